@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_TESTS_TAP_H
+#define FG_TESTS_TAP_H
+/*
+ * A minimal TAP producer for flashgate's C tests. Each check prints one
+ * "ok N - name" or "not ok N - name" line; tap_done() prints the plan and
+ * returns the process exit code (non-zero when any check failed).
+ * scripts/test counts these lines, so every check is one counted test.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+static int tap_n;
+static int tap_failed;
+
+static inline int __attribute__((format(printf, 2, 3)))
+tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	if (!cond)
+		tap_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return cond;
+}
+
+/* A diagnostic line; TAP consumers show it but do not count it. */
+static inline void __attribute__((format(printf, 1, 2)))
+tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Prints the plan; returns 0 when every check passed, 1 otherwise. */
+static inline int
+tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#define tap_eq_int(got, want, name)                                                                \
+	tap_ok((long long)(got) == (long long)(want), "%s (got %lld, want %lld)", (name),           \
+		(long long)(got), (long long)(want))
+
+#endif
