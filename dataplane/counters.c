@@ -1,1 +1,65 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/counters.h"
+
+#include <inttypes.h>
+
+#define DP_X_NAME(name, str) [DP_DROP_##name] = str,
+static const char *const drop_names[DP_DROP_MAX] = { DP_DROP_REASONS(DP_X_NAME) };
+#undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_ANS_##name] = str,
+static const char *const answer_names[DP_ANS_MAX] = { DP_ANSWER_KINDS(DP_X_NAME) };
+#undef DP_X_NAME
+#define DP_X_CODE(code) [DP_HTTP_##code] = code,
+static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
+#undef DP_X_CODE
+
+const char *
+dp_drop_name(enum dp_drop_reason r)
+{
+	return r < DP_DROP_MAX ? drop_names[r] : "unknown";
+}
+
+const char *
+dp_answer_name(enum dp_answer_kind k)
+{
+	return k < DP_ANS_MAX ? answer_names[k] : "unknown";
+}
+
+unsigned
+dp_http_status_of(enum dp_http_slot s)
+{
+	return s < DP_HTTP_MAX ? http_codes[s] : 0;
+}
+
+void
+dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
+{
+	dst->rx_packets += src->rx_packets;
+	dst->rx_bytes += src->rx_bytes;
+	dst->tx_packets += src->tx_packets;
+	dst->tx_bytes += src->tx_bytes;
+	dst->requests += src->requests;
+	for (unsigned i = 0; i < DP_DROP_MAX; i++)
+		dst->drops[i] += src->drops[i];
+	for (unsigned i = 0; i < DP_ANS_MAX; i++)
+		dst->answers[i] += src->answers[i];
+	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
+		dst->http[i] += src->http[i];
+}
+
+void
+dp_counters_print(FILE *f, const struct dp_counters *c)
+{
+	fprintf(f, "  rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64 " packets %" PRIu64
+		   " bytes, %" PRIu64 " HTTP requests\n",
+		c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->requests);
+	for (unsigned i = 0; i < DP_ANS_MAX; i++)
+		if (c->answers[i])
+			fprintf(f, "  answer %-22s %" PRIu64 "\n", answer_names[i], c->answers[i]);
+	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
+		if (c->http[i])
+			fprintf(f, "  http %-24u %" PRIu64 "\n", http_codes[i], c->http[i]);
+	for (unsigned i = 0; i < DP_DROP_MAX; i++)
+		if (c->drops[i])
+			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);
+}

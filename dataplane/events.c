@@ -1,1 +1,80 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/events.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const struct event_entry *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Writes s as a quoted JSON string into out (size >= 2 * strlen + 8); returns its length. */
+static size_t
+json_quote(char *out, const char *s)
+{
+	size_t n = 0;
+
+	out[n++] = '"';
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)ch;
+		} else if (ch < 0x20) {
+			/* \u00XX takes six bytes; the buffer is sized for two per input byte, so
+			 * control characters (never in a sane name) are replaced by a space. */
+			out[n++] = ' ';
+		} else {
+			out[n++] = (char)ch;
+		}
+	}
+	out[n++] = '"';
+	out[n] = '\0';
+	return n;
+}
+
+int
+event_table_build(struct event_table *t, const struct dp_event_cfg *cfg, unsigned n)
+{
+	if (n > DP_MAX_EVENTS)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < n; i++) {
+		struct event_entry *e = &t->e[i];
+
+		e->id = cfg[i].id;
+		e->stock = cfg[i].stock;
+		e->starts_at_ms = cfg[i].starts_at_ms;
+		e->ends_at_ms = cfg[i].ends_at_ms;
+		e->name_json_len = (uint8_t)json_quote(e->name_json, cfg[i].name);
+	}
+	t->n = n;
+	qsort(t->e, n, sizeof(t->e[0]), cmp_entry);
+	for (unsigned i = 1; i < n; i++)
+		if (t->e[i].id == t->e[i - 1].id)
+			return -EINVAL;
+	return 0;
+}
+
+const char *
+event_state_name(enum event_state s)
+{
+	switch (s) {
+	case EVENT_UPCOMING:
+		return "upcoming";
+	case EVENT_OPEN:
+		return "open";
+	case EVENT_SOLD_OUT:
+		return "sold_out";
+	case EVENT_CLOSED:
+		return "closed";
+	}
+	return "unknown";
+}

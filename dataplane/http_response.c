@@ -1,1 +1,74 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/http_response.h"
+
+#include <stdio.h>
+#include <time.h>
+
+void
+http_resp_status_line(struct out_buf *o, unsigned status)
+{
+	switch (status) {
+	case 200: out_lit(o, "HTTP/1.1 200 OK\r\n"); return;
+	case 202: out_lit(o, "HTTP/1.1 202 Accepted\r\n"); return;
+	case 204: out_lit(o, "HTTP/1.1 204 No Content\r\n"); return;
+	case 400: out_lit(o, "HTTP/1.1 400 Bad Request\r\n"); return;
+	case 401: out_lit(o, "HTTP/1.1 401 Unauthorized\r\n"); return;
+	case 403: out_lit(o, "HTTP/1.1 403 Forbidden\r\n"); return;
+	case 404: out_lit(o, "HTTP/1.1 404 Not Found\r\n"); return;
+	case 405: out_lit(o, "HTTP/1.1 405 Method Not Allowed\r\n"); return;
+	case 410: out_lit(o, "HTTP/1.1 410 Gone\r\n"); return;
+	case 414: out_lit(o, "HTTP/1.1 414 URI Too Long\r\n"); return;
+	case 425: out_lit(o, "HTTP/1.1 425 Too Early\r\n"); return;
+	case 429: out_lit(o, "HTTP/1.1 429 Too Many Requests\r\n"); return;
+	case 431: out_lit(o, "HTTP/1.1 431 Request Header Fields Too Large\r\n"); return;
+	case 501: out_lit(o, "HTTP/1.1 501 Not Implemented\r\n"); return;
+	case 503: out_lit(o, "HTTP/1.1 503 Service Unavailable\r\n"); return;
+	case 505: out_lit(o, "HTTP/1.1 505 HTTP Version Not Supported\r\n"); return;
+	default:
+		out_lit(o, "HTTP/1.1 ");
+		out_u64(o, status);
+		out_lit(o, " Error\r\n");
+	}
+}
+
+void
+http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
+{
+	static const char healthz_body[] = "{\"status\":\"ok\"}";
+	time_t sec = (time_t)(now_ms / 1000);
+	struct tm tm;
+	char date[64];
+	int n;
+
+	gmtime_r(&sec, &tm);
+	/* RFC 9110 §5.6.7: IMF-fixdate. */
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	n = snprintf(ctx->common, sizeof(ctx->common),
+		"Server: flashgate\r\n"
+		"Date: %s\r\n"
+		"Content-Type: application/json\r\n"
+		"Cache-Control: no-store\r\n"
+		"Connection: close\r\n",
+		date);
+	ctx->common_len = (uint16_t)n;
+	ctx->second = (uint64_t)sec;
+	ctx->healthz_len = http_resp_write(ctx->healthz, sizeof(ctx->healthz), ctx, 200, "", 0,
+		healthz_body, sizeof(healthz_body) - 1, false);
+	ctx->healthz_head_len = (uint16_t)(ctx->healthz_len - (sizeof(healthz_body) - 1));
+}
+
+uint16_t
+http_resp_error(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned status,
+	const char *reason, const char *extra, size_t extra_len, bool head)
+{
+	char body[256];
+	struct out_buf b = { body, body + sizeof(body), true };
+
+	out_lit(&b, "{\"error\":\"");
+	out_json_text(&b, reason);
+	out_lit(&b, "\"}");
+	if (!b.ok)
+		return 0;
+	return http_resp_write(dst, cap, ctx, status, extra, extra_len, body, (size_t)(b.p - body),
+		head);
+}

@@ -1,2 +1,395 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-int main(void) { return 0; }
+/*
+ * flashgate-dataplane: answers flash-sale HTTP traffic from raw packets on
+ * dedicated lcores. Usage:
+ *   flashgate-dataplane [EAL options] -- [-c FILE] [-s SECTION.KEY=VALUE]... [--check-config]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "common/log.h"
+#include "dataplane/dp_config.h"
+#include "dataplane/events.h"
+#include "dataplane/port.h"
+#include "dataplane/telemetry.h"
+#include "dataplane/worker.h"
+
+#define PROG "flashgate-dataplane"
+
+static volatile bool stop_requested;
+
+struct app {
+	struct dp_config cfg;
+	struct event_table events;
+	struct worker *workers[RTE_MAX_LCORE];
+	struct rte_mempool *pools[RTE_MAX_LCORE];
+	unsigned n_workers;
+	uint16_t ports[WORKER_MAX_PORTS];
+	bool port_started[WORKER_MAX_PORTS];
+	unsigned n_ports;
+};
+
+static void
+on_signal(int sig __rte_unused)
+{
+	stop_requested = true;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [EAL options] -- [options]\n"
+		"\n"
+		"EAL options are DPDK's (e.g. -l 0,1 --vdev net_af_packet0,iface=fg-dp --no-huge);\n"
+		"the first lcore runs the control loop, every other lcore is a worker with one\n"
+		"RX/TX queue on each port.\n"
+		"\n"
+		"options:\n"
+		"  -c, --config FILE         read settings from FILE (INI; see flashgate.conf)\n"
+		"  -s, --set SECTION.KEY=V   override one setting (repeatable; applied after -c)\n"
+		"      --check-config        check the settings, print them, and exit\n"
+		"      --help-config         list every setting with its default and exit\n"
+		"  -h, --help                this text\n");
+}
+
+/* Parses the options after "--". Returns 0 to run, 1 to exit successfully, -1 on error. */
+static int
+parse_app_args(int argc, char **argv, struct dp_config *cfg)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "set", required_argument, NULL, 's' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "help-config", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = NULL;
+	char *sets[64];
+	unsigned n_sets = 0;
+	bool check_only = false;
+	char err[512];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 's':
+			if (n_sets == RTE_DIM(sets)) {
+				fprintf(stderr, PROG ": too many -s options (at most %zu)\n",
+					RTE_DIM(sets));
+				return -1;
+			}
+			sets[n_sets++] = optarg;
+			break;
+		case 'C':
+			check_only = true;
+			break;
+		case 'H':
+			dp_config_print_doc(stdout);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument \"%s\" (EAL options go before \"--\")\n",
+			argv[optind]);
+		return -1;
+	}
+	dp_config_defaults(cfg);
+	if (config_path != NULL && dp_config_load(cfg, config_path, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < n_sets; i++) {
+		char *eq = strchr(sets[i], '=');
+
+		if (eq == NULL) {
+			fprintf(stderr, PROG ": -s \"%s\": expected SECTION.KEY=VALUE\n", sets[i]);
+			return -1;
+		}
+		*eq = '\0';
+		int rc = dp_config_set(cfg, sets[i], eq + 1, err, sizeof(err));
+
+		*eq = '=';
+		if (rc != 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return -1;
+		}
+	}
+	if (check_only) {
+		printf("configuration OK: %u event(s), %u listening port(s)\n", cfg->n_events,
+			cfg->n_listen_ports);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+setup_workers(struct app *a)
+{
+	const struct dp_config *cfg = &a->cfg;
+	uint8_t secret[16];
+	unsigned lcore;
+
+	if (cfg->syncookie_secret_set) {
+		memcpy(secret, cfg->syncookie_secret, sizeof(secret));
+	} else if (getrandom(secret, sizeof(secret), 0) != (ssize_t)sizeof(secret)) {
+		LOG_ERR("cannot draw a random SYN cookie secret: %s", strerror(errno));
+		return -1;
+	}
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		unsigned idx = a->n_workers;
+		int socket = (int)rte_lcore_to_socket_id(lcore);
+		struct worker *w = rte_zmalloc_socket("worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+			socket);
+
+		if (w == NULL) {
+			LOG_ERR("out of memory for worker on lcore %u", lcore);
+			return -1;
+		}
+		a->workers[a->n_workers++] = w;
+		w->lcore_id = lcore;
+		w->index = idx;
+		w->ipv4_addr = cfg->ipv4_addr;
+		w->mss = cfg->mss;
+		w->ip_ttl = cfg->ip_ttl;
+		w->burst = cfg->burst;
+		w->events = &a->events;
+		w->stop = &stop_requested;
+		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
+			worker_listen_add(w, cfg->listen_ports[i]);
+		if (worker_init(w, secret, cfg->syncookie_slot_s) != 0) {
+			LOG_ERR("worker on lcore %u: SYN cookie setup failed", lcore);
+			return -1;
+		}
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "fg_pool_%u", lcore);
+		a->pools[idx] = rte_pktmbuf_pool_create(name, cfg->mbufs, cfg->mbuf_cache, 0,
+			RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+		if (a->pools[idx] == NULL) {
+			LOG_ERR("cannot create a pool of %u mbufs for lcore %u: %s (lower "
+				"dataplane.mbufs or give DPDK more memory: -m, hugepages)",
+				cfg->mbufs, lcore, rte_strerror(rte_errno));
+			return -1;
+		}
+		w->pool = a->pools[idx];
+	}
+	explicit_bzero(secret, sizeof(secret));
+	if (a->n_workers == 0) {
+		LOG_ERR("no worker lcore: give at least two lcores, e.g. -l 0,1 (the first runs "
+			"the control loop)");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+setup_ports(struct app *a)
+{
+	uint16_t port_id;
+
+	RTE_ETH_FOREACH_DEV(port_id) {
+		if (port_id >= WORKER_MAX_PORTS || a->n_ports == WORKER_MAX_PORTS) {
+			LOG_ERR("port %u: at most %d ports are supported", port_id, WORKER_MAX_PORTS);
+			return -1;
+		}
+		a->ports[a->n_ports++] = port_id;
+	}
+	if (a->n_ports == 0) {
+		LOG_ERR("no network port: attach one with EAL options, e.g. "
+			"--vdev net_af_packet0,iface=fg-dp, or -a <PCI address> for a NIC bound "
+			"to vfio-pci");
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		uint16_t p = a->ports[i];
+		struct port_setup s = {
+			.n_queues = (uint16_t)a->n_workers,
+			.rx_desc = a->cfg.rx_desc,
+			.tx_desc = a->cfg.tx_desc,
+			.pools = a->pools,
+		};
+		struct port_info info;
+
+		if (port_start(p, &s, &info) != 0)
+			return -1;
+		a->port_started[i] = true;
+		for (unsigned k = 0; k < a->n_workers; k++) {
+			struct worker *w = a->workers[k];
+
+			w->ports[p].mac = info.mac;
+			w->ports[p].tx_cksum_offload = info.tx_cksum_offload;
+			w->rxq[w->n_rxq].port = p;
+			w->rxq[w->n_rxq].queue = (uint16_t)k;
+			w->n_rxq++;
+		}
+		char mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+		rte_ether_format_addr(mac, sizeof(mac), &info.mac);
+		LOG_INFO("port %u (%s): mac %s, %u queue(s)%s, TX checksums %s", p, info.name, mac,
+			a->n_workers, info.rss ? " spread by RSS" : "",
+			info.tx_cksum_offload ? "offloaded" : "in software");
+	}
+	return 0;
+}
+
+static void
+report_counters(const struct app *a, FILE *f)
+{
+	struct dp_counters sum;
+
+	memset(&sum, 0, sizeof(sum));
+	for (unsigned i = 0; i < a->n_workers; i++)
+		dp_counters_add(&sum, &a->workers[i]->ctr);
+	fprintf(f, PROG ": final counters (%u worker(s)):\n", a->n_workers);
+	dp_counters_print(f, &sum);
+	if (a->n_workers > 1) {
+		for (unsigned i = 0; i < a->n_workers; i++) {
+			fprintf(f, "worker lcore %u:\n", a->workers[i]->lcore_id);
+			dp_counters_print(f, &a->workers[i]->ctr);
+		}
+	}
+	fflush(f);
+}
+
+static void
+periodic_stats(const struct app *a)
+{
+	struct dp_counters sum;
+
+	memset(&sum, 0, sizeof(sum));
+	for (unsigned i = 0; i < a->n_workers; i++)
+		dp_counters_add(&sum, &a->workers[i]->ctr);
+	uint64_t drops = 0;
+
+	for (unsigned i = 0; i < DP_DROP_MAX; i++)
+		drops += sum.drops[i];
+	LOG_INFO("rx %" PRIu64 " tx %" PRIu64 " requests %" PRIu64 " drops %" PRIu64,
+		sum.rx_packets, sum.tx_packets, sum.requests, drops);
+}
+
+static void
+teardown(struct app *a)
+{
+	for (unsigned i = 0; i < a->n_ports; i++)
+		if (a->port_started[i])
+			port_stop(a->ports[i]);
+	for (unsigned i = 0; i < a->n_workers; i++) {
+		rte_mempool_free(a->pools[i]);
+		rte_free(a->workers[i]);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct app a;
+	int sep = argc, rc;
+
+	log_set_program(PROG);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	}
+	/* The settings are checked before DPDK takes any resource: a typo costs nothing. */
+	char *app_argv[argc + 1];
+	int app_argc = 0;
+
+	app_argv[app_argc++] = argv[0];
+	for (int i = sep + 1; i < argc; i++)
+		app_argv[app_argc++] = argv[i];
+	app_argv[app_argc] = NULL;
+	rc = parse_app_args(app_argc, app_argv, &a.cfg);
+	if (rc != 0)
+		return rc > 0 ? 0 : 1;
+	log_set_level((enum log_level)a.cfg.log_level);
+	if (event_table_build(&a.events, a.cfg.events, a.cfg.n_events) != 0) {
+		LOG_ERR("two events share an id");
+		return 1;
+	}
+
+	argv[sep < argc ? sep : argc] = NULL;
+	rc = rte_eal_init(sep, argv);
+	if (rc < 0) {
+		LOG_ERR("DPDK EAL initialisation failed: %s (check the EAL options before \"--\": "
+			"lcores, --vdev/-a devices, hugepages or --no-huge)",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	rc = 1;
+	if (setup_workers(&a) != 0 || setup_ports(&a) != 0)
+		goto out;
+	if (telemetry_register(a.workers, a.n_workers) != 0)
+		LOG_WARN("telemetry commands could not be registered; counters show at exit only");
+
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	for (unsigned i = 0; i < a.n_workers; i++) {
+		if (rte_eal_remote_launch(worker_main, a.workers[i], a.workers[i]->lcore_id) != 0) {
+			LOG_ERR("cannot launch the worker on lcore %u", a.workers[i]->lcore_id);
+			stop_requested = true;
+			rte_eal_mp_wait_lcore();
+			goto out;
+		}
+	}
+	{
+		char addr[16];
+		uint32_t ip = rte_be_to_cpu_32(a.cfg.ipv4_addr);
+
+		snprintf(addr, sizeof(addr), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255,
+			(ip >> 8) & 255, ip & 255);
+		LOG_NOTICE("ready: address %s, %u TCP port(s) starting with %u, %u port(s), %u "
+			   "worker(s), %u event(s)",
+			addr, a.cfg.n_listen_ports, a.cfg.listen_ports[0], a.n_ports, a.n_workers,
+			a.events.n);
+	}
+	uint64_t next_stats = rte_get_timer_cycles();
+
+	while (!stop_requested) {
+		usleep(100 * 1000);
+		if (a.cfg.stats_interval_s && rte_get_timer_cycles() >= next_stats) {
+			periodic_stats(&a);
+			next_stats = rte_get_timer_cycles() +
+				     (uint64_t)a.cfg.stats_interval_s * rte_get_timer_hz();
+		}
+	}
+	LOG_NOTICE("stopping");
+	rte_eal_mp_wait_lcore();
+	report_counters(&a, stderr);
+	rc = 0;
+out:
+	teardown(&a);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,1 +1,64 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/worker.h"
+
+#include <errno.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "dataplane/pipeline.h"
+
+int
+worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s)
+{
+	uint64_t tsc;
+	int rc;
+
+	dp_clock_init(&w->clock);
+	tsc = rte_rdtsc();
+	w->now_ms = dp_clock_ms(&w->clock, tsc);
+	rc = syncookie_init(&w->cookies, secret, cookie_slot_s, w->now_ms / 1000);
+	if (rc != 0)
+		return rc;
+	http_resp_tick_slow(&w->resp, w->now_ms);
+	return 0;
+}
+
+int
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct rte_mbuf *rx[WORKER_BURST_MAX];
+	struct rte_mbuf *tx[WORKER_BURST_MAX];
+	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
+
+	while (!*w->stop) {
+		for (unsigned q = 0; q < w->n_rxq; q++) {
+			uint16_t port = w->rxq[q].port, queue = w->rxq[q].queue;
+			uint16_t n = rte_eth_rx_burst(port, queue, rx, burst);
+
+			if (n == 0)
+				continue;
+			worker_clock_update(w, rte_rdtsc());
+			uint16_t ntx = pipeline_burst(w, port, rx, n, tx);
+			uint64_t bytes = 0;
+
+			if (ntx == 0)
+				continue;
+			/* Lengths are read before sending: a PMD may free what it sent at once. */
+			for (uint16_t i = 0; i < ntx; i++)
+				bytes += rte_pktmbuf_pkt_len(tx[i]);
+			uint16_t sent = rte_eth_tx_burst(port, queue, tx, ntx);
+
+			if (unlikely(sent < ntx)) {
+				for (uint16_t i = sent; i < ntx; i++)
+					bytes -= rte_pktmbuf_pkt_len(tx[i]);
+				w->ctr.drops[DP_DROP_TX_FULL] += ntx - sent;
+				rte_pktmbuf_free_bulk(tx + sent, ntx - sent);
+			}
+			w->ctr.tx_packets += sent;
+			w->ctr.tx_bytes += bytes;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_ARP_RESPONDER_H
+#define FG_DP_ARP_RESPONDER_H
+/* Answers ARP requests for our IPv4 address (RFC 826); ignores everything else ARP. */
+#include <rte_arp.h>
+
+#include "dataplane/pkt_reply.h"
+
+/* Returns 1 when m became an ARP reply to send, 0 when it is to be dropped (counted). */
+static inline int
+arp_answer(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth)
+{
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+
+	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp))) {
+		w->ctr.drops[DP_DROP_ARP_MALFORMED]++;
+		return 0;
+	}
+	/* RFC 826: Ethernet hardware (1), IPv4 protocol, 6- and 4-byte addresses. */
+	if (unlikely(arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+		     arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != 6 ||
+		     arp->arp_plen != 4)) {
+		w->ctr.drops[DP_DROP_ARP_MALFORMED]++;
+		return 0;
+	}
+	if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST) ||
+		arp->arp_data.arp_tip != w->ipv4_addr) {
+		w->ctr.drops[DP_DROP_ARP_IGNORED]++;
+		return 0;
+	}
+	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
+	rte_ether_addr_copy(&arp->arp_data.arp_sha, &arp->arp_data.arp_tha);
+	arp->arp_data.arp_tip = arp->arp_data.arp_sip;
+	rte_ether_addr_copy(&wp->mac, &arp->arp_data.arp_sha);
+	arp->arp_data.arp_sip = w->ipv4_addr;
+	/* Reply to the asker, not to the broadcast address the request went to. */
+	rte_ether_addr_copy(&arp->arp_data.arp_tha, &eth->dst_addr);
+	rte_ether_addr_copy(&wp->mac, &eth->src_addr);
+	reply_set_len(m, sizeof(*eth) + sizeof(*arp));
+	w->ctr.answers[DP_ANS_ARP_REPLY]++;
+	return 1;
+}
+
+#endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_COUNTERS_H
+#define FG_DP_COUNTERS_H
+/*
+ * Per-worker counters. Each worker owns one struct dp_counters and is its only
+ * writer; readers (telemetry, the final report) sum them without locks and may
+ * see a value that is a burst old, never a torn one (aligned 64-bit words).
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+/* Why a received packet produced no answer. Every drop is counted by reason. */
+#define DP_DROP_REASONS(X)                                                                         \
+	X(ETH_RUNT, "eth_runt")                     /* shorter than an Ethernet header */          \
+	X(ETH_NOT_FOR_US, "eth_not_for_us")         /* unicast to another MAC, or multicast */     \
+	X(ETH_UNSUPPORTED, "eth_unsupported")       /* not IPv4 or ARP (IPv6, VLAN, ...) */        \
+	X(MULTI_SEGMENT, "multi_segment")           /* chained mbuf; frames are one segment */     \
+	X(ARP_MALFORMED, "arp_malformed")                                                          \
+	X(ARP_IGNORED, "arp_ignored")               /* replies, or requests for other addresses */ \
+	X(IP_RUNT, "ip_runt")                                                                      \
+	X(IP_VERSION, "ip_version")                                                                \
+	X(IP_HDR_LEN, "ip_header_length")                                                          \
+	X(IP_OPTIONS, "ip_options")                 /* IHL > 5: options are not handled */         \
+	X(IP_TOTAL_LEN, "ip_total_length")          /* total length disagrees with the frame */    \
+	X(IP_CKSUM, "ip_checksum")                                                                 \
+	X(IP_TTL, "ip_ttl_zero")                                                                   \
+	X(IP_FRAGMENT, "ip_fragment")                                                              \
+	X(IP_NOT_FOR_US, "ip_not_for_us")                                                          \
+	X(IP_BAD_SOURCE, "ip_bad_source")           /* broadcast, multicast, 0/8, 127/8 source */ \
+	X(IP_PROTO, "ip_unsupported_protocol")                                                     \
+	X(ICMP_MALFORMED, "icmp_malformed")                                                        \
+	X(ICMP_CKSUM, "icmp_checksum")                                                             \
+	X(ICMP_UNSUPPORTED, "icmp_unsupported")     /* anything but echo request */                \
+	X(TCP_HDR_LEN, "tcp_header_length")                                                        \
+	X(TCP_CKSUM, "tcp_checksum")                                                               \
+	X(TCP_BAD_FLAGS, "tcp_bad_flags")           /* SYN+FIN, SYN+RST, no ACK on data, ... */    \
+	X(TCP_RST_IN, "tcp_rst_received")           /* RSTs are never answered */                  \
+	X(TCP_PURE_ACK, "tcp_pure_ack")             /* nothing to answer: stateless */             \
+	X(TX_FULL, "tx_full")                       /* the TX queue refused the answer */
+
+#define DP_X_ENUM(name, str) DP_DROP_##name,
+enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
+#undef DP_X_ENUM
+
+/* Answers by kind, besides HTTP statuses. */
+#define DP_ANSWER_KINDS(X)                                                                         \
+	X(ARP_REPLY, "arp_reply")                                                                  \
+	X(ICMP_ECHO_REPLY, "icmp_echo_reply")                                                      \
+	X(SYN_ACK, "syn_ack")                                                                      \
+	X(RST, "rst")                       /* to a closed port or an unexpected segment */        \
+	X(RST_BAD_COOKIE, "rst_bad_cookie") /* data whose ACK proves no cookie of ours */          \
+	X(FIN_ACK, "fin_ack")               /* the client's FIN, acknowledged from the packet */   \
+	X(HTTP, "http_response")
+
+#define DP_X_ENUM(name, str) DP_ANS_##name,
+enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
+#undef DP_X_ENUM
+
+/* HTTP statuses we send, each with its own counter slot. */
+#define DP_HTTP_STATUSES(X)                                                                        \
+	X(200) X(202) X(204) X(400) X(401) X(403) X(404) X(405) X(410) X(414) X(425) X(429) X(431) \
+	X(500) X(501) X(503) X(505)
+
+#define DP_X_ENUM(code) DP_HTTP_##code,
+enum dp_http_slot { DP_HTTP_STATUSES(DP_X_ENUM) DP_HTTP_MAX };
+#undef DP_X_ENUM
+
+struct dp_counters {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t requests;                 /* HTTP requests parsed or rejected */
+	uint64_t drops[DP_DROP_MAX];
+	uint64_t answers[DP_ANS_MAX];
+	uint64_t http[DP_HTTP_MAX];
+};
+
+/* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
+static inline enum dp_http_slot
+dp_http_slot_of(unsigned status)
+{
+	switch (status) {
+#define DP_X_CASE(code)                                                                            \
+	case code:                                                                                 \
+		return DP_HTTP_##code;
+		DP_HTTP_STATUSES(DP_X_CASE)
+#undef DP_X_CASE
+	default:
+		return DP_HTTP_500;
+	}
+}
+
+/* Name of a drop reason, answer kind or HTTP slot, as shown in telemetry. */
+const char *dp_drop_name(enum dp_drop_reason r);
+const char *dp_answer_name(enum dp_answer_kind k);
+unsigned dp_http_status_of(enum dp_http_slot s);
+
+/* Adds every counter of src to dst (for totals over workers). */
+void dp_counters_add(struct dp_counters *dst, const struct dp_counters *src);
+
+/* Writes a human-readable multi-line summary of non-zero counters to f. */
+void dp_counters_print(FILE *f, const struct dp_counters *c);
+
+#endif

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_HTTP_RESPONSE_H
+#define FG_DP_HTTP_RESPONSE_H
+/*
+ * HTTP/1.1 responses written straight into the packet being answered. Every
+ * answer carries Connection: close (one request per connection) and
+ * Cache-Control: no-store. The header lines shared by all answers, with the
+ * Date, are rebuilt once a second by http_resp_tick(), so the per-request work
+ * is a few memcpy()s and one integer to text.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+
+#define HTTP_RESP_COMMON_MAX 192
+/* Every answer we build fits the smallest MSS a SYN cookie can encode (536). */
+#define HTTP_RESP_MAX 536
+
+struct http_resp_ctx {
+	uint64_t second;                       /* Unix second the Date line shows */
+	uint16_t common_len;
+	char common[HTTP_RESP_COMMON_MAX];     /* Server, Date, Content-Type, Cache-Control, Connection */
+	uint16_t healthz_len;
+	char healthz[HTTP_RESP_MAX];           /* the whole GET /healthz answer */
+	uint16_t healthz_head_len;             /* the same without its body, for HEAD */
+};
+
+/* A bounded output cursor; ok turns false on the first write past end. */
+struct out_buf {
+	char *p;
+	char *end;
+	bool ok;
+};
+
+static inline void
+out_mem(struct out_buf *o, const void *s, size_t n)
+{
+	if (unlikely((size_t)(o->end - o->p) < n)) {
+		o->ok = false;
+		return;
+	}
+	memcpy(o->p, s, n);
+	o->p += n;
+}
+
+#define out_lit(o, lit) out_mem((o), (lit), sizeof(lit) - 1)
+
+/* Writes v in decimal. */
+static inline void
+out_u64(struct out_buf *o, uint64_t v)
+{
+	char tmp[20];
+	unsigned n = 0;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_mem(o, tmp + sizeof(tmp) - n, n);
+}
+
+/* Writes s as the inside of a JSON string: quotes, backslashes and controls escaped or dropped. */
+static inline void
+out_json_text(struct out_buf *o, const char *s)
+{
+	for (; *s && o->ok; s++) {
+		char c = *s;
+
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', c };
+
+			out_mem(o, esc, 2);
+		} else if ((unsigned char)c >= 0x20) {
+			out_mem(o, &c, 1);
+		}
+	}
+}
+
+/* "HTTP/1.1 404 Not Found\r\n" for status; unknown statuses get a generic reason. */
+void http_resp_status_line(struct out_buf *o, unsigned status);
+
+/*
+ * Prepares ctx for Unix time now_ms: rebuilds the shared header lines and the
+ * precomputed /healthz answer when the second changed. Cheap otherwise.
+ */
+void http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms);
+
+static inline void
+http_resp_tick(struct http_resp_ctx *ctx, uint64_t now_ms)
+{
+	if (unlikely(now_ms / 1000 != ctx->second))
+		http_resp_tick_slow(ctx, now_ms);
+}
+
+/*
+ * Writes a whole response: status line, the shared lines, extra header lines
+ * (each ending in CRLF; may be empty), Content-Length and, unless head is
+ * true, body. Returns the length written, or 0 when it does not fit in
+ * [dst, dst + cap).
+ */
+static inline uint16_t
+http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned status,
+	const char *extra, size_t extra_len, const char *body, size_t body_len, bool head)
+{
+	struct out_buf o = { dst, dst + cap, true };
+
+	http_resp_status_line(&o, status);
+	out_mem(&o, ctx->common, ctx->common_len);
+	out_mem(&o, extra, extra_len);
+	out_lit(&o, "Content-Length: ");
+	out_u64(&o, body_len);
+	out_lit(&o, "\r\n\r\n");
+	if (!head)
+		out_mem(&o, body, body_len);
+	return o.ok ? (uint16_t)(o.p - dst) : 0;
+}
+
+/*
+ * Writes an error answer whose body is {"error":"<reason>"}; extra header
+ * lines as in http_resp_write(). Returns the length written, or 0.
+ */
+uint16_t http_resp_error(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned status,
+	const char *reason, const char *extra, size_t extra_len, bool head);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_NET_CKSUM_H
+#define FG_NET_CKSUM_H
+/*
+ * The Internet checksums the pipeline needs (RFC 1071), on top of DPDK's rte_ip.h: verifying
+ * an IPv4 header and a TCP segment, ICMP, setting them, and RFC 1624 incremental updates for
+ * answers built by editing the request in place.
+ *
+ * All values are as they are in the packet (network order): a 16-bit field is read and
+ * written with its bytes as they lie, so the one's complement arithmetic, which does not
+ * depend on byte order, needs no swapping.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+/* Folds a 32-bit one's complement sum to 16 bits (two end-around carries always suffice). */
+static inline uint16_t
+net_cksum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/*
+ * True if the IPv4 header at ip has a correct checksum. Reads the IHL * 4 bytes the header
+ * claims; the caller has checked that they are there (net_ipv4_hdr_ok() does both).
+ */
+static inline bool
+net_ipv4_cksum_ok(const struct rte_ipv4_hdr *ip)
+{
+	/* RFC 1071: the sum over the header, checksum included, is all ones. */
+	return rte_raw_cksum(ip, rte_ipv4_hdr_len(ip)) == 0xffff;
+}
+
+/*
+ * True if the avail bytes at ip start a well-formed IPv4 datagram: the checks of RFC 1812
+ * 5.2.2 plus "the datagram fits in what was received" (avail may exceed the total length,
+ * e.g. by Ethernet padding). Never reads beyond avail bytes.
+ */
+static inline bool
+net_ipv4_hdr_ok(const struct rte_ipv4_hdr *ip, uint32_t avail)
+{
+	uint32_t hlen, tlen;
+
+	/*
+	 * RFC 1812 5.2.2: (1) the link layer length holds a minimal datagram (20 bytes);
+	 * (2) the checksum is correct; (3) the version is 4; (4) the header length is at least
+	 * 20 bytes; (5) the total length holds the header.
+	 */
+	if (unlikely(avail < sizeof(struct rte_ipv4_hdr)))
+		return false;
+	if (unlikely((ip->version_ihl >> 4) != 4))
+		return false;
+	hlen = rte_ipv4_hdr_len(ip);
+	tlen = rte_be_to_cpu_16(ip->total_length);
+	if (unlikely(hlen < sizeof(struct rte_ipv4_hdr) || tlen < hlen || tlen > avail))
+		return false;
+	return net_ipv4_cksum_ok(ip);
+}
+
+/* Fills in the header checksum of the IPv4 header at ip (IHL and all fields already set). */
+static inline void
+net_ipv4_cksum_set(struct rte_ipv4_hdr *ip)
+{
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/* The non-complemented sum of a TCP segment and its pseudo-header; 0 if lengths are bad. */
+static inline uint16_t
+net_tcp4_sum(const struct rte_ipv4_hdr *ip, const struct rte_tcp_hdr *tcp)
+{
+	uint32_t hlen = rte_ipv4_hdr_len(ip);
+	uint32_t tlen = rte_be_to_cpu_16(ip->total_length);
+
+	if (unlikely(tlen < hlen))
+		return 0;
+	return net_cksum_fold(
+		(uint32_t)rte_raw_cksum(tcp, tlen - hlen) + rte_ipv4_phdr_cksum(ip, 0));
+}
+
+/*
+ * True if the TCP segment at tcp, carried by the IPv4 header at ip, has a correct checksum
+ * (RFC 9293 3.1: over the pseudo-header, the TCP header and the data). The segment length
+ * comes from ip's total length, which the caller has checked against the bytes received
+ * (net_ipv4_hdr_ok()).
+ */
+static inline bool
+net_tcp4_cksum_ok(const struct rte_ipv4_hdr *ip, const struct rte_tcp_hdr *tcp)
+{
+	return net_tcp4_sum(ip, tcp) == 0xffff;
+}
+
+/*
+ * Fills in the checksum of the TCP segment at tcp; ip's addresses, protocol, IHL and total
+ * length must be final.
+ */
+static inline void
+net_tcp4_cksum_set(const struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *tcp)
+{
+	tcp->cksum = 0;
+	tcp->cksum = (uint16_t)~net_tcp4_sum(ip, tcp);
+}
+
+/*
+ * The checksum to store in an ICMP message of len bytes at icmp (header and data) whose
+ * checksum field is 0 (RFC 792: no pseudo-header).
+ */
+static inline uint16_t
+net_icmp_cksum(const struct rte_icmp_hdr *icmp, uint32_t len)
+{
+	return (uint16_t)~rte_raw_cksum(icmp, len);
+}
+
+/* True if the ICMP message of len bytes at icmp has a correct checksum. */
+static inline bool
+net_icmp_cksum_ok(const struct rte_icmp_hdr *icmp, uint32_t len)
+{
+	return len >= sizeof(*icmp) && rte_raw_cksum(icmp, len) == 0xffff;
+}
+
+/*
+ * RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'): the checksum cksum after the 16-bit word at an
+ * even offset of the checksummed data changes from old_val to new_val. To change one byte,
+ * pass the word that holds it (e.g. TTL and protocol of IPv4; type and code of ICMP).
+ * Equals recomputing from scratch (not for UDP, whose 0 means "no checksum").
+ */
+static inline uint16_t
+net_cksum_adjust16(uint16_t cksum, uint16_t old_val, uint16_t new_val)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~cksum + (uint16_t)~old_val + new_val;
+
+	return (uint16_t)~net_cksum_fold(sum);
+}
+
+/*
+ * net_cksum_adjust16() for a 32-bit field at an even offset (an IPv4 address), old_val and
+ * new_val as loaded from the packet.
+ */
+static inline uint16_t
+net_cksum_adjust32(uint16_t cksum, uint32_t old_val, uint32_t new_val)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~cksum;
+
+	sum += (uint16_t) ~(old_val >> 16) + (uint16_t) ~(old_val & 0xffff);
+	sum += (new_val >> 16) + (new_val & 0xffff);
+	return (uint16_t)~net_cksum_fold(sum);
+}
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_PIPELINE_H
+#define FG_DP_PIPELINE_H
+/*
+ * The per-burst pipeline: classify each received frame, turn it into its
+ * answer in place, or drop it with a counted reason. Tests and benchmarks call
+ * it directly with mbufs they build; the worker loop calls it with what the
+ * port received.
+ */
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dataplane/worker.h"
+
+/*
+ * Processes pkts[0..n) received on port (an index into w->ports). Each mbuf
+ * either becomes an answer, stored in tx (in arrival order), or is freed.
+ * Returns the number of answers in tx; the caller sends them and frees what
+ * the port does not take. n must not exceed WORKER_BURST_MAX.
+ */
+uint16_t pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+	struct rte_mbuf **tx);
+
+#endif

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_TCP_STATELESS_H
+#define FG_DP_TCP_STATELESS_H
+/*
+ * Stateless TCP (see docs/dataplane.md): a SYN is answered with a SYN-ACK
+ * whose ISN is a SYN cookie; a data segment whose ACK proves a cookie of ours
+ * carries the whole request, and is answered with one segment holding the
+ * response and our FIN. FINs are acknowledged from the packet alone. Nothing
+ * is remembered between packets, so a SYN flood costs only the SYN-ACKs.
+ */
+#include <rte_tcp.h>
+
+#include "dataplane/http_routes.h"
+#include "dataplane/net_cksum.h"
+#include "dataplane/pkt_reply.h"
+#include "dataplane/tcp_syncookie.h"
+
+#define TCP_OPT_EOL 0
+#define TCP_OPT_NOP 1
+#define TCP_OPT_MSS 2
+#define TCP_WINDOW  65535
+
+/* The MSS option of a SYN (RFC 9293 §3.7.1), or 0 when absent or malformed. */
+static inline uint16_t
+tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
+{
+	const uint8_t *o = (const uint8_t *)(th + 1);
+	const uint8_t *end = (const uint8_t *)th + hdr_len;
+
+	while (o < end) {
+		if (*o == TCP_OPT_EOL)
+			break;
+		if (*o == TCP_OPT_NOP) {
+			o++;
+			continue;
+		}
+		if (end - o < 2 || o[1] < 2 || o[1] > end - o)
+			break;
+		if (o[0] == TCP_OPT_MSS && o[1] == 4)
+			return (uint16_t)(o[2] << 8 | o[3]);
+		o += o[1];
+	}
+	return 0;
+}
+
+/*
+ * Rewrites m into our segment: ports and addresses swapped, seq/ack/flags as
+ * given, opt_len bytes of options and payload_len bytes of payload already in
+ * place after the 20-byte TCP header, checksums filled (or left to the NIC).
+ */
+static inline void
+tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, uint8_t flags,
+	uint32_t seq, uint32_t ack, uint16_t opt_len, uint16_t payload_len)
+{
+	uint16_t tcp_len = (uint16_t)(sizeof(*th) + opt_len + payload_len);
+	rte_be16_t sport = th->src_port;
+
+	th->src_port = th->dst_port;
+	th->dst_port = sport;
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = rte_cpu_to_be_32(ack);
+	th->data_off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
+	th->tcp_flags = flags;
+	th->rx_win = RTE_BE16(TCP_WINDOW);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	reply_ipv4(ip, w, tcp_len);
+	ip->next_proto_id = IPPROTO_TCP;
+	reply_eth(eth, wp);
+	reply_set_len(m, sizeof(*eth) + sizeof(*ip) + tcp_len);
+	if (wp->tx_cksum_offload) {
+		m->l2_len = sizeof(*eth);
+		m->l3_len = sizeof(*ip);
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		th->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	} else {
+		net_ipv4_cksum_set(ip);
+		net_tcp4_cksum_set(ip, th);
+	}
+}
+
+/*
+ * A reset for a segment nobody should have sent us (RFC 9293 §3.10.7.1):
+ * with an ACK, <SEQ=SEG.ACK><CTL=RST>; without, <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+ */
+static inline int
+tcp_send_rst(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th,
+	uint16_t payload_len, enum dp_answer_kind kind)
+{
+	uint8_t in = th->tcp_flags;
+
+	if (in & RTE_TCP_ACK_FLAG) {
+		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG,
+			rte_be_to_cpu_32(th->recv_ack), 0, 0, 0);
+	} else {
+		uint32_t seg_len = payload_len + !!(in & RTE_TCP_SYN_FLAG) + !!(in & RTE_TCP_FIN_FLAG);
+
+		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, 0,
+			rte_be_to_cpu_32(th->sent_seq) + seg_len, 0, 0);
+	}
+	w->ctr.answers[kind]++;
+	return 1;
+}
+
+static inline int
+tcp_drop(struct worker *w, enum dp_drop_reason r)
+{
+	w->ctr.drops[r]++;
+	return 0;
+}
+
+/* Answers a SYN with a SYN-ACK carrying our cookie and our MSS option. */
+static inline int
+tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
+{
+	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
+	unsigned mss_idx = syncookie_mss_index(tcp_syn_mss(th, th_len));
+	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
+		th->dst_port, client_isn, mss_idx);
+	uint8_t *opt = (uint8_t *)(th + 1);
+
+	/* Only MSS: without timestamps, SACK or window scaling the client asks for nothing
+	 * that would need state. */
+	opt[0] = TCP_OPT_MSS;
+	opt[1] = 4;
+	opt[2] = (uint8_t)(w->mss >> 8);
+	opt[3] = (uint8_t)w->mss;
+	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, cookie,
+		client_isn + 1, 4, 0);
+	w->ctr.answers[DP_ANS_SYN_ACK]++;
+	return 1;
+}
+
+/*
+ * Handles a TCP segment in a validated IPv4 packet of total length ip_len.
+ * Returns 1 when m became the answer to send, 0 when it is to be dropped.
+ */
+static inline int
+tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len)
+{
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	uint16_t l4_len = (uint16_t)(ip_len - sizeof(*ip));
+	unsigned th_len;
+	uint8_t flags;
+
+	if (unlikely(l4_len < sizeof(*th)))
+		return tcp_drop(w, DP_DROP_TCP_HDR_LEN);
+	th_len = (unsigned)(th->data_off >> 4) * 4;
+	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
+		return tcp_drop(w, DP_DROP_TCP_HDR_LEN);
+	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (unlikely(l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD))
+		return tcp_drop(w, DP_DROP_TCP_CKSUM);
+	if (l4f != RTE_MBUF_F_RX_L4_CKSUM_GOOD && unlikely(!net_tcp4_cksum_ok(ip, th)))
+		return tcp_drop(w, DP_DROP_TCP_CKSUM);
+
+	uint16_t payload_len = (uint16_t)(l4_len - th_len);
+
+	flags = th->tcp_flags;
+	/* RFC 9293 §3.10.7.1: a RST is never answered. */
+	if (unlikely(flags & RTE_TCP_RST_FLAG))
+		return tcp_drop(w, DP_DROP_TCP_RST_IN);
+	if (unlikely(!worker_listens(w, rte_be_to_cpu_16(th->dst_port))))
+		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+
+	if (flags & RTE_TCP_SYN_FLAG) {
+		if (unlikely(flags & (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG))) {
+			if (flags & RTE_TCP_FIN_FLAG)
+				return tcp_drop(w, DP_DROP_TCP_BAD_FLAGS);
+			/* A SYN-ACK to a listener: we opened nothing. */
+			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+		}
+		return tcp_answer_syn(w, wp, m, eth, ip, th, th_len);
+	}
+	if (unlikely(!(flags & RTE_TCP_ACK_FLAG)))
+		return tcp_drop(w, DP_DROP_TCP_BAD_FLAGS);
+
+	uint32_t seq = rte_be_to_cpu_32(th->sent_seq);
+	uint32_t ack = rte_be_to_cpu_32(th->recv_ack);
+	uint32_t fin = !!(flags & RTE_TCP_FIN_FLAG);
+
+	if (payload_len == 0) {
+		if (!fin)
+			return tcp_drop(w, DP_DROP_TCP_PURE_ACK);
+		/* A FIN before any request (seq and ack still at the handshake's values)
+		 * closes a connection we never answered: close our side too. Any other FIN
+		 * follows our response+FIN and only needs its ACK. */
+		uint8_t out = RTE_TCP_ACK_FLAG;
+
+		if (syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
+			    th->dst_port, seq - 1, ack - 1) >= 0)
+			out |= RTE_TCP_FIN_FLAG;
+		tcp_reply_finish(w, wp, m, eth, ip, th, out, ack, seq + 1, 0, 0);
+		w->ctr.answers[DP_ANS_FIN_ACK]++;
+		return 1;
+	}
+
+	/* The first data segment has seq = client ISN + 1 and acks our cookie + 1. */
+	int mss_idx = syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
+		th->dst_port, seq - 1, ack - 1);
+
+	if (unlikely(mss_idx < 0))
+		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST_BAD_COOKIE);
+
+	char *req = (char *)th + th_len;
+	char *out = (char *)(th + 1);
+	uint16_t cap = syncookie_mss_value((unsigned)mss_idx);
+	uint16_t room = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
+
+	if (cap > room)
+		cap = room;
+	uint16_t resp_len = http_answer(w, req, payload_len, out, cap);
+
+	tcp_reply_finish(w, wp, m, eth, ip, th,
+		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack, seq + payload_len + fin,
+		0, resp_len);
+	w->ctr.answers[DP_ANS_HTTP]++;
+	return 1;
+}
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_WORKER_H
+#define FG_DP_WORKER_H
+/*
+ * One worker per lcore: it polls its RX queues, runs the per-burst pipeline
+ * and sends the answers on the queue the packets came from. Everything a
+ * worker writes lives in its own cache-aligned struct worker.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_mempool.h>
+
+#include "dataplane/clock.h"
+#include "dataplane/counters.h"
+#include "dataplane/events.h"
+#include "dataplane/http_response.h"
+#include "dataplane/tcp_syncookie.h"
+
+#define WORKER_MAX_RXQ   16
+#define WORKER_MAX_PORTS 16
+#define WORKER_BURST_MAX 64
+
+struct worker_rxq {
+	uint16_t port;
+	uint16_t queue;
+};
+
+/* Per-port facts the pipeline needs. */
+struct worker_port {
+	struct rte_ether_addr mac;
+	bool tx_cksum_offload; /* the port fills IPv4 and TCP checksums on TX */
+};
+
+struct worker {
+	/* Read-mostly settings, copied in at start. */
+	uint32_t ipv4_addr;               /* network byte order */
+	uint16_t mss;                     /* the MSS we advertise */
+	uint8_t ip_ttl;
+	uint16_t burst;
+	unsigned lcore_id;
+	unsigned index;                   /* 0..n_workers-1 */
+	uint64_t listen[65536 / 64];      /* bitmap of listening TCP ports (host order) */
+	struct worker_port ports[WORKER_MAX_PORTS];
+	struct worker_rxq rxq[WORKER_MAX_RXQ];
+	unsigned n_rxq;
+	struct rte_mempool *pool;
+	const struct event_table *events; /* shared, read-only */
+
+	/* Time, refreshed once per burst. */
+	struct dp_clock clock;
+	uint64_t now_ms;
+	uint64_t tick_deadline_tsc;
+
+	struct syncookie_ctx cookies;
+	struct http_resp_ctx resp;
+
+	const volatile bool *stop;        /* set by the main lcore to end worker_main() */
+
+	struct dp_counters ctr __rte_cache_aligned;
+} __rte_cache_aligned;
+
+static inline void
+worker_listen_add(struct worker *w, uint16_t port)
+{
+	w->listen[port >> 6] |= 1ull << (port & 63);
+}
+
+static inline bool
+worker_listens(const struct worker *w, uint16_t port)
+{
+	return (w->listen[port >> 6] >> (port & 63)) & 1;
+}
+
+/*
+ * Refreshes the worker's clock-driven state (time, cookie keys, Date line)
+ * for TSC value tsc. Called once per burst; does real work once a second.
+ */
+static inline void
+worker_clock_update(struct worker *w, uint64_t tsc)
+{
+	w->now_ms = dp_clock_ms(&w->clock, tsc);
+	http_resp_tick(&w->resp, w->now_ms);
+	syncookie_tick(&w->cookies, w->now_ms / 1000);
+}
+
+/*
+ * Prepares w for use: clock, cookie keys and response lines. secret is the
+ * SYN cookie master key. Returns 0 or a negative errno.
+ */
+int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s);
+
+/* The lcore entry point (rte_eal_remote_launch); arg is a struct worker. Runs until *w->stop. */
+int worker_main(void *arg);
+
+#endif
