@@ -1,1 +1,282 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/dp_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define DP_FIELD(f) \
+	.offset = offsetof(struct dp_config, f), .size = sizeof(((struct dp_config *)0)->f)
+#define EV_FIELD(f) \
+	.offset = offsetof(struct dp_event_cfg, f), .size = sizeof(((struct dp_event_cfg *)0)->f)
+
+#define DP_MS_PER_S 1000u
+
+static const struct cfg_key dp_keys[] = {
+	{
+		.name = "address",
+		.type = CFG_IPV4,
+		DP_FIELD(ipv4_addr),
+		.def = "198.18.0.2",
+		.doc = "The IPv4 address of this data plane: it answers ARP, ping and TCP for it.",
+	},
+	{
+		.name = "listen_ports",
+		.type = CFG_PORT_LIST,
+		DP_FIELD(listen_ports),
+		.min = 1,
+		.max = DP_MAX_LISTEN_PORTS,
+		.count_offset = offsetof(struct dp_config, n_listen_ports),
+		.def = "80",
+		.doc = "The TCP ports that serve HTTP; a SYN to any other port gets a RST.",
+	},
+	{
+		.name = "mss",
+		.type = CFG_UINT,
+		DP_FIELD(mss),
+		.min = 536,
+		.max = 1460,
+		.def = "1460",
+		.doc = "The TCP MSS advertised in SYN-ACKs and the largest segment sent: "
+		       "1460 for a 1500-byte MTU, less behind tunnels.",
+	},
+	{
+		.name = "burst",
+		.type = CFG_UINT,
+		DP_FIELD(burst),
+		.min = 1,
+		.max = 64,
+		.def = "32",
+		.doc = "Packets received and sent per burst by each worker.",
+	},
+	{
+		.name = "rx_desc",
+		.type = CFG_UINT,
+		DP_FIELD(rx_desc),
+		.min = 64,
+		.max = 4096,
+		.flags = CFG_F_POW2,
+		.def = "1024",
+		.doc = "RX descriptors per queue: more absorbs longer bursts, at the cost of "
+		       "mbufs.",
+	},
+	{
+		.name = "tx_desc",
+		.type = CFG_UINT,
+		DP_FIELD(tx_desc),
+		.min = 64,
+		.max = 4096,
+		.flags = CFG_F_POW2,
+		.def = "1024",
+		.doc = "TX descriptors per queue.",
+	},
+	{
+		.name = "mbufs",
+		.type = CFG_UINT,
+		DP_FIELD(mbufs),
+		.min = 1023,
+		.max = 1048575,
+		.def = "8191",
+		.doc = "Packet buffers in each worker's pool; a power of two minus one uses "
+		       "memory best. It should exceed (rx_desc + tx_desc) * ports + mbuf_cache.",
+	},
+	{
+		.name = "mbuf_cache",
+		.type = CFG_UINT,
+		DP_FIELD(mbuf_cache),
+		.min = 0,
+		.max = 512,
+		.def = "256",
+		.doc = "Per-lcore cache of the mbuf pool (0: none).",
+	},
+	{
+		.name = "syncookie_secret",
+		.type = CFG_HEX,
+		DP_FIELD(syncookie_secret),
+		.flags = CFG_F_SECRET | CFG_F_MARK_SET,
+		.set_offset = offsetof(struct dp_config, syncookie_secret_set),
+		.doc = "Master key of the SYN cookies, 32 hex digits. Without it a random key is "
+		       "drawn at start; set the same key on data planes that share an address.",
+	},
+	{
+		.name = "syncookie_slot",
+		.type = CFG_DURATION,
+		DP_FIELD(syncookie_slot_s),
+		.min = 1 * DP_MS_PER_S,
+		.max = 600 * DP_MS_PER_S,
+		.unit_ms = DP_MS_PER_S,
+		.def = "64s",
+		.doc = "Length of a SYN cookie time slot, whole seconds: a cookie expires after "
+		       "a slot or two, so a client must answer its SYN-ACK within that time.",
+	},
+	{
+		.name = "ip_ttl",
+		.type = CFG_UINT,
+		DP_FIELD(ip_ttl),
+		.min = 1,
+		.max = 255,
+		.def = "64",
+		.doc = "TTL of the IPv4 packets sent.",
+	},
+	{
+		.name = "stats_interval",
+		.type = CFG_DURATION,
+		DP_FIELD(stats_interval_s),
+		.min = 0,
+		.max = 86400u * DP_MS_PER_S,
+		.unit_ms = DP_MS_PER_S,
+		.def = "0",
+		.doc = "How often a line of counters is logged, whole seconds; 0: never.",
+	},
+	{
+		.name = "log_level",
+		.type = CFG_LOGLEVEL,
+		DP_FIELD(log_level),
+		.def = "info",
+		.doc = "The most verbose messages logged: err, warn, notice, info or debug.",
+	},
+};
+
+static const struct cfg_key dp_event_keys[] = {
+	{
+		.name = "name",
+		.type = CFG_STRING,
+		EV_FIELD(name),
+		.min = 1,
+		.max = DP_EVENT_NAME_MAX - 1,
+		.flags = CFG_F_REQUIRED,
+		.doc = "The sale's name as shown to buyers (UTF-8; quotes around it are optional).",
+	},
+	{
+		.name = "starts_at",
+		.type = CFG_TIME,
+		EV_FIELD(starts_at_ms),
+		.flags = CFG_F_REQUIRED,
+		.doc = "When the sale opens: tokens are refused before it (425 with Retry-After).",
+	},
+	{
+		.name = "ends_at",
+		.type = CFG_TIME,
+		EV_FIELD(ends_at_ms),
+		.flags = CFG_F_REQUIRED,
+		.doc = "When the sale closes, after starts_at; the sale is open in "
+		       "[starts_at, ends_at).",
+	},
+	{
+		.name = "stock",
+		.type = CFG_UINT,
+		EV_FIELD(stock),
+		.min = 0,
+		.max = 100000000,
+		.flags = CFG_F_REQUIRED,
+		.doc = "Items on sale. The control plane's stock in Redis and PostgreSQL decides; "
+		       "this is what the data plane starts from.",
+	},
+};
+
+/* The data plane must own a unicast address: it answers ARP for it. */
+static int
+dp_check_dataplane(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct dp_config *cfg = obj;
+	const uint8_t *b = (const uint8_t *)&cfg->ipv4_addr;
+
+	if (b[0] == 0 || b[0] == 127 || b[0] >= 224) {
+		*key = "address";
+		snprintf(msg, msglen,
+			"%u.%u.%u.%u cannot be the data plane's address (expected a "
+			"unicast address, not 0.x.x.x, 127.x.x.x, multicast or broadcast)",
+			b[0], b[1], b[2], b[3]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+dp_check_event(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct dp_event_cfg *ev = obj;
+	char s[40], e[40];
+
+	if (ev->ends_at_ms <= ev->starts_at_ms) {
+		cfg_format_time(ev->starts_at_ms, s, sizeof(s));
+		cfg_format_time(ev->ends_at_ms, e, sizeof(e));
+		*key = "ends_at";
+		snprintf(msg, msglen,
+			"%s is not after starts_at %s (the sale is open from "
+			"starts_at until ends_at)",
+			e, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct cfg_section dp_sections[] = {
+	{
+		.name = "dataplane",
+		.doc = "The data plane: its address, TCP ports, packet buffers and SYN cookies.",
+		.keys = dp_keys,
+		.n_keys = sizeof(dp_keys) / sizeof(dp_keys[0]),
+		.check = dp_check_dataplane,
+	},
+	{
+		.name = "event",
+		.doc = "One flash sale; ID is the event id of the HTTP API (/api/v1/events/ID).",
+		.keys = dp_event_keys,
+		.n_keys = sizeof(dp_event_keys) / sizeof(dp_event_keys[0]),
+		.check = dp_check_event,
+		.is_array = 1,
+		.array_offset = offsetof(struct dp_config, events),
+		.elem_size = sizeof(struct dp_event_cfg),
+		.max_count = DP_MAX_EVENTS,
+		.count_offset = offsetof(struct dp_config, n_events),
+		.id_offset = offsetof(struct dp_event_cfg, id),
+	},
+};
+
+const struct cfg_schema dp_config_schema = {
+	.sections = dp_sections,
+	.n_sections = sizeof(dp_sections) / sizeof(dp_sections[0]),
+	.target_size = sizeof(struct dp_config),
+	.help = "flashgate-dataplane --help-config lists every key",
+};
+
+void
+dp_config_defaults(struct dp_config *cfg)
+{
+	char err[256];
+
+	/* Only a wrong key table fails here, and the unit test loads it: stop loudly. */
+	if (cfg_defaults(&dp_config_schema, cfg, err, sizeof(err)) != 0) {
+		LOG_ERR("%s", err);
+		abort();
+	}
+}
+
+int
+dp_config_load(struct dp_config *cfg, const char *path, char *err, size_t errlen)
+{
+	return cfg_load(&dp_config_schema, cfg, path, err, errlen);
+}
+
+int
+dp_config_set(struct dp_config *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+	return cfg_set(&dp_config_schema, cfg, key, value, err, errlen);
+}
+
+void
+dp_config_write(FILE *out, const struct dp_config *cfg)
+{
+	cfg_write(out, &dp_config_schema, cfg);
+}
+
+void
+dp_config_print_doc(FILE *out)
+{
+	fprintf(out, "flashgate-dataplane settings (INI file given with -c; override one with "
+		     "-s SECTION.KEY=VALUE)\n\n");
+	cfg_print_doc(out, &dp_config_schema);
+}

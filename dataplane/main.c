@@ -140,8 +140,10 @@ parse_app_args(int argc, char **argv, struct dp_config *cfg)
 		}
 	}
 	if (check_only) {
-		printf("configuration OK: %u event(s), %u listening port(s)\n", cfg->n_events,
-			cfg->n_listen_ports);
+		printf("# configuration OK: %u event(s), %u listening port(s); the settings in "
+		       "force:\n",
+			cfg->n_events, cfg->n_listen_ports);
+		dp_config_write(stdout, cfg);
 		return 1;
 	}
 	return 0;

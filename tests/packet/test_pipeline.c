@@ -298,6 +298,17 @@ test_request(void)
 	tap_ok(r != NULL && http_status(r) == 200, "a retransmitted request is answered again");
 	rte_pktmbuf_free(r);
 
+	/* A request whose segment also carries the client's FIN: the ack covers the FIN too. */
+	struct pb_tcp tf = { .sport = 41000, .seq = isn + 1, .ack = c + 1,
+		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, .payload = req,
+		.payload_len = req_len };
+
+	r = dph_one(&H, pb_tcp_frame(mb(), &tf));
+	tap_ok(r != NULL && http_status(r) == 200 &&
+		       rte_be_to_cpu_32(pb_th(r)->recv_ack) == (uint32_t)(isn + 1 + req_len + 1),
+		"request+FIN in one segment: answered, and the ack covers the FIN");
+	rte_pktmbuf_free(r);
+
 	/* Bad cookie: RST, seq = their ack. */
 	uint64_t before = H.w->ctr.answers[DP_ANS_RST_BAD_COOKIE];
 
