@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Helpers shared by flashgate's scripts and end-to-end tests. Source it; it does not run anything.
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # FG_ROOT, FG_DP_* and FG_STOP_RC are for the scripts that source this
+
+FG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Names and addresses of the test network; each can be overridden from the environment so that
+# tests run their own network beside the demo's. Only 198.18.0.0/15 (RFC 2544 benchmarking) is used.
+FG_NS=${FG_NS:-fg-client}
+FG_DP_IF=${FG_DP_IF:-fg-dp}
+FG_CL_IF=${FG_CL_IF:-fg-cl}
+FG_CL_ADDR=${FG_CL_ADDR:-198.18.0.1}
+FG_DP_ADDR=${FG_DP_ADDR:-198.18.0.2}
+FG_PREFIX_LEN=${FG_PREFIX_LEN:-24}
+
+fg_heading() {
+	if [ -t 1 ]; then
+		printf '\n\033[1m== %s ==\033[0m\n' "$*"
+	else
+		printf '\n== %s ==\n' "$*"
+	fi
+}
+
+fg_info() {
+	printf '%s\n' "$*"
+}
+
+fg_warn() {
+	printf 'warning: %s\n' "$*" >&2
+}
+
+fg_die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+fg_require_root() {
+	[ "$(id -u)" -eq 0 ] ||
+		fg_die "$(basename "$0") must run as root (network namespaces, DPDK); try: sudo $0 $*"
+}
+
+# fg_ipv4_in_testnet ADDR: true when ADDR is a dotted quad inside 198.18.0.0/15.
+fg_ipv4_in_testnet() {
+	local a b c d
+	[[ $1 =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] || return 1
+	a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]} c=${BASH_REMATCH[3]} d=${BASH_REMATCH[4]}
+	((a == 198 && (b == 18 || b == 19) && c <= 255 && d <= 255))
+}
+
+# fg_check_names: dies with a message when a name or address of the test network is unusable.
+fg_check_names() {
+	local n
+	for n in "$FG_DP_IF" "$FG_CL_IF"; do
+		# IFNAMSIZ is 16 with the NUL; no dots, so sysctl paths stay unambiguous.
+		[[ $n =~ ^[A-Za-z0-9_-]{1,15}$ ]] ||
+			fg_die "interface name '$n' must be 1-15 letters, digits, '-' or '_'"
+	done
+	[[ $FG_NS =~ ^[A-Za-z0-9_-]{1,64}$ ]] || fg_die "namespace name '$FG_NS' is not a plain name"
+	[ "$FG_DP_IF" != "$FG_CL_IF" ] || fg_die "FG_DP_IF and FG_CL_IF must differ"
+	fg_ipv4_in_testnet "$FG_CL_ADDR" ||
+		fg_die "FG_CL_ADDR=$FG_CL_ADDR is not an address in 198.18.0.0/15"
+	fg_ipv4_in_testnet "$FG_DP_ADDR" ||
+		fg_die "FG_DP_ADDR=$FG_DP_ADDR is not an address in 198.18.0.0/15"
+	[ "$FG_CL_ADDR" != "$FG_DP_ADDR" ] || fg_die "FG_CL_ADDR and FG_DP_ADDR must differ"
+	if ! [[ $FG_PREFIX_LEN =~ ^[0-9]+$ ]] || ((FG_PREFIX_LEN < 15 || FG_PREFIX_LEN > 30)); then
+		fg_die "FG_PREFIX_LEN=$FG_PREFIX_LEN must be 15..30"
+	fi
+}
+
+# fg_ns_exec CMD...: runs CMD inside the client namespace.
+fg_ns_exec() {
+	ip netns exec "$FG_NS" "$@"
+}
+
+# fg_wait_line FILE REGEX PID TIMEOUT_S: waits until an extended REGEX matches a line of FILE.
+# Returns 0 when it does, 1 when PID exited first, 2 after TIMEOUT_S seconds.
+fg_wait_line() {
+	local file=$1 re=$2 pid=$3 deadline=$((SECONDS + $4))
+	while ((SECONDS < deadline)); do
+		if [ -f "$file" ] && grep -Eq -- "$re" "$file"; then
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			# One more look: the line may have been written just before the exit.
+			grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 2
+}
+
+# fg_stop_pid PID TIMEOUT_S: sends SIGTERM to a child of this shell, waits up to TIMEOUT_S seconds,
+# then SIGKILL. Sets FG_STOP_RC to the child's exit status (128+signal when killed by one).
+fg_stop_pid() {
+	local pid=$1 deadline=$((SECONDS + $2))
+	FG_STOP_RC=0
+	kill -TERM "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		fg_warn "pid $pid still running after SIGTERM; sending SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || FG_STOP_RC=$?
+}
+
+# fg_lcores: the EAL core list, main lcore plus one worker. Override with FG_LCORES.
+fg_lcores() {
+	if [ -n "${FG_LCORES:-}" ]; then
+		printf '%s\n' "$FG_LCORES"
+	elif [ "$(nproc)" -ge 2 ]; then
+		printf '0,1\n'
+	else
+		# One CPU: both lcores share it (slow, but the data plane still runs).
+		printf '0@0,1@0\n'
+	fi
+}
+
+# fg_dp_start EXE PREFIX LOG [APP ARGS...]: starts the data plane in the background on $FG_DP_IF
+# through net_af_packet, without hugepages or PCI, logging stdout and stderr to LOG.
+# Sets FG_DP_PID, and FG_DP_CMD to the command line. The caller waits for the ready line and
+# stops it with fg_stop_pid.
+fg_dp_start() {
+	local exe=$1 prefix=$2 log=$3 lcores lopt=-l
+	shift 3
+	lcores=$(fg_lcores)
+	[[ $lcores != *@* ]] || lopt=--lcores
+	FG_DP_CMD=("$exe" "$lopt" "$lcores" --no-huge -m "${FG_MEM_MB:-512}" --no-pci
+		--file-prefix "$prefix" --vdev "net_af_packet0,iface=$FG_DP_IF" -- "$@")
+	"${FG_DP_CMD[@]}" >"$log" 2>&1 &
+	FG_DP_PID=$!
+}
+
+# fg_telemetry PREFIX COMMAND: prints the JSON reply of the DPDK application with that file
+# prefix, on one line; fails when there is no JSON reply.
+fg_telemetry() {
+	local out
+	out=$(printf '%s\n' "$2" | timeout 10 dpdk-telemetry.py -f "$1" 2>&1) || true
+	case $out in
+	'{'*) printf '%s\n' "$out" ;;
+	*)
+		printf 'telemetry: %s\n' "${out:-no reply}" >&2
+		return 1
+		;;
+	esac
+}
+
+# fg_dpdk_runtime_dir PREFIX: where EAL keeps the runtime files of that prefix (as root).
+fg_dpdk_runtime_dir() {
+	printf '%s/dpdk/%s\n' "${RUNTIME_DIRECTORY:-/var/run}" "$1"
+}

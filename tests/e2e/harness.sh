@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # E2E_* variables are for the tests that source this
+#
+# Sourced by tests/e2e/test_*.sh. Gives each test TAP output, its own test network (a namespace
+# and veth pair named after the test and its pid), a data plane on it with its own EAL file
+# prefix and config, and a cleanup that always runs. Usage:
+#
+#   . "$(dirname "$0")/harness.sh"
+#   e2e_begin TAG "$@"          # TAG: 2-4 lowercase letters; $1 is the data plane executable
+#   tap_is "$got" 200 "GET /healthz answers 200"
+#   e2e_stop_dataplane           # two checks: exit status 0 on SIGTERM, final counters printed
+#   tap_done
+#
+# Every wait is bounded; nothing is sent anywhere but the test's own namespace.
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$E2E_DIR/../../scripts/lib.sh"
+
+E2E_READY_TIMEOUT_S=${E2E_READY_TIMEOUT_S:-60}
+E2E_PORT=80
+E2E_CLOSED_PORT=9 # a port the data plane does not listen on
+
+tap_n=0
+tap_failed=0
+E2E_DP_PID=
+E2E_TMP=
+E2E_PREFIX=
+
+# tap_ok RC DESCRIPTION: one check; passes when RC is 0.
+tap_ok() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		printf 'ok %d - %s\n' "$tap_n" "$2"
+	else
+		tap_failed=$((tap_failed + 1))
+		printf 'not ok %d - %s\n' "$tap_n" "$2"
+	fi
+}
+
+# tap_is GOT WANT DESCRIPTION: one check; passes when the two strings are equal.
+tap_is() {
+	if [ "$1" = "$2" ]; then
+		tap_ok 0 "$3"
+	else
+		tap_ok 1 "$3 (got '$1', want '$2')"
+	fi
+}
+
+# tap_diag TEXT...: diagnostic lines, not counted.
+tap_diag() {
+	printf '%s\n' "$*" | sed 's/^/# /'
+}
+
+# tap_run DESCRIPTION CMD...: one check; passes when CMD exits 0.
+tap_run() {
+	local desc=$1 rc=0
+	shift
+	"$@" || rc=$?
+	tap_ok "$rc" "$desc"
+}
+
+# tap_done: prints the plan; exits 0 when every check passed, 1 otherwise.
+tap_done() {
+	printf '1..%d\n' "$tap_n"
+	if [ "$tap_failed" -eq 0 ] && [ "$tap_n" -gt 0 ]; then
+		exit 0
+	fi
+	exit 1
+}
+
+# tap_bail REASON: stops the test here; the checks not run are not counted, the failure is.
+tap_bail() {
+	tap_ok 1 "$1"
+	e2e_show_log
+	tap_done
+}
+
+e2e_show_log() {
+	[ -n "$E2E_TMP" ] && [ -s "$E2E_TMP/dataplane.log" ] || return 0
+	tap_diag "last lines of the data plane's log:"
+	tail -n 25 "$E2E_TMP/dataplane.log" | sed 's/^/#   /'
+}
+
+# Namespaces of earlier runs that were killed before their cleanup (SIGKILL on a timeout)
+# carry the dead test's pid in their name; remove those, and nothing else.
+e2e_reap_stale() {
+	local ns pid p
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^fg-e2e-[a-z]+-[0-9]+$'); do
+		pid=${ns##*-}
+		kill -0 "$pid" 2>/dev/null && continue
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null || true
+		done
+		ip netns del "$ns" 2>/dev/null || true
+		rm -rf "$(fg_dpdk_runtime_dir "$ns")"
+	done
+}
+
+e2e_cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
+		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1
+	fi
+	"$FG_ROOT/scripts/testnet" down >/dev/null 2>&1 || printf '# testnet down failed\n'
+	[ -z "$E2E_PREFIX" ] || rm -rf "$(fg_dpdk_runtime_dir "$E2E_PREFIX")"
+	[ -z "$E2E_TMP" ] || rm -rf "$E2E_TMP"
+	exit "$rc"
+}
+
+# e2e_write_config FILE: a config with one open and one upcoming sale, whatever the date.
+# Times are Unix seconds (flashgate.conf also takes RFC 3339).
+e2e_write_config() {
+	local now
+	now=$(date +%s)
+	cat >"$1" <<EOF
+# written by tests/e2e/harness.sh
+[dataplane]
+address = $FG_DP_ADDR
+listen_ports = $E2E_PORT
+
+[event.1]
+name = e2e open sale
+starts_at = $((now - 3600))
+ends_at = $((now + 3600))
+stock = 100
+
+[event.2]
+name = e2e upcoming sale
+starts_at = $((now + 86400))
+ends_at = $((now + 2 * 86400))
+stock = 100
+EOF
+}
+
+# e2e_begin TAG EXE: sets up the network and the data plane, or ends the test with a failure.
+e2e_begin() {
+	local tag=$1 exe=${2:-} rc t
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP end-to-end tests need root (network namespaces, AF_PACKET)"
+		exit 0
+	fi
+	[[ $tag =~ ^[a-z]{2,4}$ ]] || {
+		echo "Bail out! bad test tag '$tag'"
+		exit 1
+	}
+	export FG_NS="fg-e2e-$tag-$$"
+	export FG_DP_IF="fgd$tag$$" FG_CL_IF="fgc$tag$$"
+	export FG_CL_ADDR=198.18.10.1 FG_DP_ADDR=198.18.10.2 FG_PREFIX_LEN=24
+	E2E_PREFIX=$FG_NS
+	E2E_BASE="http://$FG_DP_ADDR"
+
+	trap e2e_cleanup EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+
+	if [ -z "$exe" ] || [ ! -x "$exe" ]; then
+		tap_bail "data plane executable given as the first argument ('$exe')"
+	fi
+	[ -n "${E2E_TOOLS+set}" ] || E2E_TOOLS=()
+	for t in ip ethtool curl python3 dpdk-telemetry.py timeout "${E2E_TOOLS[@]}"; do
+		command -v "$t" >/dev/null || tap_bail "tool '$t' is installed (scripts/install-deps)"
+	done
+	E2E_TMP=$(mktemp -d "/tmp/fg-e2e-$tag.XXXXXX")
+	e2e_reap_stale
+	"$FG_ROOT/scripts/testnet" up >"$E2E_TMP/testnet.log" 2>&1 || {
+		tap_diag "$(cat "$E2E_TMP/testnet.log")"
+		tap_bail "scripts/testnet up"
+	}
+	e2e_write_config "$E2E_TMP/flashgate.conf"
+	fg_dp_start "$exe" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf"
+	E2E_DP_PID=$FG_DP_PID
+	rc=0
+	fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" "$E2E_READY_TIMEOUT_S" || rc=$?
+	case $rc in
+	0)
+		tap_ok 0 "data plane is ready"
+		tap_diag "$(grep -m1 'ready:' "$E2E_TMP/dataplane.log")"
+		;;
+	1) tap_bail "data plane printed 'ready:' (it exited first)" ;;
+	*) tap_bail "data plane printed 'ready:' within ${E2E_READY_TIMEOUT_S}s" ;;
+	esac
+}
+
+# e2e_curl NAME URL [CURL ARGS...]: one request from the client namespace. Sets E2E_CODE to the
+# status code (000: no answer) and E2E_CURL_RC to curl's exit status; headers go to
+# $E2E_TMP/NAME.h, the body to $E2E_TMP/NAME.b.
+e2e_curl() {
+	local name=$1 url=$2
+	shift 2
+	E2E_CURL_RC=0
+	: >"$E2E_TMP/$name.h"
+	: >"$E2E_TMP/$name.b"
+	E2E_CODE=$(fg_ns_exec curl -s --connect-timeout 3 --max-time 5 -D "$E2E_TMP/$name.h" \
+		-o "$E2E_TMP/$name.b" -w '%{http_code}' "$@" "$url") || E2E_CURL_RC=$?
+}
+
+# e2e_has_header NAME REGEX: true when a header line of response NAME matches (case-insensitive).
+e2e_has_header() {
+	tr -d '\r' <"$E2E_TMP/$1.h" | grep -Eiq -- "$2"
+}
+
+# e2e_json_field NAME FIELD: prints a top-level field of response NAME's JSON body.
+e2e_json_field() {
+	python3 - "$E2E_TMP/$1.b" "$2" 2>/dev/null <<'EOF'
+import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2])
+print("" if v is None else v)
+EOF
+}
+
+# e2e_stats FILE: saves the reply of /flashgate/stats to FILE; fails when there is none.
+e2e_stats() {
+	fg_telemetry "$E2E_PREFIX" /flashgate/stats >"$1" 2>"$1.err"
+}
+
+# e2e_stop_dataplane: SIGTERM; checks that the data plane exits 0 and prints final counters.
+e2e_stop_dataplane() {
+	local log=$E2E_TMP/dataplane.log lines
+	lines=$(wc -l <"$log")
+	fg_stop_pid "$E2E_DP_PID" 20
+	E2E_DP_PID=
+	tap_is "$FG_STOP_RC" 0 "data plane exits with status 0 on SIGTERM"
+	# After SIGTERM: a "final counters" line, then counts.
+	tap_run "data plane prints its final counters on SIGTERM" \
+		awk 'f && /[0-9]/ { n++ } /final counters/ { f = 1 } END { exit !(n > 0) }' \
+		<(tail -n "+$((lines + 1))" "$log")
+	[ "$tap_failed" -eq 0 ] || e2e_show_log
+}
