@@ -52,8 +52,11 @@ tap_done(void)
 	return tap_failed ? 1 : 0;
 }
 
-#define tap_eq_int(got, want, name)                                                                \
-	tap_ok((long long)(got) == (long long)(want), "%s (got %lld, want %lld)", (name),           \
-		(long long)(got), (long long)(want))
+/* Checks got == want, showing both; each argument is evaluated once. */
+static inline int
+tap_eq_int(long long got, long long want, const char *name)
+{
+	return tap_ok(got == want, "%s (got %lld, want %lld)", name, got, want);
+}
 
 #endif
