@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_COMMON_HMAC_SHA256_H
+#define FG_COMMON_HMAC_SHA256_H
+/*
+ * HMAC-SHA256 (RFC 2104, FIPS 198-1) with the key's pads hashed once: a key holds the SHA-256
+ * chaining values after the first block, H(K ^ ipad) and H(K ^ opad), so a MAC costs only the
+ * blocks of the message plus one block for the outer hash -- two blocks for a token. The
+ * SHA-256 compression function is OpenSSL's (libcrypto), which uses the SHA-NI instructions
+ * where the CPU has them; the padding is done here (see hmac_sha256.c).
+ *
+ * A key is plain data without pointers: it can be copied by value (keyrings published with
+ * RCU are). The states are as secret as the key itself: whoever has them can forge MACs.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#define HMAC_SHA256_LEN	  32 /* bytes of a full MAC */
+#define HMAC_SHA256_BLOCK 64 /* SHA-256 block; longer keys are hashed first (RFC 2104 §2) */
+
+struct hmac_sha256_key {
+	uint32_t inner[8]; /* SHA-256 chaining value after the block K ^ ipad */
+	uint32_t outer[8]; /* SHA-256 chaining value after the block K ^ opad */
+};
+
+/*
+ * Prepares key for the secret of len bytes (any length; RFC 2104 hashes a secret longer than
+ * one block first). Returns 0, or -EINVAL (key untouched) if key is NULL, or secret is NULL
+ * while len is not 0.
+ */
+int hmac_sha256_key_init(struct hmac_sha256_key *key, const void *secret, size_t len);
+
+/*
+ * Writes HMAC-SHA256(key, msg[0..len)) to out (HMAC_SHA256_LEN bytes). msg may be NULL when
+ * len is 0. Cannot fail; no allocation, no lock, no syscall: safe on a worker lcore.
+ */
+void hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
+	uint8_t out[HMAC_SHA256_LEN]);
+
+/* Overwrites key with zeros in a way the compiler cannot drop (use before freeing it). */
+void hmac_sha256_key_wipe(struct hmac_sha256_key *key);
+
+#endif

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_BRIDGE_H
+#define FG_DP_BRIDGE_H
+/*
+ * The bridge: one plain thread (not a worker lcore) that owns every ZeroMQ
+ * socket of the data plane.
+ *
+ * Out: each worker hands admitted reservations to its own single-producer,
+ * single-consumer ring (bridge_submit(); -ENOBUFS when full -> the worker
+ * answers 503). The bridge drains the rings into batches of up to batch_max
+ * records and PUSHes them to the control plane without blocking. A batch that
+ * cannot be sent (peer gone, high-water mark) is kept and retried, and the
+ * rings are not drained meanwhile: nothing accepted is dropped; the rings fill
+ * and the workers shed. Result queries travel in the same rings
+ * (bridge_query()).
+ *
+ * In: the bridge SUBscribes to everything the control planes publish (see
+ * docs/wire.md). RESULTs go to the result table; EVENT, SOLD_OUT, RESTOCK,
+ * KEYS, RULES and LIMITS to a new version of the shared state (shared_state.h).
+ * It asks for a snapshot at start, on a gap in a sender's sequence numbers, on
+ * a sender's restart, and after resync_ms without any message; until the first
+ * snapshot is complete, shared_get() is NULL and bridge_port_ready() false.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "common/wire.h"
+#include "dataplane/result_table.h"
+#include "dataplane/shared_state.h"
+
+#define BRIDGE_ENDPOINT_MAX 128
+#define BRIDGE_BATCH_MAX    4096
+
+struct bridge_config {
+	uint32_t dp_id; /* 1..WIRE_DP_ID_MAX: sender id and in reservation ids */
+	char push_endpoint[BRIDGE_ENDPOINT_MAX]; /* the control plane's PULL, e.g.
+						    tcp://127.0.0.1:5601 */
+	char sub_endpoint[BRIDGE_ENDPOINT_MAX];	 /* the control plane's PUB, e.g.
+						    tcp://127.0.0.1:5602 */
+	unsigned n_workers;			 /* 1..WIRE_WORKERS_MAX: one ring each */
+	unsigned ring_size;	  /* per worker, a power of two >= 2 (one slot is never used) */
+	unsigned batch_max;	  /* records per RESERVE message, 1..BRIDGE_BATCH_MAX */
+	unsigned batch_wait_us;	  /* the longest a record waits for its batch to fill */
+	uint32_t result_capacity; /* (event, user) results kept for polls */
+	unsigned resync_ms; /* no message from the control plane this long -> ask for a snapshot */
+	unsigned snapshot_retry_ms; /* an unanswered snapshot request is repeated this often */
+	int push_hwm;		    /* ZMQ_SNDHWM of the PUSH socket, in messages */
+	int push_sndbuf;	    /* its kernel send buffer in bytes; 0: the system's default */
+	int socket_id;		    /* NUMA socket of the rings and the result table */
+};
+
+/* Fills c with the defaults (endpoints on 127.0.0.1:5601/5602, dp id 1, one worker). */
+void bridge_config_defaults(struct bridge_config *c);
+
+/*
+ * Checks c; returns 0, or -EINVAL with one line saying what is wrong and what to set in err.
+ */
+int bridge_config_check(const struct bridge_config *c, char *err, size_t errlen);
+
+/* One worker's end of the bridge. The worker is the only writer of the counters here. */
+struct bridge_port {
+	struct rte_ring *ring;		   /* struct wire_reserve elements, SP/SC */
+	const struct shared_state *shared; /* shared_get(port->shared) */
+	const struct result_table *results;
+	uint64_t submitted;	  /* reservations accepted */
+	uint64_t ring_full;	  /* reservations refused: the worker answered 503 */
+	uint64_t queries;	  /* result queries accepted */
+	uint64_t queries_refused; /* result queries refused: ring full */
+} __rte_cache_aligned;
+
+/*
+ * Hands one admitted reservation to the bridge. Worker only (one producer per port).
+ * Returns 0, or -ENOBUFS when the ring is full (the bridge is backed up: answer 503).
+ * r->reservation_id must not be 0.
+ */
+static inline int
+bridge_submit(struct bridge_port *p, const struct wire_reserve *r)
+{
+	if (unlikely(rte_ring_sp_enqueue_elem(p->ring, (void *)(uintptr_t)r, sizeof(*r)) != 0)) {
+		p->ring_full++;
+		return -ENOBUFS;
+	}
+	p->submitted++;
+	return 0;
+}
+
+/*
+ * Asks the control plane to publish the result of (event, user) again, for a poll that
+ * found nothing in the result table. Best effort: returns 0, or -ENOBUFS when the ring is
+ * full. It travels in the reservation ring as a record whose reservation id is 0.
+ */
+static inline int
+bridge_query(struct bridge_port *p, uint32_t event, uint64_t user)
+{
+	struct wire_reserve q = {.reservation_id = 0, .user = user, .event = event};
+
+	if (unlikely(rte_ring_sp_enqueue_elem(p->ring, &q, sizeof(q)) != 0)) {
+		p->queries_refused++;
+		return -ENOBUFS;
+	}
+	p->queries++;
+	return 0;
+}
+
+/* Whether the first snapshot arrived: before it, the worker answers 503 to reserve. */
+static inline bool
+bridge_port_ready(const struct bridge_port *p)
+{
+	return shared_get(p->shared) != NULL;
+}
+
+/* What the bridge did. Written by the bridge thread only; read with bridge_counters_read(). */
+struct bridge_counters {
+	uint64_t msgs_in[WIRE_T_MAX]; /* valid messages received, by type */
+	uint64_t records_in[WIRE_T_MAX];
+	uint64_t msgs_out[WIRE_T_MAX]; /* messages sent, by type */
+	uint64_t records_out[WIRE_T_MAX];
+	uint64_t decode_errors[WIRE_ERR_MAX]; /* messages (bad_field: records) refused, by reason */
+	uint64_t wrong_direction;	      /* a data-plane-to-control-plane type on SUB */
+	uint64_t multipart;		      /* messages of more than one frame (refused) */
+	uint64_t seq_gaps;		      /* lost messages detected */
+	uint64_t sender_restarts;	      /* a control plane with a new epoch */
+	uint64_t snapshot_requests;
+	uint64_t snapshots_applied;
+	uint64_t snapshots_incomplete;	  /* END missing, wrong id or counts: asked again */
+	uint64_t ignored_before_snapshot; /* state updates before the first snapshot */
+	uint64_t events_rejected;	  /* events past DP_MAX_EVENTS */
+	uint64_t stock_unknown_event;	  /* SOLD_OUT/RESTOCK for an event we do not have */
+	uint64_t keys_rejected;		  /* keys past the keyring's size */
+	uint64_t rules_rejected;	  /* rule sets that rules_build() refused (old set kept) */
+	uint64_t batches_sent;		  /* RESERVE messages */
+	uint64_t send_retries;		  /* sends that would have blocked, retried later */
+	uint64_t send_errors;		  /* sends that failed otherwise (retried too) */
+	uint64_t queries_dropped;	  /* result queries beyond one batch per round */
+	uint64_t unsent_at_stop;	  /* reservations still held when the flush time ran out */
+	/* Summed from the ports by bridge_counters_read(). */
+	uint64_t submitted, ring_full, queries, queries_refused;
+	/* The result table's and the shared state's own counters. */
+	struct result_table_counters results;
+	uint64_t shared_versions;
+};
+
+struct bridge;
+
+/*
+ * Creates the bridge for c: rings, the RCU variable the workers report to (max threads =
+ * n_workers), the result table, the shared state. No thread and no socket yet. Needs EAL.
+ * Returns NULL with a message in err when c is invalid or memory is short.
+ */
+struct bridge *bridge_create(const struct bridge_config *c, char *err, size_t errlen);
+
+/*
+ * Connects the sockets and starts the thread. Returns 0, or -1 with a message in err (an
+ * endpoint ZeroMQ refuses, no thread).
+ */
+int bridge_start(struct bridge *b, char *err, size_t errlen);
+
+/*
+ * Stops the thread: it sends what the rings and its batch hold for at most flush_ms
+ * (stop the workers first), then closes the sockets and terminates the ZeroMQ context.
+ * Reservations still unsent are counted in unsent_at_stop. Idempotent.
+ */
+void bridge_stop(struct bridge *b, unsigned flush_ms);
+
+/* Frees b (after bridge_stop(); no worker may use it any more). NULL is a no-op. */
+void bridge_destroy(struct bridge *b);
+
+/* Worker i's port, 0 <= i < n_workers. */
+struct bridge_port *bridge_port(struct bridge *b, unsigned worker);
+
+/* The RCU variable every worker registers with (thread id = worker index) and reports to. */
+struct rte_rcu_qsbr *bridge_qsbr(struct bridge *b);
+
+const struct shared_state *bridge_shared(const struct bridge *b);
+
+const struct result_table *bridge_results(const struct bridge *b);
+
+/* Whether the first snapshot arrived. */
+bool bridge_ready(const struct bridge *b);
+
+/* Copies the counters into out (a moment's view; each value is read atomically). */
+void bridge_counters_read(const struct bridge *b, struct bridge_counters *out);
+
+#endif

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/result_table.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "common/wire.h"
+
+/* An evicted key waiting for its grace period: then its hash position and slot are free. */
+struct rt_deferred {
+	uint64_t token;
+	int32_t pos;
+	uint32_t slot;
+};
+
+struct result_table_writer {
+	struct rte_rcu_qsbr *qsbr;
+	uint32_t capacity; /* keys at most */
+	uint32_t n_slots;  /* capacity + room for evicted slots in their grace period */
+	uint32_t *free;	   /* stack of free slot indexes */
+	uint32_t n_free;
+	uint32_t *fifo; /* live slots, oldest first: the eviction order */
+	uint32_t fifo_head, fifo_len;
+	struct rt_deferred *deferred; /* FIFO: tokens only grow, so the head is the oldest */
+	uint32_t n_deferred_max, def_head, def_len;
+};
+
+struct result_table *
+result_table_create(const char *name, uint32_t capacity, int socket_id, struct rte_rcu_qsbr *qsbr)
+{
+	struct result_table *t = NULL;
+	struct result_table_writer *w = NULL;
+
+	if (capacity == 0 || capacity > RTE_HASH_ENTRIES_MAX / 2) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* Evictions wait a grace period (microseconds while workers run) before their slot
+	 * is reused: an eighth of the capacity on top covers a burst of evictions. */
+	uint32_t headroom = capacity / 8 < 64 ? 64 : capacity / 8;
+
+	t = rte_zmalloc_socket("result_table", sizeof(*t), RTE_CACHE_LINE_SIZE, socket_id);
+	w = calloc(1, sizeof(*w));
+	if (t == NULL || w == NULL)
+		goto fail;
+	t->w = w;
+	w->qsbr = qsbr;
+	w->capacity = capacity;
+	w->n_slots = capacity + headroom;
+	w->n_deferred_max = headroom;
+	w->free = malloc(sizeof(*w->free) * w->n_slots);
+	w->fifo = malloc(sizeof(*w->fifo) * capacity);
+	w->deferred = malloc(sizeof(*w->deferred) * headroom);
+	t->slots = rte_zmalloc_socket(
+		"result_slots", sizeof(*t->slots) * w->n_slots, RTE_CACHE_LINE_SIZE, socket_id);
+	if (w->free == NULL || w->fifo == NULL || w->deferred == NULL || t->slots == NULL)
+		goto fail;
+	for (uint32_t i = 0; i < w->n_slots; i++)
+		w->free[i] = w->n_slots - 1 - i; /* low indexes first: nicer to read in a dump */
+	w->n_free = w->n_slots;
+
+	struct rte_hash_parameters hp = {
+		.name = name,
+		/* Half as many entries again keeps the buckets at most two-thirds full, where
+		 * cuckoo inserts practically never fail. */
+		.entries = w->n_slots + w->n_slots / 2,
+		.key_len = sizeof(struct rt_key),
+		.hash_func = NULL, /* the library's default: CRC32 with the CPU's instruction */
+		/* A random seed: the layout of the table is not predictable from outside. */
+		.hash_func_init_val = (uint32_t)rte_rand(),
+		.socket_id = socket_id,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	};
+
+	t->hash = rte_hash_create(&hp);
+	if (t->hash == NULL)
+		goto fail;
+	return t;
+fail:
+	if (t != NULL) {
+		rte_free(t->slots);
+		rte_hash_free(t->hash);
+		rte_free(t);
+	}
+	if (w != NULL) {
+		free(w->free);
+		free(w->fifo);
+		free(w->deferred);
+		free(w);
+	}
+	if (rte_errno == 0)
+		rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+result_table_free(struct result_table *t)
+{
+	if (t == NULL)
+		return;
+	rte_hash_free(t->hash);
+	rte_free(t->slots);
+	free(t->w->free);
+	free(t->w->fifo);
+	free(t->w->deferred);
+	free(t->w);
+	rte_free(t);
+}
+
+uint32_t
+result_table_count(const struct result_table *t)
+{
+	return t->w->fifo_len;
+}
+
+void
+result_table_reclaim(struct result_table *t)
+{
+	struct result_table_writer *w = t->w;
+
+	while (w->def_len > 0) {
+		struct rt_deferred *d = &w->deferred[w->def_head];
+
+		if (w->qsbr != NULL && rte_rcu_qsbr_check(w->qsbr, d->token, false) != 1)
+			break;
+		rte_hash_free_key_with_position(t->hash, d->pos);
+		w->free[w->n_free++] = d->slot;
+		w->def_head = (w->def_head + 1) % w->n_deferred_max;
+		w->def_len--;
+		t->ctr.reclaimed++;
+	}
+}
+
+/* Removes the oldest key; its position and slot come back after a grace period. */
+static bool
+evict_oldest(struct result_table *t)
+{
+	struct result_table_writer *w = t->w;
+
+	if (w->fifo_len == 0 || w->def_len == w->n_deferred_max)
+		return false;
+	uint32_t slot = w->fifo[w->fifo_head];
+	const struct rt_slot *s = &t->slots[slot];
+	struct rt_key k = {.event = s->event, .zero = 0, .user = s->user};
+	int32_t pos = rte_hash_del_key(t->hash, &k);
+
+	w->fifo_head = (w->fifo_head + 1) % w->capacity;
+	w->fifo_len--;
+	t->ctr.evicted++;
+	if (pos < 0) /* cannot happen: every slot in the FIFO has its key */
+		return true;
+	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
+
+	d->token = w->qsbr != NULL ? rte_rcu_qsbr_start(w->qsbr) : 0;
+	d->pos = pos;
+	d->slot = slot;
+	w->def_len++;
+	return true;
+}
+
+/* Writes a result into slot s under its sequence counter. */
+static void
+slot_write(struct rt_slot *s, uint32_t event, uint64_t user, const struct rt_result *r)
+{
+	uint32_t seq = s->seq;
+
+	__atomic_store_n(&s->seq, seq + 1, __ATOMIC_RELAXED);
+	/* The odd count must be visible before any field changes. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->event, event, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->user, user, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->reservation_id, r->reservation_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->order_id, r->order_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->pay_deadline_ms, r->pay_deadline_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->verdict, (uint64_t)r->verdict, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* 0 for a new attempt's verdict; 1..3 for the stages of an order's life. */
+static unsigned
+life_rank(unsigned verdict)
+{
+	switch (verdict) {
+	case WIRE_V_RESERVED:
+		return 1;
+	case WIRE_V_ORDERED:
+		return 2;
+	case WIRE_V_PAID:
+	case WIRE_V_EXPIRED:
+	case WIRE_V_CANCELLED:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/* Whether new may replace old (see result_table_put()). */
+static bool
+may_replace(const struct rt_slot *old, const struct rt_result *new)
+{
+	unsigned ro = life_rank((unsigned)old->verdict), rn = life_rank(new->verdict);
+
+	if (ro > 0 && rn == 0)
+		return false;
+	if (ro > 0 && old->reservation_id == new->reservation_id && rn < ro)
+		return false;
+	return true;
+}
+
+int
+result_table_put(struct result_table *t, uint32_t event, uint64_t user, const struct rt_result *r)
+{
+	struct result_table_writer *w = t->w;
+	struct rt_key k = {.event = event, .zero = 0, .user = user};
+	void *data;
+
+	result_table_reclaim(t);
+	if (rte_hash_lookup_data(t->hash, &k, &data) >= 0) {
+		struct rt_slot *s = &t->slots[(uint32_t)(uintptr_t)data];
+
+		if (!may_replace(s, r)) {
+			t->ctr.kept++;
+			return RT_PUT_KEPT;
+		}
+		slot_write(s, event, user, r);
+		t->ctr.replaced++;
+		return RT_PUT_REPLACED;
+	}
+	if (w->fifo_len == w->capacity)
+		evict_oldest(t);
+	if (w->n_free == 0 || w->fifo_len == w->capacity) {
+		t->ctr.dropped++;
+		return -ENOSPC;
+	}
+	uint32_t slot = w->free[--w->n_free];
+
+	slot_write(&t->slots[slot], event, user, r);
+	/* The add publishes the index with release semantics: readers see a complete slot. */
+	if (rte_hash_add_key_data(t->hash, &k, (void *)(uintptr_t)slot) != 0) {
+		w->free[w->n_free++] = slot;
+		t->ctr.dropped++;
+		return -ENOSPC;
+	}
+	w->fifo[(w->fifo_head + w->fifo_len) % w->capacity] = slot;
+	w->fifo_len++;
+	t->ctr.inserted++;
+	return RT_PUT_NEW;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_RESULT_TABLE_H
+#define FG_DP_RESULT_TABLE_H
+/*
+ * The results the control plane published, keyed by (event, user), for polls.
+ * One writer (the bridge thread), any number of lock-free readers (workers).
+ *
+ * An rte_hash in RW_CONCURRENCY_LF mode maps a key to the index of a slot in a
+ * preallocated array. How readers stay safe:
+ * - A result that changes (reserved -> ordered -> paid) is rewritten in place
+ *   under a per-slot sequence counter: the writer makes it odd, writes, makes it
+ *   even; a reader retries when it saw an odd or changed count, so it never
+ *   returns a torn result.
+ * - A key that leaves the table (evicted when full) gives its hash position and
+ *   its slot back only after an RCU grace period (rte_rcu_qsbr that the workers
+ *   report to), so a reader that found the index before the eviction still reads
+ *   that user's slot, never another user's. Belt and braces: the slot holds its
+ *   key, and a reader that finds another key answers "not found".
+ * When the table is full the oldest entry is evicted and counted; a poll for it
+ * then finds nothing and the worker falls back to a result query.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_hash.h>
+#include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
+
+/* A user's result as a poll reads it. verdict is an enum wire_verdict. */
+struct rt_result {
+	uint64_t reservation_id;
+	uint64_t order_id;	  /* 0 until ordered */
+	uint64_t pay_deadline_ms; /* 0 until ordered */
+	uint8_t verdict;
+};
+
+/* The hash key: padding zeroed, so equal keys are equal bytes. */
+struct rt_key {
+	uint32_t event;
+	uint32_t zero;
+	uint64_t user;
+};
+
+struct rt_slot {
+	uint32_t seq; /* odd while the writer changes the slot */
+	uint32_t event;
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t order_id;
+	uint64_t pay_deadline_ms;
+	uint64_t verdict;
+};
+
+/* Written by the bridge thread only; readers may see a value one update old. */
+struct result_table_counters {
+	uint64_t inserted;  /* new (event, user) keys */
+	uint64_t replaced;  /* results rewritten in place */
+	uint64_t kept;	    /* not replaced: a new attempt's verdict never hides an order */
+	uint64_t evicted;   /* oldest keys dropped because the table was full */
+	uint64_t dropped;   /* results not stored: no slot free even after eviction */
+	uint64_t reclaimed; /* evicted slots given back after a grace period */
+};
+
+struct result_table_writer;
+
+struct result_table {
+	struct rte_hash *hash;
+	struct rt_slot *slots;
+	struct result_table_writer *w; /* the writer's bookkeeping; readers never touch it */
+	struct result_table_counters ctr;
+};
+
+/* What result_table_put() did. */
+enum rt_put {
+	RT_PUT_NEW = 0,
+	RT_PUT_REPLACED = 1,
+	RT_PUT_KEPT = 2,
+};
+
+/*
+ * Creates a table for up to capacity (event, user) keys (1..2^24 and beyond, memory
+ * permitting) on NUMA socket socket_id. qsbr is the RCU variable the readers report to;
+ * NULL only when no other thread ever reads (tests). name must be unique among rte_hash
+ * names. Returns NULL on failure (rte_errno set).
+ */
+struct result_table *result_table_create(
+	const char *name, uint32_t capacity, int socket_id, struct rte_rcu_qsbr *qsbr);
+
+/* Frees t. No reader may use it any more (call after the workers stopped). NULL is a no-op. */
+void result_table_free(struct result_table *t);
+
+/*
+ * Stores r as the result of (event, user). Writer only. An existing result is replaced
+ * unless that would hide an order's life: a new attempt's verdict (duplicate, sold out,
+ * retry) never replaces reserved/ordered/paid/expired/cancelled, and the result of one
+ * reservation never goes back (ordered -> reserved). When the table is full the oldest
+ * key is evicted. Returns an enum rt_put, or -ENOSPC when no slot could be found (counted
+ * as dropped).
+ */
+int result_table_put(
+	struct result_table *t, uint32_t event, uint64_t user, const struct rt_result *r);
+
+/* Gives back the evicted slots whose grace period has passed. Writer only; put() calls it too. */
+void result_table_reclaim(struct result_table *t);
+
+/* The number of keys in the table. Writer only. */
+uint32_t result_table_count(const struct result_table *t);
+
+/*
+ * Reads the result of (event, user) into *out. Lock-free, for any thread that reports to
+ * the table's qsbr. Returns 0, -ENOENT when there is none, or -EBUSY in the (practically
+ * impossible) case that the writer rewrote the slot on every one of 64 attempts.
+ */
+static inline int
+result_table_lookup(
+	const struct result_table *t, uint32_t event, uint64_t user, struct rt_result *out)
+{
+	struct rt_key k = {.event = event, .zero = 0, .user = user};
+	void *data;
+
+	if (rte_hash_lookup_data(t->hash, &k, &data) < 0)
+		return -ENOENT;
+	const struct rt_slot *s = &t->slots[(uint32_t)(uintptr_t)data];
+
+	for (unsigned tries = 0; tries < 64; tries++) {
+		uint32_t s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+		if (unlikely(s1 & 1)) {
+			rte_pause();
+			continue;
+		}
+		uint32_t ev = __atomic_load_n(&s->event, __ATOMIC_RELAXED);
+		uint64_t us = __atomic_load_n(&s->user, __ATOMIC_RELAXED);
+		uint64_t rid = __atomic_load_n(&s->reservation_id, __ATOMIC_RELAXED);
+		uint64_t oid = __atomic_load_n(&s->order_id, __ATOMIC_RELAXED);
+		uint64_t dl = __atomic_load_n(&s->pay_deadline_ms, __ATOMIC_RELAXED);
+		uint64_t v = __atomic_load_n(&s->verdict, __ATOMIC_RELAXED);
+
+		/* Orders the loads above before the second read of the count. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (unlikely(__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != s1))
+			continue;
+		if (unlikely(ev != event || us != user))
+			return -ENOENT;
+		out->reservation_id = rid;
+		out->order_id = oid;
+		out->pay_deadline_ms = dl;
+		out->verdict = (uint8_t)v;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+#endif

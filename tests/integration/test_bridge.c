@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The bridge against the test peer (tests/peer/fg_testpeer.c) over real ZeroMQ TCP sockets on
+ * 127.0.0.1: the snapshot makes it ready, every reservation reaches the peer exactly once,
+ * results land in the result table, sold-out and rule changes reach the shared state, a
+ * stuck peer makes the rings fill (-ENOBUFS) without losing anything, and malformed
+ * messages are counted by reason and ignored.
+ *
+ *   test_bridge PATH_TO_FG_TESTPEER
+ *
+ * This thread plays two workers (one producer per ring) and reports to the RCU variable as
+ * worker 0. Every wait is bounded; the peer is killed by its pid at exit, also on failure.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+
+#include "dataplane/bridge.h"
+#include "dataplane/rules.h"
+#include "tests/tap.h"
+
+#define DP_ID 5
+
+static pid_t peer_pid = -1;
+static int peer_in = -1, peer_out = -1;
+static struct bridge *br;
+static struct rte_rcu_qsbr *qsbr;
+
+static void
+kill_peer(void)
+{
+	if (peer_pid <= 0)
+		return;
+	kill(peer_pid, SIGKILL);
+	waitpid(peer_pid, NULL, 0);
+	peer_pid = -1;
+}
+
+static void
+on_fatal_signal(int sig)
+{
+	if (peer_pid > 0)
+		kill(peer_pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+static unsigned
+free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Reads one line from the peer within timeout_ms. Returns 0, or -1. */
+static int
+peer_read_line(char *buf, size_t cap, unsigned timeout_ms)
+{
+	size_t n = 0;
+	uint64_t deadline = mono_ms() + timeout_ms;
+
+	while (n + 1 < cap) {
+		struct pollfd p = {.fd = peer_out, .events = POLLIN};
+		uint64_t now = mono_ms();
+
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
+			return -1;
+		if (read(peer_out, buf + n, 1) != 1)
+			return -1;
+		if (buf[n] == '\n') {
+			buf[n] = '\0';
+			return 0;
+		}
+		n++;
+	}
+	return -1;
+}
+
+/* Sends one command; returns 0 when the peer answered "ok...", the answer in reply. */
+static int __attribute__((format(printf, 3, 4)))
+peer_cmd(char *reply, size_t cap, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+
+	va_end(ap);
+	line[n++] = '\n';
+	if (write(peer_in, line, (size_t)n) != n || peer_read_line(reply, cap, 5000) != 0)
+		return -1;
+	return strncmp(reply, "ok", 2) == 0 ? 0 : -1;
+}
+
+/* A counter from the peer's "stats" answer, or -1. */
+static long long
+peer_stat(const char *name)
+{
+	char reply[512], key[64];
+
+	if (peer_cmd(reply, sizeof(reply), "stats") != 0)
+		return -1;
+	snprintf(key, sizeof(key), " %s=", name);
+	const char *p = strstr(reply, key);
+
+	return p != NULL ? atoll(p + strlen(key)) : -1;
+}
+
+static int
+start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
+{
+	int to_peer[2], from_peer[2];
+
+	if (pipe(to_peer) != 0 || pipe(from_peer) != 0)
+		return -1;
+	peer_pid = fork();
+	if (peer_pid < 0)
+		return -1;
+	if (peer_pid == 0) {
+		char *args[] = {(char *)exe, "--pull", (char *)pull_ep, "--pub", (char *)pub_ep,
+			"--id", "42", "--event", "1:1000000:Big sale", "--event",
+			"2:1000:Small sale", "--key", "auth:1:auth-secret-0123456789:current",
+			"--key", "sale:7:sale-secret-0123456789abcdef:current", "--rule", "user 13",
+			"--rule", "ip 10.1.0.0/16", "--limits", "10,20,5,6,7,8,1000",
+			"--heartbeat-ms", "200", "--rcvhwm", "2", "--rcvbuf", "4096", NULL};
+
+		dup2(to_peer[0], STDIN_FILENO);
+		dup2(from_peer[1], STDOUT_FILENO);
+		close(to_peer[1]);
+		close(from_peer[0]);
+		execv(exe, args);
+		_exit(127);
+	}
+	close(to_peer[0]);
+	close(from_peer[1]);
+	peer_in = to_peer[1];
+	peer_out = from_peer[0];
+
+	char line[64];
+
+	return peer_read_line(line, sizeof(line), 10000) == 0 && strcmp(line, "ready") == 0 ? 0
+											    : -1;
+}
+
+/* Waits up to ms for cond, reporting quiescent states like a worker meanwhile. */
+#define WAIT_FOR(cond, ms)                                   \
+	({                                                   \
+		uint64_t dl_ = mono_ms() + (ms);             \
+		bool ok_;                                    \
+		while (!(ok_ = (cond)) && mono_ms() < dl_) { \
+			rte_rcu_qsbr_quiescent(qsbr, 0);     \
+			usleep(2000);                        \
+		}                                            \
+		ok_;                                         \
+	})
+
+static struct bridge_counters
+counters(void)
+{
+	struct bridge_counters c;
+
+	bridge_counters_read(br, &c);
+	return c;
+}
+
+static uint64_t rid_seq = 1;
+
+static struct wire_reserve
+reservation(unsigned port, uint32_t event, uint64_t user)
+{
+	struct wire_reserve r = {
+		.reservation_id = wire_reservation_id(DP_ID, port, rid_seq++),
+		.user = user,
+		.admitted_ms = 1700000000000,
+		.event = event,
+		.client_ipv4 = 0x0a000001,
+	};
+
+	return r;
+}
+
+static const struct event_entry *
+cur_event(uint32_t id)
+{
+	const struct dp_shared *sh = shared_get(bridge_shared(br));
+
+	return sh != NULL ? event_lookup(sh->events, id) : NULL;
+}
+
+static bool
+event_sold_out(uint32_t id)
+{
+	const struct event_entry *e = cur_event(id);
+
+	return e != NULL && e->sold_out;
+}
+
+static bool
+results_all(uint32_t event, uint64_t first_user, unsigned n, uint8_t verdict)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct rt_result r;
+
+		if (result_table_lookup(bridge_results(br), event, first_user + i, &r) != 0 ||
+			r.verdict != verdict)
+			return false;
+	}
+	return true;
+}
+
+static void
+test_all(const char *peer_exe)
+{
+	char pull_ep[64], pub_ep[64], reply[512], err[256];
+	unsigned p1 = free_port(), p2 = free_port();
+
+	snprintf(pull_ep, sizeof(pull_ep), "tcp://127.0.0.1:%u", p1);
+	snprintf(pub_ep, sizeof(pub_ep), "tcp://127.0.0.1:%u", p2);
+	if (!tap_ok(p1 != 0 && p2 != 0 && p1 != p2 && start_peer(peer_exe, pull_ep, pub_ep) == 0,
+		    "the test peer runs on %s and %s", pull_ep, pub_ep))
+		return;
+
+	struct bridge_config c;
+
+	bridge_config_defaults(&c);
+	c.dp_id = DP_ID;
+	snprintf(c.push_endpoint, sizeof(c.push_endpoint), "%s", pull_ep);
+	snprintf(c.sub_endpoint, sizeof(c.sub_endpoint), "%s", pub_ep);
+	c.n_workers = 2;
+	c.ring_size = 1024;
+	c.batch_max = 64;
+	c.result_capacity = 1u << 17;
+	c.snapshot_retry_ms = 100;
+	c.push_hwm = 2;
+	c.push_sndbuf = 4096;
+	br = bridge_create(&c, err, sizeof(err));
+	if (!tap_ok(br != NULL, "bridge_create: %s", br != NULL ? "ok" : err))
+		return;
+	qsbr = bridge_qsbr(br);
+	rte_rcu_qsbr_thread_register(qsbr, 0);
+	rte_rcu_qsbr_thread_online(qsbr, 0);
+	struct bridge_port *port[2] = {bridge_port(br, 0), bridge_port(br, 1)};
+
+	tap_ok(!bridge_ready(br) && !bridge_port_ready(port[0]), "not ready before a snapshot");
+	if (!tap_ok(bridge_start(br, err, sizeof(err)) == 0, "bridge_start: %s", err))
+		return;
+
+	/* 1. The snapshot arrives. */
+	tap_ok(WAIT_FOR(bridge_ready(br), 10000), "the first snapshot makes the bridge ready");
+	const struct dp_shared *sh = shared_get(bridge_shared(br));
+
+	if (!tap_ok(sh != NULL, "shared state published"))
+		return;
+	const struct event_entry *e1 = event_lookup(sh->events, 1);
+
+	tap_ok(sh->events->n == 2 && e1 != NULL && e1->stock == 1000000 &&
+			strcmp(e1->name_json, "\"Big sale\"") == 0,
+		"snapshot: both events, with stock and name");
+	tap_ok(tok_keyring_count(&sh->auth) == 1 && tok_keyring_count(&sh->sale) == 1 &&
+			tok_keyring_has(&sh->sale, 7),
+		"snapshot: one auth key and sale key 7");
+	tap_ok(rules_block_user(sh->rules, 13) && rules_block_ip(sh->rules, htonl(0x0a010203)) &&
+			!rules_block_user(sh->rules, 14),
+		"snapshot: rules block user 13 and 10.1.0.0/16, not user 14");
+	tap_ok(sh->limits.ip.rate == 10 && sh->limits.ip.burst == 20 &&
+			sh->limits.user.burst == 6 && sh->limits.device.rate == 7 &&
+			sh->limits.event_forward.rate == 1000,
+		"snapshot: limits");
+	rte_rcu_qsbr_quiescent(qsbr, 0);
+
+	/* 2. Reservations: all of them reach the peer, once. */
+	unsigned refused = 0;
+
+	for (uint64_t u = 1; u <= 1000; u++) {
+		struct wire_reserve r = reservation((unsigned)(u % 2), 1, u);
+
+		refused += bridge_submit(port[u % 2], &r) != 0;
+	}
+	tap_eq_int(refused, 0, "1000 reservations accepted by the rings");
+	tap_ok(WAIT_FOR(peer_stat("reserves") == 1000, 10000),
+		"the peer received 1000 reservations");
+	tap_eq_int(peer_stat("dups"), 0, "no reservation arrived twice");
+	struct bridge_counters k = counters();
+
+	tap_ok(k.records_out[WIRE_T_RESERVE] == 1000 && k.batches_sent >= 1000 / 64 &&
+			k.submitted == 1000,
+		"counters: 1000 records out in %llu batches", (unsigned long long)k.batches_sent);
+
+	/* 3. Results land in the result table. */
+	tap_ok(WAIT_FOR(results_all(1, 1, 1000, WIRE_V_RESERVED), 10000),
+		"1000 'reserved' results in the result table");
+
+	/* 4. A sold-out reaches the shared state; the peer then says sold out. */
+	uint64_t v0 = shared_get(bridge_shared(br))->version;
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "sold_out 2") == 0 &&
+			WAIT_FOR(event_sold_out(2), 5000),
+		"SOLD_OUT reaches the shared event table");
+	tap_ok(shared_get(bridge_shared(br))->version > v0 &&
+			event_state_at(cur_event(2), (uint64_t)time(NULL) * 1000) == EVENT_SOLD_OUT,
+		"a new version, and event 2 is sold out");
+	struct wire_reserve late = reservation(0, 2, 5000);
+
+	bridge_submit(port[0], &late);
+	tap_ok(WAIT_FOR(results_all(2, 5000, 1, WIRE_V_SOLD_OUT), 5000),
+		"a reservation after the sell-out gets 'sold_out'");
+
+	/* 5. A rules replacement swaps the pointer. */
+	const struct rules *old_rules = shared_get(bridge_shared(br))->rules;
+
+	rte_rcu_qsbr_quiescent(qsbr, 0);
+	tap_ok(peer_cmd(reply, sizeof(reply), "rules user 77;ip 10.0.0.0/8") == 0 &&
+			WAIT_FOR(shared_get(bridge_shared(br))->rules != old_rules, 5000),
+		"RULES swap the rules pointer");
+	sh = shared_get(bridge_shared(br));
+	tap_ok(rules_block_user(sh->rules, 77) && !rules_block_user(sh->rules, 13) &&
+			rules_block_ip(sh->rules, htonl(0x0a090909)),
+		"the new rules replace the old ones");
+	rte_rcu_qsbr_quiescent(qsbr, 0);
+
+	/* 6. Malformed messages are counted by reason and ignored. */
+	static const struct {
+		const char *kind;
+		int err;
+	} bad[] = {
+		{"short", WIRE_ERR_SHORT},
+		{"magic", WIRE_ERR_MAGIC},
+		{"version", WIRE_ERR_VERSION},
+		{"type", WIRE_ERR_TYPE},
+		{"recsize", WIRE_ERR_RECSIZE},
+		{"length", WIRE_ERR_LENGTH},
+		{"count", WIRE_ERR_COUNT},
+		{"field", WIRE_ERR_FIELD},
+	};
+	k = counters();
+	uint64_t gaps0 = k.seq_gaps;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unsigned idx = wire_err_index(bad[i].err);
+		uint64_t before = counters().decode_errors[idx];
+
+		tap_ok(peer_cmd(reply, sizeof(reply), "garbage %s", bad[i].kind) == 0 &&
+				WAIT_FOR(counters().decode_errors[idx] == before + 1, 5000),
+			"malformed (%s) counted as %s", bad[i].kind, wire_err_name(bad[i].err));
+	}
+	uint64_t mp0 = counters().multipart;
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "garbage multipart") == 0 &&
+			WAIT_FOR(counters().multipart == mp0 + 1, 5000),
+		"a two-frame message is counted and dropped");
+	tap_ok(peer_cmd(reply, sizeof(reply), "restock 2 50") == 0 &&
+			WAIT_FOR(!event_sold_out(2), 5000),
+		"after the garbage, updates still apply (RESTOCK)");
+	tap_eq_int(counters().seq_gaps, gaps0, "malformed messages cause no sequence gap");
+
+	/* 7. A lost message (sequence gap) makes the bridge ask for a new snapshot. */
+	k = counters();
+	tap_ok(peer_cmd(reply, sizeof(reply), "skip_seq") == 0 &&
+			peer_cmd(reply, sizeof(reply), "sold_out 2") == 0 &&
+			WAIT_FOR(counters().seq_gaps == k.seq_gaps + 1 &&
+					 counters().snapshots_applied > k.snapshots_applied,
+				5000),
+		"a sequence gap is detected and a new snapshot applied");
+
+	/* 8. The peer stops reading: the bridge backs up, rings fill, submit refuses, and nothing
+	 * is lost. "Full" means refused for 20 rounds of 10 ms in a row, so the bridge had time
+	 * to push what the network buffers take. */
+	long long before = peer_stat("reserves");
+	uint64_t accepted = 0, t_end = mono_ms() + 30000;
+	unsigned refusals = 0;
+	struct bridge_counters k0 = counters();
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "pause") == 0, "peer paused");
+	for (uint64_t u = 1; refusals < 20 && mono_ms() < t_end;) {
+		struct wire_reserve r = reservation((unsigned)(u % 2), 1, 100000 + u);
+
+		if (bridge_submit(port[u % 2], &r) == -ENOBUFS) {
+			rid_seq--; /* the same reservation is offered again */
+			refusals++;
+			WAIT_FOR(false, 10);
+			continue;
+		}
+		refusals = 0;
+		accepted++;
+		u++;
+	}
+	k = counters();
+	tap_ok(refusals == 20,
+		"with the peer stuck, bridge_submit keeps returning -ENOBUFS "
+		"(after %llu accepted, %llu of them pushed into the network buffers)",
+		(unsigned long long)accepted,
+		(unsigned long long)(k.records_out[WIRE_T_RESERVE] -
+				     k0.records_out[WIRE_T_RESERVE]));
+	tap_ok(k.ring_full > k0.ring_full && k.send_retries > k0.send_retries,
+		"ring_full and send_retries are counted");
+	tap_ok(peer_cmd(reply, sizeof(reply), "resume") == 0 &&
+			WAIT_FOR(peer_stat("reserves") == before + (long long)accepted, 30000),
+		"after the peer resumes, all %llu accepted reservations arrive",
+		(unsigned long long)accepted);
+	tap_eq_int(peer_stat("dups"), 0, "and each exactly once");
+
+	/* 9. A result query reaches the peer, which publishes the result again. */
+	long long q0 = peer_stat("queries");
+
+	tap_ok(bridge_query(port[1], 1, 1) == 0 && WAIT_FOR(peer_stat("queries") == q0 + 1, 5000),
+		"a result query reaches the control plane");
+
+	/* 10. Clean stop. */
+	rte_rcu_qsbr_thread_offline(qsbr, 0);
+	rte_rcu_qsbr_thread_unregister(qsbr, 0);
+	uint64_t t0 = mono_ms();
+
+	bridge_stop(br, 2000);
+	k = counters();
+	tap_ok(mono_ms() - t0 < 10000 && k.unsent_at_stop == 0,
+		"bridge_stop returns with nothing left unsent");
+	tap_ok(k.decode_errors[WIRE_ERRI_FIELD] == 1 && k.wrong_direction == 0,
+		"no other message was refused");
+	bridge_destroy(br);
+	br = NULL;
+	tap_ok(peer_cmd(reply, sizeof(reply), "quit") == 0, "the peer quits");
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal_argv[] = {argv[0], "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
+		"--no-telemetry", "--log-level", "lib.*:error", "-l", "0", NULL};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s PATH_TO_FG_TESTPEER\n", argv[0]);
+		return 2;
+	}
+	atexit(kill_peer);
+	signal(SIGINT, on_fatal_signal);
+	signal(SIGTERM, on_fatal_signal);
+	signal(SIGSEGV, on_fatal_signal);
+	signal(SIGABRT, on_fatal_signal);
+	signal(SIGALRM, on_fatal_signal);
+	signal(SIGPIPE, SIG_IGN);
+	alarm(170); /* a last bound under meson's timeout: the peer dies with us */
+	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return 2;
+	}
+	test_all(argv[1]);
+	if (br != NULL) { /* a check failed half way: this thread must not hold up the stop */
+		rte_rcu_qsbr_thread_offline(qsbr, 0);
+		bridge_stop(br, 0);
+		bridge_destroy(br);
+	}
+	kill_peer();
+	rte_eal_cleanup();
+	return tap_done();
+}
