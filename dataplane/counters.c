@@ -9,6 +9,12 @@ static const char *const drop_names[DP_DROP_MAX] = { DP_DROP_REASONS(DP_X_NAME) 
 #define DP_X_NAME(name, str) [DP_ANS_##name] = str,
 static const char *const answer_names[DP_ANS_MAX] = { DP_ANSWER_KINDS(DP_X_NAME) };
 #undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_REJ_##name] = str,
+static const char *const reject_names[DP_REJ_MAX] = { DP_REJECT_REASONS(DP_X_NAME) };
+#undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_ADM_##name] = str,
+static const char *const admit_names[DP_ADM_MAX] = { DP_ADMIT_KINDS(DP_X_NAME) };
+#undef DP_X_NAME
 #define DP_X_CODE(code) [DP_HTTP_##code] = code,
 static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
 #undef DP_X_CODE
@@ -23,6 +29,18 @@ const char *
 dp_answer_name(enum dp_answer_kind k)
 {
 	return k < DP_ANS_MAX ? answer_names[k] : "unknown";
+}
+
+const char *
+dp_reject_name(enum dp_reject_reason r)
+{
+	return r < DP_REJ_MAX ? reject_names[r] : "unknown";
+}
+
+const char *
+dp_admit_name(enum dp_admit_kind k)
+{
+	return k < DP_ADM_MAX ? admit_names[k] : "unknown";
 }
 
 unsigned
@@ -45,6 +63,10 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 		dst->answers[i] += src->answers[i];
 	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
 		dst->http[i] += src->http[i];
+	for (unsigned i = 0; i < DP_REJ_MAX; i++)
+		dst->reject[i] += src->reject[i];
+	for (unsigned i = 0; i < DP_ADM_MAX; i++)
+		dst->admit[i] += src->admit[i];
 }
 
 void
@@ -59,6 +81,12 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
 		if (c->http[i])
 			fprintf(f, "  http %-24u %" PRIu64 "\n", http_codes[i], c->http[i]);
+	for (unsigned i = 0; i < DP_ADM_MAX; i++)
+		if (c->admit[i])
+			fprintf(f, "  admit %-23s %" PRIu64 "\n", admit_names[i], c->admit[i]);
+	for (unsigned i = 0; i < DP_REJ_MAX; i++)
+		if (c->reject[i])
+			fprintf(f, "  reject %-22s %" PRIu64 "\n", reject_names[i], c->reject[i]);
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])
 			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);

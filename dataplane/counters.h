@@ -56,6 +56,48 @@ enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
 enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 #undef DP_X_ENUM
 
+/* Why an admission request (token, reserve, result) was refused. */
+#define DP_REJECT_REASONS(X)                                                                       \
+	X(BLOCKED_IP, "blocked_ip")               /* a risk rule: 403 */                           \
+	X(BLOCKED_USER, "blocked_user")                                                            \
+	X(BLOCKED_DEVICE, "blocked_device")                                                        \
+	X(LIMIT_IP, "limit_ip")                   /* a token bucket: 429 */                        \
+	X(LIMIT_USER, "limit_user")                                                                \
+	X(LIMIT_DEVICE, "limit_device")                                                            \
+	X(FORWARD_BUDGET, "forward_budget")       /* the event's budget to the control plane */    \
+	X(NO_EVENT, "no_event")                   /* 404 */                                        \
+	X(TOO_EARLY, "too_early")                 /* 425: the sale has not started */              \
+	X(CLOSED, "closed")                       /* 410 */                                        \
+	X(SOLD_OUT, "sold_out")                   /* 410, answered here without the control plane */ \
+	X(NO_SESSION, "no_session")               /* 401: no Authorization: Bearer */              \
+	X(SESSION_INVALID, "session_invalid")     /* 401: malformed, unknown key, bad MAC */       \
+	X(SESSION_EXPIRED, "session_expired")     /* 401 */                                        \
+	X(BAD_PATH, "bad_reserve_path")           /* 403: not this event's hidden path */          \
+	X(NO_TOKEN, "no_token")                   /* 403: no X-Flash-Token */                      \
+	X(TOKEN_INVALID, "token_invalid")         /* 403: malformed, unknown key, bad MAC */       \
+	X(TOKEN_OTHER_EVENT, "token_other_event") /* 403 */                                        \
+	X(TOKEN_EXPIRED, "token_expired")         /* 403 */                                        \
+	X(TOKEN_OTHER_USER, "token_other_user")   /* 403: the session is another user's */         \
+	X(NOT_READY, "not_ready")                 /* 503: no snapshot or no keys yet */            \
+	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */
+
+#define DP_X_ENUM(name, str) DP_REJ_##name,
+enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
+#undef DP_X_ENUM
+
+/* What admission did when it said yes. */
+#define DP_ADMIT_KINDS(X)                                                                          \
+	X(TOKEN_ISSUED, "token_issued")                                                            \
+	X(RESERVE_ADMITTED, "reserve_admitted")   /* handed to the bridge, 202 */                  \
+	X(RESULT_FOUND, "result_found")           /* a poll answered from the result table */      \
+	X(RESULT_QUEUED, "result_queued")         /* a poll answered "queued" */                   \
+	X(RESULT_QUERY, "result_query")           /* a poll that asked the control plane again */  \
+	X(CORS_PREFLIGHT, "cors_preflight")
+
+#define DP_X_ENUM(name, str) DP_ADM_##name,
+enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
+#undef DP_X_ENUM
+
 /* HTTP statuses we send, each with its own counter slot. */
 #define DP_HTTP_STATUSES(X)                                                                        \
 	X(200) X(202) X(204) X(400) X(401) X(403) X(404) X(405) X(410) X(414) X(425) X(429) X(431) \
@@ -74,6 +116,8 @@ struct dp_counters {
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t answers[DP_ANS_MAX];
 	uint64_t http[DP_HTTP_MAX];
+	uint64_t reject[DP_REJ_MAX];
+	uint64_t admit[DP_ADM_MAX];
 };
 
 /* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
@@ -94,6 +138,8 @@ dp_http_slot_of(unsigned status)
 /* Name of a drop reason, answer kind or HTTP slot, as shown in telemetry. */
 const char *dp_drop_name(enum dp_drop_reason r);
 const char *dp_answer_name(enum dp_answer_kind k);
+const char *dp_reject_name(enum dp_reject_reason r);
+const char *dp_admit_name(enum dp_admit_kind k);
 unsigned dp_http_status_of(enum dp_http_slot s);
 
 /* Adds every counter of src to dst (for totals over workers). */

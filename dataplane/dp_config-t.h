@@ -34,6 +34,22 @@ struct dp_config {
 	uint8_t ip_ttl;            /* TTL of the packets we send */
 	uint32_t stats_interval_s; /* 0: no periodic counter line in the log */
 	int log_level;             /* enum log_level */
+	/* [admission] */
+	char cors_origin[128];          /* "" : no CORS headers; "*" : any origin */
+	uint32_t purchase_token_ttl_s;  /* how long a purchase token is valid */
+	uint32_t receipt_young_ms;      /* a receipt this young with no result yet is "queued" */
+	uint32_t limit_table_log2;      /* entries per rate-limit table (per worker), log2 */
+	/* [bridge] */
+	uint32_t dp_id;                 /* this data plane's id on the wire, 1..1023 */
+	char push_endpoint[128];        /* the control plane's PULL */
+	char sub_endpoint[128];         /* the control plane's PUB */
+	uint32_t ring_size;             /* per-worker ring to the bridge */
+	uint32_t batch_max;             /* reservations per message */
+	uint32_t batch_wait_ms;         /* longest wait for a batch to fill */
+	uint32_t result_capacity;       /* (event, user) results kept for polls */
+	uint32_t resync_ms;             /* silence from the control plane before a resync */
+	uint32_t snapshot_retry_ms;     /* an unanswered snapshot request is repeated */
+	uint32_t push_hwm;              /* ZeroMQ send high-water mark, messages */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];
 	unsigned n_events;

@@ -139,6 +139,152 @@ static const struct cfg_key dp_keys[] = {
 	},
 };
 
+static const struct cfg_key dp_admission_keys[] = {
+	{
+		.name = "cors_origin",
+		.type = CFG_STRING,
+		DP_FIELD(cors_origin),
+		.min = 0,
+		.max = 127,
+		.def = "",
+		.doc = "The origin of the shop's sale page (e.g. https://shop.example): answers to "
+		       "requests from it carry CORS headers and OPTIONS preflights are answered. "
+		       "Empty: no CORS; \"*\": any origin (for tests only).",
+	},
+	{
+		.name = "purchase_token_ttl",
+		.type = CFG_DURATION,
+		DP_FIELD(purchase_token_ttl_s),
+		.min = 1 * DP_MS_PER_S,
+		.max = 86400u * DP_MS_PER_S,
+		.unit_ms = DP_MS_PER_S,
+		.def = "5m",
+		.doc = "How long a purchase token (the answer to POST .../token) stays valid, "
+		       "whole seconds.",
+	},
+	{
+		.name = "receipt_young",
+		.type = CFG_DURATION,
+		DP_FIELD(receipt_young_ms),
+		.min = 100,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "10s",
+		.doc = "A result poll with a receipt younger than this and no result yet is answered "
+		       "\"queued\" from the receipt alone; an older one also asks the control plane "
+		       "for the result again.",
+	},
+	{
+		.name = "limit_table_log2",
+		.type = CFG_UINT,
+		DP_FIELD(limit_table_log2),
+		.min = 3,
+		.max = 28,
+		.def = "18",
+		.doc = "Each worker keeps three rate-limit tables (per IP, user, device) of "
+		       "2^limit_table_log2 buckets of 16 bytes; size them at twice the clients a "
+		       "worker sees at once (docs/limits.md).",
+	},
+};
+
+static const struct cfg_key dp_bridge_keys[] = {
+	{
+		.name = "dp_id",
+		.type = CFG_UINT,
+		DP_FIELD(dp_id),
+		.min = 1,
+		.max = 1023,
+		.def = "1",
+		.doc = "This data plane's id, unique among the data planes of one control plane: it "
+		       "is part of every reservation id.",
+	},
+	{
+		.name = "push_endpoint",
+		.type = CFG_STRING,
+		DP_FIELD(push_endpoint),
+		.min = 1,
+		.max = 127,
+		.def = "tcp://127.0.0.1:5601",
+		.doc = "The control plane's PULL socket that admitted reservations are pushed to.",
+	},
+	{
+		.name = "sub_endpoint",
+		.type = CFG_STRING,
+		DP_FIELD(sub_endpoint),
+		.min = 1,
+		.max = 127,
+		.def = "tcp://127.0.0.1:5602",
+		.doc = "The control plane's PUB socket: events, keys, rules, limits, results.",
+	},
+	{
+		.name = "ring_size",
+		.type = CFG_UINT,
+		DP_FIELD(ring_size),
+		.min = 64,
+		.max = 1u << 20,
+		.flags = CFG_F_POW2,
+		.def = "8192",
+		.doc = "Admitted reservations each worker can hand to the bridge before it answers "
+		       "503 (the control plane is behind).",
+	},
+	{
+		.name = "batch_max",
+		.type = CFG_UINT,
+		DP_FIELD(batch_max),
+		.min = 1,
+		.max = 4096,
+		.def = "256",
+		.doc = "Reservations per message to the control plane.",
+	},
+	{
+		.name = "batch_wait",
+		.type = CFG_DURATION,
+		DP_FIELD(batch_wait_ms),
+		.min = 0,
+		.max = 1000,
+		.def = "1ms",
+		.doc = "The longest a reservation waits for its batch to fill (at most 1s).",
+	},
+	{
+		.name = "result_capacity",
+		.type = CFG_UINT,
+		DP_FIELD(result_capacity),
+		.min = 1024,
+		.max = 1u << 26,
+		.def = "1048576",
+		.doc = "Results of (event, user) kept for polls; when full the oldest go, and a poll "
+		       "for one asks the control plane again.",
+	},
+	{
+		.name = "resync",
+		.type = CFG_DURATION,
+		DP_FIELD(resync_ms),
+		.min = 100,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "5s",
+		.doc = "Silence from the control plane (it sends a heartbeat every second) after "
+		       "which the data plane asks for a full snapshot.",
+	},
+	{
+		.name = "snapshot_retry",
+		.type = CFG_DURATION,
+		DP_FIELD(snapshot_retry_ms),
+		.min = 100,
+		.max = 600u * DP_MS_PER_S,
+		.def = "1s",
+		.doc = "How often an unanswered snapshot request is repeated.",
+	},
+	{
+		.name = "push_hwm",
+		.type = CFG_UINT,
+		DP_FIELD(push_hwm),
+		.min = 1,
+		.max = 1000000,
+		.def = "1000",
+		.doc = "Messages ZeroMQ queues towards the control plane before the bridge holds "
+		       "back (and the rings, then the workers, shed with 503).",
+	},
+};
+
 static const struct cfg_key dp_event_keys[] = {
 	{
 		.name = "name",
@@ -220,6 +366,19 @@ static const struct cfg_section dp_sections[] = {
 		.keys = dp_keys,
 		.n_keys = sizeof(dp_keys) / sizeof(dp_keys[0]),
 		.check = dp_check_dataplane,
+	},
+	{
+		.name = "admission",
+		.doc = "Who may buy: tokens, CORS and the rate-limit tables. The limits themselves and "
+		       "the keys come from the control plane.",
+		.keys = dp_admission_keys,
+		.n_keys = sizeof(dp_admission_keys) / sizeof(dp_admission_keys[0]),
+	},
+	{
+		.name = "bridge",
+		.doc = "The ZeroMQ link to the control plane.",
+		.keys = dp_bridge_keys,
+		.n_keys = sizeof(dp_bridge_keys) / sizeof(dp_bridge_keys[0]),
 	},
 	{
 		.name = "event",

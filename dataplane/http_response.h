@@ -96,8 +96,8 @@ http_resp_tick(struct http_resp_ctx *ctx, uint64_t now_ms)
 
 /*
  * Writes a whole response: status line, the shared lines, extra header lines
- * (each ending in CRLF; may be empty), Content-Length and, unless head is
- * true, body. Returns the length written, or 0 when it does not fit in
+ * (each ending in CRLF; may be empty), Content-Length (not for 204) and,
+ * unless head is true, body. Returns the length written, or 0 when it does not fit in
  * [dst, dst + cap).
  */
 static inline uint16_t
@@ -109,9 +109,13 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 	http_resp_status_line(&o, status);
 	out_mem(&o, ctx->common, ctx->common_len);
 	out_mem(&o, extra, extra_len);
-	out_lit(&o, "Content-Length: ");
-	out_u64(&o, body_len);
-	out_lit(&o, "\r\n\r\n");
+	/* RFC 9110 §8.6: no Content-Length in a 204. */
+	if (status != 204) {
+		out_lit(&o, "Content-Length: ");
+		out_u64(&o, body_len);
+		out_lit(&o, "\r\n");
+	}
+	out_lit(&o, "\r\n");
 	if (!head)
 		out_mem(&o, body, body_len);
 	return o.ok ? (uint16_t)(o.p - dst) : 0;

@@ -2,14 +2,21 @@
 #ifndef FG_DP_HTTP_ROUTES_H
 #define FG_DP_HTTP_ROUTES_H
 /*
- * The data plane's HTTP API: parse one request, pick its route, write the
- * answer. Routes today: GET|HEAD /healthz and GET|HEAD /api/v1/events/{id}.
+ * The data plane's HTTP API (docs/api.md): parse one request, pick its route,
+ * write the answer.
+ *   GET|HEAD /healthz
+ *   GET|HEAD /api/v1/events/{id}
+ *   POST     /api/v1/events/{id}/token
+ *   POST     /api/v1/events/{id}/reserve/{kid-key}
+ *   GET|HEAD /api/v1/events/{id}/result
+ *   OPTIONS  on any of them: CORS preflight
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "dataplane/events.h"
+#include "dataplane/http_admission.h"
 #include "dataplane/http_parser.h"
 #include "dataplane/http_response.h"
 #include "dataplane/worker.h"
@@ -41,24 +48,33 @@ parse_event_id(const char *p, unsigned len, uint32_t *id)
 }
 
 static inline uint16_t
-route_method_not_allowed(struct worker *w, char *out, uint16_t cap, bool head, const char *allow,
-	size_t allow_len)
+route_method_not_allowed(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
+	const char *allow, size_t allow_len)
 {
+	struct adm_hdrs h = { .n = 0 };
+
+	adm_hdr_lit(&h, "Allow: ");
+	adm_hdr_mem(&h, allow, allow_len);
+	adm_hdr_lit(&h, "\r\n");
+	adm_hdr_cors(&h, w, q->cors);
 	w->ctr.http[DP_HTTP_405]++;
 	return http_resp_error(out, cap, &w->resp, 405, "method not allowed on this resource",
-		allow, allow_len, head);
+		h.b, h.n, q->head);
 }
 
 static inline uint16_t
-route_event_info(struct worker *w, char *out, uint16_t cap, bool head, uint32_t id)
+route_event_info(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, uint32_t id)
 {
-	const struct event_entry *e = event_lookup(w->events, id);
+	const struct event_entry *e = event_lookup(worker_events(w), id);
 	char body[384];
 	struct out_buf b = { body, body + sizeof(body), true };
 
 	if (e == NULL) {
+		struct adm_hdrs h = { .n = 0 };
+
+		adm_hdr_cors(&h, w, q->cors);
 		w->ctr.http[DP_HTTP_404]++;
-		return http_resp_error(out, cap, &w->resp, 404, "no such event", "", 0, head);
+		return http_resp_error(out, cap, &w->resp, 404, "no such event", h.b, h.n, q->head);
 	}
 	out_lit(&b, "{\"id\":");
 	out_u64(&b, e->id);
@@ -76,18 +92,76 @@ route_event_info(struct worker *w, char *out, uint16_t cap, bool head, uint32_t 
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);
 	out_lit(&b, "}");
-	w->ctr.http[DP_HTTP_200]++;
-	return http_resp_write(out, cap, &w->resp, 200, "", 0, body, (size_t)(b.p - body), head);
+	return adm_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
+}
+
+#define ALLOW_GET  "GET, HEAD, OPTIONS"
+#define ALLOW_POST "POST, OPTIONS"
+#define ROUTE_ALLOW(w, q, out, cap, allow)                                                         \
+	route_method_not_allowed((w), (q), (out), (cap), (allow), sizeof(allow) - 1)
+#define ROUTE_PREFLIGHT(w, q, out, cap, allow)                                                     \
+	route_preflight((w), (q), (out), (cap), (allow), sizeof(allow) - 1)
+
+/* Routes below /api/v1/events/: rest is what follows the prefix. */
+static inline uint16_t
+route_events(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, const char *rest,
+	unsigned rest_len)
+{
+	enum http_method m = q->r->method;
+	bool get = m == HTTP_M_GET || m == HTTP_M_HEAD;
+	uint32_t id;
+	unsigned digits = parse_event_id(rest, rest_len, &id);
+	const char *sub = rest + digits;
+	unsigned sub_len = rest_len - digits;
+
+	if (digits == 0)
+		goto not_found;
+	if (sub_len == 0) {
+		if (get)
+			return route_event_info(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ALLOW_GET);
+		return ROUTE_ALLOW(w, q, out, cap, ALLOW_GET);
+	}
+	if (sub_len == 6 && memcmp(sub, "/token", 6) == 0) {
+		if (m == HTTP_M_POST)
+			return route_token(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ALLOW_POST);
+		return ROUTE_ALLOW(w, q, out, cap, ALLOW_POST);
+	}
+	if (sub_len > 9 && memcmp(sub, "/reserve/", 9) == 0) {
+		if (m == HTTP_M_POST)
+			return route_reserve(w, q, out, cap, id, sub + 9, sub_len - 9);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ALLOW_POST);
+		return ROUTE_ALLOW(w, q, out, cap, ALLOW_POST);
+	}
+	if (sub_len == 7 && memcmp(sub, "/result", 7) == 0) {
+		if (get)
+			return route_result(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ALLOW_GET);
+		return ROUTE_ALLOW(w, q, out, cap, ALLOW_GET);
+	}
+not_found:;
+	struct adm_hdrs h = { .n = 0 };
+
+	adm_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q->head);
 }
 
 /*
- * Answers the HTTP request in req[0..req_len), the payload of one TCP segment.
- * Writes the response to out[0..cap) — which may be the same memory as req:
- * everything needed from the request is taken before the first write.
- * Returns the response length; 0 only if even an error answer did not fit.
+ * Answers the HTTP request in req[0..req_len), the payload of one TCP segment
+ * from client_ip (network byte order). Writes the response to out[0..cap) —
+ * which may be the same memory as req: everything needed from the request is
+ * taken before the first write. Returns the response length; 0 only if even
+ * an error answer did not fit.
  */
 static inline uint16_t
-http_answer(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap)
+http_answer(struct worker *w, uint32_t client_ip, const char *req, uint16_t req_len, char *out,
+	uint16_t cap)
 {
 	struct http_request r;
 	int rc;
@@ -105,39 +179,39 @@ http_answer(struct worker *w, const char *req, uint16_t req_len, char *out, uint
 		return http_resp_error(out, cap, &w->resp, (unsigned)rc, r.error, "", 0, false);
 	}
 
-	bool head = r.method == HTTP_M_HEAD;
-	bool get = r.method == HTTP_M_GET || head;
+	struct adm_req q = {
+		.r = &r,
+		.client_ip = client_ip,
+		.cors = adm_cors_match(w, &r),
+		.head = r.method == HTTP_M_HEAD,
+	};
 
 	if (str_is(&r.path, "/healthz", 8)) {
-		static const char allow[] = "Allow: GET, HEAD\r\n";
+		if (likely(r.method == HTTP_M_GET || r.method == HTTP_M_HEAD) && !q.cors) {
+			uint16_t n = q.head ? w->resp.healthz_head_len : w->resp.healthz_len;
 
-		if (unlikely(!get))
-			return route_method_not_allowed(w, out, cap, head, allow, sizeof(allow) - 1);
-		uint16_t n = head ? w->resp.healthz_head_len : w->resp.healthz_len;
-
-		if (unlikely(n > cap))
-			return 0;
-		memcpy(out, w->resp.healthz, n);
-		w->ctr.http[DP_HTTP_200]++;
-		return n;
+			if (unlikely(n > cap))
+				return 0;
+			memcpy(out, w->resp.healthz, n);
+			w->ctr.http[DP_HTTP_200]++;
+			return n;
+		}
+		if (r.method == HTTP_M_GET || r.method == HTTP_M_HEAD)
+			return adm_json(w, &q, out, cap, 200, "{\"status\":\"ok\"}", 15);
+		if (r.method == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, &q, out, cap, ALLOW_GET);
+		return ROUTE_ALLOW(w, &q, out, cap, ALLOW_GET);
 	}
 	if (r.path.len > sizeof(EVENTS_PREFIX) - 1 &&
-		memcmp(r.path.p, EVENTS_PREFIX, sizeof(EVENTS_PREFIX) - 1) == 0) {
-		static const char allow[] = "Allow: GET, HEAD\r\n";
-		const char *rest = r.path.p + sizeof(EVENTS_PREFIX) - 1;
-		unsigned rest_len = r.path.len - (unsigned)(sizeof(EVENTS_PREFIX) - 1);
-		uint32_t id;
-		unsigned digits = parse_event_id(rest, rest_len, &id);
+		memcmp(r.path.p, EVENTS_PREFIX, sizeof(EVENTS_PREFIX) - 1) == 0)
+		return route_events(w, &q, out, cap, r.path.p + sizeof(EVENTS_PREFIX) - 1,
+			r.path.len - (unsigned)(sizeof(EVENTS_PREFIX) - 1));
 
-		if (digits != 0 && digits == rest_len) {
-			if (unlikely(!get))
-				return route_method_not_allowed(w, out, cap, head, allow,
-					sizeof(allow) - 1);
-			return route_event_info(w, out, cap, head, id);
-		}
-	}
+	struct adm_hdrs h = { .n = 0 };
+
+	adm_hdr_cors(&h, w, q.cors);
 	w->ctr.http[DP_HTTP_404]++;
-	return http_resp_error(out, cap, &w->resp, 404, "no such resource", "", 0, head);
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q.head);
 }
 
 #endif

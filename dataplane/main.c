@@ -22,6 +22,7 @@
 
 #include "common/log.h"
 #include "dataplane/dp_config.h"
+#include "dataplane/bridge.h"
 #include "dataplane/events.h"
 #include "dataplane/port.h"
 #include "dataplane/telemetry.h"
@@ -36,6 +37,7 @@ struct app {
 	struct event_table events;
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pools[RTE_MAX_LCORE];
+	struct bridge *bridge;
 	unsigned n_workers;
 	uint16_t ports[WORKER_MAX_PORTS];
 	bool port_started[WORKER_MAX_PORTS];
@@ -181,6 +183,21 @@ setup_workers(struct app *a)
 		w->burst = cfg->burst;
 		w->events = &a->events;
 		w->stop = &stop_requested;
+		w->dp_id = cfg->dp_id;
+		w->purchase_ttl_s = cfg->purchase_token_ttl_s;
+		w->receipt_young_ms = cfg->receipt_young_ms;
+		w->cors_any = strcmp(cfg->cors_origin, "*") == 0;
+		w->cors_len = (uint8_t)strlen(cfg->cors_origin);
+		memcpy(w->cors_origin, cfg->cors_origin, w->cors_len);
+		w->rl_ip = rl_table_create(cfg->limit_table_log2, socket);
+		w->rl_user = rl_table_create(cfg->limit_table_log2, socket);
+		w->rl_device = rl_table_create(cfg->limit_table_log2, socket);
+		if (w->rl_ip == NULL || w->rl_user == NULL || w->rl_device == NULL) {
+			LOG_ERR("cannot allocate the rate-limit tables of lcore %u (3 x %zu bytes): "
+				"lower admission.limit_table_log2 or give DPDK more memory",
+				lcore, rl_table_mem_size(cfg->limit_table_log2));
+			return -1;
+		}
 		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
 			worker_listen_add(w, cfg->listen_ports[i]);
 		if (worker_init(w, secret, cfg->syncookie_slot_s) != 0) {
@@ -204,6 +221,49 @@ setup_workers(struct app *a)
 	if (a->n_workers == 0) {
 		LOG_ERR("no worker lcore: give at least two lcores, e.g. -l 0,1 (the first runs "
 			"the control loop)");
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_workers; i++)
+		a->workers[i]->n_workers = a->n_workers;
+	return 0;
+}
+
+/* Creates the bridge to the control plane and gives each worker its end of it. */
+static int
+setup_bridge(struct app *a)
+{
+	const struct dp_config *cfg = &a->cfg;
+	struct bridge_config bc;
+	char err[256];
+
+	bridge_config_defaults(&bc);
+	bc.dp_id = cfg->dp_id;
+	snprintf(bc.push_endpoint, sizeof(bc.push_endpoint), "%s", cfg->push_endpoint);
+	snprintf(bc.sub_endpoint, sizeof(bc.sub_endpoint), "%s", cfg->sub_endpoint);
+	bc.n_workers = a->n_workers;
+	bc.ring_size = cfg->ring_size;
+	bc.batch_max = cfg->batch_max;
+	bc.batch_wait_us = cfg->batch_wait_ms * 1000;
+	bc.result_capacity = cfg->result_capacity;
+	bc.resync_ms = cfg->resync_ms;
+	bc.snapshot_retry_ms = cfg->snapshot_retry_ms;
+	bc.push_hwm = (int)cfg->push_hwm;
+	bc.socket_id = (int)rte_socket_id();
+	if (bridge_config_check(&bc, err, sizeof(err)) != 0) {
+		LOG_ERR("bridge settings: %s", err);
+		return -1;
+	}
+	a->bridge = bridge_create(&bc, err, sizeof(err));
+	if (a->bridge == NULL) {
+		LOG_ERR("cannot create the bridge to the control plane: %s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < a->n_workers; i++) {
+		a->workers[i]->bridge = bridge_port(a->bridge, i);
+		a->workers[i]->qsbr = bridge_qsbr(a->bridge);
+	}
+	if (bridge_start(a->bridge, err, sizeof(err)) != 0) {
+		LOG_ERR("cannot start the bridge to the control plane: %s", err);
 		return -1;
 	}
 	return 0;
@@ -269,6 +329,17 @@ report_counters(const struct app *a, FILE *f)
 		dp_counters_add(&sum, &a->workers[i]->ctr);
 	fprintf(f, PROG ": final counters (%u worker(s)):\n", a->n_workers);
 	dp_counters_print(f, &sum);
+	if (a->bridge != NULL) {
+		struct bridge_counters bc;
+
+		bridge_counters_read(a->bridge, &bc);
+		fprintf(f,
+			"  bridge: %" PRIu64 " reservations handed over, %" PRIu64 " refused (ring "
+			"full), %" PRIu64 " batches sent, %" PRIu64 " unsent at stop, %" PRIu64
+			" snapshots applied, %" PRIu64 " results stored\n",
+			bc.submitted, bc.ring_full, bc.batches_sent, bc.unsent_at_stop,
+			bc.snapshots_applied, bc.results.inserted + bc.results.replaced);
+	}
 	if (a->n_workers > 1) {
 		for (unsigned i = 0; i < a->n_workers; i++) {
 			fprintf(f, "worker lcore %u:\n", a->workers[i]->lcore_id);
@@ -300,8 +371,12 @@ teardown(struct app *a)
 	for (unsigned i = 0; i < a->n_ports; i++)
 		if (a->port_started[i])
 			port_stop(a->ports[i]);
+	bridge_destroy(a->bridge);
 	for (unsigned i = 0; i < a->n_workers; i++) {
 		rte_mempool_free(a->pools[i]);
+		rl_table_free(a->workers[i]->rl_ip);
+		rl_table_free(a->workers[i]->rl_user);
+		rl_table_free(a->workers[i]->rl_device);
 		rte_free(a->workers[i]);
 	}
 }
@@ -345,9 +420,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (setup_workers(&a) != 0 || setup_ports(&a) != 0)
+	if (setup_workers(&a) != 0 || setup_ports(&a) != 0 || setup_bridge(&a) != 0)
 		goto out;
-	if (telemetry_register(a.workers, a.n_workers) != 0)
+	if (telemetry_register(a.workers, a.n_workers, a.bridge) != 0)
 		LOG_WARN("telemetry commands could not be registered; counters show at exit only");
 
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -362,6 +437,7 @@ main(int argc, char **argv)
 			LOG_ERR("cannot launch the worker on lcore %u", a.workers[i]->lcore_id);
 			stop_requested = true;
 			rte_eal_mp_wait_lcore();
+			bridge_stop(a.bridge, 0);
 			goto out;
 		}
 	}
@@ -372,9 +448,9 @@ main(int argc, char **argv)
 		snprintf(addr, sizeof(addr), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255,
 			(ip >> 8) & 255, ip & 255);
 		LOG_NOTICE("ready: address %s, %u TCP port(s) starting with %u, %u port(s), %u "
-			   "worker(s), %u event(s)",
+			   "worker(s), %u event(s) from the config; control plane at %s and %s",
 			addr, a.cfg.n_listen_ports, a.cfg.listen_ports[0], a.n_ports, a.n_workers,
-			a.events.n);
+			a.events.n, a.cfg.push_endpoint, a.cfg.sub_endpoint);
 	}
 	uint64_t next_stats = rte_get_timer_cycles();
 
@@ -388,6 +464,8 @@ main(int argc, char **argv)
 	}
 	LOG_NOTICE("stopping");
 	rte_eal_mp_wait_lcore();
+	/* The workers are stopped: whatever they handed over is flushed to the control plane. */
+	bridge_stop(a.bridge, 2000);
 	report_counters(&a, stderr);
 	rc = 0;
 out:

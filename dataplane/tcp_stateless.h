@@ -214,7 +214,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 
 	if (cap > room)
 		cap = room;
-	uint16_t resp_len = http_answer(w, req, payload_len, out, cap);
+	uint16_t resp_len = http_answer(w, ip->src_addr, req, payload_len, out, cap);
 
 	tcp_reply_finish(w, wp, m, eth, ip, th,
 		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack, seq + payload_len + fin,

@@ -10,6 +10,7 @@
 /* Telemetry callbacks take no user argument in DPDK 22.11, so the worker list is kept here. */
 static struct worker *const *tel_workers;
 static unsigned tel_n;
+static const struct bridge *tel_bridge;
 
 static void
 add_counters(struct rte_tel_data *d, const struct dp_counters *c)
@@ -26,6 +27,14 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 
 		snprintf(name, sizeof(name), "http_%u", dp_http_status_of(i));
 		rte_tel_data_add_dict_u64(d, name, c->http[i]);
+	}
+	for (unsigned i = 0; i < DP_ADM_MAX; i++)
+		rte_tel_data_add_dict_u64(d, dp_admit_name(i), c->admit[i]);
+	for (unsigned i = 0; i < DP_REJ_MAX; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "reject_%s", dp_reject_name(i));
+		rte_tel_data_add_dict_u64(d, name, c->reject[i]);
 	}
 	for (unsigned i = 0; i < DP_DROP_MAX; i++) {
 		char name[48];
@@ -74,13 +83,62 @@ tel_workers_list(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
+static int
+tel_bridge_stats(const char *cmd __rte_unused, const char *params __rte_unused,
+	struct rte_tel_data *d)
+{
+	struct bridge_counters c;
+	char name[64];
+
+	if (tel_bridge == NULL)
+		return -ENOENT;
+	bridge_counters_read(tel_bridge, &c);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "ready", bridge_ready(tel_bridge));
+	rte_tel_data_add_dict_u64(d, "submitted", c.submitted);
+	rte_tel_data_add_dict_u64(d, "ring_full", c.ring_full);
+	rte_tel_data_add_dict_u64(d, "queries", c.queries);
+	rte_tel_data_add_dict_u64(d, "queries_refused", c.queries_refused);
+	rte_tel_data_add_dict_u64(d, "batches_sent", c.batches_sent);
+	rte_tel_data_add_dict_u64(d, "send_retries", c.send_retries);
+	rte_tel_data_add_dict_u64(d, "send_errors", c.send_errors);
+	rte_tel_data_add_dict_u64(d, "seq_gaps", c.seq_gaps);
+	rte_tel_data_add_dict_u64(d, "sender_restarts", c.sender_restarts);
+	rte_tel_data_add_dict_u64(d, "snapshot_requests", c.snapshot_requests);
+	rte_tel_data_add_dict_u64(d, "snapshots_applied", c.snapshots_applied);
+	rte_tel_data_add_dict_u64(d, "snapshots_incomplete", c.snapshots_incomplete);
+	rte_tel_data_add_dict_u64(d, "rules_rejected", c.rules_rejected);
+	rte_tel_data_add_dict_u64(d, "unsent_at_stop", c.unsent_at_stop);
+	rte_tel_data_add_dict_u64(d, "results_inserted", c.results.inserted);
+	rte_tel_data_add_dict_u64(d, "results_evicted", c.results.evicted);
+	rte_tel_data_add_dict_u64(d, "shared_versions", c.shared_versions);
+	for (unsigned i = 0; i < WIRE_T_MAX; i++) {
+		if (c.msgs_in[i] == 0 && c.msgs_out[i] == 0)
+			continue;
+		snprintf(name, sizeof(name), "in_%s", wire_type_name(i));
+		rte_tel_data_add_dict_u64(d, name, c.msgs_in[i]);
+		snprintf(name, sizeof(name), "out_%s", wire_type_name(i));
+		rte_tel_data_add_dict_u64(d, name, c.msgs_out[i]);
+	}
+	for (unsigned i = 0; i < WIRE_ERR_MAX; i++) {
+		snprintf(name, sizeof(name), "decode_error_%s", wire_err_name(-(int)i - 1));
+		rte_tel_data_add_dict_u64(d, name, c.decode_errors[i]);
+	}
+	return 0;
+}
+
 int
-telemetry_register(struct worker *const *workers, unsigned n)
+telemetry_register(struct worker *const *workers, unsigned n, const struct bridge *bridge)
 {
 	int rc;
 
 	tel_workers = workers;
 	tel_n = n;
+	tel_bridge = bridge;
+	rc = rte_telemetry_register_cmd("/flashgate/bridge", tel_bridge_stats,
+		"the data plane's ZeroMQ bridge to the control plane: messages, snapshots, rings");
+	if (rc != 0)
+		return rc;
 	rc = rte_telemetry_register_cmd("/flashgate/stats", tel_stats,
 		"flashgate data plane counters: totals, or one worker's with its lcore id as "
 		"parameter");

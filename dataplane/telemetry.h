@@ -7,14 +7,16 @@
  *   /flashgate/stats            totals over all workers
  *   /flashgate/stats,<lcore>    one worker's counters
  *   /flashgate/workers          the worker lcores
+ *   /flashgate/bridge           the ZeroMQ bridge to the control plane
  */
+#include "dataplane/bridge.h"
 #include "dataplane/worker.h"
 
 /*
- * Registers the commands over workers[0..n). The array must outlive every
- * telemetry request (it does: it lives until rte_eal_cleanup()). Returns 0 or
- * a negative errno.
+ * Registers the commands over workers[0..n) and bridge (NULL: none). They
+ * must outlive every telemetry request (they do: they live until
+ * rte_eal_cleanup()). Returns 0 or a negative errno.
  */
-int telemetry_register(struct worker *const *workers, unsigned n);
+int telemetry_register(struct worker *const *workers, unsigned n, const struct bridge *bridge);
 
 #endif

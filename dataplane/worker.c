@@ -21,6 +21,7 @@ worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s)
 	if (rc != 0)
 		return rc;
 	http_resp_tick_slow(&w->resp, w->now_ms);
+	w->rid_seq = wire_reservation_seq_start(w->now_ms);
 	return 0;
 }
 
@@ -32,6 +33,12 @@ worker_main(void *arg)
 	struct rte_mbuf *tx[WORKER_BURST_MAX];
 	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
 
+	/* RCU: the bridge frees an old shared state only after every worker passed a
+	 * quiescent point, which is the end of each loop; no pointer from w->sh lives past it. */
+	if (w->qsbr != NULL) {
+		rte_rcu_qsbr_thread_register(w->qsbr, w->index);
+		rte_rcu_qsbr_thread_online(w->qsbr, w->index);
+	}
 	while (!*w->stop) {
 		for (unsigned q = 0; q < w->n_rxq; q++) {
 			uint16_t port = w->rxq[q].port, queue = w->rxq[q].queue;
@@ -40,6 +47,8 @@ worker_main(void *arg)
 			if (n == 0)
 				continue;
 			worker_clock_update(w, rte_rdtsc());
+			if (w->bridge != NULL)
+				w->sh = shared_get(w->bridge->shared);
 			uint16_t ntx = pipeline_burst(w, port, rx, n, tx);
 			uint64_t bytes = 0;
 
@@ -59,6 +68,13 @@ worker_main(void *arg)
 			w->ctr.tx_packets += sent;
 			w->ctr.tx_bytes += bytes;
 		}
+		w->sh = NULL;
+		if (w->qsbr != NULL)
+			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
+	}
+	if (w->qsbr != NULL) {
+		rte_rcu_qsbr_thread_offline(w->qsbr, w->index);
+		rte_rcu_qsbr_thread_unregister(w->qsbr, w->index);
 	}
 	return 0;
 }

@@ -13,10 +13,13 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
+#include "dataplane/bridge.h"
 #include "dataplane/clock.h"
 #include "dataplane/counters.h"
 #include "dataplane/events.h"
 #include "dataplane/http_response.h"
+#include "dataplane/ratelimit.h"
+#include "dataplane/shared_state.h"
 #include "dataplane/tcp_syncookie.h"
 
 #define WORKER_MAX_RXQ   16
@@ -47,7 +50,25 @@ struct worker {
 	struct worker_rxq rxq[WORKER_MAX_RXQ];
 	unsigned n_rxq;
 	struct rte_mempool *pool;
-	const struct event_table *events; /* shared, read-only */
+	const struct event_table *events; /* from the config; the control plane's replace them */
+
+	/* Admission. */
+	struct bridge_port *bridge;       /* NULL: no control plane (reserve answers 503) */
+	struct rte_rcu_qsbr *qsbr;        /* the shared state's RCU; NULL without a bridge */
+	const struct dp_shared *sh;       /* this burst's view; NULL before the first snapshot */
+	struct rl_table *rl_ip, *rl_user, *rl_device; /* NULL: that limit is off */
+	struct worker_budget {
+		uint32_t event;           /* the event this slot's bucket belongs to */
+		struct rl_bucket bucket;
+	} budget[DP_MAX_EVENTS];          /* per-event forward budget, slot = index in table */
+	unsigned n_workers;               /* the budget is shared among this many */
+	uint64_t rid_seq;                 /* the next reservation's sequence number */
+	uint32_t dp_id;
+	uint32_t purchase_ttl_s;
+	uint32_t receipt_young_ms;
+	uint8_t cors_len;                 /* 0: no CORS headers */
+	bool cors_any;                    /* "*" */
+	char cors_origin[128];
 
 	/* Time, refreshed once per burst. */
 	struct dp_clock clock;
@@ -84,6 +105,13 @@ worker_clock_update(struct worker *w, uint64_t tsc)
 	w->now_ms = dp_clock_ms(&w->clock, tsc);
 	http_resp_tick(&w->resp, w->now_ms);
 	syncookie_tick(&w->cookies, w->now_ms / 1000);
+}
+
+/* The events answered for now: the control plane's once its snapshot arrived, else the config's. */
+static inline const struct event_table *
+worker_events(const struct worker *w)
+{
+	return w->sh != NULL ? w->sh->events : w->events;
 }
 
 /*

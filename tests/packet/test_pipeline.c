@@ -508,7 +508,7 @@ test_routes(void)
 		{ "GET /healthz?probe=1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, NULL },
 		{ "GET /healthz HTTP/1.0\r\n\r\n", 200, NULL },
 		{ "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", 405,
-			"Allow: GET, HEAD\r\n" },
+			"Allow: GET, HEAD, OPTIONS\r\n" },
 		{ "GET /api/v1/events/1 HTTP/1.1\r\nHost: a\r\n\r\n", 200, "\"state\":\"open\"" },
 		{ "GET /api/v1/events/1 HTTP/1.1\r\nHost: a\r\n\r\n", 200,
 			"\"name\":\"Open \\\"sale\\\"\"" },
