@@ -74,6 +74,14 @@ tok_keyring_set(
 	memcpy(ring->secret[s], secret, len);
 	ring->secret_len[s] = (uint8_t)len;
 	hmac_sha256_key_init(&ring->mac[s], secret, len);
+	/* The receipt key: a separate key from the same secret, so neither MAC helps forge
+	 * the other. */
+	uint8_t rk[HMAC_SHA256_LEN];
+	static const char label[] = "flashgate receipt key";
+
+	hmac_sha256(&ring->mac[s], label, sizeof(label) - 1, rk);
+	ring->rmac[s] = siphash_key_from_bytes(rk);
+	OPENSSL_cleanse(rk, sizeof(rk));
 	ring->kids[s] = kid;
 	ring->used |= (uint8_t)(1u << s);
 	if (make_current)
@@ -93,6 +101,7 @@ tok_keyring_remove(struct tok_keyring *ring, uint32_t kid)
 	ring->secret_len[s] = 0;
 	OPENSSL_cleanse(ring->secret[s], sizeof(ring->secret[s]));
 	hmac_sha256_key_wipe(&ring->mac[s]);
+	OPENSSL_cleanse(&ring->rmac[s], sizeof(ring->rmac[s]));
 	if (ring->current == s)
 		ring->current = -1;
 	return 0;
@@ -225,7 +234,8 @@ tok_get_dec(const char *p, const char *end, const struct tok_field *f, uint64_t 
  */
 static inline bool
 tok_parse(const char *tok, size_t len, const char prefix[2], const struct tok_field *fields,
-	unsigned n, uint64_t *vals, uint8_t mac[TOK_MAC_BYTES], size_t *signed_len)
+	unsigned n, uint64_t *vals, uint8_t *mac, size_t mac_bytes, size_t mac_chars,
+	size_t *signed_len)
 {
 	const char *p = tok, *end = tok + len;
 
@@ -241,10 +251,10 @@ tok_parse(const char *tok, size_t len, const char prefix[2], const struct tok_fi
 			return false;
 		p++;
 	}
-	if (end - p != TOK_MAC_CHARS)
+	if ((size_t)(end - p) != mac_chars)
 		return false;
 	*signed_len = (size_t)(p - 1 - tok);
-	return base64url_decode(p, TOK_MAC_CHARS, mac, TOK_MAC_BYTES) == TOK_MAC_BYTES;
+	return base64url_decode(p, mac_chars, mac, mac_bytes) == (int)mac_bytes;
 }
 
 /* The MAC key of key id kid, or NULL. */
@@ -273,7 +283,7 @@ tok_mac_ok(const struct hmac_sha256_key *key, const char *msg, size_t len, const
  */
 static int
 tok_mint(const struct tok_keyring *ring, const char prefix[2], const uint64_t *vals, unsigned n,
-	char *out, size_t cap)
+	bool receipt, char *out, size_t cap)
 {
 	char buf[TOK_BUF_SIZE];
 	uint8_t full[HMAC_SHA256_LEN];
@@ -292,9 +302,18 @@ tok_mint(const struct tok_keyring *ring, const char prefix[2], const uint64_t *v
 	}
 	*p++ = '.';
 	p = tok_put_u64(p, ring->kids[ring->current]);
-	hmac_sha256(&ring->mac[ring->current], buf, (size_t)(p - buf), full);
-	*p++ = '.';
-	p += base64url_encode(full, TOK_MAC_BYTES, p);
+	if (receipt) {
+		uint64_t h = siphash24(&ring->rmac[ring->current], buf, (size_t)(p - buf));
+
+		for (unsigned i = 0; i < TOK_RMAC_BYTES; i++)
+			full[i] = (uint8_t)(h >> (8 * i));
+		*p++ = '.';
+		p += base64url_encode(full, TOK_RMAC_BYTES, p);
+	} else {
+		hmac_sha256(&ring->mac[ring->current], buf, (size_t)(p - buf), full);
+		*p++ = '.';
+		p += base64url_encode(full, TOK_MAC_BYTES, p);
+	}
 	len = (size_t)(p - buf);
 	if (cap < len + 1)
 		return -ENOSPC;
@@ -313,7 +332,7 @@ tok_session_mint(
 
 	if (user < 1 || user > TOK_USER_MAX)
 		return -EINVAL;
-	return tok_mint(ring, "s1", vals, 2, out, cap);
+	return tok_mint(ring, "s1", vals, 2, false, out, cap);
 }
 
 int
@@ -324,7 +343,7 @@ tok_purchase_mint(const struct tok_keyring *ring, uint32_t event, uint64_t user,
 
 	if (event == 0 || user < 1 || user > TOK_USER_MAX)
 		return -EINVAL;
-	return tok_mint(ring, "p1", vals, 3, out, cap);
+	return tok_mint(ring, "p1", vals, 3, false, out, cap);
 }
 
 int
@@ -335,7 +354,7 @@ tok_receipt_mint(const struct tok_keyring *ring, uint32_t event, uint64_t user,
 
 	if (event == 0 || user < 1 || user > TOK_USER_MAX)
 		return -EINVAL;
-	return tok_mint(ring, "r1", vals, 3, out, cap);
+	return tok_mint(ring, "r1", vals, 3, true, out, cap);
 }
 
 /*
@@ -350,7 +369,9 @@ tok_check(const struct tok_keyring *ring, const char *tok, size_t len, const cha
 	const struct hmac_sha256_key *key;
 	size_t signed_len;
 
-	if (tok == NULL || !tok_parse(tok, len, prefix, fields, n, vals, mac, &signed_len))
+	if (tok == NULL ||
+		!tok_parse(tok, len, prefix, fields, n, vals, mac, TOK_MAC_BYTES, TOK_MAC_CHARS,
+			&signed_len))
 		return TOK_MALFORMED;
 	key = tok_find(ring, (uint32_t)vals[n - 1]);
 	if (key == NULL)
@@ -401,11 +422,23 @@ tok_receipt_verify(const struct tok_keyring *ring, const char *tok, size_t len, 
 	struct tok_receipt *out)
 {
 	uint64_t v[4];
-	enum tok_status st = tok_check(ring, tok, len, "r1", tok_sale_fields, 4, v);
+	uint8_t mac[TOK_RMAC_BYTES], want[TOK_RMAC_BYTES];
+	size_t signed_len;
+	int s;
 
 	memset(out, 0, sizeof(*out));
-	if (st != TOK_OK)
-		return st;
+	if (tok == NULL || !tok_parse(tok, len, "r1", tok_sale_fields, 4, v, mac, TOK_RMAC_BYTES,
+				   TOK_RMAC_CHARS, &signed_len))
+		return TOK_MALFORMED;
+	s = tok_slot(ring, (uint32_t)v[3]);
+	if (s < 0)
+		return TOK_UNKNOWN_KEY;
+	uint64_t h = siphash24(&ring->rmac[s], tok, signed_len);
+
+	for (unsigned i = 0; i < TOK_RMAC_BYTES; i++)
+		want[i] = (uint8_t)(h >> (8 * i));
+	if (CRYPTO_memcmp(want, mac, TOK_RMAC_BYTES) != 0)
+		return TOK_BAD_MAC;
 	out->event = (uint32_t)v[0];
 	out->user = v[1];
 	out->admitted_ms = v[2];

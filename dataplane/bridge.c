@@ -300,7 +300,7 @@ _Static_assert(sizeof(struct result_table_counters) % sizeof(uint64_t) == 0, "co
 /* ---- building versions of the shared state ------------------------------------------- */
 
 static struct event_table *
-build_events(const struct model *m, uint64_t now_ms)
+build_events(const struct model *m)
 {
 	struct dp_event_cfg cfg[DP_MAX_EVENTS];
 	struct event_table *t = malloc(sizeof(*t));
@@ -316,14 +316,6 @@ build_events(const struct model *m, uint64_t now_ms)
 		cfg[i].starts_at_ms = e->starts_at_ms;
 		cfg[i].ends_at_ms = e->ends_at_ms;
 		cfg[i].stock = e->stock;
-		/* The event table has no "closed" flag: an event the operator closed ends now
-		 * (and, if it had not started, starts now), so every worker sees it closed. */
-		if (e->flags & WIRE_EVENT_F_CLOSED) {
-			if (cfg[i].ends_at_ms > now_ms)
-				cfg[i].ends_at_ms = now_ms;
-			if (cfg[i].starts_at_ms > cfg[i].ends_at_ms)
-				cfg[i].starts_at_ms = cfg[i].ends_at_ms;
-		}
 	}
 	if (event_table_build(t, cfg, m->n_ev) != 0) { /* ids are unique in a model */
 		free(t);
@@ -331,8 +323,10 @@ build_events(const struct model *m, uint64_t now_ms)
 	}
 	for (unsigned i = 0; i < t->n; i++)
 		for (unsigned k = 0; k < m->n_ev; k++)
-			if (m->ev[k].id == t->e[i].id)
+			if (m->ev[k].id == t->e[i].id) {
 				t->e[i].sold_out = (m->ev[k].flags & WIRE_EVENT_F_SOLD_OUT) != 0;
+				t->e[i].closed = (m->ev[k].flags & WIRE_EVENT_F_CLOSED) != 0;
+			}
 	return t;
 }
 
@@ -406,7 +400,7 @@ publish(struct bridge *b, unsigned what, uint64_t snapshot_id)
 	if (first)
 		what = CH_ALL;
 	if (what & CH_EVENTS) {
-		struct event_table *t = build_events(&b->cur, wall_ms());
+		struct event_table *t = build_events(&b->cur);
 
 		if (t == NULL) {
 			shared_discard(d);

@@ -23,7 +23,8 @@ struct event_entry {
 	uint32_t stock;
 	uint64_t starts_at_ms;
 	uint64_t ends_at_ms;
-	uint8_t sold_out;        /* set by the control plane (later issues) */
+	uint8_t sold_out;        /* the control plane says no stock is left */
+	uint8_t closed;          /* the operator ended the sale early */
 	uint8_t name_json_len;
 	char name_json[2 * DP_EVENT_NAME_MAX + 8]; /* the name as a JSON string, quotes included */
 };
@@ -64,7 +65,7 @@ event_state_at(const struct event_entry *e, uint64_t now_ms)
 {
 	if (now_ms < e->starts_at_ms)
 		return EVENT_UPCOMING;
-	if (now_ms >= e->ends_at_ms)
+	if (now_ms >= e->ends_at_ms || e->closed)
 		return EVENT_CLOSED;
 	return e->sold_out ? EVENT_SOLD_OUT : EVENT_OPEN;
 }

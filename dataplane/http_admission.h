@@ -133,6 +133,44 @@ adm_bearer(const struct http_request *r)
 	return t;
 }
 
+/*
+ * The user id a token claims in its field-th dot-separated field (1 for "s1.<user>.",
+ * 2 for "p1.<event>.<user>."), not verified: only for looking at that user's bucket
+ * before paying for the MAC. 0 when the text has no such number.
+ */
+static inline uint64_t
+adm_claimed_user(const char *p, size_t len, unsigned field)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+
+	for (unsigned f = 0; f < field; f++) {
+		while (i < len && p[i] != '.')
+			i++;
+		i++;
+	}
+	for (unsigned d = 0; i < len && d < 19 && p[i] >= '0' && p[i] <= '9'; i++, d++)
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	return v;
+}
+
+/*
+ * Refuses (429) a request whose claimed user is over the limit, before any MAC
+ * is checked: the bucket is only looked at, so a forged claim cannot drain
+ * anyone's bucket; the token is taken once the MAC proved the user.
+ */
+static inline uint16_t
+adm_peek_user(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, uint64_t user)
+{
+	uint32_t retry;
+
+	if (w->rl_user != NULL && user != 0 &&
+		unlikely(!rl_peek(w->rl_user, user, &w->sh->limits.user, w->now_ms, &retry)))
+		return adm_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
+			"too many requests for this user", retry);
+	return 0;
+}
+
 /* Seconds from now_ms until t_ms, rounded up, at least 1. */
 static inline uint64_t
 adm_seconds_until(uint64_t now_ms, uint64_t t_ms)
@@ -188,6 +226,61 @@ adm_check_event(struct worker *w, const struct adm_req *q, char *out, uint16_t c
 	return 0;
 }
 
+/*
+ * The hidden reserve path segment of event id under the current sale key,
+ * made once per event and shared-state version (an HMAC) and then only
+ * compared. NULL when there is no current sale key.
+ */
+static inline const struct worker_path *
+adm_path(struct worker *w, unsigned slot, uint32_t id)
+{
+	struct worker_path *p = &w->path_cache[slot];
+
+	if (unlikely(p->event != id || p->version != w->sh->version)) {
+		int n = tok_path_mint(&w->sh->sale, id, p->seg, sizeof(p->seg));
+
+		p->event = id;
+		p->version = w->sh->version;
+		p->len = n > 0 ? (uint8_t)n : 0;
+	}
+	return p->len ? p : NULL;
+}
+
+/* Compares n bytes without an early exit: the time says nothing about where they differ. */
+static inline bool
+adm_equal_ct(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/*
+ * Whether seg is the reserve path of event id: the cached segment of the
+ * current key; a segment of another key id (a rotation's overlap) is checked
+ * with its own key, which costs an HMAC, only when that key id is not the
+ * current one.
+ */
+static inline bool
+adm_path_ok(struct worker *w, unsigned slot, uint32_t id, const char *seg, unsigned seg_len)
+{
+	const struct worker_path *p = adm_path(w, slot, id);
+
+	if (likely(p != NULL)) {
+		if (seg_len == p->len && adm_equal_ct(seg, p->seg, p->len))
+			return true;
+		/* Same key id as the current path: a wrong key, no need for an HMAC. */
+		const char *dash = memchr(p->seg, '-', p->len);
+		size_t kid_len = dash ? (size_t)(dash - p->seg) + 1 : 0;
+
+		if (kid_len != 0 && seg_len > kid_len && memcmp(seg, p->seg, kid_len) == 0)
+			return false;
+	}
+	return tok_path_verify(&w->sh->sale, seg, seg_len, id, NULL) == TOK_OK;
+}
+
 /* POST /api/v1/events/{id}/token: a session proves the user; answers a purchase token. */
 static inline uint16_t
 route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, uint32_t id)
@@ -210,6 +303,8 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 	if (bearer.len == 0)
 		return adm_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
 			"log in first: Authorization: Bearer <session token>", 0);
+	if ((n = adm_peek_user(w, q, out, cap, adm_claimed_user(bearer.p, bearer.len, 1))) != 0)
+		return n;
 	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
 	case TOK_OK:
 		break;
@@ -229,12 +324,12 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 		return adm_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
 
-	char tok[TOK_BUF_SIZE], path[TOK_BUF_SIZE];
+	char tok[TOK_BUF_SIZE];
 	uint64_t expires_s = w->now_ms / 1000 + w->purchase_ttl_s;
 	int tl = tok_purchase_mint(&w->sh->sale, id, s.user, expires_s, tok, sizeof(tok));
-	int pl = tok_path_mint(&w->sh->sale, id, path, sizeof(path));
+	const struct worker_path *path = adm_path(w, slot, id);
 
-	if (unlikely(tl < 0 || pl < 0))
+	if (unlikely(tl < 0 || path == NULL))
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no sale key from the control plane yet", 1);
 
@@ -246,7 +341,7 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 	out_lit(&b, "\",\"reserve_path\":\"/api/v1/events/");
 	out_u64(&b, id);
 	out_lit(&b, "/reserve/");
-	out_mem(&b, path, (size_t)pl);
+	out_mem(&b, path->seg, path->len);
 	out_lit(&b, "\",\"expires_at\":");
 	out_u64(&b, expires_s * 1000);
 	out_lit(&b, ",\"server_time\":");
@@ -290,7 +385,7 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 	if (unlikely(w->sh == NULL || w->bridge == NULL))
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no control plane yet", 1);
-	if (tok_path_verify(&w->sh->sale, seg, seg_len, id, NULL) != TOK_OK)
+	if (!adm_path_ok(w, slot, id, seg, seg_len))
 		return adm_refuse(w, q, out, cap, 403, DP_REJ_BAD_PATH, "no such reserve path", 0);
 	if (r->flash_token.len == 0)
 		return adm_refuse(w, q, out, cap, 403, DP_REJ_NO_TOKEN,
@@ -298,6 +393,9 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 
 	struct tok_purchase pt;
 
+	if ((n = adm_peek_user(w, q, out, cap,
+		     adm_claimed_user(r->flash_token.p, r->flash_token.len, 2))) != 0)
+		return n;
 	switch (tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
 		w->now_ms / 1000, &pt)) {
 	case TOK_OK:

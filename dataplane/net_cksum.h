@@ -12,12 +12,74 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
+
+/*
+ * The one's complement sum of len bytes at buf, as DPDK's rte_raw_cksum() returns it (not
+ * complemented, in memory order), eight bytes a step: a request and its answer are summed
+ * for every packet, and DPDK 22.11's loop takes two bytes a step.
+ *
+ * RFC 1071 §2(B): the sum may be formed over larger words and folded. Each 8-byte load is
+ * added as two 32-bit halves to one of four 64-bit accumulators; 2^32 of them cannot carry
+ * out, so no end-around carry is lost before the final fold.
+ */
+static inline uint16_t
+net_raw_sum(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t a = 0, b = 0, c = 0, d = 0;
+
+	for (; len >= 32; p += 32, len -= 32) {
+		uint64_t w0, w1, w2, w3;
+
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + 8, 8);
+		memcpy(&w2, p + 16, 8);
+		memcpy(&w3, p + 24, 8);
+		a += (w0 & 0xffffffff) + (w0 >> 32);
+		b += (w1 & 0xffffffff) + (w1 >> 32);
+		c += (w2 & 0xffffffff) + (w2 >> 32);
+		d += (w3 & 0xffffffff) + (w3 >> 32);
+	}
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		a += (w & 0xffffffff) + (w >> 32);
+	}
+	if (len >= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		b += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		c += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		d += *p; /* the odd byte is the first of a 16-bit word: its low byte in memory order */
+	uint64_t sum = a + b + c + d;
+
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
 
 /* Folds a 32-bit one's complement sum to 16 bits (two end-around carries always suffice). */
 static inline uint16_t
@@ -36,7 +98,7 @@ static inline bool
 net_ipv4_cksum_ok(const struct rte_ipv4_hdr *ip)
 {
 	/* RFC 1071: the sum over the header, checksum included, is all ones. */
-	return rte_raw_cksum(ip, rte_ipv4_hdr_len(ip)) == 0xffff;
+	return net_raw_sum(ip, rte_ipv4_hdr_len(ip)) == 0xffff;
 }
 
 /*
@@ -83,7 +145,7 @@ net_tcp4_sum(const struct rte_ipv4_hdr *ip, const struct rte_tcp_hdr *tcp)
 	if (unlikely(tlen < hlen))
 		return 0;
 	return net_cksum_fold(
-		(uint32_t)rte_raw_cksum(tcp, tlen - hlen) + rte_ipv4_phdr_cksum(ip, 0));
+		(uint32_t)net_raw_sum(tcp, tlen - hlen) + rte_ipv4_phdr_cksum(ip, 0));
 }
 
 /*
@@ -116,14 +178,14 @@ net_tcp4_cksum_set(const struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *tcp)
 static inline uint16_t
 net_icmp_cksum(const struct rte_icmp_hdr *icmp, uint32_t len)
 {
-	return (uint16_t)~rte_raw_cksum(icmp, len);
+	return (uint16_t)~net_raw_sum(icmp, len);
 }
 
 /* True if the ICMP message of len bytes at icmp has a correct checksum. */
 static inline bool
 net_icmp_cksum_ok(const struct rte_icmp_hdr *icmp, uint32_t len)
 {
-	return len >= sizeof(*icmp) && rte_raw_cksum(icmp, len) == 0xffff;
+	return len >= sizeof(*icmp) && net_raw_sum(icmp, len) == 0xffff;
 }
 
 /*

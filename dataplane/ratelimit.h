@@ -43,7 +43,7 @@
 #include <rte_memory.h>
 #include <rte_prefetch.h>
 
-#include "dataplane/siphash.h"
+#include "common/siphash.h"
 
 /* A token bucket's parameters. */
 struct rl_params {
@@ -362,6 +362,49 @@ rl_take(struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t no
 		if (b->way[i].key == key && b->way[i].state != 0)
 			return rl_entry_take(&b->way[i], now, p->rate, cap, retry_after_s);
 	return rl_insert(t, key, s1, s2, now, p->rate, cap);
+}
+
+/*
+ * Whether key's bucket in t holds a token under p at now_ms, without taking it or changing t
+ * (a key not in the table has a full bucket); on false, *retry_after_s as rl_take() gives it.
+ * For refusing early on a claim that is verified only later (the user id in a token, before
+ * its MAC is checked): a forged claim must not drain the claimed key's bucket, so the token
+ * is taken with rl_take() once the claim is proven.
+ */
+static inline bool
+rl_peek(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now_ms,
+	uint32_t *retry_after_s)
+{
+	uint64_t s1, s2;
+
+	if (p->rate == 0 || t->epoch_ms == RL_EPOCH_UNSET || now_ms < t->epoch_ms ||
+		now_ms - t->epoch_ms > RL_STAMP_MAX)
+		return true;
+
+	uint64_t cap = rl_cap_milli(p);
+	uint64_t now = now_ms - t->epoch_ms;
+	const struct rl_set *sets[2];
+
+	rl_sets_of(t, key, &s1, &s2);
+	sets[0] = &t->sets[s1];
+	sets[1] = &t->sets[s2];
+	for (unsigned k = 0; k < 2; k++) {
+		for (unsigned i = 0; i < RL_WAYS; i++) {
+			const struct rl_entry *e = &sets[k]->way[i];
+
+			if (e->key != key || e->state == 0)
+				continue;
+			uint64_t then = (e->state >> RL_TOKEN_BITS) - 1;
+			uint64_t tok = rl_refill(e->state & RL_TOKEN_MASK, then, now, p->rate, cap);
+
+			if (tok >= RL_MILLI)
+				return true;
+			if (retry_after_s != NULL)
+				*retry_after_s = rl_retry_s(tok, then > now ? then - now : 0, p->rate);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Makes b a full bucket (whatever its parameters turn out to be). Cannot fail. */

@@ -39,7 +39,7 @@
 
 #include <rte_branch_prediction.h>
 
-#include "dataplane/siphash.h"
+#include "common/siphash.h"
 
 #define SYNCOOKIE_MSS_COUNT 4
 

@@ -61,6 +61,12 @@ struct worker {
 		uint32_t event;           /* the event this slot's bucket belongs to */
 		struct rl_bucket bucket;
 	} budget[DP_MAX_EVENTS];          /* per-event forward budget, slot = index in table */
+	struct worker_path {
+		uint32_t event;
+		uint64_t version;         /* of the shared state it was made from */
+		uint8_t len;              /* 0: none (no current sale key) */
+		char seg[TOK_PATH_MAX_LEN + 1]; /* "<kid>-<pathkey>" of the current sale key */
+	} path_cache[DP_MAX_EVENTS];      /* the hidden path per event, slot = index in table */
 	unsigned n_workers;               /* the budget is shared among this many */
 	uint64_t rid_seq;                 /* the next reservation's sequence number */
 	uint32_t dp_id;

@@ -22,7 +22,62 @@ struct bench_case {
 	unsigned target_cycles; /* the issue's target on this machine; 0: none */
 	uint8_t expect_flags;   /* TCP flags of the answer */
 	struct rte_mbuf *tmpl;  /* the frame as received */
+	unsigned expect_status; /* HTTP status of the answer; 0: not HTTP */
+	void (*setup)(void);    /* publishes the shared state this case needs; NULL: none */
 };
+
+static struct dp_event_cfg bench_events[2];
+static uint8_t bench_sold_out[2];
+static struct dp_limits bench_limits;
+
+static void
+publish(void)
+{
+	dph_publish(&H, bench_events, bench_sold_out, 2, NULL, &bench_limits);
+}
+
+/* Everything unlimited: a reserve goes through every check and into the ring. */
+static void
+setup_open(void)
+{
+	bench_sold_out[0] = 0;
+	bench_limits = (struct dp_limits){ { 0, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	publish();
+}
+
+static void
+setup_sold_out(void)
+{
+	bench_sold_out[0] = 1;
+	publish();
+}
+
+/* One request per second per IP: every measured request is over the limit. */
+static void
+setup_ip_limited(void)
+{
+	bench_sold_out[0] = 0;
+	bench_limits.ip = (struct rl_params){ 1, 1 };
+	publish();
+}
+
+/* The address may, the user may not: the token is verified, then the user's bucket refuses. */
+static void
+setup_user_limited(void)
+{
+	bench_limits.ip = (struct rl_params){ 0, 0 };
+	bench_limits.user = (struct rl_params){ 1, 1 };
+	publish();
+}
+
+static unsigned
+answer_status(struct rte_mbuf *m)
+{
+	uint16_t len;
+	const char *p = pb_payload(m, &len);
+
+	return len > 12 ? (unsigned)atoi(p + 9) : 0;
+}
 
 static struct rte_mbuf *
 mb(void)
@@ -59,13 +114,22 @@ run_case(struct bench_case *c, unsigned iters)
 
 	for (int i = 0; i < BURST; i++)
 		b[i] = mb();
-	/* Warm up, and check the answers once. */
+	if (c->setup)
+		c->setup();
+	/* Warm up (a limited case spends its bucket here), then check the answers once. */
 	restore(b, c->tmpl);
 	uint16_t n = pipeline_burst(H.w, 0, b, BURST, tx);
 
+	rte_ring_reset(H.port.ring);
+	restore(b, c->tmpl);
+	n = pipeline_burst(H.w, 0, b, BURST, tx);
+
 	all_right = n == BURST;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		all_right &= pb_th(tx[i])->tcp_flags == c->expect_flags;
+		if (c->expect_status)
+			all_right &= answer_status(tx[i]) == c->expect_status;
+	}
 	for (unsigned it = 0; it < iters; it++) {
 		t0 = rte_rdtsc_precise();
 		restore(b, c->tmpl);
@@ -77,6 +141,8 @@ run_case(struct bench_case *c, unsigned iters)
 		n = pipeline_burst(H.w, 0, b, BURST, tx);
 		t_total += rte_rdtsc_precise() - t0;
 		all_right &= n == BURST;
+		/* The bridge's side, not measured: empty the ring. */
+		rte_ring_reset(H.port.ring);
 	}
 	for (int i = 0; i < BURST; i++)
 		rte_pktmbuf_free(b[i]);
@@ -99,6 +165,15 @@ main(int argc, char **argv)
 	(void)argc;
 	dph_init(&H, argv[0]);
 	unsigned iters = getenv("FG_BENCH_QUICK") ? 2000 : 200000;
+
+	dph_admission_init(&H, 1024);
+	uint64_t now = H.w->now_ms;
+
+	bench_events[0] = (struct dp_event_cfg){ .id = 1, .name = "bench", .starts_at_ms = now - 1000,
+		.ends_at_ms = now + 86400000, .stock = 1000 };
+	bench_events[1] = (struct dp_event_cfg){ .id = 2, .name = "later",
+		.starts_at_ms = now + 86400000, .ends_at_ms = now + 2 * 86400000, .stock = 1000 };
+	setup_open();
 	uint32_t isn = 123456;
 	struct pb_tcp syn = { .sport = 50000, .seq = isn, .flags = RTE_TCP_SYN_FLAG, .mss = 1460,
 		.linux_opts = true };
@@ -111,6 +186,31 @@ main(int argc, char **argv)
 			      "Accept: */*\r\n\r\n";
 	const char *event = "GET /api/v1/events/1 HTTP/1.1\r\nHost: 198.18.0.2\r\n"
 			    "User-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n";
+	/* A purchase token and the hidden path, as a client holds them after POST .../token. */
+	char tok[TOK_BUF_SIZE], seg[TOK_BUF_SIZE], receipt[TOK_BUF_SIZE], reserve[512], bad[512],
+		poll[512];
+
+	tok_purchase_mint(&H.w->sh->sale, 1, 42, now / 1000 + 3600, tok, sizeof(tok));
+	tok_path_mint(&H.w->sh->sale, 1, seg, sizeof(seg));
+	tok_receipt_mint(&H.w->sh->sale, 1, 42, now, receipt, sizeof(receipt));
+	snprintf(reserve, sizeof(reserve),
+		"POST /api/v1/events/1/reserve/%s HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+		"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Device-Id: dev-42\r\n"
+		"Content-Length: 0\r\n\r\n",
+		seg, tok);
+	snprintf(bad, sizeof(bad),
+		"POST /api/v1/events/1/reserve/%s HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+		"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %.*sAAAAAAAAAAAAAAAAAAAAAA\r\n"
+		"X-Device-Id: dev-42\r\nContent-Length: 0\r\n\r\n",
+		seg, (int)(strlen(tok) - 22), tok);
+	snprintf(poll, sizeof(poll),
+		"GET /api/v1/events/1/result HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+		"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\n\r\n",
+		receipt);
+	struct rt_result res = { .reservation_id = 1, .verdict = WIRE_V_RESERVED };
+
+	result_table_put(H.results, 1, 42, &res);
+	uint8_t data_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG;
 	struct bench_case cases[] = {
 		{ "SYN -> SYN-ACK", 200, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
 			pb_tcp_frame(mb(), &syn) },
@@ -122,6 +222,18 @@ main(int argc, char **argv)
 			pb_request(mb(), isn, cookie, event, 50000) },
 		{ "request with a bad cookie -> RST", 0, RTE_TCP_RST_FLAG,
 			pb_request(mb(), isn, cookie + 7, healthz, 50000) },
+		{ "reserve admitted -> 202 + receipt", 1000, data_flags,
+			pb_request(mb(), isn, cookie, reserve, 50000), 202, setup_open },
+		{ "result poll (receipt) -> 200", 0, data_flags,
+			pb_request(mb(), isn, cookie, poll, 50000), 200, NULL },
+		{ "reserve with a forged token -> 403", 800, data_flags,
+			pb_request(mb(), isn, cookie, bad, 50000), 403, NULL },
+		{ "reserve after sell-out -> 410", 800, data_flags,
+			pb_request(mb(), isn, cookie, reserve, 50000), 410, setup_sold_out },
+		{ "reserve over the IP limit -> 429", 800, data_flags,
+			pb_request(mb(), isn, cookie, reserve, 50000), 429, setup_ip_limited },
+		{ "reserve over the user limit -> 429", 800, data_flags,
+			pb_request(mb(), isn, cookie, reserve, 50000), 429, setup_user_limited },
 	};
 
 	tap_diag("pipeline benchmark: %u bursts of %d per case, TSC %" PRIu64 " Hz; "

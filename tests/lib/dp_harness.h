@@ -14,8 +14,13 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "common/token.h"
+#include "dataplane/bridge.h"
 #include "dataplane/events.h"
 #include "dataplane/pipeline.h"
+#include "dataplane/result_table.h"
+#include "dataplane/rules.h"
+#include "dataplane/shared_state.h"
 #include "dataplane/worker.h"
 #include "tests/lib/pktbuild.h"
 
@@ -28,7 +33,16 @@ struct dp_harness {
 	struct worker *w;
 	struct event_table events;
 	bool stop;
+	/* Admission without a bridge thread: the test plays the bridge's part. */
+	struct shared_state shared;
+	struct bridge_port port;
+	struct result_table *results; /* the writer's view of port.results */
 };
+
+#define DPH_AUTH_KID 1
+#define DPH_SALE_KID 7
+static const char dph_auth_key[] = "auth-key-of-the-test-shop-0123456789";
+static const char dph_sale_key[] = "sale-key-of-the-test-control-plane-01";
 
 static const uint8_t dph_secret[16] = { 0x66, 0x6c, 0x61, 0x73, 0x68, 0x67, 0x61, 0x74, 0x65,
 	0x2d, 0x74, 0x65, 0x73, 0x74, 0x21, 0x21 };
@@ -80,6 +94,82 @@ dph_init(struct dp_harness *h, const char *prog)
 	if (event_table_build(&h->events, ev, 3) != 0)
 		exit(2);
 	w->events = &h->events;
+}
+
+/*
+ * Gives the worker what the bridge would: a ring of ring_size records, a result
+ * table, rate-limit tables and a shared state, still empty (nothing published:
+ * admission answers 503 until dph_publish()).
+ */
+static inline void
+dph_admission_init(struct dp_harness *h, unsigned ring_size)
+{
+	struct worker *w = h->w;
+
+	shared_init(&h->shared, NULL);
+	h->port.ring = rte_ring_create_elem("dph_ring", sizeof(struct wire_reserve), ring_size,
+		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	h->results = result_table_create("dph_results", 4096, SOCKET_ID_ANY, NULL);
+	h->port.results = h->results;
+	h->port.shared = &h->shared;
+	w->rl_ip = rl_table_create(12, SOCKET_ID_ANY);
+	w->rl_user = rl_table_create(12, SOCKET_ID_ANY);
+	w->rl_device = rl_table_create(12, SOCKET_ID_ANY);
+	if (h->port.ring == NULL || h->results == NULL || w->rl_ip == NULL ||
+		w->rl_user == NULL || w->rl_device == NULL) {
+		fprintf(stderr, "admission set-up failed\n");
+		exit(2);
+	}
+	w->bridge = &h->port;
+	w->n_workers = 1;
+	w->dp_id = 3;
+	w->purchase_ttl_s = 300;
+	w->receipt_young_ms = 10000;
+}
+
+/*
+ * Publishes a new shared state as the bridge would after a snapshot: the
+ * events (sold_out flags as given), the test keys, rules from text specs
+ * ("ip 198.18.0.1", "user 42", ...; NULL-terminated, may be NULL) and
+ * limits. The worker sees it from its next burst (w->sh is refreshed here).
+ */
+static inline void
+dph_publish(struct dp_harness *h, const struct dp_event_cfg *ev, const uint8_t *sold_out,
+	unsigned n_ev, const char *const *rules, const struct dp_limits *limits)
+{
+	struct dp_shared *d = shared_alloc(&h->shared);
+	struct event_table *t = malloc(sizeof(*t));
+	struct rule_spec specs[16];
+	unsigned n_rules = 0;
+	char err[256];
+
+	if (d == NULL || t == NULL || event_table_build(t, ev, n_ev) != 0)
+		exit(2);
+	for (unsigned i = 0; i < t->n; i++)
+		for (unsigned k = 0; k < n_ev; k++)
+			if (sold_out != NULL && ev[k].id == t->e[i].id)
+				t->e[i].sold_out = sold_out[k];
+	d->events = t;
+	for (; rules != NULL && rules[n_rules] != NULL; n_rules++)
+		if (rule_spec_parse(rules[n_rules], &specs[n_rules], err, sizeof(err)) != 0) {
+			fprintf(stderr, "rule %s: %s\n", rules[n_rules], err);
+			exit(2);
+		}
+	d->rules = rules_build(specs, n_rules, SOCKET_ID_ANY, err, sizeof(err));
+	if (d->rules == NULL) {
+		fprintf(stderr, "rules: %s\n", err);
+		exit(2);
+	}
+	d->limits = *limits;
+	tok_keyring_init(&d->auth);
+	tok_keyring_init(&d->sale);
+	if (tok_keyring_set(&d->auth, DPH_AUTH_KID, (const uint8_t *)dph_auth_key,
+		    sizeof(dph_auth_key) - 1, true) != 0 ||
+		tok_keyring_set(&d->sale, DPH_SALE_KID, (const uint8_t *)dph_sale_key,
+			sizeof(dph_sale_key) - 1, true) != 0)
+		exit(2);
+	shared_publish(&h->shared, d);
+	h->w->sh = shared_get(&h->shared);
 }
 
 /* Runs one frame through the pipeline: returns the answer, or NULL when it was dropped. */

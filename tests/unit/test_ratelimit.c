@@ -212,6 +212,41 @@ test_new_keys_and_reset(void)
 	rl_table_free(t);
 }
 
+/* rl_peek() says what rl_take() would, and changes nothing. */
+static void
+test_peek(void)
+{
+	const struct rl_params p = P(2, 2);
+	struct rl_table *t = rl_table_create(10, SOCKET_ID_ANY);
+	uint32_t retry_peek = 0, retry_take = 0;
+	unsigned agree = 0, rounds = 0;
+
+	tap_ok(rl_peek(t, 9, &p, T0, NULL), "peek on an empty table: a full bucket");
+	tap_eq_int(t->inserts, 0, "  peeking inserts nothing");
+	for (uint64_t ms = 0; ms < 3000; ms += 50) {
+		for (int i = 0; i < 3; i++) {
+			bool would = rl_peek(t, 9, &p, T0 + ms, &retry_peek);
+			bool took = rl_take(t, 9, &p, T0 + ms, &retry_take);
+
+			agree += would == took && (took || retry_peek == retry_take);
+			rounds++;
+		}
+	}
+	tap_eq_int(agree, rounds, "peek agrees with the take that follows (and its Retry-After)");
+	while (rl_take(t, 9, &p, T0 + 5000, NULL))
+		;
+	uint64_t inserts = t->inserts;
+
+	for (int i = 0; i < 100; i++)
+		rl_peek(t, 9, &p, T0 + 5000, NULL);
+	tap_ok(!rl_peek(t, 9, &p, T0 + 5000, NULL) && rl_peek(t, 9, &p, T0 + 5500, NULL) &&
+		       t->inserts == inserts,
+		"peeks do not take: empty now, a token after 500 ms at 2/s");
+	tap_ok(rl_peek(t, 10, &p, T0 + 5000, NULL) && t->inserts == inserts,
+		"peek on an unknown key: full, and not inserted");
+	rl_table_free(t);
+}
+
 /* Takes until refused (at most max); returns how many were taken. */
 static unsigned
 drain(struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now, unsigned max)
@@ -411,6 +446,7 @@ main(int argc, char **argv)
 	test_exact_rate();
 	test_burst_limits();
 	test_new_keys_and_reset();
+	test_peek();
 	test_replacement();
 	test_many_keys();
 	test_split();

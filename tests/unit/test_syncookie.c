@@ -11,7 +11,7 @@
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
-#include "dataplane/siphash.h"
+#include "common/siphash.h"
 #include "dataplane/tcp_syncookie.h"
 #include "tests/tap.h"
 

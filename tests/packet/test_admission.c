@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of admission: every route and every rejection reason, with
+ * requests in real frames through pipeline_burst(), the shared state published
+ * as the bridge would, and the ring and result table read as the bridge would.
+ */
+#include <string.h>
+
+#include "tests/lib/dp_harness.h"
+#include "tests/tap.h"
+
+static struct dp_harness H;
+static uint16_t next_port = 20000;
+static uint32_t client_ip = PB_CL_IP;
+
+#define EV_OPEN  1
+#define EV_UP    2
+#define EV_DONE  3
+#define EV_OTHER 4
+
+static struct dp_event_cfg events[4];
+static uint8_t sold_out[4];
+static struct dp_limits limits;
+static const char *const *rules;
+
+static struct rte_mbuf *
+mb(void)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(H.pool);
+
+	if (m == NULL)
+		abort();
+	return m;
+}
+
+static void
+publish(void)
+{
+	dph_publish(&H, events, sold_out, 4, rules, &limits);
+}
+
+struct answer {
+	unsigned status;
+	char text[1500]; /* headers and body, NUL-terminated */
+	const char *body;
+};
+
+/* Sends req on a fresh connection from client_ip and parses the answer into a. */
+static void
+ask(const char *req, struct answer *a)
+{
+	uint16_t sport = next_port++;
+	uint32_t isn = 77u * sport;
+	struct pb_tcp syn = { .src_ip = client_ip, .sport = sport, .seq = isn,
+		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
+	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(mb(), &syn));
+
+	memset(a, 0, sizeof(*a));
+	if (r == NULL)
+		return;
+	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
+
+	rte_pktmbuf_free(r);
+	struct pb_tcp t = { .src_ip = client_ip, .sport = sport, .seq = isn + 1, .ack = cookie + 1,
+		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = req,
+		.payload_len = (uint16_t)strlen(req) };
+
+	r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	if (r == NULL)
+		return;
+	uint16_t len;
+	const char *p = pb_payload(r, &len);
+
+	if (len >= sizeof(a->text))
+		len = sizeof(a->text) - 1;
+	memcpy(a->text, p, len);
+	a->text[len] = '\0';
+	if (len > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
+		a->status = (unsigned)atoi(a->text + 9);
+	a->body = strstr(a->text, "\r\n\r\n");
+	a->body = a->body ? a->body + 4 : "";
+	rte_pktmbuf_free(r);
+}
+
+/* Copies the JSON string value of key from body into out; returns its length or -1. */
+static int
+json_str(const char *body, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	const char *p, *e;
+
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(body, pat);
+	if (p == NULL)
+		return -1;
+	p += strlen(pat);
+	e = strchr(p, '"');
+	if (e == NULL || (size_t)(e - p) >= cap)
+		return -1;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return (int)(e - p);
+}
+
+static bool
+has(const struct answer *a, const char *needle)
+{
+	return strstr(a->text, needle) != NULL;
+}
+
+static void
+session(uint64_t user, int64_t ttl_s, char *out)
+{
+	struct tok_keyring ring;
+
+	tok_keyring_init(&ring);
+	tok_keyring_set(&ring, DPH_AUTH_KID, (const uint8_t *)dph_auth_key, sizeof(dph_auth_key) - 1,
+		true);
+	if (tok_session_mint(&ring, user, (uint64_t)((int64_t)(H.w->now_ms / 1000) + ttl_s), out,
+		    TOK_BUF_SIZE) < 0)
+		abort();
+}
+
+static const struct tok_keyring *
+sale_ring(void)
+{
+	return &H.w->sh->sale;
+}
+
+/* POST .../token for user; fills tok and path when the answer is 200. */
+static void
+get_token(uint32_t event, const char *sess, struct answer *a, char *tok, char *path)
+{
+	char req[512];
+
+	snprintf(req, sizeof(req),
+		"POST /api/v1/events/%u/token HTTP/1.1\r\nHost: s\r\nAuthorization: Bearer %s\r\n"
+		"Content-Length: 0\r\n\r\n",
+		event, sess);
+	ask(req, a);
+	if (tok)
+		json_str(a->body, "token", tok, TOK_BUF_SIZE);
+	if (path)
+		json_str(a->body, "reserve_path", path, 128);
+}
+
+static void
+reserve(const char *path, const char *tok, const char *extra, struct answer *a)
+{
+	char req[768];
+
+	snprintf(req, sizeof(req), "POST %s HTTP/1.1\r\nHost: s\r\n%s%s%s%sContent-Length: 0\r\n\r\n",
+		path, tok ? "X-Flash-Token: " : "", tok ? tok : "", tok ? "\r\n" : "",
+		extra ? extra : "");
+	ask(req, a);
+}
+
+static void
+poll_result(uint32_t event, const char *tok, struct answer *a)
+{
+	char req[512];
+
+	snprintf(req, sizeof(req),
+		"GET /api/v1/events/%u/result HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\n\r\n", event,
+		tok);
+	ask(req, a);
+}
+
+static unsigned
+ring_count(void)
+{
+	return rte_ring_count(H.port.ring);
+}
+
+static bool
+ring_pop(struct wire_reserve *r)
+{
+	return rte_ring_sc_dequeue_elem(H.port.ring, r, sizeof(*r)) == 0;
+}
+
+static void
+ring_drain(void)
+{
+	struct wire_reserve r;
+
+	while (ring_pop(&r))
+		;
+}
+
+static uint64_t
+rej(enum dp_reject_reason r)
+{
+	return H.w->ctr.reject[r];
+}
+
+/* Expects status and one more counted rejection of reason from the request that fill() sends. */
+#define EXPECT_REJECT(a, want_status, reason, what, ...)                                            \
+	do {                                                                                       \
+		uint64_t before_ = rej(reason);                                                    \
+		__VA_ARGS__;                                                                       \
+		tap_eq_int((a).status, (want_status), what);                                       \
+		tap_eq_int(rej(reason) - before_, 1, "  counted as " #reason);                     \
+	} while (0)
+
+static void
+test_not_ready(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE];
+
+	session(42, 3600, s);
+	EXPECT_REJECT(a, 503, DP_REJ_NOT_READY, "token before the first snapshot: 503",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	tap_ok(has(&a, "Retry-After: 1\r\n"), "  with Retry-After");
+	EXPECT_REJECT(a, 503, DP_REJ_NOT_READY, "reserve before the first snapshot: 503",
+		reserve("/api/v1/events/1/reserve/7-AAAAAAAAAAAAAAAA", "p1.x", NULL, &a));
+	EXPECT_REJECT(a, 503, DP_REJ_NOT_READY, "result before the first snapshot: 503",
+		poll_result(EV_OPEN, "r1.x", &a));
+	ask("GET /api/v1/events/2 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(a.status == 200 && has(&a, "\"state\":\"upcoming\""),
+		"event info answers from the config's events before the snapshot");
+}
+
+static void
+test_token_route(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+
+	EXPECT_REJECT(a, 401, DP_REJ_NO_SESSION, "token without Authorization: 401",
+		ask("POST /api/v1/events/1/token HTTP/1.1\r\nHost: s\r\nContent-Length: 0\r\n\r\n",
+			&a));
+	EXPECT_REJECT(a, 401, DP_REJ_NO_SESSION, "token with Basic auth: 401",
+		ask("POST /api/v1/events/1/token HTTP/1.1\r\nHost: s\r\nAuthorization: Basic "
+		    "eDp5\r\nContent-Length: 0\r\n\r\n",
+			&a));
+	session(42, 3600, s);
+	s[strlen(s) - 1] ^= 1;
+	EXPECT_REJECT(a, 401, DP_REJ_SESSION_INVALID, "token with a tampered session: 401",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	session(42, -1, s);
+	EXPECT_REJECT(a, 401, DP_REJ_SESSION_EXPIRED, "token with an expired session: 401",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	session(42, 3600, s);
+	EXPECT_REJECT(a, 404, DP_REJ_NO_EVENT, "token for an unknown event: 404",
+		get_token(99, s, &a, NULL, NULL));
+	EXPECT_REJECT(a, 425, DP_REJ_TOO_EARLY, "token before the start: 425",
+		get_token(EV_UP, s, &a, NULL, NULL));
+	tap_ok(has(&a, "Retry-After: 3600\r\n"), "  Retry-After counts the seconds to the start");
+	EXPECT_REJECT(a, 410, DP_REJ_CLOSED, "token after the end: 410",
+		get_token(EV_DONE, s, &a, NULL, NULL));
+
+	uint64_t issued = H.w->ctr.admit[DP_ADM_TOKEN_ISSUED];
+
+	get_token(EV_OPEN, s, &a, tok, path);
+	tap_eq_int(a.status, 200, "token with a valid session: 200");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_TOKEN_ISSUED] - issued, 1, "  counted as token_issued");
+
+	struct tok_purchase pt;
+
+	tap_eq_int(tok_purchase_verify(sale_ring(), tok, strlen(tok), EV_OPEN, H.w->now_ms / 1000,
+			   &pt),
+		TOK_OK, "  the purchase token verifies with the sale key");
+	tap_ok(pt.user == 42 && pt.expires_s == H.w->now_ms / 1000 + 300,
+		"  for user 42, expiring after purchase_token_ttl");
+	char want[128], seg[TOK_BUF_SIZE];
+
+	tok_path_mint(sale_ring(), EV_OPEN, seg, sizeof(seg));
+	snprintf(want, sizeof(want), "/api/v1/events/1/reserve/%s", seg);
+	tap_ok(strcmp(path, want) == 0, "  reserve_path is the hidden path of the sale key (%s)", path);
+	tap_ok(has(&a, "\"expires_at\":") && has(&a, "\"server_time\":"), "  with expiry and time");
+	ask("GET /api/v1/events/1/token HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(a.status == 405 && has(&a, "Allow: POST, OPTIONS\r\n"), "GET on token: 405 + Allow");
+}
+
+static void
+test_reserve_route(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], other_path[128];
+	char tok4[TOK_BUF_SIZE], extra[256];
+	struct wire_reserve rec;
+
+	ring_drain();
+	session(42, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	get_token(EV_OTHER, s, &a, tok4, other_path);
+
+	uint64_t admitted = H.w->ctr.admit[DP_ADM_RESERVE_ADMITTED];
+
+	reserve(path, tok, NULL, &a);
+	tap_eq_int(a.status, 202, "reserve with the purchase token on the hidden path: 202");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESERVE_ADMITTED] - admitted, 1,
+		"  counted as reserve_admitted");
+	char receipt[TOK_BUF_SIZE];
+	struct tok_receipt rc;
+
+	tap_ok(json_str(a.body, "receipt", receipt, sizeof(receipt)) > 0 &&
+		       tok_receipt_verify(sale_ring(), receipt, strlen(receipt), EV_OPEN, &rc) ==
+			       TOK_OK &&
+		       rc.user == 42,
+		"  the receipt is signed, for user 42 and this event");
+	tap_ok(has(&a, "\"status\":\"queued\"") && has(&a, "/api/v1/events/1/result"),
+		"  says queued and where to poll");
+	tap_eq_int(ring_count(), 1, "  one reservation handed to the bridge");
+	if (ring_pop(&rec)) {
+		tap_ok(rec.event == EV_OPEN && rec.user == 42 && rec.client_ipv4 == PB_CL_IP &&
+			       rec.admitted_ms == rc.admitted_ms,
+			"  the record: event, user, client address, admission time");
+		tap_ok(rec.reservation_id != 0 && rec.reservation_id >> 54 == 3,
+			"  reservation id carries the data plane id");
+		uint64_t first = rec.reservation_id;
+
+		reserve(path, tok, NULL, &a);
+		ring_pop(&rec);
+		tap_ok(a.status == 202 && rec.reservation_id == first + 1,
+			"a second reservation gets the next id");
+	}
+
+	EXPECT_REJECT(a, 403, DP_REJ_BAD_PATH, "reserve on a guessed path: 403",
+		reserve("/api/v1/events/1/reserve/7-AAAAAAAAAAAAAAAA", tok, NULL, &a));
+	char bad_path[160];
+
+	snprintf(bad_path, sizeof(bad_path), "/api/v1/events/1/reserve/%s",
+		strrchr(other_path, '/') + 1);
+	EXPECT_REJECT(a, 403, DP_REJ_BAD_PATH, "reserve with another event's path: 403",
+		reserve(bad_path, tok, NULL, &a));
+	EXPECT_REJECT(a, 403, DP_REJ_NO_TOKEN, "reserve without X-Flash-Token: 403",
+		reserve(path, NULL, NULL, &a));
+	char t2[TOK_BUF_SIZE];
+
+	strcpy(t2, tok);
+	t2[5] = t2[5] == '9' ? '8' : '9';
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_INVALID, "reserve with a tampered token: 403",
+		reserve(path, t2, NULL, &a));
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_OTHER_EVENT, "reserve with another event's token: 403",
+		reserve(path, tok4, NULL, &a));
+	tok_purchase_mint(sale_ring(), EV_OPEN, 42, H.w->now_ms / 1000, t2, sizeof(t2));
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_EXPIRED, "reserve with an expired token: 403",
+		reserve(path, t2, NULL, &a));
+	char s43[TOK_BUF_SIZE];
+
+	session(43, 3600, s43);
+	snprintf(extra, sizeof(extra), "Authorization: Bearer %s\r\n", s43);
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_OTHER_USER,
+		"reserve with user 42's token and user 43's session: 403",
+		reserve(path, tok, extra, &a));
+	snprintf(extra, sizeof(extra), "Authorization: Bearer %s\r\n", s);
+	reserve(path, tok, extra, &a);
+	tap_eq_int(a.status, 202, "reserve with the token and its user's own session: 202");
+	ring_drain();
+	tap_eq_int(ring_count(), 0, "nothing refused reached the bridge");
+}
+
+static void
+test_bridge_full(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+	unsigned ok = 0;
+
+	ring_drain();
+	session(50, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	/* The ring holds size - 1 records. */
+	for (unsigned i = 0; i < rte_ring_get_capacity(H.port.ring); i++) {
+		reserve(path, tok, NULL, &a);
+		ok += a.status == 202;
+	}
+	tap_eq_int(ok, rte_ring_get_capacity(H.port.ring), "reserves fill the ring to the bridge");
+	EXPECT_REJECT(a, 503, DP_REJ_BRIDGE_FULL, "a reserve with the ring full: 503",
+		reserve(path, tok, NULL, &a));
+	tap_ok(has(&a, "Retry-After: 1\r\n"), "  with Retry-After");
+	ring_drain();
+	reserve(path, tok, NULL, &a);
+	tap_eq_int(a.status, 202, "once the bridge drained the ring: 202 again");
+	ring_drain();
+}
+
+static void
+test_limits(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], extra[128];
+
+	/* Per user: 1/s, burst 2. */
+	limits.user = (struct rl_params){ 1, 2 };
+	publish();
+	session(60, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	tap_eq_int(a.status, 200, "user limit 1/s burst 2: first token 200");
+	get_token(EV_OPEN, s, &a, NULL, NULL);
+	tap_eq_int(a.status, 200, "  second 200");
+	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_USER, "  third: 429",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	tap_ok(has(&a, "Retry-After: 1\r\n"), "  with Retry-After");
+	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_USER, "  a reserve by the same user: 429",
+		reserve(path, tok, NULL, &a));
+	/* Forged tokens that claim user 62 are refused for their MAC and leave 62's bucket full. */
+	char s62[TOK_BUF_SIZE], forged[TOK_BUF_SIZE];
+	unsigned forged_403 = 0;
+
+	session(62, 3600, s62);
+	strcpy(forged, s62);
+	forged[strlen(forged) - 2] ^= 1;
+	for (int i = 0; i < 5; i++) {
+		get_token(EV_OPEN, forged, &a, NULL, NULL);
+		forged_403 += a.status == 401;
+	}
+	tap_eq_int(forged_403, 5, "five forged sessions claiming user 62: 401 each, not 429");
+	get_token(EV_OPEN, s62, &a, NULL, NULL);
+	tap_eq_int(a.status, 200, "  user 62's own session still gets its token (bucket not drained)");
+	limits.user = (struct rl_params){ 1000, 1000 };
+
+	/* Per device: 1/s, burst 1. */
+	limits.device = (struct rl_params){ 1, 1 };
+	publish();
+	session(61, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	snprintf(extra, sizeof(extra), "X-Device-Id: phone-1\r\n");
+	reserve(path, tok, extra, &a);
+	tap_eq_int(a.status, 202, "device limit 1/s: first reserve from phone-1 202");
+	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_DEVICE, "  second from phone-1: 429",
+		reserve(path, tok, extra, &a));
+	reserve(path, tok, "X-Device-Id: phone-2\r\n", &a);
+	tap_eq_int(a.status, 202, "  another device: 202");
+	limits.device = (struct rl_params){ 1000, 1000 };
+
+	/* The event's forward budget: 2 per second. */
+	limits.event_forward = (struct rl_params){ 2, 0 };
+	publish();
+	unsigned ok = 0;
+
+	for (int i = 0; i < 2; i++) {
+		reserve(path, tok, NULL, &a);
+		ok += a.status == 202;
+	}
+	tap_eq_int(ok, 2, "forward budget 2/s: two reserves 202");
+	EXPECT_REJECT(a, 429, DP_REJ_FORWARD_BUDGET, "  the third: 429",
+		reserve(path, tok, NULL, &a));
+	limits.event_forward = (struct rl_params){ 0, 0 };
+
+	/* Per IP: 1/s burst 1, from a new address. */
+	limits.ip = (struct rl_params){ 1, 1 };
+	publish();
+	client_ip = RTE_IPV4(198, 18, 1, 77);
+	ask("GET /api/v1/events/1/result HTTP/1.1\r\nHost: s\r\nX-Flash-Token: x\r\n\r\n", &a);
+	tap_eq_int(a.status, 403, "IP limit 1/s: the first request goes through (403: bad token)");
+	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_IP, "  the second from that address: 429",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_eq_int(a.status, 200, "  the event's public info is not limited");
+	client_ip = PB_CL_IP;
+	limits.ip = (struct rl_params){ 0, 0 };
+	publish();
+	ring_drain();
+}
+
+static void
+test_rules(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], s42[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+	static const char *const by_ip[] = { "ip 198.18.0.0/24", NULL };
+	static const char *const by_user[] = { "user 42", "device stolen-phone", NULL };
+
+	session(70, 3600, s);
+	session(42, 3600, s42);
+	get_token(EV_OPEN, s, &a, tok, path);
+	rules = by_ip;
+	publish();
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_IP, "a rule blocks the client's /24: token 403",
+		get_token(EV_OPEN, s, &a, NULL, NULL));
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_IP, "  reserve 403", reserve(path, tok, NULL, &a));
+	client_ip = RTE_IPV4(198, 18, 1, 9);
+	get_token(EV_OPEN, s, &a, NULL, NULL);
+	tap_eq_int(a.status, 200, "  another network is not blocked");
+	client_ip = PB_CL_IP;
+
+	/* A new snapshot replaces the rules, not adds to them. */
+	rules = by_user;
+	publish();
+	get_token(EV_OPEN, s, &a, NULL, NULL);
+	tap_eq_int(a.status, 200, "a snapshot that replaces the rules unblocks the /24");
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_USER, "  and blocks user 42: token 403",
+		get_token(EV_OPEN, s42, &a, NULL, NULL));
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_DEVICE, "  and the device stolen-phone: reserve 403",
+		reserve(path, tok, "X-Device-Id: stolen-phone\r\n", &a));
+	reserve(path, tok, "X-Device-Id: fine-phone\r\n", &a);
+	tap_eq_int(a.status, 202, "  another device: 202");
+	rules = NULL;
+	publish();
+	ring_drain();
+}
+
+static void
+test_sold_out(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+
+	session(80, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	ring_drain();
+	/* The control plane says sold out between two requests of a stream. */
+	sold_out[0] = 1;
+	publish();
+	EXPECT_REJECT(a, 410, DP_REJ_SOLD_OUT, "after SOLD_OUT arrives: reserve 410",
+		reserve(path, tok, NULL, &a));
+	tap_eq_int(ring_count(), 0, "  answered here: nothing goes to the control plane");
+	EXPECT_REJECT(a, 410, DP_REJ_SOLD_OUT, "  token 410", get_token(EV_OPEN, s, &a, NULL, NULL));
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(has(&a, "\"state\":\"sold_out\""), "  the event's state says sold_out");
+	sold_out[0] = 0;
+	publish();
+	reserve(path, tok, NULL, &a);
+	tap_eq_int(a.status, 202, "a restock clears it: reserve 202");
+	ring_drain();
+}
+
+static void
+test_result_route(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], receipt[TOK_BUF_SIZE];
+	char r91[TOK_BUF_SIZE];
+	struct wire_reserve rec;
+
+	session(90, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	json_str(a.body, "receipt", receipt, sizeof(receipt));
+	ring_drain();
+
+	uint64_t queued = H.w->ctr.admit[DP_ADM_RESULT_QUEUED];
+
+	poll_result(EV_OPEN, receipt, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""),
+		"a young receipt without a result: queued");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_QUEUED] - queued, 1, "  counted as result_queued");
+	tap_eq_int(ring_count(), 0, "  without asking the control plane");
+
+	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 60000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""), "an old receipt: queued");
+	tap_ok(ring_pop(&rec) && rec.reservation_id == 0 && rec.user == 90 && rec.event == EV_OPEN,
+		"  and a result query for (event, user) goes to the control plane");
+
+	struct rt_result res = { .reservation_id = 5, .verdict = WIRE_V_RESERVED };
+
+	result_table_put(H.results, EV_OPEN, 90, &res);
+	poll_result(EV_OPEN, receipt, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"reserved\"") && !has(&a, "order_id"),
+		"a result in the table: reserved");
+	poll_result(EV_OPEN, tok, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"reserved\""),
+		"  the purchase token polls too");
+	res = (struct rt_result){ .reservation_id = 5, .order_id = 123456, .pay_deadline_ms = 1700,
+		.verdict = WIRE_V_ORDERED };
+	result_table_put(H.results, EV_OPEN, 90, &res);
+	poll_result(EV_OPEN, receipt, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\",\"order_id\":123456,\"pay_deadline\":1700"),
+		"ordered: with the order id and the pay deadline");
+
+	/* User 91 has another result; each receipt shows only its own user's. */
+	res = (struct rt_result){ .reservation_id = 6, .verdict = WIRE_V_SOLD_OUT };
+	result_table_put(H.results, EV_OPEN, 91, &res);
+	tok_receipt_mint(sale_ring(), EV_OPEN, 91, H.w->now_ms, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"sold_out\"") && !has(&a, "123456"),
+		"another user's receipt shows only that user's result");
+	poll_result(EV_OPEN, receipt, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\""), "  and user 90's still shows user 90's");
+
+	char bad[TOK_BUF_SIZE];
+
+	strcpy(bad, receipt);
+	bad[3] = bad[3] == '9' ? '8' : '9';
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_INVALID, "a forged receipt: 403",
+		poll_result(EV_OPEN, bad, &a));
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_OTHER_EVENT, "a receipt of another event: 403",
+		poll_result(EV_OTHER, receipt, &a));
+	EXPECT_REJECT(a, 403, DP_REJ_NO_TOKEN, "a poll without a token: 403",
+		ask("GET /api/v1/events/1/result HTTP/1.1\r\nHost: s\r\n\r\n", &a));
+	EXPECT_REJECT(a, 404, DP_REJ_NO_EVENT, "a poll for an unknown event: 404",
+		poll_result(99, receipt, &a));
+	tok_purchase_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms / 1000, bad, sizeof(bad));
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_EXPIRED, "an expired purchase token: 403",
+		poll_result(EV_OPEN, bad, &a));
+	tap_ok(has(&a, "poll with the receipt"), "  telling the client to poll with the receipt");
+	ring_drain();
+}
+
+static void
+test_cors(void)
+{
+	struct answer a;
+	const char *origin = "https://shop.example";
+
+	strcpy(H.w->cors_origin, origin);
+	H.w->cors_len = (uint8_t)strlen(origin);
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n\r\n", &a);
+	tap_ok(has(&a, "Access-Control-Allow-Origin: https://shop.example\r\nVary: Origin\r\n"),
+		"the shop's origin gets Access-Control-Allow-Origin");
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\nOrigin: https://evil.example\r\n\r\n", &a);
+	tap_ok(a.status == 200 && !has(&a, "Access-Control"), "another origin gets no CORS header");
+	ask("POST /api/v1/events/1/token HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n"
+	    "Content-Length: 0\r\n\r\n",
+		&a);
+	tap_ok(a.status == 401 && has(&a, "Access-Control-Allow-Origin: https://shop.example"),
+		"refusals carry CORS too, so the page can read them");
+	ask("OPTIONS /api/v1/events/1/reserve/x HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n"
+	    "Access-Control-Request-Method: POST\r\n\r\n",
+		&a);
+	tap_ok(a.status == 204 && has(&a, "Access-Control-Allow-Methods: POST, OPTIONS\r\n") &&
+		       has(&a, "Access-Control-Allow-Headers: Authorization, X-Flash-Token") &&
+		       !has(&a, "Content-Length"),
+		"preflight: 204 with methods and headers, no Content-Length");
+	ask("OPTIONS /healthz HTTP/1.1\r\nHost: s\r\nOrigin: https://evil.example\r\n\r\n", &a);
+	tap_ok(a.status == 204 && !has(&a, "Access-Control-Allow-Origin"),
+		"preflight from another origin: no Access-Control-Allow-Origin");
+	H.w->cors_len = 0;
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n\r\n", &a);
+	tap_ok(!has(&a, "Access-Control"), "without cors_origin no CORS header at all");
+}
+
+static void
+test_no_leak(void)
+{
+	unsigned avail = rte_mempool_avail_count(H.pool);
+	struct answer a;
+
+	ask("GET /healthz HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_eq_int(rte_mempool_avail_count(H.pool), avail, "no mbuf leaked by admission");
+}
+
+int
+main(int argc, char **argv)
+{
+	(void)argc;
+	dph_init(&H, argv[0]);
+	dph_admission_init(&H, 16);
+	uint64_t now = H.w->now_ms;
+
+	events[0] = (struct dp_event_cfg){ .id = EV_OPEN, .name = "open", .starts_at_ms = now - 1000,
+		.ends_at_ms = now + 3600000, .stock = 10 };
+	events[1] = (struct dp_event_cfg){ .id = EV_UP, .name = "later", .starts_at_ms = now + 3600000,
+		.ends_at_ms = now + 7200000, .stock = 10 };
+	events[2] = (struct dp_event_cfg){ .id = EV_DONE, .name = "past",
+		.starts_at_ms = now - 7200000, .ends_at_ms = now - 3600000, .stock = 10 };
+	events[3] = (struct dp_event_cfg){ .id = EV_OTHER, .name = "other",
+		.starts_at_ms = now - 1000, .ends_at_ms = now + 3600000, .stock = 10 };
+	limits = (struct dp_limits){ .ip = { 0, 0 }, .user = { 1000, 1000 },
+		.device = { 1000, 1000 }, .event_forward = { 0, 0 } };
+
+	test_not_ready();
+	publish();
+	test_token_route();
+	test_reserve_route();
+	test_bridge_full();
+	test_limits();
+	test_rules();
+	test_sold_out();
+	test_result_route();
+	test_cors();
+	test_no_leak();
+	return tap_done();
+}
