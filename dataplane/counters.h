@@ -92,6 +92,7 @@ enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
 	X(RESULT_FOUND, "result_found")           /* a poll answered from the result table */      \
 	X(RESULT_QUEUED, "result_queued")         /* a poll answered "queued" */                   \
 	X(RESULT_QUERY, "result_query")           /* a poll that asked the control plane again */  \
+	X(RESULT_LOST, "result_lost")             /* an old receipt without result: "retry" */     \
 	X(CORS_PREFLIGHT, "cors_preflight")
 
 #define DP_X_ENUM(name, str) DP_ADM_##name,

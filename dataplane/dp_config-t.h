@@ -38,6 +38,7 @@ struct dp_config {
 	char cors_origin[128];          /* "" : no CORS headers; "*" : any origin */
 	uint32_t purchase_token_ttl_s;  /* how long a purchase token is valid */
 	uint32_t receipt_young_ms;      /* a receipt this young with no result yet is "queued" */
+	uint32_t receipt_retry_ms;      /* older than this with no result: "retry" */
 	uint32_t limit_table_log2;      /* entries per rate-limit table (per worker), log2 */
 	/* [bridge] */
 	uint32_t dp_id;                 /* this data plane's id on the wire, 1..1023 */

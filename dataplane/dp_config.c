@@ -174,6 +174,18 @@ static const struct cfg_key dp_admission_keys[] = {
 		       "for the result again.",
 	},
 	{
+		.name = "receipt_retry",
+		.type = CFG_DURATION,
+		DP_FIELD(receipt_retry_ms),
+		.min = 1000,
+		.max = 86400u * DP_MS_PER_S,
+		.def = "30s",
+		.doc = "A receipt this old whose result never arrived (the control plane lost the "
+		       "reservation before Redis decided it) is answered \"retry\": the client "
+		       "reserves again, and if the first one was decided after all it gets that result. "
+		       "Must be longer than receipt_young.",
+	},
+	{
 		.name = "limit_table_log2",
 		.type = CFG_UINT,
 		DP_FIELD(limit_table_log2),
@@ -185,6 +197,23 @@ static const struct cfg_key dp_admission_keys[] = {
 		       "worker sees at once (docs/limits.md).",
 	},
 };
+
+/* A receipt must be queued for a while before it can turn into a retry. */
+static int
+dp_check_admission(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct dp_config *cfg = obj;
+
+	if (cfg->receipt_retry_ms <= cfg->receipt_young_ms) {
+		*key = "receipt_retry";
+		snprintf(msg, msglen,
+			"%u ms is not longer than receipt_young (%u ms): a receipt must stay "
+			"\"queued\" before it turns into \"retry\"",
+			cfg->receipt_retry_ms, cfg->receipt_young_ms);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static const struct cfg_key dp_bridge_keys[] = {
 	{
@@ -373,6 +402,7 @@ static const struct cfg_section dp_sections[] = {
 		       "the keys come from the control plane.",
 		.keys = dp_admission_keys,
 		.n_keys = sizeof(dp_admission_keys) / sizeof(dp_admission_keys[0]),
+		.check = dp_check_admission,
 	},
 	{
 		.name = "bridge",

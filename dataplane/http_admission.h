@@ -515,7 +515,7 @@ route_result(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 			"X-Flash-Token with the receipt or the purchase token is required", 0);
 
 	uint64_t user;
-	bool young = false;
+	bool young = false, lost = false;
 	enum tok_status st;
 
 	if (tok_kind_of(r->flash_token.p, r->flash_token.len) == TOK_KIND_RECEIPT) {
@@ -524,6 +524,7 @@ route_result(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 		st = tok_receipt_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id, &rc);
 		user = rc.user;
 		young = w->now_ms < rc.admitted_ms + w->receipt_young_ms;
+		lost = w->now_ms >= rc.admitted_ms + w->receipt_retry_ms;
 	} else {
 		struct tok_purchase pt;
 
@@ -567,9 +568,17 @@ route_result(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
 	} else {
 		/* No result here: a young receipt is simply still queued; for anything older
-		 * the result may have been missed or evicted, so the control plane is asked. */
-		out_lit(&b, ",\"status\":\"queued\"");
-		w->ctr.admit[DP_ADM_RESULT_QUEUED]++;
+		 * the result may have been missed or evicted, so the control plane is asked.
+		 * A receipt that stayed without a result for receipt_retry was lost before
+		 * Redis decided it (a control plane died with it in its buffers): the client
+		 * reserves again, and if it was decided after all, that attempt says so. */
+		if (lost) {
+			out_lit(&b, ",\"status\":\"retry\"");
+			w->ctr.admit[DP_ADM_RESULT_LOST]++;
+		} else {
+			out_lit(&b, ",\"status\":\"queued\"");
+			w->ctr.admit[DP_ADM_RESULT_QUEUED]++;
+		}
 		if (!young && w->bridge != NULL && bridge_query(w->bridge, id, user) == 0)
 			w->ctr.admit[DP_ADM_RESULT_QUERY]++;
 	}

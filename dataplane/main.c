@@ -186,6 +186,7 @@ setup_workers(struct app *a)
 		w->dp_id = cfg->dp_id;
 		w->purchase_ttl_s = cfg->purchase_token_ttl_s;
 		w->receipt_young_ms = cfg->receipt_young_ms;
+		w->receipt_retry_ms = cfg->receipt_retry_ms;
 		w->cors_any = strcmp(cfg->cors_origin, "*") == 0;
 		w->cors_len = (uint8_t)strlen(cfg->cors_origin);
 		memcpy(w->cors_origin, cfg->cors_origin, w->cors_len);

@@ -72,6 +72,7 @@ struct worker {
 	uint32_t dp_id;
 	uint32_t purchase_ttl_s;
 	uint32_t receipt_young_ms;
+	uint32_t receipt_retry_ms;
 	uint8_t cors_len;                 /* 0: no CORS headers */
 	bool cors_any;                    /* "*" */
 	char cors_origin[128];

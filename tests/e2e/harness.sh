@@ -12,6 +12,10 @@
 #   e2e_stop_dataplane           # two checks: exit status 0 on SIGTERM, final counters printed
 #   tap_done
 #
+# A test that needs a control plane sets E2E_DP_ARGS (extra "-s SECTION.KEY=VALUE" for the data
+# plane) before e2e_begin, picks ports with e2e_free_ports, and plays the control plane with the
+# test peer (tests/peer/fg_testpeer.c): e2e_peer_start, e2e_peer_cmd, e2e_peer_stop.
+#
 # Every wait is bounded; nothing is sent anywhere but the test's own namespace.
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,6 +31,8 @@ tap_failed=0
 E2E_DP_PID=
 E2E_TMP=
 E2E_PREFIX=
+E2E_PEER_PID=
+E2E_PEER_FD=
 
 # tap_ok RC DESCRIPTION: one check; passes when RC is 0.
 tap_ok() {
@@ -104,6 +110,7 @@ e2e_cleanup() {
 	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
 		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1
 	fi
+	[ -z "$E2E_PEER_PID" ] || e2e_peer_stop >/dev/null 2>&1
 	"$FG_ROOT/scripts/testnet" down >/dev/null 2>&1 || printf '# testnet down failed\n'
 	[ -z "$E2E_PREFIX" ] || rm -rf "$(fg_dpdk_runtime_dir "$E2E_PREFIX")"
 	[ -z "$E2E_TMP" ] || rm -rf "$E2E_TMP"
@@ -170,7 +177,9 @@ e2e_begin() {
 		tap_bail "scripts/testnet up"
 	}
 	e2e_write_config "$E2E_TMP/flashgate.conf"
-	fg_dp_start "$exe" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf"
+	[ -n "${E2E_DP_ARGS+set}" ] || E2E_DP_ARGS=()
+	fg_dp_start "$exe" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf" \
+		"${E2E_DP_ARGS[@]}"
 	E2E_DP_PID=$FG_DP_PID
 	rc=0
 	fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" "$E2E_READY_TIMEOUT_S" || rc=$?
@@ -228,4 +237,101 @@ e2e_stop_dataplane() {
 		awk 'f && /[0-9]/ { n++ } /final counters/ { f = 1 } END { exit !(n > 0) }' \
 		<(tail -n "+$((lines + 1))" "$log")
 	[ "$tap_failed" -eq 0 ] || e2e_show_log
+}
+
+# e2e_wait_until TIMEOUT_S CMD...: runs CMD every 0.1 s until it succeeds (returns 0) or TIMEOUT_S
+# seconds have passed (returns 1).
+e2e_wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	while ! "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# e2e_telemetry_field COMMAND FIELD: prints one field of the data plane's telemetry reply to
+# COMMAND (e.g. /flashgate/bridge ready); fails when there is no reply or no such field.
+e2e_telemetry_field() {
+	local reply
+	reply=$(fg_telemetry "$E2E_PREFIX" "$1" 2>/dev/null) || return 1
+	python3 -c '
+import json, sys
+v = json.loads(sys.argv[1]).get(sys.argv[2], {}).get(sys.argv[3])
+if v is None:
+    sys.exit(1)
+print(v)' "$reply" "$1" "$2"
+}
+
+# e2e_free_ports N: prints N distinct TCP ports that are free on 127.0.0.1, one a line. (Another
+# program could take one before it is used; the kernel hands out ports from a large range.)
+e2e_free_ports() {
+	python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
+# e2e_peer_start EXE ARGS...: starts the test peer (a stand-in control plane) with its standard
+# input on a FIFO that this shell holds open, so that it runs until e2e_peer_stop, and waits up to
+# 10 s for its "ready" line. Sets E2E_PEER_PID. Its output goes to $E2E_TMP/peer.out (the replies
+# to e2e_peer_cmd) and $E2E_TMP/peer.err. Returns 1 when it did not become ready.
+e2e_peer_start() {
+	local fifo=$E2E_TMP/peer.in
+	rm -f "$fifo"
+	mkfifo -m 600 "$fifo"
+	: >"$E2E_TMP/peer.out"
+	"$@" <"$fifo" >"$E2E_TMP/peer.out" 2>"$E2E_TMP/peer.err" &
+	E2E_PEER_PID=$!
+	# Read-write: the open does not wait for the reader, and the peer sees end-of-file (and
+	# exits) once this descriptor is closed.
+	exec {E2E_PEER_FD}<>"$fifo"
+	fg_wait_line "$E2E_TMP/peer.out" '^ready$' "$E2E_PEER_PID" 10
+}
+
+# e2e_peer_cmd COMMAND: sends one command line to the test peer and sets E2E_PEER_REPLY to its
+# one-line answer ("ok ..." or "err ..."). Returns 0 when the answer starts with "ok", 1 otherwise
+# (also when none came within 5 s).
+e2e_peer_cmd() {
+	local before deadline=$((SECONDS + 5))
+	E2E_PEER_REPLY=
+	[ -n "$E2E_PEER_FD" ] || return 1
+	before=$(wc -l <"$E2E_TMP/peer.out")
+	printf '%s\n' "$1" >&"$E2E_PEER_FD"
+	while (($(wc -l <"$E2E_TMP/peer.out") <= before)); do
+		((SECONDS < deadline)) || return 1
+		sleep 0.05
+	done
+	E2E_PEER_REPLY=$(sed -n "$((before + 1))p" "$E2E_TMP/peer.out")
+	[[ $E2E_PEER_REPLY == ok* ]]
+}
+
+# e2e_peer_stat NAME: prints one counter of the peer's "stats" answer (reserves, dups, batches,
+# queries, snapshot_requests, results); fails when there is no answer.
+e2e_peer_stat() {
+	e2e_peer_cmd stats || return 1
+	sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$E2E_PEER_REPLY" | grep .
+}
+
+# e2e_peer_stop: asks the peer to quit, closes its standard input and waits for it, with SIGTERM
+# then SIGKILL after 5 s. Sets E2E_PEER_RC to its exit status.
+e2e_peer_stop() {
+	E2E_PEER_RC=
+	[ -n "$E2E_PEER_PID" ] || return 0
+	if [ -n "$E2E_PEER_FD" ]; then
+		# "quit" rather than end-of-file alone: fg_testpeer polls its input with zmq_poll(),
+		# which reports a closed pipe as an error, not as input, so EOF alone may go unseen.
+		e2e_peer_cmd quit || true
+		exec {E2E_PEER_FD}>&-
+		E2E_PEER_FD=
+	fi
+	local deadline=$((SECONDS + 5))
+	while kill -0 "$E2E_PEER_PID" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.1
+	done
+	fg_stop_pid "$E2E_PEER_PID" 5
+	E2E_PEER_RC=$FG_STOP_RC
+	E2E_PEER_PID=
 }

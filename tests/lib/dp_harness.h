@@ -125,6 +125,7 @@ dph_admission_init(struct dp_harness *h, unsigned ring_size)
 	w->dp_id = 3;
 	w->purchase_ttl_s = 300;
 	w->receipt_young_ms = 10000;
+	w->receipt_retry_ms = 30000;
 }
 
 /*

@@ -540,11 +540,20 @@ test_result_route(void)
 	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_QUEUED] - queued, 1, "  counted as result_queued");
 	tap_eq_int(ring_count(), 0, "  without asking the control plane");
 
-	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 60000, r91, sizeof(r91));
+	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 20000, r91, sizeof(r91));
 	poll_result(EV_OPEN, r91, &a);
 	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""), "an old receipt: queued");
 	tap_ok(ring_pop(&rec) && rec.reservation_id == 0 && rec.user == 90 && rec.event == EV_OPEN,
 		"  and a result query for (event, user) goes to the control plane");
+
+	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 31000, r91, sizeof(r91));
+	uint64_t lost = H.w->ctr.admit[DP_ADM_RESULT_LOST];
+
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"retry\""),
+		"a receipt past receipt_retry without a result: retry (reserve again)");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_LOST] - lost, 1, "  counted as result_lost");
+	ring_drain();
 
 	struct rt_result res = { .reservation_id = 5, .verdict = WIRE_V_RESERVED };
 
