@@ -239,7 +239,11 @@ main(int argc, char **argv)
 	tap_diag("pipeline benchmark: %u bursts of %d per case, TSC %" PRIu64 " Hz; "
 		 "cycles exclude restoring the frame",
 		iters, BURST, rte_get_tsc_hz());
+	/* FG_BENCH_ONLY=text runs only the cases whose name contains text (e.g. for perf). */
+	const char *only = getenv("FG_BENCH_ONLY");
+
 	for (size_t i = 0; i < RTE_DIM(cases); i++)
-		run_case(&cases[i], iters);
+		if (only == NULL || strstr(cases[i].name, only) != NULL)
+			run_case(&cases[i], iters);
 	return tap_done();
 }
