@@ -1063,6 +1063,7 @@ struct cfg_loader {
 	int read_errno;
 	bool eof;
 	/* The open section. */
+	bool foreign;                  /* it belongs to another program: its keys are skipped */
 	const struct cfg_section *sec; /* NULL: none yet */
 	uint8_t *obj;		       /* the struct its keys fill */
 	char label[CFG_LABEL_MAX];     /* "dataplane", "event.42" */
@@ -1168,6 +1169,15 @@ cfg_open_section(struct cfg_loader *ld, const char *name)
 		if (s->is_array ? strcmp(s->name, prefix) == 0 : strcmp(s->name, name) == 0) {
 			sec = s;
 			break;
+		}
+	}
+	ld->foreign = false;
+	if (sec == NULL && schema->foreign != NULL) {
+		for (const char *const *f = schema->foreign; *f != NULL; f++) {
+			if (strcmp(*f, name) == 0 || strcmp(*f, prefix) == 0) {
+				ld->foreign = true;
+				return 0;
+			}
 		}
 	}
 	if (sec == NULL) {
@@ -1344,6 +1354,8 @@ cfg_handler(void *user, const char *section, const char *name, const char *value
 	(void)section; /* the reader tracks sections itself */
 	if (ld->err_line != 0)
 		return 0;
+	if (ld->foreign)
+		return 1; /* another program's key: not ours to check */
 	if (ld->sec == NULL) {
 		cfg_fail(ld, ld->lineno,
 			"key \"%s\" is outside any section (put it below a "

@@ -96,6 +96,12 @@ struct cfg_schema {
 	size_t n_sections;
 	size_t target_size; /* sizeof the settings struct, for the copy a load works on */
 	const char *help;   /* said after an unknown key or section, e.g. "see --help-config" */
+	/*
+	 * Sections of the other flashgate programs (NULL-terminated names; an array section by
+	 * its prefix): one flashgate.conf serves every program, and each skips the others'
+	 * sections unread. NULL: none.
+	 */
+	const char *const *foreign;
 };
 
 /*

@@ -318,7 +318,7 @@ wire_get_event(const struct wire_msg *m, unsigned i, struct wire_event *out)
 	if (rc != 0)
 		return rc;
 	return out->id != 0 && out->starts_at_ms < out->ends_at_ms &&
-			       (out->flags & ~(WIRE_EVENT_F_SOLD_OUT | WIRE_EVENT_F_CLOSED)) == 0 &&
+			       (out->flags & ~(WIRE_EVENT_F_SOLD_OUT | WIRE_EVENT_F_CLOSED | WIRE_EVENT_F_HELD)) == 0 &&
 			       padded_ok(out->name, sizeof(out->name))
 		       ? 0
 		       : WIRE_ERR_FIELD;

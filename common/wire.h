@@ -156,6 +156,7 @@ _Static_assert(sizeof(struct wire_result) == 48, "wire_result is 48 bytes");
 
 #define WIRE_EVENT_F_SOLD_OUT 0x01
 #define WIRE_EVENT_F_CLOSED   0x02 /* ended early by the operator */
+#define WIRE_EVENT_F_HELD     0x04 /* not opened by the operator yet: upcoming, whatever the time */
 
 struct wire_event {
 	uint32_t id;

@@ -326,6 +326,7 @@ build_events(const struct model *m)
 			if (m->ev[k].id == t->e[i].id) {
 				t->e[i].sold_out = (m->ev[k].flags & WIRE_EVENT_F_SOLD_OUT) != 0;
 				t->e[i].closed = (m->ev[k].flags & WIRE_EVENT_F_CLOSED) != 0;
+				t->e[i].held = (m->ev[k].flags & WIRE_EVENT_F_HELD) != 0;
 			}
 	return t;
 }

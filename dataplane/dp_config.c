@@ -425,7 +425,12 @@ static const struct cfg_section dp_sections[] = {
 	},
 };
 
+/* One flashgate.conf serves every program: the others' sections are theirs to check. */
+static const char *const dp_foreign[] = { "controlplane", "redis", "postgres", "order_writer",
+	NULL };
+
 const struct cfg_schema dp_config_schema = {
+	.foreign = dp_foreign,
 	.sections = dp_sections,
 	.n_sections = sizeof(dp_sections) / sizeof(dp_sections[0]),
 	.target_size = sizeof(struct dp_config),

@@ -25,6 +25,7 @@ struct event_entry {
 	uint64_t ends_at_ms;
 	uint8_t sold_out;        /* the control plane says no stock is left */
 	uint8_t closed;          /* the operator ended the sale early */
+	uint8_t held;            /* the operator has not opened it yet: upcoming */
 	uint8_t name_json_len;
 	char name_json[2 * DP_EVENT_NAME_MAX + 8]; /* the name as a JSON string, quotes included */
 };
@@ -63,7 +64,7 @@ event_lookup(const struct event_table *t, uint32_t id)
 static inline enum event_state
 event_state_at(const struct event_entry *e, uint64_t now_ms)
 {
-	if (now_ms < e->starts_at_ms)
+	if (now_ms < e->starts_at_ms || e->held)
 		return EVENT_UPCOMING;
 	if (now_ms >= e->ends_at_ms || e->closed)
 		return EVENT_CLOSED;

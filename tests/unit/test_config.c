@@ -204,7 +204,17 @@ chk_event_order(const struct dp_config *c)
 	       c->events[1].stock == 0;
 }
 
+static int
+chk_foreign_skipped(const struct dp_config *c)
+{
+	return c->mss == 1400 && c->n_events == 0;
+}
+
 static const struct good_case good_cases[] = {
+	{"the other programs' sections are skipped, whatever they hold",
+		"[controlplane]\nid = 7\nanything = goes\n[dataplane]\nmss = 1400\n"
+		"[redis]\nport = 6379\n[postgres]\nconninfo = dbname=x\n[order_writer]\nx = 1\n",
+		chk_foreign_skipped},
 	{"times in Z, +08:00, -05:30, fractions and Unix seconds",
 		"[event.1]\nname=a\nstarts_at = 2026-12-01T10:00:00Z\n"
 		"ends_at = 2026-12-01T10:00:00.5Z\nstock=1\n"
