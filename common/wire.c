@@ -25,6 +25,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_SNAPSHOT_REQUEST] = {"snapshot_request", 0, 0, 0, ""},
 	[WIRE_T_RESULT_QUERY] = {"result_query", sizeof(struct wire_result_query), 1,
 		WIRE_MAX_RECORDS, "QLx4"},
+	[WIRE_T_DP_STATS] = {"dp_stats", sizeof(struct wire_stat), 1, WIRE_STATS_MAX, "QBx7B48"},
 	[WIRE_T_RESULT] = {"result", sizeof(struct wire_result), 1, WIRE_MAX_RECORDS, "QQQQLLBx7"},
 	[WIRE_T_EVENT] = {"event", sizeof(struct wire_event), 1, WIRE_MAX_RECORDS, "LLQQBx7B64"},
 	[WIRE_T_SOLD_OUT] = {"sold_out", sizeof(struct wire_stock), 1, WIRE_MAX_RECORDS, "LL"},
@@ -389,4 +390,63 @@ int
 wire_get_heartbeat(const struct wire_msg *m, unsigned i, struct wire_heartbeat *out)
 {
 	return get_rec(m, i, WIRE_T_HEARTBEAT, WIRE_T_HEARTBEAT, out);
+}
+
+/* [a-z_][a-z0-9_]*: a family or a label name, which become Prometheus names. */
+static const char *
+stat_ident(const char *p)
+{
+	if (!((*p >= 'a' && *p <= 'z') || *p == '_'))
+		return NULL;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')
+		p++;
+	return p;
+}
+
+bool
+wire_stat_name_ok(const char *name)
+{
+	const char *p;
+
+	if (name == NULL || strnlen(name, WIRE_STAT_NAME_MAX) == WIRE_STAT_NAME_MAX)
+		return false;
+	p = stat_ident(name);
+	if (p == NULL)
+		return false;
+	if (*p == '\0')
+		return true;
+	if (*p++ != '.' || (p = stat_ident(p)) == NULL || *p++ != '=' || *p == '\0')
+		return false;
+	/* A label value is shown and exported as it is: keep it to characters that need no
+	 * escaping anywhere. */
+	for (; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
+			return false;
+	return true;
+}
+
+int
+wire_stat_set(struct wire_stat *s, const char *name, uint64_t value, enum wire_stat_kind kind)
+{
+	if (!wire_stat_name_ok(name) || (kind != WIRE_STAT_COUNTER && kind != WIRE_STAT_GAUGE))
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->value = value;
+	s->kind = (uint8_t)kind;
+	memcpy(s->name, name, strlen(name));
+	return 0;
+}
+
+int
+wire_get_stat(const struct wire_msg *m, unsigned i, struct wire_stat *out)
+{
+	int rc = get_rec(m, i, WIRE_T_DP_STATS, WIRE_T_DP_STATS, out);
+
+	if (rc != 0)
+		return rc;
+	return (out->kind == WIRE_STAT_COUNTER || out->kind == WIRE_STAT_GAUGE) &&
+			       wire_stat_name_ok(out->name)
+		       ? 0
+		       : WIRE_ERR_FIELD;
 }

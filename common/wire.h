@@ -15,6 +15,7 @@
  * the wire_get_*() accessors copy one record out, converting and checking its
  * fields. Nothing here allocates or reads past the buffer it is given.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,7 @@ enum wire_type {
 	WIRE_T_RESERVE = 1,	     /* wire_reserve x n: admitted reservations */
 	WIRE_T_SNAPSHOT_REQUEST = 2, /* no records: "publish a full snapshot" */
 	WIRE_T_RESULT_QUERY = 3, /* wire_result_query x n: "publish these users' results again" */
+	WIRE_T_DP_STATS = 4,	 /* wire_stat x n: the data plane's counters, once a second */
 	WIRE_T_RESULT = 16,	 /* wire_result x n */
 	WIRE_T_EVENT = 17,	 /* wire_event x n: upsert (in a snapshot: the whole set) */
 	WIRE_T_SOLD_OUT = 18,	 /* wire_stock x n */
@@ -128,6 +130,31 @@ struct wire_result_query {
 	uint32_t pad;
 };
 _Static_assert(sizeof(struct wire_result_query) == 16, "wire_result_query is 16 bytes");
+
+/*
+ * DP_STATS: one named counter or gauge of a data plane, so that a new counter needs no wire
+ * change. A name is a family, optionally with one label: "rx_packets" or
+ * "drops.reason=ip_checksum" (family [a-z_][a-z0-9_]*, label the same, value [A-Za-z0-9_.-]+),
+ * at most WIRE_STAT_NAME_MAX - 1 bytes, NUL-padded: the control plane shows the families by
+ * label and turns them into Prometheus metrics without knowing them in advance. Counters only
+ * grow while the sender's epoch stays the same.
+ */
+#define WIRE_STAT_NAME_MAX 48
+#define WIRE_STATS_MAX	   256 /* records per DP_STATS message */
+
+enum wire_stat_kind {
+	WIRE_STAT_COUNTER = 1, /* a running total since the sender started */
+	WIRE_STAT_GAUGE = 2,   /* a value now (a queue's length, a flag) */
+};
+
+struct wire_stat {
+	uint64_t value;
+	uint8_t kind; /* enum wire_stat_kind */
+	uint8_t pad[7];
+	char name[WIRE_STAT_NAME_MAX]; /* NUL-padded, at least one NUL */
+};
+_Static_assert(sizeof(struct wire_stat) == 64, "wire_stat is 64 bytes");
+_Static_assert(offsetof(struct wire_stat, name) == 16, "wire_stat.name at 16");
 
 /* What the control plane decided, or what became of the order since. */
 enum wire_verdict {
@@ -318,6 +345,20 @@ int wire_get_limits(const struct wire_msg *m, unsigned i, struct wire_limits *ou
 /* For SNAPSHOT_BEGIN and SNAPSHOT_END. */
 int wire_get_snapshot(const struct wire_msg *m, unsigned i, struct wire_snapshot *out);
 int wire_get_heartbeat(const struct wire_msg *m, unsigned i, struct wire_heartbeat *out);
+/* For DP_STATS: WIRE_ERR_FIELD for an unknown kind or a name wire_stat_name_ok() refuses. */
+int wire_get_stat(const struct wire_msg *m, unsigned i, struct wire_stat *out);
+
+/*
+ * Whether name follows the grammar of a wire_stat name ("family" or "family.label=value", see
+ * struct wire_stat) and fits WIRE_STAT_NAME_MAX with its NUL. NULL is refused.
+ */
+bool wire_stat_name_ok(const char *name);
+
+/*
+ * Fills *s with name, value and kind (padding zeroed). Returns 0, or -EINVAL when the name
+ * is refused by wire_stat_name_ok() or kind is unknown (then *s is left alone).
+ */
+int wire_stat_set(struct wire_stat *s, const char *name, uint64_t value, enum wire_stat_kind kind);
 
 /* "reserved", "duplicate", ... or "unknown". */
 const char *wire_verdict_name(unsigned verdict);

@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "common/log.h"
+#include "dataplane/counters.h"
 #include "dataplane/rules.h"
 
 #define SENDERS_MAX    8   /* control planes whose sequence numbers we follow */
@@ -79,6 +80,9 @@ struct bridge {
 	uint8_t pending_type;
 	unsigned pending_records;
 	unsigned rr; /* the ring drained first, rotating for fairness */
+	struct wire_stat *stats; /* WIRE_STATS_MAX records of the next DP_STATS */
+	bool stats_due;
+	uint64_t last_stats_ms;
 
 	/* In. */
 	struct sender_track senders[SENDERS_MAX];
@@ -127,6 +131,7 @@ bridge_config_defaults(struct bridge_config *c)
 	c->push_hwm = 1000;
 	c->push_sndbuf = 0;
 	c->socket_id = SOCKET_ID_ANY;
+	c->stats_ms = 1000;
 }
 
 int
@@ -153,6 +158,8 @@ bridge_config_check(const struct bridge_config *c, char *err, size_t errlen)
 		what = "resync must be at least 100 ms and the snapshot retry at least 10 ms";
 	else if (c->push_hwm < 1)
 		what = "the PUSH high-water mark must be at least 1 message";
+	else if (c->stats_ms != 0 && (c->stats_ms < 10 || c->stats_ms > 3600000))
+		what = "the counters interval must be 10..3600000 ms, or 0 to send none";
 	if (what == NULL)
 		return 0;
 	snprintf(err, errlen, "bridge: %s", what);
@@ -178,9 +185,13 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 	b->staged = malloc(sizeof(*b->staged) * c->batch_max);
 	b->qstaged = malloc(sizeof(*b->qstaged) * c->batch_max);
 	b->msg_cap = wire_msg_size(WIRE_T_RESERVE, c->batch_max);
+	/* The one message buffer also carries a full DP_STATS. */
+	if (b->msg_cap < wire_msg_size(WIRE_T_DP_STATS, WIRE_STATS_MAX))
+		b->msg_cap = wire_msg_size(WIRE_T_DP_STATS, WIRE_STATS_MAX);
 	b->msg = malloc(b->msg_cap);
+	b->stats = calloc(WIRE_STATS_MAX, sizeof(*b->stats));
 	if (b->ports == NULL || b->qsbr == NULL || b->staged == NULL || b->qstaged == NULL ||
-		b->msg == NULL || rte_rcu_qsbr_init(b->qsbr, c->n_workers) != 0)
+		b->msg == NULL || b->stats == NULL || rte_rcu_qsbr_init(b->qsbr, c->n_workers) != 0)
 		goto nomem;
 	snprintf(name, sizeof(name), "fg_results_%u", c->dp_id);
 	b->results = result_table_create(name, c->result_capacity, c->socket_id, b->qsbr);
@@ -235,6 +246,7 @@ bridge_destroy(struct bridge *b)
 	free(b->staged);
 	free(b->qstaged);
 	free(b->msg);
+	free(b->stats);
 	free(b);
 }
 
@@ -839,6 +851,131 @@ receive(struct bridge *b)
 	return n;
 }
 
+/* ---- counters to the control plane -------------------------------------------------------- */
+
+/* Appends one record when there is room. Every name here is valid by construction. */
+static void
+put_stat(struct wire_stat *out, unsigned cap, unsigned *n, const char *name, uint64_t v,
+	enum wire_stat_kind kind)
+{
+	if (*n < cap && wire_stat_set(&out[*n], name, v, kind) == 0)
+		(*n)++;
+}
+
+/* Appends the counter "family.label=value". */
+static void
+put_labelled(struct wire_stat *out, unsigned cap, unsigned *n, const char *family,
+	const char *label, const char *value, uint64_t v)
+{
+	char name[WIRE_STAT_NAME_MAX];
+
+	if (snprintf(name, sizeof(name), "%s.%s=%s", family, label, value) < (int)sizeof(name))
+		put_stat(out, cap, n, name, v, WIRE_STAT_COUNTER);
+}
+
+unsigned
+bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, unsigned cap)
+{
+	unsigned n = 0;
+	char status[8];
+
+	put_stat(out, cap, &n, "rx_packets", c->rx_packets, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "rx_bytes", c->rx_bytes, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "tx_packets", c->tx_packets, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "tx_bytes", c->tx_bytes, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "http_requests", c->requests, WIRE_STAT_COUNTER);
+	for (unsigned i = 0; i < DP_DROP_MAX; i++)
+		put_labelled(out, cap, &n, "drops", "reason", dp_drop_name(i), c->drops[i]);
+	for (unsigned i = 0; i < DP_ANS_MAX; i++)
+		put_labelled(out, cap, &n, "answers", "kind", dp_answer_name(i), c->answers[i]);
+	for (unsigned i = 0; i < DP_HTTP_MAX; i++) {
+		snprintf(status, sizeof(status), "%u", dp_http_status_of(i));
+		put_labelled(out, cap, &n, "http_responses", "status", status, c->http[i]);
+	}
+	for (unsigned i = 0; i < DP_REJ_MAX; i++)
+		put_labelled(out, cap, &n, "rejects", "reason", dp_reject_name(i), c->reject[i]);
+	for (unsigned i = 0; i < DP_ADM_MAX; i++)
+		put_labelled(out, cap, &n, "admits", "kind", dp_admit_name(i), c->admit[i]);
+	return n;
+}
+
+/* The bridge's own counters, after the data plane's: the health of its link. */
+static unsigned
+own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} plain[] = {
+#define OWN(name, field) {name, offsetof(struct bridge_counters, field)}
+		OWN("bridge_submitted", submitted),
+		OWN("bridge_ring_full", ring_full),
+		OWN("bridge_queries", queries),
+		OWN("bridge_queries_refused", queries_refused),
+		OWN("bridge_queries_dropped", queries_dropped),
+		OWN("bridge_batches_sent", batches_sent),
+		OWN("bridge_send_retries", send_retries),
+		OWN("bridge_send_errors", send_errors),
+		OWN("bridge_seq_gaps", seq_gaps),
+		OWN("bridge_sender_restarts", sender_restarts),
+		OWN("bridge_snapshot_requests", snapshot_requests),
+		OWN("bridge_snapshots_applied", snapshots_applied),
+		OWN("bridge_snapshots_incomplete", snapshots_incomplete),
+		OWN("bridge_ignored_before_snapshot", ignored_before_snapshot),
+		OWN("bridge_events_rejected", events_rejected),
+		OWN("bridge_keys_rejected", keys_rejected),
+		OWN("bridge_rules_rejected", rules_rejected),
+		OWN("bridge_wrong_direction", wrong_direction),
+		OWN("bridge_multipart", multipart),
+		OWN("bridge_shared_versions", shared_versions),
+#undef OWN
+	};
+	struct bridge_counters c;
+	uint64_t backlog = b->n_staged;
+	unsigned n = 0;
+
+	bridge_counters_read(b, &c);
+	for (size_t i = 0; i < RTE_DIM(plain); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)&c + plain[i].off, sizeof(v));
+		put_stat(out, cap, &n, plain[i].name, v, WIRE_STAT_COUNTER);
+	}
+	put_stat(out, cap, &n, "bridge_reservations_sent", c.records_out[WIRE_T_RESERVE],
+		WIRE_STAT_COUNTER);
+	for (unsigned i = 0; i < b->cfg.n_workers; i++)
+		backlog += rte_ring_count(b->ports[i].ring);
+	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_backlog", backlog, WIRE_STAT_GAUGE);
+	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
+		put_labelled(out, cap, &n, "bridge_decode_errors", "reason",
+			wire_err_name(-(int)i - 1), c.decode_errors[i]);
+	for (unsigned t = WIRE_T_RESULT; t < WIRE_T_MAX; t++)
+		if (strcmp(wire_type_name(t), "unknown") != 0)
+			put_labelled(out, cap, &n, "bridge_messages_in", "type", wire_type_name(t),
+				c.msgs_in[t]);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "inserted", c.results.inserted);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "replaced", c.results.replaced);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "kept", c.results.kept);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "evicted", c.results.evicted);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "dropped", c.results.dropped);
+	return n;
+}
+
+/* Fills b->stats for the next DP_STATS: the data plane's counters, then the bridge's. */
+static unsigned
+collect_stats(struct bridge *b)
+{
+	unsigned n = 0, own_room = 64;
+
+	if (b->cfg.stats_fn != NULL) {
+		b->cfg.stats_fn(b->cfg.stats_arg, b->stats, WIRE_STATS_MAX - own_room, &n);
+		if (n > WIRE_STATS_MAX - own_room)
+			n = WIRE_STATS_MAX - own_room;
+	}
+	return n + own_stats(b, b->stats + n, WIRE_STATS_MAX - n);
+}
+
 /* ---- outgoing ----------------------------------------------------------------------------- */
 
 /* Moves records from the rings into the batches while the reservation batch has room. */
@@ -891,6 +1028,15 @@ prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		b->pending_type = WIRE_T_SNAPSHOT_REQUEST;
 		b->pending_records = 0;
 		CTR_INC(b->ctr.snapshot_requests);
+	} else if (b->stats_due) {
+		/* Before reservations: once per stats_ms it is cheap, and under a steady stream
+		 * of batches it would never go otherwise. */
+		unsigned n = collect_stats(b);
+
+		len = wire_encode(&b->tx, WIRE_T_DP_STATS, b->stats, n, b->msg, b->msg_cap);
+		b->stats_due = false;
+		b->pending_type = WIRE_T_DP_STATS;
+		b->pending_records = n;
 	} else if (b->n_qstaged > 0) {
 		unsigned n = b->n_qstaged;
 
@@ -980,6 +1126,8 @@ bridge_main(void *arg)
 	/* The first request goes out at once; silence is measured from the start. */
 	b->last_rx_ms = start_ms;
 	b->last_request_ms = start_ms - (uint64_t)b->cfg.resync_ms - 1;
+	/* The first counters go out at once, so the control plane knows this data plane. */
+	b->last_stats_ms = start_ms - (uint64_t)b->cfg.stats_ms;
 	for (;;) {
 		uint64_t now_us = mono_us(), now_ms = now_us / 1000;
 		bool stopping = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
@@ -989,6 +1137,11 @@ bridge_main(void *arg)
 		result_table_reclaim(b->results);
 		if (!stopping)
 			schedule_snapshot(b, now_ms);
+		if (!stopping && b->cfg.stats_ms != 0 &&
+			now_ms - b->last_stats_ms >= b->cfg.stats_ms) {
+			b->stats_due = true;
+			b->last_stats_ms = now_ms;
+		}
 		unsigned drained = drain(b, now_us);
 
 		prepare(b, now_us, stopping);

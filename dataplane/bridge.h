@@ -20,6 +20,10 @@
  * It asks for a snapshot at start, on a gap in a sender's sequence numbers, on
  * a sender's restart, and after resync_ms without any message; until the first
  * snapshot is complete, shared_get() is NULL and bridge_port_ready() false.
+ *
+ * Counters: every stats_ms the bridge PUSHes one DP_STATS message (docs/wire.md) with what
+ * stats_fn gives (the workers' summed counters, see bridge_stats_from_counters()) followed by
+ * its own ("bridge_*"), so that the control plane shows and exports every data plane's.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -54,6 +58,14 @@ struct bridge_config {
 	int push_hwm;		    /* ZMQ_SNDHWM of the PUSH socket, in messages */
 	int push_sndbuf;	    /* its kernel send buffer in bytes; 0: the system's default */
 	int socket_id;		    /* NUMA socket of the rings and the result table */
+	unsigned stats_ms; /* a DP_STATS message this often (the first at start); 0: none */
+	/*
+	 * Fills out[0..cap) with the data plane's counters and sets *n to how many it wrote.
+	 * Called on the bridge thread once per stats_ms, so it reads the workers' counters
+	 * without locks (aligned u64s: never torn). NULL: only the bridge's own are sent.
+	 */
+	void (*stats_fn)(void *arg, struct wire_stat *out, unsigned cap, unsigned *n);
+	void *stats_arg;
 };
 
 /* Fills c with the defaults (endpoints on 127.0.0.1:5601/5602, dp id 1, one worker). */
@@ -187,5 +199,17 @@ bool bridge_ready(const struct bridge *b);
 
 /* Copies the counters into out (a moment's view; each value is read atomically). */
 void bridge_counters_read(const struct bridge *b, struct bridge_counters *out);
+
+struct dp_counters;
+
+/*
+ * Writes c as DP_STATS records into out (up to cap): rx_packets, rx_bytes, tx_packets,
+ * tx_bytes, http_requests, then drops.reason=*, answers.kind=*, http_responses.status=*,
+ * rejects.reason=*, admits.kind=* with the names of dataplane/counters.h. For a stats_fn that
+ * sums the workers' counters and calls this. Returns how many it wrote: all of them (about
+ * 90) unless cap is smaller.
+ */
+unsigned bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out,
+	unsigned cap);
 
 #endif

@@ -229,6 +229,19 @@ setup_workers(struct app *a)
 	return 0;
 }
 
+/* The bridge's stats_fn: the workers' counters summed, as DP_STATS records (bridge thread). */
+static void
+dp_stats_fn(void *arg, struct wire_stat *out, unsigned cap, unsigned *n)
+{
+	const struct app *a = arg;
+	struct dp_counters sum;
+
+	memset(&sum, 0, sizeof(sum));
+	for (unsigned i = 0; i < a->n_workers; i++)
+		dp_counters_add(&sum, &a->workers[i]->ctr);
+	*n = bridge_stats_from_counters(&sum, out, cap);
+}
+
 /* Creates the bridge to the control plane and gives each worker its end of it. */
 static int
 setup_bridge(struct app *a)
@@ -250,6 +263,8 @@ setup_bridge(struct app *a)
 	bc.snapshot_retry_ms = cfg->snapshot_retry_ms;
 	bc.push_hwm = (int)cfg->push_hwm;
 	bc.socket_id = (int)rte_socket_id();
+	bc.stats_fn = dp_stats_fn;
+	bc.stats_arg = a;
 	if (bridge_config_check(&bc, err, sizeof(err)) != 0) {
 		LOG_ERR("bridge settings: %s", err);
 		return -1;

@@ -3,8 +3,9 @@
  * The bridge against the test peer (tests/peer/fg_testpeer.c) over real ZeroMQ TCP sockets on
  * 127.0.0.1: the snapshot makes it ready, every reservation reaches the peer exactly once,
  * results land in the result table, sold-out and rule changes reach the shared state, a
- * stuck peer makes the rings fill (-ENOBUFS) without losing anything, and malformed
- * messages are counted by reason and ignored.
+ * stuck peer makes the rings fill (-ENOBUFS) without losing anything, malformed
+ * messages are counted by reason and ignored, and the data plane's counters (stats_fn) and
+ * the bridge's own reach the peer as DP_STATS every stats_ms.
  *
  *   test_bridge PATH_TO_FG_TESTPEER
  *
@@ -29,6 +30,7 @@
 #include <rte_lcore.h>
 
 #include "dataplane/bridge.h"
+#include "dataplane/counters.h"
 #include "dataplane/rules.h"
 #include "tests/tap.h"
 
@@ -123,6 +125,36 @@ peer_cmd(char *reply, size_t cap, const char *fmt, ...)
 	if (write(peer_in, line, (size_t)n) != n || peer_read_line(reply, cap, 5000) != 0)
 		return -1;
 	return strncmp(reply, "ok", 2) == 0 ? 0 : -1;
+}
+
+/* What the data plane's stats_fn reports: the test writes it, the bridge thread reads it. */
+static struct dp_counters dp_ctr;
+static unsigned stats_fn_calls;
+
+static void
+stats_fn(void *arg, struct wire_stat *out, unsigned cap, unsigned *n)
+{
+	struct dp_counters copy;
+	const uint64_t *src = (const uint64_t *)arg;
+	uint64_t *dst = (uint64_t *)&copy;
+
+	for (size_t i = 0; i < sizeof(copy) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stats_fn_calls, 1, __ATOMIC_RELAXED);
+	*n = bridge_stats_from_counters(&copy, out, cap);
+}
+
+/* A counter of the latest DP_STATS the peer received, or -1 when it has none of that name. */
+static long long
+peer_dpstat(const char *name)
+{
+	char reply[512];
+
+	if (peer_cmd(reply, sizeof(reply), "dpstats %s", name) != 0)
+		return -1;
+	const char *p = strstr(reply, " value=");
+
+	return p != NULL ? atoll(p + 7) : -1;
 }
 
 /* A counter from the peer's "stats" answer, or -1. */
@@ -266,6 +298,9 @@ test_all(const char *peer_exe)
 	c.snapshot_retry_ms = 100;
 	c.push_hwm = 2;
 	c.push_sndbuf = 4096;
+	c.stats_ms = 200;
+	c.stats_fn = stats_fn;
+	c.stats_arg = &dp_ctr;
 	br = bridge_create(&c, err, sizeof(err));
 	if (!tap_ok(br != NULL, "bridge_create: %s", br != NULL ? "ok" : err))
 		return;
@@ -322,6 +357,50 @@ test_all(const char *peer_exe)
 	/* 3. Results land in the result table. */
 	tap_ok(WAIT_FOR(results_all(1, 1, 1000, WIRE_V_RESERVED), 10000),
 		"1000 'reserved' results in the result table");
+
+	/* 3b. Counters: the data plane's (stats_fn) and the bridge's own reach the peer. */
+	__atomic_store_n(&dp_ctr.rx_packets, 12345, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.drops[DP_DROP_IP_CKSUM], 7, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.http[DP_HTTP_503], 3, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.reject[DP_REJ_SOLD_OUT], 2, __ATOMIC_RELAXED);
+	tap_ok(WAIT_FOR(peer_dpstat("rx_packets") == 12345, 5000),
+		"DP_STATS reach the peer with the data plane's rx_packets");
+	tap_ok(peer_dpstat("drops.reason=ip_checksum") == 7 &&
+			peer_dpstat("http_responses.status=503") == 3 &&
+			peer_dpstat("rejects.reason=sold_out") == 2 &&
+			peer_dpstat("admits.kind=token_issued") == 0,
+		"drops, HTTP statuses, rejects and admits travel by reason");
+	tap_ok(WAIT_FOR(peer_dpstat("bridge_submitted") == 1000, 5000) &&
+			peer_dpstat("bridge_reservations_sent") == 1000 &&
+			peer_dpstat("bridge_ready") == 1 &&
+			peer_dpstat("bridge_messages_in.type=result") >= 1 &&
+			peer_dpstat("bridge_decode_errors.reason=bad_magic") == 0,
+		"the bridge's own counters follow: 1000 submitted and sent, ready");
+	{
+		static char line[16384];
+		struct wire_stat recs[WIRE_STATS_MAX];
+		struct dp_counters zero = {0};
+		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
+		unsigned want =
+			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX;
+		const char *rp;
+
+		tap_eq_int(n_dp, want, "every dp_counters field is one record (no name refused)");
+		tap_eq_int(bridge_stats_from_counters(&zero, recs, 10), 10,
+			"bridge_stats_from_counters stops at cap");
+		tap_ok(peer_cmd(line, sizeof(line), "dpstats") == 0 &&
+				strstr(line, " sender=5 ") != NULL &&
+				(rp = strstr(line, " records=")) != NULL &&
+				(unsigned)atoi(rp + 9) > n_dp,
+			"one message from sender 5 holds the data plane's %u and the bridge's",
+			n_dp);
+	}
+	uint64_t s0 = counters().msgs_out[WIRE_T_DP_STATS];
+	unsigned calls0 = __atomic_load_n(&stats_fn_calls, __ATOMIC_RELAXED);
+
+	tap_ok(WAIT_FOR(counters().msgs_out[WIRE_T_DP_STATS] >= s0 + 3, 5000) &&
+			__atomic_load_n(&stats_fn_calls, __ATOMIC_RELAXED) >= calls0 + 3,
+		"DP_STATS keep coming, one per stats_ms, each asking stats_fn");
 
 	/* 4. A sold-out reaches the shared state; the peer then says sold out. */
 	uint64_t v0 = shared_get(bridge_shared(br))->version;

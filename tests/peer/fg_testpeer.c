@@ -31,6 +31,8 @@
  *                               recsize length count field multipart
  *   skip_seq                    lose one sequence number (the data plane sees a gap)
  *   snapshot                    publish a snapshot now
+ *   dpstats [NAME]              the latest DP_STATS: "ok msgs=N sender=S records=K" and then
+ *                               every "name=value", or with NAME "value=V" (err if absent)
  *   quit
  * It prints "ready" once both sockets are bound.
  */
@@ -121,6 +123,10 @@ static struct {
 	struct map rids;    /* reservation id -> times received */
 	struct map results; /* (event, user) -> reservation id, verdict */
 	uint64_t reserves, dups, batches, queries, snapshot_requests, results_sent;
+	uint64_t dp_stats_msgs; /* DP_STATS received; the latest one's records below */
+	uint32_t dp_stats_sender;
+	struct wire_stat dp_stats[WIRE_STATS_MAX];
+	unsigned n_dp_stats;
 	uint8_t buf[WIRE_HDR_SIZE + 65535 * 96];
 } P;
 
@@ -276,6 +282,14 @@ on_pull(void)
 		case WIRE_T_RESULT_QUERY:
 			on_query(&m);
 			break;
+		case WIRE_T_DP_STATS:
+			P.dp_stats_msgs++;
+			P.dp_stats_sender = m.sender;
+			P.n_dp_stats = 0;
+			for (unsigned i = 0; i < m.count; i++)
+				if (wire_get_stat(&m, i, &P.dp_stats[P.n_dp_stats]) == 0)
+					P.n_dp_stats++;
+			break;
 		default:
 			break;
 		}
@@ -409,6 +423,23 @@ command(char *line)
 	} else if (strcmp(line, "skip_seq") == 0) {
 		P.tx.seq++;
 		printf("ok\n");
+	} else if (strncmp(line, "dpstats", 7) == 0 && (line[7] == '\0' || line[7] == ' ')) {
+		const char *want = line[7] == ' ' ? line + 8 : NULL;
+		unsigned i = 0;
+
+		while (want != NULL && i < P.n_dp_stats && strcmp(want, P.dp_stats[i].name) != 0)
+			i++;
+		if (want != NULL && i == P.n_dp_stats) {
+			printf("err no counter %s (msgs=%" PRIu64 ")\n", want, P.dp_stats_msgs);
+		} else {
+			printf("ok msgs=%" PRIu64 " sender=%" PRIu32 " records=%u", P.dp_stats_msgs,
+				P.dp_stats_sender, P.n_dp_stats);
+			if (want != NULL)
+				printf(" value=%" PRIu64, P.dp_stats[i].value);
+			for (unsigned k = 0; want == NULL && k < P.n_dp_stats; k++)
+				printf(" %s=%" PRIu64, P.dp_stats[k].name, P.dp_stats[k].value);
+			printf("\n");
+		}
 	} else if (strcmp(line, "snapshot") == 0) {
 		publish_snapshot();
 		printf("ok\n");

@@ -38,6 +38,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			struct wire_heartbeat h;
 			struct wire_result_query i;
 			struct wire_stock j;
+			struct wire_stat k;
 		} u;
 
 		for (unsigned i = 0; i < m->count; i++) {
@@ -51,6 +52,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			(void)wire_get_heartbeat(m, i, &u.h);
 			(void)wire_get_result_query(m, i, &u.i);
 			(void)wire_get_stock(m, i, &u.j);
+			(void)wire_get_stat(m, i, &u.k);
 		}
 		m->recs = NULL; /* the guarded copy goes away */
 	}
@@ -60,7 +62,9 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 
 static const unsigned all_types[] = {WIRE_T_RESERVE, WIRE_T_SNAPSHOT_REQUEST, WIRE_T_RESULT_QUERY,
 	WIRE_T_RESULT, WIRE_T_EVENT, WIRE_T_SOLD_OUT, WIRE_T_RESTOCK, WIRE_T_KEYS, WIRE_T_RULES,
-	WIRE_T_LIMITS, WIRE_T_SNAPSHOT_BEGIN, WIRE_T_SNAPSHOT_END, WIRE_T_HEARTBEAT};
+	WIRE_T_LIMITS, WIRE_T_SNAPSHOT_BEGIN, WIRE_T_SNAPSHOT_END, WIRE_T_HEARTBEAT,
+	WIRE_T_DP_STATS};
+#define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
 static void
 test_layouts(void)
@@ -159,6 +163,9 @@ round_trip(unsigned t, const void *recs, unsigned n, size_t rec_size)
 		case WIRE_T_SNAPSHOT_END:
 			g = wire_get_snapshot(&m, i, (void *)out);
 			break;
+		case WIRE_T_DP_STATS:
+			g = wire_get_stat(&m, i, (void *)out);
+			break;
 		default:
 			g = wire_get_heartbeat(&m, i, (void *)out);
 			break;
@@ -232,6 +239,15 @@ test_round_trips(void)
 	round_trip(WIRE_T_SNAPSHOT_END, &sn, 1, sizeof(sn));
 	round_trip(WIRE_T_HEARTBEAT, &hb, 1, sizeof(hb));
 	round_trip(WIRE_T_SNAPSHOT_REQUEST, NULL, 0, 0);
+	struct wire_stat ds[3] = {
+		{.value = 1, .kind = WIRE_STAT_COUNTER, .name = "rx_packets"},
+		{.value = UINT64_MAX,
+			.kind = WIRE_STAT_COUNTER,
+			.name = "drops.reason=ip_checksum"},
+		{.value = 0, .kind = WIRE_STAT_GAUGE, .name = "bridge_ready"},
+	};
+
+	round_trip(WIRE_T_DP_STATS, ds, 3, sizeof(ds[0]));
 
 	/* Padding is zeroed on the wire whatever the caller left in it. */
 	struct wire_result dirty = r[0];
@@ -281,7 +297,7 @@ test_malformed(void)
 		{"version 0", "FG", 0, WIRE_T_RESULT, 48, 1, 48, WIRE_ERR_VERSION},
 		{"version 2", "FG", 2, WIRE_T_RESULT, 48, 1, 48, WIRE_ERR_VERSION},
 		{"type 0", "FG", 1, 0, 48, 1, 48, WIRE_ERR_TYPE},
-		{"type 4 (a gap)", "FG", 1, 4, 48, 1, 48, WIRE_ERR_TYPE},
+		{"type 5 (a gap)", "FG", 1, 5, 48, 1, 48, WIRE_ERR_TYPE},
 		{"type 255", "FG", 1, 255, 48, 1, 48, WIRE_ERR_TYPE},
 		{"RESULT with 32-byte records", "FG", 1, WIRE_T_RESULT, 32, 1, 32,
 			WIRE_ERR_RECSIZE},
@@ -358,7 +374,7 @@ test_bad_fields(void)
 	struct wire_event ev[3] = {
 		{.id = 0, .starts_at_ms = 1, .ends_at_ms = 2},
 		{.id = 1, .starts_at_ms = 2, .ends_at_ms = 2},
-		{.id = 1, .starts_at_ms = 1, .ends_at_ms = 2, .flags = 4},
+		{.id = 1, .starts_at_ms = 1, .ends_at_ms = 2, .flags = 8},
 	};
 	struct wire_event noterm = {.id = 1, .starts_at_ms = 1, .ends_at_ms = 2};
 	struct wire_key k[] = {
@@ -446,6 +462,121 @@ test_bad_fields(void)
 		"accessors: index 1 of 1 and the wrong type are -EINVAL");
 }
 
+/* DP_STATS: the documented bytes, the name grammar, the count bound, refused records. */
+static void
+test_stats(void)
+{
+	static const uint8_t want_rec[64] = {
+		0x2a, 0, 0, 0, 0, 0, 0, 0, /* value 42 */
+		1, 0, 0, 0, 0, 0, 0, 0,	   /* kind 1 (counter), pad */
+		'h', 't', 't', 'p', '.', 's', 't', 'a', 't', 'u', 's', '=', '5', '0', '3',
+		/* then NULs up to 48 bytes of name */
+	};
+	static uint8_t buf[WIRE_HDR_SIZE + (WIRE_STATS_MAX + 1) * 64];
+	struct wire_sender s = {.id = 5, .epoch = 9, .seq = 0};
+	struct wire_stat st, many[WIRE_STATS_MAX + 1];
+	struct wire_msg m;
+
+	tap_eq_int(wire_stat_set(&st, "http.status=503", 42, WIRE_STAT_COUNTER), 0,
+		"wire_stat_set: http.status=503");
+	int len = wire_encode(&s, WIRE_T_DP_STATS, &st, 1, buf, sizeof(buf));
+
+	tap_ok(len == WIRE_HDR_SIZE + 64 && buf[3] == 4 && buf[4] == 64 && buf[5] == 0 &&
+			memcmp(buf + WIRE_HDR_SIZE, want_rec, sizeof(want_rec)) == 0,
+		"DP_STATS is type 4 with 64-byte records: value, kind, pad, NUL-padded name");
+
+	static const struct {
+		const char *name;
+		bool ok;
+	} names[] = {
+		{"rx_packets", true},
+		{"_x", true},
+		{"drops.reason=ip_checksum", true},
+		{"http_responses.status=503", true},
+		{"x.y=A-b.c_9", true},
+		{"a23456789012345678901234567890123456789012345.b=c", false}, /* 49 bytes */
+		{"a234567890123456789012345678901234567890123456.b", false},  /* 48 bytes */
+		{"a2345678901234567890123456789012345678901234567", true},    /* 47 bytes */
+		{"", false},
+		{"Rx", false},
+		{"9x", false},
+		{"rx packets", false},
+		{"drops.", false},
+		{"drops.reason", false},
+		{"drops.reason=", false},
+		{"drops.=x", false},
+		{"drops.reason=a b", false},
+		{"drops.reason=a\"b", false},
+		{"drops.reason=a=b", false},
+		{"drops:reason=a", false},
+		{"drops.reason=a\n", false},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char shown[64];
+		size_t k = 0;
+
+		/* A TAP line must stay one line. */
+		for (const char *c = names[i].name; *c != '\0' && k < sizeof(shown) - 1; c++)
+			shown[k++] = *c == '\n' ? '~' : *c;
+		shown[k] = '\0';
+		tap_ok(wire_stat_name_ok(names[i].name) == names[i].ok, "name \"%s\" is %s", shown,
+			names[i].ok ? "accepted" : "refused");
+	}
+	tap_ok(!wire_stat_name_ok(NULL), "a NULL name is refused");
+	memset(&st, 0x5a, sizeof(st));
+	tap_ok(wire_stat_set(&st, "bad name", 1, WIRE_STAT_COUNTER) == -EINVAL &&
+			wire_stat_set(&st, "ok", 1, 3) == -EINVAL &&
+			st.value == 0x5a5a5a5a5a5a5a5aull,
+		"wire_stat_set refuses a bad name or kind and leaves the record alone");
+
+	/* Up to WIRE_STATS_MAX records per message. */
+	for (unsigned i = 0; i <= WIRE_STATS_MAX; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "c%u", i);
+		wire_stat_set(&many[i], name, i, WIRE_STAT_COUNTER);
+	}
+	len = wire_encode(&s, WIRE_T_DP_STATS, many, WIRE_STATS_MAX, buf, sizeof(buf));
+	struct wire_stat last;
+
+	tap_ok(len == (int)wire_msg_size(WIRE_T_DP_STATS, WIRE_STATS_MAX) &&
+			wire_decode(buf, (size_t)len, &m) == 0 &&
+			wire_get_stat(&m, WIRE_STATS_MAX - 1, &last) == 0 &&
+			strcmp(last.name, "c255") == 0 && last.value == 255,
+		"%d records in one message round-trip", WIRE_STATS_MAX);
+	tap_eq_int(wire_encode(&s, WIRE_T_DP_STATS, many, WIRE_STATS_MAX + 1, buf, sizeof(buf)),
+		-EINVAL, "257 records: -EINVAL");
+	tap_eq_int(wire_encode(&s, WIRE_T_DP_STATS, many, 0, buf, sizeof(buf)), -EINVAL,
+		"0 records: -EINVAL");
+	len = (int)make_raw(buf, "FG", 1, WIRE_T_DP_STATS, 64, WIRE_STATS_MAX + 1,
+		(size_t)(WIRE_STATS_MAX + 1) * 64);
+	tap_eq_int(wire_decode(buf, (size_t)len, &m), WIRE_ERR_COUNT,
+		"a 257-record frame: bad_count");
+
+	/* Records out of range: refused one by one, the rest of the frame is used. */
+	struct wire_stat bad[5] = {
+		{.value = 1, .kind = 0, .name = "rx"},
+		{.value = 1, .kind = 3, .name = "rx"},
+		{.value = 1, .kind = WIRE_STAT_COUNTER, .name = "Rx"},
+		{.value = 1, .kind = WIRE_STAT_GAUGE, .name = ""},
+		{.value = 1, .kind = WIRE_STAT_GAUGE},
+	};
+	unsigned refused = 0;
+
+	memset(bad[4].name, 'a', sizeof(bad[4].name)); /* no NUL */
+	len = wire_encode(&s, WIRE_T_DP_STATS, bad, 5, buf, sizeof(buf));
+	if (len > 0 && wire_decode(buf, (size_t)len, &m) == 0)
+		for (unsigned i = 0; i < m.count; i++)
+			refused += wire_get_stat(&m, i, &st) == WIRE_ERR_FIELD;
+	tap_eq_int(refused, 5, "DP_STATS: kinds 0 and 3, an upper-case, empty and unended name");
+	tap_ok(wire_get_stat(&m, 5, &st) == -EINVAL &&
+			wire_get_reserve(&m, 0, (struct wire_reserve *)&st) == -EINVAL,
+		"wire_get_stat: index past the end and another type's getter are -EINVAL");
+	tap_ok(strcmp(wire_type_name(WIRE_T_DP_STATS), "dp_stats") == 0,
+		"the type is named dp_stats");
+}
+
 static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
 
 static uint64_t
@@ -479,11 +610,11 @@ test_fuzz(void)
 				buf[0] = 'F';
 				buf[1] = 'G';
 				buf[2] = 1;
-				buf[3] = (uint8_t)all_types[rng() % 13];
+				buf[3] = (uint8_t)all_types[rng() % N_TYPES];
 			}
 		} else {
 			/* A valid message of a random type, then a few flipped bytes and a cut. */
-			unsigned t = all_types[rng() % 13];
+			unsigned t = all_types[rng() % N_TYPES];
 			unsigned count =
 				t == WIRE_T_SNAPSHOT_REQUEST ? 0 : 1 + (unsigned)(rng() % 4);
 			uint8_t recs[4 * 96];
@@ -542,6 +673,7 @@ main(void)
 	test_round_trips();
 	test_malformed();
 	test_bad_fields();
+	test_stats();
 	test_fuzz();
 	test_reservation_id();
 	return tap_done();

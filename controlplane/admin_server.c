@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/admin_server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/token.h"
+
+#define ADMIN_ANSWER_MAX (256 * 1024)
+
+int
+admin_listen(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "admin socket path %s is too long (at most %zu bytes)", path,
+			sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	/* A socket file that nobody answers on is a dead control plane's: replace it. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		snprintf(err, errlen,
+			"another control plane answers on %s: stop it first, or set "
+			"controlplane.admin_socket",
+			path);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* 0600 from the start: no moment where another user could connect. */
+	mode_t old = umask(0177);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+	umask(old);
+	if (rc != 0 || listen(fd, 16) != 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s (does its directory exist?)", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	chmod(path, 0600);
+	return fd;
+}
+
+/* Re-reads the state from PostgreSQL after a change; logs and keeps the old one on failure. */
+static int
+reload(struct cp_ctx *c, char *err, size_t errlen)
+{
+	return cp_state_load(c->st, c->pg, c->rs, err, errlen);
+}
+
+static int
+answer_error(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+answer_error(char *out, size_t cap, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return admin_answer_error(out, cap, msg);
+}
+
+static int
+end(struct admin_json *j, char *out, size_t cap)
+{
+	int n = admin_json_end(j);
+
+	return n >= 0 ? n : admin_answer_error(out, cap, "the answer does not fit: use --json");
+}
+
+static void
+json_event_full(struct cp_ctx *c, struct admin_json *j, const char *key,
+	const struct admin_event *ev)
+{
+	struct rs_event_state rst;
+	struct pg_event_counts pc;
+	char err[256];
+	const struct cp_event *ce = cp_state_event(c->st, ev->id);
+
+	admin_json_open(j, key, '{');
+	admin_json_event(j, "event", ev);
+	if (ce != NULL)
+		admin_json_bool(j, "sold_out", ce->sold_out);
+	if (rs_event_state(c->rs, ev->id, &rst) == 0) {
+		admin_json_open(j, "redis", '{');
+		admin_json_bool(j, "preheated", rst.preheated);
+		admin_json_i64(j, "stock", rst.stock);
+		admin_json_u64(j, "buyers", rst.buyers);
+		admin_json_u64(j, "outbox", rst.outbox_len);
+		admin_json_u64(j, "released", rst.released);
+		admin_json_close(j, '}');
+	} else {
+		admin_json_str(j, "redis", "unreachable");
+	}
+	if (pg_event_counts(c->pg, ev->id, &pc, err, sizeof(err)) == 0) {
+		admin_json_open(j, "orders", '{');
+		admin_json_u64(j, "pending", pc.pending);
+		admin_json_u64(j, "paid", pc.paid);
+		admin_json_u64(j, "expired", pc.expired);
+		admin_json_u64(j, "cancelled", pc.cancelled);
+		admin_json_u64(j, "releases_pending", pc.releases_pending);
+		admin_json_close(j, '}');
+	}
+	admin_json_close(j, '}');
+}
+
+/* Changes an event's state in PostgreSQL and tells the data planes. */
+static int
+do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_state to, char *out,
+	size_t cap)
+{
+	struct admin_event ev;
+	char err[512];
+	int rc;
+
+	if ((rc = pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err))) != 0)
+		return admin_answer_error(out, cap, err);
+	if (to == ADMIN_EV_PREHEATED) {
+		/* Check the transition before touching Redis, then load the stock, then record
+		 * it: a preheat that Redis refuses changes nothing in PostgreSQL. */
+		if (admin_event_transition(ev.id, ev.state, to, err, sizeof(err)) != 0)
+			return admin_answer_error(out, cap, err);
+		rc = rs_preheat(c->rs, ev.id, ev.available);
+		if (rc == -EBUSY)
+			return answer_error(out, cap,
+				"event preheat: event %u already has buyers in Redis: a sale ran, "
+				"its stock is not overwritten (reconcile repairs it)",
+				ev.id);
+		if (rc != 0)
+			return answer_error(out, cap,
+				"event preheat: Redis is not reachable (%s): nothing changed",
+				strerror(-rc));
+	}
+	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0)
+		return admin_answer_error(out, cap, err);
+	if (reload(c, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after event %u changed: %s", ev.id, err);
+	cp_state_publish_events(c->st, c->links);
+	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
+
+	struct admin_json j;
+
+	admin_json_ok(&j, out, cap);
+	json_event_full(c, &j, "event", &ev);
+	return end(&j, out, cap);
+}
+
+struct rules_ctx {
+	struct admin_json *j;
+};
+
+static int
+list_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
+{
+	struct rules_ctx *rc = arg;
+
+	admin_json_rule(rc->j, NULL, r, created_at_ms);
+	return 0;
+}
+
+static int
+do_stats(struct cp_ctx *c, char *out, size_t cap)
+{
+	struct decider_counters dc;
+	struct cp_links_counters lc;
+	struct rs_stats rs;
+	struct admin_json j;
+	struct timespec ts;
+
+	decider_counters(c->dec, &dc);
+	cp_links_counters(c->links, &lc);
+	rs_get_stats(c->rs, &rs);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+
+	admin_json_ok(&j, out, cap);
+	admin_json_u64(&j, "uptime_s", (now_ms - c->started_ms) / 1000);
+	admin_json_open(&j, "decisions", '{');
+	admin_json_u64(&j, "received", dc.received);
+	admin_json_u64(&j, "decided", dc.decided);
+	for (unsigned v = 1; v < WIRE_V_MAX; v++)
+		if (dc.verdicts[v] || v <= WIRE_V_RETRY)
+			admin_json_u64(&j, wire_verdict_name(v), dc.verdicts[v]);
+	admin_json_u64(&j, "rounds", dc.rounds);
+	admin_json_u64(&j, "batches", dc.batches);
+	admin_json_u64(&j, "sold_out_published", dc.sold_out_published);
+	admin_json_u64(&j, "result_queries", dc.queries);
+	admin_json_u64(&j, "bad_records", dc.bad_records);
+	admin_json_close(&j, '}');
+	admin_json_open(&j, "redis", '{');
+	admin_json_bool(&j, "connected", rs_connected(c->rs));
+	admin_json_u64(&j, "outages", rs.outages);
+	admin_json_u64(&j, "connects", rs.connects);
+	admin_json_u64(&j, "errors", rs.errors);
+	admin_json_u64(&j, "retry", rs.retry);
+	admin_json_close(&j, '}');
+	admin_json_open(&j, "links", '{');
+	admin_json_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
+	admin_json_u64(&j, "snapshot_requests", lc.msgs_in[WIRE_T_SNAPSHOT_REQUEST]);
+	admin_json_u64(&j, "result_queries_in", lc.records_in[WIRE_T_RESULT_QUERY]);
+	admin_json_u64(&j, "results_out", lc.records_out[WIRE_T_RESULT]);
+	admin_json_u64(&j, "snapshots_out", lc.msgs_out[WIRE_T_SNAPSHOT_END]);
+	admin_json_u64(&j, "send_errors", lc.send_errors);
+	admin_json_u64(&j, "wrong_direction", lc.wrong_direction);
+	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
+		if (lc.decode_errors[i]) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "decode_error_%s", wire_err_name(-(int)i - 1));
+			admin_json_u64(&j, name, lc.decode_errors[i]);
+		}
+	admin_json_close(&j, '}');
+	admin_json_open(&j, "admin", '{');
+	admin_json_u64(&j, "requests", c->admin_requests);
+	admin_json_u64(&j, "refused", c->admin_refused);
+	admin_json_close(&j, '}');
+	if (c->dps != NULL)
+		dp_stats_json(c->dps, &j, now_ms, true);
+	return end(&j, out, cap);
+}
+
+static int
+do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
+{
+	struct tok_keyring ring;
+	char tok[TOK_BUF_SIZE];
+	struct admin_json j;
+	struct timespec ts;
+
+	if (c->st->auth_len == 0)
+		return admin_answer_error(out, cap,
+			"session-token: no auth key yet: set the shop's with keys auth-set KID HEX");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tok_keyring_init(&ring);
+	tok_keyring_set(&ring, c->st->auth_kid, c->st->auth_secret, c->st->auth_len, true);
+	uint64_t expires_s = (uint64_t)ts.tv_sec + req->ttl_s;
+	int n = tok_session_mint(&ring, req->user, expires_s, tok, sizeof(tok));
+
+	tok_keyring_wipe(&ring);
+	if (n < 0)
+		return answer_error(out, cap, "session-token: cannot mint: %s", strerror(-n));
+	admin_json_ok(&j, out, cap);
+	admin_json_str(&j, "token", tok);
+	admin_json_u64(&j, "user", req->user);
+	admin_json_time(&j, "expires_at", expires_s * 1000);
+	return end(&j, out, cap);
+}
+
+int
+admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
+{
+	struct admin_req req;
+	struct admin_json j;
+	char err[512];
+	int rc;
+
+	if (admin_parse(line, &req, err, sizeof(err)) != 0)
+		return admin_answer_error(out, cap, err);
+	switch (req.cmd) {
+	case ADMIN_HELP:
+		admin_json_ok(&j, out, cap);
+		admin_json_str(&j, "message", admin_help_text());
+		return end(&j, out, cap);
+	case ADMIN_EVENT_CREATE: {
+		struct admin_event ev;
+
+		if ((rc = pg_event_create(c->pg, &req.event, &ev, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		if (reload(c, err, sizeof(err)) != 0)
+			LOG_WARN("state reload after event create: %s", err);
+		cp_state_publish_events(c->st, c->links);
+		LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
+		admin_json_ok(&j, out, cap);
+		admin_json_event(&j, "event", &ev);
+		return end(&j, out, cap);
+	}
+	case ADMIN_EVENT_PREHEAT:
+		return do_transition(c, &req, ADMIN_EV_PREHEATED, out, cap);
+	case ADMIN_EVENT_OPEN:
+		return do_transition(c, &req, ADMIN_EV_OPEN, out, cap);
+	case ADMIN_EVENT_CLOSE:
+		return do_transition(c, &req, ADMIN_EV_CLOSED, out, cap);
+	case ADMIN_EVENT_SHOW: {
+		struct admin_event ev;
+
+		if ((rc = pg_event_get(c->pg, req.event_id, &ev, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_ok(&j, out, cap);
+		json_event_full(c, &j, "event", &ev);
+		return end(&j, out, cap);
+	}
+	case ADMIN_EVENT_LIST: {
+		struct admin_event evs[CP_MAX_EVENTS];
+		unsigned n;
+
+		if ((rc = pg_event_list(c->pg, evs, CP_MAX_EVENTS, &n, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_ok(&j, out, cap);
+		admin_json_open(&j, "events", '[');
+		for (unsigned i = 0; i < n && i < CP_MAX_EVENTS; i++)
+			admin_json_event(&j, NULL, &evs[i]);
+		admin_json_close(&j, ']');
+		return end(&j, out, cap);
+	}
+	case ADMIN_STATS:
+		return do_stats(c, out, cap);
+	case ADMIN_KEYS_ROTATE: {
+		uint32_t kid;
+
+		if ((rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		if (reload(c, err, sizeof(err)) != 0)
+			LOG_WARN("state reload after keys rotate: %s", err);
+		cp_state_publish_keys(c->st, c->links);
+		LOG_NOTICE("sale key %u is now current", kid);
+		admin_json_ok(&j, out, cap);
+		admin_json_u64(&j, "kid", kid);
+		admin_json_str(&j, "message", "new sale key published; the previous one still verifies");
+		return end(&j, out, cap);
+	}
+	case ADMIN_KEYS_LIST: {
+		struct admin_key keys[CP_MAX_KEYS];
+		unsigned n;
+
+		if ((rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_ok(&j, out, cap);
+		admin_json_open(&j, "keys", '[');
+		for (unsigned i = 0; i < n && i < CP_MAX_KEYS; i++)
+			admin_json_key(&j, NULL, &keys[i]);
+		admin_json_close(&j, ']');
+		explicit_bzero(keys, sizeof(keys));
+		return end(&j, out, cap);
+	}
+	case ADMIN_KEYS_AUTH_SET:
+		rc = pg_auth_key_set(c->pg, req.kid, req.secret, req.secret_len, err, sizeof(err));
+		explicit_bzero(req.secret, sizeof(req.secret));
+		if (rc != 0)
+			return admin_answer_error(out, cap, err);
+		if (reload(c, err, sizeof(err)) != 0)
+			LOG_WARN("state reload after keys auth-set: %s", err);
+		cp_state_publish_keys(c->st, c->links);
+		LOG_NOTICE("auth key %u is now current", req.kid);
+		admin_json_ok(&j, out, cap);
+		admin_json_u64(&j, "kid", req.kid);
+		return end(&j, out, cap);
+	case ADMIN_RULES_ADD:
+	case ADMIN_RULES_DEL:
+		rc = req.cmd == ADMIN_RULES_ADD ? pg_rule_add(c->pg, &req.rule, err, sizeof(err))
+						: pg_rule_del(c->pg, &req.rule, err, sizeof(err));
+		if (rc != 0)
+			return admin_answer_error(out, cap, err);
+		if (reload(c, err, sizeof(err)) != 0)
+			LOG_WARN("state reload after a rule change: %s", err);
+		/* A rule set can span several messages: only a snapshot replaces it whole. */
+		cp_state_publish_snapshot(c->st, c->links);
+		c->snapshots_sent++;
+		return admin_answer_ok(out, cap);
+	case ADMIN_RULES_LIST: {
+		struct rules_ctx rcx = { &j };
+
+		admin_json_ok(&j, out, cap);
+		admin_json_open(&j, "rules", '[');
+		if ((rc = pg_rule_foreach(c->pg, list_rule, &rcx, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_close(&j, ']');
+		return end(&j, out, cap);
+	}
+	case ADMIN_LIMITS_SET: {
+		struct wire_limits l;
+
+		if ((rc = pg_limits_set(c->pg, &req.limits, req.limits_given, &l, err, sizeof(err))) !=
+			0)
+			return admin_answer_error(out, cap, err);
+		if (reload(c, err, sizeof(err)) != 0)
+			LOG_WARN("state reload after limits set: %s", err);
+		cp_state_publish_limits(c->st, c->links);
+		admin_json_ok(&j, out, cap);
+		admin_json_limits(&j, "limits", &l);
+		return end(&j, out, cap);
+	}
+	case ADMIN_LIMITS_SHOW: {
+		struct wire_limits l;
+
+		if ((rc = pg_limits_get(c->pg, &l, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_ok(&j, out, cap);
+		admin_json_limits(&j, "limits", &l);
+		return end(&j, out, cap);
+	}
+	case ADMIN_SESSION_TOKEN:
+		return do_session_token(c, &req, out, cap);
+	case ADMIN_ORDER_PAY: {
+		char result[64];
+
+		if ((rc = pg_order_pay(c->pg, req.order_id, result, sizeof(result), err,
+			     sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		admin_json_ok(&j, out, cap);
+		admin_json_u64(&j, "order_id", req.order_id);
+		admin_json_str(&j, "result", result);
+		return end(&j, out, cap);
+	}
+	case ADMIN_RECONCILE:
+		return admin_answer_error(out, cap,
+			"reconcile: needs the order writer's view of the orders, which this "
+			"control plane does not have yet: compare with event show EVENT");
+	}
+	return admin_answer_error(out, cap, "unknown command");
+}
+
+void
+admin_serve_one(int lfd, struct cp_ctx *c)
+{
+	char line[ADMIN_LINE_MAX + 1];
+	size_t have = 0;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	/* flashgatectl sends one short line at once; a client that dawdles is cut off so
+	 * the loop that decides reservations never waits for it long. */
+	while (have < ADMIN_LINE_MAX) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 2000) <= 0)
+			break;
+		ssize_t r = read(fd, line + have, ADMIN_LINE_MAX - have);
+
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		if (memchr(line, '\n', have) != NULL)
+			break;
+	}
+	line[have] = '\0';
+	char *nl = memchr(line, '\n', have);
+	char *out = malloc(ADMIN_ANSWER_MAX);
+
+	if (out == NULL) {
+		close(fd);
+		return;
+	}
+	int n;
+
+	c->admin_requests++;
+	if (nl == NULL) {
+		n = admin_answer_error(out, ADMIN_ANSWER_MAX,
+			have >= ADMIN_LINE_MAX ? "request line too long"
+					       : "incomplete request: end it with a newline");
+	} else {
+		*nl = '\0';
+		n = admin_execute(c, line, out, ADMIN_ANSWER_MAX);
+	}
+	if (n > 0 && strncmp(out, "{\"ok\":false", 11) == 0)
+		c->admin_refused++;
+	for (size_t off = 0; n > 0 && off < (size_t)n;) {
+		ssize_t w = write(fd, out + off, (size_t)n - off);
+
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	free(out);
+	close(fd);
+}

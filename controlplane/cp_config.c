@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/cp_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+
+#define CP_FIELD(f) .offset = offsetof(struct cp_config, f), .size = sizeof(((struct cp_config *)0)->f)
+
+static const struct cfg_key cp_keys[] = {
+	{
+		.name = "id",
+		.type = CFG_UINT,
+		CP_FIELD(id),
+		.min = 1,
+		.max = UINT32_MAX,
+		.def = "100",
+		.doc = "This control plane's sender id on the wire; data planes tell senders apart "
+		       "by it, so two control planes need two ids.",
+	},
+	{
+		.name = "pull_endpoint",
+		.type = CFG_STRING,
+		CP_FIELD(pull_endpoint),
+		.min = 1,
+		.max = 127,
+		.def = "tcp://127.0.0.1:5601",
+		.doc = "Where data planes push admitted reservations (bound here).",
+	},
+	{
+		.name = "pub_endpoint",
+		.type = CFG_STRING,
+		CP_FIELD(pub_endpoint),
+		.min = 1,
+		.max = 127,
+		.def = "tcp://127.0.0.1:5602",
+		.doc = "Where data planes subscribe to results, events, keys, rules and limits "
+		       "(bound here).",
+	},
+	{
+		.name = "admin_socket",
+		.type = CFG_STRING,
+		CP_FIELD(admin_socket),
+		.min = 1,
+		.max = 107,
+		.def = "/run/flashgate/admin.sock",
+		.doc = "The Unix socket flashgatectl talks to; created with mode 0600.",
+	},
+	{
+		.name = "metrics_address",
+		.type = CFG_IPV4,
+		CP_FIELD(metrics_address),
+		.def = "127.0.0.1",
+		.doc = "Address of the Prometheus metrics endpoint (a loopback address).",
+	},
+	{
+		.name = "metrics_port",
+		.type = CFG_UINT,
+		CP_FIELD(metrics_port),
+		.min = 0,
+		.max = 65535,
+		.def = "9601",
+		.doc = "TCP port of GET /metrics; 0: no metrics endpoint.",
+	},
+	{
+		.name = "batch_max",
+		.type = CFG_UINT,
+		CP_FIELD(batch_max),
+		.min = 1,
+		.max = 2048,
+		.def = "512",
+		.doc = "Reservations of one event decided by one run of reserve.lua.",
+	},
+	{
+		.name = "batch_wait",
+		.type = CFG_DURATION,
+		CP_FIELD(batch_wait_ms),
+		.min = 0,
+		.max = 1000,
+		.def = "1ms",
+		.doc = "The longest a reservation waits for its batch to fill (at most 1s).",
+	},
+	{
+		.name = "heartbeat",
+		.type = CFG_DURATION,
+		CP_FIELD(heartbeat_ms),
+		.min = 100,
+		.max = 10000,
+		.def = "1s",
+		.doc = "How often a heartbeat is published; data planes resync after a few missed.",
+	},
+	{
+		.name = "log_level",
+		.type = CFG_LOGLEVEL,
+		CP_FIELD(log_level),
+		.def = "info",
+		.doc = "The most verbose messages logged: err, warn, notice, info or debug.",
+	},
+};
+
+static const struct cfg_key redis_keys[] = {
+	{
+		.name = "socket",
+		.type = CFG_STRING,
+		CP_FIELD(redis_socket),
+		.min = 0,
+		.max = 107,
+		.def = "",
+		.doc = "Redis's Unix socket; when set, host and port are not used.",
+	},
+	{
+		.name = "host",
+		.type = CFG_IPV4,
+		CP_FIELD(redis_host),
+		.def = "127.0.0.1",
+		.doc = "Redis's address.",
+	},
+	{
+		.name = "port",
+		.type = CFG_UINT,
+		CP_FIELD(redis_port),
+		.min = 1,
+		.max = 65535,
+		.def = "6379",
+		.doc = "Redis's TCP port.",
+	},
+	{
+		.name = "timeout",
+		.type = CFG_DURATION,
+		CP_FIELD(redis_timeout_ms),
+		.min = 10,
+		.max = 60000,
+		.def = "2s",
+		.doc = "A Redis reply that takes longer counts as a lost connection: its batch is "
+		       "answered retry.",
+	},
+};
+
+static const struct cfg_key pg_keys[] = {
+	{
+		.name = "conninfo",
+		.type = CFG_STRING,
+		CP_FIELD(pg_conninfo),
+		.min = 1,
+		.max = 255,
+		.def = "dbname=flashgate",
+		.doc = "libpq connection string of the database that holds events, stock and "
+		       "orders (e.g. \"host=/run/postgresql dbname=flashgate\").",
+	},
+};
+
+static const struct cfg_section cp_sections[] = {
+	{
+		.name = "controlplane",
+		.doc = "The control plane: its ZeroMQ endpoints, admin socket, metrics and batching.",
+		.keys = cp_keys,
+		.n_keys = sizeof(cp_keys) / sizeof(cp_keys[0]),
+	},
+	{
+		.name = "redis",
+		.doc = "The Redis that decides reservations (lua/reserve.lua).",
+		.keys = redis_keys,
+		.n_keys = sizeof(redis_keys) / sizeof(redis_keys[0]),
+	},
+	{
+		.name = "postgres",
+		.doc = "The PostgreSQL that is the source of truth for events and stock.",
+		.keys = pg_keys,
+		.n_keys = sizeof(pg_keys) / sizeof(pg_keys[0]),
+	},
+};
+
+/* One flashgate.conf serves every program: the others' sections are theirs to check. */
+static const char *const cp_foreign[] = { "dataplane", "admission", "bridge", "event",
+	"order_writer", NULL };
+
+const struct cfg_schema cp_config_schema = {
+	.foreign = cp_foreign,
+	.sections = cp_sections,
+	.n_sections = sizeof(cp_sections) / sizeof(cp_sections[0]),
+	.target_size = sizeof(struct cp_config),
+	.help = "flashgate-controlplane --help-config lists every key",
+};
+
+void
+cp_config_defaults(struct cp_config *cfg)
+{
+	char err[256];
+
+	if (cfg_defaults(&cp_config_schema, cfg, err, sizeof(err)) != 0) {
+		LOG_ERR("%s", err);
+		abort();
+	}
+}
+
+int
+cp_config_load(struct cp_config *cfg, const char *path, char *err, size_t errlen)
+{
+	return cfg_load(&cp_config_schema, cfg, path, err, errlen);
+}
+
+int
+cp_config_set(struct cp_config *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+	return cfg_set(&cp_config_schema, cfg, key, value, err, errlen);
+}
+
+void
+cp_config_print_doc(FILE *out)
+{
+	fprintf(out, "flashgate-controlplane settings (INI file given with -c; override one with "
+		     "-s SECTION.KEY=VALUE)\n\n");
+	cfg_print_doc(out, &cp_config_schema);
+}

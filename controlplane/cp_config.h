@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_CONFIG_H
+#define FG_CP_CONFIG_H
+/* flashgate-controlplane's settings: the [controlplane], [redis] and [postgres] sections. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/config.h"
+
+struct cp_config {
+	/* [controlplane] */
+	uint32_t id;                  /* sender id on the wire, 1..2^32-1 */
+	char pull_endpoint[128];      /* bound: data planes PUSH reservations here */
+	char pub_endpoint[128];       /* bound: data planes SUBscribe here */
+	char admin_socket[108];       /* Unix socket of flashgatectl, mode 0600 */
+	uint32_t metrics_address;     /* network order; loopback */
+	uint16_t metrics_port;        /* 0: no metrics */
+	uint32_t batch_max;           /* reservations per event per EVALSHA */
+	uint32_t batch_wait_ms;       /* longest a reservation waits for its batch */
+	uint32_t heartbeat_ms;
+	int log_level;
+	/* [redis] */
+	char redis_socket[108];       /* a Unix socket; empty: host and port */
+	uint32_t redis_host;          /* network order */
+	uint16_t redis_port;
+	uint32_t redis_timeout_ms;
+	/* [postgres] */
+	char pg_conninfo[256];
+};
+
+extern const struct cfg_schema cp_config_schema;
+
+/* Fills cfg with every default. Cannot fail (a wrong key table aborts: the tests load it). */
+void cp_config_defaults(struct cp_config *cfg);
+
+/* Loads path over the defaults. Returns 0, or -errno with one line in err naming file, line, key. */
+int cp_config_load(struct cp_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Applies "section.key" = value with the same checks. Returns 0 or -EINVAL with err. */
+int cp_config_set(struct cp_config *cfg, const char *key, const char *value, char *err,
+	size_t errlen);
+
+/* Prints every key with its type, default and doc. */
+void cp_config_print_doc(FILE *out);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_CTX_H
+#define FG_CP_CTX_H
+/* Everything the control plane's loop and its admin commands work on. */
+#include <stdint.h>
+
+#include "controlplane/cp_config.h"
+#include "controlplane/cp_links.h"
+#include "controlplane/cp_state.h"
+#include "controlplane/decider.h"
+#include "controlplane/dp_stats.h"
+#include "controlplane/metrics.h"
+#include "controlplane/pg_store.h"
+#include "controlplane/redis_store.h"
+
+struct cp_ctx {
+	const struct cp_config *cfg;
+	struct pg_store *pg;
+	struct redis_store *rs;
+	struct cp_links *links;
+	struct cp_state *st;
+	struct decider *dec;
+	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
+	struct metrics *metrics;  /* GET /metrics */
+	uint64_t started_ms;
+	uint64_t admin_requests;
+	uint64_t admin_refused;
+	uint64_t snapshots_sent;
+};
+
+#endif

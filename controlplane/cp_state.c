@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/cp_state.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+struct rule_acc {
+	struct wire_rule *v;
+	unsigned n, cap;
+};
+
+static int
+add_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
+{
+	struct rule_acc *a = arg;
+
+	(void)created_at_ms;
+	if (a->n == a->cap) {
+		unsigned cap = a->cap ? a->cap * 2 : 256;
+		struct wire_rule *v = realloc(a->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	struct wire_rule *w = &a->v[a->n++];
+
+	memset(w, 0, sizeof(*w));
+	w->kind = (uint8_t)r->kind;
+	w->ipv4 = r->ip;
+	w->prefix = r->prefix;
+	w->user = r->user;
+	snprintf(w->device, sizeof(w->device), "%s", r->device);
+	return 0;
+}
+
+int
+cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
+	size_t errlen)
+{
+	struct admin_event evs[CP_MAX_EVENTS];
+	struct admin_key keys[CP_MAX_KEYS];
+	struct rule_acc acc = { 0 };
+	struct wire_limits lim;
+	unsigned n_ev, n_keys;
+	int rc;
+
+	if ((rc = pg_event_list(pg, evs, CP_MAX_EVENTS, &n_ev, err, errlen)) != 0 ||
+		(rc = pg_keys_list(pg, keys, CP_MAX_KEYS, &n_keys, err, errlen)) != 0 ||
+		(rc = pg_limits_get(pg, &lim, err, errlen)) != 0 ||
+		(rc = pg_rule_foreach(pg, add_rule, &acc, err, errlen)) != 0) {
+		free(acc.v);
+		return rc;
+	}
+	if (n_ev > CP_MAX_EVENTS) {
+		LOG_RL(LOG_LEVEL_WARN, 60000,
+			"%u events in the database: data planes hold the first %d only", n_ev,
+			CP_MAX_EVENTS);
+		n_ev = CP_MAX_EVENTS;
+	}
+	if (n_keys > CP_MAX_KEYS)
+		n_keys = CP_MAX_KEYS;
+	for (unsigned i = 0; i < n_ev; i++) {
+		struct cp_event *old = cp_state_event(st, evs[i].id);
+		struct cp_event e = { .ev = evs[i], .stock_left = evs[i].available };
+		struct rs_event_state rst;
+
+		if (evs[i].state != ADMIN_EV_DRAFT && rs != NULL &&
+			rs_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
+			e.stock_left = rst.stock;
+		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
+		if (evs[i].state == ADMIN_EV_OPEN && e.stock_left <= 0)
+			e.sold_out = true;
+		evs[i] = e.ev;
+		st->ev[i] = e;
+	}
+	st->n_ev = n_ev;
+	st->n_keys = 0;
+	st->auth_len = 0;
+	for (unsigned i = 0; i < n_keys; i++) {
+		struct wire_key *k = &st->keys[st->n_keys++];
+
+		memset(k, 0, sizeof(*k));
+		k->kid = keys[i].kid;
+		k->kind = keys[i].kind;
+		k->flags = keys[i].current ? WIRE_KEY_F_CURRENT : 0;
+		k->len = keys[i].len;
+		memcpy(k->secret, keys[i].secret, keys[i].len);
+		if (keys[i].kind == WIRE_KEY_AUTH && keys[i].current) {
+			st->auth_kid = keys[i].kid;
+			st->auth_len = keys[i].len;
+			memcpy(st->auth_secret, keys[i].secret, keys[i].len);
+		}
+	}
+	explicit_bzero(keys, sizeof(keys));
+	free(st->rules);
+	st->rules = acc.v;
+	st->n_rules = acc.n;
+	st->cap_rules = acc.cap;
+	st->limits = lim;
+	return 0;
+}
+
+void
+cp_state_free(struct cp_state *st)
+{
+	free(st->rules);
+	explicit_bzero(st, sizeof(*st));
+}
+
+struct cp_event *
+cp_state_event(struct cp_state *st, uint32_t id)
+{
+	for (unsigned i = 0; i < st->n_ev; i++)
+		if (st->ev[i].ev.id == id)
+			return &st->ev[i];
+	return NULL;
+}
+
+void
+cp_event_to_wire(const struct cp_event *e, struct wire_event *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = e->ev.id;
+	out->stock = e->stock_left > 0 ? (uint32_t)e->stock_left : 0;
+	out->starts_at_ms = e->ev.starts_at_ms;
+	out->ends_at_ms = e->ev.ends_at_ms;
+	if (e->ev.state == ADMIN_EV_DRAFT || e->ev.state == ADMIN_EV_PREHEATED)
+		out->flags |= WIRE_EVENT_F_HELD;
+	if (e->ev.state == ADMIN_EV_CLOSED)
+		out->flags |= WIRE_EVENT_F_CLOSED;
+	if (e->sold_out)
+		out->flags |= WIRE_EVENT_F_SOLD_OUT;
+	snprintf(out->name, sizeof(out->name), "%s", e->ev.name);
+}
+
+int
+cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
+{
+	struct wire_event w[CP_MAX_EVENTS];
+
+	for (unsigned i = 0; i < st->n_ev; i++)
+		cp_event_to_wire(&st->ev[i], &w[i]);
+	return st->n_ev ? cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) : 0;
+}
+
+int
+cp_state_publish_keys(const struct cp_state *st, struct cp_links *l)
+{
+	return cp_links_publish(l, WIRE_T_KEYS, st->keys, st->n_keys);
+}
+
+int
+cp_state_publish_rules(const struct cp_state *st, struct cp_links *l)
+{
+	return cp_links_publish(l, WIRE_T_RULES, st->rules, st->n_rules);
+}
+
+int
+cp_state_publish_limits(const struct cp_state *st, struct cp_links *l)
+{
+	return cp_links_publish(l, WIRE_T_LIMITS, &st->limits, 1);
+}
+
+int
+cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l)
+{
+	struct wire_snapshot s = {
+		.snapshot_id = ++st->snapshot_id,
+		.n_events = st->n_ev,
+		.n_keys = st->n_keys,
+		.n_rules = st->n_rules,
+	};
+
+	if (cp_links_publish(l, WIRE_T_SNAPSHOT_BEGIN, &s, 1) != 0)
+		return -EIO;
+	/* A snapshot may hold no event; EVENT with no record is not a message. */
+	if (cp_state_publish_events(st, l) != 0 || cp_state_publish_keys(st, l) != 0 ||
+		cp_state_publish_rules(st, l) != 0 || cp_state_publish_limits(st, l) != 0)
+		return -EIO;
+	return cp_links_publish(l, WIRE_T_SNAPSHOT_END, &s, 1);
+}

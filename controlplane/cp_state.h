@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_STATE_H
+#define FG_CP_STATE_H
+/*
+ * What the control plane tells data planes, as it last read it: the events
+ * (from PostgreSQL, with the stock Redis holds), the keys, the rules and the
+ * limits. PostgreSQL is the source of truth; this is the copy that snapshots
+ * and updates are published from. Slow path only.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "controlplane/admin_proto.h"
+#include "controlplane/cp_links.h"
+#include "controlplane/pg_store.h"
+#include "controlplane/redis_store.h"
+
+#define CP_MAX_EVENTS 64
+#define CP_MAX_KEYS   16
+
+struct cp_event {
+	struct admin_event ev;
+	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
+	bool sold_out;        /* published SOLD_OUT and not restocked since */
+};
+
+struct cp_state {
+	struct cp_event ev[CP_MAX_EVENTS];
+	unsigned n_ev;
+	struct wire_key keys[CP_MAX_KEYS];
+	unsigned n_keys;
+	struct wire_rule *rules;
+	unsigned n_rules, cap_rules;
+	struct wire_limits limits;
+	uint64_t snapshot_id;
+	/* The current auth key, for session-token. */
+	uint32_t auth_kid;
+	uint8_t auth_len;
+	uint8_t auth_secret[WIRE_SECRET_MAX];
+};
+
+/*
+ * Reads events, keys, rules and limits from pg, and each preheated event's
+ * stock from rs (when it is reachable). Returns 0, or -errno with err; on
+ * failure st keeps what it had.
+ */
+int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
+	size_t errlen);
+
+/* Frees what st holds. */
+void cp_state_free(struct cp_state *st);
+
+/* The event with this id, or NULL. */
+struct cp_event *cp_state_event(struct cp_state *st, uint32_t id);
+
+/* Publishes every event / the keys / the rules / the limits. 0 or -EIO. */
+int cp_state_publish_events(const struct cp_state *st, struct cp_links *l);
+int cp_state_publish_keys(const struct cp_state *st, struct cp_links *l);
+int cp_state_publish_rules(const struct cp_state *st, struct cp_links *l);
+int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
+
+/* Publishes a full snapshot: BEGIN, events, keys, rules, limits, END. 0 or -EIO. */
+int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
+
+/* The wire form of one event: held until opened, closed, sold out. */
+void cp_event_to_wire(const struct cp_event *e, struct wire_event *out);
+
+#endif

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/decider.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* Reservations of one event waiting for their round. */
+struct pending {
+	uint32_t event;
+	unsigned n;
+	struct wire_reserve *recs; /* batch_max */
+	uint8_t *verdicts;         /* batch_max */
+};
+
+struct decider {
+	struct redis_store *rs;
+	struct cp_links *l;
+	struct cp_state *st;
+	unsigned batch_max;
+	unsigned wait_ms;
+	struct pending p[CP_MAX_EVENTS];
+	unsigned n_p;          /* events with something pending */
+	unsigned queued;       /* reservations pending */
+	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
+	struct rs_batch b[CP_MAX_EVENTS];
+	struct wire_result *out; /* CP_MAX_EVENTS * batch_max */
+	struct decider_counters ctr;
+};
+
+struct decider *
+decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st, unsigned batch_max,
+	unsigned wait_ms)
+{
+	struct decider *d = calloc(1, sizeof(*d));
+
+	if (d == NULL)
+		return NULL;
+	if (batch_max > RS_BATCH_MAX)
+		batch_max = RS_BATCH_MAX;
+	d->rs = rs;
+	d->l = l;
+	d->st = st;
+	d->batch_max = batch_max ? batch_max : 1;
+	d->wait_ms = wait_ms;
+	d->out = calloc((size_t)CP_MAX_EVENTS * d->batch_max, sizeof(*d->out));
+	if (d->out == NULL)
+		goto fail;
+	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+		d->p[i].recs = calloc(d->batch_max, sizeof(*d->p[i].recs));
+		d->p[i].verdicts = calloc(d->batch_max, 1);
+		if (d->p[i].recs == NULL || d->p[i].verdicts == NULL)
+			goto fail;
+	}
+	return d;
+fail:
+	decider_free(d);
+	return NULL;
+}
+
+void
+decider_free(struct decider *d)
+{
+	if (d == NULL)
+		return;
+	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+		free(d->p[i].recs);
+		free(d->p[i].verdicts);
+	}
+	free(d->out);
+	free(d);
+}
+
+/* Marks the events whose stock the round used up, and tells every data plane at once. */
+static void
+note_stock(struct decider *d, uint32_t event, int64_t stock_left)
+{
+	struct cp_event *e = cp_state_event(d->st, event);
+
+	if (e == NULL)
+		return;
+	e->stock_left = stock_left;
+	if (stock_left <= 0 && !e->sold_out) {
+		struct wire_stock s = { .event = event, .stock_left = 0 };
+
+		e->sold_out = true;
+		d->ctr.sold_out_published++;
+		cp_links_publish(d->l, WIRE_T_SOLD_OUT, &s, 1);
+		LOG_NOTICE("event %u sold out", event);
+	}
+}
+
+/*
+ * A DUPLICATE is a user who holds a reservation already — often their own
+ * first attempt, whose reply was lost (the client saw 503 and tried again).
+ * Their poll should show what they hold, so the stored result follows.
+ */
+static void
+publish_held(struct decider *d, unsigned n_out)
+{
+	struct wire_result_query q[64];
+	struct rs_result res[64];
+	struct wire_result out[64];
+	unsigned n = 0, k = 0;
+
+	for (unsigned i = 0; i < n_out && n < 64; i++)
+		if (d->out[i].verdict == WIRE_V_DUPLICATE)
+			q[n++] = (struct wire_result_query){ .user = d->out[i].user,
+				.event = d->out[i].event };
+	if (n == 0 || rs_results(d->rs, q, n, res) != 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		if (res[i].verdict == 0)
+			continue;
+		out[k++] = (struct wire_result){
+			.reservation_id = res[i].reservation_id,
+			.user = q[i].user,
+			.order_id = res[i].order_id,
+			.pay_deadline_ms = res[i].pay_deadline_ms,
+			.event = q[i].event,
+			.verdict = res[i].verdict,
+		};
+	}
+	if (k)
+		cp_links_publish(d->l, WIRE_T_RESULT, out, k);
+}
+
+unsigned
+decider_flush(struct decider *d, uint64_t now_ms, bool force)
+{
+	unsigned n_out = 0;
+
+	if (d->queued == 0 || (!force && now_ms < decider_deadline(d)))
+		return 0;
+	for (unsigned i = 0; i < d->n_p; i++) {
+		d->b[i] = (struct rs_batch){
+			.event = d->p[i].event,
+			.n = d->p[i].n,
+			.res = d->p[i].recs,
+			.verdicts = d->p[i].verdicts,
+		};
+	}
+	d->ctr.rounds++;
+	d->ctr.batches += d->n_p;
+	if (rs_reserve(d->rs, d->b, d->n_p) != 0)
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"Redis could not decide a round of %u reservations: answered retry", d->queued);
+	for (unsigned i = 0; i < d->n_p; i++) {
+		const struct rs_batch *b = &d->b[i];
+
+		for (unsigned k = 0; k < b->n; k++) {
+			struct wire_result *r = &d->out[n_out++];
+			uint8_t v = b->verdicts[k];
+
+			memset(r, 0, sizeof(*r));
+			r->reservation_id = b->res[k].reservation_id;
+			r->user = b->res[k].user;
+			r->event = b->event;
+			r->verdict = v;
+			r->stock_left = b->status == 0 && b->stock_left > 0 ? (uint32_t)b->stock_left : 0;
+			if (v < WIRE_V_MAX)
+				d->ctr.verdicts[v]++;
+			if (v != WIRE_V_RETRY)
+				d->ctr.decided++;
+		}
+	}
+	cp_links_publish(d->l, WIRE_T_RESULT, d->out, n_out);
+	publish_held(d, n_out);
+	for (unsigned i = 0; i < d->n_p; i++)
+		if (d->b[i].status == 0)
+			note_stock(d, d->b[i].event, d->b[i].stock_left);
+	for (unsigned i = 0; i < d->n_p; i++)
+		d->p[i].n = 0;
+	d->n_p = 0;
+	d->queued = 0;
+	return n_out;
+}
+
+void
+decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
+{
+	for (unsigned i = 0; i < m->count; i++) {
+		struct wire_reserve r;
+		struct pending *p = NULL;
+
+		if (wire_get_reserve(m, i, &r) != 0) {
+			d->ctr.bad_records++;
+			continue;
+		}
+		d->ctr.received++;
+		for (unsigned k = 0; k < d->n_p; k++) {
+			if (d->p[k].event == r.event) {
+				p = &d->p[k];
+				break;
+			}
+		}
+		/* A full batch, or more events than one round holds: decide what waits first. */
+		if ((p != NULL && p->n == d->batch_max) || (p == NULL && d->n_p == CP_MAX_EVENTS)) {
+			decider_flush(d, now_ms, true);
+			p = NULL;
+		}
+		if (p == NULL) {
+			p = &d->p[d->n_p++];
+			p->event = r.event;
+			p->n = 0;
+		}
+		if (d->queued == 0)
+			d->oldest_ms = now_ms;
+		p->recs[p->n++] = r;
+		d->queued++;
+	}
+}
+
+uint64_t
+decider_deadline(const struct decider *d)
+{
+	return d->queued ? d->oldest_ms + d->wait_ms : UINT64_MAX;
+}
+
+void
+decider_query(struct decider *d, const struct wire_msg *m)
+{
+	struct wire_result_query q[256];
+	struct rs_result res[256];
+	struct wire_result out[256];
+	unsigned n = 0, n_out = 0;
+
+	for (unsigned i = 0; i < m->count && n < 256; i++)
+		if (wire_get_result_query(m, i, &q[n]) == 0)
+			n++;
+	if (n == 0 || rs_results(d->rs, q, n, res) != 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		if (res[i].verdict == 0)
+			continue; /* never reserved here: nothing to say */
+		out[n_out++] = (struct wire_result){
+			.reservation_id = res[i].reservation_id,
+			.user = q[i].user,
+			.order_id = res[i].order_id,
+			.pay_deadline_ms = res[i].pay_deadline_ms,
+			.event = q[i].event,
+			.verdict = res[i].verdict,
+		};
+	}
+	d->ctr.queries += n;
+	if (n_out)
+		cp_links_publish(d->l, WIRE_T_RESULT, out, n_out);
+}
+
+void
+decider_counters(const struct decider *d, struct decider_counters *out)
+{
+	*out = d->ctr;
+}

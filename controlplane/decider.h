@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_DECIDER_H
+#define FG_CP_DECIDER_H
+/*
+ * Decides admitted reservations: collects them by event for at most
+ * batch_wait or batch_max records, runs one reserve.lua per event batch (all
+ * events of a round pipelined in one rs_reserve()), and publishes a RESULT per
+ * reservation, then SOLD_OUT the moment an event's stock reaches 0. When
+ * Redis cannot decide, every reservation of the round is answered RETRY: the
+ * data plane's client tries again, and Redis's atomic script makes a retry of
+ * something that did run a DUPLICATE (redis_store.h explains why nothing is
+ * lost or doubled).
+ */
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "controlplane/cp_links.h"
+#include "controlplane/cp_state.h"
+#include "controlplane/redis_store.h"
+
+struct decider_counters {
+	uint64_t received;   /* reservations from data planes */
+	uint64_t decided;    /* answered with a verdict from Redis */
+	uint64_t verdicts[WIRE_V_MAX];
+	uint64_t rounds;     /* rs_reserve() calls */
+	uint64_t batches;    /* event batches (EVALSHAs) */
+	uint64_t sold_out_published;
+	uint64_t queries;    /* result queries answered */
+	uint64_t bad_records; /* reservations refused by the decoder */
+};
+
+struct decider;
+
+/* A decider over rs, publishing on l, keeping st's stock current. NULL when out of memory. */
+struct decider *decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
+	unsigned batch_max, unsigned wait_ms);
+
+void decider_free(struct decider *d);
+
+/* Queues the reservations of a RESERVE message received at now_ms; may decide a full round. */
+void decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms);
+
+/* Decides what is queued when its wait is over (or force). Returns what was decided. */
+unsigned decider_flush(struct decider *d, uint64_t now_ms, bool force);
+
+/* When the oldest queued reservation's wait ends (Unix ms), or UINT64_MAX when none waits. */
+uint64_t decider_deadline(const struct decider *d);
+
+/* Answers a RESULT_QUERY message from the events' result hashes in Redis. */
+void decider_query(struct decider *d, const struct wire_msg *m);
+
+/* A copy of the counters. */
+void decider_counters(const struct decider *d, struct decider_counters *out);
+
+#endif

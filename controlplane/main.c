@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-controlplane: decides the reservations data planes admit, with one
+ * reserve.lua per event batch in Redis, and keeps every data plane told of
+ * events, keys, rules, limits, results and the sold-out moment.
+ *   flashgate-controlplane [-c FILE] [-s SECTION.KEY=VALUE]... [--migrate] [--check-config]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <zmq.h>
+
+#include "common/log.h"
+#include "controlplane/admin_server.h"
+#include "controlplane/cp_config.h"
+#include "controlplane/cp_ctx.h"
+
+#define PROG "flashgate-controlplane"
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [options]\n"
+		"  -c, --config FILE         read settings from FILE (INI; see flashgate.conf)\n"
+		"  -s, --set SECTION.KEY=V   override one setting (repeatable; after -c)\n"
+		"      --migrate             apply the database migrations and exit\n"
+		"      --check-config        check the settings and exit\n"
+		"      --help-config         list every setting with its default and exit\n"
+		"  -h, --help                this text\n");
+}
+
+/* Returns 0 to run, 1 to exit successfully, -1 on error; *migrate_only set by --migrate. */
+static int
+parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "set", required_argument, NULL, 's' },
+		{ "migrate", no_argument, NULL, 'M' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "help-config", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL;
+	char *sets[64];
+	unsigned n_sets = 0;
+	int check = 0, c;
+	char err[512];
+
+	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			path = optarg;
+			break;
+		case 's':
+			if (n_sets == 64) {
+				fprintf(stderr, PROG ": too many -s options (at most 64)\n");
+				return -1;
+			}
+			sets[n_sets++] = optarg;
+			break;
+		case 'M':
+			*migrate_only = 1;
+			break;
+		case 'C':
+			check = 1;
+			break;
+		case 'H':
+			cp_config_print_doc(stdout);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	cp_config_defaults(cfg);
+	if (path != NULL && cp_config_load(cfg, path, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < n_sets; i++) {
+		char *eq = strchr(sets[i], '=');
+
+		if (eq == NULL) {
+			fprintf(stderr, PROG ": -s \"%s\": expected SECTION.KEY=VALUE\n", sets[i]);
+			return -1;
+		}
+		*eq = '\0';
+		int rc = cp_config_set(cfg, sets[i], eq + 1, err, sizeof(err));
+
+		*eq = '=';
+		if (rc != 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return -1;
+		}
+	}
+	if (check) {
+		printf("# configuration OK; the settings in force:\n");
+		cfg_write(stdout, &cp_config_schema, cfg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Handles everything waiting on the PULL socket. */
+static void
+drain_pull(struct cp_ctx *c)
+{
+	struct wire_msg m;
+	int rc;
+
+	for (unsigned i = 0; i < 4096 && (rc = cp_links_recv(c->links, &m)) != 0; i++) {
+		if (rc < 0)
+			continue;
+		switch (m.type) {
+		case WIRE_T_RESERVE:
+			decider_add(c->dec, &m, now_ms());
+			break;
+		case WIRE_T_SNAPSHOT_REQUEST:
+			/* Several data planes may ask at once: one snapshot serves them all. */
+			c->snapshots_sent++;
+			cp_state_publish_snapshot(c->st, c->links);
+			break;
+		case WIRE_T_RESULT_QUERY:
+			decider_query(c->dec, &m);
+			break;
+		case WIRE_T_DP_STATS:
+			dp_stats_apply(c->dps, &m, now_ms());
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * GET /metrics, on the metrics thread. The loop's counters are plain 64-bit
+ * words written by one thread; an aligned 64-bit load is never torn on the
+ * machines DPDK runs on, so a scrape may be a moment old, never garbage.
+ */
+static void
+render_metrics(void *arg, struct metrics_text *t)
+{
+	struct cp_ctx *c = arg;
+	struct decider_counters dc;
+	struct cp_links_counters lc;
+	struct rs_stats rs;
+	char labels[64];
+
+	decider_counters(c->dec, &dc);
+	cp_links_counters(c->links, &lc);
+	rs_get_stats(c->rs, &rs);
+	metrics_counter(t, "flashgate_cp_reservations_received_total",
+		"Reservations received from data planes.", NULL, dc.received);
+	for (unsigned v = 1; v < WIRE_V_MAX; v++) {
+		labels[0] = '\0';
+		metrics_label(labels, sizeof(labels), "verdict", wire_verdict_name(v));
+		metrics_counter(t, "flashgate_cp_verdicts_total",
+			"Reservations decided, by verdict (retry: Redis could not decide).", labels,
+			dc.verdicts[v]);
+	}
+	metrics_counter(t, "flashgate_cp_rounds_total", "Rounds of pipelined reserve.lua runs.",
+		NULL, dc.rounds);
+	metrics_counter(t, "flashgate_cp_batches_total", "Event batches (one reserve.lua each).",
+		NULL, dc.batches);
+	metrics_counter(t, "flashgate_cp_sold_out_total", "Events published sold out.", NULL,
+		dc.sold_out_published);
+	metrics_counter(t, "flashgate_cp_result_queries_total", "Result queries answered.", NULL,
+		dc.queries);
+	metrics_gauge_int(t, "flashgate_cp_redis_connected", "1 while Redis is reachable.", NULL,
+		rs_connected(c->rs));
+	metrics_counter(t, "flashgate_cp_redis_outages_total", "Redis connections lost.", NULL,
+		rs.outages);
+	metrics_counter(t, "flashgate_cp_results_published_total", "RESULT records published.",
+		NULL, lc.records_out[WIRE_T_RESULT]);
+	metrics_counter(t, "flashgate_cp_snapshots_published_total", "Full snapshots published.",
+		NULL, lc.msgs_out[WIRE_T_SNAPSHOT_END]);
+	metrics_counter(t, "flashgate_cp_publish_errors_total", "Messages ZeroMQ refused.", NULL,
+		lc.send_errors);
+	for (unsigned i = 0; i < WIRE_ERR_MAX; i++) {
+		labels[0] = '\0';
+		metrics_label(labels, sizeof(labels), "reason", wire_err_name(-(int)i - 1));
+		metrics_counter(t, "flashgate_cp_decode_errors_total",
+			"Malformed messages from data planes, by reason.", labels,
+			lc.decode_errors[i]);
+	}
+	metrics_counter(t, "flashgate_cp_admin_requests_total", "flashgatectl requests.", NULL,
+		c->admin_requests);
+	dp_stats_metrics(c->dps, t, now_ms());
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct cp_config cfg;
+	static struct cp_state st;
+	struct cp_ctx c = { .cfg = &cfg, .st = &st };
+	int migrate_only = 0, admin_fd = -1, rc = 1;
+	char err[512];
+
+	log_set_program(PROG);
+	rc = parse_args(argc, argv, &cfg, &migrate_only);
+	if (rc != 0)
+		return rc > 0 ? 0 : 1;
+	rc = 1;
+	log_set_level((enum log_level)cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+
+	c.pg = pg_open(cfg.pg_conninfo, err, sizeof(err));
+	if (c.pg == NULL) {
+		LOG_ERR("PostgreSQL: %s", err);
+		return 1;
+	}
+	unsigned applied = 0;
+
+	if (pg_migrate(c.pg, NULL, &applied, err, sizeof(err)) != 0) {
+		LOG_ERR("database migrations: %s", err);
+		goto out;
+	}
+	if (applied)
+		LOG_NOTICE("applied %u database migration(s)", applied);
+	if (migrate_only) {
+		printf("database schema up to date (%u migration(s) applied now)\n", applied);
+		rc = 0;
+		goto out;
+	}
+
+	char host[16];
+	uint32_t h = __builtin_bswap32(cfg.redis_host);
+
+	snprintf(host, sizeof(host), "%u.%u.%u.%u", h >> 24, (h >> 16) & 255, (h >> 8) & 255,
+		h & 255);
+	struct rs_config rsc = {
+		.unix_path = cfg.redis_socket[0] ? cfg.redis_socket : NULL,
+		.host = host,
+		.port = cfg.redis_port,
+		.command_timeout_ms = cfg.redis_timeout_ms,
+		/* Redis may come up after us: reservations are answered retry until it does. */
+		.start_offline = true,
+	};
+
+	c.rs = rs_open(&rsc, err, sizeof(err));
+	if (c.rs == NULL) {
+		LOG_ERR("Redis: %s", err);
+		goto out;
+	}
+	c.links = cp_links_open(cfg.pull_endpoint, cfg.pub_endpoint, cfg.id, err, sizeof(err));
+	if (c.links == NULL) {
+		LOG_ERR("%s", err);
+		goto out;
+	}
+	if (cp_state_load(&st, c.pg, c.rs, err, sizeof(err)) != 0) {
+		LOG_ERR("reading the state from PostgreSQL: %s", err);
+		goto out;
+	}
+	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
+	c.dps = dp_stats_create();
+	admin_fd = admin_listen(cfg.admin_socket, err, sizeof(err));
+	if (c.dec == NULL || c.dps == NULL || admin_fd < 0) {
+		LOG_ERR("%s", c.dec == NULL || c.dps == NULL ? "out of memory" : err);
+		goto out;
+	}
+	char maddr[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &cfg.metrics_address, maddr, sizeof(maddr));
+	c.metrics = metrics_start(maddr, cfg.metrics_port, render_metrics, &c, err, sizeof(err));
+	if (c.metrics == NULL) {
+		LOG_ERR("metrics: %s", err);
+		goto out;
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c.started_ms = now_ms();
+	/* Whoever is already subscribed learns the state without asking. */
+	cp_state_publish_snapshot(&st, c.links);
+	LOG_NOTICE("ready: PULL %s, PUB %s, admin %s, metrics port %u, %u event(s), %u key(s), %u "
+		   "rule(s)",
+		cfg.pull_endpoint, cfg.pub_endpoint, cfg.admin_socket, metrics_port(c.metrics),
+		st.n_ev, st.n_keys, st.n_rules);
+
+	uint64_t next_hb = 0;
+
+	while (!stop_requested) {
+		uint64_t now = now_ms();
+
+		if (now >= next_hb) {
+			struct wire_heartbeat hb = { now };
+
+			cp_links_publish(c.links, WIRE_T_HEARTBEAT, &hb, 1);
+			rs_ensure_connected(c.rs);
+			next_hb = now + cfg.heartbeat_ms;
+		}
+		uint64_t wake = decider_deadline(c.dec);
+
+		if (wake > next_hb)
+			wake = next_hb;
+		long timeout = wake > now ? (long)(wake - now) : 0;
+		zmq_pollitem_t items[2] = {
+			{ .socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN },
+			{ .fd = admin_fd, .events = ZMQ_POLLIN },
+		};
+
+		if (zmq_poll(items, 2, timeout) < 0 && zmq_errno() != EINTR) {
+			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));
+			break;
+		}
+		if (items[0].revents & ZMQ_POLLIN)
+			drain_pull(&c);
+		decider_flush(c.dec, now_ms(), false);
+		if (items[1].revents & ZMQ_POLLIN)
+			admin_serve_one(admin_fd, &c);
+	}
+	LOG_NOTICE("stopping");
+	/* What was received is decided before the sockets close: nothing accepted is dropped. */
+	drain_pull(&c);
+	decider_flush(c.dec, now_ms(), true);
+	rc = 0;
+out:
+	if (admin_fd >= 0) {
+		close(admin_fd);
+		unlink(cfg.admin_socket);
+	}
+	metrics_stop(c.metrics);
+	decider_free(c.dec);
+	dp_stats_destroy(c.dps);
+	cp_links_close(c.links);
+	rs_close(c.rs);
+	pg_close(c.pg);
+	cp_state_free(&st);
+	return rc;
+}

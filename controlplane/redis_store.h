@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CONTROLPLANE_REDIS_STORE_H
+#define FG_CONTROLPLANE_REDIS_STORE_H
+/*
+ * The control plane's only Redis code (hiredis, one blocking connection): decides batches of
+ * reservations with lua/reserve.lua, returns released stock with lua/release.lua, answers
+ * result queries, preheats and inspects events.
+ *
+ * Keys of event EV share the hash tag {EV}, so every script touches one cluster slot:
+ *   fg:{EV}:stock     string, the stock left (an integer; missing = not preheated = 0)
+ *   fg:{EV}:buyers    set of users holding a reservation (never removed, see release.lua)
+ *   fg:{EV}:outbox    stream, one entry per reservation: u=<user> r=<reservation id>
+ *                     t=<admitted_ms>; the order writer reads it with XREADGROUP and acks by id
+ *   fg:{EV}:result    hash, user -> the latest state of that user's reservation (the O:, P:
+ *                     and C: forms are a proposal for the order writer; rs_results() reads them):
+ *                       "<rid>"                         reserved (bare: the hot path adds nothing)
+ *                       "O:<rid>:<order id>:<deadline>" ordered (written by the order writer)
+ *                       "P:<rid>:<order id>"            paid
+ *                       "X:<rid>"                       expired, stock returned (release.lua)
+ *                       "C:<rid>"                       cancelled, stock returned
+ *   fg:{EV}:released  set of reservation ids whose stock went back (release.lua, exactly once)
+ * Invariant: stock + |buyers| - |released| == preheated stock, and |outbox| == |buyers| until
+ * the order writer trims acknowledged entries.
+ *
+ * A store is one connection: use it from one thread at a time (the control plane's main loop).
+ *
+ * Connection loss. Every call that finds the connection broken frees it and returns
+ * -ENOTCONN; later calls reconnect, at most once per backoff period (50 ms doubling to 2 s by
+ * default), load the scripts again and go on. An outage is logged once when it starts
+ * (warn) and once when it ends (notice). A store never exits the process; it sets SIGPIPE to
+ * "ignore" when it is at its default, as a write to a closed socket must not kill a daemon.
+ *
+ * Why answering RETRY after a failure loses and doubles nothing: a batch whose reply was not
+ * read may or may not have run (Redis may have died after running it, or after writing its
+ * reply). reserve.lua is atomic and its effects reach the AOF as one MULTI/EXEC, so a batch
+ * either ran whole or not at all. If it ran, each reserved user is in the buyers set and has
+ * exactly one outbox entry (so the order writer makes the order); the data plane answered
+ * 503, the client retries, and the retry is answered DUPLICATE, while a result query finds
+ * the reservation in the result hash. If it did not run, the retry is decided afresh. With
+ * persistence off, a Redis restart loses everything since the preheat: reconciliation from
+ * PostgreSQL repairs it, which is why production runs appendonly yes, appendfsync always.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "common/wire.h"
+
+/* The most reservations one batch (one EVALSHA) may carry: reserve.lua unpacks them. */
+#define RS_BATCH_MAX 2048
+
+struct rs_config {
+	const char *unix_path;	     /* a Unix socket; when set, host and port are not used */
+	const char *host;	     /* NULL: 127.0.0.1 */
+	unsigned port;		     /* 0: 6379 */
+	unsigned connect_timeout_ms; /* 0: 1000 */
+	unsigned command_timeout_ms; /* 0: 2000; a reply that takes longer is a lost connection */
+	unsigned backoff_min_ms;     /* 0: 50; the first wait after an outage starts */
+	unsigned backoff_max_ms;     /* 0: 2000; the wait doubles up to this */
+	/* rs_open() succeeds even when Redis cannot be reached yet (the store then connects
+	 * like after an outage); otherwise rs_open() fails and says why. */
+	bool start_offline;
+};
+
+/* One event's reservations, decided by one EVALSHA. */
+struct rs_batch {
+	uint32_t event;			/* in: 1..UINT32_MAX */
+	unsigned n;			/* in: 1..RS_BATCH_MAX */
+	const struct wire_reserve *res; /* in: n reservations, each with .event == event */
+	uint8_t *verdicts;  /* out: n of WIRE_V_RESERVED, _DUPLICATE, _SOLD_OUT, or all _RETRY */
+	int64_t stock_left; /* out: the event's stock after the batch (0 if it had none) */
+	int status;	    /* out: 0 decided, or the negative errno for this batch */
+};
+
+/* Counters since rs_open(), for stats and metrics. */
+struct rs_stats {
+	uint64_t batches;  /* decided */
+	uint64_t reserved; /* verdicts, by kind */
+	uint64_t duplicate;
+	uint64_t sold_out;
+	uint64_t retry;	       /* reservations answered RETRY (connection lost or error reply) */
+	uint64_t errors;       /* error replies */
+	uint64_t outages;      /* connections lost */
+	uint64_t connects;     /* successful (re)connections, the first included */
+	uint64_t script_loads; /* SCRIPT LOAD rounds: one per connection, plus after NOSCRIPT */
+};
+
+/* What rs_results() found for one user. */
+struct rs_result {
+	uint8_t verdict;	  /* 0 when the user has no entry, else a WIRE_V_* */
+	uint64_t reservation_id;  /* 0 when verdict is 0 */
+	uint64_t order_id;	  /* ORDERED and PAID only, else 0 */
+	uint64_t pay_deadline_ms; /* ORDERED only, else 0 */
+};
+
+struct rs_event_state {
+	int64_t stock;	     /* 0 when missing */
+	bool preheated;	     /* the stock key exists */
+	uint64_t buyers;     /* |buyers| */
+	uint64_t outbox_len; /* XLEN outbox */
+	uint64_t released;   /* |released| */
+	uint64_t results;    /* HLEN result */
+};
+
+enum rs_key_kind {
+	RS_KEY_STOCK,
+	RS_KEY_BUYERS,
+	RS_KEY_OUTBOX,
+	RS_KEY_RESULT,
+	RS_KEY_RELEASED,
+};
+
+struct redis_store;
+
+/*
+ * Connects to Redis as c says and loads both scripts (SCRIPT LOAD, checking that Redis
+ * computed the SHA1 embedded at build time). Returns the store, or NULL with a message that
+ * says what was wrong in err (a bad config, or Redis not reachable unless c->start_offline).
+ */
+struct redis_store *rs_open(const struct rs_config *c, char *err, size_t err_len);
+
+/* Closes the connection and frees rs; NULL is allowed. */
+void rs_close(struct redis_store *rs);
+
+/*
+ * Reconnects when the connection is down and the backoff period has passed. Returns 0 when
+ * connected, else -ENOTCONN. The other calls do this themselves; a daemon may call it from
+ * its cron so that the "back" notice does not wait for traffic.
+ */
+int rs_ensure_connected(struct redis_store *rs);
+
+/* True while the store holds a working connection (as far as it knows). */
+bool rs_connected(const struct redis_store *rs);
+
+/*
+ * Decides n batches with one EVALSHA of reserve.lua each, all pipelined: every command is
+ * sent, then every reply read. Fills each batch's verdicts, stock_left and status. A batch
+ * that was not decided (status != 0) has all its verdicts set to WIRE_V_RETRY: -ENOTCONN when
+ * the connection is down or was lost before its reply was read (it may have run: see the top
+ * of this file), -EIO when Redis answered an error (logged, rate-limited), -EINVAL when the
+ * batch itself is malformed (n out of range, an event 0, a reservation of another event).
+ * Replies read before a connection loss stay valid. A NOSCRIPT answer (the script cache was
+ * flushed) makes the store load the scripts again and resend those batches once.
+ * Returns 0 when every batch was decided, else the first batch's error.
+ */
+int rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n);
+
+/*
+ * Returns the stock of one cancelled or expired reservation with release.lua: n items back to
+ * the event's stock and the user's result set to "X:<rid>", once per reservation id.
+ * Returns 1 when applied, 0 when this reservation id was released before, -ENOENT when user
+ * is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
+ * id, -ENOTCONN or -EIO.
+ */
+int rs_release(
+	struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user, unsigned n);
+
+/*
+ * Looks up the results of n (event, user) pairs (pipelined HGETs on each event's result hash)
+ * into out[0..n). An entry this build cannot parse is reported as verdict 0 and logged.
+ * Returns 0, -ENOTCONN or -EIO (then out is unspecified).
+ */
+int rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
+	struct rs_result *out);
+
+/*
+ * Sets an event's stock before its sale, atomically with the check that nobody has reserved
+ * yet: a repeated preheat before the start overwrites the stock (the operator changed it in
+ * PostgreSQL). Returns 0, -EBUSY when the event has buyers or outbox entries (a sale ran:
+ * stock is repaired by reconciliation, never overwritten), -EINVAL for a negative stock or
+ * event 0, -ENOTCONN or -EIO.
+ */
+int rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock);
+
+/*
+ * Reads an event's counters in one MULTI/EXEC, so they are consistent with each other.
+ * Returns 0, -EINVAL for event 0, -ENOTCONN or -EIO.
+ */
+int rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out);
+
+/* Deletes every key of an event (tests, and an operator's explicit purge). Returns 0 or < 0. */
+int rs_purge_event(struct redis_store *rs, uint32_t event);
+
+/* Copies the counters. */
+void rs_get_stats(const struct redis_store *rs, struct rs_stats *out);
+
+/*
+ * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length, or
+ * -ENOSPC when cap is too small (32 bytes always suffice).
+ */
+int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
+
+#endif

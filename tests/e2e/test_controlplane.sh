@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A sale through every real component: curl in the client namespace -> the data plane on the
+# veth -> ZeroMQ -> flashgate-controlplane -> reserve.lua in Redis, with the event, keys and
+# limits set through flashgatectl and kept in PostgreSQL. Checks exact stock, one reservation
+# per user, the sold-out moment reaching the data plane, the invariants in Redis, Redis killed
+# and restarted mid-sale, flashgatectl's refusals, stats and metrics.
+#
+# usage: test_controlplane.sh DATAPLANE CONTROLPLANE FLASHGATECTL
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+
+CP_EXE=${2:-}
+CTL_EXE=${3:-}
+STOCK=5
+USERS=8
+EV=7
+
+mapfile -t PORTS < <(e2e_free_ports 3)
+PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
+E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
+	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12)
+E2E_TOOLS=(redis-cli)
+e2e_begin cp "$1"
+
+[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] || tap_bail "control plane and flashgatectl given"
+SVC=$E2E_TMP/svc
+CP_PID=
+chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
+
+cp_cleanup() {
+	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
+	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+}
+trap 'cp_cleanup; e2e_cleanup' EXIT
+
+"$FG_ROOT/scripts/services" up "$SVC" >"$E2E_TMP/services.log" 2>&1 ||
+	{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
+eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+tap_ok 0 "Redis and PostgreSQL are up in a temporary directory"
+
+ADMIN=$E2E_TMP/admin.sock
+start_cp() {
+	"$CP_EXE" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$PULL_PORT" \
+		-s "controlplane.pub_endpoint=tcp://127.0.0.1:$PUB_PORT" \
+		-s "controlplane.admin_socket=$ADMIN" -s "controlplane.metrics_port=$METRICS_PORT" \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>>"$E2E_TMP/cp.log" 2>&1 &
+	CP_PID=$!
+	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20
+}
+start_cp || { tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
+tap_ok 0 "control plane is ready"
+
+ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
+jget() { python3 -c 'import json,sys
+d=json.loads(sys.stdin.read())
+for k in sys.argv[1].split("."):
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(d)' "$1"; }
+
+# --- the operator sets up the sale -------------------------------------------------------
+tap_run "event create" ctl event create $EV --name "e2e sale" --stock $STOCK \
+	--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m
+tap_run "keys auth-set (the shop's login key)" ctl keys auth-set 1 \
+	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+tap_run "keys rotate (a sale key)" ctl keys rotate
+tap_run "limits set" ctl limits set ip 1000/2000 user 10/20 device 10/20 forward 10000
+e2e_curl held "$E2E_BASE/api/v1/events/$EV"
+e2e_wait_until 20 e2e_telemetry_field /flashgate/bridge ready >/dev/null || true
+e2e_curl held "$E2E_BASE/api/v1/events/$EV"
+tap_ok "$(grep -q '"state":"upcoming"' "$E2E_TMP/held.b"; echo $?)" \
+	"a created event is upcoming on the data plane until the operator opens it"
+tap_run "event preheat" ctl event preheat $EV
+tap_is "$(redis-cli -s "$FG_REDIS_SOCK" get "fg:{$EV}:stock")" $STOCK "preheat loaded the stock into Redis"
+tap_run "event open" ctl event open $EV
+state_open() {
+	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
+	grep -q '"state":"open"' "$E2E_TMP/ev.b"
+}
+tap_run "the data plane shows the sale open" e2e_wait_until 10 state_open
+
+# --- the sale: USERS users, STOCK items ----------------------------------------------------
+reserved=0 sold=0
+for u in $(seq 101 $((100 + USERS))); do
+	s=$(ctlj session-token $u | jget token)
+	e2e_curl tok$u "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
+	if [ "$E2E_CODE" != 200 ]; then
+		tap_diag "user $u token: $E2E_CODE $(cat "$E2E_TMP/tok$u.b")"
+		[ "$E2E_CODE" = 410 ] && sold=$((sold + 1))
+		continue
+	fi
+	tok=$(jget token <"$E2E_TMP/tok$u.b")
+	path=$(jget reserve_path <"$E2E_TMP/tok$u.b")
+	e2e_curl res$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
+	if [ "$E2E_CODE" = 410 ]; then
+		sold=$((sold + 1))
+		continue
+	fi
+	rc=$(jget receipt <"$E2E_TMP/res$u.b")
+	got=queued
+	poll() {
+		e2e_curl poll$u "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: $rc"
+		got=$(jget status <"$E2E_TMP/poll$u.b")
+		[ "$got" != queued ]
+	}
+	e2e_wait_until 10 poll || true
+	case $got in
+	reserved) reserved=$((reserved + 1)) ;;
+	sold_out) sold=$((sold + 1)) ;;
+	*) tap_diag "user $u: $got" ;;
+	esac
+done
+tap_is "$reserved" $STOCK "exactly $STOCK of $USERS users reserved"
+tap_is "$sold" $((USERS - STOCK)) "the other $((USERS - STOCK)) were told sold out"
+R="redis-cli -s $FG_REDIS_SOCK"
+tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0"
+tap_is "$($R scard "fg:{$EV}:buyers")" $STOCK "Redis has $STOCK buyers"
+tap_is "$($R xlen "fg:{$EV}:outbox")" $STOCK "the outbox holds one entry per buyer"
+e2e_curl so "$E2E_BASE/api/v1/events/$EV"
+tap_ok "$(grep -q '"state":"sold_out"' "$E2E_TMP/so.b"; echo $?)" "the data plane shows sold_out"
+s=$(ctlj session-token 999 | jget token)
+e2e_curl late "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
+tap_is "$E2E_CODE" 410 "after the sell-out the data plane answers 410 by itself"
+
+# --- flashgatectl: stats, metrics and refusals ----------------------------------------------
+stats_have_dp() { ctlj stats | python3 -c 'import json,sys
+d=json.load(sys.stdin); sys.exit(0 if d.get("data_planes") else 1)'; }
+tap_run "stats include the data plane's counters" e2e_wait_until 5 stats_have_dp
+tap_is "$(ctlj stats | jget decisions.reserved)" $STOCK "stats count $STOCK reserved"
+metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)
+tap_ok "$(grep -q "^flashgate_cp_verdicts_total{verdict=\"reserved\"} $STOCK\$" <<<"$metrics"; echo $?)" \
+	"GET /metrics counts the reserved verdicts"
+tap_ok "$(grep -q '^flashgate_dataplane_up' <<<"$metrics"; echo $?)" "metrics include the data plane"
+
+refuse() { # WANT_RC MESSAGE_PART ARGS...
+	local want=$1 part=$2 out rc=0
+	shift 2
+	out=$(ctl "$@" 2>&1) || rc=$?
+	tap_ok "$([ $rc -eq "$want" ] && grep -qF -- "$part" <<<"$out"; echo $?)" \
+		"flashgatectl $* -> exit $want, says '$part' (got $rc: $out)"
+}
+refuse 1 "exists already" event create $EV --name dup --stock 1 --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m
+refuse 1 "no event 4242" event show 4242
+refuse 2 "--stock" event create 9 --name x --stock -5 --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m
+refuse 2 "unknown command" frobnicate
+refuse 1 "open" event preheat $EV
+tap_is "$($R get "fg:{$EV}:stock")" 0 "a refused preheat changed nothing in Redis"
+
+# --- Redis killed and restarted mid-sale ----------------------------------------------------
+tap_run "event create (a second sale)" ctl event create 8 --name "second" --stock 3 \
+	--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m
+tap_run "preheat and open it" sh -c "'$CTL_EXE' --socket '$ADMIN' event preheat 8 >/dev/null &&
+	'$CTL_EXE' --socket '$ADMIN' event open 8 >/dev/null"
+"$FG_ROOT/scripts/services" redis-kill "$SVC" >/dev/null 2>&1
+one_try() { # user -> prints the poll's final status
+	local u=$1 s tok path rc st=none
+	s=$(ctlj session-token "$u" | jget token)
+	e2e_curl t$u "$E2E_BASE/api/v1/events/8/token" -X POST -H "Authorization: Bearer $s"
+	[ "$E2E_CODE" = 200 ] || { echo "token-$E2E_CODE"; return; }
+	tok=$(jget token <"$E2E_TMP/t$u.b")
+	path=$(jget reserve_path <"$E2E_TMP/t$u.b")
+	e2e_curl r$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
+	[ "$E2E_CODE" = 202 ] || { echo "reserve-$E2E_CODE"; return; }
+	rc=$(jget receipt <"$E2E_TMP/r$u.b")
+	for _ in $(seq 50); do
+		e2e_curl p$u "$E2E_BASE/api/v1/events/8/result" -H "X-Flash-Token: $rc"
+		st=$(jget status <"$E2E_TMP/p$u.b")
+		[ "$st" = queued ] || break
+		sleep 0.1
+	done
+	echo "$st"
+}
+tap_is "$(one_try 201)" retry "with Redis down a reservation is answered retry, not lost"
+tap_ok "$(kill -0 "$CP_PID"; echo $?)" "the control plane survives Redis going away"
+"$FG_ROOT/scripts/services" redis-start "$SVC" >/dev/null 2>&1
+# Redis ran with appendonly and appendfsync always: it comes back with the sale as it was.
+tap_is "$(one_try 202)" reserved "after Redis is back the sale goes on"
+tap_is "$(one_try 201)" reserved "the user whose first try was answered retry reserves now"
+tap_is "$(( $($R get 'fg:{8}:stock') + $($R scard 'fg:{8}:buyers') ))" 3 \
+	"after the restart: stock + buyers == preheated stock"
+tap_is "$($R xlen 'fg:{8}:outbox')" "$($R scard 'fg:{8}:buyers')" "every outbox entry has a buyer"
+
+fg_stop_pid "$CP_PID" 10
+tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
+CP_PID=
+e2e_stop_dataplane
+tap_done

@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * controlplane/pg_store and sql/ against a real PostgreSQL started for this test
+ * (tests/lib/pg_server.h): migrations, event creation and its validation, the event state
+ * machine, keys, rules, limits, the orders constraints, flashgate_pay(), and a restart of the
+ * server under an open store.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "controlplane/pg_store.h"
+#include "tests/lib/pg_server.h"
+#include "tests/tap.h"
+
+#define FAR_START 2000000000000ull /* 2033-05-18 */
+#define FAR_END	  2000003600000ull
+
+static struct pg_server srv;
+static char err[ADMIN_ERR_MAX];
+
+static bool
+has(const char *s, const char *sub)
+{
+	return strstr(s, sub) != NULL;
+}
+
+/* Runs test SQL (constants only); returns the SQLSTATE ("" on success) in a static buffer. */
+static const char *
+sql_state(struct pg_store *s, const char *sql)
+{
+	static char st[8];
+	PGresult *r = PQexec(pg_conn(s), sql);
+	ExecStatusType es = PQresultStatus(r);
+
+	st[0] = '\0';
+	if (es != PGRES_COMMAND_OK && es != PGRES_TUPLES_OK) {
+		const char *f = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+		snprintf(st, sizeof(st), "%s", f != NULL ? f : "?????");
+	}
+	PQclear(r);
+	return st;
+}
+
+/* The first column of the first row of a query, as a number (-1 on error or no row). */
+static long long
+sql_num(struct pg_store *s, const char *sql)
+{
+	PGresult *r = PQexec(pg_conn(s), sql);
+	long long v = -1;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+		v = atoll(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return v;
+}
+
+static struct admin_event
+good_event(uint32_t id)
+{
+	struct admin_event ev = {
+		.id = id,
+		.stock = 1000,
+		.starts_at_ms = FAR_START,
+		.ends_at_ms = FAR_END,
+		.pay_window_s = 900,
+		.per_user_limit = 1,
+	};
+
+	snprintf(ev.name, sizeof(ev.name), "Sale %" PRIu32, id);
+	return ev;
+}
+
+static struct pg_store *
+open_db(const char *dbname)
+{
+	char ci[256];
+
+	snprintf(ci, sizeof(ci), "host=%s port=%u dbname=%s user=postgres", srv.dir, srv.port,
+		dbname);
+	return pg_open(ci, err, sizeof(err));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void
+test_migrations(struct pg_store *s)
+{
+	unsigned applied = 99;
+	int version = -1;
+	char dir[] = "/tmp/fg-sql-XXXXXX", path[128];
+	struct pg_store *t2;
+	FILE *f;
+
+	tap_eq_int(pg_schema_version(s, &version, err, sizeof(err)), 0, "schema version readable");
+	tap_eq_int(version, 0, "a new database has schema version 0");
+	tap_eq_int(pg_migrate(s, NULL, &applied, err, sizeof(err)), 0, "first migration run");
+	tap_eq_int(applied, pg_n_migrations, "every embedded migration applied");
+	tap_eq_int(pg_migrate(s, NULL, &applied, err, sizeof(err)), 0, "second migration run");
+	tap_eq_int(applied, 0, "migrations are idempotent: the second run applies nothing");
+	pg_schema_version(s, &version, err, sizeof(err));
+	tap_eq_int(version, pg_migrations[pg_n_migrations - 1].version,
+		"schema version is the last migration's");
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM schema_migrations"), pg_n_migrations,
+		"one schema_migrations row per migration");
+	tap_eq_int(pg_migrate(s, "sql", &applied, err, sizeof(err)), 0,
+		"migrating from the sql/ folder works");
+	tap_eq_int(applied, 0, "sql/ holds the embedded migrations: nothing new to apply");
+
+	/* A failing migration is rolled back whole and stops the run. */
+	tap_eq_int(strlen(sql_state(s, "CREATE DATABASE t_bad")), 0, "second database created");
+	t2 = open_db("t_bad");
+	tap_ok(t2 != NULL, "connected to the second database");
+	if (t2 == NULL || mkdtemp(dir) == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/001_init.sql", dir);
+	f = fopen(path, "w");
+	fputs(pg_migrations[0].sql, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/002_bad.sql", dir);
+	f = fopen(path, "w");
+	fputs("CREATE TABLE half_done (x int);\nSELECT no_such_function();\n", f);
+	fclose(f);
+	tap_ok(pg_migrate(t2, dir, &applied, err, sizeof(err)) != 0, "a bad migration fails");
+	tap_ok(has(err, "002_bad.sql") && has(err, "rolled back"),
+		"its message names it and says it was rolled back: %s", err);
+	tap_eq_int(applied, 1, "the good migration before it stays applied");
+	tap_eq_int(sql_num(t2, "SELECT count(*) FROM pg_tables WHERE tablename = 'half_done'"), 0,
+		"nothing of the bad migration remains");
+	pg_schema_version(t2, &version, err, sizeof(err));
+	tap_eq_int(version, 1, "the schema version stays at the last good migration");
+	remove(path);
+	snprintf(path, sizeof(path), "%s/001_init.sql", dir);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/01_short.sql", dir);
+	f = fopen(path, "w");
+	fclose(f);
+	tap_eq_int(pg_migrate(t2, dir, &applied, err, sizeof(err)), -EINVAL,
+		"a file not named NNN_words.sql is refused");
+	tap_ok(has(err, "01_short.sql"), "and named: %s", err);
+	remove(path);
+	rmdir(dir);
+	pg_close(t2);
+
+	/* Control planes starting together: each migration is applied once. */
+	tap_eq_int(strlen(sql_state(s, "CREATE DATABASE t_race")), 0, "third database created");
+	{
+		enum { N = 4 };
+		pid_t kids[N];
+		int total = 0, failed = 0;
+
+		for (int i = 0; i < N; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				struct pg_store *c = open_db("t_race");
+				unsigned a = 0;
+				int rc = c != NULL ? pg_migrate(c, NULL, &a, err, sizeof(err)) : -1;
+
+				pg_close(c);
+				_exit(rc == 0 ? (int)a : 100);
+			}
+		}
+		for (int i = 0; i < N; i++) {
+			int st = 0;
+
+			waitpid(kids[i], &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) == 100)
+				failed++;
+			else
+				total += WEXITSTATUS(st);
+		}
+		tap_eq_int(failed, 0, "4 concurrent pg_migrate() all succeed");
+		tap_eq_int(total, (long long)pg_n_migrations,
+			"4 concurrent pg_migrate() apply each migration exactly once");
+	}
+}
+
+static long long
+n_events(struct pg_store *s)
+{
+	return sql_num(s, "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM stock)");
+}
+
+static void
+test_event_create(struct pg_store *s)
+{
+	struct admin_event ev, out;
+	long long before = n_events(s);
+	int rc;
+
+	/* Every invalid field: refused with its message, nothing written. */
+	struct {
+		const char *what;
+		struct admin_event ev;
+		const char *want;
+	} cases[16];
+	int n = 0;
+
+#define CASE(what_, field_, value_, want_)     \
+	do {                                   \
+		cases[n].what = what_;         \
+		cases[n].ev = good_event(900); \
+		cases[n].ev.field_ = value_;   \
+		cases[n].want = want_;         \
+		n++;                           \
+	} while (0)
+	CASE("id 0", id, 0, "event id must be 1..4294967295");
+	CASE("stock above 1e8", stock, 100000001, "--stock must be 0..100000000");
+	CASE("start == end", ends_at_ms, FAR_START, "must be after --starts-at");
+	CASE("start after end", ends_at_ms, FAR_START - 1000, "must be after --starts-at");
+	CASE("pay window 9 s", pay_window_s, 9, "--pay-window must be 10s..1d");
+	CASE("pay window 1 d + 1 s", pay_window_s, 86401, "--pay-window must be 10s..1d");
+	CASE("per-user limit 2", per_user_limit, 2, "--per-user-limit must be 1");
+	CASE("per-user limit 0", per_user_limit, 0, "--per-user-limit must be 1");
+	CASE("ends in the past", starts_at_ms, 946684800000ull, "");
+	cases[n - 1].ev.ends_at_ms = 946688400000ull;
+	cases[n - 1].want = "is in the past";
+#undef CASE
+	for (int i = 0; i < n; i++) {
+		err[0] = '\0';
+		rc = pg_event_create(s, &cases[i].ev, NULL, err, sizeof(err));
+		tap_ok(rc == -EINVAL && has(err, cases[i].want), "event create refuses %s: %s",
+			cases[i].what, err);
+	}
+	{
+		static const struct {
+			const char *what, *name, *want;
+		} names[] = {
+			{"an empty name", "", "--name is empty"},
+			{"a name with a newline", "Big\nsale", "--name has a control character"},
+			{"a name that is not UTF-8", "Sale \xff", "--name is not valid UTF-8"},
+			{"a 64-byte name",
+				"0123456789012345678901234567890123456789012345678901234567890123",
+				"at most 63"},
+		};
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			ev = good_event(900);
+			/* The struct holds 63 bytes and a NUL: overfill it to test the check. */
+			memcpy(ev.name, names[i].name,
+				strlen(names[i].name) < sizeof(ev.name) ? strlen(names[i].name) + 1
+									: sizeof(ev.name));
+			rc = pg_event_create(s, &ev, NULL, err, sizeof(err));
+			tap_ok(rc == -EINVAL && has(err, names[i].want),
+				"event create refuses %s: %s", names[i].what, err);
+		}
+	}
+	tap_eq_int(n_events(s), before, "nothing was written by the refused creates");
+
+	ev = good_event(7);
+	snprintf(ev.name, sizeof(ev.name), "Launch sale: 1000 \"headphones\" 耳机");
+	rc = pg_event_create(s, &ev, &out, err, sizeof(err));
+	tap_eq_int(rc, 0, "a valid event is created");
+	tap_ok(out.id == 7 && strcmp(out.name, ev.name) == 0 && out.stock == 1000 &&
+			out.available == 1000 && out.starts_at_ms == FAR_START &&
+			out.ends_at_ms == FAR_END && out.pay_window_s == 900 &&
+			out.per_user_limit == 1 && out.state == ADMIN_EV_DRAFT &&
+			out.created_at_ms != 0,
+		"it reads back exactly, in state draft, with all its stock available");
+	rc = pg_event_create(s, &ev, NULL, err, sizeof(err));
+	tap_ok(rc == -EEXIST && has(err, "event 7 exists already"),
+		"the same id again is refused: %s", err);
+	tap_eq_int(sql_num(s, "SELECT initial FROM stock WHERE event_id = 7"), 1000,
+		"its stock row holds the initial stock");
+	rc = pg_event_get(s, 8, &out, err, sizeof(err));
+	tap_ok(rc == -ENOENT && has(err, "no event 8"), "an unknown event is -ENOENT: %s", err);
+	ev = good_event(3);
+	ev.stock = 0;
+	tap_eq_int(pg_event_create(s, &ev, NULL, err, sizeof(err)), 0, "stock 0 is allowed");
+	ev = good_event(4294967295u);
+	ev.stock = ADMIN_STOCK_MAX;
+	ev.pay_window_s = 86400;
+	tap_eq_int(pg_event_create(s, &ev, NULL, err, sizeof(err)), 0,
+		"the largest id, stock and pay window are allowed");
+	{
+		struct admin_event list[2];
+		unsigned cnt = 0;
+
+		tap_eq_int(pg_event_list(s, list, 2, &cnt, err, sizeof(err)), 0, "event list");
+		tap_eq_int(cnt, 3, "event list counts every event");
+		tap_ok(list[0].id == 3 && list[1].id == 7, "event list is ordered by id");
+	}
+}
+
+/* Drives a new event to state `to` by allowed steps. */
+static int
+make_event_in(struct pg_store *s, uint32_t id, enum admin_event_state st)
+{
+	struct admin_event ev = good_event(id);
+	int rc = pg_event_create(s, &ev, NULL, err, sizeof(err));
+
+	if (rc == 0 && st == ADMIN_EV_CLOSED)
+		return pg_event_set_state(s, id, ADMIN_EV_CLOSED, NULL, err, sizeof(err));
+	if (rc == 0 && st >= ADMIN_EV_PREHEATED)
+		rc = pg_event_set_state(s, id, ADMIN_EV_PREHEATED, NULL, err, sizeof(err));
+	if (rc == 0 && st >= ADMIN_EV_OPEN)
+		rc = pg_event_set_state(s, id, ADMIN_EV_OPEN, NULL, err, sizeof(err));
+	return rc;
+}
+
+static void
+test_state_machine(struct pg_store *s)
+{
+	static const struct {
+		enum admin_event_state from, to;
+		bool allowed;
+		const char *why;
+	} t[] = {
+		{ADMIN_EV_DRAFT, ADMIN_EV_PREHEATED, true, NULL},
+		{ADMIN_EV_DRAFT, ADMIN_EV_OPEN, false, "is a draft: preheat it first"},
+		{ADMIN_EV_DRAFT, ADMIN_EV_CLOSED, true, NULL},
+		{ADMIN_EV_PREHEATED, ADMIN_EV_PREHEATED, true, NULL},
+		{ADMIN_EV_PREHEATED, ADMIN_EV_OPEN, true, NULL},
+		{ADMIN_EV_PREHEATED, ADMIN_EV_CLOSED, true, NULL},
+		{ADMIN_EV_OPEN, ADMIN_EV_PREHEATED, false, "is open: preheating would reset"},
+		{ADMIN_EV_OPEN, ADMIN_EV_OPEN, false, "is already open"},
+		{ADMIN_EV_OPEN, ADMIN_EV_CLOSED, true, NULL},
+		{ADMIN_EV_CLOSED, ADMIN_EV_PREHEATED, false, "is closed: a closed event cannot"},
+		{ADMIN_EV_CLOSED, ADMIN_EV_OPEN, false, "is closed, which is final"},
+		{ADMIN_EV_CLOSED, ADMIN_EV_CLOSED, false, "is already closed"},
+		{ADMIN_EV_OPEN, ADMIN_EV_DRAFT, false, "no command takes an event to state draft"},
+	};
+	struct admin_event out;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint32_t id = 100 + (uint32_t)i;
+		const char *from = admin_event_state_name(t[i].from);
+		const char *to = admin_event_state_name(t[i].to);
+
+		rc = make_event_in(s, id, t[i].from);
+		if (!tap_eq_int(rc, 0, "set-up: an event in the state before")) {
+			tap_diag("%s", err);
+			continue;
+		}
+		err[0] = '\0';
+		rc = pg_event_set_state(s, id, t[i].to, &out, err, sizeof(err));
+		if (t[i].allowed) {
+			tap_ok(rc == 0 && out.state == t[i].to, "%s -> %s is allowed", from, to);
+		} else {
+			tap_ok(rc == -EPERM && has(err, t[i].why), "%s -> %s is refused: %s", from,
+				to, err);
+			pg_event_get(s, id, &out, err, sizeof(err));
+			tap_eq_int(out.state, t[i].from, "and the state did not change");
+		}
+	}
+	rc = pg_event_set_state(s, 999, ADMIN_EV_OPEN, NULL, err, sizeof(err));
+	tap_ok(rc == -ENOENT && has(err, "no event 999"), "a change of an unknown event: %s", err);
+
+	/* A sale that has ended cannot be preheated. */
+	make_event_in(s, 200, ADMIN_EV_DRAFT);
+	tap_eq_int(strlen(sql_state(s, "UPDATE events SET starts_at = now() - interval '2 hours', "
+				       "ends_at = now() - interval '1 hour' WHERE id = 200")),
+		0, "set-up: event 200 ended an hour ago");
+	rc = pg_event_set_state(s, 200, ADMIN_EV_PREHEATED, NULL, err, sizeof(err));
+	tap_ok(rc == -EPERM && has(err, "ended at"), "preheating an ended event is refused: %s",
+		err);
+	tap_ok(pg_event_set_state(s, 200, ADMIN_EV_CLOSED, NULL, err, sizeof(err)) == 0,
+		"an ended event can still be closed");
+	tap_ok(strcmp(sql_state(s, "UPDATE events SET state = 'paused' WHERE id = 200"), "23514") ==
+			0,
+		"the schema refuses a state outside the four");
+}
+
+static bool
+key_is(const struct admin_key *k, uint8_t kind, uint32_t kid, bool current)
+{
+	return k->kind == kind && k->kid == kid && k->current == current;
+}
+
+static void
+test_keys(struct pg_store *s)
+{
+	struct admin_key k[8];
+	uint8_t first_secret[ADMIN_SECRET_MAX];
+	uint8_t auth1[16], auth2[20];
+	unsigned n = 99;
+	uint32_t kid = 0;
+
+	memset(auth1, 0xa1, sizeof(auth1));
+	memset(auth2, 0xb2, sizeof(auth2));
+	tap_ok(pg_keys_list(s, k, 8, &n, err, sizeof(err)) == 0 && n == 0,
+		"a new database has no keys");
+	tap_ok(pg_key_rotate(s, &kid, err, sizeof(err)) == 0 && kid == 1,
+		"the first rotation makes sale key 1");
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32,
+		"sale key 1 is current, 32 bytes");
+	memcpy(first_secret, k[0].secret, sizeof(first_secret));
+	tap_ok(pg_key_rotate(s, &kid, err, sizeof(err)) == 0 && kid == 2, "rotation makes key 2");
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 2 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+			key_is(&k[1], WIRE_KEY_SALE, 2, true),
+		"key 2 is current, key 1 stays for the overlap");
+	tap_ok(memcmp(k[0].secret, first_secret, 32) == 0, "key 1 kept its secret");
+	tap_ok(memcmp(k[1].secret, first_secret, 32) != 0, "key 2 has a new random secret");
+	pg_key_rotate(s, &kid, err, sizeof(err));
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(kid == 3 && n == 2 && key_is(&k[0], WIRE_KEY_SALE, 2, false) &&
+			key_is(&k[1], WIRE_KEY_SALE, 3, true),
+		"a third rotation keeps keys 2 (previous) and 3 (current) and drops key 1");
+
+	tap_eq_int(
+		pg_auth_key_set(s, 7, auth1, sizeof(auth1), err, sizeof(err)), 0, "auth key 7 set");
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 3 && key_is(&k[2], WIRE_KEY_AUTH, 7, true) && k[2].len == 16 &&
+			memcmp(k[2].secret, auth1, 16) == 0,
+		"auth key 7 is current with its exact secret (listed after the sale keys)");
+	pg_auth_key_set(s, 8, auth2, sizeof(auth2), err, sizeof(err));
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 7, false) &&
+			key_is(&k[3], WIRE_KEY_AUTH, 8, true) && k[3].len == 20,
+		"auth key 8 is current, 7 stays as the previous one");
+	pg_auth_key_set(s, 9, auth1, sizeof(auth1), err, sizeof(err));
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
+			key_is(&k[3], WIRE_KEY_AUTH, 9, true),
+		"auth key 9: 8 previous, 7 gone");
+	pg_auth_key_set(s, 9, auth2, sizeof(auth2), err, sizeof(err));
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
+			key_is(&k[3], WIRE_KEY_AUTH, 9, true) && k[3].len == 20 &&
+			memcmp(k[3].secret, auth2, 20) == 0,
+		"setting the current auth key again replaces its secret and keeps the previous");
+	tap_ok(pg_auth_key_set(s, 10, auth1, 15, err, sizeof(err)) == -EINVAL &&
+			has(err, "16..64 bytes"),
+		"a 15-byte auth key is refused: %s", err);
+	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[3], WIRE_KEY_AUTH, 9, true), "and nothing changed");
+	tap_ok(strcmp(sql_state(
+			      s, "UPDATE keys SET current = true WHERE kind = 'auth' AND kid = 8"),
+		       "23505") == 0,
+		"the schema allows one current key per kind");
+	tap_ok(pg_keys_list(s, k, 1, &n, err, sizeof(err)) == 0 && n == 4,
+		"a short array still gets the total count");
+}
+
+struct rule_seen {
+	char text[8][80];
+	int n;
+	int stop_after;
+};
+
+static int
+collect_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
+{
+	struct rule_seen *seen = arg;
+	char v[ADMIN_RULE_TEXT_MAX];
+
+	if (created_at_ms == 0 || seen->n == 8)
+		return -EIO;
+	admin_rule_value(r, v, sizeof(v));
+	snprintf(seen->text[seen->n++], sizeof(seen->text[0]), "%s %s",
+		admin_rule_kind_name(r->kind), v);
+	return seen->stop_after != 0 && seen->n == seen->stop_after ? 42 : 0;
+}
+
+static void
+test_rules(struct pg_store *s)
+{
+	static const char *const adds[][2] = {
+		{"ip", "198.18.0.0/24"},
+		{"ip", "198.18.1.7/32"},
+		{"user", "42"},
+		{"device", "abc-123"},
+	};
+	struct rule_seen seen = {0};
+	struct admin_rule r;
+	uint64_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < 4; i++) {
+		admin_rule_parse(adds[i][0], adds[i][1], &r, err, sizeof(err));
+		tap_eq_int(pg_rule_add(s, &r, err, sizeof(err)), 0, "rule added");
+	}
+	admin_rule_parse("ip", "198.18.0.0/24", &r, err, sizeof(err));
+	rc = pg_rule_add(s, &r, err, sizeof(err));
+	tap_ok(rc == -EEXIST && has(err, "rule ip 198.18.0.0/24 exists already"),
+		"a duplicate rule is refused: %s", err);
+	admin_rule_parse("ip", "198.18.1.7", &r, err, sizeof(err));
+	rc = pg_rule_add(s, &r, err, sizeof(err));
+	tap_ok(rc == -EEXIST, "ip a.b.c.d and a.b.c.d/32 are the same rule: %s", err);
+	r = (struct admin_rule){.kind = ADMIN_RULE_IP, .ip = 0xc6120001, .prefix = 24};
+	rc = pg_rule_add(s, &r, err, sizeof(err));
+	tap_ok(rc == -EINVAL && has(err, "host bits set"), "an invalid rule is refused: %s", err);
+	tap_ok(pg_rule_count(s, &n, err, sizeof(err)) == 0 && n == 4, "4 rules stored");
+	tap_eq_int(pg_rule_foreach(s, collect_rule, &seen, err, sizeof(err)), 0, "rules listed");
+	tap_ok(seen.n == 4 && strcmp(seen.text[0], "ip 198.18.0.0/24") == 0 &&
+			strcmp(seen.text[1], "ip 198.18.1.7") == 0 &&
+			strcmp(seen.text[2], "user 42") == 0 &&
+			strcmp(seen.text[3], "device abc-123") == 0,
+		"in the order added, in canonical form");
+	admin_rule_parse("user", "42", &r, err, sizeof(err));
+	tap_eq_int(pg_rule_del(s, &r, err, sizeof(err)), 0, "rule user 42 deleted");
+	rc = pg_rule_del(s, &r, err, sizeof(err));
+	tap_ok(rc == -ENOENT && has(err, "no rule user 42"), "deleting it again: %s", err);
+	pg_rule_count(s, &n, err, sizeof(err));
+	tap_eq_int((long long)n, 3, "3 rules left");
+	memset(&seen, 0, sizeof(seen));
+	seen.stop_after = 2;
+	tap_eq_int(pg_rule_foreach(s, collect_rule, &seen, err, sizeof(err)), 42,
+		"a callback that stops ends the walk with its value");
+	tap_eq_int(seen.n, 2, "after that many rules");
+	tap_ok(pg_rule_count(s, &n, err, sizeof(err)) == 0 && n == 3,
+		"the connection is usable after a stopped walk");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO rules (kind, value) VALUES ('host', 'x')"),
+		       "23514") == 0,
+		"the schema refuses an unknown rule kind");
+}
+
+static void
+test_limits(struct pg_store *s)
+{
+	struct wire_limits l, in = {0};
+	int rc;
+
+	tap_eq_int(pg_limits_get(s, &l, err, sizeof(err)), 0, "limits read");
+	tap_ok(l.ip_rate == 20 && l.ip_burst == 40 && l.user_rate == 2 && l.user_burst == 5 &&
+			l.device_rate == 2 && l.device_burst == 5 && l.event_forward_per_s == 20000,
+		"the defaults of docs/limits.md");
+	in.ip_rate = 100;
+	in.ip_burst = 200;
+	in.user_rate = 77; /* not given: must not be applied */
+	tap_eq_int(pg_limits_set(s, &in, ADMIN_LIMIT_IP, &l, err, sizeof(err)), 0, "set ip only");
+	tap_ok(l.ip_rate == 100 && l.ip_burst == 200 && l.user_rate == 2 && l.user_burst == 5 &&
+			l.device_rate == 2 && l.event_forward_per_s == 20000,
+		"only ip changed");
+	in = (struct wire_limits){.user_rate = 1,
+		.user_burst = 1,
+		.device_rate = 0,
+		.device_burst = 0,
+		.event_forward_per_s = 0};
+	pg_limits_set(s, &in, ADMIN_LIMIT_USER | ADMIN_LIMIT_DEVICE | ADMIN_LIMIT_FORWARD, &l, err,
+		sizeof(err));
+	tap_ok(l.ip_rate == 100 && l.user_rate == 1 && l.user_burst == 1 && l.device_rate == 0 &&
+			l.device_burst == 0 && l.event_forward_per_s == 0,
+		"user, device and forward set together, zeros included");
+	in.ip_burst = 5000;
+	rc = pg_limits_set(s, &in, ADMIN_LIMIT_IP, NULL, err, sizeof(err));
+	tap_ok(rc == -EINVAL && has(err, "burst 0..4194"), "a burst of 5000 is refused: %s", err);
+	pg_limits_get(s, &l, err, sizeof(err));
+	tap_ok(l.ip_rate == 100 && l.ip_burst == 200, "and nothing changed");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO limits (ip_rate, ip_burst, user_rate, user_burst, "
+				   "device_rate, device_burst, forward_per_s) VALUES "
+				   "(1, 1, 1, 1, 1, 1, 1)"),
+		       "23505") == 0,
+		"the limits table holds one row");
+}
+
+static void
+test_orders(struct pg_store *s)
+{
+	struct pg_event_counts c;
+	char result[32];
+	int rc;
+
+	/* Event 7 exists (test_event_create). */
+	tap_eq_int(strlen(sql_state(s, "INSERT INTO orders (id, event_id, user_id, reservation_id, "
+				       "pay_deadline) VALUES (1, 7, 1, 1001, now() + interval "
+				       "'15 minutes')")),
+		0, "an order is inserted");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO orders (event_id, user_id, reservation_id, "
+				   "pay_deadline) VALUES (7, 1, 1002, now())"),
+		       "23505") == 0,
+		"a second order of the same user for the same event conflicts");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO orders (event_id, user_id, reservation_id, "
+				   "pay_deadline) VALUES (7, 2, 1001, now())"),
+		       "23505") == 0,
+		"a second order with the same reservation id conflicts");
+	tap_eq_int(sql_num(s, "WITH i AS (INSERT INTO orders (event_id, user_id, reservation_id, "
+			      "pay_deadline) VALUES (7, 1, 1001, now()) ON CONFLICT DO NOTHING "
+			      "RETURNING 1) SELECT count(*) FROM i"),
+		0, "a redelivered order inserts nothing with ON CONFLICT DO NOTHING");
+	tap_eq_int(strlen(sql_state(s, "INSERT INTO orders (event_id, user_id, reservation_id, "
+				       "pay_deadline) VALUES (3, 1, 3001, now())")),
+		0, "the same user may order in another event");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO orders (event_id, user_id, reservation_id, "
+				   "pay_deadline, status) VALUES (7, 5, 5001, now(), 'shipped')"),
+		       "23514") == 0,
+		"an unknown order status is refused");
+	tap_ok(strcmp(sql_state(s, "UPDATE stock SET available = -1 WHERE event_id = 7"),
+		       "23514") == 0,
+		"stock never goes below 0");
+	tap_ok(strcmp(sql_state(s, "UPDATE stock SET available = initial + 1 WHERE event_id = 7"),
+		       "23514") == 0,
+		"stock never goes above the initial stock");
+
+	/* flashgate_pay */
+	tap_eq_int(strlen(sql_state(s, "INSERT INTO orders (id, event_id, user_id, reservation_id, "
+				       "status, pay_deadline) VALUES "
+				       "(12, 7, 2, 1003, 'expired', now() - interval '1 minute'), "
+				       "(13, 7, 3, 1004, 'pending', now() - interval '1 second'), "
+				       "(14, 7, 4, 1005, 'cancelled', now() + interval '1 hour')")),
+		0, "expired, late and cancelled orders inserted");
+	rc = pg_order_pay(s, 1, result, sizeof(result), err, sizeof(err));
+	tap_ok(rc == 0 && strcmp(result, "paid") == 0, "a pending order in time is paid (%s)",
+		result);
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM orders WHERE id = 1 AND status = 'paid' AND "
+			      "paid_at IS NOT NULL"),
+		1, "it is 'paid' with paid_at set");
+	pg_order_pay(s, 1, result, sizeof(result), err, sizeof(err));
+	tap_ok(strcmp(result, "already_paid") == 0, "paying it again: already_paid (%s)", result);
+	pg_order_pay(s, 12, result, sizeof(result), err, sizeof(err));
+	tap_ok(strcmp(result, "expired_refund_needed") == 0, "an expired order: refund (%s)",
+		result);
+	pg_order_pay(s, 13, result, sizeof(result), err, sizeof(err));
+	tap_ok(strcmp(result, "expired_refund_needed") == 0,
+		"a pending order past its deadline: refund (%s)", result);
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM orders WHERE id = 13 AND status = 'pending'"),
+		1, "and it stays pending for the expiry sweeper");
+	pg_order_pay(s, 14, result, sizeof(result), err, sizeof(err));
+	tap_ok(strcmp(result, "expired_refund_needed") == 0, "a cancelled order: refund (%s)",
+		result);
+	pg_order_pay(s, 424242, result, sizeof(result), err, sizeof(err));
+	tap_ok(strcmp(result, "no_such_order") == 0, "an unknown order: no_such_order (%s)",
+		result);
+	tap_eq_int(pg_order_pay(s, 0, result, sizeof(result), err, sizeof(err)), -EINVAL,
+		"order id 0 is refused before asking PostgreSQL");
+
+	tap_eq_int(strlen(sql_state(s, "INSERT INTO stock_releases (event_id, order_id, "
+				       "reservation_id, user_id) VALUES (7, 12, 1003, 2)")),
+		0, "a stock release is recorded");
+	tap_ok(strcmp(sql_state(s, "INSERT INTO stock_releases (event_id, order_id, "
+				   "reservation_id, user_id) VALUES (7, 12, 1003, 2)"),
+		       "23505") == 0,
+		"an order's stock is released at most once");
+	sql_state(s, "UPDATE stock SET available = 996 WHERE event_id = 7");
+	rc = pg_event_counts(s, 7, &c, err, sizeof(err));
+	tap_ok(rc == 0 && c.initial == 1000 && c.available == 996 && c.pending == 1 &&
+			c.paid == 1 && c.expired == 1 && c.cancelled == 1 &&
+			c.releases_pending == 1,
+		"event counts: stock 1000/996, 1 pending, 1 paid, 1 expired, 1 cancelled, 1 "
+		"release to apply");
+	rc = pg_event_counts(s, 3, &c, err, sizeof(err));
+	tap_ok(rc == 0 && c.initial == 0 && c.pending == 1 && c.paid == 0,
+		"event counts of another event count only its orders");
+	rc = pg_event_counts(s, 12345, &c, err, sizeof(err));
+	tap_eq_int(rc, -ENOENT, "counts of an unknown event: -ENOENT");
+}
+
+static void
+test_restart(struct pg_store *s)
+{
+	struct admin_event ev;
+	int rc;
+
+	tap_eq_int(pg_server_restart(&srv), 0, "PostgreSQL restarted under an open store");
+	/* The first call may learn of the restart by failing; it must say so and reconnect. */
+	rc = pg_event_get(s, 7, &ev, err, sizeof(err));
+	tap_ok(rc == 0 || (rc == -ENOTCONN && has(err, "reconnected; try again")),
+		"the first call after the restart works or asks to try again: %s",
+		rc == 0 ? "it worked" : err);
+	rc = pg_event_get(s, 7, &ev, err, sizeof(err));
+	tap_ok(rc == 0 && ev.id == 7, "the next call works: the store reconnected by itself");
+	pg_server_kill(&srv, SIGQUIT);
+	rc = pg_event_get(s, 7, &ev, err, sizeof(err));
+	if (rc != -ENOTCONN)
+		rc = pg_event_get(s, 7, &ev, err, sizeof(err));
+	tap_ok(rc == -ENOTCONN && has(err, "PostgreSQL"),
+		"with PostgreSQL down, calls fail with -ENOTCONN: %s", err);
+	{
+		struct pg_store *none = pg_open(
+			"host=127.0.0.1 port=1 dbname=x connect_timeout=2", err, sizeof(err));
+
+		tap_ok(none == NULL && has(err, "cannot connect to PostgreSQL"),
+			"pg_open of an unreachable server: %s", err);
+	}
+}
+
+int
+main(void)
+{
+	struct pg_store *s;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!tap_ok(pg_server_start(&srv, false) == 0, "PostgreSQL started")) {
+		tap_diag("is the Debian package postgresql installed?");
+		return tap_done();
+	}
+	tap_diag("PostgreSQL in %s, port %u", srv.dir, srv.port);
+	s = pg_open(srv.conninfo, err, sizeof(err));
+	if (!tap_ok(s != NULL, "pg_open: %s", s != NULL ? "connected" : err))
+		return tap_done();
+	test_migrations(s);
+	test_event_create(s);
+	test_state_machine(s);
+	test_keys(s);
+	test_rules(s);
+	test_limits(s);
+	test_orders(s);
+	test_restart(s);
+	pg_close(s);
+	pg_server_stop(&srv);
+	return tap_done();
+}

@@ -1,0 +1,1050 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * controlplane/redis_store and lua/{reserve,release}.lua against a real redis-server started in
+ * a temporary directory (tests/lib/redis_server.h) and stopped at the end:
+ *
+ *   - exact stock: N users, stock S -> min(N, S) reserved, in order, for several N and S
+ *     (S = 0, stock key missing, batches of several sizes); outbox == buyers == reserved,
+ *     every outbox entry and result hash entry matches its reservation;
+ *   - duplicates inside one batch and across batches, sold out, buyers when sold out;
+ *   - reserve.lua == the seed's script, run one user at a time, on 1,000 random states with a
+ *     batch of one and on 300 random batches of up to 8 users;
+ *   - release exactly once, result queries, preheat, event state, several events in one
+ *     pipeline, a malformed batch, an error reply, a flushed script cache;
+ *   - two processes deciding one event at once: no oversell, no user reserved twice;
+ *   - outages: Redis killed and restarted (persistence off: no crash, -ENOTCONN while down,
+ *     one log line each way; append-only with fsync always, killed mid-stream: every
+ *     acknowledged reservation survives, every outbox entry has a buyer, stock + buyers ==
+ *     preheated stock), and Redis stopped (SIGSTOP) past the command timeout.
+ *
+ *   test_redis_store [SEED_DOC]   (SEED_DOC: the seed document with the reference script)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "common/log.h"
+#include "controlplane/redis_store.h"
+#include "tests/lib/redis_server.h"
+#include "tests/tap.h"
+
+static struct redis_server srv;
+static redisContext *raw; /* a plain connection for setting up and inspecting state */
+static struct redis_store *rs;
+static uint64_t next_rid = 1000;
+
+/* --- Plain Redis access for the checks ------------------------------------------------------ */
+
+static redisContext *
+raw_connect(const struct redis_server *s)
+{
+	struct timeval tv = {.tv_sec = 5};
+	redisContext *c = redisConnectUnixWithTimeout(s->sock, tv);
+
+	if (c == NULL || c->err) {
+		fprintf(stderr, "# cannot connect to %s\n", s->sock);
+		exit(1);
+	}
+	redisSetTimeout(c, tv);
+	return c;
+}
+
+static redisReply *__attribute__((format(printf, 2, 3)))
+raw_cmd(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(c, fmt, ap);
+
+	va_end(ap);
+	if (r == NULL) {
+		fprintf(stderr, "# raw command failed: %s\n", c->errstr);
+		exit(1);
+	}
+	return r;
+}
+
+/* An integer reply, or the integer a string reply holds; -999999 for nil or anything else. */
+static long long __attribute__((format(printf, 2, 3)))
+raw_int(redisContext *c, const char *fmt, ...)
+{
+	va_list ap;
+	long long v = -999999;
+
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(c, fmt, ap);
+
+	va_end(ap);
+	if (r == NULL) {
+		fprintf(stderr, "# raw command failed: %s\n", c->errstr);
+		exit(1);
+	}
+	if (r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	else if (r->type == REDIS_REPLY_STRING)
+		v = strtoll(r->str, NULL, 10);
+	freeReplyObject(r);
+	return v;
+}
+
+static const char *
+key(uint32_t event, enum rs_key_kind kind)
+{
+	static char buf[8][32];
+	static unsigned next;
+	char *k = buf[next++ % 8];
+
+	rs_key(k, 32, event, kind);
+	return k;
+}
+
+static void
+raw_preheat(uint32_t event, long long stock)
+{
+	freeReplyObject(raw_cmd(raw, "SET %s %lld", key(event, RS_KEY_STOCK), stock));
+}
+
+/* --- Deciding reservations ------------------------------------------------------------------ */
+
+static struct wire_reserve
+mkres(uint32_t event, uint64_t user)
+{
+	struct wire_reserve r = {.reservation_id = next_rid++,
+		.user = user,
+		.admitted_ms = UINT64_C(1767225600000) + user,
+		.event = event};
+
+	return r;
+}
+
+/* Decides users[0..n) of event in batches of at most per_batch, one rs_reserve() call each.
+ * Fills verdicts; returns the stock left after the last batch, or -1000 on an error. */
+static int64_t
+decide(uint32_t event, const uint64_t *users, unsigned n, unsigned per_batch, uint8_t *verdicts,
+	struct wire_reserve *res_out)
+{
+	static struct wire_reserve res[RS_BATCH_MAX];
+	int64_t left = -1000;
+
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < per_batch ? n - done : per_batch;
+		struct rs_batch b = {
+			.event = event, .n = k, .res = res, .verdicts = verdicts + done};
+
+		for (unsigned i = 0; i < k; i++) {
+			res[i] = mkres(event, users[done + i]);
+			if (res_out != NULL)
+				res_out[done + i] = res[i];
+		}
+		if (rs_reserve(rs, &b, 1) != 0)
+			return -1000;
+		left = b.stock_left;
+		done += k;
+	}
+	return left;
+}
+
+/* --- Exact stock -------------------------------------------------------------------------- */
+
+struct stock_case {
+	unsigned users;
+	long long stock; /* -1: the stock key is missing */
+	unsigned per_batch;
+};
+
+static void
+check_outbox_matches(uint32_t event, const struct wire_reserve *res, const uint8_t *v, unsigned n,
+	const char *name)
+{
+	redisReply *r = raw_cmd(raw, "XRANGE %s - +", key(event, RS_KEY_OUTBOX));
+	unsigned e = 0, bad = 0;
+
+	for (unsigned i = 0; i < n && r->type == REDIS_REPLY_ARRAY; i++) {
+		char want[96];
+
+		if (v[i] != WIRE_V_RESERVED)
+			continue;
+		snprintf(want, sizeof(want), "u=%" PRIu64 " r=%" PRIu64 " t=%" PRIu64, res[i].user,
+			res[i].reservation_id, res[i].admitted_ms);
+		if (e >= r->elements) {
+			bad++;
+			continue;
+		}
+		const redisReply *f = r->element[e++]->element[1];
+		char got[96] = "";
+
+		if (f->elements == 6)
+			snprintf(got, sizeof(got), "%s=%s %s=%s %s=%s", f->element[0]->str,
+				f->element[1]->str, f->element[2]->str, f->element[3]->str,
+				f->element[4]->str, f->element[5]->str);
+		if (strcmp(got, want) != 0) {
+			if (bad++ == 0)
+				tap_diag("outbox entry %u: got \"%s\", want \"%s\"", e - 1, got,
+					want);
+		}
+		/* The result hash holds the reservation id of each reserved user. */
+		if (raw_int(raw, "HGET %s %" PRIu64, key(event, RS_KEY_RESULT), res[i].user) !=
+			(long long)res[i].reservation_id)
+			bad++;
+	}
+	tap_ok(bad == 0 && r->type == REDIS_REPLY_ARRAY && e == r->elements,
+		"%s: one outbox entry (u, r, t) and one result per reservation, in order", name);
+	freeReplyObject(r);
+}
+
+static void
+test_exact_stock(void)
+{
+	static const struct stock_case cases[] = {
+		{10, 3, 10},
+		{3, 10, 3},
+		{100, 100, 100},
+		{100, 99, 7},
+		{50, 0, 50},
+		{20, -1, 20}, /* not preheated: the seed treats a missing stock as 0 */
+		{1, 1, 1},
+		{2048, 1000, 2048},
+		{3000, 2500, 256},
+		{500, 10000, 64},
+	};
+	static uint64_t users[3000];
+	static uint8_t v[3000];
+	static struct wire_reserve res[3000];
+
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const struct stock_case *t = &cases[c];
+		uint32_t ev = 100 + c;
+		long long s = t->stock < 0 ? 0 : t->stock;
+		long long want = (long long)t->users < s ? (long long)t->users : s;
+		char name[96];
+		unsigned reserved = 0, sold = 0, in_order = 1;
+
+		snprintf(name, sizeof(name), "%u users, stock %lld%s, batches of %u", t->users, s,
+			t->stock < 0 ? " (key missing)" : "", t->per_batch);
+		rs_purge_event(rs, ev);
+		if (t->stock >= 0)
+			raw_preheat(ev, t->stock);
+		for (unsigned i = 0; i < t->users; i++)
+			users[i] = 7000000 + (uint64_t)i * 13;
+		int64_t left = decide(ev, users, t->users, t->per_batch, v, res);
+
+		for (unsigned i = 0; i < t->users; i++) {
+			reserved += v[i] == WIRE_V_RESERVED;
+			sold += v[i] == WIRE_V_SOLD_OUT;
+			/* In order: the first min(N, S) users get the stock. */
+			if ((v[i] == WIRE_V_RESERVED) != (i < (unsigned)want))
+				in_order = 0;
+		}
+		tap_ok(reserved == want && sold == t->users - want && in_order,
+			"%s: %u reserved, %u sold out, the first ones win (want %lld reserved)",
+			name, reserved, sold, want);
+		tap_eq_int(left, s - want, "  stock left answered");
+		tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)),
+			t->stock < 0 ? -999999 : s - want,
+			"  stock key after (a missing key stays missing)");
+		tap_eq_int(raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS)), want, "  buyers");
+		tap_eq_int(
+			raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), want, "  outbox length");
+		check_outbox_matches(ev, res, v, t->users, name);
+	}
+}
+
+/* --- Duplicates and sold out ---------------------------------------------------------------- */
+
+struct dup_case {
+	const char *name;
+	long long stock;
+	unsigned n;
+	uint64_t users[8];
+	const char *want; /* one letter per user: R reserved, D duplicate, S sold out */
+	long long left;
+};
+
+static char
+verdict_letter(uint8_t v)
+{
+	return v == WIRE_V_RESERVED    ? 'R'
+	       : v == WIRE_V_DUPLICATE ? 'D'
+	       : v == WIRE_V_SOLD_OUT  ? 'S'
+				       : '?';
+}
+
+static void
+test_duplicates(void)
+{
+	/* Consecutive cases on one event continue from the state the previous left (ev same). */
+	static const struct {
+		uint32_t ev;
+		struct dup_case c;
+	} cases[] = {
+		{200, {"a batch with repeats", 10, 6, {1, 2, 1, 3, 2, 1}, "RRDRDD", 7}},
+		{200, {"the next batch: one earlier buyer, one new", 0, 2, {3, 4}, "DR", 6}},
+		{201, {"stock 1: the repeat of the winner is a duplicate", 1, 3, {5, 5, 6}, "RDS",
+			      0}},
+		{201, {"sold out: a buyer is still told duplicate", 0, 3, {6, 5, 7}, "SDS", 0}},
+		{202, {"repeats after the stock ran out", 2, 7, {1, 2, 3, 1, 3, 2, 4}, "RRSDSDS",
+			      0}},
+		{203, {"the same user eight times", 5, 8, {9, 9, 9, 9, 9, 9, 9, 9}, "RDDDDDDD", 4}},
+	};
+	uint8_t v[8];
+
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const struct dup_case *t = &cases[c].c;
+		uint32_t ev = cases[c].ev;
+		char got[9] = "";
+
+		if (c == 0 || cases[c - 1].ev != ev) {
+			rs_purge_event(rs, ev);
+			raw_preheat(ev, t->stock);
+		}
+		int64_t left = decide(ev, t->users, t->n, t->n, v, NULL);
+
+		for (unsigned i = 0; i < t->n; i++)
+			got[i] = verdict_letter(v[i]);
+		tap_ok(strcmp(got, t->want) == 0 && left == t->left,
+			"%s: %s, stock left %lld (want %s, %lld)", t->name, got, (long long)left,
+			t->want, t->left);
+	}
+	tap_eq_int(raw_int(raw, "SCARD %s", key(200, RS_KEY_BUYERS)), 4,
+		"duplicates add no buyer (4 users)");
+	tap_eq_int(raw_int(raw, "XLEN %s", key(200, RS_KEY_OUTBOX)), 4,
+		"duplicates add no outbox entry");
+}
+
+/* --- The seed's script, side by side ------------------------------------------------------ */
+
+static char seed_sha[41];
+
+/* Random state in both events: stock in -2..5 or missing, some of users 1..8 buyers. */
+static void
+random_state(uint32_t ev_a, uint32_t ev_b, unsigned *seed)
+{
+	int stock = (int)(rand_r(seed) % 9) - 3; /* -3: missing */
+	unsigned buyers = (unsigned)rand_r(seed) & 0xff;
+
+	for (uint32_t ev = ev_a; ev != 0; ev = ev == ev_a ? ev_b : 0) {
+		redisAppendCommand(raw, "DEL %s %s %s %s", key(ev, RS_KEY_STOCK),
+			key(ev, RS_KEY_BUYERS), key(ev, RS_KEY_OUTBOX), key(ev, RS_KEY_RESULT));
+		if (stock != -3)
+			redisAppendCommand(raw, "SET %s %d", key(ev, RS_KEY_STOCK), stock);
+		for (unsigned u = 0; u < 8; u++)
+			if (buyers & (1u << u))
+				redisAppendCommand(
+					raw, "SADD %s %u", key(ev, RS_KEY_BUYERS), u + 1);
+		unsigned replies = 1 + (stock != -3) + (unsigned)__builtin_popcount(buyers);
+
+		for (unsigned i = 0; i < replies; i++) {
+			void *r;
+
+			if (redisGetReply(raw, &r) != REDIS_OK)
+				exit(1);
+			freeReplyObject(r);
+		}
+	}
+}
+
+/* The buyers of ev among users 1..8 as a bit mask. */
+static unsigned
+buyer_mask(uint32_t ev)
+{
+	unsigned m = 0;
+
+	for (unsigned u = 0; u < 8; u++)
+		if (raw_int(raw, "SISMEMBER %s %u", key(ev, RS_KEY_BUYERS), u + 1) == 1)
+			m |= 1u << u;
+	return m;
+}
+
+/* Runs the seed on ev for users one at a time; letters into out. */
+static void
+seed_run(uint32_t ev, const uint64_t *users, unsigned n, char *out)
+{
+	for (unsigned i = 0; i < n; i++) {
+		long long v = raw_int(raw, "EVALSHA %s 2 %s %s %" PRIu64, seed_sha,
+			key(ev, RS_KEY_STOCK), key(ev, RS_KEY_BUYERS), users[i]);
+
+		out[i] = v == 1 ? 'R' : v == -1 ? 'D' : v == 0 ? 'S' : '?';
+	}
+	out[n] = '\0';
+}
+
+static void
+test_seed_equivalence(const char *doc)
+{
+	const char *from;
+	const char *seed = redis_seed_script(doc, &from);
+	redisReply *r = raw_cmd(raw, "SCRIPT LOAD %s", seed);
+	unsigned state = 12345;
+	const uint32_t ev_a = 300, ev_b = 301;
+	unsigned seen[3] = {0}, mismatch = 0;
+
+	tap_diag("the seed script comes from %s", from);
+	tap_ok(r->type == REDIS_REPLY_STRING, "the seed script loads");
+	if (r->type == REDIS_REPLY_STRING)
+		snprintf(seed_sha, sizeof(seed_sha), "%s", r->str);
+	freeReplyObject(r);
+
+	for (unsigned round = 0; round < 1300; round++) {
+		/* 1,000 batches of one user, then 300 batches of 2..8 users with repeats. */
+		unsigned n = round < 1000 ? 1 : 2 + (unsigned)rand_r(&state) % 7;
+		uint64_t users[8];
+		uint8_t v[8];
+		char ours[9], theirs[9];
+
+		random_state(ev_a, ev_b, &state);
+		for (unsigned i = 0; i < n; i++)
+			users[i] = 1 + (unsigned)rand_r(&state) % 8;
+		int64_t left = decide(ev_a, users, n, n, v, NULL);
+
+		for (unsigned i = 0; i < n; i++) {
+			ours[i] = verdict_letter(v[i]);
+			seen[v[i] == WIRE_V_RESERVED ? 0 : v[i] == WIRE_V_DUPLICATE ? 1 : 2]++;
+		}
+		ours[n] = '\0';
+		seed_run(ev_b, users, n, theirs);
+		long long stock_a = raw_int(raw, "GET %s", key(ev_a, RS_KEY_STOCK));
+		long long stock_b = raw_int(raw, "GET %s", key(ev_b, RS_KEY_STOCK));
+		/* The seed leaves a missing key missing and so do we; we answer 0 left. */
+		bool same = strcmp(ours, theirs) == 0 && stock_a == stock_b &&
+			    buyer_mask(ev_a) == buyer_mask(ev_b) &&
+			    left == (stock_b == -999999 ? 0 : stock_b);
+
+		if (!same && mismatch++ < 3)
+			tap_diag("round %u: ours %s stock %lld (answered %lld), seed %s stock %lld",
+				round, ours, stock_a, (long long)left, theirs, stock_b);
+	}
+	tap_ok(mismatch == 0,
+		"reserve.lua == the seed run one user at a time: 1,000 random states with one "
+		"user, "
+		"300 with 2..8 (verdicts, stock, buyers); %u differ",
+		mismatch);
+	tap_ok(seen[0] > 100 && seen[1] > 100 && seen[2] > 100,
+		"  the random states exercised every verdict (%u reserved, %u duplicate, %u sold "
+		"out)",
+		seen[0], seen[1], seen[2]);
+}
+
+/* --- Release, results, preheat, state -------------------------------------------------------- */
+
+static void
+test_release_and_results(void)
+{
+	const uint32_t ev = 400;
+	uint64_t users[] = {11, 12};
+	struct wire_reserve res[2];
+	uint8_t v[2];
+	struct rs_result out[4];
+	struct rs_event_state st;
+
+	rs_purge_event(rs, ev);
+	tap_eq_int(rs_preheat(rs, ev, 5), 0, "preheat a fresh event");
+	tap_eq_int(rs_preheat(rs, ev, 2), 0, "preheat again before the sale overwrites");
+	tap_eq_int(
+		raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 2, "  stock is the latest preheat");
+	tap_eq_int(rs_preheat(rs, ev, -1), -EINVAL, "preheat with a negative stock is refused");
+	tap_eq_int(rs_preheat(rs, 0, 1), -EINVAL, "preheat of event 0 is refused");
+	decide(ev, users, 2, 2, v, res);
+	tap_ok(v[0] == WIRE_V_RESERVED && v[1] == WIRE_V_RESERVED, "two users reserve");
+	tap_eq_int(rs_preheat(rs, ev, 100), -EBUSY, "preheat once somebody reserved: -EBUSY");
+	tap_eq_int(
+		raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 0, "  and the stock is unchanged");
+
+	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1), 1, "release: applied");
+	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  one item back");
+	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1), 0, "release again: 0");
+	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock returned only once");
+	tap_eq_int(rs_release(rs, ev, 999999, 13, 1), -ENOENT,
+		"release for a user who is not a buyer: -ENOENT");
+	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock unchanged");
+	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0), -EINVAL, "release of 0 items");
+	decide(ev, users, 1, 1, v, NULL);
+	tap_eq_int(v[0], WIRE_V_DUPLICATE, "a user whose reservation expired stays a buyer");
+
+	freeReplyObject(raw_cmd(raw,
+		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
+		"17 garbage 18 O:80:1",
+		key(ev, RS_KEY_RESULT)));
+	const struct {
+		uint64_t user;
+		uint8_t verdict;
+		uint64_t rid, order, deadline;
+	} want[] = {
+		{11, WIRE_V_EXPIRED, res[0].reservation_id, 0, 0},
+		{12, WIRE_V_RESERVED, res[1].reservation_id, 0, 0},
+		{13, 0, 0, 0, 0},
+		{14, WIRE_V_ORDERED, 77, 9001, UINT64_C(1767225900000)},
+		{15, WIRE_V_PAID, 78, 9002, 0},
+		{16, WIRE_V_CANCELLED, 79, 0, 0},
+		{17, 0, 0, 0, 0}, /* not understood: reported as no entry */
+		{18, 0, 0, 0, 0},
+	};
+	struct wire_result_query q[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		q[i] = (struct wire_result_query){.user = want[i].user, .event = ev};
+	struct rs_result got[8];
+	int rc = rs_results(rs, q, 8, got);
+
+	tap_eq_int(rc, 0, "rs_results for 8 users");
+	for (unsigned i = 0; i < 8; i++)
+		tap_ok(got[i].verdict == want[i].verdict && got[i].reservation_id == want[i].rid &&
+				got[i].order_id == want[i].order &&
+				got[i].pay_deadline_ms == want[i].deadline,
+			"  user %" PRIu64 ": %s rid %" PRIu64 " order %" PRIu64, want[i].user,
+			got[i].verdict ? wire_verdict_name(got[i].verdict) : "none",
+			got[i].reservation_id, got[i].order_id);
+	(void)out;
+
+	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state");
+	tap_ok(st.preheated && st.stock == 1 && st.buyers == 2 && st.outbox_len == 2 &&
+			st.released == 1 && st.results == 7,
+		"  stock 1, 2 buyers, outbox 2, 1 released, 7 results (got %" PRId64 ", %" PRIu64
+		", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
+		st.stock, st.buyers, st.outbox_len, st.released, st.results);
+	tap_ok((int64_t)st.stock + (int64_t)st.buyers - (int64_t)st.released == 2,
+		"  stock + buyers - released == preheated");
+	tap_eq_int(rs_purge_event(rs, ev), 0, "rs_purge_event");
+	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state of a purged event");
+	tap_ok(!st.preheated && st.stock == 0 && st.buyers == 0 && st.outbox_len == 0,
+		"  nothing left");
+}
+
+/* --- Pipelines, malformed batches, errors, a flushed script cache ------------------------- */
+
+static void
+test_pipeline(void)
+{
+	enum { NB = 6, PER = 300 };
+	static struct wire_reserve res[NB][PER];
+	static uint8_t v[NB][PER];
+	struct rs_batch b[NB];
+	const long long stock[NB] = {0, 1, 150, 300, 1000, 77};
+	struct rs_stats before, after;
+
+	for (unsigned i = 0; i < NB; i++) {
+		rs_purge_event(rs, 500 + i);
+		raw_preheat(500 + i, stock[i]);
+		for (unsigned k = 0; k < PER; k++)
+			res[i][k] = mkres(500 + i, 1 + k);
+		b[i] = (struct rs_batch){
+			.event = 500 + i, .n = PER, .res = res[i], .verdicts = v[i]};
+	}
+	/* Batch 5 is malformed: one of its reservations belongs to another event. */
+	res[5][17].event = 999;
+	rs_get_stats(rs, &before);
+	int rc = rs_reserve(rs, b, NB);
+
+	tap_eq_int(rc, -EINVAL, "6 events in one pipeline, one malformed: the first error");
+	for (unsigned i = 0; i < NB - 1; i++) {
+		unsigned reserved = 0;
+		long long want = stock[i] < PER ? stock[i] : PER;
+
+		for (unsigned k = 0; k < PER; k++)
+			reserved += v[i][k] == WIRE_V_RESERVED;
+		tap_ok(b[i].status == 0 && reserved == want && b[i].stock_left == stock[i] - want,
+			"  event %u (stock %lld): %u reserved, %" PRId64 " left", 500 + i, stock[i],
+			reserved, b[i].stock_left);
+	}
+	unsigned retry = 0;
+
+	for (unsigned k = 0; k < PER; k++)
+		retry += v[5][k] == WIRE_V_RETRY;
+	tap_ok(b[5].status == -EINVAL && retry == PER &&
+			raw_int(raw, "SCARD %s", key(505, RS_KEY_BUYERS)) == 0,
+		"  the malformed batch: -EINVAL, all RETRY, nothing written");
+	rs_get_stats(rs, &after);
+	tap_eq_int((long long)(after.reserved - before.reserved), 0 + 1 + 150 + 300 + 300,
+		"  stats count the reserved verdicts");
+
+	/* An error reply for one batch: its buyers key holds a string. */
+	res[5][17].event = 505;
+	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_BUYERS)));
+	rs_purge_event(rs, 501);
+	raw_preheat(501, 5);
+	b[0].event = 501;
+	for (unsigned k = 0; k < PER; k++)
+		res[0][k] = mkres(501, 100000 + k);
+	rc = rs_reserve(rs, (struct rs_batch[]){b[5], b[0]}, 2);
+	tap_eq_int(rc, -EIO, "an error reply (WRONGTYPE): -EIO");
+	tap_ok(rs_connected(rs), "  the connection stays up");
+	tap_eq_int(raw_int(raw, "SCARD %s", key(501, RS_KEY_BUYERS)), 5,
+		"  the other batch of the pipeline was decided");
+
+	/* A flushed script cache: the store loads the scripts again and resends. */
+	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
+	rs_purge_event(rs, 506);
+	raw_preheat(506, 3);
+	for (unsigned k = 0; k < 5; k++)
+		res[0][k] = mkres(506, 1 + k);
+	struct rs_batch one = {.event = 506, .n = 5, .res = res[0], .verdicts = v[0]};
+
+	rs_get_stats(rs, &before);
+	rc = rs_reserve(rs, &one, 1);
+	rs_get_stats(rs, &after);
+	tap_ok(rc == 0 && one.stock_left == 0 && v[0][2] == WIRE_V_RESERVED &&
+			v[0][3] == WIRE_V_SOLD_OUT,
+		"after SCRIPT FLUSH: decided (NOSCRIPT, reload, resend)");
+	tap_eq_int(
+		(long long)(after.script_loads - before.script_loads), 1, "  scripts loaded once");
+	tap_eq_int(raw_int(raw, "SCARD %s", key(506, RS_KEY_BUYERS)), 3, "  3 buyers, not 6");
+	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
+	rs_purge_event(rs, 400);
+	rs_preheat(rs, 400, 1); /* also through NOSCRIPT: preheat.lua */
+	tap_eq_int(raw_int(raw, "GET %s", key(400, RS_KEY_STOCK)), 1,
+		"after SCRIPT FLUSH: preheat works too");
+
+	struct rs_batch bad[] = {
+		{.event = 0, .n = 1, .res = res[0], .verdicts = v[0]},
+		{.event = 506, .n = 0, .res = res[0], .verdicts = v[0]},
+		{.event = 506, .n = RS_BATCH_MAX + 1, .res = res[0], .verdicts = v[0]},
+	};
+
+	for (unsigned i = 0; i < 3; i++)
+		tap_eq_int(rs_reserve(rs, &bad[i], 1), -EINVAL,
+			i == 0	 ? "event 0: -EINVAL"
+			: i == 1 ? "an empty batch: -EINVAL"
+				 : "a batch over RS_BATCH_MAX: -EINVAL");
+}
+
+/* --- Two control planes at once ------------------------------------------------------------ */
+
+static void
+test_two_processes(void)
+{
+	enum { USERS = 3000, STOCK = 700, PER = 50 };
+	const uint32_t ev = 600;
+	int fd[2][2];
+	pid_t pid[2];
+	static uint8_t got[2][USERS + 1]; /* 1 when that process was told RESERVED */
+
+	rs_purge_event(rs, ev);
+	raw_preheat(ev, STOCK);
+	for (unsigned p = 0; p < 2; p++) {
+		if (pipe(fd[p]) != 0)
+			exit(1);
+		pid[p] = fork();
+		if (pid[p] == 0) {
+			/* Process 0 takes users 1..2000 upwards, process 1 users 1000..3000
+			 * downwards: 1,001 users are sent by both. */
+			struct rs_config c = {.unix_path = srv.sock};
+			char err[256];
+			struct redis_store *mine = rs_open(&c, err, sizeof(err));
+			static struct wire_reserve res[PER];
+			uint8_t v[PER];
+			unsigned first = p == 0 ? 1 : 1000, count = 2001 - (p == 0);
+
+			if (mine == NULL)
+				_exit(2);
+			for (unsigned done = 0; done < count; done += PER) {
+				unsigned k = count - done < PER ? count - done : PER;
+				struct rs_batch b = {
+					.event = ev, .n = k, .res = res, .verdicts = v};
+
+				for (unsigned i = 0; i < k; i++) {
+					uint64_t u = p == 0 ? first + done + i : USERS - done - i;
+
+					res[i] = (struct wire_reserve){
+						.reservation_id = (uint64_t)(p + 1) << 40 | u,
+						.user = u,
+						.admitted_ms = 1,
+						.event = ev};
+				}
+				if (rs_reserve(mine, &b, 1) != 0)
+					_exit(3);
+				for (unsigned i = 0; i < k; i++)
+					if (v[i] == WIRE_V_RESERVED &&
+						write(fd[p][1], &res[i].user, 8) != 8)
+						_exit(4);
+			}
+			rs_close(mine);
+			_exit(0);
+		}
+		close(fd[p][1]);
+	}
+	unsigned told = 0, twice = 0;
+
+	for (unsigned p = 0; p < 2; p++) {
+		uint64_t u;
+		int status;
+
+		while (read(fd[p][0], &u, 8) == 8)
+			if (u >= 1 && u <= USERS) {
+				got[p][u] = 1;
+				told++;
+			}
+		close(fd[p][0]);
+		waitpid(pid[p], &status, 0);
+		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			"two processes: process %u decided all its batches", p);
+	}
+	for (unsigned u = 1; u <= USERS; u++)
+		twice += got[0][u] && got[1][u];
+	long long buyers = raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS));
+
+	tap_eq_int(told, STOCK, "  exactly the stock was reserved across both (no oversell)");
+	tap_eq_int(twice, 0, "  no user was reserved by both");
+	tap_eq_int(buyers, STOCK, "  buyers == stock");
+	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), buyers, "  outbox == buyers");
+	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 0, "  stock 0, never negative");
+}
+
+/* --- Outages ----------------------------------------------------------------------------- */
+
+/* Calls rs_ensure_connected() until it connects, for at most 15 s; true when it did. */
+static bool
+wait_connected(struct redis_store *s)
+{
+	uint64_t deadline = redis_server_now_ms() + 15000;
+
+	while (redis_server_now_ms() < deadline) {
+		if (rs_ensure_connected(s) == 0)
+			return true;
+		redis_server_sleep_ms(10);
+	}
+	return false;
+}
+
+/* Counts lines of path containing needle. */
+static unsigned
+count_lines(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned n = 0;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, needle) != NULL;
+	if (f != NULL)
+		fclose(f);
+	return n;
+}
+
+static void
+test_restart_without_persistence(void)
+{
+	const uint32_t ev = 700;
+	uint64_t users[] = {1, 2, 3};
+	uint8_t v[3];
+	char logpath[128];
+	int saved = dup(2);
+	unsigned notconn = 0, calls = 0;
+	struct rs_stats st;
+
+	rs_preheat(rs, ev, 10);
+	snprintf(logpath, sizeof(logpath), "%s/store.log", srv.dir);
+	int lf = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	fflush(stderr);
+	dup2(lf, 2);
+	close(lf);
+	redis_server_kill(&srv, SIGKILL);
+	for (unsigned i = 0; i < 40; i++, calls++) {
+		uint64_t u = 10 + i;
+		struct wire_reserve r = mkres(ev, u);
+		struct rs_batch b = {.event = ev, .n = 1, .res = &r, .verdicts = v};
+
+		notconn += rs_reserve(rs, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY;
+		redis_server_sleep_ms(5);
+	}
+	int restarted = redis_server_restart(&srv);
+	bool back = restarted == 0 && wait_connected(rs);
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	tap_eq_int(
+		notconn, calls, "Redis killed: every call answers -ENOTCONN and RETRY, no crash");
+	tap_ok(back, "Redis restarted: the store connects again");
+	tap_eq_int(count_lines(logpath, "lost the connection"), 1, "  one warning for the outage");
+	tap_eq_int(count_lines(logpath, "again after"), 1, "  one notice when it is back");
+	if (raw != NULL)
+		redisFree(raw);
+	raw = raw_connect(&srv);
+	tap_eq_int(decide(ev, users, 3, 3, v, NULL), 0,
+		"  persistence off: the stock is gone, so answers are sold out (stock 0)");
+	tap_ok(v[0] == WIRE_V_SOLD_OUT && v[2] == WIRE_V_SOLD_OUT, "  verdicts: sold out");
+	rs_get_stats(rs, &st);
+	tap_ok(st.outages >= 1 && st.connects >= 2,
+		"  stats: %" PRIu64 " outage(s), %" PRIu64 " connections", st.outages, st.connects);
+}
+
+static void
+test_stopped_server(void)
+{
+	/* Redis frozen (SIGSTOP) past the command timeout: the call gives up with -ENOTCONN, and
+	 * the batch, already in Redis's socket buffer, may still run once Redis goes on. */
+	const uint32_t ev = 701;
+	struct rs_config c = {.unix_path = srv.sock, .command_timeout_ms = 300};
+	char err[256];
+	struct redis_store *s = rs_open(&c, err, sizeof(err));
+	struct wire_reserve r[2] = {mkres(ev, 1), mkres(ev, 2)};
+	uint8_t v[2];
+	struct rs_batch b = {.event = ev, .n = 2, .res = r, .verdicts = v};
+
+	rs_purge_event(rs, ev);
+	rs_preheat(rs, ev, 5);
+	kill(srv.pid, SIGSTOP);
+	int rc = s != NULL ? rs_reserve(s, &b, 1) : -1;
+
+	kill(srv.pid, SIGCONT);
+	tap_ok(rc == -ENOTCONN && v[0] == WIRE_V_RETRY, "Redis stopped: the call times out with "
+							"-ENOTCONN and RETRY");
+	tap_ok(s != NULL && wait_connected(s), "  connects again when Redis goes on");
+	/* The retry (new reservation ids, as a client's retry gets) learns the truth. */
+	r[0] = mkres(ev, 1);
+	r[1] = mkres(ev, 2);
+	rc = s != NULL ? rs_reserve(s, &b, 1) : -1;
+	long long buyers = raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS));
+
+	tap_ok(rc == 0 && ((buyers == 2 && v[0] == WIRE_V_DUPLICATE && v[1] == WIRE_V_DUPLICATE) ||
+				  (buyers == 2 && v[0] == WIRE_V_RESERVED &&
+					  v[1] == WIRE_V_RESERVED)),
+		"  the retry is consistent with what ran: %lld buyers, %s then %s", buyers,
+		wire_verdict_name(v[0]), wire_verdict_name(v[1]));
+	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), 2, "  outbox == buyers == 2");
+	rs_close(s);
+}
+
+/* The append-only test: a thread kills Redis while the main thread streams batches. */
+static struct redis_server aof_srv;
+static atomic_int aof_phase; /* 0 running, 1 go kill, 2 killed, 3 restarted, -1 failed */
+
+static void *
+killer(void *arg)
+{
+	unsigned delay = *(unsigned *)arg;
+
+	while (atomic_load(&aof_phase) != 1)
+		redis_server_sleep_ms(1);
+	redis_server_sleep_ms(delay);
+	redis_server_kill(&aof_srv, SIGKILL);
+	atomic_store(&aof_phase, 2);
+	redis_server_sleep_ms(200);
+	atomic_store(&aof_phase, redis_server_restart(&aof_srv) == 0 ? 3 : -1);
+	return NULL;
+}
+
+static void
+test_kill_with_aof(void)
+{
+	enum { PER = 100, DEPTH = 4, MAX_BATCHES = 4000, STOCK = 1000000 };
+	const uint32_t ev = 800;
+	static uint8_t told[MAX_BATCHES * PER + 1];	 /* the verdict reported for a user */
+	static uint8_t uncertain[MAX_BATCHES * PER + 1]; /* in a batch that failed */
+	static struct wire_reserve res[DEPTH][PER];
+	static uint8_t v[DEPTH][PER];
+	unsigned queue[MAX_BATCHES], qhead = 0, qtail = 0, next_batch = 0;
+	unsigned failed_calls = 0, after_restart = 0, told_twice = 0;
+	struct rs_config c = {.unix_path = NULL, .command_timeout_ms = 1000};
+	char err[256];
+	pthread_t th;
+	unsigned delay = 3;
+
+	if (redis_server_start(&aof_srv, false, true) != 0) {
+		tap_ok(0, "append-only redis-server starts");
+		return;
+	}
+	c.unix_path = aof_srv.sock;
+	struct redis_store *s = rs_open(&c, err, sizeof(err));
+
+	tap_ok(s != NULL, "append-only Redis (appendfsync always): store opens");
+	if (s == NULL)
+		return;
+	rs_preheat(s, ev, STOCK);
+	atomic_store(&aof_phase, 0);
+	pthread_create(&th, NULL, killer, &delay);
+	uint64_t deadline = redis_server_now_ms() + 60000;
+
+	/* Stream batches of new users; a batch that failed is sent again (new reservation ids,
+	 * like a client's retry) before new ones. Stop 20 decided batches after the restart. */
+	while (after_restart < 20 && next_batch + DEPTH < MAX_BATCHES &&
+		redis_server_now_ms() < deadline && atomic_load(&aof_phase) >= 0) {
+		struct rs_batch b[DEPTH];
+		unsigned idx[DEPTH];
+
+		for (unsigned d = 0; d < DEPTH; d++) {
+			idx[d] = qhead != qtail ? queue[qhead++ % MAX_BATCHES] : next_batch++;
+			for (unsigned i = 0; i < PER; i++)
+				res[d][i] = mkres(ev, (uint64_t)idx[d] * PER + i + 1);
+			b[d] = (struct rs_batch){
+				.event = ev, .n = PER, .res = res[d], .verdicts = v[d]};
+		}
+		int rc = rs_reserve(s, b, DEPTH);
+		int phase = atomic_load(&aof_phase);
+
+		for (unsigned d = 0; d < DEPTH; d++) {
+			if (b[d].status != 0) {
+				queue[qtail++ % MAX_BATCHES] = idx[d];
+				for (unsigned i = 0; i < PER; i++)
+					uncertain[res[d][i].user] = 1;
+				continue;
+			}
+			for (unsigned i = 0; i < PER; i++) {
+				uint64_t u = res[d][i].user;
+
+				told_twice +=
+					told[u] == WIRE_V_RESERVED && v[d][i] == WIRE_V_RESERVED;
+				if (told[u] != WIRE_V_RESERVED)
+					told[u] = v[d][i];
+			}
+			after_restart += phase == 3;
+		}
+		if (rc != 0) {
+			failed_calls++;
+			redis_server_sleep_ms(5);
+		}
+		if (phase == 0 && next_batch >= 40)
+			atomic_store(&aof_phase, 1);
+	}
+	pthread_join(th, NULL);
+	tap_ok(failed_calls > 0 && after_restart >= 20,
+		"  killed mid-stream (%u calls failed), decided again after the restart",
+		failed_calls);
+
+	/* Every reservation acknowledged before the kill survived it. */
+	redisContext *r = raw_connect(&aof_srv);
+	unsigned users = next_batch * PER, lost = 0, unexplained = 0, buyers_seen = 0,
+		 ran_unacked = 0;
+
+	for (unsigned u = 1; u <= users; u++) {
+		long long m = raw_int(r, "SISMEMBER %s %u", key(ev, RS_KEY_BUYERS), u);
+
+		buyers_seen += m == 1;
+		lost += told[u] == WIRE_V_RESERVED && m != 1;
+		/* A buyer nobody was told about ran in a batch whose reply was lost; its retry
+		 * said DUPLICATE. */
+		unexplained += m == 1 && told[u] != WIRE_V_RESERVED &&
+			       !(uncertain[u] && told[u] == WIRE_V_DUPLICATE);
+		ran_unacked += m == 1 && told[u] == WIRE_V_DUPLICATE;
+	}
+	tap_diag("%u users ran in a batch whose reply was lost; their retry was told duplicate",
+		ran_unacked);
+	long long nbuyers = raw_int(r, "SCARD %s", key(ev, RS_KEY_BUYERS));
+	long long stock = raw_int(r, "GET %s", key(ev, RS_KEY_STOCK));
+	long long outbox = raw_int(r, "XLEN %s", key(ev, RS_KEY_OUTBOX));
+
+	tap_eq_int(lost, 0, "  no acknowledged reservation was lost");
+	tap_eq_int(told_twice, 0, "  no user was told RESERVED twice");
+	tap_eq_int(unexplained, 0, "  every buyer was told RESERVED, or DUPLICATE after a failure");
+	tap_eq_int(nbuyers, buyers_seen, "  all buyers are users we sent");
+	tap_eq_int(stock + nbuyers, STOCK, "  stock + buyers == preheated stock");
+	tap_eq_int(outbox, nbuyers, "  outbox length == buyers");
+
+	/* Every outbox entry has a buyer, and none appears twice. */
+	redisReply *x = raw_cmd(r, "XRANGE %s - +", key(ev, RS_KEY_OUTBOX));
+	static uint8_t in_outbox[MAX_BATCHES * PER + 1];
+	unsigned orphan = 0, doubled = 0;
+
+	for (size_t e = 0; x->type == REDIS_REPLY_ARRAY && e < x->elements; e++) {
+		unsigned long u = strtoul(x->element[e]->element[1]->element[1]->str, NULL, 10);
+
+		if (u == 0 || u > users || r == NULL ||
+			raw_int(r, "SISMEMBER %s %lu", key(ev, RS_KEY_BUYERS), u) != 1)
+			orphan++;
+		else
+			doubled += in_outbox[u]++ > 0;
+	}
+	freeReplyObject(x);
+	tap_ok(orphan == 0 && doubled == 0, "  every outbox entry has a buyer, once (%u, %u)",
+		orphan, doubled);
+	redisFree(r);
+	rs_close(s);
+	redis_server_stop(&aof_srv);
+}
+
+/* --- Opening ------------------------------------------------------------------------------ */
+
+static void
+test_open(void)
+{
+	char err[256] = "";
+	char longpath[200];
+	struct rs_config c = {0};
+	struct wire_reserve r = mkres(1, 1);
+	uint8_t v[1] = {0};
+	struct rs_batch b = {.event = 1, .n = 1, .res = &r, .verdicts = v};
+
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	c.unix_path = longpath;
+	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "socket path") != NULL,
+		"open: a socket path too long is refused: %s", err);
+	c.unix_path = "/nonexistent/redis.sock";
+	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "cannot use Redis") != NULL,
+		"open: no server there: %s", err);
+	c.backoff_min_ms = 500;
+	c.backoff_max_ms = 100;
+	c.unix_path = srv.sock;
+	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "backoff") != NULL,
+		"open: backoff min > max is refused: %s", err);
+	c = (struct rs_config){.unix_path = "/nonexistent/redis.sock", .start_offline = true};
+	int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+	dup2(null, 2); /* the expected warning */
+	struct redis_store *off = rs_open(&c, err, sizeof(err));
+
+	dup2(saved, 2);
+	close(saved);
+	close(null);
+	tap_ok(off != NULL && !rs_connected(off), "open: start_offline gives a store that is down");
+	tap_ok(off != NULL && rs_reserve(off, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY,
+		"  which answers -ENOTCONN and RETRY");
+	rs_close(off);
+
+	char k[32];
+
+	tap_ok(rs_key(k, sizeof(k), 4294967295u, RS_KEY_RELEASED) > 0 &&
+			strcmp(k, "fg:{4294967295}:released") == 0,
+		"key names share the event's hash tag: %s", k);
+	tap_eq_int(rs_key(k, 8, 1, RS_KEY_STOCK), -ENOSPC, "rs_key: -ENOSPC when too small");
+
+	c = (struct rs_config){.host = "127.0.0.1", .port = srv.port};
+	struct redis_store *tcp = rs_open(&c, err, sizeof(err));
+
+	tap_ok(tcp != NULL && rs_purge_event(tcp, 1) == 0, "open over TCP 127.0.0.1:%u", srv.port);
+	rs_close(tcp);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *doc = argc > 1 ? argv[1] : "../shared/seed-flash-sale.md";
+	struct rs_config c = {0};
+	char err[256];
+
+	log_set_level(LOG_LEVEL_NOTICE);
+	if (redis_server_start(&srv, true, false) != 0) {
+		tap_ok(0, "redis-server starts (is it installed? apt-get install redis-server)");
+		return tap_done();
+	}
+	c.unix_path = srv.sock;
+	rs = rs_open(&c, err, sizeof(err));
+	if (!tap_ok(rs != NULL, "rs_open over the Unix socket %s", rs ? "" : err))
+		return tap_done();
+	raw = raw_connect(&srv);
+
+	test_open();
+	test_exact_stock();
+	test_duplicates();
+	test_seed_equivalence(doc);
+	test_release_and_results();
+	test_pipeline();
+	test_two_processes();
+	test_stopped_server();
+	test_restart_without_persistence();
+	test_kill_with_aof();
+
+	redisFree(raw);
+	rs_close(rs);
+	redis_server_stop(&srv);
+	return tap_done();
+}
