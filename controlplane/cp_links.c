@@ -131,10 +131,14 @@ cp_links_recv(struct cp_links *l, struct wire_msg *m)
 			wire_err_name(rc));
 		return rc;
 	}
-	if (m->type >= WIRE_T_RESULT && m->type <= WIRE_T_HEARTBEAT) {
+	/* RESULT and RESTOCK come from order writers (orders made, orders expired) and are
+	 * relayed to every data plane; the rest of the control plane's types never arrive here. */
+	if (m->type >= WIRE_T_RESULT && m->type <= WIRE_T_HEARTBEAT && m->type != WIRE_T_RESULT &&
+		m->type != WIRE_T_RESTOCK) {
 		l->ctr.wrong_direction++;
 		LOG_RL(LOG_LEVEL_WARN, 10000,
-			"a %s message on the PULL socket: only data planes push here",
+			"a %s message on the PULL socket: only data planes and order writers "
+			"push here",
 			wire_type_name(m->type));
 		return WIRE_ERR_TYPE;
 	}

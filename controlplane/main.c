@@ -107,26 +107,9 @@ parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
 		fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	cp_config_defaults(cfg);
-	if (path != NULL && cp_config_load(cfg, path, err, sizeof(err)) != 0) {
+	if (cfg_load_cli(&cp_config_schema, cfg, path, sets, n_sets, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
-	}
-	for (unsigned i = 0; i < n_sets; i++) {
-		char *eq = strchr(sets[i], '=');
-
-		if (eq == NULL) {
-			fprintf(stderr, PROG ": -s \"%s\": expected SECTION.KEY=VALUE\n", sets[i]);
-			return -1;
-		}
-		*eq = '\0';
-		int rc = cp_config_set(cfg, sets[i], eq + 1, err, sizeof(err));
-
-		*eq = '=';
-		if (rc != 0) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return -1;
-		}
 	}
 	if (check) {
 		printf("# configuration OK; the settings in force:\n");
@@ -134,6 +117,41 @@ parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
 		return 1;
 	}
 	return 0;
+}
+
+/* An order writer's RESULTs (ordered, expired): every data plane's result table gets them. */
+static void
+relay_results(struct cp_ctx *c, const struct wire_msg *m)
+{
+	struct wire_result r[CP_LINKS_RECS_PER_MSG];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < m->count; i++) {
+		if (wire_get_result(m, i, &r[n]) == 0)
+			n++;
+		if (n == CP_LINKS_RECS_PER_MSG || (i + 1 == m->count && n > 0)) {
+			cp_links_publish(c->links, WIRE_T_RESULT, r, n);
+			n = 0;
+		}
+	}
+}
+
+/* Stock came back (expired orders): the event is on sale again everywhere. */
+static void
+relay_restock(struct cp_ctx *c, const struct wire_msg *m)
+{
+	for (unsigned i = 0; i < m->count; i++) {
+		struct wire_stock s;
+		struct cp_event *e;
+
+		if (wire_get_stock(m, i, &s) != 0 || (e = cp_state_event(c->st, s.event)) == NULL)
+			continue;
+		e->stock_left = s.stock_left;
+		if (s.stock_left > 0)
+			e->sold_out = false;
+		cp_links_publish(c->links, WIRE_T_RESTOCK, &s, 1);
+		LOG_NOTICE("event %u: %u item(s) back on sale", s.event, s.stock_left);
+	}
 }
 
 /* Handles everything waiting on the PULL socket. */
@@ -160,6 +178,12 @@ drain_pull(struct cp_ctx *c)
 			break;
 		case WIRE_T_DP_STATS:
 			dp_stats_apply(c->dps, &m, now_ms());
+			break;
+		case WIRE_T_RESULT:
+			relay_results(c, &m);
+			break;
+		case WIRE_T_RESTOCK:
+			relay_restock(c, &m);
 			break;
 		default:
 			break;
