@@ -1585,6 +1585,56 @@ out:
 	return rc;
 }
 
+/* Applies one "section.key=value" override to target (cfg_set() on a copy of the key). */
+static int
+cfg_set_pair(
+	const struct cfg_schema *schema, void *target, const char *pair, char *err, size_t errlen)
+{
+	const char *eq = strchr(pair, '=');
+	char *key;
+	int rc;
+
+	if (eq == NULL) {
+		snprintf(err, errlen, "-s \"%s\": expected SECTION.KEY=VALUE", pair);
+		return -EINVAL;
+	}
+	/* The caller's argv stays as it is: the key is cut from a copy. */
+	key = malloc((size_t)(eq - pair) + 1);
+	if (key == NULL) {
+		snprintf(err, errlen, "-s \"%s\": out of memory", pair);
+		return -ENOMEM;
+	}
+	memcpy(key, pair, (size_t)(eq - pair));
+	key[eq - pair] = '\0';
+	rc = cfg_set(schema, target, key, eq + 1, err, errlen);
+	free(key);
+	return rc;
+}
+
+int
+cfg_load_cli(const struct cfg_schema *schema, void *target, const char *path, char *const *sets,
+	unsigned n_sets, char *err, size_t errlen)
+{
+	uint8_t *copy = malloc(schema->target_size);
+	int rc;
+
+	if (copy == NULL) {
+		snprintf(err, errlen, "out of memory for the settings");
+		return -ENOMEM;
+	}
+	/* Everything lands in a copy first, so that a failure leaves target as it was. */
+	if (path != NULL)
+		rc = cfg_load(schema, copy, path, err, errlen);
+	else
+		rc = cfg_defaults(schema, copy, err, errlen);
+	for (unsigned i = 0; rc == 0 && i < n_sets; i++)
+		rc = cfg_set_pair(schema, copy, sets[i], err, errlen);
+	if (rc == 0)
+		memcpy(target, copy, schema->target_size);
+	free(copy);
+	return rc;
+}
+
 /* Prints text word-wrapped at 80 columns, each line indented by indent spaces. */
 static void
 cfg_print_wrapped(FILE *out, int indent, const char *text)

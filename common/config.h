@@ -136,6 +136,16 @@ int cfg_load_string(const struct cfg_schema *schema, void *target, const char *n
 int cfg_set(const struct cfg_schema *schema, void *target, const char *key, const char *value,
 	char *err, size_t errlen);
 
+/*
+ * What a program's command line asks for: the defaults, then the file at path (none when path
+ * is NULL), then each of sets[0..n_sets) as "section.key=value" in order, each with cfg_set()'s
+ * checks. The strings in sets are not modified. Returns 0 and fills target; or a negative errno
+ * with one line in err (the file's error, "-s \"X\": expected SECTION.KEY=VALUE" for an
+ * override without '=', or cfg_set()'s "command line: key: ..."), and target unchanged.
+ */
+int cfg_load_cli(const struct cfg_schema *schema, void *target, const char *path, char *const *sets,
+	unsigned n_sets, char *err, size_t errlen);
+
 /* Prints the reference of every section and key: type, bounds, default, doc. */
 void cfg_print_doc(FILE *out, const struct cfg_schema *schema);
 

@@ -85,7 +85,7 @@ parse_app_args(int argc, char **argv, struct dp_config *cfg)
 	unsigned n_sets = 0;
 	bool check_only = false;
 	char err[512];
-	int c;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
@@ -120,26 +120,10 @@ parse_app_args(int argc, char **argv, struct dp_config *cfg)
 			argv[optind]);
 		return -1;
 	}
-	dp_config_defaults(cfg);
-	if (config_path != NULL && dp_config_load(cfg, config_path, err, sizeof(err)) != 0) {
+	rc = cfg_load_cli(&dp_config_schema, cfg, config_path, sets, n_sets, err, sizeof(err));
+	if (rc != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
-	}
-	for (unsigned i = 0; i < n_sets; i++) {
-		char *eq = strchr(sets[i], '=');
-
-		if (eq == NULL) {
-			fprintf(stderr, PROG ": -s \"%s\": expected SECTION.KEY=VALUE\n", sets[i]);
-			return -1;
-		}
-		*eq = '\0';
-		int rc = dp_config_set(cfg, sets[i], eq + 1, err, sizeof(err));
-
-		*eq = '=';
-		if (rc != 0) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return -1;
-		}
 	}
 	if (check_only) {
 		printf("# configuration OK: %u event(s), %u listening port(s); the settings in "

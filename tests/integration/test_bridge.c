@@ -32,6 +32,7 @@
 #include "dataplane/bridge.h"
 #include "dataplane/counters.h"
 #include "dataplane/rules.h"
+#include "tests/lib/child_proc.h"
 #include "tests/tap.h"
 
 #define DP_ID 5
@@ -44,46 +45,16 @@ static struct rte_rcu_qsbr *qsbr;
 static void
 kill_peer(void)
 {
-	if (peer_pid <= 0)
-		return;
-	kill(peer_pid, SIGKILL);
-	waitpid(peer_pid, NULL, 0);
+	child_stop(peer_pid, SIGKILL, 0);
 	peer_pid = -1;
 }
 
+/* On a fatal signal (async-signal-safe): the peer dies with the test. */
 static void
-on_fatal_signal(int sig)
+kill_peer_now(void)
 {
 	if (peer_pid > 0)
 		kill(peer_pid, SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* A TCP port on 127.0.0.1 that was free a moment ago. */
-static unsigned
-free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 /* Reads one line from the peer within timeout_ms. Returns 0, or -1. */
@@ -91,11 +62,11 @@ static int
 peer_read_line(char *buf, size_t cap, unsigned timeout_ms)
 {
 	size_t n = 0;
-	uint64_t deadline = mono_ms() + timeout_ms;
+	uint64_t deadline = child_now_ms() + timeout_ms;
 
 	while (n + 1 < cap) {
 		struct pollfd p = {.fd = peer_out, .events = POLLIN};
-		uint64_t now = mono_ms();
+		uint64_t now = child_now_ms();
 
 		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
 			return -1;
@@ -208,15 +179,15 @@ start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
 }
 
 /* Waits up to ms for cond, reporting quiescent states like a worker meanwhile. */
-#define WAIT_FOR(cond, ms)                                   \
-	({                                                   \
-		uint64_t dl_ = mono_ms() + (ms);             \
-		bool ok_;                                    \
-		while (!(ok_ = (cond)) && mono_ms() < dl_) { \
-			rte_rcu_qsbr_quiescent(qsbr, 0);     \
-			usleep(2000);                        \
-		}                                            \
-		ok_;                                         \
+#define WAIT_FOR(cond, ms)                                        \
+	({                                                        \
+		uint64_t dl_ = child_now_ms() + (ms);             \
+		bool ok_;                                         \
+		while (!(ok_ = (cond)) && child_now_ms() < dl_) { \
+			rte_rcu_qsbr_quiescent(qsbr, 0);          \
+			usleep(2000);                             \
+		}                                                 \
+		ok_;                                              \
 	})
 
 static struct bridge_counters
@@ -277,7 +248,7 @@ static void
 test_all(const char *peer_exe)
 {
 	char pull_ep[64], pub_ep[64], reply[512], err[256];
-	unsigned p1 = free_port(), p2 = free_port();
+	unsigned p1 = child_free_port(), p2 = child_free_port();
 
 	snprintf(pull_ep, sizeof(pull_ep), "tcp://127.0.0.1:%u", p1);
 	snprintf(pub_ep, sizeof(pub_ep), "tcp://127.0.0.1:%u", p2);
@@ -478,12 +449,12 @@ test_all(const char *peer_exe)
 	 * is lost. "Full" means refused for 20 rounds of 10 ms in a row, so the bridge had time
 	 * to push what the network buffers take. */
 	long long before = peer_stat("reserves");
-	uint64_t accepted = 0, t_end = mono_ms() + 30000;
+	uint64_t accepted = 0, t_end = child_now_ms() + 30000;
 	unsigned refusals = 0;
 	struct bridge_counters k0 = counters();
 
 	tap_ok(peer_cmd(reply, sizeof(reply), "pause") == 0, "peer paused");
-	for (uint64_t u = 1; refusals < 20 && mono_ms() < t_end;) {
+	for (uint64_t u = 1; refusals < 20 && child_now_ms() < t_end;) {
 		struct wire_reserve r = reservation((unsigned)(u % 2), 1, 100000 + u);
 
 		if (bridge_submit(port[u % 2], &r) == -ENOBUFS) {
@@ -520,11 +491,11 @@ test_all(const char *peer_exe)
 	/* 10. Clean stop. */
 	rte_rcu_qsbr_thread_offline(qsbr, 0);
 	rte_rcu_qsbr_thread_unregister(qsbr, 0);
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = child_now_ms();
 
 	bridge_stop(br, 2000);
 	k = counters();
-	tap_ok(mono_ms() - t0 < 10000 && k.unsent_at_stop == 0,
+	tap_ok(child_now_ms() - t0 < 10000 && k.unsent_at_stop == 0,
 		"bridge_stop returns with nothing left unsent");
 	tap_ok(k.decode_errors[WIRE_ERRI_FIELD] == 1 && k.wrong_direction == 0,
 		"no other message was refused");
@@ -544,11 +515,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	atexit(kill_peer);
-	signal(SIGINT, on_fatal_signal);
-	signal(SIGTERM, on_fatal_signal);
-	signal(SIGSEGV, on_fatal_signal);
-	signal(SIGABRT, on_fatal_signal);
-	signal(SIGALRM, on_fatal_signal);
+	child_at_fatal(kill_peer_now);
 	signal(SIGPIPE, SIG_IGN);
 	alarm(170); /* a last bound under meson's timeout: the peer dies with us */
 	if (rte_eal_init((int)RTE_DIM(eal_argv) - 1, eal_argv) < 0) {

@@ -12,26 +12,22 @@
  * Children of a test that forks must leave with _exit(): only the process that started a
  * server stops it.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <grp.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
+
+#include "tests/lib/child_proc.h"
 
 #define PG_SERVER_MAX	    2
 #define PG_SERVER_INITDB_MS 60000 /* initdb that takes longer has failed */
@@ -55,43 +51,6 @@ struct pg_server {
 
 static struct pg_server *pg_servers[PG_SERVER_MAX];
 
-static inline uint64_t
-pg_server_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static inline void
-pg_server_sleep_ms(unsigned ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* Waits up to ms for child pid to exit. Returns its status, or -1 if it is still running. */
-static inline int
-pg_server_wait(pid_t pid, unsigned ms)
-{
-	uint64_t deadline = pg_server_now_ms() + ms;
-	int status;
-
-	do {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR)
-			return 0; /* not our child any more */
-		pg_server_sleep_ms(10);
-	} while (pg_server_now_ms() < deadline);
-	return -1;
-}
-
 /*
  * Sends sig to the postmaster. For SIGQUIT (immediate shutdown), SIGINT (fast shutdown),
  * SIGTERM and SIGKILL it also waits for the exit (SIGKILL after PG_SERVER_STOP_MS).
@@ -101,24 +60,12 @@ pg_server_kill(struct pg_server *s, int sig)
 {
 	if (s->pid <= 0 || s->owner != getpid())
 		return;
-	kill(s->pid, sig);
-	if (sig != SIGQUIT && sig != SIGINT && sig != SIGTERM && sig != SIGKILL)
+	if (sig != SIGQUIT && sig != SIGINT && sig != SIGTERM && sig != SIGKILL) {
+		kill(s->pid, sig);
 		return;
-	if (pg_server_wait(s->pid, PG_SERVER_STOP_MS) < 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
 	}
+	child_stop(s->pid, sig, PG_SERVER_STOP_MS);
 	s->pid = -1;
-}
-
-static inline int
-pg_server_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
 }
 
 /* Stops the server (immediate shutdown: nothing of it is kept) and removes its directory. */
@@ -129,7 +76,7 @@ pg_server_stop(struct pg_server *s)
 		return;
 	pg_server_kill(s, SIGQUIT);
 	if (s->dir[0] != '\0')
-		nftw(s->dir, pg_server_rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		child_rm_tree(s->dir);
 	s->dir[0] = '\0';
 	for (unsigned i = 0; i < PG_SERVER_MAX; i++)
 		if (pg_servers[i] == s)
@@ -144,32 +91,14 @@ pg_server_stop_all(void)
 			pg_server_stop(pg_servers[i]);
 }
 
+/* On a fatal signal: immediate shutdown of this process's postmasters (async-signal-safe). */
 static inline void
-pg_server_on_fatal(int sig)
+pg_server_on_fatal(void)
 {
 	for (unsigned i = 0; i < PG_SERVER_MAX; i++)
 		if (pg_servers[i] != NULL && pg_servers[i]->pid > 0 &&
 			pg_servers[i]->owner == getpid())
 			kill(pg_servers[i]->pid, SIGQUIT);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* A TCP port on 127.0.0.1 that was free a moment ago, or 0. */
-static inline unsigned
-pg_server_free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 /* Finds the directory of initdb and postgres. Returns 0 or -1. */
@@ -258,8 +187,8 @@ pg_server_launch(struct pg_server *s)
 	s->pid = pg_server_spawn(s, argv);
 	if (s->pid < 0)
 		return -1;
-	deadline = pg_server_now_ms() + PG_SERVER_READY_MS;
-	while (pg_server_now_ms() < deadline) {
+	deadline = child_now_ms() + PG_SERVER_READY_MS;
+	while (child_now_ms() < deadline) {
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
 			fprintf(stderr, "# postgres exited at start; see %s\n", s->log);
 			s->pid = -1;
@@ -267,7 +196,7 @@ pg_server_launch(struct pg_server *s)
 		}
 		if (pg_server_ready(s))
 			return 0;
-		pg_server_sleep_ms(20);
+		child_sleep_ms(20);
 	}
 	fprintf(stderr, "# postgres did not accept connections within %u ms; see %s\n",
 		PG_SERVER_READY_MS, s->log);
@@ -315,11 +244,7 @@ pg_server_start(struct pg_server *s, bool durable)
 	if (!hooked) {
 		hooked = true;
 		atexit(pg_server_stop_all);
-		signal(SIGINT, pg_server_on_fatal);
-		signal(SIGTERM, pg_server_on_fatal);
-		signal(SIGSEGV, pg_server_on_fatal);
-		signal(SIGABRT, pg_server_on_fatal);
-		signal(SIGBUS, pg_server_on_fatal);
+		child_at_fatal(pg_server_on_fatal);
 	}
 	snprintf(s->dir, sizeof(s->dir), "/tmp/fg-pg-XXXXXX");
 	if (mkdtemp(s->dir) == NULL) {
@@ -336,18 +261,16 @@ pg_server_start(struct pg_server *s, bool durable)
 	snprintf(s->log, sizeof(s->log), "%s/postgres.log", s->dir);
 	snprintf(initdb, sizeof(initdb), "%s/initdb", s->bin);
 	pid = pg_server_spawn(s, argv);
-	status = pid > 0 ? pg_server_wait(pid, PG_SERVER_INITDB_MS) : -1;
-	if (status < 0 && pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	status = pid > 0 ? child_wait(pid, PG_SERVER_INITDB_MS) : -1;
+	if (status < 0)
+		child_stop(pid, SIGKILL, PG_SERVER_STOP_MS);
 	if (status != 0) {
 		fprintf(stderr, "# initdb failed; see %s\n", s->log);
 		return -1;
 	}
 	/* The port may be taken between the probe and the bind: try a few. */
 	for (int attempt = 0; attempt < 3; attempt++) {
-		s->port = pg_server_free_port();
+		s->port = child_free_port();
 		if (s->port != 0 && pg_server_launch(s) == 0)
 			break;
 		s->port = 0;

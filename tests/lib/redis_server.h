@@ -14,25 +14,22 @@
  * Children of a test that forks must leave with _exit(): only the process that started a
  * server stops it.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
+#include "tests/lib/child_proc.h"
+
 #define REDIS_SERVER_MAX      4
 #define REDIS_SERVER_READY_MS 10000 /* a start that takes longer has failed */
+#define REDIS_SERVER_STOP_MS  10000 /* SIGTERM: then SIGKILL */
 
 struct redis_server {
 	pid_t pid;     /* > 0 while running */
@@ -46,22 +43,17 @@ struct redis_server {
 
 static struct redis_server *redis_servers[REDIS_SERVER_MAX];
 
+/* The clock and sleep of tests/lib/child_proc.h, by the names the Redis tests use. */
 static inline uint64_t
 redis_server_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return child_now_ms();
 }
 
 static inline void
 redis_server_sleep_ms(unsigned ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	child_sleep_ms(ms);
 }
 
 /* Sends sig to the server and, for a signal that ends it, reaps it. */
@@ -70,21 +62,12 @@ redis_server_kill(struct redis_server *s, int sig)
 {
 	if (s->pid <= 0 || s->owner != getpid())
 		return;
-	kill(s->pid, sig);
-	if (sig == SIGKILL || sig == SIGTERM) {
-		waitpid(s->pid, NULL, 0);
-		s->pid = -1;
+	if (sig != SIGKILL && sig != SIGTERM) {
+		kill(s->pid, sig);
+		return;
 	}
-}
-
-static inline int
-redis_server_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
+	child_stop(s->pid, sig, REDIS_SERVER_STOP_MS);
+	s->pid = -1;
 }
 
 /* Stops the server (SIGKILL: nothing of it is kept) and removes its directory. */
@@ -95,7 +78,7 @@ redis_server_stop(struct redis_server *s)
 		return;
 	redis_server_kill(s, SIGKILL);
 	if (s->dir[0] != '\0')
-		nftw(s->dir, redis_server_rm_one, 8, FTW_DEPTH | FTW_PHYS);
+		child_rm_tree(s->dir);
 	s->dir[0] = '\0';
 	for (unsigned i = 0; i < REDIS_SERVER_MAX; i++)
 		if (redis_servers[i] == s)
@@ -110,32 +93,14 @@ redis_server_stop_all(void)
 			redis_server_stop(redis_servers[i]);
 }
 
+/* On a fatal signal: SIGKILL to this process's servers (async-signal-safe). */
 static inline void
-redis_server_on_fatal(int sig)
+redis_server_on_fatal(void)
 {
 	for (unsigned i = 0; i < REDIS_SERVER_MAX; i++)
 		if (redis_servers[i] != NULL && redis_servers[i]->pid > 0 &&
 			redis_servers[i]->owner == getpid())
 			kill(redis_servers[i]->pid, SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* A TCP port on 127.0.0.1 that was free a moment ago, or 0. */
-static inline unsigned
-redis_server_free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 /* True when the server answers PING with PONG on its Unix socket. */
@@ -180,8 +145,8 @@ redis_server_launch(struct redis_server *s)
 		fprintf(stderr, "cannot run redis-server: %s\n", strerror(errno));
 		_exit(127);
 	}
-	deadline = redis_server_now_ms() + REDIS_SERVER_READY_MS;
-	while (redis_server_now_ms() < deadline) {
+	deadline = child_now_ms() + REDIS_SERVER_READY_MS;
+	while (child_now_ms() < deadline) {
 		int status;
 
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
@@ -191,7 +156,7 @@ redis_server_launch(struct redis_server *s)
 		}
 		if (redis_server_ping(s))
 			return 0;
-		redis_server_sleep_ms(10);
+		child_sleep_ms(10);
 	}
 	fprintf(stderr, "# redis-server did not answer PING within %u ms\n", REDIS_SERVER_READY_MS);
 	redis_server_kill(s, SIGKILL);
@@ -220,11 +185,7 @@ redis_server_start(struct redis_server *s, bool tcp, bool aof)
 	if (!hooked) {
 		hooked = true;
 		atexit(redis_server_stop_all);
-		signal(SIGINT, redis_server_on_fatal);
-		signal(SIGTERM, redis_server_on_fatal);
-		signal(SIGSEGV, redis_server_on_fatal);
-		signal(SIGABRT, redis_server_on_fatal);
-		signal(SIGBUS, redis_server_on_fatal);
+		child_at_fatal(redis_server_on_fatal);
 	}
 	snprintf(s->dir, sizeof(s->dir), "/tmp/fg-redis-XXXXXX");
 	if (mkdtemp(s->dir) == NULL) {
@@ -235,7 +196,7 @@ redis_server_start(struct redis_server *s, bool tcp, bool aof)
 	redis_servers[slot] = s;
 	snprintf(s->sock, sizeof(s->sock), "%s/redis.sock", s->dir);
 	snprintf(s->log, sizeof(s->log), "%s/redis.log", s->dir);
-	s->port = tcp ? redis_server_free_port() : 0;
+	s->port = tcp ? child_free_port() : 0;
 	if (tcp && s->port == 0)
 		return -1;
 	return redis_server_launch(s);

@@ -565,6 +565,113 @@ test_overrides(const struct dp_config *example)
 	}
 }
 
+/* cfg_load_cli(): what a program's "-c FILE -s SECTION.KEY=VALUE..." gives. */
+struct cli_case {
+	const char *name;
+	const char *path;    /* NULL: no -c */
+	const char *sets[4]; /* NULL-terminated */
+	int want_rc;
+	const char *want_err; /* failure: the start of the message */
+	int (*check)(const struct dp_config *c, const struct dp_config *example);
+};
+
+static int
+cli_is_defaults(const struct dp_config *c, const struct dp_config *example)
+{
+	struct dp_config d;
+
+	(void)example;
+	dp_config_defaults(&d);
+	return memcmp(c, &d, sizeof(d)) == 0;
+}
+
+static int
+cli_is_example(const struct dp_config *c, const struct dp_config *example)
+{
+	return memcmp(c, example, sizeof(*c)) == 0;
+}
+
+static int
+cli_overridden(const struct dp_config *c, const struct dp_config *example)
+{
+	struct dp_config want;
+
+	memcpy(&want, example, sizeof(want));
+	want.mss = 1200;
+	want.events[0].stock = 77;
+	return memcmp(c, &want, sizeof(want)) == 0;
+}
+
+static int
+cli_last_wins(const struct dp_config *c, const struct dp_config *example)
+{
+	(void)example;
+	return c->mss == 1000 && c->burst == 16 && c->n_events == 0;
+}
+
+static int
+cli_value_with_eq(const struct dp_config *c, const struct dp_config *example)
+{
+	(void)example;
+	return strcmp(c->events[0].name, "a=b") == 0 && c->events[1].id == 2;
+}
+
+static const struct cli_case cli_cases[] = {
+	{"nothing given: the defaults", NULL, {NULL}, 0, NULL, cli_is_defaults},
+	{"-c only: the file", "flashgate.conf", {NULL}, 0, NULL, cli_is_example},
+	{"-c and -s: the overrides on top of the file", "flashgate.conf",
+		{"dataplane.mss=1200", "event.1.stock=77", NULL}, 0, NULL, cli_overridden},
+	{"-s alone: on top of the defaults, the last of a key wins", NULL,
+		{"dataplane.mss=1400", "dataplane.burst=16", "dataplane.mss=1000", NULL}, 0, NULL,
+		cli_last_wins},
+	{"a value may hold '=' (split at the first)", "flashgate.conf", {"event.1.name=a=b", NULL},
+		0, NULL, cli_value_with_eq},
+	{"-s without '='", "flashgate.conf", {"dataplane.mss", NULL}, -EINVAL,
+		"-s \"dataplane.mss\": expected SECTION.KEY=VALUE", NULL},
+	{"a bad override after a good one", "flashgate.conf",
+		{"dataplane.mss=1200", "dataplane.burst=65", NULL}, -EINVAL,
+		"command line: dataplane.burst: 65 is out of range 1..64", NULL},
+	{"an override of an event the file does not define", NULL, {"event.1.stock=5", NULL},
+		-EINVAL, "command line: event.1.stock: there is no [event.1]", NULL},
+	{"a file that is not there", "/nonexistent/flashgate.conf", {"dataplane.mss=1200", NULL},
+		-ENOENT, "cannot open /nonexistent/flashgate.conf", NULL},
+};
+
+static void
+test_load_cli(const struct dp_config *example)
+{
+	for (size_t i = 0; i < sizeof(cli_cases) / sizeof(cli_cases[0]); i++) {
+		const struct cli_case *k = &cli_cases[i];
+		char *sets[4], copies[4][64];
+		unsigned n = 0;
+		struct dp_config c, before;
+		char err[ERRLEN] = "";
+		int rc, same_argv = 1;
+
+		for (; k->sets[n] != NULL; n++) {
+			snprintf(copies[n], sizeof(copies[n]), "%s", k->sets[n]);
+			sets[n] = copies[n];
+		}
+		memset(&c, 0x5a, sizeof(c));
+		memcpy(&before, &c, sizeof(c));
+		rc = cfg_load_cli(&dp_config_schema, &c, k->path, sets, n, err, sizeof(err));
+		for (unsigned j = 0; j < n; j++)
+			same_argv &= strcmp(sets[j], k->sets[j]) == 0;
+		if (k->want_rc == 0) {
+			if (!tap_ok(rc == 0 && k->check(&c, example), "load_cli: %s", k->name))
+				tap_diag("rc %d: %s", rc, err);
+		} else {
+			if (!tap_ok(rc == k->want_rc &&
+					    strncmp(err, k->want_err, strlen(k->want_err)) == 0,
+				    "load_cli: %s is refused: %s", k->name, k->want_err))
+				tap_diag("rc %d: %s", rc, err);
+			tap_ok(memcmp(&c, &before, sizeof(c)) == 0, "load_cli: %s changes nothing",
+				k->name);
+		}
+		tap_ok(same_argv, "load_cli: %s leaves the -s strings as they were", k->name);
+	}
+}
+
 /* A copy of s with every run of spaces and newlines made one space. */
 static char *
 squeeze(const char *s)
@@ -1089,6 +1196,7 @@ main(void)
 	test_bad_files(&example);
 	test_file_errors(&example);
 	test_overrides(&example);
+	test_load_cli(&example);
 	test_doc_and_write(&example);
 	test_parsers();
 	test_generic();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "controlplane/metrics.h"
+#include "tests/lib/child_proc.h"
 #include "tests/tap.h"
 
 /* ---- the writers ------------------------------------------------------------------------ */
@@ -212,22 +213,6 @@ static const char want_body[] = "# HELP fg_test_total A test counter.\n"
 				"# TYPE fg_test_ratio gauge\n"
 				"fg_test_ratio 0.25\n";
 
-static unsigned
-free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 struct reply {
 	int status; /* -1: no connection or no answer */
 	char head[2048];
@@ -308,7 +293,7 @@ test_server(void)
 {
 	struct render_state st = {0};
 	char err[256] = "", req[256];
-	unsigned port = free_port();
+	unsigned port = child_free_port();
 	struct reply r;
 	struct metrics *m =
 		metrics_start("127.0.0.1", (uint16_t)port, render, &st, err, sizeof(err));
@@ -457,7 +442,7 @@ test_addresses(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		unsigned port = free_port();
+		unsigned port = child_free_port();
 
 		err[0] = '\0';
 		struct metrics *m = metrics_start_ex(cases[i].address, (uint16_t)port,
@@ -480,8 +465,8 @@ test_addresses(void)
 	if (fd6 >= 0)
 		close(fd6);
 	if (have6) {
-		struct metrics *m =
-			metrics_start("::1", (uint16_t)free_port(), render, &st, err, sizeof(err));
+		struct metrics *m = metrics_start(
+			"::1", (uint16_t)child_free_port(), render, &st, err, sizeof(err));
 
 		tap_ok(m != NULL, "::1 starts (%s)", m ? "ok" : err);
 		metrics_stop(m);
