@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Two control planes decide the same event at once, each fed by two stand-in data planes
+# (tests/peer/fg_feed) whose users overlap: no oversell, no user reserved twice, the outbox
+# holds one entry per buyer. Real Redis and PostgreSQL from scripts/services.
+#
+# usage: test_two_controlplanes.sh CONTROLPLANE FLASHGATECTL FG_FEED
+set -uo pipefail
+
+CP=$1 CTL=$2 FEED=$3
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+STOCK=500
+n=0 failed=0
+ok() { # RC DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+is() { [ "$1" = "$2" ]; ok $? "$3 (got $1, want $2)"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (PostgreSQL runs as the postgres user)"
+	exit 0
+fi
+TMP=$(mktemp -d /tmp/fg-two-cp.XXXXXX)
+chmod o+x "$TMP"
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$p" 2>/dev/null
+	done
+	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if ! "$ROOT/scripts/services" up "$TMP/svc" --fast >"$TMP/services.log" 2>&1; then
+	sed 's/^/# /' "$TMP/services.log"
+	echo "Bail out! scripts/services up"
+	exit 1
+fi
+eval "$("$ROOT/scripts/services" env "$TMP/svc")"
+mapfile -t P < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print("\n".join(str(x.getsockname()[1]) for x in s))')
+
+start_cp() { # N PULL PUB
+	"$CP" -s "controlplane.id=$((100 + $1))" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$2" \
+		-s "controlplane.pub_endpoint=tcp://127.0.0.1:$3" \
+		-s "controlplane.admin_socket=$TMP/admin$1.sock" -s controlplane.metrics_port=0 \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>"$TMP/cp$1.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do grep -q 'ready:' "$TMP/cp$1.log" && return 0; sleep 0.1; done
+	sed 's/^/# /' "$TMP/cp$1.log"
+	return 1
+}
+start_cp 1 "${P[0]}" "${P[1]}"
+ok $? "control plane 1 is ready"
+start_cp 2 "${P[2]}" "${P[3]}"
+ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
+
+ctl() { "$CTL" --socket "$TMP/admin1.sock" "$@" >/dev/null; }
+ctl event create 5 --name "two deciders" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m &&
+	ctl event preheat 5 && ctl event open 5
+ok $? "event 5 created, preheated and opened with $STOCK items"
+
+# Four feeds, two per control plane; users 1-400 and 201-600 overlap in 201-400.
+feed() { # N CP_PULL CP_PUB USERS
+	"$FEED" --push "tcp://127.0.0.1:$2" --sub "tcp://127.0.0.1:$3" --event 5 --users "$4" \
+		--dp "$1" --batch 50 --timeout-ms 20000 >"$TMP/feed$1.out" 2>&1
+}
+feed 11 "${P[0]}" "${P[1]}" 1-400 &
+f1=$!
+feed 12 "${P[2]}" "${P[3]}" 201-600 &
+f2=$!
+feed 13 "${P[0]}" "${P[1]}" 201-600 &
+f3=$!
+feed 14 "${P[2]}" "${P[3]}" 1-400 &
+f4=$!
+rcs=0
+for f in $f1 $f2 $f3 $f4; do wait "$f" || rcs=$((rcs + 1)); done
+for i in 11 12 13 14; do echo "# feed $i: $(cat "$TMP/feed$i.out")"; done
+is "$rcs" 0 "every reservation of the four feeds got a verdict"
+
+sum() { # FIELD
+	local t=0 v
+	for i in 11 12 13 14; do
+		v=$(grep -o "$1=[0-9]*" "$TMP/feed$i.out" | cut -d= -f2)
+		t=$((t + ${v:-0}))
+	done
+	echo $t
+}
+R="redis-cli -s $FG_REDIS_SOCK"
+is "$(sum reserved)" $STOCK "exactly $STOCK reservations won over 1,600 tries of 600 users"
+is "$(($(sum reserved) + $(sum duplicate) + $(sum sold_out)))" 1600 "every try was decided"
+is "$(sum retry)" 0 "no try was answered retry"
+is "$($R get 'fg:{5}:stock')" 0 "Redis stock is 0, never negative"
+is "$($R scard 'fg:{5}:buyers')" $STOCK "$STOCK distinct buyers"
+is "$($R xlen 'fg:{5}:outbox')" $STOCK "one outbox entry per buyer"
+dups=$($R xrange 'fg:{5}:outbox' - + | awk 'prev == "u" { print } { prev = $0 }' | sort | uniq -d | wc -l)
+is "$dups" 0 "no user appears twice in the outbox"
+for i in 1 2; do
+	kill "${PIDS[$((i - 1))]}"
+	wait "${PIDS[$((i - 1))]}"
+	is $? 0 "control plane $i exits with status 0 on SIGTERM"
+done
+PIDS=()
+echo "1..$n"
+[ "$failed" -eq 0 ]
