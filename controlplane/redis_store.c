@@ -1018,3 +1018,397 @@ rs_purge_event(struct redis_store *rs, uint32_t event)
 	freeReplyObject(r);
 	return err;
 }
+
+/* ---- The order writer's outbox, released set and result hash (see redis_store.h). ---- */
+
+#define RS_STREAM_ID_MAX 48 /* "18446744073709551615-18446744073709551615" */
+
+/* Parses a stream id "ms-seq". Returns 0 or -1. */
+static int
+rs_parse_stream_id(const char *s, size_t len, uint64_t *ms, uint64_t *seq)
+{
+	const char *dash = memchr(s, '-', len);
+
+	if (dash == NULL)
+		return -1;
+	return rs_parse_u64(s, (size_t)(dash - s), ms) == 0 &&
+			       rs_parse_u64(dash + 1, len - (size_t)(dash + 1 - s), seq) == 0
+		       ? 0
+		       : -1;
+}
+
+static int
+rs_format_stream_id(char *buf, size_t cap, uint64_t ms, uint64_t seq)
+{
+	return snprintf(buf, cap, "%" PRIu64 "-%" PRIu64, ms, seq);
+}
+
+/* Fills e from one stream entry reply [id, [field, value, ...]] (value nil: deleted). */
+static int
+rs_take_entry(const redisReply *r, struct rs_outbox_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		r->element[0]->type != REDIS_REPLY_STRING ||
+		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &e->id_ms, &e->id_seq) != 0)
+		return -1;
+	const redisReply *f = r->element[1];
+	bool have_u = false, have_r = false;
+
+	if (f->type != REDIS_REPLY_ARRAY)
+		return 0; /* deleted while pending: valid stays false, the caller acks it */
+	for (size_t i = 0; i + 1 < f->elements; i += 2) {
+		const redisReply *k = f->element[i], *v = f->element[i + 1];
+		uint64_t x;
+
+		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || k->len != 1 ||
+			rs_parse_u64(v->str, v->len, &x) != 0)
+			continue;
+		if (k->str[0] == 'u') {
+			e->user = x;
+			have_u = true;
+		} else if (k->str[0] == 'r') {
+			e->reservation_id = x;
+			have_r = true;
+		} else if (k->str[0] == 't') {
+			e->admitted_ms = x;
+		}
+	}
+	e->valid = have_u && have_r && e->user >= 1 && e->user <= WIRE_USER_MAX &&
+		   e->reservation_id != 0;
+	return 0;
+}
+
+/* Takes the entries of a reply array into out[0..max). Returns how many, or -EIO. */
+static int
+rs_take_entries(const redisReply *list, struct rs_outbox_entry *out, unsigned max)
+{
+	unsigned n = 0;
+
+	if (list->type != REDIS_REPLY_ARRAY)
+		return -EIO;
+	for (size_t i = 0; i < list->elements && n < max; i++)
+		if (rs_take_entry(list->element[i], &out[n]) == 0)
+			n++;
+	return (int)n;
+}
+
+/* Runs a command built from argv; an error reply is logged and becomes -EIO. */
+static redisReply *
+rs_command_ok(struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err,
+	uint32_t event)
+{
+	redisReply *r = rs_command(rs, argc, argv, len, err);
+
+	if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s on event %" PRIu32 " failed: %s", argv[0],
+			event, r->str);
+		freeReplyObject(r);
+		*err = -EIO;
+		return NULL;
+	}
+	return r;
+}
+
+static void
+rs_argv_strs(const char **argv, size_t *len, int argc)
+{
+	for (int i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+}
+
+int
+rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[] = {"XGROUP", "CREATE", key, group, "0", "MKSTREAM"};
+	size_t len[6];
+	int err = 0;
+
+	if (event == 0 || group == NULL || group[0] == '\0')
+		return -EINVAL;
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	rs_argv_strs(argv, len, 6);
+	redisReply *r = rs_command(rs, 6, argv, len, &err);
+
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: XGROUP CREATE on event %" PRIu32 ": %s",
+			event, r->str);
+		err = -EIO;
+	}
+	freeReplyObject(r);
+	return err;
+}
+
+int
+rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+	struct rs_outbox_entry *out, unsigned max)
+{
+	char key[RS_KEY_MAX], count[16];
+	const char *argv[] = {"XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key,
+		">"};
+	size_t len[9];
+	int err = 0, n;
+
+	if (event == 0 || max == 0 || max > RS_BATCH_MAX)
+		return -EINVAL;
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	snprintf(count, sizeof(count), "%u", max);
+	rs_argv_strs(argv, len, 9);
+	redisReply *r = rs_command_ok(rs, 9, argv, len, &err, event);
+
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_NIL) {
+		n = 0;
+	} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		   r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
+		n = rs_take_entries(r->element[0]->element[1], out, max);
+	} else {
+		n = -EIO;
+	}
+	freeReplyObject(r);
+	return n;
+}
+
+int
+rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, struct rs_outbox_entry *out,
+	unsigned max)
+{
+	char key[RS_KEY_MAX], count[16], idle[24];
+	const char *argv[] = {"XAUTOCLAIM", key, group, consumer, idle, cursor, "COUNT", count};
+	size_t len[8];
+	int err = 0, n;
+	uint64_t ms, seq;
+
+	if (event == 0 || max == 0 || max > RS_BATCH_MAX || cursor_cap < RS_STREAM_ID_MAX)
+		return -EINVAL;
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	snprintf(count, sizeof(count), "%u", max);
+	snprintf(idle, sizeof(idle), "%" PRIu64, min_idle_ms);
+	rs_argv_strs(argv, len, 8);
+	redisReply *r = rs_command_ok(rs, 8, argv, len, &err, event);
+
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+		r->element[0]->type == REDIS_REPLY_STRING &&
+		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) == 0) {
+		rs_format_stream_id(cursor, cursor_cap, ms, seq);
+		n = rs_take_entries(r->element[1], out, max);
+	} else {
+		n = -EIO;
+	}
+	freeReplyObject(r);
+	return n;
+}
+
+int
+rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
+	const struct rs_outbox_entry *e, unsigned n)
+{
+	char key[RS_KEY_MAX];
+	const char **argv;
+	size_t *len;
+	char (*ids)[RS_STREAM_ID_MAX];
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	argv = malloc((3 + n) * sizeof(*argv));
+	len = malloc((3 + n) * sizeof(*len));
+	ids = malloc(n * sizeof(*ids));
+	if (argv == NULL || len == NULL || ids == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	argv[0] = "XACK";
+	argv[1] = key;
+	argv[2] = group;
+	for (unsigned i = 0; i < n; i++) {
+		rs_format_stream_id(ids[i], sizeof(ids[i]), e[i].id_ms, e[i].id_seq);
+		argv[3 + i] = ids[i];
+	}
+	rs_argv_strs(argv, len, (int)(3 + n));
+	redisReply *r = rs_command_ok(rs, (int)(3 + n), argv, len, &err, event);
+
+	if (r != NULL) {
+		err = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+		freeReplyObject(r);
+	}
+out:
+	free(argv);
+	free(len);
+	free(ids);
+	return err;
+}
+
+int
+rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uint64_t *count,
+	uint64_t *oldest_ms, uint64_t *oldest_seq)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[] = {"XPENDING", key, group};
+	size_t len[3];
+	int err = 0;
+
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	rs_argv_strs(argv, len, 3);
+	redisReply *r = rs_command_ok(rs, 3, argv, len, &err, event);
+
+	if (r == NULL)
+		return err;
+	*count = 0;
+	*oldest_ms = *oldest_seq = 0;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
+		r->element[0]->type != REDIS_REPLY_INTEGER) {
+		err = -EIO;
+	} else {
+		*count = (uint64_t)r->element[0]->integer;
+		if (*count > 0 && (r->element[1]->type != REDIS_REPLY_STRING ||
+					  rs_parse_stream_id(r->element[1]->str, r->element[1]->len,
+						  oldest_ms, oldest_seq) != 0))
+			err = -EIO;
+	}
+	freeReplyObject(r);
+	return err;
+}
+
+/*
+ * KEYS[1] the outbox, ARGV[1] the group. One script, so that no entry can be delivered between
+ * finding the bound and trimming: the bound is the oldest pending entry, else the group's last
+ * delivered one (everything before it was acknowledged). Returns how many entries went.
+ */
+static const char outbox_trim_lua[] =
+	"local p = redis.call('XPENDING', KEYS[1], ARGV[1])\n"
+	"local minid = nil\n"
+	"if p[1] > 0 then\n"
+	"\tminid = p[2]\n"
+	"else\n"
+	"\tfor _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do\n"
+	"\t\tlocal name, last\n"
+	"\t\tfor i = 1, #g, 2 do\n"
+	"\t\t\tif g[i] == 'name' then name = g[i + 1] end\n"
+	"\t\t\tif g[i] == 'last-delivered-id' then last = g[i + 1] end\n"
+	"\t\tend\n"
+	"\t\tif name == ARGV[1] then minid = last end\n"
+	"\tend\n"
+	"end\n"
+	"if not minid or minid == '0-0' then return 0 end\n"
+	"return redis.call('XTRIM', KEYS[1], 'MINID', minid)\n";
+
+int
+rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64_t *trimmed)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[] = {"EVAL", outbox_trim_lua, "1", key, group};
+	size_t len[5];
+	int err = 0;
+
+	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	rs_argv_strs(argv, len, 5);
+	redisReply *r = rs_command_ok(rs, 5, argv, len, &err, event);
+
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_INTEGER) {
+		if (trimmed != NULL)
+			*trimmed = (uint64_t)r->integer;
+	} else {
+		err = -EIO;
+	}
+	freeReplyObject(r);
+	return err;
+}
+
+int
+rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
+	uint8_t *released)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[2 + RS_BATCH_MAX];
+	size_t len[2 + RS_BATCH_MAX];
+	char (*num)[RS_U64_DIGITS + 1];
+	int err = 0;
+
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	num = malloc(n * sizeof(*num));
+	if (num == NULL)
+		return -ENOMEM;
+	rs_key(key, sizeof(key), event, RS_KEY_RELEASED);
+	argv[0] = "SMISMEMBER";
+	len[0] = 10;
+	argv[1] = key;
+	len[1] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		argv[2 + i] = num[i];
+		len[2 + i] = rs_u64_to_dec(num[i], rids[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, &err, event);
+
+	if (r != NULL) {
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
+			for (unsigned i = 0; i < n; i++)
+				released[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
+					      r->element[i]->integer == 1;
+		} else {
+			err = -EIO;
+		}
+		freeReplyObject(r);
+	}
+	free(num);
+	return err;
+}
+
+int
+rs_results_ordered(
+	struct redis_store *rs, uint32_t event, const struct rs_order_result *res, unsigned n)
+{
+	char key[RS_KEY_MAX];
+	const char **argv;
+	size_t *len;
+	char (*buf)[2 * RS_U64_DIGITS + 4 * RS_U64_DIGITS / 2 + 8];
+	int err = 0;
+
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	argv = malloc((2 + 2 * n) * sizeof(*argv));
+	len = malloc((2 + 2 * n) * sizeof(*len));
+	buf = malloc(2 * n * sizeof(*buf));
+	if (argv == NULL || len == NULL || buf == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rs_key(key, sizeof(key), event, RS_KEY_RESULT);
+	argv[0] = "HSET";
+	len[0] = 4;
+	argv[1] = key;
+	len[1] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		char *u = buf[2 * i], *v = buf[2 * i + 1];
+
+		len[2 + 2 * i] = rs_u64_to_dec(u, res[i].user);
+		len[3 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
+			"O:%" PRIu64 ":%" PRIu64 ":%" PRIu64, res[i].reservation_id,
+			res[i].order_id, res[i].pay_deadline_ms);
+		argv[2 + 2 * i] = u;
+		argv[3 + 2 * i] = v;
+	}
+	redisReply *r = rs_command_ok(rs, (int)(2 + 2 * n), argv, len, &err, event);
+
+	if (r != NULL) {
+		err = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+		freeReplyObject(r);
+	}
+out:
+	free(argv);
+	free(len);
+	free(buf);
+	return err;
+}

@@ -190,4 +190,87 @@ void rs_get_stats(const struct redis_store *rs, struct rs_stats *out);
  */
 int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
 
+/*
+ * The order writer's side of an event's outbox stream and result hash (added for
+ * flashgate-order-writer; the control plane does not call these). An outbox entry is read with
+ * a consumer group, becomes an order in PostgreSQL, and only then is acknowledged (XACK), so an
+ * entry whose writer died is still pending and another writer claims it (XAUTOCLAIM).
+ */
+
+/* One outbox entry: its stream id ms-seq (ms is when Redis decided) and its fields. */
+struct rs_outbox_entry {
+	uint64_t id_ms;
+	uint64_t id_seq;
+	uint64_t user;		 /* u */
+	uint64_t reservation_id; /* r */
+	uint64_t admitted_ms;	 /* t; 0 when absent */
+	bool valid;		 /* false: the entry was deleted or its fields are malformed */
+};
+
+/* What the order writer publishes in the result hash: "O:<rid>:<order id>:<deadline ms>". */
+struct rs_order_result {
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t order_id;
+	uint64_t pay_deadline_ms;
+};
+
+/*
+ * Creates consumer group `group` on the event's outbox (XGROUP CREATE ... 0 MKSTREAM), so that
+ * entries added before the writer started are delivered too. Returns 0 also when the group
+ * exists, -ENOTCONN or -EIO.
+ */
+int rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group);
+
+/*
+ * Reads at most max (1..RS_BATCH_MAX) entries never delivered to the group into out
+ * (XREADGROUP GROUP group consumer COUNT max STREAMS outbox >, not blocking). Returns how many
+ * (0: none), -EINVAL, -ENOTCONN or -EIO (e.g. NOGROUP: the group is gone).
+ */
+int rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+	struct rs_outbox_entry *out, unsigned max);
+
+/*
+ * Takes over at most max entries pending for min_idle_ms or longer, whoever they were delivered
+ * to (XAUTOCLAIM). cursor (cap >= 48 bytes) is "0-0" for a scan from the start and receives
+ * where the next call goes on ("0-0" again when the scan is complete). Returns how many entries
+ * out received, -EINVAL, -ENOTCONN or -EIO.
+ */
+int rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, struct rs_outbox_entry *out,
+	unsigned max);
+
+/* Acknowledges n entries (XACK). Returns how many were pending, -ENOTCONN or -EIO. */
+int rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
+	const struct rs_outbox_entry *e, unsigned n);
+
+/*
+ * The group's pending entries: their number in *count and the oldest one's id in *oldest_ms,
+ * *oldest_seq (0, 0 when none). Returns 0, -ENOTCONN or -EIO.
+ */
+int rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uint64_t *count,
+	uint64_t *oldest_ms, uint64_t *oldest_seq);
+
+/*
+ * Deletes the entries the group has acknowledged, never one that is pending or not delivered
+ * yet: XTRIM MINID at the oldest pending entry, or at the group's last delivered entry when
+ * none is pending, decided and done in one script. *trimmed (may be NULL) receives how many
+ * went. Returns 0, -ENOTCONN or -EIO.
+ */
+int rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64_t *trimmed);
+
+/*
+ * Which of n reservation ids were released (SMISMEMBER on the released set): released[i] is
+ * set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX), -ENOTCONN or -EIO.
+ */
+int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
+	uint8_t *released);
+
+/*
+ * Writes "O:<rid>:<order id>:<deadline ms>" for n users to the event's result hash in one
+ * HSET. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX), -ENOTCONN or -EIO.
+ */
+int rs_results_ordered(
+	struct redis_store *rs, uint32_t event, const struct rs_order_result *r, unsigned n);
+
 #endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "order-writer/expiry.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* Applies releases to Redis; *more is set when a full batch was read. */
+static int
+expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+	struct expiry_stats *st, bool *more)
+{
+	struct os_release *rel = malloc(batch * sizeof(*rel));
+	uint64_t *done = malloc(batch * sizeof(*done));
+	struct wire_result *res = malloc(batch * sizeof(*res));
+	struct wire_stock *restock = malloc(batch * sizeof(*restock));
+	unsigned n = 0, n_done = 0, n_res = 0, n_restock = 0;
+	char err[512];
+	int rc = -ENOMEM;
+
+	*more = false;
+	if (rel == NULL || done == NULL || res == NULL || restock == NULL)
+		goto out;
+	rc = os_releases_pending(os, rel, batch, &n, err, sizeof(err));
+	if (rc != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
+		goto out;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int r = rs_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n);
+
+		if (r == -ENOENT || r == -EINVAL) {
+			/* Nothing Redis could give back: marking it keeps it from blocking the loop. */
+			LOG_WARN("expiry: order %" PRIu64 " of event %" PRIu32 ": user %" PRIu64
+				 " is not a buyer in Redis; its release changes nothing there",
+				rel[i].order_id, rel[i].event, rel[i].user);
+		} else if (r < 0) {
+			rc = r;
+			break;
+		} else if (r == 0) {
+			st->repeated++;
+		} else {
+			st->applied++;
+			res[n_res++] = (struct wire_result){
+				.reservation_id = rel[i].reservation_id,
+				.user = rel[i].user,
+				.order_id = rel[i].order_id,
+				.event = rel[i].event,
+				.verdict = WIRE_V_EXPIRED,
+			};
+			bool seen = false;
+
+			for (unsigned j = 0; j < n_restock && !seen; j++)
+				seen = restock[j].event == rel[i].event;
+			if (!seen)
+				restock[n_restock++] = (struct wire_stock){.event = rel[i].event};
+		}
+		done[n_done++] = rel[i].id;
+	}
+	if (n_done > 0) {
+		int r = os_releases_applied(os, done, n_done, err, sizeof(err));
+
+		if (r != 0) {
+			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
+			rc = rc != 0 ? rc : r;
+		}
+	}
+	if (link != NULL && n_res > 0)
+		ow_link_results(link, res, n_res);
+	for (unsigned j = 0; j < n_restock; j++) {
+		struct rs_event_state es;
+
+		if (rs_event_state(rs, restock[j].event, &es) == 0)
+			restock[j].stock_left = es.stock > 0 ? (uint32_t)es.stock : 0;
+	}
+	if (link != NULL && n_restock > 0)
+		ow_link_restock(link, restock, n_restock);
+	*more = rc == 0 && n == batch;
+out:
+	free(rel);
+	free(done);
+	free(res);
+	free(restock);
+	return rc;
+}
+
+int
+expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *link,
+	unsigned batch, unsigned rounds, struct expiry_stats *st)
+{
+	char err[512];
+	bool more;
+	int rc;
+
+	for (unsigned i = 0; i < rounds; i++) {
+		unsigned expired;
+
+		rc = os_expire(os, batch, &expired, err, sizeof(err));
+		if (rc != 0) {
+			st->errors++;
+			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
+			return rc;
+		}
+		st->expired += expired;
+		if (expired < batch)
+			break;
+	}
+	for (unsigned i = 0; i < rounds; i++) {
+		rc = expiry_apply(os, rs, link, batch, st, &more);
+		if (rc != 0) {
+			st->errors++;
+			if (rc != -ENOTCONN)
+				LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: applying releases to Redis: %s",
+					strerror(-rc));
+			return rc;
+		}
+		if (!more)
+			break;
+	}
+	return 0;
+}

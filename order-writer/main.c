@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-order-writer: turns every reservation Redis accepted into exactly one order in
+ * PostgreSQL, at most [order_writer] max_rate orders a second, publishes the order ids, and
+ * expires unpaid orders with their stock returned (docs/order-writer.md).
+ *   flashgate-order-writer [-c FILE] [-s SECTION.KEY=VALUE]... [--check-config]
+ *
+ * Test hook: with FG_OW_CRASH_AFTER_COMMIT=1 in the environment the writer _exit(9)s right
+ * after its first COMMIT, before it acknowledges the entries in Redis (the crash tests use it).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "common/log.h"
+#include "controlplane/redis_store.h"
+#include "order-writer/expiry.h"
+#include "order-writer/order_store.h"
+#include "order-writer/outbox_reader.h"
+#include "order-writer/ow_config.h"
+#include "order-writer/ow_link.h"
+#include "order-writer/ow_writer.h"
+
+#define PROG "flashgate-order-writer"
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+
+	nanosleep(&ts, NULL); /* a signal cuts it short: the loop then sees stop_requested */
+}
+
+static void
+crash_after_commit(void)
+{
+	_exit(9);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: " PROG " [options]\n"
+		   "  -c, --config FILE         read settings from FILE (INI; see flashgate.conf)\n"
+		   "  -s, --set SECTION.KEY=V   override one setting (repeatable; after -c)\n"
+		   "      --check-config        check the settings and exit\n"
+		   "      --help-config         list every setting with its default and exit\n"
+		   "  -h, --help                this text\n");
+}
+
+/* Returns 0 to run, 1 to exit successfully, -1 on error. */
+static int
+parse_args(int argc, char **argv, struct ow_config *cfg)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"set", required_argument, NULL, 's'},
+		{"check-config", no_argument, NULL, 'C'},
+		{"help-config", no_argument, NULL, 'H'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = NULL;
+	char *sets[64];
+	unsigned n_sets = 0;
+	int check = 0, c;
+	char err[512];
+
+	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			path = optarg;
+			break;
+		case 's':
+			if (n_sets == 64) {
+				fprintf(stderr, PROG ": at most 64 -s options\n");
+				return -1;
+			}
+			sets[n_sets++] = optarg;
+			break;
+		case 'C':
+			check = 1;
+			break;
+		case 'H':
+			cfg_print_doc(stdout, &ow_config_schema);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	ow_config_defaults(cfg);
+	if (path != NULL && ow_config_load(cfg, path, err, sizeof(err)) != 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < n_sets; i++) {
+		char *eq = strchr(sets[i], '=');
+
+		if (eq == NULL) {
+			fprintf(stderr, PROG ": -s %s: expected SECTION.KEY=VALUE\n", sets[i]);
+			return -1;
+		}
+		*eq = '\0';
+		if (ow_config_set(cfg, sets[i], eq + 1, err, sizeof(err)) != 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return -1;
+		}
+	}
+	if (check) {
+		cfg_write(stdout, &ow_config_schema, cfg);
+		return 1;
+	}
+	return 0;
+}
+
+struct ow_main {
+	struct ow_config cfg;
+	struct redis_store *rs;
+	struct order_store *os;
+	struct ow_link *link;
+	struct outbox_reader *reader;
+	struct ow_writer w;
+	struct expiry_stats ex;
+	struct rs_outbox_entry *buf;
+	uint64_t next_commit_ns; /* the rate cap: no batch starts before this */
+};
+
+/*
+ * The rate cap: batch i+1 starts no earlier than batch i's start plus its size / max_rate, so
+ * over any run of batches the orders committed per second stay at or below the cap (idle time
+ * earns no burst).
+ */
+static void
+ow_pace(struct ow_main *m, unsigned n)
+{
+	uint64_t now;
+
+	if (m->cfg.max_rate == 0)
+		return;
+	now = mono_ns();
+	while (now < m->next_commit_ns && !stop_requested) {
+		sleep_ns(m->next_commit_ns - now);
+		now = mono_ns();
+	}
+	m->next_commit_ns = now + (uint64_t)n * 1000000000u / m->cfg.max_rate;
+}
+
+static void
+ow_refresh_events(struct ow_main *m)
+{
+	static uint32_t ids[OR_EVENTS_MAX];
+	static bool open[OR_EVENTS_MAX];
+	unsigned n;
+	char err[512];
+
+	if (os_active_events(m->os, ids, open, OR_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 10000, "%s", err);
+		return;
+	}
+	or_set_events(m->reader, ids, open, n);
+}
+
+/* Claims and writes the entries pending too long on every event. */
+static void
+ow_claim_all(struct ow_main *m)
+{
+	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
+		bool done = false;
+
+		/* Bounded: a scan that keeps failing is taken up again at the next interval. */
+		for (unsigned round = 0; round < 1000 && !done && !stop_requested; round++) {
+			int n = or_claim(m->reader, i, m->cfg.claim_idle_ms, m->buf,
+				m->cfg.batch_size, &done);
+
+			if (n <= 0)
+				break;
+			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries",
+				or_event(m->reader, i), n);
+			ow_pace(m, (unsigned)n);
+			if (ow_write_batch(&m->w, or_event(m->reader, i), m->buf, (unsigned)n) != 0)
+				break;
+		}
+	}
+}
+
+/* One pass over every event's new entries. Returns true when any were written. */
+static bool
+ow_read_all(struct ow_main *m)
+{
+	bool work = false;
+
+	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
+		int n = or_read(m->reader, i, m->buf, m->cfg.batch_size);
+
+		if (n <= 0)
+			continue;
+		work = true;
+		ow_pace(m, (unsigned)n);
+		ow_write_batch(&m->w, or_event(m->reader, i), m->buf, (unsigned)n);
+	}
+	return work;
+}
+
+static void
+ow_trim_all(struct ow_main *m)
+{
+	for (unsigned i = 0; i < or_n_events(m->reader); i++) {
+		uint64_t trimmed = 0;
+
+		if (rs_outbox_trim(m->rs, or_event(m->reader, i), m->cfg.group, &trimmed) == 0 &&
+			trimmed > 0)
+			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64 " acknowledged outbox entries",
+				or_event(m->reader, i), trimmed);
+	}
+}
+
+static void
+ow_log_stats(const struct ow_main *m)
+{
+	LOG_NOTICE("orders %" PRIu64 " in %" PRIu64 " batches, redelivered %" PRIu64
+		   ", conflicts %" PRIu64 " (released %" PRIu64 "), skipped %" PRIu64
+		   ", errors %" PRIu64 "; expired %" PRIu64 ", releases applied %" PRIu64
+		   " (repeated %" PRIu64 ")",
+		m->w.st.orders, m->w.st.batches, m->w.st.redelivered, m->w.st.conflicts,
+		m->w.st.released, m->w.st.skipped, m->w.st.errors, m->ex.expired, m->ex.applied,
+		m->ex.repeated);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ow_main m;
+	struct rs_config rc = {0};
+	char err[512], host[INET_ADDRSTRLEN], consumer[128], hostname[64] = "host";
+	const char *crash = getenv("FG_OW_CRASH_AFTER_COMMIT");
+	uint64_t next_events = 0, next_claim = 0, next_sweep = 0, next_trim = 0, next_stats = 0;
+	int r = parse_args(argc, argv, &m.cfg);
+
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	log_set_level((enum log_level)m.cfg.log_level);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	gethostname(hostname, sizeof(hostname) - 1);
+	snprintf(consumer, sizeof(consumer), "%s-%ld", hostname, (long)getpid());
+	inet_ntop(AF_INET, &m.cfg.redis_host, host, sizeof(host));
+	rc.unix_path = m.cfg.redis_socket[0] != '\0' ? m.cfg.redis_socket : NULL;
+	rc.host = host;
+	rc.port = m.cfg.redis_port;
+	rc.command_timeout_ms = m.cfg.redis_timeout_ms;
+	rc.start_offline = true;
+	m.rs = rs_open(&rc, err, sizeof(err));
+	if (m.rs == NULL) {
+		LOG_ERR("redis: %s", err);
+		return 1;
+	}
+	m.os = os_open(m.cfg.pg_conninfo, err, sizeof(err));
+	if (m.os == NULL) {
+		LOG_ERR("%s (check [postgres] conninfo)", err);
+		return 1;
+	}
+	m.link = ow_link_open(m.cfg.push_endpoint, m.cfg.id, err, sizeof(err));
+	m.reader = or_open(m.rs, m.cfg.group, consumer);
+	m.buf = calloc(m.cfg.batch_size, sizeof(*m.buf));
+	if (m.link == NULL || m.reader == NULL || m.buf == NULL) {
+		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
+		return 1;
+	}
+	m.w = (struct ow_writer){.rs = m.rs, .os = m.os, .link = m.link, .group = m.cfg.group};
+	if (crash != NULL && strcmp(crash, "1") == 0) {
+		LOG_WARN("test hook FG_OW_CRASH_AFTER_COMMIT: exiting after the first COMMIT");
+		m.w.commit_hook = crash_after_commit;
+	}
+	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u", consumer,
+		m.cfg.group, m.cfg.max_rate, m.cfg.batch_size);
+
+	while (!stop_requested) {
+		uint64_t now = mono_ns() / 1000000u;
+		bool work;
+
+		if (now >= next_events) {
+			ow_refresh_events(&m);
+			next_events = now + m.cfg.events_refresh_ms;
+		}
+		if (now >= next_claim) {
+			ow_claim_all(&m);
+			next_claim = now + m.cfg.claim_interval_ms;
+		}
+		work = ow_read_all(&m);
+		if (now >= next_sweep) {
+			expiry_sweep(m.os, m.rs, m.link, m.cfg.sweep_batch, 10, &m.ex);
+			next_sweep = now + m.cfg.sweep_interval_ms;
+		}
+		if (m.cfg.trim_interval_ms != 0 && now >= next_trim) {
+			if (next_trim != 0)
+				ow_trim_all(&m);
+			next_trim = now + m.cfg.trim_interval_ms;
+		}
+		if (now >= next_stats) {
+			if (next_stats != 0 && log_enabled(LOG_LEVEL_INFO))
+				ow_log_stats(&m);
+			next_stats = now + 60000;
+		}
+		if (!work)
+			sleep_ns((uint64_t)m.cfg.poll_ms * 1000000u);
+	}
+	ow_log_stats(&m);
+	ow_link_close(m.link);
+	or_close(m.reader);
+	os_close(m.os);
+	rs_close(m.rs);
+	free(m.buf);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_OW_ORDER_STORE_H
+#define FG_OW_ORDER_STORE_H
+/*
+ * The order writer's PostgreSQL code (libpq, one connection, synchronous_commit on): a batch of
+ * outbox entries becomes orders in one transaction, pending orders past their deadline expire
+ * with their stock returned, and the stock releases that still have to reach Redis are read
+ * and marked applied.
+ *
+ * Every function returns 0 or a negative errno and, on error, writes one line to err:
+ * -ENOTCONN PostgreSQL cannot be reached (the next call reconnects), -EIO any other database
+ * error, -ENOENT no such event. Values travel as parameters, never inside SQL text.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controlplane/redis_store.h"
+
+struct order_store;
+
+/* One order of a batch, inserted now or found from an earlier delivery. */
+struct os_order {
+	uint64_t order_id;
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t pay_deadline_ms;
+	bool pending; /* still pending: its result is "ordered" */
+	bool inserted; /* by this batch */
+};
+
+/* What one batch did. */
+struct os_batch_result {
+	unsigned inserted; /* new orders (0 when conflict) */
+	unsigned existing; /* entries whose order existed (a redelivery) */
+	/* The stock decrement was refused (it would go below 0): nothing was committed. */
+	bool conflict;
+};
+
+/* One stock release still to apply to Redis. */
+struct os_release {
+	uint64_t id;
+	uint32_t event;
+	uint64_t order_id;
+	uint64_t reservation_id;
+	uint64_t user;
+	unsigned n;
+};
+
+/* Connects with a libpq conninfo string. Returns the store, or NULL with the reason in err. */
+struct order_store *os_open(const char *conninfo, char *err, size_t errlen);
+
+/* Closes the connection and frees s; NULL is allowed. */
+void os_close(struct order_store *s);
+
+/*
+ * Writes the n entries of event's outbox (each .valid) as orders in one transaction: INSERT ...
+ * ON CONFLICT DO NOTHING (a redelivered entry inserts nothing), stock decremented by the number
+ * inserted WHERE available >= that number, COMMIT. out[0..n) receives the orders of the entries,
+ * inserted or existing, and *n_out their number (an entry whose user already holds another
+ * order of the event has none). When the decrement is refused, nothing is committed,
+ * res->conflict is set, and out holds only the existing orders. -ENOENT: the event is not in
+ * PostgreSQL (nothing written). commit_hook (may be NULL) runs right after COMMIT succeeded.
+ */
+int os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e,
+	unsigned n, struct os_order *out, unsigned *n_out, struct os_batch_result *res,
+	void (*commit_hook)(void), char *err, size_t errlen);
+
+/*
+ * The events whose outboxes are read: state open or closed (a closed sale may still have a
+ * backlog), in ids[0..cap), open[i] true for the open ones; *n their number (<= cap).
+ */
+int os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap, unsigned *n,
+	char *err, size_t errlen);
+
+/*
+ * Expires at most limit pending orders past their deadline in one transaction (FOR UPDATE SKIP
+ * LOCKED, so sweepers of several writers take different orders; WHERE status = 'pending', so a
+ * payment and an expiry never both win), returns their stock to PostgreSQL and records one
+ * stock release per order. *expired receives how many.
+ */
+int os_expire(struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
+
+/* Reads at most cap stock releases not applied to Redis yet, oldest first. */
+int os_releases_pending(struct order_store *s, struct os_release *out, unsigned cap, unsigned *n,
+	char *err, size_t errlen);
+
+/* Marks n releases applied (applied_at = now()); ones already marked are left alone. */
+int os_releases_applied(
+	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "order-writer/outbox_reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+struct or_event {
+	uint32_t id;
+	bool open;
+	bool grouped; /* the consumer group exists */
+	bool drained; /* closed, nothing new, nothing pending: not read any more */
+	char cursor[48];
+};
+
+struct outbox_reader {
+	struct redis_store *rs;
+	char group[64];
+	char consumer[128];
+	unsigned n;
+	struct or_event ev[OR_EVENTS_MAX];
+};
+
+struct outbox_reader *
+or_open(struct redis_store *rs, const char *group, const char *consumer)
+{
+	struct outbox_reader *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->rs = rs;
+	snprintf(r->group, sizeof(r->group), "%s", group);
+	snprintf(r->consumer, sizeof(r->consumer), "%s", consumer);
+	return r;
+}
+
+void
+or_close(struct outbox_reader *r)
+{
+	free(r);
+}
+
+int
+or_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n)
+{
+	struct or_event *next = calloc(OR_EVENTS_MAX, sizeof(*next));
+	int first_err = 0;
+
+	if (next == NULL)
+		return -ENOMEM;
+	if (n > OR_EVENTS_MAX)
+		n = OR_EVENTS_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		struct or_event *e = &next[i];
+
+		e->id = ids[i];
+		snprintf(e->cursor, sizeof(e->cursor), "0-0");
+		for (unsigned j = 0; j < r->n; j++)
+			if (r->ev[j].id == ids[i])
+				*e = r->ev[j];
+		/* A closed sale that opens again (or an event re-listed) is read again. */
+		if (open[i])
+			e->drained = false;
+		if (!e->open && open[i])
+			LOG_INFO("event %" PRIu32 ": reading its outbox", e->id);
+		e->open = open[i];
+		if (!e->grouped) {
+			int rc = rs_outbox_group_create(r->rs, e->id, r->group);
+
+			if (rc == 0)
+				e->grouped = true;
+			else if (first_err == 0)
+				first_err = rc;
+		}
+	}
+	memcpy(r->ev, next, n * sizeof(*next));
+	r->n = n;
+	free(next);
+	return first_err;
+}
+
+unsigned
+or_n_events(const struct outbox_reader *r)
+{
+	return r->n;
+}
+
+uint32_t
+or_event(const struct outbox_reader *r, unsigned i)
+{
+	return r->ev[i].id;
+}
+
+int
+or_read(struct outbox_reader *r, unsigned i, struct rs_outbox_entry *out, unsigned max)
+{
+	struct or_event *e = &r->ev[i];
+	uint64_t pending, ms, seq;
+	int n;
+
+	if (!e->grouped || e->drained)
+		return 0;
+	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, out, max);
+	if (n == 0 && !e->open && rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
+		pending == 0) {
+		LOG_INFO("event %" PRIu32 ": closed and its outbox is drained", e->id);
+		e->drained = true;
+	}
+	return n;
+}
+
+int
+or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, struct rs_outbox_entry *out,
+	unsigned max, bool *done)
+{
+	struct or_event *e = &r->ev[i];
+	int n;
+
+	*done = true;
+	if (!e->grouped)
+		return 0;
+	n = rs_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
+		sizeof(e->cursor), out, max);
+	if (n < 0)
+		snprintf(e->cursor, sizeof(e->cursor), "0-0");
+	else
+		*done = strcmp(e->cursor, "0-0") == 0;
+	return n;
+}

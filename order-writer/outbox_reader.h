@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_OW_OUTBOX_READER_H
+#define FG_OW_OUTBOX_READER_H
+/*
+ * Which outboxes the order writer reads, and reading them: one consumer group on each event's
+ * outbox stream, this writer a consumer named host-pid. New entries are read with XREADGROUP;
+ * entries pending too long (their writer died, or this one failed to write them) are claimed
+ * with XAUTOCLAIM, at start and periodically. A closed event is read until its outbox has
+ * nothing new and nothing pending, then left alone.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controlplane/redis_store.h"
+
+#define OR_EVENTS_MAX 1024
+
+struct outbox_reader;
+
+/* group and consumer are copied. Returns the reader or NULL (out of memory). */
+struct outbox_reader *or_open(struct redis_store *rs, const char *group, const char *consumer);
+
+void or_close(struct outbox_reader *r);
+
+/*
+ * Replaces the event list with ids[0..n) (open[i]: the sale is open), keeping what is known of
+ * events already listed, and creates the group on the new ones. Returns 0 or the first error
+ * (an event whose group could not be created is tried again at the next call).
+ */
+int or_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n);
+
+/* The number of events read, and the id of event i. */
+unsigned or_n_events(const struct outbox_reader *r);
+uint32_t or_event(const struct outbox_reader *r, unsigned i);
+
+/*
+ * Reads at most max new entries of event i into out. Returns how many (0: none, or the event
+ * is drained), or a negative errno.
+ */
+int or_read(struct outbox_reader *r, unsigned i, struct rs_outbox_entry *out, unsigned max);
+
+/*
+ * Claims at most max entries of event i pending for min_idle_ms or more, going on from where
+ * the previous call for this event stopped. *done is set when the scan of event i reached the
+ * end (the next call starts again from the beginning). Returns how many or a negative errno.
+ */
+int or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, struct rs_outbox_entry *out,
+	unsigned max, bool *done);
+
+#endif

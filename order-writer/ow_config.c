@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "order-writer/ow_config.h"
+
+#include <stdlib.h>
+
+#include "common/log.h"
+
+#define OW_FIELD(f) .offset = offsetof(struct ow_config, f), .size = sizeof(((struct ow_config *)0)->f)
+
+static const struct cfg_key ow_keys[] = {
+	{
+		.name = "id",
+		.type = CFG_UINT,
+		OW_FIELD(id),
+		.min = 1,
+		.max = UINT32_MAX,
+		.def = "300",
+		.doc = "This order writer's sender id on the wire (RESULT and RESTOCK messages to "
+		       "the control plane); unique among the programs that talk to it.",
+	},
+	{
+		.name = "push_endpoint",
+		.type = CFG_STRING,
+		OW_FIELD(push_endpoint),
+		.min = 1,
+		.max = 127,
+		.def = "tcp://127.0.0.1:5601",
+		.doc = "The control plane's PULL socket ([controlplane] pull_endpoint): order ids, "
+		       "expiries and restocks are pushed there and relayed to every data plane.",
+	},
+	{
+		.name = "group",
+		.type = CFG_STRING,
+		OW_FIELD(group),
+		.min = 1,
+		.max = 63,
+		.def = "order-writer",
+		.doc = "The Redis consumer group every order writer reads the outboxes with; all "
+		       "writers of one sale must use the same.",
+	},
+	{
+		.name = "batch_size",
+		.type = CFG_UINT,
+		OW_FIELD(batch_size),
+		.min = 1,
+		.max = 2048,
+		.def = "500",
+		.doc = "Orders written by one PostgreSQL transaction, 1..2048.",
+	},
+	{
+		.name = "max_rate",
+		.type = CFG_UINT,
+		OW_FIELD(max_rate),
+		.min = 0,
+		.max = 10000000,
+		.def = "10000",
+		.doc = "The most orders committed per second, all events together; the backlog "
+		       "waits in the outboxes. 0: no cap.",
+	},
+	{
+		.name = "poll_interval",
+		.type = CFG_DURATION,
+		OW_FIELD(poll_ms),
+		.min = 1,
+		.max = 1000,
+		.def = "5ms",
+		.doc = "How long the writer waits when no outbox had new entries, 1ms..1s.",
+	},
+	{
+		.name = "claim_idle",
+		.type = CFG_DURATION,
+		OW_FIELD(claim_idle_ms),
+		.min = 0,
+		.max = 3600000,
+		.def = "30s",
+		.doc = "An outbox entry delivered this long ago and not acknowledged belongs to a "
+		       "writer taken for dead: it is claimed and written (exactly once: the order's "
+		       "reservation id is unique). Longer than a slow transaction.",
+	},
+	{
+		.name = "claim_interval",
+		.type = CFG_DURATION,
+		OW_FIELD(claim_interval_ms),
+		.min = 10,
+		.max = 3600000,
+		.def = "5s",
+		.doc = "How often pending entries are looked for (also once at start).",
+	},
+	{
+		.name = "events_refresh",
+		.type = CFG_DURATION,
+		OW_FIELD(events_refresh_ms),
+		.min = 10,
+		.max = 600000,
+		.def = "2s",
+		.doc = "How often the events to read (open, or closed with a backlog) are read "
+		       "from PostgreSQL.",
+	},
+	{
+		.name = "sweep_interval",
+		.type = CFG_DURATION,
+		OW_FIELD(sweep_interval_ms),
+		.min = 1,
+		.max = 3600000,
+		.def = "1s",
+		.doc = "How often unpaid orders past their deadline are expired and their stock "
+		       "returned (PostgreSQL, then Redis).",
+	},
+	{
+		.name = "sweep_batch",
+		.type = CFG_UINT,
+		OW_FIELD(sweep_batch),
+		.min = 1,
+		.max = 10000,
+		.def = "500",
+		.doc = "Orders expired by one transaction of the sweeper, 1..10000.",
+	},
+	{
+		.name = "trim_interval",
+		.type = CFG_DURATION,
+		OW_FIELD(trim_interval_ms),
+		.min = 0,
+		.max = 86400000,
+		.def = "0",
+		.doc = "How often acknowledged outbox entries are deleted (never one still pending "
+		       "or not delivered); 0: never, the outbox keeps one entry per reservation.",
+	},
+	{
+		.name = "log_level",
+		.type = CFG_LOGLEVEL,
+		OW_FIELD(log_level),
+		.def = "info",
+		.doc = "The most verbose messages logged: err, warn, notice, info or debug.",
+	},
+};
+
+/* The same keys as the control plane's [redis] and [postgres]: one file serves both. */
+static const struct cfg_key redis_keys[] = {
+	{
+		.name = "socket",
+		.type = CFG_STRING,
+		OW_FIELD(redis_socket),
+		.min = 0,
+		.max = 107,
+		.def = "",
+		.doc = "Redis's Unix socket; when set, host and port are not used.",
+	},
+	{
+		.name = "host",
+		.type = CFG_IPV4,
+		OW_FIELD(redis_host),
+		.def = "127.0.0.1",
+		.doc = "Redis's address.",
+	},
+	{
+		.name = "port",
+		.type = CFG_UINT,
+		OW_FIELD(redis_port),
+		.min = 1,
+		.max = 65535,
+		.def = "6379",
+		.doc = "Redis's TCP port.",
+	},
+	{
+		.name = "timeout",
+		.type = CFG_DURATION,
+		OW_FIELD(redis_timeout_ms),
+		.min = 10,
+		.max = 60000,
+		.def = "2s",
+		.doc = "A Redis reply that takes longer counts as a lost connection.",
+	},
+};
+
+static const struct cfg_key pg_keys[] = {
+	{
+		.name = "conninfo",
+		.type = CFG_STRING,
+		OW_FIELD(pg_conninfo),
+		.min = 1,
+		.max = 255,
+		.def = "dbname=flashgate",
+		.doc = "libpq connection string of the database that holds events, stock and "
+		       "orders (e.g. \"host=/run/postgresql dbname=flashgate\").",
+	},
+};
+
+static const struct cfg_section ow_sections[] = {
+	{
+		.name = "order_writer",
+		.doc = "The order writer: outbox reading, batching, rate cap, expiry sweeper.",
+		.keys = ow_keys,
+		.n_keys = sizeof(ow_keys) / sizeof(ow_keys[0]),
+	},
+	{
+		.name = "redis",
+		.doc = "The Redis whose outboxes hold the reservations to write.",
+		.keys = redis_keys,
+		.n_keys = sizeof(redis_keys) / sizeof(redis_keys[0]),
+	},
+	{
+		.name = "postgres",
+		.doc = "The PostgreSQL that orders are written to.",
+		.keys = pg_keys,
+		.n_keys = sizeof(pg_keys) / sizeof(pg_keys[0]),
+	},
+};
+
+/* One flashgate.conf serves every program: the others' sections are theirs to check. */
+static const char *const ow_foreign[] = {"dataplane", "admission", "bridge", "event",
+	"controlplane", NULL};
+
+const struct cfg_schema ow_config_schema = {
+	.foreign = ow_foreign,
+	.sections = ow_sections,
+	.n_sections = sizeof(ow_sections) / sizeof(ow_sections[0]),
+	.target_size = sizeof(struct ow_config),
+	.help = "flashgate-order-writer --help-config lists every key",
+};
+
+void
+ow_config_defaults(struct ow_config *cfg)
+{
+	char err[256];
+
+	if (cfg_defaults(&ow_config_schema, cfg, err, sizeof(err)) != 0) {
+		LOG_ERR("%s", err);
+		abort();
+	}
+}
+
+int
+ow_config_load(struct ow_config *cfg, const char *path, char *err, size_t errlen)
+{
+	return cfg_load(&ow_config_schema, cfg, path, err, errlen);
+}
+
+int
+ow_config_set(struct ow_config *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+	return cfg_set(&ow_config_schema, cfg, key, value, err, errlen);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_OW_CONFIG_H
+#define FG_OW_CONFIG_H
+/*
+ * flashgate-order-writer's settings: its own [order_writer] section, and the [redis] and
+ * [postgres] sections it shares with the control plane (the same keys, so one flashgate.conf
+ * serves both).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/config.h"
+
+struct ow_config {
+	/* [order_writer] */
+	uint32_t id;		  /* sender id on the wire */
+	char push_endpoint[128];  /* the control plane's PULL: RESULT and RESTOCK records */
+	char group[64];		  /* the consumer group on every outbox */
+	uint32_t batch_size;	  /* orders per transaction */
+	uint32_t max_rate;	  /* orders committed per second; 0: no cap */
+	uint32_t poll_ms;	  /* idle wait when no outbox had entries */
+	uint32_t claim_idle_ms;	  /* pending this long: the writer it went to is taken for dead */
+	uint32_t claim_interval_ms;
+	uint32_t events_refresh_ms;
+	uint32_t sweep_interval_ms;
+	uint32_t sweep_batch;
+	uint32_t trim_interval_ms; /* 0: never trim the outboxes */
+	int log_level;
+	/* [redis] */
+	char redis_socket[108];
+	uint32_t redis_host; /* network order */
+	uint16_t redis_port;
+	uint32_t redis_timeout_ms;
+	/* [postgres] */
+	char pg_conninfo[256];
+};
+
+extern const struct cfg_schema ow_config_schema;
+
+/* Fills cfg with every default. Cannot fail (a wrong key table aborts; the tests load it). */
+void ow_config_defaults(struct ow_config *cfg);
+
+/* Loads path over the defaults. Returns 0, or -errno with one line in err naming file and key. */
+int ow_config_load(struct ow_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Applies "section.key" = value with the same checks. Returns 0 or -EINVAL with err. */
+int ow_config_set(
+	struct ow_config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_OW_WRITER_H
+#define FG_OW_WRITER_H
+/*
+ * One batch of outbox entries of one event, from Redis to PostgreSQL and back: released
+ * reservations are skipped, the rest written as orders in one transaction (order_store), the
+ * orders published (result hash "O:..." and RESULT ORDERED records to the control plane), and
+ * only then the entries acknowledged. Whatever fails before the acknowledgement leaves the
+ * entries pending, and their redelivery inserts nothing twice.
+ *
+ * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
+ * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
+ * stock back, result "X:<rid>") so that no stock is stranded, and then acknowledged.
+ */
+#include <stdint.h>
+
+#include "controlplane/redis_store.h"
+#include "order-writer/order_store.h"
+#include "order-writer/ow_link.h"
+
+struct ow_writer_stats {
+	uint64_t batches;	/* committed */
+	uint64_t orders;	/* inserted */
+	uint64_t redelivered;	/* entries whose order existed */
+	uint64_t conflicts;	/* batches refused by the stock check */
+	uint64_t released;	/* reservations released after a conflict */
+	uint64_t skipped;	/* entries acknowledged without an order: released before, malformed */
+	uint64_t errors;	/* batches left pending after an error */
+};
+
+struct ow_writer {
+	struct redis_store *rs;
+	struct order_store *os;
+	struct ow_link *link;	  /* may be NULL */
+	const char *group;
+	void (*commit_hook)(void); /* the test hook, run once after the first COMMIT; may be NULL */
+	struct ow_writer_stats st;
+};
+
+/*
+ * Writes the n entries (1..RS_BATCH_MAX) of event's outbox that were just delivered or claimed.
+ * Returns 0 when they were acknowledged, or a negative errno when they stay pending (logged).
+ */
+int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e,
+	unsigned n);
+
+#endif

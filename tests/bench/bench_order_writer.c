@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The order writer's committed orders per second (rate cap off), against single-row autocommit
+ * INSERTs of the same rows on the same PostgreSQL (durable: fsync on, synchronous_commit on).
+ * Prints figures and their ratio; asserts nothing about time.
+ *   bench_order_writer PATH-OF-flashgate-order-writer [N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controlplane/pg_store.h"
+#include "controlplane/redis_store.h"
+#include "tests/lib/pg_server.h"
+#include "tests/lib/redis_server.h"
+#include "tests/tap.h"
+
+static uint64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static long long
+q1(PGconn *db, const char *sql)
+{
+	PGresult *r = PQexec(db, sql);
+	long long v = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1
+			      ? atoll(PQgetvalue(r, 0, 0))
+			      : -1;
+
+	PQclear(r);
+	return v;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct redis_server rsrv;
+	static struct pg_server psrv;
+	unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 100000, single = n / 10;
+	char err[256], conf[160], log[160], sql[512];
+	struct rs_config rc = {0};
+	struct pg_store *ps;
+	unsigned applied;
+	PGconn *db;
+	struct redis_store *rs;
+	static struct wire_reserve res[2048];
+	static uint8_t verdicts[2048];
+
+	if (argc < 2 || n < 1000)
+		return fprintf(stderr, "usage: %s WRITER [N >= 1000]\n", argv[0]), 2;
+	if (redis_server_start(&rsrv, false, false) != 0 || pg_server_start(&psrv, true) != 0) {
+		tap_ok(0, "Redis and PostgreSQL start");
+		return tap_done();
+	}
+	ps = pg_open(psrv.conninfo, err, sizeof(err));
+	tap_ok(ps != NULL && pg_migrate(ps, NULL, &applied, err, sizeof(err)) == 0, "migrated");
+	pg_close(ps);
+	db = PQconnectdb(psrv.conninfo);
+	rc.unix_path = rsrv.sock;
+	rs = rs_open(&rc, err, sizeof(err));
+	for (unsigned ev = 1; ev <= 2; ev++) {
+		snprintf(sql, sizeof(sql),
+			"INSERT INTO events (id, name, starts_at, ends_at, pay_window_s, state) VALUES "
+			"(%u, 'b', now() - interval '1 hour', now() + interval '1 day', 600, '%s'); "
+			"INSERT INTO stock VALUES (%u, %u, %u)",
+			ev, ev == 1 ? "open" : "draft", ev, n, n);
+		PQclear(PQexec(db, sql));
+	}
+	rs_preheat(rs, 1, n);
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < 2048 ? n - done : 2048;
+		struct rs_batch b = {.event = 1, .n = k, .res = res, .verdicts = verdicts};
+
+		for (unsigned i = 0; i < k; i++)
+			res[i] = (struct wire_reserve){.reservation_id = 1 + done + i,
+				.user = 1 + done + i, .admitted_ms = 1, .event = 1};
+		rs_reserve(rs, &b, 1);
+		done += k;
+	}
+
+	/* The order writer, cap off, batches of 2048. */
+	snprintf(conf, sizeof(conf), "%s/ow.conf", rsrv.dir);
+	snprintf(log, sizeof(log), "%s/ow.log", rsrv.dir);
+	FILE *f = fopen(conf, "w");
+
+	fprintf(f, "[order_writer]\npush_endpoint = ipc://%s/pull\nmax_rate = 0\nbatch_size = 2048\n"
+		   "poll_interval = 1ms\nlog_level = warn\n[redis]\nsocket = %s\n[postgres]\n"
+		   "conninfo = \"%s\"\n",
+		rsrv.dir, rsrv.sock, psrv.conninfo);
+	fclose(f);
+	uint64_t t0 = mono_us();
+	pid_t w = fork();
+
+	if (w == 0) {
+		execl(argv[1], argv[1], "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	long long have = 0;
+
+	while ((have = q1(db, "SELECT count(*) FROM orders WHERE event_id = 1")) < (long long)n &&
+		mono_us() - t0 < 300000000)
+		redis_server_sleep_ms(5);
+	uint64_t wall = mono_us() - t0;
+
+	kill(w, SIGTERM);
+	waitpid(w, NULL, 0);
+	long long span = q1(db, "SELECT (extract(epoch FROM max(created_at) - min(created_at)) * "
+				"1e6)::bigint FROM orders WHERE event_id = 1");
+	long long last = q1(db, "SELECT count(*) FROM orders WHERE event_id = 1 AND created_at = "
+				"(SELECT max(created_at) FROM orders WHERE event_id = 1)");
+	double writer_rate = span > 0 ? (double)(have - last) * 1e6 / (double)span : 0;
+	double writer_wall = (double)have * 1e6 / (double)wall;
+
+	tap_eq_int(have, n, "the writer wrote every reservation");
+	tap_diag("order writer: %lld orders, %.0f orders/s between first and last COMMIT, %.0f/s "
+		 "wall clock from its start",
+		have, writer_rate, writer_wall);
+
+	/* The baseline: the same rows, one autocommit INSERT each (a subset: it is slow). */
+	const char *ins = "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
+			  "VALUES (2, $1, $2, now() + interval '10 minutes')";
+	uint64_t b0 = mono_us();
+
+	for (unsigned i = 0; i < single; i++) {
+		char u[24], r[24];
+		const char *p[2] = {u, r};
+
+		snprintf(u, sizeof(u), "%u", 1 + i);
+		snprintf(r, sizeof(r), "%u", 10000000 + i);
+		PQclear(PQexecParams(db, ins, 2, NULL, p, NULL, NULL, 0));
+	}
+	double base_rate = (double)single * 1e6 / (double)(mono_us() - b0);
+
+	tap_eq_int(q1(db, "SELECT count(*) FROM orders WHERE event_id = 2"), single,
+		"the baseline inserted its rows");
+	tap_diag("single-row autocommit INSERTs: %u rows, %.0f rows/s", single, base_rate);
+	tap_diag("ratio: %.1fx (target >= 40x and >= 100000 orders/s)", writer_rate / base_rate);
+	rs_close(rs);
+	PQfinish(db);
+	return tap_done();
+}

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-order-writer against a real Redis and PostgreSQL (tests/lib): reservations made by
+ * reserve.lua (rs_reserve) become exactly one order each, also when the same entries are
+ * delivered twice and when the writer is killed between COMMIT and XACK; a stock conflict
+ * releases the batch back to Redis; the rate cap holds; payments racing the expiry at the
+ * deadline give exactly one terminal state per order with stock returned once. The design's
+ * invariants 1-3 are checked after each case.
+ *   test_order_writer PATH-OF-flashgate-order-writer
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "controlplane/pg_store.h"
+#include "controlplane/redis_store.h"
+#include "tests/lib/pg_server.h"
+#include "tests/lib/redis_server.h"
+#include "tests/tap.h"
+
+static struct redis_server rsrv;
+static struct pg_server psrv;
+static struct redis_store *rs;
+static PGconn *db;
+static const char *writer_bin;
+static char conf_path[128], log_path[128], pull_ep[160];
+static void *zctx, *zpull;
+static uint64_t next_rid = 1000;
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static uint64_t
+now_real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Runs a query that answers one number. */
+static long long
+q1(const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+	long long v = -999999;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	PGresult *r = PQexec(db, sql);
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0))
+		v = atoll(PQgetvalue(r, 0, 0));
+	else if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+		tap_diag("%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	return v;
+}
+
+static long long
+redis_int(const char *fmt, ...)
+{
+	char cmd[256];
+	va_list ap;
+	long long v = -999999;
+	redisContext *c = redisConnectUnix(rsrv.sock);
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	redisReply *r = redisCommand(c, cmd);
+
+	if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	else if (r != NULL && r->type == REDIS_REPLY_STRING)
+		v = atoll(r->str);
+	else if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+		 r->element[0]->type == REDIS_REPLY_INTEGER)
+		v = r->element[0]->integer; /* XPENDING: the count */
+	if (r != NULL)
+		freeReplyObject(r);
+	redisFree(c);
+	return v;
+}
+
+/* An open event with stock in PostgreSQL (initial = available = pg_stock) and Redis. */
+static void
+event_create(uint32_t ev, int pg_stock, int redis_stock)
+{
+	q1("INSERT INTO events (id, name, starts_at, ends_at, pay_window_s, state) VALUES "
+	   "(%u, 'e%u', now() - interval '1 hour', now() + interval '1 day', 600, 'open')",
+		ev, ev);
+	q1("INSERT INTO stock (event_id, initial, available) VALUES (%u, %d, %d)", ev, pg_stock,
+		pg_stock);
+	rs_preheat(rs, ev, redis_stock);
+}
+
+/* Reserves users first..first+n-1 of ev through reserve.lua; returns how many were reserved. */
+static unsigned
+reserve(uint32_t ev, uint64_t first, unsigned n)
+{
+	static struct wire_reserve res[512];
+	static uint8_t verdicts[512];
+	unsigned reserved = 0;
+
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < 512 ? n - done : 512;
+		struct rs_batch b = {.event = ev, .n = k, .res = res, .verdicts = verdicts};
+
+		for (unsigned i = 0; i < k; i++)
+			res[i] = (struct wire_reserve){.reservation_id = next_rid++,
+				.user = first + done + i, .admitted_ms = now_real_ms(), .event = ev};
+		rs_reserve(rs, &b, 1);
+		for (unsigned i = 0; i < k; i++)
+			reserved += verdicts[i] == WIRE_V_RESERVED;
+		done += k;
+	}
+	return reserved;
+}
+
+static void
+write_conf(const char *extra)
+{
+	FILE *f = fopen(conf_path, "w");
+
+	fprintf(f,
+		"[order_writer]\npush_endpoint = %s\npoll_interval = 1ms\nclaim_idle = 100ms\n"
+		"claim_interval = 100ms\nevents_refresh = 50ms\nsweep_interval = 2ms\n"
+		"max_rate = 0\nlog_level = notice\n%s\n[redis]\nsocket = %s\n[postgres]\n"
+		"conninfo = \"%s\"\n",
+		pull_ep, extra, rsrv.sock, psrv.conninfo);
+	fclose(f);
+}
+
+static pid_t
+writer_start(bool crash, const char *set)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (crash)
+			setenv("FG_OW_CRASH_AFTER_COMMIT", "1", 1);
+		if (set != NULL)
+			execl(writer_bin, writer_bin, "-c", conf_path, "-s", set, (char *)NULL);
+		else
+			execl(writer_bin, writer_bin, "-c", conf_path, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int
+writer_stop(pid_t pid)
+{
+	int status = -1;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/* Waits up to ms for cond(event) to reach want. */
+static long long
+wait_for(const char *sql_fmt, uint32_t ev, long long want, unsigned ms)
+{
+	uint64_t end = mono_ms() + ms;
+	long long v;
+
+	do {
+		v = q1(sql_fmt, ev);
+		if (v == want)
+			break;
+		sleep_ms(20);
+	} while (mono_ms() < end);
+	return v;
+}
+
+#define ORDERS_SQL "SELECT count(*) FROM orders WHERE event_id = %u"
+
+/* Drains the PULL socket; counts RESULT records by verdict and RESTOCK records. */
+static void
+pull_drain(unsigned *ordered, unsigned *expired, unsigned *restock)
+{
+	static uint8_t buf[1 << 17];
+	int len;
+
+	while ((len = zmq_recv(zpull, buf, sizeof(buf), ZMQ_DONTWAIT)) > 0) {
+		struct wire_msg m;
+
+		if (wire_decode(buf, (size_t)len, &m) != 0)
+			continue;
+		for (unsigned i = 0; i < m.count; i++) {
+			struct wire_result r;
+
+			if (m.type == WIRE_T_RESTOCK)
+				(*restock)++;
+			else if (m.type == WIRE_T_RESULT && wire_get_result(&m, i, &r) == 0)
+				*(r.verdict == WIRE_V_ORDERED ? ordered : expired) +=
+					r.verdict == WIRE_V_ORDERED || r.verdict == WIRE_V_EXPIRED;
+		}
+	}
+}
+
+/* Invariants 1-3 of the design for ev; drained: also Redis stock == PostgreSQL available. */
+static void
+invariants(uint32_t ev, long long preheat, bool drained)
+{
+	long long initial = q1("SELECT initial FROM stock WHERE event_id = %u", ev);
+	long long avail = q1("SELECT available FROM stock WHERE event_id = %u", ev);
+	long long live = q1("SELECT count(*) FROM orders WHERE event_id = %u AND status IN "
+			    "('pending', 'paid')", ev);
+	long long dup = q1("SELECT count(*) FROM (SELECT user_id FROM orders WHERE event_id = %u "
+			   "GROUP BY user_id HAVING count(*) > 1) d", ev);
+	long long rstock = redis_int("GET fg:{%u}:stock", ev);
+	long long buyers = redis_int("SCARD fg:{%u}:buyers", ev);
+	long long released = redis_int("SCARD fg:{%u}:released", ev);
+
+	tap_ok(live <= initial && avail >= 0 && rstock >= 0,
+		"event %u inv 1: orders %lld <= stock %lld, no negative stock (pg %lld, redis %lld)",
+		ev, live, initial, avail, rstock);
+	tap_eq_int(dup, 0, "inv 2: users with more than one order");
+	tap_eq_int(avail + live, initial, "inv 3: available + pending + paid == initial (pg)");
+	tap_eq_int(rstock + buyers - released, preheat,
+		"inv 3: redis stock + buyers - released == preheated");
+	if (drained)
+		tap_eq_int(rstock, avail, "drained: Redis stock equals PostgreSQL available");
+}
+
+/* N entries -> N orders, published; the same entries delivered again -> still N. */
+static void
+test_exactly_once(void)
+{
+	unsigned ordered = 0, expired = 0, restock = 0;
+	struct wire_result_query q[1000];
+	static struct rs_result res[1000];
+	unsigned good = 0;
+
+	event_create(1, 1000, 1000);
+	tap_eq_int(reserve(1, 1, 1000), 1000, "1000 reservations in Redis");
+	write_conf("batch_size = 256");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, 1, 1000, 20000), 1000, "1000 entries -> 1000 orders");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 1"), 0,
+		"stock decremented by the orders");
+	tap_eq_int(q1("SELECT count(DISTINCT reservation_id) FROM orders WHERE event_id = 1 AND "
+		      "reservation_id >= 1000"), 1000, "one order per reservation id");
+	sleep_ms(200);
+	tap_eq_int(redis_int("XPENDING fg:{1}:outbox order-writer"), 0, "every entry acknowledged");
+	for (unsigned i = 0; i < 1000; i++)
+		q[i] = (struct wire_result_query){.user = 1 + i, .event = 1};
+	rs_results(rs, q, 1000, res);
+	for (unsigned i = 0; i < 1000; i++)
+		good += res[i].verdict == WIRE_V_ORDERED && res[i].order_id != 0 &&
+			res[i].pay_deadline_ms > now_real_ms();
+	tap_eq_int(good, 1000, "result hash: every user ordered with order id and deadline");
+	pull_drain(&ordered, &expired, &restock);
+	tap_eq_int(ordered, 1000, "1000 RESULT ORDERED records pushed to the control plane");
+
+	/* Deliver everything again: the group forgets what it delivered. */
+	redis_int("XGROUP SETID fg:{1}:outbox order-writer 0");
+	uint64_t end = mono_ms() + 20000;
+
+	while (ordered < 2000 && mono_ms() < end) {
+		sleep_ms(20);
+		pull_drain(&ordered, &expired, &restock);
+	}
+	tap_eq_int(ordered, 2000, "redelivered entries are published again");
+	tap_eq_int(q1(ORDERS_SQL, 1), 1000, "the same entries delivered twice -> still 1000");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 1"), 0,
+		"stock not decremented again");
+	tap_eq_int(redis_int("XPENDING fg:{1}:outbox order-writer"), 0,
+		"redelivered entries acknowledged");
+	writer_stop(w);
+	invariants(1, 1000, true);
+}
+
+/* Killed between COMMIT and XACK: after a restart nothing is duplicated, nothing lost. */
+static void
+test_crash_after_commit(void)
+{
+	int status = -1;
+
+	event_create(2, 1200, 1200);
+	tap_eq_int(reserve(2, 1, 1200), 1200, "1200 reservations in Redis");
+	write_conf("batch_size = 500");
+	pid_t w = writer_start(true, NULL);
+
+	waitpid(w, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 9,
+		"the test hook ends the writer right after its first COMMIT");
+	tap_eq_int(q1(ORDERS_SQL, 2), 500, "the first batch is committed");
+	tap_eq_int(redis_int("XPENDING fg:{2}:outbox order-writer"), 500,
+		"and its entries are still pending (not acknowledged)");
+	w = writer_start(false, NULL);
+	tap_eq_int(wait_for(ORDERS_SQL, 2, 1200, 20000), 1200,
+		"after a restart: every reservation is an order");
+	sleep_ms(300);
+	tap_eq_int(q1(ORDERS_SQL, 2), 1200, "and none twice");
+	tap_eq_int(redis_int("XPENDING fg:{2}:outbox order-writer"), 0,
+		"the dead writer's entries were claimed and acknowledged");
+	tap_eq_int(redis_int("HLEN fg:{2}:result"), 1200, "every user has a result");
+	writer_stop(w);
+	invariants(2, 1200, true);
+}
+
+/* PostgreSQL holds less stock than Redis handed out: refused batches go back to Redis. */
+static void
+test_stock_conflict(void)
+{
+	event_create(3, 10, 20);
+	tap_eq_int(reserve(3, 1, 20), 20, "20 reservations in Redis against 10 in PostgreSQL");
+	write_conf("batch_size = 4");
+	pid_t w = writer_start(false, NULL);
+
+	wait_for("SELECT count(*) FROM orders WHERE event_id = %u", 3, 8, 10000);
+	uint64_t end = mono_ms() + 10000;
+
+	while (redis_int("SCARD fg:{3}:released") < 12LL && mono_ms() < end)
+		sleep_ms(20);
+	sleep_ms(200);
+	writer_stop(w);
+	tap_eq_int(q1(ORDERS_SQL, 3), 8, "the batches that fit are committed (2 of 4)");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 3"), 2,
+		"a refused batch commits nothing (2 left)");
+	tap_eq_int(redis_int("SCARD fg:{3}:released"), 12, "the refused reservations are released");
+	tap_eq_int(redis_int("GET fg:{3}:stock"), 12, "and their stock is back in Redis");
+	tap_eq_int(redis_int("XPENDING fg:{3}:outbox order-writer"), 0, "and acknowledged");
+	invariants(3, 20, false);
+}
+
+/* 20,000 entries with a cap of 5,000/s: the commit rate stays at the cap. */
+static void
+test_rate_cap(void)
+{
+	event_create(4, 20000, 20000);
+	tap_eq_int(reserve(4, 1, 20000), 20000, "20000 reservations in Redis");
+	write_conf("batch_size = 500");
+	pid_t w = writer_start(false, "order_writer.max_rate=5000");
+
+	tap_eq_int(wait_for(ORDERS_SQL, 4, 20000, 60000), 20000, "20000 orders");
+	writer_stop(w);
+	/* Orders of one batch share created_at (its transaction's start). The span from the first
+	 * batch to the last carries every order but the last batch's. */
+	long long batches = q1("SELECT count(DISTINCT created_at) FROM orders WHERE event_id = 4");
+	long long last = q1("SELECT count(*) FROM orders WHERE event_id = 4 AND created_at = "
+			    "(SELECT max(created_at) FROM orders WHERE event_id = 4)");
+	long long span_us = q1("SELECT (extract(epoch FROM max(created_at) - min(created_at)) * "
+			       "1e6)::bigint FROM orders WHERE event_id = 4");
+	double rate = span_us > 0 ? (double)(20000 - last) * 1e6 / (double)span_us : 1e12;
+
+	tap_diag("%lld batches over %.3f s: %.0f orders/s", batches, (double)span_us / 1e6, rate);
+	tap_ok(batches >= 40, "batches of at most 500 (%lld transactions)", batches);
+	tap_ok(rate <= 5000 * 1.05, "commit rate %.0f/s <= the cap 5000/s + 5%%", rate);
+	tap_ok(rate >= 5000 * 0.5, "commit rate %.0f/s is not far below the cap", rate);
+	invariants(4, 20000, true);
+}
+
+/* 1000 payments at their order's deadline +- a few ms, racing the expiry sweeper. */
+static void
+test_pay_vs_expiry(void)
+{
+	static uint64_t ids[1000];
+	static char verdict[1000][32];
+	unsigned ordered = 0, expired_recs = 0, restock = 0;
+	long long paid, expired, said_paid = 0, said_refund = 0;
+
+	event_create(5, 1000, 1000);
+	tap_eq_int(reserve(5, 1, 1000), 1000, "1000 reservations in Redis");
+	write_conf("batch_size = 500");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, 5, 1000, 20000), 1000, "1000 orders");
+	pull_drain(&ordered, &expired_recs, &restock);
+	expired_recs = restock = 0;
+
+	/* Deadlines 3 ms apart from a second from now; each order is paid at its deadline plus
+	 * an offset in -4..+4 ms. */
+	uint64_t base = now_real_ms() + 1000;
+
+	q1("UPDATE orders o SET pay_deadline = to_timestamp(%" PRIu64 " / 1000.0) + "
+	   "(r.rn * interval '3 ms') FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS rn "
+	   "FROM orders WHERE event_id = 5) r WHERE o.id = r.id",
+		base);
+	PGresult *r = PQexec(db, "SELECT id FROM orders WHERE event_id = 5 ORDER BY id");
+
+	for (int i = 0; i < PQntuples(r) && i < 1000; i++)
+		ids[i] = strtoull(PQgetvalue(r, i, 0), NULL, 10);
+	PQclear(r);
+	for (unsigned i = 0; i < 1000; i++) {
+		uint64_t at = base + 3 * i + ((i * 7) % 9) - 4;
+		char arg[24];
+		const char *p[1] = {arg};
+
+		while (now_real_ms() < at)
+			sleep_ms(1);
+		snprintf(arg, sizeof(arg), "%" PRIu64, ids[i]);
+		r = PQexecParams(db, "SELECT flashgate_pay($1)", 1, NULL, p, NULL, NULL, 0);
+		snprintf(verdict[i], sizeof(verdict[i]), "%s",
+			PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : "error");
+		PQclear(r);
+		said_paid += strcmp(verdict[i], "paid") == 0;
+		said_refund += strcmp(verdict[i], "expired_refund_needed") == 0;
+	}
+	tap_eq_int(said_paid + said_refund, 1000, "every payment answered paid or refund");
+	tap_eq_int(wait_for("SELECT count(*) FROM orders WHERE event_id = %u AND status = "
+			    "'pending'", 5, 0, 10000), 0, "no order left pending");
+	tap_eq_int(wait_for("SELECT count(*) FROM stock_releases WHERE event_id = %u AND "
+			    "applied_at IS NULL", 5, 0, 10000), 0, "every release applied to Redis");
+	sleep_ms(100);
+	writer_stop(w);
+	paid = q1("SELECT count(*) FROM orders WHERE event_id = 5 AND status = 'paid'");
+	expired = q1("SELECT count(*) FROM orders WHERE event_id = 5 AND status = 'expired'");
+	tap_diag("paid %lld, expired %lld", paid, expired);
+	tap_eq_int(paid + expired, 1000, "exactly one terminal state per order");
+	tap_eq_int(paid, said_paid, "paid orders == payments answered paid");
+	tap_ok(paid > 0 && expired > 0, "the race went both ways (paid %lld, expired %lld)", paid,
+		expired);
+	long long wrong = 0;
+
+	for (unsigned i = 0; i < 1000; i++) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "SELECT status = 'paid' FROM orders WHERE id = %" PRIu64,
+			ids[i]);
+		PGresult *x = PQexec(db, sql);
+		bool is_paid = PQntuples(x) == 1 && PQgetvalue(x, 0, 0)[0] == 't';
+
+		PQclear(x);
+		wrong += is_paid != (strcmp(verdict[i], "paid") == 0);
+	}
+	tap_eq_int(wrong, 0, "each order's state matches what its payment was told");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 5"), expired,
+		"PostgreSQL got back the stock of the expired orders only");
+	tap_eq_int(q1("SELECT count(*) FROM stock_releases WHERE event_id = 5"), expired,
+		"one stock release per expired order");
+	tap_eq_int(redis_int("SCARD fg:{5}:released"), expired, "Redis released each once");
+	tap_eq_int(redis_int("GET fg:{5}:stock"), expired, "Redis stock back by the expired only");
+	pull_drain(&ordered, &expired_recs, &restock);
+	tap_eq_int(expired_recs, expired, "one RESULT EXPIRED pushed per expired order");
+	tap_ok(restock >= 1, "RESTOCK pushed (%u)", restock);
+	invariants(5, 1000, true);
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[256];
+	unsigned applied;
+	struct pg_store *ps;
+	struct rs_config rc = {0};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PATH-OF-flashgate-order-writer\n", argv[0]);
+		return 2;
+	}
+	writer_bin = argv[1];
+	if (redis_server_start(&rsrv, false, false) != 0 || pg_server_start(&psrv, false) != 0) {
+		tap_ok(0, "Redis and PostgreSQL start");
+		return tap_done();
+	}
+	ps = pg_open(psrv.conninfo, err, sizeof(err));
+	tap_ok(ps != NULL && pg_migrate(ps, NULL, &applied, err, sizeof(err)) == 0,
+		"schema migrated");
+	pg_close(ps);
+	db = PQconnectdb(psrv.conninfo);
+	rc.unix_path = rsrv.sock;
+	rs = rs_open(&rc, err, sizeof(err));
+	snprintf(conf_path, sizeof(conf_path), "%s/ow.conf", rsrv.dir);
+	snprintf(log_path, sizeof(log_path), "%s/ow.log", rsrv.dir);
+	snprintf(pull_ep, sizeof(pull_ep), "ipc://%s/pull", rsrv.dir);
+	zctx = zmq_ctx_new();
+	zpull = zmq_socket(zctx, ZMQ_PULL);
+	tap_ok(zmq_bind(zpull, pull_ep) == 0, "a stand-in control plane PULL at %s", pull_ep);
+
+	test_exactly_once();
+	test_crash_after_commit();
+	test_stock_conflict();
+	test_rate_cap();
+	test_pay_vs_expiry();
+
+	if (tap_failed) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "sed 's/^/# /' %s | tail -40", log_path);
+		if (system(cmd) != 0)
+			tap_diag("no writer log");
+	}
+	zmq_close(zpull);
+	zmq_ctx_term(zctx);
+	rs_close(rs);
+	PQfinish(db);
+	return tap_done();
+}
