@@ -114,7 +114,7 @@ admin_help_text(void)
 	       "limits show\n"
 	       "session-token USER [--ttl DURATION]\n"
 	       "order pay ORDER_ID\n"
-	       "reconcile EVENT_ID [--repair]\n"
+	       "reconcile EVENT_ID [--repair [--force]]\n"
 	       "help\n"
 	       "TIME: RFC 3339 (2026-12-01T10:00:00Z, 2026-12-01T18:00:00+08:00) or Unix seconds. "
 	       "DURATION: 500ms, 30s, 15m, 2h, 1d, 1h30m.\n";
@@ -1099,16 +1099,24 @@ parse_reconcile(struct ctx *c)
 	while (c->i < c->ws->n) {
 		const char *w = next_word(c);
 
+		if (strcmp(w, "--force") == 0) {
+			if (c->req->force)
+				return fail(c->err, c->errlen, c->cmd, "--force given twice");
+			c->req->force = true;
+			continue;
+		}
 		if (strcmp(w, "--repair") != 0)
 			return fail(c->err, c->errlen, c->cmd,
 				strncmp(w, "--", 2) == 0 ? "unknown option '" SHOW
-							   "' (expected --repair)"
+							   "' (expected --repair or --force)"
 							 : "unexpected argument '" SHOW "'",
 				w);
 		if (c->req->repair)
 			return fail(c->err, c->errlen, c->cmd, "--repair given twice");
 		c->req->repair = true;
 	}
+	if (c->req->force && !c->req->repair)
+		return fail(c->err, c->errlen, c->cmd, "--force only goes with --repair");
 	return 0;
 }
 

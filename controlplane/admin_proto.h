@@ -151,6 +151,7 @@ struct admin_req {
 	uint64_t ttl_s;		   /* session-token: ADMIN_TTL_DEFAULT_S unless --ttl */
 	uint64_t order_id;	   /* order pay */
 	bool repair;		   /* reconcile --repair */
+	bool force;		   /* reconcile --repair --force: even while the sale is open */
 };
 
 /*

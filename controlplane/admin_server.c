@@ -2,6 +2,7 @@
 #include "controlplane/admin_server.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -271,6 +272,158 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 	return end(&j, out, cap);
 }
 
+/*
+ * Compares Redis with PostgreSQL for one event and, with --repair, makes Redis
+ * agree. PostgreSQL is the truth: initial = available + pending + paid there.
+ * In Redis, buyers - released are the reservations still held; of those,
+ * pending + paid have orders, the expired ones whose release has not reached
+ * Redis yet are still counted, and the rest (the backlog) wait in the outbox
+ * for the order writer. So Redis's stock must be available - backlog -
+ * unapplied releases, and every user with an active order must be a buyer.
+ */
+static int
+do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
+{
+	struct admin_event ev;
+	struct pg_event_counts pc;
+	struct rs_event_state rst;
+	uint64_t *users = NULL, *missing = NULL;
+	size_t n_users = 0, n_missing = 0;
+	struct admin_json j;
+	char err[512];
+	int rc;
+
+	if ((rc = pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err))) != 0 ||
+		(rc = pg_event_counts(c->pg, ev.id, &pc, err, sizeof(err))) != 0 ||
+		(rc = pg_event_active_users(c->pg, ev.id, &users, &n_users, err, sizeof(err))) != 0)
+		return admin_answer_error(out, cap, err);
+	if ((rc = rs_event_state(c->rs, ev.id, &rst)) != 0) {
+		free(users);
+		return answer_error(out, cap, "reconcile: Redis is not reachable (%s)",
+			strerror(-rc));
+	}
+	missing = calloc(n_users ? n_users : 1, sizeof(*missing));
+	if (missing == NULL) {
+		free(users);
+		return admin_answer_error(out, cap, "reconcile: out of memory");
+	}
+	for (size_t i = 0; i < n_users; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
+		uint8_t miss[RS_BATCH_MAX];
+
+		if ((rc = rs_buyers_missing(c->rs, ev.id, users + i, k, miss)) != 0) {
+			free(users);
+			free(missing);
+			return answer_error(out, cap, "reconcile: Redis: %s", strerror(-rc));
+		}
+		for (unsigned m = 0; m < k; m++)
+			if (miss[m])
+				missing[n_missing++] = users[i + m];
+	}
+	int64_t active_pg = (int64_t)(pc.pending + pc.paid);
+	int64_t unapplied = (int64_t)pc.releases_pending;
+	int64_t held = (int64_t)rst.buyers + (int64_t)n_missing - (int64_t)rst.released;
+	int64_t backlog = held - active_pg - unapplied;
+	int64_t expected = (int64_t)pc.available - (backlog > 0 ? backlog : 0) - unapplied;
+	bool stock_ok = rst.preheated && rst.stock == expected;
+	bool ok = stock_ok && n_missing == 0 && backlog >= 0;
+	bool repaired = false;
+
+	if (expected < 0)
+		expected = 0;
+	if (req->repair && !ok) {
+		if (ev.state == ADMIN_EV_OPEN && !req->force) {
+			free(users);
+			free(missing);
+			return answer_error(out, cap,
+				"reconcile: event %u is open: repairing a running sale could "
+				"resell stock; close it first, or add --force",
+				ev.id);
+		}
+		for (size_t i = 0; i < n_missing; i += RS_BATCH_MAX) {
+			unsigned k = (unsigned)(n_missing - i < RS_BATCH_MAX ? n_missing - i
+									     : RS_BATCH_MAX);
+
+			rc = rs_repair(c->rs, ev.id, expected, missing + i, k);
+			if (rc != 0)
+				break;
+		}
+		if (n_missing == 0)
+			rc = rs_repair(c->rs, ev.id, expected, NULL, 0);
+		if (rc != 0) {
+			free(users);
+			free(missing);
+			return answer_error(out, cap, "reconcile: repair failed in Redis: %s",
+				strerror(-rc));
+		}
+		repaired = true;
+		LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
+			   ", %zu buyer(s) restored",
+			ev.id, rst.stock, expected, n_missing);
+		if (reload(c, err, sizeof(err)) == 0)
+			cp_state_publish_events(c->st, c->links);
+	}
+	admin_json_ok(&j, out, cap);
+	admin_json_u64(&j, "event", ev.id);
+	admin_json_bool(&j, "consistent", ok);
+	admin_json_bool(&j, "repaired", repaired);
+	admin_json_open(&j, "postgres", '{');
+	admin_json_u64(&j, "initial", pc.initial);
+	admin_json_u64(&j, "available", pc.available);
+	admin_json_u64(&j, "pending", pc.pending);
+	admin_json_u64(&j, "paid", pc.paid);
+	admin_json_u64(&j, "expired", pc.expired);
+	admin_json_u64(&j, "cancelled", pc.cancelled);
+	admin_json_u64(&j, "releases_unapplied", pc.releases_pending);
+	admin_json_close(&j, '}');
+	admin_json_open(&j, "redis", '{');
+	admin_json_bool(&j, "preheated", rst.preheated);
+	admin_json_i64(&j, "stock", rst.stock);
+	admin_json_u64(&j, "buyers", rst.buyers);
+	admin_json_u64(&j, "released", rst.released);
+	admin_json_u64(&j, "outbox", rst.outbox_len);
+	admin_json_close(&j, '}');
+	admin_json_i64(&j, "backlog", backlog);
+	admin_json_i64(&j, "expected_stock", expected);
+	admin_json_open(&j, "differences", '[');
+	if (!rst.preheated)
+		admin_json_str(&j, NULL, "Redis has no stock for this event (not preheated, or lost)");
+	else if (!stock_ok) {
+		char d[200];
+
+		snprintf(d, sizeof(d),
+			"Redis stock is %" PRId64 ", PostgreSQL says %" PRId64
+			" (available %u - backlog %" PRId64 " - unapplied releases %" PRId64 ")",
+			rst.stock, expected, pc.available, backlog > 0 ? backlog : 0, unapplied);
+		admin_json_str(&j, NULL, d);
+	}
+	for (size_t i = 0; i < n_missing && i < 20; i++) {
+		char d[120];
+
+		snprintf(d, sizeof(d), "user %" PRIu64 " has an order but is not a buyer in Redis",
+			missing[i]);
+		admin_json_str(&j, NULL, d);
+	}
+	if (n_missing > 20) {
+		char d[80];
+
+		snprintf(d, sizeof(d), "... %zu users in all", n_missing);
+		admin_json_str(&j, NULL, d);
+	}
+	if (backlog < 0) {
+		char d[160];
+
+		snprintf(d, sizeof(d),
+			"Redis holds %" PRId64 " reservation(s) fewer than PostgreSQL has orders",
+			-backlog);
+		admin_json_str(&j, NULL, d);
+	}
+	admin_json_close(&j, ']');
+	free(users);
+	free(missing);
+	return end(&j, out, cap);
+}
+
 int
 admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 {
@@ -427,9 +580,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		return end(&j, out, cap);
 	}
 	case ADMIN_RECONCILE:
-		return admin_answer_error(out, cap,
-			"reconcile: needs the order writer's view of the orders, which this "
-			"control plane does not have yet: compare with event show EVENT");
+		return do_reconcile(c, &req, out, cap);
 	}
 	return admin_answer_error(out, cap, "unknown command");
 }

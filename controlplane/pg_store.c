@@ -687,6 +687,41 @@ pg_event_counts(
 	return 0;
 }
 
+int
+pg_event_active_users(struct pg_store *s, uint32_t id, uint64_t **users, size_t *n, char *err,
+	size_t errlen)
+{
+	char ids[16];
+	const char *vals[1] = {ids};
+	PGresult *res;
+	int rc;
+
+	*users = NULL;
+	*n = 0;
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	res = run(s,
+		"SELECT user_id FROM orders WHERE event_id = $1 AND status IN ('pending', 'paid') "
+		"ORDER BY user_id",
+		1, vals, &rc, err, errlen);
+	if (res == NULL)
+		return rc;
+	int rows = PQntuples(res);
+
+	if (rows > 0) {
+		*users = malloc((size_t)rows * sizeof(**users));
+		if (*users == NULL) {
+			PQclear(res);
+			snprintf(err, errlen, "out of memory for %d users", rows);
+			return -ENOMEM;
+		}
+		for (int i = 0; i < rows; i++)
+			(*users)[i] = get_u64(res, i, 0);
+	}
+	*n = (size_t)rows;
+	PQclear(res);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Keys                                                                                      */
 

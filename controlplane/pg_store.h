@@ -105,6 +105,13 @@ int pg_event_counts(
 	struct pg_store *s, uint32_t id, struct pg_event_counts *out, char *err, size_t errlen);
 
 /*
+ * The users holding an order (pending or paid) of event id, ascending, in a malloc'd array
+ * (*users, free it) of *n. For reconciliation.
+ */
+int pg_event_active_users(struct pg_store *s, uint32_t id, uint64_t **users, size_t *n, char *err,
+	size_t errlen);
+
+/*
  * Generates a new sale key (32 bytes from getrandom) with the next key id, makes it current and
  * keeps the previous current key (not current any more) so tokens it signed keep verifying;
  * older sale keys are deleted. All in one transaction. *kid receives the new key id.

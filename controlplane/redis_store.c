@@ -1412,3 +1412,92 @@ out:
 	free(buf);
 	return err;
 }
+
+int
+rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
+	uint8_t *missing)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[2 + RS_BATCH_MAX];
+	size_t len[2 + RS_BATCH_MAX];
+	char (*num)[RS_U64_DIGITS + 1];
+	int err = 0;
+
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	num = malloc(n * sizeof(*num));
+	if (num == NULL)
+		return -ENOMEM;
+	rs_key(key, sizeof(key), event, RS_KEY_BUYERS);
+	argv[0] = "SMISMEMBER";
+	len[0] = 10;
+	argv[1] = key;
+	len[1] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		argv[2 + i] = num[i];
+		len[2 + i] = rs_u64_to_dec(num[i], users[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, &err, event);
+
+	if (r != NULL) {
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
+			for (unsigned i = 0; i < n; i++)
+				missing[i] = !(r->element[i]->type == REDIS_REPLY_INTEGER &&
+					       r->element[i]->integer == 1);
+		} else {
+			err = -EIO;
+		}
+		freeReplyObject(r);
+	}
+	free(num);
+	return err;
+}
+
+int
+rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
+	unsigned n)
+{
+	char key[RS_KEY_MAX], sval[RS_U64_DIGITS + 1];
+	const char *argv[3];
+	size_t len[3];
+	int err = 0;
+
+	if (event == 0 || stock < 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	if (n > 0) {
+		const char *av[2 + RS_BATCH_MAX];
+		size_t al[2 + RS_BATCH_MAX];
+		char (*num)[RS_U64_DIGITS + 1] = malloc(n * sizeof(*num));
+
+		if (num == NULL)
+			return -ENOMEM;
+		rs_key(key, sizeof(key), event, RS_KEY_BUYERS);
+		av[0] = "SADD";
+		al[0] = 4;
+		av[1] = key;
+		al[1] = strlen(key);
+		for (unsigned i = 0; i < n; i++) {
+			av[2 + i] = num[i];
+			al[2 + i] = rs_u64_to_dec(num[i], add_buyers[i]);
+		}
+		redisReply *r = rs_command_ok(rs, (int)(2 + n), av, al, &err, event);
+
+		free(num);
+		if (r == NULL)
+			return err;
+		freeReplyObject(r);
+	}
+	rs_key(key, sizeof(key), event, RS_KEY_STOCK);
+	argv[0] = "SET";
+	len[0] = 3;
+	argv[1] = key;
+	len[1] = strlen(key);
+	len[2] = rs_u64_to_dec(sval, (uint64_t)stock);
+	argv[2] = sval;
+	redisReply *r = rs_command_ok(rs, 3, argv, len, &err, event);
+
+	if (r == NULL)
+		return err;
+	freeReplyObject(r);
+	return 0;
+}

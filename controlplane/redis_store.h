@@ -273,4 +273,18 @@ int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *ri
 int rs_results_ordered(
 	struct redis_store *rs, uint32_t event, const struct rs_order_result *r, unsigned n);
 
+/*
+ * For reconciliation: which of users[0..n) (1..RS_BATCH_MAX) are not in the event's buyers set
+ * (missing[i] = 1). Returns 0, -EINVAL, -ENOTCONN or -EIO.
+ */
+int rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
+	uint8_t *missing);
+
+/*
+ * Repairs an event from PostgreSQL's view: adds add_buyers[0..n) to the buyers set, then sets
+ * the stock. Only for a sale that is not running (the caller checks). Returns 0 or < 0.
+ */
+int rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
+	unsigned n);
+
 #endif

@@ -310,6 +310,7 @@ main(int argc, char **argv)
 		uint64_t now = mono_ns() / 1000000u;
 		bool work;
 
+		ow_link_flush(m.link);
 		if (now >= next_events) {
 			ow_refresh_events(&m);
 			next_events = now + m.cfg.events_refresh_ms;

@@ -14,11 +14,21 @@
 /* Records per message: a batch of orders fits one message (2048 * 48 bytes = 96 KiB). */
 #define OW_LINK_RECS_MAX 2048
 
+/* Messages kept while the control plane cannot take them (not connected yet, or gone). */
+#define OW_LINK_HELD_MAX 4096
+
+struct held_msg {
+	size_t len;
+	uint8_t *data;
+};
+
 struct ow_link {
 	void *ctx;
 	void *push;
 	struct wire_sender sender;
 	struct ow_link_stats st;
+	struct held_msg held[OW_LINK_HELD_MAX]; /* FIFO */
+	unsigned held_head, held_n;
 	uint8_t buf[WIRE_HDR_SIZE + OW_LINK_RECS_MAX * sizeof(struct wire_result)];
 };
 
@@ -58,6 +68,9 @@ ow_link_close(struct ow_link *l)
 {
 	if (l == NULL)
 		return;
+	ow_link_flush(l);
+	for (unsigned i = 0; i < l->held_n; i++)
+		free(l->held[(l->held_head + i) % OW_LINK_HELD_MAX].data);
 	if (l->push != NULL)
 		zmq_close(l->push);
 	if (l->ctx != NULL)
@@ -65,26 +78,70 @@ ow_link_close(struct ow_link *l)
 	free(l);
 }
 
+unsigned
+ow_link_flush(struct ow_link *l)
+{
+	unsigned sent = 0;
+
+	while (l->held_n > 0) {
+		struct held_msg *h = &l->held[l->held_head];
+
+		if (zmq_send(l->push, h->data, h->len, ZMQ_DONTWAIT) != (int)h->len)
+			break;
+		free(h->data);
+		h->data = NULL;
+		l->held_head = (l->held_head + 1) % OW_LINK_HELD_MAX;
+		l->held_n--;
+		l->st.messages++;
+		sent++;
+	}
+	return sent;
+}
+
+/*
+ * Keeps a message the PUSH socket would not take now: a PUSH with no connected peer
+ * refuses at once, and the control plane may be starting, restarting or busy. Only when
+ * the queue is full is a message dropped (counted; polls still find the state in Redis).
+ */
+static bool
+ow_link_hold(struct ow_link *l, const uint8_t *data, size_t len)
+{
+	uint8_t *copy;
+
+	if (l->held_n == OW_LINK_HELD_MAX || (copy = malloc(len)) == NULL)
+		return false;
+	memcpy(copy, data, len);
+	l->held[(l->held_head + l->held_n) % OW_LINK_HELD_MAX] =
+		(struct held_msg){ .len = len, .data = copy };
+	l->held_n++;
+	return true;
+}
+
 static unsigned
 ow_link_send(struct ow_link *l, enum wire_type type, const void *recs, size_t rec_size, unsigned n)
 {
 	unsigned sent = 0;
 
+	ow_link_flush(l);
 	while (sent < n) {
 		unsigned k = n - sent < OW_LINK_RECS_MAX ? n - sent : OW_LINK_RECS_MAX;
 		int len = wire_encode(&l->sender, type, (const uint8_t *)recs + sent * rec_size, k,
 			l->buf, sizeof(l->buf));
 
-		if (len < 0 || zmq_send(l->push, l->buf, (size_t)len, ZMQ_DONTWAIT) != len) {
+		if (len < 0) {
 			l->st.dropped += n - sent;
-			LOG_RL(LOG_LEVEL_WARN, 10000,
-				"link: cannot push %s records to the control plane (%s); polls "
-				"still find them in Redis",
-				wire_type_name(type),
-				len < 0 ? "encoding failed" : zmq_strerror(zmq_errno()));
 			break;
 		}
-		l->st.messages++;
+		/* In order: nothing new overtakes what is held. */
+		if (l->held_n == 0 && zmq_send(l->push, l->buf, (size_t)len, ZMQ_DONTWAIT) == len) {
+			l->st.messages++;
+		} else if (!ow_link_hold(l, l->buf, (size_t)len)) {
+			l->st.dropped += k;
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"link: the control plane takes no %s records and %d messages wait; "
+				"dropped (polls still find them in Redis)",
+				wire_type_name(type), OW_LINK_HELD_MAX);
+		}
 		l->st.records += k;
 		sent += k;
 	}

@@ -31,6 +31,12 @@ struct ow_link *ow_link_open(const char *endpoint, uint32_t sender_id, char *err
 /* Closes the socket (waiting at most 1 s for queued messages) and frees l; NULL is allowed. */
 void ow_link_close(struct ow_link *l);
 
+/*
+ * Sends what waits because the control plane could not take it (not connected yet, gone,
+ * busy). Called from the loop; the send functions call it first too. Returns messages sent.
+ */
+unsigned ow_link_flush(struct ow_link *l);
+
 /* Sends n RESULT records (as many messages as needed). Returns how many records went. */
 unsigned ow_link_results(struct ow_link *l, const struct wire_result *r, unsigned n);
 

@@ -121,6 +121,8 @@ test_good(void)
 	tap_ok(parse("reconcile 12 --repair", &r) == 0 && r.cmd == ADMIN_RECONCILE && r.repair,
 		"reconcile --repair: %s", err);
 	tap_ok(parse("reconcile 12", &r) == 0 && !r.repair, "reconcile without --repair");
+	tap_ok(parse("reconcile 12 --repair --force", &r) == 0 && r.repair && r.force,
+		"reconcile --repair --force: %s", err);
 	tap_ok(parse("keys auth-set 3 000102030405060708090a0b0c0d0E0F", &r) == 0 &&
 			r.cmd == ADMIN_KEYS_AUTH_SET && r.kid == 3 && r.secret_len == 16 &&
 			r.secret[0] == 0 && r.secret[15] == 0x0f && r.secret[14] == 0x0e,
@@ -484,7 +486,7 @@ test_bad(void)
 		{"reconcile without an event", "reconcile",
 			"reconcile: missing event id (a number 1..4294967295)"},
 		{"an unknown reconcile option", "reconcile 7 --fix",
-			"reconcile: unknown option '--fix' (expected --repair)"},
+			"reconcile: unknown option '--fix' (expected --repair or --force)"},
 		{"reconcile --repair twice", "reconcile 7 --repair --repair",
 			"reconcile: --repair given twice"},
 		{"reconcile with an extra word", "reconcile 7 8",
@@ -1120,7 +1122,7 @@ test_flashgatectl(const char *exe)
 
 	run_ctl(exe, &f, ARGS("help"), NULL, &r);
 	tap_ok(r.status == 0 && !f.connected && strstr(r.out, "event create ID") != NULL &&
-			strstr(r.out, "reconcile EVENT_ID [--repair]") != NULL,
+			strstr(r.out, "reconcile EVENT_ID [--repair [--force]]") != NULL,
 		"help lists the commands without a control plane");
 	run_ctl(exe, &f, ARGS("--json"), NULL, &r);
 	tap_ok(r.status == 2 && strstr(r.err, "usage:") != NULL, "no command: usage, exit 2");
