@@ -1501,3 +1501,79 @@ rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t 
 	freeReplyObject(r);
 	return 0;
 }
+
+/*
+ * KEYS[1] the result hash, KEYS[2] the outbox; ARGV[1] the group, ARGV[2] the number p of
+ * field/value pairs that follow, then the stream ids. One script, so that the entries are
+ * acknowledged only once their results are written: an HSET that fails stops it before XACK.
+ */
+static const char results_ack_lua[] =
+	"local p = tonumber(ARGV[2])\n"
+	"if p > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 3, 2 + 2 * p)) end\n"
+	"if #ARGV < 3 + 2 * p then return 0 end\n"
+	"return redis.call('XACK', KEYS[2], ARGV[1], unpack(ARGV, 3 + 2 * p, #ARGV))\n";
+
+int
+rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
+	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_entry *e,
+	unsigned n)
+{
+	char key_res[RS_KEY_MAX], key_out[RS_KEY_MAX], pairs[16];
+	unsigned argc = 7 + 2 * n_res + n;
+	const char **argv;
+	size_t *len;
+	char (*buf)[2 * RS_U64_DIGITS + 4 * RS_U64_DIGITS / 2 + 8];
+	int err = 0;
+
+	if (event == 0 || group == NULL || n_res > RS_BATCH_MAX || n > RS_BATCH_MAX)
+		return -EINVAL;
+	if (n_res == 0 && n == 0)
+		return 0;
+	argv = malloc(argc * sizeof(*argv));
+	len = malloc(argc * sizeof(*len));
+	/* Two per result, one per id: both fit the same slot size. */
+	buf = malloc((2 * n_res + n + 1) * sizeof(*buf));
+	if (argv == NULL || len == NULL || buf == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rs_key(key_res, sizeof(key_res), event, RS_KEY_RESULT);
+	rs_key(key_out, sizeof(key_out), event, RS_KEY_OUTBOX);
+	snprintf(pairs, sizeof(pairs), "%u", n_res);
+	argv[0] = "EVAL";
+	argv[1] = results_ack_lua;
+	argv[2] = "2";
+	argv[3] = key_res;
+	argv[4] = key_out;
+	argv[5] = group;
+	argv[6] = pairs;
+	rs_argv_strs(argv, len, 7);
+	for (unsigned i = 0; i < n_res; i++) {
+		char *u = buf[2 * i], *v = buf[2 * i + 1];
+
+		len[7 + 2 * i] = rs_u64_to_dec(u, res[i].user);
+		len[8 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
+			"O:%" PRIu64 ":%" PRIu64 ":%" PRIu64, res[i].reservation_id,
+			res[i].order_id, res[i].pay_deadline_ms);
+		argv[7 + 2 * i] = u;
+		argv[8 + 2 * i] = v;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char *id = buf[2 * n_res + i];
+
+		rs_format_stream_id(id, sizeof(buf[0]), e[i].id_ms, e[i].id_seq);
+		argv[7 + 2 * n_res + i] = id;
+		len[7 + 2 * n_res + i] = strlen(id);
+	}
+	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+
+	if (r != NULL) {
+		err = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+		freeReplyObject(r);
+	}
+out:
+	free(argv);
+	free(len);
+	free(buf);
+	return err;
+}

@@ -274,6 +274,16 @@ int rs_results_ordered(
 	struct redis_store *rs, uint32_t event, const struct rs_order_result *r, unsigned n);
 
 /*
+ * rs_results_ordered() of res[0..n_res) and then rs_outbox_ack() of e[0..n) in one round trip
+ * (one script: when the HSET fails nothing is acknowledged). Either n may be 0. Returns how many
+ * entries were pending (acknowledged now), -EINVAL (a count > RS_BATCH_MAX), -ENOMEM,
+ * -ENOTCONN or -EIO.
+ */
+int rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
+	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_entry *e,
+	unsigned n);
+
+/*
  * For reconciliation: which of users[0..n) (1..RS_BATCH_MAX) are not in the event's buyers set
  * (missing[i] = 1). Returns 0, -EINVAL, -ENOTCONN or -EIO.
  */

@@ -311,22 +311,29 @@ main(int argc, char **argv)
 		bool work;
 
 		ow_link_flush(m.link);
+		/* Whatever else uses PostgreSQL waits for the batch in flight. */
 		if (now >= next_events) {
+			ow_flush(&m.w);
 			ow_refresh_events(&m);
 			next_events = now + m.cfg.events_refresh_ms;
 		}
 		if (now >= next_claim) {
+			ow_flush(&m.w);
 			ow_claim_all(&m);
+			ow_flush(&m.w);
 			next_claim = now + m.cfg.claim_interval_ms;
 		}
 		work = ow_read_all(&m);
 		if (now >= next_sweep) {
+			ow_flush(&m.w);
 			expiry_sweep(m.os, m.rs, m.link, m.cfg.sweep_batch, 10, &m.ex);
 			next_sweep = now + m.cfg.sweep_interval_ms;
 		}
 		if (m.cfg.trim_interval_ms != 0 && now >= next_trim) {
-			if (next_trim != 0)
+			if (next_trim != 0) {
+				ow_flush(&m.w);
 				ow_trim_all(&m);
+			}
 			next_trim = now + m.cfg.trim_interval_ms;
 		}
 		if (now >= next_stats) {
@@ -334,9 +341,12 @@ main(int argc, char **argv)
 				ow_log_stats(&m);
 			next_stats = now + 60000;
 		}
-		if (!work)
+		if (!work) {
+			ow_flush(&m.w);
 			sleep_ns((uint64_t)m.cfg.poll_ms * 1000000u);
+		}
 	}
+	ow_writer_free(&m.w);
 	ow_log_stats(&m);
 	ow_link_close(m.link);
 	or_close(m.reader);

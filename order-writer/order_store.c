@@ -11,18 +11,50 @@
 
 #include "common/log.h"
 
+/* PostgreSQL's type oids of the batch statement's parameters (pg_type.h is server-side). */
+#define OS_INT8_OID	 20
+#define OS_INT8_ARRAY_OID 1016
+
+/* The SQLSTATE os_refuse_fn raises: the stock decrement of a batch was refused. */
+#define OS_REFUSED_STATE "FG001"
+
+/* A binary int8[] of up to RS_BATCH_MAX values: header, then 4-byte length + 8 bytes each. */
+#define OS_ARRAY_HDR 20
+#define OS_ARRAY_CAP (OS_ARRAY_HDR + RS_BATCH_MAX * 12)
+
 struct order_store {
 	PGconn *c;
+	bool busy;     /* a batch was sent and its result not read yet */
+	uint32_t event; /* of the batch in flight */
+	unsigned n;	/* its entries */
+	/* Its parameters, kept until its result is read (a refused batch looks its rows up). */
+	uint8_t ev[8];
+	uint8_t users[OS_ARRAY_CAP], rids[OS_ARRAY_CAP], times[OS_ARRAY_CAP];
+	int lens[4];
 	char conninfo[512];
 };
 
 /*
- * One batch, one statement (inside BEGIN ... COMMIT): $1 event, $2 users, $3 reservation ids,
- * $4 the times Redis decided (ms). Rows of kind 0 are the orders inserted, kind 1 the orders
- * that existed (a redelivery; the statement's snapshot does not see the rows it inserts, so the
- * two never overlap), and one row of kind 2: inserted, stock rows updated, events found, stock
- * left. The stock is decremented by the number actually inserted, and only if that much is
- * available: otherwise no row is updated and the caller rolls back.
+ * Raises OS_REFUSED_STATE. A temporary function (one per connection, created on connect), so
+ * that the batch statement can refuse itself: it then runs as one autocommit statement, sent
+ * without waiting, and a refused decrement rolls back everything it inserted.
+ */
+static const char os_refuse_fn[] =
+	"CREATE FUNCTION pg_temp.fg_stock_refused(n bigint) RETURNS bigint LANGUAGE plpgsql AS $f$\n"
+	"BEGIN\n"
+	"  RAISE EXCEPTION 'the stock left is less than the % orders of the batch', n\n"
+	"    USING ERRCODE = '" OS_REFUSED_STATE "';\n"
+	"END $f$";
+
+/*
+ * One batch, one statement, committed on its own: $1 event, $2 users, $3 reservation ids, $4
+ * the times Redis decided (ms), all int8 and binary. Rows of kind 0 are the orders inserted,
+ * kind 1 the orders that existed (a redelivery; the statement's snapshot does not see the rows
+ * it inserts, so the two never overlap; looked up only when fewer rows were inserted than
+ * sent, the one-time filter skips the join otherwise), and one row of kind 2: inserted, stock
+ * rows updated, events found. The stock is decremented by the number actually inserted, and
+ * only if that much is available: otherwise no row is updated and the statement raises
+ * OS_REFUSED_STATE, which undoes the whole batch.
  */
 static const char os_batch_sql[] =
 	"WITH x AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS x(u, r, t)),\n"
@@ -38,16 +70,26 @@ static const char os_batch_sql[] =
 	"st AS (\n"
 	"  UPDATE stock SET available = stock.available - n.c FROM n\n"
 	"  WHERE stock.event_id = $1 AND n.c > 0 AND stock.available >= n.c\n"
-	"  RETURNING stock.available)\n"
+	"  RETURNING stock.available),\n"
+	"chk AS (SELECT (SELECT c FROM n) AS c, (SELECT count(*) FROM st) AS s,\n"
+	"               (SELECT count(*) FROM ev) AS e)\n"
 	"SELECT 0, id, user_id, reservation_id,\n"
 	"       (extract(epoch FROM pay_deadline) * 1000)::bigint, status = 'pending' FROM ins\n"
 	"UNION ALL\n"
 	"SELECT 1, o.id, o.user_id, o.reservation_id,\n"
 	"       (extract(epoch FROM o.pay_deadline) * 1000)::bigint, o.status = 'pending'\n"
 	"FROM orders o JOIN x ON o.reservation_id = x.r\n"
+	"WHERE (SELECT c FROM n) < cardinality($3::bigint[])\n"
 	"UNION ALL\n"
-	"SELECT 2, (SELECT c FROM n), (SELECT count(*) FROM st), (SELECT count(*) FROM ev),\n"
-	"       coalesce((SELECT available FROM st), -1)::bigint, false";
+	"SELECT 2, c, s, e,\n"
+	"       CASE WHEN c > 0 AND s = 0 THEN pg_temp.fg_stock_refused(c) ELSE 0 END, false\n"
+	"FROM chk";
+
+/* The orders of a refused batch that exist without it ($1 its reservation ids, binary). */
+static const char os_existing_sql[] =
+	"SELECT 1, id, user_id, reservation_id, (extract(epoch FROM pay_deadline) * 1000)::bigint,\n"
+	"       status = 'pending'\n"
+	"FROM orders WHERE reservation_id = ANY($1::bigint[])";
 
 /*
  * Expiry: the due orders are locked (SKIP LOCKED: another sweeper's, or a payment in flight,
@@ -71,26 +113,64 @@ static const char os_expire_sql[] =
 	"  WHERE s.event_id = c.event_id RETURNING 1)\n"
 	"SELECT (SELECT count(*) FROM exp), (SELECT count(*) FROM rel), (SELECT count(*) FROM back)";
 
+/*
+ * Connects if not connected: synchronous_commit on, the refusal function and the prepared batch
+ * statements. A connection that cannot have them is dropped (the next call tries again).
+ */
 static int
 os_connect(struct order_store *s, char *err, size_t errlen)
 {
+	static const Oid batch_types[4] = {
+		OS_INT8_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID};
+	static const Oid existing_types[1] = {OS_INT8_ARRAY_OID};
 	PGresult *r;
+	const char *what;
 
+	/* One statement at a time per connection: the caller waits for its batch first. */
+	if (s->busy) {
+		snprintf(err, errlen, "postgres: a batch is in flight");
+		return -EBUSY;
+	}
 	if (s->c != NULL && PQstatus(s->c) == CONNECTION_OK)
 		return 0;
 	if (s->c != NULL)
 		PQfinish(s->c);
+	s->busy = false;
 	s->c = PQconnectdb(s->conninfo);
 	if (PQstatus(s->c) != CONNECTION_OK) {
 		snprintf(err, errlen, "postgres: cannot connect: %s", PQerrorMessage(s->c));
-		PQfinish(s->c);
-		s->c = NULL;
-		return -ENOTCONN;
+		goto fail;
 	}
 	/* An order is acknowledged in Redis only once its COMMIT is durable. */
-	r = PQexec(s->c, "SET synchronous_commit = on");
+	what = "SET synchronous_commit = on";
+	r = PQexec(s->c, what);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		goto fail_result;
+	PQclear(r);
+	what = "creating pg_temp.fg_stock_refused()";
+	r = PQexec(s->c, os_refuse_fn);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		goto fail_result;
+	PQclear(r);
+	/* Prepared once per connection: a batch is then one Bind/Execute, planned generically
+	 * (an index probe per entry for the existing orders, whatever the table's size). */
+	what = "preparing the batch statement";
+	r = PQprepare(s->c, "fg_batch", os_batch_sql, 4, batch_types);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		goto fail_result;
+	PQclear(r);
+	r = PQprepare(s->c, "fg_existing", os_existing_sql, 1, existing_types);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		goto fail_result;
 	PQclear(r);
 	return 0;
+fail_result:
+	snprintf(err, errlen, "postgres: %s: %s", what, PQresultErrorMessage(r));
+	PQclear(r);
+fail:
+	PQfinish(s->c);
+	s->c = NULL;
+	return -ENOTCONN;
 }
 
 /* Turns a failed result into -ENOTCONN (connection gone) or -EIO, with the message in err. */
@@ -105,17 +185,6 @@ os_fail(struct order_store *s, PGresult *r, const char *what, char *err, size_t 
 		msg);
 	PQclear(r);
 	return rc;
-}
-
-static int
-os_exec_cmd(struct order_store *s, const char *sql, char *err, size_t errlen)
-{
-	PGresult *r = PQexec(s->c, sql);
-
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		return os_fail(s, r, sql, err, errlen);
-	PQclear(r);
-	return 0;
 }
 
 struct order_store *
@@ -145,24 +214,62 @@ os_close(struct order_store *s)
 	free(s);
 }
 
-/* Appends "{a,b,c}" of n values taken by get(i) to buf; returns the text or NULL. */
-static char *
-os_array(unsigned n, const struct rs_outbox_entry *e, int field)
+/* Big-endian stores and loads, the byte order of PostgreSQL's binary format. */
+static void
+os_put32(uint8_t *p, uint32_t v)
 {
-	char *buf = malloc(2 + (size_t)n * 21 + 1);
-	size_t len = 0;
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
 
-	if (buf == NULL)
-		return NULL;
-	buf[len++] = '{';
-	for (unsigned i = 0; i < n; i++) {
+static void
+os_put64(uint8_t *p, uint64_t v)
+{
+	os_put32(p, (uint32_t)(v >> 32));
+	os_put32(p + 4, (uint32_t)v);
+}
+
+static uint64_t
+os_get_be(const uint8_t *p, int len)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < len; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Writes n values taken from e by field (0 user, 1 reservation id, 2 ms) as a binary int8[]
+ * (array_recv's format: ndim 1, no nulls, element oid, dimension, lower bound 1, then each
+ * element as length 8 and value). Returns its length.
+ */
+static int
+os_array(uint8_t *buf, const struct rs_outbox_entry *e, unsigned n, int field)
+{
+	uint8_t *p = buf + OS_ARRAY_HDR;
+
+	os_put32(buf, 1);
+	os_put32(buf + 4, 0);
+	os_put32(buf + 8, OS_INT8_OID);
+	os_put32(buf + 12, n);
+	os_put32(buf + 16, 1);
+	for (unsigned i = 0; i < n; i++, p += 12) {
 		uint64_t v = field == 0 ? e[i].user : field == 1 ? e[i].reservation_id : e[i].id_ms;
 
-		len += (size_t)sprintf(buf + len, "%s%" PRIu64, i ? "," : "", v);
+		os_put32(p, 8);
+		os_put64(p + 4, v);
 	}
-	buf[len++] = '}';
-	buf[len] = '\0';
-	return buf;
+	return (int)(p - buf);
+}
+
+/* Column col of a binary result row as an unsigned integer (int2/4/8 or bool). */
+static uint64_t
+os_bin(const PGresult *r, int row, int col)
+{
+	return os_get_be((const uint8_t *)PQgetvalue(r, row, col), PQgetlength(r, row, col));
 }
 
 static uint64_t
@@ -172,102 +279,162 @@ os_u64(const PGresult *r, int row, int col)
 }
 
 int
+os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e, unsigned n,
+	char *err, size_t errlen)
+{
+	static const int formats[4] = {1, 1, 1, 1};
+	const char *params[4];
+	int rc;
+
+	if (s->busy) {
+		snprintf(err, errlen, "postgres: a batch is in flight already");
+		return -EBUSY;
+	}
+	if (n == 0 || n > RS_BATCH_MAX) {
+		snprintf(err, errlen, "postgres: a batch of %u entries (1..%u)", n, RS_BATCH_MAX);
+		return -EINVAL;
+	}
+	rc = os_connect(s, err, errlen);
+	if (rc != 0)
+		return rc;
+	s->event = event;
+	s->n = n;
+	os_put64(s->ev, event);
+	s->lens[0] = 8;
+	s->lens[1] = os_array(s->users, e, n, 0);
+	s->lens[2] = os_array(s->rids, e, n, 1);
+	s->lens[3] = os_array(s->times, e, n, 2);
+	params[0] = (const char *)s->ev;
+	params[1] = (const char *)s->users;
+	params[2] = (const char *)s->rids;
+	params[3] = (const char *)s->times;
+	if (!PQsendQueryPrepared(s->c, "fg_batch", 4, params, s->lens, formats, 1))
+		return os_fail(s, NULL, "sending orders", err, errlen);
+	s->busy = true;
+	return 0;
+}
+
+bool
+os_batch_busy(const struct order_store *s)
+{
+	return s->busy;
+}
+
+/* Takes the order rows (kind 0 and 1) of a binary result into out; the kind 2 row into *sum. */
+static void
+os_take_orders(const PGresult *r, struct os_order *out, unsigned cap, unsigned *n_out,
+	uint64_t sum[3])
+{
+	for (int i = 0; i < PQntuples(r); i++) {
+		uint64_t kind = os_bin(r, i, 0);
+
+		if (kind == 2) {
+			for (int k = 0; k < 3; k++)
+				sum[k] = os_bin(r, i, 1 + k);
+			continue;
+		}
+		if (*n_out >= cap)
+			continue;
+		struct os_order *o = &out[(*n_out)++];
+
+		o->order_id = os_bin(r, i, 1);
+		o->user = os_bin(r, i, 2);
+		o->reservation_id = os_bin(r, i, 3);
+		o->pay_deadline_ms = os_bin(r, i, 4);
+		o->pending = os_bin(r, i, 5) != 0;
+		o->inserted = kind == 0;
+	}
+}
+
+/* After a refused batch: the orders of its entries that exist without it, into out. */
+static int
+os_existing(struct order_store *s, struct os_order *out, unsigned *n_out, char *err,
+	size_t errlen)
+{
+	static const int format[1] = {1};
+	const char *params[1] = {(const char *)s->rids};
+	uint64_t sum[3];
+	PGresult *r = PQexecPrepared(s->c, "fg_existing", 1, params, &s->lens[2], format, 1);
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		return os_fail(s, r, "reading the orders of a refused batch", err, errlen);
+	os_take_orders(r, out, s->n, n_out, sum);
+	PQclear(r);
+	return 0;
+}
+
+int
+os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,
+	struct os_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen)
+{
+	uint64_t sum[3] = {0, 0, 0}; /* inserted, stock rows updated, events found */
+	PGresult *r, *failed = NULL;
+	bool got = false;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	*n_out = 0;
+	if (!s->busy) {
+		snprintf(err, errlen, "postgres: no batch in flight");
+		return -EINVAL;
+	}
+	/* Until NULL: the commit happens after the rows went out, and only the end of the
+	 * exchange (ReadyForQuery, or an error instead) says it is durable. */
+	while ((r = PQgetResult(s->c)) != NULL) {
+		if (PQresultStatus(r) == PGRES_TUPLES_OK && !got && failed == NULL) {
+			os_take_orders(r, out, s->n, n_out, sum);
+			got = true;
+			PQclear(r);
+		} else if (failed == NULL && PQresultStatus(r) != PGRES_TUPLES_OK) {
+			failed = r;
+		} else {
+			PQclear(r);
+		}
+	}
+	s->busy = false;
+	if (failed != NULL) {
+		const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
+
+		*n_out = 0; /* unknown whether it committed unless refused: the redelivery tells */
+		if (state != NULL && strcmp(state, OS_REFUSED_STATE) == 0) {
+			PQclear(failed);
+			res->conflict = true;
+			rc = os_existing(s, out, n_out, err, errlen);
+			res->existing = *n_out;
+			return rc;
+		}
+		return os_fail(s, failed, "writing orders", err, errlen);
+	}
+	if (!got || PQstatus(s->c) != CONNECTION_OK) {
+		*n_out = 0;
+		return os_fail(s, NULL, "writing orders", err, errlen);
+	}
+	if (sum[2] == 0) {
+		/* Nothing was inserted: the INSERT reads its event's row. */
+		*n_out = 0;
+		snprintf(err, errlen, "event %" PRIu32 " is not in PostgreSQL", s->event);
+		return -ENOENT;
+	}
+	res->inserted = (unsigned)sum[0];
+	res->existing = *n_out - res->inserted;
+	if (commit_hook != NULL)
+		commit_hook();
+	return 0;
+}
+
+int
 os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e,
 	unsigned n, struct os_order *out, unsigned *n_out, struct os_batch_result *res,
 	void (*commit_hook)(void), char *err, size_t errlen)
 {
-	char ev[16];
-	char *users = NULL, *rids = NULL, *times = NULL;
-	const char *params[4];
-	PGresult *r = NULL;
-	int rc;
-	uint64_t inserted = 0, stock_rows = 0, events = 0;
+	int rc = os_batch_send(s, event, e, n, err, errlen);
 
-	memset(res, 0, sizeof(*res));
-	*n_out = 0;
-	rc = os_connect(s, err, errlen);
-	if (rc != 0)
-		return rc;
-	snprintf(ev, sizeof(ev), "%" PRIu32, event);
-	users = os_array(n, e, 0);
-	rids = os_array(n, e, 1);
-	times = os_array(n, e, 2);
-	if (users == NULL || rids == NULL || times == NULL) {
-		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
-		goto out;
-	}
-	params[0] = ev;
-	params[1] = users;
-	params[2] = rids;
-	params[3] = times;
-	rc = os_exec_cmd(s, "BEGIN", err, errlen);
-	if (rc != 0)
-		goto out;
-	r = PQexecParams(s->c, os_batch_sql, 4, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		rc = os_fail(s, r, "writing orders", err, errlen);
-		r = NULL;
-		goto rollback;
-	}
-	for (int i = 0; i < PQntuples(r); i++) {
-		int kind = atoi(PQgetvalue(r, i, 0));
-
-		if (kind == 2) {
-			inserted = os_u64(r, i, 1);
-			stock_rows = os_u64(r, i, 2);
-			events = os_u64(r, i, 3);
-			continue;
-		}
-		if (*n_out >= n)
-			continue;
-		struct os_order *o = &out[(*n_out)++];
-
-		o->order_id = os_u64(r, i, 1);
-		o->user = os_u64(r, i, 2);
-		o->reservation_id = os_u64(r, i, 3);
-		o->pay_deadline_ms = os_u64(r, i, 4);
-		o->pending = PQgetvalue(r, i, 5)[0] == 't';
-		o->inserted = kind == 0;
-	}
-	PQclear(r);
-	r = NULL;
-	if (events == 0) {
-		snprintf(err, errlen, "event %" PRIu32 " is not in PostgreSQL", event);
-		rc = -ENOENT;
-		goto rollback;
-	}
-	res->existing = *n_out - (unsigned)inserted;
-	if (inserted > 0 && stock_rows == 0) {
-		/* Keep only the orders that exist without this transaction. */
-		unsigned k = 0;
-
-		for (unsigned i = 0; i < *n_out; i++)
-			if (!out[i].inserted)
-				out[k++] = out[i];
-		*n_out = k;
-		res->conflict = true;
-		rc = os_exec_cmd(s, "ROLLBACK", err, errlen);
-		goto out;
-	}
-	rc = os_exec_cmd(s, "COMMIT", err, errlen);
 	if (rc != 0) {
-		*n_out = 0; /* unknown whether it committed: the redelivery will tell */
-		goto out;
+		memset(res, 0, sizeof(*res));
+		*n_out = 0;
+		return rc;
 	}
-	res->inserted = (unsigned)inserted;
-	if (commit_hook != NULL)
-		commit_hook();
-	goto out;
-rollback:
-	if (s->c != NULL && PQstatus(s->c) == CONNECTION_OK)
-		PQclear(PQexec(s->c, "ROLLBACK"));
-	*n_out = 0;
-out:
-	free(users);
-	free(rids);
-	free(times);
-	return rc;
+	return os_batch_wait(s, out, n_out, res, commit_hook, err, errlen);
 }
 
 int

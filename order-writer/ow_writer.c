@@ -8,6 +8,30 @@
 
 #include "common/log.h"
 
+/* One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged. */
+struct ow_slot {
+	uint32_t event;
+	unsigned n;	 /* entries delivered: all of them are acknowledged in the end */
+	unsigned n_todo; /* the ones sent to PostgreSQL */
+	bool sent;	 /* n_todo > 0 and os_batch_send() succeeded */
+	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
+	struct os_batch_result br;
+	struct rs_outbox_entry e[RS_BATCH_MAX];
+	struct rs_outbox_entry todo[RS_BATCH_MAX];
+	struct os_order orders[RS_BATCH_MAX];
+	struct rs_order_result pub[RS_BATCH_MAX];
+	struct wire_result res[RS_BATCH_MAX];
+	uint64_t rids[RS_BATCH_MAX];
+	uint8_t released[RS_BATCH_MAX];
+};
+
+/* Two slots: the batch PostgreSQL works on, and the one before it, being published. */
+struct ow_slots {
+	struct ow_slot s[2];
+	struct ow_slot *flight; /* sent, not waited for; NULL when none */
+	unsigned next;		/* the slot the next batch takes */
+};
+
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
 static int
 ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e,
@@ -45,23 +69,22 @@ ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_e
 	return 0;
 }
 
-int
-ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e, unsigned n)
+/*
+ * Takes the entries into a slot, drops the malformed and the released ones, and sends the rest
+ * to PostgreSQL. Returns 0 (the slot is in flight, or has nothing to write) or < 0 (logged).
+ */
+static int
+ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs_outbox_entry *e,
+	unsigned n)
 {
-	struct rs_outbox_entry *todo = malloc(n * sizeof(*todo));
-	struct os_order *orders = malloc(n * sizeof(*orders));
-	struct rs_order_result *pub = malloc(n * sizeof(*pub));
-	struct wire_result *res = malloc(n * sizeof(*res));
-	uint64_t *rids = malloc(n * sizeof(*rids));
-	uint8_t *released = malloc(n);
-	unsigned n_todo = 0, n_orders = 0, n_pub = 0;
-	struct os_batch_result br;
 	char err[512];
-	int rc = -ENOMEM;
+	int rc;
 
-	if (todo == NULL || orders == NULL || pub == NULL || res == NULL || rids == NULL ||
-		released == NULL)
-		goto out;
+	b->event = event;
+	b->n = n;
+	b->n_todo = 0;
+	b->sent = false;
+	memcpy(b->e, e, n * sizeof(*e));
 	for (unsigned i = 0; i < n; i++) {
 		if (!e[i].valid) {
 			LOG_RL(LOG_LEVEL_WARN, 10000,
@@ -71,100 +94,180 @@ ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry
 			w->st.skipped++;
 			continue;
 		}
-		rids[n_todo] = e[i].reservation_id;
-		todo[n_todo++] = e[i];
+		b->rids[b->n_todo] = e[i].reservation_id;
+		b->todo[b->n_todo++] = e[i];
 	}
+	if (b->n_todo == 0)
+		return 0;
 	/* A reservation released after a refused batch must never become an order later. */
-	if (n_todo > 0) {
-		unsigned k = 0;
+	rc = rs_released_check(w->rs, event, b->rids, b->n_todo, b->released);
+	if (rc != 0)
+		return rc;
+	unsigned k = 0;
 
-		rc = rs_released_check(w->rs, event, rids, n_todo, released);
+	for (unsigned i = 0; i < b->n_todo; i++) {
+		if (b->released[i])
+			w->st.skipped++;
+		else
+			b->todo[k++] = b->todo[i];
+	}
+	b->n_todo = k;
+	if (k == 0)
+		return 0;
+	rc = os_batch_send(w->os, event, b->todo, k, err, sizeof(err));
+	if (rc != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s", event,
+			k, err);
+		return rc;
+	}
+	b->sent = true;
+	return 0;
+}
+
+/*
+ * Waits for the slot's COMMIT (or refusal: its new reservations then go back to Redis).
+ * Returns 0, or < 0 when its entries stay pending (logged).
+ */
+static int
+ow_wait(struct ow_writer *w, struct ow_slot *b)
+{
+	char err[512];
+	int rc;
+
+	b->n_orders = 0;
+	memset(&b->br, 0, sizeof(b->br));
+	if (!b->sent)
+		return 0;
+	b->sent = false;
+	rc = os_batch_wait(w->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err,
+		sizeof(err));
+	if (rc != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
+			b->event, b->n_todo, err);
+		return rc;
+	}
+	if (b->br.conflict) {
+		unsigned n_res;
+
+		w->st.conflicts++;
+		LOG_RL(LOG_LEVEL_ERR, 5000,
+			"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
+			"%u reservation(s) released back to Redis (reconcile the event)",
+			b->event, b->n_todo - b->n_orders);
+		rc = ow_release_refused(w, b->event, b->todo, b->n_todo, b->orders, b->n_orders,
+			b->res, &n_res);
 		if (rc != 0)
-			goto fail;
-		for (unsigned i = 0; i < n_todo; i++) {
-			if (released[i])
-				w->st.skipped++;
-			else
-				todo[k++] = todo[i];
-		}
-		n_todo = k;
+			return rc;
+		if (w->link != NULL && n_res > 0)
+			ow_link_results(w->link, b->res, n_res);
+	} else {
+		w->st.batches++;
+		w->st.orders += b->br.inserted;
+		w->st.redelivered += b->br.existing;
 	}
-	if (n_todo > 0) {
-		rc = os_write_batch(w->os, event, todo, n_todo, orders, &n_orders, &br, w->commit_hook,
-			err, sizeof(err));
-		if (rc != 0) {
-			LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
-				event, n_todo, err);
-			goto fail;
-		}
-		if (br.conflict) {
-			unsigned n_res;
+	return 0;
+}
 
-			w->st.conflicts++;
-			LOG_RL(LOG_LEVEL_ERR, 5000,
-				"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
-				"%u reservation(s) released back to Redis (reconcile the event)",
-				event, n_todo - n_orders);
-			rc = ow_release_refused(
-				w, event, todo, n_todo, orders, n_orders, res, &n_res);
-			if (rc != 0)
-				goto fail;
-			if (w->link != NULL && n_res > 0)
-				ow_link_results(w->link, res, n_res);
-		} else {
-			w->st.batches++;
-			w->st.orders += br.inserted;
-			w->st.redelivered += br.existing;
-		}
-		/* Every pending order of the batch is published, also after a redelivery: the
-		 * first delivery may have died between COMMIT and publishing. */
-		for (unsigned i = 0; i < n_orders; i++) {
-			if (!orders[i].pending)
-				continue;
-			pub[n_pub] = (struct rs_order_result){
-				.user = orders[i].user,
-				.reservation_id = orders[i].reservation_id,
-				.order_id = orders[i].order_id,
-				.pay_deadline_ms = orders[i].pay_deadline_ms,
-			};
-			res[n_pub] = (struct wire_result){
-				.reservation_id = orders[i].reservation_id,
-				.user = orders[i].user,
-				.order_id = orders[i].order_id,
-				.pay_deadline_ms = orders[i].pay_deadline_ms,
-				.event = event,
-				.verdict = WIRE_V_ORDERED,
-			};
-			n_pub++;
-		}
-		if (n_pub > 0) {
-			rc = rs_results_ordered(w->rs, event, pub, n_pub);
-			if (rc != 0)
-				goto fail;
-			if (w->link != NULL)
-				ow_link_results(w->link, res, n_pub);
-		}
-		if (!br.conflict && n_orders + 0u < n_todo)
-			LOG_RL(LOG_LEVEL_WARN, 10000,
-				"event %" PRIu32 ": %u reservation(s) have no order: their user holds "
-				"another order of the event",
-				event, n_todo - n_orders);
+/*
+ * Publishes the pending orders of a slot that was waited for (result hash, RESULT records) and
+ * acknowledges its entries. Returns 0 when acknowledged, < 0 when they stay pending.
+ */
+static int
+ow_publish(struct ow_writer *w, struct ow_slot *b)
+{
+	unsigned n_pub = 0;
+	int rc;
+
+	/* Every pending order of the batch is published, also after a redelivery: the first
+	 * delivery may have died between COMMIT and publishing. */
+	for (unsigned i = 0; i < b->n_orders; i++) {
+		const struct os_order *o = &b->orders[i];
+
+		if (!o->pending)
+			continue;
+		b->pub[n_pub] = (struct rs_order_result){
+			.user = o->user,
+			.reservation_id = o->reservation_id,
+			.order_id = o->order_id,
+			.pay_deadline_ms = o->pay_deadline_ms,
+		};
+		b->res[n_pub] = (struct wire_result){
+			.reservation_id = o->reservation_id,
+			.user = o->user,
+			.order_id = o->order_id,
+			.pay_deadline_ms = o->pay_deadline_ms,
+			.event = b->event,
+			.verdict = WIRE_V_ORDERED,
+		};
+		n_pub++;
 	}
-	rc = rs_outbox_ack(w->rs, event, w->group, e, n);
-	if (rc >= 0) {
-		rc = 0;
-		goto out;
+	if (b->n_todo > 0 && !b->br.conflict && b->n_orders < b->n_todo)
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"event %" PRIu32 ": %u reservation(s) have no order: their user holds "
+			"another order of the event",
+			b->event, b->n_todo - b->n_orders);
+	/* The results and the acknowledgement in one round trip, the results first. */
+	rc = rs_results_ordered_ack(w->rs, b->event, w->group, b->pub, n_pub, b->e, b->n);
+	if (rc < 0)
+		return rc;
+	if (w->link != NULL && n_pub > 0)
+		ow_link_results(w->link, b->res, n_pub);
+	return 0;
+}
+
+int
+ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e, unsigned n)
+{
+	struct ow_slot *prev, *b;
+	int rc_prev = 0, rc;
+
+	if (n == 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	if (w->slots == NULL && (w->slots = calloc(1, sizeof(*w->slots))) == NULL)
+		return -ENOMEM;
+	prev = w->slots->flight;
+	w->slots->flight = NULL;
+	/* PostgreSQL takes one statement at a time: the previous batch's COMMIT first. */
+	if (prev != NULL)
+		rc_prev = ow_wait(w, prev);
+	b = &w->slots->s[w->slots->next];
+	w->slots->next ^= 1;
+	rc = ow_start(w, b, event, e, n);
+	/* This batch is now with PostgreSQL: Redis takes the previous one's results meanwhile. */
+	if (prev != NULL && rc_prev == 0)
+		rc_prev = ow_publish(w, prev);
+	if (rc_prev != 0)
+		w->st.errors++;
+	if (rc != 0) {
+		w->st.errors++;
+		return rc;
 	}
-fail:
-	w->st.errors++;
+	w->slots->flight = b;
+	return rc_prev;
+}
+
+int
+ow_flush(struct ow_writer *w)
+{
+	struct ow_slot *b;
+	int rc;
+
+	if (w->slots == NULL || w->slots->flight == NULL)
+		return 0;
+	b = w->slots->flight;
+	w->slots->flight = NULL;
+	rc = ow_wait(w, b);
 	if (rc == 0)
-		rc = -EIO;
-out:
-	free(todo);
-	free(orders);
-	free(pub);
-	free(res);
-	free(rids);
-	free(released);
+		rc = ow_publish(w, b);
+	if (rc != 0)
+		w->st.errors++;
 	return rc;
+}
+
+void
+ow_writer_free(struct ow_writer *w)
+{
+	ow_flush(w);
+	free(w->slots);
+	w->slots = NULL;
 }

@@ -8,6 +8,11 @@
  * only then the entries acknowledged. Whatever fails before the acknowledgement leaves the
  * entries pending, and their redelivery inserts nothing twice.
  *
+ * Two batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
+ * PostgreSQL inserts and commits it; the next call waits for that COMMIT, sends its own batch,
+ * and only then publishes and acknowledges the previous one, so that Redis and PostgreSQL work
+ * at the same time. ow_flush() completes the batch in flight.
+ *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
  * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
  * stock back, result "X:<rid>") so that no stock is stranded, and then acknowledged.
@@ -28,6 +33,8 @@ struct ow_writer_stats {
 	uint64_t errors;	/* batches left pending after an error */
 };
 
+struct ow_slots;
+
 struct ow_writer {
 	struct redis_store *rs;
 	struct order_store *os;
@@ -35,13 +42,26 @@ struct ow_writer {
 	const char *group;
 	void (*commit_hook)(void); /* the test hook, run once after the first COMMIT; may be NULL */
 	struct ow_writer_stats st;
+	struct ow_slots *slots; /* allocated by the first batch; freed by ow_writer_free() */
 };
 
 /*
- * Writes the n entries (1..RS_BATCH_MAX) of event's outbox that were just delivered or claimed.
- * Returns 0 when they were acknowledged, or a negative errno when they stay pending (logged).
+ * Takes the n entries (1..RS_BATCH_MAX) of event's outbox that were just delivered or claimed:
+ * completes the batch in flight (waits for its COMMIT), sends these to PostgreSQL, then
+ * publishes and acknowledges the completed one. The entries are copied. Returns 0, or a
+ * negative errno when either batch's entries stay pending (logged; they are claimed again).
  */
 int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e,
 	unsigned n);
+
+/*
+ * Completes the batch in flight, if any: waits for its COMMIT, publishes it and acknowledges
+ * its entries. Call it before the store is used for anything else and before sleeping.
+ * Returns 0 or a negative errno (the entries stay pending).
+ */
+int ow_flush(struct ow_writer *w);
+
+/* Completes the batch in flight and frees what the writer allocated. */
+void ow_writer_free(struct ow_writer *w);
 
 #endif
