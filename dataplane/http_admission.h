@@ -197,6 +197,20 @@ adm_check_ip(struct worker *w, const struct adm_req *q, char *out, uint16_t cap)
 }
 
 /*
+ * An event this data plane does not know: 404 once the control plane's events
+ * are here; before that (a data plane just started) it may well exist, so the
+ * client is asked to come back (503) rather than told it does not.
+ */
+static inline uint16_t
+adm_no_event(struct worker *w, const struct adm_req *q, char *out, uint16_t cap)
+{
+	if (w->sh == NULL && w->bridge != NULL)
+		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no state from the control plane yet", 1);
+	return adm_refuse(w, q, out, cap, 404, DP_REJ_NO_EVENT, "no such event", 0);
+}
+
+/*
  * The sale's state for admission: 0 when open, else the refusal written
  * (404 unknown, 425 not yet, 410 sold out or closed). *slot gets the event's
  * index in the table (for its forward budget).
@@ -209,7 +223,7 @@ adm_check_event(struct worker *w, const struct adm_req *q, char *out, uint16_t c
 	const struct event_entry *e = event_lookup(t, id);
 
 	if (e == NULL)
-		return adm_refuse(w, q, out, cap, 404, DP_REJ_NO_EVENT, "no such event", 0);
+		return adm_no_event(w, q, out, cap);
 	switch (event_state_at(e, w->now_ms)) {
 	case EVENT_UPCOMING:
 		return adm_refuse(w, q, out, cap, 425, DP_REJ_TOO_EARLY, "the sale has not started",
@@ -506,7 +520,7 @@ route_result(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 	if ((n = adm_check_ip(w, q, out, cap)) != 0)
 		return n;
 	if (event_lookup(worker_events(w), id) == NULL)
-		return adm_refuse(w, q, out, cap, 404, DP_REJ_NO_EVENT, "no such event", 0);
+		return adm_no_event(w, q, out, cap);
 	if (unlikely(w->sh == NULL))
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no state from the control plane yet", 1);

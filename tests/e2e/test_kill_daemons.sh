@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A sale during which each daemon is killed with SIGKILL once, at a random moment, and started
+# again: the order writer, the control plane, the data plane. Buyers keep buying
+# (scripts/demo-shopper.py, retrying what a dead daemon left unanswered). Afterwards every
+# invariant of the design holds: orders <= stock, one order per user, stock conservation in
+# PostgreSQL, every reservation Redis accepted is an order, Redis agrees with PostgreSQL.
+#
+# usage: test_kill_daemons.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+
+CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-}
+STOCK=300 USERS=900 EV=3
+mapfile -t PORTS < <(e2e_free_ports 2)
+PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
+# Lost reservations (a control plane killed with them in its buffers) turn into "retry" fast.
+E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
+	-s admission.limit_table_log2=12 -s admission.receipt_young=1s
+	-s admission.receipt_retry=3s -s bridge.resync=2s)
+E2E_TOOLS=(redis-cli psql)
+e2e_begin kd "$1"
+[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] || tap_bail "daemons given"
+
+SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock
+CP_PID= OW_PID= SHOP_PID=
+chmod o+x "$E2E_TMP"
+kd_cleanup() {
+	for p in $SHOP_PID $OW_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
+	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+}
+trap 'kd_cleanup; e2e_cleanup' EXIT
+"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
+	tap_bail "scripts/services up"
+eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+
+start_cp() {
+	"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
+		-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>>"$E2E_TMP/cp.log" 2>&1 &
+	CP_PID=$!
+	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20
+}
+start_ow() {
+	"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.claim_idle=1s \
+		-s order_writer.claim_interval=500ms -s order_writer.max_rate=2000 \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>>"$E2E_TMP/ow.log" 2>&1 &
+	OW_PID=$!
+}
+start_dp() {
+	fg_dp_start "$1" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf" \
+		"${E2E_DP_ARGS[@]}"
+	E2E_DP_PID=$FG_DP_PID
+}
+start_cp || tap_bail "control plane ready"
+start_ow
+ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
+ctl keys auth-set 1 "$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
+	ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
+	ctl event create $EV --name "kill test" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
+		--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null &&
+	ctl event preheat $EV >/dev/null && ctl event open $EV >/dev/null
+tap_ok $? "the sale is set up: $STOCK items, $USERS buyers"
+open_now() {
+	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
+	grep -q '"state":"open"' "$E2E_TMP/ev.b"
+}
+tap_run "the data plane shows the sale open" e2e_wait_until 20 open_now
+
+# The shop's login service mints the session tokens (docs/tokens.md, in Python).
+python3 - "$AUTH" $USERS >"$E2E_TMP/sessions" <<'PY'
+import base64, hashlib, hmac, sys, time
+key, n = bytes.fromhex(sys.argv[1]), int(sys.argv[2])
+exp = int(time.time()) + 3600
+for u in range(5001, 5001 + n):
+    text = "s1.%d.%d.1" % (u, exp)
+    mac = hmac.new(key, text.encode(), hashlib.sha256).digest()[:16]
+    print(u, text + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
+PY
+fg_ns_exec python3 "$FG_ROOT/scripts/demo-shopper.py" --base "$E2E_BASE" --event $EV \
+	--sessions "$E2E_TMP/sessions" --parallel 8 --deadline 60 --double-every 0 \
+	--out "$E2E_TMP/shop.json" >"$E2E_TMP/shop.log" 2>&1 &
+SHOP_PID=$!
+
+# One SIGKILL each, at a random moment while the buyers buy, then a restart.
+pause() { sleep "$(python3 -c 'import random; print(round(random.uniform(0.3, 1.2), 2))')"; }
+pause
+kill -KILL "$OW_PID"
+wait "$OW_PID" 2>/dev/null || true
+start_ow
+tap_ok 0 "order writer killed with SIGKILL and started again"
+pause
+kill -KILL "$CP_PID"
+wait "$CP_PID" 2>/dev/null || true
+start_cp
+tap_ok $? "control plane killed with SIGKILL and started again"
+pause
+kill -KILL "$E2E_DP_PID"
+wait "$E2E_DP_PID" 2>/dev/null || true
+start_dp "$1"
+rc=0
+fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" 30 || rc=$?
+tap_is "$rc" 0 "data plane killed with SIGKILL and started again"
+
+wait "$SHOP_PID" || true
+SHOP_PID=
+outcomes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outcomes"])' \
+	"$E2E_TMP/shop.json" 2>/dev/null || echo none)
+tap_diag "buyers' outcomes: $outcomes"
+[ "$outcomes" != none ] || tap_diag "shopper: $(tail -5 "$E2E_TMP/shop.log" | tr '\n' '|')"
+holding=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["holding"])' \
+	"$E2E_TMP/shop.json" 2>/dev/null || echo 0)
+tap_is "$holding" $STOCK "every item found a buyer despite the kills"
+
+R="redis-cli -s $FG_REDIS_SOCK"
+PSQL="psql -qtAX -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
+buyers=$($R scard "fg:{$EV}:buyers")
+drained() { [ "$($PSQL -c "select count(*) from orders where event_id = $EV")" = "$buyers" ]; }
+tap_run "the order writer makes an order of every reservation Redis accepted" \
+	e2e_wait_until 30 drained
+tap_is "$buyers" $STOCK "Redis: $STOCK buyers, no more"
+tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0, never below"
+tap_is "$($R xlen "fg:{$EV}:outbox")" "$buyers" "one outbox entry per buyer"
+tap_is "$($PSQL -c "select count(*) from orders where event_id = $EV
+	and status in ('pending', 'paid')")" $STOCK "orders (pending + paid) == stock"
+tap_is "$($PSQL -c "select count(*) from (select user_id from orders where event_id = $EV
+	group by user_id having count(*) > 1) d")" 0 "no user has two orders"
+tap_is "$($PSQL -c "select s.initial = s.available + (select count(*) from orders o
+	where o.event_id = s.event_id and o.status in ('pending', 'paid'))
+	from stock s where s.event_id = $EV")" t "PostgreSQL: initial == available + pending + paid"
+# The users the buyers were told hold an item are exactly the users with an order.
+python3 -c 'import json,sys; print("\n".join(map(str, json.load(open(sys.argv[1]))["reserved_users"])))' \
+	"$E2E_TMP/shop.json" | sort >"$E2E_TMP/told"
+$PSQL -c "select user_id from orders where event_id = $EV order by 1" | sort >"$E2E_TMP/ordered"
+tap_is "$(comm -3 "$E2E_TMP/told" "$E2E_TMP/ordered" | wc -l)" 0 \
+	"the buyers told they hold an item are exactly the users with an order"
+ctl event close $EV >/dev/null
+tap_is "$(ctl --json reconcile $EV | python3 -c 'import json,sys; print(json.load(sys.stdin)["consistent"])')" \
+	True "reconcile: Redis agrees with PostgreSQL"
+
+for p in OW_PID CP_PID; do
+	fg_stop_pid "${!p}" 10
+	tap_is "$FG_STOP_RC" 0 "${p%_PID} exits with status 0 on SIGTERM after the sale"
+	printf -v "$p" ''
+done
+e2e_stop_dataplane
+tap_done

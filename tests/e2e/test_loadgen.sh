@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# flashgate-loadgen against the data plane over a memif pair (no network namespace, no NIC):
+# healthz connections, a SYN flood and a small sale against the test peer as control plane.
+# Every answer must be well-formed and expected, every connection must complete, and the data
+# plane's own counters must agree with the loadgen's. Rates are printed as diagnostics, and only
+# checked to be above zero, never against a time.
+# usage: test_loadgen.sh DATAPLANE LOADGEN TESTPEER   (prints TAP)
+set -euo pipefail
+# shellcheck source=tests/e2e/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+DP_EXE=${1:-} LG_EXE=${2:-} PEER_EXE=${3:-}
+N_CONN=20000 N_SYN=20000 N_USERS=300 STOCK=100
+AUTH_KID=1 AUTH_KEY=authkey-loadgen-e2e-0123456789
+SALE_KID=7 SALE_KEY=salekey-loadgen-e2e-0123456789
+
+for exe in "$DP_EXE" "$LG_EXE" "$PEER_EXE"; do
+	if [ -z "$exe" ] || [ ! -x "$exe" ]; then
+		echo "Bail out! usage: $0 DATAPLANE LOADGEN TESTPEER (got '$exe')"
+		exit 1
+	fi
+done
+
+E2E_TMP=$(mktemp -d /tmp/fg-e2e-lg.XXXXXX)
+DP_PREFIX=fg-e2e-lgdp-$$ LG_PREFIX=fg-e2e-lglg-$$
+SOCK=$E2E_TMP/memif.sock
+E2E_PREFIX=$DP_PREFIX # for e2e_peer_* and the log helpers
+DP_PID=
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
+		fg_stop_pid "$DP_PID" 10 >/dev/null 2>&1
+	fi
+	[ -z "$E2E_PEER_PID" ] || e2e_peer_stop >/dev/null 2>&1
+	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$(fg_dpdk_runtime_dir "$LG_PREFIX")"
+	rm -rf "$E2E_TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+
+# The loadgen shares the data plane's first core (its control loop mostly sleeps); the data plane's
+# worker keeps the other. On one CPU everything shares core 0.
+DP_LCORES=$(fg_lcores)
+LG_LCORES=0
+[[ $DP_LCORES != *@* ]] || LG_LCORES=2@0
+lg_run() { # lg_run NAME ARGS...: runs the loadgen, output in $E2E_TMP/NAME.out, sets LG_RC
+	local name=$1
+	shift
+	LG_RC=0
+	timeout 60 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
+		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \
+		--log-level=error -- --dst 198.18.0.2 "$@" >"$E2E_TMP/$name.out" 2>&1 || LG_RC=$?
+	tap_diag "loadgen $name:" "$(cat "$E2E_TMP/$name.out")"
+}
+# field NAME KEY WORD: the number after WORD on the "KEY:" line of NAME's report.
+field() {
+	awk -v k="$2:" -v w="$3" '$1 == k { for (i = 2; i < NF; i++) if ($i == w) print $(i + 1) }' \
+		"$E2E_TMP/$1.out"
+}
+# value NAME KEY: the first value of the "KEY:" line.
+value() { awk -v k="$2:" '$1 == k { print $2 }' "$E2E_TMP/$1.out"; }
+# answer NAME STATUS: how many answers had that status.
+answer() {
+	awk -v s="$2" '$1 == "answers:" { for (i = 2; i <= NF; i++) { split($i, a, "=");
+		if (a[1] == s) print a[2] } }' "$E2E_TMP/$1.out"
+}
+# dp_counter NAME...: a counter of the data plane's final counters (after it stopped).
+dp_counter() {
+	awk -v n="$*" 'f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
+		if (k == n) { print $NF; exit } } /final counters/ { f = 1 }' "$E2E_TMP/dataplane.log"
+}
+
+mapfile -t zmq_ports < <(e2e_free_ports 2)
+PULL_EP=tcp://127.0.0.1:${zmq_ports[0]} PUB_EP=tcp://127.0.0.1:${zmq_ports[1]}
+FG_DP_ADDR=198.18.0.2
+e2e_write_config "$E2E_TMP/flashgate.conf"
+"$DP_EXE" -l "$DP_LCORES" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
+	--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$E2E_TMP/flashgate.conf" \
+	-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
+	>"$E2E_TMP/dataplane.log" 2>&1 &
+DP_PID=$!
+rc=0
+fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$DP_PID" 60 || rc=$?
+tap_ok "$rc" "data plane is ready on a memif server port"
+[ "$rc" -eq 0 ] || tap_bail "data plane started"
+
+# --- healthz: SYN, ACK+request, answer+FIN, ACK+FIN, ACK -----------------------------------------
+lg_run healthz --mode healthz --connections "$N_CONN" --concurrency 64 --duration-s 20
+tap_is "$LG_RC" 0 "healthz: loadgen exits 0 (every answer well-formed and expected)"
+tap_is "$(field healthz connections started)/$(field healthz connections completed)" \
+	"$N_CONN/$N_CONN" "healthz: all $N_CONN connections started and completed"
+tap_is "$(field healthz connections rst)/$(field healthz connections timeout)/$(field healthz \
+	connections unfinished)" 0/0/0 "healthz: no reset, timed-out or unfinished connection"
+tap_is "$(field healthz malformed tcp)/$(field healthz malformed http)" 0/0 \
+	"healthz: zero malformed answers (TCP and HTTP)"
+tap_is "$(answer healthz 200)" "$N_CONN" "healthz: $N_CONN answers 200"
+tap_is "$(value healthz unexpected_status)" 0 "healthz: no unexpected status"
+rps=$(value healthz requests_per_s)
+tap_run "healthz: requests/s printed and above zero (got '${rps:-none}')" \
+	awk -v r="${rps:-0}" 'BEGIN { exit !(r > 0) }'
+tap_run "healthz: latency p50/p99/p999 printed" \
+	grep -Eq '^latency_request_us: count [0-9]+ p50 [0-9.]+ p99 [0-9.]+ p999 [0-9.]+' \
+	"$E2E_TMP/healthz.out"
+
+# --- SYN flood: every SYN gets its SYN-ACK cookie; nothing is remembered -------------------------
+lg_run flood --mode syn-flood --connections "$N_SYN" --rate 200000 --duration-s 20 \
+	--pcap "$E2E_TMP/flood.pcap" --pcap-max 100
+tap_is "$LG_RC" 0 "syn-flood: loadgen exits 0"
+# A flood may lose SYNs when a ring is full (the cores are shared); every SYN-ACK that comes back
+# must carry the ACK of a SYN we sent (else it counts as malformed).
+syn_acks=$(field flood syn syn_ack)
+tap_is "$(field flood syn sent)" "$N_SYN" "syn-flood: $N_SYN SYNs sent"
+tap_run "syn-flood: SYN-ACKs came back, no more than SYNs (got '${syn_acks:-none}')" \
+	test "${syn_acks:-0}" -gt 0 -a "${syn_acks:-0}" -le "$N_SYN"
+tap_is "$(field flood malformed tcp)" 0 "syn-flood: no malformed segment, every ACK matches a SYN"
+# pcap: magic, 100 records, each whole (captured length = length) and ending at the file's end.
+pcap_check() {
+	python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+magic, = struct.unpack("<I", d[:4]); off = 24; n = 0; whole = True
+while off + 16 <= len(d):
+    incl, orig = struct.unpack("<II", d[off + 8:off + 16])
+    whole &= incl == orig and incl >= 42; off += 16 + incl; n += 1
+print("%08x/%d/%s" % (magic, n, whole and off == len(d)))
+PY
+}
+tap_is "$(pcap_check "$E2E_TMP/flood.pcap" 2>&1)/$(field flood pcap frames)" \
+	"a1b2c3d4/100/True/100" \
+	"syn-flood: --pcap wrote a pcap file of the first 100 frames"
+
+# --- a sale: 300 users, 100 items; the test peer plays the control plane -----------------------
+E2E_TOOLS=(mkfifo)
+rc=0
+e2e_peer_start "$PEER_EXE" --pull "$PULL_EP" --pub "$PUB_EP" --event "1:$STOCK:loadgen sale" \
+	--key "auth:$AUTH_KID:$AUTH_KEY:current" --key "sale:$SALE_KID:$SALE_KEY:current" \
+	--limits 100000,200000,1000,1000,0,0,100000 || rc=$?
+tap_ok "$rc" "the test peer is ready"
+# shellcheck disable=SC2317 # called by e2e_wait_until
+bridge_ready() { [ "$(e2e_telemetry_field /flashgate/bridge ready 2>/dev/null)" = 1 ]; }
+e2e_wait_until 20 bridge_ready || true
+lg_run sale --mode sale --users "$N_USERS" --concurrency 64 --poll-ms 100 --duration-s 30 \
+	--auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC" 0 "sale: loadgen exits 0"
+tap_is "$(field sale users "done")" "$N_USERS" "sale: all $N_USERS users finished"
+tap_is "$(grep -o ' reserved=[0-9]*' "$E2E_TMP/sale.out")" " reserved=$STOCK" \
+	"sale: exactly the stock ($STOCK) reserved"
+tap_is "$(grep -o 'sold_out=[0-9]*' "$E2E_TMP/sale.out" | head -n1)" \
+	"sold_out=$((N_USERS - STOCK))" \
+	"sale: every other user told sold out"
+tap_is "$(field sale malformed tcp)/$(field sale malformed http)/$(value sale \
+	unexpected_status)" 0/0/0 "sale: zero malformed answers, no unexpected status"
+
+# --- a data plane that is not there: the loadgen says so instead of hanging ---------------------
+lg_run nodp --mode healthz --connections 10 --dst 198.18.0.99 --duration-s 1
+tap_is "$LG_RC" 2 "wrong --dst: loadgen exits 2"
+tap_run "wrong --dst: it says that nobody answered ARP" grep -q 'no ARP answer' \
+	"$E2E_TMP/nodp.out"
+
+fg_stop_pid "$DP_PID" 20
+DP_PID=
+tap_is "$FG_STOP_RC" 0 "data plane exits with status 0 on SIGTERM"
+# The data plane counted what the loadgen did, from its side of the link: at least one SYN-ACK
+# and one 200 for each the loadgen received (more if segments were retransmitted).
+want_syn_acks=$((N_CONN + syn_acks + $(field sale connections completed)))
+got=$(dp_counter answer syn_ack)
+tap_run "data plane: SYN-ACKs sent >= loadgen's connections and flood SYN-ACKs (got '$got', \
+want >= $want_syn_acks)" test "${got:-0}" -ge "$want_syn_acks"
+want_200=$((N_CONN + $(answer sale 200)))
+got=$(dp_counter http 200)
+tap_run "data plane: 200s sent >= the loadgen's 200s (got '$got', want >= $want_200)" \
+	test "${got:-0}" -ge "$want_200"
+tap_done

@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_random.h>
+
+#include "tools/loadgen/lg_client.h"
+#include "tools/loadgen/lg_http.h"
+
+/* What an answer means for the user who got it. */
+enum next_action {
+	NEXT_STEP,  /* go on with c->step at c->t_due */
+	NEXT_RETRY, /* ask the same again at c->t_due */
+	NEXT_DONE,  /* the user (or healthz connection) has ended; outcome in *out */
+};
+
+/* splitmix64: a keyed hash for syn-flood ISNs, so a SYN-ACK can be checked without state. */
+static inline uint64_t
+mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline uint32_t
+flood_isn(const struct lg_client *cl, uint32_t cip, uint16_t sport)
+{
+	return (uint32_t)mix64(cl->flood_salt ^ ((uint64_t)cip << 16 | sport));
+}
+
+static void
+emit(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
+{
+	if (cl->capturing)
+		lg_pcap_write(&cl->pcap, rte_pktmbuf_mtod(m, void *), rte_pktmbuf_data_len(m), now);
+	cl->st.tx_pkts++;
+	cl->st.tx_bytes += rte_pktmbuf_data_len(m);
+	cl->tx[cl->n_tx++] = m;
+	if (cl->n_tx == LG_BURST)
+		lg_client_flush(cl);
+}
+
+void
+lg_client_flush(struct lg_client *cl)
+{
+	uint16_t sent = 0;
+
+	/* A full TX ring drains in microseconds; a bounded number of tries, then drop: the
+	 * retransmission timers recover what was dropped, as on a real link. */
+	for (int tries = 0; sent < cl->n_tx && tries < 64; tries++)
+		sent += rte_eth_tx_burst(
+			cl->port_id, cl->queue_id, cl->tx + sent, (uint16_t)(cl->n_tx - sent));
+	if (sent < cl->n_tx) {
+		cl->st.tx_dropped += cl->n_tx - sent;
+		cl->st.tx_pkts -= cl->n_tx - sent;
+		rte_pktmbuf_free_bulk(cl->tx + sent, (unsigned)(cl->n_tx - sent));
+	}
+	cl->n_tx = 0;
+}
+
+static void
+send_seg(struct lg_client *cl, const struct lg_seg *s, uint64_t now)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(cl->pool);
+
+	if (unlikely(m == NULL || lg_pkt_tcp(m, &cl->link, s) != 0)) {
+		rte_pktmbuf_free(m);
+		cl->st.tx_dropped++;
+		return;
+	}
+	emit(cl, m, now);
+}
+
+/* Sends a segment of connection c with our sequence number seq. */
+static void
+conn_send(struct lg_client *cl, const struct lg_conn *c, uint8_t flags, uint32_t seq,
+	const void *payload, uint16_t len, uint64_t now)
+{
+	struct lg_seg s = {
+		.src_ip = c->cip,
+		.dst_ip = cl->o->dst_ip,
+		.sport = c->sport,
+		.dport = cl->o->dport,
+		.seq = seq,
+		.ack = (flags & RTE_TCP_ACK_FLAG) ? c->rcv_nxt : 0,
+		.flags = flags,
+		.mss_opt = (flags & RTE_TCP_SYN_FLAG) != 0,
+		.payload = payload,
+		.payload_len = len,
+	};
+
+	send_seg(cl, &s, now);
+}
+
+static void
+send_syn(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	conn_send(cl, c, RTE_TCP_SYN_FLAG, c->isn, NULL, 0, now);
+}
+
+/* The handshake's third segment carries the request, as the data plane expects. */
+static void
+send_req(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	conn_send(cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->isn + 1, c->req, c->req_len, now);
+}
+
+static void
+send_fin(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	conn_send(
+		cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, c->isn + 1 + c->req_len, NULL, 0, now);
+}
+
+/* Writes the request of c's step into c->req. Returns 0, or -1 if it does not fit. */
+static int
+build_request(struct lg_client *cl, struct lg_conn *c)
+{
+	const struct lg_opts *o = cl->o;
+	char session[TOK_BUF_SIZE];
+	int n = -1;
+
+	switch ((enum lg_step)c->step) {
+	case LG_STEP_HEALTHZ:
+		n = snprintf(c->req, sizeof(c->req), "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n",
+			o->host);
+		break;
+	case LG_STEP_TOKEN: {
+		/* A session valid for an hour, as the shop's login would hand out. */
+		uint64_t exp = (uint64_t)time(NULL) + 3600;
+
+		if (tok_session_mint(&o->auth, c->user, exp, session, sizeof(session)) < 0)
+			return -1;
+		n = snprintf(c->req, sizeof(c->req),
+			"POST /api/v1/events/%" PRIu32 "/token HTTP/1.1\r\nHost: %s\r\n"
+			"Authorization: Bearer %s\r\nContent-Length: 0\r\n\r\n",
+			o->event, o->host, session);
+		break;
+	}
+	case LG_STEP_RESERVE:
+		n = snprintf(c->req, sizeof(c->req),
+			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n"
+			"Content-Length: 0\r\n\r\n",
+			c->path, o->host, c->token);
+		break;
+	case LG_STEP_RESULT:
+		n = snprintf(c->req, sizeof(c->req),
+			"GET %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n\r\n", c->path,
+			o->host, c->token);
+		break;
+	}
+	if (n < 0 || (size_t)n >= sizeof(c->req))
+		return -1;
+	c->req_len = (uint16_t)n;
+	return 0;
+}
+
+/* Opens a new TCP connection for slot c (its step, user and address already set). */
+static void
+conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	if (build_request(cl, c) != 0) {
+		/* Only a --host too long for the request buffer gets here; main() bounds it. */
+		cl->st.outcome[LG_OUT_REFUSED]++;
+		cl->st.users_done++;
+		lg_table_put(cl->tab, c);
+		return;
+	}
+	c->isn = (uint32_t)rte_rand();
+	c->rcv_nxt = 0;
+	c->rtx = 0;
+	c->verdict = 0;
+	c->resp_len = 0;
+	c->t_syn = now;
+	c->t_req = 0;
+	c->t_due = now + cl->rto;
+	c->state = LG_CS_SYN_SENT;
+	cl->st.conns_started++;
+	send_syn(cl, c, now);
+}
+
+/* Ends client c (a healthz connection or a sale user) with outcome out. */
+static void
+client_end(struct lg_client *cl, struct lg_conn *c, enum lg_outcome out)
+{
+	if (cl->o->mode == LG_MODE_SALE) {
+		cl->st.outcome[out]++;
+		cl->st.users_done++;
+	}
+	lg_table_put(cl->tab, c);
+}
+
+/* A connection failed (RST, timeout, malformed segment): its client ends with it. */
+static void
+conn_fail(struct lg_client *cl, struct lg_conn *c)
+{
+	client_end(cl, c, LG_OUT_CONN_FAILED);
+}
+
+/* The wait before asking again after 425/429/503: Retry-After plus up to 1/4 s of jitter. */
+static uint64_t
+retry_wait(const struct lg_client *cl, long retry_after)
+{
+	uint64_t s = retry_after > 0 ? (uint64_t)retry_after : 1;
+
+	return s * cl->hz + rte_rand_max(cl->hz / 4 + 1);
+}
+
+static bool
+copy_field(const struct lg_http_resp *r, const char *name, char *dst, size_t cap)
+{
+	const char *v;
+	size_t n;
+
+	if (lg_json_string(r->body, r->body_len, name, &v, &n) != 0 || n == 0 || n >= cap)
+		return false;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+	return true;
+}
+
+static bool
+is_retry_status(unsigned s)
+{
+	return s == 425 || s == 429 || s == 503;
+}
+
+static enum lg_outcome
+result_outcome(const char *v, size_t n)
+{
+	static const struct {
+		const char *name;
+		enum lg_outcome out;
+	} tab[] = {
+		{"reserved", LG_OUT_RESERVED},
+		{"ordered", LG_OUT_ORDERED},
+		{"paid", LG_OUT_PAID},
+		{"sold_out", LG_OUT_SOLD_OUT},
+		{"duplicate", LG_OUT_DUPLICATE},
+		{"expired", LG_OUT_EXPIRED},
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strlen(tab[i].name) == n && memcmp(tab[i].name, v, n) == 0)
+			return tab[i].out;
+	return LG_OUT_OTHER_RESULT;
+}
+
+/*
+ * Decides what a well-formed answer r to c's step means (docs/api.md's flow), counting
+ * answers an honest client should not get as unexpected.
+ */
+static enum next_action
+judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uint64_t now,
+	enum lg_outcome *out)
+{
+	const struct lg_opts *o = cl->o;
+	unsigned s = r->status;
+
+	*out = LG_OUT_REFUSED;
+	if (c->step == LG_STEP_HEALTHZ) {
+		if (s != 200)
+			cl->st.unexpected_status++;
+		return NEXT_DONE;
+	}
+	if (s == 410) {
+		*out = LG_OUT_SOLD_OUT;
+		return NEXT_DONE;
+	}
+	if (is_retry_status(s) && !(s == 425 && c->step != LG_STEP_TOKEN)) {
+		if (++c->attempts > o->retries) {
+			*out = LG_OUT_GAVE_UP;
+			return NEXT_DONE;
+		}
+		c->t_due = now + retry_wait(cl, r->retry_after);
+		return NEXT_RETRY;
+	}
+	switch ((enum lg_step)c->step) {
+	case LG_STEP_TOKEN:
+		if (s != 200)
+			break;
+		if (!copy_field(r, "token", c->token, sizeof(c->token)) ||
+			!copy_field(r, "reserve_path", c->path, sizeof(c->path)) ||
+			c->path[0] != '/') {
+			cl->st.malformed_http++;
+			*out = LG_OUT_CONN_FAILED;
+			return NEXT_DONE;
+		}
+		c->step = LG_STEP_RESERVE;
+		c->attempts = 0;
+		c->t_due = now;
+		return NEXT_STEP;
+	case LG_STEP_RESERVE:
+		if (s != 202)
+			break;
+		if (!copy_field(r, "receipt", c->token, sizeof(c->token)) ||
+			!copy_field(r, "result_path", c->path, sizeof(c->path)) ||
+			c->path[0] != '/') {
+			cl->st.malformed_http++;
+			*out = LG_OUT_CONN_FAILED;
+			return NEXT_DONE;
+		}
+		c->step = LG_STEP_RESULT;
+		c->attempts = 0;
+		c->t_due = now + cl->poll;
+		return NEXT_STEP;
+	case LG_STEP_RESULT: {
+		const char *v;
+		size_t n;
+
+		if (s != 200)
+			break;
+		if (lg_json_string(r->body, r->body_len, "status", &v, &n) != 0) {
+			cl->st.malformed_http++;
+			*out = LG_OUT_CONN_FAILED;
+			return NEXT_DONE;
+		}
+		if (n == 6 && memcmp(v, "queued", 6) == 0) {
+			if (++c->polls >= o->max_polls) {
+				*out = LG_OUT_STILL_QUEUED;
+				return NEXT_DONE;
+			}
+			c->t_due = now + cl->poll;
+			return NEXT_STEP;
+		}
+		*out = result_outcome(v, n);
+		return NEXT_DONE;
+	}
+	case LG_STEP_HEALTHZ:
+		break;
+	}
+	cl->st.unexpected_status++;
+	return NEXT_DONE;
+}
+
+/* The whole answer and its FIN are in: check it, count it and decide what comes next. */
+static void
+on_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	struct lg_http_resp r;
+	enum lg_http_err e = lg_http_parse_response(c->resp, c->resp_len, &r);
+	enum lg_outcome out = LG_OUT_CONN_FAILED;
+	enum next_action next = NEXT_DONE;
+
+	cl->st.responses++;
+	lg_hist_add(&cl->st.req_lat, now - c->t_req);
+	if (e != LG_HTTP_OK) {
+		cl->st.malformed_http++;
+	} else {
+		cl->st.status[r.status < LG_STATUS_MAX ? r.status : 0]++;
+		next = judge(cl, c, &r, now, &out);
+	}
+	/* Remembered until our FIN is acknowledged; polls reuse this slot afterwards. */
+	c->verdict = (uint8_t)(next == NEXT_DONE ? 2 + out : 1);
+}
+
+/* Our FIN was acknowledged: the connection is complete. */
+static void
+conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	cl->st.conns_completed++;
+	lg_hist_add(&cl->st.conn_lat, now - c->t_syn);
+	if (cl->o->mode != LG_MODE_SALE || c->verdict >= 2) {
+		client_end(cl, c,
+			c->verdict >= 2 ? (enum lg_outcome)(c->verdict - 2) : LG_OUT_CONN_FAILED);
+		return;
+	}
+	c->state = LG_CS_IDLE; /* t_due was set by judge() */
+}
+
+static void
+rx_flood(struct lg_client *cl, const struct lg_rx_seg *s)
+{
+	if ((s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG |
+				RTE_TCP_FIN_FLAG)) == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) &&
+		s->ack == flood_isn(cl, s->dst_ip, s->dport) + 1 && s->payload_len == 0)
+		cl->st.syn_acks++;
+	else if (s->flags & RTE_TCP_RST_FLAG)
+		cl->st.conns_rst++;
+	else
+		cl->st.malformed_tcp++;
+}
+
+static void
+rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+
+	if (s->src_ip != o->dst_ip || s->sport != o->dport || s->dst_ip - o->src_base >= o->n_src) {
+		cl->st.other_rx++;
+		return;
+	}
+	if (o->mode == LG_MODE_SYN_FLOOD) {
+		rx_flood(cl, s);
+		return;
+	}
+	struct lg_conn *c = lg_table_find(cl->tab, s->dst_ip, s->dport);
+
+	if (c == NULL || c->state == LG_CS_IDLE) {
+		cl->st.stray++;
+		return;
+	}
+	uint32_t snd_end = c->isn + 1 + c->req_len; /* after our request */
+
+	if (unlikely(s->flags & RTE_TCP_RST_FLAG)) {
+		/* RFC 9293 §3.10.7: a RST is ours if it acks our SYN (SYN-SENT) or sits at the
+		 * sequence number we expect next. */
+		bool ours = c->state == LG_CS_SYN_SENT
+				    ? (s->flags & RTE_TCP_ACK_FLAG) && s->ack == c->isn + 1
+				    : s->seq == c->rcv_nxt || s->seq == c->rcv_nxt - 1;
+
+		if (!ours) {
+			cl->st.stray++;
+			return;
+		}
+		cl->st.conns_rst++;
+		conn_fail(cl, c);
+		return;
+	}
+	switch ((enum lg_conn_state)c->state) {
+	case LG_CS_SYN_SENT:
+		if ((s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG)) !=
+				(RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) ||
+			s->ack != c->isn + 1) {
+			cl->st.stray++;
+			return;
+		}
+		if (s->payload_len != 0) {
+			cl->st.malformed_tcp++;
+			cl->st.conns_malformed++;
+			conn_fail(cl, c);
+			return;
+		}
+		c->rcv_nxt = s->seq + 1;
+		c->state = LG_CS_REQ_SENT;
+		c->rtx = 0;
+		c->t_req = now;
+		c->t_due = now + cl->rto;
+		cl->st.requests++;
+		send_req(cl, c, now);
+		return;
+	case LG_CS_REQ_SENT:
+		if (s->flags & RTE_TCP_SYN_FLAG) {
+			/* Our request was lost and the SYN-ACK repeated: the timer resends it. */
+			cl->st.stray++;
+			return;
+		}
+		if (!(s->flags & RTE_TCP_ACK_FLAG) || s->seq != c->rcv_nxt) {
+			cl->st.stray++;
+			return;
+		}
+		/* The answer must acknowledge the whole request (it answers all of it). */
+		if (s->ack != snd_end) {
+			cl->st.malformed_tcp++;
+			cl->st.conns_malformed++;
+			conn_fail(cl, c);
+			return;
+		}
+		if (s->payload_len > LG_RESP_MAX - c->resp_len) {
+			cl->st.malformed_http++;
+			cl->st.conns_malformed++;
+			conn_fail(cl, c);
+			return;
+		}
+		memcpy(c->resp + c->resp_len, s->payload, s->payload_len);
+		c->resp_len = (uint16_t)(c->resp_len + s->payload_len);
+		c->rcv_nxt += s->payload_len;
+		if (!(s->flags & RTE_TCP_FIN_FLAG)) {
+			if (s->payload_len)
+				conn_send(cl, c, RTE_TCP_ACK_FLAG, snd_end, NULL, 0, now);
+			return;
+		}
+		c->rcv_nxt++;
+		on_response(cl, c, now);
+		c->state = LG_CS_FIN_SENT;
+		c->rtx = 0;
+		c->t_due = now + cl->rto;
+		send_fin(cl, c, now);
+		return;
+	case LG_CS_FIN_SENT:
+		if ((s->flags & RTE_TCP_ACK_FLAG) && s->ack == snd_end + 1 && s->payload_len == 0 &&
+			!(s->flags & RTE_TCP_FIN_FLAG)) {
+			conn_closed(cl, c, now);
+			return;
+		}
+		/* The answer again: our FIN was lost; say it once more. */
+		if (s->flags & RTE_TCP_FIN_FLAG) {
+			send_fin(cl, c, now);
+			return;
+		}
+		cl->st.stray++;
+		return;
+	case LG_CS_FREE:
+	case LG_CS_IDLE:
+		break;
+	}
+	cl->st.stray++;
+}
+
+static void
+rx_arp(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
+{
+	const struct rte_arp_hdr *a =
+		(const struct rte_arp_hdr *)(rte_pktmbuf_mtod(m, struct rte_ether_hdr *) + 1);
+	uint32_t sip = rte_be_to_cpu_32(a->arp_data.arp_sip);
+	uint32_t tip = rte_be_to_cpu_32(a->arp_data.arp_tip);
+
+	if (a->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+		a->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		cl->st.other_rx++;
+		return;
+	}
+	if (a->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY) && sip == cl->o->dst_ip) {
+		rte_ether_addr_copy(&a->arp_data.arp_sha, &cl->link.peer_mac);
+		cl->have_peer_mac = true;
+		cl->st.arp_replies++;
+		return;
+	}
+	/* We own the client addresses: answer for them, as their hosts would. */
+	if (a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST) && tip - cl->o->src_base < cl->o->n_src) {
+		struct rte_mbuf *r = rte_pktmbuf_alloc(cl->pool);
+		struct rte_ether_addr sha = a->arp_data.arp_sha;
+
+		if (r == NULL || lg_pkt_arp(r, &cl->link, RTE_ARP_OP_REPLY, tip, &sha, sip) != 0) {
+			rte_pktmbuf_free(r);
+			cl->st.tx_dropped++;
+			return;
+		}
+		cl->st.arp_requests_answered++;
+		emit(cl, r, now);
+		return;
+	}
+	cl->st.other_rx++;
+}
+
+void
+lg_client_rx(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct lg_rx_seg s;
+
+		cl->st.rx_pkts++;
+		cl->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (cl->capturing)
+			lg_pcap_write(&cl->pcap, rte_pktmbuf_mtod(m, void *),
+				rte_pktmbuf_data_len(m), now);
+		switch (lg_pkt_rx(m, &s)) {
+		case LG_RX_TCP:
+			rx_tcp(cl, &s, now);
+			break;
+		case LG_RX_ARP:
+			rx_arp(cl, m, now);
+			break;
+		case LG_RX_MALFORMED:
+			cl->st.malformed_tcp++;
+			break;
+		case LG_RX_OTHER:
+			cl->st.other_rx++;
+			break;
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+void
+lg_client_arp_probe(struct lg_client *cl, uint64_t now)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(cl->pool);
+
+	if (m == NULL || lg_pkt_arp(m, &cl->link, RTE_ARP_OP_REQUEST, cl->o->src_base, NULL,
+				 cl->o->dst_ip)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	emit(cl, m, now);
+	lg_client_flush(cl);
+}
+
+static void
+launch_flood(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+	uint64_t r = rte_rand();
+	struct lg_seg s = {
+		.src_ip = o->src_base + (uint32_t)(r % o->n_src),
+		.dst_ip = o->dst_ip,
+		/* Any port above the well-known ones, as a flood tool picks them. */
+		.sport = (uint16_t)(1024 + (r >> 32) % 64512),
+		.dport = o->dport,
+		.flags = RTE_TCP_SYN_FLAG,
+		.mss_opt = true,
+	};
+
+	s.seq = flood_isn(cl, s.src_ip, s.sport);
+	cl->st.syn_sent++;
+	send_seg(cl, &s, now);
+}
+
+void
+lg_client_launch(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+
+	if (!cl->have_peer_mac)
+		return;
+	if (o->rate > 0) {
+		/* Token bucket refilled from the TSC, holding at most 1 ms of launches (at least
+		 * one), so a stall is not followed by a burst. */
+		double cap = o->rate / 1000.0 < 1 ? 1 : o->rate / 1000.0;
+
+		cl->credit += (double)(now - cl->t_credit) * o->rate / (double)cl->hz;
+		cl->t_credit = now;
+		if (cl->credit > cap)
+			cl->credit = cap;
+	}
+	for (unsigned k = 0; k < LG_BURST && cl->launched < o->count; k++) {
+		if (o->rate > 0) {
+			if (cl->credit < 1)
+				return;
+			cl->credit -= 1;
+		}
+		if (o->mode == LG_MODE_SYN_FLOOD) {
+			launch_flood(cl, now);
+			cl->launched++;
+			continue;
+		}
+		struct lg_conn *c = lg_table_take(cl->tab);
+
+		if (c == NULL) {
+			if (o->rate > 0)
+				cl->credit += 1;
+			return;
+		}
+		/* A user keeps its address across its connections, as a browser does. */
+		c->user = o->mode == LG_MODE_SALE ? o->user_base + cl->launched : cl->launched;
+		c->cip = o->src_base + (uint32_t)(cl->launched % o->n_src);
+		c->step = o->mode == LG_MODE_SALE ? LG_STEP_TOKEN : LG_STEP_HEALTHZ;
+		c->attempts = 0;
+		c->polls = 0;
+		if (o->mode == LG_MODE_SALE)
+			cl->st.users_started++;
+		cl->launched++;
+		conn_open(cl, c, now);
+	}
+}
+
+void
+lg_client_timers(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+
+	/* A scan of the table each 1/4 of the first RTO is enough for timers of that size. */
+	if (now < cl->t_next_scan || cl->tab == NULL)
+		return;
+	cl->t_next_scan = now + cl->rto / 4 + 1;
+	for (uint32_t i = 0; i < cl->tab->n; i++) {
+		struct lg_conn *c = &cl->tab->c[i];
+
+		if (c->state == LG_CS_FREE || now < c->t_due)
+			continue;
+		if (c->state == LG_CS_IDLE) {
+			conn_open(cl, c, now);
+			continue;
+		}
+		if (c->rtx >= o->retries) {
+			cl->st.conns_timeout++;
+			conn_fail(cl, c);
+			continue;
+		}
+		c->rtx++;
+		cl->st.retransmits++;
+		/* RFC 6298 §5.5: back off, doubling the timeout each time. */
+		c->t_due = now + (cl->rto << c->rtx);
+		if (c->state == LG_CS_SYN_SENT)
+			send_syn(cl, c, now);
+		else if (c->state == LG_CS_REQ_SENT)
+			send_req(cl, c, now);
+		else
+			send_fin(cl, c, now);
+	}
+}
+
+bool
+lg_client_done(const struct lg_client *cl)
+{
+	return cl->launched >= cl->o->count && (cl->tab == NULL || cl->tab->active == 0);
+}
+
+int
+lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
+	struct rte_mempool *pool, const struct rte_ether_addr *mac)
+{
+	memset(cl, 0, sizeof(*cl));
+	cl->o = o;
+	cl->port_id = port_id;
+	cl->pool = pool;
+	rte_ether_addr_copy(mac, &cl->link.our_mac);
+	cl->hz = rte_get_tsc_hz();
+	cl->rto = cl->hz / 1000 * o->rto_ms;
+	cl->poll = cl->hz / 1000 * o->poll_ms;
+	cl->t_credit = rte_get_tsc_cycles();
+	cl->flood_salt = rte_rand();
+	if (o->mode != LG_MODE_SYN_FLOOD) {
+		cl->tab = lg_table_create(o->concurrency, LG_PORT_BASE);
+		if (cl->tab == NULL) {
+			fprintf(stderr,
+				"loadgen: no memory for %u connection slots; lower "
+				"--concurrency\n",
+				o->concurrency);
+			return -ENOMEM;
+		}
+	}
+	if (o->pcap_path != NULL) {
+		int rc = lg_pcap_open(
+			&cl->pcap, o->pcap_path, o->pcap_max, rte_get_tsc_cycles(), cl->hz);
+
+		if (rc < 0) {
+			fprintf(stderr, "loadgen: cannot create %s: %s\n", o->pcap_path,
+				strerror(-rc));
+			lg_table_free(cl->tab);
+			cl->tab = NULL;
+			return rc;
+		}
+		cl->capturing = true;
+	}
+	return 0;
+}
+
+int
+lg_client_fini(struct lg_client *cl)
+{
+	int rc = 0;
+
+	if (cl->n_tx)
+		lg_client_flush(cl);
+	if (cl->capturing)
+		rc = lg_pcap_close(&cl->pcap);
+	cl->capturing = false;
+	lg_table_free(cl->tab);
+	cl->tab = NULL;
+	return rc;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_LG_CLIENT_H
+#define FG_LG_CLIENT_H
+/*
+ * The simulated clients of one worker lcore: opens connections at the configured rate and
+ * concurrency, plays each one's TCP handshake, request, answer and close, checks every answer
+ * and counts it. One struct lg_client per lcore, touched only by that lcore.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "common/token.h"
+#include "tools/loadgen/lg_conn.h"
+#include "tools/loadgen/lg_pcap.h"
+#include "tools/loadgen/lg_pkt.h"
+#include "tools/loadgen/lg_stats.h"
+
+#define LG_BURST     32
+#define LG_PORT_BASE 1024
+
+enum lg_mode {
+	LG_MODE_HEALTHZ,   /* GET /healthz, one request per connection */
+	LG_MODE_SYN_FLOOD, /* SYNs from random addresses and ports, never completed */
+	LG_MODE_SALE,	   /* per user: token, reserve, result polls (docs/api.md) */
+};
+
+/* What the operator asked for (tools/loadgen/main.c parses it; docs/loadgen.md). */
+struct lg_opts {
+	enum lg_mode mode;
+	uint64_t count;	      /* connections (healthz), SYNs (syn-flood) or users (sale) */
+	uint32_t concurrency; /* clients at once */
+	double duration_s;    /* bound on the whole run */
+	double rate;	      /* new connections, SYNs or users per second; 0: no limit */
+	double start_at;      /* Unix seconds to begin at; 0: at once */
+	uint32_t src_base;    /* first client address (host order) */
+	uint32_t n_src;	      /* client addresses */
+	uint32_t dst_ip;      /* the data plane (host order) */
+	uint16_t dport;
+	unsigned retries;	 /* retransmissions of a segment; retries after 425/429/503 */
+	unsigned rto_ms;	 /* first retransmission timeout, doubled after each */
+	unsigned poll_ms;	 /* sale: between result polls */
+	unsigned max_polls;	 /* sale: result polls per user */
+	uint32_t event;		 /* sale: event id */
+	uint64_t user_base;	 /* sale: first user id */
+	struct tok_keyring auth; /* sale: the shop's auth key, to mint session tokens */
+	char host[64];		 /* Host header */
+	const char *pcap_path;	 /* NULL: no capture */
+	uint64_t pcap_max;
+};
+
+struct lg_client {
+	const struct lg_opts *o;
+	uint16_t port_id, queue_id;
+	struct rte_mempool *pool;
+	struct lg_link link;
+	bool have_peer_mac;
+	struct lg_table *tab;
+	struct lg_pcap pcap;
+	bool capturing;
+	uint64_t hz, rto, poll;
+	uint64_t launched; /* connections, SYNs or users begun */
+	double credit;	   /* rate limiter: launches allowed now */
+	uint64_t t_credit;
+	uint64_t t_next_scan; /* next timer scan of the table */
+	uint64_t flood_salt;
+	uint16_t n_tx;
+	struct rte_mbuf *tx[LG_BURST];
+	struct lg_stats st;
+};
+
+/*
+ * Sets up cl for options o on queue 0 of port_id, with mbufs from pool and our MAC mac.
+ * Opens the pcap file if asked. Returns 0, or a negative errno (the message printed).
+ */
+int lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
+	struct rte_mempool *pool, const struct rte_ether_addr *mac);
+
+/* Frees what lg_client_init() took; closes the capture. Returns lg_pcap_close()'s result. */
+int lg_client_fini(struct lg_client *cl);
+
+/* Asks by ARP who has the data plane's address (until its reply sets have_peer_mac). */
+void lg_client_arp_probe(struct lg_client *cl, uint64_t now);
+
+/* Handles n received frames (and frees them); answers go to the TX buffer. */
+void lg_client_rx(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now);
+
+/* Begins new clients as the rate and concurrency allow (at most one burst a call). */
+void lg_client_launch(struct lg_client *cl, uint64_t now);
+
+/* Retransmits, times out and wakes idle sale users whose time has come. */
+void lg_client_timers(struct lg_client *cl, uint64_t now);
+
+/* Sends what the TX buffer holds; what the port does not take is dropped and counted. */
+void lg_client_flush(struct lg_client *cl);
+
+/* True once every client was begun and has ended. */
+bool lg_client_done(const struct lg_client *cl);
+
+#endif

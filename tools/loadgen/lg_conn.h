@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_LG_CONN_H
+#define FG_LG_CONN_H
+/*
+ * The client side's per-connection state. The data plane keeps none; the load generator is
+ * the clients, so it must remember what each simulated browser sent. The table has one slot
+ * per concurrent client; slot i always uses TCP source port port_base + i, so the answer's
+ * destination port finds the slot in one step, and the slot's address, sequence numbers and
+ * state tell a current segment from a late one of an earlier connection on the same port.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/token.h"
+
+#define LG_REQ_MAX  768
+#define LG_RESP_MAX 2048
+#define LG_PATH_MAX 128
+
+enum lg_conn_state {
+	LG_CS_FREE, /* no client */
+	LG_CS_IDLE, /* a sale user between two connections (waiting for Retry-After or a poll) */
+	LG_CS_SYN_SENT, /* SYN sent, waiting for the SYN-ACK */
+	LG_CS_REQ_SENT, /* handshake ACK with the request sent, reading the answer */
+	LG_CS_FIN_SENT, /* answer and its FIN read, our FIN sent, waiting for its ACK */
+};
+
+/* What the current connection asks (docs/api.md). */
+enum lg_step {
+	LG_STEP_HEALTHZ,
+	LG_STEP_TOKEN,	 /* POST /api/v1/events/{id}/token with the session token */
+	LG_STEP_RESERVE, /* POST {reserve_path} with the purchase token */
+	LG_STEP_RESULT,	 /* GET {result_path} with the receipt, until the status is final */
+};
+
+struct lg_conn {
+	uint8_t state;	 /* enum lg_conn_state */
+	uint8_t step;	 /* enum lg_step */
+	uint8_t rtx;	 /* retransmissions of the segment now outstanding */
+	uint8_t verdict; /* after the answer: 1 go on, 2 + enum lg_outcome: the client ends */
+	uint16_t sport;
+	uint16_t req_len;
+	uint16_t resp_len;
+	uint16_t attempts; /* answers 425/429/503 to this user so far */
+	uint32_t polls;	   /* result polls so far */
+	uint32_t cip;	   /* client address, host order */
+	uint32_t isn;	   /* our initial sequence number */
+	uint32_t rcv_nxt;  /* next sequence number expected from the server */
+	uint64_t t_syn;	   /* TSC when the first SYN of this connection left */
+	uint64_t t_req;	   /* TSC when the request first left */
+	uint64_t t_due;	   /* TSC of the next retransmission, or of the next connection (IDLE) */
+	uint64_t user;	   /* sale: the user id; healthz: the connection number */
+	char req[LG_REQ_MAX];
+	char resp[LG_RESP_MAX];
+	char token[TOK_BUF_SIZE]; /* purchase token, then receipt */
+	char path[LG_PATH_MAX];	  /* reserve path, then result path */
+};
+
+struct lg_table {
+	uint32_t n;	    /* slots */
+	uint32_t active;    /* slots not free */
+	uint16_t port_base; /* source port of slot 0 */
+	uint32_t n_free;
+	uint32_t *free_list; /* stack of free slot indexes */
+	struct lg_conn *c;
+};
+
+/*
+ * Makes a table of n slots (1..65535 - port_base) using source ports port_base.. Returns it,
+ * or NULL when n is out of range or memory is short.
+ */
+struct lg_table *lg_table_create(uint32_t n, uint16_t port_base);
+
+/* Frees t and everything in it; NULL is a no-op. */
+void lg_table_free(struct lg_table *t);
+
+/* Takes a free slot (state FREE, its source port set). Returns it, or NULL when all are busy. */
+static inline struct lg_conn *
+lg_table_take(struct lg_table *t)
+{
+	if (t->n_free == 0)
+		return NULL;
+	uint32_t i = t->free_list[--t->n_free];
+	struct lg_conn *c = &t->c[i];
+
+	c->sport = (uint16_t)(t->port_base + i);
+	t->active++;
+	return c;
+}
+
+/* Gives slot c back; it becomes FREE. */
+static inline void
+lg_table_put(struct lg_table *t, struct lg_conn *c)
+{
+	c->state = LG_CS_FREE;
+	t->free_list[t->n_free++] = (uint32_t)(c - t->c);
+	t->active--;
+}
+
+/*
+ * The slot that a segment to client address cip, port dport belongs to, or NULL if no busy
+ * slot has that address and port (a late segment of an old connection, or not ours).
+ */
+static inline struct lg_conn *
+lg_table_find(struct lg_table *t, uint32_t cip, uint16_t dport)
+{
+	uint32_t i = (uint32_t)(uint16_t)(dport - t->port_base);
+
+	if (i >= t->n)
+		return NULL;
+	struct lg_conn *c = &t->c[i];
+
+	if (c->state == LG_CS_FREE || c->cip != cip)
+		return NULL;
+	return c;
+}
+
+#endif

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tools/loadgen/lg_http.h"
+
+/* RFC 9110 §5.6.2: tchar. */
+static bool
+is_tchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return true;
+	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* RFC 9110 §5.5: field-vchar / SP / HTAB (obs-text allowed, as a recipient must). */
+static bool
+is_value_char(unsigned char c)
+{
+	return c == ' ' || c == '\t' || (c >= 0x21 && c != 0x7f);
+}
+
+/* The length of the line at p (up to its CRLF), or -1 if it has a bare CR/LF or no CRLF. */
+static long
+line_len(const char *p, const char *end)
+{
+	for (const char *q = p; q < end; q++) {
+		if (*q == '\r')
+			return q + 1 < end && q[1] == '\n' ? q - p : -1;
+		if (*q == '\n')
+			return -1;
+	}
+	return -1;
+}
+
+static bool
+parse_uint(const char *p, size_t n, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (n == 0 || n > 9)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long)(p[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+enum lg_http_err
+lg_http_parse_response(const char *buf, size_t len, struct lg_http_resp *out)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned long clen = 0;
+	bool have_clen = false, close = false;
+	long n;
+
+	memset(out, 0, sizeof(*out));
+	out->retry_after = -1;
+	if (len == 0)
+		return LG_HTTP_EMPTY;
+	/* RFC 9112 §4: status-line = HTTP-version SP status-code SP [ reason-phrase ] CRLF. */
+	n = line_len(p, end);
+	if (n < 13 || memcmp(p, "HTTP/1.1 ", 9) != 0 || p[12] != ' ')
+		return LG_HTTP_BAD_STATUS_LINE;
+	for (int i = 9; i < 12; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return LG_HTTP_BAD_STATUS_LINE;
+	out->status = (unsigned)((p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0'));
+	if (out->status < 100 || out->status > 599)
+		return LG_HTTP_BAD_STATUS_LINE;
+	for (long i = 13; i < n; i++)
+		if (!is_value_char((unsigned char)p[i]))
+			return LG_HTTP_BAD_STATUS_LINE;
+	p += n + 2;
+
+	/* RFC 9112 §5: field-line = field-name ":" OWS field-value OWS; no obs-fold. */
+	for (;;) {
+		if (p >= end)
+			return LG_HTTP_NO_END;
+		n = line_len(p, end);
+		if (n < 0)
+			return memchr(p, '\n', (size_t)(end - p)) == NULL &&
+					       memchr(p, '\r', (size_t)(end - p)) == NULL
+				       ? LG_HTTP_NO_END
+				       : LG_HTTP_BAD_HEADER;
+		if (n == 0) {
+			p += 2;
+			break;
+		}
+		const char *colon = memchr(p, ':', (size_t)n);
+
+		if (colon == NULL || colon == p)
+			return LG_HTTP_BAD_HEADER;
+		for (const char *q = p; q < colon; q++)
+			if (!is_tchar((unsigned char)*q))
+				return LG_HTTP_BAD_HEADER;
+		const char *v = colon + 1, *ve = p + n;
+
+		for (const char *q = v; q < ve; q++)
+			if (!is_value_char((unsigned char)*q))
+				return LG_HTTP_BAD_HEADER;
+		while (v < ve && (*v == ' ' || *v == '\t'))
+			v++;
+		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+			ve--;
+		size_t name_len = (size_t)(colon - p), vlen = (size_t)(ve - v);
+
+		if (name_len == 14 && strncasecmp(p, "Content-Length", 14) == 0) {
+			/* RFC 9112 §6.3: more than one, or not a number, is an unrecoverable error.
+			 */
+			if (have_clen || !parse_uint(v, vlen, &clen))
+				return LG_HTTP_BAD_LENGTH;
+			have_clen = true;
+		} else if (name_len == 10 && strncasecmp(p, "Connection", 10) == 0) {
+			close = vlen == 5 && strncasecmp(v, "close", 5) == 0;
+		} else if (name_len == 11 && strncasecmp(p, "Retry-After", 11) == 0) {
+			unsigned long ra;
+
+			if (parse_uint(v, vlen, &ra))
+				out->retry_after = (long)ra;
+		}
+		p += n + 2;
+	}
+	out->body = p;
+	out->body_len = (size_t)(end - p);
+	/* RFC 9112 §6.3: 1xx, 204 and 304 have no body. */
+	bool no_body = out->status < 200 || out->status == 204 || out->status == 304;
+
+	if (no_body) {
+		if (out->body_len != 0 || (have_clen && clen != 0 && out->status != 304))
+			return LG_HTTP_BAD_LENGTH;
+	} else if (!have_clen || clen != out->body_len) {
+		return LG_HTTP_BAD_LENGTH;
+	}
+	if (!close)
+		return LG_HTTP_NO_CLOSE;
+	return LG_HTTP_OK;
+}
+
+const char *
+lg_http_err_name(enum lg_http_err e)
+{
+	static const char *const names[LG_HTTP_ERR_N] = {
+		[LG_HTTP_OK] = "ok",
+		[LG_HTTP_EMPTY] = "empty",
+		[LG_HTTP_BAD_STATUS_LINE] = "bad_status_line",
+		[LG_HTTP_BAD_HEADER] = "bad_header",
+		[LG_HTTP_NO_END] = "no_end_of_headers",
+		[LG_HTTP_BAD_LENGTH] = "bad_content_length",
+		[LG_HTTP_NO_CLOSE] = "no_connection_close",
+	};
+
+	return (unsigned)e < LG_HTTP_ERR_N ? names[e] : "?";
+}
+
+int
+lg_json_string(const char *body, size_t len, const char *name, const char **val, size_t *vlen)
+{
+	size_t nlen = strlen(name);
+	const char *end = body + len;
+
+	/* Look for "name" followed by optional spaces, ':', optional spaces and '"'. */
+	for (const char *p = body; p + nlen + 2 <= end; p++) {
+		if (*p != '"' || (size_t)(end - p - 1) < nlen + 1 ||
+			memcmp(p + 1, name, nlen) != 0 || p[nlen + 1] != '"')
+			continue;
+		const char *q = p + nlen + 2;
+
+		while (q < end && *q == ' ')
+			q++;
+		if (q >= end || *q != ':')
+			continue;
+		q++;
+		while (q < end && *q == ' ')
+			q++;
+		if (q >= end || *q != '"')
+			continue;
+		q++;
+		const char *s = q;
+
+		while (q < end && *q != '"') {
+			if (*q == '\\')
+				return -EINVAL;
+			q++;
+		}
+		if (q >= end)
+			return -ENOENT;
+		*val = s;
+		*vlen = (size_t)(q - s);
+		return 0;
+	}
+	return -ENOENT;
+}

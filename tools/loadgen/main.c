@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-loadgen: many HTTP clients at packet level on one DPDK port, to load and check a
+ * flashgate data plane (docs/loadgen.md). Usage:
+ *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale [options]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "tools/loadgen/lg_client.h"
+#include "tools/loadgen/lg_http.h"
+
+#define PROG	    "flashgate-loadgen"
+#define NB_MBUFS    16383
+#define NB_DESC	    1024
+#define LINK_WAIT_S 10
+
+static volatile bool stop_requested;
+
+static void
+on_signal(int sig __rte_unused)
+{
+	stop_requested = true;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: " PROG " [EAL options] -- [options]\n"
+		   "\n"
+		   "Plays many clients of a flashgate data plane over the first DPDK port (e.g.\n"
+		   "--vdev net_memif0,role=client,socket=/tmp/fg-memif.sock) and checks every "
+		   "answer.\n"
+		   "\n"
+		   "  --mode MODE          healthz (GET /healthz), syn-flood, or sale (token, "
+		   "reserve,\n"
+		   "                       result polls per user); default healthz\n"
+		   "  --connections N      healthz: connections; syn-flood: SYNs (default 1000)\n"
+		   "  --users N            sale: users (default 100)\n"
+		   "  --concurrency C      clients at once, 1..64000 (default 64)\n"
+		   "  --duration-s S       bound on the whole run, seconds (default 10)\n"
+		   "  --rate R             new connections, SYNs or users per second (default 0: "
+		   "no limit)\n"
+		   "  --start-at T         begin at Unix time T (seconds, may have a fraction)\n"
+		   "  --src-net A.B.C.D/P  client addresses; the loadgen answers ARP for them\n"
+		   "                       (default 198.18.2.0/24)\n"
+		   "  --dst A.B.C.D        the data plane's address (default 198.18.0.2)\n"
+		   "  --port N             its TCP port (default 80)\n"
+		   "  --host NAME          Host header (default the --dst address)\n"
+		   "  --retries N          retransmissions of a segment, and retries of a sale "
+		   "request\n"
+		   "                       after 425/429/503 (default 3)\n"
+		   "  --rto-ms MS          first retransmission timeout (default 200; doubles each "
+		   "time)\n"
+		   "  --poll-ms MS         sale: between result polls (default 1000)\n"
+		   "  --max-polls N        sale: result polls per user (default 30)\n"
+		   "  --event ID           sale: event id (default 1)\n"
+		   "  --user-base U        sale: first user id (default 1)\n"
+		   "  --auth-key-hex HEX   sale: the shop's auth key (16..64 bytes) to mint "
+		   "session tokens\n"
+		   "  --kid N              sale: its key id (default 1)\n"
+		   "  --pcap FILE          write every frame sent and received to FILE\n"
+		   "  --pcap-max N         at most N frames (default 100000)\n"
+		   "  -h, --help           this text\n"
+		   "\n"
+		   "Exit status: 0 when every answer was well-formed and expected and every client "
+		   "ended\n"
+		   "within the duration; 1 otherwise; 2 on bad options or set-up failure.\n");
+}
+
+static int
+parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	double v = strtod(s, &end);
+
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_ipv4(const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+/* A.B.C.D/P: its usable host addresses (all but network and broadcast when P < 31). */
+static int
+parse_src_net(const char *s, struct lg_opts *o)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	uint64_t plen;
+	uint32_t net;
+
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	if (parse_ipv4(buf, &net) || parse_u64(slash + 1, 8, 32, &plen))
+		return -EINVAL;
+	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
+
+	if (net & (size - 1))
+		return -EINVAL; /* host bits set: the operator probably meant another network */
+	if (plen < 31) {
+		o->src_base = net + 1;
+		o->n_src = size - 2;
+	} else {
+		o->src_base = net;
+		o->n_src = size;
+	}
+	return 0;
+}
+
+static int
+parse_hex_key(const char *hex, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t n = strlen(hex);
+
+	if (n % 2 || n / 2 > cap)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 ||
+			!strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
+			!strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+enum {
+	OPT_MODE = 256,
+	OPT_CONNECTIONS,
+	OPT_USERS,
+	OPT_CONCURRENCY,
+	OPT_DURATION,
+	OPT_RATE,
+	OPT_START_AT,
+	OPT_SRC_NET,
+	OPT_DST,
+	OPT_PORT,
+	OPT_HOST,
+	OPT_RETRIES,
+	OPT_RTO,
+	OPT_POLL,
+	OPT_MAX_POLLS,
+	OPT_EVENT,
+	OPT_USER_BASE,
+	OPT_AUTH_KEY,
+	OPT_KID,
+	OPT_PCAP,
+	OPT_PCAP_MAX,
+};
+
+/* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what was wrong. */
+static int
+parse_args(int argc, char **argv, struct lg_opts *o)
+{
+	static const struct option longopts[] = {
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"connections", required_argument, NULL, OPT_CONNECTIONS},
+		{"users", required_argument, NULL, OPT_USERS},
+		{"concurrency", required_argument, NULL, OPT_CONCURRENCY},
+		{"duration-s", required_argument, NULL, OPT_DURATION},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"start-at", required_argument, NULL, OPT_START_AT},
+		{"src-net", required_argument, NULL, OPT_SRC_NET},
+		{"dst", required_argument, NULL, OPT_DST},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"host", required_argument, NULL, OPT_HOST},
+		{"retries", required_argument, NULL, OPT_RETRIES},
+		{"rto-ms", required_argument, NULL, OPT_RTO},
+		{"poll-ms", required_argument, NULL, OPT_POLL},
+		{"max-polls", required_argument, NULL, OPT_MAX_POLLS},
+		{"event", required_argument, NULL, OPT_EVENT},
+		{"user-base", required_argument, NULL, OPT_USER_BASE},
+		{"auth-key-hex", required_argument, NULL, OPT_AUTH_KEY},
+		{"kid", required_argument, NULL, OPT_KID},
+		{"pcap", required_argument, NULL, OPT_PCAP},
+		{"pcap-max", required_argument, NULL, OPT_PCAP_MAX},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t connections = 1000, users = 100, v = 0, kid = 1;
+	uint8_t key[TOK_SECRET_MAX];
+	size_t key_len = 0;
+	const char *host = NULL, *what = NULL;
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->mode = LG_MODE_HEALTHZ;
+	o->concurrency = 64;
+	o->duration_s = 10;
+	o->src_base = RTE_IPV4(198, 18, 2, 1);
+	o->n_src = 254;
+	o->dst_ip = RTE_IPV4(198, 18, 0, 2);
+	o->dport = 80;
+	o->retries = 3;
+	o->rto_ms = 200;
+	o->poll_ms = 1000;
+	o->max_polls = 30;
+	o->event = 1;
+	o->user_base = 1;
+	o->pcap_max = 100000;
+	tok_keyring_init(&o->auth);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int rc = 0;
+
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_MODE:
+			if (strcmp(optarg, "healthz") == 0)
+				o->mode = LG_MODE_HEALTHZ;
+			else if (strcmp(optarg, "syn-flood") == 0)
+				o->mode = LG_MODE_SYN_FLOOD;
+			else if (strcmp(optarg, "sale") == 0)
+				o->mode = LG_MODE_SALE;
+			else
+				rc = -EINVAL;
+			what = "--mode: healthz, syn-flood or sale";
+			break;
+		case OPT_CONNECTIONS:
+			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
+			what = "--connections: a positive number";
+			break;
+		case OPT_USERS:
+			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &users);
+			what = "--users: a positive number";
+			break;
+		case OPT_CONCURRENCY:
+			rc = parse_u64(optarg, 1, 64000, &v);
+			o->concurrency = (uint32_t)v;
+			what = "--concurrency: 1..64000";
+			break;
+		case OPT_DURATION:
+			rc = parse_double(optarg, 0.001, 86400, &o->duration_s);
+			what = "--duration-s: seconds, more than 0 and at most 86400";
+			break;
+		case OPT_RATE:
+			rc = parse_double(optarg, 0, 1e9, &o->rate);
+			what = "--rate: per second, 0 (no limit) to 1e9";
+			break;
+		case OPT_START_AT:
+			rc = parse_double(optarg, 0, 1e11, &o->start_at);
+			what = "--start-at: Unix time in seconds";
+			break;
+		case OPT_SRC_NET:
+			rc = parse_src_net(optarg, o);
+			what = "--src-net: A.B.C.D/P with P 8..32 and no host bits set";
+			break;
+		case OPT_DST:
+			rc = parse_ipv4(optarg, &o->dst_ip);
+			what = "--dst: an IPv4 address";
+			break;
+		case OPT_PORT:
+			rc = parse_u64(optarg, 1, 65535, &v);
+			o->dport = (uint16_t)v;
+			what = "--port: 1..65535";
+			break;
+		case OPT_HOST:
+			host = optarg;
+			rc = strlen(optarg) < sizeof(o->host) && strpbrk(optarg, " \r\n\t") == NULL
+				     ? 0
+				     : -EINVAL;
+			what = "--host: a host name of at most 63 characters, no spaces";
+			break;
+		case OPT_RETRIES:
+			rc = parse_u64(optarg, 0, 10, &v);
+			o->retries = (unsigned)v;
+			what = "--retries: 0..10";
+			break;
+		case OPT_RTO:
+			rc = parse_u64(optarg, 1, 60000, &v);
+			o->rto_ms = (unsigned)v;
+			what = "--rto-ms: 1..60000";
+			break;
+		case OPT_POLL:
+			rc = parse_u64(optarg, 1, 600000, &v);
+			o->poll_ms = (unsigned)v;
+			what = "--poll-ms: 1..600000";
+			break;
+		case OPT_MAX_POLLS:
+			rc = parse_u64(optarg, 1, 100000, &v);
+			o->max_polls = (unsigned)v;
+			what = "--max-polls: 1..100000";
+			break;
+		case OPT_EVENT:
+			rc = parse_u64(optarg, 1, UINT32_MAX, &v);
+			o->event = (uint32_t)v;
+			what = "--event: 1..4294967295";
+			break;
+		case OPT_USER_BASE:
+			rc = parse_u64(optarg, 1, TOK_USER_MAX, &o->user_base);
+			what = "--user-base: 1..2^63-1";
+			break;
+		case OPT_AUTH_KEY:
+			rc = parse_hex_key(optarg, key, sizeof(key), &key_len);
+			if (rc == 0 && key_len < TOK_SECRET_MIN)
+				rc = -EINVAL;
+			what = "--auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
+			break;
+		case OPT_KID:
+			rc = parse_u64(optarg, 0, UINT32_MAX, &kid);
+			what = "--kid: 0..4294967295";
+			break;
+		case OPT_PCAP:
+			o->pcap_path = optarg;
+			break;
+		case OPT_PCAP_MAX:
+			rc = parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
+			what = "--pcap-max: a positive number";
+			break;
+		default:
+			usage(stderr);
+			return -1;
+		}
+		if (rc != 0) {
+			fprintf(stderr, PROG ": bad value '%s' for %s\n", optarg, what);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s' (options go after --)\n",
+			argv[optind]);
+		return -1;
+	}
+	if (o->dst_ip - o->src_base < o->n_src) {
+		fprintf(stderr, PROG ": --dst must not be inside --src-net\n");
+		return -1;
+	}
+	o->count = o->mode == LG_MODE_SALE ? users : connections;
+	if (o->mode == LG_MODE_SALE) {
+		if (key_len == 0) {
+			fprintf(stderr,
+				PROG ": --mode sale needs --auth-key-hex (and --kid), the "
+				     "auth key the data plane verifies session tokens with\n");
+			return -1;
+		}
+		if (o->user_base > TOK_USER_MAX - (users - 1)) {
+			fprintf(stderr,
+				PROG ": --user-base + --users goes past the largest user id\n");
+			return -1;
+		}
+		tok_keyring_set(&o->auth, (uint32_t)kid, key, key_len, true);
+		memset(key, 0, sizeof(key));
+	}
+	if (host != NULL) {
+		snprintf(o->host, sizeof(o->host), "%s", host);
+	} else {
+		struct in_addr a = {.s_addr = htonl(o->dst_ip)};
+
+		inet_ntop(AF_INET, &a, o->host, sizeof(o->host));
+	}
+	return 0;
+}
+
+static int
+port_setup(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
+{
+	struct rte_eth_conf conf = {0};
+	uint16_t rxd = NB_DESC, txd = NB_DESC;
+	int rc;
+
+	rc = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(
+			port, 0, rxd, (unsigned)rte_eth_dev_socket_id(port) & 0xff, NULL, pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(
+			port, 0, txd, (unsigned)rte_eth_dev_socket_id(port) & 0xff, NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(port);
+	if (rc == 0)
+		rc = rte_eth_macaddr_get(port, mac);
+	if (rc != 0)
+		fprintf(stderr, PROG ": port %u set-up failed: %s\n", port, rte_strerror(-rc));
+	return rc;
+}
+
+static double
+us_of(uint64_t cycles, uint64_t hz)
+{
+	return (double)cycles * 1e6 / (double)hz;
+}
+
+static void
+print_hist(const char *name, const struct lg_hist *h, uint64_t hz)
+{
+	printf("%s: count %" PRIu64 " p50 %.1f p99 %.1f p999 %.1f max %.1f\n", name, h->count,
+		us_of(lg_hist_quantile(h, 0.50), hz), us_of(lg_hist_quantile(h, 0.99), hz),
+		us_of(lg_hist_quantile(h, 0.999), hz), us_of(h->max, hz));
+}
+
+static const char *
+mode_name(enum lg_mode m)
+{
+	return m == LG_MODE_SALE ? "sale" : m == LG_MODE_SYN_FLOOD ? "syn-flood" : "healthz";
+}
+
+/* The report: one "key: values" line each, stable for scripts (docs/loadgen.md). */
+static void
+report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bool timed_out)
+{
+	const struct lg_stats *s = &cl->st;
+	double secs = (double)elapsed / (double)cl->hz;
+	uint64_t unfinished = cl->tab ? cl->tab->active : 0;
+
+	if (secs <= 0)
+		secs = 1e-9;
+	printf("mode: %s\n", mode_name(o->mode));
+	printf("worker_cores: 1\n");
+	printf("elapsed_s: %.3f%s\n", secs, timed_out ? " (duration reached)" : "");
+	if (o->mode == LG_MODE_SYN_FLOOD) {
+		printf("syn: sent %" PRIu64 " syn_ack %" PRIu64 " rst %" PRIu64 "\n", s->syn_sent,
+			s->syn_acks, s->conns_rst);
+	} else {
+		printf("connections: asked %" PRIu64 " started %" PRIu64 " completed %" PRIu64
+		       " rst %" PRIu64 " timeout %" PRIu64 " malformed %" PRIu64
+		       " unfinished %" PRIu64 "\n",
+			o->mode == LG_MODE_HEALTHZ ? o->count : 0, s->conns_started,
+			s->conns_completed, s->conns_rst, s->conns_timeout, s->conns_malformed,
+			unfinished);
+	}
+	if (o->mode == LG_MODE_SALE) {
+		printf("users: asked %" PRIu64 " started %" PRIu64 " done %" PRIu64
+		       " unfinished %" PRIu64 "\n",
+			o->count, s->users_started, s->users_done, unfinished);
+		printf("outcomes:");
+		for (int i = 0; i < LG_OUT_N; i++)
+			printf(" %s=%" PRIu64, lg_outcome_name((enum lg_outcome)i), s->outcome[i]);
+		printf("\n");
+	}
+	printf("answers:");
+	for (unsigned i = 0; i < LG_STATUS_MAX; i++)
+		if (s->status[i])
+			printf(" %u=%" PRIu64, i, s->status[i]);
+	printf("\n");
+	printf("malformed: tcp %" PRIu64 " http %" PRIu64 "\n", s->malformed_tcp,
+		s->malformed_http);
+	printf("unexpected_status: %" PRIu64 "\n", s->unexpected_status);
+	printf("stray_segments: %" PRIu64 "\n", s->stray);
+	printf("retransmits: %" PRIu64 "\n", s->retransmits);
+	printf("packets: tx %" PRIu64 " rx %" PRIu64 " tx_dropped %" PRIu64 " other_rx %" PRIu64
+	       "\n",
+		s->tx_pkts, s->rx_pkts, s->tx_dropped, s->other_rx);
+	printf("packets_per_s: tx %.0f rx %.0f\n", (double)s->tx_pkts / secs,
+		(double)s->rx_pkts / secs);
+	printf("requests: sent %" PRIu64 " answered %" PRIu64 "\n", s->requests, s->responses);
+	printf("requests_per_s: %.0f\n", (double)s->responses / secs);
+	print_hist("latency_request_us", &s->req_lat, cl->hz);
+	print_hist("latency_connection_us", &s->conn_lat, cl->hz);
+	if (cl->capturing || o->pcap_path)
+		printf("pcap: %s frames %" PRIu64 "\n", o->pcap_path, cl->pcap.frames);
+}
+
+/* Whether the run is a success for the exit status (see usage()). */
+static bool
+run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
+{
+	const struct lg_stats *s = &cl->st;
+
+	if (s->malformed_tcp || s->malformed_http || s->unexpected_status)
+		return false;
+	if (o->mode == LG_MODE_SYN_FLOOD)
+		return s->syn_sent == o->count;
+	if (timed_out || !lg_client_done(cl) || s->conns_rst || s->conns_timeout)
+		return false;
+	if (o->mode == LG_MODE_HEALTHZ)
+		return s->conns_completed == o->count;
+	return s->users_done == o->count && s->outcome[LG_OUT_CONN_FAILED] == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct lg_opts o;
+	struct lg_client cl;
+	struct rte_mempool *pool;
+	struct rte_ether_addr mac;
+	struct rte_mbuf *rx[LG_BURST];
+	uint16_t port = 0;
+	int rc, ret;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr,
+			PROG ": EAL initialisation failed: %s (check the EAL options "
+			     "before --)\n",
+			rte_strerror(rte_errno));
+		return 2;
+	}
+	argc -= rc;
+	argv += rc;
+	argv[0] = (char *)PROG;
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0) {
+		rte_eal_cleanup();
+		return rc > 0 ? 0 : 2;
+	}
+	if (rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, PROG ": no DPDK port; give one with -a PCI or --vdev "
+				     "net_memif0,role=client,socket=PATH\n");
+		rte_eal_cleanup();
+		return 2;
+	}
+	RTE_ETH_FOREACH_DEV(port)
+	break;
+	pool = rte_pktmbuf_pool_create(
+		"lg_pool", NB_MBUFS, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (pool == NULL) {
+		fprintf(stderr, PROG ": no memory for %u mbufs: %s (give EAL more with -m)\n",
+			NB_MBUFS, rte_strerror(rte_errno));
+		rte_eal_cleanup();
+		return 2;
+	}
+	if (port_setup(port, pool, &mac) != 0 || lg_client_init(&cl, &o, port, pool, &mac) != 0) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	uint64_t hz = rte_get_tsc_hz(), now = rte_get_tsc_cycles();
+	uint64_t deadline = now + (uint64_t)(o.duration_s * (double)hz);
+	uint64_t next_probe = now, link_deadline = now + LINK_WAIT_S * hz;
+	struct rte_eth_link link;
+
+	/* The link (a memif peer may connect a little later) and the data plane's MAC. */
+	while (!stop_requested && !cl.have_peer_mac && now < deadline && now < link_deadline) {
+		if (now >= next_probe && rte_eth_link_get_nowait(port, &link) == 0 &&
+			link.link_status == RTE_ETH_LINK_UP) {
+			lg_client_arp_probe(&cl, now);
+			next_probe = now + hz / 5;
+		}
+		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+		lg_client_rx(&cl, rx, n, now);
+		lg_client_flush(&cl);
+		if (n == 0)
+			rte_delay_us_sleep(1000);
+		now = rte_get_tsc_cycles();
+	}
+	if (!cl.have_peer_mac) {
+		fprintf(stderr,
+			PROG ": no ARP answer for the --dst address from port %u (link %s); "
+			     "is the data plane running with that address on this link?\n",
+			port,
+			rte_eth_link_get_nowait(port, &link) == 0 && link.link_status ? "up"
+										      : "down");
+		lg_client_fini(&cl);
+		rte_eth_dev_stop(port);
+		rte_eal_cleanup();
+		return stop_requested ? 1 : 2;
+	}
+	if (o.start_at > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		double wait = o.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+
+		if (wait > 0) {
+			uint64_t start = now + (uint64_t)(wait * (double)hz);
+
+			/* Answer ARP while waiting; the duration bounds the wait too. */
+			while (!stop_requested && now < start && now < deadline) {
+				uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+				lg_client_rx(&cl, rx, n, now);
+				lg_client_flush(&cl);
+				rte_delay_us_sleep(500);
+				now = rte_get_tsc_cycles();
+			}
+		}
+	}
+
+	uint64_t t_run = now;
+
+	cl.t_credit = now;
+	while (!stop_requested && now < deadline && !lg_client_done(&cl)) {
+		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+		lg_client_rx(&cl, rx, n, now);
+		lg_client_launch(&cl, now);
+		lg_client_timers(&cl, now);
+		lg_client_flush(&cl);
+		now = rte_get_tsc_cycles();
+	}
+	bool timed_out = !lg_client_done(&cl) && !stop_requested;
+
+	/* A syn-flood ends when its SYNs are out; the last SYN-ACKs are still on the way. */
+	if (o.mode == LG_MODE_SYN_FLOOD) {
+		uint64_t drain = now + hz / 10;
+
+		while (!stop_requested && now < drain) {
+			uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+			lg_client_rx(&cl, rx, n, now);
+			now = rte_get_tsc_cycles();
+		}
+	}
+	report(&o, &cl, now - t_run, timed_out);
+	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
+	if (lg_client_fini(&cl) != 0) {
+		fprintf(stderr, PROG ": writing %s failed\n", o.pcap_path);
+		ret = 1;
+	}
+	tok_keyring_wipe(&o.auth);
+	rte_eth_dev_stop(port);
+	rte_eth_dev_close(port);
+	rte_eal_cleanup();
+	return ret;
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The load generator's modules on their own: its HTTP response checker (guard-page inputs),
+ * JSON field lookup, latency histogram, connection table, and the frames it builds and
+ * receives (checksums checked by tests/lib/pktbuild.h's independent reference sum).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tests/guard.h"
+#include "tests/lib/pktbuild.h"
+#include "tests/tap.h"
+#include "tools/loadgen/lg_conn.h"
+#include "tools/loadgen/lg_http.h"
+#include "tools/loadgen/lg_pkt.h"
+#include "tools/loadgen/lg_stats.h"
+
+#define OK_200 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n"
+#define CLOSE  "Connection: close\r\n"
+
+static const struct {
+	const char *name;
+	const char *in;
+	enum lg_http_err want;
+	unsigned status;
+	long retry_after;
+	size_t body_len;
+} http_cases[] = {
+	{"200 with body", OK_200 CLOSE "\r\n{\"status\":\"ok\"}", LG_HTTP_OK, 200, -1, 15},
+	{"429 Retry-After",
+		"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\n"
+		"Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+		LG_HTTP_OK, 429, 3, 2},
+	{"204 without length", "HTTP/1.1 204 No Content\r\nAllow: GET\r\n" CLOSE "\r\n", LG_HTTP_OK,
+		204, -1, 0},
+	{"empty reason phrase", "HTTP/1.1 200 \r\nContent-Length: 0\r\n" CLOSE "\r\n", LG_HTTP_OK,
+		200, -1, 0},
+	{"OWS around value", "HTTP/1.1 200 OK\r\nContent-Length:\t 1 \r\nConnection:close\r\n\r\nx",
+		LG_HTTP_OK, 200, -1, 1},
+	{"empty", "", LG_HTTP_EMPTY, 0, -1, 0},
+	{"HTTP/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_STATUS_LINE, 0, -1, 0},
+	{"two-digit status", "HTTP/1.1 20 OK\r\n" CLOSE "\r\n", LG_HTTP_BAD_STATUS_LINE, 0, -1, 0},
+	{"status 600", "HTTP/1.1 600 X\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_STATUS_LINE, 600, -1, 0},
+	{"no space after status", "HTTP/1.1 200OK\r\n" CLOSE "\r\n", LG_HTTP_BAD_STATUS_LINE, 0, -1,
+		0},
+	{"control byte in reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_STATUS_LINE, 200, -1, 0},
+	{"bare LF in status line", "HTTP/1.1 200 OK\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_STATUS_LINE, 0, -1, 0},
+	{"bare LF in header", "HTTP/1.1 200 OK\r\nContent-Length: 0\n" CLOSE "\r\n",
+		LG_HTTP_BAD_HEADER, 200, -1, 0},
+	{"bare CR in header", "HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_HEADER, 200, -1, 0},
+	{"obs-fold", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_HEADER, 200, -1, 0},
+	{"space before colon", "HTTP/1.1 200 OK\r\nContent-Length : 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_HEADER, 200, -1, 0},
+	{"no colon", "HTTP/1.1 200 OK\r\nContent-Length 0\r\n" CLOSE "\r\n", LG_HTTP_BAD_HEADER,
+		200, -1, 0},
+	{"NUL in value", "HTTP/1.1 200 OK\r\nX: a\0b\r\nContent-Length: 0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_HEADER, 200, -1, 0},
+	{"headers never end", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n" CLOSE, LG_HTTP_NO_END, 200,
+		-1, 0},
+	{"cut inside a header", "HTTP/1.1 200 OK\r\nContent-Len", LG_HTTP_NO_END, 200, -1, 0},
+	{"no Content-Length", "HTTP/1.1 200 OK\r\n" CLOSE "\r\n{}", LG_HTTP_BAD_LENGTH, 200, -1, 2},
+	{"body shorter than length", OK_200 CLOSE "\r\n{}", LG_HTTP_BAD_LENGTH, 200, -1, 2},
+	{"body longer than length", OK_200 CLOSE "\r\n{\"status\":\"ok\"}x", LG_HTTP_BAD_LENGTH,
+		200, -1, 16},
+	{"two Content-Length", OK_200 "Content-Length: 15\r\n" CLOSE "\r\n{\"status\":\"ok\"}",
+		LG_HTTP_BAD_LENGTH, 200, -1, 0},
+	{"signed Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: +0\r\n" CLOSE "\r\n",
+		LG_HTTP_BAD_LENGTH, 200, -1, 0},
+	{"204 with a body", "HTTP/1.1 204 No Content\r\n" CLOSE "\r\nx", LG_HTTP_BAD_LENGTH, 204,
+		-1, 1},
+	{"no Connection: close", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", LG_HTTP_NO_CLOSE,
+		200, -1, 0},
+	{"keep-alive", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n",
+		LG_HTTP_NO_CLOSE, 200, -1, 0},
+};
+
+/* Literal lengths: some inputs hold a NUL. */
+static size_t
+case_len(size_t i)
+{
+	if (strcmp(http_cases[i].name, "NUL in value") == 0)
+		return strlen(http_cases[i].in) + 1 +
+		       strlen(http_cases[i].in + strlen(http_cases[i].in) + 1);
+	return strlen(http_cases[i].in);
+}
+
+static void
+test_http(void)
+{
+	for (size_t i = 0; i < sizeof(http_cases) / sizeof(http_cases[0]); i++) {
+		struct guard_buf g = {0};
+		size_t len = case_len(i);
+		const char *in = guard_place(&g, http_cases[i].in, len);
+		struct lg_http_resp r;
+		enum lg_http_err e = lg_http_parse_response(in, len, &r);
+
+		tap_ok(e == http_cases[i].want, "http %s: %s (want %s)", http_cases[i].name,
+			lg_http_err_name(e), lg_http_err_name(http_cases[i].want));
+		if (e == LG_HTTP_OK)
+			tap_ok(r.status == http_cases[i].status &&
+					r.retry_after == http_cases[i].retry_after &&
+					r.body_len == http_cases[i].body_len,
+				"http %s: status %u retry_after %ld body %zu", http_cases[i].name,
+				r.status, r.retry_after, r.body_len);
+		guard_free(&g);
+	}
+}
+
+static void
+test_json(void)
+{
+	static const struct {
+		const char *body, *name;
+		int rc;
+		const char *want;
+	} t[] = {
+		{"{\"token\":\"p1.1.2.3.4.abc\",\"reserve_path\":\"/api/v1/events/1/reserve/7-x\"}",
+			"reserve_path", 0, "/api/v1/events/1/reserve/7-x"},
+		{"{\"token\":\"p1.1.2.3.4.abc\",\"reserve_path\":\"/r\"}", "token", 0,
+			"p1.1.2.3.4.abc"},
+		{"{\"status\": \"queued\"}", "status", 0, "queued"},
+		{"{\"event\":1,\"status\":\"reserved\"}", "status", 0, "reserved"},
+		{"{\"xstatus\":\"a\"}", "status", -ENOENT, NULL},
+		{"{\"status\":1}", "status", -ENOENT, NULL},
+		{"{\"status\":\"unterminated", "status", -ENOENT, NULL},
+		{"{\"status\":\"a\\\"b\"}", "status", -EINVAL, NULL},
+		{"{\"status\"", "status", -ENOENT, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct guard_buf g = {0};
+		size_t len = strlen(t[i].body);
+		const char *in = guard_place(&g, t[i].body, len);
+		const char *v = NULL;
+		size_t n = 0;
+		int rc = lg_json_string(in, len, t[i].name, &v, &n);
+		bool ok = rc == t[i].rc &&
+			  (t[i].want == NULL ||
+				  (n == strlen(t[i].want) && memcmp(v, t[i].want, n) == 0));
+
+		tap_ok(ok, "json \"%s\" in %s: rc %d", t[i].name, t[i].body, rc);
+		guard_free(&g);
+	}
+}
+
+static void
+test_hist(void)
+{
+	static struct lg_hist h;
+	bool bounds = true;
+
+	/* Every value falls in a bucket whose upper edge is within 1/16 above it. */
+	for (uint64_t v = 0; v < 200000; v = v < 64 ? v + 1 : v + v / 7) {
+		uint64_t hi = lg_hist_bucket_high(lg_hist_index(v));
+
+		if (hi < v || hi - v > v / 16)
+			bounds = false;
+	}
+	tap_ok(bounds, "hist: bucket upper edges within 1/16 of the value");
+	tap_ok(lg_hist_index(UINT64_MAX) < LG_HIST_BUCKETS, "hist: 2^64-1 has a bucket");
+	tap_eq_int((long long)lg_hist_quantile(&h, 0.5), 0, "hist: empty quantile is 0");
+	for (uint64_t v = 1; v <= 10000; v++)
+		lg_hist_add(&h, v);
+	uint64_t p50 = lg_hist_quantile(&h, 0.5), p99 = lg_hist_quantile(&h, 0.99);
+	uint64_t p999 = lg_hist_quantile(&h, 0.999), p100 = lg_hist_quantile(&h, 1.0);
+
+	tap_ok(p50 >= 5000 && p50 <= 5000 + 5000 / 16, "hist: p50 of 1..10000 is %llu",
+		(unsigned long long)p50);
+	tap_ok(p99 >= 9900 && p99 <= 10000, "hist: p99 of 1..10000 is %llu",
+		(unsigned long long)p99);
+	tap_ok(p999 >= 9990 && p999 <= 10000, "hist: p999 of 1..10000 is %llu",
+		(unsigned long long)p999);
+	tap_eq_int((long long)p100, 10000, "hist: p100 is the maximum");
+	lg_hist_add(&h, 1000000);
+	tap_eq_int((long long)h.max, 1000000, "hist: max follows the largest value");
+	tap_ok(lg_hist_quantile(&h, 0.5) <= 5000 + 5000 / 16, "hist: one outlier leaves p50");
+
+	static struct lg_stats a, b;
+
+	a.responses = 2;
+	b.responses = 3;
+	b.status[200] = 4;
+	b.outcome[LG_OUT_SOLD_OUT] = 1;
+	lg_hist_add(&b.req_lat, 77);
+	lg_stats_add(&a, &b);
+	tap_ok(a.responses == 5 && a.status[200] == 4 && a.outcome[LG_OUT_SOLD_OUT] == 1 &&
+			a.req_lat.count == 1 && a.req_lat.max == 77,
+		"stats: lg_stats_add adds counters and histograms");
+}
+
+static void
+test_table(void)
+{
+	struct lg_table *t = lg_table_create(3, 1024);
+	struct lg_conn *c[4];
+
+	tap_ok(lg_table_create(0, 1024) == NULL && lg_table_create(64513, 1024) == NULL,
+		"table: sizes that do not fit the port range are refused");
+	if (!tap_ok(t != NULL, "table: created"))
+		return;
+	for (int i = 0; i < 4; i++)
+		c[i] = lg_table_take(t);
+	tap_ok(c[0] && c[1] && c[2] && c[3] == NULL, "table: 3 slots, the 4th take fails");
+	tap_ok(c[0]->sport == 1024 && c[1]->sport == 1025 && c[2]->sport == 1026,
+		"table: slots take ports in order from the base");
+	for (int i = 0; i < 3; i++) {
+		c[i]->cip = 0xc6120201u + (uint32_t)i;
+		c[i]->state = LG_CS_SYN_SENT;
+	}
+	tap_ok(lg_table_find(t, 0xc6120202u, 1025) == c[1], "table: found by address and port");
+	tap_ok(lg_table_find(t, 0xc6120201u, 1025) == NULL, "table: wrong address is not found");
+	tap_ok(lg_table_find(t, 0xc6120202u, 1023) == NULL &&
+			lg_table_find(t, 0xc6120202u, 1027) == NULL,
+		"table: ports outside the table are not found");
+	lg_table_put(t, c[1]);
+	tap_ok(lg_table_find(t, 0xc6120202u, 1025) == NULL && t->active == 2,
+		"table: a freed slot is not found");
+	struct lg_conn *again = lg_table_take(t);
+
+	tap_ok(again == c[1] && again->sport == 1025, "table: the freed slot is taken again");
+	lg_table_free(t);
+}
+
+/* An mbuf over a static buffer: the frame builders need no EAL. */
+static struct rte_mbuf *
+fake_mbuf(void)
+{
+	static uint8_t buf[RTE_MBUF_DEFAULT_BUF_SIZE];
+	static struct rte_mbuf m;
+
+	memset(&m, 0, sizeof(m));
+	m.buf_addr = buf;
+	m.buf_len = sizeof(buf);
+	rte_mbuf_refcnt_set(&m, 1);
+	rte_pktmbuf_reset(&m);
+	return &m;
+}
+
+static void
+test_pkt(void)
+{
+	struct lg_link l = {
+		.our_mac = {{2, 0, 0, 0, 0, 1}},
+		.peer_mac = {{2, 0, 0, 0, 0, 2}},
+	};
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct rte_mbuf *m = fake_mbuf();
+	struct lg_seg s = {
+		.src_ip = RTE_IPV4(198, 18, 2, 7),
+		.dst_ip = RTE_IPV4(198, 18, 0, 2),
+		.sport = 1030,
+		.dport = 80,
+		.seq = 0xfffffff0u,
+		.ack = 12345,
+		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+		.payload = req,
+		.payload_len = sizeof(req) - 1,
+	};
+	struct lg_rx_seg r;
+
+	tap_ok(lg_pkt_tcp(m, &l, &s) == 0, "pkt: data segment built");
+	tap_ok(pb_ip_ok(pb_ip(m)) && pb_tcp_ok(pb_ip(m)),
+		"pkt: IPv4 and TCP checksums right by the reference sum");
+	tap_ok(lg_pkt_rx(m, &r) == LG_RX_TCP && r.src_ip == s.src_ip && r.dst_ip == s.dst_ip &&
+			r.sport == 1030 && r.dport == 80 && r.seq == s.seq && r.ack == 12345 &&
+			r.flags == s.flags && r.payload_len == s.payload_len &&
+			memcmp(r.payload, req, r.payload_len) == 0,
+		"pkt: the receiver reads back every field");
+
+	s.flags = RTE_TCP_SYN_FLAG;
+	s.mss_opt = true;
+	s.payload_len = 0;
+	lg_pkt_tcp(m, &l, &s);
+	tap_ok(pb_tcp_ok(pb_ip(m)) && lg_pkt_rx(m, &r) == LG_RX_TCP && r.mss == LG_MSS &&
+			(pb_th(m)->data_off >> 4) == 6,
+		"pkt: SYN carries the MSS option");
+
+	static const struct {
+		const char *name;
+		size_t off; /* from the IP header */
+		uint8_t xor ;
+		enum lg_rx_kind want;
+	} bad[] = {
+		{"flipped TCP payload bit", 40, 0x01, LG_RX_MALFORMED},
+		{"flipped IP address bit", 12, 0x80, LG_RX_MALFORMED},
+		{"IP version 6", 0, 0x20, LG_RX_MALFORMED},
+		{"protocol UDP (not ours)", 9, IPPROTO_TCP ^ IPPROTO_UDP, LG_RX_OTHER},
+	};
+
+	s.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+	s.mss_opt = false;
+	s.payload_len = sizeof(req) - 1;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lg_pkt_tcp(m, &l, &s);
+		uint8_t *ip = (uint8_t *)pb_ip(m);
+
+		ip[bad[i].off] ^= bad[i].xor ;
+		if (bad[i].want == LG_RX_OTHER) {
+			/* Keep the IP checksum right so only the protocol differs. */
+			struct rte_ipv4_hdr *h = pb_ip(m);
+
+			h->hdr_checksum = 0;
+			h->hdr_checksum = rte_ipv4_cksum(h);
+		}
+		tap_ok(lg_pkt_rx(m, &r) == bad[i].want, "pkt: %s is classified", bad[i].name);
+	}
+	lg_pkt_tcp(m, &l, &s);
+	pb_ip(m)->total_length = rte_cpu_to_be_16(2000);
+	tap_ok(lg_pkt_rx(m, &r) == LG_RX_MALFORMED, "pkt: total length beyond the frame");
+
+	struct rte_ether_addr who = {{2, 0, 0, 0, 0, 9}};
+
+	tap_ok(lg_pkt_arp(m, &l, RTE_ARP_OP_REPLY, RTE_IPV4(198, 18, 2, 7), &who,
+		       RTE_IPV4(198, 18, 0, 2)) == 0 &&
+			lg_pkt_rx(m, &r) == LG_RX_ARP,
+		"pkt: ARP reply built and classified");
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
+
+	tap_ok(rte_is_same_ether_addr(&eth->dst_addr, &who) &&
+			rte_is_same_ether_addr(&a->arp_data.arp_sha, &l.our_mac) &&
+			a->arp_data.arp_sip == rte_cpu_to_be_32(RTE_IPV4(198, 18, 2, 7)) &&
+			a->arp_data.arp_tip == rte_cpu_to_be_32(RTE_IPV4(198, 18, 0, 2)) &&
+			a->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY),
+		"pkt: ARP reply says our MAC has the client address");
+	lg_pkt_arp(
+		m, &l, RTE_ARP_OP_REQUEST, RTE_IPV4(198, 18, 2, 1), NULL, RTE_IPV4(198, 18, 0, 2));
+	tap_ok(rte_is_broadcast_ether_addr(&eth->dst_addr) &&
+			a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST),
+		"pkt: ARP request is broadcast");
+}
+
+int
+main(void)
+{
+	test_http();
+	test_json();
+	test_hist();
+	test_table();
+	test_pkt();
+	return tap_done();
+}
