@@ -70,17 +70,13 @@ route_event_info(struct worker *w, const struct adm_req *q, char *out, uint16_t 
 	struct out_buf b = { body, body + sizeof(body), true };
 
 	if (e == NULL) {
-		/* Public information, not admission: no refusal counted, only the status. */
+		/* Public information: what this data plane knows now (its config's events until
+		 * the control plane's arrive). Admission routes say 503 instead (adm_no_event()). */
 		struct adm_hdrs h = { .n = 0 };
-		bool early = w->sh == NULL && w->bridge != NULL;
 
 		adm_hdr_cors(&h, w, q->cors);
-		if (early)
-			adm_hdr_retry_after(&h, 1);
-		w->ctr.http[early ? DP_HTTP_503 : DP_HTTP_404]++;
-		return http_resp_error(out, cap, &w->resp, early ? 503 : 404,
-			early ? "not ready: no state from the control plane yet" : "no such event", h.b,
-			h.n, q->head);
+		w->ctr.http[DP_HTTP_404]++;
+		return http_resp_error(out, cap, &w->resp, 404, "no such event", h.b, h.n, q->head);
 	}
 	out_lit(&b, "{\"id\":");
 	out_u64(&b, e->id);
