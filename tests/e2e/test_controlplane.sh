@@ -56,7 +56,11 @@ start_cp() {
 start_cp || { tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
 tap_ok 0 "control plane is ready"
 
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+# flashgatectl's human output goes into the TAP stream as comments.
+ctl() {
+	"$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'
+	return "${PIPESTATUS[0]}"
+}
 ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
 jget() { python3 -c 'import json,sys
 d=json.loads(sys.stdin.read())
