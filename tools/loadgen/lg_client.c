@@ -373,6 +373,10 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		return;
 	}
 	c->state = LG_CS_IDLE; /* t_due was set by judge() */
+	/* The next step that is due now (reserve after the token, the first poll) starts at
+	 * once, as a browser would; only waits (polls, Retry-After) wait for the timer scan. */
+	if (now >= c->t_due)
+		conn_open(cl, c, now);
 }
 
 static void
