@@ -1326,9 +1326,13 @@ rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64
 	return err;
 }
 
-int
-rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
-	uint8_t *released)
+/*
+ * SMISMEMBER of n numbers (1..RS_BATCH_MAX) on one of an event's sets: member[i] = 1 when
+ * vals[i] is in it. Returns 0, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ */
+static int
+rs_smismember(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
+	unsigned n, uint8_t *member)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[2 + RS_BATCH_MAX];
@@ -1341,22 +1345,22 @@ rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, 
 	num = malloc(n * sizeof(*num));
 	if (num == NULL)
 		return -ENOMEM;
-	rs_key(key, sizeof(key), event, RS_KEY_RELEASED);
+	rs_key(key, sizeof(key), event, kind);
 	argv[0] = "SMISMEMBER";
 	len[0] = 10;
 	argv[1] = key;
 	len[1] = strlen(key);
 	for (unsigned i = 0; i < n; i++) {
 		argv[2 + i] = num[i];
-		len[2 + i] = rs_u64_to_dec(num[i], rids[i]);
+		len[2 + i] = rs_u64_to_dec(num[i], vals[i]);
 	}
 	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, &err, event);
 
 	if (r != NULL) {
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
 			for (unsigned i = 0; i < n; i++)
-				released[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
-					      r->element[i]->integer == 1;
+				member[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
+					    r->element[i]->integer == 1;
 		} else {
 			err = -EIO;
 		}
@@ -1364,6 +1368,13 @@ rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, 
 	}
 	free(num);
 	return err;
+}
+
+int
+rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
+	uint8_t *released)
+{
+	return rs_smismember(rs, event, RS_KEY_RELEASED, rids, n, released);
 }
 
 int
@@ -1417,40 +1428,11 @@ int
 rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing)
 {
-	char key[RS_KEY_MAX];
-	const char *argv[2 + RS_BATCH_MAX];
-	size_t len[2 + RS_BATCH_MAX];
-	char (*num)[RS_U64_DIGITS + 1];
-	int err = 0;
+	int rc = rs_smismember(rs, event, RS_KEY_BUYERS, users, n, missing);
 
-	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
-		return -EINVAL;
-	num = malloc(n * sizeof(*num));
-	if (num == NULL)
-		return -ENOMEM;
-	rs_key(key, sizeof(key), event, RS_KEY_BUYERS);
-	argv[0] = "SMISMEMBER";
-	len[0] = 10;
-	argv[1] = key;
-	len[1] = strlen(key);
-	for (unsigned i = 0; i < n; i++) {
-		argv[2 + i] = num[i];
-		len[2 + i] = rs_u64_to_dec(num[i], users[i]);
-	}
-	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, &err, event);
-
-	if (r != NULL) {
-		if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
-			for (unsigned i = 0; i < n; i++)
-				missing[i] = !(r->element[i]->type == REDIS_REPLY_INTEGER &&
-					       r->element[i]->integer == 1);
-		} else {
-			err = -EIO;
-		}
-		freeReplyObject(r);
-	}
-	free(num);
-	return err;
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		missing[i] = !missing[i];
+	return rc;
 }
 
 int
