@@ -1327,6 +1327,43 @@ rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64
 }
 
 /*
+ * Runs "CMD <event's key of kind> vals[0] ... vals[n-1]" (n 1..RS_BATCH_MAX numbers) and
+ * returns its reply (free it), or NULL with *err = -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ */
+static redisReply *
+rs_key_numbers(struct redis_store *rs, const char *cmd, uint32_t event, enum rs_key_kind kind,
+	const uint64_t *vals, unsigned n, int *err)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[2 + RS_BATCH_MAX];
+	size_t len[2 + RS_BATCH_MAX];
+	char (*num)[RS_U64_DIGITS + 1];
+
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	num = malloc(n * sizeof(*num));
+	if (num == NULL) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	rs_key(key, sizeof(key), event, kind);
+	argv[0] = cmd;
+	len[0] = strlen(cmd);
+	argv[1] = key;
+	len[1] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		argv[2 + i] = num[i];
+		len[2 + i] = rs_u64_to_dec(num[i], vals[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, err, event);
+
+	free(num);
+	return r;
+}
+
+/*
  * SMISMEMBER of n numbers (1..RS_BATCH_MAX) on one of an event's sets: member[i] = 1 when
  * vals[i] is in it. Returns 0, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
  */
@@ -1334,39 +1371,19 @@ static int
 rs_smismember(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
 	unsigned n, uint8_t *member)
 {
-	char key[RS_KEY_MAX];
-	const char *argv[2 + RS_BATCH_MAX];
-	size_t len[2 + RS_BATCH_MAX];
-	char (*num)[RS_U64_DIGITS + 1];
 	int err = 0;
+	redisReply *r = rs_key_numbers(rs, "SMISMEMBER", event, kind, vals, n, &err);
 
-	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
-		return -EINVAL;
-	num = malloc(n * sizeof(*num));
-	if (num == NULL)
-		return -ENOMEM;
-	rs_key(key, sizeof(key), event, kind);
-	argv[0] = "SMISMEMBER";
-	len[0] = 10;
-	argv[1] = key;
-	len[1] = strlen(key);
-	for (unsigned i = 0; i < n; i++) {
-		argv[2 + i] = num[i];
-		len[2 + i] = rs_u64_to_dec(num[i], vals[i]);
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
+		for (unsigned i = 0; i < n; i++)
+			member[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
+				    r->element[i]->integer == 1;
+	} else {
+		err = -EIO;
 	}
-	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, &err, event);
-
-	if (r != NULL) {
-		if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
-			for (unsigned i = 0; i < n; i++)
-				member[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
-					    r->element[i]->integer == 1;
-		} else {
-			err = -EIO;
-		}
-		freeReplyObject(r);
-	}
-	free(num);
+	freeReplyObject(r);
 	return err;
 }
 
@@ -1447,24 +1464,8 @@ rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t 
 	if (event == 0 || stock < 0 || n > RS_BATCH_MAX)
 		return -EINVAL;
 	if (n > 0) {
-		const char *av[2 + RS_BATCH_MAX];
-		size_t al[2 + RS_BATCH_MAX];
-		char (*num)[RS_U64_DIGITS + 1] = malloc(n * sizeof(*num));
+		redisReply *r = rs_key_numbers(rs, "SADD", event, RS_KEY_BUYERS, add_buyers, n, &err);
 
-		if (num == NULL)
-			return -ENOMEM;
-		rs_key(key, sizeof(key), event, RS_KEY_BUYERS);
-		av[0] = "SADD";
-		al[0] = 4;
-		av[1] = key;
-		al[1] = strlen(key);
-		for (unsigned i = 0; i < n; i++) {
-			av[2 + i] = num[i];
-			al[2 + i] = rs_u64_to_dec(num[i], add_buyers[i]);
-		}
-		redisReply *r = rs_command_ok(rs, (int)(2 + n), av, al, &err, event);
-
-		free(num);
 		if (r == NULL)
 			return err;
 		freeReplyObject(r);
