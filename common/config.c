@@ -1039,7 +1039,8 @@ cfg_defaults(const struct cfg_schema *schema, void *target, char *err, size_t er
 
 			rc = cfg_apply_defaults(sec, elem, why, sizeof(why));
 		} else {
-			rc = cfg_apply_defaults(sec, target, why, sizeof(why));
+			rc = cfg_apply_defaults(sec, (uint8_t *)target + sec->offset, why,
+				sizeof(why));
 		}
 		if (rc != 0) {
 			snprintf(err, errlen, "configuration schema: [%s] %s", sec->name, why);
@@ -1200,7 +1201,7 @@ cfg_open_section(struct cfg_loader *ld, const char *name)
 		}
 		*first = line;
 		ld->sec = sec;
-		ld->obj = ld->root;
+		ld->obj = ld->root + sec->offset;
 		return 0;
 	}
 
@@ -1538,7 +1539,7 @@ cfg_set(const struct cfg_schema *schema, void *target, const char *key, const ch
 		return -ENOMEM;
 	}
 	memcpy(copy, target, schema->target_size);
-	obj = copy;
+	obj = copy + sec->offset; /* an array section's element replaces it below */
 	kname = dot + 1;
 	if (sec->is_array) {
 		const char *dot2 = strchr(kname, '.');
@@ -1778,7 +1779,7 @@ cfg_write(FILE *out, const struct cfg_schema *schema, const void *target)
 
 		if (!sec->is_array) {
 			fprintf(out, "%s[%s]\n", i ? "\n" : "", sec->name);
-			cfg_write_keys(out, sec, root);
+			cfg_write_keys(out, sec, root + sec->offset);
 			continue;
 		}
 		unsigned n = cfg_get_count(root, sec->count_offset);

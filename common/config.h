@@ -82,6 +82,12 @@ struct cfg_section {
 	const struct cfg_key *keys;
 	size_t n_keys;	    /* at most 64 */
 	cfg_check_fn check; /* NULL: none */
+	/*
+	 * A plain section: where the struct its keys' offsets are relative to starts in the
+	 * target (0: the target itself). Lets programs share one key table for a section that
+	 * they all have, such as [redis], at whatever place it has in their settings.
+	 */
+	size_t offset;
 	/* An array section: [name.ID], ID a positive 32-bit integer, each ID at most once. */
 	int is_array;
 	size_t array_offset; /* the first element in the target */

@@ -99,57 +99,6 @@ static const struct cfg_key cp_keys[] = {
 	},
 };
 
-static const struct cfg_key redis_keys[] = {
-	{
-		.name = "socket",
-		.type = CFG_STRING,
-		CP_FIELD(redis_socket),
-		.min = 0,
-		.max = 107,
-		.def = "",
-		.doc = "Redis's Unix socket; when set, host and port are not used.",
-	},
-	{
-		.name = "host",
-		.type = CFG_IPV4,
-		CP_FIELD(redis_host),
-		.def = "127.0.0.1",
-		.doc = "Redis's address.",
-	},
-	{
-		.name = "port",
-		.type = CFG_UINT,
-		CP_FIELD(redis_port),
-		.min = 1,
-		.max = 65535,
-		.def = "6379",
-		.doc = "Redis's TCP port.",
-	},
-	{
-		.name = "timeout",
-		.type = CFG_DURATION,
-		CP_FIELD(redis_timeout_ms),
-		.min = 10,
-		.max = 60000,
-		.def = "2s",
-		.doc = "A Redis reply that takes longer counts as a lost connection: its batch is "
-		       "answered retry.",
-	},
-};
-
-static const struct cfg_key pg_keys[] = {
-	{
-		.name = "conninfo",
-		.type = CFG_STRING,
-		CP_FIELD(pg_conninfo),
-		.min = 1,
-		.max = 255,
-		.def = "dbname=flashgate",
-		.doc = "libpq connection string of the database that holds events, stock and "
-		       "orders (e.g. \"host=/run/postgresql dbname=flashgate\").",
-	},
-};
-
 static const struct cfg_section cp_sections[] = {
 	{
 		.name = "controlplane",
@@ -160,14 +109,16 @@ static const struct cfg_section cp_sections[] = {
 	{
 		.name = "redis",
 		.doc = "The Redis that decides reservations (lua/reserve.lua).",
-		.keys = redis_keys,
-		.n_keys = sizeof(redis_keys) / sizeof(redis_keys[0]),
+		.keys = store_redis_keys,
+		.n_keys = STORE_REDIS_N_KEYS,
+		.offset = offsetof(struct cp_config, store),
 	},
 	{
 		.name = "postgres",
 		.doc = "The PostgreSQL that is the source of truth for events and stock.",
-		.keys = pg_keys,
-		.n_keys = sizeof(pg_keys) / sizeof(pg_keys[0]),
+		.keys = store_pg_keys,
+		.n_keys = STORE_PG_N_KEYS,
+		.offset = offsetof(struct cp_config, store),
 	},
 };
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
+#include "controlplane/store_config.h"
 
 struct cp_config {
 	/* [controlplane] */
@@ -19,13 +20,7 @@ struct cp_config {
 	uint32_t batch_wait_ms;       /* longest a reservation waits for its batch */
 	uint32_t heartbeat_ms;
 	int log_level;
-	/* [redis] */
-	char redis_socket[108];       /* a Unix socket; empty: host and port */
-	uint32_t redis_host;          /* network order */
-	uint16_t redis_port;
-	uint32_t redis_timeout_ms;
-	/* [postgres] */
-	char pg_conninfo[256];
+	struct store_config store;    /* [redis] and [postgres], as the order writer reads them */
 };
 
 extern const struct cfg_schema cp_config_schema;

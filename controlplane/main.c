@@ -264,7 +264,7 @@ main(int argc, char **argv)
 	log_set_level((enum log_level)cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
 
-	c.pg = pg_open(cfg.pg_conninfo, err, sizeof(err));
+	c.pg = pg_open(cfg.store.pg_conninfo, err, sizeof(err));
 	if (c.pg == NULL) {
 		LOG_ERR("PostgreSQL: %s", err);
 		return 1;
@@ -283,19 +283,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	char host[16];
-	uint32_t h = __builtin_bswap32(cfg.redis_host);
-
-	snprintf(host, sizeof(host), "%u.%u.%u.%u", h >> 24, (h >> 16) & 255, (h >> 8) & 255,
-		h & 255);
-	struct rs_config rsc = {
-		.unix_path = cfg.redis_socket[0] ? cfg.redis_socket : NULL,
-		.host = host,
-		.port = cfg.redis_port,
-		.command_timeout_ms = cfg.redis_timeout_ms,
-		/* Redis may come up after us: reservations are answered retry until it does. */
-		.start_offline = true,
-	};
+	char host[INET_ADDRSTRLEN];
+	/* Redis may come up after us: reservations are answered retry until it does. */
+	struct rs_config rsc = store_rs_config(&cfg.store, host);
 
 	c.rs = rs_open(&rsc, err, sizeof(err));
 	if (c.rs == NULL) {

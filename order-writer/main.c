@@ -275,18 +275,13 @@ main(int argc, char **argv)
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(consumer, sizeof(consumer), "%s-%ld", hostname, (long)getpid());
-	inet_ntop(AF_INET, &m.cfg.redis_host, host, sizeof(host));
-	rc.unix_path = m.cfg.redis_socket[0] != '\0' ? m.cfg.redis_socket : NULL;
-	rc.host = host;
-	rc.port = m.cfg.redis_port;
-	rc.command_timeout_ms = m.cfg.redis_timeout_ms;
-	rc.start_offline = true;
+	rc = store_rs_config(&m.cfg.store, host);
 	m.rs = rs_open(&rc, err, sizeof(err));
 	if (m.rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
-	m.os = os_open(m.cfg.pg_conninfo, err, sizeof(err));
+	m.os = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
 	if (m.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;

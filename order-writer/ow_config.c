@@ -135,56 +135,6 @@ static const struct cfg_key ow_keys[] = {
 };
 
 /* The same keys as the control plane's [redis] and [postgres]: one file serves both. */
-static const struct cfg_key redis_keys[] = {
-	{
-		.name = "socket",
-		.type = CFG_STRING,
-		OW_FIELD(redis_socket),
-		.min = 0,
-		.max = 107,
-		.def = "",
-		.doc = "Redis's Unix socket; when set, host and port are not used.",
-	},
-	{
-		.name = "host",
-		.type = CFG_IPV4,
-		OW_FIELD(redis_host),
-		.def = "127.0.0.1",
-		.doc = "Redis's address.",
-	},
-	{
-		.name = "port",
-		.type = CFG_UINT,
-		OW_FIELD(redis_port),
-		.min = 1,
-		.max = 65535,
-		.def = "6379",
-		.doc = "Redis's TCP port.",
-	},
-	{
-		.name = "timeout",
-		.type = CFG_DURATION,
-		OW_FIELD(redis_timeout_ms),
-		.min = 10,
-		.max = 60000,
-		.def = "2s",
-		.doc = "A Redis reply that takes longer counts as a lost connection.",
-	},
-};
-
-static const struct cfg_key pg_keys[] = {
-	{
-		.name = "conninfo",
-		.type = CFG_STRING,
-		OW_FIELD(pg_conninfo),
-		.min = 1,
-		.max = 255,
-		.def = "dbname=flashgate",
-		.doc = "libpq connection string of the database that holds events, stock and "
-		       "orders (e.g. \"host=/run/postgresql dbname=flashgate\").",
-	},
-};
-
 static const struct cfg_section ow_sections[] = {
 	{
 		.name = "order_writer",
@@ -195,14 +145,16 @@ static const struct cfg_section ow_sections[] = {
 	{
 		.name = "redis",
 		.doc = "The Redis whose outboxes hold the reservations to write.",
-		.keys = redis_keys,
-		.n_keys = sizeof(redis_keys) / sizeof(redis_keys[0]),
+		.keys = store_redis_keys,
+		.n_keys = STORE_REDIS_N_KEYS,
+		.offset = offsetof(struct ow_config, store),
 	},
 	{
 		.name = "postgres",
 		.doc = "The PostgreSQL that orders are written to.",
-		.keys = pg_keys,
-		.n_keys = sizeof(pg_keys) / sizeof(pg_keys[0]),
+		.keys = store_pg_keys,
+		.n_keys = STORE_PG_N_KEYS,
+		.offset = offsetof(struct ow_config, store),
 	},
 };
 

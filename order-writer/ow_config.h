@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
+#include "controlplane/store_config.h"
 
 struct ow_config {
 	/* [order_writer] */
@@ -27,13 +28,7 @@ struct ow_config {
 	uint32_t sweep_batch;
 	uint32_t trim_interval_ms; /* 0: never trim the outboxes */
 	int log_level;
-	/* [redis] */
-	char redis_socket[108];
-	uint32_t redis_host; /* network order */
-	uint16_t redis_port;
-	uint32_t redis_timeout_ms;
-	/* [postgres] */
-	char pg_conninfo[256];
+	struct store_config store; /* [redis] and [postgres], as the control plane reads them */
 };
 
 extern const struct cfg_schema ow_config_schema;

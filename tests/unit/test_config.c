@@ -918,6 +918,68 @@ static const struct cfg_schema broken_schema = {
 	.target_size = 8,
 };
 
+/* One key table shared by two programs, placed with cfg_section.offset (as [redis] is). */
+struct shared_part {
+	uint32_t port;
+};
+
+struct with_offset {
+	uint64_t before;
+	struct shared_part part;
+};
+
+static const struct cfg_key shared_keys[] = {
+	{
+		.name = "port",
+		.type = CFG_UINT,
+		.offset = offsetof(struct shared_part, port),
+		.size = sizeof(uint32_t),
+		.min = 1,
+		.max = 65535,
+		.def = "6379",
+		.doc = "a port",
+	},
+};
+
+static const struct cfg_section offset_sections[] = {
+	{
+		.name = "part",
+		.doc = "a section at an offset",
+		.keys = shared_keys,
+		.n_keys = 1,
+		.offset = offsetof(struct with_offset, part),
+	},
+};
+
+static const struct cfg_schema offset_schema = {
+	.sections = offset_sections,
+	.n_sections = 1,
+	.target_size = sizeof(struct with_offset),
+};
+
+static void
+test_section_offset(void)
+{
+	struct with_offset w;
+	char err[ERRLEN] = "", buf[256] = "";
+	int rc;
+
+	rc = cfg_defaults(&offset_schema, &w, err, sizeof(err));
+	tap_ok(rc == 0 && w.part.port == 6379 && w.before == 0,
+		"section offset: the default lands in the shared part, nothing before it");
+	rc = cfg_load_string(&offset_schema, &w, "o.conf", "[part]\nport = 80\n", err, sizeof(err));
+	tap_ok(rc == 0 && w.part.port == 80 && w.before == 0, "section offset: a loaded value too");
+	rc = cfg_set(&offset_schema, &w, "part.port", "81", err, sizeof(err));
+	tap_ok(rc == 0 && w.part.port == 81 && w.before == 0, "section offset: an override too");
+	rc = cfg_set(&offset_schema, &w, "part.port", "0", err, sizeof(err));
+	tap_ok(rc == -EINVAL && w.part.port == 81, "section offset: a bad override changes nothing");
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	cfg_write(f, &offset_schema, &w);
+	fclose(f);
+	tap_ok(has(buf, "port = 81"), "section offset: the settings are written from the part");
+}
+
 static void
 test_generic(void)
 {
@@ -1200,6 +1262,7 @@ main(void)
 	test_doc_and_write(&example);
 	test_parsers();
 	test_generic();
+	test_section_offset();
 	test_log();
 	return tap_done();
 }

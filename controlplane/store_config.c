@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/store_config.h"
+
+#include <arpa/inet.h>
+#include <stddef.h>
+
+#define ST_FIELD(f)                                                                                \
+	.offset = offsetof(struct store_config, f),                                                \
+	.size = sizeof(((struct store_config *)0)->f)
+
+const struct cfg_key store_redis_keys[STORE_REDIS_N_KEYS] = {
+	{
+		.name = "socket",
+		.type = CFG_STRING,
+		ST_FIELD(redis_socket),
+		.min = 0,
+		.max = 107,
+		.def = "",
+		.doc = "Redis's Unix socket; when set, host and port are not used.",
+	},
+	{
+		.name = "host",
+		.type = CFG_IPV4,
+		ST_FIELD(redis_host),
+		.def = "127.0.0.1",
+		.doc = "Redis's address.",
+	},
+	{
+		.name = "port",
+		.type = CFG_UINT,
+		ST_FIELD(redis_port),
+		.min = 1,
+		.max = 65535,
+		.def = "6379",
+		.doc = "Redis's TCP port.",
+	},
+	{
+		.name = "timeout",
+		.type = CFG_DURATION,
+		ST_FIELD(redis_timeout_ms),
+		.min = 10,
+		.max = 60000,
+		.def = "2s",
+		.doc = "A Redis reply that takes longer counts as a lost connection (the control "
+		       "plane answers its batch retry); the connection is made again with backoff.",
+	},
+};
+
+const struct cfg_key store_pg_keys[STORE_PG_N_KEYS] = {
+	{
+		.name = "conninfo",
+		.type = CFG_STRING,
+		ST_FIELD(pg_conninfo),
+		.min = 1,
+		.max = 255,
+		.def = "dbname=flashgate",
+		.doc = "libpq connection string of the database that holds events, stock and "
+		       "orders (e.g. \"host=/run/postgresql dbname=flashgate\").",
+	},
+};
+
+struct rs_config
+store_rs_config(const struct store_config *s, char host[INET_ADDRSTRLEN])
+{
+	inet_ntop(AF_INET, &s->redis_host, host, INET_ADDRSTRLEN);
+	return (struct rs_config){
+		.unix_path = s->redis_socket[0] != '\0' ? s->redis_socket : NULL,
+		.host = host,
+		.port = s->redis_port,
+		.command_timeout_ms = s->redis_timeout_ms,
+		.start_offline = true,
+	};
+}
