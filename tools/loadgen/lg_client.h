@@ -50,6 +50,7 @@ struct lg_opts {
 	char host[64];		 /* Host header */
 	const char *pcap_path;	 /* NULL: no capture */
 	uint64_t pcap_max;
+	double linger_s; /* after the run: wait, not polling, for the peer's link to go down */
 };
 
 struct lg_client {

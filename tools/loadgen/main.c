@@ -76,6 +76,11 @@ usage(FILE *f)
 		   "  --kid N              sale: its key id (default 1)\n"
 		   "  --pcap FILE          write every frame sent and received to FILE\n"
 		   "  --pcap-max N         at most N frames (default 100000)\n"
+		   "  --linger-s S         after the report, stop polling and keep the port open "
+		   "until\n"
+		   "                       the peer's link goes down, a signal, or S seconds "
+		   "(default 0);\n"
+		   "                       for memif: stop the data plane first (docs/loadgen.md)\n"
 		   "  -h, --help           this text\n"
 		   "\n"
 		   "Exit status: 0 when every answer was well-formed and expected and every client "
@@ -195,6 +200,7 @@ enum {
 	OPT_KID,
 	OPT_PCAP,
 	OPT_PCAP_MAX,
+	OPT_LINGER,
 };
 
 /* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what was wrong. */
@@ -223,6 +229,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"kid", required_argument, NULL, OPT_KID},
 		{"pcap", required_argument, NULL, OPT_PCAP},
 		{"pcap-max", required_argument, NULL, OPT_PCAP_MAX},
+		{"linger-s", required_argument, NULL, OPT_LINGER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -357,6 +364,10 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_PCAP_MAX:
 			rc = parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
 			what = "--pcap-max: a positive number";
+			break;
+		case OPT_LINGER:
+			rc = parse_double(optarg, 0, 86400, &o->linger_s);
+			what = "--linger-s: seconds, 0 to 86400";
 			break;
 		default:
 			usage(stderr);
@@ -520,6 +531,32 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 	return s->users_done == o->count && s->outcome[LG_OUT_CONN_FAILED] == 0;
 }
 
+/*
+ * With --linger-s: keeps the port open, without polling it, until the peer's link goes down, a
+ * signal, or the bound. DPDK 22.11's memif PMD unmaps the shared regions on a disconnect with no
+ * barrier against a peer inside rx_burst, so the side that disconnects first can crash a side
+ * still polling; a script stops the data plane (which stops polling before it closes its port)
+ * while the loadgen lingers here, polling nothing.
+ */
+static void
+linger(const struct lg_opts *o, uint16_t port)
+{
+	struct rte_eth_link link;
+	uint64_t hz = rte_get_tsc_hz();
+	uint64_t end = rte_get_tsc_cycles() + (uint64_t)(o->linger_s * (double)hz);
+
+	if (o->linger_s <= 0)
+		return;
+	printf("lingering: until the peer's link goes down (at most %.0f s)\n", o->linger_s);
+	fflush(stdout);
+	while (!stop_requested && rte_get_tsc_cycles() < end) {
+		if (rte_eth_link_get_nowait(port, &link) == 0 &&
+			link.link_status == RTE_ETH_LINK_DOWN)
+			break;
+		rte_delay_us_sleep(20000);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -598,6 +635,7 @@ main(int argc, char **argv)
 			rte_eth_link_get_nowait(port, &link) == 0 && link.link_status ? "up"
 										      : "down");
 		lg_client_fini(&cl);
+		linger(&o, port);
 		rte_eth_dev_stop(port);
 		rte_eal_cleanup();
 		return stop_requested ? 1 : 2;
@@ -655,6 +693,8 @@ main(int argc, char **argv)
 		ret = 1;
 	}
 	tok_keyring_wipe(&o.auth);
+	fflush(stdout);
+	linger(&o, port);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
 	rte_eal_cleanup();
