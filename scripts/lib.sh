@@ -120,7 +120,8 @@ fg_lcores() {
 }
 
 # fg_dp_start EXE PREFIX LOG [APP ARGS...]: starts the data plane in the background on $FG_DP_IF
-# through net_af_packet, without hugepages or PCI, logging stdout and stderr to LOG.
+# through net_af_packet, without hugepages or PCI, logging stdout and stderr to LOG. The array
+# FG_DP_EAL_EXTRA, when set, adds EAL options (e.g. a second port: --vdev net_memif0,...).
 # Sets FG_DP_PID, and FG_DP_CMD to the command line. The caller waits for the ready line and
 # stops it with fg_stop_pid.
 fg_dp_start() {
@@ -129,7 +130,8 @@ fg_dp_start() {
 	lcores=$(fg_lcores)
 	[[ $lcores != *@* ]] || lopt=--lcores
 	FG_DP_CMD=("$exe" "$lopt" "$lcores" --no-huge -m "${FG_MEM_MB:-512}" --no-pci
-		--file-prefix "$prefix" --vdev "net_af_packet0,iface=$FG_DP_IF" -- "$@")
+		--file-prefix "$prefix" --vdev "net_af_packet0,iface=$FG_DP_IF"
+		${FG_DP_EAL_EXTRA+"${FG_DP_EAL_EXTRA[@]}"} -- "$@")
 	"${FG_DP_CMD[@]}" >"$log" 2>&1 &
 	FG_DP_PID=$!
 }

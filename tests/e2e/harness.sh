@@ -335,3 +335,24 @@ e2e_peer_stop() {
 	E2E_PEER_RC=$FG_STOP_RC
 	E2E_PEER_PID=
 }
+
+# e2e_tap_invariants FILE: one TAP line for each PASS or FAIL line of scripts/check-invariants'
+# output in FILE; a checker that printed none (bad usage, no database) is one failure.
+e2e_tap_invariants() {
+	local word name n=0
+	while IFS= read -r line; do
+		word=${line%% *}
+		name=${line#* }
+		name=${name#"${name%%[! ]*}"}
+		case $word in
+		PASS) tap_ok 0 "invariant: $name" ;;
+		FAIL) tap_ok 1 "invariant: $name" ;;
+		*)
+			tap_diag "$line"
+			continue
+			;;
+		esac
+		n=$((n + 1))
+	done <"$1"
+	[ "$n" -gt 0 ] || tap_ok 1 "scripts/check-invariants checked something: $(tr '\n' ' ' <"$1")"
+}

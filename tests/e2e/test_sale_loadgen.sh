@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A whole sale driven by the packet generator: Redis and PostgreSQL (scripts/services), the
+# control plane, the order writer, and the data plane with two ports, the kernel test network
+# (net_af_packet, for curl from the client namespace) and a memif server for flashgate-loadgen.
+# USERS buyers, each with a session token of the shop's auth key, rush STOCK items: token,
+# reserve, result polls, each on its own connection. Afterwards scripts/check-invariants checks
+# every invariant of the design, and the data plane's counters agree with the generator's.
+#
+# usage: test_sale_loadgen.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER LOADGEN
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+
+CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-} LG_EXE=${5:-}
+STOCK=1000 USERS=20000 EV=4 USER_BASE=20001
+mapfile -t PORTS < <(e2e_free_ports 2)
+PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
+MEMIF_SOCK=/tmp/fg-e2e-sl-$$.sock LG_PREFIX=fg-e2e-sllg-$$
+E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB")
+FG_DP_EAL_EXTRA=(--vdev "net_memif0,role=server,socket=$MEMIF_SOCK")
+E2E_TOOLS=(redis-cli psql)
+e2e_begin sl "$1"
+[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] && [ -x "$LG_EXE" ] ||
+	tap_bail "control plane, flashgatectl, order writer and loadgen given"
+
+SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock
+CP_PID= OW_PID= LG_PID=
+chmod o+x "$E2E_TMP"
+sl_cleanup() {
+	# The data plane stops before the loadgen (docs/loadgen.md: memif); e2e_cleanup stops it
+	# when it still runs, so stop it here first.
+	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
+		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1 || true
+	fi
+	for p in $LG_PID $OW_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
+	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+	rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX")" "$MEMIF_SOCK"
+}
+trap 'sl_cleanup; e2e_cleanup' EXIT
+"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
+	tap_bail "scripts/services up"
+eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+
+"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
+	-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	>"$E2E_TMP/cp.log" 2>&1 &
+CP_PID=$!
+fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 || tap_bail "control plane ready"
+"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.max_rate=5000 \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	>"$E2E_TMP/ow.log" 2>&1 &
+OW_PID=$!
+
+ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
+ctl keys auth-set 1 "$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
+	ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
+	ctl event create $EV --name "generator sale" --stock $STOCK \
+		--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z \
+		--pay-window 15m >/dev/null &&
+	ctl event preheat $EV >/dev/null && ctl event open $EV >/dev/null
+tap_ok $? "the sale is set up: $STOCK items, $USERS buyers"
+open_now() {
+	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
+	grep -q '"state":"open"' "$E2E_TMP/ev.b"
+}
+tap_run "the data plane shows the sale open (curl from the client namespace)" \
+	e2e_wait_until 20 open_now
+
+# The generator on the data plane's memif port; it shares the data plane's first core.
+LG_LCORES=0
+[[ $(fg_lcores) != *@* ]] || LG_LCORES=2@0
+timeout 150 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
+	--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$MEMIF_SOCK" \
+	--log-level=error -- --dst "$FG_DP_ADDR" --mode sale --users $USERS \
+	--user-base $USER_BASE --event $EV --concurrency 256 --poll-ms 200 --max-polls 100 \
+	--duration-s 90 --auth-key-hex "$AUTH" --kid 1 --linger-s 60 \
+	>"$E2E_TMP/lg.out" 2>&1 &
+LG_PID=$!
+rc=0
+fg_wait_line "$E2E_TMP/lg.out" '^lingering:' "$LG_PID" 120 || rc=$?
+tap_is "$rc" 0 "the generator finished its run"
+tap_diag "loadgen:" "$(cat "$E2E_TMP/lg.out")"
+# Sold out now, as the data plane tells a browser.
+e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
+tap_run "after the sale the data plane shows it sold out" grep -q '"state":"sold_out"' \
+	"$E2E_TMP/ev.b"
+e2e_stop_dataplane
+rc=0
+wait "$LG_PID" || rc=$?
+LG_PID=
+tap_is "$rc" 0 "the generator exits 0: every answer well-formed and expected"
+
+field() { # field KEY WORD: the number after WORD on the report's "KEY:" line
+	awk -v k="$1:" -v w="$2" '$1 == k { for (i = 2; i < NF; i++) if ($i == w) print $(i + 1) }' \
+		"$E2E_TMP/lg.out"
+}
+tap_is "$(field users "done")" $USERS "all $USERS buyers finished"
+outcome() { # outcome NAME: users with that final outcome
+	awk -v n="$1" '$1 == "outcomes:" { for (i = 2; i <= NF; i++) { split($i, a, "=");
+		if (a[1] == n) print a[2] } }' "$E2E_TMP/lg.out"
+}
+tap_is "$(($(outcome reserved) + $(outcome ordered) + $(outcome paid)))" $STOCK \
+	"buyers told they hold an item (reserved, ordered or paid) == stock"
+tap_is "$(outcome sold_out)" $((USERS - STOCK)) "every other buyer told sold out"
+tap_is "$(field malformed tcp)/$(field malformed http)" 0/0 "no malformed answer"
+
+# Every invariant, once the order writer has drained the outbox.
+"$FG_ROOT/scripts/check-invariants" --event $EV --users "$USER_BASE-$((USER_BASE + USERS - 1))" \
+	--admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 60 >"$E2E_TMP/inv.out" 2>&1 || true
+e2e_tap_invariants "$E2E_TMP/inv.out"
+
+# The checker sees drift: one item taken in Redis behind everybody's back, one buyer removed.
+R=(redis-cli -s "$FG_REDIS_SOCK")
+"${R[@]}" decr "fg:{$EV}:stock" >/dev/null
+gone=$("${R[@]}" srandmember "fg:{$EV}:buyers")
+"${R[@]}" srem "fg:{$EV}:buyers" "$gone" >/dev/null
+rc=0
+"$FG_ROOT/scripts/check-invariants" --event $EV --admin-socket "$ADMIN" --ctl "$CTL_EXE" \
+	--services "$SVC" --wait 0 >"$E2E_TMP/drift.out" 2>&1 || rc=$?
+tap_is "$rc" 1 "check-invariants exits 1 on drift injected in Redis"
+broken='^FAIL +(1 Redis stock >= 0|3 Redis: stock|4 orders without a Redis buyer|3 reconcile)'
+tap_is "$(grep -c '^FAIL' "$E2E_TMP/drift.out")/$(grep -Ec "$broken" "$E2E_TMP/drift.out")" 4/4 \
+	"it names the four invariants the drift breaks"
+tap_diag "$(grep '^FAIL' "$E2E_TMP/drift.out")"
+"${R[@]}" incr "fg:{$EV}:stock" >/dev/null
+"${R[@]}" sadd "fg:{$EV}:buyers" "$gone" >/dev/null
+
+for p in OW_PID CP_PID; do
+	fg_stop_pid "${!p}" 10
+	tap_is "$FG_STOP_RC" 0 "${p%_PID} exits with status 0 on SIGTERM after the sale"
+	printf -v "$p" ''
+done
+tap_done
