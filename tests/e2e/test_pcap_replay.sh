@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# flashgate-pcapgen's request streams replayed into the data plane through DPDK's net_pcap vdev
+# (rx_pcap= the stream, tx_pcap= the answers; no NIC, no namespace), as pktgen-dpdk would send
+# them on a NIC host (docs/pktgen.md):
+#   arp      every request answered with the data plane's MAC, which the next streams are sent to
+#   syn      one SYN-ACK per SYN, to the right address and port, acknowledging ISN + 1
+#   bad-ack  one RST <SEQ=SEG.ACK> per ACK that no cookie of the data plane made
+# The answers are checked in python3 frame by frame (checksums included), and the data plane's
+# final counters must count exactly the frames of the stream. Every wait is bounded.
+# usage: test_pcap_replay.sh DATAPLANE PCAPGEN   (prints TAP)
+set -euo pipefail
+# shellcheck source=tests/e2e/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+DP_EXE=${1:-} PG_EXE=${2:-}
+N_ARP=200 N_SYN=3000 N_BAD=1000
+SRC_NET=198.18.2.0/24 SRC_MAC=02:00:00:00:00:01 SEED=7
+
+for exe in "$DP_EXE" "$PG_EXE"; do
+	if [ -z "$exe" ] || [ ! -x "$exe" ]; then
+		echo "Bail out! usage: $0 DATAPLANE PCAPGEN (got '$exe')"
+		exit 1
+	fi
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (DPDK runtime directory under /var/run/dpdk)"
+	exit 0
+fi
+for t in python3 dpdk-telemetry.py timeout; do
+	command -v "$t" >/dev/null || {
+		echo "Bail out! tool '$t' is not installed (scripts/install-deps)"
+		exit 1
+	}
+done
+
+E2E_TMP=$(mktemp -d /tmp/fg-e2e-pcap.XXXXXX)
+DP_PREFIX=fg-e2e-pcap-$$
+E2E_PREFIX=$DP_PREFIX # for e2e_telemetry_field and the log helpers
+DP_PID=
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
+		fg_stop_pid "$DP_PID" 10 >/dev/null 2>&1
+	fi
+	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$E2E_TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+mapfile -t zmq_ports < <(e2e_free_ports 2)
+FG_DP_ADDR=198.18.0.2
+e2e_write_config "$E2E_TMP/flashgate.conf"
+: >"$E2E_TMP/dataplane.log"
+
+# consumed N: true once the data plane has read N frames and sent N answers.
+# shellcheck disable=SC2317 # called by e2e_wait_until
+consumed() {
+	[ "$(e2e_telemetry_field /flashgate/stats rx_packets 2>/dev/null)" = "$1" ] &&
+		[ "$(e2e_telemetry_field /flashgate/stats tx_packets 2>/dev/null)" = "$1" ]
+}
+
+# replay NAME N: the data plane reads $E2E_TMP/NAME.pcap on a net_pcap port and writes its answers
+# to $E2E_TMP/NAME-out.pcap; it is stopped once all N frames are answered (at most 30 s). Its log
+# is appended to dataplane.log; NAME.counters gets its final counters.
+replay() {
+	local name=$1 n=$2 lopt=-l lcores rc=0 lines
+	lcores=$(fg_lcores)
+	[[ $lcores != *@* ]] || lopt=--lcores
+	"$DP_EXE" "$lopt" "$lcores" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
+		--vdev "net_pcap0,rx_pcap=$E2E_TMP/$name.pcap,tx_pcap=$E2E_TMP/$name-out.pcap" -- \
+		-c "$E2E_TMP/flashgate.conf" -s "bridge.push_endpoint=tcp://127.0.0.1:${zmq_ports[0]}" \
+		-s "bridge.sub_endpoint=tcp://127.0.0.1:${zmq_ports[1]}" >"$E2E_TMP/dp-run.log" 2>&1 &
+	DP_PID=$!
+	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60 || rc=$?
+	tap_ok "$rc" "$name: data plane is ready on a net_pcap port"
+	[ "$rc" -ne 0 ] || e2e_wait_until 30 consumed "$n" || rc=$?
+	tap_ok "$rc" "$name: all $n frames read and answered within 30 s (rx $(e2e_telemetry_field \
+/flashgate/stats rx_packets 2>/dev/null || echo ?), tx $(e2e_telemetry_field /flashgate/stats \
+tx_packets 2>/dev/null || echo ?))"
+	lines=$(wc -l <"$E2E_TMP/dp-run.log")
+	fg_stop_pid "$DP_PID" 20
+	DP_PID=
+	tap_is "$FG_STOP_RC" 0 "$name: data plane exits with status 0 on SIGTERM"
+	tail -n "+$((lines + 1))" "$E2E_TMP/dp-run.log" >"$E2E_TMP/$name.counters"
+	cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
+	[ "$tap_failed" -eq 0 ] || { tap_diag "data plane log:" && tail -n 20 "$E2E_TMP/dp-run.log" |
+		sed 's/^/#   /'; }
+}
+
+# counter NAME KEY...: a counter of NAME's final counters ("answer syn_ack", "rx", "tx"); 0 when
+# the data plane did not print it (it prints only counters that are not zero).
+counter() {
+	local name=$1
+	shift
+	awk -v n="$*" '
+		/final counters/ { f = 1; next }
+		f && $1 == "rx" && n == "rx" { print $2; found = 1 }
+		f && $1 == "rx" && n == "tx" { print $7; found = 1 }
+		f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
+			if (k == n) { print $NF; found = 1 } }
+		END { if (!found) print 0 }' "$E2E_TMP/$name.counters" | head -n 1
+}
+
+# check MODE IN OUT DST [DP_MAC]: checks the answers in OUT to the stream IN sent to address DST
+# in python3; prints one "ok DESCRIPTION" or "not-ok DESCRIPTION" line per check, and "mac MAC"
+# (the data plane's, from its replies) for arp.
+check() {
+	python3 - "$@" <<'PY'
+import struct, sys
+
+mode, fin, fout, dst = sys.argv[1:5]
+want_mac = sys.argv[5] if len(sys.argv) > 5 else None
+f_dst = bytes(int(x) for x in dst.split("."))
+results = []
+
+
+def ok(cond, desc):
+    results.append(("ok" if cond else "not-ok", desc))
+    return cond
+
+
+def frames(path):
+    d = open(path, "rb").read()
+    # libpcap's magic: microsecond (ours) or nanosecond timestamps (net_pcap's tx_pcap)
+    if len(d) < 24 or struct.unpack("<I", d[:4])[0] not in (0xA1B2C3D4, 0xA1B23C4D) or \
+            struct.unpack("<I", d[20:24])[0] != 1:
+        print(f"not-ok {mode}: {path} is a classic pcap file of Ethernet frames")
+        sys.exit(1)
+    off, out = 24, []
+    while off + 16 <= len(d):
+        incl, orig = struct.unpack("<II", d[off + 8:off + 16])
+        out.append(d[off + 16:off + 16 + incl])
+        off += 16 + incl
+    if off != len(d):
+        print(f"not-ok {mode}: {path} ends with a whole record")
+        sys.exit(1)
+    return out
+
+
+def mac(b):
+    return ":".join(f"{x:02x}" for x in b)
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def tcp(f):
+    """(src, dst, sport, dport, seq, ack, flags, options, payload) of a well-formed IPv4 TCP
+    frame with both checksums right, else None."""
+    if len(f) < 54 or f[12:14] != b"\x08\x00" or f[14] != 0x45:
+        return None
+    tot = struct.unpack("!H", f[16:18])[0]
+    if tot < 40 or 14 + tot > len(f) or f[23] != 6 or csum(f[14:34]) != 0xFFFF:
+        return None
+    seg = f[34:14 + tot]
+    ph = f[26:34] + struct.pack("!BBH", 0, 6, len(seg))
+    if csum(ph + seg) != 0xFFFF:
+        return None
+    sport, dport, seq, ack, off, flags = struct.unpack("!HHIIBB", seg[:14])
+    thl = (off >> 4) * 4
+    if thl < 20 or thl > len(seg):
+        return None
+    src, dst = struct.unpack("!II", f[26:34])
+    return src, dst, sport, dport, seq, ack, flags, seg[20:thl], seg[thl:]
+
+
+ins, outs = frames(fin), frames(fout)
+ok(len(outs) == len(ins), f"{mode}: {len(outs)} answers to {len(ins)} frames")
+
+if mode == "arp":
+    asked = {}
+    for f in ins:
+        asked[f[28:32]] = f[22:28]  # sender IP -> sender MAC
+    macs, good, answered = set(), 0, set()
+    for f in outs:
+        if len(f) < 42 or f[12:14] != b"\x08\x06" or f[14:22] != b"\x00\x01\x08\x00\x06\x04\x00\x02":
+            continue
+        sha, sip, tha, tip = f[22:28], f[28:32], f[32:38], f[38:42]
+        if tip in asked and tha == asked[tip] and f[0:6] == tha and f[6:12] == sha and \
+                sip == f_dst and tip not in answered:
+            good += 1
+            answered.add(tip)
+            macs.add(sha)
+    ok(good == len(ins), f"arp: every request answered once, to the asker's MAC and address, "
+       f"'{'.'.join(map(str, f_dst))} is at' ({good} of {len(ins)})")
+    ok(len(macs) == 1 and list(macs)[0][0] & 1 == 0,
+       f"arp: one unicast MAC in every reply ({', '.join(mac(m) for m in macs)})")
+    if len(macs) == 1:
+        print("mac", mac(list(macs)[0]))
+else:
+    sent = {}
+    for f in ins:
+        t = tcp(f)
+        if t is None:
+            ok(False, f"{mode}: every replayed frame is well-formed")
+            break
+        sent[(t[0], t[2])] = t
+    good, answered, bad = 0, set(), []
+    for f in outs:
+        t = tcp(f)
+        if t is None:
+            bad.append("malformed or bad checksum")
+            continue
+        src, dst, sport, dport, seq, ack, flags, opts, payload = t
+        s = sent.get((dst, dport))
+        if s is None or (dst, dport) in answered:
+            bad.append(f"not to a sender, or twice: {dst:08x}:{dport}")
+            continue
+        if src != s[1] or sport != s[3] or mac(f[6:12]) != want_mac or f[0:6] != b"\x02\0\0\0\0\x01":
+            bad.append(f"wrong addresses from {src:08x}:{sport}")
+            continue
+        if mode == "syn":
+            # RFC 9293 §3.5: <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK>, RCV.NXT = ISN + 1; MSS option
+            right = flags == 0x12 and ack == (s[4] + 1) % 2**32 and opts[:2] == b"\x02\x04" \
+                and not payload
+        else:
+            # RFC 9293 §3.10.7.1: an ACK to LISTEN gets <SEQ=SEG.ACK><CTL=RST>
+            right = flags == 0x04 and seq == s[5] and not payload
+        if not right:
+            bad.append(f"{mode}: flags {flags:#x} seq {seq} ack {ack} to {dst:08x}:{dport}")
+            continue
+        good += 1
+        answered.add((dst, dport))
+    what = "one SYN-ACK per SYN acknowledging ISN + 1, with MSS" if mode == "syn" else \
+        "one RST per bad ACK with SEQ = its ACK"
+    ok(good == len(sent) == len(ins), f"{mode}: {what}, both checksums right, to the sender's "
+       f"address, port and MAC ({good} of {len(ins)}){'; first problem: ' + bad[0] if bad else ''}")
+
+for r, d in results:
+    print(r, d)
+PY
+}
+
+# checker_failed NAME: after a failed check(), makes sure NAME.check holds a failure (a python
+# traceback prints none), with the checker's last line.
+checker_failed() {
+	grep -q '^not-ok' "$E2E_TMP/$1.check" ||
+		echo "not-ok $1: the answer checker failed: $(tail -n 1 "$E2E_TMP/$1.check")" \
+			>>"$E2E_TMP/$1.check"
+}
+
+# tap_lines FILE: one TAP check per "ok ..."/"not-ok ..." line of FILE.
+tap_lines() {
+	local r d
+	while read -r r d; do
+		case $r in
+		ok) tap_ok 0 "$d" ;;
+		not-ok) tap_ok 1 "$d" ;;
+		esac
+	done <"$1"
+}
+
+# --- pcapgen's own refusals ----------------------------------------------------------------------
+rc=0
+"$PG_EXE" --stream syn --out "$E2E_TMP/x.pcap" >/dev/null 2>"$E2E_TMP/nomac.err" || rc=$?
+tap_is "$rc" 2 "pcapgen: a syn stream without --dst-mac exits 2"
+tap_run "pcapgen: and says that --dst-mac is needed" grep -q -- 'needs --dst-mac' \
+	"$E2E_TMP/nomac.err"
+
+# --- arp: learn the data plane's MAC as a replayer's operator would ------------------------------
+rc=0
+"$PG_EXE" --stream arp --count "$N_ARP" --src-net "$SRC_NET" --src-mac "$SRC_MAC" \
+	--dst "$FG_DP_ADDR" --seed "$SEED" --out "$E2E_TMP/arp.pcap" >"$E2E_TMP/pg.out" 2>&1 || rc=$?
+tap_ok "$rc" "pcapgen: wrote $N_ARP ARP requests ($(cat "$E2E_TMP/pg.out"))"
+replay arp "$N_ARP"
+check arp "$E2E_TMP/arp.pcap" "$E2E_TMP/arp-out.pcap" "$FG_DP_ADDR" >"$E2E_TMP/arp.check" 2>&1 ||
+	checker_failed arp
+tap_lines "$E2E_TMP/arp.check"
+DP_MAC=$(awk '$1 == "mac" { print $2 }' "$E2E_TMP/arp.check")
+LOG_MAC=$(sed -n 's/.*port 0 (net_pcap0): mac \([0-9A-Fa-f:]*\),.*/\1/p' "$E2E_TMP/arp.counters" \
+	"$E2E_TMP/dataplane.log" | head -n 1 | tr 'A-F' 'a-f')
+tap_is "${DP_MAC:-none}" "${LOG_MAC:-none}" "arp: the MAC in the replies is the one the data \
+plane logs for its port"
+tap_is "$(counter arp answer arp_reply)/$(counter arp rx)/$(counter arp tx)" \
+	"$N_ARP/$N_ARP/$N_ARP" "arp: final counters: $N_ARP ARP replies, rx and tx $N_ARP"
+
+# --- syn and bad-ack: to the MAC the data plane answered ARP with --------------------------------
+# stream NAME N: writes stream NAME of N frames to the data plane's MAC, replays it, checks the
+# answers.
+stream() {
+	local name=$1 n=$2 rc=0
+	"$PG_EXE" --stream "$name" --count "$n" --src-net "$SRC_NET" --src-mac "$SRC_MAC" \
+		--dst "$FG_DP_ADDR" --dst-mac "${DP_MAC:-02:00:00:00:00:02}" --seed "$SEED" \
+		--out "$E2E_TMP/$name.pcap" >"$E2E_TMP/pg.out" 2>&1 || rc=$?
+	tap_ok "$rc" "pcapgen: wrote $n $name frames ($(cat "$E2E_TMP/pg.out"))"
+	replay "$name" "$n"
+	check "$name" "$E2E_TMP/$name.pcap" "$E2E_TMP/$name-out.pcap" "$FG_DP_ADDR" \
+		"${DP_MAC:-none}" >"$E2E_TMP/$name.check" 2>&1 || checker_failed "$name"
+	tap_lines "$E2E_TMP/$name.check"
+}
+
+stream syn "$N_SYN"
+tap_is "$(counter syn answer syn_ack)/$(counter syn rx)/$(counter syn tx)" \
+	"$N_SYN/$N_SYN/$N_SYN" "syn: final counters: $N_SYN SYN-ACKs, rx and tx $N_SYN"
+
+stream bad-ack "$N_BAD"
+tap_is "$(counter bad-ack answer rst_bad_cookie)/$(counter bad-ack answer rst)/$(counter \
+	bad-ack answer http_response)/$(counter bad-ack rx)/$(counter bad-ack tx)" \
+	"$N_BAD/0/0/$N_BAD/$N_BAD" \
+	"bad-ack: final counters: $N_BAD rst_bad_cookie, no other RST, no HTTP answer, rx and tx $N_BAD"
+tap_done

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-pcapgen: writes a stateless request stream (SYNs, bad-cookie ACKs, ARP requests)
+ * for a flashgate data plane as a pcap file that a packet replayer sends as it is
+ * (docs/pktgen.md). Usage:
+ *   flashgate-pcapgen --stream syn|bad-ack|arp --out FILE [options]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/pcapgen/pg_args.h"
+#include "tools/pcapgen/pg_stream.h"
+
+#define PROG "flashgate-pcapgen"
+
+int
+main(int argc, char **argv)
+{
+	static struct pg_stream s; /* a frame buffer: not on the stack */
+	struct pg_args a;
+	char err[256], mac[RTE_ETHER_ADDR_FMT_SIZE];
+	int rc = pg_args_parse(argc, argv, &a, err, sizeof(err));
+
+	if (rc == 1) {
+		pg_args_usage(stdout);
+		return 0;
+	}
+	if (rc != 0) {
+		fprintf(stderr, PROG ": %s (see --help)\n", err);
+		return 2;
+	}
+	rc = pg_stream_init(&s, &a.cfg);
+	if (rc != 0) {
+		/* pg_args_parse() checked everything pg_stream_init() refuses. */
+		fprintf(stderr, PROG ": bad stream settings: %s\n", strerror(-rc));
+		return 2;
+	}
+	rc = pg_stream_write_pcap(&s, a.out);
+	if (rc != 0) {
+		fprintf(stderr, PROG ": cannot write '%s': %s\n", a.out, strerror(-rc));
+		return 1;
+	}
+	rte_ether_format_addr(mac, sizeof(mac), &a.cfg.dst_mac);
+	printf("wrote %" PRIu64 " %s frames to %s (dst %u.%u.%u.%u port %u mac %s, %u source "
+	       "addresses, seed %" PRIu64 ")\n",
+		a.cfg.count, pg_stream_kind_name(a.cfg.kind), a.out, a.cfg.dst_ip >> 24,
+		a.cfg.dst_ip >> 16 & 255, a.cfg.dst_ip >> 8 & 255, a.cfg.dst_ip & 255, a.cfg.dport,
+		mac, a.cfg.n_src, a.cfg.seed);
+	return 0;
+}

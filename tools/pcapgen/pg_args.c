@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#include "tools/pcapgen/pg_args.h"
+
+#define PROG "flashgate-pcapgen"
+
+void
+pg_args_usage(FILE *f)
+{
+	static const char *const lines[] = {
+		"usage: " PROG " --stream syn|bad-ack|arp --out FILE [options]",
+		"",
+		"Writes a stateless request stream for a flashgate data plane as a classic pcap "
+		"file",
+		"(Ethernet) for pktgen-dpdk -s P:FILE, DPDK's net_pcap rx_pcap= or tcpreplay. "
+		"Every",
+		"frame can be sent as it is; checksums are filled in.",
+		"",
+		"  --stream S          syn: SYNs (answered SYN-ACK); bad-ack: ACK + GET /healthz "
+		"with",
+		"                      an ACK no cookie made (answered RST); arp: ARP requests for "
+		"--dst",
+		"  --out FILE          the pcap file to write (replaced)",
+		"  --count N           frames, 1..100000000 (default 1000)",
+		"  --src-net A.B.C.D/P client addresses, P 8..32 (default 198.18.2.0/24); frame i "
+		"comes",
+		"                      from host i of it and a port from 1024 up, no pair twice",
+		"  --dst A.B.C.D       the data plane's address (default 198.18.0.2)",
+		"  --port N            its TCP port (default 80)",
+		"  --dst-mac MAC       the data plane port's MAC (its log line 'port N (...): mac "
+		"MAC');",
+		"                      needed by syn and bad-ack; arp: default broadcast",
+		"  --src-mac MAC       the sender's MAC (default 02:00:00:00:00:01)",
+		"  --seed N            seed of the address order, ISNs and ACKs (default 1)",
+		"  -h, --help          this text",
+		"",
+		"Exit status: 0 when the file was written; 1 when it could not be written; 2 on "
+		"bad",
+		"options.",
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(lines); i++)
+		fprintf(f, "%s\n", lines[i]);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_ipv4(const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+/* An address the data plane drops as a source (dataplane/pipeline.c ipv4_bad_source()). */
+static int
+bad_source(uint32_t a)
+{
+	return a >= 0xe0000000u || (a >> 24) == 0 || (a >> 24) == 127;
+}
+
+/* A.B.C.D/P with P in 8..32 and no host bits: its hosts (all but network and broadcast
+ * below /31). */
+static int
+parse_src_net(const char *s, struct pg_stream_cfg *c, char *err, size_t errlen)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	uint64_t plen;
+	uint32_t net;
+
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
+		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P", s);
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	if (parse_ipv4(buf, &net) || parse_u64(slash + 1, 8, 32, &plen))
+		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P with P in 8..32", s);
+	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
+
+	if (net & (size - 1))
+		return fail(err, errlen,
+			"--src-net '%s' has host bits set; give the network, e.g. "
+			"%u.%u.%u.%u/%u",
+			s, (net & ~(size - 1)) >> 24, (net & ~(size - 1)) >> 16 & 255,
+			(net & ~(size - 1)) >> 8 & 255, net & ~(size - 1) & 255, (unsigned)plen);
+	if (bad_source(net) || bad_source(net + (size - 1)))
+		return fail(err, errlen,
+			"--src-net '%s' reaches into 0/8, 127/8 or 224/3, which the "
+			"data plane drops as sources",
+			s);
+	if (plen < 31) {
+		c->src_base = net + 1;
+		c->n_src = size - 2;
+	} else {
+		c->src_base = net;
+		c->n_src = size;
+	}
+	return 0;
+}
+
+static int
+parse_mac(const char *s, struct rte_ether_addr *mac)
+{
+	/* Only the colon form, as the data plane prints it. */
+	if (strlen(s) != 17)
+		return -EINVAL;
+	return rte_ether_unformat_addr(s, mac) == 0 ? 0 : -EINVAL;
+}
+
+enum {
+	OPT_STREAM = 256,
+	OPT_OUT,
+	OPT_COUNT,
+	OPT_SRC_NET,
+	OPT_DST,
+	OPT_PORT,
+	OPT_DST_MAC,
+	OPT_SRC_MAC,
+	OPT_SEED,
+};
+
+int
+pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{"stream", required_argument, NULL, OPT_STREAM},
+		{"out", required_argument, NULL, OPT_OUT},
+		{"count", required_argument, NULL, OPT_COUNT},
+		{"src-net", required_argument, NULL, OPT_SRC_NET},
+		{"dst", required_argument, NULL, OPT_DST},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"dst-mac", required_argument, NULL, OPT_DST_MAC},
+		{"src-mac", required_argument, NULL, OPT_SRC_MAC},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct pg_stream_cfg *c = &a->cfg;
+	bool have_stream = false, have_dst_mac = false;
+	uint64_t v;
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	c->count = 1000;
+	c->src_base = RTE_IPV4(198, 18, 2, 1);
+	c->n_src = 254;
+	c->dst_ip = RTE_IPV4(198, 18, 0, 2);
+	c->dport = 80;
+	c->seed = 1;
+	c->src_mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 0x01}};
+	memset(&c->dst_mac, 0xff, sizeof(c->dst_mac));
+	err[0] = '\0';
+	optind = 0; /* glibc: start over, so that a caller may parse more than once */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			return 1;
+		case OPT_STREAM:
+			if (pg_stream_kind_parse(optarg, &c->kind) != 0)
+				return fail(err, errlen,
+					"unknown --stream '%s'; give syn, bad-ack or arp", optarg);
+			have_stream = true;
+			break;
+		case OPT_OUT:
+			if (*optarg == '\0')
+				return fail(err, errlen, "--out needs a file name");
+			a->out = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_u64(optarg, 1, PG_COUNT_MAX, &c->count))
+				return fail(err, errlen, "--count '%s' is not a number in 1..%llu",
+					optarg, PG_COUNT_MAX);
+			break;
+		case OPT_SRC_NET:
+			if (parse_src_net(optarg, c, err, errlen))
+				return -1;
+			break;
+		case OPT_DST:
+			if (parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
+				return fail(err, errlen,
+					"--dst '%s' is not a unicast IPv4 address (A.B.C.D)",
+					optarg);
+			break;
+		case OPT_PORT:
+			if (parse_u64(optarg, 1, 65535, &v))
+				return fail(err, errlen, "--port '%s' is not a port in 1..65535",
+					optarg);
+			c->dport = (uint16_t)v;
+			break;
+		case OPT_DST_MAC:
+			if (parse_mac(optarg, &c->dst_mac))
+				return fail(err, errlen,
+					"--dst-mac '%s' is not a MAC address like "
+					"02:00:00:00:00:02",
+					optarg);
+			have_dst_mac = true;
+			break;
+		case OPT_SRC_MAC:
+			if (parse_mac(optarg, &c->src_mac) ||
+				!rte_is_unicast_ether_addr(&c->src_mac) ||
+				rte_is_zero_ether_addr(&c->src_mac))
+				return fail(err, errlen,
+					"--src-mac '%s' is not a unicast MAC address like "
+					"02:00:00:00:00:01",
+					optarg);
+			break;
+		case OPT_SEED:
+			if (parse_u64(optarg, 0, UINT64_MAX, &c->seed))
+				return fail(err, errlen, "--seed '%s' is not a number", optarg);
+			break;
+		case ':':
+			return fail(err, errlen, "%s needs a value", argv[optind - 1]);
+		default:
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (!have_stream)
+		return fail(err, errlen, "--stream is missing; give syn, bad-ack or arp");
+	if (a->out == NULL)
+		return fail(err, errlen, "--out FILE is missing");
+	if (c->kind != PG_STREAM_ARP) {
+		if (!have_dst_mac)
+			return fail(err, errlen,
+				"--stream %s needs --dst-mac: the data plane answers only frames "
+				"to "
+				"its port's MAC, which it logs as 'port N (...): mac MAC' at start",
+				pg_stream_kind_name(c->kind));
+		if (!rte_is_unicast_ether_addr(&c->dst_mac))
+			return fail(err, errlen,
+				"--dst-mac must be the data plane's unicast MAC for --stream %s",
+				pg_stream_kind_name(c->kind));
+	}
+	if (c->dst_ip - c->src_base < c->n_src)
+		return fail(err, errlen, "--dst must not be inside --src-net");
+	if (c->count > (uint64_t)c->n_src * PG_SPORT_COUNT)
+		return fail(err, errlen,
+			"--count %" PRIu64 " is more than the %" PRIu64
+			" distinct address/port pairs of --src-net; give a larger network",
+			c->count, (uint64_t)c->n_src * PG_SPORT_COUNT);
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "tools/loadgen/lg_pcap.h"
+#include "tools/pcapgen/pg_stream.h"
+
+static const char *const kind_names[] = {
+	[PG_STREAM_SYN] = "syn",
+	[PG_STREAM_BAD_ACK] = "bad-ack",
+	[PG_STREAM_ARP] = "arp",
+};
+
+int
+pg_stream_kind_parse(const char *name, enum pg_stream_kind *kind)
+{
+	for (unsigned k = 0; k < RTE_DIM(kind_names); k++) {
+		if (strcmp(name, kind_names[k]) == 0) {
+			*kind = (enum pg_stream_kind)k;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *
+pg_stream_kind_name(enum pg_stream_kind kind)
+{
+	return (unsigned)kind < RTE_DIM(kind_names) ? kind_names[kind] : "?";
+}
+
+/* SplitMix64 of (seed, lane): a frame's numbers from its index alone, no state to carry. */
+static uint64_t
+mix(uint64_t seed, uint64_t lane)
+{
+	uint64_t z = seed + (lane + 1) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int
+pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
+{
+	if (cfg->count == 0 || cfg->n_src == 0 ||
+		cfg->count > (uint64_t)cfg->n_src * PG_SPORT_COUNT)
+		return -EINVAL;
+	if (cfg->kind != PG_STREAM_ARP && cfg->dport == 0)
+		return -EDOM;
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	s->link.our_mac = cfg->src_mac;
+	s->link.peer_mac = cfg->dst_mac;
+	s->h0 = (uint32_t)(mix(cfg->seed, UINT64_MAX) % cfg->n_src);
+	s->p0 = (uint32_t)(mix(cfg->seed, UINT64_MAX - 1) % PG_SPORT_COUNT);
+	s->m.buf_addr = s->room;
+	s->m.buf_len = sizeof(s->room);
+	rte_mbuf_refcnt_set(&s->m, 1);
+	rte_pktmbuf_reset(&s->m);
+	return 0;
+}
+
+const uint8_t *
+pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *flow)
+{
+	const struct pg_stream_cfg *c = &s->cfg;
+	struct pg_flow f;
+	uint64_t r;
+	int rc;
+
+	if (i >= c->count)
+		return NULL;
+	f.src_ip = c->src_base + (uint32_t)((s->h0 + i) % c->n_src);
+	f.sport = (uint16_t)(PG_SPORT_MIN + (s->p0 + i / c->n_src) % PG_SPORT_COUNT);
+	r = mix(c->seed, i);
+	f.seq = (uint32_t)r;
+	f.ack = (uint32_t)(r >> 32);
+
+	switch (c->kind) {
+	case PG_STREAM_SYN: {
+		struct lg_seg seg = {
+			.src_ip = f.src_ip,
+			.dst_ip = c->dst_ip,
+			.sport = f.sport,
+			.dport = c->dport,
+			.seq = f.seq,
+			.flags = RTE_TCP_SYN_FLAG,
+			.mss_opt = true,
+		};
+
+		f.ack = 0;
+		rc = lg_pkt_tcp(&s->m, &s->link, &seg);
+		break;
+	}
+	case PG_STREAM_BAD_ACK: {
+		/* RFC 9293 §3.10.7.1: in LISTEN an ACK is answered <SEQ=SEG.ACK><CTL=RST>; the data
+		 * plane's LISTEN is its cookie check, which a random ACK passes with p = 2^-28. */
+		struct lg_seg seg = {
+			.src_ip = f.src_ip,
+			.dst_ip = c->dst_ip,
+			.sport = f.sport,
+			.dport = c->dport,
+			.seq = f.seq,
+			.ack = f.ack,
+			.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+			.payload = PG_BAD_ACK_REQUEST,
+			.payload_len = sizeof(PG_BAD_ACK_REQUEST) - 1,
+		};
+
+		rc = lg_pkt_tcp(&s->m, &s->link, &seg);
+		break;
+	}
+	case PG_STREAM_ARP:
+	default:
+		f.sport = 0;
+		f.seq = f.ack = 0;
+		rc = lg_pkt_arp(&s->m, &s->link, RTE_ARP_OP_REQUEST, f.src_ip,
+			rte_is_broadcast_ether_addr(&c->dst_mac) ? NULL : &c->dst_mac, c->dst_ip);
+		break;
+	}
+	if (rc != 0)
+		return NULL; /* cannot happen: the largest frame is far below PG_FRAME_ROOM */
+	if (flow != NULL)
+		*flow = f;
+	*len = rte_pktmbuf_data_len(&s->m);
+	return rte_pktmbuf_mtod(&s->m, const uint8_t *);
+}
+
+int
+pg_stream_write_pcap(struct pg_stream *s, const char *path)
+{
+	struct lg_pcap p;
+	int rc = lg_pcap_open(&p, path, s->cfg.count, 0, 1000000);
+
+	if (rc != 0)
+		return rc;
+	for (uint64_t i = 0; i < s->cfg.count && p.err == 0; i++) {
+		uint16_t len;
+		const uint8_t *frame = pg_stream_frame(s, i, &len, NULL);
+
+		if (frame == NULL) {
+			lg_pcap_close(&p);
+			return -EINVAL;
+		}
+		lg_pcap_write(&p, frame, len, i); /* "TSC" i at 1 MHz: frames 1 us apart */
+	}
+	return lg_pcap_close(&p);
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgate-pcapgen's modules on their own: every frame of every stream (checksums by
+ * tests/lib/pktbuild.h's independent reference sum, headers, flows), the address/port pairs
+ * never repeating up to the bound, determinism per seed, the pcap file read back byte for byte,
+ * and the option checks with their messages.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/pktbuild.h"
+#include "tests/tap.h"
+#include "tools/pcapgen/pg_args.h"
+#include "tools/pcapgen/pg_stream.h"
+
+#define NET29 RTE_IPV4(198, 18, 4, 0) /* 198.18.4.0/29: hosts .1 to .6 */
+#define DP_IP RTE_IPV4(198, 18, 0, 2)
+
+static struct pg_stream s, s2;
+
+static struct pg_stream_cfg
+cfg_of(enum pg_stream_kind kind, uint64_t count)
+{
+	struct pg_stream_cfg c = {
+		.kind = kind,
+		.count = count,
+		.src_base = NET29 + 1,
+		.n_src = 6,
+		.dst_ip = DP_IP,
+		.dport = 80,
+		.src_mac = {{2, 0, 0, 0, 0, 1}},
+		.dst_mac = {{2, 0, 0, 0, 0, 2}},
+		.seed = 42,
+	};
+
+	return c;
+}
+
+static void
+test_kind_names(void)
+{
+	static const char *const names[] = {"syn", "bad-ack", "arp"};
+	enum pg_stream_kind k;
+	int ok = 1;
+
+	for (unsigned i = 0; i < RTE_DIM(names); i++)
+		ok &= pg_stream_kind_parse(names[i], &k) == 0 &&
+		      strcmp(pg_stream_kind_name(k), names[i]) == 0;
+	tap_ok(ok, "stream names parse and print back");
+	tap_ok(pg_stream_kind_parse("SYN", &k) == -EINVAL &&
+			pg_stream_kind_parse("", &k) == -EINVAL &&
+			pg_stream_kind_parse("syn-flood", &k) == -EINVAL,
+		"other stream names are refused");
+}
+
+static void
+test_init_bounds(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 0);
+
+	tap_eq_int(pg_stream_init(&s, &c), -EINVAL, "init: count 0 refused");
+	c.count = 6ull * PG_SPORT_COUNT + 1;
+	tap_eq_int(pg_stream_init(&s, &c), -EINVAL,
+		"init: more frames than address/port pairs refused");
+	c.count = 6ull * PG_SPORT_COUNT;
+	tap_eq_int(pg_stream_init(&s, &c), 0, "init: exactly as many frames as pairs taken");
+	c.dport = 0;
+	tap_eq_int(pg_stream_init(&s, &c), -EDOM, "init: TCP stream to port 0 refused");
+	c = cfg_of(PG_STREAM_ARP, 1);
+	c.dport = 0;
+	tap_eq_int(pg_stream_init(&s, &c), 0, "init: ARP stream needs no port");
+	uint16_t len;
+
+	tap_ok(pg_stream_frame(&s, 1, &len, NULL) == NULL, "frame: index past count gives NULL");
+}
+
+/* Checks the Ethernet, IPv4 and TCP headers of a TCP frame against flow f; returns 1 if all
+ * hold, else prints what did not. */
+static int
+tcp_frame_ok(const uint8_t *frame, uint16_t len, const struct pg_flow *f, uint8_t flags,
+	uint16_t want_len)
+{
+	static const uint8_t dmac[6] = {2, 0, 0, 0, 0, 2}, smac[6] = {2, 0, 0, 0, 0, 1};
+	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)frame;
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 1);
+	const char *why = NULL;
+
+	if (len != want_len)
+		why = "length";
+	else if (memcmp(&eth->dst_addr, dmac, 6) || memcmp(&eth->src_addr, smac, 6) ||
+		 eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
+		why = "ethernet header";
+	else if (ip->version_ihl != 0x45 || rte_be_to_cpu_16(ip->total_length) != len - 14 ||
+		 ip->next_proto_id != IPPROTO_TCP || ip->time_to_live == 0 ||
+		 (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff) != 0)
+		why = "ipv4 header";
+	else if (!pb_ip_ok(ip))
+		why = "ipv4 checksum";
+	else if (!pb_tcp_ok(ip))
+		why = "tcp checksum";
+	else if (rte_be_to_cpu_32(ip->src_addr) != f->src_ip ||
+		 rte_be_to_cpu_32(ip->dst_addr) != DP_IP ||
+		 rte_be_to_cpu_16(th->src_port) != f->sport || rte_be_to_cpu_16(th->dst_port) != 80)
+		why = "addresses or ports";
+	else if (rte_be_to_cpu_32(th->sent_seq) != f->seq ||
+		 rte_be_to_cpu_32(th->recv_ack) != f->ack || th->tcp_flags != flags)
+		why = "seq, ack or flags";
+	else if (f->src_ip <= NET29 || f->src_ip >= NET29 + 7 || f->sport < PG_SPORT_MIN)
+		why = "source outside --src-net or below port 1024";
+	if (why != NULL)
+		tap_diag("frame from %08x:%u: bad %s", f->src_ip, f->sport, why);
+	return why == NULL;
+}
+
+static void
+test_syn(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 100);
+	int ok = 1, mss_ok = 1;
+
+	tap_eq_int(pg_stream_init(&s, &c), 0, "syn: stream set up");
+	for (uint64_t i = 0; i < c.count; i++) {
+		struct pg_flow f;
+		uint16_t len;
+		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+
+		if (fr == NULL || !tcp_frame_ok(fr, len, &f, RTE_TCP_SYN_FLAG, 14 + 20 + 24)) {
+			ok = 0;
+			break;
+		}
+		const uint8_t *o = fr + 14 + 20 + 20;
+
+		/* RFC 9293 §3.2: MSS option, kind 2, length 4; data offset 6 words. */
+		mss_ok &= fr[14 + 20 + 12] == 0x60 && o[0] == 2 && o[1] == 4 &&
+			  (o[2] << 8 | o[3]) == LG_MSS;
+	}
+	tap_ok(ok, "syn: 100 frames with right headers, flags SYN, both checksums right");
+	tap_ok(mss_ok, "syn: each carries the MSS option %u", LG_MSS);
+}
+
+static void
+test_bad_ack(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_BAD_ACK, 50);
+	const uint16_t req_len = sizeof(PG_BAD_ACK_REQUEST) - 1;
+	int ok = 1, payload_ok = 1, acks_differ = 0;
+	uint32_t first_ack = 0;
+
+	tap_eq_int(pg_stream_init(&s, &c), 0, "bad-ack: stream set up");
+	for (uint64_t i = 0; i < c.count; i++) {
+		struct pg_flow f;
+		uint16_t len;
+		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+
+		if (fr == NULL || !tcp_frame_ok(fr, len, &f, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+					  (uint16_t)(14 + 20 + 20 + req_len))) {
+			ok = 0;
+			break;
+		}
+		payload_ok &= memcmp(fr + 54, PG_BAD_ACK_REQUEST, req_len) == 0;
+		if (i == 0)
+			first_ack = f.ack;
+		else
+			acks_differ |= f.ack != first_ack;
+	}
+	tap_ok(ok, "bad-ack: 50 frames with right headers, flags ACK|PSH, both checksums right");
+	tap_ok(payload_ok, "bad-ack: each carries the whole GET /healthz request");
+	tap_ok(acks_differ, "bad-ack: the ACK numbers vary from frame to frame");
+}
+
+static void
+test_arp(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_ARP, 12);
+	int ok = 1;
+
+	memset(&c.dst_mac, 0xff, sizeof(c.dst_mac));
+	tap_eq_int(pg_stream_init(&s, &c), 0, "arp: stream set up");
+	for (uint64_t i = 0; i < c.count && ok; i++) {
+		struct pg_flow f;
+		uint16_t len;
+		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+		const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)fr;
+		const struct rte_arp_hdr *a = (const struct rte_arp_hdr *)(eth + 1);
+
+		ok = fr != NULL && len == 42 && rte_is_broadcast_ether_addr(&eth->dst_addr) &&
+		     eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP) &&
+		     a->arp_hardware == RTE_BE16(RTE_ARP_HRD_ETHER) &&
+		     a->arp_protocol == RTE_BE16(RTE_ETHER_TYPE_IPV4) && a->arp_hlen == 6 &&
+		     a->arp_plen == 4 && a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST) &&
+		     rte_is_same_ether_addr(&a->arp_data.arp_sha, &c.src_mac) &&
+		     rte_be_to_cpu_32(a->arp_data.arp_sip) == f.src_ip &&
+		     rte_be_to_cpu_32(a->arp_data.arp_tip) == DP_IP && f.src_ip > NET29 &&
+		     f.src_ip < NET29 + 7;
+	}
+	tap_ok(ok, "arp: 12 broadcast requests 'who has --dst, tell host i of --src-net'");
+}
+
+/* Every frame up to the bound has its own address/port pair. */
+static void
+test_pairs_unique(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 6ull * PG_SPORT_COUNT);
+	size_t n = 6u * 65536u;
+	uint8_t *seen = calloc(n, 1);
+	uint64_t dups = 0, hosts_used = 0;
+
+	if (seen == NULL || pg_stream_init(&s, &c) != 0) {
+		tap_ok(0, "pairs: set up");
+		free(seen);
+		return;
+	}
+	for (uint64_t i = 0; i < c.count; i++) {
+		struct pg_flow f;
+		uint16_t len;
+
+		pg_stream_frame(&s, i, &len, &f);
+		size_t k = (size_t)(f.src_ip - c.src_base) * 65536u + f.sport;
+
+		if (f.src_ip - c.src_base >= 6 || seen[k]++)
+			dups++;
+	}
+	for (unsigned h = 0; h < 6; h++)
+		hosts_used += seen[h * 65536u + PG_SPORT_MIN] || seen[h * 65536u + 65535];
+	tap_eq_int((long long)dups, 0,
+		"pairs: 6 hosts x 64512 ports, every address/port pair exactly once");
+	tap_eq_int((long long)hosts_used, 6, "pairs: every host of the network is used");
+	free(seen);
+}
+
+static void
+test_seed(void)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_BAD_ACK, 20);
+	int same = 1, differs = 0;
+
+	pg_stream_init(&s, &c);
+	pg_stream_init(&s2, &c);
+	for (uint64_t i = 0; i < c.count; i++) {
+		uint16_t l1, l2;
+		const uint8_t *a = pg_stream_frame(&s, 19 - i, &l1, NULL);
+		const uint8_t *b = pg_stream_frame(&s2, 19 - i, &l2, NULL);
+
+		same &= l1 == l2 && memcmp(a, b, l1) == 0;
+	}
+	tap_ok(same, "seed: the same seed gives the same frames, in any order");
+	c.seed = 43;
+	pg_stream_init(&s2, &c);
+	for (uint64_t i = 0; i < c.count; i++) {
+		uint16_t l1, l2;
+		const uint8_t *a = pg_stream_frame(&s, i, &l1, NULL);
+		const uint8_t *b = pg_stream_frame(&s2, i, &l2, NULL);
+
+		differs |= memcmp(a, b, l1) != 0;
+	}
+	tap_ok(differs, "seed: another seed gives other frames");
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void
+test_pcap_file(void)
+{
+	char path[] = "/tmp/fg-pcapgen-test.XXXXXX";
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 300);
+	int fd = mkstemp(path);
+	FILE *f;
+	uint8_t buf[1 << 16];
+	size_t n = 0, off = 24;
+	uint64_t recs = 0;
+	int same = 1;
+
+	if (fd < 0) {
+		tap_ok(0, "pcap: temporary file");
+		return;
+	}
+	close(fd);
+	pg_stream_init(&s, &c);
+	tap_eq_int(pg_stream_write_pcap(&s, path), 0, "pcap: 300 SYNs written");
+	f = fopen(path, "rb");
+	if (f != NULL) {
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+	}
+	tap_ok(n >= 24 && le32(buf) == 0xa1b2c3d4u && le32(buf + 20) == 1,
+		"pcap: classic header, microsecond magic, link type Ethernet");
+	while (off + 16 <= n) {
+		uint32_t incl = le32(buf + off + 8), orig = le32(buf + off + 12);
+		uint16_t len;
+		const uint8_t *fr = pg_stream_frame(&s, recs, &len, NULL);
+
+		same &= fr != NULL && incl == len && orig == len && off + 16 + incl <= n &&
+			memcmp(buf + off + 16, fr, len) == 0;
+		off += 16 + incl;
+		recs++;
+	}
+	tap_ok(same && recs == 300 && off == n,
+		"pcap: 300 records, each the frame of its index, whole, up to the file's end "
+		"(got %llu records)",
+		(unsigned long long)recs);
+	unlink(path);
+	tap_ok(pg_stream_write_pcap(&s, "/nonexistent-dir/x.pcap") == -ENOENT,
+		"pcap: a file that cannot be created gives -ENOENT");
+}
+
+/* Option cases: arguments (NULL-terminated), expected result, and a part of the message. */
+static const struct {
+	const char *argv[12];
+	int want;
+	const char *msg;
+} arg_cases[] = {
+	{{"--stream", "arp", "--out", "x.pcap"}, 0, ""},
+	{{"--stream", "syn", "--out", "x", "--dst-mac", "02:70:63:61:70:00", "--count", "5"}, 0,
+		""},
+	{{"--stream", "bad-ack", "--out", "x", "--dst-mac", "02:00:00:00:00:02", "--src-net",
+		 "10.1.0.0/16", "--dst", "10.2.0.1", "--port", "8080"},
+		0, ""},
+	{{"--help"}, 1, ""},
+	{{"--out", "x"}, -1, "--stream is missing"},
+	{{"--stream", "arp"}, -1, "--out FILE is missing"},
+	{{"--stream", "flood", "--out", "x"}, -1, "unknown --stream 'flood'"},
+	{{"--stream", "syn", "--out", "x"}, -1, "needs --dst-mac"},
+	{{"--stream", "syn", "--out", "x", "--dst-mac", "ff:ff:ff:ff:ff:ff"}, -1, "unicast MAC"},
+	{{"--stream", "arp", "--out", "x", "--dst-mac", "02:00:00:00:02"}, -1,
+		"--dst-mac '02:00:00:00:02' is not a MAC"},
+	{{"--stream", "arp", "--out", "x", "--src-mac", "01:00:5e:00:00:01"}, -1,
+		"--src-mac '01:00:5e:00:00:01' is not a unicast"},
+	{{"--stream", "arp", "--out", "x", "--count", "0"}, -1, "--count '0' is not a number"},
+	{{"--stream", "arp", "--out", "x", "--count", "100000001"}, -1, "in 1..100000000"},
+	{{"--stream", "arp", "--out", "x", "--count", "-3"}, -1, "--count '-3'"},
+	{{"--stream", "arp", "--out", "x", "--src-net", "198.18.2.0"}, -1, "not A.B.C.D/P"},
+	{{"--stream", "arp", "--out", "x", "--src-net", "198.18.2.5/24"}, -1,
+		"host bits set; give the network, e.g. 198.18.2.0/24"},
+	{{"--stream", "arp", "--out", "x", "--src-net", "198.18.2.0/7"}, -1, "P in 8..32"},
+	{{"--stream", "arp", "--out", "x", "--src-net", "127.0.0.0/8"}, -1, "drops as sources"},
+	{{"--stream", "arp", "--out", "x", "--dst", "198.18.2.7"}, -1,
+		"--dst must not be inside --src-net"},
+	{{"--stream", "arp", "--out", "x", "--dst", "224.0.0.1"}, -1, "not a unicast IPv4"},
+	{{"--stream", "arp", "--out", "x", "--port", "65536"}, -1, "--port '65536'"},
+	{{"--stream", "arp", "--out", "x", "--src-net", "198.18.9.9/32", "--count", "64513"}, -1,
+		"more than the 64512 distinct address/port pairs"},
+	{{"--stream", "arp", "--out", "x", "--bogus"}, -1, "unknown option '--bogus'"},
+	{{"--stream", "arp", "--out"}, -1, "--out needs a value"},
+	{{"--stream", "arp", "--out", "x", "extra"}, -1, "unexpected argument 'extra'"},
+};
+
+static void
+test_args(void)
+{
+	for (unsigned i = 0; i < RTE_DIM(arg_cases); i++) {
+		char *argv[16] = {"flashgate-pcapgen"};
+		char err[256];
+		struct pg_args a;
+		int argc = 1;
+
+		for (unsigned k = 0; arg_cases[i].argv[k] != NULL; k++)
+			argv[argc++] = (char *)(uintptr_t)arg_cases[i].argv[k];
+		int rc = pg_args_parse(argc, argv, &a, err, sizeof(err));
+
+		tap_ok(rc == arg_cases[i].want && strstr(err, arg_cases[i].msg) != NULL,
+			"args %u (%s ...): result %d, message '%s'", i, argv[argc - 1], rc, err);
+	}
+
+	/* The values of a good line arrive in the settings. */
+	char *argv[] = {"flashgate-pcapgen", "--stream", "bad-ack", "--out", "o.pcap", "--dst-mac",
+		"02:AB:cd:00:00:09", "--src-net", "10.1.0.0/16", "--dst", "10.2.0.1", "--port",
+		"8080", "--count", "7", "--seed", "9"};
+	struct pg_args a;
+	char err[256];
+	const struct rte_ether_addr mac = {{2, 0xab, 0xcd, 0, 0, 9}};
+
+	tap_ok(pg_args_parse((int)RTE_DIM(argv), argv, &a, err, sizeof(err)) == 0 &&
+			a.cfg.kind == PG_STREAM_BAD_ACK && strcmp(a.out, "o.pcap") == 0 &&
+			rte_is_same_ether_addr(&a.cfg.dst_mac, &mac) &&
+			a.cfg.src_base == RTE_IPV4(10, 1, 0, 1) && a.cfg.n_src == 65534 &&
+			a.cfg.dst_ip == RTE_IPV4(10, 2, 0, 1) && a.cfg.dport == 8080 &&
+			a.cfg.count == 7 && a.cfg.seed == 9,
+		"args: every value of a good line lands in the settings");
+}
+
+int
+main(void)
+{
+	test_kind_names();
+	test_init_bounds();
+	test_syn();
+	test_bad_ack();
+	test_arp();
+	test_pairs_unique();
+	test_seed();
+	test_pcap_file();
+	test_args();
+	return tap_done();
+}
