@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # flashgate-loadgen against the data plane over a memif pair (no network namespace, no NIC):
-# healthz connections, a SYN flood and a small sale against the test peer as control plane.
+# healthz connections, a SYN flood, a small sale against the test peer as control plane, and the
+# same sale again with four floods mixed in (--flood syn, bad-ack, unsigned, one-ip).
 # Every answer must be well-formed and expected, every connection must complete, and the data
 # plane's own counters must agree with the loadgen's. Rates are printed as diagnostics, and only
 # checked to be above zero, never against a time.
@@ -13,6 +14,10 @@ set -euo pipefail
 
 DP_EXE=${1:-} LG_EXE=${2:-} PEER_EXE=${3:-}
 N_CONN=20000 N_SYN=20000 N_USERS=300 STOCK=100
+# The floods' run: the per-address limit (rate/s, burst) is low enough that the one-ip flood
+# meets it in well under a second, and high enough for the honest users (at most two per
+# address, a handful of requests each).
+IP_RATE=20 IP_BURST=40
 AUTH_KID=1 AUTH_KEY=authkey-loadgen-e2e-0123456789
 SALE_KID=7 SALE_KEY=salekey-loadgen-e2e-0123456789
 
@@ -104,6 +109,17 @@ answer() {
 	awk -v s="$2" '$1 == "answers:" { for (i = 2; i <= NF; i++) { split($i, a, "=");
 		if (a[1] == s) print a[2] } }' "$E2E_TMP/$1.out"
 }
+# flood_answer NAME KEY STATUS: how many answers of that status a flood's line counts (0 if none).
+flood_answer() {
+	awk -v k="$2:" -v s="$3" '$1 == k { for (i = 2; i <= NF; i++) { split($i, a, "=");
+		if (a[1] == s && a[2] != "") n = a[2] } } END { print n + 0 }' "$E2E_TMP/$1.out"
+}
+# run_counter NAME...: a counter of the last run's data plane only (0 if it did not print it).
+run_counter() {
+	awk -v n="$*" 'f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
+		if (k == n) { v = $NF; f = 0 } } /final counters/ { f = 1 }
+		END { print v + 0 }' "$E2E_TMP/dp-run.log"
+}
 # dp_counter NAME...: a counter of the data plane's final counters, summed over its runs.
 dp_counter() {
 	awk -v n="$*" 'f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
@@ -182,6 +198,82 @@ tap_is "$(grep -o 'sold_out=[0-9]*' "$E2E_TMP/sale.out" | head -n1)" \
 tap_is "$(field sale malformed tcp)/$(field sale malformed http)/$(value sale \
 	unexpected_status)" 0/0/0 "sale: zero malformed answers, no unexpected status"
 
+# --- the same sale with four floods mixed in: honest users' counts stay apart ------------------
+# A new test peer (new stock, the low per-address limit) on new ports; the honest users come at
+# 200/s so that the floods run alongside them for over a second.
+e2e_peer_stop
+mapfile -t zmq_ports < <(e2e_free_ports 2)
+PULL_EP=tcp://127.0.0.1:${zmq_ports[0]} PUB_EP=tcp://127.0.0.1:${zmq_ports[1]}
+rc=0
+e2e_peer_start "$PEER_EXE" --pull "$PULL_EP" --pub "$PUB_EP" --event "1:$STOCK:flooded sale" \
+	--key "auth:$AUTH_KID:$AUTH_KEY:current" --key "sale:$SALE_KID:$SALE_KEY:current" \
+	--limits "$IP_RATE,$IP_BURST,1000,1000,0,0,100000" || rc=$?
+tap_ok "$rc" "floods: a new test peer is ready (per-address limit $IP_RATE/s, burst $IP_BURST)"
+lg_run floods --mode sale --users "$N_USERS" --concurrency 64 --rate 200 --poll-ms 100 \
+	--duration-s 30 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID" \
+	--flood syn:2000 --flood bad-ack:2000 --flood unsigned:1000 --flood one-ip:500
+tap_is "$LG_RC" 0 "floods: loadgen exits 0 (every honest and every flood answer expected)"
+tap_is "$(field floods users "done")/$(field floods users unfinished)" "$N_USERS/0" \
+	"floods: all $N_USERS honest users finished"
+tap_is "$(grep -o ' reserved=[0-9]*' "$E2E_TMP/floods.out")/$(grep -o 'sold_out=[0-9]*' \
+	"$E2E_TMP/floods.out" | head -n1)" " reserved=$STOCK/sold_out=$((N_USERS - STOCK))" \
+	"floods: exactly the stock ($STOCK) reserved, every other user told sold out"
+tap_is "$(field floods malformed tcp)/$(field floods malformed http)/$(value floods \
+	unexpected_status)/$(field floods connections rst)/$(field floods connections timeout)" \
+	0/0/0/0/0 "floods: honest users got no malformed or unexpected answer, reset or timeout"
+for key in flood_syn flood_bad_ack flood_unsigned flood_one_ip; do
+	tap_is "$(field floods $key malformed)/$(field floods $key unexpected)" 0/0 \
+		"floods: $key: no malformed and no unexpected answer"
+done
+f_syn_sent=$(field floods flood_syn sent) f_syn_ack=$(field floods flood_syn syn_ack)
+tap_run "floods: SYNs got SYN-ACKs acking them ($f_syn_ack of $f_syn_sent), no RST" \
+	test "${f_syn_ack:-0}" -gt 0 -a "${f_syn_ack:-0}" -le "${f_syn_sent:-0}" \
+	-a "$(field floods flood_syn rst)" = 0
+f_ba_sent=$(field floods flood_bad_ack sent) f_ba_rst=$(field floods flood_bad_ack rst)
+tap_run "floods: bad-cookie ACKs got RST <SEQ=SEG.ACK> ($f_ba_rst of $f_ba_sent)" \
+	test "${f_ba_rst:-0}" -gt 0 -a "${f_ba_rst:-0}" -le "${f_ba_sent:-0}"
+f_401=$(flood_answer floods flood_unsigned 401) f_403=$(flood_answer floods flood_unsigned 403)
+tap_run "floods: unsigned token requests got 401 ($f_401), unsigned reserves 403 ($f_403)" \
+	test "$f_401" -gt 0 -a "$f_403" -gt 0
+f_200=$(flood_answer floods flood_one_ip 200) f_429=$(flood_answer floods flood_one_ip 429)
+tap_run "floods: one address got 200 ($f_200) until its limit, then 429 ($f_429)" \
+	test "$f_200" -gt 0 -a "$f_429" -gt 0
+# No more 200s than the bucket allows: its burst and its rate over the run (plus a second).
+tap_run "floods: one address's 200s ($f_200) within burst + rate x time" \
+	awk -v n="$f_200" -v e="$(value floods elapsed_s)" -v b="$IP_BURST" -v r="$IP_RATE" \
+	'BEGIN { exit !(e > 0 && n <= b + r * (e + 1)) }'
+# The data plane's own counters of this run agree (>=: a retransmitted request is counted there
+# once more, and an answer lost on the way is not in the loadgen's counts).
+got=$(run_counter answer rst_bad_cookie)
+tap_run "floods: data plane sent rst_bad_cookie $got >= the $f_ba_rst RSTs the loadgen got" \
+	test "$got" -ge "$f_ba_rst" -a "$f_ba_rst" -gt 0
+got=$(run_counter http 401)
+tap_run "floods: data plane's 401s ($got) >= the unsigned flood's ($f_401)" test "$got" -ge "$f_401"
+got=$(run_counter http 403)
+tap_run "floods: data plane's 403s ($got) >= the unsigned flood's ($f_403)" test "$got" -ge "$f_403"
+f_429_all=$((f_429 + $(flood_answer floods flood_unsigned 429)))
+got=$(run_counter reject limit_ip)
+tap_run "floods: data plane's limit_ip refusals ($got) >= the floods' 429s ($f_429_all)" \
+	test "$got" -ge "$f_429_all"
+got=$(run_counter answer syn_ack)
+want=$((f_syn_ack + $(field floods connections completed) + $(field floods flood_unsigned \
+	sent) + $(field floods flood_one_ip sent)))
+tap_run "floods: data plane's SYN-ACKs ($got) >= honest, flood and SYN-flood handshakes \
+($want)" test "$got" -ge "$want"
+
+# A flood answered otherwise than it must be fails the run: one-ip sessions under a key the data
+# plane does not have get 401, not 200/429 (the sale restocked, so that it is open again).
+rc=0
+e2e_peer_cmd "restock 1 $STOCK" || rc=$?
+tap_ok "$rc" "the test peer restocks the sale ($E2E_PEER_REPLY)"
+lg_run badkey --mode healthz --connections 1000 --rate 2000 --duration-s 20 --flood one-ip:200 \
+	--auth-key-hex "$(hex "not-the-auth-key-of-this-shop-0123")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(answer badkey 200)" "1/1000" \
+	"one-ip flood with a wrong key: loadgen exits 1, the honest healthz clients all got 200"
+b401=$(flood_answer badkey flood_one_ip 401)
+tap_run "one-ip flood with a wrong key: its 401s ($b401) are all counted unexpected" \
+	test "$b401" -gt 0 -a "$(field badkey flood_one_ip unexpected)" = "$b401"
+
 # --- a data plane that is not there: the loadgen says so instead of hanging ---------------------
 WAIT_BRIDGE=
 lg_run nodp --mode healthz --connections 10 --dst 198.18.0.99 --duration-s 1
@@ -191,7 +283,7 @@ tap_run "wrong --dst: it says that nobody answered ARP" grep -q 'no ARP answer' 
 
 # The data plane counted what the loadgen did, from its side of the link: at least one SYN-ACK
 # and one 200 for each the loadgen received (more if segments were retransmitted).
-want_syn_acks=$((N_CONN + syn_acks + $(field sale connections completed)))
+want_syn_acks=$((N_CONN + syn_acks + $(field sale connections completed) + want))
 got=$(dp_counter answer syn_ack)
 tap_run "data plane: SYN-ACKs sent >= loadgen's connections and flood SYN-ACKs (got '$got', \
 want >= $want_syn_acks)" test "${got:-0}" -ge "$want_syn_acks"

@@ -19,20 +19,30 @@ enum next_action {
 	NEXT_DONE,  /* the user (or healthz connection) has ended; outcome in *out */
 };
 
-/* splitmix64: a keyed hash for syn-flood ISNs, so a SYN-ACK can be checked without state. */
-static inline uint64_t
-mix64(uint64_t x)
+/* The flood counters of connection c, or NULL when c is an honest client's. */
+static inline struct lg_flood_stats *
+conn_flood(struct lg_client *cl, const struct lg_conn *c)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	enum lg_flood_kind k = lg_flood_of_step(c->step);
+
+	return likely(k == LG_FLOOD_N) ? NULL : &cl->st.flood[k];
 }
 
-static inline uint32_t
-flood_isn(const struct lg_client *cl, uint32_t cip, uint16_t sport)
+/* A connection's segment or answer failed the checks (http: the HTTP ones). */
+static void
+count_malformed(struct lg_client *cl, const struct lg_conn *c, bool http)
 {
-	return (uint32_t)mix64(cl->flood_salt ^ ((uint64_t)cip << 16 | sport));
+	struct lg_flood_stats *fs = conn_flood(cl, c);
+
+	if (unlikely(fs != NULL)) {
+		fs->malformed++;
+		return;
+	}
+	if (http)
+		cl->st.malformed_http++;
+	else
+		cl->st.malformed_tcp++;
+	cl->st.conns_malformed++;
 }
 
 static void
@@ -119,6 +129,28 @@ send_fin(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, c->isn + 1 + c->req_len, NULL, 0, now);
 }
 
+/* Writes the request of flood connection c into c->req. Returns its length, or -1. */
+static int
+build_flood_request(struct lg_client *cl, struct lg_conn *c)
+{
+	const struct lg_opts *o = cl->o;
+	char session[TOK_BUF_SIZE] = "";
+	struct lg_flood_req x = {
+		.event = o->event,
+		.host = o->host,
+		.session = session,
+		.forged_session = cl->forged_session,
+		.forged_purchase = cl->forged_purchase,
+		.reserve_path = cl->reserve_path,
+	};
+
+	if (c->step == LG_STEP_FLOOD_ONE_IP &&
+		tok_session_mint(&o->auth, c->user, (uint64_t)time(NULL) + 3600, session,
+			sizeof(session)) < 0)
+		return -1;
+	return lg_flood_request(c->req, sizeof(c->req), c->step, &x);
+}
+
 /* Writes the request of c's step into c->req. Returns 0, or -1 if it does not fit. */
 static int
 build_request(struct lg_client *cl, struct lg_conn *c)
@@ -155,6 +187,13 @@ build_request(struct lg_client *cl, struct lg_conn *c)
 			"GET %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n\r\n", c->path,
 			o->host, c->token);
 		break;
+	case LG_STEP_FLOOD_SESSION_FORGED:
+	case LG_STEP_FLOOD_SESSION_NONE:
+	case LG_STEP_FLOOD_PURCHASE_FORGED:
+	case LG_STEP_FLOOD_PURCHASE_NONE:
+	case LG_STEP_FLOOD_ONE_IP:
+		n = build_flood_request(cl, c);
+		break;
 	}
 	if (n < 0 || (size_t)n >= sizeof(c->req))
 		return -1;
@@ -166,8 +205,15 @@ build_request(struct lg_client *cl, struct lg_conn *c)
 static void
 conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
+	struct lg_flood_stats *fs = conn_flood(cl, c);
+
 	if (build_request(cl, c) != 0) {
 		/* Only a --host too long for the request buffer gets here; main() bounds it. */
+		if (fs != NULL) {
+			fs->unexpected++;
+			lg_table_put(cl->ftab, c);
+			return;
+		}
 		cl->st.outcome[LG_OUT_REFUSED]++;
 		cl->st.users_done++;
 		lg_table_put(cl->tab, c);
@@ -182,7 +228,10 @@ conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	c->t_req = 0;
 	c->t_due = now + cl->rto;
 	c->state = LG_CS_SYN_SENT;
-	cl->st.conns_started++;
+	if (unlikely(fs != NULL))
+		fs->conns++;
+	else
+		cl->st.conns_started++;
 	send_syn(cl, c, now);
 }
 
@@ -190,6 +239,10 @@ conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 static void
 client_end(struct lg_client *cl, struct lg_conn *c, enum lg_outcome out)
 {
+	if (unlikely(c->step >= LG_STEP_FLOOD_FIRST)) {
+		lg_table_put(cl->ftab, c);
+		return;
+	}
 	if (cl->o->mode == LG_MODE_SALE) {
 		cl->st.outcome[out]++;
 		cl->st.users_done++;
@@ -253,6 +306,18 @@ result_outcome(const char *v, size_t n)
 	return LG_OUT_OTHER_RESULT;
 }
 
+/* The unsigned flood's reserves go to the event's real reserve path once one is known. */
+static void
+learn_reserve_path(struct lg_client *cl, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n >= sizeof(cl->reserve_path))
+		return;
+	memcpy(cl->reserve_path, path, n + 1);
+	cl->have_reserve_path = true;
+}
+
 /*
  * Decides what a well-formed answer r to c's step means (docs/api.md's flow), counting
  * answers an honest client should not get as unexpected.
@@ -293,6 +358,8 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			*out = LG_OUT_CONN_FAILED;
 			return NEXT_DONE;
 		}
+		if (unlikely(!cl->have_reserve_path))
+			learn_reserve_path(cl, c->path);
 		c->step = LG_STEP_RESERVE;
 		c->attempts = 0;
 		c->t_due = now;
@@ -334,6 +401,11 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		return NEXT_DONE;
 	}
 	case LG_STEP_HEALTHZ:
+	case LG_STEP_FLOOD_SESSION_FORGED:
+	case LG_STEP_FLOOD_SESSION_NONE:
+	case LG_STEP_FLOOD_PURCHASE_FORGED:
+	case LG_STEP_FLOOD_PURCHASE_NONE:
+	case LG_STEP_FLOOD_ONE_IP:
 		break;
 	}
 	cl->st.unexpected_status++;
@@ -348,7 +420,24 @@ on_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	enum lg_http_err e = lg_http_parse_response(c->resp, c->resp_len, &r);
 	enum lg_outcome out = LG_OUT_CONN_FAILED;
 	enum next_action next = NEXT_DONE;
+	struct lg_flood_stats *fs = conn_flood(cl, c);
 
+	if (unlikely(fs != NULL)) {
+		fs->answered++;
+		if (e != LG_HTTP_OK) {
+			fs->malformed++;
+		} else {
+			fs->status[r.status < LG_STATUS_MAX ? r.status : 0]++;
+			if (!lg_flood_answer_ok(c->step, &r))
+				fs->unexpected++;
+			else if (r.status == 200 && !cl->have_reserve_path &&
+				 copy_field(&r, "reserve_path", c->path, sizeof(c->path)) &&
+				 c->path[0] == '/')
+				learn_reserve_path(cl, c->path);
+		}
+		c->verdict = 2; /* one request per flood connection */
+		return;
+	}
 	cl->st.responses++;
 	lg_hist_add(&cl->st.req_lat, now - c->t_req);
 	if (e != LG_HTTP_OK) {
@@ -365,6 +454,10 @@ on_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 static void
 conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
+	if (unlikely(c->step >= LG_STEP_FLOOD_FIRST)) {
+		client_end(cl, c, LG_OUT_REFUSED);
+		return;
+	}
 	cl->st.conns_completed++;
 	lg_hist_add(&cl->st.conn_lat, now - c->t_syn);
 	if (cl->o->mode != LG_MODE_SALE || c->verdict >= 2) {
@@ -379,12 +472,14 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		conn_open(cl, c, now);
 }
 
+/* --mode syn-flood: a SYN-ACK must ack one of our SYNs. */
 static void
-rx_flood(struct lg_client *cl, const struct lg_rx_seg *s)
+rx_syn_flood_mode(struct lg_client *cl, const struct lg_rx_seg *s)
 {
 	if ((s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG |
 				RTE_TCP_FIN_FLAG)) == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) &&
-		s->ack == flood_isn(cl, s->dst_ip, s->dport) + 1 && s->payload_len == 0)
+		s->ack == lg_flood_syn_isn(cl->flood_salt, s->dst_ip, s->dport) + 1 &&
+		s->payload_len == 0)
 		cl->st.syn_acks++;
 	else if (s->flags & RTE_TCP_RST_FLAG)
 		cl->st.conns_rst++;
@@ -392,21 +487,67 @@ rx_flood(struct lg_client *cl, const struct lg_rx_seg *s)
 		cl->st.malformed_tcp++;
 }
 
+/* An answer to a syn or bad-ack flood segment (lg_flood_classify()). */
+static void
+rx_stateless_flood(struct lg_client *cl, const struct lg_rx_seg *s)
+{
+	struct lg_flood_stats *f = cl->st.flood;
+
+	switch (lg_flood_classify(cl->flood_salt, cl->ack_salt, cl->bad_ack_len, s)) {
+	case LG_FRX_SYN_ACK:
+		f[LG_FLOOD_SYN].answered++;
+		break;
+	case LG_FRX_SYN_RST:
+		f[LG_FLOOD_SYN].rsts++;
+		f[LG_FLOOD_SYN].unexpected++;
+		break;
+	case LG_FRX_BAD_ACK_RST:
+		f[LG_FLOOD_BAD_ACK].answered++;
+		break;
+	case LG_FRX_BAD_ACK_TAKEN:
+		f[LG_FLOOD_BAD_ACK].unexpected++;
+		break;
+	case LG_FRX_UNKNOWN:
+		cl->st.malformed_tcp++;
+		break;
+	}
+}
+
+static void rx_conn(
+	struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, uint64_t now);
+
 static void
 rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 {
 	const struct lg_opts *o = cl->o;
 
-	if (s->src_ip != o->dst_ip || s->sport != o->dport || s->dst_ip - o->src_base >= o->n_src) {
+	if (unlikely(s->src_ip != o->dst_ip || s->sport != o->dport)) {
 		cl->st.other_rx++;
 		return;
 	}
-	if (o->mode == LG_MODE_SYN_FLOOD) {
-		rx_flood(cl, s);
+	if (likely(s->dst_ip - o->src_base < o->n_src)) {
+		if (unlikely(o->mode == LG_MODE_SYN_FLOOD)) {
+			rx_syn_flood_mode(cl, s);
+			return;
+		}
+		rx_conn(cl, lg_table_find(cl->tab, s->dst_ip, s->dport), s, now);
 		return;
 	}
-	struct lg_conn *c = lg_table_find(cl->tab, s->dst_ip, s->dport);
+	if (cl->any_flood && s->dst_ip - o->flood_base < o->n_flood) {
+		if (s->dport >= cl->stateless_port_lo)
+			rx_stateless_flood(cl, s);
+		else
+			rx_conn(cl, cl->ftab ? lg_table_find(cl->ftab, s->dst_ip, s->dport) : NULL,
+				s, now);
+		return;
+	}
+	cl->st.other_rx++;
+}
 
+/* A segment of connection c (NULL: none is current at its address and port). */
+static void
+rx_conn(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, uint64_t now)
+{
 	if (c == NULL || c->state == LG_CS_IDLE) {
 		cl->st.stray++;
 		return;
@@ -424,7 +565,14 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 			cl->st.stray++;
 			return;
 		}
-		cl->st.conns_rst++;
+		struct lg_flood_stats *fs = conn_flood(cl, c);
+
+		if (unlikely(fs != NULL)) {
+			fs->rsts++;
+			fs->unexpected++;
+		} else {
+			cl->st.conns_rst++;
+		}
 		conn_fail(cl, c);
 		return;
 	}
@@ -437,8 +585,7 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 			return;
 		}
 		if (s->payload_len != 0) {
-			cl->st.malformed_tcp++;
-			cl->st.conns_malformed++;
+			count_malformed(cl, c, false);
 			conn_fail(cl, c);
 			return;
 		}
@@ -447,7 +594,10 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 		c->rtx = 0;
 		c->t_req = now;
 		c->t_due = now + cl->rto;
-		cl->st.requests++;
+		if (unlikely(c->step >= LG_STEP_FLOOD_FIRST))
+			cl->st.flood[lg_flood_of_step(c->step)].sent++;
+		else
+			cl->st.requests++;
 		send_req(cl, c, now);
 		return;
 	case LG_CS_REQ_SENT:
@@ -462,14 +612,12 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 		}
 		/* The answer must acknowledge the whole request (it answers all of it). */
 		if (s->ack != snd_end) {
-			cl->st.malformed_tcp++;
-			cl->st.conns_malformed++;
+			count_malformed(cl, c, false);
 			conn_fail(cl, c);
 			return;
 		}
 		if (s->payload_len > LG_RESP_MAX - c->resp_len) {
-			cl->st.malformed_http++;
-			cl->st.conns_malformed++;
+			count_malformed(cl, c, true);
 			conn_fail(cl, c);
 			return;
 		}
@@ -528,7 +676,9 @@ rx_arp(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	/* We own the client addresses: answer for them, as their hosts would. */
-	if (a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST) && tip - cl->o->src_base < cl->o->n_src) {
+	if (a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST) &&
+		(tip - cl->o->src_base < cl->o->n_src ||
+			(cl->any_flood && tip - cl->o->flood_base < cl->o->n_flood))) {
 		struct rte_mbuf *r = rte_pktmbuf_alloc(cl->pool);
 		struct rte_ether_addr sha = a->arp_data.arp_sha;
 
@@ -588,8 +738,9 @@ lg_client_arp_probe(struct lg_client *cl, uint64_t now)
 	lg_client_flush(cl);
 }
 
+/* --mode syn-flood: one SYN from a random --src-net address and port. */
 static void
-launch_flood(struct lg_client *cl, uint64_t now)
+launch_syn_flood_mode(struct lg_client *cl, uint64_t now)
 {
 	const struct lg_opts *o = cl->o;
 	uint64_t r = rte_rand();
@@ -603,18 +754,101 @@ launch_flood(struct lg_client *cl, uint64_t now)
 		.mss_opt = true,
 	};
 
-	s.seq = flood_isn(cl, s.src_ip, s.sport);
+	s.seq = lg_flood_syn_isn(cl->flood_salt, s.src_ip, s.sport);
 	cl->st.syn_sent++;
 	send_seg(cl, &s, now);
 }
 
-void
-lg_client_launch(struct lg_client *cl, uint64_t now)
+/* A flood address other than the one-ip flood's. */
+static inline uint32_t
+flood_addr(const struct lg_client *cl)
+{
+	return cl->o->flood_base + 1 + (uint32_t)rte_rand_max(cl->o->n_flood - 1);
+}
+
+/* One SYN, or one bad-cookie ACK with its request, from a random flood address and port. */
+static void
+launch_stateless(struct lg_client *cl, enum lg_flood_kind k, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+	struct lg_seg s = {
+		.src_ip = flood_addr(cl),
+		.dst_ip = o->dst_ip,
+		.sport = (uint16_t)(cl->stateless_port_lo +
+				    rte_rand_max(65536u - cl->stateless_port_lo)),
+		.dport = o->dport,
+	};
+
+	if (k == LG_FLOOD_SYN) {
+		s.flags = RTE_TCP_SYN_FLAG;
+		s.mss_opt = true;
+		s.seq = lg_flood_syn_isn(cl->flood_salt, s.src_ip, s.sport);
+	} else {
+		s.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+		lg_flood_bad_ack_nums(cl->ack_salt, s.src_ip, s.sport, &s.seq, &s.ack);
+		s.payload = cl->bad_ack_req;
+		s.payload_len = cl->bad_ack_len;
+	}
+	cl->st.flood[k].sent++;
+	send_seg(cl, &s, now);
+}
+
+/* Opens one unsigned or one-ip flood connection. Returns 0, or -1 when every slot is busy. */
+static int
+launch_flood_conn(struct lg_client *cl, enum lg_flood_kind k, uint64_t now)
+{
+	struct lg_conn *c = lg_table_take(cl->ftab);
+
+	if (c == NULL)
+		return -1;
+	if (k == LG_FLOOD_ONE_IP) {
+		c->cip = cl->o->flood_base;
+		c->step = LG_STEP_FLOOD_ONE_IP;
+		c->user = cl->one_ip_user++;
+	} else {
+		c->cip = flood_addr(cl);
+		c->step = (uint8_t)(LG_STEP_FLOOD_FIRST +
+				    cl->st.flood[k].conns % LG_UNSIGNED_VARIANTS);
+		c->user = LG_FLOOD_USER_BASE;
+	}
+	c->attempts = 0;
+	c->polls = 0;
+	conn_open(cl, c, now);
+	return 0;
+}
+
+/* Begins flood segments and connections, each kind at its rate (at most a burst a call). */
+static void
+launch_floods(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+	double dt = (double)(now - cl->t_flood_credit) / (double)cl->hz;
+
+	cl->t_flood_credit = now;
+	for (unsigned k = 0; k < LG_FLOOD_N; k++) {
+		double rate = o->flood_rate[k];
+		double cap = rate / 1000.0 < 1 ? 1 : rate / 1000.0; /* 1 ms, as --rate */
+
+		if (rate <= 0)
+			continue;
+		cl->flood_credit[k] += dt * rate;
+		if (cl->flood_credit[k] > cap)
+			cl->flood_credit[k] = cap;
+		for (unsigned n = 0; n < LG_BURST && cl->flood_credit[k] >= 1; n++) {
+			if (k == LG_FLOOD_SYN || k == LG_FLOOD_BAD_ACK)
+				launch_stateless(cl, (enum lg_flood_kind)k, now);
+			else if (launch_flood_conn(cl, (enum lg_flood_kind)k, now) != 0)
+				break;
+			cl->flood_credit[k] -= 1;
+		}
+	}
+}
+
+static void
+launch_honest(struct lg_client *cl, uint64_t now)
 {
 	const struct lg_opts *o = cl->o;
 
-	if (!cl->have_peer_mac)
-		return;
 	if (o->rate > 0) {
 		/* Token bucket refilled from the TSC, holding at most 1 ms of launches (at least
 		 * one), so a stall is not followed by a burst. */
@@ -632,7 +866,7 @@ lg_client_launch(struct lg_client *cl, uint64_t now)
 			cl->credit -= 1;
 		}
 		if (o->mode == LG_MODE_SYN_FLOOD) {
-			launch_flood(cl, now);
+			launch_syn_flood_mode(cl, now);
 			cl->launched++;
 			continue;
 		}
@@ -657,16 +891,23 @@ lg_client_launch(struct lg_client *cl, uint64_t now)
 }
 
 void
-lg_client_timers(struct lg_client *cl, uint64_t now)
+lg_client_launch(struct lg_client *cl, uint64_t now)
+{
+	if (!cl->have_peer_mac)
+		return;
+	launch_honest(cl, now);
+	/* Floods go on while the honest clients do, and stop with them. */
+	if (cl->any_flood && !lg_client_honest_done(cl))
+		launch_floods(cl, now);
+}
+
+static void
+scan_table(struct lg_client *cl, struct lg_table *tab, uint64_t now)
 {
 	const struct lg_opts *o = cl->o;
 
-	/* A scan of the table each 1/4 of the first RTO is enough for timers of that size. */
-	if (now < cl->t_next_scan || cl->tab == NULL)
-		return;
-	cl->t_next_scan = now + cl->rto / 4 + 1;
-	for (uint32_t i = 0; i < cl->tab->n; i++) {
-		struct lg_conn *c = &cl->tab->c[i];
+	for (uint32_t i = 0; i < tab->n; i++) {
+		struct lg_conn *c = &tab->c[i];
 
 		if (c->state == LG_CS_FREE || now < c->t_due)
 			continue;
@@ -674,13 +915,21 @@ lg_client_timers(struct lg_client *cl, uint64_t now)
 			conn_open(cl, c, now);
 			continue;
 		}
+		struct lg_flood_stats *fs = conn_flood(cl, c);
+
 		if (c->rtx >= o->retries) {
-			cl->st.conns_timeout++;
+			if (unlikely(fs != NULL))
+				fs->timeouts++;
+			else
+				cl->st.conns_timeout++;
 			conn_fail(cl, c);
 			continue;
 		}
 		c->rtx++;
-		cl->st.retransmits++;
+		if (unlikely(fs != NULL))
+			fs->retransmits++;
+		else
+			cl->st.retransmits++;
 		/* RFC 6298 §5.5: back off, doubling the timeout each time. */
 		c->t_due = now + (cl->rto << c->rtx);
 		if (c->state == LG_CS_SYN_SENT)
@@ -692,10 +941,88 @@ lg_client_timers(struct lg_client *cl, uint64_t now)
 	}
 }
 
+void
+lg_client_timers(struct lg_client *cl, uint64_t now)
+{
+	/* A scan of the tables each 1/4 of the first RTO is enough for timers of that size. */
+	if (now < cl->t_next_scan)
+		return;
+	cl->t_next_scan = now + cl->rto / 4 + 1;
+	if (cl->tab != NULL)
+		scan_table(cl, cl->tab, now);
+	if (cl->ftab != NULL && cl->ftab->active != 0)
+		scan_table(cl, cl->ftab, now);
+}
+
+bool
+lg_client_honest_done(const struct lg_client *cl)
+{
+	return cl->launched >= cl->o->count && (cl->tab == NULL || cl->tab->active == 0);
+}
+
 bool
 lg_client_done(const struct lg_client *cl)
 {
-	return cl->launched >= cl->o->count && (cl->tab == NULL || cl->tab->active == 0);
+	return lg_client_honest_done(cl) && (cl->ftab == NULL || cl->ftab->active == 0);
+}
+
+/*
+ * The floods' fixed texts: a session token, a purchase token and a reserve path of the right
+ * form made under a random key (so their MACs are wrong), and the bad-ack flood's request; the
+ * flood connection table. Returns 0, -EINVAL when a text does not fit, or -ENOMEM.
+ */
+static int
+flood_init(struct lg_client *cl)
+{
+	const struct lg_opts *o = cl->o;
+	struct tok_keyring forge;
+	uint8_t secret[32];
+	char seg[TOK_BUF_SIZE];
+	uint64_t exp = (uint64_t)time(NULL) + 3600;
+	int rc = 0, n;
+
+	for (size_t i = 0; i < sizeof(secret); i += 8) {
+		uint64_t r = rte_rand();
+
+		memcpy(secret + i, &r, 8);
+	}
+	tok_keyring_init(&forge);
+	if (tok_keyring_set(&forge, o->kid, secret, sizeof(secret), true) != 0 ||
+		tok_session_mint(&forge, LG_FLOOD_USER_BASE, exp, cl->forged_session,
+			sizeof(cl->forged_session)) < 0 ||
+		tok_purchase_mint(&forge, o->event, LG_FLOOD_USER_BASE, exp, cl->forged_purchase,
+			sizeof(cl->forged_purchase)) < 0 ||
+		tok_path_mint(&forge, o->event, seg, sizeof(seg)) < 0)
+		rc = -EINVAL;
+	tok_keyring_wipe(&forge);
+	if (rc != 0)
+		return rc;
+	n = snprintf(cl->reserve_path, sizeof(cl->reserve_path),
+		"/api/v1/events/%" PRIu32 "/reserve/%s", o->event, seg);
+	if (n < 0 || (size_t)n >= sizeof(cl->reserve_path))
+		return -EINVAL;
+
+	struct lg_flood_req x = {
+		.event = o->event,
+		.host = o->host,
+		.forged_session = cl->forged_session,
+	};
+
+	n = lg_flood_request(
+		cl->bad_ack_req, sizeof(cl->bad_ack_req), LG_STEP_FLOOD_SESSION_FORGED, &x);
+	if (n < 0)
+		return -EINVAL;
+	cl->bad_ack_len = (uint16_t)n;
+	cl->one_ip_user = LG_FLOOD_USER_BASE + 1;
+	for (unsigned k = 0; k < LG_FLOOD_N; k++)
+		cl->flood_credit[k] = 1; /* each flood's first segment goes with the first clients */
+	if (lg_opts_flood(o, LG_FLOOD_UNSIGNED) || lg_opts_flood(o, LG_FLOOD_ONE_IP)) {
+		cl->ftab = lg_table_create(o->flood_concurrency, LG_PORT_BASE);
+		if (cl->ftab == NULL)
+			return -ENOMEM;
+	}
+	cl->stateless_port_lo = (uint16_t)(LG_PORT_BASE + (cl->ftab ? cl->ftab->n : 0));
+	return 0;
 }
 
 int
@@ -712,6 +1039,25 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 	cl->poll = cl->hz / 1000 * o->poll_ms;
 	cl->t_credit = rte_get_tsc_cycles();
 	cl->flood_salt = rte_rand();
+	cl->ack_salt = rte_rand();
+	cl->t_flood_credit = cl->t_credit;
+	for (unsigned k = 0; k < LG_FLOOD_N; k++)
+		cl->any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
+	if (cl->any_flood) {
+		int rc = flood_init(cl);
+
+		if (rc != 0) {
+			fprintf(stderr,
+				rc == -ENOMEM ? "loadgen: no memory for %u flood connection slots; "
+						"lower --flood-concurrency\n"
+					      : "loadgen: the floods' requests do not fit (--host "
+						"too long?)\n",
+				o->flood_concurrency);
+			lg_table_free(cl->ftab);
+			cl->ftab = NULL;
+			return rc;
+		}
+	}
 	if (o->mode != LG_MODE_SYN_FLOOD) {
 		cl->tab = lg_table_create(o->concurrency, LG_PORT_BASE);
 		if (cl->tab == NULL) {
@@ -719,6 +1065,8 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 				"loadgen: no memory for %u connection slots; lower "
 				"--concurrency\n",
 				o->concurrency);
+			lg_table_free(cl->ftab);
+			cl->ftab = NULL;
 			return -ENOMEM;
 		}
 	}
@@ -731,6 +1079,8 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 				strerror(-rc));
 			lg_table_free(cl->tab);
 			cl->tab = NULL;
+			lg_table_free(cl->ftab);
+			cl->ftab = NULL;
 			return rc;
 		}
 		cl->capturing = true;
@@ -750,5 +1100,7 @@ lg_client_fini(struct lg_client *cl)
 	cl->capturing = false;
 	lg_table_free(cl->tab);
 	cl->tab = NULL;
+	lg_table_free(cl->ftab);
+	cl->ftab = NULL;
 	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "common/token.h"
 #include "tools/loadgen/lg_conn.h"
+#include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_pcap.h"
 #include "tools/loadgen/lg_pkt.h"
 #include "tools/loadgen/lg_stats.h"
@@ -46,12 +47,24 @@ struct lg_opts {
 	unsigned max_polls;	 /* sale: result polls per user */
 	uint32_t event;		 /* sale: event id */
 	uint64_t user_base;	 /* sale: first user id */
-	struct tok_keyring auth; /* sale: the shop's auth key, to mint session tokens */
+	struct tok_keyring auth; /* sale, one-ip flood: the shop's auth key, to mint sessions */
+	uint32_t kid;		 /* its key id */
 	char host[64];		 /* Host header */
 	const char *pcap_path;	 /* NULL: no capture */
 	uint64_t pcap_max;
 	double linger_s; /* after the run: wait, not polling, for the peer's link to go down */
+	double flood_rate[LG_FLOOD_N]; /* --flood KIND:RATE, per second; 0: not asked */
+	uint32_t flood_base;	       /* first flood address (host order): the one-ip flood's */
+	uint32_t n_flood;	       /* flood addresses, at least 2 */
+	uint32_t flood_concurrency;    /* unsigned and one-ip connections at once */
 };
+
+/* Whether o asks for any flood, and for a flood of kind k. */
+static inline bool
+lg_opts_flood(const struct lg_opts *o, enum lg_flood_kind k)
+{
+	return o->flood_rate[k] > 0;
+}
 
 struct lg_client {
 	const struct lg_opts *o;
@@ -67,7 +80,22 @@ struct lg_client {
 	double credit;	   /* rate limiter: launches allowed now */
 	uint64_t t_credit;
 	uint64_t t_next_scan; /* next timer scan of the table */
-	uint64_t flood_salt;
+	uint64_t flood_salt;  /* syn-flood mode and the syn flood: ISNs */
+	uint64_t ack_salt;    /* the bad-ack flood: sequence and acknowledgement numbers */
+	/* Floods (--flood): their own connection table (source ports LG_PORT_BASE..), and the
+	 * stateless kinds' source ports from stateless_port_lo up, so the two never meet. */
+	struct lg_table *ftab;
+	uint16_t stateless_port_lo;
+	bool any_flood;
+	double flood_credit[LG_FLOOD_N];
+	uint64_t t_flood_credit;
+	uint64_t one_ip_user; /* the next one-ip session's user */
+	char bad_ack_req[256];
+	uint16_t bad_ack_len;
+	char forged_session[TOK_BUF_SIZE];
+	char forged_purchase[TOK_BUF_SIZE];
+	char reserve_path[LG_PATH_MAX]; /* a forged one until a token answer gives the event's */
+	bool have_reserve_path;
 	uint16_t n_tx;
 	struct rte_mbuf *tx[LG_BURST];
 	struct lg_stats st;
@@ -98,7 +126,10 @@ void lg_client_timers(struct lg_client *cl, uint64_t now);
 /* Sends what the TX buffer holds; what the port does not take is dropped and counted. */
 void lg_client_flush(struct lg_client *cl);
 
-/* True once every client was begun and has ended. */
+/* True once every honest client was begun and has ended (floods not counted). */
+bool lg_client_honest_done(const struct lg_client *cl);
+
+/* True once every honest client has ended and no flood connection is open. */
 bool lg_client_done(const struct lg_client *cl);
 
 #endif

@@ -31,7 +31,16 @@ enum lg_step {
 	LG_STEP_TOKEN,	 /* POST /api/v1/events/{id}/token with the session token */
 	LG_STEP_RESERVE, /* POST {reserve_path} with the purchase token */
 	LG_STEP_RESULT,	 /* GET {result_path} with the receipt, until the status is final */
+	/* Flood connections (tools/loadgen/lg_flood.h), one request each: */
+	LG_STEP_FLOOD_SESSION_FORGED,  /* POST .../token, a session under a random key: 401 */
+	LG_STEP_FLOOD_SESSION_NONE,    /* POST .../token without Authorization: 401 */
+	LG_STEP_FLOOD_PURCHASE_FORGED, /* POST {reserve_path}, a forged purchase token: 403 */
+	LG_STEP_FLOOD_PURCHASE_NONE,   /* POST {reserve_path} without X-Flash-Token: 403 */
+	LG_STEP_FLOOD_ONE_IP,	       /* POST .../token with a valid session, from one address */
 };
+
+#define LG_STEP_FLOOD_FIRST  LG_STEP_FLOOD_SESSION_FORGED
+#define LG_UNSIGNED_VARIANTS 4 /* the unsigned flood's steps, taken in turn */
 
 struct lg_conn {
 	uint8_t state;	 /* enum lg_conn_state */

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tools/loadgen/lg_flood.h"
+
 #define LG_HIST_SUB_BITS 4
 #define LG_HIST_SUB	 (1u << LG_HIST_SUB_BITS)
 #define LG_HIST_BUCKETS	 (64u * LG_HIST_SUB)
@@ -37,6 +39,19 @@ enum lg_outcome {
 	LG_OUT_N
 };
 
+/* One flood kind's counters (--flood), apart from the honest clients'. Only uint64_t fields. */
+struct lg_flood_stats {
+	uint64_t sent;	      /* SYNs, bad ACKs, or requests (first transmissions) */
+	uint64_t conns;	      /* unsigned, one-ip: connections begun */
+	uint64_t answered;    /* syn: SYN-ACKs; bad-ack: RSTs; unsigned, one-ip: HTTP answers */
+	uint64_t rsts;	      /* RSTs where none belongs (syn, unsigned, one-ip): unexpected too */
+	uint64_t timeouts;    /* unsigned, one-ip: connections given up after the retries */
+	uint64_t retransmits; /* unsigned, one-ip */
+	uint64_t malformed;   /* answers that failed the TCP or HTTP checks */
+	uint64_t unexpected;  /* well-formed answers the data plane must not give (lg_flood.h) */
+	uint64_t status[LG_STATUS_MAX];
+};
+
 struct lg_stats {
 	uint64_t tx_pkts, rx_pkts, tx_dropped;
 	uint64_t tx_bytes, rx_bytes;
@@ -50,6 +65,7 @@ struct lg_stats {
 	uint64_t syn_sent, syn_acks; /* syn-flood mode */
 	uint64_t users_started, users_done;
 	uint64_t outcome[LG_OUT_N];
+	struct lg_flood_stats flood[LG_FLOOD_N];
 	struct lg_hist req_lat;	 /* request sent → whole response received, in TSC cycles */
 	struct lg_hist conn_lat; /* SYN sent → our FIN acknowledged, in TSC cycles */
 };

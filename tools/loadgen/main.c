@@ -71,11 +71,18 @@ usage(FILE *f)
 		   "  --max-polls N        sale: result polls per user (default 30)\n"
 		   "  --event ID           sale: event id (default 1)\n"
 		   "  --user-base U        sale: first user id (default 1)\n"
-		   "  --auth-key-hex HEX   sale: the shop's auth key (16..64 bytes) to mint "
-		   "session tokens\n"
-		   "  --kid N              sale: its key id (default 1)\n"
+		   "  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
+		   "                       to mint session tokens\n"
+		   "  --kid N              its key id (default 1)\n"
 		   "  --pcap FILE          write every frame sent and received to FILE\n"
 		   "  --pcap-max N         at most N frames (default 100000)\n"
+		   "  --flood KIND:RATE    also a flood at RATE per second (1..1e7) beside the\n"
+		   "                       healthz or sale clients; repeatable, each KIND once:\n"
+		   "                       syn, bad-ack, unsigned, one-ip (needs --auth-key-hex)\n"
+		   "  --flood-src-net NET  flood addresses A.B.C.D/P, apart from --src-net; the\n"
+		   "                       first is one-ip's (default 198.19.0.0/16)\n"
+		   "  --flood-concurrency C  unsigned and one-ip connections at once, 1..16384\n"
+		   "                       (default 64)\n"
 		   "  --linger-s S         after the report, stop polling and keep the port open "
 		   "until\n"
 		   "                       the peer's link goes down, a signal, or S seconds "
@@ -131,7 +138,7 @@ parse_ipv4(const char *s, uint32_t *out)
 
 /* A.B.C.D/P: its usable host addresses (all but network and broadcast when P < 31). */
 static int
-parse_src_net(const char *s, struct lg_opts *o)
+parse_net(const char *s, uint32_t *base, uint32_t *n)
 {
 	char buf[32];
 	const char *slash = strchr(s, '/');
@@ -149,13 +156,20 @@ parse_src_net(const char *s, struct lg_opts *o)
 	if (net & (size - 1))
 		return -EINVAL; /* host bits set: the operator probably meant another network */
 	if (plen < 31) {
-		o->src_base = net + 1;
-		o->n_src = size - 2;
+		*base = net + 1;
+		*n = size - 2;
 	} else {
-		o->src_base = net;
-		o->n_src = size;
+		*base = net;
+		*n = size;
 	}
 	return 0;
+}
+
+/* Whether the address ranges [a, a + na) and [b, b + nb) share an address. */
+static bool
+ranges_meet(uint32_t a, uint32_t na, uint32_t b, uint32_t nb)
+{
+	return a - b < nb || b - a < na;
 }
 
 static int
@@ -201,6 +215,9 @@ enum {
 	OPT_PCAP,
 	OPT_PCAP_MAX,
 	OPT_LINGER,
+	OPT_FLOOD,
+	OPT_FLOOD_SRC_NET,
+	OPT_FLOOD_CONCURRENCY,
 };
 
 /* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what was wrong. */
@@ -230,6 +247,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"pcap", required_argument, NULL, OPT_PCAP},
 		{"pcap-max", required_argument, NULL, OPT_PCAP_MAX},
 		{"linger-s", required_argument, NULL, OPT_LINGER},
+		{"flood", required_argument, NULL, OPT_FLOOD},
+		{"flood-src-net", required_argument, NULL, OPT_FLOOD_SRC_NET},
+		{"flood-concurrency", required_argument, NULL, OPT_FLOOD_CONCURRENCY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -254,6 +274,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	o->event = 1;
 	o->user_base = 1;
 	o->pcap_max = 100000;
+	o->flood_base = RTE_IPV4(198, 19, 0, 1);
+	o->n_flood = 65534;
+	o->flood_concurrency = 64;
 	tok_keyring_init(&o->auth);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -300,7 +323,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--start-at: Unix time in seconds";
 			break;
 		case OPT_SRC_NET:
-			rc = parse_src_net(optarg, o);
+			rc = parse_net(optarg, &o->src_base, &o->n_src);
 			what = "--src-net: A.B.C.D/P with P 8..32 and no host bits set";
 			break;
 		case OPT_DST:
@@ -369,6 +392,34 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			rc = parse_double(optarg, 0, 86400, &o->linger_s);
 			what = "--linger-s: seconds, 0 to 86400";
 			break;
+		case OPT_FLOOD: {
+			enum lg_flood_kind k;
+			double r;
+
+			rc = lg_flood_parse(optarg, &k, &r);
+			what = "--flood: KIND:RATE, KIND syn, bad-ack, unsigned or one-ip, RATE "
+			       "per second 1..1e7";
+			if (rc == 0 && o->flood_rate[k] > 0) {
+				fprintf(stderr,
+					PROG ": --flood %s given twice; give each kind once\n",
+					lg_flood_name(k));
+				return -1;
+			}
+			if (rc == 0)
+				o->flood_rate[k] = r;
+			break;
+		}
+		case OPT_FLOOD_SRC_NET:
+			rc = parse_net(optarg, &o->flood_base, &o->n_flood);
+			if (rc == 0 && o->n_flood < 2)
+				rc = -EINVAL;
+			what = "--flood-src-net: A.B.C.D/P with P 8..31 and no host bits set";
+			break;
+		case OPT_FLOOD_CONCURRENCY:
+			rc = parse_u64(optarg, 1, LG_FLOOD_CONC_MAX, &v);
+			o->flood_concurrency = (uint32_t)v;
+			what = "--flood-concurrency: 1..16384";
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -388,6 +439,32 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		return -1;
 	}
 	o->count = o->mode == LG_MODE_SALE ? users : connections;
+	bool any_flood = false;
+
+	for (unsigned k = 0; k < LG_FLOOD_N; k++)
+		any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
+	if (any_flood && o->mode == LG_MODE_SYN_FLOOD) {
+		fprintf(stderr,
+			PROG ": --flood goes with --mode healthz or sale; for SYNs alone use "
+			     "--mode syn-flood, or --flood syn beside healthz clients\n");
+		return -1;
+	}
+	if (any_flood && (ranges_meet(o->flood_base, o->n_flood, o->src_base, o->n_src) ||
+				 o->dst_ip - o->flood_base < o->n_flood)) {
+		fprintf(stderr,
+			PROG ": --flood-src-net must not overlap --src-net nor hold --dst\n");
+		return -1;
+	}
+	if (lg_opts_flood(o, LG_FLOOD_ONE_IP) && key_len == 0) {
+		fprintf(stderr, PROG ": --flood one-ip sends token requests with valid sessions; "
+				     "give --auth-key-hex (and --kid)\n");
+		return -1;
+	}
+	o->kid = (uint32_t)kid;
+	if (key_len != 0) {
+		tok_keyring_set(&o->auth, (uint32_t)kid, key, key_len, true);
+		memset(key, 0, sizeof(key));
+	}
 	if (o->mode == LG_MODE_SALE) {
 		if (key_len == 0) {
 			fprintf(stderr,
@@ -400,8 +477,6 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				PROG ": --user-base + --users goes past the largest user id\n");
 			return -1;
 		}
-		tok_keyring_set(&o->auth, (uint32_t)kid, key, key_len, true);
-		memset(key, 0, sizeof(key));
 	}
 	if (host != NULL) {
 		snprintf(o->host, sizeof(o->host), "%s", host);
@@ -458,6 +533,45 @@ mode_name(enum lg_mode m)
 	return m == LG_MODE_SALE ? "sale" : m == LG_MODE_SYN_FLOOD ? "syn-flood" : "healthz";
 }
 
+/* One flood's line (docs/loadgen.md): its counts apart from the honest clients'. */
+static void
+report_flood(const struct lg_client *cl, enum lg_flood_kind k)
+{
+	const struct lg_flood_stats *f = &cl->st.flood[k];
+
+	printf("%s: rate %.0f", lg_flood_report_key(k), cl->o->flood_rate[k]);
+	switch (k) {
+	case LG_FLOOD_SYN:
+		printf(" sent %" PRIu64 " syn_ack %" PRIu64 " rst %" PRIu64, f->sent, f->answered,
+			f->rsts);
+		break;
+	case LG_FLOOD_BAD_ACK:
+		printf(" sent %" PRIu64 " rst %" PRIu64, f->sent, f->answered);
+		break;
+	default: {
+		uint64_t unfinished = 0;
+
+		/* The table is shared by both kinds: its open slots, by kind. */
+		for (uint32_t i = 0; cl->ftab != NULL && i < cl->ftab->n; i++)
+			unfinished += cl->ftab->c[i].state != LG_CS_FREE &&
+				      lg_flood_of_step(cl->ftab->c[i].step) == k;
+		printf(" connections %" PRIu64 " sent %" PRIu64 " answered %" PRIu64 " rst %" PRIu64
+		       " timeout %" PRIu64 " unfinished %" PRIu64 " retransmits %" PRIu64,
+			f->conns, f->sent, f->answered, f->rsts, f->timeouts, unfinished,
+			f->retransmits);
+		break;
+	}
+	}
+	printf(" malformed %" PRIu64 " unexpected %" PRIu64, f->malformed, f->unexpected);
+	if (k == LG_FLOOD_UNSIGNED || k == LG_FLOOD_ONE_IP) {
+		printf(" answers");
+		for (unsigned i = 0; i < LG_STATUS_MAX; i++)
+			if (f->status[i])
+				printf(" %u=%" PRIu64, i, f->status[i]);
+	}
+	printf("\n");
+}
+
 /* The report: one "key: values" line each, stable for scripts (docs/loadgen.md). */
 static void
 report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bool timed_out)
@@ -510,6 +624,9 @@ report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bo
 	printf("requests_per_s: %.0f\n", (double)s->responses / secs);
 	print_hist("latency_request_us", &s->req_lat, cl->hz);
 	print_hist("latency_connection_us", &s->conn_lat, cl->hz);
+	for (unsigned k = 0; k < LG_FLOOD_N; k++)
+		if (lg_opts_flood(o, (enum lg_flood_kind)k))
+			report_flood(cl, (enum lg_flood_kind)k);
 	if (cl->capturing || o->pcap_path)
 		printf("pcap: %s frames %" PRIu64 "\n", o->pcap_path, cl->pcap.frames);
 }
@@ -522,9 +639,12 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 
 	if (s->malformed_tcp || s->malformed_http || s->unexpected_status)
 		return false;
+	for (unsigned k = 0; k < LG_FLOOD_N; k++)
+		if (s->flood[k].malformed || s->flood[k].unexpected)
+			return false;
 	if (o->mode == LG_MODE_SYN_FLOOD)
 		return s->syn_sent == o->count;
-	if (timed_out || !lg_client_done(cl) || s->conns_rst || s->conns_timeout)
+	if (timed_out || !lg_client_honest_done(cl) || s->conns_rst || s->conns_timeout)
 		return false;
 	if (o->mode == LG_MODE_HEALTHZ)
 		return s->conns_completed == o->count;
@@ -664,6 +784,7 @@ main(int argc, char **argv)
 	uint64_t t_run = now;
 
 	cl.t_credit = now;
+	cl.t_flood_credit = now;
 	while (!stop_requested && now < deadline && !lg_client_done(&cl)) {
 		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
 
@@ -673,20 +794,25 @@ main(int argc, char **argv)
 		lg_client_flush(&cl);
 		now = rte_get_tsc_cycles();
 	}
-	bool timed_out = !lg_client_done(&cl) && !stop_requested;
+	bool timed_out = !lg_client_honest_done(&cl) && !stop_requested;
+	uint64_t t_end = now;
 
-	/* A syn-flood ends when its SYNs are out; the last SYN-ACKs are still on the way. */
-	if (o.mode == LG_MODE_SYN_FLOOD) {
+	/* A syn-flood (or a syn or bad-ack flood) ends when its segments are out; the last
+	 * answers are still on the way. */
+	if (o.mode == LG_MODE_SYN_FLOOD || lg_opts_flood(&o, LG_FLOOD_SYN) ||
+		lg_opts_flood(&o, LG_FLOOD_BAD_ACK)) {
 		uint64_t drain = now + hz / 10;
 
 		while (!stop_requested && now < drain) {
 			uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
 
 			lg_client_rx(&cl, rx, n, now);
+			lg_client_flush(&cl);
 			now = rte_get_tsc_cycles();
 		}
 	}
-	report(&o, &cl, now - t_run, timed_out);
+	/* --mode syn-flood's rate counts the SYN-ACKs' drain in, as it always did. */
+	report(&o, &cl, (o.mode == LG_MODE_SYN_FLOOD ? now : t_end) - t_run, timed_out);
 	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
 	if (lg_client_fini(&cl) != 0) {
 		fprintf(stderr, PROG ": writing %s failed\n", o.pcap_path);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The load generator's modules on their own: its HTTP response checker (guard-page inputs),
- * JSON field lookup, latency histogram, connection table, and the frames it builds and
- * receives (checksums checked by tests/lib/pktbuild.h's independent reference sum).
+ * JSON field lookup, latency histogram, connection table, the frames it builds and receives
+ * (checksums checked by tests/lib/pktbuild.h's independent reference sum), and the floods'
+ * option parser, requests and checks of answers.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "tests/lib/pktbuild.h"
 #include "tests/tap.h"
 #include "tools/loadgen/lg_conn.h"
+#include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_http.h"
 #include "tools/loadgen/lg_pkt.h"
 #include "tools/loadgen/lg_stats.h"
@@ -188,10 +190,15 @@ test_hist(void)
 	b.status[200] = 4;
 	b.outcome[LG_OUT_SOLD_OUT] = 1;
 	lg_hist_add(&b.req_lat, 77);
+	b.flood[LG_FLOOD_ONE_IP].status[429] = 6;
+	b.flood[LG_FLOOD_SYN].answered = 7;
 	lg_stats_add(&a, &b);
 	tap_ok(a.responses == 5 && a.status[200] == 4 && a.outcome[LG_OUT_SOLD_OUT] == 1 &&
 			a.req_lat.count == 1 && a.req_lat.max == 77,
 		"stats: lg_stats_add adds counters and histograms");
+	tap_ok(a.flood[LG_FLOOD_ONE_IP].status[429] == 6 && a.flood[LG_FLOOD_SYN].answered == 7 &&
+			a.status[429] == 0,
+		"stats: lg_stats_add adds the floods' counters, apart from the honest ones");
 }
 
 static void
@@ -336,6 +343,205 @@ test_pkt(void)
 		"pkt: ARP request is broadcast");
 }
 
+static void
+test_flood_parse(void)
+{
+	static const struct {
+		const char *in;
+		int rc;
+		enum lg_flood_kind kind;
+		double rate;
+	} cases[] = {
+		{"syn:2000", 0, LG_FLOOD_SYN, 2000},
+		{"bad-ack:1", 0, LG_FLOOD_BAD_ACK, 1},
+		{"unsigned:10000000", 0, LG_FLOOD_UNSIGNED, 1e7},
+		{"one-ip:2.5", 0, LG_FLOOD_ONE_IP, 2.5},
+		{"syn", -EINVAL, 0, 0},
+		{"syn:", -EINVAL, 0, 0},
+		{"syn:0", -EINVAL, 0, 0},
+		{"syn:0.5", -EINVAL, 0, 0},
+		{"syn:10000001", -EINVAL, 0, 0},
+		{"syn:-5", -EINVAL, 0, 0},
+		{"syn:1e3x", -EINVAL, 0, 0},
+		{"syn:inf", -EINVAL, 0, 0},
+		{"synx:5", -EINVAL, 0, 0},
+		{"sy:5", -EINVAL, 0, 0},
+		{"SYN:5", -EINVAL, 0, 0},
+		{":5", -EINVAL, 0, 0},
+		{"one_ip:5", -EINVAL, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum lg_flood_kind k = LG_FLOOD_N;
+		double r = -1;
+		int rc = lg_flood_parse(cases[i].in, &k, &r);
+
+		tap_ok(rc == cases[i].rc && (rc != 0 || (k == cases[i].kind && r == cases[i].rate)),
+			"flood: parse '%s'", cases[i].in);
+	}
+	tap_ok(strcmp(lg_flood_name(LG_FLOOD_BAD_ACK), "bad-ack") == 0 &&
+			strcmp(lg_flood_report_key(LG_FLOOD_BAD_ACK), "flood_bad_ack") == 0 &&
+			strcmp(lg_flood_report_key(LG_FLOOD_ONE_IP), "flood_one_ip") == 0,
+		"flood: names on the command line and in the report");
+	tap_ok(lg_flood_of_step(LG_STEP_RESULT) == LG_FLOOD_N &&
+			lg_flood_of_step(LG_STEP_HEALTHZ) == LG_FLOOD_N &&
+			lg_flood_of_step(LG_STEP_FLOOD_SESSION_FORGED) == LG_FLOOD_UNSIGNED &&
+			lg_flood_of_step(LG_STEP_FLOOD_PURCHASE_NONE) == LG_FLOOD_UNSIGNED &&
+			lg_flood_of_step(LG_STEP_FLOOD_ONE_IP) == LG_FLOOD_ONE_IP,
+		"flood: a connection's step tells honest clients from floods");
+}
+
+static void
+test_flood_request(void)
+{
+	const struct lg_flood_req x = {
+		.event = 7,
+		.host = "shop",
+		.session = "s1.5.9.1.VALID",
+		.forged_session = "s1.5.9.1.FORGED",
+		.forged_purchase = "p1.7.5.9.1.FORGED",
+		.reserve_path = "/api/v1/events/7/reserve/7-abc",
+	};
+	static const struct {
+		unsigned step;
+		const char *want;
+	} cases[] = {
+		{LG_STEP_FLOOD_SESSION_FORGED,
+			"POST /api/v1/events/7/token HTTP/1.1\r\nHost: shop\r\nAuthorization: "
+			"Bearer s1.5.9.1.FORGED\r\nContent-Length: 0\r\n\r\n"},
+		{LG_STEP_FLOOD_SESSION_NONE, "POST /api/v1/events/7/token HTTP/1.1\r\nHost: "
+					     "shop\r\nContent-Length: 0\r\n\r\n"},
+		{LG_STEP_FLOOD_PURCHASE_FORGED,
+			"POST /api/v1/events/7/reserve/7-abc HTTP/1.1\r\nHost: shop\r\n"
+			"X-Flash-Token: p1.7.5.9.1.FORGED\r\nContent-Length: 0\r\n\r\n"},
+		{LG_STEP_FLOOD_PURCHASE_NONE, "POST /api/v1/events/7/reserve/7-abc HTTP/1.1\r\n"
+					      "Host: shop\r\nContent-Length: 0\r\n\r\n"},
+		{LG_STEP_FLOOD_ONE_IP,
+			"POST /api/v1/events/7/token HTTP/1.1\r\nHost: shop\r\nAuthorization: "
+			"Bearer s1.5.9.1.VALID\r\nContent-Length: 0\r\n\r\n"},
+	};
+	char buf[LG_REQ_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = lg_flood_request(buf, sizeof(buf), cases[i].step, &x);
+
+		tap_ok(n == (int)strlen(cases[i].want) && strcmp(buf, cases[i].want) == 0,
+			"flood: request of step %u", cases[i].step);
+	}
+	tap_ok(lg_flood_request(buf, sizeof(buf), LG_STEP_TOKEN, &x) == -1,
+		"flood: an honest step is no flood request");
+	tap_ok(lg_flood_request(buf, 40, LG_STEP_FLOOD_SESSION_NONE, &x) == -1,
+		"flood: a request that does not fit is refused");
+}
+
+static void
+test_flood_answer(void)
+{
+#define TOKEN_BODY "{\"token\":\"p1.x\",\"reserve_path\":\"/api/v1/events/1/reserve/7-k\"}"
+#define IP_429	   "{\"error\":\"too many requests from this address\"}"
+#define USER_429   "{\"error\":\"too many requests for this user\"}"
+	static const struct {
+		unsigned step;
+		unsigned status;
+		const char *body;
+		bool ok;
+	} cases[] = {
+		{LG_STEP_FLOOD_SESSION_FORGED, 401, "{\"error\":\"invalid session\"}", true},
+		{LG_STEP_FLOOD_SESSION_NONE, 401, "{}", true},
+		{LG_STEP_FLOOD_SESSION_FORGED, 403, "{}", false},
+		{LG_STEP_FLOOD_SESSION_FORGED, 200, TOKEN_BODY, false},
+		{LG_STEP_FLOOD_PURCHASE_FORGED, 403, "{\"error\":\"invalid purchase token\"}",
+			true},
+		{LG_STEP_FLOOD_PURCHASE_NONE, 403, "{}", true},
+		{LG_STEP_FLOOD_PURCHASE_FORGED, 401, "{}", false},
+		{LG_STEP_FLOOD_PURCHASE_FORGED, 202, "{\"status\":\"queued\"}", false},
+		{LG_STEP_FLOOD_PURCHASE_NONE, 404, "{}", false},
+		{LG_STEP_FLOOD_ONE_IP, 200, TOKEN_BODY, true},
+		{LG_STEP_FLOOD_ONE_IP, 200, "{\"token\":\"p1.x\"}", false},
+		{LG_STEP_FLOOD_ONE_IP, 401, "{}", false},
+		{LG_STEP_FLOOD_ONE_IP, 429, IP_429, true},
+		{LG_STEP_FLOOD_ONE_IP, 429, USER_429, false},
+		{LG_STEP_FLOOD_ONE_IP, 429, "{}", false},
+		{LG_STEP_FLOOD_SESSION_NONE, 429, IP_429, true},
+		{LG_STEP_FLOOD_PURCHASE_NONE, 410, "{}", true},
+		{LG_STEP_FLOOD_SESSION_FORGED, 425, "{}", true},
+		{LG_STEP_FLOOD_ONE_IP, 503, "{}", true},
+		{LG_STEP_TOKEN, 410, "{}", false},
+		{LG_STEP_HEALTHZ, 200, "{}", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lg_http_resp r = {
+			.status = cases[i].status,
+			.retry_after = -1,
+			.body = cases[i].body,
+			.body_len = strlen(cases[i].body),
+		};
+
+		tap_ok(lg_flood_answer_ok(cases[i].step, &r) == cases[i].ok,
+			"flood: step %u, %u %s is %s", cases[i].step, cases[i].status,
+			cases[i].body, cases[i].ok ? "expected" : "unexpected");
+	}
+#undef TOKEN_BODY
+#undef IP_429
+#undef USER_429
+}
+
+/* The stateless floods' answers, written as dataplane/tcp_stateless.h writes them. */
+static void
+test_flood_classify(void)
+{
+	const uint64_t syn_salt = 0x1234, ack_salt = 0x5678;
+	const uint32_t cip = RTE_IPV4(198, 19, 3, 4), dp = RTE_IPV4(198, 18, 0, 2);
+	const uint16_t sport = 40000, req_len = 120;
+	uint32_t isn = lg_flood_syn_isn(syn_salt, cip, sport), seq, ack;
+
+	lg_flood_bad_ack_nums(ack_salt, cip, sport, &seq, &ack);
+	tap_ok(lg_flood_syn_isn(syn_salt, cip, sport + 1) != isn &&
+			lg_flood_syn_isn(syn_salt + 1, cip, sport) != isn,
+		"flood: ISNs depend on port and salt");
+
+	const uint8_t S = RTE_TCP_SYN_FLAG, A = RTE_TCP_ACK_FLAG, R = RTE_TCP_RST_FLAG,
+		      F = RTE_TCP_FIN_FLAG, P = RTE_TCP_PSH_FLAG;
+	const struct {
+		const char *name;
+		uint8_t flags;
+		uint32_t seq, ack;
+		uint16_t len;
+		uint16_t dport;
+		enum lg_flood_rx want;
+	} cases[] = {
+		{"SYN-ACK acking the SYN", S | A, 99, isn + 1, 0, sport, LG_FRX_SYN_ACK},
+		{"SYN-ACK acking another ISN", S | A, 99, isn + 2, 0, sport, LG_FRX_UNKNOWN},
+		{"SYN-ACK to another port", S | A, 99, isn + 1, 0, sport + 1, LG_FRX_UNKNOWN},
+		{"SYN-ACK with data", S | A, 99, isn + 1, 5, sport, LG_FRX_UNKNOWN},
+		{"RST+ACK refusing the SYN", R | A, 0, isn + 1, 0, sport, LG_FRX_SYN_RST},
+		{"RST <SEQ=SEG.ACK> to the bad ACK", R, ack, 0, 0, sport, LG_FRX_BAD_ACK_RST},
+		{"RST at another sequence number", R, ack + 1, 0, 0, sport, LG_FRX_UNKNOWN},
+		{"RST+ACK to the bad ACK", R | A, ack, seq + req_len, 0, sport, LG_FRX_UNKNOWN},
+		{"an answer taking the forged cookie", A | P | F, ack, seq + req_len, 200, sport,
+			LG_FRX_BAD_ACK_TAKEN},
+		{"a pure ACK of nothing of ours", A, 5, 6, 0, sport, LG_FRX_UNKNOWN},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lg_rx_seg s = {
+			.src_ip = dp,
+			.dst_ip = cip,
+			.sport = 80,
+			.dport = cases[i].dport,
+			.seq = cases[i].seq,
+			.ack = cases[i].ack,
+			.flags = cases[i].flags,
+			.payload = "",
+			.payload_len = cases[i].len,
+		};
+
+		tap_ok(lg_flood_classify(syn_salt, ack_salt, req_len, &s) == cases[i].want,
+			"flood: %s is classified", cases[i].name);
+	}
+}
+
 int
 main(void)
 {
@@ -344,5 +550,9 @@ main(void)
 	test_hist();
 	test_table();
 	test_pkt();
+	test_flood_parse();
+	test_flood_request();
+	test_flood_answer();
+	test_flood_classify();
 	return tap_done();
 }
