@@ -13,6 +13,9 @@
 #include "tools/loadgen/lg_http.h"
 
 /* What an answer means for the user who got it. */
+/* Result polls after a 410 to a reserve before the user is taken to hold nothing. */
+#define LG_CHECK_POLLS 3
+
 enum next_action {
 	NEXT_STEP,  /* go on with c->step at c->t_due */
 	NEXT_RETRY, /* ask the same again at c->t_due */
@@ -335,6 +338,18 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			cl->st.unexpected_status++;
 		return NEXT_DONE;
 	}
+	if (s == 410 && c->step == LG_STEP_RESERVE) {
+		/* docs/api.md: a reserve resent after its answer was lost (or a second click) may
+		 * be refused 410 while the first attempt holds an item; ask the result with the
+		 * purchase token before taking the 410 for sold out. */
+		snprintf(c->path, sizeof(c->path), "/api/v1/events/%" PRIu32 "/result", o->event);
+		c->step = LG_STEP_RESULT;
+		c->checking = 1;
+		c->attempts = 0;
+		c->polls = 0;
+		c->t_due = now;
+		return NEXT_STEP;
+	}
 	if (s == 410) {
 		*out = LG_OUT_SOLD_OUT;
 		return NEXT_DONE;
@@ -390,7 +405,12 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			return NEXT_DONE;
 		}
 		if (n == 6 && memcmp(v, "queued", 6) == 0) {
-			if (++c->polls >= o->max_polls) {
+			/* After a 410 a result that stays unknown means the user holds nothing. */
+			if (c->checking && ++c->polls >= LG_CHECK_POLLS) {
+				*out = LG_OUT_SOLD_OUT;
+				return NEXT_DONE;
+			}
+			if (!c->checking && ++c->polls >= o->max_polls) {
 				*out = LG_OUT_STILL_QUEUED;
 				return NEXT_DONE;
 			}
@@ -813,6 +833,7 @@ launch_flood_conn(struct lg_client *cl, enum lg_flood_kind k, uint64_t now)
 	}
 	c->attempts = 0;
 	c->polls = 0;
+	c->checking = 0;
 	conn_open(cl, c, now);
 	return 0;
 }
@@ -883,6 +904,7 @@ launch_honest(struct lg_client *cl, uint64_t now)
 		c->step = o->mode == LG_MODE_SALE ? LG_STEP_TOKEN : LG_STEP_HEALTHZ;
 		c->attempts = 0;
 		c->polls = 0;
+		c->checking = 0;
 		if (o->mode == LG_MODE_SALE)
 			cl->st.users_started++;
 		cl->launched++;

@@ -47,6 +47,7 @@ struct lg_conn {
 	uint8_t step;	 /* enum lg_step */
 	uint8_t rtx;	 /* retransmissions of the segment now outstanding */
 	uint8_t verdict; /* after the answer: 1 go on, 2 + enum lg_outcome: the client ends */
+	uint8_t checking; /* sale: polling after a 410 to a reserve (an earlier try may hold) */
 	uint16_t sport;
 	uint16_t req_len;
 	uint16_t resp_len;
