@@ -65,7 +65,13 @@ out_u64(struct out_buf *o, uint64_t v)
 static inline void
 out_json_text(struct out_buf *o, const char *s)
 {
-	for (; *s && o->ok; s++) {
+	size_t n = 0;
+
+	/* The run of characters that need no escape (all of a fixed reason text) in one copy. */
+	while (s[n] != '\0' && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+		n++;
+	out_mem(o, s, n);
+	for (s += n; *s && o->ok; s++) {
 		char c = *s;
 
 		if (c == '"' || c == '\\') {
