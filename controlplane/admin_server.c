@@ -275,7 +275,8 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 /*
  * Compares Redis with PostgreSQL for one event and, with --repair, makes Redis
  * agree. PostgreSQL is the truth: initial = available + pending + paid there.
- * In Redis, buyers - released are the reservations still held; of those,
+ * In Redis, buyers (the fields of the result hash, one per user who reserved)
+ * - released are the reservations still held; of those,
  * pending + paid have orders, the expired ones whose release has not reached
  * Redis yet are still counted, and the rest (the backlog) wait in the outbox
  * for the order writer. So Redis's stock must be available - backlog -
@@ -400,7 +401,9 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 	for (size_t i = 0; i < n_missing && i < 20; i++) {
 		char d[120];
 
-		snprintf(d, sizeof(d), "user %" PRIu64 " has an order but is not a buyer in Redis",
+		snprintf(d, sizeof(d),
+			"user %" PRIu64
+			" has an order but is not a buyer in Redis (no result field)",
 			missing[i]);
 		admin_json_str(&j, NULL, d);
 	}

@@ -24,7 +24,8 @@
 #define RS_DEFAULT_BACKOFF_MAX	   2000
 #define RS_KEY_MAX		   32 /* "fg:{4294967295}:released" is 24 bytes */
 #define RS_U64_DIGITS		   20
-#define RS_RESERVE_KEYS		   4
+#define RS_KEY_KINDS		   (RS_KEY_RELEASED + 1)
+#define RS_RESERVE_KEYS		   3 /* stock, result, outbox: the first three kinds */
 /* EVALSHA sha numkeys, the keys, then users, ids and times. */
 #define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 3 * (n))
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */
@@ -32,7 +33,7 @@
 
 /*
  * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
- * that the check and the write are one atomic step. KEYS: stock, buyers, outbox; ARGV: stock.
+ * that the check and the write are one atomic step. KEYS: stock, result, outbox; ARGV: stock.
  * Returns 1 when set, 0 when refused.
  */
 static const char preheat_lua[] =
@@ -131,9 +132,8 @@ rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind)
 {
 	static const char *const suffix[] = {
 		[RS_KEY_STOCK] = "stock",
-		[RS_KEY_BUYERS] = "buyers",
-		[RS_KEY_OUTBOX] = "outbox",
 		[RS_KEY_RESULT] = "result",
+		[RS_KEY_OUTBOX] = "outbox",
 		[RS_KEY_RELEASED] = "released",
 	};
 
@@ -496,7 +496,7 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 	*p++ = '\n';
 	p = rs_resp_bulk(p, "EVALSHA", 7);
 	p = rs_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = rs_resp_bulk(p, "4", 1);
+	p = rs_resp_bulk(p, "3", 1);
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];
 
@@ -504,7 +504,7 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 			p, key, (size_t)rs_key(key, sizeof(key), b->event, (enum rs_key_kind)k));
 	}
 	/* reserve.lua's layout: all users, then all ids, then all times, so that it can pass
-	 * the users to SMISMEMBER and SADD with unpack() instead of building tables. */
+	 * the users to HMGET with unpack() instead of building a table. */
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].user);
 	for (unsigned i = 0; i < n; i++)
@@ -777,8 +777,7 @@ int
 rs_release(
 	struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user, unsigned n)
 {
-	static const enum rs_key_kind kinds[] = {
-		RS_KEY_STOCK, RS_KEY_RELEASED, RS_KEY_BUYERS, RS_KEY_RESULT};
+	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RELEASED, RS_KEY_RESULT};
 	char rid_s[RS_U64_DIGITS + 1], user_s[RS_U64_DIGITS + 1], n_s[RS_U64_DIGITS + 1];
 	const char *args[] = {rid_s, user_s, n_s};
 	long long v;
@@ -788,7 +787,7 @@ rs_release(
 	rid_s[rs_u64_to_dec(rid_s, reservation_id)] = '\0';
 	user_s[rs_u64_to_dec(user_s, user)] = '\0';
 	n_s[rs_u64_to_dec(n_s, n)] = '\0';
-	int rc = rs_eval_int(rs, RS_SCRIPT_RELEASE, event, kinds, 4, args, 3, &v);
+	int rc = rs_eval_int(rs, RS_SCRIPT_RELEASE, event, kinds, 3, args, 3, &v);
 
 	if (rc != 0)
 		return rc;
@@ -798,7 +797,7 @@ rs_release(
 int
 rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
 {
-	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_BUYERS, RS_KEY_OUTBOX};
+	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX};
 	char stock_s[RS_U64_DIGITS + 1];
 	const char *args[] = {stock_s};
 	long long v;
@@ -830,6 +829,11 @@ rs_parse_result(const char *s, size_t len, struct rs_result *out)
 	uint64_t v[3] = {0};
 	unsigned fields, verdict;
 
+	if (len == 1 && s[0] == 'H') {
+		/* Restored by reconciliation: the user holds an order, PostgreSQL knows which. */
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
 	if (len > 0 && s[0] >= '0' && s[0] <= '9') {
 		verdict = WIRE_V_RESERVED;
 		fields = 1;
@@ -915,27 +919,25 @@ rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n
 int
 rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out)
 {
-	char k[5][RS_KEY_MAX];
-	size_t kl[5];
+	char k[RS_KEY_KINDS][RS_KEY_MAX];
+	size_t kl[RS_KEY_KINDS];
 	int rc = 0;
 
 	if (event == 0)
 		return -EINVAL;
 	if (rs_ensure_connected(rs) != 0)
 		return -ENOTCONN;
-	for (unsigned i = 0; i < 5; i++)
+	for (unsigned i = 0; i < RS_KEY_KINDS; i++)
 		kl[i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
 	const char *cmds[][2] = {
 		{"MULTI", NULL},
 		{"GET", k[RS_KEY_STOCK]},
-		{"SCARD", k[RS_KEY_BUYERS]},
+		{"HLEN", k[RS_KEY_RESULT]},
 		{"XLEN", k[RS_KEY_OUTBOX]},
 		{"SCARD", k[RS_KEY_RELEASED]},
-		{"HLEN", k[RS_KEY_RESULT]},
 		{"EXEC", NULL},
 	};
-	const size_t key_of[] = {
-		0, RS_KEY_STOCK, RS_KEY_BUYERS, RS_KEY_OUTBOX, RS_KEY_RELEASED, RS_KEY_RESULT, 0};
+	const size_t key_of[] = {0, RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_RELEASED, 0};
 	const unsigned ncmd = sizeof(cmds) / sizeof(cmds[0]);
 
 	for (unsigned i = 0; i < ncmd; i++) {
@@ -957,10 +959,10 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 			freeReplyObject(r);
 			continue;
 		}
-		/* EXEC: GET, SCARD, XLEN, SCARD, HLEN. */
-		if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != 5))
+		/* EXEC: GET, HLEN, XLEN, SCARD. */
+		if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != 4))
 			rc = -EIO;
-		for (unsigned e = 1; rc == 0 && e < 5; e++)
+		for (unsigned e = 1; rc == 0 && e < 4; e++)
 			if (r->element[e]->type != REDIS_REPLY_INTEGER)
 				rc = -EIO;
 		if (rc == 0) {
@@ -982,7 +984,6 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 			out->buyers = (uint64_t)r->element[1]->integer;
 			out->outbox_len = (uint64_t)r->element[2]->integer;
 			out->released = (uint64_t)r->element[3]->integer;
-			out->results = (uint64_t)r->element[4]->integer;
 		}
 		freeReplyObject(r);
 	}
@@ -999,18 +1000,18 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 int
 rs_purge_event(struct redis_store *rs, uint32_t event)
 {
-	char k[5][RS_KEY_MAX];
-	const char *argv[6] = {"DEL"};
-	size_t len[6] = {3};
+	char k[RS_KEY_KINDS][RS_KEY_MAX];
+	const char *argv[1 + RS_KEY_KINDS] = {"DEL"};
+	size_t len[1 + RS_KEY_KINDS] = {3};
 	int err = 0;
 
 	if (event == 0)
 		return -EINVAL;
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < RS_KEY_KINDS; i++) {
 		argv[1 + i] = k[i];
 		len[1 + i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
 	}
-	redisReply *r = rs_command(rs, 6, argv, len, &err);
+	redisReply *r = rs_command(rs, 1 + RS_KEY_KINDS, argv, len, &err);
 
 	if (r == NULL)
 		return err;
@@ -1043,54 +1044,122 @@ rs_format_stream_id(char *buf, size_t cap, uint64_t ms, uint64_t seq)
 	return snprintf(buf, cap, "%" PRIu64 "-%" PRIu64, ms, seq);
 }
 
-/* Fills e from one stream entry reply [id, [field, value, ...]] (value nil: deleted). */
-static int
-rs_take_entry(const redisReply *r, struct rs_outbox_entry *e)
+void
+rs_outbox_buf_free(struct rs_outbox_buf *b)
 {
-	memset(e, 0, sizeof(*e));
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		r->element[0]->type != REDIS_REPLY_STRING ||
-		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &e->id_ms, &e->id_seq) != 0)
-		return -1;
-	const redisReply *f = r->element[1];
-	bool have_u = false, have_r = false;
+	free(b->rec);
+	memset(b, 0, sizeof(*b));
+}
 
-	if (f->type != REDIS_REPLY_ARRAY)
-		return 0; /* deleted while pending: valid stays false, the caller acks it */
-	for (size_t i = 0; i + 1 < f->elements; i += 2) {
-		const redisReply *k = f->element[i], *v = f->element[i + 1];
-		uint64_t x;
+/* Makes room for want more records in b. Returns 0 or -ENOMEM. */
+static int
+rs_outbox_buf_reserve(struct rs_outbox_buf *b, size_t want)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	struct rs_outbox_rec *p;
 
-		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || k->len != 1 ||
-			rs_parse_u64(v->str, v->len, &x) != 0)
-			continue;
-		if (k->str[0] == 'u') {
-			e->user = x;
-			have_u = true;
-		} else if (k->str[0] == 'r') {
-			e->reservation_id = x;
-			have_r = true;
-		} else if (k->str[0] == 't') {
-			e->admitted_ms = x;
-		}
-	}
-	e->valid = have_u && have_r && e->user >= 1 && e->user <= WIRE_USER_MAX &&
-		   e->reservation_id != 0;
+	if ((size_t)b->n + want <= b->cap)
+		return 0;
+	if ((size_t)b->n + want > UINT32_MAX / 2)
+		return -ENOMEM;
+	while (cap < (size_t)b->n + want)
+		cap *= 2;
+	p = realloc(b->rec, cap * sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	b->rec = p;
+	b->cap = (unsigned)cap;
 	return 0;
 }
 
-/* Takes the entries of a reply array into out[0..max). Returns how many, or -EIO. */
-static int
-rs_take_entries(const redisReply *list, struct rs_outbox_entry *out, unsigned max)
+/* Closes the reservation being parsed: checks it and counts it in the entry. */
+static void
+rs_rec_finish(struct rs_outbox_rec *r, bool have_u, bool have_r)
 {
-	unsigned n = 0;
+	r->valid = have_u && have_r && r->user >= 1 && r->user <= WIRE_USER_MAX &&
+		   r->reservation_id != 0;
+}
 
+/*
+ * Appends the reservations of one stream entry reply [id, [field, value, ...]] (value nil: the
+ * entry was deleted while pending) to b. A reservation starts at a field that the current one
+ * already has, so u, r, t repeated in any order within each group parse alike; unknown fields
+ * are ignored. A deleted entry, or one without any field, gives one invalid record (it is
+ * acknowledged without an order). Returns 0, -1 for a reply that is not an entry, or -ENOMEM.
+ */
+static int
+rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
+{
+	uint64_t ms, seq;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		r->element[0]->type != REDIS_REPLY_STRING ||
+		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) != 0)
+		return -1;
+	const redisReply *f = r->element[1];
+	size_t pairs = f->type == REDIS_REPLY_ARRAY ? f->elements / 2 : 0;
+	unsigned first = b->n, have = 0; /* bits: u, r, t of the current reservation */
+	bool cur = false;
+
+	if (rs_outbox_buf_reserve(b, pairs > 0 ? pairs : 1) != 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < pairs; i++) {
+		const redisReply *k = f->element[2 * i], *v = f->element[2 * i + 1];
+		static const char names[] = "urt";
+		const char *which;
+		uint64_t x = 0;
+		bool num;
+
+		if (k->type != REDIS_REPLY_STRING || k->len != 1 || k->str[0] == '\0' ||
+			(which = strchr(names, k->str[0])) == NULL)
+			continue;
+		unsigned bit = 1u << (which - names);
+
+		if (!cur || (have & bit)) {
+			if (cur)
+				rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
+			b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq};
+			cur = true;
+			have = 0;
+		}
+		have |= bit;
+		num = v->type == REDIS_REPLY_STRING && rs_parse_u64(v->str, v->len, &x) == 0;
+		struct rs_outbox_rec *rec = &b->rec[b->n - 1];
+
+		if (bit == 1)
+			rec->user = num ? x : 0;
+		else if (bit == 2)
+			rec->reservation_id = num ? x : 0;
+		else
+			rec->admitted_ms = num ? x : 0;
+	}
+	if (cur)
+		rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
+	else
+		b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq};
+	for (unsigned i = first; i < b->n; i++) {
+		b->rec[i].index = i - first;
+		b->rec[i].count = b->n - first;
+	}
+	b->entries++;
+	return 0;
+}
+
+/* Replaces b's records with those of the entries of a reply array. Returns entries or < 0. */
+static int
+rs_take_entries(const redisReply *list, struct rs_outbox_buf *b)
+{
+	b->n = 0;
+	b->entries = 0;
 	if (list->type != REDIS_REPLY_ARRAY)
 		return -EIO;
-	for (size_t i = 0; i < list->elements && n < max; i++)
-		if (rs_take_entry(list->element[i], &out[n]) == 0)
-			n++;
-	return (int)n;
+	for (size_t i = 0; i < list->elements; i++)
+		if (rs_take_entry(list->element[i], b) == -ENOMEM) {
+			b->n = 0;
+			b->entries = 0;
+			return -ENOMEM;
+		}
+	return (int)b->entries;
 }
 
 /* Runs a command built from argv; an error reply is logged and becomes -EIO. */
@@ -1145,7 +1214,7 @@ rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group
 
 int
 rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	struct rs_outbox_entry *out, unsigned max)
+	unsigned max, struct rs_outbox_buf *out)
 {
 	char key[RS_KEY_MAX], count[16];
 	const char *argv[] = {"XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key,
@@ -1162,11 +1231,13 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 
 	if (r == NULL)
 		return err;
+	out->n = 0;
+	out->entries = 0;
 	if (r->type == REDIS_REPLY_NIL) {
 		n = 0;
 	} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
 		   r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
-		n = rs_take_entries(r->element[0]->element[1], out, max);
+		n = rs_take_entries(r->element[0]->element[1], out);
 	} else {
 		n = -EIO;
 	}
@@ -1176,8 +1247,8 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 
 int
 rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, struct rs_outbox_entry *out,
-	unsigned max)
+	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned max,
+	struct rs_outbox_buf *out)
 {
 	char key[RS_KEY_MAX], count[16], idle[24];
 	const char *argv[] = {"XAUTOCLAIM", key, group, consumer, idle, cursor, "COUNT", count};
@@ -1195,11 +1266,15 @@ rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const
 
 	if (r == NULL)
 		return err;
+	out->n = 0;
+	out->entries = 0;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
 		r->element[0]->type == REDIS_REPLY_STRING &&
 		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) == 0) {
-		rs_format_stream_id(cursor, cursor_cap, ms, seq);
-		n = rs_take_entries(r->element[1], out, max);
+		n = rs_take_entries(r->element[1], out);
+		/* Out of memory: the scan goes on from the same place next time. */
+		if (n >= 0)
+			rs_format_stream_id(cursor, cursor_cap, ms, seq);
 	} else {
 		n = -EIO;
 	}
@@ -1209,7 +1284,7 @@ rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const
 
 int
 rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_outbox_entry *e, unsigned n)
+	const struct rs_outbox_rec *e, unsigned n)
 {
 	char key[RS_KEY_MAX];
 	const char **argv;
@@ -1327,19 +1402,20 @@ rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64
 }
 
 /*
- * Runs "CMD <event's key of kind> vals[0] ... vals[n-1]" (n 1..RS_BATCH_MAX numbers) and
- * returns its reply (free it), or NULL with *err = -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ * Runs "cmd[0] .. cmd[ncmd-1] <event's key of kind> vals[0] ... vals[n-1]" (ncmd 1..3, n
+ * 1..RS_BATCH_MAX numbers) and returns its reply (free it), or NULL with *err = -EINVAL,
+ * -ENOMEM, -ENOTCONN or -EIO.
  */
 static redisReply *
-rs_key_numbers(struct redis_store *rs, const char *cmd, uint32_t event, enum rs_key_kind kind,
-	const uint64_t *vals, unsigned n, int *err)
+rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, uint32_t event,
+	enum rs_key_kind kind, const uint64_t *vals, unsigned n, int *err)
 {
 	char key[RS_KEY_MAX];
-	const char *argv[2 + RS_BATCH_MAX];
-	size_t len[2 + RS_BATCH_MAX];
+	const char *argv[4 + RS_BATCH_MAX];
+	size_t len[4 + RS_BATCH_MAX];
 	char (*num)[RS_U64_DIGITS + 1];
 
-	if (event == 0 || n == 0 || n > RS_BATCH_MAX) {
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX || ncmd == 0 || ncmd > 3) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -1349,37 +1425,45 @@ rs_key_numbers(struct redis_store *rs, const char *cmd, uint32_t event, enum rs_
 		return NULL;
 	}
 	rs_key(key, sizeof(key), event, kind);
-	argv[0] = cmd;
-	len[0] = strlen(cmd);
-	argv[1] = key;
-	len[1] = strlen(key);
-	for (unsigned i = 0; i < n; i++) {
-		argv[2 + i] = num[i];
-		len[2 + i] = rs_u64_to_dec(num[i], vals[i]);
+	for (unsigned i = 0; i < ncmd; i++) {
+		argv[i] = cmd[i];
+		len[i] = strlen(cmd[i]);
 	}
-	redisReply *r = rs_command_ok(rs, (int)(2 + n), argv, len, err, event);
+	argv[ncmd] = key;
+	len[ncmd] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		argv[ncmd + 1 + i] = num[i];
+		len[ncmd + 1 + i] = rs_u64_to_dec(num[i], vals[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)(ncmd + 1 + n), argv, len, err, event);
 
 	free(num);
 	return r;
 }
 
 /*
- * SMISMEMBER of n numbers (1..RS_BATCH_MAX) on one of an event's sets: member[i] = 1 when
- * vals[i] is in it. Returns 0, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ * SMISMEMBER (on a set) or HMGET (on a hash) of n numbers (1..RS_BATCH_MAX) on one of an
+ * event's keys: member[i] = 1 when vals[i] is a member or has a field. Returns 0, -EINVAL,
+ * -ENOMEM, -ENOTCONN or -EIO.
  */
 static int
-rs_smismember(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
+rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
 	unsigned n, uint8_t *member)
 {
+	bool hash = kind == RS_KEY_RESULT;
+	const char *cmd[] = {hash ? "HMGET" : "SMISMEMBER"};
 	int err = 0;
-	redisReply *r = rs_key_numbers(rs, "SMISMEMBER", event, kind, vals, n, &err);
+	redisReply *r = rs_key_numbers(rs, cmd, 1, event, kind, vals, n, &err);
 
 	if (r == NULL)
 		return err;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
-		for (unsigned i = 0; i < n; i++)
-			member[i] = r->element[i]->type == REDIS_REPLY_INTEGER &&
-				    r->element[i]->integer == 1;
+		for (unsigned i = 0; i < n; i++) {
+			const redisReply *e = r->element[i];
+
+			member[i] = hash ? e->type == REDIS_REPLY_STRING
+					 : e->type == REDIS_REPLY_INTEGER && e->integer == 1;
+		}
 	} else {
 		err = -EIO;
 	}
@@ -1391,7 +1475,7 @@ int
 rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
 	uint8_t *released)
 {
-	return rs_smismember(rs, event, RS_KEY_RELEASED, rids, n, released);
+	return rs_members(rs, event, RS_KEY_RELEASED, rids, n, released);
 }
 
 int
@@ -1445,12 +1529,20 @@ int
 rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing)
 {
-	int rc = rs_smismember(rs, event, RS_KEY_BUYERS, users, n, missing);
+	int rc = rs_members(rs, event, RS_KEY_RESULT, users, n, missing);
 
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		missing[i] = !missing[i];
 	return rc;
 }
+
+/*
+ * KEYS[1] the result hash, ARGV the users to make buyers again: a user without a field gets
+ * "H" (holds an order in PostgreSQL); a field that exists is left as it is.
+ */
+static const char repair_lua[] =
+	"for i = 1, #ARGV do redis.call('HSETNX', KEYS[1], ARGV[i], 'H') end\n"
+	"return #ARGV\n";
 
 int
 rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
@@ -1464,7 +1556,9 @@ rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t 
 	if (event == 0 || stock < 0 || n > RS_BATCH_MAX)
 		return -EINVAL;
 	if (n > 0) {
-		redisReply *r = rs_key_numbers(rs, "SADD", event, RS_KEY_BUYERS, add_buyers, n, &err);
+		const char *cmd[] = {"EVAL", repair_lua, "1"};
+		redisReply *r =
+			rs_key_numbers(rs, cmd, 3, event, RS_KEY_RESULT, add_buyers, n, &err);
 
 		if (r == NULL)
 			return err;
@@ -1498,7 +1592,7 @@ static const char results_ack_lua[] =
 
 int
 rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_entry *e,
+	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_rec *e,
 	unsigned n)
 {
 	char key_res[RS_KEY_MAX], key_out[RS_KEY_MAX], pairs[16];

@@ -8,19 +8,26 @@
  *
  * Keys of event EV share the hash tag {EV}, so every script touches one cluster slot:
  *   fg:{EV}:stock     string, the stock left (an integer; missing = not preheated = 0)
- *   fg:{EV}:buyers    set of users holding a reservation (never removed, see release.lua)
- *   fg:{EV}:outbox    stream, one entry per reservation: u=<user> r=<reservation id>
- *                     t=<admitted_ms>; the order writer reads it with XREADGROUP and acks by id
- *   fg:{EV}:result    hash, user -> the latest state of that user's reservation (the O:, P:
- *                     and C: forms are a proposal for the order writer; rs_results() reads them):
+ *   fg:{EV}:result    hash, user -> the latest state of that user's reservation. It has exactly
+ *                     one field per user holding a reservation (never removed, see
+ *                     release.lua), so it is also the event's set of buyers: |buyers| is its
+ *                     HLEN. The values (the P: and C: forms are a proposal; rs_results() reads
+ *                     them all):
  *                       "<rid>"                         reserved (bare: the hot path adds nothing)
  *                       "O:<rid>:<order id>:<deadline>" ordered (written by the order writer)
  *                       "P:<rid>:<order id>"            paid
  *                       "X:<rid>"                       expired, stock returned (release.lua)
  *                       "C:<rid>"                       cancelled, stock returned
+ *                       "H"                             holds an order in PostgreSQL: restored
+ *                                                       by reconciliation (rs_repair)
+ *   fg:{EV}:outbox    stream, one entry per batch of reserve.lua (per 1024 reservations of a
+ *                     batch): the fields u=<user> r=<reservation id> t=<admitted_ms> repeated
+ *                     once per reservation, in order (entries of older builds hold one); the
+ *                     order writer reads it with XREADGROUP and acks an entry once every
+ *                     reservation in it is an order
  *   fg:{EV}:released  set of reservation ids whose stock went back (release.lua, exactly once)
- * Invariant: stock + |buyers| - |released| == preheated stock, and |outbox| == |buyers| until
- * the order writer trims acknowledged entries.
+ * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
+ * reservation per buyer until the order writer trims acknowledged entries.
  *
  * A store is one connection: use it from one thread at a time (the control plane's main loop).
  *
@@ -33,8 +40,8 @@
  * Why answering RETRY after a failure loses and doubles nothing: a batch whose reply was not
  * read may or may not have run (Redis may have died after running it, or after writing its
  * reply). reserve.lua is atomic and its effects reach the AOF as one MULTI/EXEC, so a batch
- * either ran whole or not at all. If it ran, each reserved user is in the buyers set and has
- * exactly one outbox entry (so the order writer makes the order); the data plane answered
+ * either ran whole or not at all. If it ran, each reserved user has a field in the result hash
+ * and is in exactly one outbox entry (so the order writer makes the order); the data plane answered
  * 503, the client retries, and the retry is answered DUPLICATE, while a result query finds
  * the reservation in the result hash. If it did not run, the retry is decided afresh. With
  * persistence off, a Redis restart loses everything since the preheat: reconciliation from
@@ -48,6 +55,9 @@
 
 /* The most reservations one batch (one EVALSHA) may carry: reserve.lua unpacks them. */
 #define RS_BATCH_MAX 2048
+
+/* The most reservations reserve.lua puts in one outbox entry (readers take any number). */
+#define RS_OUTBOX_ENTRY_RESERVATIONS 1024
 
 struct rs_config {
 	const char *unix_path;	     /* a Unix socket; when set, host and port are not used */
@@ -96,17 +106,15 @@ struct rs_result {
 struct rs_event_state {
 	int64_t stock;	     /* 0 when missing */
 	bool preheated;	     /* the stock key exists */
-	uint64_t buyers;     /* |buyers| */
-	uint64_t outbox_len; /* XLEN outbox */
+	uint64_t buyers;     /* HLEN result: users holding a reservation, released ones included */
+	uint64_t outbox_len; /* XLEN outbox: entries, each holding one or more reservations */
 	uint64_t released;   /* |released| */
-	uint64_t results;    /* HLEN result */
 };
 
 enum rs_key_kind {
 	RS_KEY_STOCK,
-	RS_KEY_BUYERS,
-	RS_KEY_OUTBOX,
 	RS_KEY_RESULT,
+	RS_KEY_OUTBOX,
 	RS_KEY_RELEASED,
 };
 
@@ -157,7 +165,8 @@ int rs_release(
 
 /*
  * Looks up the results of n (event, user) pairs (pipelined HGETs on each event's result hash)
- * into out[0..n). An entry this build cannot parse is reported as verdict 0 and logged.
+ * into out[0..n). A value this build cannot parse is reported as verdict 0 and logged; "H"
+ * (restored by reconciliation, the order is in PostgreSQL) is verdict 0 without a log.
  * Returns 0, -ENOTCONN or -EIO (then out is unspecified).
  */
 int rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
@@ -166,7 +175,7 @@ int rs_results(struct redis_store *rs, const struct wire_result_query *q, unsign
 /*
  * Sets an event's stock before its sale, atomically with the check that nobody has reserved
  * yet: a repeated preheat before the start overwrites the stock (the operator changed it in
- * PostgreSQL). Returns 0, -EBUSY when the event has buyers or outbox entries (a sale ran:
+ * PostgreSQL). Returns 0, -EBUSY when the event has results or outbox entries (a sale ran:
  * stock is repaired by reconciliation, never overwritten), -EINVAL for a negative stock or
  * event 0, -ENOTCONN or -EIO.
  */
@@ -193,19 +202,43 @@ int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
 /*
  * The order writer's side of an event's outbox stream and result hash (added for
  * flashgate-order-writer; the control plane does not call these). An outbox entry is read with
- * a consumer group, becomes an order in PostgreSQL, and only then is acknowledged (XACK), so an
- * entry whose writer died is still pending and another writer claims it (XAUTOCLAIM).
+ * a consumer group, its reservations become orders in PostgreSQL, and only then is it
+ * acknowledged (XACK), so an entry whose writer died is still pending and another writer
+ * claims it (XAUTOCLAIM).
  */
 
-/* One outbox entry: its stream id ms-seq (ms is when Redis decided) and its fields. */
-struct rs_outbox_entry {
-	uint64_t id_ms;
+/*
+ * One reservation of an outbox entry. An entry holds one or more (u, r, t in order, repeated);
+ * reading an entry gives one record per reservation, in order, index 0 .. count - 1.
+ */
+struct rs_outbox_rec {
+	uint64_t id_ms; /* the entry's stream id ms-seq (ms is when Redis decided) */
 	uint64_t id_seq;
 	uint64_t user;		 /* u */
 	uint64_t reservation_id; /* r */
 	uint64_t admitted_ms;	 /* t; 0 when absent */
-	bool valid;		 /* false: the entry was deleted or its fields are malformed */
+	uint32_t index;		 /* this reservation's place in the entry */
+	uint32_t count;		 /* the entry's reservations: 1 for a deleted or empty entry */
+	bool valid;		 /* false: the entry was deleted or these fields are malformed */
 };
+
+/* True when r is the last reservation of its entry: acknowledging the entry follows it. */
+static inline bool
+rs_outbox_rec_last(const struct rs_outbox_rec *r)
+{
+	return r->index + 1 >= r->count;
+}
+
+/* The records of the entries one read or claim delivered, in stream order. */
+struct rs_outbox_buf {
+	struct rs_outbox_rec *rec; /* grown as needed; free with rs_outbox_buf_free() */
+	unsigned n;		   /* records */
+	unsigned entries;	   /* entries they came from */
+	unsigned cap;
+};
+
+/* Frees b's records and empties it; b itself is the caller's. */
+void rs_outbox_buf_free(struct rs_outbox_buf *b);
 
 /* What the order writer publishes in the result hash: "O:<rid>:<order id>:<deadline ms>". */
 struct rs_order_result {
@@ -223,26 +256,31 @@ struct rs_order_result {
 int rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group);
 
 /*
- * Reads at most max (1..RS_BATCH_MAX) entries never delivered to the group into out
- * (XREADGROUP GROUP group consumer COUNT max STREAMS outbox >, not blocking). Returns how many
- * (0: none), -EINVAL, -ENOTCONN or -EIO (e.g. NOGROUP: the group is gone).
+ * Reads at most count (1..RS_BATCH_MAX) entries never delivered to the group (XREADGROUP GROUP
+ * group consumer COUNT count STREAMS outbox >, not blocking) and replaces out's records with
+ * their reservations (out grows as needed). Returns how many entries (0: none), -EINVAL,
+ * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN or -EIO (e.g. NOGROUP:
+ * the group is gone).
  */
 int rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	struct rs_outbox_entry *out, unsigned max);
+	unsigned count, struct rs_outbox_buf *out);
 
 /*
- * Takes over at most max entries pending for min_idle_ms or longer, whoever they were delivered
- * to (XAUTOCLAIM). cursor (cap >= 48 bytes) is "0-0" for a scan from the start and receives
- * where the next call goes on ("0-0" again when the scan is complete). Returns how many entries
- * out received, -EINVAL, -ENOTCONN or -EIO.
+ * Takes over at most count entries pending for min_idle_ms or longer, whoever they were
+ * delivered to (XAUTOCLAIM), into out as rs_outbox_read() does. cursor (cap >= 48 bytes) is
+ * "0-0" for a scan from the start and receives where the next call goes on ("0-0" again when
+ * the scan is complete). Returns how many entries, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
  */
 int rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, struct rs_outbox_entry *out,
-	unsigned max);
+	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned count,
+	struct rs_outbox_buf *out);
 
-/* Acknowledges n entries (XACK). Returns how many were pending, -ENOTCONN or -EIO. */
+/*
+ * Acknowledges the entries of n records (XACK of each record's entry id; pass one record per
+ * entry). Returns how many were pending, -ENOTCONN or -EIO.
+ */
 int rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_outbox_entry *e, unsigned n);
+	const struct rs_outbox_rec *e, unsigned n);
 
 /*
  * The group's pending entries: their number in *count and the oldest one's id in *oldest_ms,
@@ -274,25 +312,26 @@ int rs_results_ordered(
 	struct redis_store *rs, uint32_t event, const struct rs_order_result *r, unsigned n);
 
 /*
- * rs_results_ordered() of res[0..n_res) and then rs_outbox_ack() of e[0..n) in one round trip
- * (one script: when the HSET fails nothing is acknowledged). Either n may be 0. Returns how many
- * entries were pending (acknowledged now), -EINVAL (a count > RS_BATCH_MAX), -ENOMEM,
- * -ENOTCONN or -EIO.
+ * rs_results_ordered() of res[0..n_res) and then rs_outbox_ack() of the entries of e[0..n) in
+ * one round trip (one script: when the HSET fails nothing is acknowledged). Either n may be 0.
+ * Returns how many entries were pending (acknowledged now), -EINVAL (a count > RS_BATCH_MAX),
+ * -ENOMEM, -ENOTCONN or -EIO.
  */
 int rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_entry *e,
+	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_rec *e,
 	unsigned n);
 
 /*
- * For reconciliation: which of users[0..n) (1..RS_BATCH_MAX) are not in the event's buyers set
- * (missing[i] = 1). Returns 0, -EINVAL, -ENOTCONN or -EIO.
+ * For reconciliation: which of users[0..n) (1..RS_BATCH_MAX) are not buyers of the event, i.e.
+ * have no field in its result hash (missing[i] = 1). Returns 0, -EINVAL, -ENOTCONN or -EIO.
  */
 int rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing);
 
 /*
- * Repairs an event from PostgreSQL's view: adds add_buyers[0..n) to the buyers set, then sets
- * the stock. Only for a sale that is not running (the caller checks). Returns 0 or < 0.
+ * Repairs an event from PostgreSQL's view: makes add_buyers[0..n) buyers again (their result
+ * field, when missing, becomes "H": the order is in PostgreSQL), then sets the stock. Only for
+ * a sale that is not running (the caller checks). Returns 0 or < 0.
  */
 int rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
 	unsigned n);

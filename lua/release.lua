@@ -1,27 +1,27 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- release.lua: returns one cancelled or expired reservation's stock, exactly once.
 --
--- KEYS[1] fg:{ev}:stock  KEYS[2] fg:{ev}:released  KEYS[3] fg:{ev}:buyers  KEYS[4] fg:{ev}:result
+-- KEYS[1] fg:{ev}:stock  KEYS[2] fg:{ev}:released  KEYS[3] fg:{ev}:result
 -- ARGV[1] reservation id  ARGV[2] user  ARGV[3] n, the stock to return (1..1000000)
 --
 -- Returns 1 when the stock went back, 0 when this reservation was released before (nothing
--- changes), -1 when the user is not a buyer of the event (nothing changes: returning stock
--- that was never taken would oversell).
+-- changes), -1 when the user is not a buyer of the event, i.e. has no field in the result
+-- hash (nothing changes: returning stock that was never taken would oversell).
 --
--- The user stays in the buyers set: a sale allows one order per user (orders has
--- UNIQUE (event_id, user_id)), so a user whose order expired cannot reserve again; a second
--- reservation could never become an order. The invariant is therefore
--- stock + |buyers| - |released| == preheated stock.
+-- The user stays a buyer (its field becomes "X:<rid>"): a sale allows one order per user
+-- (orders has UNIQUE (event_id, user_id)), so a user whose order expired cannot reserve
+-- again; a second reservation could never become an order. The invariant is therefore
+-- stock + HLEN(result) - |released| == preheated stock.
 local n = tonumber(ARGV[3])
 if not n or n < 1 or n > 1000000 or n % 1 ~= 0 then
 	return redis.error_reply('ERR release.lua: n must be an integer in 1..1000000')
 end
-if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 then
+if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 0 then
 	return -1
 end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then
 	return 0
 end
 redis.call('INCRBY', KEYS[1], n)
-redis.call('HSET', KEYS[4], ARGV[2], 'X:' .. ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[2], 'X:' .. ARGV[1])
 return 1

@@ -151,7 +151,7 @@ struct ow_main {
 	struct outbox_reader *reader;
 	struct ow_writer w;
 	struct expiry_stats ex;
-	struct rs_outbox_entry *buf;
+	struct rs_outbox_buf buf; /* the reservations of the entries of one read or claim */
 	uint64_t next_commit_ns; /* the rate cap: no batch starts before this */
 };
 
@@ -190,6 +190,30 @@ ow_refresh_events(struct ow_main *m)
 	or_set_events(m->reader, ids, open, n);
 }
 
+/*
+ * Writes the reservations of one read or claim in batches of at most batch_size, as even as
+ * that allows (1,024 reservations with batches of 500: 3 of 342, not 500, 500 and 24), each
+ * paced by the rate cap. Stops at the first failure: the entries not acknowledged stay pending
+ * and are claimed again whole. Returns 0 or the error.
+ */
+static int
+ow_write_all(struct ow_main *m, uint32_t event, const struct rs_outbox_buf *b)
+{
+	unsigned parts = (b->n + m->cfg.batch_size - 1) / m->cfg.batch_size;
+
+	for (unsigned done = 0; done < b->n && !stop_requested;) {
+		unsigned left = parts-- > 0 ? (b->n - done + parts) / (parts + 1) : b->n - done;
+		int rc;
+
+		ow_pace(m, left);
+		rc = ow_write_batch(&m->w, event, b->rec + done, left);
+		if (rc != 0)
+			return rc;
+		done += left;
+	}
+	return 0;
+}
+
 /* Claims and writes the entries pending too long on every event. */
 static void
 ow_claim_all(struct ow_main *m)
@@ -199,15 +223,15 @@ ow_claim_all(struct ow_main *m)
 
 		/* Bounded: a scan that keeps failing is taken up again at the next interval. */
 		for (unsigned round = 0; round < 1000 && !done && !stop_requested; round++) {
-			int n = or_claim(m->reader, i, m->cfg.claim_idle_ms, m->buf,
-				m->cfg.batch_size, &done);
+			int n = or_claim(m->reader, i, m->cfg.claim_idle_ms, m->cfg.batch_size,
+				&m->buf, &done);
 
 			if (n <= 0)
 				break;
-			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries",
-				or_event(m->reader, i), n);
-			ow_pace(m, (unsigned)n);
-			if (ow_write_batch(&m->w, or_event(m->reader, i), m->buf, (unsigned)n) != 0)
+			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries (%u "
+				 "reservations)",
+				or_event(m->reader, i), n, m->buf.n);
+			if (ow_write_all(m, or_event(m->reader, i), &m->buf) != 0)
 				break;
 		}
 	}
@@ -220,13 +244,12 @@ ow_read_all(struct ow_main *m)
 	bool work = false;
 
 	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
-		int n = or_read(m->reader, i, m->buf, m->cfg.batch_size);
+		int n = or_read(m->reader, i, m->cfg.batch_size, &m->buf);
 
 		if (n <= 0)
 			continue;
 		work = true;
-		ow_pace(m, (unsigned)n);
-		ow_write_batch(&m->w, or_event(m->reader, i), m->buf, (unsigned)n);
+		ow_write_all(m, or_event(m->reader, i), &m->buf);
 	}
 	return work;
 }
@@ -288,8 +311,7 @@ main(int argc, char **argv)
 	}
 	m.link = ow_link_open(m.cfg.push_endpoint, m.cfg.id, err, sizeof(err));
 	m.reader = or_open(m.rs, m.cfg.group, consumer);
-	m.buf = calloc(m.cfg.batch_size, sizeof(*m.buf));
-	if (m.link == NULL || m.reader == NULL || m.buf == NULL) {
+	if (m.link == NULL || m.reader == NULL) {
 		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
 		return 1;
 	}
@@ -347,6 +369,6 @@ main(int argc, char **argv)
 	or_close(m.reader);
 	os_close(m.os);
 	rs_close(m.rs);
-	free(m.buf);
+	rs_outbox_buf_free(&m.buf);
 	return 0;
 }

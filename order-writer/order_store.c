@@ -26,7 +26,7 @@ struct order_store {
 	PGconn *c;
 	bool busy;     /* a batch was sent and its result not read yet */
 	uint32_t event; /* of the batch in flight */
-	unsigned n;	/* its entries */
+	unsigned n;	/* its reservations */
 	/* Its parameters, kept until its result is read (a refused batch looks its rows up). */
 	uint8_t ev[8];
 	uint8_t users[OS_ARRAY_CAP], rids[OS_ARRAY_CAP], times[OS_ARRAY_CAP];
@@ -247,7 +247,7 @@ os_get_be(const uint8_t *p, int len)
  * element as length 8 and value). Returns its length.
  */
 static int
-os_array(uint8_t *buf, const struct rs_outbox_entry *e, unsigned n, int field)
+os_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
 {
 	uint8_t *p = buf + OS_ARRAY_HDR;
 
@@ -279,7 +279,7 @@ os_u64(const PGresult *r, int row, int col)
 }
 
 int
-os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e, unsigned n,
+os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
 	char *err, size_t errlen)
 {
 	static const int formats[4] = {1, 1, 1, 1};
@@ -291,7 +291,8 @@ os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_entr
 		return -EBUSY;
 	}
 	if (n == 0 || n > RS_BATCH_MAX) {
-		snprintf(err, errlen, "postgres: a batch of %u entries (1..%u)", n, RS_BATCH_MAX);
+		snprintf(err, errlen, "postgres: a batch of %u reservations (1..%u)", n,
+			RS_BATCH_MAX);
 		return -EINVAL;
 	}
 	rc = os_connect(s, err, errlen);
@@ -346,7 +347,7 @@ os_take_orders(const PGresult *r, struct os_order *out, unsigned cap, unsigned *
 	}
 }
 
-/* After a refused batch: the orders of its entries that exist without it, into out. */
+/* After a refused batch: the orders of its reservations that exist without it, into out. */
 static int
 os_existing(struct order_store *s, struct os_order *out, unsigned *n_out, char *err,
 	size_t errlen)
@@ -423,8 +424,8 @@ os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,
 }
 
 int
-os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e,
-	unsigned n, struct os_order *out, unsigned *n_out, struct os_batch_result *res,
+os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+	struct os_order *out, unsigned *n_out, struct os_batch_result *res,
 	void (*commit_hook)(void), char *err, size_t errlen)
 {
 	int rc = os_batch_send(s, event, e, n, err, errlen);

@@ -3,7 +3,7 @@
 #define FG_OW_ORDER_STORE_H
 /*
  * The order writer's PostgreSQL code (libpq, one connection, synchronous_commit on): a batch of
- * outbox entries becomes orders in one transaction, pending orders past their deadline expire
+ * outbox reservations becomes orders in one transaction, pending orders past their deadline expire
  * with their stock returned, and the stock releases that still have to reach Redis are read
  * and marked applied.
  *
@@ -32,7 +32,7 @@ struct os_order {
 /* What one batch did. */
 struct os_batch_result {
 	unsigned inserted; /* new orders (0 when conflict) */
-	unsigned existing; /* entries whose order existed (a redelivery) */
+	unsigned existing; /* reservations whose order existed (a redelivery) */
 	/* The stock decrement was refused (it would go below 0): nothing was committed. */
 	bool conflict;
 };
@@ -54,27 +54,27 @@ struct order_store *os_open(const char *conninfo, char *err, size_t errlen);
 void os_close(struct order_store *s);
 
 /*
- * Writes the n entries (1..RS_BATCH_MAX) of event's outbox (each .valid) as orders in one
- * statement that commits on its own: INSERT ... ON CONFLICT DO NOTHING (a redelivered entry
+ * Writes the n reservations (1..RS_BATCH_MAX) of event's outbox (each .valid) as orders in one
+ * statement that commits on its own: INSERT ... ON CONFLICT DO NOTHING (a redelivered one
  * inserts nothing), stock decremented by the number inserted WHERE available >= that number
  * (else the statement raises and nothing of it stays). out[0..n) receives the orders of the
- * entries, inserted or existing, and *n_out their number (an entry whose user already holds
+ * reservations, inserted or existing, and *n_out their number (one whose user already holds
  * another order of the event has none). When the decrement is refused, nothing is committed,
  * res->conflict is set, and out holds only the existing orders. -ENOENT: the event is not in
  * PostgreSQL (nothing written). commit_hook (may be NULL) runs right after the COMMIT is known
  * to be durable. os_write_batch() is os_batch_send() followed by os_batch_wait().
  */
-int os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e,
-	unsigned n, struct os_order *out, unsigned *n_out, struct os_batch_result *res,
+int os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+	struct os_order *out, unsigned *n_out, struct os_batch_result *res,
 	void (*commit_hook)(void), char *err, size_t errlen);
 
 /*
- * The first half of os_write_batch(): sends the batch (the entries are copied) and returns
+ * The first half of os_write_batch(): sends the batch (the records are copied) and returns
  * without waiting, so that the caller works on Redis while PostgreSQL inserts and commits.
  * Until os_batch_wait() every other function of the store fails with -EBUSY.
  */
-int os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_entry *e,
-	unsigned n, char *err, size_t errlen);
+int os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+	char *err, size_t errlen);
 
 /* The second half: waits for the batch sent and returns what os_write_batch() returns. */
 int os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,

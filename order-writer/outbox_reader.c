@@ -14,6 +14,7 @@ struct or_event {
 	bool open;
 	bool grouped; /* the consumer group exists */
 	bool drained; /* closed, nothing new, nothing pending: not read any more */
+	unsigned per_entry; /* reservations per entry in the last read or claim */
 	char cursor[48];
 };
 
@@ -58,6 +59,8 @@ or_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, un
 		struct or_event *e = &next[i];
 
 		e->id = ids[i];
+		/* Until an entry is seen, assume the largest reserve.lua writes. */
+		e->per_entry = RS_OUTBOX_ENTRY_RESERVATIONS;
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
 		for (unsigned j = 0; j < r->n; j++)
 			if (r->ev[j].id == ids[i])
@@ -95,16 +98,39 @@ or_event(const struct outbox_reader *r, unsigned i)
 	return r->ev[i].id;
 }
 
+/* Entries to ask for to get about want reservations. */
+static unsigned
+or_count(const struct or_event *e, unsigned want)
+{
+	unsigned c = (want + e->per_entry - 1) / e->per_entry;
+
+	return c < 1 ? 1 : c > RS_BATCH_MAX ? RS_BATCH_MAX : c;
+}
+
+/* Learns the reservations per entry from what a read or claim gave. */
+static void
+or_learn(struct or_event *e, const struct rs_outbox_buf *out)
+{
+	if (out->entries > 0)
+		e->per_entry = (out->n + out->entries - 1) / out->entries;
+	if (e->per_entry == 0)
+		e->per_entry = 1;
+}
+
 int
-or_read(struct outbox_reader *r, unsigned i, struct rs_outbox_entry *out, unsigned max)
+or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
 {
 	struct or_event *e = &r->ev[i];
 	uint64_t pending, ms, seq;
 	int n;
 
+	out->n = 0;
+	out->entries = 0;
 	if (!e->grouped || e->drained)
 		return 0;
-	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, out, max);
+	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, or_count(e, want), out);
+	if (n > 0)
+		or_learn(e, out);
 	if (n == 0 && !e->open && rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
 		LOG_INFO("event %" PRIu32 ": closed and its outbox is drained", e->id);
@@ -114,20 +140,24 @@ or_read(struct outbox_reader *r, unsigned i, struct rs_outbox_entry *out, unsign
 }
 
 int
-or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, struct rs_outbox_entry *out,
-	unsigned max, bool *done)
+or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
+	struct rs_outbox_buf *out, bool *done)
 {
 	struct or_event *e = &r->ev[i];
 	int n;
 
 	*done = true;
+	out->n = 0;
+	out->entries = 0;
 	if (!e->grouped)
 		return 0;
 	n = rs_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
-		sizeof(e->cursor), out, max);
-	if (n < 0)
+		sizeof(e->cursor), or_count(e, want), out);
+	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
-	else
+	} else {
 		*done = strcmp(e->cursor, "0-0") == 0;
+		or_learn(e, out);
+	}
 	return n;
 }

@@ -3,7 +3,9 @@
 #define FG_OW_OUTBOX_READER_H
 /*
  * Which outboxes the order writer reads, and reading them: one consumer group on each event's
- * outbox stream, this writer a consumer named host-pid. New entries are read with XREADGROUP;
+ * outbox stream, this writer a consumer named host-pid. An entry holds one or more
+ * reservations; a read asks for as many entries as make about the reservations the caller
+ * wants, from the reservations per entry seen last. New entries are read with XREADGROUP;
  * entries pending too long (their writer died, or this one failed to write them) are claimed
  * with XAUTOCLAIM, at start and periodically. A closed event is read until its outbox has
  * nothing new and nothing pending, then left alone.
@@ -34,17 +36,20 @@ unsigned or_n_events(const struct outbox_reader *r);
 uint32_t or_event(const struct outbox_reader *r, unsigned i);
 
 /*
- * Reads at most max new entries of event i into out. Returns how many (0: none, or the event
- * is drained), or a negative errno.
+ * Reads new entries of event i into out (its records are replaced): as many entries as make
+ * about want reservations (1..RS_BATCH_MAX) at the event's recent reservations per entry, at
+ * least one, so out may hold more or fewer than want. Returns how many entries (0: none, or the
+ * event is drained), or a negative errno.
  */
-int or_read(struct outbox_reader *r, unsigned i, struct rs_outbox_entry *out, unsigned max);
+int or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out);
 
 /*
- * Claims at most max entries of event i pending for min_idle_ms or more, going on from where
- * the previous call for this event stopped. *done is set when the scan of event i reached the
- * end (the next call starts again from the beginning). Returns how many or a negative errno.
+ * Claims entries of event i pending for min_idle_ms or more into out, as many as or_read()
+ * would read, going on from where the previous call for this event stopped. *done is set when
+ * the scan of event i reached the end (the next call starts again from the beginning). Returns
+ * how many entries or a negative errno.
  */
-int or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, struct rs_outbox_entry *out,
-	unsigned max, bool *done);
+int or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
+	struct rs_outbox_buf *out, bool *done);
 
 #endif

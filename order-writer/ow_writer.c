@@ -8,16 +8,24 @@
 
 #include "common/log.h"
 
-/* One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged. */
+/*
+ * One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged.
+ * Its reservations are consecutive ones of the outbox; the entries whose last reservation it
+ * holds are acknowledged with it.
+ */
 struct ow_slot {
 	uint32_t event;
-	unsigned n;	 /* entries delivered: all of them are acknowledged in the end */
+	unsigned n;	 /* reservations delivered */
 	unsigned n_todo; /* the ones sent to PostgreSQL */
 	bool sent;	 /* n_todo > 0 and os_batch_send() succeeded */
+	/* The batch before, which held the start of this one's first entry, failed: that entry
+	 * is not acknowledged (it stays pending and is claimed again whole). */
+	bool skip_first;
 	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
 	struct os_batch_result br;
-	struct rs_outbox_entry e[RS_BATCH_MAX];
-	struct rs_outbox_entry todo[RS_BATCH_MAX];
+	struct rs_outbox_rec e[RS_BATCH_MAX];
+	struct rs_outbox_rec todo[RS_BATCH_MAX];
+	struct rs_outbox_rec ack[RS_BATCH_MAX];
 	struct os_order orders[RS_BATCH_MAX];
 	struct rs_order_result pub[RS_BATCH_MAX];
 	struct wire_result res[RS_BATCH_MAX];
@@ -34,9 +42,8 @@ struct ow_slots {
 
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
 static int
-ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e,
-	unsigned n, const struct os_order *have, unsigned n_have, struct wire_result *res,
-	unsigned *n_res)
+ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+	const struct os_order *have, unsigned n_have, struct wire_result *res, unsigned *n_res)
 {
 	*n_res = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -74,7 +81,7 @@ ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_e
  * to PostgreSQL. Returns 0 (the slot is in flight, or has nothing to write) or < 0 (logged).
  */
 static int
-ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs_outbox_entry *e,
+ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs_outbox_rec *e,
 	unsigned n)
 {
 	char err[512];
@@ -84,13 +91,15 @@ ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs
 	b->n = n;
 	b->n_todo = 0;
 	b->sent = false;
+	b->skip_first = false;
 	memcpy(b->e, e, n * sizeof(*e));
 	for (unsigned i = 0; i < n; i++) {
 		if (!e[i].valid) {
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"event %" PRIu32 ": outbox entry %" PRIu64 "-%" PRIu64
-				" is malformed or deleted; acknowledged without an order",
-				event, e[i].id_ms, e[i].id_seq);
+				" is deleted or its reservation %u is malformed; acknowledged "
+				"without an order",
+				event, e[i].id_ms, e[i].id_seq, e[i].index);
 			w->st.skipped++;
 			continue;
 		}
@@ -170,14 +179,28 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 
 /*
  * Publishes the pending orders of a slot that was waited for (result hash, RESULT records) and
- * acknowledges its entries. Returns 0 when acknowledged, < 0 when they stay pending.
+ * acknowledges the entries it completes. Returns 0 when acknowledged, < 0 when they stay
+ * pending.
  */
 static int
 ow_publish(struct ow_writer *w, struct ow_slot *b)
 {
-	unsigned n_pub = 0;
+	unsigned n_pub = 0, n_ack = 0;
 	int rc;
 
+	/* An entry is acknowledged with the batch of its last reservation: the batches before
+	 * held the rest of it and succeeded (else this one would not have been given it, or
+	 * skip_first is set). */
+	for (unsigned i = 0; i < b->n; i++) {
+		const struct rs_outbox_rec *r = &b->e[i];
+
+		if (!rs_outbox_rec_last(r))
+			continue;
+		if (b->skip_first && b->e[0].index > 0 && r->id_ms == b->e[0].id_ms &&
+			r->id_seq == b->e[0].id_seq)
+			continue;
+		b->ack[n_ack++] = *r;
+	}
 	/* Every pending order of the batch is published, also after a redelivery: the first
 	 * delivery may have died between COMMIT and publishing. */
 	for (unsigned i = 0; i < b->n_orders; i++) {
@@ -207,7 +230,7 @@ ow_publish(struct ow_writer *w, struct ow_slot *b)
 			"another order of the event",
 			b->event, b->n_todo - b->n_orders);
 	/* The results and the acknowledgement in one round trip, the results first. */
-	rc = rs_results_ordered_ack(w->rs, b->event, w->group, b->pub, n_pub, b->e, b->n);
+	rc = rs_results_ordered_ack(w->rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
 	if (rc < 0)
 		return rc;
 	if (w->link != NULL && n_pub > 0)
@@ -216,7 +239,7 @@ ow_publish(struct ow_writer *w, struct ow_slot *b)
 }
 
 int
-ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e, unsigned n)
+ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
 {
 	struct ow_slot *prev, *b;
 	int rc_prev = 0, rc;
@@ -236,8 +259,11 @@ ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry
 	/* This batch is now with PostgreSQL: Redis takes the previous one's results meanwhile. */
 	if (prev != NULL && rc_prev == 0)
 		rc_prev = ow_publish(w, prev);
-	if (rc_prev != 0)
+	if (rc_prev != 0) {
 		w->st.errors++;
+		/* The start of this batch's first entry may be in the failed one. */
+		b->skip_first = true;
+	}
 	if (rc != 0) {
 		w->st.errors++;
 		return rc;

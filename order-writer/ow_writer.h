@@ -2,11 +2,18 @@
 #ifndef FG_OW_WRITER_H
 #define FG_OW_WRITER_H
 /*
- * One batch of outbox entries of one event, from Redis to PostgreSQL and back: released
+ * One batch of reservations of one event's outbox, from Redis to PostgreSQL and back: released
  * reservations are skipped, the rest written as orders in one transaction (order_store), the
  * orders published (result hash "O:..." and RESULT ORDERED records to the control plane), and
- * only then the entries acknowledged. Whatever fails before the acknowledgement leaves the
- * entries pending, and their redelivery inserts nothing twice.
+ * only then the entries it completes acknowledged. Whatever fails before the acknowledgement
+ * leaves the entries pending, and their redelivery inserts nothing twice.
+ *
+ * An outbox entry holds one or more reservations, and a batch holds consecutive reservations of
+ * the entries of one read, so an entry can span batches: it is acknowledged with the batch that
+ * holds its last reservation, when every batch that held a part of it succeeded. After a failed
+ * batch the caller gives no more of that read (ow_write_batch() returns the error), and the
+ * batch in flight does not acknowledge an entry it shares with the failed one; such entries stay
+ * pending and are claimed again whole.
  *
  * Two batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
  * PostgreSQL inserts and commits it; the next call waits for that COMMIT, sends its own batch,
@@ -26,10 +33,10 @@
 struct ow_writer_stats {
 	uint64_t batches;	/* committed */
 	uint64_t orders;	/* inserted */
-	uint64_t redelivered;	/* entries whose order existed */
+	uint64_t redelivered;	/* reservations whose order existed */
 	uint64_t conflicts;	/* batches refused by the stock check */
 	uint64_t released;	/* reservations released after a conflict */
-	uint64_t skipped;	/* entries acknowledged without an order: released before, malformed */
+	uint64_t skipped;	/* reservations without an order: released before, malformed */
 	uint64_t errors;	/* batches left pending after an error */
 };
 
@@ -46,13 +53,13 @@ struct ow_writer {
 };
 
 /*
- * Takes the n entries (1..RS_BATCH_MAX) of event's outbox that were just delivered or claimed:
- * completes the batch in flight (waits for its COMMIT), sends these to PostgreSQL, then
- * publishes and acknowledges the completed one. The entries are copied. Returns 0, or a
- * negative errno when either batch's entries stay pending (logged; they are claimed again).
+ * Takes n (1..RS_BATCH_MAX) consecutive reservations of event's outbox that were just delivered
+ * or claimed: completes the batch in flight (waits for its COMMIT), sends these to PostgreSQL,
+ * then publishes the completed one and acknowledges the entries it completes. The records are
+ * copied. Returns 0, or a negative errno when either batch failed (logged; its entries stay
+ * pending and are claimed again): the caller then gives no more of the same read.
  */
-int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_entry *e,
-	unsigned n);
+int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
 
 /*
  * Completes the batch in flight, if any: waits for its COMMIT, publishes it and acknowledges

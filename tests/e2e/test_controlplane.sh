@@ -121,8 +121,11 @@ tap_is "$reserved" $STOCK "exactly $STOCK of $USERS users reserved"
 tap_is "$sold" $((USERS - STOCK)) "the other $((USERS - STOCK)) were told sold out"
 R="redis-cli -s $FG_REDIS_SOCK"
 tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0"
-tap_is "$($R scard "fg:{$EV}:buyers")" $STOCK "Redis has $STOCK buyers"
-tap_is "$($R xlen "fg:{$EV}:outbox")" $STOCK "the outbox holds one entry per buyer"
+# Buyers are the fields of the result hash; an outbox entry holds a batch's reservations,
+# u r t repeated: the value after each "u" is one reservation's user.
+outbox_reservations() { $R xrange "$1" - + | awk 'prev == "u" { n++ } { prev = $0 } END { print n + 0 }'; }
+tap_is "$($R hlen "fg:{$EV}:result")" $STOCK "Redis has $STOCK buyers"
+tap_is "$(outbox_reservations "fg:{$EV}:outbox")" $STOCK "the outbox holds one reservation per buyer"
 e2e_curl so "$E2E_BASE/api/v1/events/$EV"
 tap_ok "$(grep -q '"state":"sold_out"' "$E2E_TMP/so.b"; echo $?)" "the data plane shows sold_out"
 s=$(ctlj session-token 999 | jget token)
@@ -154,7 +157,7 @@ recon() { ctlj reconcile $EV "$@"; }
 tap_is "$(recon | jget consistent)" True "reconcile: Redis agrees with PostgreSQL after the sale"
 victim=$($PSQL -c "select user_id from orders where event_id = $EV order by user_id limit 1")
 $R set "fg:{$EV}:stock" 3 >/dev/null
-$R srem "fg:{$EV}:buyers" "$victim" >/dev/null
+$R hdel "fg:{$EV}:result" "$victim" >/dev/null
 tap_is "$(recon | jget consistent)" False "drift injected in Redis (stock changed, a buyer removed) is reported"
 tap_ok "$(recon | grep -q "user $victim has an order but is not a buyer"; echo $?)" \
 	"  naming the user whose buyer entry is gone"
@@ -164,7 +167,7 @@ tap_run "event close" ctl event close $EV
 tap_is "$(recon --repair | jget repaired)" True "reconcile --repair repairs a closed sale"
 tap_is "$(recon | jget consistent)" True "  and Redis agrees with PostgreSQL again"
 tap_is "$($R get "fg:{$EV}:stock")" 0 "  stock restored"
-tap_is "$($R sismember "fg:{$EV}:buyers" "$victim")" 1 "  buyer restored"
+tap_is "$($R hexists "fg:{$EV}:result" "$victim")" 1 "  buyer restored"
 
 # --- flashgatectl: stats, metrics and refusals ----------------------------------------------
 stats_have_dp() { ctlj stats | python3 -c 'import json,sys
@@ -226,9 +229,10 @@ tap_ok "$([[ $got =~ ^(reserved|ordered)$ ]]; echo $?)" "after Redis is back the
 got=$(one_try 201)
 tap_ok "$([[ $got =~ ^(reserved|ordered)$ ]]; echo $?)" \
 	"the user whose first try was answered retry reserves now ($got)"
-tap_is "$(( $($R get 'fg:{8}:stock') + $($R scard 'fg:{8}:buyers') ))" 3 \
+tap_is "$(( $($R get 'fg:{8}:stock') + $($R hlen 'fg:{8}:result') ))" 3 \
 	"after the restart: stock + buyers == preheated stock"
-tap_is "$($R xlen 'fg:{8}:outbox')" "$($R scard 'fg:{8}:buyers')" "every outbox entry has a buyer"
+tap_is "$(outbox_reservations 'fg:{8}:outbox')" "$($R hlen 'fg:{8}:result')" \
+	"every reservation in the outbox has a buyer"
 
 fg_stop_pid "$OW_PID" 10
 tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"

@@ -117,7 +117,7 @@ holding=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["holdi
 tap_is "$holding" $STOCK "every item found a buyer despite the kills"
 
 R="redis-cli -s $FG_REDIS_SOCK"
-tap_is "$($R scard "fg:{$EV}:buyers")" $STOCK "Redis: $STOCK buyers, no more"
+tap_is "$($R hlen "fg:{$EV}:result")" $STOCK "Redis: $STOCK buyers (result fields), no more"
 tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0, never below"
 # Every invariant (scripts/check-invariants waits for the order writer to drain the outbox);
 # the users the buyers were told hold an item are exactly the users with an order.

@@ -4,17 +4,21 @@
  * a temporary directory (tests/lib/redis_server.h) and stopped at the end:
  *
  *   - exact stock: N users, stock S -> min(N, S) reserved, in order, for several N and S
- *     (S = 0, stock key missing, batches of several sizes); outbox == buyers == reserved,
- *     every outbox entry and result hash entry matches its reservation;
+ *     (S = 0, stock key missing, batches of several sizes); outbox reservations == buyers
+ *     (result hash fields) == reserved, one outbox entry per batch (per 1,024 reservations),
+ *     every reservation in the outbox and every result matches its reservation;
  *   - duplicates inside one batch and across batches, sold out, buyers when sold out;
  *   - reserve.lua == the seed's script, run one user at a time, on 1,000 random states with a
  *     batch of one and on 300 random batches of up to 8 users;
  *   - release exactly once, result queries, preheat, event state, several events in one
  *     pipeline, a malformed batch, an error reply, a flushed script cache;
+ *   - the order writer's reading: entries of one and of many reservations (old and new
+ *     format), malformed reservations and deleted entries, read, claimed and acknowledged;
+ *     reconciliation's buyer check and repair;
  *   - two processes deciding one event at once: no oversell, no user reserved twice;
  *   - outages: Redis killed and restarted (persistence off: no crash, -ENOTCONN while down,
  *     one log line each way; append-only with fsync always, killed mid-stream: every
- *     acknowledged reservation survives, every outbox entry has a buyer, stock + buyers ==
+ *     acknowledged reservation survives, every outbox reservation has a buyer, stock + buyers ==
  *     preheated stock), and Redis stopped (SIGSTOP) past the command timeout.
  *
  *   test_redis_store [SEED_DOC]   (SEED_DOC: the seed document with the reference script)
@@ -113,6 +117,69 @@ raw_preheat(uint32_t event, long long stock)
 	freeReplyObject(raw_cmd(raw, "SET %s %lld", key(event, RS_KEY_STOCK), stock));
 }
 
+/* The key of the seed script's buyers set (the seed keeps buyers in a set of its own). */
+static const char *
+seed_buyers_key(uint32_t event)
+{
+	static char buf[4][40];
+	static unsigned next;
+	char *k = buf[next++ % 4];
+
+	snprintf(k, 40, "fg:{%" PRIu32 "}:seed-buyers", event);
+	return k;
+}
+
+/* 1 when user is a buyer of event: it has a field in the result hash. */
+static long long
+is_buyer(redisContext *c, uint32_t event, uint64_t user)
+{
+	return raw_int(c, "HEXISTS %s %" PRIu64, key(event, RS_KEY_RESULT), user);
+}
+
+/* Buyers of event: fields of its result hash. */
+static long long
+n_buyers(redisContext *c, uint32_t event)
+{
+	return raw_int(c, "HLEN %s", key(event, RS_KEY_RESULT));
+}
+
+/*
+ * The reservations of event's outbox in order (u, r, t of every entry, each entry holding the
+ * three fields once per reservation) into out[0..cap) as {user, rid, t}; returns how many, or
+ * -1 when an entry is not made of whole (u, r, t) groups.
+ */
+static long
+outbox_reservations(redisContext *c, uint32_t event, uint64_t (*out)[3], size_t cap)
+{
+	redisReply *r = raw_cmd(c, "XRANGE %s - +", key(event, RS_KEY_OUTBOX));
+	long n = 0;
+
+	for (size_t e = 0; r->type == REDIS_REPLY_ARRAY && e < r->elements && n >= 0; e++) {
+		const redisReply *f = r->element[e]->element[1];
+
+		if (f->elements == 0 || f->elements % 6 != 0) {
+			n = -1;
+			break;
+		}
+		for (size_t i = 0; i < f->elements && n >= 0; i += 6) {
+			if (strcmp(f->element[i]->str, "u") != 0 ||
+				strcmp(f->element[i + 2]->str, "r") != 0 ||
+				strcmp(f->element[i + 4]->str, "t") != 0) {
+				n = -1;
+				break;
+			}
+			if ((size_t)n < cap) {
+				out[n][0] = strtoull(f->element[i + 1]->str, NULL, 10);
+				out[n][1] = strtoull(f->element[i + 3]->str, NULL, 10);
+				out[n][2] = strtoull(f->element[i + 5]->str, NULL, 10);
+			}
+			n++;
+		}
+	}
+	freeReplyObject(r);
+	return n;
+}
+
 /* --- Deciding reservations ------------------------------------------------------------------ */
 
 static struct wire_reserve
@@ -165,40 +232,34 @@ static void
 check_outbox_matches(uint32_t event, const struct wire_reserve *res, const uint8_t *v, unsigned n,
 	const char *name)
 {
-	redisReply *r = raw_cmd(raw, "XRANGE %s - +", key(event, RS_KEY_OUTBOX));
+	static uint64_t got[4096][3];
+	long have = outbox_reservations(raw, event, got, 4096);
 	unsigned e = 0, bad = 0;
 
-	for (unsigned i = 0; i < n && r->type == REDIS_REPLY_ARRAY; i++) {
-		char want[96];
-
+	for (unsigned i = 0; i < n && have >= 0; i++) {
 		if (v[i] != WIRE_V_RESERVED)
 			continue;
-		snprintf(want, sizeof(want), "u=%" PRIu64 " r=%" PRIu64 " t=%" PRIu64, res[i].user,
-			res[i].reservation_id, res[i].admitted_ms);
-		if (e >= r->elements) {
-			bad++;
-			continue;
-		}
-		const redisReply *f = r->element[e++]->element[1];
-		char got[96] = "";
-
-		if (f->elements == 6)
-			snprintf(got, sizeof(got), "%s=%s %s=%s %s=%s", f->element[0]->str,
-				f->element[1]->str, f->element[2]->str, f->element[3]->str,
-				f->element[4]->str, f->element[5]->str);
-		if (strcmp(got, want) != 0) {
+		if (e >= (unsigned)have || got[e][0] != res[i].user ||
+			got[e][1] != res[i].reservation_id || got[e][2] != res[i].admitted_ms) {
 			if (bad++ == 0)
-				tap_diag("outbox entry %u: got \"%s\", want \"%s\"", e - 1, got,
-					want);
+				tap_diag("outbox reservation %u: got u=%" PRIu64 " r=%" PRIu64
+					 " t=%" PRIu64 ", want u=%" PRIu64 " r=%" PRIu64
+					 " t=%" PRIu64,
+					e, e < (unsigned)have ? got[e][0] : 0,
+					e < (unsigned)have ? got[e][1] : 0,
+					e < (unsigned)have ? got[e][2] : 0, res[i].user,
+					res[i].reservation_id, res[i].admitted_ms);
 		}
+		e++;
 		/* The result hash holds the reservation id of each reserved user. */
 		if (raw_int(raw, "HGET %s %" PRIu64, key(event, RS_KEY_RESULT), res[i].user) !=
 			(long long)res[i].reservation_id)
 			bad++;
 	}
-	tap_ok(bad == 0 && r->type == REDIS_REPLY_ARRAY && e == r->elements,
-		"%s: one outbox entry (u, r, t) and one result per reservation, in order", name);
-	freeReplyObject(r);
+	tap_ok(bad == 0 && have >= 0 && e == (unsigned)have,
+		"%s: one reservation (u, r, t) in the outbox and one result per reservation, in "
+		"order",
+		name);
 }
 
 static void
@@ -251,9 +312,25 @@ test_exact_stock(void)
 		tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)),
 			t->stock < 0 ? -999999 : s - want,
 			"  stock key after (a missing key stays missing)");
-		tap_eq_int(raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS)), want, "  buyers");
-		tap_eq_int(
-			raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), want, "  outbox length");
+		unsigned batches = 0, entries = 0;
+
+		/* One entry per batch that reserved anyone, per 1,024 reservations of it. */
+		for (unsigned d = 0; d < t->users; d += t->per_batch) {
+			unsigned got = 0;
+
+			for (unsigned i = d; i < t->users && i < d + t->per_batch; i++)
+				got += v[i] == WIRE_V_RESERVED;
+			batches += got > 0;
+			entries += (got + RS_OUTBOX_ENTRY_RESERVATIONS - 1) /
+				   RS_OUTBOX_ENTRY_RESERVATIONS;
+		}
+		tap_eq_int(n_buyers(raw, ev), want, "  buyers (fields of the result hash)");
+		long long xlen = raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX));
+
+		tap_ok(xlen == entries,
+			"  outbox entries: %lld, one per batch that reserved (%u batches), per "
+			"1,024 reservations (want %u)",
+			xlen, batches, entries);
 		check_outbox_matches(ev, res, v, t->users, name);
 	}
 }
@@ -314,10 +391,9 @@ test_duplicates(void)
 			"%s: %s, stock left %lld (want %s, %lld)", t->name, got, (long long)left,
 			t->want, t->left);
 	}
-	tap_eq_int(raw_int(raw, "SCARD %s", key(200, RS_KEY_BUYERS)), 4,
-		"duplicates add no buyer (4 users)");
-	tap_eq_int(raw_int(raw, "XLEN %s", key(200, RS_KEY_OUTBOX)), 4,
-		"duplicates add no outbox entry");
+	tap_eq_int(n_buyers(raw, 200), 4, "duplicates add no buyer (4 users)");
+	tap_eq_int(outbox_reservations(raw, 200, NULL, 0), 4,
+		"duplicates add nothing to the outbox (4 reservations)");
 }
 
 /* --- The seed's script, side by side ------------------------------------------------------ */
@@ -333,13 +409,19 @@ random_state(uint32_t ev_a, uint32_t ev_b, unsigned *seed)
 
 	for (uint32_t ev = ev_a; ev != 0; ev = ev == ev_a ? ev_b : 0) {
 		redisAppendCommand(raw, "DEL %s %s %s %s", key(ev, RS_KEY_STOCK),
-			key(ev, RS_KEY_BUYERS), key(ev, RS_KEY_OUTBOX), key(ev, RS_KEY_RESULT));
+			seed_buyers_key(ev), key(ev, RS_KEY_OUTBOX), key(ev, RS_KEY_RESULT));
 		if (stock != -3)
 			redisAppendCommand(raw, "SET %s %d", key(ev, RS_KEY_STOCK), stock);
+		/* Ours keeps buyers as result fields, the seed in a set. */
 		for (unsigned u = 0; u < 8; u++)
-			if (buyers & (1u << u))
-				redisAppendCommand(
-					raw, "SADD %s %u", key(ev, RS_KEY_BUYERS), u + 1);
+			if (buyers & (1u << u)) {
+				if (ev == ev_a)
+					redisAppendCommand(raw, "HSET %s %u %u",
+						key(ev, RS_KEY_RESULT), u + 1, 90 + u);
+				else
+					redisAppendCommand(
+						raw, "SADD %s %u", seed_buyers_key(ev), u + 1);
+			}
 		unsigned replies = 1 + (stock != -3) + (unsigned)__builtin_popcount(buyers);
 
 		for (unsigned i = 0; i < replies; i++) {
@@ -352,14 +434,15 @@ random_state(uint32_t ev_a, uint32_t ev_b, unsigned *seed)
 	}
 }
 
-/* The buyers of ev among users 1..8 as a bit mask. */
+/* The buyers among users 1..8 as a bit mask: of ours (result fields) or of the seed (set). */
 static unsigned
-buyer_mask(uint32_t ev)
+buyer_mask(uint32_t ev, bool seed)
 {
 	unsigned m = 0;
 
 	for (unsigned u = 0; u < 8; u++)
-		if (raw_int(raw, "SISMEMBER %s %u", key(ev, RS_KEY_BUYERS), u + 1) == 1)
+		if ((seed ? raw_int(raw, "SISMEMBER %s %u", seed_buyers_key(ev), u + 1)
+			  : is_buyer(raw, ev, u + 1)) == 1)
 			m |= 1u << u;
 	return m;
 }
@@ -370,7 +453,7 @@ seed_run(uint32_t ev, const uint64_t *users, unsigned n, char *out)
 {
 	for (unsigned i = 0; i < n; i++) {
 		long long v = raw_int(raw, "EVALSHA %s 2 %s %s %" PRIu64, seed_sha,
-			key(ev, RS_KEY_STOCK), key(ev, RS_KEY_BUYERS), users[i]);
+			key(ev, RS_KEY_STOCK), seed_buyers_key(ev), users[i]);
 
 		out[i] = v == 1 ? 'R' : v == -1 ? 'D' : v == 0 ? 'S' : '?';
 	}
@@ -415,7 +498,7 @@ test_seed_equivalence(const char *doc)
 		long long stock_b = raw_int(raw, "GET %s", key(ev_b, RS_KEY_STOCK));
 		/* The seed leaves a missing key missing and so do we; we answer 0 left. */
 		bool same = strcmp(ours, theirs) == 0 && stock_a == stock_b &&
-			    buyer_mask(ev_a) == buyer_mask(ev_b) &&
+			    buyer_mask(ev_a, false) == buyer_mask(ev_b, true) &&
 			    left == (stock_b == -999999 ? 0 : stock_b);
 
 		if (!same && mismatch++ < 3)
@@ -471,7 +554,7 @@ test_release_and_results(void)
 
 	freeReplyObject(raw_cmd(raw,
 		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
-		"17 garbage 18 O:80:1",
+		"17 garbage 18 O:80:1 19 H",
 		key(ev, RS_KEY_RESULT)));
 	const struct {
 		uint64_t user;
@@ -479,23 +562,22 @@ test_release_and_results(void)
 		uint64_t rid, order, deadline;
 	} want[] = {
 		{11, WIRE_V_EXPIRED, res[0].reservation_id, 0, 0},
-		{12, WIRE_V_RESERVED, res[1].reservation_id, 0, 0},
-		{13, 0, 0, 0, 0},
+		{12, WIRE_V_RESERVED, res[1].reservation_id, 0, 0}, {13, 0, 0, 0, 0},
 		{14, WIRE_V_ORDERED, 77, 9001, UINT64_C(1767225900000)},
-		{15, WIRE_V_PAID, 78, 9002, 0},
-		{16, WIRE_V_CANCELLED, 79, 0, 0},
+		{15, WIRE_V_PAID, 78, 9002, 0}, {16, WIRE_V_CANCELLED, 79, 0, 0},
 		{17, 0, 0, 0, 0}, /* not understood: reported as no entry */
 		{18, 0, 0, 0, 0},
+		{19, 0, 0, 0, 0}, /* restored by reconciliation: the order is in PostgreSQL */
 	};
-	struct wire_result_query q[8];
+	struct wire_result_query q[9];
 
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < 9; i++)
 		q[i] = (struct wire_result_query){.user = want[i].user, .event = ev};
-	struct rs_result got[8];
-	int rc = rs_results(rs, q, 8, got);
+	struct rs_result got[9];
+	int rc = rs_results(rs, q, 9, got);
 
-	tap_eq_int(rc, 0, "rs_results for 8 users");
-	for (unsigned i = 0; i < 8; i++)
+	tap_eq_int(rc, 0, "rs_results for 9 users");
+	for (unsigned i = 0; i < 9; i++)
 		tap_ok(got[i].verdict == want[i].verdict && got[i].reservation_id == want[i].rid &&
 				got[i].order_id == want[i].order &&
 				got[i].pay_deadline_ms == want[i].deadline,
@@ -504,12 +586,13 @@ test_release_and_results(void)
 			got[i].reservation_id, got[i].order_id);
 	(void)out;
 
+	freeReplyObject(raw_cmd(raw, "HDEL %s 14 15 16 17 18 19", key(ev, RS_KEY_RESULT)));
 	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state");
-	tap_ok(st.preheated && st.stock == 1 && st.buyers == 2 && st.outbox_len == 2 &&
-			st.released == 1 && st.results == 7,
-		"  stock 1, 2 buyers, outbox 2, 1 released, 7 results (got %" PRId64 ", %" PRIu64
-		", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ")",
-		st.stock, st.buyers, st.outbox_len, st.released, st.results);
+	tap_ok(st.preheated && st.stock == 1 && st.buyers == 2 && st.outbox_len == 1 &&
+			st.released == 1,
+		"  stock 1, 2 buyers, 1 outbox entry, 1 released (got %" PRId64 ", %" PRIu64
+		", %" PRIu64 ", %" PRIu64 ")",
+		st.stock, st.buyers, st.outbox_len, st.released);
 	tap_ok((int64_t)st.stock + (int64_t)st.buyers - (int64_t)st.released == 2,
 		"  stock + buyers - released == preheated");
 	tap_eq_int(rs_purge_event(rs, ev), 0, "rs_purge_event");
@@ -558,16 +641,15 @@ test_pipeline(void)
 
 	for (unsigned k = 0; k < PER; k++)
 		retry += v[5][k] == WIRE_V_RETRY;
-	tap_ok(b[5].status == -EINVAL && retry == PER &&
-			raw_int(raw, "SCARD %s", key(505, RS_KEY_BUYERS)) == 0,
+	tap_ok(b[5].status == -EINVAL && retry == PER && n_buyers(raw, 505) == 0,
 		"  the malformed batch: -EINVAL, all RETRY, nothing written");
 	rs_get_stats(rs, &after);
 	tap_eq_int((long long)(after.reserved - before.reserved), 0 + 1 + 150 + 300 + 300,
 		"  stats count the reserved verdicts");
 
-	/* An error reply for one batch: its buyers key holds a string. */
+	/* An error reply for one batch: its result key holds a string. */
 	res[5][17].event = 505;
-	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_BUYERS)));
+	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_RESULT)));
 	rs_purge_event(rs, 501);
 	raw_preheat(501, 5);
 	b[0].event = 501;
@@ -576,8 +658,20 @@ test_pipeline(void)
 	rc = rs_reserve(rs, (struct rs_batch[]){b[5], b[0]}, 2);
 	tap_eq_int(rc, -EIO, "an error reply (WRONGTYPE): -EIO");
 	tap_ok(rs_connected(rs), "  the connection stays up");
-	tap_eq_int(raw_int(raw, "SCARD %s", key(501, RS_KEY_BUYERS)), 5,
-		"  the other batch of the pipeline was decided");
+	tap_eq_int(raw_int(raw, "GET %s", key(505, RS_KEY_STOCK)), 77,
+		"  the failed batch wrote nothing (stock unchanged)");
+	tap_eq_int(raw_int(raw, "XLEN %s", key(505, RS_KEY_OUTBOX)), 0, "  nor an outbox entry");
+	tap_eq_int(n_buyers(raw, 501), 5, "  the other batch of the pipeline was decided");
+
+	/* The outbox key of another type: the first XADD fails before any other write. */
+	rs_purge_event(rs, 505);
+	raw_preheat(505, 77);
+	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_OUTBOX)));
+	rc = rs_reserve(rs, &b[5], 1);
+	tap_ok(rc == -EIO && raw_int(raw, "GET %s", key(505, RS_KEY_STOCK)) == 77 &&
+			raw_int(raw, "EXISTS %s", key(505, RS_KEY_RESULT)) == 0,
+		"the outbox key of another type: -EIO, and nothing written");
+	rs_purge_event(rs, 505);
 
 	/* A flushed script cache: the store loads the scripts again and resends. */
 	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
@@ -595,7 +689,7 @@ test_pipeline(void)
 		"after SCRIPT FLUSH: decided (NOSCRIPT, reload, resend)");
 	tap_eq_int(
 		(long long)(after.script_loads - before.script_loads), 1, "  scripts loaded once");
-	tap_eq_int(raw_int(raw, "SCARD %s", key(506, RS_KEY_BUYERS)), 3, "  3 buyers, not 6");
+	tap_eq_int(n_buyers(raw, 506), 3, "  3 buyers, not 6");
 	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
 	rs_purge_event(rs, 400);
 	rs_preheat(rs, 400, 1); /* also through NOSCRIPT: preheat.lua */
@@ -613,6 +707,128 @@ test_pipeline(void)
 			i == 0	 ? "event 0: -EINVAL"
 			: i == 1 ? "an empty batch: -EINVAL"
 				 : "a batch over RS_BATCH_MAX: -EINVAL");
+}
+
+/* --- The order writer's reading, and reconciliation's ----------------------------------------- */
+
+/* Checks that b holds the given (user, index, count) records; valid says which are valid. */
+static bool
+recs_are(const struct rs_outbox_buf *b, unsigned n, const uint64_t (*want)[4])
+{
+	if (b->n != n)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (b->rec[i].user != want[i][0] || b->rec[i].index != want[i][1] ||
+			b->rec[i].count != want[i][2] || b->rec[i].valid != (want[i][3] != 0))
+			return false;
+	return true;
+}
+
+static void
+test_outbox_reading(void)
+{
+	const uint32_t ev = 450;
+	static struct wire_reserve res[RS_BATCH_MAX];
+	static uint8_t v[RS_BATCH_MAX];
+	struct rs_outbox_buf b = {0};
+	char cursor[48] = "0-0";
+	uint64_t pending, ms, seq;
+
+	rs_purge_event(rs, ev);
+	raw_preheat(ev, 100000);
+	tap_eq_int(rs_outbox_group_create(rs, ev, "g"), 0, "outbox: group created");
+	/* An entry of an older build: one reservation. */
+	freeReplyObject(raw_cmd(raw, "XADD %s * u 1 r 101 t 5", key(ev, RS_KEY_OUTBOX)));
+	/* A batch of 3 (one duplicate): one entry of 2. */
+	uint64_t users[] = {2, 3, 2};
+
+	decide(ev, users, 3, 3, v, NULL);
+	/* Malformed: a reservation without r, then a good one, then an unknown field. */
+	freeReplyObject(
+		raw_cmd(raw, "XADD %s * u 4 t 1 u 5 r 105 t 2 x 9", key(ev, RS_KEY_OUTBOX)));
+	/* A batch of 2048: two entries of 1,024. */
+	for (unsigned i = 0; i < RS_BATCH_MAX; i++)
+		res[i] = mkres(ev, 1000 + i);
+	struct rs_batch big = {.event = ev, .n = RS_BATCH_MAX, .res = res, .verdicts = v};
+
+	tap_ok(rs_reserve(rs, &big, 1) == 0 && v[RS_BATCH_MAX - 1] == WIRE_V_RESERVED,
+		"outbox: a batch of %u reserved", RS_BATCH_MAX);
+	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), 5,
+		"outbox: 5 entries (1, 2, a malformed one, 1024, 1024)");
+
+	const uint64_t first3[][4] = {
+		{1, 0, 1, 1}, {2, 0, 2, 1}, {3, 1, 2, 1}, {4, 0, 2, 0}, {5, 1, 2, 1}};
+
+	int got = rs_outbox_read(rs, ev, "g", "c1", 3, &b);
+
+	tap_ok(got == 3 && b.entries == 3 && recs_are(&b, 5, first3) &&
+			b.rec[0].reservation_id == 101 && b.rec[0].admitted_ms == 5 &&
+			b.rec[4].reservation_id == 105,
+		"outbox read of 3 entries: 5 reservations, old and new format, the malformed "
+		"one invalid (%u records)",
+		b.n);
+	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
+			b.rec[0].user == 1000 && b.rec[0].index == 0 && b.rec[1023].index == 1023 &&
+			b.rec[1023].count == 1024 && rs_outbox_rec_last(&b.rec[1023]) &&
+			!rs_outbox_rec_last(&b.rec[1022]) && b.rec[1023].user == 2023,
+		"outbox read of 1 entry: its 1,024 reservations in order");
+	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
+			b.rec[0].user == 2024,
+		"  and the next entry's");
+	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 0 && b.n == 0, "  then nothing new");
+	tap_ok(rs_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 5,
+		"  5 entries pending");
+
+	/* Another consumer claims them all; one is deleted while pending. */
+	redisReply *x = raw_cmd(raw, "XRANGE %s - + COUNT 1", key(ev, RS_KEY_OUTBOX));
+
+	freeReplyObject(
+		raw_cmd(raw, "XDEL %s %s", key(ev, RS_KEY_OUTBOX), x->element[0]->element[0]->str));
+	freeReplyObject(x);
+	int n = rs_outbox_claim(rs, ev, "g", "c2", 0, cursor, sizeof(cursor), 100, &b);
+	unsigned valid = 0;
+
+	for (unsigned i = 0; i < b.n; i++)
+		valid += b.rec[i].valid;
+	tap_ok(n >= 4 && strcmp(cursor, "0-0") == 0 && valid == 2 + 1 + 2048,
+		"outbox claim: %d entries, %u reservations, %u valid (the deleted entry is gone "
+		"or invalid)",
+		n, b.n, valid);
+	/* Acknowledge by the last record of each entry. */
+	struct rs_outbox_rec last[8];
+	unsigned n_last = 0;
+
+	for (unsigned i = 0; i < b.n && n_last < 8; i++)
+		if (rs_outbox_rec_last(&b.rec[i]))
+			last[n_last++] = b.rec[i];
+	tap_eq_int(rs_outbox_ack(rs, ev, "g", last, n_last), n_last,
+		"outbox ack: one id per entry acknowledges it");
+	tap_ok(rs_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 0,
+		"  nothing pending");
+	rs_outbox_buf_free(&b);
+
+	/* Reconciliation: buyers are result fields; repair restores the missing ones. */
+	uint64_t who[] = {2, 3, 77, 1000};
+	uint8_t missing[4];
+
+	freeReplyObject(raw_cmd(raw, "HDEL %s 3", key(ev, RS_KEY_RESULT)));
+	tap_ok(rs_buyers_missing(rs, ev, who, 4, missing) == 0 && !missing[0] && missing[1] &&
+			missing[2] && !missing[3],
+		"rs_buyers_missing: users without a result field");
+	uint64_t add[] = {3, 2};
+
+	tap_eq_int(rs_repair(rs, ev, 42, add, 2), 0, "rs_repair");
+	tap_ok(is_buyer(raw, ev, 3) == 1 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"  the missing user is a buyer again, the stock is set");
+	redisReply *h = raw_cmd(raw, "HMGET %s 2 3", key(ev, RS_KEY_RESULT));
+
+	tap_ok(h->type == REDIS_REPLY_ARRAY && h->elements == 2 &&
+			h->element[0]->type == REDIS_REPLY_STRING && h->element[0]->str[0] != 'H' &&
+			h->element[1]->type == REDIS_REPLY_STRING &&
+			strcmp(h->element[1]->str, "H") == 0,
+		"  its field is \"H\", an existing field is left alone");
+	freeReplyObject(h);
+	rs_purge_event(rs, ev);
 }
 
 /* --- Two control planes at once ------------------------------------------------------------ */
@@ -688,12 +904,13 @@ test_two_processes(void)
 	}
 	for (unsigned u = 1; u <= USERS; u++)
 		twice += got[0][u] && got[1][u];
-	long long buyers = raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS));
+	long long buyers = n_buyers(raw, ev);
 
 	tap_eq_int(told, STOCK, "  exactly the stock was reserved across both (no oversell)");
 	tap_eq_int(twice, 0, "  no user was reserved by both");
 	tap_eq_int(buyers, STOCK, "  buyers == stock");
-	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), buyers, "  outbox == buyers");
+	tap_eq_int(outbox_reservations(raw, ev, NULL, 0), buyers,
+		"  reservations in the outbox == buyers");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 0, "  stock 0, never negative");
 }
 
@@ -803,14 +1020,15 @@ test_stopped_server(void)
 	r[0] = mkres(ev, 1);
 	r[1] = mkres(ev, 2);
 	rc = s != NULL ? rs_reserve(s, &b, 1) : -1;
-	long long buyers = raw_int(raw, "SCARD %s", key(ev, RS_KEY_BUYERS));
+	long long buyers = n_buyers(raw, ev);
 
 	tap_ok(rc == 0 && ((buyers == 2 && v[0] == WIRE_V_DUPLICATE && v[1] == WIRE_V_DUPLICATE) ||
 				  (buyers == 2 && v[0] == WIRE_V_RESERVED &&
 					  v[1] == WIRE_V_RESERVED)),
 		"  the retry is consistent with what ran: %lld buyers, %s then %s", buyers,
 		wire_verdict_name(v[0]), wire_verdict_name(v[1]));
-	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), 2, "  outbox == buyers == 2");
+	tap_eq_int(outbox_reservations(raw, ev, NULL, 0), 2,
+		"  reservations in the outbox == buyers == 2");
 	rs_close(s);
 }
 
@@ -916,7 +1134,7 @@ test_kill_with_aof(void)
 		 ran_unacked = 0;
 
 	for (unsigned u = 1; u <= users; u++) {
-		long long m = raw_int(r, "SISMEMBER %s %u", key(ev, RS_KEY_BUYERS), u);
+		long long m = is_buyer(r, ev, u);
 
 		buyers_seen += m == 1;
 		lost += told[u] == WIRE_V_RESERVED && m != 1;
@@ -928,34 +1146,32 @@ test_kill_with_aof(void)
 	}
 	tap_diag("%u users ran in a batch whose reply was lost; their retry was told duplicate",
 		ran_unacked);
-	long long nbuyers = raw_int(r, "SCARD %s", key(ev, RS_KEY_BUYERS));
+	long long nbuyers = n_buyers(r, ev);
 	long long stock = raw_int(r, "GET %s", key(ev, RS_KEY_STOCK));
-	long long outbox = raw_int(r, "XLEN %s", key(ev, RS_KEY_OUTBOX));
+	static uint64_t ob[MAX_BATCHES * PER][3];
+	long outbox = outbox_reservations(r, ev, ob, MAX_BATCHES * PER);
 
 	tap_eq_int(lost, 0, "  no acknowledged reservation was lost");
 	tap_eq_int(told_twice, 0, "  no user was told RESERVED twice");
 	tap_eq_int(unexplained, 0, "  every buyer was told RESERVED, or DUPLICATE after a failure");
 	tap_eq_int(nbuyers, buyers_seen, "  all buyers are users we sent");
 	tap_eq_int(stock + nbuyers, STOCK, "  stock + buyers == preheated stock");
-	tap_eq_int(outbox, nbuyers, "  outbox length == buyers");
+	tap_eq_int(outbox, nbuyers, "  reservations in the outbox == buyers");
 
-	/* Every outbox entry has a buyer, and none appears twice. */
-	redisReply *x = raw_cmd(r, "XRANGE %s - +", key(ev, RS_KEY_OUTBOX));
+	/* Every reservation in the outbox has a buyer, and none appears twice. */
 	static uint8_t in_outbox[MAX_BATCHES * PER + 1];
 	unsigned orphan = 0, doubled = 0;
 
-	for (size_t e = 0; x->type == REDIS_REPLY_ARRAY && e < x->elements; e++) {
-		unsigned long u = strtoul(x->element[e]->element[1]->element[1]->str, NULL, 10);
+	for (long e = 0; e < outbox && e < MAX_BATCHES * PER; e++) {
+		uint64_t u = ob[e][0];
 
-		if (u == 0 || u > users || r == NULL ||
-			raw_int(r, "SISMEMBER %s %lu", key(ev, RS_KEY_BUYERS), u) != 1)
+		if (u == 0 || u > users || is_buyer(r, ev, u) != 1)
 			orphan++;
 		else
 			doubled += in_outbox[u]++ > 0;
 	}
-	freeReplyObject(x);
-	tap_ok(orphan == 0 && doubled == 0, "  every outbox entry has a buyer, once (%u, %u)",
-		orphan, doubled);
+	tap_ok(orphan == 0 && doubled == 0,
+		"  every reservation in the outbox has a buyer, once (%u, %u)", orphan, doubled);
 	redisFree(r);
 	rs_close(s);
 	redis_server_stop(&aof_srv);
@@ -1038,6 +1254,7 @@ main(int argc, char **argv)
 	test_seed_equivalence(doc);
 	test_release_and_results();
 	test_pipeline();
+	test_outbox_reading();
 	test_two_processes();
 	test_stopped_server();
 	test_restart_without_persistence();
