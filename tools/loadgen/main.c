@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "tools/loadgen/lg_args.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
 
@@ -93,76 +93,6 @@ usage(FILE *f)
 		   "Exit status: 0 when every answer was well-formed and expected and every client "
 		   "ended\n"
 		   "within the duration; 1 otherwise; 2 on bad options or set-up failure.\n");
-}
-
-static int
-parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int
-parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-
-	errno = 0;
-	double v = strtod(s, &end);
-
-	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int
-parse_ipv4(const char *s, uint32_t *out)
-{
-	struct in_addr a;
-
-	if (inet_pton(AF_INET, s, &a) != 1)
-		return -EINVAL;
-	*out = ntohl(a.s_addr);
-	return 0;
-}
-
-/* A.B.C.D/P: its usable host addresses (all but network and broadcast when P < 31). */
-static int
-parse_net(const char *s, uint32_t *base, uint32_t *n)
-{
-	char buf[32];
-	const char *slash = strchr(s, '/');
-	uint64_t plen;
-	uint32_t net;
-
-	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = '\0';
-	if (parse_ipv4(buf, &net) || parse_u64(slash + 1, 8, 32, &plen))
-		return -EINVAL;
-	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
-
-	if (net & (size - 1))
-		return -EINVAL; /* host bits set: the operator probably meant another network */
-	if (plen < 31) {
-		*base = net + 1;
-		*n = size - 2;
-	} else {
-		*base = net;
-		*n = size;
-	}
-	return 0;
 }
 
 /* Whether the address ranges [a, a + na) and [b, b + nb) share an address. */
@@ -298,40 +228,40 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--mode: healthz, syn-flood or sale";
 			break;
 		case OPT_CONNECTIONS:
-			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
+			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
 			what = "--connections: a positive number";
 			break;
 		case OPT_USERS:
-			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &users);
+			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &users);
 			what = "--users: a positive number";
 			break;
 		case OPT_CONCURRENCY:
-			rc = parse_u64(optarg, 1, 64000, &v);
+			rc = lg_parse_u64(optarg, 1, 64000, &v);
 			o->concurrency = (uint32_t)v;
 			what = "--concurrency: 1..64000";
 			break;
 		case OPT_DURATION:
-			rc = parse_double(optarg, 0.001, 86400, &o->duration_s);
+			rc = lg_parse_double(optarg, 0.001, 86400, &o->duration_s);
 			what = "--duration-s: seconds, more than 0 and at most 86400";
 			break;
 		case OPT_RATE:
-			rc = parse_double(optarg, 0, 1e9, &o->rate);
+			rc = lg_parse_double(optarg, 0, 1e9, &o->rate);
 			what = "--rate: per second, 0 (no limit) to 1e9";
 			break;
 		case OPT_START_AT:
-			rc = parse_double(optarg, 0, 1e11, &o->start_at);
+			rc = lg_parse_double(optarg, 0, 1e11, &o->start_at);
 			what = "--start-at: Unix time in seconds";
 			break;
 		case OPT_SRC_NET:
-			rc = parse_net(optarg, &o->src_base, &o->n_src);
+			rc = lg_parse_net(optarg, &o->src_base, &o->n_src, NULL, NULL);
 			what = "--src-net: A.B.C.D/P with P 8..32 and no host bits set";
 			break;
 		case OPT_DST:
-			rc = parse_ipv4(optarg, &o->dst_ip);
+			rc = lg_parse_ipv4(optarg, &o->dst_ip);
 			what = "--dst: an IPv4 address";
 			break;
 		case OPT_PORT:
-			rc = parse_u64(optarg, 1, 65535, &v);
+			rc = lg_parse_u64(optarg, 1, 65535, &v);
 			o->dport = (uint16_t)v;
 			what = "--port: 1..65535";
 			break;
@@ -343,32 +273,32 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--host: a host name of at most 63 characters, no spaces";
 			break;
 		case OPT_RETRIES:
-			rc = parse_u64(optarg, 0, 10, &v);
+			rc = lg_parse_u64(optarg, 0, 10, &v);
 			o->retries = (unsigned)v;
 			what = "--retries: 0..10";
 			break;
 		case OPT_RTO:
-			rc = parse_u64(optarg, 1, 60000, &v);
+			rc = lg_parse_u64(optarg, 1, 60000, &v);
 			o->rto_ms = (unsigned)v;
 			what = "--rto-ms: 1..60000";
 			break;
 		case OPT_POLL:
-			rc = parse_u64(optarg, 1, 600000, &v);
+			rc = lg_parse_u64(optarg, 1, 600000, &v);
 			o->poll_ms = (unsigned)v;
 			what = "--poll-ms: 1..600000";
 			break;
 		case OPT_MAX_POLLS:
-			rc = parse_u64(optarg, 1, 100000, &v);
+			rc = lg_parse_u64(optarg, 1, 100000, &v);
 			o->max_polls = (unsigned)v;
 			what = "--max-polls: 1..100000";
 			break;
 		case OPT_EVENT:
-			rc = parse_u64(optarg, 1, UINT32_MAX, &v);
+			rc = lg_parse_u64(optarg, 1, UINT32_MAX, &v);
 			o->event = (uint32_t)v;
 			what = "--event: 1..4294967295";
 			break;
 		case OPT_USER_BASE:
-			rc = parse_u64(optarg, 1, TOK_USER_MAX, &o->user_base);
+			rc = lg_parse_u64(optarg, 1, TOK_USER_MAX, &o->user_base);
 			what = "--user-base: 1..2^63-1";
 			break;
 		case OPT_AUTH_KEY:
@@ -378,18 +308,18 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
 			break;
 		case OPT_KID:
-			rc = parse_u64(optarg, 0, UINT32_MAX, &kid);
+			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &kid);
 			what = "--kid: 0..4294967295";
 			break;
 		case OPT_PCAP:
 			o->pcap_path = optarg;
 			break;
 		case OPT_PCAP_MAX:
-			rc = parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
+			rc = lg_parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
 			what = "--pcap-max: a positive number";
 			break;
 		case OPT_LINGER:
-			rc = parse_double(optarg, 0, 86400, &o->linger_s);
+			rc = lg_parse_double(optarg, 0, 86400, &o->linger_s);
 			what = "--linger-s: seconds, 0 to 86400";
 			break;
 		case OPT_FLOOD: {
@@ -410,13 +340,13 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			break;
 		}
 		case OPT_FLOOD_SRC_NET:
-			rc = parse_net(optarg, &o->flood_base, &o->n_flood);
+			rc = lg_parse_net(optarg, &o->flood_base, &o->n_flood, NULL, NULL);
 			if (rc == 0 && o->n_flood < 2)
 				rc = -EINVAL;
 			what = "--flood-src-net: A.B.C.D/P with P 8..31 and no host bits set";
 			break;
 		case OPT_FLOOD_CONCURRENCY:
-			rc = parse_u64(optarg, 1, LG_FLOOD_CONC_MAX, &v);
+			rc = lg_parse_u64(optarg, 1, LG_FLOOD_CONC_MAX, &v);
 			o->flood_concurrency = (uint32_t)v;
 			what = "--flood-concurrency: 1..16384";
 			break;

@@ -11,6 +11,7 @@
 #include "tests/guard.h"
 #include "tests/lib/pktbuild.h"
 #include "tests/tap.h"
+#include "tools/loadgen/lg_args.h"
 #include "tools/loadgen/lg_conn.h"
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_http.h"
@@ -542,9 +543,46 @@ test_flood_classify(void)
 	}
 }
 
+static void
+test_args(void)
+{
+	uint32_t base = 7, n = 7, net = 0;
+	unsigned plen = 0;
+	uint64_t u = 0;
+	double d = 0;
+
+	tap_eq_int(lg_parse_net("198.18.2.0/24", &base, &n, NULL, NULL), 0, "net: /24 parses");
+	tap_ok(base == (198u << 24 | 18u << 16 | 2u << 8 | 1u) && n == 254,
+		"net: a /24 has 254 hosts from .1");
+	tap_eq_int(lg_parse_net("198.18.2.4/31", &base, &n, NULL, NULL), 0, "net: /31 parses");
+	tap_ok(base == (198u << 24 | 18u << 16 | 2u << 8 | 4u) && n == 2, "net: a /31 has both");
+	tap_eq_int(lg_parse_net("198.18.2.9/32", &base, &n, NULL, NULL), 0, "net: /32 parses");
+	tap_eq_int(n, 1, "net: a /32 is one host");
+	base = n = 7;
+	tap_eq_int(lg_parse_net("198.18.2.1/24", &base, &n, &net, &plen), -EDOM,
+		"net: host bits set is -EDOM");
+	tap_ok(net == (198u << 24 | 18u << 16 | 2u << 8) && plen == 24 && base == 7 && n == 7,
+		"net: -EDOM names the network and changes nothing else");
+	const char *bad[] = {"198.18.2.0", "198.18.2.0/7", "198.18.2.0/33", "198.18.2/24",
+		"198.18.2.0/24x", "x/24", "198.18.2.0/-1", ""};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_eq_int(lg_parse_net(bad[i], &base, &n, NULL, NULL), -EINVAL, bad[i]);
+	tap_eq_int(lg_parse_u64("42", 1, 100, &u), 0, "u64: 42 in 1..100");
+	tap_eq_int((long long)u, 42, "u64: the value");
+	tap_eq_int(lg_parse_u64("101", 1, 100, &u), -EINVAL, "u64: over the bound");
+	tap_eq_int(lg_parse_u64("-1", 0, 100, &u), -EINVAL, "u64: a sign");
+	tap_eq_int(lg_parse_u64("1 ", 0, 100, &u), -EINVAL, "u64: trailing space");
+	tap_eq_int(lg_parse_double("0.25", 0, 1, &d), 0, "double: 0.25 in 0..1");
+	tap_ok(d == 0.25, "double: the value");
+	tap_eq_int(lg_parse_double("nan", 0, 1, &d), -EINVAL, "double: nan");
+	tap_eq_int(lg_parse_double("1e9", 0, 1, &d), -EINVAL, "double: over the bound");
+}
+
 int
 main(void)
 {
+	test_args();
 	test_http();
 	test_json();
 	test_hist();

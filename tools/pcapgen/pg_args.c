@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <arpa/inet.h>
-
 #include "tools/pcapgen/pg_args.h"
+#include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
 
@@ -62,33 +61,6 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-static int
-parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int
-parse_ipv4(const char *s, uint32_t *out)
-{
-	struct in_addr a;
-
-	if (inet_pton(AF_INET, s, &a) != 1)
-		return -EINVAL;
-	*out = ntohl(a.s_addr);
-	return 0;
-}
-
 /* An address the data plane drops as a source (dataplane/pipeline.c ipv4_bad_source()). */
 static int
 bad_source(uint32_t a)
@@ -101,37 +73,26 @@ bad_source(uint32_t a)
 static int
 parse_src_net(const char *s, struct pg_stream_cfg *c, char *err, size_t errlen)
 {
-	char buf[32];
-	const char *slash = strchr(s, '/');
-	uint64_t plen;
-	uint32_t net;
+	uint32_t net, base, n;
+	unsigned plen;
+	int rc = lg_parse_net(s, &base, &n, &net, &plen);
 
-	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
-		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P", s);
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = '\0';
-	if (parse_ipv4(buf, &net) || parse_u64(slash + 1, 8, 32, &plen))
-		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P with P in 8..32", s);
-	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
-
-	if (net & (size - 1))
+	if (rc == -EDOM)
 		return fail(err, errlen,
 			"--src-net '%s' has host bits set; give the network, e.g. "
 			"%u.%u.%u.%u/%u",
-			s, (net & ~(size - 1)) >> 24, (net & ~(size - 1)) >> 16 & 255,
-			(net & ~(size - 1)) >> 8 & 255, net & ~(size - 1) & 255, (unsigned)plen);
+			s, net >> 24, net >> 16 & 255, net >> 8 & 255, net & 255, plen);
+	if (rc != 0)
+		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P with P in 8..32", s);
+	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
+
 	if (bad_source(net) || bad_source(net + (size - 1)))
 		return fail(err, errlen,
 			"--src-net '%s' reaches into 0/8, 127/8 or 224/3, which the "
 			"data plane drops as sources",
 			s);
-	if (plen < 31) {
-		c->src_base = net + 1;
-		c->n_src = size - 2;
-	} else {
-		c->src_base = net;
-		c->n_src = size;
-	}
+	c->src_base = base;
+	c->n_src = n;
 	return 0;
 }
 
@@ -205,7 +166,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			a->out = optarg;
 			break;
 		case OPT_COUNT:
-			if (parse_u64(optarg, 1, PG_COUNT_MAX, &c->count))
+			if (lg_parse_u64(optarg, 1, PG_COUNT_MAX, &c->count))
 				return fail(err, errlen, "--count '%s' is not a number in 1..%llu",
 					optarg, PG_COUNT_MAX);
 			break;
@@ -214,13 +175,13 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 				return -1;
 			break;
 		case OPT_DST:
-			if (parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
+			if (lg_parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
 				return fail(err, errlen,
 					"--dst '%s' is not a unicast IPv4 address (A.B.C.D)",
 					optarg);
 			break;
 		case OPT_PORT:
-			if (parse_u64(optarg, 1, 65535, &v))
+			if (lg_parse_u64(optarg, 1, 65535, &v))
 				return fail(err, errlen, "--port '%s' is not a port in 1..65535",
 					optarg);
 			c->dport = (uint16_t)v;
@@ -243,7 +204,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 					optarg);
 			break;
 		case OPT_SEED:
-			if (parse_u64(optarg, 0, UINT64_MAX, &c->seed))
+			if (lg_parse_u64(optarg, 0, UINT64_MAX, &c->seed))
 				return fail(err, errlen, "--seed '%s' is not a number", optarg);
 			break;
 		case ':':
