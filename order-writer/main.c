@@ -147,6 +147,7 @@ struct ow_main {
 	struct ow_config cfg;
 	struct redis_store *rs;
 	struct order_store *os;
+	struct order_store *os2; /* the second batch connection (connections = 2), or NULL */
 	struct ow_link *link;
 	struct outbox_reader *reader;
 	struct ow_writer w;
@@ -309,19 +310,28 @@ main(int argc, char **argv)
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
+	if (m.cfg.connections == 2) {
+		m.os2 = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
+		if (m.os2 == NULL) {
+			LOG_ERR("%s (check [postgres] conninfo)", err);
+			return 1;
+		}
+	}
 	m.link = ow_link_open(m.cfg.push_endpoint, m.cfg.id, err, sizeof(err));
 	m.reader = or_open(m.rs, m.cfg.group, consumer);
 	if (m.link == NULL || m.reader == NULL) {
 		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
 		return 1;
 	}
-	m.w = (struct ow_writer){.rs = m.rs, .os = m.os, .link = m.link, .group = m.cfg.group};
+	m.w = (struct ow_writer){
+		.rs = m.rs, .os = m.os, .os2 = m.os2, .link = m.link, .group = m.cfg.group};
 	if (crash != NULL && strcmp(crash, "1") == 0) {
 		LOG_WARN("test hook FG_OW_CRASH_AFTER_COMMIT: exiting after the first COMMIT");
 		m.w.commit_hook = crash_after_commit;
 	}
-	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u", consumer,
-		m.cfg.group, m.cfg.max_rate, m.cfg.batch_size);
+	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u on %u "
+		   "connection(s)",
+		consumer, m.cfg.group, m.cfg.max_rate, m.cfg.batch_size, m.cfg.connections);
 
 	while (!stop_requested) {
 		uint64_t now = mono_ns() / 1000000u;
@@ -368,6 +378,8 @@ main(int argc, char **argv)
 	ow_link_close(m.link);
 	or_close(m.reader);
 	os_close(m.os);
+	if (m.os2 != NULL)
+		os_close(m.os2);
 	rs_close(m.rs);
 	rs_outbox_buf_free(&m.buf);
 	return 0;

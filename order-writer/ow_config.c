@@ -48,6 +48,16 @@ static const struct cfg_key ow_keys[] = {
 		.doc = "Orders written by one PostgreSQL transaction, 1..2048.",
 	},
 	{
+		.name = "connections",
+		.type = CFG_UINT,
+		OW_FIELD(connections),
+		.min = 1,
+		.max = 2,
+		.def = "2",
+		.doc = "PostgreSQL connections writing batches, 1..2: with 2, one batch inserts while "
+		       "the other's COMMIT waits for the disk.",
+	},
+	{
 		.name = "max_rate",
 		.type = CFG_UINT,
 		OW_FIELD(max_rate),

@@ -19,6 +19,7 @@ struct ow_config {
 	char push_endpoint[128];  /* the control plane's PULL: RESULT and RESTOCK records */
 	char group[64];		  /* the consumer group on every outbox */
 	uint32_t batch_size;	  /* orders per transaction */
+	uint32_t connections;	  /* PostgreSQL connections writing batches: 1 or 2 */
 	uint32_t max_rate;	  /* orders committed per second; 0: no cap */
 	uint32_t poll_ms;	  /* idle wait when no outbox had entries */
 	uint32_t claim_idle_ms;	  /* pending this long: the writer it went to is taken for dead */

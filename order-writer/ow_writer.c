@@ -14,6 +14,7 @@
  * holds are acknowledged with it.
  */
 struct ow_slot {
+	struct order_store *os; /* the connection it was sent on */
 	uint32_t event;
 	unsigned n;	 /* reservations delivered */
 	unsigned n_todo; /* the ones sent to PostgreSQL */
@@ -33,11 +34,14 @@ struct ow_slot {
 	uint8_t released[RS_BATCH_MAX];
 };
 
-/* Two slots: the batch PostgreSQL works on, and the one before it, being published. */
+/*
+ * The batches in flight, oldest first, one per PostgreSQL connection (w->os, and w->os2 when
+ * set), and one more slot for the batch being published while they are.
+ */
 struct ow_slots {
-	struct ow_slot s[2];
-	struct ow_slot *flight; /* sent, not waited for; NULL when none */
-	unsigned next;		/* the slot the next batch takes */
+	struct ow_slot s[3];
+	struct ow_slot *fifo[2];
+	unsigned n_fifo;
 };
 
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
@@ -81,12 +85,13 @@ ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_r
  * to PostgreSQL. Returns 0 (the slot is in flight, or has nothing to write) or < 0 (logged).
  */
 static int
-ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs_outbox_rec *e,
-	unsigned n)
+ow_start(struct ow_writer *w, struct ow_slot *b, struct order_store *os, uint32_t event,
+	const struct rs_outbox_rec *e, unsigned n)
 {
 	char err[512];
 	int rc;
 
+	b->os = os;
 	b->event = event;
 	b->n = n;
 	b->n_todo = 0;
@@ -123,7 +128,7 @@ ow_start(struct ow_writer *w, struct ow_slot *b, uint32_t event, const struct rs
 	b->n_todo = k;
 	if (k == 0)
 		return 0;
-	rc = os_batch_send(w->os, event, b->todo, k, err, sizeof(err));
+	rc = os_batch_send(os, event, b->todo, k, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s", event,
 			k, err);
@@ -148,7 +153,7 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 	if (!b->sent)
 		return 0;
 	b->sent = false;
-	rc = os_batch_wait(w->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err,
+	rc = os_batch_wait(b->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err,
 		sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
@@ -238,55 +243,105 @@ ow_publish(struct ow_writer *w, struct ow_slot *b)
 	return 0;
 }
 
+/* A slot neither in flight nor the one being retired. */
+static struct ow_slot *
+ow_free_slot(struct ow_slots *q, const struct ow_slot *retiring)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		struct ow_slot *b = &q->s[i];
+
+		if (b != retiring && b != q->fifo[0] && (q->n_fifo < 2 || b != q->fifo[1]))
+			return b;
+	}
+	return NULL; /* not reached: at most two in flight and one retiring */
+}
+
+/* A connection with no batch in flight. */
+static struct order_store *
+ow_free_store(const struct ow_writer *w, const struct ow_slots *q)
+{
+	bool used = false;
+
+	for (unsigned i = 0; i < q->n_fifo; i++)
+		used |= q->fifo[i]->os == w->os;
+	return used ? w->os2 : w->os;
+}
+
+/* After a failed batch: no batch in flight acknowledges an entry that began before it. */
+static void
+ow_skip_first_all(struct ow_slots *q)
+{
+	for (unsigned i = 0; i < q->n_fifo; i++)
+		q->fifo[i]->skip_first = true;
+}
+
+/* Takes the oldest batch in flight off the queue and waits for its COMMIT. */
+static struct ow_slot *
+ow_pop(struct ow_writer *w, int *rc)
+{
+	struct ow_slots *q = w->slots;
+	struct ow_slot *b = q->fifo[0];
+
+	q->fifo[0] = q->fifo[1];
+	q->fifo[1] = NULL;
+	q->n_fifo--;
+	*rc = ow_wait(w, b);
+	return b;
+}
+
 int
 ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
 {
-	struct ow_slot *prev, *b;
+	struct ow_slot *old = NULL, *b;
+	struct ow_slots *q;
+	unsigned depth = w->os2 != NULL ? 2 : 1;
 	int rc_prev = 0, rc;
 
 	if (n == 0 || n > RS_BATCH_MAX)
 		return -EINVAL;
 	if (w->slots == NULL && (w->slots = calloc(1, sizeof(*w->slots))) == NULL)
 		return -ENOMEM;
-	prev = w->slots->flight;
-	w->slots->flight = NULL;
-	/* PostgreSQL takes one statement at a time: the previous batch's COMMIT first. */
-	if (prev != NULL)
-		rc_prev = ow_wait(w, prev);
-	b = &w->slots->s[w->slots->next];
-	w->slots->next ^= 1;
-	rc = ow_start(w, b, event, e, n);
-	/* This batch is now with PostgreSQL: Redis takes the previous one's results meanwhile. */
-	if (prev != NULL && rc_prev == 0)
-		rc_prev = ow_publish(w, prev);
+	q = w->slots;
+	/* A connection takes one statement at a time: the oldest batch's COMMIT first. */
+	if (q->n_fifo == depth)
+		old = ow_pop(w, &rc_prev);
+	b = ow_free_slot(q, old);
+	rc = ow_start(w, b, ow_free_store(w, q), event, e, n);
+	/* This batch is now with PostgreSQL: Redis takes the old one's results meanwhile. */
+	if (old != NULL && rc_prev == 0)
+		rc_prev = ow_publish(w, old);
 	if (rc_prev != 0) {
 		w->st.errors++;
-		/* The start of this batch's first entry may be in the failed one. */
+		/* An entry can span several batches: the first entry of each batch sent after the
+		 * failed one may have started in it. */
+		ow_skip_first_all(q);
 		b->skip_first = true;
 	}
 	if (rc != 0) {
 		w->st.errors++;
 		return rc;
 	}
-	w->slots->flight = b;
+	q->fifo[q->n_fifo++] = b;
 	return rc_prev;
 }
 
 int
 ow_flush(struct ow_writer *w)
 {
-	struct ow_slot *b;
-	int rc;
+	int rc = 0;
 
-	if (w->slots == NULL || w->slots->flight == NULL)
-		return 0;
-	b = w->slots->flight;
-	w->slots->flight = NULL;
-	rc = ow_wait(w, b);
-	if (rc == 0)
-		rc = ow_publish(w, b);
-	if (rc != 0)
-		w->st.errors++;
+	while (w->slots != NULL && w->slots->n_fifo > 0) {
+		int r;
+		struct ow_slot *b = ow_pop(w, &r);
+
+		if (r == 0)
+			r = ow_publish(w, b);
+		if (r != 0) {
+			w->st.errors++;
+			ow_skip_first_all(w->slots);
+			rc = r;
+		}
+	}
 	return rc;
 }
 

@@ -15,10 +15,13 @@
  * batch in flight does not acknowledge an entry it shares with the failed one; such entries stay
  * pending and are claimed again whole.
  *
- * Two batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
- * PostgreSQL inserts and commits it; the next call waits for that COMMIT, sends its own batch,
- * and only then publishes and acknowledges the previous one, so that Redis and PostgreSQL work
- * at the same time. ow_flush() completes the batch in flight.
+ * Batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
+ * PostgreSQL inserts and commits it. With one connection the next call waits for that COMMIT,
+ * sends its own batch, and only then publishes and acknowledges the previous one, so that Redis
+ * and PostgreSQL work at the same time. With two (os2), two batches are in flight on the two
+ * connections: one inserts while the other's COMMIT waits for the disk (the stock row is the
+ * only thing they share, updated last), and they are completed in the order they were sent.
+ * ow_flush() completes every batch in flight, oldest first.
  *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
  * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
@@ -45,6 +48,7 @@ struct ow_slots;
 struct ow_writer {
 	struct redis_store *rs;
 	struct order_store *os;
+	struct order_store *os2;  /* a second connection, or NULL: then one batch in flight */
 	struct ow_link *link;	  /* may be NULL */
 	const char *group;
 	void (*commit_hook)(void); /* the test hook, run once after the first COMMIT; may be NULL */
@@ -54,16 +58,17 @@ struct ow_writer {
 
 /*
  * Takes n (1..RS_BATCH_MAX) consecutive reservations of event's outbox that were just delivered
- * or claimed: completes the batch in flight (waits for its COMMIT), sends these to PostgreSQL,
- * then publishes the completed one and acknowledges the entries it completes. The records are
+ * or claimed: when every connection has a batch in flight, completes the oldest (waits for its
+ * COMMIT), sends these to PostgreSQL, then publishes the completed one and acknowledges the
+ * entries it completes. The records are
  * copied. Returns 0, or a negative errno when either batch failed (logged; its entries stay
  * pending and are claimed again): the caller then gives no more of the same read.
  */
 int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
 
 /*
- * Completes the batch in flight, if any: waits for its COMMIT, publishes it and acknowledges
- * its entries. Call it before the store is used for anything else and before sleeping.
+ * Completes the batches in flight, if any, oldest first: waits for each COMMIT, publishes it and
+ * acknowledges its entries. Call it before the store is used for anything else and before sleeping.
  * Returns 0 or a negative errno (the entries stay pending).
  */
 int ow_flush(struct ow_writer *w);
