@@ -60,8 +60,9 @@ ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_r
 		int rc = rs_release(w->rs, event, e[i].reservation_id, e[i].user, 1);
 
 		if (rc == -ENOENT) {
-			LOG_WARN("event %" PRIu32 ": reservation %" PRIu64 " of user %" PRIu64
-				 " is in the outbox but the user is not a buyer; nothing to release",
+			LOG_WARN(
+				"event %" PRIu32 ": reservation %" PRIu64 " of user %" PRIu64
+				" is in the outbox but the user is not a buyer; nothing to release",
 				event, e[i].reservation_id, e[i].user);
 			continue;
 		}
@@ -153,8 +154,8 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 	if (!b->sent)
 		return 0;
 	b->sent = false;
-	rc = os_batch_wait(b->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err,
-		sizeof(err));
+	rc = os_batch_wait(
+		b->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
 			b->event, b->n_todo, err);
@@ -168,8 +169,8 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 			"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
 			"%u reservation(s) released back to Redis (reconcile the event)",
 			b->event, b->n_todo - b->n_orders);
-		rc = ow_release_refused(w, b->event, b->todo, b->n_todo, b->orders, b->n_orders,
-			b->res, &n_res);
+		rc = ow_release_refused(
+			w, b->event, b->todo, b->n_todo, b->orders, b->n_orders, b->res, &n_res);
 		if (rc != 0)
 			return rc;
 		if (w->link != NULL && n_res > 0)
