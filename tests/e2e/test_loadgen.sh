@@ -274,6 +274,30 @@ b401=$(flood_answer badkey flood_one_ip 401)
 tap_run "one-ip flood with a wrong key: its 401s ($b401) are all counted unexpected" \
 	test "$b401" -gt 0 -a "$(field badkey flood_one_ip unexpected)" = "$b401"
 
+# --- one reserve per connection with a valid purchase token (minted with the sale key): 202 ---
+N_RES=2000
+rc=0
+e2e_peer_cmd "restock 1 100000" || rc=$?
+tap_ok "$rc" "the test peer restocks the sale for the reserve runs ($E2E_PEER_REPLY)"
+lg_run reserve --mode reserve --connections "$N_RES" --concurrency 64 --event 1 \
+	--user-base 700000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
+tap_is "$LG_RC/$(answer reserve 202)/$(value reserve unexpected_status)" "0/$N_RES/0" \
+	"reserve: loadgen exits 0, all $N_RES reserves admitted (202), nothing unexpected"
+got=$(dp_counter admit reserve_admitted)
+tap_run "reserve: the data plane admitted at least $N_RES reserves (got '$got')" \
+	test "${got:-0}" -ge "$N_RES"
+lg_run result --mode result --connections "$N_RES" --concurrency 64 --event 1 \
+	--user-base 700000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
+tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
+	"result: loadgen exits 0, all $N_RES polls with a fresh receipt answered 200"
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
+	--log-level=error -- --mode reserve 2>&1) || rc=$?
+tap_is "$rc" 2 "reserve without --sale-key-hex: loadgen exits 2"
+tap_run "reserve without --sale-key-hex: it says what is missing" \
+	grep -q 'needs --sale-key-hex' <<<"$out"
+rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-nokey")"
+
 # --- a data plane that is not there: the loadgen says so instead of hanging ---------------------
 WAIT_BRIDGE=
 lg_run nodp --mode healthz --connections 10 --dst 198.18.0.99 --duration-s 1

@@ -154,6 +154,49 @@ build_flood_request(struct lg_client *cl, struct lg_conn *c)
 	return lg_flood_request(c->req, sizeof(c->req), c->step, &x);
 }
 
+/* Unix time in milliseconds. */
+static uint64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The one request of a connection of --mode healthz, reserve or result, into c->req: reserves
+ * carry a purchase token and result polls a receipt of the connection's user, minted with the
+ * sale key as the data plane mints them. Returns its length, or -1.
+ */
+static int
+build_single(struct lg_client *cl, struct lg_conn *c)
+{
+	const struct lg_opts *o = cl->o;
+	char tok[TOK_BUF_SIZE];
+
+	switch (o->mode) {
+	case LG_MODE_RESERVE:
+		if (tok_purchase_mint(&o->sale, o->event, c->user, (uint64_t)time(NULL) + 3600, tok,
+			    sizeof(tok)) < 0)
+			return -1;
+		return snprintf(c->req, sizeof(c->req),
+			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n"
+			"Content-Length: 0\r\n\r\n",
+			o->reserve_path, o->host, tok);
+	case LG_MODE_RESULT:
+		if (tok_receipt_mint(&o->sale, o->event, c->user, wall_ms(), tok, sizeof(tok)) < 0)
+			return -1;
+		return snprintf(c->req, sizeof(c->req),
+			"GET /api/v1/events/%" PRIu32 "/result HTTP/1.1\r\nHost: %s\r\n"
+			"X-Flash-Token: %s\r\n\r\n",
+			o->event, o->host, tok);
+	default:
+		return snprintf(c->req, sizeof(c->req), "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n",
+			o->host);
+	}
+}
+
 /* Writes the request of c's step into c->req. Returns 0, or -1 if it does not fit. */
 static int
 build_request(struct lg_client *cl, struct lg_conn *c)
@@ -164,8 +207,7 @@ build_request(struct lg_client *cl, struct lg_conn *c)
 
 	switch ((enum lg_step)c->step) {
 	case LG_STEP_HEALTHZ:
-		n = snprintf(c->req, sizeof(c->req), "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n",
-			o->host);
+		n = build_single(cl, c);
 		break;
 	case LG_STEP_TOKEN: {
 		/* A session valid for an hour, as the shop's login would hand out. */
@@ -334,7 +376,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 
 	*out = LG_OUT_REFUSED;
 	if (c->step == LG_STEP_HEALTHZ) {
-		if (s != 200)
+		if (s != (o->mode == LG_MODE_RESERVE ? 202u : 200u))
 			cl->st.unexpected_status++;
 		return NEXT_DONE;
 	}
@@ -899,7 +941,7 @@ launch_honest(struct lg_client *cl, uint64_t now)
 			return;
 		}
 		/* A user keeps its address across its connections, as a browser does. */
-		c->user = o->mode == LG_MODE_SALE ? o->user_base + cl->launched : cl->launched;
+		c->user = o->mode == LG_MODE_HEALTHZ ? cl->launched : o->user_base + cl->launched;
 		c->cip = o->src_base + (uint32_t)(cl->launched % o->n_src);
 		c->step = o->mode == LG_MODE_SALE ? LG_STEP_TOKEN : LG_STEP_HEALTHZ;
 		c->attempts = 0;
@@ -1037,7 +1079,8 @@ flood_init(struct lg_client *cl)
 	cl->bad_ack_len = (uint16_t)n;
 	cl->one_ip_user = LG_FLOOD_USER_BASE + 1;
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
-		cl->flood_credit[k] = 1; /* each flood's first segment goes with the first clients */
+		cl->flood_credit[k] =
+			1; /* each flood's first segment goes with the first clients */
 	if (lg_opts_flood(o, LG_FLOOD_UNSIGNED) || lg_opts_flood(o, LG_FLOOD_ONE_IP)) {
 		cl->ftab = lg_table_create(o->flood_concurrency, LG_PORT_BASE);
 		if (cl->ftab == NULL)

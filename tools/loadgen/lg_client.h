@@ -27,12 +27,21 @@ enum lg_mode {
 	LG_MODE_HEALTHZ,   /* GET /healthz, one request per connection */
 	LG_MODE_SYN_FLOOD, /* SYNs from random addresses and ports, never completed */
 	LG_MODE_SALE,	   /* per user: token, reserve, result polls (docs/api.md) */
+	LG_MODE_RESERVE,   /* a reserve with a valid purchase token per connection: 202 */
+	LG_MODE_RESULT,	   /* a result poll with a valid receipt per connection: 200 */
 };
+
+/* Modes whose every connection is one request, one answer (healthz, reserve, result). */
+static inline bool
+lg_mode_single(enum lg_mode m)
+{
+	return m == LG_MODE_HEALTHZ || m == LG_MODE_RESERVE || m == LG_MODE_RESULT;
+}
 
 /* What the operator asked for (tools/loadgen/main.c parses it; docs/loadgen.md). */
 struct lg_opts {
 	enum lg_mode mode;
-	uint64_t count;	      /* connections (healthz), SYNs (syn-flood) or users (sale) */
+	uint64_t count;	      /* connections (healthz, reserve, result), SYNs or users (sale) */
 	uint32_t concurrency; /* clients at once */
 	double duration_s;    /* bound on the whole run */
 	double rate;	      /* new connections, SYNs or users per second; 0: no limit */
@@ -49,6 +58,9 @@ struct lg_opts {
 	uint64_t user_base;	 /* sale: first user id */
 	struct tok_keyring auth; /* sale, one-ip flood: the shop's auth key, to mint sessions */
 	uint32_t kid;		 /* its key id */
+	struct tok_keyring sale; /* reserve, result: the sale key, to mint purchase tokens and
+				  * receipts as the data plane itself does */
+	char reserve_path[128];	 /* reserve: the event's path under the sale key */
 	char host[64];		 /* Host header */
 	const char *pcap_path;	 /* NULL: no capture */
 	uint64_t pcap_max;

@@ -2,7 +2,7 @@
 /*
  * flashgate-loadgen: many HTTP clients at packet level on one DPDK port, to load and check a
  * flashgate data plane (docs/loadgen.md). Usage:
- *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale [options]
+ *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale|reserve|result [options]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,10 +47,15 @@ usage(FILE *f)
 		   "--vdev net_memif0,role=client,socket=/tmp/fg-memif.sock) and checks every "
 		   "answer.\n"
 		   "\n"
-		   "  --mode MODE          healthz (GET /healthz), syn-flood, or sale (token, "
+		   "  --mode MODE          healthz (GET /healthz), syn-flood, sale (token, "
 		   "reserve,\n"
-		   "                       result polls per user); default healthz\n"
-		   "  --connections N      healthz: connections; syn-flood: SYNs (default 1000)\n"
+		   "                       result polls per user), reserve (one reserve with a "
+		   "valid\n"
+		   "                       purchase token per connection) or result (one poll "
+		   "with a\n"
+		   "                       valid receipt per connection); default healthz\n"
+		   "  --connections N      healthz, reserve, result: connections; syn-flood: SYNs "
+		   "(default 1000)\n"
 		   "  --users N            sale: users (default 100)\n"
 		   "  --concurrency C      clients at once, 1..64000 (default 64)\n"
 		   "  --duration-s S       bound on the whole run, seconds (default 10)\n"
@@ -74,6 +79,12 @@ usage(FILE *f)
 		   "  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
 		   "                       to mint session tokens\n"
 		   "  --kid N              its key id (default 1)\n"
+		   "  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
+		   "mint\n"
+		   "                       purchase tokens and receipts (one user per connection "
+		   "from\n"
+		   "                       --user-base)\n"
+		   "  --sale-kid N         its key id (default 1)\n"
 		   "  --pcap FILE          write every frame sent and received to FILE\n"
 		   "  --pcap-max N         at most N frames (default 100000)\n"
 		   "  --flood KIND:RATE    also a flood at RATE per second (1..1e7) beside the\n"
@@ -142,6 +153,8 @@ enum {
 	OPT_USER_BASE,
 	OPT_AUTH_KEY,
 	OPT_KID,
+	OPT_SALE_KEY,
+	OPT_SALE_KID,
 	OPT_PCAP,
 	OPT_PCAP_MAX,
 	OPT_LINGER,
@@ -174,6 +187,8 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"user-base", required_argument, NULL, OPT_USER_BASE},
 		{"auth-key-hex", required_argument, NULL, OPT_AUTH_KEY},
 		{"kid", required_argument, NULL, OPT_KID},
+		{"sale-key-hex", required_argument, NULL, OPT_SALE_KEY},
+		{"sale-kid", required_argument, NULL, OPT_SALE_KID},
 		{"pcap", required_argument, NULL, OPT_PCAP},
 		{"pcap-max", required_argument, NULL, OPT_PCAP_MAX},
 		{"linger-s", required_argument, NULL, OPT_LINGER},
@@ -183,9 +198,11 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	uint64_t connections = 1000, users = 100, v = 0, kid = 1;
+	uint64_t connections = 1000, users = 100, v = 0, kid = 1, sale_kid = 1;
 	uint8_t key[TOK_SECRET_MAX];
 	size_t key_len = 0;
+	uint8_t sale_key[TOK_SECRET_MAX];
+	size_t sale_len = 0;
 	const char *host = NULL, *what = NULL;
 	int opt;
 
@@ -208,6 +225,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	o->n_flood = 65534;
 	o->flood_concurrency = 64;
 	tok_keyring_init(&o->auth);
+	tok_keyring_init(&o->sale);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		int rc = 0;
@@ -223,9 +241,13 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				o->mode = LG_MODE_SYN_FLOOD;
 			else if (strcmp(optarg, "sale") == 0)
 				o->mode = LG_MODE_SALE;
+			else if (strcmp(optarg, "reserve") == 0)
+				o->mode = LG_MODE_RESERVE;
+			else if (strcmp(optarg, "result") == 0)
+				o->mode = LG_MODE_RESULT;
 			else
 				rc = -EINVAL;
-			what = "--mode: healthz, syn-flood or sale";
+			what = "--mode: healthz, syn-flood, sale, reserve or result";
 			break;
 		case OPT_CONNECTIONS:
 			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
@@ -311,6 +333,16 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &kid);
 			what = "--kid: 0..4294967295";
 			break;
+		case OPT_SALE_KEY:
+			rc = parse_hex_key(optarg, sale_key, sizeof(sale_key), &sale_len);
+			if (rc == 0 && sale_len < TOK_SECRET_MIN)
+				rc = -EINVAL;
+			what = "--sale-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
+			break;
+		case OPT_SALE_KID:
+			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &sale_kid);
+			what = "--sale-kid: 0..4294967295";
+			break;
 		case OPT_PCAP:
 			o->pcap_path = optarg;
 			break;
@@ -369,6 +401,31 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		return -1;
 	}
 	o->count = o->mode == LG_MODE_SALE ? users : connections;
+	if (o->mode == LG_MODE_RESERVE || o->mode == LG_MODE_RESULT) {
+		if (sale_len == 0) {
+			fprintf(stderr,
+				PROG ": --mode %s needs --sale-key-hex (and --sale-kid), the sale "
+				     "key the data plane signs purchase tokens and receipts with\n",
+				o->mode == LG_MODE_RESERVE ? "reserve" : "result");
+			return -1;
+		}
+		if (o->user_base > TOK_USER_MAX - (connections - 1)) {
+			fprintf(stderr, PROG
+				": --user-base + --connections goes past the largest user id\n");
+			return -1;
+		}
+		tok_keyring_set(&o->sale, (uint32_t)sale_kid, sale_key, sale_len, true);
+		memset(sale_key, 0, sizeof(sale_key));
+		int n = snprintf(o->reserve_path, sizeof(o->reserve_path),
+			"/api/v1/events/%" PRIu32 "/reserve/", o->event);
+		if (tok_path_mint(&o->sale, o->event, o->reserve_path + n,
+			    sizeof(o->reserve_path) - (size_t)n) < 0) {
+			fprintf(stderr,
+				PROG ": cannot make the reserve path of event %" PRIu32 "\n",
+				o->event);
+			return -1;
+		}
+	}
 	bool any_flood = false;
 
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
@@ -460,7 +517,18 @@ print_hist(const char *name, const struct lg_hist *h, uint64_t hz)
 static const char *
 mode_name(enum lg_mode m)
 {
-	return m == LG_MODE_SALE ? "sale" : m == LG_MODE_SYN_FLOOD ? "syn-flood" : "healthz";
+	switch (m) {
+	case LG_MODE_SALE:
+		return "sale";
+	case LG_MODE_SYN_FLOOD:
+		return "syn-flood";
+	case LG_MODE_RESERVE:
+		return "reserve";
+	case LG_MODE_RESULT:
+		return "result";
+	default:
+		return "healthz";
+	}
 }
 
 /* One flood's line (docs/loadgen.md): its counts apart from the honest clients'. */
@@ -522,7 +590,7 @@ report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bo
 		printf("connections: asked %" PRIu64 " started %" PRIu64 " completed %" PRIu64
 		       " rst %" PRIu64 " timeout %" PRIu64 " malformed %" PRIu64
 		       " unfinished %" PRIu64 "\n",
-			o->mode == LG_MODE_HEALTHZ ? o->count : 0, s->conns_started,
+			lg_mode_single(o->mode) ? o->count : 0, s->conns_started,
 			s->conns_completed, s->conns_rst, s->conns_timeout, s->conns_malformed,
 			unfinished);
 	}
@@ -576,7 +644,7 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 		return s->syn_sent == o->count;
 	if (timed_out || !lg_client_honest_done(cl) || s->conns_rst || s->conns_timeout)
 		return false;
-	if (o->mode == LG_MODE_HEALTHZ)
+	if (lg_mode_single(o->mode))
 		return s->conns_completed == o->count;
 	return s->users_done == o->count && s->outcome[LG_OUT_CONN_FAILED] == 0;
 }
@@ -749,6 +817,7 @@ main(int argc, char **argv)
 		ret = 1;
 	}
 	tok_keyring_wipe(&o.auth);
+	tok_keyring_wipe(&o.sale);
 	fflush(stdout);
 	linger(&o, port);
 	rte_eth_dev_stop(port);
