@@ -376,7 +376,10 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 
 	*out = LG_OUT_REFUSED;
 	if (c->step == LG_STEP_HEALTHZ) {
-		if (s != (o->mode == LG_MODE_RESERVE ? 202u : 200u))
+		/* A reserve may also be told 503 "busy" when the link to the control plane is
+		 * backed up (docs/api.md): the data plane's backpressure, counted by status. */
+		if (s != (o->mode == LG_MODE_RESERVE ? 202u : 200u) &&
+			!(o->mode == LG_MODE_RESERVE && s == 503))
 			cl->st.unexpected_status++;
 		return NEXT_DONE;
 	}
