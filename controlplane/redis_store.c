@@ -181,7 +181,8 @@ rs_read_reply(struct redis_store *rs)
 			snprintf(why, sizeof(why), "no reply within the command timeout of %u ms",
 				rs->cfg.command_timeout_ms);
 		else
-			snprintf(why, sizeof(why), "%s", rs->c->errstr[0] ? rs->c->errstr : "no reply");
+			snprintf(why, sizeof(why), "%s",
+				rs->c->errstr[0] ? rs->c->errstr : "no reply");
 		rs_lost(rs, why);
 		return NULL;
 	}
@@ -1217,8 +1218,8 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 	unsigned max, struct rs_outbox_buf *out)
 {
 	char key[RS_KEY_MAX], count[16];
-	const char *argv[] = {"XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key,
-		">"};
+	const char *argv[] = {
+		"XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">"};
 	size_t len[9];
 	int err = 0, n;
 
@@ -1289,7 +1290,7 @@ rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
 	char key[RS_KEY_MAX];
 	const char **argv;
 	size_t *len;
-	char (*ids)[RS_STREAM_ID_MAX];
+	char(*ids)[RS_STREAM_ID_MAX];
 	int err = 0;
 
 	if (n == 0)
@@ -1413,7 +1414,7 @@ rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, ui
 	char key[RS_KEY_MAX];
 	const char *argv[4 + RS_BATCH_MAX];
 	size_t len[4 + RS_BATCH_MAX];
-	char (*num)[RS_U64_DIGITS + 1];
+	char(*num)[RS_U64_DIGITS + 1];
 
 	if (event == 0 || n == 0 || n > RS_BATCH_MAX || ncmd == 0 || ncmd > 3) {
 		*err = -EINVAL;
@@ -1472,62 +1473,15 @@ rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const 
 }
 
 int
-rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
-	uint8_t *released)
+rs_released_check(
+	struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n, uint8_t *released)
 {
 	return rs_members(rs, event, RS_KEY_RELEASED, rids, n, released);
 }
 
 int
-rs_results_ordered(
-	struct redis_store *rs, uint32_t event, const struct rs_order_result *res, unsigned n)
-{
-	char key[RS_KEY_MAX];
-	const char **argv;
-	size_t *len;
-	char (*buf)[2 * RS_U64_DIGITS + 4 * RS_U64_DIGITS / 2 + 8];
-	int err = 0;
-
-	if (event == 0 || n == 0 || n > RS_BATCH_MAX)
-		return -EINVAL;
-	argv = malloc((2 + 2 * n) * sizeof(*argv));
-	len = malloc((2 + 2 * n) * sizeof(*len));
-	buf = malloc(2 * n * sizeof(*buf));
-	if (argv == NULL || len == NULL || buf == NULL) {
-		err = -ENOMEM;
-		goto out;
-	}
-	rs_key(key, sizeof(key), event, RS_KEY_RESULT);
-	argv[0] = "HSET";
-	len[0] = 4;
-	argv[1] = key;
-	len[1] = strlen(key);
-	for (unsigned i = 0; i < n; i++) {
-		char *u = buf[2 * i], *v = buf[2 * i + 1];
-
-		len[2 + 2 * i] = rs_u64_to_dec(u, res[i].user);
-		len[3 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
-			"O:%" PRIu64 ":%" PRIu64 ":%" PRIu64, res[i].reservation_id,
-			res[i].order_id, res[i].pay_deadline_ms);
-		argv[2 + 2 * i] = u;
-		argv[3 + 2 * i] = v;
-	}
-	redisReply *r = rs_command_ok(rs, (int)(2 + 2 * n), argv, len, &err, event);
-
-	if (r != NULL) {
-		err = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
-		freeReplyObject(r);
-	}
-out:
-	free(argv);
-	free(len);
-	free(buf);
-	return err;
-}
-
-int
-rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
-	uint8_t *missing)
+rs_buyers_missing(
+	struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n, uint8_t *missing)
 {
 	int rc = rs_members(rs, event, RS_KEY_RESULT, users, n, missing);
 
@@ -1584,9 +1538,29 @@ rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t 
  * field/value pairs that follow, then the stream ids. One script, so that the entries are
  * acknowledged only once their results are written: an HSET that fails stops it before XACK.
  */
+/*
+ * KEYS[1] the result hash, KEYS[2] the outbox; ARGV[1] the group, ARGV[2] p, then p pairs
+ * (user, "O:..."), then the entry ids to acknowledge. A user whose result became final
+ * meanwhile (X: released, C: cancelled, P: paid) keeps it: an order expired by the sweeper
+ * between this writer's COMMIT and its publishing must not be shown "ordered" again.
+ */
 static const char results_ack_lua[] =
 	"local p = tonumber(ARGV[2])\n"
-	"if p > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 3, 2 + 2 * p)) end\n"
+	"if p > 0 then\n"
+	"  local users = {}\n"
+	"  for i = 1, p do users[i] = ARGV[1 + 2 * i] end\n"
+	"  local cur = redis.call('HMGET', KEYS[1], unpack(users))\n"
+	"  local set, k = {}, 0\n"
+	"  for i = 1, p do\n"
+	"    local c = cur[i] and string.sub(cur[i], 1, 2)\n"
+	"    if c ~= 'X:' and c ~= 'C:' and c ~= 'P:' then\n"
+	"      set[k + 1] = users[i]\n"
+	"      set[k + 2] = ARGV[2 + 2 * i]\n"
+	"      k = k + 2\n"
+	"    end\n"
+	"  end\n"
+	"  if k > 0 then redis.call('HSET', KEYS[1], unpack(set)) end\n"
+	"end\n"
 	"if #ARGV < 3 + 2 * p then return 0 end\n"
 	"return redis.call('XACK', KEYS[2], ARGV[1], unpack(ARGV, 3 + 2 * p, #ARGV))\n";
 
@@ -1599,7 +1573,7 @@ rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group
 	unsigned argc = 7 + 2 * n_res + n;
 	const char **argv;
 	size_t *len;
-	char (*buf)[2 * RS_U64_DIGITS + 4 * RS_U64_DIGITS / 2 + 8];
+	char(*buf)[2 * RS_U64_DIGITS + 4 * RS_U64_DIGITS / 2 + 8];
 	int err = 0;
 
 	if (event == 0 || group == NULL || n_res > RS_BATCH_MAX || n > RS_BATCH_MAX)
@@ -1629,9 +1603,9 @@ rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
 		len[7 + 2 * i] = rs_u64_to_dec(u, res[i].user);
-		len[8 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
-			"O:%" PRIu64 ":%" PRIu64 ":%" PRIu64, res[i].reservation_id,
-			res[i].order_id, res[i].pay_deadline_ms);
+		len[8 + 2 * i] =
+			(size_t)snprintf(v, sizeof(buf[0]), "O:%" PRIu64 ":%" PRIu64 ":%" PRIu64,
+				res[i].reservation_id, res[i].order_id, res[i].pay_deadline_ms);
 		argv[7 + 2 * i] = u;
 		argv[8 + 2 * i] = v;
 	}

@@ -305,15 +305,10 @@ int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *ri
 	uint8_t *released);
 
 /*
- * Writes "O:<rid>:<order id>:<deadline ms>" for n users to the event's result hash in one
- * HSET. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX), -ENOTCONN or -EIO.
- */
-int rs_results_ordered(
-	struct redis_store *rs, uint32_t event, const struct rs_order_result *r, unsigned n);
-
-/*
- * rs_results_ordered() of res[0..n_res) and then rs_outbox_ack() of the entries of e[0..n) in
- * one round trip (one script: when the HSET fails nothing is acknowledged). Either n may be 0.
+ * Writes "O:<rid>:<order id>:<deadline ms>" to the event's result hash for the users of
+ * res[0..n_res) whose result is not final (released X:, cancelled C:, paid P: stay), then
+ * rs_outbox_ack() of the entries of e[0..n), in one round trip (one script: when the HSET fails
+ * nothing is acknowledged). Either n may be 0.
  * Returns how many entries were pending (acknowledged now), -EINVAL (a count > RS_BATCH_MAX),
  * -ENOMEM, -ENOTCONN or -EIO.
  */

@@ -587,6 +587,33 @@ test_release_and_results(void)
 	(void)out;
 
 	freeReplyObject(raw_cmd(raw, "HDEL %s 14 15 16 17 18 19", key(ev, RS_KEY_RESULT)));
+
+	/* The order writer publishes "ordered": not over a result that became final meanwhile
+	 * (user 11 was released above: X:). */
+	struct rs_order_result ord[2] = {
+		{.user = 11,
+			.reservation_id = res[0].reservation_id,
+			.order_id = 501,
+			.pay_deadline_ms = 1},
+		{.user = 12,
+			.reservation_id = res[1].reservation_id,
+			.order_id = 502,
+			.pay_deadline_ms = 2},
+	};
+
+	tap_eq_int(rs_results_ordered_ack(rs, ev, "order-writer", ord, 2, NULL, 0), 0,
+		"rs_results_ordered_ack for a released and a reserved user");
+	redisReply *r11 = raw_cmd(raw, "HGET %s 11", key(ev, RS_KEY_RESULT));
+	redisReply *r12 = raw_cmd(raw, "HGET %s 12", key(ev, RS_KEY_RESULT));
+	char want12[64];
+
+	snprintf(want12, sizeof(want12), "O:%" PRIu64 ":502:2", res[1].reservation_id);
+	tap_ok(r11 != NULL && r11->type == REDIS_REPLY_STRING && strncmp(r11->str, "X:", 2) == 0,
+		"  the released user keeps X: (got %s)", r11 && r11->str ? r11->str : "nil");
+	tap_ok(r12 != NULL && r12->type == REDIS_REPLY_STRING && strcmp(r12->str, want12) == 0,
+		"  the reserved user is ordered (got %s)", r12 && r12->str ? r12->str : "nil");
+	freeReplyObject(r11);
+	freeReplyObject(r12);
 	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state");
 	tap_ok(st.preheated && st.stock == 1 && st.buyers == 2 && st.outbox_len == 1 &&
 			st.released == 1,
