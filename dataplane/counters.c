@@ -3,6 +3,8 @@
 
 #include <inttypes.h>
 
+#include <rte_cycles.h>
+
 #define DP_X_NAME(name, str) [DP_DROP_##name] = str,
 static const char *const drop_names[DP_DROP_MAX] = { DP_DROP_REASONS(DP_X_NAME) };
 #undef DP_X_NAME
@@ -57,6 +59,7 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 	dst->tx_packets += src->tx_packets;
 	dst->tx_bytes += src->tx_bytes;
 	dst->requests += src->requests;
+	dst->busy_cycles += src->busy_cycles;
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		dst->drops[i] += src->drops[i];
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
@@ -75,6 +78,8 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	fprintf(f, "  rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64 " packets %" PRIu64
 		   " bytes, %" PRIu64 " HTTP requests\n",
 		c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->requests);
+	fprintf(f, "  busy %" PRIu64 " cycles (TSC %" PRIu64 " Hz)\n", c->busy_cycles,
+		rte_get_tsc_hz());
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
 		if (c->answers[i])
 			fprintf(f, "  answer %-22s %" PRIu64 "\n", answer_names[i], c->answers[i]);

@@ -114,6 +114,9 @@ struct dp_counters {
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
 	uint64_t requests;                 /* HTTP requests parsed or rejected */
+	/* TSC cycles the worker spent on bursts that brought packets (receive, pipeline, send),
+	 * so that cycles per request can be told apart from the load that was offered. */
+	uint64_t busy_cycles;
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t answers[DP_ANS_MAX];
 	uint64_t http[DP_HTTP_MAX];

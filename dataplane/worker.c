@@ -42,18 +42,21 @@ worker_main(void *arg)
 	while (!*w->stop) {
 		for (unsigned q = 0; q < w->n_rxq; q++) {
 			uint16_t port = w->rxq[q].port, queue = w->rxq[q].queue;
+			uint64_t t0 = rte_rdtsc();
 			uint16_t n = rte_eth_rx_burst(port, queue, rx, burst);
 
 			if (n == 0)
 				continue;
-			worker_clock_update(w, rte_rdtsc());
+			worker_clock_update(w, t0);
 			if (w->bridge != NULL)
 				w->sh = shared_get(w->bridge->shared);
 			uint16_t ntx = pipeline_burst(w, port, rx, n, tx);
 			uint64_t bytes = 0;
 
-			if (ntx == 0)
+			if (ntx == 0) {
+				w->ctr.busy_cycles += rte_rdtsc() - t0;
 				continue;
+			}
 			/* Lengths are read before sending: a PMD may free what it sent at once. */
 			for (uint16_t i = 0; i < ntx; i++)
 				bytes += rte_pktmbuf_pkt_len(tx[i]);
@@ -67,6 +70,7 @@ worker_main(void *arg)
 			}
 			w->ctr.tx_packets += sent;
 			w->ctr.tx_bytes += bytes;
+			w->ctr.busy_cycles += rte_rdtsc() - t0;
 		}
 		w->sh = NULL;
 		if (w->qsbr != NULL)
