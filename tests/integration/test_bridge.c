@@ -529,6 +529,11 @@ main(int argc, char **argv)
 		bridge_destroy(br);
 	}
 	kill_peer();
+	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
+	char rundir[256];
+
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return tap_done();
 }

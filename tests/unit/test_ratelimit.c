@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -451,6 +452,11 @@ main(int argc, char **argv)
 	test_many_keys();
 	test_split();
 	test_create_and_keys();
+	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
+	char rundir[256];
+
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return tap_done();
 }

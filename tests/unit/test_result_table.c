@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <rte_eal.h>
@@ -320,6 +321,11 @@ main(int argc, char **argv)
 	test_eviction();
 	test_grace_period();
 	test_hammer();
+	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
+	char rundir[256];
+
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -708,6 +709,11 @@ main(int argc, char **argv)
 	test_two_alive();
 	test_threads();
 	test_parse();
+	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
+	char rundir[256];
+
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(rundir);
 	return tap_done();
 }
