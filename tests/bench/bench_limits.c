@@ -20,6 +20,7 @@
 
 #include "dataplane/ratelimit.h"
 #include "dataplane/rules.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/tap.h"
 
 #define T0 UINT64_C(1700000000000)
@@ -438,6 +439,7 @@ main(int argc, char **argv)
 		printf("Bail out! EAL init failed\n");
 		return 2;
 	}
+	test_eal_rundir_cleanup_at_exit();
 	if (getenv("FG_BENCH_QUICK") != NULL)
 		scale = 16;
 	tsc_ghz = (double)rte_get_tsc_hz() / 1e9;

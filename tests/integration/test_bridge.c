@@ -32,6 +32,7 @@
 #include "dataplane/bridge.h"
 #include "dataplane/counters.h"
 #include "dataplane/rules.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/lib/child_proc.h"
 #include "tests/tap.h"
 
@@ -522,6 +523,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "EAL init failed\n");
 		return 2;
 	}
+	test_eal_rundir_cleanup_at_exit();
 	test_all(argv[1]);
 	if (br != NULL) { /* a check failed half way: this thread must not hold up the stop */
 		rte_rcu_qsbr_thread_offline(qsbr, 0);
@@ -529,11 +531,6 @@ main(int argc, char **argv)
 		bridge_destroy(br);
 	}
 	kill_peer();
-	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
-	char rundir[256];
-
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	rmdir(rundir);
 	return tap_done();
 }

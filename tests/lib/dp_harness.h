@@ -22,6 +22,7 @@
 #include "dataplane/rules.h"
 #include "dataplane/shared_state.h"
 #include "dataplane/worker.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/lib/pktbuild.h"
 
 #define DPH_EVENT_OPEN     1
@@ -58,6 +59,7 @@ dph_init(struct dp_harness *h, const char *prog)
 		fprintf(stderr, "EAL init failed\n");
 		exit(2);
 	}
+	test_eal_rundir_cleanup_at_exit();
 	h->pool = rte_pktmbuf_pool_create("dph_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 		SOCKET_ID_ANY);
 	h->w = rte_zmalloc("worker", sizeof(*h->w), RTE_CACHE_LINE_SIZE);

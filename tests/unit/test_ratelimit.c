@@ -7,13 +7,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
 
 #include "dataplane/ratelimit.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/tap.h"
 
 #define T0 UINT64_C(1700000000000) /* a Unix time in ms */
@@ -443,6 +443,7 @@ main(int argc, char **argv)
 		printf("Bail out! EAL init failed\n");
 		return 2;
 	}
+	test_eal_rundir_cleanup_at_exit();
 	test_bucket_cases();
 	test_exact_rate();
 	test_burst_limits();
@@ -452,11 +453,6 @@ main(int argc, char **argv)
 	test_many_keys();
 	test_split();
 	test_create_and_keys();
-	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
-	char rundir[256];
-
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	rmdir(rundir);
 	return tap_done();
 }

@@ -9,7 +9,6 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 
 #include <rte_eal.h>
@@ -19,6 +18,7 @@
 
 #include "common/wire.h"
 #include "dataplane/result_table.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/tap.h"
 
 static struct rte_rcu_qsbr *
@@ -316,16 +316,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "EAL init failed\n");
 		return 2;
 	}
+	test_eal_rundir_cleanup_at_exit();
 	test_basics();
 	test_precedence();
 	test_eviction();
 	test_grace_period();
 	test_hammer();
-	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
-	char rundir[256];
-
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	rmdir(rundir);
 	return tap_done();
 }

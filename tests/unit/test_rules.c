@@ -7,13 +7,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
 
 #include "dataplane/rules.h"
+#include "tests/lib/eal_rundir.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
 
@@ -701,6 +701,7 @@ main(int argc, char **argv)
 		printf("Bail out! EAL init failed\n");
 		return 2;
 	}
+	test_eal_rundir_cleanup_at_exit();
 	test_cidr();
 	test_normalise();
 	test_users_devices();
@@ -709,11 +710,6 @@ main(int argc, char **argv)
 	test_two_alive();
 	test_threads();
 	test_parse();
-	/* EAL leaves its (empty) runtime directory behind; an in-use one is not removed. */
-	char rundir[256];
-
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	rmdir(rundir);
 	return tap_done();
 }
