@@ -27,7 +27,7 @@
 #define RS_KEY_KINDS		   (RS_KEY_RELEASED + 1)
 #define RS_RESERVE_KEYS		   3 /* stock, result, outbox: the first three kinds */
 /* EVALSHA sha numkeys, the keys, then users, ids and times. */
-#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 3 * (n))
+#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n))
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */
 #define RS_RESERVE_CMD_MAX (16 + RS_RESERVE_ARGC(RS_BATCH_MAX) * (6 + 2 + 64))
 
@@ -504,14 +504,13 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 		p = rs_resp_bulk(
 			p, key, (size_t)rs_key(key, sizeof(key), b->event, (enum rs_key_kind)k));
 	}
-	/* reserve.lua's layout: all users, then all ids, then all times, so that it can pass
-	 * the users to HMGET with unpack() instead of building a table. */
+	/* reserve.lua's layout: all users, then all ids, so that it can pass the users to HMGET
+	 * with unpack() instead of building a table. No time: an order's reserved_at is its
+	 * outbox entry's, the moment Redis decided. */
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].user);
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].reservation_id);
-	for (unsigned i = 0; i < n; i++)
-		p = rs_resp_u64(p, b->res[i].admitted_ms);
 	return (size_t)(p - rs->cmd);
 }
 
@@ -1084,7 +1083,8 @@ rs_rec_finish(struct rs_outbox_rec *r, bool have_u, bool have_r)
 /*
  * Appends the reservations of one stream entry reply [id, [field, value, ...]] (value nil: the
  * entry was deleted while pending) to b. A reservation starts at a field that the current one
- * already has, so u, r, t repeated in any order within each group parse alike; unknown fields
+ * already has, so u, r (and t, in older entries) repeated in any order within each group parse
+ * alike; unknown fields
  * are ignored. A deleted entry, or one without any field, gives one invalid record (it is
  * acknowledged without an order). Returns 0, -1 for a reply that is not an entry, or -ENOMEM.
  */
@@ -1119,7 +1119,7 @@ rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
 		if (!cur || (have & bit)) {
 			if (cur)
 				rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
-			b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq};
+			b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq, .admitted_ms = ms};
 			cur = true;
 			have = 0;
 		}
@@ -1131,13 +1131,13 @@ rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
 			rec->user = num ? x : 0;
 		else if (bit == 2)
 			rec->reservation_id = num ? x : 0;
-		else
-			rec->admitted_ms = num ? x : 0;
+		else if (num)
+			rec->admitted_ms = x; /* entries written before 't' was dropped */
 	}
 	if (cur)
 		rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
 	else
-		b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq};
+		b->rec[b->n++] = (struct rs_outbox_rec){.id_ms = ms, .id_seq = seq, .admitted_ms = ms};
 	for (unsigned i = first; i < b->n; i++) {
 		b->rec[i].index = i - first;
 		b->rec[i].count = b->n - first;

@@ -21,8 +21,9 @@
  *                       "H"                             holds an order in PostgreSQL: restored
  *                                                       by reconciliation (rs_repair)
  *   fg:{EV}:outbox    stream, one entry per batch of reserve.lua (per 1024 reservations of a
- *                     batch): the fields u=<user> r=<reservation id> t=<admitted_ms> repeated
- *                     once per reservation, in order (entries of older builds hold one); the
+ *                     batch): the fields u=<user> r=<reservation id> repeated once per
+ *                     reservation, in order (entries of older builds hold one, and may carry
+ *                     t=<admitted_ms>); the
  *                     order writer reads it with XREADGROUP and acks an entry once every
  *                     reservation in it is an order
  *   fg:{EV}:released  set of reservation ids whose stock went back (release.lua, exactly once)
@@ -208,7 +209,8 @@ int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
  */
 
 /*
- * One reservation of an outbox entry. An entry holds one or more (u, r, t in order, repeated);
+ * One reservation of an outbox entry. An entry holds one or more (u, r in order, repeated; older
+ * entries may add t); admitted_ms is t when given, else the entry's id ms.
  * reading an entry gives one record per reservation, in order, index 0 .. count - 1.
  */
 struct rs_outbox_rec {
@@ -216,7 +218,7 @@ struct rs_outbox_rec {
 	uint64_t id_seq;
 	uint64_t user;		 /* u */
 	uint64_t reservation_id; /* r */
-	uint64_t admitted_ms;	 /* t; 0 when absent */
+	uint64_t admitted_ms;	 /* t when the entry has it, else the entry's id ms */
 	uint32_t index;		 /* this reservation's place in the entry */
 	uint32_t count;		 /* the entry's reservations: 1 for a deleted or empty entry */
 	bool valid;		 /* false: the entry was deleted or these fields are malformed */

@@ -33,10 +33,10 @@
 /* The seed's buyers set (reserve.lua has none: its buyers are the result hash's fields). */
 #define SEED_BUYERS "fg:{1}:seed-buyers"
 
-/* Counts the reservations in an outbox: each entry holds u, r, t once per reservation. */
+/* Counts the reservations in an outbox: each entry holds u and r once per reservation. */
 static const char count_outbox_lua[] =
 	"local n = 0 for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do "
-	"n = n + #e[2] / 6 end return n";
+	"n = n + #e[2] / 4 end return n";
 
 static struct redis_server srv;
 static redisContext *raw;
