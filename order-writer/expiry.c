@@ -34,7 +34,8 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		int r = rs_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n);
 
 		if (r == -ENOENT || r == -EINVAL) {
-			/* Nothing Redis could give back: marking it keeps it from blocking the loop. */
+			/* Nothing Redis could give back: marking it keeps it from blocking the
+			 * loop. */
 			LOG_WARN("expiry: order %" PRIu64 " of event %" PRIu32 ": user %" PRIu64
 				 " is not a buyer in Redis; its release changes nothing there",
 				rel[i].order_id, rel[i].event, rel[i].user);
@@ -89,8 +90,8 @@ out:
 }
 
 int
-expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *link,
-	unsigned batch, unsigned rounds, struct expiry_stats *st)
+expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+	unsigned rounds, struct expiry_stats *st)
 {
 	char err[512];
 	bool more;
@@ -114,8 +115,8 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		if (rc != 0) {
 			st->errors++;
 			if (rc != -ENOTCONN)
-				LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: applying releases to Redis: %s",
-					strerror(-rc));
+				LOG_RL(LOG_LEVEL_WARN, 5000,
+					"expiry: applying releases to Redis: %s", strerror(-rc));
 			return rc;
 		}
 		if (!more)

@@ -52,7 +52,8 @@ mono_ns(void)
 static void
 sleep_ns(uint64_t ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
 
 	nanosleep(&ts, NULL); /* a signal cuts it short: the loop then sees stop_requested */
 }
@@ -147,13 +148,13 @@ struct ow_main {
 	struct ow_config cfg;
 	struct redis_store *rs;
 	struct order_store *os;
-	struct order_store *os2; /* the second batch connection (connections = 2), or NULL */
+	struct order_store *more[OW_CONNECTIONS_MAX - 1]; /* connections - 1 more for batches */
 	struct ow_link *link;
 	struct outbox_reader *reader;
 	struct ow_writer w;
 	struct expiry_stats ex;
 	struct rs_outbox_buf buf; /* the reservations of the entries of one read or claim */
-	uint64_t next_commit_ns; /* the rate cap: no batch starts before this */
+	uint64_t next_commit_ns;  /* the rate cap: no batch starts before this */
 };
 
 /*
@@ -263,7 +264,8 @@ ow_trim_all(struct ow_main *m)
 
 		if (rs_outbox_trim(m->rs, or_event(m->reader, i), m->cfg.group, &trimmed) == 0 &&
 			trimmed > 0)
-			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64 " acknowledged outbox entries",
+			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64
+				  " acknowledged outbox entries",
 				or_event(m->reader, i), trimmed);
 	}
 }
@@ -310,9 +312,9 @@ main(int argc, char **argv)
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
-	if (m.cfg.connections == 2) {
-		m.os2 = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
-		if (m.os2 == NULL) {
+	for (unsigned i = 0; i + 1 < m.cfg.connections; i++) {
+		m.more[i] = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
+		if (m.more[i] == NULL) {
 			LOG_ERR("%s (check [postgres] conninfo)", err);
 			return 1;
 		}
@@ -323,8 +325,9 @@ main(int argc, char **argv)
 		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
 		return 1;
 	}
-	m.w = (struct ow_writer){
-		.rs = m.rs, .os = m.os, .os2 = m.os2, .link = m.link, .group = m.cfg.group};
+	m.w = (struct ow_writer){.rs = m.rs, .os = m.os, .link = m.link, .group = m.cfg.group};
+	memcpy(m.w.more, m.more, sizeof(m.more));
+	m.w.n_more = m.cfg.connections - 1;
 	if (crash != NULL && strcmp(crash, "1") == 0) {
 		LOG_WARN("test hook FG_OW_CRASH_AFTER_COMMIT: exiting after the first COMMIT");
 		m.w.commit_hook = crash_after_commit;
@@ -378,8 +381,8 @@ main(int argc, char **argv)
 	ow_link_close(m.link);
 	or_close(m.reader);
 	os_close(m.os);
-	if (m.os2 != NULL)
-		os_close(m.os2);
+	for (unsigned i = 0; i + 1 < m.cfg.connections; i++)
+		os_close(m.more[i]);
 	rs_close(m.rs);
 	rs_outbox_buf_free(&m.buf);
 	return 0;

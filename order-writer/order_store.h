@@ -25,7 +25,7 @@ struct os_order {
 	uint64_t user;
 	uint64_t reservation_id;
 	uint64_t pay_deadline_ms;
-	bool pending; /* still pending: its result is "ordered" */
+	bool pending;  /* still pending: its result is "ordered" */
 	bool inserted; /* by this batch */
 };
 

@@ -12,8 +12,8 @@
 struct or_event {
 	uint32_t id;
 	bool open;
-	bool grouped; /* the consumer group exists */
-	bool drained; /* closed, nothing new, nothing pending: not read any more */
+	bool grouped;	    /* the consumer group exists */
+	bool drained;	    /* closed, nothing new, nothing pending: not read any more */
 	unsigned per_entry; /* reservations per entry in the last read or claim */
 	char cursor[48];
 };
@@ -131,7 +131,8 @@ or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf
 	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, or_count(e, want), out);
 	if (n > 0)
 		or_learn(e, out);
-	if (n == 0 && !e->open && rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
+	if (n == 0 && !e->open &&
+		rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
 		LOG_INFO("event %" PRIu32 ": closed and its outbox is drained", e->id);
 		e->drained = true;

@@ -5,7 +5,8 @@
 
 #include "common/log.h"
 
-#define OW_FIELD(f) .offset = offsetof(struct ow_config, f), .size = sizeof(((struct ow_config *)0)->f)
+#define OW_FIELD(f) \
+	.offset = offsetof(struct ow_config, f), .size = sizeof(((struct ow_config *)0)->f)
 
 static const struct cfg_key ow_keys[] = {
 	{
@@ -52,10 +53,11 @@ static const struct cfg_key ow_keys[] = {
 		.type = CFG_UINT,
 		OW_FIELD(connections),
 		.min = 1,
-		.max = 2,
+		.max = OW_CONNECTIONS_MAX,
 		.def = "2",
-		.doc = "PostgreSQL connections writing batches, 1..2: with 2, one batch inserts while "
-		       "the other's COMMIT waits for the disk.",
+		.doc = "PostgreSQL connections writing batches, 1..4: with more than one, one "
+		       "batch "
+		       "inserts while another's COMMIT waits for the disk.",
 	},
 	{
 		.name = "max_rate",
@@ -84,7 +86,8 @@ static const struct cfg_key ow_keys[] = {
 		.max = 3600000,
 		.def = "30s",
 		.doc = "An outbox entry delivered this long ago and not acknowledged belongs to a "
-		       "writer taken for dead: it is claimed and written (exactly once: the order's "
+		       "writer taken for dead: it is claimed and written (exactly once: the "
+		       "order's "
 		       "reservation id is unique). Longer than a slow transaction.",
 	},
 	{
@@ -169,8 +172,8 @@ static const struct cfg_section ow_sections[] = {
 };
 
 /* One flashgate.conf serves every program: the others' sections are theirs to check. */
-static const char *const ow_foreign[] = {"dataplane", "admission", "bridge", "event",
-	"controlplane", NULL};
+static const char *const ow_foreign[] = {
+	"dataplane", "admission", "bridge", "event", "controlplane", NULL};
 
 const struct cfg_schema ow_config_schema = {
 	.foreign = ow_foreign,

@@ -13,16 +13,19 @@
 #include "common/config.h"
 #include "controlplane/store_config.h"
 
+/* PostgreSQL connections writing batches at most (order_writer.connections). */
+#define OW_CONNECTIONS_MAX 4
+
 struct ow_config {
 	/* [order_writer] */
-	uint32_t id;		  /* sender id on the wire */
-	char push_endpoint[128];  /* the control plane's PULL: RESULT and RESTOCK records */
-	char group[64];		  /* the consumer group on every outbox */
-	uint32_t batch_size;	  /* orders per transaction */
-	uint32_t connections;	  /* PostgreSQL connections writing batches: 1 or 2 */
-	uint32_t max_rate;	  /* orders committed per second; 0: no cap */
-	uint32_t poll_ms;	  /* idle wait when no outbox had entries */
-	uint32_t claim_idle_ms;	  /* pending this long: the writer it went to is taken for dead */
+	uint32_t id;		 /* sender id on the wire */
+	char push_endpoint[128]; /* the control plane's PULL: RESULT and RESTOCK records */
+	char group[64];		 /* the consumer group on every outbox */
+	uint32_t batch_size;	 /* orders per transaction */
+	uint32_t connections;	 /* PostgreSQL connections writing batches: 1..OW_CONNECTIONS_MAX */
+	uint32_t max_rate;	 /* orders committed per second; 0: no cap */
+	uint32_t poll_ms;	 /* idle wait when no outbox had entries */
+	uint32_t claim_idle_ms;	 /* pending this long: the writer it went to is taken for dead */
 	uint32_t claim_interval_ms;
 	uint32_t events_refresh_ms;
 	uint32_t sweep_interval_ms;

@@ -112,7 +112,7 @@ ow_link_hold(struct ow_link *l, const uint8_t *data, size_t len)
 		return false;
 	memcpy(copy, data, len);
 	l->held[(l->held_head + l->held_n) % OW_LINK_HELD_MAX] =
-		(struct held_msg){ .len = len, .data = copy };
+		(struct held_msg){.len = len, .data = copy};
 	l->held_n++;
 	return true;
 }

@@ -35,12 +35,12 @@ struct ow_slot {
 };
 
 /*
- * The batches in flight, oldest first, one per PostgreSQL connection (w->os, and w->os2 when
- * set), and one more slot for the batch being published while they are.
+ * The batches in flight, oldest first, one per PostgreSQL connection (w->os and w->more[]),
+ * and one more slot for the batch being published while they are.
  */
 struct ow_slots {
-	struct ow_slot s[3];
-	struct ow_slot *fifo[2];
+	struct ow_slot s[OW_CONNECTIONS_MAX + 1];
+	struct ow_slot *fifo[OW_CONNECTIONS_MAX];
 	unsigned n_fifo;
 };
 
@@ -244,28 +244,49 @@ ow_publish(struct ow_writer *w, struct ow_slot *b)
 	return 0;
 }
 
+/* Whether slot b is a batch in flight. */
+static bool
+ow_slot_busy(const struct ow_slots *q, const struct ow_slot *b)
+{
+	for (unsigned i = 0; i < q->n_fifo; i++)
+		if (q->fifo[i] == b)
+			return true;
+	return false;
+}
+
+/* Whether connection os has a batch in flight. */
+static bool
+ow_store_busy(const struct ow_slots *q, const struct order_store *os)
+{
+	for (unsigned i = 0; i < q->n_fifo; i++)
+		if (q->fifo[i]->os == os)
+			return true;
+	return false;
+}
+
 /* A slot neither in flight nor the one being retired. */
 static struct ow_slot *
 ow_free_slot(struct ow_slots *q, const struct ow_slot *retiring)
 {
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < OW_CONNECTIONS_MAX + 1; i++) {
 		struct ow_slot *b = &q->s[i];
 
-		if (b != retiring && b != q->fifo[0] && (q->n_fifo < 2 || b != q->fifo[1]))
+		if (b != retiring && !ow_slot_busy(q, b))
 			return b;
 	}
-	return NULL; /* not reached: at most two in flight and one retiring */
+	return NULL; /* not reached: at most one in flight per connection and one retiring */
 }
 
-/* A connection with no batch in flight. */
+/* A connection with no batch in flight (one exists when the queue is not full). */
 static struct order_store *
 ow_free_store(const struct ow_writer *w, const struct ow_slots *q)
 {
-	bool used = false;
-
-	for (unsigned i = 0; i < q->n_fifo; i++)
-		used |= q->fifo[i]->os == w->os;
-	return used ? w->os2 : w->os;
+	if (!ow_store_busy(q, w->os))
+		return w->os;
+	for (unsigned i = 0; i < w->n_more; i++)
+		if (!ow_store_busy(q, w->more[i]))
+			return w->more[i];
+	return w->os; /* not reached: the queue is not full */
 }
 
 /* After a failed batch: no batch in flight acknowledges an entry that began before it. */
@@ -283,9 +304,8 @@ ow_pop(struct ow_writer *w, int *rc)
 	struct ow_slots *q = w->slots;
 	struct ow_slot *b = q->fifo[0];
 
-	q->fifo[0] = q->fifo[1];
-	q->fifo[1] = NULL;
-	q->n_fifo--;
+	memmove(q->fifo, q->fifo + 1, (q->n_fifo - 1) * sizeof(q->fifo[0]));
+	q->fifo[--q->n_fifo] = NULL;
 	*rc = ow_wait(w, b);
 	return b;
 }
@@ -295,7 +315,7 @@ ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *
 {
 	struct ow_slot *old = NULL, *b;
 	struct ow_slots *q;
-	unsigned depth = w->os2 != NULL ? 2 : 1;
+	unsigned depth = 1 + w->n_more;
 	int rc_prev = 0, rc;
 
 	if (n == 0 || n > RS_BATCH_MAX)

@@ -18,9 +18,9 @@
  * Batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
  * PostgreSQL inserts and commits it. With one connection the next call waits for that COMMIT,
  * sends its own batch, and only then publishes and acknowledges the previous one, so that Redis
- * and PostgreSQL work at the same time. With two (os2), two batches are in flight on the two
- * connections: one inserts while the other's COMMIT waits for the disk (the stock row is the
- * only thing they share, updated last), and they are completed in the order they were sent.
+ * and PostgreSQL work at the same time. With more connections (more[]), one batch is in flight
+ * on each: one inserts while another's COMMIT waits for the disk (the stock row is the only
+ * thing they share, updated last), and they are completed in the order they were sent.
  * ow_flush() completes every batch in flight, oldest first.
  *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
@@ -31,16 +31,17 @@
 
 #include "controlplane/redis_store.h"
 #include "order-writer/order_store.h"
+#include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
 
 struct ow_writer_stats {
-	uint64_t batches;	/* committed */
-	uint64_t orders;	/* inserted */
-	uint64_t redelivered;	/* reservations whose order existed */
-	uint64_t conflicts;	/* batches refused by the stock check */
-	uint64_t released;	/* reservations released after a conflict */
-	uint64_t skipped;	/* reservations without an order: released before, malformed */
-	uint64_t errors;	/* batches left pending after an error */
+	uint64_t batches;     /* committed */
+	uint64_t orders;      /* inserted */
+	uint64_t redelivered; /* reservations whose order existed */
+	uint64_t conflicts;   /* batches refused by the stock check */
+	uint64_t released;    /* reservations released after a conflict */
+	uint64_t skipped;     /* reservations without an order: released before, malformed */
+	uint64_t errors;      /* batches left pending after an error */
 };
 
 struct ow_slots;
@@ -48,8 +49,10 @@ struct ow_slots;
 struct ow_writer {
 	struct redis_store *rs;
 	struct order_store *os;
-	struct order_store *os2;  /* a second connection, or NULL: then one batch in flight */
-	struct ow_link *link;	  /* may be NULL */
+	/* More connections for batches, more[0..n_more): one batch in flight on each and on os. */
+	struct order_store *more[OW_CONNECTIONS_MAX - 1];
+	unsigned n_more;
+	struct ow_link *link; /* may be NULL */
 	const char *group;
 	void (*commit_hook)(void); /* the test hook, run once after the first COMMIT; may be NULL */
 	struct ow_writer_stats st;

@@ -86,15 +86,19 @@ main(int argc, char **argv)
 		done += k;
 	}
 
-	/* The order writer, cap off, batches of 2048. */
+	/* The order writer, cap off, batches of 2048, its default connections (or
+	 * FG_BENCH_OW_CONNECTIONS, to compare). */
+	const char *conns = getenv("FG_BENCH_OW_CONNECTIONS");
+
 	snprintf(conf, sizeof(conf), "%s/ow.conf", rsrv.dir);
 	snprintf(log, sizeof(log), "%s/ow.log", rsrv.dir);
 	FILE *f = fopen(conf, "w");
 
 	fprintf(f, "[order_writer]\npush_endpoint = ipc://%s/pull\nmax_rate = 0\nbatch_size = 2048\n"
-		   "poll_interval = 1ms\nlog_level = warn\n[redis]\nsocket = %s\n[postgres]\n"
+		   "poll_interval = 1ms\nlog_level = warn\n%s%s%s[redis]\nsocket = %s\n[postgres]\n"
 		   "conninfo = \"%s\"\n",
-		rsrv.dir, rsrv.sock, psrv.conninfo);
+		rsrv.dir, conns ? "connections = " : "", conns ? conns : "", conns ? "\n" : "",
+		rsrv.sock, psrv.conninfo);
 	fclose(f);
 	uint64_t t0 = mono_us();
 	pid_t w = fork();
