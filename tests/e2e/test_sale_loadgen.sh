@@ -76,6 +76,7 @@ timeout 150 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 	--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$MEMIF_SOCK" \
 	--log-level=error -- --dst "$FG_DP_ADDR" --mode sale --users $USERS \
 	--user-base $USER_BASE --event $EV --concurrency 256 --poll-ms 200 --max-polls 100 \
+	--double-click 10 \
 	--duration-s 90 --auth-key-hex "$AUTH" --kid 1 --linger-s 60 \
 	>"$E2E_TMP/lg.out" 2>&1 &
 LG_PID=$!
@@ -106,6 +107,12 @@ tap_is "$(($(outcome reserved) + $(outcome ordered) + $(outcome paid)))" $STOCK 
 	"buyers told they hold an item (reserved, ordered or paid) == stock"
 tap_is "$(outcome sold_out)" $((USERS - STOCK)) "every other buyer told sold out"
 tap_is "$(field malformed tcp)/$(field malformed http)" 0/0 "no malformed answer"
+dc=$(field users double_clicked)
+tap_run "every 10th buyer clicked twice (${dc:-?} second reserves sent)" test "${dc:-0}" -gt 0
+dup=$(ctl --json stats 2>/dev/null | python3 -c 'import json, sys
+print(json.load(sys.stdin).get("decisions", {}).get("duplicate", 0))' 2>/dev/null || echo 0)
+tap_run "the control plane decided second clicks duplicate (${dup:-0}), never a second item" \
+	test "${dup:-0}" -gt 0
 
 # Every invariant, once the order writer has drained the outbox.
 "$FG_ROOT/scripts/check-invariants" --event $EV --users "$USER_BASE-$((USER_BASE + USERS - 1))" \

@@ -427,6 +427,15 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 	case LG_STEP_RESERVE:
 		if (s != 202)
 			break;
+		/* --double-click: a chosen share of users reserve again with the same token, as
+		 * an impatient buyer clicks twice; the control plane answers the second duplicate
+		 * and the user's result stays the first one's. */
+		if (c->clicks++ == 0 && (c->user - o->user_base) % 100 < o->double_click) {
+			cl->st.double_clicks++;
+			c->attempts = 0;
+			c->t_due = now;
+			return NEXT_STEP;
+		}
 		if (!copy_field(r, "receipt", c->token, sizeof(c->token)) ||
 			!copy_field(r, "result_path", c->path, sizeof(c->path)) ||
 			c->path[0] != '/') {
@@ -950,6 +959,7 @@ launch_honest(struct lg_client *cl, uint64_t now)
 		c->attempts = 0;
 		c->polls = 0;
 		c->checking = 0;
+		c->clicks = 0;
 		if (o->mode == LG_MODE_SALE)
 			cl->st.users_started++;
 		cl->launched++;

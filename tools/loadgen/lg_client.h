@@ -56,6 +56,7 @@ struct lg_opts {
 	unsigned max_polls;	 /* sale: result polls per user */
 	uint32_t event;		 /* sale: event id */
 	uint64_t user_base;	 /* sale: first user id */
+	unsigned double_click;	 /* sale: percent of users who click "buy" twice */
 	struct tok_keyring auth; /* sale, one-ip flood: the shop's auth key, to mint sessions */
 	uint32_t kid;		 /* its key id */
 	struct tok_keyring sale; /* reserve, result: the sale key, to mint purchase tokens and

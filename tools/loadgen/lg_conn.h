@@ -43,11 +43,12 @@ enum lg_step {
 #define LG_UNSIGNED_VARIANTS 4 /* the unsigned flood's steps, taken in turn */
 
 struct lg_conn {
-	uint8_t state;	 /* enum lg_conn_state */
-	uint8_t step;	 /* enum lg_step */
-	uint8_t rtx;	 /* retransmissions of the segment now outstanding */
-	uint8_t verdict; /* after the answer: 1 go on, 2 + enum lg_outcome: the client ends */
+	uint8_t state;	  /* enum lg_conn_state */
+	uint8_t step;	  /* enum lg_step */
+	uint8_t rtx;	  /* retransmissions of the segment now outstanding */
+	uint8_t verdict;  /* after the answer: 1 go on, 2 + enum lg_outcome: the client ends */
 	uint8_t checking; /* sale: polling after a 410 to a reserve (an earlier try may hold) */
+	uint8_t clicks;	  /* sale: reserves admitted so far (--double-click sends a second) */
 	uint16_t sport;
 	uint16_t req_len;
 	uint16_t resp_len;

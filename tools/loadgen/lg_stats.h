@@ -64,6 +64,7 @@ struct lg_stats {
 	uint64_t arp_requests_answered, arp_replies, other_rx;
 	uint64_t syn_sent, syn_acks; /* syn-flood mode */
 	uint64_t users_started, users_done;
+	uint64_t double_clicks; /* sale: users who sent their reserve twice (--double-click) */
 	uint64_t outcome[LG_OUT_N];
 	struct lg_flood_stats flood[LG_FLOOD_N];
 	struct lg_hist req_lat;	 /* request sent → whole response received, in TSC cycles */

@@ -79,6 +79,7 @@ usage(FILE *f)
 		   "  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
 		   "                       to mint session tokens\n"
 		   "  --kid N              its key id (default 1)\n"
+		   "  --double-click P     sale: P percent of the users reserve twice (default 0)\n"
 		   "  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
 		   "mint\n"
 		   "                       purchase tokens and receipts (one user per connection "
@@ -153,6 +154,7 @@ enum {
 	OPT_USER_BASE,
 	OPT_AUTH_KEY,
 	OPT_KID,
+	OPT_DOUBLE_CLICK,
 	OPT_SALE_KEY,
 	OPT_SALE_KID,
 	OPT_PCAP,
@@ -187,6 +189,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"user-base", required_argument, NULL, OPT_USER_BASE},
 		{"auth-key-hex", required_argument, NULL, OPT_AUTH_KEY},
 		{"kid", required_argument, NULL, OPT_KID},
+		{"double-click", required_argument, NULL, OPT_DOUBLE_CLICK},
 		{"sale-key-hex", required_argument, NULL, OPT_SALE_KEY},
 		{"sale-kid", required_argument, NULL, OPT_SALE_KID},
 		{"pcap", required_argument, NULL, OPT_PCAP},
@@ -332,6 +335,11 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_KID:
 			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &kid);
 			what = "--kid: 0..4294967295";
+			break;
+		case OPT_DOUBLE_CLICK:
+			rc = lg_parse_u64(optarg, 0, 100, &v);
+			o->double_click = (unsigned)v;
+			what = "--double-click: a percent, 0..100";
 			break;
 		case OPT_SALE_KEY:
 			rc = parse_hex_key(optarg, sale_key, sizeof(sale_key), &sale_len);
@@ -596,8 +604,8 @@ report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bo
 	}
 	if (o->mode == LG_MODE_SALE) {
 		printf("users: asked %" PRIu64 " started %" PRIu64 " done %" PRIu64
-		       " unfinished %" PRIu64 "\n",
-			o->count, s->users_started, s->users_done, unfinished);
+		       " double_clicked %" PRIu64 " unfinished %" PRIu64 "\n",
+			o->count, s->users_started, s->users_done, s->double_clicks, unfinished);
 		printf("outcomes:");
 		for (int i = 0; i < LG_OUT_N; i++)
 			printf(" %s=%" PRIu64, lg_outcome_name((enum lg_outcome)i), s->outcome[i]);
