@@ -154,3 +154,16 @@ fg_telemetry() {
 fg_dpdk_runtime_dir() {
 	printf '%s/dpdk/%s\n' "${RUNTIME_DIRECTORY:-/var/run}" "$1"
 }
+
+# fg_lg_field FILE KEY WORD: from flashgate-loadgen's report in FILE (one "KEY: ..." line per
+# key, docs/loadgen.md), the value after WORD ("done 300"; WORD a name, never a number, which
+# could be a count) or of WORD=value ("200=300", "reserved=100") on the "KEY:" line; nothing
+# when it is not there.
+fg_lg_field() {
+	awk -v k="$2:" -v w="$3" '$1 == k { for (i = 2; i <= NF; i++) {
+		if ($i == w && w ~ /^[A-Za-z_]/ && i < NF) { print $(i + 1); exit }
+		if (index($i, w "=") == 1) { print substr($i, length(w) + 2); exit } } }' "$1"
+}
+
+# fg_lg_value FILE KEY: the first value of the "KEY:" line of the loadgen's report in FILE.
+fg_lg_value() { awk -v k="$2:" '$1 == k { print $2; exit }' "$1"; }

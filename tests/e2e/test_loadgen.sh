@@ -98,21 +98,16 @@ lg_run() { # lg_run NAME ARGS...: a data plane, then the loadgen; output in $E2E
 	tap_diag "loadgen $name:" "$(cat "$E2E_TMP/$name.out")"
 }
 # field NAME KEY WORD: the number after WORD on the "KEY:" line of NAME's report.
-field() {
-	awk -v k="$2:" -v w="$3" '$1 == k { for (i = 2; i < NF; i++) if ($i == w) print $(i + 1) }' \
-		"$E2E_TMP/$1.out"
-}
+field() { fg_lg_field "$E2E_TMP/$1.out" "$2" "$3"; }
 # value NAME KEY: the first value of the "KEY:" line.
-value() { awk -v k="$2:" '$1 == k { print $2 }' "$E2E_TMP/$1.out"; }
+value() { fg_lg_value "$E2E_TMP/$1.out" "$2"; }
 # answer NAME STATUS: how many answers had that status.
-answer() {
-	awk -v s="$2" '$1 == "answers:" { for (i = 2; i <= NF; i++) { split($i, a, "=");
-		if (a[1] == s) print a[2] } }' "$E2E_TMP/$1.out"
-}
+answer() { fg_lg_field "$E2E_TMP/$1.out" answers "$2"; }
 # flood_answer NAME KEY STATUS: how many answers of that status a flood's line counts (0 if none).
 flood_answer() {
-	awk -v k="$2:" -v s="$3" '$1 == k { for (i = 2; i <= NF; i++) { split($i, a, "=");
-		if (a[1] == s && a[2] != "") n = a[2] } } END { print n + 0 }' "$E2E_TMP/$1.out"
+	local n
+	n=$(fg_lg_field "$E2E_TMP/$1.out" "$2" "$3")
+	echo "${n:-0}"
 }
 # run_counter NAME...: a counter of the last run's data plane only (0 if it did not print it).
 run_counter() {

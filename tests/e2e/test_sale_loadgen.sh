@@ -94,15 +94,9 @@ wait "$LG_PID" || rc=$?
 LG_PID=
 tap_is "$rc" 0 "the generator exits 0: every answer well-formed and expected"
 
-field() { # field KEY WORD: the number after WORD on the report's "KEY:" line
-	awk -v k="$1:" -v w="$2" '$1 == k { for (i = 2; i < NF; i++) if ($i == w) print $(i + 1) }' \
-		"$E2E_TMP/lg.out"
-}
+field() { fg_lg_field "$E2E_TMP/lg.out" "$1" "$2"; } # field KEY WORD, of the loadgen's report
 tap_is "$(field users "done")" $USERS "all $USERS buyers finished"
-outcome() { # outcome NAME: users with that final outcome
-	awk -v n="$1" '$1 == "outcomes:" { for (i = 2; i <= NF; i++) { split($i, a, "=");
-		if (a[1] == n) print a[2] } }' "$E2E_TMP/lg.out"
-}
+outcome() { field outcomes "$1"; } # outcome NAME: users with that final outcome
 tap_is "$(($(outcome reserved) + $(outcome ordered) + $(outcome paid)))" $STOCK \
 	"buyers told they hold an item (reserved, ordered or paid) == stock"
 tap_is "$(outcome sold_out)" $((USERS - STOCK)) "every other buyer told sold out"
