@@ -119,23 +119,9 @@ parse_args(int argc, char **argv, struct ow_config *cfg)
 			return -1;
 		}
 	}
-	ow_config_defaults(cfg);
-	if (path != NULL && ow_config_load(cfg, path, err, sizeof(err)) != 0) {
+	if (cfg_load_cli(&ow_config_schema, cfg, path, sets, n_sets, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
-	}
-	for (unsigned i = 0; i < n_sets; i++) {
-		char *eq = strchr(sets[i], '=');
-
-		if (eq == NULL) {
-			fprintf(stderr, PROG ": -s %s: expected SECTION.KEY=VALUE\n", sets[i]);
-			return -1;
-		}
-		*eq = '\0';
-		if (ow_config_set(cfg, sets[i], eq + 1, err, sizeof(err)) != 0) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return -1;
-		}
 	}
 	if (check) {
 		cfg_write(stdout, &ow_config_schema, cfg);

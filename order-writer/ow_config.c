@@ -182,26 +182,3 @@ const struct cfg_schema ow_config_schema = {
 	.target_size = sizeof(struct ow_config),
 	.help = "flashgate-order-writer --help-config lists every key",
 };
-
-void
-ow_config_defaults(struct ow_config *cfg)
-{
-	char err[256];
-
-	if (cfg_defaults(&ow_config_schema, cfg, err, sizeof(err)) != 0) {
-		LOG_ERR("%s", err);
-		abort();
-	}
-}
-
-int
-ow_config_load(struct ow_config *cfg, const char *path, char *err, size_t errlen)
-{
-	return cfg_load(&ow_config_schema, cfg, path, err, errlen);
-}
-
-int
-ow_config_set(struct ow_config *cfg, const char *key, const char *value, char *err, size_t errlen)
-{
-	return cfg_set(&ow_config_schema, cfg, key, value, err, errlen);
-}

@@ -37,14 +37,4 @@ struct ow_config {
 
 extern const struct cfg_schema ow_config_schema;
 
-/* Fills cfg with every default. Cannot fail (a wrong key table aborts; the tests load it). */
-void ow_config_defaults(struct ow_config *cfg);
-
-/* Loads path over the defaults. Returns 0, or -errno with one line in err naming file and key. */
-int ow_config_load(struct ow_config *cfg, const char *path, char *err, size_t errlen);
-
-/* Applies "section.key" = value with the same checks. Returns 0 or -EINVAL with err. */
-int ow_config_set(
-	struct ow_config *cfg, const char *key, const char *value, char *err, size_t errlen);
-
 #endif
