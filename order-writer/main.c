@@ -119,6 +119,10 @@ parse_args(int argc, char **argv, struct ow_config *cfg)
 			return -1;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
 	if (cfg_load_cli(&ow_config_schema, cfg, path, sets, n_sets, err, sizeof(err)) != 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
