@@ -220,6 +220,21 @@ rollback(struct pg_store *s)
 		PQclear(PQexec(s->conn, "ROLLBACK"));
 }
 
+/*
+ * BEGIN, then the transaction-scoped advisory lock that lock_sql takes, so that the work that
+ * follows runs alone among the control planes. Returns 0 inside the transaction; on an error
+ * the transaction is already ended.
+ */
+static int
+begin_locked(struct pg_store *s, const char *lock_sql, char *err, size_t errlen)
+{
+	int rc = begin(s, err, errlen);
+
+	if (rc == 0 && (rc = exec(s, lock_sql, 0, NULL, err, errlen)) != 0)
+		rollback(s);
+	return rc;
+}
+
 static uint64_t
 get_u64(const PGresult *res, int row, int col)
 {
@@ -246,16 +261,14 @@ migrate_one(
 
 	*applied = false;
 	snprintf(version, sizeof(version), "%d", m->version);
-	rc = begin(s, err, errlen);
+	rc = begin_locked(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ")", err, errlen);
 	if (rc != 0)
 		return rc;
-	rc = exec(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_MIGRATE ")", 0, NULL, err, errlen);
-	if (rc == 0)
-		rc = exec(s,
-			"CREATE TABLE IF NOT EXISTS schema_migrations ("
-			"version integer PRIMARY KEY, "
-			"name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
-			0, NULL, err, errlen);
+	rc = exec(s,
+		"CREATE TABLE IF NOT EXISTS schema_migrations ("
+		"version integer PRIMARY KEY, "
+		"name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+		0, NULL, err, errlen);
 	if (rc != 0)
 		goto fail;
 	res = run(
@@ -688,8 +701,8 @@ pg_event_counts(
 }
 
 int
-pg_event_active_users(struct pg_store *s, uint32_t id, uint64_t **users, size_t *n, char *err,
-	size_t errlen)
+pg_event_active_users(
+	struct pg_store *s, uint32_t id, uint64_t **users, size_t *n, char *err, size_t errlen)
 {
 	char ids[16];
 	const char *vals[1] = {ids};
@@ -740,12 +753,9 @@ pg_key_rotate(struct pg_store *s, uint32_t *kid, char *err, size_t errlen)
 		snprintf(err, errlen, "getrandom: %s", strerror(errno));
 		return -EIO;
 	}
-	rc = begin(s, err, errlen);
+	rc = begin_locked(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_KEYS ")", err, errlen);
 	if (rc != 0)
 		goto out;
-	rc = exec(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_KEYS ")", 0, NULL, err, errlen);
-	if (rc != 0)
-		goto fail;
 	res = run(s, "SELECT coalesce(max(kid), 0) + 1 FROM keys WHERE kind = 'sale'", 0, NULL, &rc,
 		err, errlen);
 	if (res == NULL)
@@ -799,20 +809,18 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 		return -EINVAL;
 	}
 	snprintf(kids, sizeof(kids), "%" PRIu32, kid);
-	rc = begin(s, err, errlen);
+	rc = begin_locked(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_KEYS ")", err, errlen);
 	if (rc != 0)
 		return rc;
-	rc = exec(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_KEYS ")", 0, NULL, err, errlen);
 	/*
 	 * A new current key: the old current one stays as the previous, older ones go. Setting
 	 * the current key again only replaces its secret.
 	 */
-	if (rc == 0)
-		rc = exec(s,
-			"DELETE FROM keys WHERE kind = 'auth' AND NOT current AND kid <> $1 "
-			"AND NOT EXISTS "
-			"(SELECT 1 FROM keys WHERE kind = 'auth' AND kid = $1 AND current)",
-			1, vals, err, errlen);
+	rc = exec(s,
+		"DELETE FROM keys WHERE kind = 'auth' AND NOT current AND kid <> $1 "
+		"AND NOT EXISTS "
+		"(SELECT 1 FROM keys WHERE kind = 'auth' AND kid = $1 AND current)",
+		1, vals, err, errlen);
 	if (rc == 0)
 		rc = exec(s,
 			"UPDATE keys SET current = false "
