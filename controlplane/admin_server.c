@@ -71,6 +71,22 @@ reload(struct cp_ctx *c, char *err, size_t errlen)
 	return cp_state_load(c->st, c->pg, c->rs, err, errlen);
 }
 
+/*
+ * After a change in PostgreSQL: reload() (a failure is logged with what changed, `after`, and
+ * the old state kept), then publish() the part of the state the change touched to every data
+ * plane.
+ */
+static void
+reload_and_publish(
+	struct cp_ctx *c, const char *after, int (*publish)(const struct cp_state *, struct cp_links *))
+{
+	char err[512];
+
+	if (reload(c, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after %s: %s", after, err);
+	publish(c->st, c->links);
+}
+
 static int
 answer_error(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -159,9 +175,10 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	}
 	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0)
 		return admin_answer_error(out, cap, err);
-	if (reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after event %u changed: %s", ev.id, err);
-	cp_state_publish_events(c->st, c->links);
+	char what[48];
+
+	snprintf(what, sizeof(what), "event %u changed", ev.id);
+	reload_and_publish(c, what, cp_state_publish_events);
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 
 	struct admin_json j;
@@ -447,9 +464,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 
 		if ((rc = pg_event_create(c->pg, &req.event, &ev, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
-		if (reload(c, err, sizeof(err)) != 0)
-			LOG_WARN("state reload after event create: %s", err);
-		cp_state_publish_events(c->st, c->links);
+		reload_and_publish(c, "event create", cp_state_publish_events);
 		LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
 		admin_json_ok(&j, out, cap);
 		admin_json_event(&j, "event", &ev);
@@ -490,9 +505,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 
 		if ((rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
-		if (reload(c, err, sizeof(err)) != 0)
-			LOG_WARN("state reload after keys rotate: %s", err);
-		cp_state_publish_keys(c->st, c->links);
+		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
 		admin_json_ok(&j, out, cap);
 		admin_json_u64(&j, "kid", kid);
@@ -518,9 +531,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		explicit_bzero(req.secret, sizeof(req.secret));
 		if (rc != 0)
 			return admin_answer_error(out, cap, err);
-		if (reload(c, err, sizeof(err)) != 0)
-			LOG_WARN("state reload after keys auth-set: %s", err);
-		cp_state_publish_keys(c->st, c->links);
+		reload_and_publish(c, "keys auth-set", cp_state_publish_keys);
 		LOG_NOTICE("auth key %u is now current", req.kid);
 		admin_json_ok(&j, out, cap);
 		admin_json_u64(&j, "kid", req.kid);
@@ -553,9 +564,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		if ((rc = pg_limits_set(c->pg, &req.limits, req.limits_given, &l, err, sizeof(err))) !=
 			0)
 			return admin_answer_error(out, cap, err);
-		if (reload(c, err, sizeof(err)) != 0)
-			LOG_WARN("state reload after limits set: %s", err);
-		cp_state_publish_limits(c->st, c->links);
+		reload_and_publish(c, "limits set", cp_state_publish_limits);
 		admin_json_ok(&j, out, cap);
 		admin_json_limits(&j, "limits", &l);
 		return end(&j, out, cap);
