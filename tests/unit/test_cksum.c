@@ -4,6 +4,7 @@
  * and payloads of every length, incremental updates, and rejection of any flipped bit.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dataplane/net_cksum.h"
@@ -198,7 +199,7 @@ test_random_lengths(void)
 	}
 	tap_eq_int(bad_raw, 0, "DPDK's raw sum equals RFC 1071, lengths 0..1500");
 
-	/* net_raw_sum() is the pipeline's own 8-bytes-a-step sum: every length and alignment. */
+	/* net_raw_sum() is the pipeline's own sum (32 bytes a step): every length and alignment. */
 	unsigned bad_fast = 0, bad_ones = 0;
 
 	for (unsigned off = 0; off < 8; off++) {
@@ -214,6 +215,37 @@ test_random_lengths(void)
 		bad_ones += rte_be_to_cpu_16(net_raw_sum(pkt, len)) != ref_sum(pkt, len, 0);
 	tap_eq_int(bad_fast, 0, "net_raw_sum equals RFC 1071, lengths 0..1500 at 8 alignments");
 	tap_eq_int(bad_ones, 0, "net_raw_sum equals RFC 1071 on all-ones data (carries)");
+}
+
+/*
+ * Buffers longer than the vector loop's fold interval (NET_SUM_VEC_STEPS steps of 32 bytes):
+ * all ones, the worst case for its 32-bit lanes (three intervals of it would carry out of a
+ * lane without the fold), and random bytes.
+ */
+static void
+test_long_buffers(void)
+{
+	const size_t interval = (size_t)NET_SUM_VEC_STEPS * 32;
+	size_t cap = 3 * interval + 64;
+	uint8_t *big = malloc(cap);
+	const size_t lens[] = {interval - 1, interval, interval + 1, interval + 33, 2 * interval,
+		3 * interval + 63};
+	unsigned bad_ones = 0, bad_rand = 0;
+
+	if (big == NULL) {
+		tap_ok(false, "malloc of %zu bytes", cap);
+		return;
+	}
+	memset(big, 0xff, cap);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		bad_ones += rte_be_to_cpu_16(net_raw_sum(big, lens[i])) != ref_sum(big, lens[i], 0);
+	fill_rand(big, cap);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		bad_rand += rte_be_to_cpu_16(net_raw_sum(big + 1, lens[i])) !=
+			    ref_sum(big + 1, lens[i], 0);
+	free(big);
+	tap_eq_int(bad_ones, 0, "net_raw_sum equals RFC 1071 past its fold interval (all ones)");
+	tap_eq_int(bad_rand, 0, "net_raw_sum equals RFC 1071 past its fold interval (random)");
 }
 
 static void
@@ -441,6 +473,7 @@ main(void)
 {
 	test_known();
 	test_random_lengths();
+	test_long_buffers();
 	test_ipv4_hdr_ok();
 	test_bit_flips();
 	test_incremental();
