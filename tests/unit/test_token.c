@@ -475,6 +475,38 @@ test_number_lengths(void)
 	}
 	tap_ok(bad == 0, "numbers of 1 to 20 digits are written and read back (%u of %u wrong)",
 		bad, tried);
+
+	/* Random numbers, half of them with runs of zero digits (the writer works in chunks of
+	 * eight digits, whose leading zeros must be written). */
+	uint64_t x = UINT64_C(0x9e3779b97f4a7c15);
+
+	bad = tried = 0;
+	for (int i = 0; i < 20000; i++) {
+		char t[TOK_BUF_SIZE], want[32];
+		struct tok_receipt ro;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+
+		uint64_t v = x >> (x % 64);
+
+		if (i & 1) {
+			uint64_t z = 1;
+
+			for (unsigned d = (unsigned)(x >> 58) % 12; d > 0; d--)
+				z *= 10;
+			v = v / z * z * 10 + (x & 1);
+		}
+		int n = tok_receipt_mint(&sale, 42, 7, v, t, sizeof(t));
+
+		snprintf(want, sizeof(want), ".7.%" PRIu64 ".3.", v);
+		tried++;
+		bad += n <= 0 || strstr(t, want) == NULL ||
+		       vrec(&sale, t, (size_t)n, 42, &ro) != TOK_OK || ro.admitted_ms != v;
+	}
+	tap_ok(bad == 0, "random numbers are written as printf writes them (%u of %u wrong)", bad,
+		tried);
 }
 
 static void
