@@ -73,7 +73,8 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 		m->l2_len = sizeof(*eth);
 		m->l3_len = sizeof(*ip);
 		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
-		th->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+		/* No TSO here (a reply is one small segment): the length is in the sum. */
+		th->cksum = net_ipv4_phdr_sum(ip);
 	} else {
 		net_ipv4_cksum_set(ip);
 		net_tcp4_cksum_set(ip, th);
@@ -95,7 +96,8 @@ tcp_send_rst(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG,
 			rte_be_to_cpu_32(th->recv_ack), 0, 0, 0);
 	} else {
-		uint32_t seg_len = payload_len + !!(in & RTE_TCP_SYN_FLAG) + !!(in & RTE_TCP_FIN_FLAG);
+		uint32_t seg_len =
+			payload_len + !!(in & RTE_TCP_SYN_FLAG) + !!(in & RTE_TCP_FIN_FLAG);
 
 		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, 0,
 			rte_be_to_cpu_32(th->sent_seq) + seg_len, 0, 0);
@@ -217,8 +219,8 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	uint16_t resp_len = http_answer(w, ip->src_addr, req, payload_len, out, cap);
 
 	tcp_reply_finish(w, wp, m, eth, ip, th,
-		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack, seq + payload_len + fin,
-		0, resp_len);
+		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack,
+		seq + payload_len + fin, 0, resp_len);
 	w->ctr.answers[DP_ANS_HTTP]++;
 	return 1;
 }

@@ -248,6 +248,30 @@ test_long_buffers(void)
 	tap_eq_int(bad_rand, 0, "net_raw_sum equals RFC 1071 past its fold interval (random)");
 }
 
+/* net_ipv4_phdr_sum() against DPDK's rte_ipv4_phdr_cksum() and the reference, random headers. */
+static void
+test_phdr_sum(void)
+{
+	unsigned bad_dpdk = 0, bad_ref = 0;
+
+	for (unsigned i = 0; i < 20000; i++) {
+		unsigned ihl = 5 + (unsigned)(rng64() % 11),
+			 tot = ihl * 4 + (unsigned)(rng64() % 1480);
+		struct rte_ipv4_hdr *ip = make_ipv4(pkt, ihl, tot, (uint8_t)rng64());
+		uint8_t ph[12];
+
+		memcpy(ph, pkt + 12, 8);
+		ph[8] = 0;
+		ph[9] = pkt[9];
+		ph[10] = (uint8_t)((tot - ihl * 4) >> 8);
+		ph[11] = (uint8_t)(tot - ihl * 4);
+		bad_dpdk += net_ipv4_phdr_sum(ip) != rte_ipv4_phdr_cksum(ip, 0);
+		bad_ref += rte_be_to_cpu_16(net_ipv4_phdr_sum(ip)) != ref_sum(ph, sizeof(ph), 0);
+	}
+	tap_eq_int(bad_dpdk, 0, "net_ipv4_phdr_sum equals rte_ipv4_phdr_cksum (20000 headers)");
+	tap_eq_int(bad_ref, 0, "net_ipv4_phdr_sum equals RFC 9293's pseudo-header sum");
+}
+
 static void
 test_ipv4_hdr_ok(void)
 {
@@ -474,6 +498,7 @@ main(void)
 	test_known();
 	test_random_lengths();
 	test_long_buffers();
+	test_phdr_sum();
 	test_ipv4_hdr_ok();
 	test_bit_flips();
 	test_incremental();
