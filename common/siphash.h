@@ -118,9 +118,13 @@ siphash24(const struct sipkey *k, const void *msg, size_t len)
 	siphash_begin(&s, k);
 	for (size_t i = 0; i < full; i += 8)
 		siphash_block(&s, siphash_load_le64(p + i));
-	/* The last block carries the 0..7 leftover bytes and the length modulo 256. */
-	for (size_t i = 0; i < (len & 7); i++)
-		last |= (uint64_t)p[full + i] << (8 * i);
+	/* The last block carries the 0..7 leftover bytes and the length modulo 256. With at
+	 * least 8 bytes, they are the top bytes of the last 8, read as one word. */
+	if (len >= 8 && (len & 7) != 0)
+		last |= siphash_load_le64(p + len - 8) >> (64 - 8 * (len & 7));
+	else
+		for (size_t i = 0; i < (len & 7); i++)
+			last |= (uint64_t)p[full + i] << (8 * i);
 	siphash_block(&s, last);
 	return siphash_end(&s);
 }

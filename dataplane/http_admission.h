@@ -260,13 +260,24 @@ adm_path(struct worker *w, unsigned slot, uint32_t id)
 	return p->len ? p : NULL;
 }
 
-/* Compares n bytes without an early exit: the time says nothing about where they differ. */
+/*
+ * Compares n bytes without an early exit: the time says nothing about where they differ.
+ * Eight bytes a step, then the rest one at a time.
+ */
 static inline bool
 adm_equal_ct(const char *a, const char *b, size_t n)
 {
-	unsigned char d = 0;
+	uint64_t d = 0;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+	}
+	for (; i < n; i++)
 		d |= (unsigned char)(a[i] ^ b[i]);
 	return d == 0;
 }
@@ -477,14 +488,15 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 			"busy: retry in a moment", 1);
 	w->rid_seq++;
 
-	char rc[TOK_BUF_SIZE];
-	int rl = tok_receipt_mint(&w->sh->sale, id, pt.user, w->now_ms, rc, sizeof(rc));
 	char body[320];
 	struct out_buf b = { body, body + sizeof(body), true };
 
 	out_lit(&b, "{\"status\":\"queued\",\"receipt\":\"");
+	/* Minted straight into the body: it has TOK_BUF_SIZE of room here. */
+	int rl = tok_receipt_mint(&w->sh->sale, id, pt.user, w->now_ms, b.p, (size_t)(b.end - b.p));
+
 	if (rl > 0)
-		out_mem(&b, rc, (size_t)rl);
+		b.p += rl;
 	out_lit(&b, "\",\"result_path\":\"/api/v1/events/");
 	out_u64(&b, id);
 	out_lit(&b, "/result\"}");

@@ -368,10 +368,13 @@ parse_target(const uchar **pp, const uchar *end, struct http_request *req)
 		if (unlikely(*p != ' '))
 			return target_error(p, req);
 		n = (uint16_t)(p - t);
-		req->target = (struct http_str){(const char *)t, n};
+		/* From a local, not from req->target just written (see http_parse_request). */
+		const struct http_str target = {(const char *)t, n};
+
+		req->target = target;
 		/* RFC 9112 §3.2.1: origin-form = absolute-path [ "?" query ] */
 		if (q == NULL) {
-			req->path = req->target;
+			req->path = target;
 			req->query = (struct http_str){(const char *)p, 0};
 		} else {
 			req->path = (struct http_str){(const char *)t, (uint16_t)(q - t)};
@@ -640,12 +643,14 @@ parse_fields(const uchar **pp, const uchar *end, struct http_request *req)
 			ve--;
 		p += 2;
 
+		const struct http_str value = {(const char *)v, (uint16_t)(ve - v)};
+
 		h = &req->headers[req->n_headers++];
 		h->name = (struct http_str){(const char *)n, nlen};
-		h->value = (struct http_str){(const char *)v, (uint16_t)(ve - v)};
+		h->value = value;
 		kf = classify_name(n, nlen);
 		if (unlikely(kf != KF_NONE)) {
-			int rc = capture_known(kf, h->value, req);
+			int rc = capture_known(kf, value, req);
 
 			if (rc != 0)
 				return rc;
@@ -663,14 +668,18 @@ http_parse_request(const char *buf, size_t len, struct http_request *req)
 	size_t avail;
 	int rc;
 
+	/* Each from the constant, not copied from the first: a 16-byte load of a struct just
+	 * written by two narrower stores waits for them to reach the cache (~12 cycles). */
+	const struct http_str none = {NULL, 0};
+
 	req->n_headers = 0;
-	req->host = (struct http_str){NULL, 0};
-	req->authorization = req->host;
-	req->origin = req->host;
-	req->flash_token = req->host;
-	req->device_id = req->host;
-	req->content_type = req->host;
-	req->access_control_request_method = req->host;
+	req->host = none;
+	req->authorization = none;
+	req->origin = none;
+	req->flash_token = none;
+	req->device_id = none;
+	req->content_type = none;
+	req->access_control_request_method = none;
 	req->seen = 0;
 	req->content_length = -1;
 	req->head_len = 0;
