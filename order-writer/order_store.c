@@ -12,26 +12,46 @@
 #include "common/log.h"
 
 /* PostgreSQL's type oids of the batch statement's parameters (pg_type.h is server-side). */
-#define OS_INT8_OID	  20
-#define OS_INT8_ARRAY_OID 1016
+#define OS_INT8_OID		 20
+#define OS_INT8_ARRAY_OID	 1016
+#define OS_TIMESTAMPTZ_OID	 1184
+#define OS_TIMESTAMPTZ_ARRAY_OID 1185
+
+/* Unix time of PostgreSQL's epoch, 2000-01-01 00:00 UTC, in ms. */
+#define OS_PG_EPOCH_MS INT64_C(946684800000)
 
 /* The SQLSTATE os_refuse_fn raises: the stock decrement of a batch was refused. */
 #define OS_REFUSED_STATE "FG001"
+
+/*
+ * How often a batch is sent again at once when the ids it took exist (orders_pkey): enough to
+ * pass one block of ids handed out before (sql/004), each try taking at least one id.
+ */
+#define OS_ID_RETRIES (RS_BATCH_MAX + 16)
 
 /* A binary int8[] of up to RS_BATCH_MAX values: header, then 4-byte length + 8 bytes each. */
 #define OS_ARRAY_HDR 20
 #define OS_ARRAY_CAP (OS_ARRAY_HDR + RS_BATCH_MAX * 12)
 
+/* The statements a batch can be sent as: os_batch_new_sql first when it can, else os_batch_sql. */
+enum os_stmt {
+	OS_STMT_NEW,  /* every order new, ids from one block: one row back */
+	OS_STMT_FULL, /* any batch: a row per order inserted or found */
+};
+
 struct order_store {
 	PGconn *c;
-	bool busy;	/* a batch was sent and its result not read yet */
-	uint32_t event; /* of the batch in flight */
-	unsigned n;	/* its reservations */
+	bool busy;	   /* a batch was sent and its result not read yet */
+	enum os_stmt stmt; /* what the batch in flight was sent as */
+	uint64_t id_block; /* ids per nextval('orders_id_seq') (sql/004), read on connect */
+	uint32_t event;	   /* of the batch in flight */
+	unsigned n;	   /* its reservations */
 	/* Its parameters, kept until its result is read (a refused batch looks its rows up). */
 	uint8_t ev[8];
 	uint8_t users[OS_ARRAY_CAP], rids[OS_ARRAY_CAP], times[OS_ARRAY_CAP];
 	int lens[4];
-	bool fast; /* the batch in flight is os_batch_fast_sql's */
+	/* Its users and reservation ids, which are its orders' when os_batch_new_sql takes it. */
+	uint64_t user[RS_BATCH_MAX], rid[RS_BATCH_MAX];
 	char conninfo[512];
 };
 
@@ -49,52 +69,88 @@ static const char os_refuse_fn[] =
 	"END $f$";
 
 /*
- * One batch, one statement, committed on its own: $1 event, $2 users, $3 reservation ids, $4
- * the times Redis decided (ms), all int8 and binary. Rows of kind 0 are the orders inserted,
+ * One batch, one statement, committed on its own: $1 event, $2 users, $3 reservation ids (int8),
+ * $4 the times Redis decided (timestamptz), all binary. Rows of kind 0 are the orders inserted,
  * kind 1 the orders that existed (a redelivery; the statement's snapshot does not see the rows
  * it inserts, so the two never overlap; looked up only when fewer rows were inserted than
  * sent, the one-time filter skips the join otherwise), and one row of kind 2: inserted, stock
  * rows updated, events found. The stock is decremented by the number actually inserted, and
  * only if that much is available: otherwise no row is updated and the statement raises
  * OS_REFUSED_STATE, which undoes the whole batch.
+ *
+ * What is skipped is named: a reservation that has its order (ON CONFLICT on reservation_id: a
+ * redelivery, also one another writer commits meanwhile), and a user who holds an order of the
+ * event (NOT EXISTS, and DISTINCT ON for one user twice in the batch): such a reservation gets
+ * none. Any other conflict is an error, never a skipped order: an id that orders_id_seq hands
+ * out again (it was set back, or its increment lowered below the blocks of os_batch_new_sql)
+ * fails the batch on orders_pkey, and os_batch_wait() sends it again with the next ids.
  */
-#define OS_BATCH_SQL(on_conflict)                                                                 \
-	"WITH x AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[])\n"             \
-	"            AS x(u, r, t)),\n"                                                           \
-	"ev AS (SELECT pay_window_s FROM events WHERE id = $1 FOR KEY SHARE),\n"                  \
-	"ins AS (\n"                                                                              \
-	"  INSERT INTO orders (event_id, user_id, reservation_id, reserved_at, pay_deadline)\n"   \
-	"  SELECT $1, x.u, x.r, to_timestamp(x.t / 1000.0),\n"                                    \
-	"         now() + make_interval(secs => ev.pay_window_s)\n"                               \
-	"  FROM x, ev\n" on_conflict                                                              \
-	"  RETURNING id, user_id, reservation_id, pay_deadline, status),\n"                       \
-	"n AS (SELECT count(*)::bigint AS c FROM ins),\n"                                         \
-	"st AS (\n"                                                                               \
-	"  UPDATE stock SET available = stock.available - n.c FROM n\n"                           \
-	"  WHERE stock.event_id = $1 AND n.c > 0 AND stock.available >= n.c\n"                    \
-	"  RETURNING stock.available),\n"                                                         \
-	"chk AS (SELECT (SELECT c FROM n) AS c, (SELECT count(*) FROM st) AS s,\n"                \
-	"               (SELECT count(*) FROM ev) AS e)\n"                                        \
-	"SELECT 0, id, user_id, reservation_id,\n"                                                \
-	"       (extract(epoch FROM pay_deadline) * 1000)::bigint, status = 'pending' FROM ins\n" \
-	"UNION ALL\n"                                                                             \
-	"SELECT 1, o.id, o.user_id, o.reservation_id,\n"                                          \
-	"       (extract(epoch FROM o.pay_deadline) * 1000)::bigint, o.status = 'pending'\n"      \
-	"FROM orders o JOIN x ON o.reservation_id = x.r\n"                                        \
-	"WHERE (SELECT c FROM n) < cardinality($3::bigint[])\n"                                   \
-	"UNION ALL\n"                                                                             \
-	"SELECT 2, c, s, e,\n"                                                                    \
-	"       CASE WHEN c > 0 AND s = 0 THEN pg_temp.fg_stock_refused(c) ELSE 0 END, false\n"   \
-	"FROM chk"
+static const char os_batch_sql[] =
+	"WITH x AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])\n"
+	"            WITH ORDINALITY AS x(u, r, t, o)),\n"
+	"ev AS (SELECT pay_window_s FROM events WHERE id = $1 FOR KEY SHARE),\n"
+	"ins AS (\n"
+	"  INSERT INTO orders (event_id, user_id, reservation_id, reserved_at, pay_deadline)\n"
+	"  SELECT DISTINCT ON (x.u) $1, x.u, x.r, x.t, now() + make_interval(secs => "
+	"ev.pay_window_s)\n"
+	"  FROM x, ev\n"
+	"  WHERE NOT EXISTS (SELECT FROM orders o WHERE o.event_id = $1 AND o.user_id = x.u)\n"
+	"  ORDER BY x.u, x.o\n"
+	"  ON CONFLICT (reservation_id) DO NOTHING\n"
+	"  RETURNING id, user_id, reservation_id, pay_deadline, status),\n"
+	"n AS (SELECT count(*)::bigint AS c FROM ins),\n"
+	"st AS (\n"
+	"  UPDATE stock SET available = stock.available - n.c FROM n\n"
+	"  WHERE stock.event_id = $1 AND n.c > 0 AND stock.available >= n.c\n"
+	"  RETURNING stock.available),\n"
+	"chk AS (SELECT (SELECT c FROM n) AS c, (SELECT count(*) FROM st) AS s,\n"
+	"               (SELECT count(*) FROM ev) AS e)\n"
+	"SELECT 0, id, user_id, reservation_id,\n"
+	"       (extract(epoch FROM pay_deadline) * 1000)::bigint, status = 'pending' FROM ins\n"
+	"UNION ALL\n"
+	"SELECT 1, o.id, o.user_id, o.reservation_id,\n"
+	"       (extract(epoch FROM o.pay_deadline) * 1000)::bigint, o.status = 'pending'\n"
+	"FROM orders o JOIN x ON o.reservation_id = x.r\n"
+	"WHERE (SELECT c FROM n) < cardinality($3::bigint[])\n"
+	"UNION ALL\n"
+	"SELECT 2, c, s, e,\n"
+	"       CASE WHEN c > 0 AND s = 0 THEN pg_temp.fg_stock_refused(c) ELSE 0 END, false\n"
+	"FROM chk";
 
-static const char os_batch_sql[] = OS_BATCH_SQL("  ON CONFLICT DO NOTHING\n");
 /*
- * The same without ON CONFLICT, tried first: its speculative insertion costs about a third of
- * the statement. Nearly every batch is new; one that is not (a redelivery, or a user holding
- * another order) fails with unique_violation, inserting nothing, and is sent again as
- * os_batch_sql.
+ * The same batch when every reservation in it is new, tried first: nearly every batch is. Its
+ * n orders take the ids of one block, base .. base + n - 1 in the batch's order (one nextval(),
+ * sql/004: the sequence's increment is at least n, checked here too), the deadline is the same
+ * for all, so one row comes back: base, the deadline (ms) and whether the stock row took the
+ * decrement of n. Without ON CONFLICT, whose speculative insertion costs about a third of the
+ * statement. Everything else inserts nothing, and the batch is sent again as os_batch_sql: a
+ * reservation that has an order, or a user who holds another one, fails the INSERT with
+ * unique_violation; too little stock for n leaves the stock row as it is (no row updated:
+ * nothing inserted); no such event, or a smaller increment, returns no row.
  */
-static const char os_batch_fast_sql[] = OS_BATCH_SQL("");
+static const char os_batch_new_sql[] =
+	"WITH ev AS (\n"
+	"  SELECT nextval('orders_id_seq') AS base,\n"
+	"         now() + make_interval(secs => pay_window_s) AS deadline\n"
+	"  FROM events\n"
+	"  WHERE id = $1 AND cardinality($3::bigint[]) <=\n"
+	"        (SELECT seqincrement FROM pg_sequence WHERE seqrelid = "
+	"'orders_id_seq'::regclass)\n"
+	"  FOR KEY SHARE),\n"
+	"st AS (\n"
+	"  UPDATE stock SET available = available - cardinality($3::bigint[])\n"
+	"  WHERE event_id = $1 AND available >= cardinality($3::bigint[]) AND EXISTS (SELECT FROM "
+	"ev)\n"
+	"  RETURNING 1),\n"
+	"ins AS (\n"
+	"  INSERT INTO orders (id, event_id, user_id, reservation_id, reserved_at, pay_deadline)\n"
+	"  SELECT ev.base + x.o - 1, $1, x.u, x.r, x.t, ev.deadline\n"
+	"  FROM ev, st,\n"
+	"       unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS x(u, r, "
+	"t, o))\n"
+	"SELECT ev.base, (extract(epoch FROM ev.deadline) * 1000)::bigint, (SELECT count(*) FROM "
+	"st)\n"
+	"FROM ev";
 
 /* The orders of a refused batch that exist without it ($1 its reservation ids, binary). */
 static const char os_existing_sql[] = "SELECT 1, id, user_id, reservation_id, (extract(epoch FROM "
@@ -133,7 +189,7 @@ static int
 os_connect(struct order_store *s, char *err, size_t errlen)
 {
 	static const Oid batch_types[4] = {
-		OS_INT8_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID};
+		OS_INT8_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID, OS_TIMESTAMPTZ_ARRAY_OID};
 	static const Oid existing_types[1] = {OS_INT8_ARRAY_OID};
 	PGresult *r;
 	const char *what;
@@ -171,7 +227,7 @@ os_connect(struct order_store *s, char *err, size_t errlen)
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
-	r = PQprepare(s->c, "fg_batch_fast", os_batch_fast_sql, 4, batch_types);
+	r = PQprepare(s->c, "fg_batch_new", os_batch_new_sql, 4, batch_types);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
@@ -179,6 +235,20 @@ os_connect(struct order_store *s, char *err, size_t errlen)
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
+	/* Blocks of ids (sql/004): without them every batch is sent as os_batch_sql. */
+	what = "reading the increment of orders_id_seq";
+	r = PQexec(s->c, "SELECT seqincrement FROM pg_sequence "
+			 "WHERE seqrelid = 'orders_id_seq'::regclass");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		goto fail_result;
+	s->id_block = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	if (s->id_block < RS_BATCH_MAX)
+		LOG_WARN("postgres: orders_id_seq hands out %" PRIu64
+			 " id(s) at a time: batches of "
+			 "more orders than that take the slower statement (apply the schema "
+			 "migrations, sql/004)",
+			s->id_block);
 	return 0;
 fail_result:
 	snprintf(err, errlen, "postgres: %s: %s", what, PQresultErrorMessage(r));
@@ -259,9 +329,21 @@ os_get_be(const uint8_t *p, int len)
 }
 
 /*
- * Writes n values taken from e by field (0 user, 1 reservation id, 2 ms) as a binary int8[]
- * (array_recv's format: ndim 1, no nulls, element oid, dimension, lower bound 1, then each
- * element as length 8 and value). Returns its length.
+ * Unix time in ms as a binary timestamptz: microseconds since 2000-01-01 UTC. Beyond what that
+ * holds (no clock gives such a time), PostgreSQL's infinity.
+ */
+static uint64_t
+os_timestamptz(uint64_t ms)
+{
+	if (ms > (uint64_t)(INT64_MAX / 1000 + OS_PG_EPOCH_MS))
+		return (uint64_t)INT64_MAX;
+	return (uint64_t)(((int64_t)ms - OS_PG_EPOCH_MS) * 1000);
+}
+
+/*
+ * Writes n values taken from e by field (0 user, 1 reservation id, 2 the time Redis decided) as
+ * a binary int8[] or, for 2, timestamptz[] (array_recv's format: ndim 1, no nulls, element oid,
+ * dimension, lower bound 1, then each element as length 8 and value). Returns its length.
  */
 static int
 os_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
@@ -270,11 +352,13 @@ os_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
 
 	os_put32(buf, 1);
 	os_put32(buf + 4, 0);
-	os_put32(buf + 8, OS_INT8_OID);
+	os_put32(buf + 8, field == 2 ? OS_TIMESTAMPTZ_OID : OS_INT8_OID);
 	os_put32(buf + 12, n);
 	os_put32(buf + 16, 1);
 	for (unsigned i = 0; i < n; i++, p += 12) {
-		uint64_t v = field == 0 ? e[i].user : field == 1 ? e[i].reservation_id : e[i].id_ms;
+		uint64_t v = field == 0	  ? e[i].user
+			     : field == 1 ? e[i].reservation_id
+					  : os_timestamptz(e[i].id_ms);
 
 		os_put32(p, 8);
 		os_put64(p + 4, v);
@@ -295,17 +379,17 @@ os_u64(const PGresult *r, int row, int col)
 	return strtoull(PQgetvalue(r, row, col), NULL, 10);
 }
 
-/* Sends the batch whose parameters s holds: the statement without ON CONFLICT when fast. */
+/* Sends the batch whose parameters s holds as statement stmt. */
 static int
-os_send(struct order_store *s, bool fast)
+os_send(struct order_store *s, enum os_stmt stmt)
 {
 	static const int formats[4] = {1, 1, 1, 1};
 	const char *params[4] = {(const char *)s->ev, (const char *)s->users, (const char *)s->rids,
 		(const char *)s->times};
 
-	s->fast = fast;
-	return PQsendQueryPrepared(
-		       s->c, fast ? "fg_batch_fast" : "fg_batch", 4, params, s->lens, formats, 1)
+	s->stmt = stmt;
+	return PQsendQueryPrepared(s->c, stmt == OS_STMT_NEW ? "fg_batch_new" : "fg_batch", 4,
+		       params, s->lens, formats, 1)
 		       ? 0
 		       : -EIO;
 }
@@ -335,7 +419,11 @@ os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec 
 	s->lens[1] = os_array(s->users, e, n, 0);
 	s->lens[2] = os_array(s->rids, e, n, 1);
 	s->lens[3] = os_array(s->times, e, n, 2);
-	rc = os_send(s, true);
+	for (unsigned i = 0; i < n; i++) {
+		s->user[i] = e[i].user;
+		s->rid[i] = e[i].reservation_id;
+	}
+	rc = os_send(s, n <= s->id_block ? OS_STMT_NEW : OS_STMT_FULL);
 	if (rc != 0)
 		return os_fail(s, NULL, "sending orders", err, errlen);
 	s->busy = true;
@@ -374,6 +462,48 @@ os_take_orders(
 	}
 }
 
+/*
+ * The row of os_batch_new_sql: when the stock row took the batch, its n orders into out (ids
+ * from base, in the batch's order, all pending with the same deadline) and true; false when
+ * it inserted nothing (no row: no event or no block of ids; or too little stock).
+ */
+static bool
+os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsigned *n_out,
+	uint64_t sum[3])
+{
+	uint64_t base, deadline_ms;
+
+	if (PQntuples(r) != 1 || PQnfields(r) != 3 || os_bin(r, 0, 2) != 1)
+		return false;
+	base = os_bin(r, 0, 0);
+	deadline_ms = os_bin(r, 0, 1);
+	for (unsigned i = 0; i < s->n; i++)
+		out[i] = (struct os_order){
+			.order_id = base + i,
+			.user = s->user[i],
+			.reservation_id = s->rid[i],
+			.pay_deadline_ms = deadline_ms,
+			.pending = true,
+			.inserted = true,
+		};
+	*n_out = s->n;
+	sum[0] = s->n;
+	sum[1] = 1;
+	sum[2] = 1;
+	return true;
+}
+
+/* Whether a failed result is a unique_violation, of constraint (NULL: any). */
+static bool
+os_unique_violation(const PGresult *r, const char *constraint)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	const char *name = PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
+
+	return state != NULL && strcmp(state, "23505") == 0 &&
+	       (constraint == NULL || (name != NULL && strcmp(name, constraint) == 0));
+}
+
 /* After a refused batch: the orders of its reservations that exist without it, into out. */
 static int
 os_existing(struct order_store *s, struct os_order *out, unsigned *n_out, char *err, size_t errlen)
@@ -396,7 +526,8 @@ os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,
 {
 	uint64_t sum[3] = {0, 0, 0}; /* inserted, stock rows updated, events found */
 	PGresult *r, *failed = NULL;
-	bool got = false;
+	bool got = false, taken = false;
+	unsigned id_retries = 0;
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -410,7 +541,10 @@ again:
 	 * exchange (ReadyForQuery, or an error instead) says it is durable. */
 	while ((r = PQgetResult(s->c)) != NULL) {
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && !got && failed == NULL) {
-			os_take_orders(r, out, s->n, n_out, sum);
+			if (s->stmt == OS_STMT_NEW)
+				taken = os_take_new(s, r, out, n_out, sum);
+			else
+				os_take_orders(r, out, s->n, n_out, sum);
 			got = true;
 			PQclear(r);
 		} else if (failed == NULL && PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -419,19 +553,33 @@ again:
 			PQclear(r);
 		}
 	}
-	if (failed != NULL && s->fast) {
-		const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
-
-		/* Not a new batch: nothing was inserted; the statement that skips what exists. */
-		if (state != NULL && strcmp(state, "23505") == 0) {
-			PQclear(failed);
-			failed = NULL;
-			got = false;
-			if (os_send(s, false) == 0)
-				goto again;
-			s->busy = false;
-			return os_fail(s, NULL, "sending orders", err, errlen);
-		}
+	if (s->stmt == OS_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
+		(failed != NULL ? os_unique_violation(failed, NULL) : got && !taken)) {
+		/* Not all new, too little stock for all, or no event: nothing was inserted. The
+		 * statement that skips what exists says what happens to each. */
+		PQclear(failed);
+		failed = NULL;
+		got = false;
+		*n_out = 0;
+		if (os_send(s, OS_STMT_FULL) == 0)
+			goto again;
+		s->busy = false;
+		return os_fail(s, NULL, "sending orders", err, errlen);
+	}
+	if (s->stmt == OS_STMT_FULL && failed != NULL && PQstatus(s->c) == CONNECTION_OK &&
+		os_unique_violation(failed, "orders_pkey") && id_retries++ < OS_ID_RETRIES) {
+		/* An id handed out before: each try moves the sequence on by what it took. */
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"postgres: orders_id_seq gives ids that orders already have (was it set "
+			"back, or its increment lowered?); writing the batch with the next ones");
+		PQclear(failed);
+		failed = NULL;
+		got = false;
+		*n_out = 0;
+		if (os_send(s, OS_STMT_FULL) == 0)
+			goto again;
+		s->busy = false;
+		return os_fail(s, NULL, "sending orders", err, errlen);
 	}
 	s->busy = false;
 	if (failed != NULL) {

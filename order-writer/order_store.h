@@ -55,14 +55,15 @@ void os_close(struct order_store *s);
 
 /*
  * Writes the n reservations (1..RS_BATCH_MAX) of event's outbox (each .valid) as orders in one
- * statement that commits on its own: INSERT ... ON CONFLICT DO NOTHING (a redelivered one
- * inserts nothing), stock decremented by the number inserted WHERE available >= that number
- * (else the statement raises and nothing of it stays). out[0..n) receives the orders of the
- * reservations, inserted or existing, and *n_out their number (one whose user already holds
- * another order of the event has none). When the decrement is refused, nothing is committed,
- * res->conflict is set, and out holds only the existing orders. -ENOENT: the event is not in
- * PostgreSQL (nothing written). commit_hook (may be NULL) runs right after the COMMIT is known
- * to be durable. os_write_batch() is os_batch_send() followed by os_batch_wait().
+ * statement that commits on its own: each new reservation becomes an order (a redelivered one
+ * inserts nothing, nor one whose user holds another order of the event), stock decremented by
+ * the number inserted WHERE available >= that number (else the statement raises and nothing
+ * of it stays). out[0..n) receives the orders of the reservations, inserted or existing, and
+ * *n_out their number (one whose user already holds another order of the event has none).
+ * When the decrement is refused, nothing is committed, res->conflict is set, and out holds only
+ * the existing orders. -ENOENT: the event is not in PostgreSQL (nothing written). commit_hook
+ * (may be NULL) runs right after the COMMIT is known to be durable. os_write_batch() is
+ * os_batch_send() followed by os_batch_wait().
  */
 int os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
 	struct os_order *out, unsigned *n_out, struct os_batch_result *res,

@@ -133,7 +133,9 @@ reserve(uint32_t ev, uint64_t first, unsigned n)
 
 		for (unsigned i = 0; i < k; i++)
 			res[i] = (struct wire_reserve){.reservation_id = next_rid++,
-				.user = first + done + i, .admitted_ms = now_real_ms(), .event = ev};
+				.user = first + done + i,
+				.admitted_ms = now_real_ms(),
+				.event = ev};
 		rs_reserve(rs, &b, 1);
 		for (unsigned i = 0; i < k; i++)
 			reserved += verdicts[i] == WIRE_V_RESERVED;
@@ -205,6 +207,46 @@ wait_for(const char *sql_fmt, uint32_t ev, long long want, unsigned ms)
 
 #define ORDERS_SQL "SELECT count(*) FROM orders WHERE event_id = %u"
 
+/*
+ * How many of users first..first+n-1 of ev have in the result hash exactly what PostgreSQL holds
+ * for them: "ordered" with their pending order's id, reservation id and deadline (ms).
+ */
+static unsigned
+published_matches(uint32_t ev, uint64_t first, unsigned n)
+{
+	static struct wire_result_query q[1000];
+	static struct rs_result res[1000];
+	unsigned good = 0;
+	char sql[256];
+
+	if (n > 1000)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		q[i] = (struct wire_result_query){.user = first + i, .event = ev};
+	rs_results(rs, q, n, res);
+	snprintf(sql, sizeof(sql),
+		"SELECT user_id, id, reservation_id, (extract(epoch FROM pay_deadline) * "
+		"1000)::bigint "
+		"FROM orders WHERE event_id = %u AND status = 'pending'",
+		ev);
+	PGresult *r = PQexec(db, sql);
+
+	for (int i = 0; i < PQntuples(r); i++) {
+		uint64_t user = strtoull(PQgetvalue(r, i, 0), NULL, 10);
+
+		if (user < first || user >= first + n)
+			continue;
+		const struct rs_result *x = &res[user - first];
+
+		good += x->verdict == WIRE_V_ORDERED &&
+			x->order_id == strtoull(PQgetvalue(r, i, 1), NULL, 10) &&
+			x->reservation_id == strtoull(PQgetvalue(r, i, 2), NULL, 10) &&
+			x->pay_deadline_ms == strtoull(PQgetvalue(r, i, 3), NULL, 10);
+	}
+	PQclear(r);
+	return good;
+}
+
 /* Drains the PULL socket; counts RESULT records by verdict and RESTOCK records. */
 static void
 pull_drain(unsigned *ordered, unsigned *expired, unsigned *restock)
@@ -236,15 +278,18 @@ invariants(uint32_t ev, long long preheat, bool drained)
 	long long initial = q1("SELECT initial FROM stock WHERE event_id = %u", ev);
 	long long avail = q1("SELECT available FROM stock WHERE event_id = %u", ev);
 	long long live = q1("SELECT count(*) FROM orders WHERE event_id = %u AND status IN "
-			    "('pending', 'paid')", ev);
+			    "('pending', 'paid')",
+		ev);
 	long long dup = q1("SELECT count(*) FROM (SELECT user_id FROM orders WHERE event_id = %u "
-			   "GROUP BY user_id HAVING count(*) > 1) d", ev);
+			   "GROUP BY user_id HAVING count(*) > 1) d",
+		ev);
 	long long rstock = redis_int("GET fg:{%u}:stock", ev);
 	long long buyers = redis_int("HLEN fg:{%u}:result", ev);
 	long long released = redis_int("SCARD fg:{%u}:released", ev);
 
 	tap_ok(live <= initial && avail >= 0 && rstock >= 0,
-		"event %u inv 1: orders %lld <= stock %lld, no negative stock (pg %lld, redis %lld)",
+		"event %u inv 1: orders %lld <= stock %lld, no negative stock (pg %lld, redis "
+		"%lld)",
 		ev, live, initial, avail, rstock);
 	tap_eq_int(dup, 0, "inv 2: users with more than one order");
 	tap_eq_int(avail + live, initial, "inv 3: available + pending + paid == initial (pg)");
@@ -264,7 +309,11 @@ test_exactly_once(void)
 	unsigned good = 0;
 
 	event_create(1, 1000, 1000);
+	uint64_t t0 = now_real_ms();
+
 	tap_eq_int(reserve(1, 1, 1000), 1000, "1000 reservations in Redis");
+	uint64_t t1 = now_real_ms();
+
 	write_conf("batch_size = 256");
 	pid_t w = writer_start(false, NULL);
 
@@ -272,7 +321,8 @@ test_exactly_once(void)
 	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 1"), 0,
 		"stock decremented by the orders");
 	tap_eq_int(q1("SELECT count(DISTINCT reservation_id) FROM orders WHERE event_id = 1 AND "
-		      "reservation_id >= 1000"), 1000, "one order per reservation id");
+		      "reservation_id >= 1000"),
+		1000, "one order per reservation id");
 	sleep_ms(200);
 	tap_eq_int(redis_int("XPENDING fg:{1}:outbox order-writer"), 0, "every entry acknowledged");
 	for (unsigned i = 0; i < 1000; i++)
@@ -282,6 +332,12 @@ test_exactly_once(void)
 		good += res[i].verdict == WIRE_V_ORDERED && res[i].order_id != 0 &&
 			res[i].pay_deadline_ms > now_real_ms();
 	tap_eq_int(good, 1000, "result hash: every user ordered with order id and deadline");
+	tap_eq_int(published_matches(1, 1, 1000), 1000,
+		"the published order ids, reservation ids and deadlines are PostgreSQL's");
+	tap_eq_int(q1("SELECT count(*) FROM orders WHERE event_id = 1 AND reserved_at BETWEEN "
+		      "to_timestamp(%" PRIu64 " / 1000.0) AND to_timestamp(%" PRIu64 " / 1000.0)",
+			   t0 - 1, t1 + 1),
+		1000, "reserved_at is when Redis decided");
 	pull_drain(&ordered, &expired, &restock);
 	tap_eq_int(ordered, 1000, "1000 RESULT ORDERED records pushed to the control plane");
 
@@ -439,9 +495,13 @@ test_pay_vs_expiry(void)
 	}
 	tap_eq_int(said_paid + said_refund, 1000, "every payment answered paid or refund");
 	tap_eq_int(wait_for("SELECT count(*) FROM orders WHERE event_id = %u AND status = "
-			    "'pending'", 5, 0, 10000), 0, "no order left pending");
+			    "'pending'",
+			   5, 0, 10000),
+		0, "no order left pending");
 	tap_eq_int(wait_for("SELECT count(*) FROM stock_releases WHERE event_id = %u AND "
-			    "applied_at IS NULL", 5, 0, 10000), 0, "every release applied to Redis");
+			    "applied_at IS NULL",
+			   5, 0, 10000),
+		0, "every release applied to Redis");
 	sleep_ms(100);
 	writer_stop(w);
 	paid = q1("SELECT count(*) FROM orders WHERE event_id = 5 AND status = 'paid'");
@@ -546,6 +606,58 @@ test_entry_formats(void)
 	invariants(ev, 1000, true);
 }
 
+/*
+ * The orders of a batch take one block of ids (orders_id_seq hands out 2048 at a time, sql/004).
+ * When the sequence's increment is lowered while the writer runs, the next ids it gives meet
+ * ids of the last block: no order is skipped for that, the batch takes the ids after. A writer
+ * started on a sequence without blocks lets each order take its own id. Every order is there
+ * once, published with the id PostgreSQL has.
+ */
+static void
+test_id_blocks(void)
+{
+	const uint32_t ev = 7;
+	char cmd[256];
+
+	event_create(ev, 1000, 1000);
+	tap_eq_int(reserve(ev, 1, 400), 400, "400 reservations in Redis");
+	write_conf("batch_size = 256");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 400, 20000), 400, "400 orders");
+	tap_eq_int(q1("SELECT count(*) FROM (SELECT 1 FROM orders WHERE event_id = 7 GROUP BY "
+		      "created_at HAVING max(id) - min(id) + 1 <> count(*)) b"),
+		0, "the orders of each batch have consecutive ids (one block)");
+	sleep_ms(200);
+	tap_eq_int(published_matches(ev, 1, 400), 400, "published with PostgreSQL's order ids");
+
+	/* One id at a time from now on: the next ones are ids of the last block. */
+	q1("ALTER SEQUENCE orders_id_seq INCREMENT BY 1");
+	tap_eq_int(reserve(ev, 401, 400), 400, "400 more reservations");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 800, 20000), 800,
+		"with orders_id_seq handing out one id at a time: 800 orders");
+	sleep_ms(200);
+	tap_eq_int(published_matches(ev, 1, 800), 800, "published with PostgreSQL's order ids");
+	writer_stop(w);
+	snprintf(cmd, sizeof(cmd), "grep -q 'orders_id_seq gives ids that orders already have' %s",
+		log_path);
+	tap_ok(system(cmd) == 0, "the writer says the sequence gave ids again");
+
+	/* A writer that starts so says what to do, and writes every order too. */
+	w = writer_start(false, NULL);
+	tap_eq_int(reserve(ev, 801, 200), 200, "200 more reservations");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 1000, 20000), 1000, "1000 orders");
+	sleep_ms(200);
+	tap_eq_int(published_matches(ev, 1, 1000), 1000, "published with PostgreSQL's order ids");
+	tap_eq_int(redis_int("XPENDING fg:{7}:outbox order-writer"), 0, "every entry acknowledged");
+	writer_stop(w);
+	snprintf(cmd, sizeof(cmd), "grep -q 'orders_id_seq hands out 1 id(s) at a time' %s",
+		log_path);
+	tap_ok(system(cmd) == 0, "the writer warns that the sequence lacks migration 004");
+	q1("ALTER SEQUENCE orders_id_seq INCREMENT BY 2048");
+	invariants(ev, 1000, true);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -583,6 +695,7 @@ main(int argc, char **argv)
 	test_stock_conflict();
 	test_rate_cap();
 	test_pay_vs_expiry();
+	test_id_blocks();
 
 	if (tap_failed) {
 		char cmd[256];

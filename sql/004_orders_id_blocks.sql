@@ -1,0 +1,20 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+-- Order ids in blocks of 2048, so that the order writer knows the ids of a batch without asking.
+--
+-- Each nextval('orders_id_seq') now hands out a block of 2048 ids that no other call gets: the
+-- value v and the 2047 after it. The order writer takes one block per batch (at most 2048
+-- orders, RS_BATCH_MAX) and numbers the batch's orders v, v + 1, ... in their order, so its
+-- statement returns one row instead of one per order and calls nextval() once instead of once
+-- per order: 10-20 % less PostgreSQL time per batch than returning each order's id
+-- (order-writer/order_store.c, docs/order-writer.md). It takes a block only while the increment
+-- is at least its batch, checked in the statement; otherwise each order takes the default.
+--
+-- Whatever else inserts an order (the default, nextval() per row) gets the first id of a block
+-- of its own: ids stay unique and increasing, with gaps. Existing orders keep their ids; the
+-- next block starts 2048 past the last id handed out.
+--
+-- Do not lower the increment again (nor set the sequence back): the ids after the last block's
+-- first one would then be handed out twice. Nothing is lost if it happens (the order writer's
+-- INSERT fails on orders_pkey instead of skipping the order, and it tries the next ids), but
+-- the writer warns and spends a try per id until it is past them.
+ALTER SEQUENCE orders_id_seq INCREMENT BY 2048;
