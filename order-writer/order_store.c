@@ -121,12 +121,14 @@ static const char os_batch_sql[] =
  * The same batch when every reservation in it is new, tried first: nearly every batch is. Its
  * n orders take the ids of one block, base .. base + n - 1 in the batch's order (one nextval(),
  * sql/004: the sequence's increment is at least n, checked here too), the deadline is the same
- * for all, so one row comes back: base, the deadline (ms) and whether the stock row took the
- * decrement of n. Without ON CONFLICT, whose speculative insertion costs about a third of the
- * statement. Everything else inserts nothing, and the batch is sent again as os_batch_sql: a
- * reservation that has an order, or a user who holds another one, fails the INSERT with
- * unique_violation; too little stock for n leaves the stock row as it is (no row updated:
- * nothing inserted); no such event, or a smaller increment, returns no row.
+ * for all, so one row comes back: base and the deadline (ms). No ON CONFLICT, whose speculative
+ * insertion costs about a third of the statement, and no row per order. As in os_batch_sql the
+ * stock row, the one row two batches in flight share, is updated last (st reads the count of
+ * ins), so that one batch inserts while the other's COMMIT holds it. Anything else inserts
+ * nothing, and the batch is sent again as os_batch_sql: a reservation that has an order, or a
+ * user who holds another one, fails the INSERT with unique_violation; too little stock for n
+ * updates no stock row and raises OS_REFUSED_STATE; no such event, or a smaller increment,
+ * returns no row (and inserts nothing).
  */
 static const char os_batch_new_sql[] =
 	"WITH ev AS (\n"
@@ -137,20 +139,21 @@ static const char os_batch_new_sql[] =
 	"        (SELECT seqincrement FROM pg_sequence WHERE seqrelid = "
 	"'orders_id_seq'::regclass)\n"
 	"  FOR KEY SHARE),\n"
-	"st AS (\n"
-	"  UPDATE stock SET available = available - cardinality($3::bigint[])\n"
-	"  WHERE event_id = $1 AND available >= cardinality($3::bigint[]) AND EXISTS (SELECT FROM "
-	"ev)\n"
-	"  RETURNING 1),\n"
 	"ins AS (\n"
 	"  INSERT INTO orders (id, event_id, user_id, reservation_id, reserved_at, pay_deadline)\n"
 	"  SELECT ev.base + x.o - 1, $1, x.u, x.r, x.t, ev.deadline\n"
-	"  FROM ev, st,\n"
+	"  FROM ev,\n"
 	"       unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS x(u, r, "
-	"t, o))\n"
-	"SELECT ev.base, (extract(epoch FROM ev.deadline) * 1000)::bigint, (SELECT count(*) FROM "
-	"st)\n"
-	"FROM ev";
+	"t, o)\n"
+	"  RETURNING 1),\n"
+	"n AS (SELECT count(*)::bigint AS c FROM ins),\n"
+	"st AS (\n"
+	"  UPDATE stock SET available = stock.available - n.c FROM n\n"
+	"  WHERE stock.event_id = $1 AND n.c > 0 AND stock.available >= n.c\n"
+	"  RETURNING 1)\n"
+	"SELECT ev.base, (extract(epoch FROM ev.deadline) * 1000)::bigint,\n"
+	"       CASE WHEN (SELECT count(*) FROM st) = 0 THEN pg_temp.fg_stock_refused(n.c) END\n"
+	"FROM ev, n";
 
 /* The orders of a refused batch that exist without it ($1 its reservation ids, binary). */
 static const char os_existing_sql[] = "SELECT 1, id, user_id, reservation_id, (extract(epoch FROM "
@@ -463,9 +466,9 @@ os_take_orders(
 }
 
 /*
- * The row of os_batch_new_sql: when the stock row took the batch, its n orders into out (ids
- * from base, in the batch's order, all pending with the same deadline) and true; false when
- * it inserted nothing (no row: no event or no block of ids; or too little stock).
+ * The row of os_batch_new_sql: its n orders into out (ids from base, in the batch's order, all
+ * pending with the same deadline) and true; false when there is no row (no event or no block of
+ * ids: nothing was inserted).
  */
 static bool
 os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsigned *n_out,
@@ -473,7 +476,7 @@ os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsi
 {
 	uint64_t base, deadline_ms;
 
-	if (PQntuples(r) != 1 || PQnfields(r) != 3 || os_bin(r, 0, 2) != 1)
+	if (PQntuples(r) != 1 || PQnfields(r) != 3)
 		return false;
 	base = os_bin(r, 0, 0);
 	deadline_ms = os_bin(r, 0, 1);
@@ -491,6 +494,15 @@ os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsi
 	sum[1] = 1;
 	sum[2] = 1;
 	return true;
+}
+
+/* Whether a failed result is os_refuse_fn's: the stock decrement was refused. */
+static bool
+os_refused(const PGresult *r)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+	return state != NULL && strcmp(state, OS_REFUSED_STATE) == 0;
 }
 
 /* Whether a failed result is a unique_violation, of constraint (NULL: any). */
@@ -554,7 +566,8 @@ again:
 		}
 	}
 	if (s->stmt == OS_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
-		(failed != NULL ? os_unique_violation(failed, NULL) : got && !taken)) {
+		(failed != NULL ? os_unique_violation(failed, NULL) || os_refused(failed)
+				: got && !taken)) {
 		/* Not all new, too little stock for all, or no event: nothing was inserted. The
 		 * statement that skips what exists says what happens to each. */
 		PQclear(failed);
