@@ -16,9 +16,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#ifdef __SSSE3__
-#include <tmmintrin.h>
-#endif
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -138,42 +135,6 @@ scan_class(const uchar *p, const uchar *end, uint8_t cls)
 	while (p < end && likely(http_cls[*p] & cls))
 		p++;
 	return p;
-}
-
-/*
- * Returns the first byte in [p, end) that is not a tchar (RFC 9110 §5.6.2), or end: the scan
- * of a field-name, which stops at its colon.
- */
-static inline const uchar *
-scan_tchar(const uchar *p, const uchar *end)
-{
-#ifdef __SSSE3__
-	/*
-	 * Sixteen bytes at a time while sixteen remain, by nibble lookup: a byte is a tchar iff
-	 * lo[low nibble] & hi[high nibble] != 0. Each high nibble 2..7 has one bit; lo[l] holds
-	 * the bits of the high nibbles h for which h << 4 | l is a tchar. High nibbles 0, 1 and
-	 * 8..f (controls, non-ASCII) have none. tests/unit/test_http_parser.c tries all 256
-	 * bytes in a name long enough for this path.
-	 */
-	const __m128i lo_tbl = _mm_setr_epi8(0x3a, 0x3f, 0x3e, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3e,
-		0x3e, 0x3d, 0x15, 0x34, 0x15, 0x3d, 0x1c);
-	const __m128i hi_tbl =
-		_mm_setr_epi8(0, 0, 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0, 0, 0, 0, 0, 0, 0, 0);
-	const __m128i nib = _mm_set1_epi8(0x0f);
-
-	while (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(v, nib));
-		__m128i hi = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(v, 4), nib));
-		__m128i no = _mm_cmpeq_epi8(_mm_and_si128(lo, hi), _mm_setzero_si128());
-		unsigned int m = (unsigned int)_mm_movemask_epi8(no);
-
-		if (m != 0)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#endif
-	return scan_class(p, end, C_TCHAR);
 }
 
 /*
@@ -610,7 +571,7 @@ parse_fields(const uchar **pp, const uchar *end, struct http_request *req)
 
 		/* RFC 9110 §5.1: field-name = token */
 		n = p;
-		p = scan_tchar(p, end);
+		p = scan_class(p, end, C_TCHAR);
 		if (unlikely(p == end))
 			return HTTP_INCOMPLETE;
 		if (unlikely(*p != ':' || p == n))

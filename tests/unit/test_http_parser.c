@@ -419,10 +419,9 @@ is_tchar(unsigned char c)
 
 /*
  * Every byte value at several places of a field-name: of a 24-byte name followed by another
- * field (the parser's vector scan, 16 bytes at a time, at the start, middle and edges of its
- * blocks), and of a 4-byte name in the last field, where fewer than 16 bytes remain (its
- * scalar scan). A tchar belongs to the name; ':' ends it early (the rest becomes the value);
- * any other byte is a 400.
+ * field, at its start, middle and where a 4- or 16-byte step of a scan would end, and of a
+ * 4-byte name in the last field, where few bytes remain. A tchar belongs to the name; ':'
+ * ends it early (the rest becomes the value); any other byte is a 400.
  */
 static void
 test_name_bytes(void)
