@@ -20,57 +20,21 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 /*
  * The one's complement sum of len bytes at buf, as DPDK's rte_raw_cksum() returns it (not
- * complemented, in memory order): a request and its answer are summed for every packet, and
- * DPDK 22.11's loop takes two bytes a step.
+ * complemented, in memory order), eight bytes a step: a request and its answer are summed
+ * for every packet, and DPDK 22.11's loop takes two bytes a step.
  *
- * RFC 1071 §2(B): the sum may be formed over larger words and folded; §2(A): it does not
- * depend on byte order, so words are added as they lie in memory. With SSE2 (every x86-64),
- * 32 bytes a step: each 32-bit lane of a 16-byte load holds two 16-bit words, split with a
- * mask and a shift into two vectors of 32-bit accumulators. A lane gains two words (< 2^17)
- * a step, so the vectors are folded into a 64-bit sum every NET_SUM_VEC_STEPS steps, before
- * a lane could carry out (a frame needs fewer steps than that). The tail of under 32 bytes
- * goes through the scalar steps.
+ * RFC 1071 §2(B): the sum may be formed over larger words and folded. Each 8-byte load is
+ * added as two 32-bit halves to one of four 64-bit accumulators; 2^32 of them cannot carry
+ * out, so no end-around carry is lost before the final fold.
  */
-#define NET_SUM_VEC_STEPS 16384 /* 512 KiB: a lane reaches < 2^15 * 2^16 = 2^31 */
-
 static inline uint16_t
 net_raw_sum(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	uint64_t a = 0, b = 0, c = 0, d = 0;
 
-#ifdef __SSE2__
-	while (len >= 32) {
-		const __m128i lo16 = _mm_set1_epi32(0xffff);
-		__m128i va = _mm_setzero_si128(), vb = _mm_setzero_si128();
-		size_t steps = len / 32 < NET_SUM_VEC_STEPS ? len / 32 : NET_SUM_VEC_STEPS;
-
-		for (size_t i = 0; i < steps; i++, p += 32) {
-			__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-			__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-
-			va = _mm_add_epi32(va, _mm_and_si128(v0, lo16));
-			vb = _mm_add_epi32(vb, _mm_srli_epi32(v0, 16));
-			va = _mm_add_epi32(va, _mm_and_si128(v1, lo16));
-			vb = _mm_add_epi32(vb, _mm_srli_epi32(v1, 16));
-		}
-		len -= steps * 32;
-		/* Eight 32-bit lanes, each < 2^32, into 64 bits: no carry is lost. */
-		__m128i s = _mm_add_epi64(_mm_unpacklo_epi32(va, _mm_setzero_si128()),
-			_mm_unpackhi_epi32(va, _mm_setzero_si128()));
-
-		s = _mm_add_epi64(s, _mm_unpacklo_epi32(vb, _mm_setzero_si128()));
-		s = _mm_add_epi64(s, _mm_unpackhi_epi32(vb, _mm_setzero_si128()));
-		a += (uint64_t)_mm_cvtsi128_si64(s) +
-		     (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
-	}
-#else
 	for (; len >= 32; p += 32, len -= 32) {
 		uint64_t w0, w1, w2, w3;
 
@@ -83,9 +47,6 @@ net_raw_sum(const void *buf, size_t len)
 		c += (w2 & 0xffffffff) + (w2 >> 32);
 		d += (w3 & 0xffffffff) + (w3 >> 32);
 	}
-#endif
-	/* Each 8-byte step adds two 32-bit halves to a 64-bit accumulator: 2^31 of them
-	 * cannot carry out, so no end-around carry is lost before the final fold. */
 	for (; len >= 8; p += 8, len -= 8) {
 		uint64_t w;
 
@@ -108,9 +69,9 @@ net_raw_sum(const void *buf, size_t len)
 		p += 2;
 		len -= 2;
 	}
+	/* The odd byte is the first of a 16-bit word: its low byte in memory order. */
 	if (len)
-		d += *p; /* the odd byte is the first of a 16-bit word: its low byte in memory order
-			  */
+		d += *p;
 	uint64_t sum = a + b + c + d;
 
 	sum = (sum & 0xffffffff) + (sum >> 32);
