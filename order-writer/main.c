@@ -137,6 +137,7 @@ parse_args(int argc, char **argv, struct ow_config *cfg)
 struct ow_main {
 	struct ow_config cfg;
 	struct redis_store *rs;
+	struct redis_store *rs_pub; /* the publisher thread's (ow_writer.h) */
 	struct order_store *os;
 	struct order_store *more[OW_CONNECTIONS_MAX - 1]; /* connections - 1 more for batches */
 	struct ow_link *link;
@@ -297,6 +298,12 @@ main(int argc, char **argv)
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
+	/* The publisher thread's: results and XACKs while this one reads and writes batches. */
+	m.rs_pub = rs_open(&rc, err, sizeof(err));
+	if (m.rs_pub == NULL) {
+		LOG_ERR("redis: %s", err);
+		return 1;
+	}
 	m.os = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
 	if (m.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
@@ -315,7 +322,8 @@ main(int argc, char **argv)
 		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
 		return 1;
 	}
-	m.w = (struct ow_writer){.rs = m.rs, .os = m.os, .link = m.link, .group = m.cfg.group};
+	m.w = (struct ow_writer){
+		.rs = m.rs, .rs_pub = m.rs_pub, .os = m.os, .link = m.link, .group = m.cfg.group};
 	memcpy(m.w.more, m.more, sizeof(m.more));
 	m.w.n_more = m.cfg.connections - 1;
 	if (crash != NULL && strcmp(crash, "1") == 0) {
@@ -373,6 +381,7 @@ main(int argc, char **argv)
 	os_close(m.os);
 	for (unsigned i = 0; i + 1 < m.cfg.connections; i++)
 		os_close(m.more[i]);
+	rs_close(m.rs_pub);
 	rs_close(m.rs);
 	rs_outbox_buf_free(&m.buf);
 	return 0;

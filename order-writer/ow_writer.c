@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +21,11 @@ struct ow_slot {
 	unsigned n;	 /* reservations delivered */
 	unsigned n_todo; /* the ones sent to PostgreSQL */
 	bool sent;	 /* n_todo > 0 and os_batch_send() succeeded */
-	/* The batch before, which held the start of this one's first entry, failed: that entry
-	 * is not acknowledged (it stays pending and is claimed again whole). */
-	bool skip_first;
+	/* Its COMMIT failed or is unknown: nothing of it is published or acknowledged, and no
+	 * later batch acknowledges the entry it shares with them (ow_publish_next()). */
+	bool failed;
+	int pub_rc;	   /* what publishing it gave: 0 or < 0 (its entries stay pending) */
+	unsigned n_pub;	   /* orders published (RESULT records to send) */
 	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
 	struct os_batch_result br;
 	struct rs_outbox_rec e[RS_BATCH_MAX];
@@ -34,14 +38,33 @@ struct ow_slot {
 	uint8_t released[RS_BATCH_MAX];
 };
 
+/* Slots: one per PostgreSQL connection in flight, and those waiting for or being published. */
+#define OW_SLOTS (OW_CONNECTIONS_MAX + 3)
+
 /*
- * The batches in flight, oldest first, one per PostgreSQL connection (w->os and w->more[]),
- * and one more slot for the batch being published while they are.
+ * The batches in flight in PostgreSQL, oldest first, one per connection (w->os and w->more[]),
+ * and the ring of batches to publish, in the order they were sent. The publisher (a thread with
+ * its own Redis connection, w->rs_pub; without one, ow_write_batch() itself) takes them in that
+ * order; the main thread then sends their RESULT records and frees them (ow_reap()), so that
+ * ZeroMQ and the counters stay with the main thread.
  */
 struct ow_slots {
-	struct ow_slot s[OW_CONNECTIONS_MAX + 1];
+	struct ow_slot s[OW_SLOTS];
+	bool used[OW_SLOTS];
 	struct ow_slot *fifo[OW_CONNECTIONS_MAX];
 	unsigned n_fifo;
+	/* Under mu: ring[head .. head + n) to publish, the first `published` of them done. */
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct ow_slot *ring[OW_SLOTS];
+	unsigned head, n, published;
+	bool stop;
+	bool thread; /* the publisher thread runs */
+	pthread_t tid;
+	/* Publisher only: an entry that a failed batch holds part of, and later ones do not
+	 * acknowledge (it stays pending and is claimed again whole). */
+	bool skip;
+	uint64_t skip_ms, skip_seq;
 };
 
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
@@ -97,7 +120,9 @@ ow_start(struct ow_writer *w, struct ow_slot *b, struct order_store *os, uint32_
 	b->n = n;
 	b->n_todo = 0;
 	b->sent = false;
-	b->skip_first = false;
+	b->failed = false;
+	b->pub_rc = 0;
+	b->n_pub = 0;
 	memcpy(b->e, e, n * sizeof(*e));
 	for (unsigned i = 0; i < n; i++) {
 		if (!e[i].valid) {
@@ -184,26 +209,25 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 }
 
 /*
- * Publishes the pending orders of a slot that was waited for (result hash, RESULT records) and
- * acknowledges the entries it completes. Returns 0 when acknowledged, < 0 when they stay
- * pending.
+ * Publishes the pending orders of a slot that was waited for (result hash; the RESULT records
+ * are prepared in b->res for the main thread to send) and acknowledges the entries it
+ * completes, on rs; q->skip names an entry a failed batch held part of, not acknowledged.
+ * Returns 0 when acknowledged, < 0 when they stay pending.
  */
 static int
-ow_publish(struct ow_writer *w, struct ow_slot *b)
+ow_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_slots *q, struct ow_slot *b)
 {
 	unsigned n_pub = 0, n_ack = 0;
 	int rc;
 
 	/* An entry is acknowledged with the batch of its last reservation: the batches before
-	 * held the rest of it and succeeded (else this one would not have been given it, or
-	 * skip_first is set). */
+	 * held the rest of it and succeeded (else q->skip names it). */
 	for (unsigned i = 0; i < b->n; i++) {
 		const struct rs_outbox_rec *r = &b->e[i];
 
 		if (!rs_outbox_rec_last(r))
 			continue;
-		if (b->skip_first && b->e[0].index > 0 && r->id_ms == b->e[0].id_ms &&
-			r->id_seq == b->e[0].id_seq)
+		if (q->skip && r->id_ms == q->skip_ms && r->id_seq == q->skip_seq)
 			continue;
 		b->ack[n_ack++] = *r;
 	}
@@ -236,22 +260,121 @@ ow_publish(struct ow_writer *w, struct ow_slot *b)
 			"another order of the event",
 			b->event, b->n_todo - b->n_orders);
 	/* The results and the acknowledgement in one round trip, the results first. */
-	rc = rs_results_ordered_ack(w->rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
+	rc = rs_results_ordered_ack(rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
 	if (rc < 0)
 		return rc;
-	if (w->link != NULL && n_pub > 0)
-		ow_link_results(w->link, b->res, n_pub);
+	b->n_pub = n_pub;
 	return 0;
 }
 
-/* Whether slot b is a batch in flight. */
-static bool
-ow_slot_busy(const struct ow_slots *q, const struct ow_slot *b)
+/*
+ * Publishes the next batch of the ring (the caller holds no lock; only one publisher runs). A
+ * failed batch, or one whose publishing fails, makes the entry its last reservation belongs to
+ * q->skip when that entry goes on in later batches: none of them acknowledges it.
+ */
+static void
+ow_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_slots *q, struct ow_slot *b)
 {
-	for (unsigned i = 0; i < q->n_fifo; i++)
-		if (q->fifo[i] == b)
-			return true;
-	return false;
+	const struct rs_outbox_rec *last = &b->e[b->n - 1];
+
+	/* The skipped entry's first reservation again: a new delivery of it, acknowledged as any.
+	 */
+	for (unsigned i = 0; q->skip && i < b->n; i++)
+		if (b->e[i].index == 0 && b->e[i].id_ms == q->skip_ms &&
+			b->e[i].id_seq == q->skip_seq)
+			q->skip = false;
+	b->pub_rc = b->failed ? -EIO : ow_publish(w, rs, q, b);
+	if (b->pub_rc != 0 && !rs_outbox_rec_last(last)) {
+		q->skip = true;
+		q->skip_ms = last->id_ms;
+		q->skip_seq = last->id_seq;
+	}
+}
+
+/* The publisher thread: the ring's batches in order, on its own Redis connection. */
+static void *
+ow_publisher(void *arg)
+{
+	struct ow_writer *w = arg;
+	struct ow_slots *q = w->slots;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (!q->stop && q->published == q->n)
+			pthread_cond_wait(&q->work, &q->mu);
+		if (q->published == q->n)
+			break; /* stop, and nothing left */
+		struct ow_slot *b = q->ring[(q->head + q->published) % OW_SLOTS];
+
+		pthread_mutex_unlock(&q->mu);
+		ow_publish_next(w, w->rs_pub, q, b);
+		pthread_mutex_lock(&q->mu);
+		q->published++;
+		pthread_cond_signal(&q->done);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Hands a batch that was waited for (or failed) to the publisher, in the order sent. */
+static void
+ow_hand_over(struct ow_writer *w, struct ow_slot *b)
+{
+	struct ow_slots *q = w->slots;
+
+	if (!q->thread) {
+		ow_publish_next(w, w->rs, q, b);
+		q->ring[(q->head + q->n) % OW_SLOTS] = b;
+		q->n++;
+		q->published++;
+		return;
+	}
+	pthread_mutex_lock(&q->mu);
+	q->ring[(q->head + q->n) % OW_SLOTS] = b;
+	q->n++;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/*
+ * Takes the published batches off the ring, oldest first: sends their RESULT records, counts
+ * their errors, frees their slots. With wait, until the ring is empty. Returns the first error
+ * of a batch published now (0 when none).
+ */
+static int
+ow_reap(struct ow_writer *w, bool wait)
+{
+	struct ow_slots *q = w->slots;
+	int rc = 0;
+
+	if (q->thread)
+		pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->thread && wait && q->n > 0 && q->published == 0)
+			pthread_cond_wait(&q->done, &q->mu);
+		if (q->published == 0)
+			break;
+		struct ow_slot *b = q->ring[q->head];
+
+		q->head = (q->head + 1) % OW_SLOTS;
+		q->n--;
+		q->published--;
+		if (q->thread)
+			pthread_mutex_unlock(&q->mu);
+		if (b->pub_rc != 0 && !b->failed) {
+			w->st.errors++;
+			if (rc == 0)
+				rc = b->pub_rc;
+		}
+		if (b->pub_rc == 0 && w->link != NULL && b->n_pub > 0)
+			ow_link_results(w->link, b->res, b->n_pub);
+		q->used[b - q->s] = false;
+		if (q->thread)
+			pthread_mutex_lock(&q->mu);
+	}
+	if (q->thread)
+		pthread_mutex_unlock(&q->mu);
+	return rc;
 }
 
 /* Whether connection os has a batch in flight. */
@@ -264,17 +387,21 @@ ow_store_busy(const struct ow_slots *q, const struct order_store *os)
 	return false;
 }
 
-/* A slot neither in flight nor the one being retired. */
+/* A free slot, waiting for the publisher to free one when all are taken. */
 static struct ow_slot *
-ow_free_slot(struct ow_slots *q, const struct ow_slot *retiring)
+ow_free_slot(struct ow_writer *w)
 {
-	for (unsigned i = 0; i < OW_CONNECTIONS_MAX + 1; i++) {
-		struct ow_slot *b = &q->s[i];
+	struct ow_slots *q = w->slots;
 
-		if (b != retiring && !ow_slot_busy(q, b))
-			return b;
+	for (;;) {
+		for (unsigned i = 0; i < OW_SLOTS; i++)
+			if (!q->used[i]) {
+				q->used[i] = true;
+				return &q->s[i];
+			}
+		/* At most one per connection is in flight: the rest wait to be published. */
+		ow_reap(w, true);
 	}
-	return NULL; /* not reached: at most one in flight per connection and one retiring */
 }
 
 /* A connection with no batch in flight (one exists when the queue is not full). */
@@ -289,57 +416,76 @@ ow_free_store(const struct ow_writer *w, const struct ow_slots *q)
 	return w->os; /* not reached: the queue is not full */
 }
 
-/* After a failed batch: no batch in flight acknowledges an entry that began before it. */
-static void
-ow_skip_first_all(struct ow_slots *q)
-{
-	for (unsigned i = 0; i < q->n_fifo; i++)
-		q->fifo[i]->skip_first = true;
-}
-
-/* Takes the oldest batch in flight off the queue and waits for its COMMIT. */
-static struct ow_slot *
-ow_pop(struct ow_writer *w, int *rc)
+/* Takes the oldest batch in flight off the queue, waits for its COMMIT, hands it over. */
+static int
+ow_pop(struct ow_writer *w)
 {
 	struct ow_slots *q = w->slots;
 	struct ow_slot *b = q->fifo[0];
+	int rc;
 
 	memmove(q->fifo, q->fifo + 1, (q->n_fifo - 1) * sizeof(q->fifo[0]));
 	q->fifo[--q->n_fifo] = NULL;
-	*rc = ow_wait(w, b);
-	return b;
+	rc = ow_wait(w, b);
+	if (rc != 0) {
+		w->st.errors++;
+		b->failed = true;
+	}
+	ow_hand_over(w, b);
+	return rc;
+}
+
+/* Allocates the slots and starts the publisher (when there is a connection for it). */
+static int
+ow_slots_init(struct ow_writer *w)
+{
+	struct ow_slots *q = calloc(1, sizeof(*q));
+
+	if (q == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->done, NULL);
+	w->slots = q;
+	if (w->rs_pub != NULL) {
+		sigset_t all, old;
+
+		/* Signals stay with the main thread, whose loop they stop. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (pthread_create(&q->tid, NULL, ow_publisher, w) == 0)
+			q->thread = true;
+		else
+			LOG_WARN("cannot start the publisher thread; publishing in the main one");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	return 0;
 }
 
 int
 ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
 {
-	struct ow_slot *old = NULL, *b;
+	struct ow_slot *b;
 	struct ow_slots *q;
 	unsigned depth = 1 + w->n_more;
 	int rc_prev = 0, rc;
 
 	if (n == 0 || n > RS_BATCH_MAX)
 		return -EINVAL;
-	if (w->slots == NULL && (w->slots = calloc(1, sizeof(*w->slots))) == NULL)
+	if (w->slots == NULL && ow_slots_init(w) != 0)
 		return -ENOMEM;
 	q = w->slots;
+	ow_reap(w, false);
 	/* A connection takes one statement at a time: the oldest batch's COMMIT first. */
 	if (q->n_fifo == depth)
-		old = ow_pop(w, &rc_prev);
-	b = ow_free_slot(q, old);
+		rc_prev = ow_pop(w);
+	b = ow_free_slot(w);
 	rc = ow_start(w, b, ow_free_store(w, q), event, e, n);
-	/* This batch is now with PostgreSQL: Redis takes the old one's results meanwhile. */
-	if (old != NULL && rc_prev == 0)
-		rc_prev = ow_publish(w, old);
-	if (rc_prev != 0) {
-		w->st.errors++;
-		/* An entry can span several batches: the first entry of each batch sent after the
-		 * failed one may have started in it. */
-		ow_skip_first_all(q);
-		b->skip_first = true;
-	}
 	if (rc != 0) {
+		/* Handed over failed, so that no later batch acknowledges an entry it began. */
 		w->st.errors++;
+		b->failed = true;
+		ow_hand_over(w, b);
 		return rc;
 	}
 	q->fifo[q->n_fifo++] = b;
@@ -349,27 +495,37 @@ ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *
 int
 ow_flush(struct ow_writer *w)
 {
-	int rc = 0;
+	int rc = 0, r;
 
-	while (w->slots != NULL && w->slots->n_fifo > 0) {
-		int r;
-		struct ow_slot *b = ow_pop(w, &r);
-
-		if (r == 0)
-			r = ow_publish(w, b);
-		if (r != 0) {
-			w->st.errors++;
-			ow_skip_first_all(w->slots);
+	if (w->slots == NULL)
+		return 0;
+	while (w->slots->n_fifo > 0) {
+		r = ow_pop(w);
+		if (rc == 0)
 			rc = r;
-		}
 	}
-	return rc;
+	r = ow_reap(w, true);
+	return rc != 0 ? rc : r;
 }
 
 void
 ow_writer_free(struct ow_writer *w)
 {
+	struct ow_slots *q = w->slots;
+
 	ow_flush(w);
-	free(w->slots);
+	if (q == NULL)
+		return;
+	if (q->thread) {
+		pthread_mutex_lock(&q->mu);
+		q->stop = true;
+		pthread_cond_signal(&q->work);
+		pthread_mutex_unlock(&q->mu);
+		pthread_join(q->tid, NULL);
+	}
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->done);
+	pthread_mutex_destroy(&q->mu);
+	free(q);
 	w->slots = NULL;
 }

@@ -10,18 +10,21 @@
  *
  * An outbox entry holds one or more reservations, and a batch holds consecutive reservations of
  * the entries of one read, so an entry can span batches: it is acknowledged with the batch that
- * holds its last reservation, when every batch that held a part of it succeeded. After a failed
- * batch the caller gives no more of that read (ow_write_batch() returns the error), and the
- * batch in flight does not acknowledge an entry it shares with the failed one; such entries stay
- * pending and are claimed again whole.
+ * holds its last reservation, when every batch that held a part of it succeeded. After a batch
+ * fails (its COMMIT, or publishing it), no later batch acknowledges the entry it shares with
+ * them (until that entry is delivered again from its start): such entries stay pending and are
+ * claimed again whole. After a failed COMMIT the caller gives no more of that read
+ * (ow_write_batch() returns the error).
  *
  * Batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
- * PostgreSQL inserts and commits it. With one connection the next call waits for that COMMIT,
- * sends its own batch, and only then publishes and acknowledges the previous one, so that Redis
- * and PostgreSQL work at the same time. With more connections (more[]), one batch is in flight
- * on each: one inserts while another's COMMIT waits for the disk (the stock row is the only
- * thing they share, updated last), and they are completed in the order they were sent.
- * ow_flush() completes every batch in flight, oldest first.
+ * PostgreSQL inserts and commits it. One batch is in flight on each connection (os and more[]):
+ * one inserts while another's COMMIT waits for the disk (the stock row is the only thing they
+ * share, updated last). When all are busy, the next call waits for the oldest COMMIT and hands
+ * that batch to the publisher: a thread with its own Redis connection (rs_pub; without one, the
+ * call itself) that writes the results and acknowledges the entries, batch after batch in the
+ * order they were sent, while this thread reads the next entries and PostgreSQL writes. The
+ * RESULT records of a published batch go to the control plane from this thread, at the next
+ * call. ow_flush() completes every batch in flight and waits until all are published.
  *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
  * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
@@ -48,6 +51,8 @@ struct ow_slots;
 
 struct ow_writer {
 	struct redis_store *rs;
+	/* Another connection, for the publisher thread; NULL: ow_write_batch() publishes. */
+	struct redis_store *rs_pub;
 	struct order_store *os;
 	/* More connections for batches, more[0..n_more): one batch in flight on each and on os. */
 	struct order_store *more[OW_CONNECTIONS_MAX - 1];
@@ -61,22 +66,22 @@ struct ow_writer {
 
 /*
  * Takes n (1..RS_BATCH_MAX) consecutive reservations of event's outbox that were just delivered
- * or claimed: when every connection has a batch in flight, completes the oldest (waits for its
- * COMMIT), sends these to PostgreSQL, then publishes the completed one and acknowledges the
- * entries it completes. The records are
- * copied. Returns 0, or a negative errno when either batch failed (logged; its entries stay
- * pending and are claimed again): the caller then gives no more of the same read.
+ * or claimed: sends the RESULT records of the batches published meanwhile; when every connection
+ * has a batch in flight, completes the oldest (waits for its COMMIT) and hands it to the
+ * publisher; sends these to PostgreSQL. The records are copied. Returns 0, or a negative errno
+ * when the oldest batch or this one failed (logged; its entries stay pending and are claimed
+ * again): the caller then gives no more of the same read.
  */
 int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
 
 /*
- * Completes the batches in flight, if any, oldest first: waits for each COMMIT, publishes it and
- * acknowledges its entries. Call it before the store is used for anything else and before sleeping.
- * Returns 0 or a negative errno (the entries stay pending).
+ * Completes the batches in flight, if any, oldest first (waits for each COMMIT), and waits until
+ * every batch is published and its entries acknowledged. Call it before the store is used for
+ * anything else and before sleeping. Returns 0 or a negative errno (the entries stay pending).
  */
 int ow_flush(struct ow_writer *w);
 
-/* Completes the batch in flight and frees what the writer allocated. */
+/* Completes the batches in flight, stops the publisher and frees what the writer allocated. */
 void ow_writer_free(struct ow_writer *w);
 
 #endif
