@@ -658,6 +658,43 @@ test_id_blocks(void)
 	invariants(ev, 1000, true);
 }
 
+/*
+ * Publishing fails (the result hash is not a hash for a while): the orders are committed but no
+ * entry is acknowledged, and once Redis takes the results the claimed entries are published and
+ * acknowledged, each order still once.
+ */
+static void
+test_publish_fails(void)
+{
+	const uint32_t ev = 8;
+
+	event_create(ev, 1000, 1000);
+	tap_eq_int(reserve(ev, 1, 1000), 1000, "1000 reservations in Redis");
+	redis_int("RENAME fg:{8}:result fg:{8}:result.away");
+	redis_int("SET fg:{8}:result not-a-hash");
+	write_conf("batch_size = 100");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 1000, 20000), 1000,
+		"1000 orders committed while the results cannot be written");
+	sleep_ms(300);
+	tap_eq_int(redis_int("XPENDING fg:{8}:outbox order-writer"), 2,
+		"no entry acknowledged (both still pending)");
+	redis_int("DEL fg:{8}:result");
+	redis_int("RENAME fg:{8}:result.away fg:{8}:result");
+	tap_eq_int(redis_int("HLEN fg:{8}:result"), 1000, "the result hash is back");
+	uint64_t end = mono_ms() + 20000;
+
+	while (redis_int("XPENDING fg:{8}:outbox order-writer") != 0 && mono_ms() < end)
+		sleep_ms(20);
+	tap_eq_int(redis_int("XPENDING fg:{8}:outbox order-writer"), 0,
+		"the claimed entries are acknowledged");
+	tap_eq_int(published_matches(ev, 1, 1000), 1000, "every order published");
+	tap_eq_int(q1(ORDERS_SQL, ev), 1000, "and written once");
+	writer_stop(w);
+	invariants(ev, 1000, true);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -696,6 +733,7 @@ main(int argc, char **argv)
 	test_rate_cap();
 	test_pay_vs_expiry();
 	test_id_blocks();
+	test_publish_fails();
 
 	if (tap_failed) {
 		char cmd[256];
