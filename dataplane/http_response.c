@@ -2,6 +2,7 @@
 #include "dataplane/http_response.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 void
@@ -40,6 +41,9 @@ http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
 	char date[64];
 	int n;
 
+	/* Every cached error answer has the old Date line. */
+	for (unsigned i = 0; i < HTTP_RESP_CACHE; i++)
+		ctx->errors[i].reason = NULL;
 	gmtime_r(&sec, &tm);
 	/* RFC 9110 §5.6.7: IMF-fixdate. */
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
@@ -57,10 +61,33 @@ http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
 	ctx->healthz_head_len = (uint16_t)(ctx->healthz_len - (sizeof(healthz_body) - 1));
 }
 
+/* The cache slot of an error answer: the reason's address mixed with status and head. */
+static inline struct http_resp_cached *
+resp_error_slot(struct http_resp_ctx *ctx, const char *reason, unsigned status, bool head)
+{
+	uint64_t h = ((uintptr_t)reason ^ (uint64_t)status << 1 ^ (uint64_t)head) *
+		     UINT64_C(0x9e3779b97f4a7c15);
+
+	return &ctx->errors[h >> 61];
+}
+
 uint16_t
-http_resp_error(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned status,
+http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned status,
 	const char *reason, const char *extra, size_t extra_len, bool head)
 {
+	_Static_assert(HTTP_RESP_CACHE == 8, "resp_error_slot() takes 3 bits");
+	struct http_resp_cached *c = NULL;
+
+	if (extra_len == 0) {
+		c = resp_error_slot(ctx, reason, status, head);
+		if (c->reason == reason && c->status == status && c->head == head) {
+			if (c->len > cap)
+				return 0;
+			memcpy(dst, c->b, c->len);
+			return c->len;
+		}
+	}
+
 	char body[256];
 	struct out_buf b = { body, body + sizeof(body), true };
 
@@ -69,6 +96,16 @@ http_resp_error(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 	out_lit(&b, "\"}");
 	if (!b.ok)
 		return 0;
-	return http_resp_write(dst, cap, ctx, status, extra, extra_len, body, (size_t)(b.p - body),
-		head);
+
+	uint16_t n = http_resp_write(dst, cap, ctx, status, extra, extra_len, body,
+		(size_t)(b.p - body), head);
+
+	if (c != NULL && n != 0 && n <= sizeof(c->b)) {
+		memcpy(c->b, dst, n);
+		c->len = n;
+		c->status = (uint16_t)status;
+		c->head = head;
+		c->reason = reason;
+	}
+	return n;
 }

@@ -22,14 +22,27 @@
 /* Every answer we build fits the smallest MSS a SYN cookie can encode (536). */
 #define HTTP_RESP_MAX 536
 
+/* Error answers built this second, by reason text, status and HEAD (http_resp_error()). */
+#define HTTP_RESP_CACHE 8
+
+struct http_resp_cached {
+	const char *reason; /* NULL: empty */
+	uint16_t status;
+	bool head;
+	uint16_t len;
+	char b[HTTP_RESP_MAX];
+};
+
 struct http_resp_ctx {
 	uint64_t second; /* Unix second the Date line shows */
 	uint16_t common_len;
-	char common[HTTP_RESP_COMMON_MAX]; /* Server, Date, Content-Type, Cache-Control, Connection
-					    */
+	/* Server, Date, Content-Type, Cache-Control, Connection */
+	char common[HTTP_RESP_COMMON_MAX];
 	uint16_t healthz_len;
 	char healthz[HTTP_RESP_MAX]; /* the whole GET /healthz answer */
 	uint16_t healthz_head_len;   /* the same without its body, for HEAD */
+	/* A flood is answered with the same few refusals all second: each is built once. */
+	struct http_resp_cached errors[HTTP_RESP_CACHE];
 };
 
 /* A bounded output cursor; ok turns false on the first write past end. */
@@ -130,7 +143,8 @@ void http_resp_status_line(struct out_buf *o, unsigned status);
 
 /*
  * Prepares ctx for Unix time now_ms: rebuilds the shared header lines and the
- * precomputed /healthz answer when the second changed. Cheap otherwise.
+ * precomputed /healthz answer, and forgets the error answers built, when the second
+ * changed. Cheap otherwise.
  */
 void http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms);
 
@@ -171,8 +185,11 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 /*
  * Writes an error answer whose body is {"error":"<reason>"}; extra header
  * lines as in http_resp_write(). Returns the length written, or 0.
+ * reason must be a static string (a literal, or a parser's error text): an answer without
+ * extra lines is kept in ctx until the next second, found again by the reason's address,
+ * status and head, and then copied whole.
  */
-uint16_t http_resp_error(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned status,
+uint16_t http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned status,
 	const char *reason, const char *extra, size_t extra_len, bool head);
 
 #endif

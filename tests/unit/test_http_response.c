@@ -85,11 +85,12 @@ test_json_text_bounds(void)
 	memset(buf, '#', sizeof(buf));
 	out_json_text(&o, "a reason longer than ten bytes");
 	tap_ok(!o.ok && buf[10] == '#',
-		"a plain text longer than the room: not ok, nothing past it");
+		"a plain text longer than the room: ok turns false, nothing past it");
 	o = (struct out_buf){buf, buf + 10, true};
 	memset(buf, '#', sizeof(buf));
 	out_json_text(&o, "\"\"\"\"\"\"\"\"");
-	tap_ok(!o.ok && buf[10] == '#', "escapes longer than the room: not ok, nothing past it");
+	tap_ok(!o.ok && buf[10] == '#',
+		"escapes longer than the room: ok turns false, nothing past it");
 }
 
 /* An error answer as a client reads it: status line, shared lines, length, JSON body. */
@@ -124,11 +125,63 @@ test_error_answer(void)
 	tap_ok(n > 4 && strcmp(out + n - 4, "\r\n\r\n") == 0, "HEAD: no body after the empty line");
 }
 
+/*
+ * The cache of error answers: a repeated refusal is the same bytes; reason, status, HEAD and
+ * extra lines keep answers apart; a new second rebuilds them with its Date.
+ */
+static void
+test_error_cache(void)
+{
+	static const char r1[] = "invalid purchase token", r2[] = "sold out";
+	struct http_resp_ctx ctx;
+	char a[HTTP_RESP_MAX + 1], b[HTTP_RESP_MAX + 1];
+	uint16_t na, nb;
+	unsigned cached = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.second = UINT64_MAX;
+	http_resp_tick(&ctx, 1764583200000ull);
+	na = http_resp_error(a, sizeof(a) - 1, &ctx, 403, r1, "", 0, false);
+	for (unsigned i = 0; i < HTTP_RESP_CACHE; i++)
+		cached += ctx.errors[i].reason == r1;
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, false);
+	tap_ok(cached == 1 && na > 0 && na == nb && memcmp(a, b, na) == 0,
+		"a refusal is kept once and answered again byte for byte");
+
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 410, r2, "", 0, false);
+	b[nb] = '\0';
+	tap_ok(strncmp(b, "HTTP/1.1 410 Gone\r\n", 19) == 0 && strstr(b, "\"sold out\"") != NULL,
+		"another reason and status: its own answer");
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 404, r1, "", 0, false);
+	b[nb] = '\0';
+	tap_ok(strncmp(b, "HTTP/1.1 404 Not Found\r\n", 24) == 0,
+		"the same reason with another status: that status");
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, true);
+	tap_ok(nb < na && memcmp(a, b, nb) == 0 && strncmp(b + nb - 4, "\r\n\r\n", 4) == 0,
+		"HEAD of the same refusal: the head alone");
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "Retry-After: 3\r\n", 16, false);
+	b[nb] = '\0';
+	tap_ok(strstr(b, "Retry-After: 3\r\n") != NULL,
+		"extra lines are never served from the cache");
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, false);
+	tap_ok(nb == na && memcmp(a, b, na) == 0 && strstr(b, "Retry-After") == NULL,
+		"and do not replace the cached refusal");
+	tap_eq_int(http_resp_error(b, (size_t)na - 1, &ctx, 403, r1, "", 0, false), 0,
+		"a cached refusal longer than the room: 0");
+
+	http_resp_tick(&ctx, 1764583201000ull);
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, false);
+	b[nb] = '\0';
+	tap_ok(strstr(b, "Date: Mon, 01 Dec 2025 10:00:01 GMT\r\n") != NULL,
+		"the next second: the refusal carries the new Date");
+}
+
 int
 main(void)
 {
 	test_json_text();
 	test_json_text_bounds();
 	test_error_answer();
+	test_error_cache();
 	return tap_done();
 }
