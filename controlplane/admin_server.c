@@ -11,10 +11,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "common/token.h"
 
 #define ADMIN_ANSWER_MAX (256 * 1024)
@@ -208,13 +208,11 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	struct cp_links_counters lc;
 	struct rs_stats rs;
 	struct admin_json j;
-	struct timespec ts;
 
 	decider_counters(c->dec, &dc);
 	cp_links_counters(c->links, &lc);
 	rs_get_stats(c->rs, &rs);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	uint64_t now_ms = now_wall_ms();
 
 	admin_json_ok(&j, out, cap);
 	admin_json_u64(&j, "uptime_s", (now_ms - c->started_ms) / 1000);
@@ -268,15 +266,13 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 	struct tok_keyring ring;
 	char tok[TOK_BUF_SIZE];
 	struct admin_json j;
-	struct timespec ts;
 
 	if (c->st->auth_len == 0)
 		return admin_answer_error(out, cap,
 			"session-token: no auth key yet: set the shop's with keys auth-set KID HEX");
-	clock_gettime(CLOCK_REALTIME, &ts);
 	tok_keyring_init(&ring);
 	tok_keyring_set(&ring, c->st->auth_kid, c->st->auth_secret, c->st->auth_len, true);
-	uint64_t expires_s = (uint64_t)ts.tv_sec + req->ttl_s;
+	uint64_t expires_s = now_wall_ms() / 1000 + req->ttl_s;
 	int n = tok_session_mint(&ring, req->user, expires_s, tok, sizeof(tok));
 
 	tok_keyring_wipe(&ring);

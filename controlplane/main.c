@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
 #include <zmq.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "controlplane/admin_server.h"
 #include "controlplane/cp_config.h"
 #include "controlplane/cp_ctx.h"
@@ -31,15 +31,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -166,7 +157,7 @@ drain_pull(struct cp_ctx *c)
 			continue;
 		switch (m.type) {
 		case WIRE_T_RESERVE:
-			decider_add(c->dec, &m, now_ms());
+			decider_add(c->dec, &m, now_wall_ms());
 			break;
 		case WIRE_T_SNAPSHOT_REQUEST:
 			/* Several data planes may ask at once: one snapshot serves them all. */
@@ -177,7 +168,7 @@ drain_pull(struct cp_ctx *c)
 			decider_query(c->dec, &m);
 			break;
 		case WIRE_T_DP_STATS:
-			dp_stats_apply(c->dps, &m, now_ms());
+			dp_stats_apply(c->dps, &m, now_wall_ms());
 			break;
 		case WIRE_T_RESULT:
 			relay_results(c, &m);
@@ -244,7 +235,7 @@ render_metrics(void *arg, struct metrics_text *t)
 	}
 	metrics_counter(t, "flashgate_cp_admin_requests_total", "flashgatectl requests.", NULL,
 		c->admin_requests);
-	dp_stats_metrics(c->dps, t, now_ms());
+	dp_stats_metrics(c->dps, t, now_wall_ms());
 }
 
 int
@@ -322,7 +313,7 @@ main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	c.started_ms = now_ms();
+	c.started_ms = now_wall_ms();
 	/* Whoever is already subscribed learns the state without asking. */
 	cp_state_publish_snapshot(&st, c.links);
 	LOG_NOTICE("ready: PULL %s, PUB %s, admin %s, metrics port %u, %u event(s), %u key(s), %u "
@@ -333,7 +324,7 @@ main(int argc, char **argv)
 	uint64_t next_hb = 0;
 
 	while (!stop_requested) {
-		uint64_t now = now_ms();
+		uint64_t now = now_wall_ms();
 
 		if (now >= next_hb) {
 			struct wire_heartbeat hb = { now };
@@ -358,14 +349,14 @@ main(int argc, char **argv)
 		}
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
-		decider_flush(c.dec, now_ms(), false);
+		decider_flush(c.dec, now_wall_ms(), false);
 		if (items[1].revents & ZMQ_POLLIN)
 			admin_serve_one(admin_fd, &c);
 	}
 	LOG_NOTICE("stopping");
 	/* What was received is decided before the sockets close: nothing accepted is dropped. */
 	drain_pull(&c);
-	decider_flush(c.dec, now_ms(), true);
+	decider_flush(c.dec, now_wall_ms(), true);
 	rc = 0;
 out:
 	if (admin_fd >= 0) {

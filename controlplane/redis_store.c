@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <time.h>
 
 #include <hiredis/hiredis.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "controlplane/redis_store.h"
 #include "lua/lua_scripts.h"
 
@@ -74,15 +74,6 @@ struct redis_store {
 	 * buffer serves every batch of a pipeline. */
 	char *cmd;
 };
-
-static uint64_t
-rs_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct timeval
 rs_timeval(unsigned ms)
@@ -158,7 +149,7 @@ rs_lost(struct redis_store *rs, const char *why)
 			 "until it is back",
 			rs->where, why);
 		rs->in_outage = true;
-		rs->outage_since_ms = rs_now_ms();
+		rs->outage_since_ms = now_mono_ms();
 		rs->attempts = 0;
 		rs->backoff_ms = rs->cfg.backoff_min_ms;
 		/* Redis may be back already (a quick restart): try at once, then back off. */
@@ -300,7 +291,7 @@ rs_ensure_connected(struct redis_store *rs)
 			return 0;
 		rs_lost(rs, "the server closed the connection");
 	}
-	now = rs_now_ms();
+	now = now_mono_ms();
 	if (now < rs->next_attempt_ms)
 		return -ENOTCONN;
 	rs->attempts++;
@@ -314,7 +305,7 @@ rs_ensure_connected(struct redis_store *rs)
 	}
 	if (rs->in_outage) {
 		LOG_NOTICE("redis: connected to %s again after %" PRIu64 " ms (%u attempts)",
-			rs->where, rs_now_ms() - rs->outage_since_ms, rs->attempts);
+			rs->where, now_mono_ms() - rs->outage_since_ms, rs->attempts);
 		rs->in_outage = false;
 	}
 	return 0;
@@ -425,7 +416,7 @@ rs_open(const struct rs_config *c, char *err, size_t err_len)
 			 "is reachable",
 			rs->where, why);
 		rs->in_outage = true;
-		rs->outage_since_ms = rs_now_ms();
+		rs->outage_since_ms = now_mono_ms();
 		rs->next_attempt_ms = rs->outage_since_ms + rs->backoff_ms;
 		rs->backoff_ms = rs->backoff_ms * 2 > rs->cfg.backoff_max_ms
 					 ? rs->cfg.backoff_max_ms

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <zmq.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "dataplane/counters.h"
 #include "dataplane/rules.h"
 
@@ -91,24 +91,6 @@ struct bridge {
 	bool want_snapshot, request_due;
 	uint64_t last_request_ms, last_rx_ms;
 };
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static uint64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Counters are read by other threads: single writer, so relaxed atomic increments suffice. */
 #define CTR_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
@@ -218,7 +200,7 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 		b->ports[i].results = b->results;
 	}
 	b->tx.id = c->dp_id;
-	b->tx.epoch = (uint32_t)(wall_ms() / 1000);
+	b->tx.epoch = (uint32_t)(now_wall_ms() / 1000);
 	b->tx.seq = 0;
 	return b;
 nomem:
@@ -733,7 +715,7 @@ on_snapshot(struct bridge *b, const struct wire_msg *m)
 		b->snap.active = true;
 		b->snap.sender = m->sender;
 		b->snap.id = s.snapshot_id;
-		b->snap.started_ms = mono_us() / 1000;
+		b->snap.started_ms = now_mono_us() / 1000;
 		b->snap.seen_ev = b->snap.seen_keys = b->snap.seen_rules = 0;
 		return;
 	}
@@ -837,7 +819,7 @@ receive(struct bridge *b)
 			break;
 		}
 		n++;
-		b->last_rx_ms = mono_us() / 1000;
+		b->last_rx_ms = now_mono_us() / 1000;
 		if (zmq_msg_more(&msg)) {
 			/* Every message is one frame: drop all parts of anything else. */
 			CTR_INC(b->ctr.multipart);
@@ -1121,7 +1103,7 @@ static void *
 bridge_main(void *arg)
 {
 	struct bridge *b = arg;
-	uint64_t start_ms = mono_us() / 1000;
+	uint64_t start_ms = now_mono_us() / 1000;
 
 	/* The first request goes out at once; silence is measured from the start. */
 	b->last_rx_ms = start_ms;
@@ -1129,7 +1111,7 @@ bridge_main(void *arg)
 	/* The first counters go out at once, so the control plane knows this data plane. */
 	b->last_stats_ms = start_ms - (uint64_t)b->cfg.stats_ms;
 	for (;;) {
-		uint64_t now_us = mono_us(), now_ms = now_us / 1000;
+		uint64_t now_us = now_mono_us(), now_ms = now_us / 1000;
 		bool stopping = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
 		unsigned got = receive(b);
 
@@ -1262,11 +1244,11 @@ bridge_stop(struct bridge *b, unsigned flush_ms)
 {
 	if (!b->started || b->stopped)
 		return;
-	b->flush_deadline_ms = mono_us() / 1000 + flush_ms;
+	b->flush_deadline_ms = now_mono_us() / 1000 + flush_ms;
 	__atomic_store_n(&b->stop, true, __ATOMIC_RELEASE);
 	pthread_join(b->thread, NULL);
 	/* What ZeroMQ still queues gets the rest of the flush time to reach the peer. */
-	uint64_t now_ms = mono_us() / 1000;
+	uint64_t now_ms = now_mono_us() / 1000;
 	int linger = now_ms < b->flush_deadline_ms ? (int)(b->flush_deadline_ms - now_ms) : 0;
 
 	zmq_setsockopt(b->push, ZMQ_LINGER, &linger, sizeof(linger));

@@ -7,9 +7,9 @@
  * Workers read it once per burst.
  */
 #include <stdint.h>
-#include <time.h>
-
 #include <rte_cycles.h>
+
+#include "common/now.h"
 
 struct dp_clock {
 	uint64_t base_tsc;
@@ -22,12 +22,9 @@ struct dp_clock {
 static inline void
 dp_clock_init(struct dp_clock *c)
 {
-	struct timespec ts;
-
 	c->tsc_hz = rte_get_tsc_hz();
-	clock_gettime(CLOCK_REALTIME, &ts);
+	c->base_unix_ms = now_wall_ms();
 	c->base_tsc = rte_rdtsc();
-	c->base_unix_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 	c->ms_mult = (uint64_t)(((unsigned __int128)1000 << 32) / c->tsc_hz);
 }
 

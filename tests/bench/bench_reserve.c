@@ -25,6 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "controlplane/redis_store.h"
 #include "tests/lib/redis_server.h"
 #include "tests/tap.h"
@@ -44,10 +45,7 @@ static redisContext *raw;
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)now_mono_ns() / 1e9;
 }
 
 static long long

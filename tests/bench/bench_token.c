@@ -9,12 +9,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rte_cycles.h>
 
 #include "common/base64url.h"
 #include "common/hmac_sha256.h"
+#include "common/now.h"
 #include "common/token.h"
 #include "tests/tap.h"
 
@@ -103,15 +103,6 @@ op_hmac(uint64_t i)
 	return memcmp(mac, session_mac, TOK_MAC_BYTES) == 0;
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Runs op iters times in ROUNDS rounds and reports the fastest round: on a shared machine the
  * slower rounds measure the neighbours, not the code.
@@ -127,11 +118,11 @@ run(const char *name, bench_op op, uint64_t iters, unsigned target_ns)
 	for (uint64_t i = 0; i < per_round; i++) /* warm up caches and branch predictors */
 		wrong += !op(i);
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t t0 = now_ns(), c0 = rte_rdtsc();
+		uint64_t t0 = now_mono_ns(), c0 = rte_rdtsc();
 
 		for (uint64_t i = 0; i < per_round; i++)
 			wrong += !op(i);
-		uint64_t cyc = rte_rdtsc() - c0, ns = now_ns() - t0;
+		uint64_t cyc = rte_rdtsc() - c0, ns = now_mono_ns() - t0;
 
 		if (ns < best_ns) {
 			best_ns = ns;

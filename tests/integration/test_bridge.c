@@ -63,11 +63,11 @@ static int
 peer_read_line(char *buf, size_t cap, unsigned timeout_ms)
 {
 	size_t n = 0;
-	uint64_t deadline = child_now_ms() + timeout_ms;
+	uint64_t deadline = now_mono_ms() + timeout_ms;
 
 	while (n + 1 < cap) {
 		struct pollfd p = {.fd = peer_out, .events = POLLIN};
-		uint64_t now = child_now_ms();
+		uint64_t now = now_mono_ms();
 
 		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
 			return -1;
@@ -182,9 +182,9 @@ start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
 /* Waits up to ms for cond, reporting quiescent states like a worker meanwhile. */
 #define WAIT_FOR(cond, ms)                                        \
 	({                                                        \
-		uint64_t dl_ = child_now_ms() + (ms);             \
+		uint64_t dl_ = now_mono_ms() + (ms);             \
 		bool ok_;                                         \
-		while (!(ok_ = (cond)) && child_now_ms() < dl_) { \
+		while (!(ok_ = (cond)) && now_mono_ms() < dl_) { \
 			rte_rcu_qsbr_quiescent(qsbr, 0);          \
 			usleep(2000);                             \
 		}                                                 \
@@ -450,12 +450,12 @@ test_all(const char *peer_exe)
 	 * is lost. "Full" means refused for 20 rounds of 10 ms in a row, so the bridge had time
 	 * to push what the network buffers take. */
 	long long before = peer_stat("reserves");
-	uint64_t accepted = 0, t_end = child_now_ms() + 30000;
+	uint64_t accepted = 0, t_end = now_mono_ms() + 30000;
 	unsigned refusals = 0;
 	struct bridge_counters k0 = counters();
 
 	tap_ok(peer_cmd(reply, sizeof(reply), "pause") == 0, "peer paused");
-	for (uint64_t u = 1; refusals < 20 && child_now_ms() < t_end;) {
+	for (uint64_t u = 1; refusals < 20 && now_mono_ms() < t_end;) {
 		struct wire_reserve r = reservation((unsigned)(u % 2), 1, 100000 + u);
 
 		if (bridge_submit(port[u % 2], &r) == -ENOBUFS) {
@@ -492,11 +492,11 @@ test_all(const char *peer_exe)
 	/* 10. Clean stop. */
 	rte_rcu_qsbr_thread_offline(qsbr, 0);
 	rte_rcu_qsbr_thread_unregister(qsbr, 0);
-	uint64_t t0 = child_now_ms();
+	uint64_t t0 = now_mono_ms();
 
 	bridge_stop(br, 2000);
 	k = counters();
-	tap_ok(child_now_ms() - t0 < 10000 && k.unsent_at_stop == 0,
+	tap_ok(now_mono_ms() - t0 < 10000 && k.unsent_at_stop == 0,
 		"bridge_stop returns with nothing left unsent");
 	tap_ok(k.decode_errors[WIRE_ERRI_FIELD] == 1 && k.wrong_direction == 0,
 		"no other message was refused");

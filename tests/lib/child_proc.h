@@ -21,18 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/now.h"
+
 #define CHILD_FATAL_HOOKS 4
 
 /* Milliseconds of CLOCK_MONOTONIC: for deadlines, never for dates. */
-static inline uint64_t
-child_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Sleeps ms milliseconds, also when signals interrupt the sleep. */
 static inline void
 child_sleep_ms(unsigned ms)
@@ -50,7 +43,7 @@ child_sleep_ms(unsigned ms)
 static inline int
 child_wait(pid_t pid, unsigned ms)
 {
-	uint64_t deadline = child_now_ms() + ms;
+	uint64_t deadline = now_mono_ms() + ms;
 	int status;
 
 	do {
@@ -61,7 +54,7 @@ child_wait(pid_t pid, unsigned ms)
 		if (r < 0 && errno != EINTR)
 			return 0;
 		child_sleep_ms(10);
-	} while (child_now_ms() < deadline);
+	} while (now_mono_ms() < deadline);
 	return -1;
 }
 

@@ -187,8 +187,8 @@ pg_server_launch(struct pg_server *s)
 	s->pid = pg_server_spawn(s, argv);
 	if (s->pid < 0)
 		return -1;
-	deadline = child_now_ms() + PG_SERVER_READY_MS;
-	while (child_now_ms() < deadline) {
+	deadline = now_mono_ms() + PG_SERVER_READY_MS;
+	while (now_mono_ms() < deadline) {
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
 			fprintf(stderr, "# postgres exited at start; see %s\n", s->log);
 			s->pid = -1;

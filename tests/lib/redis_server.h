@@ -47,7 +47,7 @@ static struct redis_server *redis_servers[REDIS_SERVER_MAX];
 static inline uint64_t
 redis_server_now_ms(void)
 {
-	return child_now_ms();
+	return now_mono_ms();
 }
 
 static inline void
@@ -145,8 +145,8 @@ redis_server_launch(struct redis_server *s)
 		fprintf(stderr, "cannot run redis-server: %s\n", strerror(errno));
 		_exit(127);
 	}
-	deadline = child_now_ms() + REDIS_SERVER_READY_MS;
-	while (child_now_ms() < deadline) {
+	deadline = now_mono_ms() + REDIS_SERVER_READY_MS;
+	while (now_mono_ms() < deadline) {
 		int status;
 
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {

@@ -22,16 +22,8 @@
 
 #include <zmq.h>
 
+#include "common/now.h"
 #include "common/wire.h"
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 int
 main(int argc, char **argv)
@@ -124,9 +116,9 @@ main(int argc, char **argv)
 		}
 	}
 	unsigned answered = 0;
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = now_mono_ms() + timeout_ms;
 
-	while (answered < n && now_ms() < deadline) {
+	while (answered < n && now_mono_ms() < deadline) {
 		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
 
 		if (zmq_poll(&it, 1, 100) <= 0)

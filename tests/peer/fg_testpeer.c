@@ -43,11 +43,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <zmq.h>
 
+#include "common/now.h"
 #include "common/wire.h"
 
 #define MAX_EVENTS 64
@@ -129,15 +129,6 @@ static struct {
 	unsigned n_dp_stats;
 	uint8_t buf[WIRE_HDR_SIZE + 65535 * 96];
 } P;
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 publish(enum wire_type t, const void *recs, unsigned n)
@@ -470,7 +461,7 @@ main(int argc, char **argv)
 {
 	const char *pull_ep = NULL, *pub_ep = NULL;
 	int heartbeat_ms = 1000, rcvhwm = 1000, rcvbuf = 0;
-	uint64_t start = now_ms();
+	uint64_t start = now_wall_ms();
 
 	P.tx.id = 100;
 	P.tx.epoch = (uint32_t)(start / 1000);
@@ -561,7 +552,7 @@ main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 
-	uint64_t next_hb = now_ms() + (uint64_t)heartbeat_ms;
+	uint64_t next_hb = now_wall_ms() + (uint64_t)heartbeat_ms;
 	char line[4096];
 	size_t have = 0;
 
@@ -570,7 +561,7 @@ main(int argc, char **argv)
 			{.fd = STDIN_FILENO, .events = ZMQ_POLLIN},
 			{.socket = P.pull, .events = ZMQ_POLLIN},
 		};
-		uint64_t now = now_ms();
+		uint64_t now = now_wall_ms();
 		long timeout = heartbeat_ms > 0 ? (long)(next_hb > now ? next_hb - now : 0) : 1000;
 
 		if (zmq_poll(it, P.paused ? 1 : 2, timeout) < 0 && zmq_errno() != EINTR)
@@ -602,11 +593,11 @@ main(int argc, char **argv)
 		}
 		if (!P.paused && (it[1].revents & ZMQ_POLLIN))
 			on_pull();
-		if (heartbeat_ms > 0 && now_ms() >= next_hb) {
-			struct wire_heartbeat hb = {now_ms()};
+		if (heartbeat_ms > 0 && now_wall_ms() >= next_hb) {
+			struct wire_heartbeat hb = {now_wall_ms()};
 
 			publish(WIRE_T_HEARTBEAT, &hb, 1);
-			next_hb = now_ms() + (uint64_t)heartbeat_ms;
+			next_hb = now_wall_ms() + (uint64_t)heartbeat_ms;
 		}
 	}
 }

@@ -9,6 +9,7 @@
 #include <rte_ethdev.h>
 #include <rte_random.h>
 
+#include "common/now.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
 
@@ -155,15 +156,6 @@ build_flood_request(struct lg_client *cl, struct lg_conn *c)
 }
 
 /* Unix time in milliseconds. */
-static uint64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * The one request of a connection of --mode healthz, reserve or result, into c->req: reserves
  * carry a purchase token and result polls a receipt of the connection's user, minted with the
@@ -185,7 +177,7 @@ build_single(struct lg_client *cl, struct lg_conn *c)
 			"Content-Length: 0\r\n\r\n",
 			o->reserve_path, o->host, tok);
 	case LG_MODE_RESULT:
-		if (tok_receipt_mint(&o->sale, o->event, c->user, wall_ms(), tok, sizeof(tok)) < 0)
+		if (tok_receipt_mint(&o->sale, o->event, c->user, now_wall_ms(), tok, sizeof(tok)) < 0)
 			return -1;
 		return snprintf(c->req, sizeof(c->req),
 			"GET /api/v1/events/%" PRIu32 "/result HTTP/1.1\r\nHost: %s\r\n"
