@@ -328,7 +328,10 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 	if (bearer.len == 0)
 		return adm_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
 			"log in first: Authorization: Bearer <session token>", 0);
-	if ((n = adm_peek_user(w, q, out, cap, adm_claimed_user(bearer.p, bearer.len, 1))) != 0)
+
+	uint64_t claimed = adm_claimed_user(bearer.p, bearer.len, 1);
+
+	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
 		return n;
 	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
 	case TOK_OK:
@@ -410,6 +413,13 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 	if (unlikely(w->sh == NULL || w->bridge == NULL))
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no control plane yet", 1);
+
+	/* The sale is open: the claimed user's bucket will be read (adm_peek_user()), a cache
+	 * miss among many buyers; the path check runs while it loads. */
+	uint64_t claimed = adm_claimed_user(r->flash_token.p, r->flash_token.len, 2);
+
+	if (w->rl_user != NULL && claimed != 0)
+		rl_prefetch(w->rl_user, claimed);
 	if (!adm_path_ok(w, slot, id, seg, seg_len))
 		return adm_refuse(w, q, out, cap, 403, DP_REJ_BAD_PATH, "no such reserve path", 0);
 	if (r->flash_token.len == 0)
@@ -418,8 +428,7 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 
 	struct tok_purchase pt;
 
-	if ((n = adm_peek_user(w, q, out, cap,
-		     adm_claimed_user(r->flash_token.p, r->flash_token.len, 2))) != 0)
+	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
 		return n;
 	switch (tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
 		w->now_ms / 1000, &pt)) {

@@ -154,6 +154,11 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	th_len = (unsigned)(th->data_off >> 4) * 4;
 	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
 		return tcp_drop(w, DP_DROP_TCP_HDR_LEN);
+	/* A request will look up its address's bucket (adm_check_ip()): with many clients that
+	 * is a cache miss, which the checksum and the parse now hide. */
+	if (l4_len > th_len && w->rl_ip != NULL)
+		rl_prefetch(w->rl_ip, ip->src_addr);
+
 	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
 	if (unlikely(l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD))
