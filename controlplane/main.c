@@ -6,7 +6,6 @@
  *   flashgate-controlplane [-c FILE] [-s SECTION.KEY=VALUE]... [--migrate] [--check-config]
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <arpa/inet.h>
 #include <zmq.h>
 
+#include "common/config_cli.h"
 #include "common/log.h"
 #include "common/now.h"
 #include "controlplane/admin_server.h"
@@ -46,68 +46,33 @@ usage(FILE *f)
 		"  -h, --help                this text\n");
 }
 
+static int
+on_migrate(const char *arg, void *ctx)
+{
+	(void)arg;
+	*(int *)ctx = 1;
+	return 0;
+}
+
 /* Returns 0 to run, 1 to exit successfully, -1 on error; *migrate_only set by --migrate. */
 static int
 parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "set", required_argument, NULL, 's' },
-		{ "migrate", no_argument, NULL, 'M' },
-		{ "check-config", no_argument, NULL, 'C' },
-		{ "help-config", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const struct cfg_cli_extra extra[] = {
+		{ "migrate", false, on_migrate },
 	};
-	const char *path = NULL;
-	char *sets[64];
-	unsigned n_sets = 0;
-	int check = 0, c;
-	char err[512];
+	const struct cfg_cli cli = {
+		.prog = PROG,
+		.schema = &cp_config_schema,
+		.target = cfg,
+		.usage = usage,
+		.print_doc = cp_config_print_doc,
+		.extra = extra,
+		.n_extra = 1,
+		.ctx = migrate_only,
+	};
 
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			path = optarg;
-			break;
-		case 's':
-			if (n_sets == 64) {
-				fprintf(stderr, PROG ": too many -s options (at most 64)\n");
-				return -1;
-			}
-			sets[n_sets++] = optarg;
-			break;
-		case 'M':
-			*migrate_only = 1;
-			break;
-		case 'C':
-			check = 1;
-			break;
-		case 'H':
-			cp_config_print_doc(stdout);
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (cfg_load_cli(&cp_config_schema, cfg, path, sets, n_sets, err, sizeof(err)) != 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (check) {
-		printf("# configuration OK; the settings in force:\n");
-		cfg_write(stdout, &cp_config_schema, cfg);
-		return 1;
-	}
-	return 0;
+	return cfg_cli_parse(&cli, argc, argv);
 }
 
 /* An order writer's RESULTs (ordered, expired): every data plane's result table gets them. */

@@ -5,7 +5,6 @@
  *   flashgate-dataplane [EAL options] -- [-c FILE] [-s SECTION.KEY=VALUE]... [--check-config]
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "common/config_cli.h"
 #include "common/log.h"
 #include "dataplane/dp_config.h"
 #include "dataplane/bridge.h"
@@ -68,71 +68,33 @@ usage(FILE *f)
 		"  -h, --help                this text\n");
 }
 
+/* --check-config: what was loaded, and every setting in force. */
+static void
+print_checked(FILE *out, const void *target)
+{
+	const struct dp_config *cfg = target;
+
+	fprintf(out,
+		"# configuration OK: %u event(s), %u listening port(s); the settings in force:\n",
+		cfg->n_events, cfg->n_listen_ports);
+	dp_config_write(out, cfg);
+}
+
 /* Parses the options after "--". Returns 0 to run, 1 to exit successfully, -1 on error. */
 static int
 parse_app_args(int argc, char **argv, struct dp_config *cfg)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "set", required_argument, NULL, 's' },
-		{ "check-config", no_argument, NULL, 'C' },
-		{ "help-config", no_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cfg_cli cli = {
+		.prog = PROG,
+		.schema = &dp_config_schema,
+		.target = cfg,
+		.usage = usage,
+		.print_doc = dp_config_print_doc,
+		.print_checked = print_checked,
+		.stray_hint = "EAL options go before \"--\"",
 	};
-	const char *config_path = NULL;
-	char *sets[64];
-	unsigned n_sets = 0;
-	bool check_only = false;
-	char err[512];
-	int c, rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			config_path = optarg;
-			break;
-		case 's':
-			if (n_sets == RTE_DIM(sets)) {
-				fprintf(stderr, PROG ": too many -s options (at most %zu)\n",
-					RTE_DIM(sets));
-				return -1;
-			}
-			sets[n_sets++] = optarg;
-			break;
-		case 'C':
-			check_only = true;
-			break;
-		case 'H':
-			dp_config_print_doc(stdout);
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument \"%s\" (EAL options go before \"--\")\n",
-			argv[optind]);
-		return -1;
-	}
-	rc = cfg_load_cli(&dp_config_schema, cfg, config_path, sets, n_sets, err, sizeof(err));
-	if (rc != 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (check_only) {
-		printf("# configuration OK: %u event(s), %u listening port(s); the settings in "
-		       "force:\n",
-			cfg->n_events, cfg->n_listen_ports);
-		dp_config_write(stdout, cfg);
-		return 1;
-	}
-	return 0;
+	return cfg_cli_parse(&cli, argc, argv);
 }
 
 static int
