@@ -11,44 +11,42 @@
 #include <stdint.h>
 #include <time.h>
 
+/* Nanoseconds of clock clk (CLOCK_REALTIME or CLOCK_MONOTONIC); fits 64 bits until 2554. */
+static inline uint64_t
+now_ns_of(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Unix time in milliseconds. */
 static inline uint64_t
 now_wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return now_ns_of(CLOCK_REALTIME) / 1000000;
 }
 
 /* Monotonic time in milliseconds (from an unspecified start). */
 static inline uint64_t
 now_mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return now_ns_of(CLOCK_MONOTONIC) / 1000000;
 }
 
 /* Monotonic time in microseconds. */
 static inline uint64_t
 now_mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return now_ns_of(CLOCK_MONOTONIC) / 1000;
 }
 
 /* Monotonic time in nanoseconds. */
 static inline uint64_t
 now_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return now_ns_of(CLOCK_MONOTONIC);
 }
 
 #endif
