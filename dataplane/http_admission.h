@@ -328,10 +328,7 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 	if (bearer.len == 0)
 		return adm_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
 			"log in first: Authorization: Bearer <session token>", 0);
-
-	uint64_t claimed = adm_claimed_user(bearer.p, bearer.len, 1);
-
-	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
+	if ((n = adm_peek_user(w, q, out, cap, adm_claimed_user(bearer.p, bearer.len, 1))) != 0)
 		return n;
 	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
 	case TOK_OK:
