@@ -9,7 +9,6 @@
  * after its first COMMIT, before it acknowledges the entries in Redis (the crash tests use it).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +19,9 @@
 
 #include <arpa/inet.h>
 
+#include "common/config_cli.h"
 #include "common/log.h"
+#include "common/now.h"
 #include "controlplane/redis_store.h"
 #include "order-writer/expiry.h"
 #include "order-writer/order_store.h"
@@ -38,15 +39,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -75,63 +67,26 @@ usage(FILE *f)
 		   "  -h, --help                this text\n");
 }
 
+/* --check-config: the settings in force, as this program always printed them. */
+static void
+print_checked(FILE *out, const void *target)
+{
+	cfg_write(out, &ow_config_schema, target);
+}
+
 /* Returns 0 to run, 1 to exit successfully, -1 on error. */
 static int
 parse_args(int argc, char **argv, struct ow_config *cfg)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"set", required_argument, NULL, 's'},
-		{"check-config", no_argument, NULL, 'C'},
-		{"help-config", no_argument, NULL, 'H'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct cfg_cli cli = {
+		.prog = PROG,
+		.schema = &ow_config_schema,
+		.target = cfg,
+		.usage = usage,
+		.print_checked = print_checked,
 	};
-	const char *path = NULL;
-	char *sets[64];
-	unsigned n_sets = 0;
-	int check = 0, c;
-	char err[512];
 
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			path = optarg;
-			break;
-		case 's':
-			if (n_sets == 64) {
-				fprintf(stderr, PROG ": at most 64 -s options\n");
-				return -1;
-			}
-			sets[n_sets++] = optarg;
-			break;
-		case 'C':
-			check = 1;
-			break;
-		case 'H':
-			cfg_print_doc(stdout, &ow_config_schema);
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (cfg_load_cli(&ow_config_schema, cfg, path, sets, n_sets, err, sizeof(err)) != 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (check) {
-		cfg_write(stdout, &ow_config_schema, cfg);
-		return 1;
-	}
-	return 0;
+	return cfg_cli_parse(&cli, argc, argv);
 }
 
 struct ow_main {
@@ -160,10 +115,10 @@ ow_pace(struct ow_main *m, unsigned n)
 
 	if (m->cfg.max_rate == 0)
 		return;
-	now = mono_ns();
+	now = now_mono_ns();
 	while (now < m->next_commit_ns && !stop_requested) {
 		sleep_ns(m->next_commit_ns - now);
-		now = mono_ns();
+		now = now_mono_ns();
 	}
 	m->next_commit_ns = now + (uint64_t)n * 1000000000u / m->cfg.max_rate;
 }
@@ -335,7 +290,7 @@ main(int argc, char **argv)
 		consumer, m.cfg.group, m.cfg.max_rate, m.cfg.batch_size, m.cfg.connections);
 
 	while (!stop_requested) {
-		uint64_t now = mono_ns() / 1000000u;
+		uint64_t now = now_mono_ns() / 1000000u;
 		bool work;
 
 		ow_link_flush(m.link);

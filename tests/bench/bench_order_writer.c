@@ -12,20 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/now.h"
 #include "controlplane/pg_store.h"
 #include "controlplane/redis_store.h"
 #include "tests/lib/pg_server.h"
 #include "tests/lib/redis_server.h"
 #include "tests/tap.h"
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static long long
 q1(PGconn *db, const char *sql)
@@ -100,7 +92,7 @@ main(int argc, char **argv)
 		rsrv.dir, conns ? "connections = " : "", conns ? conns : "", conns ? "\n" : "",
 		rsrv.sock, psrv.conninfo);
 	fclose(f);
-	uint64_t t0 = mono_us();
+	uint64_t t0 = now_mono_us();
 	pid_t w = fork();
 
 	if (w == 0) {
@@ -112,10 +104,10 @@ main(int argc, char **argv)
 	/* Polls the stock row, not count(*): a scan of orders every 5 ms would take a share of
 	 * the CPU from the writer it measures. The writer decrements it by what it inserts. */
 	while (q1(db, "SELECT available FROM stock WHERE event_id = 1") > 0 &&
-		mono_us() - t0 < 300000000)
+		now_mono_us() - t0 < 300000000)
 		redis_server_sleep_ms(5);
 	have = q1(db, "SELECT count(*) FROM orders WHERE event_id = 1");
-	uint64_t wall = mono_us() - t0;
+	uint64_t wall = now_mono_us() - t0;
 
 	kill(w, SIGTERM);
 	waitpid(w, NULL, 0);
@@ -134,7 +126,7 @@ main(int argc, char **argv)
 	/* The baseline: the same rows, one autocommit INSERT each (a subset: it is slow). */
 	const char *ins = "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
 			  "VALUES (2, $1, $2, now() + interval '10 minutes')";
-	uint64_t b0 = mono_us();
+	uint64_t b0 = now_mono_us();
 
 	for (unsigned i = 0; i < single; i++) {
 		char u[24], r[24];
@@ -144,7 +136,7 @@ main(int argc, char **argv)
 		snprintf(r, sizeof(r), "%u", 10000000 + i);
 		PQclear(PQexecParams(db, ins, 2, NULL, p, NULL, NULL, 0));
 	}
-	double base_rate = (double)single * 1e6 / (double)(mono_us() - b0);
+	double base_rate = (double)single * 1e6 / (double)(now_mono_us() - b0);
 
 	tap_eq_int(q1(db, "SELECT count(*) FROM orders WHERE event_id = 2"), single,
 		"the baseline inserted its rows");

@@ -18,6 +18,7 @@
 
 #include <zmq.h>
 
+#include "common/now.h"
 #include "controlplane/pg_store.h"
 #include "controlplane/redis_store.h"
 #include "tests/lib/pg_server.h"
@@ -33,15 +34,6 @@ static char conf_path[128], log_path[128], pull_ep[160];
 static void *zctx, *zpull;
 static uint64_t next_rid = 1000;
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 sleep_ms(unsigned ms)
 {
@@ -49,15 +41,6 @@ sleep_ms(unsigned ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
-}
-
-static uint64_t
-now_real_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Runs a query that answers one number. */
@@ -134,7 +117,7 @@ reserve(uint32_t ev, uint64_t first, unsigned n)
 		for (unsigned i = 0; i < k; i++)
 			res[i] = (struct wire_reserve){.reservation_id = next_rid++,
 				.user = first + done + i,
-				.admitted_ms = now_real_ms(),
+				.admitted_ms = now_wall_ms(),
 				.event = ev};
 		rs_reserve(rs, &b, 1);
 		for (unsigned i = 0; i < k; i++)
@@ -193,7 +176,7 @@ writer_stop(pid_t pid)
 static long long
 wait_for(const char *sql_fmt, uint32_t ev, long long want, unsigned ms)
 {
-	uint64_t end = mono_ms() + ms;
+	uint64_t end = now_mono_ms() + ms;
 	long long v;
 
 	do {
@@ -201,7 +184,7 @@ wait_for(const char *sql_fmt, uint32_t ev, long long want, unsigned ms)
 		if (v == want)
 			break;
 		sleep_ms(20);
-	} while (mono_ms() < end);
+	} while (now_mono_ms() < end);
 	return v;
 }
 
@@ -309,10 +292,10 @@ test_exactly_once(void)
 	unsigned good = 0;
 
 	event_create(1, 1000, 1000);
-	uint64_t t0 = now_real_ms();
+	uint64_t t0 = now_wall_ms();
 
 	tap_eq_int(reserve(1, 1, 1000), 1000, "1000 reservations in Redis");
-	uint64_t t1 = now_real_ms();
+	uint64_t t1 = now_wall_ms();
 
 	write_conf("batch_size = 256");
 	pid_t w = writer_start(false, NULL);
@@ -330,7 +313,7 @@ test_exactly_once(void)
 	rs_results(rs, q, 1000, res);
 	for (unsigned i = 0; i < 1000; i++)
 		good += res[i].verdict == WIRE_V_ORDERED && res[i].order_id != 0 &&
-			res[i].pay_deadline_ms > now_real_ms();
+			res[i].pay_deadline_ms > now_wall_ms();
 	tap_eq_int(good, 1000, "result hash: every user ordered with order id and deadline");
 	tap_eq_int(published_matches(1, 1, 1000), 1000,
 		"the published order ids, reservation ids and deadlines are PostgreSQL's");
@@ -343,9 +326,9 @@ test_exactly_once(void)
 
 	/* Deliver everything again: the group forgets what it delivered. */
 	redis_int("XGROUP SETID fg:{1}:outbox order-writer 0");
-	uint64_t end = mono_ms() + 20000;
+	uint64_t end = now_mono_ms() + 20000;
 
-	while (ordered < 2000 && mono_ms() < end) {
+	while (ordered < 2000 && now_mono_ms() < end) {
 		sleep_ms(20);
 		pull_drain(&ordered, &expired, &restock);
 	}
@@ -405,9 +388,9 @@ test_stock_conflict(void)
 	pid_t w = writer_start(false, NULL);
 
 	wait_for("SELECT count(*) FROM orders WHERE event_id = %u", 3, 8, 10000);
-	uint64_t end = mono_ms() + 10000;
+	uint64_t end = now_mono_ms() + 10000;
 
-	while (redis_int("SCARD fg:{3}:released") < 12LL && mono_ms() < end)
+	while (redis_int("SCARD fg:{3}:released") < 12LL && now_mono_ms() < end)
 		sleep_ms(20);
 	sleep_ms(200);
 	writer_stop(w);
@@ -467,7 +450,7 @@ test_pay_vs_expiry(void)
 
 	/* Deadlines 3 ms apart from a second from now; each order is paid at its deadline plus
 	 * an offset in -4..+4 ms. */
-	uint64_t base = now_real_ms() + 1000;
+	uint64_t base = now_wall_ms() + 1000;
 
 	q1("UPDATE orders o SET pay_deadline = to_timestamp(%" PRIu64 " / 1000.0) + "
 	   "(r.rn * interval '3 ms') FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS rn "
@@ -483,7 +466,7 @@ test_pay_vs_expiry(void)
 		char arg[24];
 		const char *p[1] = {arg};
 
-		while (now_real_ms() < at)
+		while (now_wall_ms() < at)
 			sleep_ms(1);
 		snprintf(arg, sizeof(arg), "%" PRIu64, ids[i]);
 		r = PQexecParams(db, "SELECT flashgate_pay($1)", 1, NULL, p, NULL, NULL, 0);
@@ -563,7 +546,7 @@ test_entry_formats(void)
 		redisReply *r = redisCommand(c,
 			"EVAL %s 3 fg:{6}:outbox fg:{6}:result fg:{6}:stock "
 			"%u %" PRIu64 " %" PRIu64,
-			old_reserve_lua, u, next_rid++, now_real_ms());
+			old_reserve_lua, u, next_rid++, now_wall_ms());
 
 		if (r != NULL)
 			freeReplyObject(r);
@@ -582,9 +565,9 @@ test_entry_formats(void)
 	tap_eq_int(q1("SELECT max(n) FROM (SELECT count(*) n FROM orders WHERE event_id = 6 GROUP "
 		      "BY created_at) b"),
 		100, "no transaction holds more than batch_size = 100 orders");
-	uint64_t end = mono_ms() + 5000;
+	uint64_t end = now_mono_ms() + 5000;
 
-	while (ordered < 1000 && mono_ms() < end) {
+	while (ordered < 1000 && now_mono_ms() < end) {
 		pull_drain(&ordered, &expired, &restock);
 		sleep_ms(20);
 	}
@@ -592,8 +575,8 @@ test_entry_formats(void)
 
 	/* Everything delivered again, entries of many reservations spanning batches included. */
 	redis_int("XGROUP SETID fg:{6}:outbox order-writer 0");
-	end = mono_ms() + 20000;
-	while (ordered < 2000 && mono_ms() < end) {
+	end = now_mono_ms() + 20000;
+	while (ordered < 2000 && now_mono_ms() < end) {
 		sleep_ms(20);
 		pull_drain(&ordered, &expired, &restock);
 	}
@@ -683,9 +666,9 @@ test_publish_fails(void)
 	redis_int("DEL fg:{8}:result");
 	redis_int("RENAME fg:{8}:result.away fg:{8}:result");
 	tap_eq_int(redis_int("HLEN fg:{8}:result"), 1000, "the result hash is back");
-	uint64_t end = mono_ms() + 20000;
+	uint64_t end = now_mono_ms() + 20000;
 
-	while (redis_int("XPENDING fg:{8}:outbox order-writer") != 0 && mono_ms() < end)
+	while (redis_int("XPENDING fg:{8}:outbox order-writer") != 0 && now_mono_ms() < end)
 		sleep_ms(20);
 	tap_eq_int(redis_int("XPENDING fg:{8}:outbox order-writer"), 0,
 		"the claimed entries are acknowledged");
