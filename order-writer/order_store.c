@@ -565,26 +565,21 @@ again:
 			PQclear(r);
 		}
 	}
-	if (s->stmt == OS_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
-		(failed != NULL ? os_unique_violation(failed, NULL) || os_refused(failed)
-				: got && !taken)) {
-		/* Not all new, too little stock for all, or no event: nothing was inserted. The
-		 * statement that skips what exists says what happens to each. */
-		PQclear(failed);
-		failed = NULL;
-		got = false;
-		*n_out = 0;
-		if (os_send(s, OS_STMT_FULL) == 0)
-			goto again;
-		s->busy = false;
-		return os_fail(s, NULL, "sending orders", err, errlen);
-	}
-	if (s->stmt == OS_STMT_FULL && failed != NULL && PQstatus(s->c) == CONNECTION_OK &&
-		os_unique_violation(failed, "orders_pkey") && id_retries++ < OS_ID_RETRIES) {
-		/* An id handed out before: each try moves the sequence on by what it took. */
+	/* Not all new, too little stock for all, or no event: nothing was inserted, and the
+	 * statement that skips what exists says what happens to each. */
+	bool not_new = s->stmt == OS_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
+		       (failed != NULL ? os_unique_violation(failed, NULL) || os_refused(failed)
+				       : got && !taken);
+	/* An id handed out before: each try moves the sequence on by what it took. */
+	bool id_taken = s->stmt == OS_STMT_FULL && failed != NULL &&
+			PQstatus(s->c) == CONNECTION_OK && os_unique_violation(failed, "orders_pkey") &&
+			id_retries++ < OS_ID_RETRIES;
+
+	if (id_taken)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"postgres: orders_id_seq gives ids that orders already have (was it set "
 			"back, or its increment lowered?); writing the batch with the next ones");
+	if (not_new || id_taken) {
 		PQclear(failed);
 		failed = NULL;
 		got = false;
