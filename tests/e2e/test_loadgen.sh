@@ -193,6 +193,7 @@ tap_is "$(grep -o 'sold_out=[0-9]*' "$E2E_TMP/sale.out" | head -n1)" \
 tap_is "$(field sale malformed tcp)/$(field sale malformed http)/$(value sale \
 	unexpected_status)" 0/0/0 "sale: zero malformed answers, no unexpected status"
 
+
 # --- the same sale with four floods mixed in: honest users' counts stay apart ------------------
 # A new test peer (new stock, the low per-address limit) on new ports; the honest users come at
 # 200/s so that the floods run alongside them for over a second.
@@ -285,6 +286,17 @@ lg_run result --mode result --connections "$N_RES" --concurrency 64 --event 1 \
 	--user-base 700000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
 tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
 	"result: loadgen exits 0, all $N_RES polls with a fresh receipt answered 200"
+
+# A sale user's next request (the reserve after the token, the polls after the reserve) starts
+# when its answer says, not when a retransmission timer would fire: with a 30 s RTO, a user who
+# waited for one between its steps could not finish its three requests in the 20 s of the run.
+lg_run steps --mode sale --users 20 --user-base 900000 --concurrency 4 --rto-ms 30000 \
+	--poll-ms 10 --duration-s 20 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(field steps users "done")/$(field steps users unfinished)" "0/20/0" \
+	"sale steps: with --rto-ms 30000 all 20 users finish their requests within the run"
+tap_is "$(answer steps 202)/$(grep -o ' reserved=[0-9]*' "$E2E_TMP/steps.out")" "20/ reserved=20" \
+	"sale steps: each user's token, reserve (202) and result polls (reserved) answered"
+
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
 	--log-level=error -- --mode reserve 2>&1) || rc=$?

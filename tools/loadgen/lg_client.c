@@ -384,7 +384,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		c->checking = 1;
 		c->attempts = 0;
 		c->polls = 0;
-		c->t_due = now;
+		c->t_next = now;
 		return NEXT_STEP;
 	}
 	if (s == 410) {
@@ -396,7 +396,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			*out = LG_OUT_GAVE_UP;
 			return NEXT_DONE;
 		}
-		c->t_due = now + retry_wait(cl, r->retry_after);
+		c->t_next = now + retry_wait(cl, r->retry_after);
 		return NEXT_RETRY;
 	}
 	switch ((enum lg_step)c->step) {
@@ -414,7 +414,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			learn_reserve_path(cl, c->path);
 		c->step = LG_STEP_RESERVE;
 		c->attempts = 0;
-		c->t_due = now;
+		c->t_next = now;
 		return NEXT_STEP;
 	case LG_STEP_RESERVE:
 		if (s != 202)
@@ -425,7 +425,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		if (c->clicks++ == 0 && (c->user - o->user_base) % 100 < o->double_click) {
 			cl->st.double_clicks++;
 			c->attempts = 0;
-			c->t_due = now;
+			c->t_next = now;
 			return NEXT_STEP;
 		}
 		if (!copy_field(r, "receipt", c->token, sizeof(c->token)) ||
@@ -437,7 +437,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		}
 		c->step = LG_STEP_RESULT;
 		c->attempts = 0;
-		c->t_due = now + cl->poll;
+		c->t_next = now + cl->poll;
 		return NEXT_STEP;
 	case LG_STEP_RESULT: {
 		const char *v;
@@ -460,7 +460,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 				*out = LG_OUT_STILL_QUEUED;
 				return NEXT_DONE;
 			}
-			c->t_due = now + cl->poll;
+			c->t_next = now + cl->poll;
 			return NEXT_STEP;
 		}
 		*out = result_outcome(v, n);
@@ -531,11 +531,16 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 			c->verdict >= 2 ? (enum lg_outcome)(c->verdict - 2) : LG_OUT_CONN_FAILED);
 		return;
 	}
-	c->state = LG_CS_IDLE; /* t_due was set by judge() */
-	/* The next step that is due now (reserve after the token, the first poll) starts at
-	 * once, as a browser would; only waits (polls, Retry-After) wait for the timer scan. */
+	/* t_due was our FIN's retransmission timer; judge() said when the next step is due. */
+	c->state = LG_CS_IDLE;
+	c->t_due = c->t_next;
+	/* The next step that is due now (reserve after the token) starts at once, as a browser
+	 * would; a poll's wait ends on time (the wake queue), longer ones (Retry-After) at the
+	 * timer scan. */
 	if (now >= c->t_due)
 		conn_open(cl, c, now);
+	else if (c->t_due - now <= cl->poll)
+		lg_table_wake_at(cl->tab, c);
 }
 
 /* --mode syn-flood: a SYN-ACK must ack one of our SYNs. */
@@ -1013,6 +1018,13 @@ scan_table(struct lg_client *cl, struct lg_table *tab, uint64_t now)
 void
 lg_client_timers(struct lg_client *cl, uint64_t now)
 {
+	struct lg_conn *c;
+
+	/* Polls whose wait ended, at most a burst of them a call (as launches). */
+	for (unsigned k = 0; k < LG_BURST && cl->tab != NULL &&
+	     (c = lg_table_wake_next(cl->tab, now)) != NULL;
+	     k++)
+		conn_open(cl, c, now);
 	/* A scan of the tables each 1/4 of the first RTO is enough for timers of that size. */
 	if (now < cl->t_next_scan)
 		return;

@@ -15,7 +15,9 @@ lg_table_create(uint32_t n, uint16_t port_base)
 		return NULL;
 	t->c = calloc(n, sizeof(*t->c));
 	t->free_list = calloc(n, sizeof(*t->free_list));
-	if (t->c == NULL || t->free_list == NULL)
+	t->wake_cap = n * LG_WAKE_PER_SLOT;
+	t->wake = calloc(t->wake_cap, sizeof(*t->wake));
+	if (t->c == NULL || t->free_list == NULL || t->wake == NULL)
 		goto fail;
 	t->n = n;
 	t->port_base = port_base;
@@ -36,5 +38,6 @@ lg_table_free(struct lg_table *t)
 		return;
 	free(t->c);
 	free(t->free_list);
+	free(t->wake);
 	free(t);
 }

@@ -60,12 +60,22 @@ struct lg_conn {
 	uint64_t t_syn;	   /* TSC when the first SYN of this connection left */
 	uint64_t t_req;	   /* TSC when the request first left */
 	uint64_t t_due;	   /* TSC of the next retransmission, or of the next connection (IDLE) */
+	uint64_t t_next;   /* sale: TSC the next step is due, said by the answer (judge()) */
 	uint64_t user;	   /* sale: the user id; healthz: the connection number */
 	char req[LG_REQ_MAX];
 	char resp[LG_RESP_MAX];
 	char token[TOK_BUF_SIZE]; /* purchase token, then receipt */
 	char path[LG_PATH_MAX];	  /* reserve path, then result path */
 };
+
+/* A slot that waits a short time (a result poll) and when its wait ends. */
+struct lg_wake {
+	uint32_t slot;
+	uint64_t due; /* its t_due when it was queued: a slot whose t_due changed is not woken */
+};
+
+/* Wake queue entries per slot: a slot may be queued again before its stale entry leaves. */
+#define LG_WAKE_PER_SLOT 4
 
 struct lg_table {
 	uint32_t n;	    /* slots */
@@ -74,6 +84,10 @@ struct lg_table {
 	uint32_t n_free;
 	uint32_t *free_list; /* stack of free slot indexes */
 	struct lg_conn *c;
+	/* Short waits in the order they began (a ring of wake_cap): the timer scan runs every
+	 * RTO/4, far too seldom for a poll every millisecond, so these are woken on time. */
+	struct lg_wake *wake;
+	uint32_t wake_cap, wake_head, wake_n;
 };
 
 /*
@@ -106,6 +120,47 @@ lg_table_put(struct lg_table *t, struct lg_conn *c)
 	c->state = LG_CS_FREE;
 	t->free_list[t->n_free++] = (uint32_t)(c - t->c);
 	t->active--;
+}
+
+/*
+ * Queues slot c, IDLE until c->t_due, to be woken by lg_table_wake_next(). Only for short
+ * waits of one length (queued in the order they began, they end in about that order). Returns
+ * false when the queue is full: the timer scan wakes the slot then, later.
+ */
+static inline bool
+lg_table_wake_at(struct lg_table *t, const struct lg_conn *c)
+{
+	if (t->wake_n == t->wake_cap)
+		return false;
+	uint32_t i = t->wake_head + t->wake_n;
+
+	if (i >= t->wake_cap)
+		i -= t->wake_cap;
+	t->wake[i] = (struct lg_wake){ .slot = (uint32_t)(c - t->c), .due = c->t_due };
+	t->wake_n++;
+	return true;
+}
+
+/*
+ * The next queued slot whose wait ended by now and that still waits for it (IDLE with the
+ * t_due it was queued with), or NULL. Entries of slots that moved on are dropped on the way.
+ * The queue is read in order: an entry due later than one behind it holds that one back by at
+ * most the difference of the two waits' starts.
+ */
+static inline struct lg_conn *
+lg_table_wake_next(struct lg_table *t, uint64_t now)
+{
+	while (t->wake_n != 0 && t->wake[t->wake_head].due <= now) {
+		struct lg_wake k = t->wake[t->wake_head];
+		struct lg_conn *c = &t->c[k.slot];
+
+		if (++t->wake_head == t->wake_cap)
+			t->wake_head = 0;
+		t->wake_n--;
+		if (c->state == LG_CS_IDLE && c->t_due == k.due)
+			return c;
+	}
+	return NULL;
 }
 
 /*

@@ -235,6 +235,62 @@ test_table(void)
 	lg_table_free(t);
 }
 
+/* The wake queue of short waits (result polls): on time, in order, stale entries dropped. */
+static void
+test_wake(void)
+{
+	struct lg_table *t = lg_table_create(2, 1024);
+	struct lg_conn *a, *b;
+
+	if (!tap_ok(t != NULL && t->wake_cap == 2 * LG_WAKE_PER_SLOT, "wake: a queue per table"))
+		return;
+	a = lg_table_take(t);
+	b = lg_table_take(t);
+	tap_ok(lg_table_wake_next(t, 1000) == NULL, "wake: an empty queue wakes nobody");
+	a->state = LG_CS_IDLE;
+	a->t_due = 100;
+	b->state = LG_CS_IDLE;
+	b->t_due = 150;
+	tap_ok(lg_table_wake_at(t, a) && lg_table_wake_at(t, b) && t->wake_n == 2,
+		"wake: two waits queued");
+	tap_ok(lg_table_wake_next(t, 99) == NULL && t->wake_n == 2,
+		"wake: nobody before the first wait ends");
+	tap_ok(lg_table_wake_next(t, 120) == a && lg_table_wake_next(t, 120) == NULL,
+		"wake: the first at its time, the second not yet");
+	tap_ok(lg_table_wake_next(t, 150) == b && t->wake_n == 0, "wake: the second at its time");
+
+	/* A slot that moved on (opened by the timer scan, or a new wait) is not woken by its old
+	 * entry; its new entry wakes it. */
+	a->t_due = 200;
+	lg_table_wake_at(t, a);
+	a->state = LG_CS_SYN_SENT;
+	b->t_due = 210;
+	lg_table_wake_at(t, b);
+	b->t_due = 260;
+	lg_table_wake_at(t, b);
+	tap_ok(lg_table_wake_next(t, 220) == NULL && t->wake_n == 1,
+		"wake: entries of a slot no longer idle or due later are dropped");
+	tap_ok(lg_table_wake_next(t, 260) == b && t->wake_n == 0, "wake: the new entry wakes it");
+
+	/* Full: refused (the timer scan wakes the slot later), and usable again when drained;
+	 * the ring wraps around. */
+	unsigned queued = 0;
+
+	b->t_due = 300;
+	while (lg_table_wake_at(t, b))
+		queued++;
+	tap_eq_int(queued, t->wake_cap, "wake: a full queue refuses more");
+	tap_ok(lg_table_wake_next(t, 300) == b, "wake: the first of the duplicates wakes the slot");
+	b->state = LG_CS_SYN_SENT; /* what conn_open() does */
+	tap_ok(lg_table_wake_next(t, 300) == NULL && t->wake_n == 0,
+		"wake: the other duplicates of that wait are dropped");
+	b->state = LG_CS_IDLE;
+	b->t_due = 400;
+	tap_ok(lg_table_wake_at(t, b) && lg_table_wake_next(t, 400) == b,
+		"wake: queued again after wrapping around");
+	lg_table_free(t);
+}
+
 /* An mbuf over a static buffer: the frame builders need no EAL. */
 static struct rte_mbuf *
 fake_mbuf(void)
@@ -587,6 +643,7 @@ main(void)
 	test_json();
 	test_hist();
 	test_table();
+	test_wake();
 	test_pkt();
 	test_flood_parse();
 	test_flood_request();
