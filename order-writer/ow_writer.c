@@ -254,11 +254,21 @@ ow_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_slots *q
 		};
 		n_pub++;
 	}
+	/*
+	 * A reservation of a user who holds another order of the event gets none. Redis can
+	 * decide one only after it lost state (reserve.lua answers a buyer duplicate), and its
+	 * stock is deliberately not given back here: if what Redis lost was the first
+	 * reservation (its decrement, buyer and outbox entry, after this writer had made its
+	 * order), this second decrement is the one that keeps Redis's stock right, and returning
+	 * it would sell one item more than PostgreSQL has. Only a comparison with PostgreSQL
+	 * can tell, which is what reconciliation does.
+	 */
 	if (b->n_todo > 0 && !b->br.conflict && b->n_orders < b->n_todo)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"event %" PRIu32 ": %u reservation(s) have no order: their user holds "
-			"another order of the event",
-			b->event, b->n_todo - b->n_orders);
+			"another order of the event (Redis lost state?); run flashgatectl "
+			"reconcile %" PRIu32 " and repair",
+			b->event, b->n_todo - b->n_orders, b->event);
 	/* The results and the acknowledgement in one round trip, the results first. */
 	rc = rs_results_ordered_ack(rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
 	if (rc < 0)
