@@ -92,6 +92,32 @@ net_cksum_fold(uint32_t sum)
 }
 
 /*
+ * Sums from values, for headers just written: summing a header back from memory right after
+ * writing it field by field makes each 8-byte load wait for the several narrower stores it
+ * spans (a failed store-to-load forward, over ten cycles each), which `perf annotate` showed
+ * as a fifth of a SYN's cost in the data plane. These give the same one's complement sums
+ * from the values the fields were written with.
+ */
+
+/* The 16-bit word that the two bytes first, second make in memory, as a load gives it. */
+static inline uint16_t
+net_word(uint8_t first, uint8_t second)
+{
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	return (uint16_t)(first | second << 8);
+#else
+	return (uint16_t)(first << 8 | second);
+#endif
+}
+
+/* The sum of the two 16-bit words of a 32-bit field as it lies in the packet. */
+static inline uint32_t
+net_sum32(uint32_t v)
+{
+	return (v & 0xffff) + (v >> 16);
+}
+
+/*
  * True if the IPv4 header at ip has a correct checksum. Reads the IHL * 4 bytes the header
  * claims; the caller has checked that they are there (net_ipv4_hdr_ok() does both).
  */

@@ -47,6 +47,8 @@ tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
  * Rewrites m into our segment: ports and addresses swapped, seq/ack/flags as
  * given, opt_len bytes of options and payload_len bytes of payload already in
  * place after the 20-byte TCP header, checksums filled (or left to the NIC).
+ * The headers' checksums are summed from the values written, not read back
+ * (net_word()); only the options and payload are summed from memory.
  */
 static inline void
 tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
@@ -54,13 +56,19 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 	uint32_t seq, uint32_t ack, uint16_t opt_len, uint16_t payload_len)
 {
 	uint16_t tcp_len = (uint16_t)(sizeof(*th) + opt_len + payload_len);
-	rte_be16_t sport = th->src_port;
+	rte_be16_t sport = th->dst_port, dport = th->src_port;
+	rte_be32_t seq_be = rte_cpu_to_be_32(seq), ack_be = rte_cpu_to_be_32(ack);
+	uint8_t off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
+	/* Both addresses are in both headers; reply_ipv4() swaps them, which leaves their sum
+	 * as it is. The pseudo-header (RFC 9293 §3.1): addresses, zero and protocol, length. */
+	uint32_t addrs = net_sum32(ip->src_addr) + net_sum32(ip->dst_addr);
+	uint32_t phdr = addrs + net_word(0, IPPROTO_TCP) + rte_cpu_to_be_16(tcp_len);
 
-	th->src_port = th->dst_port;
-	th->dst_port = sport;
-	th->sent_seq = rte_cpu_to_be_32(seq);
-	th->recv_ack = rte_cpu_to_be_32(ack);
-	th->data_off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
+	th->src_port = sport;
+	th->dst_port = dport;
+	th->sent_seq = seq_be;
+	th->recv_ack = ack_be;
+	th->data_off = off;
 	th->tcp_flags = flags;
 	th->rx_win = RTE_BE16(TCP_WINDOW);
 	th->cksum = 0;
@@ -74,11 +82,20 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 		m->l3_len = sizeof(*ip);
 		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
 		/* No TSO here (a reply is one small segment): the length is in the sum. */
-		th->cksum = net_ipv4_phdr_sum(ip);
-	} else {
-		net_ipv4_cksum_set(ip);
-		net_tcp4_cksum_set(ip, th);
+		th->cksum = net_cksum_fold(phdr);
+		return;
 	}
+	/* What reply_ipv4() wrote: version and IHL, TOS 0, total length, id 0, DF, TTL and
+	 * protocol, checksum 0, the two addresses. */
+	uint32_t ip_sum = net_word(RTE_IPV4_VHL_DEF, 0) +
+			  rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + tcp_len)) +
+			  RTE_BE16(RTE_IPV4_HDR_DF_FLAG) + net_word(w->ip_ttl, IPPROTO_TCP) + addrs;
+	uint32_t tcp_sum = phdr + sport + dport + net_sum32(seq_be) + net_sum32(ack_be) +
+			   net_word(off, flags) + RTE_BE16(TCP_WINDOW) +
+			   net_raw_sum(th + 1, (size_t)opt_len + payload_len);
+
+	ip->hdr_checksum = (uint16_t)~net_cksum_fold(ip_sum);
+	th->cksum = (uint16_t)~net_cksum_fold(tcp_sum);
 }
 
 /*
@@ -126,10 +143,10 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 
 	/* Only MSS: without timestamps, SACK or window scaling the client asks for nothing
 	 * that would need state. */
-	opt[0] = TCP_OPT_MSS;
-	opt[1] = 4;
-	opt[2] = (uint8_t)(w->mss >> 8);
-	opt[3] = (uint8_t)w->mss;
+	/* Built in a register and stored at once: the checksum reads the option right back. */
+	const uint8_t mss_opt[4] = {TCP_OPT_MSS, 4, (uint8_t)(w->mss >> 8), (uint8_t)w->mss};
+
+	memcpy(opt, mss_opt, sizeof(mss_opt));
 	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, cookie,
 		client_isn + 1, 4, 0);
 	w->ctr.answers[DP_ANS_SYN_ACK]++;
