@@ -35,6 +35,16 @@ struct adm_hdrs {
 	size_t n;
 };
 
+/*
+ * Makes h empty. Use this, not "= { .n = 0 }": an initializer clears all of b too, a 256-byte
+ * "rep stos" on every answer that perf showed as a third of adm_json().
+ */
+static inline void
+adm_hdrs_init(struct adm_hdrs *h)
+{
+	h->n = 0;
+}
+
 /* What the routes need from the request, taken before the answer overwrites it. */
 struct adm_req {
 	const struct http_request *r;
@@ -97,7 +107,9 @@ static inline uint16_t
 adm_refuse(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, unsigned status,
 	enum dp_reject_reason reason, const char *text, uint64_t retry_after_s)
 {
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_cors(&h, w, q->cors);
 	if (retry_after_s)
@@ -112,7 +124,9 @@ static inline uint16_t
 adm_json(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, unsigned status,
 	const char *body, size_t body_len)
 {
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_cors(&h, w, q->cors);
 	w->ctr.http[dp_http_slot_of(status)]++;
@@ -630,7 +644,9 @@ static inline uint16_t
 route_preflight(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 	const char *allow, size_t allow_len)
 {
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_lit(&h, "Allow: ");
 	adm_hdr_mem(&h, allow, allow_len);

@@ -51,7 +51,9 @@ static inline uint16_t
 route_method_not_allowed(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 	const char *allow, size_t allow_len)
 {
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_lit(&h, "Allow: ");
 	adm_hdr_mem(&h, allow, allow_len);
@@ -72,7 +74,9 @@ route_event_info(struct worker *w, const struct adm_req *q, char *out, uint16_t 
 	if (e == NULL) {
 		/* Public information: what this data plane knows now (its config's events until
 		 * the control plane's arrive). Admission routes say 503 instead (adm_no_event()). */
-		struct adm_hdrs h = { .n = 0 };
+		struct adm_hdrs h;
+
+		adm_hdrs_init(&h);
 
 		adm_hdr_cors(&h, w, q->cors);
 		w->ctr.http[DP_HTTP_404]++;
@@ -147,7 +151,9 @@ route_events(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 		return ROUTE_ALLOW(w, q, out, cap, ALLOW_GET);
 	}
 not_found:;
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_cors(&h, w, q->cors);
 	w->ctr.http[DP_HTTP_404]++;
@@ -209,7 +215,9 @@ http_answer(struct worker *w, uint32_t client_ip, const char *req, uint16_t req_
 		return route_events(w, &q, out, cap, r.path.p + sizeof(EVENTS_PREFIX) - 1,
 			r.path.len - (unsigned)(sizeof(EVENTS_PREFIX) - 1));
 
-	struct adm_hdrs h = { .n = 0 };
+	struct adm_hdrs h;
+
+	adm_hdrs_init(&h);
 
 	adm_hdr_cors(&h, w, q.cors);
 	w->ctr.http[DP_HTTP_404]++;
