@@ -5,13 +5,15 @@
  * SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF", 2012): a keyed
  * 64-bit PRF that is fast on the short, fixed-size inputs we MAC per packet.
  *
- * siphash24() takes any byte string and is meant for tests and the slow path.
+ * siphash24() takes any byte string (receipts, device ids).
  * siphash24_2w() and siphash24_3w() hash exactly 16 and 24 bytes given as 64-bit words; they
  * return what siphash24() returns for those words stored little-endian, without touching
  * memory, so the per-packet caller never builds a buffer.
  */
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A 128-bit SipHash key: k0 is key bytes 0..7, k1 bytes 8..15, both read little-endian. */
 struct sipkey {
@@ -84,14 +86,15 @@ siphash_end(struct siphash_state *s)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* The 8 bytes at p as a little-endian word: one load (a loop of byte loads was not merged into
+ * one by gcc -O2, and cost about 2 cycles a byte of every receipt and device id hashed). */
 static inline uint64_t
 siphash_load_le64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
 }
 
 /*
