@@ -16,6 +16,7 @@
 #include <openssl/sha.h>
 
 #include "common/hmac_sha256.h"
+#include "common/hmac_sha256_ni.h"
 
 _Static_assert(sizeof(((SHA256_CTX *)0)->h) == sizeof(((struct hmac_sha256_key *)0)->inner),
 	"a key state is the h[] of a SHA256_CTX");
@@ -131,8 +132,9 @@ hmac_sha256_key_init(struct hmac_sha256_key *key, const void *secret, size_t len
 	return 0;
 }
 
-void
-hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
+/* The engine for CPUs without SHA-NI and AVX-512 (hmac_sha256_ni.h): OpenSSL's compression. */
+static void
+hmac_sha256_openssl(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	uint8_t out[HMAC_SHA256_LEN])
 {
 	_Alignas(64) uint8_t tail[2 * HMAC_SHA256_BLOCK];
@@ -168,6 +170,52 @@ hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	SHA256_Transform(&c, (const uint8_t *)&outer);
 	be_words(c.h, outer.w);
 	memcpy(out, outer.w, HMAC_SHA256_LEN);
+}
+
+typedef void hmac_engine_fn(const struct hmac_sha256_key *key, const void *msg, size_t len,
+	uint8_t out[HMAC_SHA256_LEN]);
+
+/* Chosen once before main() (hmac_choose()); hmac_sha256_set_engine() changes it for tests. */
+static hmac_engine_fn *hmac_engine = hmac_sha256_openssl;
+static const char *hmac_engine_name = "openssl";
+
+__attribute__((constructor)) static void
+hmac_choose(void)
+{
+	if (hmac_sha256_ni_usable()) {
+		hmac_engine = hmac_sha256_ni;
+		hmac_engine_name = "sha-ni";
+	}
+}
+
+void
+hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
+	uint8_t out[HMAC_SHA256_LEN])
+{
+	hmac_engine(key, msg, len, out);
+}
+
+const char *
+hmac_sha256_engine(void)
+{
+	return hmac_engine_name;
+}
+
+int
+hmac_sha256_set_engine(const char *name)
+{
+	if (name != NULL && strcmp(name, "openssl") == 0) {
+		hmac_engine = hmac_sha256_openssl;
+		hmac_engine_name = "openssl";
+		return 0;
+	}
+	if (name == NULL || strcmp(name, "sha-ni") != 0)
+		return -EINVAL;
+	if (!hmac_sha256_ni_usable())
+		return -ENOTSUP;
+	hmac_engine = hmac_sha256_ni;
+	hmac_engine_name = "sha-ni";
+	return 0;
 }
 
 void

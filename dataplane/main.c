@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 
 #include "common/config_cli.h"
+#include "common/hmac_sha256.h"
 #include "common/log.h"
 #include "dataplane/dp_config.h"
 #include "dataplane/bridge.h"
@@ -409,6 +410,7 @@ main(int argc, char **argv)
 
 		snprintf(addr, sizeof(addr), "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255,
 			(ip >> 8) & 255, ip & 255);
+		LOG_INFO("tokens: HMAC-SHA256 computed with %s", hmac_sha256_engine());
 		LOG_NOTICE("ready: address %s, %u TCP port(s) starting with %u, %u port(s), %u "
 			   "worker(s), %u event(s) from the config; control plane at %s and %s",
 			addr, a.cfg.n_listen_ports, a.cfg.listen_ports[0], a.n_ports, a.n_workers,
