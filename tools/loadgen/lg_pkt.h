@@ -18,6 +18,8 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
+#include "dataplane/net_cksum.h"
+
 #define LG_MSS 1460
 
 /* The two ends of the link: our port's MAC and the data plane's (learned by ARP). */
@@ -67,32 +69,48 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_TCP;
-	ip->src_addr = rte_cpu_to_be_32(s->src_ip);
-	ip->dst_addr = rte_cpu_to_be_32(s->dst_ip);
-	ip->hdr_checksum = 0;
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	rte_be32_t src = rte_cpu_to_be_32(s->src_ip), dst = rte_cpu_to_be_32(s->dst_ip);
+	/* Both headers' sums from the values written (net_cksum.h: reading a header back right
+	 * after writing it stalls), the payload's from where it is copied from. */
+	uint32_t addrs = net_sum32(src) + net_sum32(dst);
+
+	ip->src_addr = src;
+	ip->dst_addr = dst;
+	ip->hdr_checksum = (uint16_t)~net_cksum_fold(
+		net_word(RTE_IPV4_VHL_DEF, 0) + rte_cpu_to_be_16(ip_len) +
+		RTE_BE16(RTE_IPV4_HDR_DF_FLAG) + net_word(64, IPPROTO_TCP) + addrs);
 
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 	uint8_t *o = (uint8_t *)(th + 1);
 
-	th->src_port = rte_cpu_to_be_16(s->sport);
-	th->dst_port = rte_cpu_to_be_16(s->dport);
-	th->sent_seq = rte_cpu_to_be_32(s->seq);
-	th->recv_ack = rte_cpu_to_be_32(s->ack);
-	th->data_off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
+	rte_be16_t sport = rte_cpu_to_be_16(s->sport), dport = rte_cpu_to_be_16(s->dport);
+	rte_be32_t seq = rte_cpu_to_be_32(s->seq), ack = rte_cpu_to_be_32(s->ack);
+	uint8_t off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
+	uint32_t sum = addrs + net_word(0, IPPROTO_TCP) + rte_cpu_to_be_16(tcp_len) + sport +
+		       dport + net_sum32(seq) + net_sum32(ack) + net_word(off, s->flags) +
+		       RTE_BE16(65535);
+
+	th->src_port = sport;
+	th->dst_port = dport;
+	th->sent_seq = seq;
+	th->recv_ack = ack;
+	th->data_off = off;
 	th->tcp_flags = s->flags;
 	th->rx_win = RTE_BE16(65535);
 	th->tcp_urp = 0;
 	if (opt_len) {
-		o[0] = 2; /* RFC 9293 §3.2: MSS, length 4 */
-		o[1] = 4;
-		o[2] = (uint8_t)(LG_MSS >> 8);
-		o[3] = (uint8_t)LG_MSS;
+		/* RFC 9293 §3.2: MSS, length 4 */
+		const uint8_t mss[4] = {2, 4, (uint8_t)(LG_MSS >> 8), (uint8_t)LG_MSS};
+
+		memcpy(o, mss, sizeof(mss));
+		sum += net_word(2, 4) + net_word((uint8_t)(LG_MSS >> 8), (uint8_t)LG_MSS);
 	}
-	if (s->payload_len)
+	if (s->payload_len) {
+		/* At an even offset of the segment: its sum is the source's. */
 		memcpy(o + opt_len, s->payload, s->payload_len);
-	th->cksum = 0;
-	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+		sum += net_raw_sum(s->payload, s->payload_len);
+	}
+	th->cksum = (uint16_t)~net_cksum_fold(sum);
 	return 0;
 }
 
@@ -182,7 +200,7 @@ lg_pkt_rx(struct rte_mbuf *m, struct lg_rx_seg *seg)
 	if (ip->next_proto_id != IPPROTO_TCP)
 		return LG_RX_OTHER;
 	/* RFC 1071: the sum over a correct header, checksum included, is all ones. */
-	if (unlikely(rte_raw_cksum(ip, ihl) != 0xffff))
+	if (unlikely(net_raw_sum(ip, ihl) != 0xffff))
 		return LG_RX_MALFORMED;
 	/* Fragments: flashgate never sends them (DF, one segment per answer). */
 	if (unlikely(ip->fragment_offset &
@@ -198,11 +216,8 @@ lg_pkt_rx(struct rte_mbuf *m, struct lg_rx_seg *seg)
 	if (unlikely(thl < sizeof(*th) || thl > l4))
 		return LG_RX_MALFORMED;
 	/* The sum over pseudo-header and segment, checksum included, is all ones. */
-	uint32_t sum = (uint32_t)rte_raw_cksum(th, l4) + rte_ipv4_phdr_cksum(ip, 0);
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	if (unlikely(sum != 0xffff))
+	if (unlikely(net_cksum_fold((uint32_t)net_raw_sum(th, l4) + net_ipv4_phdr_sum(ip)) !=
+		     0xffff))
 		return LG_RX_MALFORMED;
 
 	seg->src_ip = rte_be_to_cpu_32(ip->src_addr);
