@@ -33,6 +33,8 @@ DP_PREFIX=fg-e2e-lgdp-$$ LG_PREFIX=fg-e2e-lglg-$$
 SOCK=$E2E_TMP/memif.sock
 E2E_PREFIX=$DP_PREFIX # for e2e_peer_* and the log helpers
 DP_PID= WAIT_BRIDGE=
+DP_EXTRA=() # more -s overrides for the data plane of the next runs
+COOKIE_SECRET=0123456789abcdef0123456789abcdef
 
 # shellcheck disable=SC2317 # called by e2e_wait_until
 bridge_ready() { [ "$(e2e_telemetry_field /flashgate/bridge ready 2>/dev/null)" = 1 ]; }
@@ -69,7 +71,7 @@ dp_start() {
 	"$DP_EXE" -l "$DP_LCORES" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
 		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$E2E_TMP/flashgate.conf" \
 		-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
-		>"$E2E_TMP/dp-run.log" 2>&1 &
+		${DP_EXTRA[@]+"${DP_EXTRA[@]}"} >"$E2E_TMP/dp-run.log" 2>&1 &
 	DP_PID=$!
 	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60
 }
@@ -172,6 +174,36 @@ PY
 tap_is "$(pcap_check "$E2E_TMP/flood.pcap" 2>&1)/$(field flood pcap frames)" \
 	"a1b2c3d4/100/True/100" \
 	"syn-flood: --pcap wrote a pcap file of the first 100 frames"
+
+# --- healthz-blast: whole connections sent without waiting, cookies made with the secret -------
+DP_EXTRA=(-s "dataplane.syncookie_secret=$COOKIE_SECRET")
+lg_run blast --mode healthz-blast --connections "$N_CONN" --rate 200000 --duration-s 20 \
+	--cookie-secret-hex "$COOKIE_SECRET"
+tap_is "$LG_RC" 0 "healthz-blast: loadgen exits 0 (every answer well-formed and expected)"
+tap_is "$(field blast blast sent)/$(field blast blast rst)" "$N_CONN/0" \
+	"healthz-blast: $N_CONN connections sent, none reset (the data plane took every cookie)"
+b200=$(field blast blast answered_200) bsyn=$(field blast blast syn_ack)
+bfin=$(field blast blast fin_ack)
+# Nothing retransmits here: a frame a full ring drops stays lost, so not every answer must come.
+tap_run "healthz-blast: at least 99 % of the SYN-ACKs ($bsyn), 200s ($b200) and FIN ACKs ($bfin)" \
+	awk -v a="$bsyn" -v b="$b200" -v c="$bfin" -v n="$N_CONN" \
+	'BEGIN { exit !(a >= n * 0.99 && b >= n * 0.99 && c >= n * 0.99 && a <= n && b <= n && c <= n) }'
+tap_is "$(field blast malformed tcp)/$(field blast malformed http)/$(value blast \
+	unexpected_status)" 0/0/0 "healthz-blast: zero malformed answers, no unexpected status"
+lg_run blastkey --mode healthz-blast --connections 200 --rate 2000 --duration-s 10 \
+	--cookie-secret-hex ffeeddccbbaa99887766554433221100
+tap_is "$LG_RC/$(field blastkey blast answered_200)" "1/0" \
+	"healthz-blast with another secret: loadgen exits 1, no request answered"
+tap_run "healthz-blast with another secret: the data plane reset them (bad cookie)" \
+	test "$(field blastkey blast rst)" -gt 0
+DP_EXTRA=()
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nosecret" \
+	--log-level=error -- --mode healthz-blast 2>&1) || rc=$?
+tap_is "$rc" 2 "healthz-blast without --cookie-secret-hex: loadgen exits 2"
+tap_run "healthz-blast without --cookie-secret-hex: it says what is missing" \
+	grep -q 'give --cookie-secret-hex' <<<"$out"
+rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-nosecret")"
 
 # --- a sale: 300 users, 100 items; the test peer plays the control plane -----------------------
 E2E_TOOLS=(mkfifo)

@@ -558,6 +558,40 @@ rx_syn_flood_mode(struct lg_client *cl, const struct lg_rx_seg *s)
 		cl->st.malformed_tcp++;
 }
 
+/*
+ * --mode healthz-blast: the three answers of a connection, each checked: a SYN-ACK acking our
+ * SYN, "HTTP/1.1 200 " with the data plane's FIN, the bare ACK of our FIN. A RST means the
+ * data plane refused the cookie (another secret or slot).
+ */
+static void
+rx_blast_mode(struct lg_client *cl, const struct lg_rx_seg *s)
+{
+	uint32_t isn = lg_flood_syn_isn(cl->flood_salt, s->dst_ip, s->dport);
+	uint8_t f = s->flags &
+		    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_FIN_FLAG);
+
+	if (f & RTE_TCP_RST_FLAG) {
+		cl->st.conns_rst++;
+	} else if (f == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) && s->ack == isn + 1 &&
+		   s->payload_len == 0) {
+		cl->st.blast_syn_acks++;
+	} else if (f == (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG) &&
+		   s->ack == isn + 1 + cl->blast_req_len && s->payload_len > 0) {
+		if (s->payload_len >= 13 && memcmp(s->payload, "HTTP/1.1 200 ", 13) == 0) {
+			cl->st.blast_200++;
+			cl->st.responses++;
+			cl->st.status[200]++;
+		} else {
+			cl->st.unexpected_status++;
+		}
+	} else if (f == RTE_TCP_ACK_FLAG && s->payload_len == 0 &&
+		   s->ack == isn + 1 + cl->blast_req_len + 1) {
+		cl->st.blast_fin_acks++;
+	} else {
+		cl->st.malformed_tcp++;
+	}
+}
+
 /* An answer to a syn or bad-ack flood segment (lg_flood_classify()). */
 static void
 rx_stateless_flood(struct lg_client *cl, const struct lg_rx_seg *s)
@@ -599,6 +633,10 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 	if (likely(s->dst_ip - o->src_base < o->n_src)) {
 		if (unlikely(o->mode == LG_MODE_SYN_FLOOD)) {
 			rx_syn_flood_mode(cl, s);
+			return;
+		}
+		if (unlikely(o->mode == LG_MODE_HEALTHZ_BLAST)) {
+			rx_blast_mode(cl, s);
 			return;
 		}
 		rx_conn(cl, lg_table_find(cl->tab, s->dst_ip, s->dport), s, now);
@@ -830,6 +868,49 @@ launch_syn_flood_mode(struct lg_client *cl, uint64_t now)
 	send_seg(cl, &s, now);
 }
 
+/*
+ * --mode healthz-blast: one whole GET /healthz connection sent at once, as a client that knows
+ * the data plane's cookie secret: the SYN, the request acking the SYN-ACK's cookie (computed
+ * here as the data plane's workers compute it), and our FIN. The data plane keeps no state, so
+ * it answers each as it would a client that waited for the SYN-ACK; nothing waits here, so one
+ * core can offer more connections than the handshaking modes.
+ */
+static void
+launch_blast_mode(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+	uint64_t i = cl->launched;
+	struct lg_seg s = {
+		.src_ip = o->src_base + (uint32_t)(i % o->n_src),
+		.dst_ip = o->dst_ip,
+		.sport = (uint16_t)(LG_PORT_BASE + (i / o->n_src) % (65536 - LG_PORT_BASE)),
+		.dport = o->dport,
+		.flags = RTE_TCP_SYN_FLAG,
+		.mss_opt = true,
+	};
+	uint32_t isn = lg_flood_syn_isn(cl->flood_salt, s.src_ip, s.sport);
+	uint32_t cookie = syncookie_make(&cl->cookies, rte_cpu_to_be_32(s.src_ip),
+		rte_cpu_to_be_32(s.dst_ip), rte_cpu_to_be_16(s.sport), rte_cpu_to_be_16(s.dport),
+		isn, syncookie_mss_index(LG_MSS));
+
+	s.seq = isn;
+	send_seg(cl, &s, now);
+	s.seq = isn + 1;
+	s.ack = cookie + 1;
+	s.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+	s.mss_opt = false;
+	s.payload = cl->blast_req;
+	s.payload_len = cl->blast_req_len;
+	send_seg(cl, &s, now);
+	s.seq = isn + 1 + cl->blast_req_len;
+	s.flags = RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG;
+	s.payload = NULL;
+	s.payload_len = 0;
+	send_seg(cl, &s, now);
+	cl->st.blast_sent++;
+	cl->st.requests++;
+}
+
 /* A flood address other than the one-ip flood's. */
 static inline uint32_t
 flood_addr(const struct lg_client *cl)
@@ -939,6 +1020,15 @@ launch_honest(struct lg_client *cl, uint64_t now)
 		}
 		if (o->mode == LG_MODE_SYN_FLOOD) {
 			launch_syn_flood_mode(cl, now);
+			cl->launched++;
+			continue;
+		}
+		if (o->mode == LG_MODE_HEALTHZ_BLAST) {
+			/* A second behind the data plane's clock: its worker may not have
+			 * moved to a new slot yet, and accepts the one before as well. */
+			if (k == 0)
+				syncookie_tick(&cl->cookies, now_wall_ms() / 1000 - 1);
+			launch_blast_mode(cl, now);
 			cl->launched++;
 			continue;
 		}
@@ -1140,7 +1230,21 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 			return rc;
 		}
 	}
-	if (o->mode != LG_MODE_SYN_FLOOD) {
+	if (o->mode == LG_MODE_HEALTHZ_BLAST) {
+		int n = snprintf(cl->blast_req, sizeof(cl->blast_req),
+			"GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", o->host);
+
+		if (n < 0 || (size_t)n >= sizeof(cl->blast_req) ||
+			syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
+				now_wall_ms() / 1000) != 0) {
+			fprintf(stderr, "loadgen: the blast's request does not fit (--host too "
+					"long?)\n");
+			lg_table_free(cl->ftab);
+			cl->ftab = NULL;
+			return -EINVAL;
+		}
+		cl->blast_req_len = (uint16_t)n;
+	} else if (o->mode != LG_MODE_SYN_FLOOD) {
 		cl->tab = lg_table_create(o->concurrency, LG_PORT_BASE);
 		if (cl->tab == NULL) {
 			fprintf(stderr,

@@ -14,6 +14,7 @@
 #include <rte_mempool.h>
 
 #include "common/token.h"
+#include "dataplane/tcp_syncookie.h"
 #include "tools/loadgen/lg_conn.h"
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_pcap.h"
@@ -24,11 +25,13 @@
 #define LG_PORT_BASE 1024
 
 enum lg_mode {
-	LG_MODE_HEALTHZ,   /* GET /healthz, one request per connection */
-	LG_MODE_SYN_FLOOD, /* SYNs from random addresses and ports, never completed */
-	LG_MODE_SALE,	   /* per user: token, reserve, result polls (docs/api.md) */
-	LG_MODE_RESERVE,   /* a reserve with a valid purchase token per connection: 202 */
-	LG_MODE_RESULT,	   /* a result poll with a valid receipt per connection: 200 */
+	LG_MODE_HEALTHZ,       /* GET /healthz, one request per connection */
+	LG_MODE_SYN_FLOOD,     /* SYNs from random addresses and ports, never completed */
+	LG_MODE_SALE,	       /* per user: token, reserve, result polls (docs/api.md) */
+	LG_MODE_RESERVE,       /* a reserve with a valid purchase token per connection: 202 */
+	LG_MODE_RESULT,	       /* a result poll with a valid receipt per connection: 200 */
+	LG_MODE_HEALTHZ_BLAST, /* GET /healthz connections sent whole without waiting, the
+				* cookie computed from the data plane's syncookie_secret */
 };
 
 /* Modes whose every connection is one request, one answer (healthz, reserve, result). */
@@ -70,6 +73,8 @@ struct lg_opts {
 	uint32_t flood_base;	       /* first flood address (host order): the one-ip flood's */
 	uint32_t n_flood;	       /* flood addresses, at least 2 */
 	uint32_t flood_concurrency;    /* unsigned and one-ip connections at once */
+	uint8_t cookie_secret[16];     /* healthz-blast: the data plane's syncookie_secret */
+	uint32_t cookie_slot_s;	       /* and its syncookie_slot */
 };
 
 /* Whether o asks for any flood, and for a flood of kind k. */
@@ -112,6 +117,10 @@ struct lg_client {
 	uint16_t n_tx;
 	struct rte_mbuf *tx[LG_BURST];
 	struct lg_stats st;
+	/* healthz-blast: the data plane's cookies, as its workers make them */
+	struct syncookie_ctx cookies;
+	char blast_req[128];
+	uint16_t blast_req_len;
 };
 
 /*

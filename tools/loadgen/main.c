@@ -41,70 +41,79 @@ on_signal(int sig __rte_unused)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [EAL options] -- [options]\n"
-		   "\n"
-		   "Plays many clients of a flashgate data plane over the first DPDK port (e.g.\n"
-		   "--vdev net_memif0,role=client,socket=/tmp/fg-memif.sock) and checks every "
-		   "answer.\n"
-		   "\n"
-		   "  --mode MODE          healthz (GET /healthz), syn-flood, sale (token, "
-		   "reserve,\n"
-		   "                       result polls per user), reserve (one reserve with a "
-		   "valid\n"
-		   "                       purchase token per connection) or result (one poll "
-		   "with a\n"
-		   "                       valid receipt per connection); default healthz\n"
-		   "  --connections N      healthz, reserve, result: connections; syn-flood: SYNs "
-		   "(default 1000)\n"
-		   "  --users N            sale: users (default 100)\n"
-		   "  --concurrency C      clients at once, 1..64000 (default 64)\n"
-		   "  --duration-s S       bound on the whole run, seconds (default 10)\n"
-		   "  --rate R             new connections, SYNs or users per second (default 0: "
-		   "no limit)\n"
-		   "  --start-at T         begin at Unix time T (seconds, may have a fraction)\n"
-		   "  --src-net A.B.C.D/P  client addresses; the loadgen answers ARP for them\n"
-		   "                       (default 198.18.2.0/24)\n"
-		   "  --dst A.B.C.D        the data plane's address (default 198.18.0.2)\n"
-		   "  --port N             its TCP port (default 80)\n"
-		   "  --host NAME          Host header (default the --dst address)\n"
-		   "  --retries N          retransmissions of a segment, and retries of a sale "
-		   "request\n"
-		   "                       after 425/429/503 (default 3)\n"
-		   "  --rto-ms MS          first retransmission timeout (default 200; doubles each "
-		   "time)\n"
-		   "  --poll-ms MS         sale: between result polls (default 1000)\n"
-		   "  --max-polls N        sale: result polls per user (default 30)\n"
-		   "  --event ID           sale: event id (default 1)\n"
-		   "  --user-base U        sale: first user id (default 1)\n"
-		   "  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
-		   "                       to mint session tokens\n"
-		   "  --kid N              its key id (default 1)\n"
-		   "  --double-click P     sale: P percent of the users reserve twice (default 0)\n"
-		   "  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
-		   "mint\n"
-		   "                       purchase tokens and receipts (one user per connection "
-		   "from\n"
-		   "                       --user-base)\n"
-		   "  --sale-kid N         its key id (default 1)\n"
-		   "  --pcap FILE          write every frame sent and received to FILE\n"
-		   "  --pcap-max N         at most N frames (default 100000)\n"
-		   "  --flood KIND:RATE    also a flood at RATE per second (1..1e7) beside the\n"
-		   "                       healthz or sale clients; repeatable, each KIND once:\n"
-		   "                       syn, bad-ack, unsigned, one-ip (needs --auth-key-hex)\n"
-		   "  --flood-src-net NET  flood addresses A.B.C.D/P, apart from --src-net; the\n"
-		   "                       first is one-ip's (default 198.19.0.0/16)\n"
-		   "  --flood-concurrency C  unsigned and one-ip connections at once, 1..16384\n"
-		   "                       (default 64)\n"
-		   "  --linger-s S         after the report, stop polling and keep the port open "
-		   "until\n"
-		   "                       the peer's link goes down, a signal, or S seconds "
-		   "(default 0);\n"
-		   "                       for memif: stop the data plane first (docs/loadgen.md)\n"
-		   "  -h, --help           this text\n"
-		   "\n"
-		   "Exit status: 0 when every answer was well-formed and expected and every client "
-		   "ended\n"
-		   "within the duration; 1 otherwise; 2 on bad options or set-up failure.\n");
+	fprintf(f,
+		"usage: " PROG " [EAL options] -- [options]\n"
+		"\n"
+		"Plays many clients of a flashgate data plane over the first DPDK port (e.g.\n"
+		"--vdev net_memif0,role=client,socket=/tmp/fg-memif.sock) and checks every "
+		"answer.\n"
+		"\n"
+		"  --mode MODE          healthz (GET /healthz), syn-flood, sale (token, "
+		"reserve,\n"
+		"                       result polls per user), reserve (one reserve with a "
+		"valid\n"
+		"                       purchase token per connection), result (one poll "
+		"with a\n"
+		"                       valid receipt per connection) or healthz-blast "
+		"(healthz\n"
+		"                       connections sent whole, cookies computed with\n"
+		"                       --cookie-secret-hex); default healthz\n"
+		"  --connections N      healthz, reserve, result, healthz-blast: connections; "
+		"syn-flood:\n"
+		"                       SYNs (default 1000)\n"
+		"  --cookie-secret-hex HEX  healthz-blast: the data plane's syncookie_secret (32 "
+		"hex\n"
+		"                       digits)\n"
+		"  --cookie-slot-s S    healthz-blast: its syncookie_slot (default 64)\n"
+		"  --users N            sale: users (default 100)\n"
+		"  --concurrency C      clients at once, 1..64000 (default 64)\n"
+		"  --duration-s S       bound on the whole run, seconds (default 10)\n"
+		"  --rate R             new connections, SYNs or users per second (default 0: "
+		"no limit)\n"
+		"  --start-at T         begin at Unix time T (seconds, may have a fraction)\n"
+		"  --src-net A.B.C.D/P  client addresses; the loadgen answers ARP for them\n"
+		"                       (default 198.18.2.0/24)\n"
+		"  --dst A.B.C.D        the data plane's address (default 198.18.0.2)\n"
+		"  --port N             its TCP port (default 80)\n"
+		"  --host NAME          Host header (default the --dst address)\n"
+		"  --retries N          retransmissions of a segment, and retries of a sale "
+		"request\n"
+		"                       after 425/429/503 (default 3)\n"
+		"  --rto-ms MS          first retransmission timeout (default 200; doubles each "
+		"time)\n"
+		"  --poll-ms MS         sale: between result polls (default 1000)\n"
+		"  --max-polls N        sale: result polls per user (default 30)\n"
+		"  --event ID           sale: event id (default 1)\n"
+		"  --user-base U        sale: first user id (default 1)\n"
+		"  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
+		"                       to mint session tokens\n"
+		"  --kid N              its key id (default 1)\n"
+		"  --double-click P     sale: P percent of the users reserve twice (default 0)\n"
+		"  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
+		"mint\n"
+		"                       purchase tokens and receipts (one user per connection "
+		"from\n"
+		"                       --user-base)\n"
+		"  --sale-kid N         its key id (default 1)\n"
+		"  --pcap FILE          write every frame sent and received to FILE\n"
+		"  --pcap-max N         at most N frames (default 100000)\n"
+		"  --flood KIND:RATE    also a flood at RATE per second (1..1e7) beside the\n"
+		"                       healthz or sale clients; repeatable, each KIND once:\n"
+		"                       syn, bad-ack, unsigned, one-ip (needs --auth-key-hex)\n"
+		"  --flood-src-net NET  flood addresses A.B.C.D/P, apart from --src-net; the\n"
+		"                       first is one-ip's (default 198.19.0.0/16)\n"
+		"  --flood-concurrency C  unsigned and one-ip connections at once, 1..16384\n"
+		"                       (default 64)\n"
+		"  --linger-s S         after the report, stop polling and keep the port open "
+		"until\n"
+		"                       the peer's link goes down, a signal, or S seconds "
+		"(default 0);\n"
+		"                       for memif: stop the data plane first (docs/loadgen.md)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 when every answer was well-formed and expected and every client "
+		"ended\n"
+		"within the duration; 1 otherwise; 2 on bad options or set-up failure.\n");
 }
 
 /* Whether the address ranges [a, a + na) and [b, b + nb) share an address. */
@@ -163,6 +172,8 @@ enum {
 	OPT_FLOOD,
 	OPT_FLOOD_SRC_NET,
 	OPT_FLOOD_CONCURRENCY,
+	OPT_COOKIE_SECRET,
+	OPT_COOKIE_SLOT,
 };
 
 /* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what was wrong. */
@@ -198,6 +209,8 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"flood", required_argument, NULL, OPT_FLOOD},
 		{"flood-src-net", required_argument, NULL, OPT_FLOOD_SRC_NET},
 		{"flood-concurrency", required_argument, NULL, OPT_FLOOD_CONCURRENCY},
+		{"cookie-secret-hex", required_argument, NULL, OPT_COOKIE_SECRET},
+		{"cookie-slot-s", required_argument, NULL, OPT_COOKIE_SLOT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -207,6 +220,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	uint8_t sale_key[TOK_SECRET_MAX];
 	size_t sale_len = 0;
 	const char *host = NULL, *what = NULL;
+	bool have_cookie_secret = false;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -227,6 +241,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	o->flood_base = RTE_IPV4(198, 19, 0, 1);
 	o->n_flood = 65534;
 	o->flood_concurrency = 64;
+	o->cookie_slot_s = 64;
 	tok_keyring_init(&o->auth);
 	tok_keyring_init(&o->sale);
 	optind = 1;
@@ -248,9 +263,11 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				o->mode = LG_MODE_RESERVE;
 			else if (strcmp(optarg, "result") == 0)
 				o->mode = LG_MODE_RESULT;
+			else if (strcmp(optarg, "healthz-blast") == 0)
+				o->mode = LG_MODE_HEALTHZ_BLAST;
 			else
 				rc = -EINVAL;
-			what = "--mode: healthz, syn-flood, sale, reserve or result";
+			what = "--mode: healthz, syn-flood, sale, reserve, result or healthz-blast";
 			break;
 		case OPT_CONNECTIONS:
 			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
@@ -390,6 +407,22 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			o->flood_concurrency = (uint32_t)v;
 			what = "--flood-concurrency: 1..16384";
 			break;
+		case OPT_COOKIE_SECRET: {
+			size_t n = 0;
+
+			rc = parse_hex_key(optarg, o->cookie_secret, sizeof(o->cookie_secret), &n);
+			if (rc == 0 && n != sizeof(o->cookie_secret))
+				rc = -EINVAL;
+			have_cookie_secret = rc == 0;
+			what = "--cookie-secret-hex: 32 hex digits (the data plane's "
+			       "syncookie_secret)";
+			break;
+		}
+		case OPT_COOKIE_SLOT:
+			rc = lg_parse_u64(optarg, 1, 600, &v);
+			o->cookie_slot_s = (uint32_t)v;
+			what = "--cookie-slot-s: 1..600 (the data plane's syncookie_slot)";
+			break;
 		default:
 			usage(stderr);
 			return -1;
@@ -409,6 +442,12 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		return -1;
 	}
 	o->count = o->mode == LG_MODE_SALE ? users : connections;
+	if (o->mode == LG_MODE_HEALTHZ_BLAST && !have_cookie_secret) {
+		fprintf(stderr,
+			PROG ": --mode healthz-blast computes the data plane's SYN cookies: "
+			     "give --cookie-secret-hex with its syncookie_secret\n");
+		return -1;
+	}
 	if (o->mode == LG_MODE_RESERVE || o->mode == LG_MODE_RESULT) {
 		if (sale_len == 0) {
 			fprintf(stderr,
@@ -438,7 +477,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
 		any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
-	if (any_flood && o->mode == LG_MODE_SYN_FLOOD) {
+	if (any_flood && (o->mode == LG_MODE_SYN_FLOOD || o->mode == LG_MODE_HEALTHZ_BLAST)) {
 		fprintf(stderr,
 			PROG ": --flood goes with --mode healthz or sale; for SYNs alone use "
 			     "--mode syn-flood, or --flood syn beside healthz clients\n");
@@ -534,6 +573,8 @@ mode_name(enum lg_mode m)
 		return "reserve";
 	case LG_MODE_RESULT:
 		return "result";
+	case LG_MODE_HEALTHZ_BLAST:
+		return "healthz-blast";
 	default:
 		return "healthz";
 	}
@@ -594,6 +635,11 @@ report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bo
 	if (o->mode == LG_MODE_SYN_FLOOD) {
 		printf("syn: sent %" PRIu64 " syn_ack %" PRIu64 " rst %" PRIu64 "\n", s->syn_sent,
 			s->syn_acks, s->conns_rst);
+	} else if (o->mode == LG_MODE_HEALTHZ_BLAST) {
+		printf("blast: sent %" PRIu64 " syn_ack %" PRIu64 " answered_200 %" PRIu64
+		       " fin_ack %" PRIu64 " rst %" PRIu64 "\n",
+			s->blast_sent, s->blast_syn_acks, s->blast_200, s->blast_fin_acks,
+			s->conns_rst);
 	} else {
 		printf("connections: asked %" PRIu64 " started %" PRIu64 " completed %" PRIu64
 		       " rst %" PRIu64 " timeout %" PRIu64 " malformed %" PRIu64
@@ -650,6 +696,9 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 			return false;
 	if (o->mode == LG_MODE_SYN_FLOOD)
 		return s->syn_sent == o->count;
+	/* A blast loses what a full ring drops (counted, not an error); a reset is one. */
+	if (o->mode == LG_MODE_HEALTHZ_BLAST)
+		return s->blast_sent == o->count && s->conns_rst == 0;
 	if (timed_out || !lg_client_honest_done(cl) || s->conns_rst || s->conns_timeout)
 		return false;
 	if (lg_mode_single(o->mode))
@@ -805,8 +854,8 @@ main(int argc, char **argv)
 
 	/* A syn-flood (or a syn or bad-ack flood) ends when its segments are out; the last
 	 * answers are still on the way. */
-	if (o.mode == LG_MODE_SYN_FLOOD || lg_opts_flood(&o, LG_FLOOD_SYN) ||
-		lg_opts_flood(&o, LG_FLOOD_BAD_ACK)) {
+	if (o.mode == LG_MODE_SYN_FLOOD || o.mode == LG_MODE_HEALTHZ_BLAST ||
+		lg_opts_flood(&o, LG_FLOOD_SYN) || lg_opts_flood(&o, LG_FLOOD_BAD_ACK)) {
 		uint64_t drain = now + hz / 10;
 
 		while (!stop_requested && now < drain) {
@@ -818,7 +867,10 @@ main(int argc, char **argv)
 		}
 	}
 	/* --mode syn-flood's rate counts the SYN-ACKs' drain in, as it always did. */
-	report(&o, &cl, (o.mode == LG_MODE_SYN_FLOOD ? now : t_end) - t_run, timed_out);
+	report(&o, &cl,
+		(o.mode == LG_MODE_SYN_FLOOD || o.mode == LG_MODE_HEALTHZ_BLAST ? now : t_end) -
+			t_run,
+		timed_out);
 	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
 	if (lg_client_fini(&cl) != 0) {
 		fprintf(stderr, PROG ": writing %s failed\n", o.pcap_path);
