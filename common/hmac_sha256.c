@@ -10,6 +10,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -132,7 +133,7 @@ hmac_sha256_key_init(struct hmac_sha256_key *key, const void *secret, size_t len
 	return 0;
 }
 
-/* The engine for CPUs without SHA-NI and AVX-512 (hmac_sha256_ni.h): OpenSSL's compression. */
+/* The engine for CPUs without SHA-NI (hmac_sha256_ni.h): OpenSSL's compression function. */
 static void
 hmac_sha256_openssl(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	uint8_t out[HMAC_SHA256_LEN])
@@ -175,6 +176,24 @@ hmac_sha256_openssl(const struct hmac_sha256_key *key, const void *msg, size_t l
 typedef void hmac_engine_fn(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	uint8_t out[HMAC_SHA256_LEN]);
 
+static bool
+hmac_openssl_usable(void)
+{
+	return true;
+}
+
+/* The engines, the fastest first: hmac_choose() takes the first this CPU can run. */
+static const struct {
+	const char *name;
+	hmac_engine_fn *fn;
+	bool (*usable)(void);
+} hmac_engines[] = {
+	{"sha-ni", hmac_sha256_ni, hmac_sha256_ni_usable},
+	{"openssl", hmac_sha256_openssl, hmac_openssl_usable},
+};
+
+#define HMAC_N_ENGINES (sizeof(hmac_engines) / sizeof(hmac_engines[0]))
+
 /* Chosen once before main() (hmac_choose()); hmac_sha256_set_engine() changes it for tests. */
 static hmac_engine_fn *hmac_engine = hmac_sha256_openssl;
 static const char *hmac_engine_name = "openssl";
@@ -182,9 +201,12 @@ static const char *hmac_engine_name = "openssl";
 __attribute__((constructor)) static void
 hmac_choose(void)
 {
-	if (hmac_sha256_ni_usable()) {
-		hmac_engine = hmac_sha256_ni;
-		hmac_engine_name = "sha-ni";
+	for (size_t i = 0; i < HMAC_N_ENGINES; i++) {
+		if (hmac_engines[i].usable()) {
+			hmac_engine = hmac_engines[i].fn;
+			hmac_engine_name = hmac_engines[i].name;
+			return;
+		}
 	}
 }
 
@@ -204,18 +226,16 @@ hmac_sha256_engine(void)
 int
 hmac_sha256_set_engine(const char *name)
 {
-	if (name != NULL && strcmp(name, "openssl") == 0) {
-		hmac_engine = hmac_sha256_openssl;
-		hmac_engine_name = "openssl";
+	for (size_t i = 0; name != NULL && i < HMAC_N_ENGINES; i++) {
+		if (strcmp(name, hmac_engines[i].name) != 0)
+			continue;
+		if (!hmac_engines[i].usable())
+			return -ENOTSUP;
+		hmac_engine = hmac_engines[i].fn;
+		hmac_engine_name = hmac_engines[i].name;
 		return 0;
 	}
-	if (name == NULL || strcmp(name, "sha-ni") != 0)
-		return -EINVAL;
-	if (!hmac_sha256_ni_usable())
-		return -ENOTSUP;
-	hmac_engine = hmac_sha256_ni;
-	hmac_engine_name = "sha-ni";
-	return 0;
+	return -EINVAL;
 }
 
 void

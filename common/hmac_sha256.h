@@ -5,9 +5,9 @@
  * HMAC-SHA256 (RFC 2104, FIPS 198-1) with the key's pads hashed once: a key holds the SHA-256
  * chaining values after the first block, H(K ^ ipad) and H(K ^ opad), so a MAC costs only the
  * blocks of the message plus one block for the outer hash -- two blocks for a token. Two
- * engines compute the same MACs: on CPUs with SHA-NI and AVX-512 (hmac_sha256_ni.h) one of
- * our own, elsewhere OpenSSL's compression function (libcrypto) on blocks padded here; the
- * choice is made once at start (hmac_sha256_engine()).
+ * engines compute the same MACs: on CPUs with SHA-NI our own (hmac_sha256_ni.h), elsewhere
+ * OpenSSL's compression function (libcrypto) on blocks padded here; the choice is made once
+ * at start (hmac_sha256_engine()).
  *
  * A key is plain data without pointers: it can be copied by value (keyrings published with
  * RCU are). The states are as secret as the key itself: whoever has them can forge MACs.
@@ -41,9 +41,9 @@ void hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
 const char *hmac_sha256_engine(void);
 
 /*
- * Makes hmac_sha256() use the engine name ("sha-ni" or "openssl"), for tests and benchmarks
+ * Makes hmac_sha256() use the engine name (one of the two above), for tests and benchmarks
  * that compare them; call it before other threads compute MACs. Returns 0, -EINVAL for
- * another name, or -ENOTSUP when this CPU cannot run "sha-ni" (nothing changes then).
+ * another name, or -ENOTSUP when this CPU cannot run that engine (nothing changes then).
  */
 int hmac_sha256_set_engine(const char *name);
 

@@ -12,8 +12,9 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
-#define NI_TARGET "sha,ssse3,sse4.1,avx512f,avx512bw,avx512vl"
-#define NI_INLINE __attribute__((target(NI_TARGET), always_inline)) static inline
+/* SHA-NI with the SSSE3 and SSE4.1 instructions around it (every CPU with SHA-NI has them). */
+#define NI_SSE	  "sha,ssse3,sse4.1"
+#define NI_INLINE __attribute__((target(NI_SSE), always_inline)) static inline
 
 /* FIPS 180-4 §4.2.2 */
 static const uint32_t ni_k[64] __attribute__((aligned(16))) = {0x428a2f98, 0x71374491, 0xb5c0fbcf,
@@ -75,41 +76,36 @@ ni_compress(__m128i *abef, __m128i *cdgh, __m128i w0, __m128i w1, __m128i w2, __
 	*cdgh = _mm_add_epi32(*cdgh, s1);
 }
 
-/* The mask of the first n (clamped to 0..16) of 16 bytes. */
-static inline __mmask16
-ni_first(long n)
+/* Big-endian words from bytes, and back. */
+#define NI_BE _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL)
+
+/* The inner hash's full blocks of msg; *p and *r are left at the tail (r < 64 bytes). */
+NI_INLINE void
+ni_inner_blocks(const struct hmac_sha256_key *key, const uint8_t **p, size_t *r, __m128i *abef,
+	__m128i *cdgh)
 {
-	return n <= 0 ? 0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+	const __m128i be = NI_BE;
+
+	/* H(K ^ ipad || msg): the pad block already in key->inner. */
+	ni_state_load(key->inner, abef, cdgh);
+	for (; *r >= HMAC_SHA256_BLOCK; *r -= HMAC_SHA256_BLOCK, *p += HMAC_SHA256_BLOCK)
+		ni_compress(abef, cdgh, _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)*p), be),
+			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(*p + 16)), be),
+			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(*p + 32)), be),
+			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(*p + 48)), be));
 }
 
-__attribute__((target(NI_TARGET))) void
-hmac_sha256_ni(const struct hmac_sha256_key *key, const void *msg, size_t len,
-	uint8_t out[HMAC_SHA256_LEN])
+/*
+ * The rest of the MAC from the tail's bytes c[0..4) (the r < 64 bytes left, 0x80, zeros):
+ * the length, the last inner block(s), the outer block, the digest to out.
+ */
+NI_INLINE void
+ni_finish(const struct hmac_sha256_key *key, size_t len, size_t r, __m128i c[4], __m128i abef,
+	__m128i cdgh, uint8_t out[HMAC_SHA256_LEN])
 {
-	/* Big-endian words from bytes, and back. */
-	const __m128i be = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
-	const uint8_t *p = msg;
-	size_t r = len;
-	__m128i abef, cdgh, abcd, efgh, c[4];
-
-	/* Inner hash: H(K ^ ipad || msg), the pad block already in key->inner. */
-	ni_state_load(key->inner, &abef, &cdgh);
-	for (; r >= HMAC_SHA256_BLOCK; r -= HMAC_SHA256_BLOCK, p += HMAC_SHA256_BLOCK)
-		ni_compress(&abef, &cdgh, _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), be),
-			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), be),
-			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), be),
-			_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), be));
-	/* The last r < 64 bytes, 0x80, zeros: masked loads read only msg's bytes (a masked-off
-	 * byte is not read, not even on an unmapped page). */
-	for (int i = 0; i < 4; i++) {
-		long k = (long)r - 16 * i;
-
-		c[i] = _mm_maskz_loadu_epi8(ni_first(k), p + 16 * i);
-		if (k >= 0 && k < 16)
-			c[i] = _mm_mask_mov_epi8(
-				c[i], (__mmask16)(1u << k), _mm_set1_epi8((char)0x80));
-	}
+	const __m128i be = NI_BE;
 	uint64_t bits = ((uint64_t)HMAC_SHA256_BLOCK + len) * 8;
+	__m128i abcd, efgh;
 
 	if (r + 9 <= HMAC_SHA256_BLOCK) {
 		/* The length fits behind: the last 8 bytes of this block. */
@@ -136,14 +132,55 @@ hmac_sha256_ni(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	_mm_storeu_si128((__m128i *)(out + 16), _mm_shuffle_epi8(efgh, be));
 }
 
-/* XCR0, the state the OS saves: XMM (1), YMM (2), opmask (5), ZMM upper halves (6, 7). */
-static uint64_t
-ni_xcr0(void)
-{
-	uint32_t lo, hi;
+/*
+ * Shuffle controls for a partial chunk of the tail: loadu(ni_slide + 16 - k) moves bytes
+ * 16 - k .. 15 of a vector to 0 .. k - 1 and clears the rest (PSHUFB clears a lane whose
+ * control has the top bit); loadu(ni_mark + 16 - k) has 0x80 at byte k alone.
+ */
+static const uint8_t ni_slide[32] __attribute__((aligned(32))) = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+	11, 12, 13, 14, 15, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80};
+static const uint8_t ni_mark[32] __attribute__((aligned(32))) = {[16] = 0x80};
 
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return (uint64_t)hi << 32 | lo;
+__attribute__((target(NI_SSE))) void
+hmac_sha256_ni(const struct hmac_sha256_key *key, const void *msg, size_t len,
+	uint8_t out[HMAC_SHA256_LEN])
+{
+	const uint8_t *p = msg;
+	size_t r = len;
+	__m128i abef, cdgh, c[4];
+
+	ni_inner_blocks(key, &p, &r, &abef, &cdgh);
+	if (len >= 16) {
+		/* Whole chunks as they are, the partial one from the 16 bytes that end where msg
+		 * ends (in msg, since it has 16), slid into place: nothing is stored to be loaded
+		 * back, and nothing past msg is read. */
+		for (int i = 0; i < 4; i++) {
+			long k = (long)r - 16 * i;
+
+			if (k >= 16)
+				c[i] = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+			else if (k >= 0)
+				c[i] = _mm_or_si128(
+					_mm_shuffle_epi8(
+						_mm_loadu_si128((const __m128i *)(p + r - 16)),
+						_mm_loadu_si128(
+							(const __m128i *)(ni_slide + 16 - k))),
+					_mm_loadu_si128((const __m128i *)(ni_mark + 16 - k)));
+			else
+				c[i] = _mm_setzero_si128();
+		}
+	} else {
+		/* A message of under 16 bytes: through a buffer. */
+		_Alignas(16) uint8_t t[HMAC_SHA256_BLOCK] = {0};
+
+		for (size_t i = 0; i < r; i++)
+			t[i] = p[i];
+		t[r] = 0x80;
+		for (int i = 0; i < 4; i++)
+			c[i] = _mm_load_si128((const __m128i *)(t + 16 * i));
+	}
+	ni_finish(key, len, r, c, abef, cdgh, out);
 }
 
 bool
@@ -153,13 +190,10 @@ hmac_sha256_ni_usable(void)
 
 	if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid(1, &a, &b, &c, &d))
 		return false;
-	/* SSSE3, SSE4.1, and XGETBV enabled by the OS. */
-	if (!(c & bit_SSSE3) || !(c & bit_SSE4_1) || !(c & bit_OSXSAVE))
-		return false;
-	if ((ni_xcr0() & 0xe6) != 0xe6)
+	if (!(c & bit_SSSE3) || !(c & bit_SSE4_1))
 		return false;
 	__cpuid_count(7, 0, a, b, c, d);
-	return (b & bit_SHA) && (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512VL);
+	return (b & bit_SHA) != 0;
 }
 
 #else /* not x86-64: the OpenSSL-based engine only */

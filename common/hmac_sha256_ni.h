@@ -2,12 +2,12 @@
 #ifndef FG_COMMON_HMAC_SHA256_NI_H
 #define FG_COMMON_HMAC_SHA256_NI_H
 /*
- * HMAC-SHA256 with the SHA-NI instructions and AVX-512 masked loads, for CPUs that have both
- * (Intel Ice Lake and later, AMD Zen 4): the engine behind hmac_sha256() where it runs, the
- * OpenSSL-based one elsewhere (common/hmac_sha256.c chooses at start).
+ * HMAC-SHA256 with the SHA-NI instructions (Intel Goldmont, Ice Lake and later; every AMD Zen):
+ * the engine behind hmac_sha256() where it runs, the OpenSSL-based one elsewhere
+ * (common/hmac_sha256.c chooses at start).
  *
- * What it saves over SHA256_Transform() on padded blocks (about a fifth of a token-sized MAC,
- * docs/tokens.md): the tail block is built in registers from masked loads of the message (no
+ * What it saves over SHA256_Transform() on padded blocks (about a quarter of a token-sized
+ * MAC, docs/tokens.md): the tail block is built in registers from loads of the message (no
  * buffer written and read back at once, whose loads wait for the stores they span), the
  * inner digest goes into the outer block without leaving the registers, and the chaining
  * values stay in the instructions' own layout between the two blocks.
@@ -18,7 +18,7 @@
 
 #include "common/hmac_sha256.h"
 
-/* True when this CPU and OS can run hmac_sha256_ni() (CPUID and XGETBV, checked once). */
+/* True when this CPU can run hmac_sha256_ni() (SHA-NI, SSSE3, SSE4.1: CPUID). */
 bool hmac_sha256_ni_usable(void);
 
 /*
