@@ -118,6 +118,38 @@ net_sum32(uint32_t v)
 }
 
 /*
+ * The sum of a 20-byte IPv4 header as the data plane's answers and the load generator's
+ * frames have it: version and IHL, TOS 0, total length tot_len, id 0, DF, ttl, proto, checksum
+ * 0, and two addresses whose net_sum32() add up to addrs.
+ */
+static inline uint32_t
+net_ipv4_df_hdr_sum(uint16_t tot_len, uint8_t ttl, uint8_t proto, uint32_t addrs)
+{
+	return net_word(RTE_IPV4_VHL_DEF, 0) + rte_cpu_to_be_16(tot_len) +
+	       RTE_BE16(RTE_IPV4_HDR_DF_FLAG) + net_word(ttl, proto) + addrs;
+}
+
+/* The sum of a TCP pseudo-header (RFC 9293 §3.1): addresses summing to addrs, zero and the
+ * protocol, the segment's length tcp_len. */
+static inline uint32_t
+net_tcp4_phdr_sum_of(uint32_t addrs, uint16_t tcp_len)
+{
+	return addrs + net_word(0, IPPROTO_TCP) + rte_cpu_to_be_16(tcp_len);
+}
+
+/*
+ * The sum of a 20-byte TCP header from its fields as they lie in the packet (network order),
+ * the checksum and urgent pointer 0: what is left to add is options and payload.
+ */
+static inline uint32_t
+net_tcp_hdr_sum(rte_be16_t sport, rte_be16_t dport, rte_be32_t seq, rte_be32_t ack, uint8_t off,
+	uint8_t flags, rte_be16_t win)
+{
+	return (uint32_t)sport + dport + net_sum32(seq) + net_sum32(ack) + net_word(off, flags) +
+	       win;
+}
+
+/*
  * True if the IPv4 header at ip has a correct checksum. Reads the IHL * 4 bytes the header
  * claims; the caller has checked that they are there (net_ipv4_hdr_ok() does both).
  */

@@ -62,7 +62,7 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 	/* Both addresses are in both headers; reply_ipv4() swaps them, which leaves their sum
 	 * as it is. The pseudo-header (RFC 9293 §3.1): addresses, zero and protocol, length. */
 	uint32_t addrs = net_sum32(ip->src_addr) + net_sum32(ip->dst_addr);
-	uint32_t phdr = addrs + net_word(0, IPPROTO_TCP) + rte_cpu_to_be_16(tcp_len);
+	uint32_t phdr = net_tcp4_phdr_sum_of(addrs, tcp_len);
 
 	th->src_port = sport;
 	th->dst_port = dport;
@@ -85,14 +85,13 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 		th->cksum = net_cksum_fold(phdr);
 		return;
 	}
-	/* What reply_ipv4() wrote: version and IHL, TOS 0, total length, id 0, DF, TTL and
-	 * protocol, checksum 0, the two addresses. */
-	uint32_t ip_sum = net_word(RTE_IPV4_VHL_DEF, 0) +
-			  rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + tcp_len)) +
-			  RTE_BE16(RTE_IPV4_HDR_DF_FLAG) + net_word(w->ip_ttl, IPPROTO_TCP) + addrs;
-	uint32_t tcp_sum = phdr + sport + dport + net_sum32(seq_be) + net_sum32(ack_be) +
-			   net_word(off, flags) + RTE_BE16(TCP_WINDOW) +
-			   net_raw_sum(th + 1, (size_t)opt_len + payload_len);
+	/* What reply_ipv4() wrote. */
+	uint32_t ip_sum = net_ipv4_df_hdr_sum(
+		(uint16_t)(sizeof(*ip) + tcp_len), w->ip_ttl, IPPROTO_TCP, addrs);
+	uint32_t tcp_sum =
+		phdr +
+		net_tcp_hdr_sum(sport, dport, seq_be, ack_be, off, flags, RTE_BE16(TCP_WINDOW)) +
+		net_raw_sum(th + 1, (size_t)opt_len + payload_len);
 
 	ip->hdr_checksum = (uint16_t)~net_cksum_fold(ip_sum);
 	th->cksum = (uint16_t)~net_cksum_fold(tcp_sum);

@@ -271,6 +271,52 @@ test_phdr_sum(void)
 	tap_eq_int(bad_ref, 0, "net_ipv4_phdr_sum equals RFC 9293's pseudo-header sum");
 }
 
+/* The sums from values (for headers just written) against the same headers summed in memory. */
+static void
+test_sums_from_values(void)
+{
+	unsigned bad_ip = 0, bad_tcp = 0, bad_phdr = 0;
+
+	for (unsigned i = 0; i < 20000; i++) {
+		uint8_t h[40];
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)h;
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(h + 20);
+		uint16_t tcp_len = (uint16_t)(20 + rng64() % 1460);
+		uint8_t ttl = (uint8_t)rng64(), proto = (uint8_t)rng64();
+
+		memset(h, 0, sizeof(h));
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + tcp_len));
+		ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = ttl;
+		ip->next_proto_id = proto;
+		ip->src_addr = (uint32_t)rng64();
+		ip->dst_addr = (uint32_t)rng64();
+		th->src_port = (uint16_t)rng64();
+		th->dst_port = (uint16_t)rng64();
+		th->sent_seq = (uint32_t)rng64();
+		th->recv_ack = (uint32_t)rng64();
+		th->data_off = (uint8_t)rng64();
+		th->tcp_flags = (uint8_t)rng64();
+		th->rx_win = (uint16_t)rng64();
+
+		uint32_t addrs = net_sum32(ip->src_addr) + net_sum32(ip->dst_addr);
+
+		bad_ip += net_cksum_fold(net_ipv4_df_hdr_sum((uint16_t)(20 + tcp_len), ttl, proto,
+				  addrs)) != net_raw_sum(ip, 20);
+		bad_tcp += net_cksum_fold(net_tcp_hdr_sum(th->src_port, th->dst_port, th->sent_seq,
+				   th->recv_ack, th->data_off, th->tcp_flags, th->rx_win)) !=
+			   net_raw_sum(th, 20);
+		ip->next_proto_id = IPPROTO_TCP;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + tcp_len));
+		bad_phdr += net_cksum_fold(net_tcp4_phdr_sum_of(addrs, tcp_len)) !=
+			    net_ipv4_phdr_sum(ip);
+	}
+	tap_eq_int(bad_ip, 0, "net_ipv4_df_hdr_sum equals the header summed in memory (20000)");
+	tap_eq_int(bad_tcp, 0, "net_tcp_hdr_sum equals the TCP header summed in memory (20000)");
+	tap_eq_int(bad_phdr, 0, "net_tcp4_phdr_sum_of equals net_ipv4_phdr_sum (20000)");
+}
+
 static void
 test_ipv4_hdr_ok(void)
 {
@@ -498,6 +544,7 @@ main(void)
 	test_random_lengths();
 	test_long_buffers();
 	test_phdr_sum();
+	test_sums_from_values();
 	test_ipv4_hdr_ok();
 	test_bit_flips();
 	test_incremental();

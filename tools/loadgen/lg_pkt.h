@@ -76,9 +76,8 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 
 	ip->src_addr = src;
 	ip->dst_addr = dst;
-	ip->hdr_checksum = (uint16_t)~net_cksum_fold(
-		net_word(RTE_IPV4_VHL_DEF, 0) + rte_cpu_to_be_16(ip_len) +
-		RTE_BE16(RTE_IPV4_HDR_DF_FLAG) + net_word(64, IPPROTO_TCP) + addrs);
+	ip->hdr_checksum =
+		(uint16_t)~net_cksum_fold(net_ipv4_df_hdr_sum(ip_len, 64, IPPROTO_TCP, addrs));
 
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 	uint8_t *o = (uint8_t *)(th + 1);
@@ -86,9 +85,8 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 	rte_be16_t sport = rte_cpu_to_be_16(s->sport), dport = rte_cpu_to_be_16(s->dport);
 	rte_be32_t seq = rte_cpu_to_be_32(s->seq), ack = rte_cpu_to_be_32(s->ack);
 	uint8_t off = (uint8_t)(((sizeof(*th) + opt_len) / 4) << 4);
-	uint32_t sum = addrs + net_word(0, IPPROTO_TCP) + rte_cpu_to_be_16(tcp_len) + sport +
-		       dport + net_sum32(seq) + net_sum32(ack) + net_word(off, s->flags) +
-		       RTE_BE16(65535);
+	uint32_t sum = net_tcp4_phdr_sum_of(addrs, tcp_len) +
+		       net_tcp_hdr_sum(sport, dport, seq, ack, off, s->flags, RTE_BE16(65535));
 
 	th->src_port = sport;
 	th->dst_port = dport;
