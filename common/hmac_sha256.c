@@ -183,7 +183,7 @@ hmac_openssl_usable(void)
 }
 
 /* The engines, the fastest first: hmac_choose() takes the first this CPU can run. */
-static const struct {
+static const struct hmac_engine {
 	const char *name;
 	hmac_engine_fn *fn;
 	bool (*usable)(void);
@@ -194,17 +194,16 @@ static const struct {
 
 #define HMAC_N_ENGINES (sizeof(hmac_engines) / sizeof(hmac_engines[0]))
 
-/* Chosen once before main() (hmac_choose()); hmac_sha256_set_engine() changes it for tests. */
-static hmac_engine_fn *hmac_engine = hmac_sha256_openssl;
-static const char *hmac_engine_name = "openssl";
+/* Chosen once before main() (hmac_choose()); hmac_sha256_set_engine() changes it for tests.
+ * Until then, OpenSSL's, which every CPU runs. */
+static const struct hmac_engine *hmac_cur = &hmac_engines[HMAC_N_ENGINES - 1];
 
 __attribute__((constructor)) static void
 hmac_choose(void)
 {
 	for (size_t i = 0; i < HMAC_N_ENGINES; i++) {
 		if (hmac_engines[i].usable()) {
-			hmac_engine = hmac_engines[i].fn;
-			hmac_engine_name = hmac_engines[i].name;
+			hmac_cur = &hmac_engines[i];
 			return;
 		}
 	}
@@ -214,13 +213,13 @@ void
 hmac_sha256(const struct hmac_sha256_key *key, const void *msg, size_t len,
 	uint8_t out[HMAC_SHA256_LEN])
 {
-	hmac_engine(key, msg, len, out);
+	hmac_cur->fn(key, msg, len, out);
 }
 
 const char *
 hmac_sha256_engine(void)
 {
-	return hmac_engine_name;
+	return hmac_cur->name;
 }
 
 int
@@ -231,8 +230,7 @@ hmac_sha256_set_engine(const char *name)
 			continue;
 		if (!hmac_engines[i].usable())
 			return -ENOTSUP;
-		hmac_engine = hmac_engines[i].fn;
-		hmac_engine_name = hmac_engines[i].name;
+		hmac_cur = &hmac_engines[i];
 		return 0;
 	}
 	return -EINVAL;
