@@ -155,7 +155,13 @@ build_flood_request(struct lg_client *cl, struct lg_conn *c)
 	return lg_flood_request(c->req, sizeof(c->req), c->step, &x);
 }
 
-/* Unix time in milliseconds. */
+/* GET /healthz for host into buf[0..cap). Returns its length (>= cap: it did not fit), or -1. */
+static int
+healthz_request(char *buf, size_t cap, const char *host)
+{
+	return snprintf(buf, cap, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", host);
+}
+
 /*
  * The one request of a connection of --mode healthz, reserve or result, into c->req: reserves
  * carry a purchase token and result polls a receipt of the connection's user, minted with the
@@ -184,8 +190,7 @@ build_single(struct lg_client *cl, struct lg_conn *c)
 			"X-Flash-Token: %s\r\n\r\n",
 			o->event, o->host, tok);
 	default:
-		return snprintf(c->req, sizeof(c->req), "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n",
-			o->host);
+		return healthz_request(c->req, sizeof(c->req), o->host);
 	}
 }
 
@@ -1231,8 +1236,7 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 		}
 	}
 	if (o->mode == LG_MODE_HEALTHZ_BLAST) {
-		int n = snprintf(cl->blast_req, sizeof(cl->blast_req),
-			"GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", o->host);
+		int n = healthz_request(cl->blast_req, sizeof(cl->blast_req), o->host);
 
 		if (n < 0 || (size_t)n >= sizeof(cl->blast_req) ||
 			syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
