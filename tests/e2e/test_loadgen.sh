@@ -319,6 +319,39 @@ lg_run result --mode result --connections "$N_RES" --concurrency 64 --event 1 \
 tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
 	"result: loadgen exits 0, all $N_RES polls with a fresh receipt answered 200"
 
+# The same reserves sent as whole connections (reserve-blast): each answered 202, or 503 when
+# the link to the control plane is busy; every 202 the loadgen saw was an admitted reservation.
+DP_EXTRA=(-s "dataplane.syncookie_secret=$COOKIE_SECRET")
+before=$(dp_counter admit reserve_admitted)
+lg_run rblast --mode reserve-blast --connections "$N_RES" --rate 50000 --event 1 \
+	--user-base 800000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
+	--cookie-secret-hex "$COOKIE_SECRET" --duration-s 20
+tap_is "$LG_RC/$(field rblast blast sent)/$(field rblast blast rst)" "0/$N_RES/0" \
+	"reserve-blast: loadgen exits 0, $N_RES connections sent, none reset"
+r202=$(field rblast blast answered_202) r503=$(field rblast blast answered_503)
+tap_run "reserve-blast: at least 99 % answered 202 or 503 (202: $r202, 503: $r503)" \
+	awk -v a="$r202" -v b="$r503" -v n="$N_RES" 'BEGIN { exit !(a + b >= n * 0.99 && a + b <= n && a > 0) }'
+tap_is "$(field rblast malformed tcp)/$(field rblast malformed http)/$(value rblast \
+	unexpected_status)" 0/0/0 "reserve-blast: zero malformed answers, no unexpected status"
+got=$(($(dp_counter admit reserve_admitted) - before))
+tap_run "reserve-blast: the data plane admitted at least the $r202 reserves answered 202 (got $got)" \
+	test "$got" -ge "$r202" -a "$got" -le "$N_RES"
+lg_run rblastkey --mode reserve-blast --connections 200 --rate 2000 --event 1 \
+	--user-base 800000 --sale-key-hex "$(hex "not-the-sale-key-of-this-shop-0123")" \
+	--sale-kid "$SALE_KID" --cookie-secret-hex "$COOKIE_SECRET" --duration-s 10
+tap_run "reserve-blast with a wrong sale key: loadgen exits 1, its 403s counted unexpected" \
+	test "$LG_RC" = 1 -a "$(field rblastkey blast answered_202)" = 0 -a \
+	"$(value rblastkey unexpected_status)" -gt 0
+DP_EXTRA=()
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-digits" \
+	--log-level=error -- --mode reserve-blast --cookie-secret-hex "$COOKIE_SECRET" \
+	--sale-key-hex "$(hex "$SALE_KEY")" --user-base 99990 --connections 100 2>&1) || rc=$?
+tap_is "$rc" 2 "reserve-blast with user ids of 5 and 6 digits: loadgen exits 2"
+tap_run "reserve-blast with user ids of 5 and 6 digits: it says why and what to use" \
+	grep -q 'needs user ids of one length.*try --user-base 100' <<<"$out"
+rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-digits")"
+
 # A sale user's next request (the reserve after the token, the polls after the reserve) starts
 # when its answer says, not when a retransmission timer would fire: with a 30 s RTO, a user who
 # waited for one between its steps could not finish its three requests in the 20 s of the run.

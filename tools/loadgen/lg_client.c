@@ -163,6 +163,25 @@ healthz_request(char *buf, size_t cap, const char *host)
 }
 
 /*
+ * A reserve of user with a purchase token for the event of o that expires at exp (Unix s),
+ * minted with the sale key as the data plane mints them, into buf[0..cap). Returns its length,
+ * or -1 if it does not fit.
+ */
+static int
+reserve_request(char *buf, size_t cap, const struct lg_opts *o, uint64_t user, uint64_t exp)
+{
+	char tok[TOK_BUF_SIZE];
+	int n;
+
+	if (tok_purchase_mint(&o->sale, o->event, user, exp, tok, sizeof(tok)) < 0)
+		return -1;
+	n = snprintf(buf, cap,
+		"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
+		o->reserve_path, o->host, tok);
+	return n >= 0 && (size_t)n < cap ? n : -1;
+}
+
+/*
  * The one request of a connection of --mode healthz, reserve or result, into c->req: reserves
  * carry a purchase token and result polls a receipt of the connection's user, minted with the
  * sale key as the data plane mints them. Returns its length, or -1.
@@ -175,13 +194,8 @@ build_single(struct lg_client *cl, struct lg_conn *c)
 
 	switch (o->mode) {
 	case LG_MODE_RESERVE:
-		if (tok_purchase_mint(&o->sale, o->event, c->user, (uint64_t)time(NULL) + 3600, tok,
-			    sizeof(tok)) < 0)
-			return -1;
-		return snprintf(c->req, sizeof(c->req),
-			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n"
-			"Content-Length: 0\r\n\r\n",
-			o->reserve_path, o->host, tok);
+		return reserve_request(
+			c->req, sizeof(c->req), o, c->user, (uint64_t)time(NULL) + 3600);
 	case LG_MODE_RESULT:
 		if (tok_receipt_mint(&o->sale, o->event, c->user, now_wall_ms(), tok, sizeof(tok)) < 0)
 			return -1;
@@ -564,9 +578,10 @@ rx_syn_flood_mode(struct lg_client *cl, const struct lg_rx_seg *s)
 }
 
 /*
- * --mode healthz-blast: the three answers of a connection, each checked: a SYN-ACK acking our
- * SYN, "HTTP/1.1 200 " with the data plane's FIN, the bare ACK of our FIN. A RST means the
- * data plane refused the cookie (another secret or slot).
+ * The blasts: the three answers of a connection, each checked: a SYN-ACK acking our SYN,
+ * "HTTP/1.1 200 " (healthz) or "HTTP/1.1 202 " (reserve; or 503, the data plane's link to the
+ * control plane busy) with the data plane's FIN, the bare ACK of our FIN. A RST means the data
+ * plane refused the cookie (another secret or slot).
  */
 static void
 rx_blast_mode(struct lg_client *cl, const struct lg_rx_seg *s)
@@ -582,10 +597,18 @@ rx_blast_mode(struct lg_client *cl, const struct lg_rx_seg *s)
 		cl->st.blast_syn_acks++;
 	} else if (f == (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG) &&
 		   s->ack == isn + 1 + cl->blast_req_len && s->payload_len > 0) {
-		if (s->payload_len >= 13 && memcmp(s->payload, "HTTP/1.1 200 ", 13) == 0) {
-			cl->st.blast_200++;
+		bool reserve = cl->o->mode == LG_MODE_RESERVE_BLAST;
+
+		if (s->payload_len >= 13 &&
+			memcmp(s->payload, reserve ? "HTTP/1.1 202 " : "HTTP/1.1 200 ", 13) == 0) {
+			cl->st.blast_ok++;
 			cl->st.responses++;
-			cl->st.status[200]++;
+			cl->st.status[reserve ? 202 : 200]++;
+		} else if (reserve && s->payload_len >= 13 &&
+			   memcmp(s->payload, "HTTP/1.1 503 ", 13) == 0) {
+			cl->st.blast_busy++;
+			cl->st.responses++;
+			cl->st.status[503]++;
 		} else {
 			cl->st.unexpected_status++;
 		}
@@ -640,7 +663,7 @@ rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now)
 			rx_syn_flood_mode(cl, s);
 			return;
 		}
-		if (unlikely(o->mode == LG_MODE_HEALTHZ_BLAST)) {
+		if (unlikely(lg_mode_blast(o->mode))) {
 			rx_blast_mode(cl, s);
 			return;
 		}
@@ -874,17 +897,27 @@ launch_syn_flood_mode(struct lg_client *cl, uint64_t now)
 }
 
 /*
- * --mode healthz-blast: one whole GET /healthz connection sent at once, as a client that knows
- * the data plane's cookie secret: the SYN, the request acking the SYN-ACK's cookie (computed
- * here as the data plane's workers compute it), and our FIN. The data plane keeps no state, so
- * it answers each as it would a client that waited for the SYN-ACK; nothing waits here, so one
- * core can offer more connections than the handshaking modes.
+ * The blasts: one whole connection sent at once, as a client that knows the data plane's
+ * cookie secret: the SYN, the request acking the SYN-ACK's cookie (computed here as the data
+ * plane's workers compute it), and our FIN. The request is GET /healthz (healthz-blast) or a
+ * reserve of user --user-base + i with its purchase token (reserve-blast). The data plane keeps
+ * no state, so it answers each as it would a client that waited for the SYN-ACK; nothing waits
+ * here, so one core can offer more connections than the handshaking modes.
  */
 static void
 launch_blast_mode(struct lg_client *cl, uint64_t now)
 {
 	const struct lg_opts *o = cl->o;
 	uint64_t i = cl->launched;
+
+	/* The same length for every request: lg_client_init() and the option checks see to it
+	 * (users of as many digits, one expiry); one that differed would be answered unchecked. */
+	if (o->mode == LG_MODE_RESERVE_BLAST &&
+		unlikely(reserve_request(cl->blast_req, sizeof(cl->blast_req), o, o->user_base + i,
+				 cl->blast_exp) != cl->blast_req_len)) {
+		cl->st.unexpected_status++;
+		return;
+	}
 	struct lg_seg s = {
 		.src_ip = o->src_base + (uint32_t)(i % o->n_src),
 		.dst_ip = o->dst_ip,
@@ -1028,7 +1061,7 @@ launch_honest(struct lg_client *cl, uint64_t now)
 			cl->launched++;
 			continue;
 		}
-		if (o->mode == LG_MODE_HEALTHZ_BLAST) {
+		if (lg_mode_blast(o->mode)) {
 			/* A second behind the data plane's clock: its worker may not have
 			 * moved to a new slot yet, and accepts the one before as well. */
 			if (k == 0)
@@ -1235,9 +1268,15 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 			return rc;
 		}
 	}
-	if (o->mode == LG_MODE_HEALTHZ_BLAST) {
-		int n = healthz_request(cl->blast_req, sizeof(cl->blast_req), o->host);
+	if (lg_mode_blast(o->mode)) {
+		int n;
 
+		cl->blast_exp = (uint64_t)time(NULL) + 3600;
+		if (o->mode == LG_MODE_RESERVE_BLAST)
+			n = reserve_request(cl->blast_req, sizeof(cl->blast_req), o, o->user_base,
+				cl->blast_exp);
+		else
+			n = healthz_request(cl->blast_req, sizeof(cl->blast_req), o->host);
 		if (n < 0 || (size_t)n >= sizeof(cl->blast_req) ||
 			syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
 				now_wall_ms() / 1000) != 0) {

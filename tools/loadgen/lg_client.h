@@ -32,6 +32,7 @@ enum lg_mode {
 	LG_MODE_RESULT,	       /* a result poll with a valid receipt per connection: 200 */
 	LG_MODE_HEALTHZ_BLAST, /* GET /healthz connections sent whole without waiting, the
 				* cookie computed from the data plane's syncookie_secret */
+	LG_MODE_RESERVE_BLAST, /* the same with a reserve and a valid purchase token: 202 */
 };
 
 /* Modes whose every connection is one request, one answer (healthz, reserve, result). */
@@ -39,6 +40,13 @@ static inline bool
 lg_mode_single(enum lg_mode m)
 {
 	return m == LG_MODE_HEALTHZ || m == LG_MODE_RESERVE || m == LG_MODE_RESULT;
+}
+
+/* Modes that send whole connections without waiting (healthz-blast, reserve-blast). */
+static inline bool
+lg_mode_blast(enum lg_mode m)
+{
+	return m == LG_MODE_HEALTHZ_BLAST || m == LG_MODE_RESERVE_BLAST;
 }
 
 /* What the operator asked for (tools/loadgen/main.c parses it; docs/loadgen.md). */
@@ -73,7 +81,7 @@ struct lg_opts {
 	uint32_t flood_base;	       /* first flood address (host order): the one-ip flood's */
 	uint32_t n_flood;	       /* flood addresses, at least 2 */
 	uint32_t flood_concurrency;    /* unsigned and one-ip connections at once */
-	uint8_t cookie_secret[16];     /* healthz-blast: the data plane's syncookie_secret */
+	uint8_t cookie_secret[16];     /* the blasts: the data plane's syncookie_secret */
 	uint32_t cookie_slot_s;	       /* and its syncookie_slot */
 };
 
@@ -117,10 +125,14 @@ struct lg_client {
 	uint16_t n_tx;
 	struct rte_mbuf *tx[LG_BURST];
 	struct lg_stats st;
-	/* healthz-blast: the data plane's cookies, as its workers make them */
+	/* The blasts: the data plane's cookies, as its workers make them, and the request of the
+	 * connection being sent. Every request of a run has the same length (a reserve-blast's
+	 * users have as many digits each, their tokens one expiry), so that an answer's
+	 * acknowledgement number tells which segment it answers. */
 	struct syncookie_ctx cookies;
-	char blast_req[128];
+	char blast_req[512];
 	uint16_t blast_req_len;
+	uint64_t blast_exp; /* reserve-blast: the purchase tokens' expiry, Unix s */
 };
 
 /*

@@ -63,8 +63,9 @@ struct lg_stats {
 	uint64_t stray; /* well-formed segments of no current connection (late duplicates) */
 	uint64_t arp_requests_answered, arp_replies, other_rx;
 	uint64_t syn_sent, syn_acks; /* syn-flood mode */
-	/* healthz-blast: connections sent (SYN, request, FIN each) and the three answers */
-	uint64_t blast_sent, blast_syn_acks, blast_200, blast_fin_acks;
+	/* The blasts: connections sent (SYN, request, FIN each) and the three answers; the
+	 * request's answer is ok (healthz 200, reserve 202) or, for a reserve, busy (503) */
+	uint64_t blast_sent, blast_syn_acks, blast_ok, blast_busy, blast_fin_acks;
 	uint64_t users_started, users_done;
 	uint64_t double_clicks; /* sale: users who sent their reserve twice (--double-click) */
 	uint64_t outcome[LG_OUT_N];

@@ -54,17 +54,17 @@ usage(FILE *f)
 		"valid\n"
 		"                       purchase token per connection), result (one poll "
 		"with a\n"
-		"                       valid receipt per connection) or healthz-blast "
-		"(healthz\n"
-		"                       connections sent whole, cookies computed with\n"
-		"                       --cookie-secret-hex); default healthz\n"
-		"  --connections N      healthz, reserve, result, healthz-blast: connections; "
+		"                       valid receipt per connection), healthz-blast or\n"
+		"                       reserve-blast (healthz or reserve connections sent\n"
+		"                       whole, cookies computed with --cookie-secret-hex);\n"
+		"                       default healthz\n"
+		"  --connections N      healthz, reserve, result and the blasts: connections; "
 		"syn-flood:\n"
 		"                       SYNs (default 1000)\n"
-		"  --cookie-secret-hex HEX  healthz-blast: the data plane's syncookie_secret (32 "
+		"  --cookie-secret-hex HEX  the blasts: the data plane's syncookie_secret (32 "
 		"hex\n"
 		"                       digits)\n"
-		"  --cookie-slot-s S    healthz-blast: its syncookie_slot (default 64)\n"
+		"  --cookie-slot-s S    the blasts: its syncookie_slot (default 64)\n"
 		"  --users N            sale: users (default 100)\n"
 		"  --concurrency C      clients at once, 1..64000 (default 64)\n"
 		"  --duration-s S       bound on the whole run, seconds (default 10)\n"
@@ -176,6 +176,52 @@ enum {
 	OPT_COOKIE_SLOT,
 };
 
+/* The name of mode m, as --mode takes it. */
+static const char *
+mode_name(enum lg_mode m)
+{
+	switch (m) {
+	case LG_MODE_SALE:
+		return "sale";
+	case LG_MODE_SYN_FLOOD:
+		return "syn-flood";
+	case LG_MODE_RESERVE:
+		return "reserve";
+	case LG_MODE_RESULT:
+		return "result";
+	case LG_MODE_HEALTHZ_BLAST:
+		return "healthz-blast";
+	case LG_MODE_RESERVE_BLAST:
+		return "reserve-blast";
+	default:
+		return "healthz";
+	}
+}
+
+/* The number of decimal digits of v (1 for 0). */
+static unsigned
+decimal_digits(uint64_t v)
+{
+	unsigned d = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+/* The smallest power of ten from which n user ids all have as many digits. */
+static uint64_t
+blast_user_base(uint64_t n)
+{
+	uint64_t p = 1;
+
+	while (p * 9 < n)
+		p *= 10;
+	return p;
+}
+
 /* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what was wrong. */
 static int
 parse_args(int argc, char **argv, struct lg_opts *o)
@@ -265,9 +311,12 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				o->mode = LG_MODE_RESULT;
 			else if (strcmp(optarg, "healthz-blast") == 0)
 				o->mode = LG_MODE_HEALTHZ_BLAST;
+			else if (strcmp(optarg, "reserve-blast") == 0)
+				o->mode = LG_MODE_RESERVE_BLAST;
 			else
 				rc = -EINVAL;
-			what = "--mode: healthz, syn-flood, sale, reserve, result or healthz-blast";
+			what = "--mode: healthz, syn-flood, sale, reserve, result, healthz-blast or "
+			       "reserve-blast";
 			break;
 		case OPT_CONNECTIONS:
 			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
@@ -442,23 +491,38 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		return -1;
 	}
 	o->count = o->mode == LG_MODE_SALE ? users : connections;
-	if (o->mode == LG_MODE_HEALTHZ_BLAST && !have_cookie_secret) {
+	if (lg_mode_blast(o->mode) && !have_cookie_secret) {
 		fprintf(stderr,
-			PROG ": --mode healthz-blast computes the data plane's SYN cookies: "
-			     "give --cookie-secret-hex with its syncookie_secret\n");
+			PROG ": --mode %s computes the data plane's SYN cookies: "
+			     "give --cookie-secret-hex with its syncookie_secret\n",
+			mode_name(o->mode));
 		return -1;
 	}
-	if (o->mode == LG_MODE_RESERVE || o->mode == LG_MODE_RESULT) {
+	if (o->mode == LG_MODE_RESERVE || o->mode == LG_MODE_RESULT ||
+		o->mode == LG_MODE_RESERVE_BLAST) {
 		if (sale_len == 0) {
 			fprintf(stderr,
 				PROG ": --mode %s needs --sale-key-hex (and --sale-kid), the sale "
 				     "key the data plane signs purchase tokens and receipts with\n",
-				o->mode == LG_MODE_RESERVE ? "reserve" : "result");
+				mode_name(o->mode));
 			return -1;
 		}
 		if (o->user_base > TOK_USER_MAX - (connections - 1)) {
 			fprintf(stderr, PROG
 				": --user-base + --connections goes past the largest user id\n");
+			return -1;
+		}
+		/* A blast's answers are told apart by their acknowledgement numbers alone, so
+		 * every request has the same length: user ids of as many digits. */
+		if (o->mode == LG_MODE_RESERVE_BLAST &&
+			decimal_digits(o->user_base) !=
+				decimal_digits(o->user_base + connections - 1)) {
+			fprintf(stderr,
+				PROG ": --mode reserve-blast needs user ids of one length: "
+				     "--user-base %" PRIu64 " to %" PRIu64
+				     " changes digits (try --user-base %" PRIu64 ")\n",
+				o->user_base, o->user_base + connections - 1,
+				blast_user_base(connections));
 			return -1;
 		}
 		tok_keyring_set(&o->sale, (uint32_t)sale_kid, sale_key, sale_len, true);
@@ -477,7 +541,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
 		any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
-	if (any_flood && (o->mode == LG_MODE_SYN_FLOOD || o->mode == LG_MODE_HEALTHZ_BLAST)) {
+	if (any_flood && (o->mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o->mode))) {
 		fprintf(stderr,
 			PROG ": --flood goes with --mode healthz or sale; for SYNs alone use "
 			     "--mode syn-flood, or --flood syn beside healthz clients\n");
@@ -561,25 +625,6 @@ print_hist(const char *name, const struct lg_hist *h, uint64_t hz)
 		us_of(lg_hist_quantile(h, 0.999), hz), us_of(h->max, hz));
 }
 
-static const char *
-mode_name(enum lg_mode m)
-{
-	switch (m) {
-	case LG_MODE_SALE:
-		return "sale";
-	case LG_MODE_SYN_FLOOD:
-		return "syn-flood";
-	case LG_MODE_RESERVE:
-		return "reserve";
-	case LG_MODE_RESULT:
-		return "result";
-	case LG_MODE_HEALTHZ_BLAST:
-		return "healthz-blast";
-	default:
-		return "healthz";
-	}
-}
-
 /* One flood's line (docs/loadgen.md): its counts apart from the honest clients'. */
 static void
 report_flood(const struct lg_client *cl, enum lg_flood_kind k)
@@ -638,8 +683,13 @@ report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bo
 	} else if (o->mode == LG_MODE_HEALTHZ_BLAST) {
 		printf("blast: sent %" PRIu64 " syn_ack %" PRIu64 " answered_200 %" PRIu64
 		       " fin_ack %" PRIu64 " rst %" PRIu64 "\n",
-			s->blast_sent, s->blast_syn_acks, s->blast_200, s->blast_fin_acks,
+			s->blast_sent, s->blast_syn_acks, s->blast_ok, s->blast_fin_acks,
 			s->conns_rst);
+	} else if (o->mode == LG_MODE_RESERVE_BLAST) {
+		printf("blast: sent %" PRIu64 " syn_ack %" PRIu64 " answered_202 %" PRIu64
+		       " answered_503 %" PRIu64 " fin_ack %" PRIu64 " rst %" PRIu64 "\n",
+			s->blast_sent, s->blast_syn_acks, s->blast_ok, s->blast_busy,
+			s->blast_fin_acks, s->conns_rst);
 	} else {
 		printf("connections: asked %" PRIu64 " started %" PRIu64 " completed %" PRIu64
 		       " rst %" PRIu64 " timeout %" PRIu64 " malformed %" PRIu64
@@ -697,7 +747,7 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 	if (o->mode == LG_MODE_SYN_FLOOD)
 		return s->syn_sent == o->count;
 	/* A blast loses what a full ring drops (counted, not an error); a reset is one. */
-	if (o->mode == LG_MODE_HEALTHZ_BLAST)
+	if (lg_mode_blast(o->mode))
 		return s->blast_sent == o->count && s->conns_rst == 0;
 	if (timed_out || !lg_client_honest_done(cl) || s->conns_rst || s->conns_timeout)
 		return false;
@@ -854,7 +904,7 @@ main(int argc, char **argv)
 
 	/* A syn-flood (or a syn or bad-ack flood) ends when its segments are out; the last
 	 * answers are still on the way. */
-	if (o.mode == LG_MODE_SYN_FLOOD || o.mode == LG_MODE_HEALTHZ_BLAST ||
+	if (o.mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o.mode) ||
 		lg_opts_flood(&o, LG_FLOOD_SYN) || lg_opts_flood(&o, LG_FLOOD_BAD_ACK)) {
 		uint64_t drain = now + hz / 10;
 
@@ -868,8 +918,7 @@ main(int argc, char **argv)
 	}
 	/* --mode syn-flood's rate counts the SYN-ACKs' drain in, as it always did. */
 	report(&o, &cl,
-		(o.mode == LG_MODE_SYN_FLOOD || o.mode == LG_MODE_HEALTHZ_BLAST ? now : t_end) -
-			t_run,
+		(o.mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o.mode) ? now : t_end) - t_run,
 		timed_out);
 	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
 	if (lg_client_fini(&cl) != 0) {
