@@ -45,12 +45,22 @@ adm_hdrs_init(struct adm_hdrs *h)
 	h->n = 0;
 }
 
+/*
+ * The users a request's tokens claim, read (not verified) while it is parsed (http_parse()):
+ * the purchase token's or receipt's (X-Flash-Token, "p1.<event>.<user>.") and the session's
+ * (Authorization: Bearer "s1.<user>."). 0 when there is none.
+ */
+struct adm_claims {
+	uint64_t purchase, session;
+};
+
 /* What the routes need from the request, taken before the answer overwrites it. */
 struct adm_req {
 	const struct http_request *r;
 	uint32_t client_ip;  /* network byte order */
 	bool cors;           /* the Origin is the configured one: add CORS headers */
 	bool head;
+	struct adm_claims claims;
 };
 
 static inline void
@@ -342,7 +352,7 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 	if (bearer.len == 0)
 		return adm_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
 			"log in first: Authorization: Bearer <session token>", 0);
-	if ((n = adm_peek_user(w, q, out, cap, adm_claimed_user(bearer.p, bearer.len, 1))) != 0)
+	if ((n = adm_peek_user(w, q, out, cap, q->claims.session)) != 0)
 		return n;
 	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
 	case TOK_OK:
@@ -425,12 +435,10 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no control plane yet", 1);
 
-	/* The sale is open: the claimed user's bucket will be read (adm_peek_user()), a cache
-	 * miss among many buyers; the path check runs while it loads. */
-	uint64_t claimed = adm_claimed_user(r->flash_token.p, r->flash_token.len, 2);
+	/* The sale is open: the claimed user's bucket will be read (adm_peek_user()); http_parse()
+	 * prefetched it, a frame ago. */
+	uint64_t claimed = q->claims.purchase;
 
-	if (w->rl_user != NULL && claimed != 0)
-		rl_prefetch(w->rl_user, claimed);
 	if (!adm_path_ok(w, slot, id, seg, seg_len))
 		return adm_refuse(w, q, out, cap, 403, DP_REJ_BAD_PATH, "no such reserve path", 0);
 	if (r->flash_token.len == 0)
@@ -591,7 +599,7 @@ route_result(struct worker *w, const struct adm_req *q, char *out, uint16_t cap,
 		return adm_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_INVALID, "invalid token", 0);
 	}
 
-	struct rt_result res;
+	struct rt_result res = {0}; /* set by the lookup when found; zero keeps gcc sure of it */
 	char body[256];
 	struct out_buf b = { body, body + sizeof(body), true };
 	int found = w->bridge != NULL ? result_table_lookup(w->bridge->results, id, user, &res)

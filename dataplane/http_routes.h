@@ -161,41 +161,76 @@ not_found:;
 }
 
 /*
- * Answers the HTTP request in req[0..req_len), the payload of one TCP segment
- * from client_ip (network byte order). Writes the response to out[0..cap) —
- * which may be the same memory as req: everything needed from the request is
- * taken before the first write. Returns the response length; 0 only if even
- * an error answer did not fit.
+ * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
+ * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
+ * request is to be routed (http_route()); false when it was answered already, *answer_len bytes
+ * written to out[0..cap) (malformed or incomplete; out may be req's memory; 0 only if even that
+ * answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
+ * routes a request after the next frame's first half, so a crowd's buckets load meanwhile.
  */
-static inline uint16_t
-http_answer(struct worker *w, uint32_t client_ip, const char *req, uint16_t req_len, char *out,
-	uint16_t cap)
+static inline bool
+http_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap,
+	struct http_request *r, struct adm_claims *claims, uint16_t *answer_len)
 {
-	struct http_request r;
 	int rc;
 
 	w->ctr.requests++;
-	rc = http_parse_request(req, req_len, &r);
+	rc = http_parse_request(req, req_len, r);
 	if (unlikely(rc != 0)) {
 		if (rc == HTTP_INCOMPLETE) {
 			/* Stateless TCP: the whole request must come in one segment. */
 			w->ctr.http[DP_HTTP_431]++;
-			return http_resp_error(out, cap, &w->resp, 431,
+			*answer_len = http_resp_error(out, cap, &w->resp, 431,
 				"request must fit in one TCP segment", "", 0, false);
+			return false;
 		}
 		w->ctr.http[dp_http_slot_of((unsigned)rc)]++;
-		return http_resp_error(out, cap, &w->resp, (unsigned)rc, r.error, "", 0, false);
+		*answer_len =
+			http_resp_error(out, cap, &w->resp, (unsigned)rc, r->error, "", 0, false);
+		return false;
 	}
+	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
+	 * the claims. */
+	claims->purchase = claims->session = 0;
+	if (r->method == HTTP_M_POST) {
+		if (r->flash_token.len != 0)
+			claims->purchase =
+				adm_claimed_user(r->flash_token.p, r->flash_token.len, 2);
+		if (r->authorization.len != 0) {
+			struct http_str b = adm_bearer(r);
 
+			claims->session = adm_claimed_user(b.p, b.len, 1);
+		}
+		if (w->rl_user != NULL) {
+			if (claims->purchase != 0)
+				rl_prefetch(w->rl_user, claims->purchase);
+			else if (claims->session != 0)
+				rl_prefetch(w->rl_user, claims->session);
+		}
+	}
+	return true;
+}
+
+/*
+ * The second half: routes the request r (with its claims) that http_parse() took from a
+ * segment of client_ip (network byte order) and writes the answer to out[0..cap), which may be the
+ * request's memory: everything needed from the request is taken before the first write. Returns the
+ * response length; 0 only if even an error answer did not fit.
+ */
+static inline uint16_t
+http_route(struct worker *w, uint32_t client_ip, const struct http_request *r,
+	const struct adm_claims *claims, char *out, uint16_t cap)
+{
 	struct adm_req q = {
-		.r = &r,
+		.r = r,
 		.client_ip = client_ip,
-		.cors = adm_cors_match(w, &r),
-		.head = r.method == HTTP_M_HEAD,
+		.cors = adm_cors_match(w, r),
+		.head = r->method == HTTP_M_HEAD,
+		.claims = *claims,
 	};
 
-	if (str_is(&r.path, "/healthz", 8)) {
-		if (likely(r.method == HTTP_M_GET || r.method == HTTP_M_HEAD) && !q.cors) {
+	if (str_is(&r->path, "/healthz", 8)) {
+		if (likely(r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !q.cors) {
 			uint16_t n = q.head ? w->resp.healthz_head_len : w->resp.healthz_len;
 
 			if (unlikely(n > cap))
@@ -204,16 +239,16 @@ http_answer(struct worker *w, uint32_t client_ip, const char *req, uint16_t req_
 			w->ctr.http[DP_HTTP_200]++;
 			return n;
 		}
-		if (r.method == HTTP_M_GET || r.method == HTTP_M_HEAD)
+		if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
 			return adm_json(w, &q, out, cap, 200, "{\"status\":\"ok\"}", 15);
-		if (r.method == HTTP_M_OPTIONS)
+		if (r->method == HTTP_M_OPTIONS)
 			return ROUTE_PREFLIGHT(w, &q, out, cap, ALLOW_GET);
 		return ROUTE_ALLOW(w, &q, out, cap, ALLOW_GET);
 	}
-	if (r.path.len > sizeof(EVENTS_PREFIX) - 1 &&
-		memcmp(r.path.p, EVENTS_PREFIX, sizeof(EVENTS_PREFIX) - 1) == 0)
-		return route_events(w, &q, out, cap, r.path.p + sizeof(EVENTS_PREFIX) - 1,
-			r.path.len - (unsigned)(sizeof(EVENTS_PREFIX) - 1));
+	if (r->path.len > sizeof(EVENTS_PREFIX) - 1 &&
+		memcmp(r->path.p, EVENTS_PREFIX, sizeof(EVENTS_PREFIX) - 1) == 0)
+		return route_events(w, &q, out, cap, r->path.p + sizeof(EVENTS_PREFIX) - 1,
+			r->path.len - (unsigned)(sizeof(EVENTS_PREFIX) - 1));
 
 	struct adm_hdrs h;
 

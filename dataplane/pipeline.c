@@ -29,7 +29,7 @@ ipv4_bad_source(rte_be32_t src)
 /* Validates the IPv4 header (RFC 791, RFC 1122 §3.2.1) and hands the payload on. */
 static inline int
 ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
-	struct rte_ether_hdr *eth)
+	struct rte_ether_hdr *eth, struct tcp_pending *pend)
 {
 	uint16_t frame_len = rte_pktmbuf_data_len(m);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -67,14 +67,16 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	m->pkt_len = m->data_len;
 
 	if (likely(ip->next_proto_id == IPPROTO_TCP))
-		return tcp_input(w, wp, m, eth, ip, ip_len);
+		return tcp_input(w, wp, m, eth, ip, ip_len, pend);
 	if (ip->next_proto_id == IPPROTO_ICMP)
 		return icmp_answer(w, wp, m, eth, ip, ip_len);
 	return drop(w, DP_DROP_IP_PROTO);
 }
 
+/* One frame: 1 answered in place, 0 dropped, TCP_PENDING a request parsed into *pend. */
 static inline int
-frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m)
+frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct tcp_pending *pend)
 {
 	struct rte_ether_hdr *eth;
 
@@ -86,7 +88,7 @@ frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m)
 	if (likely(eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
 		if (unlikely(!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac)))
 			return drop(w, DP_DROP_ETH_NOT_FOR_US);
-		return ipv4_input(w, wp, m, eth);
+		return ipv4_input(w, wp, m, eth, pend);
 	}
 	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP)) {
 		if (!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac) &&
@@ -105,6 +107,11 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 {
 	const struct worker_port *wp = &w->ports[port];
 	struct rte_mbuf *dropped[WORKER_BURST_MAX];
+	/* Requests are routed one frame late: a request parsed into one slot is routed once the
+	 * next request has been parsed into the other (or at the end of the burst), so that the
+	 * user bucket its parse prefetched arrives meanwhile. Routing keeps the frames' order. */
+	struct tcp_pending slot[2], *held = NULL;
+	unsigned next = 0;
 	uint16_t ntx = 0, ndrop = 0;
 
 	RTE_ASSERT(n <= WORKER_BURST_MAX);
@@ -117,10 +124,25 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		w->ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
-		if (frame_input(w, wp, m))
+
+		int rc = frame_input(w, wp, m, &slot[next]);
+
+		if (rc == TCP_PENDING) {
+			if (held != NULL) {
+				tcp_answer_pending(w, held);
+				tx[ntx++] = held->m;
+			}
+			held = &slot[next];
+			next ^= 1;
+		} else if (rc) {
 			tx[ntx++] = m;
-		else
+		} else {
 			dropped[ndrop++] = m;
+		}
+	}
+	if (held != NULL) {
+		tcp_answer_pending(w, held);
+		tx[ntx++] = held->m;
 	}
 	if (ndrop)
 		rte_pktmbuf_free_bulk(dropped, ndrop);

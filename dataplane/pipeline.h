@@ -15,9 +15,12 @@
 
 /*
  * Processes pkts[0..n) received on port (an index into w->ports). Each mbuf
- * either becomes an answer, stored in tx (in arrival order), or is freed.
- * Returns the number of answers in tx; the caller sends them and frees what
- * the port does not take. n must not exceed WORKER_BURST_MAX.
+ * either becomes an answer, stored in tx, or is freed. The answers are in
+ * arrival order except that an HTTP request's comes after the next request's
+ * frame and the frames between (requests are routed a frame late, in their
+ * order: see tcp_input()). Returns the number of answers in tx; the caller
+ * sends them and frees what the port does not take. n must not exceed
+ * WORKER_BURST_MAX.
  */
 uint16_t pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	struct rte_mbuf **tx);

@@ -152,13 +152,36 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	return 1;
 }
 
+/* tcp_input() parsed a request into its tcp_pending: route it with tcp_answer_pending(). */
+#define TCP_PENDING 2
+
 /*
- * Handles a TCP segment in a validated IPv4 packet of total length ip_len.
- * Returns 1 when m became the answer to send, 0 when it is to be dropped.
+ * A request parsed by tcp_input() (http_parse()) and not yet routed, with what its answer
+ * needs: pipeline_burst() routes it after the next frame's parse, so that the user bucket
+ * http_parse() prefetched has that time to arrive.
+ */
+struct tcp_pending {
+	const struct worker_port *wp;
+	struct rte_mbuf *m;
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	uint32_t ack, next_seq; /* of the answer: our cookie + 1, their seq after the request */
+	char *out;		/* where the answer goes (over the request) */
+	uint16_t cap;		/* its room: the client's MSS, at most the buffer's */
+	struct adm_claims claims;
+	struct http_request r;
+};
+
+/*
+ * Handles a TCP segment in a validated IPv4 packet of total length ip_len: returns 1 when m
+ * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
+ * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
  */
 static inline int
 tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
-	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len)
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len,
+	struct tcp_pending *pend)
 {
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 	uint16_t l4_len = (uint16_t)(ip_len - sizeof(*ip));
@@ -234,16 +257,43 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	char *out = (char *)(th + 1);
 	uint16_t cap = syncookie_mss_value((unsigned)mss_idx);
 	uint16_t room = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
+	uint16_t resp_len;
 
 	if (cap > room)
 		cap = room;
-	uint16_t resp_len = http_answer(w, ip->src_addr, req, payload_len, out, cap);
-
+	if (likely(http_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len))) {
+		/* Field by field: a compound literal would clear the request just parsed. */
+		pend->wp = wp;
+		pend->m = m;
+		pend->eth = eth;
+		pend->ip = ip;
+		pend->th = th;
+		pend->ack = ack;
+		pend->next_seq = seq + payload_len + fin;
+		pend->out = out;
+		pend->cap = cap;
+		return TCP_PENDING;
+	}
 	tcp_reply_finish(w, wp, m, eth, ip, th,
 		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack,
 		seq + payload_len + fin, 0, resp_len);
 	w->ctr.answers[DP_ANS_HTTP]++;
 	return 1;
+}
+
+/*
+ * Routes the request tcp_input() left in p and turns its frame into the answer: the response
+ * with our FIN, acknowledging the request (and the client's FIN, if it came with it).
+ */
+static inline void
+tcp_answer_pending(struct worker *w, struct tcp_pending *p)
+{
+	uint16_t resp_len = http_route(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap);
+
+	tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
+		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, p->ack, p->next_seq, 0,
+		resp_len);
+	w->ctr.answers[DP_ANS_HTTP]++;
 }
 
 #endif

@@ -637,6 +637,125 @@ test_cors(void)
 	tap_ok(!has(&a, "Access-Control"), "without cors_origin no CORS header at all");
 }
 
+/*
+ * One burst of five reserves of five users between a SYN and a request with a forged cookie:
+ * pipeline_burst() routes each request a frame late (after the next one's parse), and still
+ * answers every frame, each reserve with its own user's receipt, and hands the reservations to
+ * the bridge in the order of their frames.
+ */
+static void
+test_burst_order(void)
+{
+	enum { N = 5 };
+	struct answer a;
+	char s[TOK_BUF_SIZE], path[128], tok[N][TOK_BUF_SIZE], req[N][768];
+	struct rte_mbuf *b[N + 2], *tx[N + 2];
+	uint64_t user[N];
+	uint16_t sport[N];
+	unsigned at[N] = {0, 2, 3, 5, 6}; /* the reserves' places in the burst */
+
+	ring_drain();
+	session(500, 3600, s);
+	get_token(EV_OPEN, s, &a, NULL, path);
+	for (unsigned i = 0; i < N; i++) {
+		user[i] = 501 + i;
+		sport[i] = next_port++;
+		if (tok_purchase_mint(sale_ring(), EV_OPEN, user[i], H.w->now_ms / 1000 + 600,
+			    tok[i], sizeof(tok[i])) < 0)
+			abort();
+		snprintf(req[i], sizeof(req[i]),
+			"POST %s HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\nContent-Length: 0"
+			"\r\n\r\n",
+			path, tok[i]);
+
+		/* The handshake, one frame at a time, for the cookie of this connection. */
+		struct pb_tcp syn = {.src_ip = client_ip,
+			.sport = sport[i],
+			.seq = 1000u * i,
+			.flags = RTE_TCP_SYN_FLAG,
+			.mss = 1460};
+		struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(mb(), &syn));
+		uint32_t cookie = r != NULL ? rte_be_to_cpu_32(pb_th(r)->sent_seq) : 0;
+
+		rte_pktmbuf_free(r);
+		struct pb_tcp t = {.src_ip = client_ip,
+			.sport = sport[i],
+			.seq = 1000u * i + 1,
+			.ack = cookie + 1,
+			.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+			.payload = req[i],
+			.payload_len = (uint16_t)strlen(req[i])};
+
+		b[at[i]] = pb_tcp_frame(mb(), &t);
+	}
+	struct pb_tcp syn = {.src_ip = client_ip,
+		.sport = next_port++,
+		.seq = 7,
+		.flags = RTE_TCP_SYN_FLAG,
+		.mss = 1460};
+	struct pb_tcp forged = {.src_ip = client_ip,
+		.sport = next_port++,
+		.seq = 8,
+		.ack = 12345,
+		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+		.payload = req[0],
+		.payload_len = (uint16_t)strlen(req[0])};
+
+	b[1] = pb_tcp_frame(mb(), &syn);
+	b[4] = pb_tcp_frame(mb(), &forged);
+
+	uint64_t admitted = H.w->ctr.admit[DP_ADM_RESERVE_ADMITTED];
+	uint16_t n = pipeline_burst(H.w, 0, b, N + 2, tx);
+	unsigned ok = 0, syn_acks = 0, rsts = 0;
+
+	tap_eq_int(n, N + 2, "a burst of 5 reserves, a SYN and a forged cookie: 7 answers");
+	for (uint16_t k = 0; k < n; k++) {
+		uint8_t f = pb_th(tx[k])->tcp_flags;
+		uint16_t len;
+		const char *p = pb_payload(tx[k], &len);
+
+		if (f == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG))
+			syn_acks++;
+		else if (f & RTE_TCP_RST_FLAG)
+			rsts++;
+		for (unsigned i = 0; i < N; i++) {
+			char text[1500], receipt[TOK_BUF_SIZE];
+			struct tok_receipt rc;
+
+			if (tx[k] != b[at[i]] || len == 0 || len >= sizeof(text))
+				continue;
+			memcpy(text, p, len);
+			text[len] = '\0';
+			const char *body = strstr(text, "\r\n\r\n");
+
+			ok += strncmp(text, "HTTP/1.1 202 ", 13) == 0 && body != NULL &&
+			      json_str(body, "receipt", receipt, sizeof(receipt)) > 0 &&
+			      tok_receipt_verify(sale_ring(), receipt, strlen(receipt), EV_OPEN,
+				      &rc) == TOK_OK &&
+			      rc.user == user[i] &&
+			      rte_be_to_cpu_16(pb_th(tx[k])->dst_port) == sport[i];
+		}
+		rte_pktmbuf_free(tx[k]);
+	}
+	tap_eq_int(
+		ok, N, "  each reserve answered 202 in its own frame, with its own user's receipt");
+	tap_ok(syn_acks == 1 && rsts == 1, "  the SYN got its SYN-ACK, the forged cookie its RST");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESERVE_ADMITTED] - admitted, N, "  5 counted admitted");
+
+	struct wire_reserve rec;
+	unsigned in_order = 0;
+	uint64_t prev = 0;
+
+	for (unsigned i = 0; i < N && ring_pop(&rec); i++) {
+		in_order += rec.user == user[i] && (i == 0 || rec.reservation_id == prev + 1);
+		prev = rec.reservation_id;
+	}
+	tap_eq_int(in_order, N,
+		"  the bridge got the 5 reservations in the order of their frames, ids "
+		"consecutive");
+	tap_eq_int(ring_count(), 0, "  and nothing else");
+}
+
 static void
 test_no_leak(void)
 {
@@ -676,6 +795,7 @@ main(int argc, char **argv)
 	test_sold_out();
 	test_result_route();
 	test_cors();
+	test_burst_order();
 	test_no_leak();
 	return tap_done();
 }
