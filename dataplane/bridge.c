@@ -322,6 +322,7 @@ build_events(const struct model *m)
 				t->e[i].closed = (m->ev[k].flags & WIRE_EVENT_F_CLOSED) != 0;
 				t->e[i].held = (m->ev[k].flags & WIRE_EVENT_F_HELD) != 0;
 			}
+	event_table_count_selling(t);
 	return t;
 }
 

@@ -56,6 +56,7 @@ event_table_build(struct event_table *t, const struct dp_event_cfg *cfg, unsigne
 		e->name_json_len = (uint8_t)json_quote(e->name_json, cfg[i].name);
 	}
 	t->n = n;
+	t->selling = n;
 	qsort(t->e, n, sizeof(t->e[0]), cmp_entry);
 	for (unsigned i = 1; i < n; i++)
 		if (t->e[i].id == t->e[i - 1].id)

@@ -32,6 +32,9 @@ struct event_entry {
 
 struct event_table {
 	unsigned n;
+	/* Events neither sold out nor closed (event_table_count_selling()): 0 when every sale
+	 * is over, as after a sell-out, when the hot path can skip work only a sale needs. */
+	unsigned selling;
 	struct event_entry e[DP_MAX_EVENTS]; /* sorted by id */
 };
 
@@ -40,6 +43,15 @@ struct event_table {
  * two events share an id (the config loader already refuses that).
  */
 int event_table_build(struct event_table *t, const struct dp_event_cfg *cfg, unsigned n);
+
+/* Sets t->selling from its entries' flags; call after changing them. */
+static inline void
+event_table_count_selling(struct event_table *t)
+{
+	t->selling = 0;
+	for (unsigned i = 0; i < t->n; i++)
+		t->selling += !t->e[i].sold_out && !t->e[i].closed;
+}
 
 /* The event with this id, or NULL. */
 static inline const struct event_entry *

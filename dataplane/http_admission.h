@@ -52,6 +52,7 @@ adm_hdrs_init(struct adm_hdrs *h)
  */
 struct adm_claims {
 	uint64_t purchase, session;
+	uint64_t device; /* the device table's key of X-Device-Id (rl_key_bytes()); 0: none */
 };
 
 /* What the routes need from the request, taken before the answer overwrites it. */
@@ -490,7 +491,10 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 		return adm_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
 	if (r->device_id.len != 0 && w->rl_device != NULL) {
-		uint64_t dev = rl_key_bytes(w->rl_device, r->device_id.p, r->device_id.len);
+		/* http_parse() made the key while a sale was selling; otherwise it is made here. */
+		uint64_t dev = q->claims.device != 0 ? q->claims.device
+						     : rl_key_bytes(w->rl_device, r->device_id.p,
+							       r->device_id.len);
 
 		if (unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
 			return adm_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,

@@ -191,7 +191,7 @@ http_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint1
 	}
 	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
 	 * the claims. */
-	claims->purchase = claims->session = 0;
+	claims->purchase = claims->session = claims->device = 0;
 	if (r->method == HTTP_M_POST) {
 		if (r->flash_token.len != 0)
 			claims->purchase =
@@ -206,6 +206,15 @@ http_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint1
 				rl_prefetch(w->rl_user, claims->purchase);
 			else if (claims->session != 0)
 				rl_prefetch(w->rl_user, claims->session);
+		}
+		/* A reserve's device: its key now (route_reserve() needs it) and its bucket on
+		 * the way, as the user's; not once every sale is sold out or closed, when the
+		 * reserves that still come are all answered 410 before any device is looked at. */
+		if (claims->purchase != 0 && r->device_id.len != 0 && w->rl_device != NULL &&
+			worker_events(w)->selling != 0) {
+			claims->device =
+				rl_key_bytes(w->rl_device, r->device_id.p, r->device_id.len);
+			rl_prefetch(w->rl_device, claims->device);
 		}
 	}
 	return true;

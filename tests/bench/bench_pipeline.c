@@ -26,10 +26,12 @@ struct bench_case {
 	void (*setup)(void);    /* publishes the shared state this case needs; NULL: none */
 	/* A burst of different frames instead of tmpl: BURST frames of FRAME_ROOM bytes each at
 	 * frames, their lengths in frame_len, and when users is set, the user each one's token
-	 * names, whose rate-limit bucket is flushed from the caches before every burst. */
+	 * names, whose rate-limit bucket is flushed from the caches before every burst; when
+	 * devices is set too, each one's X-Device-Id, whose bucket is flushed as well. */
 	const uint8_t *frames;
 	const uint16_t *frame_len;
 	const uint64_t *users;
+	const char *const *devices;
 };
 
 #define FRAME_ROOM 512
@@ -98,8 +100,10 @@ setup_many_users(void)
 	/* A second later: the buckets the cases before emptied are full again. */
 	H.w->now_ms += 1000;
 	rl_table_free(H.w->rl_user);
+	rl_table_free(H.w->rl_device);
 	H.w->rl_user = rl_table_create(18, SOCKET_ID_ANY);
-	if (H.w->rl_user == NULL)
+	H.w->rl_device = rl_table_create(18, SOCKET_ID_ANY);
+	if (H.w->rl_user == NULL || H.w->rl_device == NULL)
 		abort();
 }
 
@@ -140,6 +144,13 @@ chill(const struct bench_case *c)
 		rl_sets_of(H.w->rl_user, c->users[i], &s1, &s2);
 		__builtin_ia32_clflush(&H.w->rl_user->sets[s1]);
 		__builtin_ia32_clflush(&H.w->rl_user->sets[s2]);
+		if (c->devices == NULL)
+			continue;
+		rl_sets_of(H.w->rl_device,
+			rl_key_bytes(H.w->rl_device, c->devices[i], strlen(c->devices[i])), &s1,
+			&s2);
+		__builtin_ia32_clflush(&H.w->rl_device->sets[s1]);
+		__builtin_ia32_clflush(&H.w->rl_device->sets[s2]);
 	}
 }
 
@@ -304,6 +315,11 @@ main(int argc, char **argv)
 	static uint8_t many[BURST * FRAME_ROOM];
 	static uint16_t many_len[BURST];
 	static uint64_t many_users[BURST];
+	/* The same users, each with a device of its own. */
+	static uint8_t many_dev[BURST * FRAME_ROOM];
+	static uint16_t many_dev_len[BURST];
+	static char dev_ids[BURST][16];
+	static const char *devs[BURST];
 
 	for (unsigned u = 0; u < BURST; u++) {
 		char t[TOK_BUF_SIZE], rq[512];
@@ -322,6 +338,21 @@ main(int argc, char **argv)
 		if (many_len[u] > FRAME_ROOM)
 			abort();
 		memcpy(many + (size_t)u * FRAME_ROOM, rte_pktmbuf_mtod(f, void *), many_len[u]);
+		rte_pktmbuf_free(f);
+
+		snprintf(dev_ids[u], sizeof(dev_ids[u]), "dev-%u", 1000 + u);
+		devs[u] = dev_ids[u];
+		snprintf(rq, sizeof(rq),
+			"POST /api/v1/events/1/reserve/%s HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+			"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Device-Id: %s\r\n"
+			"Content-Length: 0\r\n\r\n",
+			seg, t, dev_ids[u]);
+		f = pb_request(mb(), isn, cookie, rq, 50000);
+		many_dev_len[u] = rte_pktmbuf_data_len(f);
+		if (many_dev_len[u] > FRAME_ROOM)
+			abort();
+		memcpy(many_dev + (size_t)u * FRAME_ROOM, rte_pktmbuf_mtod(f, void *),
+			many_dev_len[u]);
 		rte_pktmbuf_free(f);
 	}
 
@@ -352,6 +383,9 @@ main(int argc, char **argv)
 			pb_request(mb(), isn, cookie, reserve, 50000), 429, setup_user_limited },
 		{ "reserve admitted, users' buckets cold, limits on -> 202", 0, data_flags, NULL,
 			202, setup_many_users, many, many_len, many_users },
+		{ "reserve admitted, users' and devices' buckets cold, limits on -> 202", 0,
+			data_flags, NULL, 202, setup_many_users, many_dev, many_dev_len, many_users,
+			devs },
 	};
 
 	tap_diag("pipeline benchmark: %u bursts of %d per case, TSC %" PRIu64 " Hz; "

@@ -152,6 +152,7 @@ dph_publish(struct dp_harness *h, const struct dp_event_cfg *ev, const uint8_t *
 		for (unsigned k = 0; k < n_ev; k++)
 			if (sold_out != NULL && ev[k].id == t->e[i].id)
 				t->e[i].sold_out = sold_out[k];
+	event_table_count_selling(t);
 	d->events = t;
 	for (; rules != NULL && rules[n_rules] != NULL; n_rules++)
 		if (rule_spec_parse(rules[n_rules], &specs[n_rules], err, sizeof(err)) != 0) {

@@ -515,7 +515,15 @@ test_sold_out(void)
 	EXPECT_REJECT(a, 410, DP_REJ_SOLD_OUT, "  token 410", get_token(EV_OPEN, s, &a, NULL, NULL));
 	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
 	tap_ok(has(&a, "\"state\":\"sold_out\""), "  the event's state says sold_out");
-	sold_out[0] = 0;
+	tap_eq_int(worker_events(H.w)->selling, 3, "  3 of the 4 events still count as selling");
+	/* Every sale sold out: reserves with a device id are still answered 410 (the device's
+	 * key is no longer made while parsing). */
+	memset(sold_out, 1, sizeof(sold_out));
+	publish();
+	tap_eq_int(worker_events(H.w)->selling, 0, "every event sold out: none selling");
+	EXPECT_REJECT(a, 410, DP_REJ_SOLD_OUT, "  a reserve with X-Device-Id: 410",
+		reserve(path, tok, "X-Device-Id: dev-sold\r\n", &a));
+	memset(sold_out, 0, sizeof(sold_out));
 	publish();
 	reserve(path, tok, NULL, &a);
 	tap_eq_int(a.status, 202, "a restock clears it: reserve 202");
