@@ -174,6 +174,19 @@ struct tcp_pending {
 };
 
 /*
+ * Turns p's frame into the HTTP answer of resp_len bytes already at p->out, with our FIN,
+ * acknowledging the request (and the client's FIN, if it came with it).
+ */
+static inline void
+tcp_answer_http(struct worker *w, const struct tcp_pending *p, uint16_t resp_len)
+{
+	tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
+		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, p->ack, p->next_seq, 0,
+		resp_len);
+	w->ctr.answers[DP_ANS_HTTP]++;
+}
+
+/*
  * Handles a TCP segment in a validated IPv4 packet of total length ip_len: returns 1 when m
  * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
  * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
@@ -261,39 +274,27 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 
 	if (cap > room)
 		cap = room;
-	if (likely(http_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len))) {
-		/* Field by field: a compound literal would clear the request just parsed. */
-		pend->wp = wp;
-		pend->m = m;
-		pend->eth = eth;
-		pend->ip = ip;
-		pend->th = th;
-		pend->ack = ack;
-		pend->next_seq = seq + payload_len + fin;
-		pend->out = out;
-		pend->cap = cap;
+	/* Field by field, not a compound literal: that would also clear pend->r. */
+	pend->wp = wp;
+	pend->m = m;
+	pend->eth = eth;
+	pend->ip = ip;
+	pend->th = th;
+	pend->ack = ack;
+	pend->next_seq = seq + payload_len + fin;
+	pend->out = out;
+	pend->cap = cap;
+	if (likely(http_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len)))
 		return TCP_PENDING;
-	}
-	tcp_reply_finish(w, wp, m, eth, ip, th,
-		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, ack,
-		seq + payload_len + fin, 0, resp_len);
-	w->ctr.answers[DP_ANS_HTTP]++;
+	tcp_answer_http(w, pend, resp_len);
 	return 1;
 }
 
-/*
- * Routes the request tcp_input() left in p and turns its frame into the answer: the response
- * with our FIN, acknowledging the request (and the client's FIN, if it came with it).
- */
+/* Routes the request tcp_input() left in p and answers it in its frame (tcp_answer_http()). */
 static inline void
 tcp_answer_pending(struct worker *w, struct tcp_pending *p)
 {
-	uint16_t resp_len = http_route(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap);
-
-	tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
-		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, p->ack, p->next_seq, 0,
-		resp_len);
-	w->ctr.answers[DP_ANS_HTTP]++;
+	tcp_answer_http(w, p, http_route(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap));
 }
 
 #endif
