@@ -6,13 +6,12 @@
  * socket of the data plane.
  *
  * Out: each worker hands admitted reservations to its own single-producer,
- * single-consumer ring (bridge_submit(); -ENOBUFS when full -> the worker
- * answers 503). The bridge drains the rings into batches of up to batch_max
- * records and PUSHes them to the control plane without blocking. A batch that
- * cannot be sent (peer gone, high-water mark) is kept and retried, and the
- * rings are not drained meanwhile: nothing accepted is dropped; the rings fill
- * and the workers shed. Result queries travel in the same rings
- * (bridge_query()).
+ * single-consumer ring (bridge_submit(), a burst's at once with bridge_flush();
+ * -ENOBUFS when full -> the worker answers 503). The bridge drains the rings into batches of up to
+ * batch_max records and PUSHes them to the control plane without blocking. A batch that cannot be
+ * sent (peer gone, high-water mark) is kept and retried, and the rings are not drained meanwhile:
+ * nothing accepted is dropped; the rings fill and the workers shed. Result queries travel in the
+ * same rings (bridge_query()).
  *
  * In: the bridge SUBscribes to everything the control planes publish (see
  * docs/wire.md). RESULTs go to the result table; EVENT, SOLD_OUT, RESTOCK,
@@ -28,6 +27,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
@@ -76,7 +76,26 @@ void bridge_config_defaults(struct bridge_config *c);
  */
 int bridge_config_check(const struct bridge_config *c, char *err, size_t errlen);
 
-/* One worker's end of the bridge. The worker is the only writer of the counters here. */
+/*
+ * Records a worker stages before one enqueue: at most a burst's worth (WORKER_BURST_MAX), so a
+ * burst's reservations reach the ring with one update of its producer index.
+ */
+#define BRIDGE_STAGE_MAX 64
+
+/*
+ * One worker's end of the bridge. The worker is the only writer of everything here; the
+ * bridge thread reads the counters only.
+ *
+ * A worker's records go to the ring a burst at a time: bridge_submit() and bridge_query()
+ * stage them here and bridge_flush() (at the end of each burst, before its answers are sent)
+ * enqueues them together. Each ring operation moves cache lines between the worker's core
+ * and the bridge's (the producer index, the consumer index, the slots), which costs more
+ * than the rest of an admission's bookkeeping when paid per record. A record is accepted
+ * only with a free slot known for it: room counts the slots seen free at the last look at
+ * the consumer index, less those staged. Only this worker adds to the ring, so the free
+ * slots can only grow meanwhile, and the flush always fits: nothing accepted waits
+ * anywhere but here, or is lost.
+ */
 struct bridge_port {
 	struct rte_ring *ring;		   /* struct wire_reserve elements, SP/SC */
 	const struct shared_state *shared; /* shared_get(port->shared) */
@@ -85,17 +104,60 @@ struct bridge_port {
 	uint64_t ring_full;	  /* reservations refused: the worker answered 503 */
 	uint64_t queries;	  /* result queries accepted */
 	uint64_t queries_refused; /* result queries refused: ring full */
+	uint32_t room;		  /* ring slots known free, less n_staged */
+	uint32_t n_staged;
+	struct wire_reserve staged[BRIDGE_STAGE_MAX];
 } __rte_cache_aligned;
 
 /*
- * Hands one admitted reservation to the bridge. Worker only (one producer per port).
- * Returns 0, or -ENOBUFS when the ring is full (the bridge is backed up: answer 503).
- * r->reservation_id must not be 0.
+ * Enqueues the staged records (in the order they were staged) to the bridge's ring. Worker
+ * only; every burst that may have staged one ends with it. The room reserved for them makes
+ * it complete; were it ever short, the rest stays staged for the next call (never dropped).
+ */
+static inline void
+bridge_flush(struct bridge_port *p)
+{
+	if (p->n_staged == 0)
+		return;
+	unsigned n = rte_ring_sp_enqueue_burst_elem(
+		p->ring, p->staged, sizeof(p->staged[0]), p->n_staged, NULL);
+
+	if (unlikely(n < p->n_staged))
+		memmove(p->staged, p->staged + n, sizeof(p->staged[0]) * (p->n_staged - n));
+	p->n_staged -= n;
+}
+
+/* Stages r when a ring slot is known free for it. Returns 0, or -ENOBUFS: the ring is full. */
+static inline int
+bridge_stage(struct bridge_port *p, const struct wire_reserve *r)
+{
+	if (unlikely(p->room == 0)) {
+		/* The consumer index is read only when the room known is used up. */
+		unsigned free = rte_ring_free_count(p->ring);
+
+		p->room = free > p->n_staged ? free - p->n_staged : 0;
+		if (p->room == 0)
+			return -ENOBUFS;
+	}
+	if (unlikely(p->n_staged == BRIDGE_STAGE_MAX)) {
+		bridge_flush(p);
+		if (p->n_staged == BRIDGE_STAGE_MAX)
+			return -ENOBUFS;
+	}
+	p->staged[p->n_staged++] = *r;
+	p->room--;
+	return 0;
+}
+
+/*
+ * Hands one admitted reservation to the bridge; it reaches the ring at the next
+ * bridge_flush(). Worker only (one producer per port). Returns 0, or -ENOBUFS when the ring
+ * is full (the bridge is backed up: answer 503). r->reservation_id must not be 0.
  */
 static inline int
 bridge_submit(struct bridge_port *p, const struct wire_reserve *r)
 {
-	if (unlikely(rte_ring_sp_enqueue_elem(p->ring, (void *)(uintptr_t)r, sizeof(*r)) != 0)) {
+	if (unlikely(bridge_stage(p, r) != 0)) {
 		p->ring_full++;
 		return -ENOBUFS;
 	}
@@ -106,14 +168,15 @@ bridge_submit(struct bridge_port *p, const struct wire_reserve *r)
 /*
  * Asks the control plane to publish the result of (event, user) again, for a poll that
  * found nothing in the result table. Best effort: returns 0, or -ENOBUFS when the ring is
- * full. It travels in the reservation ring as a record whose reservation id is 0.
+ * full. It travels in the reservation ring as a record whose reservation id is 0, staged as
+ * the reservations are (bridge_flush()).
  */
 static inline int
 bridge_query(struct bridge_port *p, uint32_t event, uint64_t user)
 {
 	struct wire_reserve q = {.reservation_id = 0, .user = user, .event = event};
 
-	if (unlikely(rte_ring_sp_enqueue_elem(p->ring, &q, sizeof(q)) != 0)) {
+	if (unlikely(bridge_stage(p, &q) != 0)) {
 		p->queries_refused++;
 		return -ENOBUFS;
 	}

@@ -144,6 +144,9 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 		tcp_answer_pending(w, held);
 		tx[ntx++] = held->m;
 	}
+	/* The burst's reservations to the bridge's ring, before their 202s are sent. */
+	if (w->bridge != NULL)
+		bridge_flush(w->bridge);
 	if (ndrop)
 		rte_pktmbuf_free_bulk(dropped, ndrop);
 	return ntx;

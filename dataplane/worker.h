@@ -25,6 +25,8 @@
 #define WORKER_MAX_RXQ   16
 #define WORKER_MAX_PORTS 16
 #define WORKER_BURST_MAX 64
+_Static_assert(
+	WORKER_BURST_MAX <= BRIDGE_STAGE_MAX, "a burst's reservations go to the bridge at once");
 
 struct worker_rxq {
 	uint16_t port;

@@ -216,6 +216,106 @@ reservation(unsigned port, uint32_t event, uint64_t user)
 	return r;
 }
 
+/* What a worker does with one record in a burst of its own: stage it, flush at the end. */
+static int
+submit(struct bridge_port *p, const struct wire_reserve *r)
+{
+	int rc = bridge_submit(p, r);
+
+	bridge_flush(p);
+	return rc;
+}
+
+/* How many records ring holds, and whether their users are first, first + 1, ... in order. */
+static bool
+ring_holds(struct rte_ring *ring, unsigned n, uint64_t first)
+{
+	struct wire_reserve got[BRIDGE_STAGE_MAX + 16];
+	unsigned k = rte_ring_sc_dequeue_burst_elem(ring, got, sizeof(got[0]), RTE_DIM(got), NULL);
+
+	if (k != n)
+		return false;
+	for (unsigned i = 0; i < k; i++)
+		if (got[i].user != first + i)
+			return false;
+	return true;
+}
+
+/*
+ * Staging, against a bare ring of 8 slots (7 usable) that this thread also drains: a record
+ * reaches the ring at bridge_flush(), in order; one is accepted only with a slot free for it,
+ * also while earlier ones are still staged; room freed by the consumer is seen; more than
+ * BRIDGE_STAGE_MAX in one go are flushed on the way, none lost.
+ */
+static void
+test_staging(void)
+{
+	struct rte_ring *small = rte_ring_create_elem("stage_small", sizeof(struct wire_reserve), 8,
+		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *big = rte_ring_create_elem("stage_big", sizeof(struct wire_reserve), 256,
+		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	static struct bridge_port p; /* zeroed, as the bridge's are */
+	int rc = 0;
+
+	if (!tap_ok(small != NULL && big != NULL, "staging: rings of 8 and 256 slots"))
+		return;
+	p.ring = small;
+	for (uint64_t u = 1; u <= 3; u++)
+		rc |= bridge_submit(&p, &(struct wire_reserve){.reservation_id = u, .user = u});
+	tap_ok(rc == 0 && rte_ring_count(small) == 0 && p.n_staged == 3,
+		"staging: 3 records accepted, none in the ring before the flush");
+	bridge_flush(&p);
+	tap_ok(p.n_staged == 0 && ring_holds(small, 3, 1),
+		"staging: the flush puts all 3 in, in order");
+
+	/* The ring is empty again: 7 slots. */
+	unsigned ok = 0, refused = 0;
+
+	for (uint64_t u = 10; u < 20; u++) {
+		if (bridge_submit(&p, &(struct wire_reserve){.reservation_id = u, .user = u}) == 0)
+			ok++;
+		else
+			refused++;
+	}
+	tap_ok(ok == 7 && refused == 3 && p.ring_full == 3 && p.submitted == 10,
+		"staging: 7 of 10 accepted into 7 free slots while none was flushed (%u, %u)", ok,
+		refused);
+	bridge_flush(&p);
+	tap_ok(rte_ring_count(small) == 7 && p.n_staged == 0, "staging: the flush fits all 7");
+	tap_ok(bridge_submit(&p, &(struct wire_reserve){.reservation_id = 30, .user = 30}) ==
+				-ENOBUFS &&
+			bridge_query(&p, 1, 31) == -ENOBUFS && p.queries_refused == 1,
+		"staging: a full ring refuses reservations and queries");
+
+	struct wire_reserve two[2];
+
+	rte_ring_sc_dequeue_bulk_elem(small, two, sizeof(two[0]), 2, NULL);
+	tap_ok(two[0].user == 10 && two[1].user == 11 &&
+			bridge_submit(&p,
+				&(struct wire_reserve){.reservation_id = 40, .user = 40}) == 0 &&
+			bridge_query(&p, 1, 41) == 0 &&
+			bridge_submit(&p, &(struct wire_reserve){.reservation_id = 42,
+						  .user = 42}) == -ENOBUFS,
+		"staging: the 2 slots the consumer freed are seen, a third record is refused");
+	bridge_flush(&p);
+	struct wire_reserve all[8];
+	unsigned k = rte_ring_sc_dequeue_burst_elem(small, all, sizeof(all[0]), 8, NULL);
+
+	tap_ok(k == 7 && all[0].user == 12 && all[4].user == 16 && all[5].user == 40 &&
+			all[6].user == 41 && all[6].reservation_id == 0,
+		"staging: the ring holds the 5 left, then the reservation and the query, in order");
+
+	/* More than a stage in one go. */
+	p = (struct bridge_port){.ring = big};
+	for (uint64_t u = 100; u < 100 + BRIDGE_STAGE_MAX + 6; u++)
+		rc |= bridge_submit(&p, &(struct wire_reserve){.reservation_id = u, .user = u});
+	bridge_flush(&p);
+	tap_ok(rc == 0 && ring_holds(big, BRIDGE_STAGE_MAX + 6, 100),
+		"staging: %u records at once all reach the ring, in order", BRIDGE_STAGE_MAX + 6);
+	rte_ring_free(small);
+	rte_ring_free(big);
+}
+
 static const struct event_entry *
 cur_event(uint32_t id)
 {
@@ -314,7 +414,7 @@ test_all(const char *peer_exe)
 	for (uint64_t u = 1; u <= 1000; u++) {
 		struct wire_reserve r = reservation((unsigned)(u % 2), 1, u);
 
-		refused += bridge_submit(port[u % 2], &r) != 0;
+		refused += submit(port[u % 2], &r) != 0;
 	}
 	tap_eq_int(refused, 0, "1000 reservations accepted by the rings");
 	tap_ok(WAIT_FOR(peer_stat("reserves") == 1000, 10000),
@@ -385,7 +485,7 @@ test_all(const char *peer_exe)
 		"a new version, and event 2 is sold out");
 	struct wire_reserve late = reservation(0, 2, 5000);
 
-	bridge_submit(port[0], &late);
+	submit(port[0], &late);
 	tap_ok(WAIT_FOR(results_all(2, 5000, 1, WIRE_V_SOLD_OUT), 5000),
 		"a reservation after the sell-out gets 'sold_out'");
 
@@ -458,7 +558,7 @@ test_all(const char *peer_exe)
 	for (uint64_t u = 1; refusals < 20 && now_mono_ms() < t_end;) {
 		struct wire_reserve r = reservation((unsigned)(u % 2), 1, 100000 + u);
 
-		if (bridge_submit(port[u % 2], &r) == -ENOBUFS) {
+		if (submit(port[u % 2], &r) == -ENOBUFS) {
 			rid_seq--; /* the same reservation is offered again */
 			refusals++;
 			WAIT_FOR(false, 10);
@@ -486,7 +586,10 @@ test_all(const char *peer_exe)
 	/* 9. A result query reaches the peer, which publishes the result again. */
 	long long q0 = peer_stat("queries");
 
-	tap_ok(bridge_query(port[1], 1, 1) == 0 && WAIT_FOR(peer_stat("queries") == q0 + 1, 5000),
+	int qrc = bridge_query(port[1], 1, 1);
+
+	bridge_flush(port[1]);
+	tap_ok(qrc == 0 && WAIT_FOR(peer_stat("queries") == q0 + 1, 5000),
 		"a result query reaches the control plane");
 
 	/* 10. Clean stop. */
@@ -524,6 +627,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	test_eal_rundir_cleanup_at_exit();
+	test_staging();
 	test_all(argv[1]);
 	if (br != NULL) { /* a check failed half way: this thread must not hold up the stop */
 		rte_rcu_qsbr_thread_offline(qsbr, 0);
