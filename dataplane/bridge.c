@@ -540,6 +540,8 @@ on_result(struct bridge *b, const struct wire_msg *m)
 
 		result_table_put(b->results, r.event, r.user, &v);
 	}
+	/* One grace period for the message's evictions (result_table_seal()). */
+	result_table_seal(b->results);
 }
 
 /* The model a state message goes to: the snapshot being received, the current one, or none. */

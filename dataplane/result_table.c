@@ -13,7 +13,7 @@
 
 /* An evicted key waiting for its grace period: then its hash position and slot are free. */
 struct rt_deferred {
-	uint64_t token;
+	uint64_t token; /* the grace period's (rte_rcu_qsbr_start()); 0: not started yet */
 	int32_t pos;
 	uint32_t slot;
 };
@@ -28,6 +28,8 @@ struct result_table_writer {
 	uint32_t fifo_head, fifo_len;
 	struct rt_deferred *deferred; /* FIFO: tokens only grow, so the head is the oldest */
 	uint32_t n_deferred_max, def_head, def_len;
+	uint32_t unsealed;     /* the newest deferred ones without a token yet */
+	uint64_t token_passed; /* a token every reader has reported; 0: none yet */
 };
 
 struct result_table *
@@ -119,15 +121,34 @@ result_table_count(const struct result_table *t)
 }
 
 void
+result_table_seal(struct result_table *t)
+{
+	struct result_table_writer *w = t->w;
+
+	if (w->unsealed == 0)
+		return;
+	/* Any token will do without readers; rte_rcu_qsbr_start() never returns 0. */
+	uint64_t token = w->qsbr != NULL ? rte_rcu_qsbr_start(w->qsbr) : 1;
+
+	for (uint32_t i = w->def_len - w->unsealed; i < w->def_len; i++)
+		w->deferred[(w->def_head + i) % w->n_deferred_max].token = token;
+	w->unsealed = 0;
+}
+
+void
 result_table_reclaim(struct result_table *t)
 {
 	struct result_table_writer *w = t->w;
 
-	while (w->def_len > 0) {
+	while (w->def_len > w->unsealed) {
 		struct rt_deferred *d = &w->deferred[w->def_head];
 
-		if (w->qsbr != NULL && rte_rcu_qsbr_check(w->qsbr, d->token, false) != 1)
-			break;
+		/* A batch shares its token: the readers' reports are read once for it. */
+		if (d->token != w->token_passed) {
+			if (w->qsbr != NULL && rte_rcu_qsbr_check(w->qsbr, d->token, false) != 1)
+				break;
+			w->token_passed = d->token;
+		}
 		rte_hash_free_key_with_position(t->hash, d->pos);
 		w->free[w->n_free++] = d->slot;
 		w->def_head = (w->def_head + 1) % w->n_deferred_max;
@@ -156,10 +177,12 @@ evict_oldest(struct result_table *t)
 		return true;
 	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
 
-	d->token = w->qsbr != NULL ? rte_rcu_qsbr_start(w->qsbr) : 0;
+	/* The grace period starts at the next seal, after this removal as it must. */
+	d->token = 0;
 	d->pos = pos;
 	d->slot = slot;
 	w->def_len++;
+	w->unsealed++;
 	return true;
 }
 
@@ -219,7 +242,6 @@ result_table_put(struct result_table *t, uint32_t event, uint64_t user, const st
 	struct rt_key k = {.event = event, .zero = 0, .user = user};
 	void *data;
 
-	result_table_reclaim(t);
 	if (rte_hash_lookup_data(t->hash, &k, &data) >= 0) {
 		struct rt_slot *s = &t->slots[(uint32_t)(uintptr_t)data];
 
@@ -230,6 +252,11 @@ result_table_put(struct result_table *t, uint32_t event, uint64_t user, const st
 		slot_write(s, event, user, r);
 		t->ctr.replaced++;
 		return RT_PUT_REPLACED;
+	}
+	if (w->n_free == 0 || w->def_len == w->n_deferred_max) {
+		/* Out of slots, or of room to defer an eviction: end the batch early. */
+		result_table_seal(t);
+		result_table_reclaim(t);
 	}
 	if (w->fifo_len == w->capacity)
 		evict_oldest(t);

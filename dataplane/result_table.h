@@ -101,7 +101,19 @@ void result_table_free(struct result_table *t);
 int result_table_put(
 	struct result_table *t, uint32_t event, uint64_t user, const struct rt_result *r);
 
-/* Gives back the evicted slots whose grace period has passed. Writer only; put() calls it too. */
+/*
+ * Starts one grace period for every key evicted since the last call. Writer only: after a
+ * batch of puts (a RESULT message). Until then those slots wait; put() seals and reclaims
+ * by itself when it runs out of free slots. One grace period per batch rather than per
+ * eviction: each start changes the token that every worker reads once a loop, and a
+ * changed token makes each of them write its report, a cache line the writer then reads.
+ */
+void result_table_seal(struct result_table *t);
+
+/*
+ * Gives back the evicted slots whose grace period has passed (sealed ones only). Writer only;
+ * put() calls it when it needs a slot.
+ */
 void result_table_reclaim(struct result_table *t);
 
 /* The number of keys in the table. Writer only. */

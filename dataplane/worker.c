@@ -40,6 +40,8 @@ worker_main(void *arg)
 		rte_rcu_qsbr_thread_online(w->qsbr, w->index);
 	}
 	while (!*w->stop) {
+		uint64_t t_done = 0; /* when the last burst with packets was sent; 0: none yet */
+
 		for (unsigned q = 0; q < w->n_rxq; q++) {
 			uint16_t port = w->rxq[q].port, queue = w->rxq[q].queue;
 			uint64_t t0 = rte_rdtsc();
@@ -54,7 +56,8 @@ worker_main(void *arg)
 			uint64_t bytes = 0;
 
 			if (ntx == 0) {
-				w->ctr.busy_cycles += rte_rdtsc() - t0;
+				t_done = rte_rdtsc();
+				w->ctr.busy_cycles += t_done - t0;
 				continue;
 			}
 			/* Lengths are read before sending: a PMD may free what it sent at once. */
@@ -70,11 +73,16 @@ worker_main(void *arg)
 			}
 			w->ctr.tx_packets += sent;
 			w->ctr.tx_bytes += bytes;
-			w->ctr.busy_cycles += rte_rdtsc() - t0;
+			t_done = rte_rdtsc();
+			w->ctr.busy_cycles += t_done - t0;
 		}
 		w->sh = NULL;
 		if (w->qsbr != NULL)
 			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
+		/* The report belongs to the work: a loop that had packets counts it as busy (a
+		 * fully loaded core pays it once per loop). */
+		if (t_done != 0)
+			w->ctr.busy_cycles += rte_rdtsc() - t_done;
 	}
 	if (w->qsbr != NULL) {
 		rte_rcu_qsbr_thread_offline(w->qsbr, w->index);

@@ -2,8 +2,8 @@
 /*
  * The result table: what a poll reads after each kind of update, which updates may not
  * hide an order, eviction of the oldest key when full, no slot reuse before a grace
- * period, and a reader thread that never sees a torn or foreign result while the writer
- * replaces and evicts entries under it.
+ * period (one per sealed batch of evictions), and a reader thread that never sees a torn or foreign
+ * result while the writer replaces and evicts entries under it.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -189,6 +189,43 @@ test_grace_period(void)
 	rte_free(v);
 }
 
+/*
+ * A batch's evictions share one grace period, started by result_table_seal() and not before:
+ * a report the reader made before the seal frees nothing, one after it frees the batch.
+ */
+static void
+test_seal(void)
+{
+	struct rte_rcu_qsbr *v = qsbr_new(1);
+	struct result_table *t = result_table_create("rt_seal", 100, SOCKET_ID_ANY, v);
+
+	rte_rcu_qsbr_thread_register(v, 0);
+	rte_rcu_qsbr_thread_online(v, 0);
+	for (uint64_t u = 1; u <= 110; u++) { /* 10 evictions */
+		struct rt_result r = res(WIRE_V_RESERVED, u);
+
+		result_table_put(t, 5, u, &r);
+	}
+	uint64_t before = rte_rcu_qsbr_start(v);
+
+	rte_rcu_qsbr_quiescent(v, 0);
+	result_table_reclaim(t);
+	tap_ok(t->ctr.evicted == 10 && t->ctr.reclaimed == 0,
+		"10 evictions wait for their seal, whatever the reader reported before it");
+	result_table_seal(t);
+	result_table_seal(t); /* nothing new: no second grace period */
+	result_table_reclaim(t);
+	tap_eq_int(t->ctr.reclaimed, 0, "sealed: nothing back before the reader reports again");
+	tap_ok(rte_rcu_qsbr_start(v) == before + 2, "one grace period for the 10 (and one here)");
+	rte_rcu_qsbr_quiescent(v, 0);
+	result_table_reclaim(t);
+	tap_eq_int(t->ctr.reclaimed, 10, "after the report, all 10 come back");
+	rte_rcu_qsbr_thread_offline(v, 0);
+	rte_rcu_qsbr_thread_unregister(v, 0);
+	result_table_free(t);
+	rte_free(v);
+}
+
 #define HAMMER_USERS 1024
 
 struct hammer {
@@ -287,6 +324,8 @@ test_hammer(void)
 		}
 		stored += rc >= 0;
 		gave_up += rc < 0;
+		if (i % 64 == 63) /* the end of a RESULT message, as the bridge seals it */
+			result_table_seal(h.t);
 	}
 	h.stop = true;
 	pthread_join(th, NULL);
@@ -321,6 +360,7 @@ main(int argc, char **argv)
 	test_precedence();
 	test_eviction();
 	test_grace_period();
+	test_seal();
 	test_hammer();
 	rte_eal_cleanup();
 	return tap_done();
