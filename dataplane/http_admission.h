@@ -53,6 +53,7 @@ adm_hdrs_init(struct adm_hdrs *h)
 struct adm_claims {
 	uint64_t purchase, session;
 	uint64_t device; /* the device table's key of X-Device-Id (rl_key_bytes()); 0: none */
+	struct http_str bearer; /* the session token (adm_bearer()); empty when there is none */
 };
 
 /* What the routes need from the request, taken before the answer overwrites it. */
@@ -347,7 +348,7 @@ route_token(struct worker *w, const struct adm_req *q, char *out, uint16_t cap, 
 		return adm_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
 			"not ready: no state from the control plane yet", 1);
 
-	struct http_str bearer = adm_bearer(q->r);
+	struct http_str bearer = q->claims.bearer;
 	struct tok_session s;
 
 	if (bearer.len == 0)
@@ -465,7 +466,7 @@ route_reserve(struct worker *w, const struct adm_req *q, char *out, uint16_t cap
 			0);
 	}
 
-	struct http_str bearer = adm_bearer(r);
+	struct http_str bearer = q->claims.bearer;
 
 	if (bearer.len != 0) {
 		struct tok_session s;

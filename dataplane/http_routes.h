@@ -192,14 +192,14 @@ http_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint1
 	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
 	 * the claims. */
 	claims->purchase = claims->session = claims->device = 0;
+	claims->bearer = (struct http_str){NULL, 0};
 	if (r->method == HTTP_M_POST) {
 		if (r->flash_token.len != 0)
 			claims->purchase =
 				adm_claimed_user(r->flash_token.p, r->flash_token.len, 2);
 		if (r->authorization.len != 0) {
-			struct http_str b = adm_bearer(r);
-
-			claims->session = adm_claimed_user(b.p, b.len, 1);
+			claims->bearer = adm_bearer(r);
+			claims->session = adm_claimed_user(claims->bearer.p, claims->bearer.len, 1);
 		}
 		if (w->rl_user != NULL) {
 			if (claims->purchase != 0)
