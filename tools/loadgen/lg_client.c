@@ -1269,19 +1269,29 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 		}
 	}
 	if (lg_mode_blast(o->mode)) {
-		int n;
+		const char *why = NULL;
+		char tok[TOK_BUF_SIZE];
+		int n = -1;
 
 		cl->blast_exp = (uint64_t)time(NULL) + 3600;
-		if (o->mode == LG_MODE_RESERVE_BLAST)
+		/* Each cause its own message: the key, the request's size, the cookies. */
+		if (o->mode == LG_MODE_RESERVE_BLAST &&
+			tok_purchase_mint(&o->sale, o->event, o->user_base, cl->blast_exp, tok,
+				sizeof(tok)) < 0)
+			why = "cannot mint the purchase tokens (is --sale-key-hex set?)";
+		else if (o->mode == LG_MODE_RESERVE_BLAST)
 			n = reserve_request(cl->blast_req, sizeof(cl->blast_req), o, o->user_base,
 				cl->blast_exp);
 		else
 			n = healthz_request(cl->blast_req, sizeof(cl->blast_req), o->host);
-		if (n < 0 || (size_t)n >= sizeof(cl->blast_req) ||
-			syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
-				now_wall_ms() / 1000) != 0) {
-			fprintf(stderr, "loadgen: the blast's request does not fit (--host too "
-					"long?)\n");
+		if (why == NULL && (n < 0 || (size_t)n >= sizeof(cl->blast_req)))
+			why = "the blast's request does not fit one frame (--host too long?)";
+		if (why == NULL && syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
+					   now_wall_ms() / 1000) != 0)
+			why = "cannot compute the data plane's cookies (--cookie-secret-hex, "
+			      "--cookie-slot-s)";
+		if (why != NULL) {
+			fprintf(stderr, "loadgen: %s\n", why);
 			lg_table_free(cl->ftab);
 			cl->ftab = NULL;
 			return -EINVAL;
