@@ -8,19 +8,24 @@
 #   syn      one SYN-ACK per SYN, to the right address and port, acknowledging ISN + 1
 #   bad-ack  one RST <SEQ=SEG.ACK> per ACK that no cookie of the data plane made
 # The answers are checked in python3 frame by frame (checksums included), and the data plane's
-# final counters must count exactly the frames of the stream. Every wait is bounded.
-# usage: test_pcap_replay.sh DATAPLANE PCAPGEN   (prints TAP)
+# final counters must count exactly the frames of the stream.
+#   reserve  whole connections with the data plane's cookies and purchase tokens, replayed over
+#            and over (infinite_rx) while the test peer plays the control plane: every
+#            connection answered SYN-ACK, 202 (503 until the peer's snapshot is in) and the
+#            ACK of its FIN, no RST, and the reservations reach the peer.
+# Every wait is bounded.
+# usage: test_pcap_replay.sh DATAPLANE PCAPGEN TESTPEER   (prints TAP)
 set -euo pipefail
 # shellcheck source=tests/e2e/harness.sh
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-DP_EXE=${1:-} PG_EXE=${2:-}
-N_ARP=200 N_SYN=3000 N_BAD=1000
+DP_EXE=${1:-} PG_EXE=${2:-} PEER_EXE=${3:-}
+N_ARP=200 N_SYN=3000 N_BAD=1000 N_RES=2000
 SRC_NET=198.18.2.0/24 SRC_MAC=02:00:00:00:00:01 SEED=7
 
-for exe in "$DP_EXE" "$PG_EXE"; do
+for exe in "$DP_EXE" "$PG_EXE" "$PEER_EXE"; do
 	if [ -z "$exe" ] || [ ! -x "$exe" ]; then
-		echo "Bail out! usage: $0 DATAPLANE PCAPGEN (got '$exe')"
+		echo "Bail out! usage: $0 DATAPLANE PCAPGEN TESTPEER (got '$exe')"
 		exit 1
 	fi
 done
@@ -38,7 +43,7 @@ done
 E2E_TMP=$(mktemp -d /tmp/fg-e2e-pcap.XXXXXX)
 DP_PREFIX=fg-e2e-pcap-$$
 E2E_PREFIX=$DP_PREFIX # for e2e_telemetry_field and the log helpers
-DP_PID=
+DP_PID= E2E_PEER_PID= E2E_PEER_FD=
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
@@ -47,6 +52,7 @@ cleanup() {
 	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
 		fg_stop_pid "$DP_PID" 10 >/dev/null 2>&1
 	fi
+	e2e_peer_stop >/dev/null 2>&1 || true
 	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$E2E_TMP"
 	exit "$rc"
 }
@@ -311,4 +317,66 @@ tap_is "$(counter bad-ack answer rst_bad_cookie)/$(counter bad-ack answer rst)/$
 	bad-ack answer http_response)/$(counter bad-ack rx)/$(counter bad-ack tx)" \
 	"$N_BAD/0/0/$N_BAD/$N_BAD" \
 	"bad-ack: final counters: $N_BAD rst_bad_cookie, no other RST, no HTTP answer, rx and tx $N_BAD"
+
+# --- reserve: whole connections, admitted, with the test peer as the control plane ---------------
+COOKIE_HEX=72657365727665642d636f6f6b696573 SALE_KEY=salekey-e2e-pcap-0123456789abcdef
+SALE_HEX=$(printf '%s' "$SALE_KEY" | od -An -v -tx1 | tr -d ' \n')
+rc=0
+"$PG_EXE" --stream reserve --out "$E2E_TMP/reserve.pcap" >/dev/null 2>"$E2E_TMP/nokey.err" \
+	--dst-mac "${DP_MAC:-02:00:00:00:00:02}" --cookie-secret-hex "$COOKIE_HEX" || rc=$?
+tap_is "$rc" 2 "pcapgen: a reserve stream without the sale key exits 2"
+tap_run "pcapgen: and says that --sale-key-hex is needed" grep -q -- 'needs --sale-key-hex' \
+	"$E2E_TMP/nokey.err"
+rc=0
+"$PG_EXE" --stream reserve --count "$N_RES" --src-net "$SRC_NET" --src-mac "$SRC_MAC" \
+	--dst "$FG_DP_ADDR" --dst-mac "${DP_MAC:-02:00:00:00:00:02}" --seed "$SEED" --port "$E2E_PORT" \
+	--cookie-secret-hex "$COOKIE_HEX" --sale-key-hex "$SALE_HEX" --sale-kid 7 --event 1 \
+	--user-base 100000 --out "$E2E_TMP/reserve.pcap" >"$E2E_TMP/pg.out" 2>&1 || rc=$?
+tap_ok "$rc" "pcapgen: wrote $N_RES reserve connections ($(head -n 1 "$E2E_TMP/pg.out"))"
+e2e_peer_start "$PEER_EXE" --pull "tcp://127.0.0.1:${zmq_ports[0]}" \
+	--pub "tcp://127.0.0.1:${zmq_ports[1]}" --event "1:100000000:e2e open sale" \
+	--key "sale:7:$SALE_KEY:current" || rc=$?
+tap_ok "$rc" "reserve: the test peer plays the control plane"
+
+# admitted N: true once the peer has received N reservations.
+# shellcheck disable=SC2317 # called by e2e_wait_until
+admitted() { [ "$(e2e_peer_stat reserves 2>/dev/null || echo 0)" -ge "$1" ]; }
+
+lopt=-l lcores=$(fg_lcores)
+[[ $lcores != *@* ]] || lopt=--lcores
+"$DP_EXE" "$lopt" "$lcores" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
+	--vdev "net_pcap0,rx_pcap=$E2E_TMP/reserve.pcap,infinite_rx=1" -- \
+	-c "$E2E_TMP/flashgate.conf" -s "dataplane.mbufs=16383" \
+	-s "dataplane.syncookie_secret=$COOKIE_HEX" \
+	-s "bridge.push_endpoint=tcp://127.0.0.1:${zmq_ports[0]}" \
+	-s "bridge.sub_endpoint=tcp://127.0.0.1:${zmq_ports[1]}" >"$E2E_TMP/dp-run.log" 2>&1 &
+DP_PID=$!
+rc=0
+fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60 || rc=$?
+tap_ok "$rc" "reserve: data plane is ready, replaying the stream over and over (infinite_rx)"
+rc=0
+e2e_wait_until 30 admitted $((2 * N_RES)) || rc=$?
+tap_ok "$rc" "reserve: the peer received $((2 * N_RES)) reservations, each connection's at least \
+once, within 30 s ($(e2e_peer_stat reserves 2>/dev/null || echo ?))"
+fg_stop_pid "$DP_PID" 20
+DP_PID=
+tap_is "$FG_STOP_RC" 0 "reserve: data plane exits with status 0 on SIGTERM"
+awk '/final counters/ { f = 1 } f' "$E2E_TMP/dp-run.log" >"$E2E_TMP/reserve.counters"
+cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
+syn=$(counter reserve answer syn_ack) fin=$(counter reserve answer fin_ack)
+resp=$(counter reserve answer http_response) h202=$(counter reserve http 202)
+h503=$(counter reserve http 503) notready=$(counter reserve reject not_ready)
+full=$(counter reserve reject bridge_full)
+tap_ok "$([ "$syn" -gt 0 ] && [ "$fin" -ge $((syn - 1)) ] && [ "$fin" -le "$syn" ] &&
+	[ "$resp" -ge $((syn - 1)) ] && [ "$resp" -le "$syn" ]; echo $?)" \
+	"reserve: one SYN-ACK, one answer and one ACK of the FIN per connection ($syn/$resp/$fin; the \
+stop may cut the last one)"
+tap_ok "$([ "$h202" -ge $((2 * N_RES)) ] && [ $((h202 + h503)) -eq "$resp" ] &&
+	[ "$h503" -eq $((notready + full)) ]; echo $?)" \
+	"reserve: every answer 202 ($h202), or 503 before the snapshot or with the ring full \
+($notready + $full)"
+tap_is "$(counter reserve answer rst)/$(counter reserve answer rst_bad_cookie)" "0/0" \
+	"reserve: no RST: every ACK carried the data plane's cookie"
+tap_is "$(e2e_peer_stat dups 2>/dev/null || echo ?)" 0 "reserve: no reservation reached the peer twice"
+e2e_peer_stop
 tap_done

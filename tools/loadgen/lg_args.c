@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "tools/loadgen/lg_args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,5 +80,26 @@ lg_parse_net(const char *s, uint32_t *base, uint32_t *n, uint32_t *net_out, unsi
 		*base = net;
 		*n = size;
 	}
+	return 0;
+}
+
+int
+lg_parse_hex(const char *hex, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t n = strlen(hex);
+
+	if (n % 2 || n / 2 > cap)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)hex[i]))
+			return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	*len = n / 2;
 	return 0;
 }

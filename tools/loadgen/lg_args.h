@@ -6,6 +6,7 @@
  * fractions, IPv4 addresses and networks. Each returns 0, or -EINVAL (-EDOM for a network
  * with host bits set) and leaves *out as it was; the caller says what was wrong.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 /* A decimal whole number in [min, max] (no sign, no spaces, nothing after it). */
@@ -24,5 +25,8 @@ int lg_parse_ipv4(const char *s, uint32_t *out);
  * bits cleared and *plen_out the prefix length, also then, for the message.
  */
 int lg_parse_net(const char *s, uint32_t *base, uint32_t *n, uint32_t *net_out, unsigned *plen_out);
+
+/* Hex digits (an even number, either case) as *len <= cap bytes into out[0..cap). */
+int lg_parse_hex(const char *hex, uint8_t *out, size_t cap, size_t *len);
 
 #endif

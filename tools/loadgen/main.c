@@ -123,26 +123,6 @@ ranges_meet(uint32_t a, uint32_t na, uint32_t b, uint32_t nb)
 	return a - b < nb || b - a < na;
 }
 
-static int
-parse_hex_key(const char *hex, uint8_t *out, size_t cap, size_t *len)
-{
-	size_t n = strlen(hex);
-
-	if (n % 2 || n / 2 > cap)
-		return -EINVAL;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1 ||
-			!strchr("0123456789abcdefABCDEF", hex[2 * i]) ||
-			!strchr("0123456789abcdefABCDEF", hex[2 * i + 1]))
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	*len = n / 2;
-	return 0;
-}
-
 enum {
 	OPT_MODE = 256,
 	OPT_CONNECTIONS,
@@ -393,7 +373,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--user-base: 1..2^63-1";
 			break;
 		case OPT_AUTH_KEY:
-			rc = parse_hex_key(optarg, key, sizeof(key), &key_len);
+			rc = lg_parse_hex(optarg, key, sizeof(key), &key_len);
 			if (rc == 0 && key_len < TOK_SECRET_MIN)
 				rc = -EINVAL;
 			what = "--auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
@@ -408,7 +388,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--double-click: a percent, 0..100";
 			break;
 		case OPT_SALE_KEY:
-			rc = parse_hex_key(optarg, sale_key, sizeof(sale_key), &sale_len);
+			rc = lg_parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len);
 			if (rc == 0 && sale_len < TOK_SECRET_MIN)
 				rc = -EINVAL;
 			what = "--sale-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
@@ -459,7 +439,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_COOKIE_SECRET: {
 			size_t n = 0;
 
-			rc = parse_hex_key(optarg, o->cookie_secret, sizeof(o->cookie_secret), &n);
+			rc = lg_parse_hex(optarg, o->cookie_secret, sizeof(o->cookie_secret), &n);
 			if (rc == 0 && n != sizeof(o->cookie_secret))
 				rc = -EINVAL;
 			have_cookie_secret = rc == 0;

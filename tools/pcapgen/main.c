@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * flashgate-pcapgen: writes a stateless request stream (SYNs, bad-cookie ACKs, ARP requests)
- * for a flashgate data plane as a pcap file that a packet replayer sends as it is
- * (docs/pktgen.md). Usage:
- *   flashgate-pcapgen --stream syn|bad-ack|arp --out FILE [options]
+ * flashgate-pcapgen: writes a stateless request stream (SYNs, bad-cookie ACKs, ARP requests,
+ * whole reserve connections) for a flashgate data plane as a pcap file that a packet replayer
+ * sends as it is (docs/pktgen.md). Usage:
+ *   flashgate-pcapgen --stream syn|bad-ack|arp|reserve --out FILE [options]
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,8 +44,18 @@ main(int argc, char **argv)
 	rte_ether_format_addr(mac, sizeof(mac), &a.cfg.dst_mac);
 	printf("wrote %" PRIu64 " %s frames to %s (dst %u.%u.%u.%u port %u mac %s, %u source "
 	       "addresses, seed %" PRIu64 ")\n",
-		a.cfg.count, pg_stream_kind_name(a.cfg.kind), a.out, a.cfg.dst_ip >> 24,
+		pg_stream_frames(&s), pg_stream_kind_name(a.cfg.kind), a.out, a.cfg.dst_ip >> 24,
 		a.cfg.dst_ip >> 16 & 255, a.cfg.dst_ip >> 8 & 255, a.cfg.dst_ip & 255, a.cfg.dport,
 		mac, a.cfg.n_src, a.cfg.seed);
+	if (a.cfg.kind == PG_STREAM_RESERVE)
+		printf("%" PRIu64 " connections of users %" PRIu64 "..%" PRIu64
+		       " for event %" PRIu32
+		       "; their cookies hold for one to two syncookie_slot periods of %" PRIu32
+		       " s from now: replay them soon\n",
+			a.cfg.count, a.cfg.reserve.user_base,
+			a.cfg.reserve.user_base + a.cfg.count - 1, a.cfg.reserve.event,
+			a.cfg.reserve.cookie_slot_s);
+	tok_keyring_wipe(&a.cfg.reserve.sale);
+	tok_keyring_wipe(&s.cfg.reserve.sale);
 	return 0;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/pcapgen/pg_args.h"
 #include "tools/loadgen/lg_args.h"
@@ -15,7 +17,7 @@ void
 pg_args_usage(FILE *f)
 {
 	static const char *const lines[] = {
-		"usage: " PROG " --stream syn|bad-ack|arp --out FILE [options]",
+		"usage: " PROG " --stream syn|bad-ack|arp|reserve --out FILE [options]",
 		"",
 		"Writes a stateless request stream for a flashgate data plane as a classic pcap "
 		"file",
@@ -27,8 +29,13 @@ pg_args_usage(FILE *f)
 		"with",
 		"                      an ACK no cookie made (answered RST); arp: ARP requests for "
 		"--dst",
+		"                      reserve: whole connections (SYN, a reserve with a "
+		"purchase",
+		"                      token, FIN) answered 202; needs the keys below",
 		"  --out FILE          the pcap file to write (replaced)",
-		"  --count N           frames, 1..100000000 (default 1000)",
+		"  --count N           frames, 1..100000000 (default 1000); reserve: connections, "
+		"3",
+		"                      frames each, 1..33333333",
 		"  --src-net A.B.C.D/P client addresses, P 8..32 (default 198.18.2.0/24); frame i "
 		"comes",
 		"                      from host i of it and a port from 1024 up, no pair twice",
@@ -39,6 +46,15 @@ pg_args_usage(FILE *f)
 		"                      needed by syn and bad-ack; arp: default broadcast",
 		"  --src-mac MAC       the sender's MAC (default 02:00:00:00:00:01)",
 		"  --seed N            seed of the address order, ISNs and ACKs (default 1)",
+		"reserve:",
+		"  --cookie-secret-hex HEX  the data plane's syncookie_secret (32 hex digits); its",
+		"                      cookies hold for two syncookie_slot periods: replay soon",
+		"  --cookie-slot-s S   the data plane's syncookie_slot, 1..600 (default 64)",
+		"  --sale-key-hex HEX  the current sale key (32 to 128 hex digits) and",
+		"  --sale-kid N        its key id (default 1): tokens and the reserve path",
+		"  --event N           the sale, 1..4294967295 (default 1)",
+		"  --user-base N       connection i is user N + i (default 1)",
+		"  --host NAME         the Host header (default flashgate)",
 		"  -h, --help          this text",
 		"",
 		"Exit status: 0 when the file was written; 1 when it could not be written; 2 on "
@@ -115,7 +131,28 @@ enum {
 	OPT_DST_MAC,
 	OPT_SRC_MAC,
 	OPT_SEED,
+	OPT_COOKIE_SECRET,
+	OPT_COOKIE_SLOT,
+	OPT_SALE_KEY,
+	OPT_SALE_KID,
+	OPT_EVENT,
+	OPT_USER_BASE,
+	OPT_HOST,
 };
+
+/* A Host header value the data plane takes: a DNS name or an address, with a port. */
+static bool
+host_ok(const char *h)
+{
+	size_t n = strlen(h);
+
+	if (n == 0 || n >= PG_HOST_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)h[i]) && !strchr(".-:", h[i]))
+			return false;
+	return true;
+}
 
 int
 pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen)
@@ -130,12 +167,22 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		{"dst-mac", required_argument, NULL, OPT_DST_MAC},
 		{"src-mac", required_argument, NULL, OPT_SRC_MAC},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"cookie-secret-hex", required_argument, NULL, OPT_COOKIE_SECRET},
+		{"cookie-slot-s", required_argument, NULL, OPT_COOKIE_SLOT},
+		{"sale-key-hex", required_argument, NULL, OPT_SALE_KEY},
+		{"sale-kid", required_argument, NULL, OPT_SALE_KID},
+		{"event", required_argument, NULL, OPT_EVENT},
+		{"user-base", required_argument, NULL, OPT_USER_BASE},
+		{"host", required_argument, NULL, OPT_HOST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct pg_stream_cfg *c = &a->cfg;
-	bool have_stream = false, have_dst_mac = false;
-	uint64_t v;
+	struct pg_reserve_cfg *rc = &c->reserve;
+	bool have_stream = false, have_dst_mac = false, have_cookie = false;
+	uint8_t sale_key[TOK_SECRET_MAX];
+	size_t sale_len = 0, n;
+	uint64_t v, sale_kid = 1;
 	int opt;
 
 	memset(a, 0, sizeof(*a));
@@ -147,6 +194,11 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 	c->seed = 1;
 	c->src_mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 0x01}};
 	memset(&c->dst_mac, 0xff, sizeof(c->dst_mac));
+	rc->cookie_slot_s = 64;
+	rc->event = 1;
+	rc->user_base = 1;
+	strcpy(rc->host, "flashgate");
+	tok_keyring_init(&rc->sale);
 	err[0] = '\0';
 	optind = 0; /* glibc: start over, so that a caller may parse more than once */
 	opterr = 0;
@@ -157,7 +209,8 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		case OPT_STREAM:
 			if (pg_stream_kind_parse(optarg, &c->kind) != 0)
 				return fail(err, errlen,
-					"unknown --stream '%s'; give syn, bad-ack or arp", optarg);
+					"unknown --stream '%s'; give syn, bad-ack, arp or reserve",
+					optarg);
 			have_stream = true;
 			break;
 		case OPT_OUT:
@@ -207,6 +260,54 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			if (lg_parse_u64(optarg, 0, UINT64_MAX, &c->seed))
 				return fail(err, errlen, "--seed '%s' is not a number", optarg);
 			break;
+		case OPT_COOKIE_SECRET:
+			if (lg_parse_hex(
+				    optarg, rc->cookie_secret, sizeof(rc->cookie_secret), &n) ||
+				n != sizeof(rc->cookie_secret))
+				return fail(err, errlen,
+					"--cookie-secret-hex needs 32 hex digits (the data plane's "
+					"syncookie_secret)");
+			have_cookie = true;
+			break;
+		case OPT_COOKIE_SLOT:
+			if (lg_parse_u64(optarg, 1, 600, &v))
+				return fail(err, errlen,
+					"--cookie-slot-s '%s' is not 1..600 (the data plane's "
+					"syncookie_slot)",
+					optarg);
+			rc->cookie_slot_s = (uint32_t)v;
+			break;
+		case OPT_SALE_KEY:
+			if (lg_parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len) ||
+				sale_len < TOK_SECRET_MIN)
+				return fail(err, errlen,
+					"--sale-key-hex needs 32 to %u hex digits (16 to %u bytes)",
+					2 * TOK_SECRET_MAX, TOK_SECRET_MAX);
+			break;
+		case OPT_SALE_KID:
+			if (lg_parse_u64(optarg, 0, UINT32_MAX, &sale_kid))
+				return fail(err, errlen, "--sale-kid '%s' is not 0..4294967295",
+					optarg);
+			break;
+		case OPT_EVENT:
+			if (lg_parse_u64(optarg, 1, UINT32_MAX, &v))
+				return fail(
+					err, errlen, "--event '%s' is not 1..4294967295", optarg);
+			rc->event = (uint32_t)v;
+			break;
+		case OPT_USER_BASE:
+			if (lg_parse_u64(optarg, 1, UINT64_MAX / 2, &rc->user_base))
+				return fail(err, errlen, "--user-base '%s' is not a user id from 1",
+					optarg);
+			break;
+		case OPT_HOST:
+			if (!host_ok(optarg))
+				return fail(err, errlen,
+					"--host '%s' is not a host name (letters, digits, "
+					"'.', '-', ':'; under %u characters)",
+					optarg, PG_HOST_MAX);
+			strcpy(rc->host, optarg);
+			break;
 		case ':':
 			return fail(err, errlen, "%s needs a value", argv[optind - 1]);
 		default:
@@ -216,7 +317,25 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 	if (optind < argc)
 		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!have_stream)
-		return fail(err, errlen, "--stream is missing; give syn, bad-ack or arp");
+		return fail(err, errlen, "--stream is missing; give syn, bad-ack, arp or reserve");
+	if (c->kind == PG_STREAM_RESERVE) {
+		if (!have_cookie)
+			return fail(err, errlen,
+				"--stream reserve needs --cookie-secret-hex, the data plane's "
+				"syncookie_secret: its ACKs carry the cookies it will answer with");
+		if (sale_len == 0)
+			return fail(err, errlen,
+				"--stream reserve needs --sale-key-hex (and --sale-kid), the data "
+				"plane's current sale key, for the purchase tokens and the path");
+		if (c->count > PG_COUNT_MAX / 3)
+			return fail(err, errlen,
+				"--count %" PRIu64 " connections is more than %llu (3 frames each)",
+				c->count, PG_COUNT_MAX / 3);
+		tok_keyring_set(&rc->sale, (uint32_t)sale_kid, sale_key, sale_len, true);
+		memset(sale_key, 0, sizeof(sale_key));
+		rc->now_s = (uint64_t)time(NULL);
+		rc->expires_s = rc->now_s + 3600;
+	}
 	if (a->out == NULL)
 		return fail(err, errlen, "--out FILE is missing");
 	if (c->kind != PG_STREAM_ARP) {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tools/loadgen/lg_pcap.h"
@@ -9,6 +11,7 @@ static const char *const kind_names[] = {
 	[PG_STREAM_SYN] = "syn",
 	[PG_STREAM_BAD_ACK] = "bad-ack",
 	[PG_STREAM_ARP] = "arp",
+	[PG_STREAM_RESERVE] = "reserve",
 };
 
 int
@@ -50,6 +53,20 @@ pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
 		return -EDOM;
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
+	if (cfg->kind == PG_STREAM_RESERVE) {
+		const struct pg_reserve_cfg *r = &cfg->reserve;
+		uint32_t kid;
+
+		if (syncookie_init(&s->cookies, r->cookie_secret, r->cookie_slot_s, r->now_s) != 0)
+			return -EINVAL;
+		if (tok_keyring_current(&r->sale, &kid) != 0)
+			return -ENOKEY;
+		int n = snprintf(
+			s->path, sizeof(s->path), "/api/v1/events/%" PRIu32 "/reserve/", r->event);
+
+		if (tok_path_mint(&r->sale, r->event, s->path + n, sizeof(s->path) - (size_t)n) < 0)
+			return -ENOKEY;
+	}
 	s->link.our_mac = cfg->src_mac;
 	s->link.peer_mac = cfg->dst_mac;
 	s->h0 = (uint32_t)(mix(cfg->seed, UINT64_MAX) % cfg->n_src);
@@ -61,16 +78,79 @@ pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
 	return 0;
 }
 
+uint64_t
+pg_stream_frames(const struct pg_stream *s)
+{
+	return s->cfg.kind == PG_STREAM_RESERVE ? s->cfg.count * 3 : s->cfg.count;
+}
+
+/*
+ * Frame part (0 SYN, 1 request, 2 FIN) of reserve connection i, whose flow f has its address,
+ * port and ISN (f->seq) set: fills in the rest of f. Returns lg_pkt_tcp()'s result.
+ */
+static int
+reserve_frame(struct pg_stream *s, uint64_t i, unsigned part, struct pg_flow *f)
+{
+	const struct pg_stream_cfg *c = &s->cfg;
+	const struct pg_reserve_cfg *r = &c->reserve;
+	char tok[TOK_BUF_SIZE];
+	uint32_t isn = f->seq;
+	struct lg_seg seg = {
+		.src_ip = f->src_ip,
+		.dst_ip = c->dst_ip,
+		.sport = f->sport,
+		.dport = c->dport,
+		.seq = isn,
+		.flags = RTE_TCP_SYN_FLAG,
+		.mss_opt = true,
+	};
+
+	f->user = r->user_base + i;
+	f->ack = 0;
+	if (part == 0)
+		return lg_pkt_tcp(&s->m, &s->link, &seg);
+	/* The SYN-ACK the data plane sends for the SYN above carries this cookie as its ISN. */
+	uint32_t cookie = syncookie_make(&s->cookies, rte_cpu_to_be_32(f->src_ip),
+		rte_cpu_to_be_32(c->dst_ip), rte_cpu_to_be_16(f->sport), rte_cpu_to_be_16(c->dport),
+		isn, syncookie_mss_index(LG_MSS));
+	int n = tok_purchase_mint(&r->sale, r->event, f->user, r->expires_s, tok, sizeof(tok));
+
+	if (n < 0)
+		return -1;
+	n = snprintf(s->req, sizeof(s->req),
+		"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
+		s->path, r->host, tok);
+	if (n < 0 || (size_t)n >= sizeof(s->req))
+		return -1;
+	f->ack = seg.ack = cookie + 1;
+	seg.mss_opt = false;
+	if (part == 1) {
+		f->seq = seg.seq = isn + 1;
+		seg.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+		seg.payload = s->req;
+		seg.payload_len = (uint16_t)n;
+	} else {
+		f->seq = seg.seq = isn + 1 + (uint32_t)n;
+		seg.flags = RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG;
+	}
+	return lg_pkt_tcp(&s->m, &s->link, &seg);
+}
+
 const uint8_t *
 pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *flow)
 {
 	const struct pg_stream_cfg *c = &s->cfg;
-	struct pg_flow f;
+	struct pg_flow f = {0};
+	unsigned part = 0;
 	uint64_t r;
 	int rc;
 
-	if (i >= c->count)
+	if (i >= pg_stream_frames(s))
 		return NULL;
+	if (c->kind == PG_STREAM_RESERVE) {
+		part = (unsigned)(i % 3);
+		i /= 3;
+	}
 	f.src_ip = c->src_base + (uint32_t)((s->h0 + i) % c->n_src);
 	f.sport = (uint16_t)(PG_SPORT_MIN + (s->p0 + i / c->n_src) % PG_SPORT_COUNT);
 	r = mix(c->seed, i);
@@ -78,6 +158,9 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 	f.ack = (uint32_t)(r >> 32);
 
 	switch (c->kind) {
+	case PG_STREAM_RESERVE:
+		rc = reserve_frame(s, i, part, &f);
+		break;
 	case PG_STREAM_SYN: {
 		struct lg_seg seg = {
 			.src_ip = f.src_ip,
@@ -120,7 +203,8 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 		break;
 	}
 	if (rc != 0)
-		return NULL; /* cannot happen: the largest frame is far below PG_FRAME_ROOM */
+		return NULL; /* cannot happen: the largest frame is far below PG_FRAME_ROOM, and a
+			      * reserve stream's key and host were checked */
 	if (flow != NULL)
 		*flow = f;
 	*len = rte_pktmbuf_data_len(&s->m);
@@ -131,11 +215,12 @@ int
 pg_stream_write_pcap(struct pg_stream *s, const char *path)
 {
 	struct lg_pcap p;
-	int rc = lg_pcap_open(&p, path, s->cfg.count, 0, 1000000);
+	uint64_t frames = pg_stream_frames(s);
+	int rc = lg_pcap_open(&p, path, frames, 0, 1000000);
 
 	if (rc != 0)
 		return rc;
-	for (uint64_t i = 0; i < s->cfg.count && p.err == 0; i++) {
+	for (uint64_t i = 0; i < frames && p.err == 0; i++) {
 		uint16_t len;
 		const uint8_t *frame = pg_stream_frame(s, i, &len, NULL);
 

@@ -12,10 +12,19 @@
  *   bad-ack  ACK+PSH with "GET /healthz" and an ACK no SYN cookie of the data plane made; the
  *            data plane answers RST <SEQ=SEG.ACK> and counts rst_bad_cookie
  *   arp      broadcast ARP request "who has --dst"; the data plane answers with its MAC
+ *   reserve  whole connections, three frames each, as a client that knows the data plane's
+ *            syncookie_secret sends them at once (the loadgen's reserve-blast): the SYN, the
+ *            ACK carrying "POST <reserve path>" with user (user_base + i)'s purchase token
+ *            (its ACK the SYN cookie the data plane will have answered with, + 1), and the
+ *            FIN. The data plane answers SYN-ACK, 202 + receipt with its FIN, and the ACK of
+ *            ours. Cookies hold while the data plane's cookie slot is that of now_s or the
+ *            next one (one to two syncookie_slot periods: replay soon after writing), tokens
+ *            until expires_s.
  *
- * Source address of frame i: host (h0 + i) mod n of --src-net; source port 1024 +
- * (p0 + i div n) mod 64512, where h0 and p0 come from the seed. So no two frames of a stream
- * share an address and port while count <= n * 64512 (pg_stream_init() refuses more).
+ * Source address of connection i (frame i of the one-frame streams): host (h0 + i) mod n of
+ * --src-net; source port 1024 + (p0 + i div n) mod 64512, where h0 and p0 come from the seed. So
+ * no two connections of a stream share an address and port while count <= n * 64512
+ * (pg_stream_init() refuses more).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +32,8 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "common/token.h"
+#include "dataplane/tcp_syncookie.h"
 #include "tools/loadgen/lg_pkt.h"
 
 #define PG_SPORT_MIN   1024u
@@ -33,6 +44,21 @@ enum pg_stream_kind {
 	PG_STREAM_SYN,
 	PG_STREAM_BAD_ACK,
 	PG_STREAM_ARP,
+	PG_STREAM_RESERVE,
+};
+
+#define PG_HOST_MAX 64
+
+/* What a reserve stream needs of the data plane's secrets and its sale. */
+struct pg_reserve_cfg {
+	uint8_t cookie_secret[16]; /* its syncookie_secret */
+	uint32_t cookie_slot_s;	   /* its syncookie_slot */
+	uint64_t now_s;		   /* the cookies' time */
+	struct tok_keyring sale;   /* its current sale key */
+	uint32_t event;
+	uint64_t user_base;	/* connection i is user user_base + i */
+	uint64_t expires_s;	/* of the purchase tokens */
+	char host[PG_HOST_MAX]; /* the Host header */
 };
 
 /* What to write; addresses and ports in host order. */
@@ -45,6 +71,7 @@ struct pg_stream_cfg {
 	uint16_t dport;
 	struct rte_ether_addr src_mac, dst_mac;
 	uint64_t seed;
+	struct pg_reserve_cfg reserve; /* --stream reserve only */
 };
 
 /* The flow of one frame, for checks and reports. */
@@ -52,6 +79,7 @@ struct pg_flow {
 	uint32_t src_ip;
 	uint16_t sport;
 	uint32_t seq, ack; /* TCP only */
+	uint64_t user;	   /* reserve: the connection's user */
 };
 
 /* A stream being written: its settings and one frame buffer (an mbuf laid over plain memory,
@@ -60,6 +88,9 @@ struct pg_stream {
 	struct pg_stream_cfg cfg;
 	struct lg_link link;
 	uint32_t h0, p0;
+	struct syncookie_ctx cookies; /* reserve: the data plane's, at cfg.reserve.now_s */
+	char path[TOK_BUF_SIZE + 48]; /* reserve: /api/v1/events/<event>/reserve/<kid>-<key> */
+	char req[1024];		      /* reserve: the request of the current frame */
 	struct rte_mbuf m;
 	uint8_t room[PG_FRAME_ROOM];
 };
@@ -69,8 +100,8 @@ struct pg_stream {
 	"GET /healthz HTTP/1.1\r\nHost: flashgate\r\nUser-Agent: flashgate-pcapgen\r\n\r\n"
 
 /*
- * Parses a stream name ("syn", "bad-ack", "arp") into *kind. Returns 0, or -EINVAL for any other
- * name.
+ * Parses a stream name ("syn", "bad-ack", "arp", "reserve") into *kind. Returns 0, or -EINVAL for
+ * any other name.
  */
 int pg_stream_kind_parse(const char *name, enum pg_stream_kind *kind);
 
@@ -79,14 +110,18 @@ const char *pg_stream_kind_name(enum pg_stream_kind kind);
 
 /*
  * Sets s up for cfg. Returns 0; -EINVAL when count is 0, n_src is 0, or count exceeds the
- * n_src * 64512 distinct address/port pairs; -EDOM when the port is 0 for a TCP stream.
+ * n_src * 64512 distinct address/port pairs; -EDOM when the port is 0 for a TCP stream;
+ * -ENOKEY when a reserve stream has no current sale key (or its path cannot be made).
  */
 int pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg);
 
+/* How many frames the stream has: count, three per connection for reserve. */
+uint64_t pg_stream_frames(const struct pg_stream *s);
+
 /*
- * Builds frame i (i < cfg.count) into s's buffer and returns it, its length in *len and, when
- * flow is not NULL, its flow. The frame stays valid until the next call on s. Never fails for
- * an i below count; returns NULL for any other i.
+ * Builds frame i (i < pg_stream_frames(s)) into s's buffer and returns it, its length in *len and,
+ * when flow is not NULL, its flow. The frame stays valid until the next call on s. Never fails for
+ * an i below the frame count; returns NULL for any other i.
  */
 const uint8_t *pg_stream_frame(
 	struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *flow);

@@ -3,11 +3,13 @@
  * flashgate-pcapgen's modules on their own: every frame of every stream (checksums by
  * tests/lib/pktbuild.h's independent reference sum, headers, flows), the address/port pairs
  * never repeating up to the bound, determinism per seed, the pcap file read back byte for byte,
- * and the option checks with their messages.
+ * the reserve stream's connections (cookies the data plane accepts, tokens and paths its keys
+ * verify), and the option checks with their messages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/lib/pktbuild.h"
@@ -41,7 +43,7 @@ cfg_of(enum pg_stream_kind kind, uint64_t count)
 static void
 test_kind_names(void)
 {
-	static const char *const names[] = {"syn", "bad-ack", "arp"};
+	static const char *const names[] = {"syn", "bad-ack", "arp", "reserve"};
 	enum pg_stream_kind k;
 	int ok = 1;
 
@@ -200,6 +202,125 @@ test_arp(void)
 }
 
 /* Every frame up to the bound has its own address/port pair. */
+#define R_NOW  1764590000u
+#define R_SALT "salekey-pcapgen-test-0123456789"
+
+static const uint8_t r_secret[16] = "pcapgen-cookies!";
+
+static struct pg_stream_cfg
+reserve_cfg(uint64_t count)
+{
+	struct pg_stream_cfg c = cfg_of(PG_STREAM_RESERVE, count);
+	struct pg_reserve_cfg *r = &c.reserve;
+
+	memcpy(r->cookie_secret, r_secret, sizeof(r_secret));
+	r->cookie_slot_s = 64;
+	r->now_s = R_NOW;
+	tok_keyring_init(&r->sale);
+	tok_keyring_set(&r->sale, 7, R_SALT, strlen(R_SALT), true);
+	r->event = 3;
+	r->user_base = 500;
+	r->expires_s = R_NOW + 3600;
+	strcpy(r->host, "shop.example");
+	return c;
+}
+
+/*
+ * The reserve stream: per connection a SYN, an ACK with the reserve request and a FIN, all of
+ * one flow; the ACK's acknowledgement a cookie a data plane with the same secret accepts (at
+ * now_s and a slot later); the request's path and purchase token verified by the sale key, for
+ * user user_base + i.
+ */
+static void
+test_reserve(void)
+{
+	struct pg_stream_cfg c = reserve_cfg(30);
+	struct syncookie_ctx dp, dp_later, dp_late;
+	int ok = 1, cookie_ok = 1, later_ok = 1, late_refused = 1, token_ok = 1, path_ok = 1;
+
+	tap_eq_int(pg_stream_init(&s, &c), 0, "reserve: stream set up");
+	tap_ok(pg_stream_frames(&s) == 90, "reserve: 3 frames per connection");
+	syncookie_init(&dp, r_secret, 64, R_NOW);
+	syncookie_init(&dp_later, r_secret, 64, R_NOW + 64);
+	syncookie_init(&dp_late, r_secret, 64, R_NOW + 128);
+	for (uint64_t i = 0; i < c.count && ok; i++) {
+		struct pg_flow f[3];
+		uint16_t len[3];
+		static uint8_t fr[3][PG_FRAME_ROOM]; /* a frame lasts until the next call: copied */
+		char req[1024];
+
+		for (unsigned k = 0; k < 3; k++) {
+			const uint8_t *p = pg_stream_frame(&s, 3 * i + k, &len[k], &f[k]);
+
+			if (p == NULL) {
+				ok = 0;
+				break;
+			}
+			memcpy(fr[k], p, len[k]);
+		}
+		if (!ok)
+			break;
+		uint16_t plen = (uint16_t)(len[1] - 14 - 20 - 20);
+		uint32_t isn = f[0].seq;
+
+		memcpy(req, fr[1] + 14 + 20 + 20, plen);
+		req[plen] = '\0';
+		ok &= tcp_frame_ok(fr[0], len[0], &f[0], RTE_TCP_SYN_FLAG, 14 + 20 + 24) &&
+		      tcp_frame_ok(
+			      fr[1], len[1], &f[1], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, len[1]) &&
+		      tcp_frame_ok(fr[2], len[2], &f[2], RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG,
+			      14 + 20 + 20) &&
+		      f[0].src_ip == f[1].src_ip && f[1].src_ip == f[2].src_ip &&
+		      f[0].sport == f[1].sport && f[1].sport == f[2].sport && f[1].seq == isn + 1 &&
+		      f[2].seq == isn + 1 + plen && f[1].ack == f[2].ack && f[0].user == 500 + i &&
+		      f[1].user == 500 + i;
+
+		/* The cookie as the data plane checks the ACK that completes the handshake. */
+		uint32_t sa = rte_cpu_to_be_32(f[1].src_ip), da = rte_cpu_to_be_32(DP_IP);
+		uint16_t sp = rte_cpu_to_be_16(f[1].sport), dpt = rte_cpu_to_be_16(80);
+
+		cookie_ok &= syncookie_check(&dp, sa, da, sp, dpt, isn, f[1].ack - 1) ==
+			     (int)syncookie_mss_index(LG_MSS);
+		later_ok &= syncookie_check(&dp_later, sa, da, sp, dpt, isn, f[1].ack - 1) >= 0;
+		late_refused &= syncookie_check(&dp_late, sa, da, sp, dpt, isn, f[1].ack - 1) < 0;
+
+		/* POST <path> with Host and the user's purchase token. */
+		static const char pre[] = "POST /api/v1/events/3/reserve/";
+		char *seg = req + sizeof(pre) - 1, *sp_end = strchr(seg, ' ');
+		char *tok = strstr(req, "\r\nX-Flash-Token: "), *tok_end;
+		struct tok_purchase pt;
+
+		if (strncmp(req, pre, sizeof(pre) - 1) != 0 || sp_end == NULL || tok == NULL ||
+			strstr(req, " HTTP/1.1\r\nHost: shop.example\r\n") == NULL ||
+			strstr(req, "\r\nContent-Length: 0\r\n\r\n") == NULL) {
+			tap_diag("reserve: request %llu: %s", (unsigned long long)i, req);
+			path_ok = token_ok = 0;
+			break;
+		}
+		path_ok &= tok_path_verify(&c.reserve.sale, seg, (size_t)(sp_end - seg), 3, NULL) ==
+			   TOK_OK;
+		tok += strlen("\r\nX-Flash-Token: ");
+		tok_end = strstr(tok, "\r\n");
+		token_ok &= tok_end != NULL &&
+			    tok_purchase_verify(&c.reserve.sale, tok, (size_t)(tok_end - tok), 3,
+				    R_NOW, &pt) == TOK_OK &&
+			    pt.user == 500 + i && pt.expires_s == R_NOW + 3600;
+	}
+	tap_ok(ok, "reserve: 30 connections of SYN, ACK|PSH with the request, ACK|FIN; one flow "
+		   "each, sequence numbers in order, checksums right");
+	tap_ok(cookie_ok, "reserve: each ACK acknowledges the cookie the data plane makes");
+	tap_ok(later_ok && late_refused,
+		"reserve: the cookies still hold a slot later, not two slots later");
+	tap_ok(path_ok, "reserve: the path is event 3's under the sale key");
+	tap_ok(token_ok, "reserve: each request carries its user's purchase token for event 3");
+
+	struct pg_stream_cfg no_key = reserve_cfg(1);
+
+	tok_keyring_init(&no_key.reserve.sale);
+	tap_eq_int(pg_stream_init(&s2, &no_key), -ENOKEY, "reserve: no sale key, no stream");
+	tok_keyring_wipe(&c.reserve.sale);
+}
+
 static void
 test_pairs_unique(void)
 {
@@ -349,6 +470,22 @@ static const struct {
 	{{"--stream", "arp", "--out", "x", "--bogus"}, -1, "unknown option '--bogus'"},
 	{{"--stream", "arp", "--out"}, -1, "--out needs a value"},
 	{{"--stream", "arp", "--out", "x", "extra"}, -1, "unexpected argument 'extra'"},
+	{{"--stream", "reserve", "--out", "x", "--dst-mac", "02:70:63:61:70:00", "--sale-key-hex",
+		 "00112233445566778899aabbccddeeff"},
+		-1, "needs --cookie-secret-hex"},
+	{{"--stream", "reserve", "--out", "x", "--dst-mac", "02:70:63:61:70:00",
+		 "--cookie-secret-hex", "00112233445566778899aabbccddeeff"},
+		-1, "needs --sale-key-hex"},
+	{{"--stream", "reserve", "--out", "x", "--cookie-secret-hex", "0011"}, -1,
+		"--cookie-secret-hex needs 32 hex digits"},
+	{{"--stream", "reserve", "--out", "x", "--sale-key-hex",
+		 "00112233445566778899aabbccddeexx"},
+		-1, "--sale-key-hex needs 32 to 128 hex digits"},
+	{{"--stream", "reserve", "--out", "x", "--host", "a b"}, -1, "--host 'a b' is not"},
+	{{"--stream", "reserve", "--out", "x", "--host", "x\r\nEvil: 1"}, -1, "is not a host"},
+	{{"--stream", "reserve", "--out", "x", "--event", "0"}, -1, "--event '0'"},
+	{{"--stream", "reserve", "--out", "x", "--user-base", "0"}, -1, "--user-base '0'"},
+	{{"--stream", "reserve", "--out", "x", "--cookie-slot-s", "601"}, -1, "--cookie-slot-s"},
 };
 
 static void
@@ -383,6 +520,32 @@ test_args(void)
 			a.cfg.dst_ip == RTE_IPV4(10, 2, 0, 1) && a.cfg.dport == 8080 &&
 			a.cfg.count == 7 && a.cfg.seed == 9,
 		"args: every value of a good line lands in the settings");
+
+	char *rargv[] = {"flashgate-pcapgen", "--stream", "reserve", "--out", "r.pcap", "--dst-mac",
+		"02:70:63:61:70:00", "--count", "33333333", "--cookie-secret-hex",
+		"00112233445566778899aabbccddeeff", "--cookie-slot-s", "30", "--sale-key-hex",
+		"73616c656b65792d62656e63682d3031323334353637383961626364", "--sale-kid", "7",
+		"--event", "4", "--user-base", "900", "--host", "shop.example:8080", "--src-net",
+		"198.19.0.0/16"};
+	uint32_t kid = 0;
+	uint64_t t0 = (uint64_t)time(NULL);
+
+	tap_ok(pg_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == 0 &&
+			a.cfg.kind == PG_STREAM_RESERVE && a.cfg.count == 33333333 &&
+			a.cfg.reserve.cookie_secret[0] == 0x00 &&
+			a.cfg.reserve.cookie_secret[15] == 0xff &&
+			a.cfg.reserve.cookie_slot_s == 30 &&
+			tok_keyring_current(&a.cfg.reserve.sale, &kid) == 0 && kid == 7 &&
+			a.cfg.reserve.event == 4 && a.cfg.reserve.user_base == 900 &&
+			strcmp(a.cfg.reserve.host, "shop.example:8080") == 0 &&
+			a.cfg.reserve.now_s - t0 <= 2 &&
+			a.cfg.reserve.expires_s == a.cfg.reserve.now_s + 3600,
+		"args: a reserve line's keys, sale and host land in the settings (%s)", err);
+	rargv[8] = "33333334";
+	tap_ok(pg_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == -1 &&
+			strstr(err, "connections is more than 33333333") != NULL,
+		"args: more reserve connections than 100000000 frames refused");
+	tok_keyring_wipe(&a.cfg.reserve.sale);
 }
 
 int
@@ -393,6 +556,7 @@ main(void)
 	test_syn();
 	test_bad_ack();
 	test_arp();
+	test_reserve();
 	test_pairs_unique();
 	test_seed();
 	test_pcap_file();
