@@ -67,8 +67,13 @@ lg_client_flush(struct lg_client *cl)
 	uint16_t sent = 0;
 
 	/* A full TX ring drains in microseconds; a bounded number of tries, then drop: the
-	 * retransmission timers recover what was dropped, as on a real link. */
-	for (int tries = 0; sent < cl->n_tx && tries < 64; tries++)
+	 * retransmission timers recover what was dropped, as on a real link. A blast has no
+	 * timers, so what it drops is a connection lost: it waits up to 10 ms for the data plane
+	 * to take its frames (a worker whose core is briefly taken by something else). */
+	uint64_t until = lg_mode_blast(cl->o->mode) ? rte_get_tsc_cycles() + cl->hz / 100 : 0;
+
+	for (int tries = 0; sent < cl->n_tx && (tries < 64 || rte_get_tsc_cycles() < until);
+		tries++)
 		sent += rte_eth_tx_burst(
 			cl->port_id, cl->queue_id, cl->tx + sent, (uint16_t)(cl->n_tx - sent));
 	if (sent < cl->n_tx) {
