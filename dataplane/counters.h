@@ -117,6 +117,9 @@ struct dp_counters {
 	/* TSC cycles the worker spent on bursts that brought packets (receive, pipeline, send),
 	 * so that cycles per request can be told apart from the load that was offered. */
 	uint64_t busy_cycles;
+	/* Bursts that brought packets: rx_packets / rx_bursts is the mean burst, near the burst
+	 * size when the worker is saturated, small when it waits for packets. */
+	uint64_t rx_bursts;
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t answers[DP_ANS_MAX];
 	uint64_t http[DP_HTTP_MAX];

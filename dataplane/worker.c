@@ -49,6 +49,7 @@ worker_main(void *arg)
 
 			if (n == 0)
 				continue;
+			w->ctr.rx_bursts++;
 			worker_clock_update(w, t0);
 			if (w->bridge != NULL)
 				w->sh = shared_get(w->bridge->shared);

@@ -311,6 +311,11 @@ stream() {
 stream syn "$N_SYN"
 tap_is "$(counter syn answer syn_ack)/$(counter syn rx)/$(counter syn tx)" \
 	"$N_SYN/$N_SYN/$N_SYN" "syn: final counters: $N_SYN SYN-ACKs, rx and tx $N_SYN"
+bursts=$(awk '/final counters/ { f = 1 } f && $1 == "busy" { print $(NF - 1) }' \
+	"$E2E_TMP/syn.counters")
+tap_ok "$([ "${bursts:-0}" -ge $(((N_SYN + 31) / 32)) ] && [ "${bursts:-0}" -le "$N_SYN" ]
+	echo $?)" "syn: the busy line counts the bursts that brought the $N_SYN frames (${bursts:-none}, \
+at most 32 frames each)"
 
 stream bad-ack "$N_BAD"
 tap_is "$(counter bad-ack answer rst_bad_cookie)/$(counter bad-ack answer rst)/$(counter \
