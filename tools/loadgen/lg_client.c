@@ -169,8 +169,8 @@ healthz_request(char *buf, size_t cap, const char *host)
 
 /*
  * A reserve of user with a purchase token for the event of o that expires at exp (Unix s),
- * minted with the sale key as the data plane mints them, into buf[0..cap). Returns its length,
- * or -1 if it does not fit.
+ * minted with the sale key as the data plane mints them, into buf[0..cap). Returns its length;
+ * -ENOKEY if the token could not be minted, -ENOSPC if the request does not fit.
  */
 static int
 reserve_request(char *buf, size_t cap, const struct lg_opts *o, uint64_t user, uint64_t exp)
@@ -179,11 +179,11 @@ reserve_request(char *buf, size_t cap, const struct lg_opts *o, uint64_t user, u
 	int n;
 
 	if (tok_purchase_mint(&o->sale, o->event, user, exp, tok, sizeof(tok)) < 0)
-		return -1;
+		return -ENOKEY;
 	n = snprintf(buf, cap,
 		"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
 		o->reserve_path, o->host, tok);
-	return n >= 0 && (size_t)n < cap ? n : -1;
+	return n >= 0 && (size_t)n < cap ? n : -ENOSPC;
 }
 
 /*
@@ -1275,21 +1275,18 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 	}
 	if (lg_mode_blast(o->mode)) {
 		const char *why = NULL;
-		char tok[TOK_BUF_SIZE];
-		int n = -1;
+		int n;
 
 		cl->blast_exp = (uint64_t)time(NULL) + 3600;
 		/* Each cause its own message: the key, the request's size, the cookies. */
-		if (o->mode == LG_MODE_RESERVE_BLAST &&
-			tok_purchase_mint(&o->sale, o->event, o->user_base, cl->blast_exp, tok,
-				sizeof(tok)) < 0)
-			why = "cannot mint the purchase tokens (is --sale-key-hex set?)";
-		else if (o->mode == LG_MODE_RESERVE_BLAST)
+		if (o->mode == LG_MODE_RESERVE_BLAST)
 			n = reserve_request(cl->blast_req, sizeof(cl->blast_req), o, o->user_base,
 				cl->blast_exp);
 		else
 			n = healthz_request(cl->blast_req, sizeof(cl->blast_req), o->host);
-		if (why == NULL && (n < 0 || (size_t)n >= sizeof(cl->blast_req)))
+		if (n == -ENOKEY)
+			why = "cannot mint the purchase tokens (is --sale-key-hex set?)";
+		else if (n < 0 || (size_t)n >= sizeof(cl->blast_req))
 			why = "the blast's request does not fit one frame (--host too long?)";
 		if (why == NULL && syncookie_init(&cl->cookies, o->cookie_secret, o->cookie_slot_s,
 					   now_wall_ms() / 1000) != 0)
