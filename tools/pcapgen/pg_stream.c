@@ -113,22 +113,30 @@ reserve_frame(struct pg_stream *s, uint64_t i, unsigned part, struct pg_flow *f)
 	uint32_t cookie = syncookie_make(&s->cookies, rte_cpu_to_be_32(f->src_ip),
 		rte_cpu_to_be_32(c->dst_ip), rte_cpu_to_be_16(f->sport), rte_cpu_to_be_16(c->dport),
 		isn, syncookie_mss_index(LG_MSS));
-	int n = tok_purchase_mint(&r->sale, r->event, f->user, r->expires_s, tok, sizeof(tok));
+	/* The request and the FIN (which needs its length) follow each other: one token each. */
+	if (s->req_conn != i + 1) {
+		int n = tok_purchase_mint(
+			&r->sale, r->event, f->user, r->expires_s, tok, sizeof(tok));
 
-	if (n < 0)
-		return -1;
-	n = snprintf(s->req, sizeof(s->req),
-		"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
-		s->path, r->host, tok);
-	if (n < 0 || (size_t)n >= sizeof(s->req))
-		return -1;
+		if (n < 0)
+			return -1;
+		n = snprintf(s->req, sizeof(s->req),
+			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\nContent-Length: "
+			"0\r\n\r\n",
+			s->path, r->host, tok);
+		if (n < 0 || (size_t)n >= sizeof(s->req))
+			return -1;
+		s->req_conn = i + 1;
+		s->req_len = (uint16_t)n;
+	}
+	uint16_t n = s->req_len;
 	f->ack = seg.ack = cookie + 1;
 	seg.mss_opt = false;
 	if (part == 1) {
 		f->seq = seg.seq = isn + 1;
 		seg.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
 		seg.payload = s->req;
-		seg.payload_len = (uint16_t)n;
+		seg.payload_len = n;
 	} else {
 		f->seq = seg.seq = isn + 1 + (uint32_t)n;
 		seg.flags = RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG;

@@ -90,7 +90,9 @@ struct pg_stream {
 	uint32_t h0, p0;
 	struct syncookie_ctx cookies; /* reserve: the data plane's, at cfg.reserve.now_s */
 	char path[TOK_BUF_SIZE + 48]; /* reserve: /api/v1/events/<event>/reserve/<kid>-<key> */
-	char req[1024];		      /* reserve: the request of the current frame */
+	char req[1024];		      /* reserve: the request of connection req_conn - 1 */
+	uint64_t req_conn;	      /* 0: none built yet */
+	uint16_t req_len;
 	struct rte_mbuf m;
 	uint8_t room[PG_FRAME_ROOM];
 };
