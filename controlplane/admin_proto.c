@@ -1179,209 +1179,90 @@ admin_parse(const char *line, struct admin_req *req, char *err, size_t errlen)
 /* ---------------------------------------------------------------------------------------- */
 /* Writing JSON                                                                              */
 
-static void
-jput(struct admin_json *j, const char *s, size_t n)
+void
+admin_json_ok(struct json_writer *j, char *buf, size_t cap)
 {
-	/* One byte stays free for the '\n' of admin_json_end() and one for the NUL. */
-	if (j->overflow || j->len + n + 2 > j->cap) {
-		j->overflow = true;
-		return;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-	j->buf[j->len] = '\0';
-}
-
-static void
-jputs(struct admin_json *j, const char *s)
-{
-	jput(j, s, strlen(s));
-}
-
-static void
-jquoted(struct admin_json *j, const char *s)
-{
-	static const char hexd[] = "0123456789abcdef";
-
-	jput(j, "\"", 1);
-	for (const char *p = s; *p != '\0'; p++) {
-		unsigned char c = (unsigned char)*p;
-		char esc[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
-
-		if (c == '"' || c == '\\') {
-			esc[1] = (char)c;
-			jput(j, esc, 2);
-		} else if (c < 0x20 || c == 0x7f) {
-			jput(j, esc, 6);
-		} else {
-			jput(j, p, 1);
-		}
-	}
-	jput(j, "\"", 1);
-}
-
-/* The comma and key before a value. */
-static void
-jkey(struct admin_json *j, const char *key)
-{
-	if (j->comma)
-		jput(j, ",", 1);
-	if (key != NULL) {
-		jquoted(j, key);
-		jput(j, ":", 1);
-	}
-	j->comma = true;
+	jw_init(j, buf, cap);
+	jw_open(j, NULL, '{');
+	jw_bool(j, "ok", true);
 }
 
 void
-admin_json_ok(struct admin_json *j, char *buf, size_t cap)
+admin_json_event(struct json_writer *j, const char *key, const struct admin_event *ev)
 {
-	*j = (struct admin_json){.buf = buf, .cap = cap};
-	if (cap > 0)
-		buf[0] = '\0';
-	jputs(j, "{\"ok\":true");
-	j->comma = true;
-}
-
-void
-admin_json_open(struct admin_json *j, const char *key, char bracket)
-{
-	jkey(j, key);
-	jput(j, bracket == '[' ? "[" : "{", 1);
-	j->comma = false;
-}
-
-void
-admin_json_close(struct admin_json *j, char bracket)
-{
-	jput(j, bracket == ']' ? "]" : "}", 1);
-	j->comma = true;
-}
-
-void
-admin_json_str(struct admin_json *j, const char *key, const char *val)
-{
-	jkey(j, key);
-	jquoted(j, val);
-}
-
-void
-admin_json_u64(struct admin_json *j, const char *key, uint64_t v)
-{
-	char num[24];
-
-	jkey(j, key);
-	snprintf(num, sizeof(num), "%" PRIu64, v);
-	jputs(j, num);
-}
-
-void
-admin_json_i64(struct admin_json *j, const char *key, int64_t v)
-{
-	char num[24];
-
-	jkey(j, key);
-	snprintf(num, sizeof(num), "%" PRId64, v);
-	jputs(j, num);
-}
-
-void
-admin_json_bool(struct admin_json *j, const char *key, bool v)
-{
-	jkey(j, key);
-	jputs(j, v ? "true" : "false");
-}
-
-void
-admin_json_time(struct admin_json *j, const char *key, uint64_t ms)
-{
-	char t[40];
-
-	cfg_format_time(ms, t, sizeof(t));
-	admin_json_str(j, key, t);
-}
-
-void
-admin_json_event(struct admin_json *j, const char *key, const struct admin_event *ev)
-{
-	admin_json_open(j, key, '{');
-	admin_json_u64(j, "id", ev->id);
-	admin_json_str(j, "name", ev->name);
-	admin_json_str(j, "state", admin_event_state_name(ev->state));
-	admin_json_u64(j, "stock", ev->stock);
-	admin_json_u64(j, "available", ev->available);
-	admin_json_time(j, "starts_at", ev->starts_at_ms);
-	admin_json_time(j, "ends_at", ev->ends_at_ms);
-	admin_json_u64(j, "pay_window_s", ev->pay_window_s);
-	admin_json_u64(j, "per_user_limit", ev->per_user_limit);
+	jw_open(j, key, '{');
+	jw_u64(j, "id", ev->id);
+	jw_str(j, "name", ev->name);
+	jw_str(j, "state", admin_event_state_name(ev->state));
+	jw_u64(j, "stock", ev->stock);
+	jw_u64(j, "available", ev->available);
+	jw_time(j, "starts_at", ev->starts_at_ms);
+	jw_time(j, "ends_at", ev->ends_at_ms);
+	jw_u64(j, "pay_window_s", ev->pay_window_s);
+	jw_u64(j, "per_user_limit", ev->per_user_limit);
 	if (ev->created_at_ms != 0)
-		admin_json_time(j, "created_at", ev->created_at_ms);
-	admin_json_close(j, '}');
+		jw_time(j, "created_at", ev->created_at_ms);
+	jw_close(j, '}');
 }
 
 void
-admin_json_key(struct admin_json *j, const char *key, const struct admin_key *k)
+admin_json_key(struct json_writer *j, const char *key, const struct admin_key *k)
 {
-	admin_json_open(j, key, '{');
-	admin_json_u64(j, "kid", k->kid);
-	admin_json_str(j, "kind", admin_key_kind_name(k->kind));
-	admin_json_bool(j, "current", k->current);
-	admin_json_time(j, "created_at", k->created_at_ms);
-	admin_json_close(j, '}');
+	jw_open(j, key, '{');
+	jw_u64(j, "kid", k->kid);
+	jw_str(j, "kind", admin_key_kind_name(k->kind));
+	jw_bool(j, "current", k->current);
+	jw_time(j, "created_at", k->created_at_ms);
+	jw_close(j, '}');
 }
 
 void
 admin_json_rule(
-	struct admin_json *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms)
+	struct json_writer *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms)
 {
 	char v[ADMIN_RULE_TEXT_MAX];
 
 	if (admin_rule_value(r, v, sizeof(v)) < 0)
 		v[0] = '\0';
-	admin_json_open(j, key, '{');
-	admin_json_str(j, "kind", admin_rule_kind_name(r->kind));
-	admin_json_str(j, "value", v);
+	jw_open(j, key, '{');
+	jw_str(j, "kind", admin_rule_kind_name(r->kind));
+	jw_str(j, "value", v);
 	if (created_at_ms != 0)
-		admin_json_time(j, "created_at", created_at_ms);
-	admin_json_close(j, '}');
+		jw_time(j, "created_at", created_at_ms);
+	jw_close(j, '}');
 }
 
 static void
-json_bucket(struct admin_json *j, const char *key, uint32_t rate, uint32_t burst)
+json_bucket(struct json_writer *j, const char *key, uint32_t rate, uint32_t burst)
 {
-	admin_json_open(j, key, '{');
-	admin_json_u64(j, "rate", rate);
-	admin_json_u64(j, "burst", burst);
-	admin_json_close(j, '}');
+	jw_open(j, key, '{');
+	jw_u64(j, "rate", rate);
+	jw_u64(j, "burst", burst);
+	jw_close(j, '}');
 }
 
 void
-admin_json_limits(struct admin_json *j, const char *key, const struct wire_limits *l)
+admin_json_limits(struct json_writer *j, const char *key, const struct wire_limits *l)
 {
-	admin_json_open(j, key, '{');
+	jw_open(j, key, '{');
 	json_bucket(j, "ip", l->ip_rate, l->ip_burst);
 	json_bucket(j, "user", l->user_rate, l->user_burst);
 	json_bucket(j, "device", l->device_rate, l->device_burst);
-	admin_json_u64(j, "forward_per_s", l->event_forward_per_s);
-	admin_json_close(j, '}');
+	jw_u64(j, "forward_per_s", l->event_forward_per_s);
+	jw_close(j, '}');
 }
 
 int
-admin_json_end(struct admin_json *j)
+admin_json_end(struct json_writer *j)
 {
-	jput(j, "}", 1);
-	if (j->overflow)
-		return -ENOSPC;
-	/* jput() kept room for this. */
-	j->buf[j->len++] = '\n';
-	j->buf[j->len] = '\0';
-	return (int)j->len;
+	jw_close(j, '}');
+	return jw_end(j);
 }
 
 int
 admin_answer_ok(char *buf, size_t cap)
 {
-	struct admin_json j;
+	struct json_writer j;
 
 	admin_json_ok(&j, buf, cap);
 	return admin_json_end(&j);
@@ -1390,13 +1271,12 @@ admin_answer_ok(char *buf, size_t cap)
 int
 admin_answer_error(char *buf, size_t cap, const char *msg)
 {
-	struct admin_json j = {.buf = buf, .cap = cap};
+	struct json_writer j;
 
-	if (cap > 0)
-		buf[0] = '\0';
-	jputs(&j, "{\"ok\":false");
-	j.comma = true;
-	admin_json_str(&j, "error", msg);
+	jw_init(&j, buf, cap);
+	jw_open(&j, NULL, '{');
+	jw_bool(&j, "ok", false);
+	jw_str(&j, "error", msg);
 	return admin_json_end(&j);
 }
 

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/json_writer.h"
 #include "common/wire.h"
 
 #define ADMIN_LINE_MAX	       4096 /* bytes of a request line, with its '\n' */
@@ -218,56 +219,31 @@ const char *admin_key_kind_name(uint8_t kind);
 const char *admin_help_text(void);
 
 /*
- * A JSON writer into a caller buffer. Values are written in order; keys are given for members
- * of objects and NULL for elements of arrays. On overflow it stops writing and admin_json_end()
- * reports it, so callers check once at the end.
+ * Admin answers are written with common/json_writer.h: admin_json_ok() starts one, the
+ * admin_json_*() helpers below write the protocol's objects, admin_json_end() finishes it.
  */
-struct admin_json {
-	char *buf;
-	size_t cap;
-	size_t len;
-	bool overflow;
-	bool comma; /* the next value needs a ',' before it */
-};
 
 /* Starts an answer in buf (cap bytes): writes {"ok":true and leaves the object open. */
-void admin_json_ok(struct admin_json *j, char *buf, size_t cap);
-
-/* Opens an object ('{') or array ('[') as member key (or array element when key is NULL). */
-void admin_json_open(struct admin_json *j, const char *key, char bracket);
-
-/* Closes the innermost object ('}') or array (']'). */
-void admin_json_close(struct admin_json *j, char bracket);
-
-/* A string member or element, escaped as RFC 8259 requires (UTF-8 passes through). */
-void admin_json_str(struct admin_json *j, const char *key, const char *val);
-
-/* Numbers, booleans. */
-void admin_json_u64(struct admin_json *j, const char *key, uint64_t v);
-void admin_json_i64(struct admin_json *j, const char *key, int64_t v);
-void admin_json_bool(struct admin_json *j, const char *key, bool v);
-
-/* A time (Unix ms) as an RFC 3339 string in UTC, "2026-12-01T10:00:00Z". */
-void admin_json_time(struct admin_json *j, const char *key, uint64_t ms);
+void admin_json_ok(struct json_writer *j, char *buf, size_t cap);
 
 /* An event as an object: id, name, state, stock, available, starts_at, ends_at, ... */
-void admin_json_event(struct admin_json *j, const char *key, const struct admin_event *ev);
+void admin_json_event(struct json_writer *j, const char *key, const struct admin_event *ev);
 
 /* A key as an object: kid, kind, current, created_at (never the secret). */
-void admin_json_key(struct admin_json *j, const char *key, const struct admin_key *k);
+void admin_json_key(struct json_writer *j, const char *key, const struct admin_key *k);
 
 /* A rule as an object: kind, value, and created_at when created_at_ms is not 0. */
 void admin_json_rule(
-	struct admin_json *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms);
+	struct json_writer *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms);
 
 /* Limits as an object: ip, user, device ({"rate":R,"burst":B}) and forward_per_s. */
-void admin_json_limits(struct admin_json *j, const char *key, const struct wire_limits *l);
+void admin_json_limits(struct json_writer *j, const char *key, const struct wire_limits *l);
 
 /*
  * Closes the answer's object and adds '\n'. Returns the answer's length (with the '\n'), or
  * -ENOSPC when it did not fit: then send admin_answer_error() of a short message instead.
  */
-int admin_json_end(struct admin_json *j);
+int admin_json_end(struct json_writer *j);
 
 /* {"ok":true}\n into buf. Returns the length, or -ENOSPC. */
 int admin_answer_ok(char *buf, size_t cap);

@@ -103,7 +103,7 @@ answer_error(char *out, size_t cap, const char *fmt, ...)
 }
 
 static int
-end(struct admin_json *j, char *out, size_t cap)
+end(struct json_writer *j, char *out, size_t cap)
 {
 	int n = admin_json_end(j);
 
@@ -111,7 +111,7 @@ end(struct admin_json *j, char *out, size_t cap)
 }
 
 static void
-json_event_full(struct cp_ctx *c, struct admin_json *j, const char *key,
+json_event_full(struct cp_ctx *c, struct json_writer *j, const char *key,
 	const struct admin_event *ev)
 {
 	struct rs_event_state rst;
@@ -119,31 +119,31 @@ json_event_full(struct cp_ctx *c, struct admin_json *j, const char *key,
 	char err[256];
 	const struct cp_event *ce = cp_state_event(c->st, ev->id);
 
-	admin_json_open(j, key, '{');
+	jw_open(j, key, '{');
 	admin_json_event(j, "event", ev);
 	if (ce != NULL)
-		admin_json_bool(j, "sold_out", ce->sold_out);
+		jw_bool(j, "sold_out", ce->sold_out);
 	if (rs_event_state(c->rs, ev->id, &rst) == 0) {
-		admin_json_open(j, "redis", '{');
-		admin_json_bool(j, "preheated", rst.preheated);
-		admin_json_i64(j, "stock", rst.stock);
-		admin_json_u64(j, "buyers", rst.buyers);
-		admin_json_u64(j, "outbox", rst.outbox_len);
-		admin_json_u64(j, "released", rst.released);
-		admin_json_close(j, '}');
+		jw_open(j, "redis", '{');
+		jw_bool(j, "preheated", rst.preheated);
+		jw_i64(j, "stock", rst.stock);
+		jw_u64(j, "buyers", rst.buyers);
+		jw_u64(j, "outbox", rst.outbox_len);
+		jw_u64(j, "released", rst.released);
+		jw_close(j, '}');
 	} else {
-		admin_json_str(j, "redis", "unreachable");
+		jw_str(j, "redis", "unreachable");
 	}
 	if (pg_event_counts(c->pg, ev->id, &pc, err, sizeof(err)) == 0) {
-		admin_json_open(j, "orders", '{');
-		admin_json_u64(j, "pending", pc.pending);
-		admin_json_u64(j, "paid", pc.paid);
-		admin_json_u64(j, "expired", pc.expired);
-		admin_json_u64(j, "cancelled", pc.cancelled);
-		admin_json_u64(j, "releases_pending", pc.releases_pending);
-		admin_json_close(j, '}');
+		jw_open(j, "orders", '{');
+		jw_u64(j, "pending", pc.pending);
+		jw_u64(j, "paid", pc.paid);
+		jw_u64(j, "expired", pc.expired);
+		jw_u64(j, "cancelled", pc.cancelled);
+		jw_u64(j, "releases_pending", pc.releases_pending);
+		jw_close(j, '}');
 	}
-	admin_json_close(j, '}');
+	jw_close(j, '}');
 }
 
 /* Changes an event's state in PostgreSQL and tells the data planes. */
@@ -181,7 +181,7 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	reload_and_publish(c, what, cp_state_publish_events);
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 
-	struct admin_json j;
+	struct json_writer j;
 
 	admin_json_ok(&j, out, cap);
 	json_event_full(c, &j, "event", &ev);
@@ -189,7 +189,7 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 }
 
 struct rules_ctx {
-	struct admin_json *j;
+	struct json_writer *j;
 };
 
 static int
@@ -207,7 +207,7 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	struct decider_counters dc;
 	struct cp_links_counters lc;
 	struct rs_stats rs;
-	struct admin_json j;
+	struct json_writer j;
 
 	decider_counters(c->dec, &dc);
 	cp_links_counters(c->links, &lc);
@@ -215,46 +215,46 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	uint64_t now_ms = now_wall_ms();
 
 	admin_json_ok(&j, out, cap);
-	admin_json_u64(&j, "uptime_s", (now_ms - c->started_ms) / 1000);
-	admin_json_open(&j, "decisions", '{');
-	admin_json_u64(&j, "received", dc.received);
-	admin_json_u64(&j, "decided", dc.decided);
+	jw_u64(&j, "uptime_s", (now_ms - c->started_ms) / 1000);
+	jw_open(&j, "decisions", '{');
+	jw_u64(&j, "received", dc.received);
+	jw_u64(&j, "decided", dc.decided);
 	for (unsigned v = 1; v < WIRE_V_MAX; v++)
 		if (dc.verdicts[v] || v <= WIRE_V_RETRY)
-			admin_json_u64(&j, wire_verdict_name(v), dc.verdicts[v]);
-	admin_json_u64(&j, "rounds", dc.rounds);
-	admin_json_u64(&j, "batches", dc.batches);
-	admin_json_u64(&j, "sold_out_published", dc.sold_out_published);
-	admin_json_u64(&j, "result_queries", dc.queries);
-	admin_json_u64(&j, "bad_records", dc.bad_records);
-	admin_json_close(&j, '}');
-	admin_json_open(&j, "redis", '{');
-	admin_json_bool(&j, "connected", rs_connected(c->rs));
-	admin_json_u64(&j, "outages", rs.outages);
-	admin_json_u64(&j, "connects", rs.connects);
-	admin_json_u64(&j, "errors", rs.errors);
-	admin_json_u64(&j, "retry", rs.retry);
-	admin_json_close(&j, '}');
-	admin_json_open(&j, "links", '{');
-	admin_json_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
-	admin_json_u64(&j, "snapshot_requests", lc.msgs_in[WIRE_T_SNAPSHOT_REQUEST]);
-	admin_json_u64(&j, "result_queries_in", lc.records_in[WIRE_T_RESULT_QUERY]);
-	admin_json_u64(&j, "results_out", lc.records_out[WIRE_T_RESULT]);
-	admin_json_u64(&j, "snapshots_out", lc.msgs_out[WIRE_T_SNAPSHOT_END]);
-	admin_json_u64(&j, "send_errors", lc.send_errors);
-	admin_json_u64(&j, "wrong_direction", lc.wrong_direction);
+			jw_u64(&j, wire_verdict_name(v), dc.verdicts[v]);
+	jw_u64(&j, "rounds", dc.rounds);
+	jw_u64(&j, "batches", dc.batches);
+	jw_u64(&j, "sold_out_published", dc.sold_out_published);
+	jw_u64(&j, "result_queries", dc.queries);
+	jw_u64(&j, "bad_records", dc.bad_records);
+	jw_close(&j, '}');
+	jw_open(&j, "redis", '{');
+	jw_bool(&j, "connected", rs_connected(c->rs));
+	jw_u64(&j, "outages", rs.outages);
+	jw_u64(&j, "connects", rs.connects);
+	jw_u64(&j, "errors", rs.errors);
+	jw_u64(&j, "retry", rs.retry);
+	jw_close(&j, '}');
+	jw_open(&j, "links", '{');
+	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
+	jw_u64(&j, "snapshot_requests", lc.msgs_in[WIRE_T_SNAPSHOT_REQUEST]);
+	jw_u64(&j, "result_queries_in", lc.records_in[WIRE_T_RESULT_QUERY]);
+	jw_u64(&j, "results_out", lc.records_out[WIRE_T_RESULT]);
+	jw_u64(&j, "snapshots_out", lc.msgs_out[WIRE_T_SNAPSHOT_END]);
+	jw_u64(&j, "send_errors", lc.send_errors);
+	jw_u64(&j, "wrong_direction", lc.wrong_direction);
 	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
 		if (lc.decode_errors[i]) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "decode_error_%s", wire_err_name(-(int)i - 1));
-			admin_json_u64(&j, name, lc.decode_errors[i]);
+			jw_u64(&j, name, lc.decode_errors[i]);
 		}
-	admin_json_close(&j, '}');
-	admin_json_open(&j, "admin", '{');
-	admin_json_u64(&j, "requests", c->admin_requests);
-	admin_json_u64(&j, "refused", c->admin_refused);
-	admin_json_close(&j, '}');
+	jw_close(&j, '}');
+	jw_open(&j, "admin", '{');
+	jw_u64(&j, "requests", c->admin_requests);
+	jw_u64(&j, "refused", c->admin_refused);
+	jw_close(&j, '}');
 	if (c->dps != NULL)
 		dp_stats_json(c->dps, &j, now_ms, true);
 	return end(&j, out, cap);
@@ -265,7 +265,7 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 {
 	struct tok_keyring ring;
 	char tok[TOK_BUF_SIZE];
-	struct admin_json j;
+	struct json_writer j;
 
 	if (c->st->auth_len == 0)
 		return admin_answer_error(out, cap,
@@ -279,9 +279,9 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 	if (n < 0)
 		return answer_error(out, cap, "session-token: cannot mint: %s", strerror(-n));
 	admin_json_ok(&j, out, cap);
-	admin_json_str(&j, "token", tok);
-	admin_json_u64(&j, "user", req->user);
-	admin_json_time(&j, "expires_at", expires_s * 1000);
+	jw_str(&j, "token", tok);
+	jw_u64(&j, "user", req->user);
+	jw_time(&j, "expires_at", expires_s * 1000);
 	return end(&j, out, cap);
 }
 
@@ -303,7 +303,7 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 	struct rs_event_state rst;
 	uint64_t *users = NULL, *missing = NULL;
 	size_t n_users = 0, n_missing = 0;
-	struct admin_json j;
+	struct json_writer j;
 	char err[512];
 	int rc;
 
@@ -378,30 +378,30 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 			cp_state_publish_events(c->st, c->links);
 	}
 	admin_json_ok(&j, out, cap);
-	admin_json_u64(&j, "event", ev.id);
-	admin_json_bool(&j, "consistent", ok);
-	admin_json_bool(&j, "repaired", repaired);
-	admin_json_open(&j, "postgres", '{');
-	admin_json_u64(&j, "initial", pc.initial);
-	admin_json_u64(&j, "available", pc.available);
-	admin_json_u64(&j, "pending", pc.pending);
-	admin_json_u64(&j, "paid", pc.paid);
-	admin_json_u64(&j, "expired", pc.expired);
-	admin_json_u64(&j, "cancelled", pc.cancelled);
-	admin_json_u64(&j, "releases_unapplied", pc.releases_pending);
-	admin_json_close(&j, '}');
-	admin_json_open(&j, "redis", '{');
-	admin_json_bool(&j, "preheated", rst.preheated);
-	admin_json_i64(&j, "stock", rst.stock);
-	admin_json_u64(&j, "buyers", rst.buyers);
-	admin_json_u64(&j, "released", rst.released);
-	admin_json_u64(&j, "outbox", rst.outbox_len);
-	admin_json_close(&j, '}');
-	admin_json_i64(&j, "backlog", backlog);
-	admin_json_i64(&j, "expected_stock", expected);
-	admin_json_open(&j, "differences", '[');
+	jw_u64(&j, "event", ev.id);
+	jw_bool(&j, "consistent", ok);
+	jw_bool(&j, "repaired", repaired);
+	jw_open(&j, "postgres", '{');
+	jw_u64(&j, "initial", pc.initial);
+	jw_u64(&j, "available", pc.available);
+	jw_u64(&j, "pending", pc.pending);
+	jw_u64(&j, "paid", pc.paid);
+	jw_u64(&j, "expired", pc.expired);
+	jw_u64(&j, "cancelled", pc.cancelled);
+	jw_u64(&j, "releases_unapplied", pc.releases_pending);
+	jw_close(&j, '}');
+	jw_open(&j, "redis", '{');
+	jw_bool(&j, "preheated", rst.preheated);
+	jw_i64(&j, "stock", rst.stock);
+	jw_u64(&j, "buyers", rst.buyers);
+	jw_u64(&j, "released", rst.released);
+	jw_u64(&j, "outbox", rst.outbox_len);
+	jw_close(&j, '}');
+	jw_i64(&j, "backlog", backlog);
+	jw_i64(&j, "expected_stock", expected);
+	jw_open(&j, "differences", '[');
 	if (!rst.preheated)
-		admin_json_str(&j, NULL, "Redis has no stock for this event (not preheated, or lost)");
+		jw_str(&j, NULL, "Redis has no stock for this event (not preheated, or lost)");
 	else if (!stock_ok) {
 		char d[200];
 
@@ -409,7 +409,7 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 			"Redis stock is %" PRId64 ", PostgreSQL says %" PRId64
 			" (available %u - backlog %" PRId64 " - unapplied releases %" PRId64 ")",
 			rst.stock, expected, pc.available, backlog > 0 ? backlog : 0, unapplied);
-		admin_json_str(&j, NULL, d);
+		jw_str(&j, NULL, d);
 	}
 	for (size_t i = 0; i < n_missing && i < 20; i++) {
 		char d[120];
@@ -418,13 +418,13 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 			"user %" PRIu64
 			" has an order but is not a buyer in Redis (no result field)",
 			missing[i]);
-		admin_json_str(&j, NULL, d);
+		jw_str(&j, NULL, d);
 	}
 	if (n_missing > 20) {
 		char d[80];
 
 		snprintf(d, sizeof(d), "... %zu users in all", n_missing);
-		admin_json_str(&j, NULL, d);
+		jw_str(&j, NULL, d);
 	}
 	if (backlog < 0) {
 		char d[160];
@@ -432,9 +432,9 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 		snprintf(d, sizeof(d),
 			"Redis holds %" PRId64 " reservation(s) fewer than PostgreSQL has orders",
 			-backlog);
-		admin_json_str(&j, NULL, d);
+		jw_str(&j, NULL, d);
 	}
-	admin_json_close(&j, ']');
+	jw_close(&j, ']');
 	free(users);
 	free(missing);
 	return end(&j, out, cap);
@@ -444,7 +444,7 @@ int
 admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 {
 	struct admin_req req;
-	struct admin_json j;
+	struct json_writer j;
 	char err[512];
 	int rc;
 
@@ -453,7 +453,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	switch (req.cmd) {
 	case ADMIN_HELP:
 		admin_json_ok(&j, out, cap);
-		admin_json_str(&j, "message", admin_help_text());
+		jw_str(&j, "message", admin_help_text());
 		return end(&j, out, cap);
 	case ADMIN_EVENT_CREATE: {
 		struct admin_event ev;
@@ -488,10 +488,10 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		if ((rc = pg_event_list(c->pg, evs, CP_MAX_EVENTS, &n, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
-		admin_json_open(&j, "events", '[');
+		jw_open(&j, "events", '[');
 		for (unsigned i = 0; i < n && i < CP_MAX_EVENTS; i++)
 			admin_json_event(&j, NULL, &evs[i]);
-		admin_json_close(&j, ']');
+		jw_close(&j, ']');
 		return end(&j, out, cap);
 	}
 	case ADMIN_STATS:
@@ -504,8 +504,8 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
 		admin_json_ok(&j, out, cap);
-		admin_json_u64(&j, "kid", kid);
-		admin_json_str(&j, "message", "new sale key published; the previous one still verifies");
+		jw_u64(&j, "kid", kid);
+		jw_str(&j, "message", "new sale key published; the previous one still verifies");
 		return end(&j, out, cap);
 	}
 	case ADMIN_KEYS_LIST: {
@@ -515,10 +515,10 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		if ((rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
-		admin_json_open(&j, "keys", '[');
+		jw_open(&j, "keys", '[');
 		for (unsigned i = 0; i < n && i < CP_MAX_KEYS; i++)
 			admin_json_key(&j, NULL, &keys[i]);
-		admin_json_close(&j, ']');
+		jw_close(&j, ']');
 		explicit_bzero(keys, sizeof(keys));
 		return end(&j, out, cap);
 	}
@@ -530,7 +530,7 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		reload_and_publish(c, "keys auth-set", cp_state_publish_keys);
 		LOG_NOTICE("auth key %u is now current", req.kid);
 		admin_json_ok(&j, out, cap);
-		admin_json_u64(&j, "kid", req.kid);
+		jw_u64(&j, "kid", req.kid);
 		return end(&j, out, cap);
 	case ADMIN_RULES_ADD:
 	case ADMIN_RULES_DEL:
@@ -548,10 +548,10 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		struct rules_ctx rcx = { &j };
 
 		admin_json_ok(&j, out, cap);
-		admin_json_open(&j, "rules", '[');
+		jw_open(&j, "rules", '[');
 		if ((rc = pg_rule_foreach(c->pg, list_rule, &rcx, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
-		admin_json_close(&j, ']');
+		jw_close(&j, ']');
 		return end(&j, out, cap);
 	}
 	case ADMIN_LIMITS_SET: {
@@ -583,8 +583,8 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 			     sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
-		admin_json_u64(&j, "order_id", req.order_id);
-		admin_json_str(&j, "result", result);
+		jw_u64(&j, "order_id", req.order_id);
+		jw_str(&j, "result", result);
 		return end(&j, out, cap);
 	}
 	case ADMIN_RECONCILE:

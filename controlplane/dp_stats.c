@@ -535,10 +535,10 @@ dp_stats_metrics(const struct dp_stats *s, struct metrics_text *t, uint64_t now_
 
 /* Writes one data plane's (values/has indexed by name id) counters as objects by family. */
 static void
-json_counters(const struct dp_stats *s, struct admin_json *j, const char *key, const uint64_t *sum,
+json_counters(const struct dp_stats *s, struct json_writer *j, const char *key, const uint64_t *sum,
 	const bool *has, const struct dp_ent *d, bool skip_zero)
 {
-	admin_json_open(j, key, '{');
+	jw_open(j, key, '{');
 	for (unsigned f = 0; f < s->n_fam; f++) {
 		const struct family_ent *fe = &s->fam[f];
 		bool opened = false;
@@ -557,55 +557,55 @@ json_counters(const struct dp_stats *s, struct admin_json *j, const char *key, c
 				v = sum[id];
 			}
 			if (ne->value_off == 0) {
-				admin_json_u64(j, fe->name, v);
+				jw_u64(j, fe->name, v);
 				continue;
 			}
 			if (skip_zero && v == 0)
 				continue;
 			if (!opened) {
-				admin_json_open(j, fe->name, '{');
+				jw_open(j, fe->name, '{');
 				opened = true;
 			}
-			admin_json_u64(j, ne->name + ne->value_off, v);
+			jw_u64(j, ne->name + ne->value_off, v);
 		}
 		if (opened)
-			admin_json_close(j, '}');
+			jw_close(j, '}');
 	}
-	admin_json_close(j, '}');
+	jw_close(j, '}');
 }
 
 void
-dp_stats_json(const struct dp_stats *cs, struct admin_json *j, uint64_t now_ms, bool skip_zero)
+dp_stats_json(const struct dp_stats *cs, struct json_writer *j, uint64_t now_ms, bool skip_zero)
 {
 	struct dp_stats *s = (struct dp_stats *)cs; /* the scratch sums are written, under lock */
 	char key[16];
 
 	lock(s);
-	admin_json_open(j, "data_planes", '[');
+	jw_open(j, "data_planes", '[');
 	for (unsigned id = 1; id <= WIRE_DP_ID_MAX; id++) {
 		const struct dp_ent *d = s->dp[id];
 
 		if (d == NULL)
 			continue;
-		admin_json_open(j, NULL, '{');
-		admin_json_u64(j, "id", d->id);
-		admin_json_str(j, "state", is_stale(d, now_ms) ? "stale" : "up");
-		admin_json_u64(j, "age_ms", now_ms > d->last_ms ? now_ms - d->last_ms : 0);
-		admin_json_u64(j, "reports", d->reports);
-		admin_json_u64(j, "restarts", d->restarts);
-		admin_json_u64(j, "counters", d->n);
-		admin_json_close(j, '}');
+		jw_open(j, NULL, '{');
+		jw_u64(j, "id", d->id);
+		jw_str(j, "state", is_stale(d, now_ms) ? "stale" : "up");
+		jw_u64(j, "age_ms", now_ms > d->last_ms ? now_ms - d->last_ms : 0);
+		jw_u64(j, "reports", d->reports);
+		jw_u64(j, "restarts", d->restarts);
+		jw_u64(j, "counters", d->n);
+		jw_close(j, '}');
 	}
-	admin_json_close(j, ']');
+	jw_close(j, ']');
 	sum_all(s, now_ms);
 	json_counters(s, j, "dp_totals", s->sum, s->has, NULL, skip_zero);
-	admin_json_open(j, "dp_counters", '{');
+	jw_open(j, "dp_counters", '{');
 	for (unsigned id = 1; id <= WIRE_DP_ID_MAX; id++) {
 		if (s->dp[id] == NULL)
 			continue;
 		snprintf(key, sizeof(key), "%u", id);
 		json_counters(s, j, key, NULL, NULL, s->dp[id], skip_zero);
 	}
-	admin_json_close(j, '}');
+	jw_close(j, '}');
 	unlock(s);
 }

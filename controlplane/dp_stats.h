@@ -64,7 +64,7 @@ struct dp_stats_counters {
 
 struct dp_stats;
 struct metrics_text;
-struct admin_json;
+struct json_writer;
 
 /* Creates an empty table. Returns NULL when memory is short. */
 struct dp_stats *dp_stats_create(void);
@@ -126,6 +126,6 @@ void dp_stats_metrics(const struct dp_stats *s, struct metrics_text *t, uint64_t
  * open object of j. Counters are objects by family: {"rx_packets":5,"drops":{"ip_checksum":3}}.
  * With skip_zero, labelled counters that are 0 are left out (a reason that never happened).
  */
-void dp_stats_json(const struct dp_stats *s, struct admin_json *j, uint64_t now_ms, bool skip_zero);
+void dp_stats_json(const struct dp_stats *s, struct json_writer *j, uint64_t now_ms, bool skip_zero);
 
 #endif

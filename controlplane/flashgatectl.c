@@ -302,13 +302,13 @@ offline_token(struct ctl_opts *o, bool *handled)
 			return die_usage("session-token: cannot mint: %s", strerror(-rc));
 		if (o->json) {
 			char buf[512];
-			struct admin_json j;
+			struct json_writer j;
 
 			admin_json_ok(&j, buf, sizeof(buf));
-			admin_json_str(&j, "token", tok);
-			admin_json_u64(&j, "user", req.user);
-			admin_json_u64(&j, "kid", kid);
-			admin_json_time(&j, "expires_at", expires * 1000);
+			jw_str(&j, "token", tok);
+			jw_u64(&j, "user", req.user);
+			jw_u64(&j, "kid", kid);
+			jw_time(&j, "expires_at", expires * 1000);
 			if (admin_json_end(&j) > 0)
 				fputs(buf, stdout);
 		} else {

@@ -721,7 +721,7 @@ static void
 test_answers(void)
 {
 	char buf[1024];
-	struct admin_json j;
+	struct json_writer j;
 	struct admin_event ev = {.id = 7,
 		.stock = 1000,
 		.available = 998,
@@ -763,17 +763,17 @@ test_answers(void)
 	tap_eq_int(n, (long long)strlen(buf), "admin_json_end returns the length with the newline");
 
 	admin_json_ok(&j, buf, sizeof(buf));
-	admin_json_open(&j, "keys", '[');
+	jw_open(&j, "keys", '[');
 	admin_json_key(&j, NULL, &key);
-	admin_json_close(&j, ']');
-	admin_json_open(&j, "rules", '[');
+	jw_close(&j, ']');
+	jw_open(&j, "rules", '[');
 	admin_json_rule(&j, NULL, &rule, 0);
 	admin_json_rule(&j, NULL, &rule, 2000);
-	admin_json_close(&j, ']');
+	jw_close(&j, ']');
 	admin_json_limits(&j, "limits", &lim);
-	admin_json_i64(&j, "delta", -3);
-	admin_json_bool(&j, "repaired", false);
-	admin_json_str(&j, "message", "done");
+	jw_i64(&j, "delta", -3);
+	jw_bool(&j, "repaired", false);
+	jw_str(&j, "message", "done");
 	n = admin_json_end(&j);
 	tap_ok(n > 0 && strcmp(buf,
 				"{\"ok\":true,\"keys\":[{\"kid\":3,\"kind\":\"sale\",\"current\":"

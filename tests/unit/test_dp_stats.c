@@ -400,7 +400,7 @@ test_views(void)
 
 	/* The stats command's JSON, and how flashgatectl shows it. */
 	static char buf[8192];
-	struct admin_json j;
+	struct json_writer j;
 
 	admin_json_ok(&j, buf, sizeof(buf));
 	dp_stats_json(s, &j, 10000, true);
