@@ -11,7 +11,7 @@
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
 #include "controlplane/pg_store.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 
 struct cp_ctx {
 	const struct cp_config *cfg;

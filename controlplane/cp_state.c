@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_event.h"
 
 struct rule_acc {
 	struct wire_rule *v;

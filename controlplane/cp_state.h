@@ -14,7 +14,7 @@
 #include "controlplane/admin_proto.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/pg_store.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 
 #define CP_MAX_EVENTS 64
 #define CP_MAX_KEYS   16

@@ -241,7 +241,7 @@ main(int argc, char **argv)
 
 	char host[INET_ADDRSTRLEN];
 	/* Redis may come up after us: reservations are answered retry until it does. */
-	struct rs_config rsc = store_rs_config(&cfg.store, host);
+	struct rs_config rsc = store_config_rs(&cfg.store, host);
 
 	c.rs = rs_open(&rsc, err, sizeof(err));
 	if (c.rs == NULL) {

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_event.h"
+#include "store/store_release.h"
 
 /* Applies releases to Redis; *more is set when a full batch was read. */
 static int

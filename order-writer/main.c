@@ -22,7 +22,8 @@
 #include "common/config_cli.h"
 #include "common/log.h"
 #include "common/now.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
+#include "store/store_outbox.h"
 #include "order-writer/expiry.h"
 #include "order-writer/order_store.h"
 #include "order-writer/outbox_reader.h"
@@ -247,7 +248,7 @@ main(int argc, char **argv)
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(consumer, sizeof(consumer), "%s-%ld", hostname, (long)getpid());
-	rc = store_rs_config(&m.cfg.store, host);
+	rc = store_config_rs(&m.cfg.store, host);
 	m.rs = rs_open(&rc, err, sizeof(err));
 	if (m.rs == NULL) {
 		LOG_ERR("redis: %s", err);

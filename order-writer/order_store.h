@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_outbox.h"
 
 struct order_store;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_keys.h"
 
 struct or_event {
 	uint32_t id;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_outbox.h"
 
 #define OR_EVENTS_MAX 1024
 

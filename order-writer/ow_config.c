@@ -158,15 +158,15 @@ static const struct cfg_section ow_sections[] = {
 	{
 		.name = "redis",
 		.doc = "The Redis whose outboxes hold the reservations to write.",
-		.keys = store_redis_keys,
-		.n_keys = STORE_REDIS_N_KEYS,
+		.keys = store_config_redis_keys,
+		.n_keys = STORE_CONFIG_REDIS_N_KEYS,
 		.offset = offsetof(struct ow_config, store),
 	},
 	{
 		.name = "postgres",
 		.doc = "The PostgreSQL that orders are written to.",
-		.keys = store_pg_keys,
-		.n_keys = STORE_PG_N_KEYS,
+		.keys = store_config_pg_keys,
+		.n_keys = STORE_CONFIG_PG_N_KEYS,
 		.offset = offsetof(struct ow_config, store),
 	},
 };

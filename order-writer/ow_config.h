@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
-#include "controlplane/store_config.h"
+#include "store/store_config.h"
 
 /* PostgreSQL connections writing batches at most (order_writer.connections). */
 #define OW_CONNECTIONS_MAX 4

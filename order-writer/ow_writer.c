@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_release.h"
 
 /*
  * One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged.

@@ -32,7 +32,7 @@
  */
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_outbox.h"
 #include "order-writer/order_store.h"
 #include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
