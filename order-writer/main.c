@@ -93,9 +93,10 @@ parse_args(int argc, char **argv, struct ow_config *cfg)
 struct ow_main {
 	struct ow_config cfg;
 	struct redis_store *rs;
-	struct redis_store *rs_pub; /* the publisher thread's (ow_writer.h) */
+	struct redis_store *publish_rs; /* the publisher thread's (ow_writer.h) */
 	struct order_store *os;
-	struct order_store *more[OW_CONNECTIONS_MAX - 1]; /* connections - 1 more for batches */
+	/* connections - 1 more for batches */
+	struct order_store *more[OW_CONFIG_CONNECTIONS_MAX - 1];
 	struct ow_link *link;
 	struct outbox_reader *reader;
 	struct ow_writer w;
@@ -127,16 +128,16 @@ ow_pace(struct ow_main *m, unsigned n)
 static void
 ow_refresh_events(struct ow_main *m)
 {
-	static uint32_t ids[OR_EVENTS_MAX];
-	static bool open[OR_EVENTS_MAX];
+	static uint32_t ids[OREADER_EVENTS_MAX];
+	static bool open[OREADER_EVENTS_MAX];
 	unsigned n;
 	char err[512];
 
-	if (os_active_events(m->os, ids, open, OR_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
+	if (ostore_active_events(m->os, ids, open, OREADER_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 10000, "%s", err);
 		return;
 	}
-	or_set_events(m->reader, ids, open, n);
+	oreader_set_events(m->reader, ids, open, n);
 }
 
 /*
@@ -155,7 +156,7 @@ ow_write_all(struct ow_main *m, uint32_t event, const struct rs_outbox_buf *b)
 		int rc;
 
 		ow_pace(m, left);
-		rc = ow_write_batch(&m->w, event, b->rec + done, left);
+		rc = ow_writer_write(&m->w, event, b->rec + done, left);
 		if (rc != 0)
 			return rc;
 		done += left;
@@ -167,20 +168,20 @@ ow_write_all(struct ow_main *m, uint32_t event, const struct rs_outbox_buf *b)
 static void
 ow_claim_all(struct ow_main *m)
 {
-	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
+	for (unsigned i = 0; i < oreader_n_events(m->reader) && !stop_requested; i++) {
 		bool done = false;
 
 		/* Bounded: a scan that keeps failing is taken up again at the next interval. */
 		for (unsigned round = 0; round < 1000 && !done && !stop_requested; round++) {
-			int n = or_claim(m->reader, i, m->cfg.claim_idle_ms, m->cfg.batch_size,
+			int n = oreader_claim(m->reader, i, m->cfg.claim_idle_ms, m->cfg.batch_size,
 				&m->buf, &done);
 
 			if (n <= 0)
 				break;
 			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries (%u "
 				 "reservations)",
-				or_event(m->reader, i), n, m->buf.n);
-			if (ow_write_all(m, or_event(m->reader, i), &m->buf) != 0)
+				oreader_event_id(m->reader, i), n, m->buf.n);
+			if (ow_write_all(m, oreader_event_id(m->reader, i), &m->buf) != 0)
 				break;
 		}
 	}
@@ -192,13 +193,13 @@ ow_read_all(struct ow_main *m)
 {
 	bool work = false;
 
-	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
-		int n = or_read(m->reader, i, m->cfg.batch_size, &m->buf);
+	for (unsigned i = 0; i < oreader_n_events(m->reader) && !stop_requested; i++) {
+		int n = oreader_read(m->reader, i, m->cfg.batch_size, &m->buf);
 
 		if (n <= 0)
 			continue;
 		work = true;
-		ow_write_all(m, or_event(m->reader, i), &m->buf);
+		ow_write_all(m, oreader_event_id(m->reader, i), &m->buf);
 	}
 	return work;
 }
@@ -206,14 +207,15 @@ ow_read_all(struct ow_main *m)
 static void
 ow_trim_all(struct ow_main *m)
 {
-	for (unsigned i = 0; i < or_n_events(m->reader); i++) {
+	for (unsigned i = 0; i < oreader_n_events(m->reader); i++) {
 		uint64_t trimmed = 0;
 
-		if (rs_outbox_trim(m->rs, or_event(m->reader, i), m->cfg.group, &trimmed) == 0 &&
+		if (rs_outbox_trim(m->rs, oreader_event_id(m->reader, i), m->cfg.group, &trimmed) ==
+				0 &&
 			trimmed > 0)
 			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64
 				  " acknowledged outbox entries",
-				or_event(m->reader, i), trimmed);
+				oreader_event_id(m->reader, i), trimmed);
 	}
 }
 
@@ -255,31 +257,34 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* The publisher thread's: results and XACKs while this one reads and writes batches. */
-	m.rs_pub = rs_open(&rc, err, sizeof(err));
-	if (m.rs_pub == NULL) {
+	m.publish_rs = rs_open(&rc, err, sizeof(err));
+	if (m.publish_rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
-	m.os = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
+	m.os = ostore_open(m.cfg.store.pg_conninfo, err, sizeof(err));
 	if (m.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
 	for (unsigned i = 0; i + 1 < m.cfg.connections; i++) {
-		m.more[i] = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
+		m.more[i] = ostore_open(m.cfg.store.pg_conninfo, err, sizeof(err));
 		if (m.more[i] == NULL) {
 			LOG_ERR("%s (check [postgres] conninfo)", err);
 			return 1;
 		}
 	}
 	m.link = ow_link_open(m.cfg.push_endpoint, m.cfg.id, err, sizeof(err));
-	m.reader = or_open(m.rs, m.cfg.group, consumer);
+	m.reader = oreader_open(m.rs, m.cfg.group, consumer);
 	if (m.link == NULL || m.reader == NULL) {
 		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
 		return 1;
 	}
-	m.w = (struct ow_writer){
-		.rs = m.rs, .rs_pub = m.rs_pub, .os = m.os, .link = m.link, .group = m.cfg.group};
+	m.w = (struct ow_writer){.rs = m.rs,
+		.publish_rs = m.publish_rs,
+		.os = m.os,
+		.link = m.link,
+		.group = m.cfg.group};
 	memcpy(m.w.more, m.more, sizeof(m.more));
 	m.w.n_more = m.cfg.connections - 1;
 	if (crash != NULL && strcmp(crash, "1") == 0) {
@@ -297,25 +302,25 @@ main(int argc, char **argv)
 		ow_link_flush(m.link);
 		/* Whatever else uses PostgreSQL waits for the batch in flight. */
 		if (now >= next_events) {
-			ow_flush(&m.w);
+			ow_writer_flush(&m.w);
 			ow_refresh_events(&m);
 			next_events = now + m.cfg.events_refresh_ms;
 		}
 		if (now >= next_claim) {
-			ow_flush(&m.w);
+			ow_writer_flush(&m.w);
 			ow_claim_all(&m);
-			ow_flush(&m.w);
+			ow_writer_flush(&m.w);
 			next_claim = now + m.cfg.claim_interval_ms;
 		}
 		work = ow_read_all(&m);
 		if (now >= next_sweep) {
-			ow_flush(&m.w);
+			ow_writer_flush(&m.w);
 			expiry_sweep(m.os, m.rs, m.link, m.cfg.sweep_batch, 10, &m.ex);
 			next_sweep = now + m.cfg.sweep_interval_ms;
 		}
 		if (m.cfg.trim_interval_ms != 0 && now >= next_trim) {
 			if (next_trim != 0) {
-				ow_flush(&m.w);
+				ow_writer_flush(&m.w);
 				ow_trim_all(&m);
 			}
 			next_trim = now + m.cfg.trim_interval_ms;
@@ -326,18 +331,18 @@ main(int argc, char **argv)
 			next_stats = now + 60000;
 		}
 		if (!work) {
-			ow_flush(&m.w);
+			ow_writer_flush(&m.w);
 			sleep_ns((uint64_t)m.cfg.poll_ms * 1000000u);
 		}
 	}
 	ow_writer_free(&m.w);
 	ow_log_stats(&m);
 	ow_link_close(m.link);
-	or_close(m.reader);
-	os_close(m.os);
+	oreader_close(m.reader);
+	ostore_close(m.os);
 	for (unsigned i = 0; i + 1 < m.cfg.connections; i++)
-		os_close(m.more[i]);
-	rs_close(m.rs_pub);
+		ostore_close(m.more[i]);
+	rs_close(m.publish_rs);
 	rs_close(m.rs);
 	rs_outbox_buf_free(&m.buf);
 	return 0;
