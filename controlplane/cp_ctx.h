@@ -26,6 +26,7 @@ struct cp_ctx {
 	uint64_t admin_requests;
 	uint64_t admin_refused;
 	uint64_t snapshots_sent;
+	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
 };
 
 #endif
