@@ -64,6 +64,6 @@ int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */
-void cp_event_to_wire(const struct cp_event *e, struct wire_event *out);
+void cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out);
 
 #endif
