@@ -16,6 +16,8 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "store/store_event.h"
+#include "store/store_reconcile.h"
 
 #define ADMIN_ANSWER_MAX (256 * 1024)
 

@@ -109,15 +109,15 @@ static const struct cfg_section cp_sections[] = {
 	{
 		.name = "redis",
 		.doc = "The Redis that decides reservations (lua/reserve.lua).",
-		.keys = store_redis_keys,
-		.n_keys = STORE_REDIS_N_KEYS,
+		.keys = store_config_redis_keys,
+		.n_keys = STORE_CONFIG_REDIS_N_KEYS,
 		.offset = offsetof(struct cp_config, store),
 	},
 	{
 		.name = "postgres",
 		.doc = "The PostgreSQL that is the source of truth for events and stock.",
-		.keys = store_pg_keys,
-		.n_keys = STORE_PG_N_KEYS,
+		.keys = store_config_pg_keys,
+		.n_keys = STORE_CONFIG_PG_N_KEYS,
 		.offset = offsetof(struct cp_config, store),
 	},
 };

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
-#include "controlplane/store_config.h"
+#include "store/store_config.h"
 
 struct cp_config {
 	/* [controlplane] */

@@ -11,7 +11,7 @@
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
 #include "controlplane/pg_store.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 
 struct cp_ctx {
 	const struct cp_config *cfg;
@@ -26,6 +26,7 @@ struct cp_ctx {
 	uint64_t admin_requests;
 	uint64_t admin_refused;
 	uint64_t snapshots_sent;
+	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
 };
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_event.h"
 
 struct rule_acc {
 	struct wire_rule *v;
@@ -123,7 +124,7 @@ cp_state_event(struct cp_state *st, uint32_t id)
 }
 
 void
-cp_event_to_wire(const struct cp_event *e, struct wire_event *out)
+cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->id = e->ev.id;
@@ -145,7 +146,7 @@ cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 	struct wire_event w[CP_MAX_EVENTS];
 
 	for (unsigned i = 0; i < st->n_ev; i++)
-		cp_event_to_wire(&st->ev[i], &w[i]);
+		cp_state_event_to_wire(&st->ev[i], &w[i]);
 	return st->n_ev ? cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) : 0;
 }
 

@@ -14,7 +14,7 @@
 #include "controlplane/admin_proto.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/pg_store.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 
 #define CP_MAX_EVENTS 64
 #define CP_MAX_KEYS   16
@@ -64,6 +64,6 @@ int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */
-void cp_event_to_wire(const struct cp_event *e, struct wire_event *out);
+void cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out);
 
 #endif

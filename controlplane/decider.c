@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_result.h"
 
 /* Reservations of one event waiting for their round. */
 struct pending {

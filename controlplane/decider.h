@@ -8,7 +8,7 @@
  * reservation, then SOLD_OUT the moment an event's stock reaches 0. When
  * Redis cannot decide, every reservation of the round is answered RETRY: the
  * data plane's client tries again, and Redis's atomic script makes a retry of
- * something that did run a DUPLICATE (redis_store.h explains why nothing is
+ * something that did run a DUPLICATE (store/store_reserve.h explains why nothing is
  * lost or doubled).
  */
 #include <stdint.h>
@@ -16,7 +16,7 @@
 #include "common/wire.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
-#include "controlplane/redis_store.h"
+#include "store/store_reserve.h"
 
 struct decider_counters {
 	uint64_t received;   /* reservations from data planes */

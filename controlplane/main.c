@@ -20,6 +20,7 @@
 #include "common/now.h"
 #include "controlplane/admin_server.h"
 #include "controlplane/cp_config.h"
+#include "controlplane/cp_cron.h"
 #include "controlplane/cp_ctx.h"
 
 #define PROG "flashgate-controlplane"
@@ -241,7 +242,7 @@ main(int argc, char **argv)
 
 	char host[INET_ADDRSTRLEN];
 	/* Redis may come up after us: reservations are answered retry until it does. */
-	struct rs_config rsc = store_rs_config(&cfg.store, host);
+	struct rs_config rsc = store_config_rs(&cfg.store, host);
 
 	c.rs = rs_open(&rsc, err, sizeof(err));
 	if (c.rs == NULL) {
@@ -286,22 +287,10 @@ main(int argc, char **argv)
 		cfg.pull_endpoint, cfg.pub_endpoint, cfg.admin_socket, metrics_port(c.metrics),
 		st.n_ev, st.n_keys, st.n_rules);
 
-	uint64_t next_hb = 0;
+	uint64_t wake = cp_cron(&c, now_wall_ms());
 
 	while (!stop_requested) {
 		uint64_t now = now_wall_ms();
-
-		if (now >= next_hb) {
-			struct wire_heartbeat hb = { now };
-
-			cp_links_publish(c.links, WIRE_T_HEARTBEAT, &hb, 1);
-			rs_ensure_connected(c.rs);
-			next_hb = now + cfg.heartbeat_ms;
-		}
-		uint64_t wake = decider_deadline(c.dec);
-
-		if (wake > next_hb)
-			wake = next_hb;
 		long timeout = wake > now ? (long)(wake - now) : 0;
 		zmq_pollitem_t items[2] = {
 			{ .socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN },
@@ -314,7 +303,7 @@ main(int argc, char **argv)
 		}
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
-		decider_flush(c.dec, now_wall_ms(), false);
+		wake = cp_cron(&c, now_wall_ms());
 		if (items[1].revents & ZMQ_POLLIN)
 			admin_serve_one(admin_fd, &c);
 	}

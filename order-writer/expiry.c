@@ -8,13 +8,15 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_event.h"
+#include "store/store_release.h"
 
 /* Applies releases to Redis; *more is set when a full batch was read. */
 static int
 expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
 	struct expiry_stats *st, bool *more)
 {
-	struct os_release *rel = malloc(batch * sizeof(*rel));
+	struct ostore_release *rel = malloc(batch * sizeof(*rel));
 	uint64_t *done = malloc(batch * sizeof(*done));
 	struct wire_result *res = malloc(batch * sizeof(*res));
 	struct wire_stock *restock = malloc(batch * sizeof(*restock));
@@ -25,7 +27,7 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 	*more = false;
 	if (rel == NULL || done == NULL || res == NULL || restock == NULL)
 		goto out;
-	rc = os_releases_pending(os, rel, batch, &n, err, sizeof(err));
+	rc = ostore_releases_pending(os, rel, batch, &n, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
 		goto out;
@@ -63,7 +65,7 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		done[n_done++] = rel[i].id;
 	}
 	if (n_done > 0) {
-		int r = os_releases_applied(os, done, n_done, err, sizeof(err));
+		int r = ostore_releases_applied(os, done, n_done, err, sizeof(err));
 
 		if (r != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
@@ -100,7 +102,7 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 	for (unsigned i = 0; i < rounds; i++) {
 		unsigned expired;
 
-		rc = os_expire(os, batch, &expired, err, sizeof(err));
+		rc = ostore_expire(os, batch, &expired, err, sizeof(err));
 		if (rc != 0) {
 			st->errors++;
 			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);

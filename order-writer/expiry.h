@@ -11,7 +11,7 @@
  */
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 #include "order-writer/order_store.h"
 #include "order-writer/ow_link.h"
 

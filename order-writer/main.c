@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -22,13 +21,9 @@
 #include "common/config_cli.h"
 #include "common/log.h"
 #include "common/now.h"
-#include "controlplane/redis_store.h"
-#include "order-writer/expiry.h"
-#include "order-writer/order_store.h"
-#include "order-writer/outbox_reader.h"
-#include "order-writer/ow_config.h"
-#include "order-writer/ow_link.h"
-#include "order-writer/ow_writer.h"
+#include "order-writer/ow_cron.h"
+#include "order-writer/ow_ctx.h"
+#include "order-writer/ow_feed.h"
 
 #define PROG "flashgate-order-writer"
 
@@ -39,15 +34,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static void
-sleep_ns(uint64_t ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
-
-	nanosleep(&ts, NULL); /* a signal cuts it short: the loop then sees stop_requested */
 }
 
 static void
@@ -89,255 +75,84 @@ parse_args(int argc, char **argv, struct ow_config *cfg)
 	return cfg_cli_parse(&cli, argc, argv);
 }
 
-struct ow_main {
-	struct ow_config cfg;
-	struct redis_store *rs;
-	struct redis_store *rs_pub; /* the publisher thread's (ow_writer.h) */
-	struct order_store *os;
-	struct order_store *more[OW_CONNECTIONS_MAX - 1]; /* connections - 1 more for batches */
-	struct ow_link *link;
-	struct outbox_reader *reader;
-	struct ow_writer w;
-	struct expiry_stats ex;
-	struct rs_outbox_buf buf; /* the reservations of the entries of one read or claim */
-	uint64_t next_commit_ns;  /* the rate cap: no batch starts before this */
-};
-
-/*
- * The rate cap: batch i+1 starts no earlier than batch i's start plus its size / max_rate, so
- * over any run of batches the orders committed per second stay at or below the cap (idle time
- * earns no burst).
- */
-static void
-ow_pace(struct ow_main *m, unsigned n)
-{
-	uint64_t now;
-
-	if (m->cfg.max_rate == 0)
-		return;
-	now = now_mono_ns();
-	while (now < m->next_commit_ns && !stop_requested) {
-		sleep_ns(m->next_commit_ns - now);
-		now = now_mono_ns();
-	}
-	m->next_commit_ns = now + (uint64_t)n * 1000000000u / m->cfg.max_rate;
-}
-
-static void
-ow_refresh_events(struct ow_main *m)
-{
-	static uint32_t ids[OR_EVENTS_MAX];
-	static bool open[OR_EVENTS_MAX];
-	unsigned n;
-	char err[512];
-
-	if (os_active_events(m->os, ids, open, OR_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
-		LOG_RL(LOG_LEVEL_WARN, 10000, "%s", err);
-		return;
-	}
-	or_set_events(m->reader, ids, open, n);
-}
-
-/*
- * Writes the reservations of one read or claim in batches of at most batch_size, as even as
- * that allows (1,024 reservations with batches of 500: 3 of 342, not 500, 500 and 24), each
- * paced by the rate cap. Stops at the first failure: the entries not acknowledged stay pending
- * and are claimed again whole. Returns 0 or the error.
- */
-static int
-ow_write_all(struct ow_main *m, uint32_t event, const struct rs_outbox_buf *b)
-{
-	unsigned parts = (b->n + m->cfg.batch_size - 1) / m->cfg.batch_size;
-
-	for (unsigned done = 0; done < b->n && !stop_requested;) {
-		unsigned left = parts-- > 0 ? (b->n - done + parts) / (parts + 1) : b->n - done;
-		int rc;
-
-		ow_pace(m, left);
-		rc = ow_write_batch(&m->w, event, b->rec + done, left);
-		if (rc != 0)
-			return rc;
-		done += left;
-	}
-	return 0;
-}
-
-/* Claims and writes the entries pending too long on every event. */
-static void
-ow_claim_all(struct ow_main *m)
-{
-	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
-		bool done = false;
-
-		/* Bounded: a scan that keeps failing is taken up again at the next interval. */
-		for (unsigned round = 0; round < 1000 && !done && !stop_requested; round++) {
-			int n = or_claim(m->reader, i, m->cfg.claim_idle_ms, m->cfg.batch_size,
-				&m->buf, &done);
-
-			if (n <= 0)
-				break;
-			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries (%u "
-				 "reservations)",
-				or_event(m->reader, i), n, m->buf.n);
-			if (ow_write_all(m, or_event(m->reader, i), &m->buf) != 0)
-				break;
-		}
-	}
-}
-
-/* One pass over every event's new entries. Returns true when any were written. */
-static bool
-ow_read_all(struct ow_main *m)
-{
-	bool work = false;
-
-	for (unsigned i = 0; i < or_n_events(m->reader) && !stop_requested; i++) {
-		int n = or_read(m->reader, i, m->cfg.batch_size, &m->buf);
-
-		if (n <= 0)
-			continue;
-		work = true;
-		ow_write_all(m, or_event(m->reader, i), &m->buf);
-	}
-	return work;
-}
-
-static void
-ow_trim_all(struct ow_main *m)
-{
-	for (unsigned i = 0; i < or_n_events(m->reader); i++) {
-		uint64_t trimmed = 0;
-
-		if (rs_outbox_trim(m->rs, or_event(m->reader, i), m->cfg.group, &trimmed) == 0 &&
-			trimmed > 0)
-			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64
-				  " acknowledged outbox entries",
-				or_event(m->reader, i), trimmed);
-	}
-}
-
-static void
-ow_log_stats(const struct ow_main *m)
-{
-	LOG_NOTICE("orders %" PRIu64 " in %" PRIu64 " batches, redelivered %" PRIu64
-		   ", conflicts %" PRIu64 " (released %" PRIu64 "), skipped %" PRIu64
-		   ", errors %" PRIu64 "; expired %" PRIu64 ", releases applied %" PRIu64
-		   " (repeated %" PRIu64 ")",
-		m->w.st.orders, m->w.st.batches, m->w.st.redelivered, m->w.st.conflicts,
-		m->w.st.released, m->w.st.skipped, m->w.st.errors, m->ex.expired, m->ex.applied,
-		m->ex.repeated);
-}
-
 int
 main(int argc, char **argv)
 {
-	static struct ow_main m;
-	struct rs_config rc = {0};
+	static struct ow_ctx c = {.stop = &stop_requested};
+	struct rs_config rsc = {0};
 	char err[512], host[INET_ADDRSTRLEN], consumer[128], hostname[64] = "host";
 	const char *crash = getenv("FG_OW_CRASH_AFTER_COMMIT");
-	uint64_t next_events = 0, next_claim = 0, next_sweep = 0, next_trim = 0, next_stats = 0;
-	int r = parse_args(argc, argv, &m.cfg);
+	int r = parse_args(argc, argv, &c.cfg);
 
 	if (r != 0)
 		return r > 0 ? 0 : 2;
-	log_set_level((enum log_level)m.cfg.log_level);
+	log_set_level((enum log_level)c.cfg.log_level);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(consumer, sizeof(consumer), "%s-%ld", hostname, (long)getpid());
-	rc = store_rs_config(&m.cfg.store, host);
-	m.rs = rs_open(&rc, err, sizeof(err));
-	if (m.rs == NULL) {
+	rsc = store_config_rs(&c.cfg.store, host);
+	c.rs = rs_open(&rsc, err, sizeof(err));
+	if (c.rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
 	/* The publisher thread's: results and XACKs while this one reads and writes batches. */
-	m.rs_pub = rs_open(&rc, err, sizeof(err));
-	if (m.rs_pub == NULL) {
+	c.publish_rs = rs_open(&rsc, err, sizeof(err));
+	if (c.publish_rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
-	m.os = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
-	if (m.os == NULL) {
+	c.os = ostore_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+	if (c.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
-	for (unsigned i = 0; i + 1 < m.cfg.connections; i++) {
-		m.more[i] = os_open(m.cfg.store.pg_conninfo, err, sizeof(err));
-		if (m.more[i] == NULL) {
+	for (unsigned i = 0; i + 1 < c.cfg.connections; i++) {
+		c.more[i] = ostore_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+		if (c.more[i] == NULL) {
 			LOG_ERR("%s (check [postgres] conninfo)", err);
 			return 1;
 		}
 	}
-	m.link = ow_link_open(m.cfg.push_endpoint, m.cfg.id, err, sizeof(err));
-	m.reader = or_open(m.rs, m.cfg.group, consumer);
-	if (m.link == NULL || m.reader == NULL) {
-		LOG_ERR("%s", m.link == NULL ? err : "out of memory");
+	c.link = ow_link_open(c.cfg.push_endpoint, c.cfg.id, err, sizeof(err));
+	c.reader = oreader_open(c.rs, c.cfg.group, consumer);
+	if (c.link == NULL || c.reader == NULL) {
+		LOG_ERR("%s", c.link == NULL ? err : "out of memory");
 		return 1;
 	}
-	m.w = (struct ow_writer){
-		.rs = m.rs, .rs_pub = m.rs_pub, .os = m.os, .link = m.link, .group = m.cfg.group};
-	memcpy(m.w.more, m.more, sizeof(m.more));
-	m.w.n_more = m.cfg.connections - 1;
+	c.w = (struct ow_writer){.rs = c.rs,
+		.publish_rs = c.publish_rs,
+		.os = c.os,
+		.link = c.link,
+		.group = c.cfg.group};
+	memcpy(c.w.more, c.more, sizeof(c.more));
+	c.w.n_more = c.cfg.connections - 1;
 	if (crash != NULL && strcmp(crash, "1") == 0) {
 		LOG_WARN("test hook FG_OW_CRASH_AFTER_COMMIT: exiting after the first COMMIT");
-		m.w.commit_hook = crash_after_commit;
+		c.w.commit_hook = crash_after_commit;
 	}
 	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u on %u "
 		   "connection(s)",
-		consumer, m.cfg.group, m.cfg.max_rate, m.cfg.batch_size, m.cfg.connections);
+		consumer, c.cfg.group, c.cfg.max_rate, c.cfg.batch_size, c.cfg.connections);
 
 	while (!stop_requested) {
-		uint64_t now = now_mono_ns() / 1000000u;
-		bool work;
-
-		ow_link_flush(m.link);
-		/* Whatever else uses PostgreSQL waits for the batch in flight. */
-		if (now >= next_events) {
-			ow_flush(&m.w);
-			ow_refresh_events(&m);
-			next_events = now + m.cfg.events_refresh_ms;
-		}
-		if (now >= next_claim) {
-			ow_flush(&m.w);
-			ow_claim_all(&m);
-			ow_flush(&m.w);
-			next_claim = now + m.cfg.claim_interval_ms;
-		}
-		work = ow_read_all(&m);
-		if (now >= next_sweep) {
-			ow_flush(&m.w);
-			expiry_sweep(m.os, m.rs, m.link, m.cfg.sweep_batch, 10, &m.ex);
-			next_sweep = now + m.cfg.sweep_interval_ms;
-		}
-		if (m.cfg.trim_interval_ms != 0 && now >= next_trim) {
-			if (next_trim != 0) {
-				ow_flush(&m.w);
-				ow_trim_all(&m);
-			}
-			next_trim = now + m.cfg.trim_interval_ms;
-		}
-		if (now >= next_stats) {
-			if (next_stats != 0 && log_enabled(LOG_LEVEL_INFO))
-				ow_log_stats(&m);
-			next_stats = now + 60000;
-		}
-		if (!work) {
-			ow_flush(&m.w);
-			sleep_ns((uint64_t)m.cfg.poll_ms * 1000000u);
-		}
+		ow_link_flush(c.link);
+		ow_cron(&c, now_mono_ns() / 1000000u);
+		if (!ow_feed_read(&c))
+			ow_feed_idle(&c);
 	}
-	ow_writer_free(&m.w);
-	ow_log_stats(&m);
-	ow_link_close(m.link);
-	or_close(m.reader);
-	os_close(m.os);
-	for (unsigned i = 0; i + 1 < m.cfg.connections; i++)
-		os_close(m.more[i]);
-	rs_close(m.rs_pub);
-	rs_close(m.rs);
-	rs_outbox_buf_free(&m.buf);
+	ow_writer_free(&c.w);
+	ow_cron_log_stats(&c);
+	ow_link_close(c.link);
+	oreader_close(c.reader);
+	ostore_close(c.os);
+	for (unsigned i = 0; i + 1 < c.cfg.connections; i++)
+		ostore_close(c.more[i]);
+	rs_close(c.publish_rs);
+	rs_close(c.rs);
+	rs_outbox_buf_free(&c.buf);
 	return 0;
 }

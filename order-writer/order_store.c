@@ -12,60 +12,63 @@
 #include "common/log.h"
 
 /* PostgreSQL's type oids of the batch statement's parameters (pg_type.h is server-side). */
-#define OS_INT8_OID		 20
-#define OS_INT8_ARRAY_OID	 1016
-#define OS_TIMESTAMPTZ_OID	 1184
-#define OS_TIMESTAMPTZ_ARRAY_OID 1185
+#define OSTORE_INT8_OID		     20
+#define OSTORE_INT8_ARRAY_OID	     1016
+#define OSTORE_TIMESTAMPTZ_OID	     1184
+#define OSTORE_TIMESTAMPTZ_ARRAY_OID 1185
 
 /* Unix time of PostgreSQL's epoch, 2000-01-01 00:00 UTC, in ms. */
-#define OS_PG_EPOCH_MS INT64_C(946684800000)
+#define OSTORE_PG_EPOCH_MS INT64_C(946684800000)
 
-/* The SQLSTATE os_refuse_fn raises: the stock decrement of a batch was refused. */
-#define OS_REFUSED_STATE "FG001"
+/* The SQLSTATE ostore_refuse_fn raises: the stock decrement of a batch was refused. */
+#define OSTORE_REFUSED_STATE "FG001"
 
 /*
  * How often a batch is sent again at once when the ids it took exist (orders_pkey): enough to
  * pass one block of ids handed out before (sql/004), each try taking at least one id.
  */
-#define OS_ID_RETRIES (RS_BATCH_MAX + 16)
+#define OSTORE_ID_RETRIES (RS_BATCH_MAX + 16)
 
 /* A binary int8[] of up to RS_BATCH_MAX values: header, then 4-byte length + 8 bytes each. */
-#define OS_ARRAY_HDR 20
-#define OS_ARRAY_CAP (OS_ARRAY_HDR + RS_BATCH_MAX * 12)
+#define OSTORE_ARRAY_HDR 20
+#define OSTORE_ARRAY_CAP (OSTORE_ARRAY_HDR + RS_BATCH_MAX * 12)
 
-/* The statements a batch can be sent as: os_batch_new_sql first when it can, else os_batch_sql. */
-enum os_stmt {
-	OS_STMT_NEW,  /* every order new, ids from one block: one row back */
-	OS_STMT_FULL, /* any batch: a row per order inserted or found */
+/*
+ * The statements a batch can be sent as: ostore_batch_new_sql first when it can, else
+ * ostore_batch_sql.
+ */
+enum ostore_stmt {
+	OSTORE_STMT_NEW,  /* every order new, ids from one block: one row back */
+	OSTORE_STMT_FULL, /* any batch: a row per order inserted or found */
 };
 
 struct order_store {
 	PGconn *c;
 	bool busy;	   /* a batch was sent and its result not read yet */
-	enum os_stmt stmt; /* what the batch in flight was sent as */
+	enum ostore_stmt stmt; /* what the batch in flight was sent as */
 	uint64_t id_block; /* ids per nextval('orders_id_seq') (sql/004), read on connect */
 	uint32_t event;	   /* of the batch in flight */
 	unsigned n;	   /* its reservations */
 	/* Its parameters, kept until its result is read (a refused batch looks its rows up). */
 	uint8_t ev[8];
-	uint8_t users[OS_ARRAY_CAP], rids[OS_ARRAY_CAP], times[OS_ARRAY_CAP];
+	uint8_t users[OSTORE_ARRAY_CAP], rids[OSTORE_ARRAY_CAP], times[OSTORE_ARRAY_CAP];
 	int lens[4];
-	/* Its users and reservation ids, which are its orders' when os_batch_new_sql takes it. */
+	/* Its users and reservation ids: its orders' when ostore_batch_new_sql takes it. */
 	uint64_t user[RS_BATCH_MAX], rid[RS_BATCH_MAX];
 	char conninfo[512];
 };
 
 /*
- * Raises OS_REFUSED_STATE. A temporary function (one per connection, created on connect), so
+ * Raises OSTORE_REFUSED_STATE. A temporary function (one per connection, created on connect), so
  * that the batch statement can refuse itself: it then runs as one autocommit statement, sent
  * without waiting, and a refused decrement rolls back everything it inserted.
  */
-static const char os_refuse_fn[] =
+static const char ostore_refuse_fn[] =
 	"CREATE FUNCTION pg_temp.fg_stock_refused(n bigint) RETURNS bigint LANGUAGE plpgsql AS "
 	"$f$\n"
 	"BEGIN\n"
 	"  RAISE EXCEPTION 'the stock left is less than the % orders of the batch', n\n"
-	"    USING ERRCODE = '" OS_REFUSED_STATE "';\n"
+	"    USING ERRCODE = '" OSTORE_REFUSED_STATE "';\n"
 	"END $f$";
 
 /*
@@ -76,16 +79,16 @@ static const char os_refuse_fn[] =
  * sent, the one-time filter skips the join otherwise), and one row of kind 2: inserted, stock
  * rows updated, events found. The stock is decremented by the number actually inserted, and
  * only if that much is available: otherwise no row is updated and the statement raises
- * OS_REFUSED_STATE, which undoes the whole batch.
+ * OSTORE_REFUSED_STATE, which undoes the whole batch.
  *
  * What is skipped is named: a reservation that has its order (ON CONFLICT on reservation_id: a
  * redelivery, also one another writer commits meanwhile), and a user who holds an order of the
  * event (NOT EXISTS, and DISTINCT ON for one user twice in the batch): such a reservation gets
  * none. Any other conflict is an error, never a skipped order: an id that orders_id_seq hands
- * out again (it was set back, or its increment lowered below the blocks of os_batch_new_sql)
- * fails the batch on orders_pkey, and os_batch_wait() sends it again with the next ids.
+ * out again (it was set back, or its increment lowered below the blocks of ostore_batch_new_sql)
+ * fails the batch on orders_pkey, and ostore_batch_wait() sends it again with the next ids.
  */
-static const char os_batch_sql[] =
+static const char ostore_batch_sql[] =
 	"WITH x AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])\n"
 	"            WITH ORDINALITY AS x(u, r, t, o)),\n"
 	"ev AS (SELECT pay_window_s FROM events WHERE id = $1 FOR KEY SHARE),\n"
@@ -122,15 +125,15 @@ static const char os_batch_sql[] =
  * n orders take the ids of one block, base .. base + n - 1 in the batch's order (one nextval(),
  * sql/004: the sequence's increment is at least n, checked here too), the deadline is the same
  * for all, so one row comes back: base and the deadline (ms). No ON CONFLICT, whose speculative
- * insertion costs about a third of the statement, and no row per order. As in os_batch_sql the
+ * insertion costs about a third of the statement, and no row per order. As in ostore_batch_sql the
  * stock row, the one row two batches in flight share, is updated last (st reads the count of
  * ins), so that one batch inserts while the other's COMMIT holds it. Anything else inserts
- * nothing, and the batch is sent again as os_batch_sql: a reservation that has an order, or a
+ * nothing, and the batch is sent again as ostore_batch_sql: a reservation that has an order, or a
  * user who holds another one, fails the INSERT with unique_violation; too little stock for n
- * updates no stock row and raises OS_REFUSED_STATE; no such event, or a smaller increment,
+ * updates no stock row and raises OSTORE_REFUSED_STATE; no such event, or a smaller increment,
  * returns no row (and inserts nothing).
  */
-static const char os_batch_new_sql[] =
+static const char ostore_batch_new_sql[] =
 	"WITH ev AS (\n"
 	"  SELECT nextval('orders_id_seq') AS base,\n"
 	"         now() + make_interval(secs => pay_window_s) AS deadline\n"
@@ -156,17 +159,18 @@ static const char os_batch_new_sql[] =
 	"FROM ev, n";
 
 /* The orders of a refused batch that exist without it ($1 its reservation ids, binary). */
-static const char os_existing_sql[] = "SELECT 1, id, user_id, reservation_id, (extract(epoch FROM "
-				      "pay_deadline) * 1000)::bigint,\n"
-				      "       status = 'pending'\n"
-				      "FROM orders WHERE reservation_id = ANY($1::bigint[])";
+static const char ostore_existing_sql[] =
+	"SELECT 1, id, user_id, reservation_id, (extract(epoch FROM "
+	"pay_deadline) * 1000)::bigint,\n"
+	"       status = 'pending'\n"
+	"FROM orders WHERE reservation_id = ANY($1::bigint[])";
 
 /*
  * Expiry: the due orders are locked (SKIP LOCKED: another sweeper's, or a payment in flight,
  * are left for the next round) and changed only while pending; their stock goes back and a
  * release row per order is written for the Redis side, all in this one statement.
  */
-static const char os_expire_sql[] =
+static const char ostore_expire_sql[] =
 	"WITH due AS (\n"
 	"  SELECT id FROM orders WHERE status = 'pending' AND pay_deadline <= now()\n"
 	"  ORDER BY pay_deadline LIMIT $1 FOR UPDATE SKIP LOCKED),\n"
@@ -189,11 +193,11 @@ static const char os_expire_sql[] =
  * statements. A connection that cannot have them is dropped (the next call tries again).
  */
 static int
-os_connect(struct order_store *s, char *err, size_t errlen)
+ostore_connect(struct order_store *s, char *err, size_t errlen)
 {
-	static const Oid batch_types[4] = {
-		OS_INT8_OID, OS_INT8_ARRAY_OID, OS_INT8_ARRAY_OID, OS_TIMESTAMPTZ_ARRAY_OID};
-	static const Oid existing_types[1] = {OS_INT8_ARRAY_OID};
+	static const Oid batch_types[4] = {OSTORE_INT8_OID, OSTORE_INT8_ARRAY_OID,
+		OSTORE_INT8_ARRAY_OID, OSTORE_TIMESTAMPTZ_ARRAY_OID};
+	static const Oid existing_types[1] = {OSTORE_INT8_ARRAY_OID};
 	PGresult *r;
 	const char *what;
 
@@ -219,26 +223,26 @@ os_connect(struct order_store *s, char *err, size_t errlen)
 		goto fail_result;
 	PQclear(r);
 	what = "creating pg_temp.fg_stock_refused()";
-	r = PQexec(s->c, os_refuse_fn);
+	r = PQexec(s->c, ostore_refuse_fn);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
 	/* Prepared once per connection: a batch is then one Bind/Execute, planned generically
 	 * (an index probe per entry for the existing orders, whatever the table's size). */
 	what = "preparing the batch statement";
-	r = PQprepare(s->c, "fg_batch", os_batch_sql, 4, batch_types);
+	r = PQprepare(s->c, "fg_batch", ostore_batch_sql, 4, batch_types);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
-	r = PQprepare(s->c, "fg_batch_new", os_batch_new_sql, 4, batch_types);
+	r = PQprepare(s->c, "fg_batch_new", ostore_batch_new_sql, 4, batch_types);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
-	r = PQprepare(s->c, "fg_existing", os_existing_sql, 1, existing_types);
+	r = PQprepare(s->c, "fg_existing", ostore_existing_sql, 1, existing_types);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
-	/* Blocks of ids (sql/004): without them every batch is sent as os_batch_sql. */
+	/* Blocks of ids (sql/004): without them every batch is sent as ostore_batch_sql. */
 	what = "reading the increment of orders_id_seq";
 	r = PQexec(s->c, "SELECT seqincrement FROM pg_sequence "
 			 "WHERE seqrelid = 'orders_id_seq'::regclass");
@@ -264,7 +268,7 @@ fail:
 
 /* Turns a failed result into -ENOTCONN (connection gone) or -EIO, with the message in err. */
 static int
-os_fail(struct order_store *s, PGresult *r, const char *what, char *err, size_t errlen)
+ostore_fail(struct order_store *s, PGresult *r, const char *what, char *err, size_t errlen)
 {
 	const char *msg = r != NULL ? PQresultErrorMessage(r) : PQerrorMessage(s->c);
 	int rc = PQstatus(s->c) == CONNECTION_OK ? -EIO : -ENOTCONN;
@@ -278,7 +282,7 @@ os_fail(struct order_store *s, PGresult *r, const char *what, char *err, size_t 
 }
 
 struct order_store *
-os_open(const char *conninfo, char *err, size_t errlen)
+ostore_open(const char *conninfo, char *err, size_t errlen)
 {
 	struct order_store *s = calloc(1, sizeof(*s));
 
@@ -287,7 +291,7 @@ os_open(const char *conninfo, char *err, size_t errlen)
 		return NULL;
 	}
 	snprintf(s->conninfo, sizeof(s->conninfo), "%s", conninfo);
-	if (os_connect(s, err, errlen) != 0) {
+	if (ostore_connect(s, err, errlen) != 0) {
 		free(s);
 		return NULL;
 	}
@@ -295,7 +299,7 @@ os_open(const char *conninfo, char *err, size_t errlen)
 }
 
 void
-os_close(struct order_store *s)
+ostore_close(struct order_store *s)
 {
 	if (s == NULL)
 		return;
@@ -306,7 +310,7 @@ os_close(struct order_store *s)
 
 /* Big-endian stores and loads, the byte order of PostgreSQL's binary format. */
 static void
-os_put32(uint8_t *p, uint32_t v)
+ostore_put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
 	p[1] = (uint8_t)(v >> 16);
@@ -315,14 +319,14 @@ os_put32(uint8_t *p, uint32_t v)
 }
 
 static void
-os_put64(uint8_t *p, uint64_t v)
+ostore_put64(uint8_t *p, uint64_t v)
 {
-	os_put32(p, (uint32_t)(v >> 32));
-	os_put32(p + 4, (uint32_t)v);
+	ostore_put32(p, (uint32_t)(v >> 32));
+	ostore_put32(p + 4, (uint32_t)v);
 }
 
 static uint64_t
-os_get_be(const uint8_t *p, int len)
+ostore_get_be(const uint8_t *p, int len)
 {
 	uint64_t v = 0;
 
@@ -336,11 +340,11 @@ os_get_be(const uint8_t *p, int len)
  * holds (no clock gives such a time), PostgreSQL's infinity.
  */
 static uint64_t
-os_timestamptz(uint64_t ms)
+ostore_timestamptz(uint64_t ms)
 {
-	if (ms > (uint64_t)(INT64_MAX / 1000 + OS_PG_EPOCH_MS))
+	if (ms > (uint64_t)(INT64_MAX / 1000 + OSTORE_PG_EPOCH_MS))
 		return (uint64_t)INT64_MAX;
-	return (uint64_t)(((int64_t)ms - OS_PG_EPOCH_MS) * 1000);
+	return (uint64_t)(((int64_t)ms - OSTORE_PG_EPOCH_MS) * 1000);
 }
 
 /*
@@ -349,56 +353,56 @@ os_timestamptz(uint64_t ms)
  * dimension, lower bound 1, then each element as length 8 and value). Returns its length.
  */
 static int
-os_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
+ostore_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
 {
-	uint8_t *p = buf + OS_ARRAY_HDR;
+	uint8_t *p = buf + OSTORE_ARRAY_HDR;
 
-	os_put32(buf, 1);
-	os_put32(buf + 4, 0);
-	os_put32(buf + 8, field == 2 ? OS_TIMESTAMPTZ_OID : OS_INT8_OID);
-	os_put32(buf + 12, n);
-	os_put32(buf + 16, 1);
+	ostore_put32(buf, 1);
+	ostore_put32(buf + 4, 0);
+	ostore_put32(buf + 8, field == 2 ? OSTORE_TIMESTAMPTZ_OID : OSTORE_INT8_OID);
+	ostore_put32(buf + 12, n);
+	ostore_put32(buf + 16, 1);
 	for (unsigned i = 0; i < n; i++, p += 12) {
 		uint64_t v = field == 0	  ? e[i].user
 			     : field == 1 ? e[i].reservation_id
-					  : os_timestamptz(e[i].id_ms);
+					  : ostore_timestamptz(e[i].id_ms);
 
-		os_put32(p, 8);
-		os_put64(p + 4, v);
+		ostore_put32(p, 8);
+		ostore_put64(p + 4, v);
 	}
 	return (int)(p - buf);
 }
 
 /* Column col of a binary result row as an unsigned integer (int2/4/8 or bool). */
 static uint64_t
-os_bin(const PGresult *r, int row, int col)
+ostore_bin(const PGresult *r, int row, int col)
 {
-	return os_get_be((const uint8_t *)PQgetvalue(r, row, col), PQgetlength(r, row, col));
+	return ostore_get_be((const uint8_t *)PQgetvalue(r, row, col), PQgetlength(r, row, col));
 }
 
 static uint64_t
-os_u64(const PGresult *r, int row, int col)
+ostore_u64(const PGresult *r, int row, int col)
 {
 	return strtoull(PQgetvalue(r, row, col), NULL, 10);
 }
 
 /* Sends the batch whose parameters s holds as statement stmt. */
 static int
-os_send(struct order_store *s, enum os_stmt stmt)
+ostore_send(struct order_store *s, enum ostore_stmt stmt)
 {
 	static const int formats[4] = {1, 1, 1, 1};
 	const char *params[4] = {(const char *)s->ev, (const char *)s->users, (const char *)s->rids,
 		(const char *)s->times};
 
 	s->stmt = stmt;
-	return PQsendQueryPrepared(s->c, stmt == OS_STMT_NEW ? "fg_batch_new" : "fg_batch", 4,
+	return PQsendQueryPrepared(s->c, stmt == OSTORE_STMT_NEW ? "fg_batch_new" : "fg_batch", 4,
 		       params, s->lens, formats, 1)
 		       ? 0
 		       : -EIO;
 }
 
 int
-os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+ostore_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
 	char *err, size_t errlen)
 {
 	int rc;
@@ -412,76 +416,76 @@ os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec 
 			RS_BATCH_MAX);
 		return -EINVAL;
 	}
-	rc = os_connect(s, err, errlen);
+	rc = ostore_connect(s, err, errlen);
 	if (rc != 0)
 		return rc;
 	s->event = event;
 	s->n = n;
-	os_put64(s->ev, event);
+	ostore_put64(s->ev, event);
 	s->lens[0] = 8;
-	s->lens[1] = os_array(s->users, e, n, 0);
-	s->lens[2] = os_array(s->rids, e, n, 1);
-	s->lens[3] = os_array(s->times, e, n, 2);
+	s->lens[1] = ostore_array(s->users, e, n, 0);
+	s->lens[2] = ostore_array(s->rids, e, n, 1);
+	s->lens[3] = ostore_array(s->times, e, n, 2);
 	for (unsigned i = 0; i < n; i++) {
 		s->user[i] = e[i].user;
 		s->rid[i] = e[i].reservation_id;
 	}
-	rc = os_send(s, n <= s->id_block ? OS_STMT_NEW : OS_STMT_FULL);
+	rc = ostore_send(s, n <= s->id_block ? OSTORE_STMT_NEW : OSTORE_STMT_FULL);
 	if (rc != 0)
-		return os_fail(s, NULL, "sending orders", err, errlen);
+		return ostore_fail(s, NULL, "sending orders", err, errlen);
 	s->busy = true;
 	return 0;
 }
 
 bool
-os_batch_busy(const struct order_store *s)
+ostore_batch_busy(const struct order_store *s)
 {
 	return s->busy;
 }
 
 /* Takes the order rows (kind 0 and 1) of a binary result into out; the kind 2 row into *sum. */
 static void
-os_take_orders(
-	const PGresult *r, struct os_order *out, unsigned cap, unsigned *n_out, uint64_t sum[3])
+ostore_take_orders(
+	const PGresult *r, struct ostore_order *out, unsigned cap, unsigned *n_out, uint64_t sum[3])
 {
 	for (int i = 0; i < PQntuples(r); i++) {
-		uint64_t kind = os_bin(r, i, 0);
+		uint64_t kind = ostore_bin(r, i, 0);
 
 		if (kind == 2) {
 			for (int k = 0; k < 3; k++)
-				sum[k] = os_bin(r, i, 1 + k);
+				sum[k] = ostore_bin(r, i, 1 + k);
 			continue;
 		}
 		if (*n_out >= cap)
 			continue;
-		struct os_order *o = &out[(*n_out)++];
+		struct ostore_order *o = &out[(*n_out)++];
 
-		o->order_id = os_bin(r, i, 1);
-		o->user = os_bin(r, i, 2);
-		o->reservation_id = os_bin(r, i, 3);
-		o->pay_deadline_ms = os_bin(r, i, 4);
-		o->pending = os_bin(r, i, 5) != 0;
+		o->order_id = ostore_bin(r, i, 1);
+		o->user = ostore_bin(r, i, 2);
+		o->reservation_id = ostore_bin(r, i, 3);
+		o->pay_deadline_ms = ostore_bin(r, i, 4);
+		o->pending = ostore_bin(r, i, 5) != 0;
 		o->inserted = kind == 0;
 	}
 }
 
 /*
- * The row of os_batch_new_sql: its n orders into out (ids from base, in the batch's order, all
+ * The row of ostore_batch_new_sql: its n orders into out (ids from base, in the batch's order, all
  * pending with the same deadline) and true; false when there is no row (no event or no block of
  * ids: nothing was inserted).
  */
 static bool
-os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsigned *n_out,
+ostore_take_new(struct order_store *s, const PGresult *r, struct ostore_order *out, unsigned *n_out,
 	uint64_t sum[3])
 {
 	uint64_t base, deadline_ms;
 
 	if (PQntuples(r) != 1 || PQnfields(r) != 3)
 		return false;
-	base = os_bin(r, 0, 0);
-	deadline_ms = os_bin(r, 0, 1);
+	base = ostore_bin(r, 0, 0);
+	deadline_ms = ostore_bin(r, 0, 1);
 	for (unsigned i = 0; i < s->n; i++)
-		out[i] = (struct os_order){
+		out[i] = (struct ostore_order){
 			.order_id = base + i,
 			.user = s->user[i],
 			.reservation_id = s->rid[i],
@@ -496,18 +500,18 @@ os_take_new(struct order_store *s, const PGresult *r, struct os_order *out, unsi
 	return true;
 }
 
-/* Whether a failed result is os_refuse_fn's: the stock decrement was refused. */
+/* Whether a failed result is ostore_refuse_fn's: the stock decrement was refused. */
 static bool
-os_refused(const PGresult *r)
+ostore_refused(const PGresult *r)
 {
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
-	return state != NULL && strcmp(state, OS_REFUSED_STATE) == 0;
+	return state != NULL && strcmp(state, OSTORE_REFUSED_STATE) == 0;
 }
 
 /* Whether a failed result is a unique_violation, of constraint (NULL: any). */
 static bool
-os_unique_violation(const PGresult *r, const char *constraint)
+ostore_unique_violation(const PGresult *r, const char *constraint)
 {
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	const char *name = PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
@@ -518,7 +522,8 @@ os_unique_violation(const PGresult *r, const char *constraint)
 
 /* After a refused batch: the orders of its reservations that exist without it, into out. */
 static int
-os_existing(struct order_store *s, struct os_order *out, unsigned *n_out, char *err, size_t errlen)
+ostore_existing(
+	struct order_store *s, struct ostore_order *out, unsigned *n_out, char *err, size_t errlen)
 {
 	static const int format[1] = {1};
 	const char *params[1] = {(const char *)s->rids};
@@ -526,15 +531,15 @@ os_existing(struct order_store *s, struct os_order *out, unsigned *n_out, char *
 	PGresult *r = PQexecPrepared(s->c, "fg_existing", 1, params, &s->lens[2], format, 1);
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return os_fail(s, r, "reading the orders of a refused batch", err, errlen);
-	os_take_orders(r, out, s->n, n_out, sum);
+		return ostore_fail(s, r, "reading the orders of a refused batch", err, errlen);
+	ostore_take_orders(r, out, s->n, n_out, sum);
 	PQclear(r);
 	return 0;
 }
 
 int
-os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,
-	struct os_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen)
+ostore_batch_wait(struct order_store *s, struct ostore_order *out, unsigned *n_out,
+	struct ostore_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen)
 {
 	uint64_t sum[3] = {0, 0, 0}; /* inserted, stock rows updated, events found */
 	PGresult *r, *failed = NULL;
@@ -553,10 +558,10 @@ again:
 	 * exchange (ReadyForQuery, or an error instead) says it is durable. */
 	while ((r = PQgetResult(s->c)) != NULL) {
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && !got && failed == NULL) {
-			if (s->stmt == OS_STMT_NEW)
-				taken = os_take_new(s, r, out, n_out, sum);
+			if (s->stmt == OSTORE_STMT_NEW)
+				taken = ostore_take_new(s, r, out, n_out, sum);
 			else
-				os_take_orders(r, out, s->n, n_out, sum);
+				ostore_take_orders(r, out, s->n, n_out, sum);
 			got = true;
 			PQclear(r);
 		} else if (failed == NULL && PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -567,13 +572,14 @@ again:
 	}
 	/* Not all new, too little stock for all, or no event: nothing was inserted, and the
 	 * statement that skips what exists says what happens to each. */
-	bool not_new = s->stmt == OS_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
-		       (failed != NULL ? os_unique_violation(failed, NULL) || os_refused(failed)
-				       : got && !taken);
+	bool not_new =
+		s->stmt == OSTORE_STMT_NEW && PQstatus(s->c) == CONNECTION_OK &&
+		(failed != NULL ? ostore_unique_violation(failed, NULL) || ostore_refused(failed)
+				: got && !taken);
 	/* An id handed out before: each try moves the sequence on by what it took. */
-	bool id_taken = s->stmt == OS_STMT_FULL && failed != NULL &&
-			PQstatus(s->c) == CONNECTION_OK && os_unique_violation(failed, "orders_pkey") &&
-			id_retries++ < OS_ID_RETRIES;
+	bool id_taken =
+		s->stmt == OSTORE_STMT_FULL && failed != NULL && PQstatus(s->c) == CONNECTION_OK &&
+		ostore_unique_violation(failed, "orders_pkey") && id_retries++ < OSTORE_ID_RETRIES;
 
 	if (id_taken)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
@@ -584,28 +590,28 @@ again:
 		failed = NULL;
 		got = false;
 		*n_out = 0;
-		if (os_send(s, OS_STMT_FULL) == 0)
+		if (ostore_send(s, OSTORE_STMT_FULL) == 0)
 			goto again;
 		s->busy = false;
-		return os_fail(s, NULL, "sending orders", err, errlen);
+		return ostore_fail(s, NULL, "sending orders", err, errlen);
 	}
 	s->busy = false;
 	if (failed != NULL) {
 		const char *state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
 
 		*n_out = 0; /* unknown whether it committed unless refused: the redelivery tells */
-		if (state != NULL && strcmp(state, OS_REFUSED_STATE) == 0) {
+		if (state != NULL && strcmp(state, OSTORE_REFUSED_STATE) == 0) {
 			PQclear(failed);
 			res->conflict = true;
-			rc = os_existing(s, out, n_out, err, errlen);
+			rc = ostore_existing(s, out, n_out, err, errlen);
 			res->existing = *n_out;
 			return rc;
 		}
-		return os_fail(s, failed, "writing orders", err, errlen);
+		return ostore_fail(s, failed, "writing orders", err, errlen);
 	}
 	if (!got || PQstatus(s->c) != CONNECTION_OK) {
 		*n_out = 0;
-		return os_fail(s, NULL, "writing orders", err, errlen);
+		return ostore_fail(s, NULL, "writing orders", err, errlen);
 	}
 	if (sum[2] == 0) {
 		/* Nothing was inserted: the INSERT reads its event's row. */
@@ -621,26 +627,26 @@ again:
 }
 
 int
-os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
-	struct os_order *out, unsigned *n_out, struct os_batch_result *res,
+ostore_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+	struct ostore_order *out, unsigned *n_out, struct ostore_batch_result *res,
 	void (*commit_hook)(void), char *err, size_t errlen)
 {
-	int rc = os_batch_send(s, event, e, n, err, errlen);
+	int rc = ostore_batch_send(s, event, e, n, err, errlen);
 
 	if (rc != 0) {
 		memset(res, 0, sizeof(*res));
 		*n_out = 0;
 		return rc;
 	}
-	return os_batch_wait(s, out, n_out, res, commit_hook, err, errlen);
+	return ostore_batch_wait(s, out, n_out, res, commit_hook, err, errlen);
 }
 
 int
-os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap, unsigned *n,
+ostore_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap, unsigned *n,
 	char *err, size_t errlen)
 {
 	PGresult *r;
-	int rc = os_connect(s, err, errlen);
+	int rc = ostore_connect(s, err, errlen);
 
 	*n = 0;
 	if (rc != 0)
@@ -648,9 +654,9 @@ os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap,
 	r = PQexec(s->c, "SELECT id, state = 'open' FROM events WHERE state IN ('open', 'closed') "
 			 "ORDER BY id");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return os_fail(s, r, "reading events", err, errlen);
+		return ostore_fail(s, r, "reading events", err, errlen);
 	for (int i = 0; i < PQntuples(r) && *n < cap; i++) {
-		ids[*n] = (uint32_t)os_u64(r, i, 0);
+		ids[*n] = (uint32_t)ostore_u64(r, i, 0);
 		open[*n] = PQgetvalue(r, i, 1)[0] == 't';
 		(*n)++;
 	}
@@ -659,33 +665,33 @@ os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap,
 }
 
 int
-os_expire(struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen)
+ostore_expire(struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen)
 {
 	char lim[16];
 	const char *params[1] = {lim};
 	PGresult *r;
-	int rc = os_connect(s, err, errlen);
+	int rc = ostore_connect(s, err, errlen);
 
 	*expired = 0;
 	if (rc != 0)
 		return rc;
 	snprintf(lim, sizeof(lim), "%u", limit);
-	r = PQexecParams(s->c, os_expire_sql, 1, NULL, params, NULL, NULL, 0);
+	r = PQexecParams(s->c, ostore_expire_sql, 1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-		return os_fail(s, r, "expiring orders", err, errlen);
-	*expired = (unsigned)os_u64(r, 0, 0);
+		return ostore_fail(s, r, "expiring orders", err, errlen);
+	*expired = (unsigned)ostore_u64(r, 0, 0);
 	PQclear(r);
 	return 0;
 }
 
 int
-os_releases_pending(struct order_store *s, struct os_release *out, unsigned cap, unsigned *n,
-	char *err, size_t errlen)
+ostore_releases_pending(struct order_store *s, struct ostore_release *out, unsigned cap,
+	unsigned *n, char *err, size_t errlen)
 {
 	char lim[16];
 	const char *params[1] = {lim};
 	PGresult *r;
-	int rc = os_connect(s, err, errlen);
+	int rc = ostore_connect(s, err, errlen);
 
 	*n = 0;
 	if (rc != 0)
@@ -696,30 +702,30 @@ os_releases_pending(struct order_store *s, struct os_release *out, unsigned cap,
 		"WHERE applied_at IS NULL ORDER BY id LIMIT $1",
 		1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return os_fail(s, r, "reading stock releases", err, errlen);
+		return ostore_fail(s, r, "reading stock releases", err, errlen);
 	for (int i = 0; i < PQntuples(r) && *n < cap; i++) {
-		struct os_release *x = &out[(*n)++];
+		struct ostore_release *x = &out[(*n)++];
 
-		x->id = os_u64(r, i, 0);
-		x->event = (uint32_t)os_u64(r, i, 1);
-		x->order_id = os_u64(r, i, 2);
-		x->reservation_id = os_u64(r, i, 3);
-		x->user = os_u64(r, i, 4);
-		x->n = (unsigned)os_u64(r, i, 5);
+		x->id = ostore_u64(r, i, 0);
+		x->event = (uint32_t)ostore_u64(r, i, 1);
+		x->order_id = ostore_u64(r, i, 2);
+		x->reservation_id = ostore_u64(r, i, 3);
+		x->user = ostore_u64(r, i, 4);
+		x->n = (unsigned)ostore_u64(r, i, 5);
 	}
 	PQclear(r);
 	return 0;
 }
 
 int
-os_releases_applied(
+ostore_releases_applied(
 	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen)
 {
 	char *arr;
 	size_t len = 0;
 	const char *params[1];
 	PGresult *r;
-	int rc = os_connect(s, err, errlen);
+	int rc = ostore_connect(s, err, errlen);
 
 	if (rc != 0 || n == 0)
 		return rc;
@@ -738,7 +744,7 @@ os_releases_applied(
 		1, NULL, params, NULL, NULL, 0);
 	free(arr);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		return os_fail(s, r, "marking stock releases applied", err, errlen);
+		return ostore_fail(s, r, "marking stock releases applied", err, errlen);
 	PQclear(r);
 	return 0;
 }

@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_outbox.h"
 
 struct order_store;
 
 /* One order of a batch, inserted now or found from an earlier delivery. */
-struct os_order {
+struct ostore_order {
 	uint64_t order_id;
 	uint64_t user;
 	uint64_t reservation_id;
@@ -30,7 +30,7 @@ struct os_order {
 };
 
 /* What one batch did. */
-struct os_batch_result {
+struct ostore_batch_result {
 	unsigned inserted; /* new orders (0 when conflict) */
 	unsigned existing; /* reservations whose order existed (a redelivery) */
 	/* The stock decrement was refused (it would go below 0): nothing was committed. */
@@ -38,7 +38,7 @@ struct os_batch_result {
 };
 
 /* One stock release still to apply to Redis. */
-struct os_release {
+struct ostore_release {
 	uint64_t id;
 	uint32_t event;
 	uint64_t order_id;
@@ -48,10 +48,10 @@ struct os_release {
 };
 
 /* Connects with a libpq conninfo string. Returns the store, or NULL with the reason in err. */
-struct order_store *os_open(const char *conninfo, char *err, size_t errlen);
+struct order_store *ostore_open(const char *conninfo, char *err, size_t errlen);
 
 /* Closes the connection and frees s; NULL is allowed. */
-void os_close(struct order_store *s);
+void ostore_close(struct order_store *s);
 
 /*
  * Writes the n reservations (1..RS_BATCH_MAX) of event's outbox (each .valid) as orders in one
@@ -62,34 +62,34 @@ void os_close(struct order_store *s);
  * *n_out their number (one whose user already holds another order of the event has none).
  * When the decrement is refused, nothing is committed, res->conflict is set, and out holds only
  * the existing orders. -ENOENT: the event is not in PostgreSQL (nothing written). commit_hook
- * (may be NULL) runs right after the COMMIT is known to be durable. os_write_batch() is
- * os_batch_send() followed by os_batch_wait().
+ * (may be NULL) runs right after the COMMIT is known to be durable. ostore_write_batch() is
+ * ostore_batch_send() followed by ostore_batch_wait().
  */
-int os_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
-	struct os_order *out, unsigned *n_out, struct os_batch_result *res,
+int ostore_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e,
+	unsigned n, struct ostore_order *out, unsigned *n_out, struct ostore_batch_result *res,
 	void (*commit_hook)(void), char *err, size_t errlen);
 
 /*
- * The first half of os_write_batch(): sends the batch (the records are copied) and returns
+ * The first half of ostore_write_batch(): sends the batch (the records are copied) and returns
  * without waiting, so that the caller works on Redis while PostgreSQL inserts and commits.
- * Until os_batch_wait() every other function of the store fails with -EBUSY.
+ * Until ostore_batch_wait() every other function of the store fails with -EBUSY.
  */
-int os_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
-	char *err, size_t errlen);
+int ostore_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e,
+	unsigned n, char *err, size_t errlen);
 
-/* The second half: waits for the batch sent and returns what os_write_batch() returns. */
-int os_batch_wait(struct order_store *s, struct os_order *out, unsigned *n_out,
-	struct os_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen);
+/* The second half: waits for the batch sent and returns what ostore_write_batch() returns. */
+int ostore_batch_wait(struct order_store *s, struct ostore_order *out, unsigned *n_out,
+	struct ostore_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen);
 
 /* True while a batch was sent and not waited for. */
-bool os_batch_busy(const struct order_store *s);
+bool ostore_batch_busy(const struct order_store *s);
 
 /*
  * The events whose outboxes are read: state open or closed (a closed sale may still have a
  * backlog), in ids[0..cap), open[i] true for the open ones; *n their number (<= cap).
  */
-int os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap, unsigned *n,
-	char *err, size_t errlen);
+int ostore_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap,
+	unsigned *n, char *err, size_t errlen);
 
 /*
  * Expires at most limit pending orders past their deadline in one transaction (FOR UPDATE SKIP
@@ -97,14 +97,15 @@ int os_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned 
  * payment and an expiry never both win), returns their stock to PostgreSQL and records one
  * stock release per order. *expired receives how many.
  */
-int os_expire(struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
+int ostore_expire(
+	struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
 
 /* Reads at most cap stock releases not applied to Redis yet, oldest first. */
-int os_releases_pending(struct order_store *s, struct os_release *out, unsigned cap, unsigned *n,
-	char *err, size_t errlen);
+int ostore_releases_pending(struct order_store *s, struct ostore_release *out, unsigned cap,
+	unsigned *n, char *err, size_t errlen);
 
 /* Marks n releases applied (applied_at = now()); ones already marked are left alone. */
-int os_releases_applied(
+int ostore_releases_applied(
 	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
 
 #endif

@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_keys.h"
 
-struct or_event {
+struct oreader_event {
 	uint32_t id;
 	bool open;
 	bool grouped;	    /* the consumer group exists */
@@ -23,11 +24,11 @@ struct outbox_reader {
 	char group[64];
 	char consumer[128];
 	unsigned n;
-	struct or_event ev[OR_EVENTS_MAX];
+	struct oreader_event ev[OREADER_EVENTS_MAX];
 };
 
 struct outbox_reader *
-or_open(struct redis_store *rs, const char *group, const char *consumer)
+oreader_open(struct redis_store *rs, const char *group, const char *consumer)
 {
 	struct outbox_reader *r = calloc(1, sizeof(*r));
 
@@ -40,23 +41,23 @@ or_open(struct redis_store *rs, const char *group, const char *consumer)
 }
 
 void
-or_close(struct outbox_reader *r)
+oreader_close(struct outbox_reader *r)
 {
 	free(r);
 }
 
 int
-or_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n)
+oreader_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n)
 {
-	struct or_event *next = calloc(OR_EVENTS_MAX, sizeof(*next));
+	struct oreader_event *next = calloc(OREADER_EVENTS_MAX, sizeof(*next));
 	int first_err = 0;
 
 	if (next == NULL)
 		return -ENOMEM;
-	if (n > OR_EVENTS_MAX)
-		n = OR_EVENTS_MAX;
+	if (n > OREADER_EVENTS_MAX)
+		n = OREADER_EVENTS_MAX;
 	for (unsigned i = 0; i < n; i++) {
-		struct or_event *e = &next[i];
+		struct oreader_event *e = &next[i];
 
 		e->id = ids[i];
 		/* Until an entry is seen, assume the largest reserve.lua writes. */
@@ -87,20 +88,20 @@ or_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, un
 }
 
 unsigned
-or_n_events(const struct outbox_reader *r)
+oreader_n_events(const struct outbox_reader *r)
 {
 	return r->n;
 }
 
 uint32_t
-or_event(const struct outbox_reader *r, unsigned i)
+oreader_event_id(const struct outbox_reader *r, unsigned i)
 {
 	return r->ev[i].id;
 }
 
 /* Entries to ask for to get about want reservations. */
 static unsigned
-or_count(const struct or_event *e, unsigned want)
+oreader_count(const struct oreader_event *e, unsigned want)
 {
 	unsigned c = (want + e->per_entry - 1) / e->per_entry;
 
@@ -109,7 +110,7 @@ or_count(const struct or_event *e, unsigned want)
 
 /* Learns the reservations per entry from what a read or claim gave. */
 static void
-or_learn(struct or_event *e, const struct rs_outbox_buf *out)
+oreader_learn(struct oreader_event *e, const struct rs_outbox_buf *out)
 {
 	if (out->entries > 0)
 		e->per_entry = (out->n + out->entries - 1) / out->entries;
@@ -118,9 +119,9 @@ or_learn(struct or_event *e, const struct rs_outbox_buf *out)
 }
 
 int
-or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
+oreader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
 {
-	struct or_event *e = &r->ev[i];
+	struct oreader_event *e = &r->ev[i];
 	uint64_t pending, ms, seq;
 	int n;
 
@@ -128,9 +129,9 @@ or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf
 	out->entries = 0;
 	if (!e->grouped || e->drained)
 		return 0;
-	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, or_count(e, want), out);
+	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, oreader_count(e, want), out);
 	if (n > 0)
-		or_learn(e, out);
+		oreader_learn(e, out);
 	if (n == 0 && !e->open &&
 		rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
@@ -141,10 +142,10 @@ or_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf
 }
 
 int
-or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
+oreader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
 	struct rs_outbox_buf *out, bool *done)
 {
-	struct or_event *e = &r->ev[i];
+	struct oreader_event *e = &r->ev[i];
 	int n;
 
 	*done = true;
@@ -153,12 +154,12 @@ or_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned wan
 	if (!e->grouped)
 		return 0;
 	n = rs_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
-		sizeof(e->cursor), or_count(e, want), out);
+		sizeof(e->cursor), oreader_count(e, want), out);
 	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
 	} else {
 		*done = strcmp(e->cursor, "0-0") == 0;
-		or_learn(e, out);
+		oreader_learn(e, out);
 	}
 	return n;
 }

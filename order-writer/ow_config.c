@@ -5,14 +5,14 @@
 
 #include "common/log.h"
 
-#define OW_FIELD(f) \
+#define OW_CONFIG_FIELD(f) \
 	.offset = offsetof(struct ow_config, f), .size = sizeof(((struct ow_config *)0)->f)
 
-static const struct cfg_key ow_keys[] = {
+static const struct cfg_key ow_config_keys[] = {
 	{
 		.name = "id",
 		.type = CFG_UINT,
-		OW_FIELD(id),
+		OW_CONFIG_FIELD(id),
 		.min = 1,
 		.max = UINT32_MAX,
 		.def = "300",
@@ -22,7 +22,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "push_endpoint",
 		.type = CFG_STRING,
-		OW_FIELD(push_endpoint),
+		OW_CONFIG_FIELD(push_endpoint),
 		.min = 1,
 		.max = 127,
 		.def = "tcp://127.0.0.1:5601",
@@ -32,7 +32,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "group",
 		.type = CFG_STRING,
-		OW_FIELD(group),
+		OW_CONFIG_FIELD(group),
 		.min = 1,
 		.max = 63,
 		.def = "order-writer",
@@ -42,7 +42,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "batch_size",
 		.type = CFG_UINT,
-		OW_FIELD(batch_size),
+		OW_CONFIG_FIELD(batch_size),
 		.min = 1,
 		.max = 2048,
 		.def = "500",
@@ -51,9 +51,9 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "connections",
 		.type = CFG_UINT,
-		OW_FIELD(connections),
+		OW_CONFIG_FIELD(connections),
 		.min = 1,
-		.max = OW_CONNECTIONS_MAX,
+		.max = OW_CONFIG_CONNECTIONS_MAX,
 		.def = "2",
 		.doc = "PostgreSQL connections writing batches, 1..4: with more than one, one "
 		       "batch "
@@ -62,7 +62,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "max_rate",
 		.type = CFG_UINT,
-		OW_FIELD(max_rate),
+		OW_CONFIG_FIELD(max_rate),
 		.min = 0,
 		.max = 10000000,
 		.def = "10000",
@@ -72,7 +72,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "poll_interval",
 		.type = CFG_DURATION,
-		OW_FIELD(poll_ms),
+		OW_CONFIG_FIELD(poll_ms),
 		.min = 1,
 		.max = 1000,
 		.def = "5ms",
@@ -81,7 +81,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "claim_idle",
 		.type = CFG_DURATION,
-		OW_FIELD(claim_idle_ms),
+		OW_CONFIG_FIELD(claim_idle_ms),
 		.min = 0,
 		.max = 3600000,
 		.def = "30s",
@@ -93,7 +93,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "claim_interval",
 		.type = CFG_DURATION,
-		OW_FIELD(claim_interval_ms),
+		OW_CONFIG_FIELD(claim_interval_ms),
 		.min = 10,
 		.max = 3600000,
 		.def = "5s",
@@ -102,7 +102,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "events_refresh",
 		.type = CFG_DURATION,
-		OW_FIELD(events_refresh_ms),
+		OW_CONFIG_FIELD(events_refresh_ms),
 		.min = 10,
 		.max = 600000,
 		.def = "2s",
@@ -112,7 +112,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "sweep_interval",
 		.type = CFG_DURATION,
-		OW_FIELD(sweep_interval_ms),
+		OW_CONFIG_FIELD(sweep_interval_ms),
 		.min = 1,
 		.max = 3600000,
 		.def = "1s",
@@ -122,7 +122,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "sweep_batch",
 		.type = CFG_UINT,
-		OW_FIELD(sweep_batch),
+		OW_CONFIG_FIELD(sweep_batch),
 		.min = 1,
 		.max = 10000,
 		.def = "500",
@@ -131,7 +131,7 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "trim_interval",
 		.type = CFG_DURATION,
-		OW_FIELD(trim_interval_ms),
+		OW_CONFIG_FIELD(trim_interval_ms),
 		.min = 0,
 		.max = 86400000,
 		.def = "0",
@@ -141,44 +141,44 @@ static const struct cfg_key ow_keys[] = {
 	{
 		.name = "log_level",
 		.type = CFG_LOGLEVEL,
-		OW_FIELD(log_level),
+		OW_CONFIG_FIELD(log_level),
 		.def = "info",
 		.doc = "The most verbose messages logged: err, warn, notice, info or debug.",
 	},
 };
 
 /* The same keys as the control plane's [redis] and [postgres]: one file serves both. */
-static const struct cfg_section ow_sections[] = {
+static const struct cfg_section ow_config_sections[] = {
 	{
 		.name = "order_writer",
 		.doc = "The order writer: outbox reading, batching, rate cap, expiry sweeper.",
-		.keys = ow_keys,
-		.n_keys = sizeof(ow_keys) / sizeof(ow_keys[0]),
+		.keys = ow_config_keys,
+		.n_keys = sizeof(ow_config_keys) / sizeof(ow_config_keys[0]),
 	},
 	{
 		.name = "redis",
 		.doc = "The Redis whose outboxes hold the reservations to write.",
-		.keys = store_redis_keys,
-		.n_keys = STORE_REDIS_N_KEYS,
+		.keys = store_config_redis_keys,
+		.n_keys = STORE_CONFIG_REDIS_N_KEYS,
 		.offset = offsetof(struct ow_config, store),
 	},
 	{
 		.name = "postgres",
 		.doc = "The PostgreSQL that orders are written to.",
-		.keys = store_pg_keys,
-		.n_keys = STORE_PG_N_KEYS,
+		.keys = store_config_pg_keys,
+		.n_keys = STORE_CONFIG_PG_N_KEYS,
 		.offset = offsetof(struct ow_config, store),
 	},
 };
 
 /* One flashgate.conf serves every program: the others' sections are theirs to check. */
-static const char *const ow_foreign[] = {
+static const char *const ow_config_foreign[] = {
 	"dataplane", "admission", "bridge", "event", "controlplane", NULL};
 
 const struct cfg_schema ow_config_schema = {
-	.foreign = ow_foreign,
-	.sections = ow_sections,
-	.n_sections = sizeof(ow_sections) / sizeof(ow_sections[0]),
+	.foreign = ow_config_foreign,
+	.sections = ow_config_sections,
+	.n_sections = sizeof(ow_config_sections) / sizeof(ow_config_sections[0]),
 	.target_size = sizeof(struct ow_config),
 	.help = "flashgate-order-writer --help-config lists every key",
 };

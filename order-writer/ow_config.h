@@ -11,10 +11,10 @@
 #include <stdio.h>
 
 #include "common/config.h"
-#include "controlplane/store_config.h"
+#include "store/store_config.h"
 
 /* PostgreSQL connections writing batches at most (order_writer.connections). */
-#define OW_CONNECTIONS_MAX 4
+#define OW_CONFIG_CONNECTIONS_MAX 4
 
 struct ow_config {
 	/* [order_writer] */
@@ -22,7 +22,8 @@ struct ow_config {
 	char push_endpoint[128]; /* the control plane's PULL: RESULT and RESTOCK records */
 	char group[64];		 /* the consumer group on every outbox */
 	uint32_t batch_size;	 /* orders per transaction */
-	uint32_t connections;	 /* PostgreSQL connections writing batches: 1..OW_CONNECTIONS_MAX */
+	uint32_t connections;	 /* PostgreSQL connections writing
+				    batches: 1..OW_CONFIG_CONNECTIONS_MAX */
 	uint32_t max_rate;	 /* orders committed per second; 0: no cap */
 	uint32_t poll_ms;	 /* idle wait when no outbox had entries */
 	uint32_t claim_idle_ms;	 /* pending this long: the writer it went to is taken for dead */

@@ -9,29 +9,30 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/store_release.h"
 
 /*
  * One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged.
  * Its reservations are consecutive ones of the outbox; the entries whose last reservation it
  * holds are acknowledged with it.
  */
-struct ow_slot {
+struct ow_writer_slot {
 	struct order_store *os; /* the connection it was sent on */
 	uint32_t event;
 	unsigned n;	 /* reservations delivered */
 	unsigned n_todo; /* the ones sent to PostgreSQL */
-	bool sent;	 /* n_todo > 0 and os_batch_send() succeeded */
+	bool sent;	 /* n_todo > 0 and ostore_batch_send() succeeded */
 	/* Its COMMIT failed or is unknown: nothing of it is published or acknowledged, and no
-	 * later batch acknowledges the entry it shares with them (ow_publish_next()). */
+	 * later batch acknowledges the entry it shares with them (ow_writer_publish_next()). */
 	bool failed;
 	int pub_rc;	   /* what publishing it gave: 0 or < 0 (its entries stay pending) */
 	unsigned n_pub;	   /* orders published (RESULT records to send) */
 	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
-	struct os_batch_result br;
+	struct ostore_batch_result br;
 	struct rs_outbox_rec e[RS_BATCH_MAX];
 	struct rs_outbox_rec todo[RS_BATCH_MAX];
 	struct rs_outbox_rec ack[RS_BATCH_MAX];
-	struct os_order orders[RS_BATCH_MAX];
+	struct ostore_order orders[RS_BATCH_MAX];
 	struct rs_order_result pub[RS_BATCH_MAX];
 	struct wire_result res[RS_BATCH_MAX];
 	uint64_t rids[RS_BATCH_MAX];
@@ -39,24 +40,24 @@ struct ow_slot {
 };
 
 /* Slots: one per PostgreSQL connection in flight, and those waiting for or being published. */
-#define OW_SLOTS (OW_CONNECTIONS_MAX + 3)
+#define OW_WRITER_SLOTS (OW_CONFIG_CONNECTIONS_MAX + 3)
 
 /*
  * The batches in flight in PostgreSQL, oldest first, one per connection (w->os and w->more[]),
  * and the ring of batches to publish, in the order they were sent. The publisher (a thread with
- * its own Redis connection, w->rs_pub; without one, ow_write_batch() itself) takes them in that
- * order; the main thread then sends their RESULT records and frees them (ow_reap()), so that
- * ZeroMQ and the counters stay with the main thread.
+ * its own Redis connection, w->publish_rs; without one, ow_writer_write() itself) takes them in
+ * that order; the main thread then sends their RESULT records and frees them (ow_writer_reap()), so
+ * that ZeroMQ and the counters stay with the main thread.
  */
-struct ow_slots {
-	struct ow_slot s[OW_SLOTS];
-	bool used[OW_SLOTS];
-	struct ow_slot *fifo[OW_CONNECTIONS_MAX];
+struct ow_writer_slots {
+	struct ow_writer_slot s[OW_WRITER_SLOTS];
+	bool used[OW_WRITER_SLOTS];
+	struct ow_writer_slot *fifo[OW_CONFIG_CONNECTIONS_MAX];
 	unsigned n_fifo;
 	/* Under mu: ring[head .. head + n) to publish, the first `published` of them done. */
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
-	struct ow_slot *ring[OW_SLOTS];
+	struct ow_writer_slot *ring[OW_WRITER_SLOTS];
 	unsigned head, n, published;
 	bool stop;
 	bool thread; /* the publisher thread runs */
@@ -69,8 +70,9 @@ struct ow_slots {
 
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
 static int
-ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
-	const struct os_order *have, unsigned n_have, struct wire_result *res, unsigned *n_res)
+ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e,
+	unsigned n, const struct ostore_order *have, unsigned n_have, struct wire_result *res,
+	unsigned *n_res)
 {
 	*n_res = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -109,8 +111,8 @@ ow_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_r
  * to PostgreSQL. Returns 0 (the slot is in flight, or has nothing to write) or < 0 (logged).
  */
 static int
-ow_start(struct ow_writer *w, struct ow_slot *b, struct order_store *os, uint32_t event,
-	const struct rs_outbox_rec *e, unsigned n)
+ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct order_store *os,
+	uint32_t event, const struct rs_outbox_rec *e, unsigned n)
 {
 	char err[512];
 	int rc;
@@ -154,7 +156,7 @@ ow_start(struct ow_writer *w, struct ow_slot *b, struct order_store *os, uint32_
 	b->n_todo = k;
 	if (k == 0)
 		return 0;
-	rc = os_batch_send(os, event, b->todo, k, err, sizeof(err));
+	rc = ostore_batch_send(os, event, b->todo, k, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s", event,
 			k, err);
@@ -169,7 +171,7 @@ ow_start(struct ow_writer *w, struct ow_slot *b, struct order_store *os, uint32_
  * Returns 0, or < 0 when its entries stay pending (logged).
  */
 static int
-ow_wait(struct ow_writer *w, struct ow_slot *b)
+ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 {
 	char err[512];
 	int rc;
@@ -179,7 +181,7 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 	if (!b->sent)
 		return 0;
 	b->sent = false;
-	rc = os_batch_wait(
+	rc = ostore_batch_wait(
 		b->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
@@ -194,7 +196,7 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
 			"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
 			"%u reservation(s) released back to Redis (reconcile the event)",
 			b->event, b->n_todo - b->n_orders);
-		rc = ow_release_refused(
+		rc = ow_writer_release_refused(
 			w, b->event, b->todo, b->n_todo, b->orders, b->n_orders, b->res, &n_res);
 		if (rc != 0)
 			return rc;
@@ -215,7 +217,8 @@ ow_wait(struct ow_writer *w, struct ow_slot *b)
  * Returns 0 when acknowledged, < 0 when they stay pending.
  */
 static int
-ow_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_slots *q, struct ow_slot *b)
+ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_writer_slots *q,
+	struct ow_writer_slot *b)
 {
 	unsigned n_pub = 0, n_ack = 0;
 	int rc;
@@ -234,7 +237,7 @@ ow_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_slots *q
 	/* Every pending order of the batch is published, also after a redelivery: the first
 	 * delivery may have died between COMMIT and publishing. */
 	for (unsigned i = 0; i < b->n_orders; i++) {
-		const struct os_order *o = &b->orders[i];
+		const struct ostore_order *o = &b->orders[i];
 
 		if (!o->pending)
 			continue;
@@ -283,7 +286,8 @@ ow_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_slots *q
  * q->skip when that entry goes on in later batches: none of them acknowledges it.
  */
 static void
-ow_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_slots *q, struct ow_slot *b)
+ow_writer_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_writer_slots *q,
+	struct ow_writer_slot *b)
 {
 	const struct rs_outbox_rec *last = &b->e[b->n - 1];
 
@@ -293,7 +297,7 @@ ow_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_slots *q,
 		if (b->e[i].index == 0 && b->e[i].id_ms == q->skip_ms &&
 			b->e[i].id_seq == q->skip_seq)
 			q->skip = false;
-	b->pub_rc = b->failed ? -EIO : ow_publish(w, rs, q, b);
+	b->pub_rc = b->failed ? -EIO : ow_writer_publish(w, rs, q, b);
 	if (b->pub_rc != 0 && !rs_outbox_rec_last(last)) {
 		q->skip = true;
 		q->skip_ms = last->id_ms;
@@ -303,10 +307,10 @@ ow_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_slots *q,
 
 /* The publisher thread: the ring's batches in order, on its own Redis connection. */
 static void *
-ow_publisher(void *arg)
+ow_writer_publisher(void *arg)
 {
 	struct ow_writer *w = arg;
-	struct ow_slots *q = w->slots;
+	struct ow_writer_slots *q = w->slots;
 
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
@@ -314,10 +318,10 @@ ow_publisher(void *arg)
 			pthread_cond_wait(&q->work, &q->mu);
 		if (q->published == q->n)
 			break; /* stop, and nothing left */
-		struct ow_slot *b = q->ring[(q->head + q->published) % OW_SLOTS];
+		struct ow_writer_slot *b = q->ring[(q->head + q->published) % OW_WRITER_SLOTS];
 
 		pthread_mutex_unlock(&q->mu);
-		ow_publish_next(w, w->rs_pub, q, b);
+		ow_writer_publish_next(w, w->publish_rs, q, b);
 		pthread_mutex_lock(&q->mu);
 		q->published++;
 		pthread_cond_signal(&q->done);
@@ -328,19 +332,19 @@ ow_publisher(void *arg)
 
 /* Hands a batch that was waited for (or failed) to the publisher, in the order sent. */
 static void
-ow_hand_over(struct ow_writer *w, struct ow_slot *b)
+ow_writer_hand_over(struct ow_writer *w, struct ow_writer_slot *b)
 {
-	struct ow_slots *q = w->slots;
+	struct ow_writer_slots *q = w->slots;
 
 	if (!q->thread) {
-		ow_publish_next(w, w->rs, q, b);
-		q->ring[(q->head + q->n) % OW_SLOTS] = b;
+		ow_writer_publish_next(w, w->rs, q, b);
+		q->ring[(q->head + q->n) % OW_WRITER_SLOTS] = b;
 		q->n++;
 		q->published++;
 		return;
 	}
 	pthread_mutex_lock(&q->mu);
-	q->ring[(q->head + q->n) % OW_SLOTS] = b;
+	q->ring[(q->head + q->n) % OW_WRITER_SLOTS] = b;
 	q->n++;
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->mu);
@@ -352,9 +356,9 @@ ow_hand_over(struct ow_writer *w, struct ow_slot *b)
  * of a batch published now (0 when none).
  */
 static int
-ow_reap(struct ow_writer *w, bool wait)
+ow_writer_reap(struct ow_writer *w, bool wait)
 {
-	struct ow_slots *q = w->slots;
+	struct ow_writer_slots *q = w->slots;
 	int rc = 0;
 
 	if (q->thread)
@@ -364,9 +368,9 @@ ow_reap(struct ow_writer *w, bool wait)
 			pthread_cond_wait(&q->done, &q->mu);
 		if (q->published == 0)
 			break;
-		struct ow_slot *b = q->ring[q->head];
+		struct ow_writer_slot *b = q->ring[q->head];
 
-		q->head = (q->head + 1) % OW_SLOTS;
+		q->head = (q->head + 1) % OW_WRITER_SLOTS;
 		q->n--;
 		q->published--;
 		if (q->thread)
@@ -389,7 +393,7 @@ ow_reap(struct ow_writer *w, bool wait)
 
 /* Whether connection os has a batch in flight. */
 static bool
-ow_store_busy(const struct ow_slots *q, const struct order_store *os)
+ow_writer_store_busy(const struct ow_writer_slots *q, const struct order_store *os)
 {
 	for (unsigned i = 0; i < q->n_fifo; i++)
 		if (q->fifo[i]->os == os)
@@ -398,58 +402,58 @@ ow_store_busy(const struct ow_slots *q, const struct order_store *os)
 }
 
 /* A free slot, waiting for the publisher to free one when all are taken. */
-static struct ow_slot *
-ow_free_slot(struct ow_writer *w)
+static struct ow_writer_slot *
+ow_writer_free_slot(struct ow_writer *w)
 {
-	struct ow_slots *q = w->slots;
+	struct ow_writer_slots *q = w->slots;
 
 	for (;;) {
-		for (unsigned i = 0; i < OW_SLOTS; i++)
+		for (unsigned i = 0; i < OW_WRITER_SLOTS; i++)
 			if (!q->used[i]) {
 				q->used[i] = true;
 				return &q->s[i];
 			}
 		/* At most one per connection is in flight: the rest wait to be published. */
-		ow_reap(w, true);
+		ow_writer_reap(w, true);
 	}
 }
 
 /* A connection with no batch in flight (one exists when the queue is not full). */
 static struct order_store *
-ow_free_store(const struct ow_writer *w, const struct ow_slots *q)
+ow_writer_free_store(const struct ow_writer *w, const struct ow_writer_slots *q)
 {
-	if (!ow_store_busy(q, w->os))
+	if (!ow_writer_store_busy(q, w->os))
 		return w->os;
 	for (unsigned i = 0; i < w->n_more; i++)
-		if (!ow_store_busy(q, w->more[i]))
+		if (!ow_writer_store_busy(q, w->more[i]))
 			return w->more[i];
 	return w->os; /* not reached: the queue is not full */
 }
 
 /* Takes the oldest batch in flight off the queue, waits for its COMMIT, hands it over. */
 static int
-ow_pop(struct ow_writer *w)
+ow_writer_pop(struct ow_writer *w)
 {
-	struct ow_slots *q = w->slots;
-	struct ow_slot *b = q->fifo[0];
+	struct ow_writer_slots *q = w->slots;
+	struct ow_writer_slot *b = q->fifo[0];
 	int rc;
 
 	memmove(q->fifo, q->fifo + 1, (q->n_fifo - 1) * sizeof(q->fifo[0]));
 	q->fifo[--q->n_fifo] = NULL;
-	rc = ow_wait(w, b);
+	rc = ow_writer_wait(w, b);
 	if (rc != 0) {
 		w->st.errors++;
 		b->failed = true;
 	}
-	ow_hand_over(w, b);
+	ow_writer_hand_over(w, b);
 	return rc;
 }
 
 /* Allocates the slots and starts the publisher (when there is a connection for it). */
 static int
-ow_slots_init(struct ow_writer *w)
+ow_writer_slots_init(struct ow_writer *w)
 {
-	struct ow_slots *q = calloc(1, sizeof(*q));
+	struct ow_writer_slots *q = calloc(1, sizeof(*q));
 
 	if (q == NULL)
 		return -ENOMEM;
@@ -457,13 +461,13 @@ ow_slots_init(struct ow_writer *w)
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->done, NULL);
 	w->slots = q;
-	if (w->rs_pub != NULL) {
+	if (w->publish_rs != NULL) {
 		sigset_t all, old;
 
 		/* Signals stay with the main thread, whose loop they stop. */
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
-		if (pthread_create(&q->tid, NULL, ow_publisher, w) == 0)
+		if (pthread_create(&q->tid, NULL, ow_writer_publisher, w) == 0)
 			q->thread = true;
 		else
 			LOG_WARN("cannot start the publisher thread; publishing in the main one");
@@ -473,29 +477,29 @@ ow_slots_init(struct ow_writer *w)
 }
 
 int
-ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
+ow_writer_write(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
 {
-	struct ow_slot *b;
-	struct ow_slots *q;
+	struct ow_writer_slot *b;
+	struct ow_writer_slots *q;
 	unsigned depth = 1 + w->n_more;
 	int rc_prev = 0, rc;
 
 	if (n == 0 || n > RS_BATCH_MAX)
 		return -EINVAL;
-	if (w->slots == NULL && ow_slots_init(w) != 0)
+	if (w->slots == NULL && ow_writer_slots_init(w) != 0)
 		return -ENOMEM;
 	q = w->slots;
-	ow_reap(w, false);
+	ow_writer_reap(w, false);
 	/* A connection takes one statement at a time: the oldest batch's COMMIT first. */
 	if (q->n_fifo == depth)
-		rc_prev = ow_pop(w);
-	b = ow_free_slot(w);
-	rc = ow_start(w, b, ow_free_store(w, q), event, e, n);
+		rc_prev = ow_writer_pop(w);
+	b = ow_writer_free_slot(w);
+	rc = ow_writer_start(w, b, ow_writer_free_store(w, q), event, e, n);
 	if (rc != 0) {
 		/* Handed over failed, so that no later batch acknowledges an entry it began. */
 		w->st.errors++;
 		b->failed = true;
-		ow_hand_over(w, b);
+		ow_writer_hand_over(w, b);
 		return rc;
 	}
 	q->fifo[q->n_fifo++] = b;
@@ -503,27 +507,27 @@ ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *
 }
 
 int
-ow_flush(struct ow_writer *w)
+ow_writer_flush(struct ow_writer *w)
 {
 	int rc = 0, r;
 
 	if (w->slots == NULL)
 		return 0;
 	while (w->slots->n_fifo > 0) {
-		r = ow_pop(w);
+		r = ow_writer_pop(w);
 		if (rc == 0)
 			rc = r;
 	}
-	r = ow_reap(w, true);
+	r = ow_writer_reap(w, true);
 	return rc != 0 ? rc : r;
 }
 
 void
 ow_writer_free(struct ow_writer *w)
 {
-	struct ow_slots *q = w->slots;
+	struct ow_writer_slots *q = w->slots;
 
-	ow_flush(w);
+	ow_writer_flush(w);
 	if (q == NULL)
 		return;
 	if (q->thread) {

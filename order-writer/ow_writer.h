@@ -14,17 +14,17 @@
  * fails (its COMMIT, or publishing it), no later batch acknowledges the entry it shares with
  * them (until that entry is delivered again from its start): such entries stay pending and are
  * claimed again whole. After a failed COMMIT the caller gives no more of that read
- * (ow_write_batch() returns the error).
+ * (ow_writer_write() returns the error).
  *
- * Batches overlap: ow_write_batch() sends its batch to PostgreSQL and returns while
+ * Batches overlap: ow_writer_write() sends its batch to PostgreSQL and returns while
  * PostgreSQL inserts and commits it. One batch is in flight on each connection (os and more[]):
  * one inserts while another's COMMIT waits for the disk (the stock row is the only thing they
  * share, updated last). When all are busy, the next call waits for the oldest COMMIT and hands
- * that batch to the publisher: a thread with its own Redis connection (rs_pub; without one, the
+ * that batch to the publisher: a thread with its own Redis connection (publish_rs; without one, the
  * call itself) that writes the results and acknowledges the entries, batch after batch in the
  * order they were sent, while this thread reads the next entries and PostgreSQL writes. The
  * RESULT records of a published batch go to the control plane from this thread, at the next
- * call. ow_flush() completes every batch in flight and waits until all are published.
+ * call. ow_writer_flush() completes every batch in flight and waits until all are published.
  *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
  * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
@@ -32,7 +32,7 @@
  */
 #include <stdint.h>
 
-#include "controlplane/redis_store.h"
+#include "store/store_outbox.h"
 #include "order-writer/order_store.h"
 #include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
@@ -47,21 +47,21 @@ struct ow_writer_stats {
 	uint64_t errors;      /* batches left pending after an error */
 };
 
-struct ow_slots;
+struct ow_writer_slots;
 
 struct ow_writer {
 	struct redis_store *rs;
-	/* Another connection, for the publisher thread; NULL: ow_write_batch() publishes. */
-	struct redis_store *rs_pub;
+	/* Another connection, for the publisher thread; NULL: ow_writer_write() publishes. */
+	struct redis_store *publish_rs;
 	struct order_store *os;
 	/* More connections for batches, more[0..n_more): one batch in flight on each and on os. */
-	struct order_store *more[OW_CONNECTIONS_MAX - 1];
+	struct order_store *more[OW_CONFIG_CONNECTIONS_MAX - 1];
 	unsigned n_more;
 	struct ow_link *link; /* may be NULL */
 	const char *group;
 	void (*commit_hook)(void); /* the test hook, run once after the first COMMIT; may be NULL */
 	struct ow_writer_stats st;
-	struct ow_slots *slots; /* allocated by the first batch; freed by ow_writer_free() */
+	struct ow_writer_slots *slots; /* allocated by the first batch; freed by ow_writer_free() */
 };
 
 /*
@@ -72,14 +72,14 @@ struct ow_writer {
  * when the oldest batch or this one failed (logged; its entries stay pending and are claimed
  * again): the caller then gives no more of the same read.
  */
-int ow_write_batch(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
+int ow_writer_write(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
 
 /*
  * Completes the batches in flight, if any, oldest first (waits for each COMMIT), and waits until
  * every batch is published and its entries acknowledged. Call it before the store is used for
  * anything else and before sleeping. Returns 0 or a negative errno (the entries stay pending).
  */
-int ow_flush(struct ow_writer *w);
+int ow_writer_flush(struct ow_writer *w);
 
 /* Completes the batches in flight, stops the publisher and frees what the writer allocated. */
 void ow_writer_free(struct ow_writer *w);

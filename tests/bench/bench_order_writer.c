@@ -14,7 +14,9 @@
 
 #include "common/now.h"
 #include "controlplane/pg_store.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
+#include "store/store_event.h"
+#include "store/store_reserve.h"
 #include "tests/lib/pg_server.h"
 #include "tests/lib/redis_server.h"
 #include "tests/tap.h"

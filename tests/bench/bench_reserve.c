@@ -26,7 +26,10 @@
 
 #include "common/log.h"
 #include "common/now.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
+#include "store/store_event.h"
+#include "store/store_keys.h"
+#include "store/store_reserve.h"
 #include "tests/lib/redis_server.h"
 #include "tests/tap.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * controlplane/redis_store and lua/{reserve,release}.lua against a real redis-server started in
+ * The store (store/) and lua/{reserve,release}.lua against a real redis-server started in
  * a temporary directory (tests/lib/redis_server.h) and stopped at the end:
  *
  *   - exact stock: N users, stock S -> min(N, S) reserved, in order, for several N and S
@@ -36,7 +36,14 @@
 #include <hiredis/hiredis.h>
 
 #include "common/log.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
+#include "store/store_event.h"
+#include "store/store_keys.h"
+#include "store/store_outbox.h"
+#include "store/store_reconcile.h"
+#include "store/store_release.h"
+#include "store/store_reserve.h"
+#include "store/store_result.h"
 #include "tests/lib/redis_server.h"
 #include "tests/tap.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/store_config.h"
+#include "store/store_config.h"
 
 #include <arpa/inet.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 	.offset = offsetof(struct store_config, f),                                                \
 	.size = sizeof(((struct store_config *)0)->f)
 
-const struct cfg_key store_redis_keys[STORE_REDIS_N_KEYS] = {
+const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS] = {
 	{
 		.name = "socket",
 		.type = CFG_STRING,
@@ -46,7 +46,7 @@ const struct cfg_key store_redis_keys[STORE_REDIS_N_KEYS] = {
 	},
 };
 
-const struct cfg_key store_pg_keys[STORE_PG_N_KEYS] = {
+const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS] = {
 	{
 		.name = "conninfo",
 		.type = CFG_STRING,
@@ -60,7 +60,7 @@ const struct cfg_key store_pg_keys[STORE_PG_N_KEYS] = {
 };
 
 struct rs_config
-store_rs_config(const struct store_config *s, char host[INET_ADDRSTRLEN])
+store_config_rs(const struct store_config *s, char host[INET_ADDRSTRLEN])
 {
 	inet_ntop(AF_INET, &s->redis_host, host, INET_ADDRSTRLEN);
 	return (struct rs_config){

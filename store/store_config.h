@@ -10,28 +10,28 @@
 #include <stdint.h>
 
 #include "common/config.h"
-#include "controlplane/redis_store.h"
+#include "store/store_conn.h"
 
 struct store_config {
 	/* [redis] */
-	char redis_socket[108];   /* a Unix socket; empty: host and port */
-	uint32_t redis_host;      /* network order */
+	char redis_socket[108]; /* a Unix socket; empty: host and port */
+	uint32_t redis_host;	/* network order */
 	uint16_t redis_port;
 	uint32_t redis_timeout_ms;
 	/* [postgres] */
 	char pg_conninfo[256];
 };
 
-#define STORE_REDIS_N_KEYS 4
-#define STORE_PG_N_KEYS	   1
-extern const struct cfg_key store_redis_keys[STORE_REDIS_N_KEYS];
-extern const struct cfg_key store_pg_keys[STORE_PG_N_KEYS];
+#define STORE_CONFIG_REDIS_N_KEYS 4
+#define STORE_CONFIG_PG_N_KEYS	  1
+extern const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS];
+extern const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS];
 
 /*
  * The Redis connection settings of s for rs_open(): host receives the address as text and
  * must outlive the returned settings' use. Redis may come up after the program
  * (start_offline): callers decide reservations as retry until it does.
  */
-struct rs_config store_rs_config(const struct store_config *s, char host[INET_ADDRSTRLEN]);
+struct rs_config store_config_rs(const struct store_config *s, char host[INET_ADDRSTRLEN]);
 
 #endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_CRON_H
+#define FG_CP_CRON_H
+/*
+ * The control plane's timed work, in one place (as Redis's serverCron): the main loop calls
+ * cp_cron() after every wake-up and sleeps until the time it returns, or until a socket wakes
+ * it.
+ */
+#include <stdint.h>
+
+#include "controlplane/cp_ctx.h"
+
+/*
+ * Does what is due at now_ms (Unix ms):
+ *   - the decider's batches whose wait (batch_wait) is over, and full ones, go to Redis;
+ *   - every heartbeat interval: a HEARTBEAT to the data planes, and a reconnect to Redis when
+ *     it is down (so that the "back" notice does not wait for traffic).
+ * Returns when the next work is due (Unix ms): the next heartbeat or the decider's deadline,
+ * whichever comes first. Cannot fail.
+ */
+uint64_t cp_cron(struct cp_ctx *c, uint64_t now_ms);
+
+#endif

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "common/log.h"
+#include "common/now.h"
+#include "lua/lua_scripts.h"
+#include "store/store_conn_int.h"
+
+#define RS_DEFAULT_HOST		   "127.0.0.1"
+#define RS_DEFAULT_PORT		   6379
+#define RS_DEFAULT_CONNECT_TIMEOUT 1000
+#define RS_DEFAULT_COMMAND_TIMEOUT 2000
+#define RS_DEFAULT_BACKOFF_MIN	   50
+#define RS_DEFAULT_BACKOFF_MAX	   2000
+
+/*
+ * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
+ * that the check and the write are one atomic step. KEYS: stock, result, outbox; ARGV: stock.
+ * Returns 1 when set, 0 when refused. rs_preheat() (store_event.c) runs it; it is loaded with
+ * the other scripts on every connection.
+ */
+static const char preheat_lua[] =
+	"if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then\n"
+	"\treturn 0\n"
+	"end\n"
+	"redis.call('SET', KEYS[1], ARGV[1])\n"
+	"return 1\n";
+
+static struct timeval
+rs_timeval(unsigned ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	return tv;
+}
+
+void
+rs_lost(struct redis_store *rs, const char *why)
+{
+	if (rs->c != NULL) {
+		redisFree(rs->c);
+		rs->c = NULL;
+		rs->st.outages++;
+	}
+	if (!rs->in_outage) {
+		LOG_WARN("redis: lost the connection to %s (%s); reservations are answered retry "
+			 "until it is back",
+			rs->where, why);
+		rs->in_outage = true;
+		rs->outage_since_ms = now_mono_ms();
+		rs->attempts = 0;
+		rs->backoff_ms = rs->cfg.backoff_min_ms;
+		/* Redis may be back already (a quick restart): try at once, then back off. */
+		rs->next_attempt_ms = rs->outage_since_ms;
+	}
+}
+
+redisReply *
+rs_read_reply(struct redis_store *rs)
+{
+	void *reply = NULL;
+
+	if (redisGetReply(rs->c, &reply) != REDIS_OK || reply == NULL) {
+		int e = errno;
+		char why[160];
+
+		/* hiredis reports the socket timeout as the errno of the read. */
+		if (rs->c->err == REDIS_ERR_IO && (e == EAGAIN || e == EWOULDBLOCK))
+			snprintf(why, sizeof(why), "no reply within the command timeout of %u ms",
+				rs->cfg.command_timeout_ms);
+		else
+			snprintf(why, sizeof(why), "%s",
+				rs->c->errstr[0] ? rs->c->errstr : "no reply");
+		rs_lost(rs, why);
+		return NULL;
+	}
+	return reply;
+}
+
+int
+rs_load_scripts(struct redis_store *rs, char *why, size_t why_len)
+{
+	int rc = 0;
+
+	rs->st.script_loads++;
+	for (unsigned i = 0; i < RS_SCRIPT_MAX; i++) {
+		const char *argv[] = {"SCRIPT", "LOAD", rs->scripts[i].text};
+		const size_t len[] = {6, 4, rs->scripts[i].len};
+
+		if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
+			/* The replies of what was appended would misalign the next call's. */
+			rs_lost(rs, "out of memory");
+			snprintf(why, why_len, "out of memory");
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < RS_SCRIPT_MAX; i++) {
+		struct rs_script *s = &rs->scripts[i];
+		redisReply *r = rs_read_reply(rs);
+
+		if (r == NULL) {
+			snprintf(why, why_len, "the connection was lost while loading the scripts");
+			return -1;
+		}
+		if (r->type != REDIS_REPLY_STRING || r->len != 40) {
+			if (rc == 0)
+				snprintf(why, why_len, "SCRIPT LOAD %s.lua: %s", s->name,
+					r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			rc = -1;
+		} else if (s->want_sha1 != NULL && memcmp(r->str, s->want_sha1, 40) != 0) {
+			if (rc == 0)
+				snprintf(why, why_len,
+					"SCRIPT LOAD %s.lua answered SHA1 %.40s, the build "
+					"embedded %s",
+					s->name, r->str, s->want_sha1);
+			rc = -1;
+		} else {
+			memcpy(s->sha1, r->str, 40);
+			s->sha1[40] = '\0';
+		}
+		freeReplyObject(r);
+	}
+	return rc;
+}
+
+/* One connection attempt, scripts included. Returns 0, or -1 with why filled. */
+static int
+rs_connect(struct redis_store *rs, char *why, size_t why_len)
+{
+	struct timeval ctv = rs_timeval(rs->cfg.connect_timeout_ms);
+	redisContext *c;
+
+	if (rs->unix_path[0] != '\0')
+		c = redisConnectUnixWithTimeout(rs->unix_path, ctv);
+	else
+		c = redisConnectWithTimeout(rs->host, (int)rs->cfg.port, ctv);
+	if (c == NULL) {
+		snprintf(why, why_len, "out of memory");
+		return -1;
+	}
+	if (c->err) {
+		snprintf(why, why_len, "%s", c->errstr);
+		redisFree(c);
+		return -1;
+	}
+	if (redisSetTimeout(c, rs_timeval(rs->cfg.command_timeout_ms)) != REDIS_OK ||
+		(rs->unix_path[0] == '\0' && redisEnableKeepAlive(c) != REDIS_OK)) {
+		snprintf(why, why_len, "cannot set socket options: %s", c->errstr);
+		redisFree(c);
+		return -1;
+	}
+	rs->c = c;
+	if (rs_load_scripts(rs, why, why_len) != 0) {
+		if (rs->c != NULL) {
+			redisFree(rs->c);
+			rs->c = NULL;
+		}
+		return -1;
+	}
+	rs->st.connects++;
+	return 0;
+}
+
+int
+rs_ensure_connected(struct redis_store *rs)
+{
+	char why[256];
+	uint64_t now;
+
+	if (rs->c != NULL) {
+		struct pollfd p = {.fd = rs->c->fd, .events = POLLIN};
+
+		/* Between calls Redis owes no reply, so a readable socket means it closed the
+		 * connection (a restart): notice it now rather than fail the next pipeline. */
+		if (poll(&p, 1, 0) == 0)
+			return 0;
+		rs_lost(rs, "the server closed the connection");
+	}
+	now = now_mono_ms();
+	if (now < rs->next_attempt_ms)
+		return -ENOTCONN;
+	rs->attempts++;
+	if (rs_connect(rs, why, sizeof(why)) != 0) {
+		LOG_DEBUG("redis: %s: attempt %u failed: %s", rs->where, rs->attempts, why);
+		rs->next_attempt_ms = now + rs->backoff_ms;
+		rs->backoff_ms = rs->backoff_ms >= rs->cfg.backoff_max_ms / 2
+					 ? rs->cfg.backoff_max_ms
+					 : rs->backoff_ms * 2;
+		return -ENOTCONN;
+	}
+	if (rs->in_outage) {
+		LOG_NOTICE("redis: connected to %s again after %" PRIu64 " ms (%u attempts)",
+			rs->where, now_mono_ms() - rs->outage_since_ms, rs->attempts);
+		rs->in_outage = false;
+	}
+	return 0;
+}
+
+bool
+rs_connected(const struct redis_store *rs)
+{
+	return rs->c != NULL;
+}
+
+/* Checks c and fills rs's copy with the defaults. Returns 0, or -1 with err filled. */
+static int
+rs_config_apply(struct redis_store *rs, const struct rs_config *c, char *err, size_t err_len)
+{
+	rs->cfg = *c;
+	if (c->unix_path != NULL && c->unix_path[0] != '\0') {
+		if (strlen(c->unix_path) >= sizeof(rs->unix_path)) {
+			snprintf(err, err_len,
+				"the Redis socket path is longer than %zu bytes: use a shorter "
+				"path",
+				sizeof(rs->unix_path) - 1);
+			return -1;
+		}
+		strcpy(rs->unix_path, c->unix_path);
+		snprintf(rs->where, sizeof(rs->where), "unix:%s", rs->unix_path);
+	} else {
+		const char *host =
+			c->host != NULL && c->host[0] != '\0' ? c->host : RS_DEFAULT_HOST;
+
+		if (strlen(host) >= sizeof(rs->host)) {
+			snprintf(err, err_len, "the Redis host name is longer than %zu bytes",
+				sizeof(rs->host) - 1);
+			return -1;
+		}
+		if (c->port > 65535) {
+			snprintf(err, err_len, "the Redis port %u is not in 1..65535", c->port);
+			return -1;
+		}
+		strcpy(rs->host, host);
+		rs->cfg.port = c->port ? c->port : RS_DEFAULT_PORT;
+		snprintf(rs->where, sizeof(rs->where), "%s:%u", rs->host, rs->cfg.port);
+	}
+	rs->cfg.host = NULL;
+	rs->cfg.unix_path = NULL;
+	if (!rs->cfg.connect_timeout_ms)
+		rs->cfg.connect_timeout_ms = RS_DEFAULT_CONNECT_TIMEOUT;
+	if (!rs->cfg.command_timeout_ms)
+		rs->cfg.command_timeout_ms = RS_DEFAULT_COMMAND_TIMEOUT;
+	if (!rs->cfg.backoff_min_ms)
+		rs->cfg.backoff_min_ms = RS_DEFAULT_BACKOFF_MIN;
+	if (!rs->cfg.backoff_max_ms)
+		rs->cfg.backoff_max_ms = RS_DEFAULT_BACKOFF_MAX;
+	if (rs->cfg.backoff_min_ms > rs->cfg.backoff_max_ms) {
+		snprintf(err, err_len,
+			"the Redis reconnect backoff minimum (%u ms) exceeds its "
+			"maximum (%u ms)",
+			rs->cfg.backoff_min_ms, rs->cfg.backoff_max_ms);
+		return -1;
+	}
+	return 0;
+}
+
+struct redis_store *
+rs_open(const struct rs_config *c, char *err, size_t err_len)
+{
+	struct redis_store *rs = calloc(1, sizeof(*rs));
+	struct sigaction old;
+	char why[256];
+
+	if (rs == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	if (rs_config_apply(rs, c, err, err_len) != 0)
+		goto fail;
+	rs->cmd = malloc(RS_RESERVE_CMD_MAX);
+	if (rs->cmd == NULL) {
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
+	rs->scripts[RS_SCRIPT_RESERVE] = (struct rs_script){.name = "reserve",
+		.text = lua_script_reserve.text,
+		.len = lua_script_reserve.len,
+		.want_sha1 = lua_script_reserve.sha1};
+	rs->scripts[RS_SCRIPT_RELEASE] = (struct rs_script){.name = "release",
+		.text = lua_script_release.text,
+		.len = lua_script_release.len,
+		.want_sha1 = lua_script_release.sha1};
+	rs->scripts[RS_SCRIPT_PREHEAT] = (struct rs_script){
+		.name = "preheat", .text = preheat_lua, .len = sizeof(preheat_lua) - 1};
+
+	/* A write to a socket Redis closed raises SIGPIPE, whose default ends the process. */
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
+
+	rs->backoff_ms = rs->cfg.backoff_min_ms;
+	rs->attempts = 1;
+	if (rs_connect(rs, why, sizeof(why)) != 0) {
+		if (!rs->cfg.start_offline) {
+			snprintf(err, err_len,
+				"cannot use Redis at %s: %s (is redis-server running there? check "
+				"the Redis address in the configuration)",
+				rs->where, why);
+			goto fail;
+		}
+		LOG_WARN("redis: cannot use %s yet (%s); reservations are answered retry until it "
+			 "is reachable",
+			rs->where, why);
+		rs->in_outage = true;
+		rs->outage_since_ms = now_mono_ms();
+		rs->next_attempt_ms = rs->outage_since_ms + rs->backoff_ms;
+		rs->backoff_ms = rs->backoff_ms * 2 > rs->cfg.backoff_max_ms
+					 ? rs->cfg.backoff_max_ms
+					 : rs->backoff_ms * 2;
+	} else {
+		LOG_INFO("redis: connected to %s", rs->where);
+	}
+	return rs;
+fail:
+	rs_close(rs);
+	return NULL;
+}
+
+void
+rs_close(struct redis_store *rs)
+{
+	if (rs == NULL)
+		return;
+	if (rs->c != NULL)
+		redisFree(rs->c);
+	free(rs->cmd);
+	free(rs);
+}
+
+void
+rs_get_stats(const struct redis_store *rs, struct rs_stats *out)
+{
+	*out = rs->st;
+}
+
+redisReply *
+rs_command(struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err)
+{
+	if (rs_ensure_connected(rs) != 0) {
+		*err = -ENOTCONN;
+		return NULL;
+	}
+	if (redisAppendCommandArgv(rs->c, argc, argv, len) != REDIS_OK) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	redisReply *r = rs_read_reply(rs);
+
+	if (r == NULL)
+		*err = -ENOTCONN;
+	return r;
+}
+
+redisReply *
+rs_command_ok(struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err,
+	uint32_t event)
+{
+	redisReply *r = rs_command(rs, argc, argv, len, err);
+
+	if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s on event %" PRIu32 " failed: %s", argv[0],
+			event, r->str);
+		freeReplyObject(r);
+		*err = -EIO;
+		return NULL;
+	}
+	return r;
+}
+
+int
+rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
+	const enum rs_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
+	long long *out)
+{
+	char keys[4][RS_KEY_MAX];
+	const char *argv[3 + 4 + 3];
+	size_t len[3 + 4 + 3];
+	char numkeys[2] = {(char)('0' + nkeys), '\0'};
+	int argc = 0, err = 0;
+
+	argv[argc] = "EVALSHA";
+	len[argc++] = 7;
+	argv[argc] = rs->scripts[id].sha1;
+	len[argc++] = 40;
+	argv[argc] = numkeys;
+	len[argc++] = 1;
+	for (unsigned k = 0; k < nkeys; k++) {
+		argv[argc] = keys[k];
+		len[argc++] = (size_t)rs_key(keys[k], RS_KEY_MAX, event, kinds[k]);
+	}
+	for (unsigned a = 0; a < nargs; a++) {
+		argv[argc] = args[a];
+		len[argc++] = strlen(args[a]);
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		char why[256];
+		redisReply *r = rs_command(rs, argc, argv, len, &err);
+
+		if (r == NULL)
+			return err;
+		if (rs_is_noscript(r) && attempt == 0) {
+			freeReplyObject(r);
+			if (rs_load_scripts(rs, why, sizeof(why)) != 0) {
+				LOG_RL(LOG_LEVEL_WARN, 10000,
+					"redis: reloading the scripts failed: %s", why);
+				return rs->c != NULL ? -EIO : -ENOTCONN;
+			}
+			continue;
+		}
+		if (r->type == REDIS_REPLY_INTEGER) {
+			*out = r->integer;
+			freeReplyObject(r);
+			return 0;
+		}
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s.lua for event %" PRIu32 " failed: %s",
+			rs->scripts[id].name, event,
+			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		freeReplyObject(r);
+		return -EIO;
+	}
+	return -EIO;
+}
+
+redisReply *
+rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, uint32_t event,
+	enum rs_key_kind kind, const uint64_t *vals, unsigned n, int *err)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[4 + RS_BATCH_MAX];
+	size_t len[4 + RS_BATCH_MAX];
+	char(*num)[RS_U64_DIGITS + 1];
+
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX || ncmd == 0 || ncmd > 3) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	num = malloc(n * sizeof(*num));
+	if (num == NULL) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	rs_key(key, sizeof(key), event, kind);
+	for (unsigned i = 0; i < ncmd; i++) {
+		argv[i] = cmd[i];
+		len[i] = strlen(cmd[i]);
+	}
+	argv[ncmd] = key;
+	len[ncmd] = strlen(key);
+	for (unsigned i = 0; i < n; i++) {
+		argv[ncmd + 1 + i] = num[i];
+		len[ncmd + 1 + i] = rs_u64_to_dec(num[i], vals[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)(ncmd + 1 + n), argv, len, err, event);
+
+	free(num);
+	return r;
+}
+
+int
+rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
+	unsigned n, uint8_t *member)
+{
+	bool hash = kind == RS_KEY_RESULT;
+	const char *cmd[] = {hash ? "HMGET" : "SMISMEMBER"};
+	int err = 0;
+	redisReply *r = rs_key_numbers(rs, cmd, 1, event, kind, vals, n, &err);
+
+	if (r == NULL)
+		return err;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == n) {
+		for (unsigned i = 0; i < n; i++) {
+			const redisReply *e = r->element[i];
+
+			member[i] = hash ? e->type == REDIS_REPLY_STRING
+					 : e->type == REDIS_REPLY_INTEGER && e->integer == 1;
+		}
+	} else {
+		err = -EIO;
+	}
+	freeReplyObject(r);
+	return err;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_CONN_H
+#define FG_STORE_STORE_CONN_H
+/*
+ * The store's connection to Redis (hiredis, one blocking connection) and the scripts it loads
+ * on every connection: lua/reserve.lua, lua/release.lua and the preheat check. The store's jobs
+ * are in their own modules, each taking the struct redis_store this one opens:
+ *   store/store_keys.h       every key of an event (read this first)
+ *   store/store_event.h      preheat, an event's counters, purge
+ *   store/store_reserve.h    deciding batches of reservations (the control plane)
+ *   store/store_result.h     looking up users' results (the control plane)
+ *   store/store_outbox.h     reading, acknowledging and trimming the outbox (the order writer)
+ *   store/store_release.h    returning stock of expired and cancelled reservations
+ *   store/store_reconcile.h  repairing an event from PostgreSQL's view
+ *   store/store_config.h     the [redis] and [postgres] settings
+ *
+ * A store is one connection: use it from one thread at a time.
+ *
+ * Connection loss. Every call that finds the connection broken frees it and returns
+ * -ENOTCONN; later calls reconnect, at most once per backoff period (50 ms doubling to 2 s by
+ * default), load the scripts again and go on. An outage is logged once when it starts
+ * (warn) and once when it ends (notice). A store never exits the process; it sets SIGPIPE to
+ * "ignore" when it is at its default, as a write to a closed socket must not kill a daemon.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The most items one command of the store carries: the reservations of one batch (one EVALSHA
+ * of reserve.lua, which unpacks them), the entries of one outbox read, the ids of one check.
+ */
+#define RS_BATCH_MAX 2048
+
+struct rs_config {
+	const char *unix_path;	     /* a Unix socket; when set, host and port are not used */
+	const char *host;	     /* NULL: 127.0.0.1 */
+	unsigned port;		     /* 0: 6379 */
+	unsigned connect_timeout_ms; /* 0: 1000 */
+	unsigned command_timeout_ms; /* 0: 2000; a reply that takes longer is a lost connection */
+	unsigned backoff_min_ms;     /* 0: 50; the first wait after an outage starts */
+	unsigned backoff_max_ms;     /* 0: 2000; the wait doubles up to this */
+	/* rs_open() succeeds even when Redis cannot be reached yet (the store then connects
+	 * like after an outage); otherwise rs_open() fails and says why. */
+	bool start_offline;
+};
+
+/* Counters since rs_open(), for stats and metrics. */
+struct rs_stats {
+	uint64_t batches;  /* decided */
+	uint64_t reserved; /* verdicts, by kind */
+	uint64_t duplicate;
+	uint64_t sold_out;
+	uint64_t retry;	       /* reservations answered RETRY (connection lost or error reply) */
+	uint64_t errors;       /* error replies */
+	uint64_t outages;      /* connections lost */
+	uint64_t connects;     /* successful (re)connections, the first included */
+	uint64_t script_loads; /* SCRIPT LOAD rounds: one per connection, plus after NOSCRIPT */
+};
+
+struct redis_store;
+
+/*
+ * Connects to Redis as c says and loads the scripts (SCRIPT LOAD, checking that Redis
+ * computed the SHA1 embedded at build time). Returns the store, or NULL with a message that
+ * says what was wrong in err (a bad config, or Redis not reachable unless c->start_offline).
+ */
+struct redis_store *rs_open(const struct rs_config *c, char *err, size_t err_len);
+
+/* Closes the connection and frees rs; NULL is allowed. */
+void rs_close(struct redis_store *rs);
+
+/*
+ * Reconnects when the connection is down and the backoff period has passed. Returns 0 when
+ * connected, else -ENOTCONN. The other calls do this themselves; a daemon may call it from
+ * its cron so that the "back" notice does not wait for traffic.
+ */
+int rs_ensure_connected(struct redis_store *rs);
+
+/* True while the store holds a working connection (as far as it knows). */
+bool rs_connected(const struct redis_store *rs);
+
+/* Copies the counters. */
+void rs_get_stats(const struct redis_store *rs, struct rs_stats *out);
+
+#endif

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "store/store_conn_int.h"
+#include "store/store_event.h"
+
+int
+rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
+{
+	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX};
+	char stock_s[RS_U64_DIGITS + 1];
+	const char *args[] = {stock_s};
+	long long v;
+
+	if (event == 0 || stock < 0)
+		return -EINVAL;
+	stock_s[rs_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
+	int rc = rs_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 3, args, 1, &v);
+
+	if (rc != 0)
+		return rc;
+	return v == 1 ? 0 : v == 0 ? -EBUSY : -EIO;
+}
+
+int
+rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out)
+{
+	char k[RS_KEY_KINDS][RS_KEY_MAX];
+	size_t kl[RS_KEY_KINDS];
+	int rc = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	if (rs_ensure_connected(rs) != 0)
+		return -ENOTCONN;
+	for (unsigned i = 0; i < RS_KEY_KINDS; i++)
+		kl[i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
+	const char *cmds[][2] = {
+		{"MULTI", NULL},
+		{"GET", k[RS_KEY_STOCK]},
+		{"HLEN", k[RS_KEY_RESULT]},
+		{"XLEN", k[RS_KEY_OUTBOX]},
+		{"SCARD", k[RS_KEY_RELEASED]},
+		{"EXEC", NULL},
+	};
+	const size_t key_of[] = {0, RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_RELEASED, 0};
+	const unsigned ncmd = sizeof(cmds) / sizeof(cmds[0]);
+
+	for (unsigned i = 0; i < ncmd; i++) {
+		size_t len[2] = {strlen(cmds[i][0]), cmds[i][1] ? kl[key_of[i]] : 0};
+
+		if (redisAppendCommandArgv(rs->c, cmds[i][1] ? 2 : 1, cmds[i], len) != REDIS_OK) {
+			rs_lost(rs, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	for (unsigned i = 0; i < ncmd; i++) {
+		redisReply *r = rs_read_reply(rs);
+
+		if (r == NULL)
+			return -ENOTCONN;
+		if (i + 1 < ncmd) {
+			if (r->type == REDIS_REPLY_ERROR)
+				rc = -EIO;
+			freeReplyObject(r);
+			continue;
+		}
+		/* EXEC: GET, HLEN, XLEN, SCARD. */
+		if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != 4))
+			rc = -EIO;
+		for (unsigned e = 1; rc == 0 && e < 4; e++)
+			if (r->element[e]->type != REDIS_REPLY_INTEGER)
+				rc = -EIO;
+		if (rc == 0) {
+			const redisReply *st = r->element[0];
+			uint64_t v = 0;
+
+			memset(out, 0, sizeof(*out));
+			if (st->type == REDIS_REPLY_STRING) {
+				bool neg = st->len > 0 && st->str[0] == '-';
+
+				if (rs_parse_u64(st->str + neg, (size_t)st->len - neg, &v) != 0 ||
+					v > INT64_MAX)
+					rc = -EIO;
+				out->stock = neg ? -(int64_t)v : (int64_t)v;
+				out->preheated = true;
+			} else if (st->type != REDIS_REPLY_NIL) {
+				rc = -EIO;
+			}
+			out->buyers = (uint64_t)r->element[1]->integer;
+			out->outbox_len = (uint64_t)r->element[2]->integer;
+			out->released = (uint64_t)r->element[3]->integer;
+		}
+		freeReplyObject(r);
+	}
+	if (rc != 0) {
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"redis: reading the state of event %" PRIu32
+			" failed (a key of another type?)",
+			event);
+	}
+	return rc;
+}
+
+int
+rs_purge_event(struct redis_store *rs, uint32_t event)
+{
+	char k[RS_KEY_KINDS][RS_KEY_MAX];
+	const char *argv[1 + RS_KEY_KINDS] = {"DEL"};
+	size_t len[1 + RS_KEY_KINDS] = {3};
+	int err = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	for (unsigned i = 0; i < RS_KEY_KINDS; i++) {
+		argv[1 + i] = k[i];
+		len[1 + i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
+	}
+	redisReply *r = rs_command(rs, 1 + RS_KEY_KINDS, argv, len, &err);
+
+	if (r == NULL)
+		return err;
+	err = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+	freeReplyObject(r);
+	return err;
+}

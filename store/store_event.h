@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_EVENT_H
+#define FG_STORE_STORE_EVENT_H
+/*
+ * An event's keys as a whole (store/store_keys.h): setting its stock before the sale
+ * (preheat), reading its counters, deleting them.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/store_conn.h"
+
+struct rs_event_state {
+	int64_t stock;	     /* 0 when missing */
+	bool preheated;	     /* the stock key exists */
+	uint64_t buyers;     /* HLEN result: users holding a reservation, released ones included */
+	uint64_t outbox_len; /* XLEN outbox: entries, each holding one or more reservations */
+	uint64_t released;   /* |released| */
+};
+
+/*
+ * Sets an event's stock before its sale, atomically with the check that nobody has reserved
+ * yet: a repeated preheat before the start overwrites the stock (the operator changed it in
+ * PostgreSQL). Returns 0, -EBUSY when the event has results or outbox entries (a sale ran:
+ * stock is repaired by reconciliation, never overwritten), -EINVAL for a negative stock or
+ * event 0, -ENOTCONN or -EIO.
+ */
+int rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock);
+
+/*
+ * Reads an event's counters in one MULTI/EXEC, so they are consistent with each other.
+ * Returns 0, -EINVAL for event 0, -ENOTCONN or -EIO.
+ */
+int rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out);
+
+/* Deletes every key of an event (tests, and an operator's explicit purge). Returns 0 or < 0. */
+int rs_purge_event(struct redis_store *rs, uint32_t event);
+
+#endif

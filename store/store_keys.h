@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_KEYS_H
+#define FG_STORE_STORE_KEYS_H
+/*
+ * Every Redis key of an event, in one place: what it holds, who writes it and who reads it.
+ * The other store modules (store/store_*.c) and lua/{reserve,release}.lua use only these keys.
+ *
+ * Keys of event EV share the hash tag {EV}, so every script touches one cluster slot:
+ *
+ *   fg:{EV}:stock     string, the stock left (an integer; missing = not preheated = 0).
+ *                     Written by rs_preheat() (store_event: SET before the sale), reserve.lua
+ *                     (store_reserve: DECRBY), release.lua (store_release: INCRBY) and
+ *                     rs_repair() (store_reconcile: SET). Read by reserve.lua and
+ *                     rs_event_state().
+ *
+ *   fg:{EV}:result    hash, user -> the latest state of that user's reservation. It has exactly
+ *                     one field per user holding a reservation (never removed, see
+ *                     release.lua), so it is also the event's set of buyers: |buyers| is its
+ *                     HLEN. The values (the P: and C: forms are a proposal; rs_results() reads
+ *                     them all):
+ *                       "<rid>"                         reserved (reserve.lua; bare: the hot
+ *                                                       path adds nothing)
+ *                       "O:<rid>:<order id>:<deadline>" ordered (the order writer:
+ *                                                       rs_results_ordered_ack(), store_outbox)
+ *                       "P:<rid>:<order id>"            paid
+ *                       "X:<rid>"                       expired, stock returned (release.lua)
+ *                       "C:<rid>"                       cancelled, stock returned
+ *                       "H"                             holds an order in PostgreSQL: restored
+ *                                                       by reconciliation (rs_repair)
+ *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a
+ *                     buyer's stock goes back), rs_results() (store_result: the control plane
+ *                     answers result queries), rs_results_ordered_ack() (a final X:, C:, P:
+ *                     stays), rs_buyers_missing() (store_reconcile), rs_preheat() (a sale ran)
+ *                     and rs_event_state() (HLEN).
+ *
+ *   fg:{EV}:outbox    stream, one entry per batch of reserve.lua (per
+ *                     RS_OUTBOX_ENTRY_RESERVATIONS reservations of a batch): the fields
+ *                     u=<user> r=<reservation id> repeated once per reservation, in order
+ *                     (entries of older builds hold one, and may carry t=<admitted_ms>).
+ *                     Written by reserve.lua (XADD). The order writer reads it with a consumer
+ *                     group (store_outbox: XREADGROUP, XAUTOCLAIM), acks an entry once every
+ *                     reservation in it is an order (XACK) and trims acknowledged entries
+ *                     (XTRIM). Read also by rs_preheat() (a sale ran) and rs_event_state()
+ *                     (XLEN).
+ *
+ *   fg:{EV}:released  set of reservation ids whose stock went back. Written by release.lua
+ *                     (SADD, exactly once per id: store_release). Read by rs_released_check()
+ *                     (the order writer makes no order of a released reservation) and
+ *                     rs_event_state() (SCARD).
+ *
+ * rs_purge_event() (store_event) deletes all four.
+ * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
+ * reservation per buyer until the order writer trims acknowledged entries.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+/* The most reservations reserve.lua puts in one outbox entry (readers take any number). */
+#define RS_OUTBOX_ENTRY_RESERVATIONS 1024
+
+/* A buffer this long holds any key name: "fg:{4294967295}:released" is 24 bytes. */
+#define RS_KEY_MAX 32
+
+enum rs_key_kind {
+	RS_KEY_STOCK,
+	RS_KEY_RESULT,
+	RS_KEY_OUTBOX,
+	RS_KEY_RELEASED,
+};
+#define RS_KEY_KINDS (RS_KEY_RELEASED + 1)
+
+/*
+ * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,
+ * -ENOSPC when cap is too small (RS_KEY_MAX always suffices), or -EINVAL for an unknown kind.
+ */
+int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
+
+#endif

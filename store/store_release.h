@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_RELEASE_H
+#define FG_STORE_STORE_RELEASE_H
+/*
+ * Returning the stock of expired and cancelled reservations with lua/release.lua, exactly once
+ * per reservation id (the event's released set, store/store_keys.h), and asking which were.
+ * The order writer's expiry sweeper and writer call these.
+ */
+#include <stdint.h>
+
+#include "store/store_conn.h"
+
+/*
+ * Returns the stock of one cancelled or expired reservation with release.lua: n items back to
+ * the event's stock and the user's result set to "X:<rid>", once per reservation id.
+ * Returns 1 when applied, 0 when this reservation id was released before, -ENOENT when user
+ * is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
+ * id, -ENOTCONN or -EIO.
+ */
+int rs_release(
+	struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user, unsigned n);
+
+/*
+ * Which of n reservation ids were released (SMISMEMBER on the released set): released[i] is
+ * set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX), -ENOTCONN or -EIO.
+ */
+int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
+	uint8_t *released);
+
+#endif

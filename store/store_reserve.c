@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "store/store_conn_int.h"
+#include "store/store_reserve.h"
+
+/* Appends one RESP bulk string to p; returns the end. */
+static char *
+rs_resp_bulk(char *p, const char *s, size_t len)
+{
+	*p++ = '$';
+	p += rs_u64_to_dec(p, len);
+	*p++ = '\r';
+	*p++ = '\n';
+	memcpy(p, s, len);
+	p += len;
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
+/* Appends v in decimal as one RESP bulk string to p; returns the end. */
+static char *
+rs_resp_u64(char *p, uint64_t v)
+{
+	char d[RS_U64_DIGITS];
+
+	return rs_resp_bulk(p, d, rs_u64_to_dec(d, v));
+}
+
+/*
+ * Writes one EVALSHA of reserve.lua in RESP to rs->cmd and returns its length. The command is
+ * formatted here rather than by hiredis because, with thousands of arguments per batch, that
+ * formatting is a visible part of the control plane's time per decision.
+ */
+static size_t
+rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
+{
+	char *p = rs->cmd;
+	unsigned n = b->n;
+
+	*p++ = '*';
+	p += rs_u64_to_dec(p, RS_RESERVE_ARGC(n));
+	*p++ = '\r';
+	*p++ = '\n';
+	p = rs_resp_bulk(p, "EVALSHA", 7);
+	p = rs_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
+	p = rs_resp_bulk(p, "3", 1);
+	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
+		char key[RS_KEY_MAX];
+
+		p = rs_resp_bulk(
+			p, key, (size_t)rs_key(key, sizeof(key), b->event, (enum rs_key_kind)k));
+	}
+	/* reserve.lua's layout: all users, then all ids, so that it can pass the users to HMGET
+	 * with unpack() instead of building a table. No time: an order's reserved_at is its
+	 * outbox entry's, the moment Redis decided. */
+	for (unsigned i = 0; i < n; i++)
+		p = rs_resp_u64(p, b->res[i].user);
+	for (unsigned i = 0; i < n; i++)
+		p = rs_resp_u64(p, b->res[i].reservation_id);
+	return (size_t)(p - rs->cmd);
+}
+
+/* Checks a batch's input; returns 0 or -EINVAL. */
+static int
+rs_batch_check(const struct rs_batch *b)
+{
+	if (b->n == 0 || b->n > RS_BATCH_MAX || b->event == 0 || b->res == NULL ||
+		b->verdicts == NULL)
+		return -EINVAL;
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->res[i].event != b->event || b->res[i].user == 0 ||
+			b->res[i].reservation_id == 0)
+			return -EINVAL;
+	return 0;
+}
+
+/* Takes one reply of reserve.lua into b. Returns 0, -EIO, or 1 for NOSCRIPT. */
+static int
+rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
+{
+	if (rs_is_noscript(r))
+		return 1;
+	if (r->type == REDIS_REPLY_ERROR) {
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: reserve.lua for event %" PRIu32 " failed: %s",
+			b->event, r->str);
+		return -EIO;
+	}
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)b->n + 1)
+		goto bad;
+	for (unsigned i = 0; i <= b->n; i++)
+		if (r->element[i]->type != REDIS_REPLY_INTEGER)
+			goto bad;
+	uint64_t counts[3] = {0}; /* sold out, reserved, duplicate */
+
+	for (unsigned i = 0; i < b->n; i++) {
+		switch (r->element[i]->integer) {
+		case 1:
+			b->verdicts[i] = WIRE_V_RESERVED;
+			counts[1]++;
+			break;
+		case -1:
+			b->verdicts[i] = WIRE_V_DUPLICATE;
+			counts[2]++;
+			break;
+		case 0:
+			b->verdicts[i] = WIRE_V_SOLD_OUT;
+			counts[0]++;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	b->stock_left = r->element[b->n]->integer;
+	rs->st.batches++;
+	rs->st.sold_out += counts[0];
+	rs->st.reserved += counts[1];
+	rs->st.duplicate += counts[2];
+	return 0;
+bad:
+	/* The script ran (its writes stand) but this build cannot read its answer: a reserve.lua
+	 * of another version is loaded under our SHA1, which SCRIPT LOAD makes impossible. */
+	rs->st.errors++;
+	LOG_RL(LOG_LEVEL_ERR, 10000,
+		"redis: reserve.lua for event %" PRIu32 " gave a reply this build cannot read",
+		b->event);
+	return -EIO;
+}
+
+/*
+ * While rs_reserve() works, a batch's status says where it is; these values never reach the
+ * caller, who sees 0 or a negative errno.
+ */
+enum {
+	RS_ST_TODO = 1,	    /* to be sent */
+	RS_ST_SENT = 2,	    /* sent, reply not read yet */
+	RS_ST_NOSCRIPT = 3, /* Redis did not know the script: nothing of the batch ran */
+};
+
+/*
+ * Appends one EVALSHA per batch in state RS_ST_TODO, then reads the replies in order: a batch
+ * ends with status 0, -EIO, -ENOTCONN or RS_ST_NOSCRIPT. Returns how many got NOSCRIPT.
+ */
+static unsigned
+rs_reserve_round(struct redis_store *rs, struct rs_batch *batches, unsigned n)
+{
+	unsigned noscript = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rs_batch *b = &batches[i];
+		int done = 0;
+
+		if (b->status != RS_ST_TODO)
+			continue;
+		if (rs->c == NULL) {
+			b->status = -ENOTCONN;
+			continue;
+		}
+		/* hiredis appends all or nothing, so a failure here cannot misalign replies. */
+		if (redisAppendFormattedCommand(rs->c, rs->cmd, rs_reserve_format(rs, b)) !=
+			REDIS_OK) {
+			b->status = -ENOMEM;
+			continue;
+		}
+		b->status = RS_ST_SENT;
+		/* Send it now: Redis runs this batch while the next one is formatted. */
+		while (!done && rs->c != NULL)
+			if (redisBufferWrite(rs->c, &done) != REDIS_OK)
+				rs_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct rs_batch *b = &batches[i];
+
+		if (b->status != RS_ST_SENT)
+			continue;
+		/* After a loss, the replies still due will never come. */
+		redisReply *r = rs->c != NULL ? rs_read_reply(rs) : NULL;
+
+		if (r == NULL) {
+			b->status = -ENOTCONN;
+			continue;
+		}
+		int rc = rs_reserve_take(rs, b, r);
+
+		freeReplyObject(r);
+		b->status = rc == 1 ? RS_ST_NOSCRIPT : rc;
+		noscript += rc == 1;
+	}
+	return noscript;
+}
+
+int
+rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n)
+{
+	int first_err = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rs_batch *b = &batches[i];
+
+		b->stock_left = 0;
+		b->status = rs_batch_check(b) == 0 ? RS_ST_TODO : -EINVAL;
+	}
+	if (rs_ensure_connected(rs) == 0 && rs_reserve_round(rs, batches, n) > 0 && rs->c != NULL) {
+		char why[256];
+
+		/* The script cache was flushed (SCRIPT FLUSH, or a failover to a replica that never
+		 * loaded it). Nothing of those batches ran: load the scripts and resend them once.
+		 */
+		if (rs_load_scripts(rs, why, sizeof(why)) != 0) {
+			LOG_RL(LOG_LEVEL_WARN, 10000, "redis: loading the scripts again failed: %s",
+				why);
+		} else {
+			LOG_INFO("redis: the script cache of %s was flushed; scripts loaded again",
+				rs->where);
+			for (unsigned i = 0; i < n; i++)
+				if (batches[i].status == RS_ST_NOSCRIPT)
+					batches[i].status = RS_ST_TODO;
+			rs_reserve_round(rs, batches, n);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct rs_batch *b = &batches[i];
+
+		if (b->status == RS_ST_TODO) /* never sent: no connection */
+			b->status = -ENOTCONN;
+		else if (b->status == RS_ST_NOSCRIPT) /* twice, or the reload failed */
+			b->status = rs->c != NULL ? -EIO : -ENOTCONN;
+		if (b->status == 0)
+			continue;
+		if (b->verdicts != NULL && b->n <= RS_BATCH_MAX)
+			memset(b->verdicts, WIRE_V_RETRY, b->n);
+		if (b->n <= RS_BATCH_MAX)
+			rs->st.retry += b->n;
+		if (first_err == 0)
+			first_err = b->status;
+	}
+	return first_err;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_RESERVE_H
+#define FG_STORE_STORE_RESERVE_H
+/*
+ * Deciding batches of reservations with lua/reserve.lua (the control plane's decider): each
+ * reserved user gets a field in the event's result hash and a place in an outbox entry, the
+ * stock goes down (store/store_keys.h).
+ *
+ * Why answering RETRY after a failure loses and doubles nothing: a batch whose reply was not
+ * read may or may not have run (Redis may have died after running it, or after writing its
+ * reply). reserve.lua is atomic and its effects reach the AOF as one MULTI/EXEC, so a batch
+ * either ran whole or not at all. If it ran, each reserved user has a field in the result hash
+ * and is in exactly one outbox entry (so the order writer makes the order); the data plane answered
+ * 503, the client retries, and the retry is answered DUPLICATE, while a result query finds
+ * the reservation in the result hash. If it did not run, the retry is decided afresh. With
+ * persistence off, a Redis restart loses everything since the preheat: reconciliation from
+ * PostgreSQL repairs it, which is why production runs appendonly yes, appendfsync always.
+ */
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "store/store_conn.h"
+
+/* One event's reservations, decided by one EVALSHA. */
+struct rs_batch {
+	uint32_t event;			/* in: 1..UINT32_MAX */
+	unsigned n;			/* in: 1..RS_BATCH_MAX */
+	const struct wire_reserve *res; /* in: n reservations, each with .event == event */
+	uint8_t *verdicts;  /* out: n of WIRE_V_RESERVED, _DUPLICATE, _SOLD_OUT, or all _RETRY */
+	int64_t stock_left; /* out: the event's stock after the batch (0 if it had none) */
+	int status;	    /* out: 0 decided, or the negative errno for this batch */
+};
+
+/*
+ * Decides n batches with one EVALSHA of reserve.lua each, all pipelined: every command is
+ * sent, then every reply read. Fills each batch's verdicts, stock_left and status. A batch
+ * that was not decided (status != 0) has all its verdicts set to WIRE_V_RETRY: -ENOTCONN when
+ * the connection is down or was lost before its reply was read (it may have run: see the top
+ * of this file), -EIO when Redis answered an error (logged, rate-limited), -EINVAL when the
+ * batch itself is malformed (n out of range, an event 0, a reservation of another event).
+ * Replies read before a connection loss stay valid. A NOSCRIPT answer (the script cache was
+ * flushed) makes the store load the scripts again and resend those batches once.
+ * Returns 0 when every batch was decided, else the first batch's error.
+ */
+int rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n);
+
+#endif
