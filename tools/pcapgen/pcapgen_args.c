@@ -8,13 +8,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/pcapgen/pg_args.h"
+#include "tools/pcapgen/pcapgen_args.h"
 #include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
 
 void
-pg_args_usage(FILE *f)
+pcapgen_args_usage(FILE *f)
 {
 	static const char *const lines[] = {
 		"usage: " PROG " --stream syn|bad-ack|arp|reserve --out FILE [options]",
@@ -87,7 +87,7 @@ bad_source(uint32_t a)
 /* A.B.C.D/P with P in 8..32 and no host bits: its hosts (all but network and broadcast
  * below /31). */
 static int
-parse_src_net(const char *s, struct pg_stream_cfg *c, char *err, size_t errlen)
+parse_src_net(const char *s, struct pcapgen_stream_cfg *c, char *err, size_t errlen)
 {
 	uint32_t net, base, n;
 	unsigned plen;
@@ -146,7 +146,7 @@ host_ok(const char *h)
 {
 	size_t n = strlen(h);
 
-	if (n == 0 || n >= PG_HOST_MAX)
+	if (n == 0 || n >= PCAPGEN_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)h[i]) && !strchr(".-:", h[i]))
@@ -155,7 +155,7 @@ host_ok(const char *h)
 }
 
 int
-pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen)
+pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
 		{"stream", required_argument, NULL, OPT_STREAM},
@@ -177,8 +177,8 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct pg_stream_cfg *c = &a->cfg;
-	struct pg_reserve_cfg *rc = &c->reserve;
+	struct pcapgen_stream_cfg *c = &a->cfg;
+	struct pcapgen_reserve_cfg *rc = &c->reserve;
 	bool have_stream = false, have_dst_mac = false, have_cookie = false;
 	uint8_t sale_key[TOK_SECRET_MAX];
 	size_t sale_len = 0, n;
@@ -207,7 +207,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		case 'h':
 			return 1;
 		case OPT_STREAM:
-			if (pg_stream_kind_parse(optarg, &c->kind) != 0)
+			if (pcapgen_stream_kind_parse(optarg, &c->kind) != 0)
 				return fail(err, errlen,
 					"unknown --stream '%s'; give syn, bad-ack, arp or reserve",
 					optarg);
@@ -219,9 +219,9 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			a->out = optarg;
 			break;
 		case OPT_COUNT:
-			if (lg_parse_u64(optarg, 1, PG_COUNT_MAX, &c->count))
+			if (lg_parse_u64(optarg, 1, PCAPGEN_COUNT_MAX, &c->count))
 				return fail(err, errlen, "--count '%s' is not a number in 1..%llu",
-					optarg, PG_COUNT_MAX);
+					optarg, PCAPGEN_COUNT_MAX);
 			break;
 		case OPT_SRC_NET:
 			if (parse_src_net(optarg, c, err, errlen))
@@ -305,7 +305,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 				return fail(err, errlen,
 					"--host '%s' is not a host name (letters, digits, "
 					"'.', '-', ':'; under %u characters)",
-					optarg, PG_HOST_MAX);
+					optarg, PCAPGEN_HOST_MAX);
 			strcpy(rc->host, optarg);
 			break;
 		case ':':
@@ -318,7 +318,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!have_stream)
 		return fail(err, errlen, "--stream is missing; give syn, bad-ack, arp or reserve");
-	if (c->kind == PG_STREAM_RESERVE) {
+	if (c->kind == PCAPGEN_STREAM_RESERVE) {
 		if (!have_cookie)
 			return fail(err, errlen,
 				"--stream reserve needs --cookie-secret-hex, the data plane's "
@@ -327,10 +327,10 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			return fail(err, errlen,
 				"--stream reserve needs --sale-key-hex (and --sale-kid), the data "
 				"plane's current sale key, for the purchase tokens and the path");
-		if (c->count > PG_COUNT_MAX / 3)
+		if (c->count > PCAPGEN_COUNT_MAX / 3)
 			return fail(err, errlen,
 				"--count %" PRIu64 " connections is more than %llu (3 frames each)",
-				c->count, PG_COUNT_MAX / 3);
+				c->count, PCAPGEN_COUNT_MAX / 3);
 		tok_keyring_set(&rc->sale, (uint32_t)sale_kid, sale_key, sale_len, true);
 		memset(sale_key, 0, sizeof(sale_key));
 		rc->now_s = (uint64_t)time(NULL);
@@ -338,24 +338,24 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 	}
 	if (a->out == NULL)
 		return fail(err, errlen, "--out FILE is missing");
-	if (c->kind != PG_STREAM_ARP) {
+	if (c->kind != PCAPGEN_STREAM_ARP) {
 		if (!have_dst_mac)
 			return fail(err, errlen,
 				"--stream %s needs --dst-mac: the data plane answers only frames "
 				"to "
 				"its port's MAC, which it logs as 'port N (...): mac MAC' at start",
-				pg_stream_kind_name(c->kind));
+				pcapgen_stream_kind_name(c->kind));
 		if (!rte_is_unicast_ether_addr(&c->dst_mac))
 			return fail(err, errlen,
 				"--dst-mac must be the data plane's unicast MAC for --stream %s",
-				pg_stream_kind_name(c->kind));
+				pcapgen_stream_kind_name(c->kind));
 	}
 	if (c->dst_ip - c->src_base < c->n_src)
 		return fail(err, errlen, "--dst must not be inside --src-net");
-	if (c->count > (uint64_t)c->n_src * PG_SPORT_COUNT)
+	if (c->count > (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT)
 		return fail(err, errlen,
 			"--count %" PRIu64 " is more than the %" PRIu64
 			" distinct address/port pairs of --src-net; give a larger network",
-			c->count, (uint64_t)c->n_src * PG_SPORT_COUNT);
+			c->count, (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT);
 	return 0;
 }
