@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/admin_proto.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config.h"
+#include "common/parse.h"
 
 /* Words of a request are quoted in messages up to this many bytes. */
 #define SHOW "%.48s"
@@ -141,50 +140,6 @@ fail(char *err, size_t errlen, const char *cmd, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* A decimal number without sign: digits only, at least one, no overflow. */
-static int
-parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (*s == '\0')
-		return -EINVAL;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		if (__builtin_mul_overflow(v, 10, &v) ||
-			__builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
-			return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int
-parse_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	uint64_t v;
-
-	if (parse_u64(s, &v) != 0 || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* "10s", "15m", "1d": the largest unit that divides s exactly. */
-static void
-format_seconds(uint64_t s, char *buf, size_t len)
-{
-	if (s != 0 && s % 86400 == 0)
-		snprintf(buf, len, "%" PRIu64 "d", s / 86400);
-	else if (s != 0 && s % 3600 == 0)
-		snprintf(buf, len, "%" PRIu64 "h", s / 3600);
-	else if (s != 0 && s % 60 == 0)
-		snprintf(buf, len, "%" PRIu64 "m", s / 60);
-	else
-		snprintf(buf, len, "%" PRIu64 "s", s);
-}
-
 /*
  * A duration in whole seconds within [min_s, max_s]: the value of option opt of cmd.
  * Says which of the three ways it is wrong.
@@ -196,9 +151,9 @@ parse_seconds(const char *cmd, const char *opt, const char *s, uint64_t min_s, u
 	char lo[24], hi[24];
 	uint64_t ms;
 
-	format_seconds(min_s, lo, sizeof(lo));
-	format_seconds(max_s, hi, sizeof(hi));
-	if (cfg_parse_duration(s, &ms) != 0)
+	parse_duration_format(min_s * 1000, lo, sizeof(lo));
+	parse_duration_format(max_s * 1000, hi, sizeof(hi));
+	if (parse_duration(s, &ms) != 0)
 		return fail(err, errlen, cmd,
 			"%s is not a duration: '" SHOW
 			"' (expected a number with a unit: ms, s, m, "
@@ -215,62 +170,6 @@ parse_seconds(const char *cmd, const char *opt, const char *s, uint64_t min_s, u
 /* ---------------------------------------------------------------------------------------- */
 /* Values                                                                                    */
 
-/*
- * UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF) without control
- * characters (C0, DEL, C1). Returns the offset of the first bad byte, or -1 when s is fine;
- * *ctl tells whether it is a control character (else invalid UTF-8).
- */
-static long
-text_bad_at(const char *s, size_t len, bool *ctl)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned c = p[i], n, cp, min;
-
-		if (c < 0x80) {
-			if (c < 0x20 || c == 0x7f) {
-				*ctl = true;
-				return (long)i;
-			}
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1, cp = c & 0x1f, min = 0x80;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2, cp = c & 0x0f, min = 0x800;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			*ctl = false;
-			return (long)i;
-		}
-		if (i + n >= len) {
-			*ctl = false;
-			return (long)i;
-		}
-		for (unsigned k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80) {
-				*ctl = false;
-				return (long)i;
-			}
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-			*ctl = false;
-			return (long)i;
-		}
-		if (cp >= 0x80 && cp <= 0x9f) {
-			*ctl = true;
-			return (long)i;
-		}
-		i += n + 1;
-	}
-	return -1;
-}
-
 static int
 check_name(const char *cmd, const char *name, char *err, size_t errlen)
 {
@@ -284,7 +183,7 @@ check_name(const char *cmd, const char *name, char *err, size_t errlen)
 	if (len > ADMIN_NAME_MAX)
 		return fail(err, errlen, cmd, "--name is %zu bytes long, at most %u", strlen(name),
 			ADMIN_NAME_MAX);
-	at = text_bad_at(name, len, &ctl);
+	at = parse_text_check(name, len, &ctl);
 	if (at >= 0 && ctl)
 		return fail(err, errlen, cmd, "--name has a control character at byte %ld", at);
 	if (at >= 0)
@@ -307,8 +206,8 @@ admin_event_check(const struct admin_event *ev, char *err, size_t errlen)
 		return fail(err, errlen, NULL, "--stock must be 0..%u, got %" PRIu32,
 			ADMIN_STOCK_MAX, ev->stock);
 	if (ev->starts_at_ms >= ev->ends_at_ms) {
-		cfg_format_time(ev->starts_at_ms, a, sizeof(a));
-		cfg_format_time(ev->ends_at_ms, b, sizeof(b));
+		parse_time_format(ev->starts_at_ms, a, sizeof(a));
+		parse_time_format(ev->ends_at_ms, b, sizeof(b));
 		return fail(
 			err, errlen, NULL, "--ends-at (%s) must be after --starts-at (%s)", b, a);
 	}
@@ -373,12 +272,6 @@ admin_event_transition(uint32_t id, enum admin_event_state from, enum admin_even
 	return -EPERM;
 }
 
-static uint32_t
-prefix_mask(unsigned prefix)
-{
-	return prefix == 0 ? 0 : UINT32_MAX << (32 - prefix);
-}
-
 static void
 ip_text(uint32_t ip, char *buf, size_t len)
 {
@@ -391,42 +284,34 @@ admin_rule_parse(
 {
 	memset(out, 0, sizeof(*out));
 	if (strcmp(kind, "ip") == 0) {
-		char addr[16], net[16];
-		const char *slash = strchr(value, '/');
-		size_t alen = slash != NULL ? (size_t)(slash - value) : strlen(value);
-		uint64_t prefix = 32;
-		uint32_t be;
+		unsigned prefix;
+		char net[16];
+		int rc = parse_cidr(value, &out->ip, &prefix);
 
-		if (alen >= sizeof(addr))
-			goto bad_ip;
-		memcpy(addr, value, alen);
-		addr[alen] = '\0';
-		if (cfg_parse_ipv4(addr, &be) != 0)
-			goto bad_ip;
-		if (slash != NULL && parse_range(slash + 1, 0, 32, &prefix) != 0)
+		if (rc == -EINVAL)
+			return fail(err, errlen, NULL,
+				"ip '" SHOW
+				"' is not an IPv4 address or network (expected a.b.c.d or "
+				"a.b.c.d/len)",
+				value);
+		if (rc == -ERANGE)
 			return fail(err, errlen, NULL,
 				"ip " SHOW ": the prefix length must be 0..32, got '" SHOW "'",
-				value, slash + 1);
-		out->kind = ADMIN_RULE_IP;
-		out->ip = ntohl(be);
-		out->prefix = (uint8_t)prefix;
-		if ((out->ip & ~prefix_mask(out->prefix)) != 0) {
-			ip_text(out->ip & prefix_mask(out->prefix), net, sizeof(net));
+				value, strchr(value, '/') + 1);
+		if (rc == -EDOM) {
+			ip_text(out->ip, net, sizeof(net));
 			memset(out, 0, sizeof(*out));
 			return fail(err, errlen, NULL,
 				"ip " SHOW " has host bits set: the network is %s/%u (use /32 for "
 				"one address)",
-				value, net, (unsigned)prefix);
+				value, net, prefix);
 		}
+		out->kind = ADMIN_RULE_IP;
+		out->prefix = (uint8_t)prefix;
 		return 0;
-	bad_ip:
-		return fail(err, errlen, NULL,
-			"ip '" SHOW "' is not an IPv4 address or network (expected a.b.c.d or "
-			"a.b.c.d/len)",
-			value);
 	}
 	if (strcmp(kind, "user") == 0) {
-		if (parse_range(value, 1, ADMIN_USER_MAX, &out->user) != 0)
+		if (parse_u64(value, 1, ADMIN_USER_MAX, &out->user) != 0)
 			return fail(err, errlen, NULL,
 				"user id must be 1..9223372036854775807, got " SHOW, value);
 		out->kind = ADMIN_RULE_USER;
@@ -641,7 +526,7 @@ event_id_arg(struct ctx *c, uint32_t *out)
 
 	if (w == NULL)
 		return fail(c->err, c->errlen, c->cmd, "missing event id (a number 1..4294967295)");
-	if (parse_range(w, 1, ADMIN_EVENT_ID_MAX, &v) != 0)
+	if (parse_u64(w, 1, ADMIN_EVENT_ID_MAX, &v) != 0)
 		return fail(
 			c->err, c->errlen, c->cmd, "event id must be 1..4294967295, got " SHOW, w);
 	*out = (uint32_t)v;
@@ -725,15 +610,15 @@ parse_event_create(struct ctx *c)
 			memcpy(ev->name, val, strlen(val) + 1);
 			break;
 		case O_STOCK:
-			if (parse_range(val, 0, ADMIN_STOCK_MAX, &v) != 0)
+			if (parse_u64(val, 0, ADMIN_STOCK_MAX, &v) != 0)
 				return fail(c->err, c->errlen, c->cmd,
 					"--stock must be 0..%u, got " SHOW, ADMIN_STOCK_MAX, val);
 			ev->stock = (uint32_t)v;
 			break;
 		case O_STARTS:
 		case O_ENDS:
-			if (cfg_parse_time(
-				    val, o == O_STARTS ? &ev->starts_at_ms : &ev->ends_at_ms) != 0)
+			if (parse_time(val, o == O_STARTS ? &ev->starts_at_ms : &ev->ends_at_ms) !=
+				0)
 				return fail(c->err, c->errlen, c->cmd,
 					"%s is not a time: '" SHOW "' (expected RFC 3339 such as "
 					"2026-12-01T10:00:00Z or 2026-12-01T18:00:00+08:00, or "
@@ -749,7 +634,7 @@ parse_event_create(struct ctx *c)
 			ev->pay_window_s = (uint32_t)v;
 			break;
 		case O_LIMIT:
-			if (parse_u64(val, &v) != 0 || v != 1)
+			if (parse_u64(val, 1, 1, &v) != 0)
 				return fail(c->err, c->errlen, c->cmd,
 					"--per-user-limit must be 1 (one item per user for now), "
 					"got " SHOW,
@@ -817,23 +702,12 @@ parse_event(struct ctx *c)
 }
 
 static int
-hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-static int
 parse_keys(struct ctx *c)
 {
 	const char *w = next_word(c), *kid, *hex;
+	size_t len, n;
 	uint64_t v;
-	size_t len;
+	int rc;
 
 	if (w == NULL)
 		return fail(c->err, c->errlen, "keys",
@@ -853,7 +727,7 @@ parse_keys(struct ctx *c)
 	if (kid == NULL)
 		return fail(c->err, c->errlen, c->cmd,
 			"missing key id and secret: keys auth-set KID HEX");
-	if (parse_range(kid, 0, UINT32_MAX, &v) != 0)
+	if (parse_u64(kid, 0, UINT32_MAX, &v) != 0)
 		return fail(
 			c->err, c->errlen, c->cmd, "key id must be 0..4294967295, got " SHOW, kid);
 	c->req->kid = (uint32_t)v;
@@ -864,23 +738,17 @@ parse_keys(struct ctx *c)
 			ADMIN_SECRET_MAX);
 	len = strlen(hex);
 	/* The secret is never quoted back: messages end up in logs and terminals. */
-	for (size_t k = 0; k < len; k++) {
-		if (hex_digit(hex[k]) < 0)
-			return fail(c->err, c->errlen, c->cmd,
-				"the secret must be hex digits, got another character at offset "
-				"%zu",
-				k);
-	}
-	if (len % 2 != 0 || len < 2 * ADMIN_SECRET_MIN || len > 2 * ADMIN_SECRET_MAX)
+	rc = parse_hex(hex, c->req->secret, ADMIN_SECRET_MAX, &n);
+	if (rc == -EINVAL)
+		return fail(c->err, c->errlen, c->cmd,
+			"the secret must be hex digits, got another character at offset %zu", n);
+	if (rc != 0 || n < ADMIN_SECRET_MIN)
 		return fail(c->err, c->errlen, c->cmd,
 			"the secret must be %u..%u bytes, an even number of %u..%u hex digits; got "
 			"%zu digits",
 			ADMIN_SECRET_MIN, ADMIN_SECRET_MAX, 2 * ADMIN_SECRET_MIN,
 			2 * ADMIN_SECRET_MAX, len);
-	for (size_t k = 0; k < len / 2; k++)
-		c->req->secret[k] =
-			(uint8_t)(hex_digit(hex[2 * k]) << 4 | hex_digit(hex[2 * k + 1]));
-	c->req->secret_len = (uint8_t)(len / 2);
+	c->req->secret_len = (uint8_t)n;
 	return expect_end(c);
 }
 
@@ -935,12 +803,12 @@ rate_burst(struct ctx *c, const char *name, const char *val, uint32_t *rate, uin
 			"%s: expected RATE/BURST such as 20/40, got " SHOW, name, val);
 	memcpy(r, val, (size_t)(slash - val));
 	r[slash - val] = '\0';
-	if (parse_range(r, 0, ADMIN_RATE_MAX, &v) != 0)
+	if (parse_u64(r, 0, ADMIN_RATE_MAX, &v) != 0)
 		return fail(c->err, c->errlen, c->cmd,
 			"%s rate must be 0..%u per second (0: no limit), got " SHOW, name,
 			ADMIN_RATE_MAX, r);
 	*rate = (uint32_t)v;
-	if (parse_range(slash + 1, 0, ADMIN_BURST_MAX, &v) != 0)
+	if (parse_u64(slash + 1, 0, ADMIN_BURST_MAX, &v) != 0)
 		return fail(c->err, c->errlen, c->cmd,
 			"%s burst must be 0..%u (0: one second's worth), got " SHOW, name,
 			ADMIN_BURST_MAX, slash + 1);
@@ -1010,7 +878,7 @@ parse_limits(struct ctx *c)
 			uint64_t v;
 
 			rc = 0;
-			if (parse_range(val, 0, ADMIN_FORWARD_MAX, &v) != 0)
+			if (parse_u64(val, 0, ADMIN_FORWARD_MAX, &v) != 0)
 				rc = fail(c->err, c->errlen, c->cmd,
 					"forward must be 0..%u reservations per second per event "
 					"(0: "
@@ -1037,7 +905,7 @@ parse_session_token(struct ctx *c)
 	c->req->ttl_s = ADMIN_TTL_DEFAULT_S;
 	if (w == NULL)
 		return fail(c->err, c->errlen, c->cmd, "missing user id (1..9223372036854775807)");
-	if (parse_range(w, 1, ADMIN_USER_MAX, &c->req->user) != 0)
+	if (parse_u64(w, 1, ADMIN_USER_MAX, &c->req->user) != 0)
 		return fail(c->err, c->errlen, c->cmd,
 			"user id must be 1..9223372036854775807, got " SHOW, w);
 	while (c->i < c->ws->n) {
@@ -1080,7 +948,7 @@ parse_order(struct ctx *c)
 	w = next_word(c);
 	if (w == NULL)
 		return fail(c->err, c->errlen, c->cmd, "missing order id");
-	if (parse_range(w, 1, ADMIN_ORDER_MAX, &c->req->order_id) != 0)
+	if (parse_u64(w, 1, ADMIN_ORDER_MAX, &c->req->order_id) != 0)
 		return fail(c->err, c->errlen, c->cmd,
 			"order id must be 1..9223372036854775807, got " SHOW, w);
 	return expect_end(c);
@@ -1348,7 +1216,7 @@ hex4(const char *p, unsigned *out)
 	unsigned v = 0;
 
 	for (int i = 0; i < 4; i++) {
-		int d = hex_digit(p[i]);
+		int d = parse_hex_digit(p[i]);
 
 		if (d < 0)
 			return -1;

@@ -10,7 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "common/config.h"
+#include "common/parse.h"
 
 /* Advisory lock keys ("fg" in the high bytes): migrations, and key rotation. */
 #define PG_LOCK_MIGRATE	      "1718026241"
@@ -580,7 +580,7 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 	}
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		cfg_format_time(ev->ends_at_ms, t, sizeof(t));
+		parse_time_format(ev->ends_at_ms, t, sizeof(t));
 		snprintf(
 			err, errlen, "--ends-at (%s) is in the past: the sale could never open", t);
 		rc = -EINVAL;
@@ -640,7 +640,7 @@ pg_event_set_state(struct pg_store *s, uint32_t id, enum admin_event_state to,
 	if (rc == 0 && to == ADMIN_EV_PREHEATED && !ahead) {
 		char t[40];
 
-		cfg_format_time(get_u64(res, 0, 2), t, sizeof(t));
+		parse_time_format(get_u64(res, 0, 2), t, sizeof(t));
 		snprintf(err, errlen, "event %" PRIu32 " ended at %s: there is nothing to preheat",
 			id, t);
 		rc = -EPERM;

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "tools/pcapgen/pcapgen_args.h"
+
+#include "common/parse.h"
 #include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
@@ -219,7 +221,7 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 			a->out = optarg;
 			break;
 		case OPT_COUNT:
-			if (lg_parse_u64(optarg, 1, PCAPGEN_COUNT_MAX, &c->count))
+			if (parse_u64(optarg, 1, PCAPGEN_COUNT_MAX, &c->count))
 				return fail(err, errlen, "--count '%s' is not a number in 1..%llu",
 					optarg, PCAPGEN_COUNT_MAX);
 			break;
@@ -228,13 +230,13 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 				return -1;
 			break;
 		case OPT_DST:
-			if (lg_parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
+			if (parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
 				return fail(err, errlen,
 					"--dst '%s' is not a unicast IPv4 address (A.B.C.D)",
 					optarg);
 			break;
 		case OPT_PORT:
-			if (lg_parse_u64(optarg, 1, 65535, &v))
+			if (parse_u64(optarg, 1, 65535, &v))
 				return fail(err, errlen, "--port '%s' is not a port in 1..65535",
 					optarg);
 			c->dport = (uint16_t)v;
@@ -257,12 +259,11 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 					optarg);
 			break;
 		case OPT_SEED:
-			if (lg_parse_u64(optarg, 0, UINT64_MAX, &c->seed))
+			if (parse_u64(optarg, 0, UINT64_MAX, &c->seed))
 				return fail(err, errlen, "--seed '%s' is not a number", optarg);
 			break;
 		case OPT_COOKIE_SECRET:
-			if (lg_parse_hex(
-				    optarg, rc->cookie_secret, sizeof(rc->cookie_secret), &n) ||
+			if (parse_hex(optarg, rc->cookie_secret, sizeof(rc->cookie_secret), &n) ||
 				n != sizeof(rc->cookie_secret))
 				return fail(err, errlen,
 					"--cookie-secret-hex needs 32 hex digits (the data plane's "
@@ -270,7 +271,7 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 			have_cookie = true;
 			break;
 		case OPT_COOKIE_SLOT:
-			if (lg_parse_u64(optarg, 1, 600, &v))
+			if (parse_u64(optarg, 1, 600, &v))
 				return fail(err, errlen,
 					"--cookie-slot-s '%s' is not 1..600 (the data plane's "
 					"syncookie_slot)",
@@ -278,25 +279,25 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 			rc->cookie_slot_s = (uint32_t)v;
 			break;
 		case OPT_SALE_KEY:
-			if (lg_parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len) ||
+			if (parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len) ||
 				sale_len < TOK_SECRET_MIN)
 				return fail(err, errlen,
 					"--sale-key-hex needs 32 to %u hex digits (16 to %u bytes)",
 					2 * TOK_SECRET_MAX, TOK_SECRET_MAX);
 			break;
 		case OPT_SALE_KID:
-			if (lg_parse_u64(optarg, 0, UINT32_MAX, &sale_kid))
+			if (parse_u64(optarg, 0, UINT32_MAX, &sale_kid))
 				return fail(err, errlen, "--sale-kid '%s' is not 0..4294967295",
 					optarg);
 			break;
 		case OPT_EVENT:
-			if (lg_parse_u64(optarg, 1, UINT32_MAX, &v))
+			if (parse_u64(optarg, 1, UINT32_MAX, &v))
 				return fail(
 					err, errlen, "--event '%s' is not 1..4294967295", optarg);
 			rc->event = (uint32_t)v;
 			break;
 		case OPT_USER_BASE:
-			if (lg_parse_u64(optarg, 1, UINT64_MAX / 2, &rc->user_base))
+			if (parse_u64(optarg, 1, UINT64_MAX / 2, &rc->user_base))
 				return fail(err, errlen, "--user-base '%s' is not a user id from 1",
 					optarg);
 			break;
