@@ -16,6 +16,8 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "controlplane/admin_answer.h"
+#include "controlplane/admin_request.h"
 
 #define ADMIN_ANSWER_MAX (256 * 1024)
 

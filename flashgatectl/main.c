@@ -4,8 +4,9 @@
  *
  *   flashgatectl [--socket PATH] [--config FILE] [--json] [--timeout DURATION] COMMAND [ARGS...]
  *
- * It checks the command with the same parser as the control plane (admin_proto), sends it as
- * one line, and prints the one-line JSON answer for people, or as it is with --json.
+ * It checks the command with the same parser as the control plane (controlplane/admin_request.h,
+ * linked from the fg_admin library), sends it as one line, and prints the one-line JSON answer
+ * for people (flashgatectl/render.h), or as it is with --json.
  * Exit status: 0 done, 1 refused by the control plane, 2 a usage error or no control plane
  * reachable. "session-token USER --auth-key-hex HEX --kid N" works offline, without a socket.
  * docs/operations.md is the reference.
@@ -27,7 +28,9 @@
 
 #include "common/parse.h"
 #include "common/token.h"
-#include "controlplane/admin_proto.h"
+#include "controlplane/admin_answer.h"
+#include "controlplane/admin_request.h"
+#include "flashgatectl/render.h"
 
 #define CTL_DEFAULT_CONFIG  "/etc/flashgate/flashgate.conf"
 #define CTL_DEFAULT_SOCKET  "/run/flashgate/admin.sock"
@@ -468,7 +471,7 @@ main(int argc, char **argv)
 	close(fd);
 	if (answer == NULL)
 		return EXIT_USAGE;
-	rc = admin_render(answer, alen, o.json ? NULL : stdout, o.json ? NULL : stderr);
+	rc = render_answer(answer, alen, o.json ? NULL : stdout, o.json ? NULL : stderr);
 	if (rc < 0) {
 		rc = die_usage("the control plane at %s answered something that is not a JSON "
 			       "answer: %.80s",
