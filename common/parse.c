@@ -56,6 +56,9 @@ parse_double(const char *s, double min, double max, double *out)
 	char *end;
 	double v;
 
+	/* strtod() alone would also take spaces, signs, hex, "inf" and "nan". */
+	if (*s < '0' || *s > '9' || s[strspn(s, "0123456789.eE+-")] != '\0')
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < min || v > max)

@@ -28,7 +28,10 @@ int parse_u64_prefix(const char *s, const char **end, uint64_t *out);
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* A finite decimal fraction in [min, max] (strtod's forms, nothing after it). 0 or -EINVAL. */
+/*
+ * A decimal fraction in [min, max]: a digit first, then digits, '.' and an exponent ("0.25",
+ * "1e9"); no sign, spaces, hex, inf or nan. Returns 0 or -EINVAL.
+ */
 int parse_double(const char *s, double min, double max, double *out);
 
 /*

@@ -842,23 +842,6 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 	return rc;
 }
 
-static int
-unhex(const char *hex, uint8_t *out, size_t cap)
-{
-	size_t n = strlen(hex) / 2;
-
-	if (n > cap)
-		return -ENOSPC;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	return (int)n;
-}
-
 int
 pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *n, char *err,
 	size_t errlen)
@@ -877,14 +860,14 @@ pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *
 	*n = (unsigned)PQntuples(res);
 	for (unsigned i = 0; i < *n && i < cap; i++) {
 		struct admin_key *k = &out[i];
-		int len;
+		size_t len;
 
 		memset(k, 0, sizeof(*k));
 		k->kind = strcmp(PQgetvalue(res, (int)i, 0), "sale") == 0 ? WIRE_KEY_SALE
 									  : WIRE_KEY_AUTH;
 		k->kid = (uint32_t)get_u64(res, (int)i, 1);
-		len = unhex(PQgetvalue(res, (int)i, 2), k->secret, sizeof(k->secret));
-		k->len = len > 0 ? (uint8_t)len : 0;
+		if (parse_hex(PQgetvalue(res, (int)i, 2), k->secret, sizeof(k->secret), &len) == 0)
+			k->len = (uint8_t)len;
 		k->current = get_bool(res, (int)i, 3);
 		k->created_at_ms = get_u64(res, (int)i, 4);
 	}

@@ -96,6 +96,17 @@ test_u64(void)
 	tap_ok(parse_double("", 0, 1, &d) == -EINVAL && parse_double("0.5x", 0, 1, &d) == -EINVAL &&
 			parse_double("inf", 0, INFINITY, &d) == -EINVAL,
 		"double: empty, trailing text and infinity are refused");
+	static const char *const bad_double[] = {
+		"+0.5", "-0.5", " 0.5", "0.5 ", ".5", "0x1p-1", "nan", "inf", "1e", "0,5"};
+
+	for (size_t i = 0; i < sizeof(bad_double) / sizeof(bad_double[0]); i++) {
+		d = 7;
+		tap_ok(parse_double(guarded(bad_double[i]), -1, 1, &d) == -EINVAL && d == 7,
+			"double \"%s\" is refused", bad_double[i]);
+	}
+	tap_ok(parse_double(guarded("1e-3"), 0, 1, &d) == 0 && d == 0.001 &&
+			parse_double(guarded("5"), 0, 10, &d) == 0 && d == 5,
+		"double: an exponent and a whole number parse");
 
 	static const struct {
 		uint64_t v;
