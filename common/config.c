@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "common/config.h"
+#include "common/config_int.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -11,11 +13,10 @@
 #include <ini.h>
 
 #include "common/log.h"
+#include "common/parse.h"
 
 #define CFG_MAX_KEYS   64
-#define CFG_WHY_MAX    256
-#define CFG_QUOTE_MAX  96	       /* a quoted value in a message: longer ones are cut */
-#define CFG_MAX_TIME_S 253402300799ull /* 9999-12-31T23:59:59Z */
+#define CFG_QUOTE_MAX  96 /* a quoted value in a message: longer ones are cut */
 #define CFG_LABEL_MAX  64
 
 /* ---------------------------------------------------------------------------------------- */
@@ -88,12 +89,6 @@ cfg_put_count(void *base, size_t offset, unsigned n)
 	memcpy((uint8_t *)base + offset, &n, sizeof(n));
 }
 
-static uint64_t
-cfg_size_max(size_t size)
-{
-	return size >= 8 ? UINT64_MAX : (UINT64_C(1) << (size * 8)) - 1;
-}
-
 /* Writes s in double quotes, control bytes as \xNN, cut with "..." when long. */
 static const char *
 cfg_quote(char *buf, size_t len, const char *s)
@@ -122,80 +117,6 @@ cfg_quote(char *buf, size_t len, const char *s)
 	buf[o++] = '"';
 	buf[o] = '\0';
 	return buf;
-}
-
-/* Parses a run of decimal digits with no sign; *end is set after it. */
-static int
-cfg_parse_u64(const char *s, const char **end, uint64_t *out)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		if (__builtin_mul_overflow(v, 10, &v) ||
-			__builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
-			return -ERANGE;
-	}
-	*end = p;
-	*out = v;
-	return 0;
-}
-
-/* The whole string must be decimal digits. -EINVAL: not a number; -ERANGE: over 2^64 - 1. */
-static int
-cfg_parse_dec(const char *s, uint64_t *out)
-{
-	const char *end;
-	int rc = cfg_parse_u64(s, &end, out);
-
-	if (rc == 0 && *end != '\0')
-		return -EINVAL;
-	return rc;
-}
-
-/* Checks well-formed UTF-8 without control characters. */
-static bool
-cfg_text_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p != '\0') {
-		uint32_t cp;
-		int n;
-
-		if (*p < 0x80) {
-			if (*p < 0x20 || *p == 0x7f)
-				return false;
-			p++;
-			continue;
-		}
-		if ((*p & 0xe0) == 0xc0) {
-			cp = *p & 0x1f;
-			n = 1;
-		} else if ((*p & 0xf0) == 0xe0) {
-			cp = *p & 0x0f;
-			n = 2;
-		} else if ((*p & 0xf8) == 0xf0) {
-			cp = *p & 0x07;
-			n = 3;
-		} else {
-			return false;
-		}
-		p++;
-		for (int i = 0; i < n; i++, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (*p & 0x3f);
-		}
-		/* Overlong forms, surrogates and code points past U+10FFFF. */
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-			(cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
-			(cp >= 0x80 && cp < 0xa0))
-			return false;
-	}
-	return true;
 }
 
 /* Edit distance, for "did you mean": small strings only, else a large number. */
@@ -237,249 +158,6 @@ cfg_close_enough(const char *typed, const char *known)
 	return d <= 2 && d < strlen(known) / 2 + 1;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Value parsers                                                                             */
-
-int
-cfg_parse_ipv4(const char *s, uint32_t *out)
-{
-	uint32_t addr = 0;
-	const char *p = s;
-
-	for (int i = 0; i < 4; i++) {
-		unsigned v = 0;
-		int digits = 0;
-
-		if (i > 0 && *p++ != '.')
-			return -EINVAL;
-		/* A leading zero would read as octal to inet_aton(): refuse the ambiguity. */
-		if (p[0] == '0' && isdigit((unsigned char)p[1]))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p) && digits < 4) {
-			v = v * 10 + (unsigned)(*p++ - '0');
-			digits++;
-		}
-		if (digits == 0 || digits > 3 || v > 255)
-			return -EINVAL;
-		addr = addr << 8 | v;
-	}
-	if (*p != '\0')
-		return -EINVAL;
-	/* Network byte order: the first octet at the lowest address. */
-	uint8_t b[4] = {
-		(uint8_t)(addr >> 24), (uint8_t)(addr >> 16), (uint8_t)(addr >> 8), (uint8_t)addr};
-	memcpy(out, b, 4);
-	return 0;
-}
-
-static bool
-cfg_leap(int64_t y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
-static int64_t
-cfg_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void
-cfg_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-	z += 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-/* Reads exactly n digits. */
-static bool
-cfg_digits(const char **p, int n, unsigned *out)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)(*p)[i]))
-			return false;
-		v = v * 10 + (unsigned)((*p)[i] - '0');
-	}
-	*p += n;
-	*out = v;
-	return true;
-}
-
-int
-cfg_parse_time(const char *s, uint64_t *out_ms)
-{
-	static const unsigned mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	unsigned y, mo, d, h, mi, sec, ms = 0, oh = 0, om = 0;
-	const char *p = s;
-	int sign = 0;
-	uint64_t v;
-
-	if (cfg_parse_dec(s, &v) == 0) {
-		if (v > CFG_MAX_TIME_S)
-			return -EINVAL;
-		*out_ms = v * 1000;
-		return 0;
-	}
-	/* RFC 3339 section 5.6: full-date "T" full-time, with "T" and "Z" in either case. */
-	if (!cfg_digits(&p, 4, &y) || *p++ != '-' || !cfg_digits(&p, 2, &mo) || *p++ != '-' ||
-		!cfg_digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
-		return -EINVAL;
-	p++;
-	if (!cfg_digits(&p, 2, &h) || *p++ != ':' || !cfg_digits(&p, 2, &mi) || *p++ != ':' ||
-		!cfg_digits(&p, 2, &sec))
-		return -EINVAL;
-	if (*p == '.') {
-		int n = 0;
-
-		/* Digits past the millisecond are dropped: nothing here is finer than that. */
-		for (p++; isdigit((unsigned char)*p); p++, n++) {
-			if (n < 3)
-				ms = ms * 10 + (unsigned)(*p - '0');
-		}
-		if (n == 0)
-			return -EINVAL;
-		for (; n < 3; n++)
-			ms *= 10;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		sign = *p++ == '+' ? 1 : -1;
-		if (!cfg_digits(&p, 2, &oh) || *p++ != ':' || !cfg_digits(&p, 2, &om) || oh > 23 ||
-			om > 59)
-			return -EINVAL;
-	} else {
-		return -EINVAL; /* a time without an offset is ambiguous */
-	}
-	if (*p != '\0')
-		return -EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
-		return -EINVAL;
-	if (d > mdays[mo - 1] + (mo == 2 && cfg_leap(y)))
-		return -EINVAL;
-
-	int64_t t = cfg_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-
-	/* The offset says how far local time is ahead of UTC. */
-	t -= (int64_t)sign * (oh * 3600 + om * 60);
-	if (t < 0 || (uint64_t)t > CFG_MAX_TIME_S)
-		return -EINVAL;
-	*out_ms = (uint64_t)t * 1000 + ms;
-	return 0;
-}
-
-void
-cfg_format_time(uint64_t ms, char *buf, size_t len)
-{
-	int64_t secs = (int64_t)(ms / 1000), y;
-	int64_t days = secs / 86400, rem = secs % 86400;
-	unsigned m, d;
-
-	cfg_civil_from_days(days, &y, &m, &d);
-	if (ms % 1000 != 0)
-		snprintf(buf, len, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, m, d,
-			(unsigned)(rem / 3600), (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
-			(unsigned)(ms % 1000));
-	else
-		snprintf(buf, len, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d,
-			(unsigned)(rem / 3600), (unsigned)(rem / 60 % 60), (unsigned)(rem % 60));
-}
-
-static const struct {
-	const char *name;
-	uint64_t ms;
-} cfg_units[] = {
-	{"ms", 1},
-	{"s", 1000},
-	{"m", 60000},
-	{"h", 3600000},
-	{"d", 86400000},
-};
-
-#define CFG_N_UNITS (sizeof(cfg_units) / sizeof(cfg_units[0]))
-
-int
-cfg_parse_duration(const char *s, uint64_t *out_ms)
-{
-	const char *p = s;
-	uint64_t total = 0;
-
-	if (strcmp(s, "0") == 0) {
-		*out_ms = 0;
-		return 0;
-	}
-	if (*p == '\0')
-		return -EINVAL;
-	while (*p != '\0') {
-		uint64_t v, unit = 0;
-		const char *end;
-
-		if (cfg_parse_u64(p, &end, &v) != 0)
-			return -EINVAL;
-		p = end;
-		/* "ms" first: it starts with "m". */
-		for (unsigned i = 0; i < CFG_N_UNITS; i++) {
-			size_t ul = strlen(cfg_units[i].name);
-
-			if (strncmp(p, cfg_units[i].name, ul) == 0) {
-				unit = cfg_units[i].ms;
-				p += ul;
-				break;
-			}
-		}
-		if (unit == 0 || __builtin_mul_overflow(v, unit, &v) ||
-			__builtin_add_overflow(total, v, &total))
-			return -EINVAL;
-	}
-	*out_ms = total;
-	return 0;
-}
-
-/* "64s", "15m", "1500ms": the largest unit that divides ms exactly. */
-static void
-cfg_format_duration(uint64_t ms, char *buf, size_t len)
-{
-	if (ms == 0) {
-		snprintf(buf, len, "0");
-		return;
-	}
-	for (int i = (int)CFG_N_UNITS - 1; i >= 0; i--) {
-		if (ms % cfg_units[i].ms == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(ms / cfg_units[i].ms),
-				cfg_units[i].name);
-			return;
-		}
-	}
-}
-
-static int
-cfg_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)tolower((unsigned char)c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static bool
 cfg_parse_bool(const char *s, int *out)
 {
@@ -502,74 +180,6 @@ cfg_parse_bool(const char *s, int *out)
 /* ---------------------------------------------------------------------------------------- */
 /* Keys: describe, check and store one value                                                 */
 
-static uint64_t
-cfg_uint_max(const struct cfg_key *k)
-{
-	return k->max != 0 ? k->max : cfg_size_max(k->size);
-}
-
-static size_t
-cfg_string_max(const struct cfg_key *k)
-{
-	return k->max != 0 ? (size_t)k->max : k->size - 1;
-}
-
-/* What a value of this key looks like, for messages and the reference. */
-static void
-cfg_describe(const struct cfg_key *k, char *buf, size_t len)
-{
-	char a[32], b[32];
-
-	switch (k->type) {
-	case CFG_BOOL:
-		snprintf(buf, len, "true or false");
-		break;
-	case CFG_UINT:
-		snprintf(buf, len, "integer %llu..%llu%s", (unsigned long long)k->min,
-			(unsigned long long)cfg_uint_max(k),
-			k->flags & CFG_F_POW2 ? ", a power of two" : "");
-		break;
-	case CFG_STRING:
-		snprintf(buf, len, "text, %llu..%zu bytes of UTF-8", (unsigned long long)k->min,
-			cfg_string_max(k));
-		break;
-	case CFG_IPV4:
-		snprintf(buf, len, "IPv4 address a.b.c.d");
-		break;
-	case CFG_PORT_LIST:
-		snprintf(buf, len, "%llu to %llu TCP ports 1..65535, comma-separated",
-			(unsigned long long)(k->min ? k->min : 1), (unsigned long long)k->max);
-		break;
-	case CFG_TIME:
-		snprintf(buf, len,
-			"time: RFC 3339 such as 2026-12-01T10:00:00Z or "
-			"2026-12-01T18:00:00+08:00, or Unix seconds");
-		break;
-	case CFG_DURATION: {
-		const char *eg = k->unit_ms == 1000 ? "in whole seconds, such as 30s, 15m, 2h"
-						    : "such as 500ms, 30s, 15m, 2h";
-
-		cfg_format_duration(k->min, a, sizeof(a));
-		if (k->max != 0) {
-			cfg_format_duration(k->max, b, sizeof(b));
-			snprintf(buf, len, "duration %s..%s %s", a, b, eg);
-		} else {
-			snprintf(buf, len, "duration %s", eg);
-		}
-		break;
-	}
-	case CFG_HEX:
-		snprintf(buf, len, "%zu hex digits (%zu bytes)", k->size * 2, k->size);
-		break;
-	case CFG_LOGLEVEL:
-		snprintf(buf, len, "log level: err, warn, notice, info or debug");
-		break;
-	default:
-		snprintf(buf, len, "?");
-		break;
-	}
-}
-
 /*
  * The per-type halves of cfg_apply() too long to sit in its switch. Each gets
  * the value and its quoted form q, and returns 0 or -EINVAL with the reason.
@@ -586,10 +196,11 @@ cfg_apply_string(const struct cfg_key *k, uint8_t *field, const char *value, con
 		len -= 2;
 	}
 	char text[len + 1];
+	bool ctl;
 
 	memcpy(text, value, len);
 	text[len] = '\0';
-	if (!cfg_text_ok(text)) {
+	if (parse_text_check(text, len, &ctl) >= 0) {
 		snprintf(why, whylen,
 			"%s is not valid UTF-8 text (control characters and malformed "
 			"bytes are refused)",
@@ -632,7 +243,7 @@ cfg_apply_ports(const struct cfg_key *k, uint8_t *obj, const char *value, const 
 	while (*p != '\0') {
 		const char *end;
 		uint64_t v;
-		int rc = cfg_parse_u64(p, &end, &v);
+		int rc = parse_u64_prefix(p, &end, &v);
 
 		if (rc == -EINVAL) {
 			snprintf(why, whylen, "%s is not a list of ports (%s)", q, example);
@@ -688,7 +299,7 @@ cfg_apply_duration(const struct cfg_key *k, uint8_t *field, const char *value, c
 	char lo[32], hi[32];
 	uint64_t v;
 
-	if (cfg_parse_duration(value, &v) != 0) {
+	if (parse_duration(value, &v) != 0) {
 		snprintf(why, whylen,
 			"%s is not a duration (expected a number with a unit: ms, s, "
 			"m, h or d, such as 30s)",
@@ -696,9 +307,9 @@ cfg_apply_duration(const struct cfg_key *k, uint8_t *field, const char *value, c
 		return -EINVAL;
 	}
 	if (v < k->min || (k->max != 0 && v > k->max) || v / unit > cfg_size_max(k->size)) {
-		cfg_format_duration(k->min, lo, sizeof(lo));
+		parse_duration_format(k->min, lo, sizeof(lo));
 		if (k->max != 0)
-			cfg_format_duration(k->max, hi, sizeof(hi));
+			parse_duration_format(k->max, hi, sizeof(hi));
 		else
 			snprintf(hi, sizeof(hi), "%llu%s",
 				(unsigned long long)cfg_size_max(k->size),
@@ -726,18 +337,13 @@ cfg_apply_hex(const struct cfg_key *k, uint8_t *field, const char *value, char *
 			k->size * 2, k->size, len);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (cfg_hex_digit(value[i]) < 0) {
-			snprintf(why, whylen,
-				"character %zu is not a hex digit (expected %zu of 0-9 "
-				"and a-f)",
-				i + 1, k->size * 2);
-			return -EINVAL;
-		}
+	if (parse_hex(value, field, k->size, &len) != 0) {
+		/* The length is right: the error is a character that is not a hex digit. */
+		snprintf(why, whylen,
+			"character %zu is not a hex digit (expected %zu of 0-9 and a-f)", len + 1,
+			k->size * 2);
+		return -EINVAL;
 	}
-	for (size_t i = 0; i < k->size; i++)
-		field[i] = (uint8_t)(cfg_hex_digit(value[2 * i]) << 4 |
-				     cfg_hex_digit(value[2 * i + 1]));
 	return 0;
 }
 
@@ -768,7 +374,7 @@ cfg_apply(const struct cfg_key *k, uint8_t *obj, const char *value, char *why, s
 		break;
 	}
 	case CFG_UINT: {
-		int rc = cfg_parse_dec(value, &v);
+		int rc = parse_u64(value, 0, UINT64_MAX, &v);
 
 		if (rc == -EINVAL) {
 			snprintf(why, whylen,
@@ -798,10 +404,11 @@ cfg_apply(const struct cfg_key *k, uint8_t *obj, const char *value, char *why, s
 	case CFG_IPV4: {
 		uint32_t addr;
 
-		if (cfg_parse_ipv4(value, &addr) != 0) {
+		if (parse_ipv4(value, &addr) != 0) {
 			snprintf(why, whylen, "%s is not an IPv4 address (expected a.b.c.d)", q);
 			return -EINVAL;
 		}
+		addr = htonl(addr); /* stored in network byte order */
 		memcpy(field, &addr, 4);
 		break;
 	}
@@ -810,7 +417,7 @@ cfg_apply(const struct cfg_key *k, uint8_t *obj, const char *value, char *why, s
 			return -EINVAL;
 		break;
 	case CFG_TIME:
-		if (cfg_parse_time(value, &v) != 0) {
+		if (parse_time(value, &v) != 0) {
 			snprintf(why, whylen,
 				"%s is not a time (expected RFC 3339 such as "
 				"2026-12-01T10:00:00Z or 2026-12-01T18:00:00+08:00, or Unix "
@@ -992,7 +599,7 @@ cfg_parse_id(const char *s, uint32_t *id)
 {
 	uint64_t v;
 
-	if (s[0] == '0' || cfg_parse_dec(s, &v) != 0 || v == 0 || v > UINT32_MAX)
+	if (s[0] == '0' || parse_u64(s, 1, UINT32_MAX, &v) != 0)
 		return -EINVAL;
 	*id = (uint32_t)v;
 	return 0;
@@ -1636,64 +1243,6 @@ cfg_load_cli(const struct cfg_schema *schema, void *target, const char *path, ch
 	return rc;
 }
 
-/* Prints text word-wrapped at 80 columns, each line indented by indent spaces. */
-static void
-cfg_print_wrapped(FILE *out, int indent, const char *text)
-{
-	int col = 0;
-
-	while (*text != '\0') {
-		size_t w = strcspn(text, " ");
-
-		if (col > indent && col + 1 + (int)w > 80) {
-			fputc('\n', out);
-			col = 0;
-		}
-		if (col == 0)
-			col = fprintf(out, "%*s", indent, "");
-		else
-			col += fprintf(out, " ");
-		col += fprintf(out, "%.*s", (int)w, text);
-		text += w;
-		text += strspn(text, " ");
-	}
-	if (col != 0)
-		fputc('\n', out);
-}
-
-void
-cfg_print_doc(FILE *out, const struct cfg_schema *schema)
-{
-	char what[CFG_WHY_MAX];
-
-	for (size_t i = 0; i < schema->n_sections; i++) {
-		const struct cfg_section *sec = &schema->sections[i];
-
-		if (sec->is_array)
-			fprintf(out,
-				"%s[%s.ID]  (ID: a positive integer; at most %u such sections)\n",
-				i ? "\n" : "", sec->name, sec->max_count);
-		else
-			fprintf(out, "%s[%s]\n", i ? "\n" : "", sec->name);
-		if (sec->doc != NULL)
-			cfg_print_wrapped(out, 2, sec->doc);
-		for (size_t j = 0; j < sec->n_keys; j++) {
-			const struct cfg_key *k = &sec->keys[j];
-
-			cfg_describe(k, what, sizeof(what));
-			fprintf(out, "\n  %s = <%s>\n", k->name, what);
-			if (k->flags & CFG_F_REQUIRED)
-				fprintf(out, "      required\n");
-			else if (k->def != NULL)
-				fprintf(out, "      default: %s\n", k->def[0] ? k->def : "(empty)");
-			else
-				fprintf(out, "      default: none\n");
-			if (k->doc != NULL)
-				cfg_print_wrapped(out, 6, k->doc);
-		}
-	}
-}
-
 /* Writes the value of k in obj as the file would spell it. */
 static void
 cfg_write_value(FILE *out, const struct cfg_key *k, const uint8_t *obj)
@@ -1728,11 +1277,11 @@ cfg_write_value(FILE *out, const struct cfg_key *k, const uint8_t *obj)
 		break;
 	}
 	case CFG_TIME:
-		cfg_format_time(cfg_get_uint(field, 8), buf, sizeof(buf));
+		parse_time_format(cfg_get_uint(field, 8), buf, sizeof(buf));
 		fputs(buf, out);
 		break;
 	case CFG_DURATION:
-		cfg_format_duration(
+		parse_duration_format(
 			cfg_get_uint(field, k->size) * (k->unit_ms > 1 ? k->unit_ms : 1), buf,
 			sizeof(buf));
 		fputs(buf, out);

@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/parse.h"
+
 enum cfg_type {
 	/* true/false, yes/no, on/off, 1/0 -> int (size 4) or uint8_t (size 1) */
 	CFG_BOOL,
@@ -152,7 +154,7 @@ int cfg_set(const struct cfg_schema *schema, void *target, const char *key, cons
 int cfg_load_cli(const struct cfg_schema *schema, void *target, const char *path, char *const *sets,
 	unsigned n_sets, char *err, size_t errlen);
 
-/* Prints the reference of every section and key: type, bounds, default, doc. */
+/* Prints the reference of every section and key: type, bounds, default, doc (config_doc.c). */
 void cfg_print_doc(FILE *out, const struct cfg_schema *schema);
 
 /*
@@ -163,20 +165,13 @@ void cfg_print_doc(FILE *out, const struct cfg_schema *schema);
 void cfg_write(FILE *out, const struct cfg_schema *schema, const void *target);
 
 /*
- * The value parsers, for programs that read the same kinds of values from
- * elsewhere (a command, a message). Each returns 0 or -EINVAL.
+ * dataplane/dp_config.c's name for parse_time_format() (common/parse.h, where every value
+ * parser is): the value parsers moved there; this stays until dp_config.c calls it directly.
  */
-
-/* "a.b.c.d", four decimal octets without leading zeros -> network byte order. */
-int cfg_parse_ipv4(const char *s, uint32_t *out);
-
-/* RFC 3339 date-time with Z or a +hh:mm/-hh:mm offset, or Unix seconds -> Unix ms. */
-int cfg_parse_time(const char *s, uint64_t *out_ms);
-
-/* "0", or one or more <number><unit> with unit ms, s, m, h or d -> milliseconds. */
-int cfg_parse_duration(const char *s, uint64_t *out_ms);
-
-/* Writes ms as "2026-12-01T10:00:00Z" (with ".123" when not a whole second). */
-void cfg_format_time(uint64_t ms, char *buf, size_t len);
+static inline void
+cfg_format_time(uint64_t ms, char *buf, size_t len)
+{
+	parse_time_format(ms, buf, len);
+}
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/config.h"
+#include "common/parse.h"
 
 static void
 jput(struct json_writer *j, const char *s, size_t n)
@@ -147,7 +147,7 @@ jw_time(struct json_writer *j, const char *key, uint64_t ms)
 {
 	char t[40];
 
-	cfg_format_time(ms, t, sizeof(t));
+	parse_time_format(ms, t, sizeof(t));
 	jw_str(j, key, t);
 }
 

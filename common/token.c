@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 
 #include "common/base64url.h"
+#include "common/parse.h"
 #include "common/token.h"
 
 _Static_assert(TOK_KEYS_MAX <= 8, "tok_keyring.used is an 8-bit mask");
@@ -160,29 +161,6 @@ static const char tok_pairs[201] = "0001020304050607080910111213141516171819"
 				   "6061626364656667686970717273747576777879"
 				   "8081828384858687888990919293949596979899";
 
-/* The number of decimal digits of v, 1..20: log10 from the bit length, then one compare. */
-static inline unsigned
-tok_digits(uint64_t v)
-{
-	/* pow10[0] is 0, not 1: t is 0 for v = 0..7, all of one digit (0 included). */
-	/* clang-format off */
-	static const uint64_t pow10[20] = {
-		UINT64_C(0), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
-		UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
-		UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
-		UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
-		UINT64_C(1000000000000000), UINT64_C(10000000000000000),
-		UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
-		UINT64_C(10000000000000000000),
-	};
-	/* clang-format on */
-	/* With b bits, v has t or t + 1 digits for t = floor(b * log10(2)); 1233 / 4096 is
-	 * log10(2) closely enough for b <= 64. v >= 10^t tells which. */
-	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-
-	return t + (v >= pow10[t]);
-}
-
 /* Writes the 8 decimal digits of v < 10^8, leading zeros included, at p. */
 static inline void
 tok_put_8(char *p, uint32_t v)
@@ -204,7 +182,7 @@ tok_put_8(char *p, uint32_t v)
 static char *
 tok_put_u64(char *p, uint64_t v)
 {
-	char *end = p + tok_digits(v), *e = end;
+	char *end = p + parse_dec_digits(v), *e = end;
 
 	while (v >= UINT64_C(100000000)) {
 		e -= 8;

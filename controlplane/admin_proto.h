@@ -2,31 +2,22 @@
 #ifndef FG_CONTROLPLANE_ADMIN_PROTO_H
 #define FG_CONTROLPLANE_ADMIN_PROTO_H
 /*
- * The admin socket's protocol, shared by flashgate-controlplane (the server) and flashgatectl
- * (the client), so that both validate a command the same way (docs/operations.md is the
- * reference of every command).
+ * The admin socket's vocabulary, shared by flashgate-controlplane (the server) and flashgatectl
+ * (the client), so that both name and check things the same way (docs/operations.md is the
+ * reference of every command): the limits of every value, the commands, the states of an event
+ * and its transitions, the risk rules and the keys, with their names and checks. The types below
+ * are also what controlplane/pg_store.h stores.
  *
- * A request is one line of words, "event create 7 --name \"Big sale\" --stock 1000 ...",
- * ended by '\n'; the answer is one JSON object on one line, {"ok":true,...} or
- * {"ok":false,"error":"..."}. Words are split at spaces and tabs; "double quotes" group words
- * (inside them \" and \\ stand for " and \), 'single quotes' group them literally, and quoted
- * and unquoted parts next to each other make one word, as in a shell. Options are
- * "--name VALUE" or "--name=VALUE".
- *
- * admin_parse() turns a line into a struct admin_req with every value checked, or refuses it
- * with one message that names the command, what is wrong and what was given
- * ("event create: --stock must be 0..100000000, got -5"). Nothing here touches PostgreSQL,
- * Redis or the network; the types below are also what controlplane/pg_store.h stores.
- *
- * The JSON writer (admin_json_*) builds answers into a caller buffer; admin_render() prints an
- * answer for people (tables for lists), for flashgatectl.
+ * On top of it: controlplane/admin_request.h turns a request line into a struct admin_req (both
+ * sides), controlplane/admin_answer.h writes the JSON answers (the server, and flashgatectl's
+ * offline tokens); flashgatectl/render.h prints an answer for people (flashgatectl only). All
+ * three of controlplane/ are one library, fg_admin, that both programs link. Nothing here
+ * touches PostgreSQL, Redis or the network.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "common/json_writer.h"
 #include "common/wire.h"
 
 #define ADMIN_LINE_MAX	       4096 /* bytes of a request line, with its '\n' */
@@ -47,7 +38,10 @@
 #define ADMIN_FORWARD_MAX      10000000u /* reservations per second per event */
 #define ADMIN_DEVICE_MAX       (WIRE_DEVICE_MAX - 1)
 #define ADMIN_RULE_TEXT_MAX    64  /* room for admin_rule_value() of any rule, with its NUL */
-#define ADMIN_ERR_MAX	       256 /* a message buffer that holds every message of this module */
+#define ADMIN_ERR_MAX	       256 /* a message buffer that holds every message of the protocol */
+
+/* A word of a request quoted in a message: at most this many bytes of it. */
+#define ADMIN_SHOW "%.48s"
 
 enum admin_cmd {
 	ADMIN_HELP = 1,
@@ -137,39 +131,6 @@ struct admin_key {
 #define ADMIN_LIMIT_DEVICE  (1u << 2)
 #define ADMIN_LIMIT_FORWARD (1u << 3)
 
-/* A parsed request. Only the fields of its command are set; the rest are zero. */
-struct admin_req {
-	enum admin_cmd cmd;
-	uint32_t event_id;	  /* event preheat/open/close/show, reconcile */
-	struct admin_event event; /* event create */
-	uint32_t kid;		  /* keys auth-set */
-	uint8_t secret_len;	  /* keys auth-set: a secret; never log a request line */
-	uint8_t secret[ADMIN_SECRET_MAX];
-	struct admin_rule rule;	   /* rules add, rules del */
-	struct wire_limits limits; /* limits set: the values given */
-	unsigned limits_given;	   /* limits set: ADMIN_LIMIT_* */
-	uint64_t user;		   /* session-token */
-	uint64_t ttl_s;		   /* session-token: ADMIN_TTL_DEFAULT_S unless --ttl */
-	uint64_t order_id;	   /* order pay */
-	bool repair;		   /* reconcile --repair */
-	bool force;		   /* reconcile --repair --force: even while the sale is open */
-};
-
-/*
- * Parses one request line (a trailing "\n" or "\r\n" is allowed) into *req with every value
- * checked. Returns 0; or -EINVAL with one message in err (ADMIN_ERR_MAX bytes hold any) and
- * *req zeroed. Secrets are never quoted in a message.
- */
-int admin_parse(const char *line, struct admin_req *req, char *err, size_t errlen);
-
-/*
- * Writes the words argv[0..argc) as one request line that admin_parse() splits back into the
- * same words, quoting where needed, NUL-terminated and without '\n'. For a client whose words
- * come already split (from its command line). Returns the length; -ENOSPC when it does not fit
- * in len bytes or ADMIN_LINE_MAX; -EINVAL when a word has a control character (err says which).
- */
-int admin_join(int argc, char *const argv[], char *buf, size_t len, char *err, size_t errlen);
-
 /* The command's words, "event create"; "?" for a value that is not a command. */
 const char *admin_cmd_name(enum admin_cmd cmd);
 
@@ -219,46 +180,17 @@ const char *admin_key_kind_name(uint8_t kind);
 const char *admin_help_text(void);
 
 /*
- * Admin answers are written with common/json_writer.h: admin_json_ok() starts one, the
- * admin_json_*() helpers below write the protocol's objects, admin_json_end() finishes it.
+ * Writes "<cmd>: " (when cmd is not NULL) and the formatted message into err (errlen bytes,
+ * NUL-terminated, cut to fit). Returns -EINVAL, so that a check can end with
+ * "return admin_fail(...)". For the protocol's modules (admin_proto.c, admin_request.c).
  */
-
-/* Starts an answer in buf (cap bytes): writes {"ok":true and leaves the object open. */
-void admin_json_ok(struct json_writer *j, char *buf, size_t cap);
-
-/* An event as an object: id, name, state, stock, available, starts_at, ends_at, ... */
-void admin_json_event(struct json_writer *j, const char *key, const struct admin_event *ev);
-
-/* A key as an object: kid, kind, current, created_at (never the secret). */
-void admin_json_key(struct json_writer *j, const char *key, const struct admin_key *k);
-
-/* A rule as an object: kind, value, and created_at when created_at_ms is not 0. */
-void admin_json_rule(
-	struct json_writer *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms);
-
-/* Limits as an object: ip, user, device ({"rate":R,"burst":B}) and forward_per_s. */
-void admin_json_limits(struct json_writer *j, const char *key, const struct wire_limits *l);
+int admin_fail(char *err, size_t errlen, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /*
- * Closes the answer's object and adds '\n'. Returns the answer's length (with the '\n'), or
- * -ENOSPC when it did not fit: then send admin_answer_error() of a short message instead.
+ * Checks an event's name as event create's --name: 1..ADMIN_NAME_MAX bytes of UTF-8 without
+ * control characters. Returns 0, or -EINVAL with a message naming --name (after "<cmd>: ").
  */
-int admin_json_end(struct json_writer *j);
-
-/* {"ok":true}\n into buf. Returns the length, or -ENOSPC. */
-int admin_answer_ok(char *buf, size_t cap);
-
-/* {"ok":false,"error":"<msg>"}\n into buf. Returns the length, or -ENOSPC. */
-int admin_answer_error(char *buf, size_t cap, const char *msg);
-
-/*
- * Prints an answer line (len bytes, need not be NUL-terminated) for people: an error as
- * "error: <message>" on err_out; members as "name: value" lines, a "message" member as a plain
- * line, arrays of objects as tables (columns from the keys of the first element), to out.
- * Control characters in strings are shown as '?'. out or err_out NULL: print nothing there.
- * Returns 0 for an ok answer, 1 for a refused one, -EINVAL when the answer is not a JSON object
- * with a boolean "ok" (nothing printed).
- */
-int admin_render(const char *answer, size_t len, FILE *out, FILE *err_out);
+int admin_name_check(const char *cmd, const char *name, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,8 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "controlplane/admin_answer.h"
+#include "controlplane/admin_request.h"
 #include "store/store_event.h"
 #include "store/store_reconcile.h"
 

@@ -3,8 +3,9 @@
 #define FG_CP_ADMIN_SERVER_H
 /*
  * The admin Unix socket: flashgatectl's requests, one line each, executed
- * against PostgreSQL, Redis and the data planes (controlplane/admin_proto.h
- * has the protocol). A refused request changes nothing.
+ * against PostgreSQL, Redis and the data planes (the protocol:
+ * controlplane/admin_request.h parses them, admin_answer.h writes the answers).
+ * A refused request changes nothing.
  */
 #include <stddef.h>
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controlplane/admin_proto.h"
+#include "common/json_writer.h"
 #include "controlplane/metrics.h"
 
 #define NAME_NONE   UINT16_MAX

@@ -10,7 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "common/config.h"
+#include "common/parse.h"
 
 /* Advisory lock keys ("fg" in the high bytes): migrations, and key rotation. */
 #define PG_LOCK_MIGRATE	      "1718026241"
@@ -580,7 +580,7 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 	}
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		cfg_format_time(ev->ends_at_ms, t, sizeof(t));
+		parse_time_format(ev->ends_at_ms, t, sizeof(t));
 		snprintf(
 			err, errlen, "--ends-at (%s) is in the past: the sale could never open", t);
 		rc = -EINVAL;
@@ -640,7 +640,7 @@ pg_event_set_state(struct pg_store *s, uint32_t id, enum admin_event_state to,
 	if (rc == 0 && to == ADMIN_EV_PREHEATED && !ahead) {
 		char t[40];
 
-		cfg_format_time(get_u64(res, 0, 2), t, sizeof(t));
+		parse_time_format(get_u64(res, 0, 2), t, sizeof(t));
 		snprintf(err, errlen, "event %" PRIu32 " ended at %s: there is nothing to preheat",
 			id, t);
 		rc = -EPERM;
@@ -842,23 +842,6 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 	return rc;
 }
 
-static int
-unhex(const char *hex, uint8_t *out, size_t cap)
-{
-	size_t n = strlen(hex) / 2;
-
-	if (n > cap)
-		return -ENOSPC;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	return (int)n;
-}
-
 int
 pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *n, char *err,
 	size_t errlen)
@@ -877,14 +860,14 @@ pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *
 	*n = (unsigned)PQntuples(res);
 	for (unsigned i = 0; i < *n && i < cap; i++) {
 		struct admin_key *k = &out[i];
-		int len;
+		size_t len;
 
 		memset(k, 0, sizeof(*k));
 		k->kind = strcmp(PQgetvalue(res, (int)i, 0), "sale") == 0 ? WIRE_KEY_SALE
 									  : WIRE_KEY_AUTH;
 		k->kid = (uint32_t)get_u64(res, (int)i, 1);
-		len = unhex(PQgetvalue(res, (int)i, 2), k->secret, sizeof(k->secret));
-		k->len = len > 0 ? (uint8_t)len : 0;
+		if (parse_hex(PQgetvalue(res, (int)i, 2), k->secret, sizeof(k->secret), &len) == 0)
+			k->len = (uint8_t)len;
 		k->current = get_bool(res, (int)i, 3);
 		k->created_at_ms = get_u64(res, (int)i, 4);
 	}

@@ -754,111 +754,6 @@ test_doc_and_write(const struct dp_config *example)
 	free(buf);
 }
 
-struct time_case {
-	const char *text;
-	int rc;
-	uint64_t ms;
-};
-
-static const struct time_case time_cases[] = {
-	{"1970-01-01T00:00:00Z", 0, 0},
-	{"2024-02-29T00:00:00Z", 0, 1709164800000ull},
-	{"2000-02-29T23:59:59.999+00:00", 0, 951868800000ull - 1},
-	{"9999-12-31T23:59:59Z", 0, 253402300799000ull},
-	{"253402300799", 0, 253402300799000ull},
-	{"253402300800", -EINVAL, 0},
-	{"1900-02-29T00:00:00Z", -EINVAL, 0},
-	{"2026-12-01T24:00:00Z", -EINVAL, 0},
-	{"2026-12-01T10:60:00Z", -EINVAL, 0},
-	{"2026-12-01T10:00:60Z", -EINVAL, 0},
-	{"2026-12-01T10:00:00+24:00", -EINVAL, 0},
-	{"2026-12-01T10:00:00.Z", -EINVAL, 0},
-	{"2026-12-01 10:00:00Z", -EINVAL, 0},
-	{"2026-12-01T10:00:00Zjunk", -EINVAL, 0},
-	{"", -EINVAL, 0},
-};
-
-struct dur_case {
-	const char *text;
-	int rc;
-	uint64_t ms;
-};
-
-static const struct dur_case dur_cases[] = {
-	{"0", 0, 0},
-	{"500ms", 0, 500},
-	{"30s", 0, 30000},
-	{"15m", 0, 900000},
-	{"2h", 0, 7200000},
-	{"1d", 0, 86400000},
-	{"1h30m", 0, 5400000},
-	{"1s500ms", 0, 1500},
-	{"", -EINVAL, 0},
-	{"5", -EINVAL, 0},
-	{"s", -EINVAL, 0},
-	{"-5s", -EINVAL, 0},
-	{"5 s", -EINVAL, 0},
-	{"1.5s", -EINVAL, 0},
-	{"999999999999999999d", -EINVAL, 0},
-};
-
-static void
-test_parsers(void)
-{
-	int bad = 0;
-	uint64_t v;
-
-	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
-		const struct time_case *t = &time_cases[i];
-		int rc = cfg_parse_time(t->text, &v);
-
-		if (rc != t->rc || (rc == 0 && v != t->ms)) {
-			tap_diag("time \"%s\": rc %d, %llu", t->text, rc, (unsigned long long)v);
-			bad++;
-		}
-	}
-	tap_eq_int(bad, 0, "times: every case of the table");
-
-	bad = 0;
-	for (size_t i = 0; i < sizeof(dur_cases) / sizeof(dur_cases[0]); i++) {
-		const struct dur_case *d = &dur_cases[i];
-		int rc = cfg_parse_duration(d->text, &v);
-
-		if (rc != d->rc || (rc == 0 && v != d->ms)) {
-			tap_diag(
-				"duration \"%s\": rc %d, %llu", d->text, rc, (unsigned long long)v);
-			bad++;
-		}
-	}
-	tap_eq_int(bad, 0, "durations: every case of the table");
-
-	/* Formatting and parsing are inverses, every day of four centuries. */
-	char buf[40];
-
-	bad = 0;
-	for (uint64_t day = 0; day < 146097; day += 1) {
-		uint64_t ms = day * 86400000ull + (day % 86400) * 1000 + day % 1000;
-
-		cfg_format_time(ms, buf, sizeof(buf));
-		if (cfg_parse_time(buf, &v) != 0 || v != ms) {
-			if (bad++ < 3)
-				tap_diag("%llu -> %s", (unsigned long long)ms, buf);
-		}
-	}
-	tap_eq_int(bad, 0, "time formatting round-trips for 400 years of days");
-
-	uint32_t a;
-
-	tap_ok(cfg_parse_ipv4("0.0.0.0", &a) == 0 && cfg_parse_ipv4("255.255.255.255", &a) == 0 &&
-			a == 0xffffffffu,
-		"IPv4: the extremes parse");
-	tap_ok(cfg_parse_ipv4("1.2.3.4.5", &a) != 0 && cfg_parse_ipv4("1.2.3.", &a) != 0 &&
-			cfg_parse_ipv4("1..3.4", &a) != 0 &&
-			cfg_parse_ipv4("1.2.3.1000", &a) != 0 &&
-			cfg_parse_ipv4(" 1.2.3.4", &a) != 0 && cfg_parse_ipv4("1.2.3.4 ", &a) != 0,
-		"IPv4: malformed forms are refused");
-}
-
 /* A schema with what the data plane does not use: a required plain section, booleans. */
 struct mini {
 	int flag;
@@ -1260,7 +1155,6 @@ main(void)
 	test_overrides(&example);
 	test_load_cli(&example);
 	test_doc_and_write(&example);
-	test_parsers();
 	test_generic();
 	test_section_offset();
 	test_log();

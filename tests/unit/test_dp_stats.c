@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "controlplane/admin_answer.h"
+#include "flashgatectl/render.h"
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
 #include "tests/tap.h"
@@ -426,8 +427,8 @@ test_views(void)
 	size_t outlen = 0;
 	FILE *f = open_memstream(&out, &outlen);
 
-	tap_ok(f != NULL && admin_render(buf, (size_t)len, f, NULL) == 0,
-		"admin_render accepts it");
+	tap_ok(f != NULL && render_answer(buf, (size_t)len, f, NULL) == 0,
+		"flashgatectl's render_answer accepts it");
 	if (f != NULL)
 		fclose(f);
 	tap_ok(out != NULL && strstr(out, "dp_totals:\n") != NULL &&

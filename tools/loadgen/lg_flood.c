@@ -8,6 +8,8 @@
 
 #include "tools/loadgen/lg_flood.h"
 
+#include "common/parse.h"
+
 static const char *const flood_names[LG_FLOOD_N] = {
 	[LG_FLOOD_SYN] = "syn",
 	[LG_FLOOD_BAD_ACK] = "bad-ack",
@@ -38,7 +40,6 @@ int
 lg_flood_parse(const char *s, enum lg_flood_kind *kind, double *rate)
 {
 	const char *colon = strchr(s, ':');
-	char *end;
 	double r;
 
 	if (colon == NULL)
@@ -48,11 +49,7 @@ lg_flood_parse(const char *s, enum lg_flood_kind *kind, double *rate)
 
 		if ((size_t)(colon - s) != n || memcmp(s, flood_names[k], n) != 0)
 			continue;
-		if (colon[1] < '0' || colon[1] > '9')
-			return -EINVAL;
-		errno = 0;
-		r = strtod(colon + 1, &end);
-		if (errno || *end || !isfinite(r) || r < LG_FLOOD_RATE_MIN || r > LG_FLOOD_RATE_MAX)
+		if (parse_double(colon + 1, LG_FLOOD_RATE_MIN, LG_FLOOD_RATE_MAX, &r) != 0)
 			return -EINVAL;
 		*kind = (enum lg_flood_kind)k;
 		*rate = r;

@@ -21,6 +21,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "common/parse.h"
 #include "tools/loadgen/lg_args.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
@@ -178,19 +179,6 @@ mode_name(enum lg_mode m)
 	}
 }
 
-/* The number of decimal digits of v (1 for 0). */
-static unsigned
-decimal_digits(uint64_t v)
-{
-	unsigned d = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		d++;
-	}
-	return d;
-}
-
 /* The smallest power of ten from which n user ids all have as many digits. */
 static uint64_t
 blast_user_base(uint64_t n)
@@ -299,28 +287,28 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			       "reserve-blast";
 			break;
 		case OPT_CONNECTIONS:
-			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
+			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &connections);
 			what = "--connections: a positive number";
 			break;
 		case OPT_USERS:
-			rc = lg_parse_u64(optarg, 1, UINT64_MAX / 2, &users);
+			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &users);
 			what = "--users: a positive number";
 			break;
 		case OPT_CONCURRENCY:
-			rc = lg_parse_u64(optarg, 1, 64000, &v);
+			rc = parse_u64(optarg, 1, 64000, &v);
 			o->concurrency = (uint32_t)v;
 			what = "--concurrency: 1..64000";
 			break;
 		case OPT_DURATION:
-			rc = lg_parse_double(optarg, 0.001, 86400, &o->duration_s);
+			rc = parse_double(optarg, 0.001, 86400, &o->duration_s);
 			what = "--duration-s: seconds, more than 0 and at most 86400";
 			break;
 		case OPT_RATE:
-			rc = lg_parse_double(optarg, 0, 1e9, &o->rate);
+			rc = parse_double(optarg, 0, 1e9, &o->rate);
 			what = "--rate: per second, 0 (no limit) to 1e9";
 			break;
 		case OPT_START_AT:
-			rc = lg_parse_double(optarg, 0, 1e11, &o->start_at);
+			rc = parse_double(optarg, 0, 1e11, &o->start_at);
 			what = "--start-at: Unix time in seconds";
 			break;
 		case OPT_SRC_NET:
@@ -328,11 +316,11 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--src-net: A.B.C.D/P with P 8..32 and no host bits set";
 			break;
 		case OPT_DST:
-			rc = lg_parse_ipv4(optarg, &o->dst_ip);
+			rc = parse_ipv4(optarg, &o->dst_ip);
 			what = "--dst: an IPv4 address";
 			break;
 		case OPT_PORT:
-			rc = lg_parse_u64(optarg, 1, 65535, &v);
+			rc = parse_u64(optarg, 1, 65535, &v);
 			o->dport = (uint16_t)v;
 			what = "--port: 1..65535";
 			break;
@@ -344,68 +332,68 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--host: a host name of at most 63 characters, no spaces";
 			break;
 		case OPT_RETRIES:
-			rc = lg_parse_u64(optarg, 0, 10, &v);
+			rc = parse_u64(optarg, 0, 10, &v);
 			o->retries = (unsigned)v;
 			what = "--retries: 0..10";
 			break;
 		case OPT_RTO:
-			rc = lg_parse_u64(optarg, 1, 60000, &v);
+			rc = parse_u64(optarg, 1, 60000, &v);
 			o->rto_ms = (unsigned)v;
 			what = "--rto-ms: 1..60000";
 			break;
 		case OPT_POLL:
-			rc = lg_parse_u64(optarg, 1, 600000, &v);
+			rc = parse_u64(optarg, 1, 600000, &v);
 			o->poll_ms = (unsigned)v;
 			what = "--poll-ms: 1..600000";
 			break;
 		case OPT_MAX_POLLS:
-			rc = lg_parse_u64(optarg, 1, 100000, &v);
+			rc = parse_u64(optarg, 1, 100000, &v);
 			o->max_polls = (unsigned)v;
 			what = "--max-polls: 1..100000";
 			break;
 		case OPT_EVENT:
-			rc = lg_parse_u64(optarg, 1, UINT32_MAX, &v);
+			rc = parse_u64(optarg, 1, UINT32_MAX, &v);
 			o->event = (uint32_t)v;
 			what = "--event: 1..4294967295";
 			break;
 		case OPT_USER_BASE:
-			rc = lg_parse_u64(optarg, 1, TOK_USER_MAX, &o->user_base);
+			rc = parse_u64(optarg, 1, TOK_USER_MAX, &o->user_base);
 			what = "--user-base: 1..2^63-1";
 			break;
 		case OPT_AUTH_KEY:
-			rc = lg_parse_hex(optarg, key, sizeof(key), &key_len);
+			rc = parse_hex(optarg, key, sizeof(key), &key_len);
 			if (rc == 0 && key_len < TOK_SECRET_MIN)
 				rc = -EINVAL;
 			what = "--auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
 			break;
 		case OPT_KID:
-			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &kid);
+			rc = parse_u64(optarg, 0, UINT32_MAX, &kid);
 			what = "--kid: 0..4294967295";
 			break;
 		case OPT_DOUBLE_CLICK:
-			rc = lg_parse_u64(optarg, 0, 100, &v);
+			rc = parse_u64(optarg, 0, 100, &v);
 			o->double_click = (unsigned)v;
 			what = "--double-click: a percent, 0..100";
 			break;
 		case OPT_SALE_KEY:
-			rc = lg_parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len);
+			rc = parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len);
 			if (rc == 0 && sale_len < TOK_SECRET_MIN)
 				rc = -EINVAL;
 			what = "--sale-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
 			break;
 		case OPT_SALE_KID:
-			rc = lg_parse_u64(optarg, 0, UINT32_MAX, &sale_kid);
+			rc = parse_u64(optarg, 0, UINT32_MAX, &sale_kid);
 			what = "--sale-kid: 0..4294967295";
 			break;
 		case OPT_PCAP:
 			o->pcap_path = optarg;
 			break;
 		case OPT_PCAP_MAX:
-			rc = lg_parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
+			rc = parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
 			what = "--pcap-max: a positive number";
 			break;
 		case OPT_LINGER:
-			rc = lg_parse_double(optarg, 0, 86400, &o->linger_s);
+			rc = parse_double(optarg, 0, 86400, &o->linger_s);
 			what = "--linger-s: seconds, 0 to 86400";
 			break;
 		case OPT_FLOOD: {
@@ -432,14 +420,14 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			what = "--flood-src-net: A.B.C.D/P with P 8..31 and no host bits set";
 			break;
 		case OPT_FLOOD_CONCURRENCY:
-			rc = lg_parse_u64(optarg, 1, LG_FLOOD_CONC_MAX, &v);
+			rc = parse_u64(optarg, 1, LG_FLOOD_CONC_MAX, &v);
 			o->flood_concurrency = (uint32_t)v;
 			what = "--flood-concurrency: 1..16384";
 			break;
 		case OPT_COOKIE_SECRET: {
 			size_t n = 0;
 
-			rc = lg_parse_hex(optarg, o->cookie_secret, sizeof(o->cookie_secret), &n);
+			rc = parse_hex(optarg, o->cookie_secret, sizeof(o->cookie_secret), &n);
 			if (rc == 0 && n != sizeof(o->cookie_secret))
 				rc = -EINVAL;
 			have_cookie_secret = rc == 0;
@@ -448,7 +436,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			break;
 		}
 		case OPT_COOKIE_SLOT:
-			rc = lg_parse_u64(optarg, 1, 600, &v);
+			rc = parse_u64(optarg, 1, 600, &v);
 			o->cookie_slot_s = (uint32_t)v;
 			what = "--cookie-slot-s: 1..600 (the data plane's syncookie_slot)";
 			break;
@@ -495,8 +483,8 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		/* A blast's answers are told apart by their acknowledgement numbers alone, so
 		 * every request has the same length: user ids of as many digits. */
 		if (o->mode == LG_MODE_RESERVE_BLAST &&
-			decimal_digits(o->user_base) !=
-				decimal_digits(o->user_base + connections - 1)) {
+			parse_dec_digits(o->user_base) !=
+				parse_dec_digits(o->user_base + connections - 1)) {
 			fprintf(stderr,
 				PROG ": --mode reserve-blast needs user ids of one length: "
 				     "--user-base %" PRIu64 " to %" PRIu64

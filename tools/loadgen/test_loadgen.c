@@ -604,8 +604,6 @@ test_args(void)
 {
 	uint32_t base = 7, n = 7, net = 0;
 	unsigned plen = 0;
-	uint64_t u = 0;
-	double d = 0;
 
 	tap_eq_int(lg_parse_net("198.18.2.0/24", &base, &n, NULL, NULL), 0, "net: /24 parses");
 	tap_ok(base == (198u << 24 | 18u << 16 | 2u << 8 | 1u) && n == 254,
@@ -624,15 +622,6 @@ test_args(void)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		tap_eq_int(lg_parse_net(bad[i], &base, &n, NULL, NULL), -EINVAL, bad[i]);
-	tap_eq_int(lg_parse_u64("42", 1, 100, &u), 0, "u64: 42 in 1..100");
-	tap_eq_int((long long)u, 42, "u64: the value");
-	tap_eq_int(lg_parse_u64("101", 1, 100, &u), -EINVAL, "u64: over the bound");
-	tap_eq_int(lg_parse_u64("-1", 0, 100, &u), -EINVAL, "u64: a sign");
-	tap_eq_int(lg_parse_u64("1 ", 0, 100, &u), -EINVAL, "u64: trailing space");
-	tap_eq_int(lg_parse_double("0.25", 0, 1, &d), 0, "double: 0.25 in 0..1");
-	tap_ok(d == 0.25, "double: the value");
-	tap_eq_int(lg_parse_double("nan", 0, 1, &d), -EINVAL, "double: nan");
-	tap_eq_int(lg_parse_double("1e9", 0, 1, &d), -EINVAL, "double: over the bound");
 }
 
 int

@@ -9,34 +9,34 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/pcapgen/pg_args.h"
-#include "tools/pcapgen/pg_stream.h"
+#include "tools/pcapgen/pcapgen_args.h"
+#include "tools/pcapgen/pcapgen_stream.h"
 
 #define PROG "flashgate-pcapgen"
 
 int
 main(int argc, char **argv)
 {
-	static struct pg_stream s; /* a frame buffer: not on the stack */
-	struct pg_args a;
+	static struct pcapgen_stream s; /* a frame buffer: not on the stack */
+	struct pcapgen_args a;
 	char err[256], mac[RTE_ETHER_ADDR_FMT_SIZE];
-	int rc = pg_args_parse(argc, argv, &a, err, sizeof(err));
+	int rc = pcapgen_args_parse(argc, argv, &a, err, sizeof(err));
 
 	if (rc == 1) {
-		pg_args_usage(stdout);
+		pcapgen_args_usage(stdout);
 		return 0;
 	}
 	if (rc != 0) {
 		fprintf(stderr, PROG ": %s (see --help)\n", err);
 		return 2;
 	}
-	rc = pg_stream_init(&s, &a.cfg);
+	rc = pcapgen_stream_init(&s, &a.cfg);
 	if (rc != 0) {
-		/* pg_args_parse() checked everything pg_stream_init() refuses. */
+		/* pcapgen_args_parse() checked everything pcapgen_stream_init() refuses. */
 		fprintf(stderr, PROG ": bad stream settings: %s\n", strerror(-rc));
 		return 2;
 	}
-	rc = pg_stream_write_pcap(&s, a.out);
+	rc = pcapgen_stream_write_pcap(&s, a.out);
 	if (rc != 0) {
 		fprintf(stderr, PROG ": cannot write '%s': %s\n", a.out, strerror(-rc));
 		return 1;
@@ -44,10 +44,10 @@ main(int argc, char **argv)
 	rte_ether_format_addr(mac, sizeof(mac), &a.cfg.dst_mac);
 	printf("wrote %" PRIu64 " %s frames to %s (dst %u.%u.%u.%u port %u mac %s, %u source "
 	       "addresses, seed %" PRIu64 ")\n",
-		pg_stream_frames(&s), pg_stream_kind_name(a.cfg.kind), a.out, a.cfg.dst_ip >> 24,
-		a.cfg.dst_ip >> 16 & 255, a.cfg.dst_ip >> 8 & 255, a.cfg.dst_ip & 255, a.cfg.dport,
-		mac, a.cfg.n_src, a.cfg.seed);
-	if (a.cfg.kind == PG_STREAM_RESERVE)
+		pcapgen_stream_frames(&s), pcapgen_stream_kind_name(a.cfg.kind), a.out,
+		a.cfg.dst_ip >> 24, a.cfg.dst_ip >> 16 & 255, a.cfg.dst_ip >> 8 & 255,
+		a.cfg.dst_ip & 255, a.cfg.dport, mac, a.cfg.n_src, a.cfg.seed);
+	if (a.cfg.kind == PCAPGEN_STREAM_RESERVE)
 		printf("%" PRIu64 " connections of users %" PRIu64 "..%" PRIu64
 		       " for event %" PRIu32
 		       "; their cookies hold for one to two syncookie_slot periods of %" PRIu32

@@ -14,18 +14,18 @@
 
 #include "tests/lib/pktbuild.h"
 #include "tests/tap.h"
-#include "tools/pcapgen/pg_args.h"
-#include "tools/pcapgen/pg_stream.h"
+#include "tools/pcapgen/pcapgen_args.h"
+#include "tools/pcapgen/pcapgen_stream.h"
 
 #define NET29 RTE_IPV4(198, 18, 4, 0) /* 198.18.4.0/29: hosts .1 to .6 */
 #define DP_IP RTE_IPV4(198, 18, 0, 2)
 
-static struct pg_stream s, s2;
+static struct pcapgen_stream s, s2;
 
-static struct pg_stream_cfg
-cfg_of(enum pg_stream_kind kind, uint64_t count)
+static struct pcapgen_stream_cfg
+cfg_of(enum pcapgen_stream_kind kind, uint64_t count)
 {
-	struct pg_stream_cfg c = {
+	struct pcapgen_stream_cfg c = {
 		.kind = kind,
 		.count = count,
 		.src_base = NET29 + 1,
@@ -44,44 +44,45 @@ static void
 test_kind_names(void)
 {
 	static const char *const names[] = {"syn", "bad-ack", "arp", "reserve"};
-	enum pg_stream_kind k;
+	enum pcapgen_stream_kind k;
 	int ok = 1;
 
 	for (unsigned i = 0; i < RTE_DIM(names); i++)
-		ok &= pg_stream_kind_parse(names[i], &k) == 0 &&
-		      strcmp(pg_stream_kind_name(k), names[i]) == 0;
+		ok &= pcapgen_stream_kind_parse(names[i], &k) == 0 &&
+		      strcmp(pcapgen_stream_kind_name(k), names[i]) == 0;
 	tap_ok(ok, "stream names parse and print back");
-	tap_ok(pg_stream_kind_parse("SYN", &k) == -EINVAL &&
-			pg_stream_kind_parse("", &k) == -EINVAL &&
-			pg_stream_kind_parse("syn-flood", &k) == -EINVAL,
+	tap_ok(pcapgen_stream_kind_parse("SYN", &k) == -EINVAL &&
+			pcapgen_stream_kind_parse("", &k) == -EINVAL &&
+			pcapgen_stream_kind_parse("syn-flood", &k) == -EINVAL,
 		"other stream names are refused");
 }
 
 static void
 test_init_bounds(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 0);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_SYN, 0);
 
-	tap_eq_int(pg_stream_init(&s, &c), -EINVAL, "init: count 0 refused");
-	c.count = 6ull * PG_SPORT_COUNT + 1;
-	tap_eq_int(pg_stream_init(&s, &c), -EINVAL,
+	tap_eq_int(pcapgen_stream_init(&s, &c), -EINVAL, "init: count 0 refused");
+	c.count = 6ull * PCAPGEN_SPORT_COUNT + 1;
+	tap_eq_int(pcapgen_stream_init(&s, &c), -EINVAL,
 		"init: more frames than address/port pairs refused");
-	c.count = 6ull * PG_SPORT_COUNT;
-	tap_eq_int(pg_stream_init(&s, &c), 0, "init: exactly as many frames as pairs taken");
+	c.count = 6ull * PCAPGEN_SPORT_COUNT;
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "init: exactly as many frames as pairs taken");
 	c.dport = 0;
-	tap_eq_int(pg_stream_init(&s, &c), -EDOM, "init: TCP stream to port 0 refused");
-	c = cfg_of(PG_STREAM_ARP, 1);
+	tap_eq_int(pcapgen_stream_init(&s, &c), -EDOM, "init: TCP stream to port 0 refused");
+	c = cfg_of(PCAPGEN_STREAM_ARP, 1);
 	c.dport = 0;
-	tap_eq_int(pg_stream_init(&s, &c), 0, "init: ARP stream needs no port");
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "init: ARP stream needs no port");
 	uint16_t len;
 
-	tap_ok(pg_stream_frame(&s, 1, &len, NULL) == NULL, "frame: index past count gives NULL");
+	tap_ok(pcapgen_stream_frame(&s, 1, &len, NULL) == NULL,
+		"frame: index past count gives NULL");
 }
 
 /* Checks the Ethernet, IPv4 and TCP headers of a TCP frame against flow f; returns 1 if all
  * hold, else prints what did not. */
 static int
-tcp_frame_ok(const uint8_t *frame, uint16_t len, const struct pg_flow *f, uint8_t flags,
+tcp_frame_ok(const uint8_t *frame, uint16_t len, const struct pcapgen_flow *f, uint8_t flags,
 	uint16_t want_len)
 {
 	static const uint8_t dmac[6] = {2, 0, 0, 0, 0, 2}, smac[6] = {2, 0, 0, 0, 0, 1};
@@ -110,7 +111,7 @@ tcp_frame_ok(const uint8_t *frame, uint16_t len, const struct pg_flow *f, uint8_
 	else if (rte_be_to_cpu_32(th->sent_seq) != f->seq ||
 		 rte_be_to_cpu_32(th->recv_ack) != f->ack || th->tcp_flags != flags)
 		why = "seq, ack or flags";
-	else if (f->src_ip <= NET29 || f->src_ip >= NET29 + 7 || f->sport < PG_SPORT_MIN)
+	else if (f->src_ip <= NET29 || f->src_ip >= NET29 + 7 || f->sport < PCAPGEN_SPORT_MIN)
 		why = "source outside --src-net or below port 1024";
 	if (why != NULL)
 		tap_diag("frame from %08x:%u: bad %s", f->src_ip, f->sport, why);
@@ -120,14 +121,14 @@ tcp_frame_ok(const uint8_t *frame, uint16_t len, const struct pg_flow *f, uint8_
 static void
 test_syn(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 100);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_SYN, 100);
 	int ok = 1, mss_ok = 1;
 
-	tap_eq_int(pg_stream_init(&s, &c), 0, "syn: stream set up");
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "syn: stream set up");
 	for (uint64_t i = 0; i < c.count; i++) {
-		struct pg_flow f;
+		struct pcapgen_flow f;
 		uint16_t len;
-		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+		const uint8_t *fr = pcapgen_stream_frame(&s, i, &len, &f);
 
 		if (fr == NULL || !tcp_frame_ok(fr, len, &f, RTE_TCP_SYN_FLAG, 14 + 20 + 24)) {
 			ok = 0;
@@ -146,23 +147,23 @@ test_syn(void)
 static void
 test_bad_ack(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_BAD_ACK, 50);
-	const uint16_t req_len = sizeof(PG_BAD_ACK_REQUEST) - 1;
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_BAD_ACK, 50);
+	const uint16_t req_len = sizeof(PCAPGEN_BAD_ACK_REQUEST) - 1;
 	int ok = 1, payload_ok = 1, acks_differ = 0;
 	uint32_t first_ack = 0;
 
-	tap_eq_int(pg_stream_init(&s, &c), 0, "bad-ack: stream set up");
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "bad-ack: stream set up");
 	for (uint64_t i = 0; i < c.count; i++) {
-		struct pg_flow f;
+		struct pcapgen_flow f;
 		uint16_t len;
-		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+		const uint8_t *fr = pcapgen_stream_frame(&s, i, &len, &f);
 
 		if (fr == NULL || !tcp_frame_ok(fr, len, &f, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
 					  (uint16_t)(14 + 20 + 20 + req_len))) {
 			ok = 0;
 			break;
 		}
-		payload_ok &= memcmp(fr + 54, PG_BAD_ACK_REQUEST, req_len) == 0;
+		payload_ok &= memcmp(fr + 54, PCAPGEN_BAD_ACK_REQUEST, req_len) == 0;
 		if (i == 0)
 			first_ack = f.ack;
 		else
@@ -176,15 +177,15 @@ test_bad_ack(void)
 static void
 test_arp(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_ARP, 12);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_ARP, 12);
 	int ok = 1;
 
 	memset(&c.dst_mac, 0xff, sizeof(c.dst_mac));
-	tap_eq_int(pg_stream_init(&s, &c), 0, "arp: stream set up");
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "arp: stream set up");
 	for (uint64_t i = 0; i < c.count && ok; i++) {
-		struct pg_flow f;
+		struct pcapgen_flow f;
 		uint16_t len;
-		const uint8_t *fr = pg_stream_frame(&s, i, &len, &f);
+		const uint8_t *fr = pcapgen_stream_frame(&s, i, &len, &f);
 		const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)fr;
 		const struct rte_arp_hdr *a = (const struct rte_arp_hdr *)(eth + 1);
 
@@ -207,11 +208,11 @@ test_arp(void)
 
 static const uint8_t r_secret[16] = "pcapgen-cookies!";
 
-static struct pg_stream_cfg
+static struct pcapgen_stream_cfg
 reserve_cfg(uint64_t count)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_RESERVE, count);
-	struct pg_reserve_cfg *r = &c.reserve;
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_RESERVE, count);
+	struct pcapgen_reserve_cfg *r = &c.reserve;
 
 	memcpy(r->cookie_secret, r_secret, sizeof(r_secret));
 	r->cookie_slot_s = 64;
@@ -234,23 +235,24 @@ reserve_cfg(uint64_t count)
 static void
 test_reserve(void)
 {
-	struct pg_stream_cfg c = reserve_cfg(30);
+	struct pcapgen_stream_cfg c = reserve_cfg(30);
 	struct syncookie_ctx dp, dp_later, dp_late;
 	int ok = 1, cookie_ok = 1, later_ok = 1, late_refused = 1, token_ok = 1, path_ok = 1;
 
-	tap_eq_int(pg_stream_init(&s, &c), 0, "reserve: stream set up");
-	tap_ok(pg_stream_frames(&s) == 90, "reserve: 3 frames per connection");
+	tap_eq_int(pcapgen_stream_init(&s, &c), 0, "reserve: stream set up");
+	tap_ok(pcapgen_stream_frames(&s) == 90, "reserve: 3 frames per connection");
 	syncookie_init(&dp, r_secret, 64, R_NOW);
 	syncookie_init(&dp_later, r_secret, 64, R_NOW + 64);
 	syncookie_init(&dp_late, r_secret, 64, R_NOW + 128);
 	for (uint64_t i = 0; i < c.count && ok; i++) {
-		struct pg_flow f[3];
+		struct pcapgen_flow f[3];
 		uint16_t len[3];
-		static uint8_t fr[3][PG_FRAME_ROOM]; /* a frame lasts until the next call: copied */
+		static uint8_t
+			fr[3][PCAPGEN_FRAME_ROOM]; /* a frame lasts until the next call: copied */
 		char req[1024];
 
 		for (unsigned k = 0; k < 3; k++) {
-			const uint8_t *p = pg_stream_frame(&s, 3 * i + k, &len[k], &f[k]);
+			const uint8_t *p = pcapgen_stream_frame(&s, 3 * i + k, &len[k], &f[k]);
 
 			if (p == NULL) {
 				ok = 0;
@@ -314,38 +316,38 @@ test_reserve(void)
 	tap_ok(path_ok, "reserve: the path is event 3's under the sale key");
 	tap_ok(token_ok, "reserve: each request carries its user's purchase token for event 3");
 
-	struct pg_stream_cfg no_key = reserve_cfg(1);
+	struct pcapgen_stream_cfg no_key = reserve_cfg(1);
 
 	tok_keyring_init(&no_key.reserve.sale);
-	tap_eq_int(pg_stream_init(&s2, &no_key), -ENOKEY, "reserve: no sale key, no stream");
+	tap_eq_int(pcapgen_stream_init(&s2, &no_key), -ENOKEY, "reserve: no sale key, no stream");
 	tok_keyring_wipe(&c.reserve.sale);
 }
 
 static void
 test_pairs_unique(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 6ull * PG_SPORT_COUNT);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_SYN, 6ull * PCAPGEN_SPORT_COUNT);
 	size_t n = 6u * 65536u;
 	uint8_t *seen = calloc(n, 1);
 	uint64_t dups = 0, hosts_used = 0;
 
-	if (seen == NULL || pg_stream_init(&s, &c) != 0) {
+	if (seen == NULL || pcapgen_stream_init(&s, &c) != 0) {
 		tap_ok(0, "pairs: set up");
 		free(seen);
 		return;
 	}
 	for (uint64_t i = 0; i < c.count; i++) {
-		struct pg_flow f;
+		struct pcapgen_flow f;
 		uint16_t len;
 
-		pg_stream_frame(&s, i, &len, &f);
+		pcapgen_stream_frame(&s, i, &len, &f);
 		size_t k = (size_t)(f.src_ip - c.src_base) * 65536u + f.sport;
 
 		if (f.src_ip - c.src_base >= 6 || seen[k]++)
 			dups++;
 	}
 	for (unsigned h = 0; h < 6; h++)
-		hosts_used += seen[h * 65536u + PG_SPORT_MIN] || seen[h * 65536u + 65535];
+		hosts_used += seen[h * 65536u + PCAPGEN_SPORT_MIN] || seen[h * 65536u + 65535];
 	tap_eq_int((long long)dups, 0,
 		"pairs: 6 hosts x 64512 ports, every address/port pair exactly once");
 	tap_eq_int((long long)hosts_used, 6, "pairs: every host of the network is used");
@@ -355,25 +357,25 @@ test_pairs_unique(void)
 static void
 test_seed(void)
 {
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_BAD_ACK, 20);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_BAD_ACK, 20);
 	int same = 1, differs = 0;
 
-	pg_stream_init(&s, &c);
-	pg_stream_init(&s2, &c);
+	pcapgen_stream_init(&s, &c);
+	pcapgen_stream_init(&s2, &c);
 	for (uint64_t i = 0; i < c.count; i++) {
 		uint16_t l1, l2;
-		const uint8_t *a = pg_stream_frame(&s, 19 - i, &l1, NULL);
-		const uint8_t *b = pg_stream_frame(&s2, 19 - i, &l2, NULL);
+		const uint8_t *a = pcapgen_stream_frame(&s, 19 - i, &l1, NULL);
+		const uint8_t *b = pcapgen_stream_frame(&s2, 19 - i, &l2, NULL);
 
 		same &= l1 == l2 && memcmp(a, b, l1) == 0;
 	}
 	tap_ok(same, "seed: the same seed gives the same frames, in any order");
 	c.seed = 43;
-	pg_stream_init(&s2, &c);
+	pcapgen_stream_init(&s2, &c);
 	for (uint64_t i = 0; i < c.count; i++) {
 		uint16_t l1, l2;
-		const uint8_t *a = pg_stream_frame(&s, i, &l1, NULL);
-		const uint8_t *b = pg_stream_frame(&s2, i, &l2, NULL);
+		const uint8_t *a = pcapgen_stream_frame(&s, i, &l1, NULL);
+		const uint8_t *b = pcapgen_stream_frame(&s2, i, &l2, NULL);
 
 		differs |= memcmp(a, b, l1) != 0;
 	}
@@ -390,7 +392,7 @@ static void
 test_pcap_file(void)
 {
 	char path[] = "/tmp/fg-pcapgen-test.XXXXXX";
-	struct pg_stream_cfg c = cfg_of(PG_STREAM_SYN, 300);
+	struct pcapgen_stream_cfg c = cfg_of(PCAPGEN_STREAM_SYN, 300);
 	int fd = mkstemp(path);
 	FILE *f;
 	uint8_t buf[1 << 16];
@@ -403,8 +405,8 @@ test_pcap_file(void)
 		return;
 	}
 	close(fd);
-	pg_stream_init(&s, &c);
-	tap_eq_int(pg_stream_write_pcap(&s, path), 0, "pcap: 300 SYNs written");
+	pcapgen_stream_init(&s, &c);
+	tap_eq_int(pcapgen_stream_write_pcap(&s, path), 0, "pcap: 300 SYNs written");
 	f = fopen(path, "rb");
 	if (f != NULL) {
 		n = fread(buf, 1, sizeof(buf), f);
@@ -415,7 +417,7 @@ test_pcap_file(void)
 	while (off + 16 <= n) {
 		uint32_t incl = le32(buf + off + 8), orig = le32(buf + off + 12);
 		uint16_t len;
-		const uint8_t *fr = pg_stream_frame(&s, recs, &len, NULL);
+		const uint8_t *fr = pcapgen_stream_frame(&s, recs, &len, NULL);
 
 		same &= fr != NULL && incl == len && orig == len && off + 16 + incl <= n &&
 			memcmp(buf + off + 16, fr, len) == 0;
@@ -427,7 +429,7 @@ test_pcap_file(void)
 		"(got %llu records)",
 		(unsigned long long)recs);
 	unlink(path);
-	tap_ok(pg_stream_write_pcap(&s, "/nonexistent-dir/x.pcap") == -ENOENT,
+	tap_ok(pcapgen_stream_write_pcap(&s, "/nonexistent-dir/x.pcap") == -ENOENT,
 		"pcap: a file that cannot be created gives -ENOENT");
 }
 
@@ -494,12 +496,12 @@ test_args(void)
 	for (unsigned i = 0; i < RTE_DIM(arg_cases); i++) {
 		char *argv[16] = {"flashgate-pcapgen"};
 		char err[256];
-		struct pg_args a;
+		struct pcapgen_args a;
 		int argc = 1;
 
 		for (unsigned k = 0; arg_cases[i].argv[k] != NULL; k++)
 			argv[argc++] = (char *)(uintptr_t)arg_cases[i].argv[k];
-		int rc = pg_args_parse(argc, argv, &a, err, sizeof(err));
+		int rc = pcapgen_args_parse(argc, argv, &a, err, sizeof(err));
 
 		tap_ok(rc == arg_cases[i].want && strstr(err, arg_cases[i].msg) != NULL,
 			"args %u (%s ...): result %d, message '%s'", i, argv[argc - 1], rc, err);
@@ -509,12 +511,12 @@ test_args(void)
 	char *argv[] = {"flashgate-pcapgen", "--stream", "bad-ack", "--out", "o.pcap", "--dst-mac",
 		"02:AB:cd:00:00:09", "--src-net", "10.1.0.0/16", "--dst", "10.2.0.1", "--port",
 		"8080", "--count", "7", "--seed", "9"};
-	struct pg_args a;
+	struct pcapgen_args a;
 	char err[256];
 	const struct rte_ether_addr mac = {{2, 0xab, 0xcd, 0, 0, 9}};
 
-	tap_ok(pg_args_parse((int)RTE_DIM(argv), argv, &a, err, sizeof(err)) == 0 &&
-			a.cfg.kind == PG_STREAM_BAD_ACK && strcmp(a.out, "o.pcap") == 0 &&
+	tap_ok(pcapgen_args_parse((int)RTE_DIM(argv), argv, &a, err, sizeof(err)) == 0 &&
+			a.cfg.kind == PCAPGEN_STREAM_BAD_ACK && strcmp(a.out, "o.pcap") == 0 &&
 			rte_is_same_ether_addr(&a.cfg.dst_mac, &mac) &&
 			a.cfg.src_base == RTE_IPV4(10, 1, 0, 1) && a.cfg.n_src == 65534 &&
 			a.cfg.dst_ip == RTE_IPV4(10, 2, 0, 1) && a.cfg.dport == 8080 &&
@@ -530,8 +532,8 @@ test_args(void)
 	uint32_t kid = 0;
 	uint64_t t0 = (uint64_t)time(NULL);
 
-	tap_ok(pg_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == 0 &&
-			a.cfg.kind == PG_STREAM_RESERVE && a.cfg.count == 33333333 &&
+	tap_ok(pcapgen_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == 0 &&
+			a.cfg.kind == PCAPGEN_STREAM_RESERVE && a.cfg.count == 33333333 &&
 			a.cfg.reserve.cookie_secret[0] == 0x00 &&
 			a.cfg.reserve.cookie_secret[15] == 0xff &&
 			a.cfg.reserve.cookie_slot_s == 30 &&
@@ -542,7 +544,7 @@ test_args(void)
 			a.cfg.reserve.expires_s == a.cfg.reserve.now_s + 3600,
 		"args: a reserve line's keys, sale and host land in the settings (%s)", err);
 	rargv[8] = "33333334";
-	tap_ok(pg_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == -1 &&
+	tap_ok(pcapgen_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == -1 &&
 			strstr(err, "connections is more than 33333333") != NULL,
 		"args: more reserve connections than 100000000 frames refused");
 	tok_keyring_wipe(&a.cfg.reserve.sale);

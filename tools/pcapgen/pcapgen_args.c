@@ -8,13 +8,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/pcapgen/pg_args.h"
+#include "tools/pcapgen/pcapgen_args.h"
+
+#include "common/parse.h"
 #include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
 
 void
-pg_args_usage(FILE *f)
+pcapgen_args_usage(FILE *f)
 {
 	static const char *const lines[] = {
 		"usage: " PROG " --stream syn|bad-ack|arp|reserve --out FILE [options]",
@@ -87,7 +89,7 @@ bad_source(uint32_t a)
 /* A.B.C.D/P with P in 8..32 and no host bits: its hosts (all but network and broadcast
  * below /31). */
 static int
-parse_src_net(const char *s, struct pg_stream_cfg *c, char *err, size_t errlen)
+parse_src_net(const char *s, struct pcapgen_stream_cfg *c, char *err, size_t errlen)
 {
 	uint32_t net, base, n;
 	unsigned plen;
@@ -146,7 +148,7 @@ host_ok(const char *h)
 {
 	size_t n = strlen(h);
 
-	if (n == 0 || n >= PG_HOST_MAX)
+	if (n == 0 || n >= PCAPGEN_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)h[i]) && !strchr(".-:", h[i]))
@@ -155,7 +157,7 @@ host_ok(const char *h)
 }
 
 int
-pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen)
+pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, size_t errlen)
 {
 	static const struct option longopts[] = {
 		{"stream", required_argument, NULL, OPT_STREAM},
@@ -177,8 +179,8 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct pg_stream_cfg *c = &a->cfg;
-	struct pg_reserve_cfg *rc = &c->reserve;
+	struct pcapgen_stream_cfg *c = &a->cfg;
+	struct pcapgen_reserve_cfg *rc = &c->reserve;
 	bool have_stream = false, have_dst_mac = false, have_cookie = false;
 	uint8_t sale_key[TOK_SECRET_MAX];
 	size_t sale_len = 0, n;
@@ -207,7 +209,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		case 'h':
 			return 1;
 		case OPT_STREAM:
-			if (pg_stream_kind_parse(optarg, &c->kind) != 0)
+			if (pcapgen_stream_kind_parse(optarg, &c->kind) != 0)
 				return fail(err, errlen,
 					"unknown --stream '%s'; give syn, bad-ack, arp or reserve",
 					optarg);
@@ -219,22 +221,22 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			a->out = optarg;
 			break;
 		case OPT_COUNT:
-			if (lg_parse_u64(optarg, 1, PG_COUNT_MAX, &c->count))
+			if (parse_u64(optarg, 1, PCAPGEN_COUNT_MAX, &c->count))
 				return fail(err, errlen, "--count '%s' is not a number in 1..%llu",
-					optarg, PG_COUNT_MAX);
+					optarg, PCAPGEN_COUNT_MAX);
 			break;
 		case OPT_SRC_NET:
 			if (parse_src_net(optarg, c, err, errlen))
 				return -1;
 			break;
 		case OPT_DST:
-			if (lg_parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
+			if (parse_ipv4(optarg, &c->dst_ip) || bad_source(c->dst_ip))
 				return fail(err, errlen,
 					"--dst '%s' is not a unicast IPv4 address (A.B.C.D)",
 					optarg);
 			break;
 		case OPT_PORT:
-			if (lg_parse_u64(optarg, 1, 65535, &v))
+			if (parse_u64(optarg, 1, 65535, &v))
 				return fail(err, errlen, "--port '%s' is not a port in 1..65535",
 					optarg);
 			c->dport = (uint16_t)v;
@@ -257,12 +259,11 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 					optarg);
 			break;
 		case OPT_SEED:
-			if (lg_parse_u64(optarg, 0, UINT64_MAX, &c->seed))
+			if (parse_u64(optarg, 0, UINT64_MAX, &c->seed))
 				return fail(err, errlen, "--seed '%s' is not a number", optarg);
 			break;
 		case OPT_COOKIE_SECRET:
-			if (lg_parse_hex(
-				    optarg, rc->cookie_secret, sizeof(rc->cookie_secret), &n) ||
+			if (parse_hex(optarg, rc->cookie_secret, sizeof(rc->cookie_secret), &n) ||
 				n != sizeof(rc->cookie_secret))
 				return fail(err, errlen,
 					"--cookie-secret-hex needs 32 hex digits (the data plane's "
@@ -270,7 +271,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			have_cookie = true;
 			break;
 		case OPT_COOKIE_SLOT:
-			if (lg_parse_u64(optarg, 1, 600, &v))
+			if (parse_u64(optarg, 1, 600, &v))
 				return fail(err, errlen,
 					"--cookie-slot-s '%s' is not 1..600 (the data plane's "
 					"syncookie_slot)",
@@ -278,25 +279,25 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			rc->cookie_slot_s = (uint32_t)v;
 			break;
 		case OPT_SALE_KEY:
-			if (lg_parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len) ||
+			if (parse_hex(optarg, sale_key, sizeof(sale_key), &sale_len) ||
 				sale_len < TOK_SECRET_MIN)
 				return fail(err, errlen,
 					"--sale-key-hex needs 32 to %u hex digits (16 to %u bytes)",
 					2 * TOK_SECRET_MAX, TOK_SECRET_MAX);
 			break;
 		case OPT_SALE_KID:
-			if (lg_parse_u64(optarg, 0, UINT32_MAX, &sale_kid))
+			if (parse_u64(optarg, 0, UINT32_MAX, &sale_kid))
 				return fail(err, errlen, "--sale-kid '%s' is not 0..4294967295",
 					optarg);
 			break;
 		case OPT_EVENT:
-			if (lg_parse_u64(optarg, 1, UINT32_MAX, &v))
+			if (parse_u64(optarg, 1, UINT32_MAX, &v))
 				return fail(
 					err, errlen, "--event '%s' is not 1..4294967295", optarg);
 			rc->event = (uint32_t)v;
 			break;
 		case OPT_USER_BASE:
-			if (lg_parse_u64(optarg, 1, UINT64_MAX / 2, &rc->user_base))
+			if (parse_u64(optarg, 1, UINT64_MAX / 2, &rc->user_base))
 				return fail(err, errlen, "--user-base '%s' is not a user id from 1",
 					optarg);
 			break;
@@ -305,7 +306,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 				return fail(err, errlen,
 					"--host '%s' is not a host name (letters, digits, "
 					"'.', '-', ':'; under %u characters)",
-					optarg, PG_HOST_MAX);
+					optarg, PCAPGEN_HOST_MAX);
 			strcpy(rc->host, optarg);
 			break;
 		case ':':
@@ -318,7 +319,7 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (!have_stream)
 		return fail(err, errlen, "--stream is missing; give syn, bad-ack, arp or reserve");
-	if (c->kind == PG_STREAM_RESERVE) {
+	if (c->kind == PCAPGEN_STREAM_RESERVE) {
 		if (!have_cookie)
 			return fail(err, errlen,
 				"--stream reserve needs --cookie-secret-hex, the data plane's "
@@ -327,10 +328,10 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 			return fail(err, errlen,
 				"--stream reserve needs --sale-key-hex (and --sale-kid), the data "
 				"plane's current sale key, for the purchase tokens and the path");
-		if (c->count > PG_COUNT_MAX / 3)
+		if (c->count > PCAPGEN_COUNT_MAX / 3)
 			return fail(err, errlen,
 				"--count %" PRIu64 " connections is more than %llu (3 frames each)",
-				c->count, PG_COUNT_MAX / 3);
+				c->count, PCAPGEN_COUNT_MAX / 3);
 		tok_keyring_set(&rc->sale, (uint32_t)sale_kid, sale_key, sale_len, true);
 		memset(sale_key, 0, sizeof(sale_key));
 		rc->now_s = (uint64_t)time(NULL);
@@ -338,24 +339,24 @@ pg_args_parse(int argc, char **argv, struct pg_args *a, char *err, size_t errlen
 	}
 	if (a->out == NULL)
 		return fail(err, errlen, "--out FILE is missing");
-	if (c->kind != PG_STREAM_ARP) {
+	if (c->kind != PCAPGEN_STREAM_ARP) {
 		if (!have_dst_mac)
 			return fail(err, errlen,
 				"--stream %s needs --dst-mac: the data plane answers only frames "
 				"to "
 				"its port's MAC, which it logs as 'port N (...): mac MAC' at start",
-				pg_stream_kind_name(c->kind));
+				pcapgen_stream_kind_name(c->kind));
 		if (!rte_is_unicast_ether_addr(&c->dst_mac))
 			return fail(err, errlen,
 				"--dst-mac must be the data plane's unicast MAC for --stream %s",
-				pg_stream_kind_name(c->kind));
+				pcapgen_stream_kind_name(c->kind));
 	}
 	if (c->dst_ip - c->src_base < c->n_src)
 		return fail(err, errlen, "--dst must not be inside --src-net");
-	if (c->count > (uint64_t)c->n_src * PG_SPORT_COUNT)
+	if (c->count > (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT)
 		return fail(err, errlen,
 			"--count %" PRIu64 " is more than the %" PRIu64
 			" distinct address/port pairs of --src-net; give a larger network",
-			c->count, (uint64_t)c->n_src * PG_SPORT_COUNT);
+			c->count, (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT);
 	return 0;
 }

@@ -5,21 +5,21 @@
 #include <string.h>
 
 #include "tools/loadgen/lg_pcap.h"
-#include "tools/pcapgen/pg_stream.h"
+#include "tools/pcapgen/pcapgen_stream.h"
 
 static const char *const kind_names[] = {
-	[PG_STREAM_SYN] = "syn",
-	[PG_STREAM_BAD_ACK] = "bad-ack",
-	[PG_STREAM_ARP] = "arp",
-	[PG_STREAM_RESERVE] = "reserve",
+	[PCAPGEN_STREAM_SYN] = "syn",
+	[PCAPGEN_STREAM_BAD_ACK] = "bad-ack",
+	[PCAPGEN_STREAM_ARP] = "arp",
+	[PCAPGEN_STREAM_RESERVE] = "reserve",
 };
 
 int
-pg_stream_kind_parse(const char *name, enum pg_stream_kind *kind)
+pcapgen_stream_kind_parse(const char *name, enum pcapgen_stream_kind *kind)
 {
 	for (unsigned k = 0; k < RTE_DIM(kind_names); k++) {
 		if (strcmp(name, kind_names[k]) == 0) {
-			*kind = (enum pg_stream_kind)k;
+			*kind = (enum pcapgen_stream_kind)k;
 			return 0;
 		}
 	}
@@ -27,7 +27,7 @@ pg_stream_kind_parse(const char *name, enum pg_stream_kind *kind)
 }
 
 const char *
-pg_stream_kind_name(enum pg_stream_kind kind)
+pcapgen_stream_kind_name(enum pcapgen_stream_kind kind)
 {
 	return (unsigned)kind < RTE_DIM(kind_names) ? kind_names[kind] : "?";
 }
@@ -44,17 +44,17 @@ mix(uint64_t seed, uint64_t lane)
 }
 
 int
-pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
+pcapgen_stream_init(struct pcapgen_stream *s, const struct pcapgen_stream_cfg *cfg)
 {
 	if (cfg->count == 0 || cfg->n_src == 0 ||
-		cfg->count > (uint64_t)cfg->n_src * PG_SPORT_COUNT)
+		cfg->count > (uint64_t)cfg->n_src * PCAPGEN_SPORT_COUNT)
 		return -EINVAL;
-	if (cfg->kind != PG_STREAM_ARP && cfg->dport == 0)
+	if (cfg->kind != PCAPGEN_STREAM_ARP && cfg->dport == 0)
 		return -EDOM;
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
-	if (cfg->kind == PG_STREAM_RESERVE) {
-		const struct pg_reserve_cfg *r = &cfg->reserve;
+	if (cfg->kind == PCAPGEN_STREAM_RESERVE) {
+		const struct pcapgen_reserve_cfg *r = &cfg->reserve;
 		uint32_t kid;
 
 		if (syncookie_init(&s->cookies, r->cookie_secret, r->cookie_slot_s, r->now_s) != 0)
@@ -70,7 +70,7 @@ pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
 	s->link.our_mac = cfg->src_mac;
 	s->link.peer_mac = cfg->dst_mac;
 	s->h0 = (uint32_t)(mix(cfg->seed, UINT64_MAX) % cfg->n_src);
-	s->p0 = (uint32_t)(mix(cfg->seed, UINT64_MAX - 1) % PG_SPORT_COUNT);
+	s->p0 = (uint32_t)(mix(cfg->seed, UINT64_MAX - 1) % PCAPGEN_SPORT_COUNT);
 	s->m.buf_addr = s->room;
 	s->m.buf_len = sizeof(s->room);
 	rte_mbuf_refcnt_set(&s->m, 1);
@@ -79,9 +79,9 @@ pg_stream_init(struct pg_stream *s, const struct pg_stream_cfg *cfg)
 }
 
 uint64_t
-pg_stream_frames(const struct pg_stream *s)
+pcapgen_stream_frames(const struct pcapgen_stream *s)
 {
-	return s->cfg.kind == PG_STREAM_RESERVE ? s->cfg.count * 3 : s->cfg.count;
+	return s->cfg.kind == PCAPGEN_STREAM_RESERVE ? s->cfg.count * 3 : s->cfg.count;
 }
 
 /*
@@ -89,10 +89,10 @@ pg_stream_frames(const struct pg_stream *s)
  * port and ISN (f->seq) set: fills in the rest of f. Returns lg_pkt_tcp()'s result.
  */
 static int
-reserve_frame(struct pg_stream *s, uint64_t i, unsigned part, struct pg_flow *f)
+reserve_frame(struct pcapgen_stream *s, uint64_t i, unsigned part, struct pcapgen_flow *f)
 {
-	const struct pg_stream_cfg *c = &s->cfg;
-	const struct pg_reserve_cfg *r = &c->reserve;
+	const struct pcapgen_stream_cfg *c = &s->cfg;
+	const struct pcapgen_reserve_cfg *r = &c->reserve;
 	char tok[TOK_BUF_SIZE];
 	uint32_t isn = f->seq;
 	struct lg_seg seg = {
@@ -145,31 +145,31 @@ reserve_frame(struct pg_stream *s, uint64_t i, unsigned part, struct pg_flow *f)
 }
 
 const uint8_t *
-pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *flow)
+pcapgen_stream_frame(struct pcapgen_stream *s, uint64_t i, uint16_t *len, struct pcapgen_flow *flow)
 {
-	const struct pg_stream_cfg *c = &s->cfg;
-	struct pg_flow f = {0};
+	const struct pcapgen_stream_cfg *c = &s->cfg;
+	struct pcapgen_flow f = {0};
 	unsigned part = 0;
 	uint64_t r;
 	int rc;
 
-	if (i >= pg_stream_frames(s))
+	if (i >= pcapgen_stream_frames(s))
 		return NULL;
-	if (c->kind == PG_STREAM_RESERVE) {
+	if (c->kind == PCAPGEN_STREAM_RESERVE) {
 		part = (unsigned)(i % 3);
 		i /= 3;
 	}
 	f.src_ip = c->src_base + (uint32_t)((s->h0 + i) % c->n_src);
-	f.sport = (uint16_t)(PG_SPORT_MIN + (s->p0 + i / c->n_src) % PG_SPORT_COUNT);
+	f.sport = (uint16_t)(PCAPGEN_SPORT_MIN + (s->p0 + i / c->n_src) % PCAPGEN_SPORT_COUNT);
 	r = mix(c->seed, i);
 	f.seq = (uint32_t)r;
 	f.ack = (uint32_t)(r >> 32);
 
 	switch (c->kind) {
-	case PG_STREAM_RESERVE:
+	case PCAPGEN_STREAM_RESERVE:
 		rc = reserve_frame(s, i, part, &f);
 		break;
-	case PG_STREAM_SYN: {
+	case PCAPGEN_STREAM_SYN: {
 		struct lg_seg seg = {
 			.src_ip = f.src_ip,
 			.dst_ip = c->dst_ip,
@@ -184,7 +184,7 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 		rc = lg_pkt_tcp(&s->m, &s->link, &seg);
 		break;
 	}
-	case PG_STREAM_BAD_ACK: {
+	case PCAPGEN_STREAM_BAD_ACK: {
 		/* RFC 9293 §3.10.7.1: in LISTEN an ACK is answered <SEQ=SEG.ACK><CTL=RST>; the data
 		 * plane's LISTEN is its cookie check, which a random ACK passes with p = 2^-28. */
 		struct lg_seg seg = {
@@ -195,14 +195,14 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 			.seq = f.seq,
 			.ack = f.ack,
 			.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
-			.payload = PG_BAD_ACK_REQUEST,
-			.payload_len = sizeof(PG_BAD_ACK_REQUEST) - 1,
+			.payload = PCAPGEN_BAD_ACK_REQUEST,
+			.payload_len = sizeof(PCAPGEN_BAD_ACK_REQUEST) - 1,
 		};
 
 		rc = lg_pkt_tcp(&s->m, &s->link, &seg);
 		break;
 	}
-	case PG_STREAM_ARP:
+	case PCAPGEN_STREAM_ARP:
 	default:
 		f.sport = 0;
 		f.seq = f.ack = 0;
@@ -211,8 +211,8 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 		break;
 	}
 	if (rc != 0)
-		return NULL; /* cannot happen: the largest frame is far below PG_FRAME_ROOM, and a
-			      * reserve stream's key and host were checked */
+		return NULL; /* cannot happen: the largest frame is far below PCAPGEN_FRAME_ROOM,
+			      * and a reserve stream's key and host were checked */
 	if (flow != NULL)
 		*flow = f;
 	*len = rte_pktmbuf_data_len(&s->m);
@@ -220,17 +220,17 @@ pg_stream_frame(struct pg_stream *s, uint64_t i, uint16_t *len, struct pg_flow *
 }
 
 int
-pg_stream_write_pcap(struct pg_stream *s, const char *path)
+pcapgen_stream_write_pcap(struct pcapgen_stream *s, const char *path)
 {
 	struct lg_pcap p;
-	uint64_t frames = pg_stream_frames(s);
+	uint64_t frames = pcapgen_stream_frames(s);
 	int rc = lg_pcap_open(&p, path, frames, 0, 1000000);
 
 	if (rc != 0)
 		return rc;
 	for (uint64_t i = 0; i < frames && p.err == 0; i++) {
 		uint16_t len;
-		const uint8_t *frame = pg_stream_frame(s, i, &len, NULL);
+		const uint8_t *frame = pcapgen_stream_frame(s, i, &len, NULL);
 
 		if (frame == NULL) {
 			lg_pcap_close(&p);

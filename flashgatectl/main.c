@@ -4,8 +4,9 @@
  *
  *   flashgatectl [--socket PATH] [--config FILE] [--json] [--timeout DURATION] COMMAND [ARGS...]
  *
- * It checks the command with the same parser as the control plane (admin_proto), sends it as
- * one line, and prints the one-line JSON answer for people, or as it is with --json.
+ * It checks the command with the same parser as the control plane (controlplane/admin_request.h,
+ * linked from the fg_admin library), sends it as one line, and prints the one-line JSON answer
+ * for people (flashgatectl/render.h), or as it is with --json.
  * Exit status: 0 done, 1 refused by the control plane, 2 a usage error or no control plane
  * reachable. "session-token USER --auth-key-hex HEX --kid N" works offline, without a socket.
  * docs/operations.md is the reference.
@@ -25,9 +26,11 @@
 
 #include <ini.h>
 
-#include "common/config.h"
+#include "common/parse.h"
 #include "common/token.h"
-#include "controlplane/admin_proto.h"
+#include "controlplane/admin_answer.h"
+#include "controlplane/admin_request.h"
+#include "flashgatectl/render.h"
 
 #define CTL_DEFAULT_CONFIG  "/etc/flashgate/flashgate.conf"
 #define CTL_DEFAULT_SOCKET  "/run/flashgate/admin.sock"
@@ -187,7 +190,7 @@ parse_globals(int argc, char **argv, struct ctl_opts *o)
 		} else if (a[2] == 'c') {
 			o->config = val;
 			o->config_given = true;
-		} else if (cfg_parse_duration(val, &o->timeout_ms) != 0) {
+		} else if (parse_duration(val, &o->timeout_ms) != 0) {
 			return die_usage(
 				"--timeout is not a duration: '%s' (such as 30s or 2m)", val);
 		}
@@ -199,29 +202,6 @@ parse_globals(int argc, char **argv, struct ctl_opts *o)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Offline session tokens                                                                    */
-
-static int
-hex_decode(const char *hex, uint8_t *out, size_t cap, size_t *len)
-{
-	size_t n = strlen(hex);
-
-	if (n % 2 != 0 || n / 2 > cap)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		char c = hex[i];
-
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-			return -EINVAL;
-	}
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		sscanf(hex + 2 * i, "%2x", &v);
-		out[i] = (uint8_t)v;
-	}
-	*len = n / 2;
-	return 0;
-}
 
 /*
  * session-token with --auth-key-hex and --kid: mints with that key here, as the shop's login
@@ -275,18 +255,9 @@ offline_token(struct ctl_opts *o, bool *handled)
 	if (admin_join(n, words, line, sizeof(line), err, sizeof(err)) < 0 ||
 		admin_parse(line, &req, err, sizeof(err)) != 0)
 		return die_usage("%s", err);
-	{
-		char *end;
-
-		errno = 0;
-		kid = strtoull(kidtext, &end, 10);
-		if (*kidtext < '0' || *kidtext > '9' || *end != '\0' || errno != 0 ||
-			kid > UINT32_MAX)
-			return die_usage(
-				"session-token: --kid must be 0..4294967295, got %s", kidtext);
-	}
-	if (hex_decode(hex, secret, sizeof(secret), &secret_len) != 0 ||
-		secret_len < TOK_SECRET_MIN)
+	if (parse_u64(kidtext, 0, UINT32_MAX, &kid) != 0)
+		return die_usage("session-token: --kid must be 0..4294967295, got %s", kidtext);
+	if (parse_hex(hex, secret, sizeof(secret), &secret_len) != 0 || secret_len < TOK_SECRET_MIN)
 		return die_usage("session-token: --auth-key-hex must be %u..%u hex digits (an even "
 				 "number), got %zu characters",
 			2 * TOK_SECRET_MIN, 2 * TOK_SECRET_MAX, strlen(hex));
@@ -500,7 +471,7 @@ main(int argc, char **argv)
 	close(fd);
 	if (answer == NULL)
 		return EXIT_USAGE;
-	rc = admin_render(answer, alen, o.json ? NULL : stdout, o.json ? NULL : stderr);
+	rc = render_answer(answer, alen, o.json ? NULL : stdout, o.json ? NULL : stderr);
 	if (rc < 0) {
 		rc = die_usage("the control plane at %s answered something that is not a JSON "
 			       "answer: %.80s",

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flashgatectl: its renderer (flashgatectl/render, on flashgatectl/json_reader) prints answers for
+ * people exactly; with the path of the program as argument, also the program itself against a
+ * stand-in admin socket served here: what it sends, what it prints, its exit status, and offline
+ * session tokens.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/token.h"
+#include "controlplane/admin_proto.h"
+#include "flashgatectl/render.h"
+#include "tests/guard.h"
+#include "tests/lib/vis.h"
+#include "tests/tap.h"
+
+/* Renders answer (placed before a guard page, without a NUL) into out and errout. */
+static int
+render(const char *answer, char *out, size_t outlen, char *errout, size_t errlen)
+{
+	struct guard_buf g = {0};
+	const char *p = guard_place(&g, answer, strlen(answer));
+	FILE *o, *e;
+	int rc;
+
+	/* fmemopen() does not empty the buffer: a stream nothing is written to must read "". */
+	out[0] = errout[0] = '\0';
+	o = fmemopen(out, outlen, "w");
+	e = fmemopen(errout, errlen, "w");
+
+	rc = render_answer(p, strlen(answer), o, e);
+	fclose(o);
+	fclose(e);
+	guard_free(&g);
+	return rc;
+}
+
+static void
+test_render(void)
+{
+	char out[2048], eo[512];
+	int rc;
+
+	rc = render("{\"ok\":true,\"message\":\"event 7 preheated\",\"event\":{\"id\":7,"
+		    "\"name\":\"Big sale\",\"sold_out\":false,\"limits\":{\"rate\":2}},"
+		    "\"available\":998}",
+		out, sizeof(out), eo, sizeof(eo));
+	tap_ok(rc == 0 &&
+			strcmp(out, "event 7 preheated\n"
+				    "event:\n"
+				    "  id:       7\n"
+				    "  name:     Big sale\n"
+				    "  sold_out: no\n"
+				    "  limits:\n"
+				    "    rate: 2\n"
+				    "available: 998\n") == 0 &&
+			eo[0] == '\0',
+		"an object answer is rendered as aligned lines: %s", vis(out));
+	rc = render("{\"ok\":true,\"events\":[{\"id\":7,\"name\":\"耳机 sale\",\"state\":\"open\"},"
+		    "{\"id\":12,\"name\":\"B\",\"state\":\"draft\",\"extra\":1},{\"id\":3}],"
+		    "\"rules\":[],\"tags\":[\"a\",1,null]}",
+		out, sizeof(out), eo, sizeof(eo));
+	tap_ok(rc == 0 && strcmp(out, "events:\n"
+				      "  ID  NAME     STATE\n"
+				      "  7   耳机 sale  open\n"
+				      "  12  B        draft\n"
+				      "  3   -        -\n"
+				      "rules: (none)\n"
+				      "tags:   a, 1, -\n") == 0,
+		"lists of objects are tables (columns by code points), empty lists (none): %s",
+		vis(out));
+	rc = render("{\"ok\":false,\"error\":\"event 7 is already open\"}", out, sizeof(out), eo,
+		sizeof(eo));
+	tap_ok(rc == 1 && out[0] == '\0' && strcmp(eo, "error: event 7 is already open\n") == 0,
+		"a refusal is 1 with its message on the error stream: %s", vis(eo));
+	rc = render("{\"error\":\"x\",\"ok\":false}", out, sizeof(out), eo, sizeof(eo));
+	tap_ok(rc == 1 && strcmp(eo, "error: x\n") == 0, "members in any order");
+	rc = render("{\"ok\":true,\"name\":\"evil\\u001b[2J\\u0007\\ud83d\\ude00\"}", out,
+		sizeof(out), eo, sizeof(eo));
+	tap_ok(rc == 0 && strcmp(out, "name: evil?[2J?\xf0\x9f\x98\x80\n") == 0,
+		"control characters are shown as '?', escapes decoded: %s", vis(out));
+
+	static const char *const bad[] = {
+		"",
+		"not json",
+		"[1,2]",
+		"{\"ok\":\"yes\"}",
+		"{\"message\":\"no ok\"}",
+		"{\"ok\":true",
+		"{\"ok\":true} trailing",
+		"{\"ok\":true,\"a\":01}",
+		"{\"ok\":true,\"a\":1.}",
+		"{\"ok\":true,\"a\":\"\\x\"}",
+		"{\"ok\":true,\"a\":\"\\ud800\"}",
+		"{\"ok\":true,\"a\":\"unterminated}",
+		"{\"ok\":true,\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}",
+		"{\"ok\":true,,\"a\":1}",
+		"{\"ok\":tru}",
+		"{\"ok\":true,\"a\":\"tab\there\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = render(bad[i], out, sizeof(out), eo, sizeof(eo));
+		tap_ok(rc == -EINVAL && out[0] == '\0' && eo[0] == '\0',
+			"not an answer, nothing printed: %s", vis(bad[i]));
+	}
+	rc = render("{ \"ok\" : true , \"n\" : -1.5e+3 }\n", out, sizeof(out), eo, sizeof(eo));
+	tap_ok(rc == 0 && strcmp(out, "n: -1.5e+3\n") == 0, "white space and numbers: %s",
+		vis(out));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* flashgatectl against a stand-in admin socket                                              */
+
+struct fake {
+	int lfd;
+	char answer[512]; /* what to answer; "" closes without an answer */
+	char got[ADMIN_LINE_MAX + 2];
+	bool connected;
+};
+
+static void *
+fake_serve(void *arg)
+{
+	struct fake *f = arg;
+	struct pollfd p = {.fd = f->lfd, .events = POLLIN};
+	size_t n = 0;
+	int fd;
+
+	f->connected = false;
+	f->got[0] = '\0';
+	if (poll(&p, 1, 5000) != 1)
+		return NULL;
+	fd = accept(f->lfd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	f->connected = true;
+	while (n < sizeof(f->got) - 1) {
+		ssize_t r = read(fd, f->got + n, sizeof(f->got) - 1 - n);
+
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		f->got[n] = '\0';
+		if (memchr(f->got, '\n', n) != NULL)
+			break;
+	}
+	if (f->answer[0] != '\0' && write(fd, f->answer, strlen(f->answer)) < 0)
+		tap_diag("fake server: write: %s", strerror(errno));
+	close(fd);
+	return NULL;
+}
+
+struct run {
+	int status;
+	char out[4096];
+	char err[1024];
+};
+
+static void
+slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f != NULL ? fread(buf, 1, len - 1, f) : 0;
+
+	buf[n] = '\0';
+	if (f != NULL)
+		fclose(f);
+}
+
+/* Runs flashgatectl with argv (NULL-terminated) and env (NULL: unchanged), serving f. */
+static void
+run_ctl(const char *exe, struct fake *f, char *const *args, const char *env_socket, struct run *r)
+{
+	char *argv[40];
+	char outp[] = "/tmp/fg-ctl-out-XXXXXX", errp[] = "/tmp/fg-ctl-err-XXXXXX";
+	int ofd = mkstemp(outp), efd = mkstemp(errp), n = 0;
+	pthread_t th;
+	pid_t pid;
+
+	argv[n++] = (char *)exe;
+	for (; *args != NULL && n < 39; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pthread_create(&th, NULL, fake_serve, f);
+	pid = fork();
+	if (pid == 0) {
+		dup2(ofd, STDOUT_FILENO);
+		dup2(efd, STDERR_FILENO);
+		if (env_socket != NULL)
+			setenv("FLASHGATE_SOCKET", env_socket, 1);
+		else
+			unsetenv("FLASHGATE_SOCKET");
+		execv(exe, argv);
+		_exit(99);
+	}
+	waitpid(pid, &r->status, 0);
+	r->status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128;
+	/* A run that never connects leaves the server waiting: wake it with a connection. */
+	if (!f->connected) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		socklen_t sl = sizeof(sa);
+		int c = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		char keep = f->answer[0];
+
+		getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
+		f->answer[0] = '\0';
+		connect(c, (struct sockaddr *)&sa, sizeof(sa));
+		shutdown(c, SHUT_WR);
+		pthread_join(th, NULL);
+		f->answer[0] = keep;
+		close(c);
+		f->connected = false;
+		f->got[0] = '\0';
+	} else {
+		pthread_join(th, NULL);
+	}
+	slurp(outp, r->out, sizeof(r->out));
+	slurp(errp, r->err, sizeof(r->err));
+	close(ofd);
+	close(efd);
+	unlink(outp);
+	unlink(errp);
+}
+
+#define ARGS(...) ((char *const[]){__VA_ARGS__, NULL})
+
+static void
+test_flashgatectl(const char *exe)
+{
+	char dir[] = "/tmp/fg-ctl-XXXXXX", sock[64], conf[160], missing[64];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct fake f = {0};
+	struct run r;
+	FILE *cf;
+
+	if (mkdtemp(dir) == NULL)
+		return;
+	snprintf(sock, sizeof(sock), "%s/admin.sock", dir);
+	snprintf(missing, sizeof(missing), "%s/none.sock", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	f.lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (!tap_ok(bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(f.lfd, 4) == 0,
+		    "stand-in admin socket listening"))
+		return;
+
+	snprintf(f.answer, sizeof(f.answer),
+		"{\"ok\":true,\"message\":\"event 7 created\",\"event\":{\"id\":7,\"name\":\"Big "
+		"sale\",\"state\":\"draft\"}}\n");
+	run_ctl(exe, &f,
+		ARGS("--socket", sock, "event", "create", "7", "--name", "Big sale", "--stock",
+			"10", "--starts-at", "2026-12-01T10:00:00Z", "--ends-at",
+			"2026-12-01T11:00:00Z", "--pay-window", "15m"),
+		NULL, &r);
+	tap_ok(r.status == 0, "flashgatectl: an accepted command exits 0 (got %d; %s)", r.status,
+		r.err);
+	tap_ok(strcmp(f.got, "event create 7 --name \"Big sale\" --stock 10 --starts-at "
+			     "2026-12-01T10:00:00Z --ends-at 2026-12-01T11:00:00Z --pay-window "
+			     "15m\n") == 0,
+		"it sends one line, quoting the name: %s", vis(f.got));
+	tap_ok(strcmp(r.out, "event 7 created\nevent:\n  id:    7\n  name:  Big sale\n  state: "
+			     "draft\n") == 0,
+		"and prints the answer for people: %s", vis(r.out));
+
+	run_ctl(exe, &f, ARGS("--json", "--socket", sock, "event", "show", "7"), NULL, &r);
+	tap_ok(r.status == 0 && strcmp(r.out, f.answer) == 0,
+		"--json prints the answer as it came: %s", vis(r.out));
+
+	snprintf(f.answer, sizeof(f.answer),
+		"{\"ok\":false,\"error\":\"event 7 is already open\"}\n");
+	run_ctl(exe, &f, ARGS("--socket=", "x"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "--socket needs a path") != NULL,
+		"--socket= with no path is a usage error: %s", vis(r.err));
+	run_ctl(exe, &f, ARGS("event", "open", "7"), sock, &r);
+	tap_ok(r.status == 1 && strcmp(r.err, "error: event 7 is already open\n") == 0 &&
+			r.out[0] == '\0',
+		"a refused command exits 1 with the control plane's message (socket from "
+		"$FLASHGATE_SOCKET): %s",
+		vis(r.err));
+	run_ctl(exe, &f, ARGS("--json", "--socket", sock, "event", "open", "7"), NULL, &r);
+	tap_ok(r.status == 1 && strcmp(r.out, f.answer) == 0,
+		"--json: a refusal still exits 1 and prints the JSON");
+
+	run_ctl(exe, &f, ARGS("--socket", sock, "limits", "set", "ip", "20"), NULL, &r);
+	tap_ok(r.status == 2 && !f.connected &&
+			strcmp(r.err, "flashgatectl: limits set: ip: expected RATE/BURST such as "
+				      "20/40, got 20\n") == 0,
+		"a bad command exits 2 with the parser's message and sends nothing: %s",
+		vis(r.err));
+	run_ctl(exe, &f, ARGS("--socket", sock, "launch"), NULL, &r);
+	tap_ok(r.status == 2 && !f.connected && strstr(r.err, "unknown command 'launch'") != NULL,
+		"an unknown command exits 2: %s", vis(r.err));
+	run_ctl(exe, &f, ARGS("--colour", "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "unknown option '--colour'") != NULL,
+		"an unknown global option exits 2: %s", vis(r.err));
+	run_ctl(exe, &f, ARGS("--timeout", "soon", "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "--timeout is not a duration") != NULL,
+		"a bad --timeout exits 2: %s", vis(r.err));
+
+	run_ctl(exe, &f, ARGS("--socket", missing, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, missing) != NULL &&
+			strstr(r.err, "is flashgate-controlplane running?") != NULL,
+		"no socket: exits 2 naming the path and asking whether the control plane runs: %s",
+		vis(r.err));
+	snprintf(conf, sizeof(conf), "%s/flashgate.conf", dir);
+	cf = fopen(conf, "w");
+	fprintf(cf, "[dataplane]\naddress = 198.18.0.2\n\n[controlplane]\nadmin_socket = \"%s\"\n",
+		missing);
+	fclose(cf);
+	run_ctl(exe, &f, ARGS("--config", conf, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, missing) != NULL &&
+			strstr(r.err, "admin_socket in") != NULL,
+		"the socket path comes from [controlplane] admin_socket of --config: %s",
+		vis(r.err));
+	run_ctl(exe, &f, ARGS("--config", conf, "stats"), sock, &r);
+	tap_ok(r.status == 1 && f.connected, "$FLASHGATE_SOCKET comes before the config file");
+	run_ctl(exe, &f, ARGS("--config", missing, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "cannot read the config file") != NULL,
+		"an unreadable --config exits 2: %s", vis(r.err));
+
+	snprintf(f.answer, sizeof(f.answer), "HTTP/1.1 400 Bad Request\r\n\r\n");
+	run_ctl(exe, &f, ARGS("--socket", sock, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "not a JSON answer") != NULL,
+		"an answer that is not JSON exits 2: %s", vis(r.err));
+	f.answer[0] = '\0';
+	run_ctl(exe, &f, ARGS("--socket", sock, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "closed the connection without an answer") != NULL,
+		"a connection closed without an answer exits 2: %s", vis(r.err));
+	snprintf(f.answer, sizeof(f.answer), "{\"ok\":true,\"keys\":[]}");
+	run_ctl(exe, &f, ARGS("--socket", sock, "keys", "list"), NULL, &r);
+	tap_ok(r.status == 0 && strcmp(r.out, "keys: (none)\n") == 0,
+		"an answer ended by closing instead of a newline still counts: %s", vis(r.out));
+	snprintf(f.answer, sizeof(f.answer), "{\"ok\":true}\n");
+	run_ctl(exe, &f,
+		ARGS("--socket", sock, "keys", "auth-set", "5", "000102030405060708090a0b0c0d0e0f"),
+		NULL, &r);
+	tap_ok(r.status == 0 &&
+			strcmp(f.got, "keys auth-set 5 000102030405060708090a0b0c0d0e0f\n") == 0,
+		"keys auth-set sends the secret on the line: %s", vis(f.got));
+
+	run_ctl(exe, &f, ARGS("help"), NULL, &r);
+	tap_ok(r.status == 0 && !f.connected && strstr(r.out, "event create ID") != NULL &&
+			strstr(r.out, "reconcile EVENT_ID [--repair [--force]]") != NULL,
+		"help lists the commands without a control plane");
+	run_ctl(exe, &f, ARGS("--json"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "usage:") != NULL, "no command: usage, exit 2");
+
+	/* Offline session tokens verify with the same key. */
+	run_ctl(exe, &f,
+		ARGS("session-token", "42", "--ttl", "2h", "--auth-key-hex",
+			"000102030405060708090a0b0c0d0e0f", "--kid", "9"),
+		NULL, &r);
+	{
+		struct tok_keyring ring;
+		struct tok_session ts = {0};
+		uint8_t key[16];
+		size_t len = strcspn(r.out, "\n");
+		uint64_t now = (uint64_t)time(NULL);
+		enum tok_status st;
+
+		for (int i = 0; i < 16; i++)
+			key[i] = (uint8_t)i;
+		tok_keyring_init(&ring);
+		tok_keyring_set(&ring, 9, key, sizeof(key), true);
+		st = tok_session_verify(&ring, r.out, len, now, &ts);
+		tap_ok(r.status == 0 && !f.connected && st == TOK_OK && ts.user == 42 &&
+				ts.kid == 9 && ts.expires_s >= now + 7200 - 5 &&
+				ts.expires_s <= now + 7200 + 5,
+			"an offline session token verifies: user 42, key 9, valid 2h (%s)",
+			vis(r.out));
+		st = tok_session_verify(&ring, r.out, len, now + 7201, &ts);
+		tap_ok(st == TOK_EXPIRED, "and expires after its ttl");
+	}
+	run_ctl(exe, &f, ARGS("session-token", "42", "--kid", "9"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "needs both --auth-key-hex HEX and --kid N") != NULL,
+		"offline minting needs both options: %s", vis(r.err));
+	run_ctl(exe, &f, ARGS("session-token", "42", "--auth-key-hex", "0001", "--kid", "9"), NULL,
+		&r);
+	tap_ok(r.status == 2 && strstr(r.err, "--auth-key-hex must be 32..128 hex digits") != NULL,
+		"a short offline key is refused: %s", vis(r.err));
+	run_ctl(exe, &f,
+		ARGS("session-token", "0", "--auth-key-hex", "000102030405060708090a0b0c0d0e0f",
+			"--kid", "9"),
+		NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "user id must be 1..") != NULL,
+		"offline minting checks the user like the control plane: %s", vis(r.err));
+
+	close(f.lfd);
+	unlink(sock);
+	unlink(conf);
+	rmdir(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_render();
+	if (argc > 1)
+		test_flashgatectl(argv[1]);
+	else
+		tap_diag("no flashgatectl path given: its tests are skipped");
+	return tap_done();
+}
