@@ -8,6 +8,7 @@ has exactly those members with equal values, plus "duration_reached" for the "el
 remark. Prints what differs and exits 1, or exits 0 silently.
 """
 import json
+import re
 import sys
 
 
@@ -34,8 +35,16 @@ def parse_words(tokens):
 
 
 def parse_text(text):
+    """The report's lines: from "mode:" on, "key: ..." lines only (the program's other output,
+    such as log lines or "lingering:" after the report, is not part of it)."""
     out = {}
-    for line in text.splitlines():
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.startswith("mode: ")), len(lines))
+    for line in lines[first:]:
+        if line.startswith("lingering:"):
+            break
+        if not re.match(r"[a-z0-9_]+:( |$)", line):
+            continue
         key, _, rest = line.partition(": ")
         if not rest and line.endswith(":"):
             key, rest = line[:-1], ""
