@@ -161,3 +161,18 @@ jw_end(struct json_writer *j)
 	j->buf[j->len] = '\0';
 	return (int)j->len;
 }
+
+int
+jw_write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (f == NULL)
+		return -errno;
+	if (fwrite(text, 1, len, f) != len)
+		rc = -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}

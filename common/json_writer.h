@@ -49,4 +49,10 @@ void jw_time(struct json_writer *j, const char *key, uint64_t ms);
  */
 int jw_end(struct json_writer *j);
 
+/*
+ * Writes text[0..len) (a document jw_end() ended) to the file path, created or truncated.
+ * Returns 0, or a negative errno (nothing is printed: the caller names what it was writing).
+ */
+int jw_write_file(const char *path, const char *text, size_t len);
+
 #endif

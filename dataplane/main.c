@@ -3,6 +3,7 @@
  * flashgate-dataplane: answers flash-sale HTTP traffic from raw packets on
  * dedicated lcores. Usage:
  *   flashgate-dataplane [EAL options] -- [-c FILE] [-s SECTION.KEY=VALUE]... [--check-config]
+ *       [--counters-json FILE]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include "common/log.h"
 #include "dataplane/dp_config.h"
 #include "dataplane/bridge.h"
+#include "dataplane/counters_json.h"
 #include "dataplane/events.h"
 #include "dataplane/port.h"
 #include "dataplane/telemetry.h"
@@ -43,6 +45,7 @@ struct app {
 	uint16_t ports[WORKER_MAX_PORTS];
 	bool port_started[WORKER_MAX_PORTS];
 	unsigned n_ports;
+	const char *counters_json; /* --counters-json FILE; NULL: not asked */
 };
 
 static void
@@ -66,6 +69,7 @@ usage(FILE *f)
 		"  -s, --set SECTION.KEY=V   override one setting (repeatable; applied after -c)\n"
 		"      --check-config        check the settings, print them, and exit\n"
 		"      --help-config         list every setting with its default and exit\n"
+		"      --counters-json FILE  at exit, the final counters also as JSON to FILE\n"
 		"  -h, --help                this text\n");
 }
 
@@ -81,10 +85,23 @@ print_checked(FILE *out, const void *target)
 	dp_config_write(out, cfg);
 }
 
-/* Parses the options after "--". Returns 0 to run, 1 to exit successfully, -1 on error. */
 static int
-parse_app_args(int argc, char **argv, struct dp_config *cfg)
+on_counters_json(const char *arg, void *ctx)
 {
+	*(const char **)ctx = arg;
+	return 0;
+}
+
+/*
+ * Parses the options after "--" into cfg and *counters_json. Returns 0 to run, 1 to exit
+ * successfully, -1 on error.
+ */
+static int
+parse_app_args(int argc, char **argv, struct dp_config *cfg, const char **counters_json)
+{
+	static const struct cfg_cli_extra extra[] = {
+		{"counters-json", true, on_counters_json},
+	};
 	const struct cfg_cli cli = {
 		.prog = PROG,
 		.schema = &dp_config_schema,
@@ -93,6 +110,9 @@ parse_app_args(int argc, char **argv, struct dp_config *cfg)
 		.print_doc = dp_config_print_doc,
 		.print_checked = print_checked,
 		.stray_hint = "EAL options go before \"--\"",
+		.extra = extra,
+		.n_extra = 1,
+		.ctx = counters_json,
 	};
 
 	return cfg_cli_parse(&cli, argc, argv);
@@ -282,7 +302,8 @@ setup_ports(struct app *a)
 	return 0;
 }
 
-static void
+/* The final counters to f, and as JSON to --counters-json's file. Returns 0 or a negative errno. */
+static int
 report_counters(const struct app *a, FILE *f)
 {
 	struct dp_counters sum;
@@ -310,6 +331,9 @@ report_counters(const struct app *a, FILE *f)
 		}
 	}
 	fflush(f);
+	if (a->counters_json == NULL)
+		return 0;
+	return dp_counters_json_write(a->counters_json, a->workers, a->n_workers, a->bridge);
 }
 
 static void
@@ -365,7 +389,7 @@ main(int argc, char **argv)
 	for (int i = sep + 1; i < argc; i++)
 		app_argv[app_argc++] = argv[i];
 	app_argv[app_argc] = NULL;
-	rc = parse_app_args(app_argc, app_argv, &a.cfg);
+	rc = parse_app_args(app_argc, app_argv, &a.cfg, &a.counters_json);
 	if (rc != 0)
 		return rc > 0 ? 0 : 1;
 	log_set_level((enum log_level)a.cfg.log_level);
@@ -430,8 +454,7 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	/* The workers are stopped: whatever they handed over is flushed to the control plane. */
 	bridge_stop(a.bridge, 2000);
-	report_counters(&a, stderr);
-	rc = 0;
+	rc = report_counters(&a, stderr) == 0 ? 0 : 1;
 out:
 	teardown(&a);
 	rte_eal_cleanup();

@@ -155,15 +155,50 @@ fg_dpdk_runtime_dir() {
 	printf '%s/dpdk/%s\n' "${RUNTIME_DIRECTORY:-/var/run}" "$1"
 }
 
-# fg_lg_field FILE KEY WORD: from flashgate-loadgen's report in FILE (one "KEY: ..." line per
-# key, docs/loadgen.md), the value after WORD ("done 300"; WORD a name, never a number, which
-# could be a count) or of WORD=value ("200=300", "reserved=100") on the "KEY:" line; nothing
-# when it is not there.
-fg_lg_field() {
-	awk -v k="$2:" -v w="$3" '$1 == k { for (i = 2; i <= NF; i++) {
-		if ($i == w && w ~ /^[A-Za-z_]/ && i < NF) { print $(i + 1); exit }
-		if (index($i, w "=") == 1) { print substr($i, length(w) + 2); exit } } }' "$1"
+# fg_json FILE PATH...: from the JSON document in FILE (flashgate-loadgen --report-json,
+# flashgate-dataplane --counters-json), the value at each dotted PATH ("answers.200",
+# "users.done", "total.drop.tx_full", "per_worker.0.lcore"), one line each: a number as the file
+# writes it, a string as it is, an object as "name=value ..." of its members in order, and an
+# empty line where the path is not there (or FILE is not JSON).
+fg_json() {
+	python3 - "$@" <<'PY'
+import json, sys
+try:
+    with open(sys.argv[1]) as f:
+        doc = json.load(f, parse_float=str, parse_int=str)
+except (OSError, ValueError):
+    doc = None
+def show(v):
+    if isinstance(v, dict):
+        return " ".join("%s=%s" % (k, show(w)) for k, w in v.items())
+    if isinstance(v, list):
+        return " ".join(show(w) for w in v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "" if v is None else str(v)
+for path in sys.argv[2:]:
+    v = doc
+    for k in path.split("."):
+        if isinstance(v, dict):
+            v = v.get(k)
+        elif isinstance(v, list) and k.isdigit() and int(k) < len(v):
+            v = v[int(k)]
+        else:
+            v = None
+    print(show(v))
+PY
 }
 
-# fg_lg_value FILE KEY: the first value of the "KEY:" line of the loadgen's report in FILE.
-fg_lg_value() { awk -v k="$2:" '$1 == k { print $2; exit }' "$1"; }
+# fg_lg_field FILE KEY WORD: from flashgate-loadgen's JSON report in FILE (--report-json,
+# docs/loadgen.md), the figure WORD of KEY ("users done", "answers 200", "outcomes reserved",
+# "flood_one_ip 429": a flood's answers by status); nothing when it is not there.
+fg_lg_field() {
+	local v
+	v=$(fg_json "$1" "$2.$3")
+	[ -n "$v" ] || v=$(fg_json "$1" "$2.answers.$3")
+	printf '%s\n' "$v"
+}
+
+# fg_lg_value FILE KEY: the figure KEY of the loadgen's JSON report in FILE ("elapsed_s",
+# "requests_per_s", "unexpected_status").
+fg_lg_value() { fg_json "$1" "$2"; }

@@ -66,11 +66,14 @@ LG_LCORES=0
 # DPDK 22.11's memif PMD unmaps a peer's shared memory on disconnect with no barrier against a
 # worker inside rx_burst, so the side still polling when the other disconnects may crash. With
 # the data plane stopped first (its workers stop before its port closes) neither side polls a
-# ring that goes away. The data plane's logs are appended to dataplane.log for dp_counter.
+# ring that goes away. The data plane's logs are appended to dataplane.log; its final counters
+# (--counters-json) are kept as dp-NAME.json for dp_counter.
 dp_start() {
+	rm -f "$E2E_TMP/dp-run.json"
 	"$DP_EXE" -l "$DP_LCORES" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
 		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$E2E_TMP/flashgate.conf" \
 		-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
+		--counters-json "$E2E_TMP/dp-run.json" \
 		${DP_EXTRA[@]+"${DP_EXTRA[@]}"} >"$E2E_TMP/dp-run.log" 2>&1 &
 	DP_PID=$!
 	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60
@@ -81,8 +84,12 @@ dp_stop() {
 	DP_RC=$FG_STOP_RC DP_PID=
 	cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
 }
-lg_run() { # lg_run NAME ARGS...: a data plane, then the loadgen; output in $E2E_TMP/NAME.out
-	local name=$1 lg_pid rc=0
+# lg_run NAME ARGS...: a data plane, then the loadgen; its text report in $E2E_TMP/NAME.out, its
+# JSON report (--report-json) in NAME.json, which must hold the text's figures (but for a run
+# that ends before its report: exit status 2); the data plane's final counters in dp-NAME.json,
+# which must hold those of its log.
+lg_run() {
+	local name=$1 lg_pid rc=0 diff
 	shift
 	LG_RC=0
 	dp_start || rc=$?
@@ -90,38 +97,56 @@ lg_run() { # lg_run NAME ARGS...: a data plane, then the loadgen; output in $E2E
 	[ -z "$WAIT_BRIDGE" ] || e2e_wait_until 20 bridge_ready || true
 	timeout 90 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \
-		--log-level=error -- --dst 198.18.0.2 --linger-s 30 "$@" \
-		>"$E2E_TMP/$name.out" 2>&1 &
+		--log-level=error -- --dst 198.18.0.2 --linger-s 30 \
+		--report-json "$E2E_TMP/$name.json" "$@" >"$E2E_TMP/$name.out" 2>&1 &
 	lg_pid=$!
 	fg_wait_line "$E2E_TMP/$name.out" '^lingering:' "$lg_pid" 75 || true
 	dp_stop
 	tap_is "$DP_RC" 0 "$name: data plane exits with status 0 on SIGTERM"
+	rc=0
+	diff=$(python3 "$FG_ROOT/tests/lib/dp_counters_check.py" "$E2E_TMP/dp-run.log" \
+		"$E2E_TMP/dp-run.json" 2>&1) || rc=$?
+	tap_ok "$rc" "$name: the data plane's --counters-json holds its final counters${diff:+: $diff}"
+	cp "$E2E_TMP/dp-run.json" "$E2E_TMP/dp-$name.json" 2>/dev/null || true
 	wait "$lg_pid" || LG_RC=$?
 	tap_diag "loadgen $name:" "$(cat "$E2E_TMP/$name.out")"
+	if [ "$LG_RC" -ne 2 ]; then
+		rc=0
+		diff=$(python3 "$FG_ROOT/tests/lib/lg_report_check.py" "$E2E_TMP/$name.out" \
+			"$E2E_TMP/$name.json" 2>&1) || rc=$?
+		tap_ok "$rc" "$name: the loadgen's --report-json holds its text report${diff:+: $diff}"
+	fi
 }
-# field NAME KEY WORD: the number after WORD on the "KEY:" line of NAME's report.
-field() { fg_lg_field "$E2E_TMP/$1.out" "$2" "$3"; }
-# value NAME KEY: the first value of the "KEY:" line.
-value() { fg_lg_value "$E2E_TMP/$1.out" "$2"; }
+# field NAME KEY WORD: the figure WORD of KEY in NAME's JSON report ("users done").
+field() { fg_lg_field "$E2E_TMP/$1.json" "$2" "$3"; }
+# value NAME KEY: the figure KEY of NAME's JSON report ("elapsed_s").
+value() { fg_lg_value "$E2E_TMP/$1.json" "$2"; }
 # answer NAME STATUS: how many answers had that status.
-answer() { fg_lg_field "$E2E_TMP/$1.out" answers "$2"; }
-# flood_answer NAME KEY STATUS: how many answers of that status a flood's line counts (0 if none).
+answer() { fg_lg_field "$E2E_TMP/$1.json" answers "$2"; }
+# flood_answer NAME KEY STATUS: how many answers of that status a flood counts (0 if none).
 flood_answer() {
 	local n
-	n=$(fg_lg_field "$E2E_TMP/$1.out" "$2" "$3")
+	n=$(fg_lg_field "$E2E_TMP/$1.json" "$2" "$3")
 	echo "${n:-0}"
 }
-# run_counter NAME...: a counter of the last run's data plane only (0 if it did not print it).
+# run_counter GROUP NAME: a counter of the last run's data plane only ("answer syn_ack",
+# "http 401", "reject limit_ip"), from its --counters-json.
 run_counter() {
-	awk -v n="$*" 'f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
-		if (k == n) { v = $NF; f = 0 } } /final counters/ { f = 1 }
-		END { print v + 0 }' "$E2E_TMP/dp-run.log"
+	local v
+	v=$(fg_json "$E2E_TMP/dp-run.json" "total.$1.$2")
+	echo "${v:-0}"
 }
-# dp_counter NAME...: a counter of the data plane's final counters, summed over its runs.
+# dp_counter GROUP NAME: a counter of the data plane's final counters, summed over its runs.
 dp_counter() {
-	awk -v n="$*" 'f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
-		if (k == n) { sum += $NF; f = 0 } } /final counters/ { f = 1 }
-		END { print sum + 0 }' "$E2E_TMP/dataplane.log"
+	local f v sum=0
+	for f in "$E2E_TMP"/dp-*.json; do
+		if [ "$f" = "$E2E_TMP/dp-run.json" ] || [ ! -f "$f" ]; then
+			continue
+		fi
+		v=$(fg_json "$f" "total.$1.$2")
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
 }
 
 mapfile -t zmq_ports < <(e2e_free_ports 2)

@@ -78,7 +78,7 @@ timeout 150 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 	--user-base $USER_BASE --event $EV --concurrency 256 --poll-ms 200 --max-polls 100 \
 	--double-click 10 \
 	--duration-s 90 --auth-key-hex "$AUTH" --kid 1 --linger-s 60 \
-	>"$E2E_TMP/lg.out" 2>&1 &
+	--report-json "$E2E_TMP/lg.json" >"$E2E_TMP/lg.out" 2>&1 &
 LG_PID=$!
 rc=0
 fg_wait_line "$E2E_TMP/lg.out" '^lingering:' "$LG_PID" 120 || rc=$?
@@ -94,7 +94,7 @@ wait "$LG_PID" || rc=$?
 LG_PID=
 tap_is "$rc" 0 "the generator exits 0: every answer well-formed and expected"
 
-field() { fg_lg_field "$E2E_TMP/lg.out" "$1" "$2"; } # field KEY WORD, of the loadgen's report
+field() { fg_lg_field "$E2E_TMP/lg.json" "$1" "$2"; } # field KEY WORD, of the loadgen's report
 tap_is "$(field users "done")" $USERS "all $USERS buyers finished"
 outcome() { field outcomes "$1"; } # outcome NAME: users with that final outcome
 tap_is "$(($(outcome reserved) + $(outcome ordered) + $(outcome paid)))" $STOCK \

@@ -75,6 +75,7 @@ struct lg_opts {
 	char reserve_path[128];	 /* reserve: the event's path under the sale key */
 	char host[64];		 /* Host header */
 	const char *pcap_path;	 /* NULL: no capture */
+	const char *report_json; /* --report-json: also the report as JSON there; NULL: not */
 	uint64_t pcap_max;
 	double linger_s; /* after the run: wait, not polling, for the peer's link to go down */
 	double flood_rate[LG_FLOOD_N]; /* --flood KIND:RATE, per second; 0: not asked */

@@ -25,6 +25,7 @@
 #include "tools/loadgen/lg_args.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
+#include "tools/loadgen/lg_report.h"
 
 #define PROG	    "flashgate-loadgen"
 #define NB_MBUFS    16383
@@ -98,6 +99,7 @@ usage(FILE *f)
 		"  --sale-kid N         its key id (default 1)\n"
 		"  --pcap FILE          write every frame sent and received to FILE\n"
 		"  --pcap-max N         at most N frames (default 100000)\n"
+		"  --report-json FILE   also write the report to FILE as JSON (docs/loadgen.md)\n"
 		"  --flood KIND:RATE    also a flood at RATE per second (1..1e7) beside the\n"
 		"                       healthz or sale clients; repeatable, each KIND once:\n"
 		"                       syn, bad-ack, unsigned, one-ip (needs --auth-key-hex)\n"
@@ -155,6 +157,7 @@ enum {
 	OPT_FLOOD_CONCURRENCY,
 	OPT_COOKIE_SECRET,
 	OPT_COOKIE_SLOT,
+	OPT_REPORT_JSON,
 };
 
 /* The name of mode m, as --mode takes it. */
@@ -225,6 +228,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"flood-concurrency", required_argument, NULL, OPT_FLOOD_CONCURRENCY},
 		{"cookie-secret-hex", required_argument, NULL, OPT_COOKIE_SECRET},
 		{"cookie-slot-s", required_argument, NULL, OPT_COOKIE_SLOT},
+		{"report-json", required_argument, NULL, OPT_REPORT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -387,6 +391,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			break;
 		case OPT_PCAP:
 			o->pcap_path = optarg;
+			break;
+		case OPT_REPORT_JSON:
+			o->report_json = optarg;
 			break;
 		case OPT_PCAP_MAX:
 			rc = parse_u64(optarg, 1, UINT64_MAX, &o->pcap_max);
@@ -579,128 +586,6 @@ port_setup(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
 	return rc;
 }
 
-static double
-us_of(uint64_t cycles, uint64_t hz)
-{
-	return (double)cycles * 1e6 / (double)hz;
-}
-
-static void
-print_hist(const char *name, const struct lg_hist *h, uint64_t hz)
-{
-	printf("%s: count %" PRIu64 " p50 %.1f p99 %.1f p999 %.1f max %.1f\n", name, h->count,
-		us_of(lg_hist_quantile(h, 0.50), hz), us_of(lg_hist_quantile(h, 0.99), hz),
-		us_of(lg_hist_quantile(h, 0.999), hz), us_of(h->max, hz));
-}
-
-/* One flood's line (docs/loadgen.md): its counts apart from the honest clients'. */
-static void
-report_flood(const struct lg_client *cl, enum lg_flood_kind k)
-{
-	const struct lg_flood_stats *f = &cl->st.flood[k];
-
-	printf("%s: rate %.0f", lg_flood_report_key(k), cl->o->flood_rate[k]);
-	switch (k) {
-	case LG_FLOOD_SYN:
-		printf(" sent %" PRIu64 " syn_ack %" PRIu64 " rst %" PRIu64, f->sent, f->answered,
-			f->rsts);
-		break;
-	case LG_FLOOD_BAD_ACK:
-		printf(" sent %" PRIu64 " rst %" PRIu64, f->sent, f->answered);
-		break;
-	default: {
-		uint64_t unfinished = 0;
-
-		/* The table is shared by both kinds: its open slots, by kind. */
-		for (uint32_t i = 0; cl->ftab != NULL && i < cl->ftab->n; i++)
-			unfinished += cl->ftab->c[i].state != LG_CS_FREE &&
-				      lg_flood_of_step(cl->ftab->c[i].step) == k;
-		printf(" connections %" PRIu64 " sent %" PRIu64 " answered %" PRIu64 " rst %" PRIu64
-		       " timeout %" PRIu64 " unfinished %" PRIu64 " retransmits %" PRIu64,
-			f->conns, f->sent, f->answered, f->rsts, f->timeouts, unfinished,
-			f->retransmits);
-		break;
-	}
-	}
-	printf(" malformed %" PRIu64 " unexpected %" PRIu64, f->malformed, f->unexpected);
-	if (k == LG_FLOOD_UNSIGNED || k == LG_FLOOD_ONE_IP) {
-		printf(" answers");
-		for (unsigned i = 0; i < LG_STATUS_MAX; i++)
-			if (f->status[i])
-				printf(" %u=%" PRIu64, i, f->status[i]);
-	}
-	printf("\n");
-}
-
-/* The report: one "key: values" line each, stable for scripts (docs/loadgen.md). */
-static void
-report(const struct lg_opts *o, const struct lg_client *cl, uint64_t elapsed, bool timed_out)
-{
-	const struct lg_stats *s = &cl->st;
-	double secs = (double)elapsed / (double)cl->hz;
-	uint64_t unfinished = cl->tab ? cl->tab->active : 0;
-
-	if (secs <= 0)
-		secs = 1e-9;
-	printf("mode: %s\n", mode_name(o->mode));
-	printf("worker_cores: 1\n");
-	printf("elapsed_s: %.3f%s\n", secs, timed_out ? " (duration reached)" : "");
-	if (o->mode == LG_MODE_SYN_FLOOD) {
-		printf("syn: sent %" PRIu64 " syn_ack %" PRIu64 " rst %" PRIu64 "\n", s->syn_sent,
-			s->syn_acks, s->conns_rst);
-	} else if (o->mode == LG_MODE_HEALTHZ_BLAST) {
-		printf("blast: sent %" PRIu64 " syn_ack %" PRIu64 " answered_200 %" PRIu64
-		       " fin_ack %" PRIu64 " rst %" PRIu64 "\n",
-			s->blast_sent, s->blast_syn_acks, s->blast_ok, s->blast_fin_acks,
-			s->conns_rst);
-	} else if (o->mode == LG_MODE_RESERVE_BLAST) {
-		printf("blast: sent %" PRIu64 " syn_ack %" PRIu64 " answered_202 %" PRIu64
-		       " answered_503 %" PRIu64 " fin_ack %" PRIu64 " rst %" PRIu64 "\n",
-			s->blast_sent, s->blast_syn_acks, s->blast_ok, s->blast_busy,
-			s->blast_fin_acks, s->conns_rst);
-	} else {
-		printf("connections: asked %" PRIu64 " started %" PRIu64 " completed %" PRIu64
-		       " rst %" PRIu64 " timeout %" PRIu64 " malformed %" PRIu64
-		       " unfinished %" PRIu64 "\n",
-			lg_mode_single(o->mode) ? o->count : 0, s->conns_started,
-			s->conns_completed, s->conns_rst, s->conns_timeout, s->conns_malformed,
-			unfinished);
-	}
-	if (o->mode == LG_MODE_SALE) {
-		printf("users: asked %" PRIu64 " started %" PRIu64 " done %" PRIu64
-		       " double_clicked %" PRIu64 " unfinished %" PRIu64 "\n",
-			o->count, s->users_started, s->users_done, s->double_clicks, unfinished);
-		printf("outcomes:");
-		for (int i = 0; i < LG_OUT_N; i++)
-			printf(" %s=%" PRIu64, lg_outcome_name((enum lg_outcome)i), s->outcome[i]);
-		printf("\n");
-	}
-	printf("answers:");
-	for (unsigned i = 0; i < LG_STATUS_MAX; i++)
-		if (s->status[i])
-			printf(" %u=%" PRIu64, i, s->status[i]);
-	printf("\n");
-	printf("malformed: tcp %" PRIu64 " http %" PRIu64 "\n", s->malformed_tcp,
-		s->malformed_http);
-	printf("unexpected_status: %" PRIu64 "\n", s->unexpected_status);
-	printf("stray_segments: %" PRIu64 "\n", s->stray);
-	printf("retransmits: %" PRIu64 "\n", s->retransmits);
-	printf("packets: tx %" PRIu64 " rx %" PRIu64 " tx_dropped %" PRIu64 " other_rx %" PRIu64
-	       "\n",
-		s->tx_pkts, s->rx_pkts, s->tx_dropped, s->other_rx);
-	printf("packets_per_s: tx %.0f rx %.0f\n", (double)s->tx_pkts / secs,
-		(double)s->rx_pkts / secs);
-	printf("requests: sent %" PRIu64 " answered %" PRIu64 "\n", s->requests, s->responses);
-	printf("requests_per_s: %.0f\n", (double)s->responses / secs);
-	print_hist("latency_request_us", &s->req_lat, cl->hz);
-	print_hist("latency_connection_us", &s->conn_lat, cl->hz);
-	for (unsigned k = 0; k < LG_FLOOD_N; k++)
-		if (lg_opts_flood(o, (enum lg_flood_kind)k))
-			report_flood(cl, (enum lg_flood_kind)k);
-	if (cl->capturing || o->pcap_path)
-		printf("pcap: %s frames %" PRIu64 "\n", o->pcap_path, cl->pcap.frames);
-}
-
 /* Whether the run is a success for the exit status (see usage()). */
 static bool
 run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
@@ -884,11 +769,16 @@ main(int argc, char **argv)
 			now = rte_get_tsc_cycles();
 		}
 	}
+	struct lg_report rep;
+
 	/* --mode syn-flood's rate counts the SYN-ACKs' drain in, as it always did. */
-	report(&o, &cl,
+	lg_report_fill(&rep, &o, &cl, mode_name(o.mode),
 		(o.mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o.mode) ? now : t_end) - t_run,
 		timed_out);
+	lg_report_text(stdout, &rep);
 	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
+	if (o.report_json != NULL && lg_report_json_write(&rep, o.report_json) != 0)
+		ret = 1;
 	if (lg_client_fini(&cl) != 0) {
 		fprintf(stderr, PROG ": writing %s failed\n", o.pcap_path);
 		ret = 1;

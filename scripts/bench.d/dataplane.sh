@@ -1,0 +1,530 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# scripts/bench.d/dataplane.sh: the dataplane part of scripts/bench: testpmd's io forwarding over
+# a memif pair (the I/O ceiling) against flashgate-dataplane with one worker core over the same
+# kind of pair, driven by flashgate-loadgen, a reserve stream replayed from memory, and
+# tests/bench_pipeline's per-path cycles. Figures come from the loadgen's --report-json and the
+# data plane's --counters-json (scripts/lib.sh's fg_json). Sourced by scripts/bench; it defines
+# part_dataplane and the FG_* figures the nginx part compares with.
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # quick, huge, the sizes and programs: set by scripts/bench
+# shellcheck disable=SC2034 # SRV_PAGES and the FG_* figures: read by scripts/bench and nginx.sh
+
+# huge_setup: reserves 2 MB hugepages for the servers (1 GiB for the data plane and a margin)
+# on a hugetlbfs of this run; on any failure gives back what it took and leaves --no-huge.
+HUGE_PAGES=640
+huge_setup() {
+	[ "$huge" -eq 1 ] || return 0
+	local free
+	HUGE_PREV=$(cat /proc/sys/vm/nr_hugepages 2>/dev/null) || return 0
+	mkdir -p "$TMP/huge" && mount -t hugetlbfs -o pagesize=2M nodev "$TMP/huge" 2>/dev/null ||
+		{ log "no hugetlbfs here: the servers run on 4 KB pages"; HUGE_PREV=''; return 0; }
+	HUGE_DIR=$TMP/huge
+	echo $((HUGE_PREV + HUGE_PAGES)) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	free=$(awk '$1 == "HugePages_Free:" { print $2 }' /proc/meminfo)
+	if [ "${free:-0}" -lt "$HUGE_PAGES" ]; then
+		log "only ${free:-0} hugepages free: the servers run on 4 KB pages"
+		huge_release
+		return 0
+	fi
+	SRV_MEM=(--huge-dir "$HUGE_DIR" --huge-unlink)
+	log "servers on 2 MB hugepages ($HUGE_PAGES reserved in $HUGE_DIR)"
+}
+# huge_release: unmounts what huge_setup() mounted and sets nr_hugepages back.
+huge_release() {
+	if [ -n "$HUGE_DIR" ]; then
+		umount "$HUGE_DIR" 2>/dev/null || true
+		HUGE_DIR=''
+	fi
+	if [ -n "$HUGE_PREV" ]; then
+		echo "$HUGE_PREV" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+		HUGE_PREV=''
+	fi
+	SRV_MEM=(--no-huge)
+}
+
+# Figures the nginx part compares with; empty when the dataplane part did not run.
+FG_HEALTHZ_RPS='' FG_SALE_RPS='' FG_RESV_RPS='' FG_RESERVE_PIPE='' FG_IP429_PIPE=''
+
+# pps_median FILE: the median of testpmd's per-second Tx-pps samples once traffic flows (the
+# first and last non-zero samples are partial seconds and are left out).
+pps_median() {
+	awk '/Tx-pps:/ && $2 > 0 { v[n++] = $2 } END {
+		if (n < 3) { if (n) print v[n - 1]; exit }
+		m = 0; for (i = 1; i < n - 1; i++) w[m++] = v[i]
+		for (i = 0; i < m; i++) for (j = i + 1; j < m; j++) if (w[j] < w[i]) { t = w[i]; w[i] = w[j]; w[j] = t }
+		print w[int(m / 2)] }' "$1"
+}
+
+# testpmd_ceiling: testpmd io forwarding as the memif server (one forwarding core), a second
+# testpmd in flowgen mode as the client. flowgen sends 64-byte frames as fast as the ring takes
+# them and also reads and frees every frame that comes back, as flashgate-loadgen does; txonly
+# would never read, the return ring would fill and the server could forward nothing back.
+testpmd_ceiling() {
+	local sock=$TMP/tp.sock srv_pid cl_pid rc=0
+	local sp=fg-bench-tps-$$ cp=fg-bench-tpc-$$
+	PREFIXES+=("$sp" "$cp")
+	local common=(--no-huge -m 512 --no-pci --log-level=error)
+	local tp_opts=(--stats-period 1 --auto-start --nb-cores=1 --total-num-mbufs=32768 --no-numa)
+	# --record-core-cycles: at exit the server prints its forwarding core's cycles per frame,
+	# counted as the data plane counts its own (bursts that received something, receive to
+	# send), so the two cores compare at full load whichever generator is the slower;
+	# --record-burst-stats: how many of its polls found nothing.
+	local srv=(dpdk-testpmd "$SRV_LOPT" "$SRV_LCORES" "${SRV_MEM[@]}" -m 512 --no-pci
+		--log-level=error --file-prefix "$sp"
+		--vdev "net_memif0,role=server,socket=$sock" -- --forward-mode=io "${tp_opts[@]}"
+		--record-core-cycles --record-burst-stats)
+	local cl=(dpdk-testpmd --lcores "$CL_LCORES" "${common[@]}" --file-prefix "$cp"
+		--vdev "net_memif0,role=client,socket=$sock" -- --forward-mode=flowgen "${tp_opts[@]}")
+	if [ ${#TP_RUNS[@]} -eq 0 ]; then
+		cmd "${srv[*]}"
+		cmd "${cl[*]}   # for ${TP_SECONDS}s, before and after the data plane's runs"
+	fi
+	rm -f "$sock"
+	"${srv[@]}" </dev/null >"$TMP/testpmd-server.out" 2>&1 &
+	srv_pid=$!
+	PIDS+=("$srv_pid")
+	fg_wait_line "$TMP/testpmd-server.out" 'Checking link statuses' "$srv_pid" 30 || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		row dataplane "I/O ceiling: testpmd io" "" "" "" "" "testpmd server did not start"
+		stop "$srv_pid"
+		return 0
+	fi
+	"${cl[@]}" </dev/null >"$TMP/testpmd-client.out" 2>&1 &
+	cl_pid=$!
+	PIDS+=("$cl_pid")
+	sleep $((TP_SECONDS + 2))
+	# The server first: it prints its forwarding statistics when it stops, and they are gone
+	# once the client's disconnect has taken the link down under it.
+	stop "$srv_pid"
+	stop "$cl_pid"
+	local pps cyc
+	pps=$(pps_median "$TMP/testpmd-server.out")
+	cyc=$(sed -n 's/.*CPU cycles\/packet=\([0-9.]*\).*/\1/p' "$TMP/testpmd-server.out" | tail -n 1)
+	cat "$TMP/testpmd-server.out" >>"$TMP/testpmd-server.all"
+	log "testpmd io ceiling: ${pps:-none} packets/s each way, ${cyc:-?} busy cycles per frame"
+	TP_RUNS+=("${pps:-0}")
+	TP_CYC_RUNS+=("${cyc:-}")
+	TP_IDLE=$(sed -n 's/.*RX-bursts : [0-9]* \[\([0-9]*\)% of 0 pkts.*/\1/p' \
+		"$TMP/testpmd-server.out" | tail -n 1)
+	# The machine is shared: the better of the runs is the ceiling (the ratio errs low).
+	[ -z "$pps" ] || [ "$pps" -le "${TP_PPS:-0}" ] || TP_PPS=$pps
+	[ -z "$cyc" ] || awk -v a="$cyc" -v b="${TP_CYC:-0}" 'BEGIN { exit !(b == 0 || a < b) }' ||
+		return 0
+	[ -z "$cyc" ] || TP_CYC=$cyc
+}
+
+# Data plane, test peer and loadgen over one memif pair.
+DP_PID='' PEER_PID='' DP_PREFIX=fg-bench-dp-$$ LG_PREFIX=fg-bench-lg-$$ DP_SOCK=$TMP/dp.sock
+AUTH_KID=1 AUTH_KEY=authkey-bench-0123456789abcdef SALE_KID=7 SALE_KEY=salekey-bench-0123456789abcd
+COOKIE_SECRET=62656e63682d636f6f6b69652d6b6579 # the data plane's syncookie_secret, for the blast
+
+hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
+# field RUN KEY WORD: the figure WORD of KEY in the loadgen's JSON report of RUN ("blast sent").
+field() { fg_lg_field "$TMP/lg-$1.json" "$2" "$3"; }
+# value RUN KEY: the figure KEY of that report ("requests_per_s").
+value() { fg_lg_value "$TMP/lg-$1.json" "$2"; }
+# answer RUN STATUS: how many answers had that status.
+answer() { fg_lg_field "$TMP/lg-$1.json" answers "$2"; }
+
+dp_start() {
+	local ports now rc=0
+	mapfile -t ports < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print("\n".join(str(x.getsockname()[1]) for x in s))')
+	now=$(date +%s)
+	# Event 1: plenty of stock (reserves admitted); event 2: none (sold out).
+	cat >"$TMP/flashgate.conf" <<EOF
+# written by scripts/bench
+[dataplane]
+address = 198.18.0.2
+listen_ports = 80
+syncookie_secret = $COOKIE_SECRET
+
+[event.1]
+name = bench sale
+starts_at = $((now - 3600))
+ends_at = $((now + 3600))
+stock = 100000000
+
+[event.2]
+name = bench sold out
+starts_at = $((now - 3600))
+ends_at = $((now + 3600))
+stock = 1
+EOF
+	PREFIXES+=("$DP_PREFIX" "$LG_PREFIX")
+	local peer=("$PEER_EXE" --pull "tcp://127.0.0.1:${ports[0]}" --pub "tcp://127.0.0.1:${ports[1]}"
+		--event "1:100000000:bench sale" --event "2:0:bench sold out"
+		--key "auth:$AUTH_KID:$AUTH_KEY:current" --key "sale:$SALE_KID:$SALE_KEY:current"
+		--limits '1000000,1000000,1000000,1000000,1000000,1000000,10000000')
+	local dp=("$DP_EXE" "$SRV_LOPT" "$SRV_LCORES" "${SRV_MEM[@]}" -m 1024 --no-pci
+		--file-prefix "$DP_PREFIX" --vdev "net_memif0,role=server,socket=$DP_SOCK" --
+		-c "$TMP/flashgate.conf" -s "bridge.push_endpoint=tcp://127.0.0.1:${ports[0]}"
+		-s "bridge.sub_endpoint=tcp://127.0.0.1:${ports[1]}")
+	cmd "taskset -c $CL_CPU ${peer[*]}   # the test peer plays the control plane"
+	cmd "${dp[*]} --counters-json \$TMP/dataplane-RUN.json"
+	mkfifo -m 600 "$TMP/peer.in"
+	taskset -c "$CL_CPU" "${peer[@]}" <"$TMP/peer.in" >"$TMP/peer.out" 2>"$TMP/peer.err" &
+	PIDS+=($!)
+	PEER_PID=$!
+	exec {PEER_FD}<>"$TMP/peer.in"
+	fg_wait_line "$TMP/peer.out" '^ready$' "$PEER_PID" 10 || return 1
+	DP_CMD=("${dp[@]}")
+	dp_up
+}
+
+# dp_up: starts the data plane (DP_CMD) and waits until it has the control plane's state.
+dp_up() {
+	local rc=0
+	# Each start logs to a file of its own, and writes its final counters to one of its own
+	# (dataplane-N.json); dataplane.log points at the newest log.
+	DP_RUN=$((${DP_RUN:-0} + 1))
+	"${DP_CMD[@]}" --counters-json "$TMP/dataplane-$DP_RUN.json" \
+		>"$TMP/dataplane-$DP_RUN.log" 2>&1 &
+	DP_PID=$!
+	PIDS+=("$DP_PID")
+	ln -sf "dataplane-$DP_RUN.log" "$TMP/dataplane.log"
+	fg_wait_line "$TMP/dataplane-$DP_RUN.log" 'ready:' "$DP_PID" 60 || rc=$?
+	[ "$rc" -eq 0 ] || return 1
+	# Tokens and reserves are answered 503 until the control plane's first snapshot is in.
+	local deadline=$((SECONDS + 20))
+	while ((SECONDS < deadline)); do
+		fg_telemetry "$DP_PREFIX" /flashgate/bridge 2>/dev/null | grep -q '"ready": *1' && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# peer_cmd LINE: one command to the test peer; true when it answered "ok" within 5 s.
+peer_cmd() {
+	local before deadline=$((SECONDS + 5))
+	before=$(wc -l <"$TMP/peer.out")
+	cmd "echo '$1' > the test peer's standard input"
+	printf '%s\n' "$1" >&"$PEER_FD"
+	while (($(wc -l <"$TMP/peer.out") <= before)); do
+		((SECONDS < deadline)) || return 1
+		sleep 0.05
+	done
+	sed -n "$((before + 1))p" "$TMP/peer.out" | grep -q '^ok'
+}
+
+# The data plane's final counters of each loadgen run (--counters-json: busy cycles, requests).
+declare -A LG_DPJSON=()
+# dp_figure RUN PATH...: figures of the data plane's final counters in RUN ("total.busy_cycles"),
+# one line each; empty lines when there are none.
+dp_figure() { fg_json "${LG_DPJSON[$1]:-/dev/null}" "${@:2}"; }
+
+# per_busy_cycle RUN PATH: "cycles-per-unit units-per-second" of the data plane's worker in RUN:
+# its busy cycles (on bursts with packets: receive, pipeline, send) per unit of the counter
+# PATH, and the units a fully busy core would take at that cost. Empty when unknown.
+per_busy_cycle() {
+	local f
+	mapfile -t f < <(dp_figure "$1" total.busy_cycles tsc_hz "$2")
+	awk -v b="${f[0]:-}" -v hz="${f[1]:-}" -v r="${f[2]:-}" 'BEGIN {
+		if (b > 0 && r > 0 && hz > 0) printf "%.0f %.0f\n", b / r, hz / (b / r) }'
+}
+
+# busy RUN: "cycles-per-request capacity-per-second" of the data plane's worker in RUN: the
+# TSC cycles it spent on bursts with packets per HTTP request, and the requests a fully busy
+# core would answer at that cost. Empty when unknown.
+busy() { per_busy_cycle "$1" total.http_requests; }
+
+# busy_frames RUN: "cycles-per-frame frames-per-second" of the data plane's worker in RUN: its
+# busy cycles per frame received, and the frames a fully busy core would take at that cost.
+busy_frames() { per_busy_cycle "$1" total.rx_packets; }
+
+# tsc_hz RUN: the TSC frequency the data plane reported in RUN.
+tsc_hz() { dp_figure "$1" tsc_hz; }
+
+# busy_note "CYCLES CAPACITY": "; worker busy N cycles per request" for a row's note.
+busy_note() { [ -z "$1" ] || printf '; worker busy %s cycles per request' "${1%% *}"; }
+
+# lg RUN ARGS...: one loadgen run, report in $TMP/lg-RUN.out and as JSON in lg-RUN.json.
+lg() {
+	local name=$1 rc=0
+	shift
+	local c=("$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 512 --no-pci --file-prefix "$LG_PREFIX"
+		--vdev "net_memif0,role=client,socket=$DP_SOCK" --log-level=error -- --dst 198.18.0.2
+		--duration-s "$LG_DURATION" --report-json "$TMP/lg-$name.json" "$@")
+	cmd "${c[*]} --linger-s 60"
+	# The data plane stops while the loadgen lingers, then starts again for the next run:
+	# DPDK 22.11's memif may crash the side still polling when the other one disconnects
+	# (docs/loadgen.md).
+	timeout $((LG_DURATION + 90)) "${c[@]}" --linger-s 60 >"$TMP/lg-$name.out" 2>&1 &
+	local lg_pid=$!
+	fg_wait_line "$TMP/lg-$name.out" '^lingering:' "$lg_pid" $((LG_DURATION + 60)) || true
+	LG_DPJSON[$name]=$TMP/dataplane-$DP_RUN.json
+	stop "$DP_PID"
+	wait "$lg_pid" || rc=$?
+	LG_EXIT[$name]=$rc
+	dp_up || log "the data plane did not start again: $(tail -n 3 "$TMP/dataplane.log")"
+	log "loadgen $name: exit $rc, $(value "$name" requests_per_s || true) requests/s," \
+		"$(field "$name" packets_per_s rx || true) frames/s received"
+}
+
+# pipeline_cycles NAME-PREFIX: "cycles Mpps" of one case of bench_pipeline's output.
+pipeline_case() {
+	awk -v n="$1" 'index($0, n) && /cycles\/packet/ {
+		for (i = 1; i < NF; i++) { if ($(i + 1) == "cycles/packet") c = $i; if ($(i + 1) == "Mpps/core") m = $i }
+		printf "%s %.0f\n", c, m * 1e6; exit }' "$TMP/bench_pipeline.out"
+}
+
+# stats_pair: "http_requests busy_cycles http_202" of the data plane's /flashgate/stats, now.
+stats_pair() {
+	fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["/flashgate/stats"]
+print(d["http_requests"], d["busy_cycles"], d["http_202"])'
+}
+
+# replay_run: the data plane on a net_pcap port that replays a flashgate-pcapgen reserve stream
+# from memory, over and over (infinite_rx; what it sends is dropped), with the test peer still
+# its control plane: one worker core saturated with no generator in the way. Measured over
+# REPLAY_SECONDS of wall time by the data plane's own counters. Sets REPLAY to "requests/s
+# busy-percent cycles-per-request 202s/s", REPLAY_NOTE to what went wrong, if anything.
+REPLAY='' REPLAY_NOTE=''
+replay_run() {
+	# net_pcap's port MAC (it logs it; checked below): the stream is addressed to it.
+	local mac=02:70:63:61:70:00 pcap=$TMP/reserve-stream.pcap a b t0 t1 rc=0 cmd_saved
+	cmd "$PG_EXE --stream reserve --count $N_REPLAY --dst-mac $mac --cookie-secret-hex \
+$COOKIE_SECRET --sale-key-hex $(hex "$SALE_KEY") --sale-kid $SALE_KID --event 1 --user-base 300000000 \
+--src-net 198.18.64.0/18 --out reserve-stream.pcap"
+	"$PG_EXE" --stream reserve --count "$N_REPLAY" --dst-mac "$mac" \
+		--cookie-secret-hex "$COOKIE_SECRET" --sale-key-hex "$(hex "$SALE_KEY")" \
+		--sale-kid "$SALE_KID" --event 1 --user-base 300000000 --src-net 198.18.64.0/18 \
+		--out "$pcap" >"$TMP/pcapgen.out" 2>&1 || {
+		REPLAY_NOTE="pcapgen failed: $(tail -n 1 "$TMP/pcapgen.out")"
+		return 0
+	}
+	# Every frame of the file sits in an mbuf of its own, plus the rings.
+	cmd_saved=("${DP_CMD[@]}")
+	local i
+	for i in "${!DP_CMD[@]}"; do
+		[[ ${DP_CMD[$i]} != net_memif0,* ]] ||
+			DP_CMD[i]="net_pcap0,rx_pcap=$pcap,infinite_rx=1"
+	done
+	DP_CMD+=(-s "dataplane.mbufs=$((4 * N_REPLAY > 131071 ? 262143 : 131071))")
+	cmd "${DP_CMD[*]}   # the same data plane on a net_pcap port"
+	dp_up || rc=$?
+	DP_CMD=("${cmd_saved[@]}")
+	if [ "$rc" -ne 0 ]; then
+		REPLAY_NOTE="the data plane did not start on net_pcap: $(tail -n 2 "$TMP/dataplane.log")"
+		stop "$DP_PID"
+		return 0
+	fi
+	grep -qi "net_pcap0): mac $mac" "$TMP/dataplane.log" ||
+		REPLAY_NOTE="net_pcap0 has another MAC than $mac: the frames are dropped; "
+	sleep 1
+	a=$(stats_pair) t0=$(date +%s.%N)
+	sleep "$REPLAY_SECONDS"
+	b=$(stats_pair) t1=$(date +%s.%N)
+	stop "$DP_PID"
+	LG_DPJSON[replay]=$TMP/dataplane-$DP_RUN.json
+	REPLAY=$(awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" -v hz="$(tsc_hz replay)" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); r = y[1] - x[1]; c = y[2] - x[2]; t = t1 - t0
+		if (r > 0 && t > 0 && hz > 0)
+			printf "%.0f %.0f %.0f %.0f\n", r / t, 100 * c / (t * hz), c / r, (y[3] - x[3]) / t }')
+}
+
+part_dataplane() {
+	huge_setup
+	SRV_PAGES="servers on $([ -n "${HUGE_DIR:-}" ] && echo "2 MB hugepages" || echo "4 KB pages (--no-huge)")"
+	log "dataplane: the I/O ceiling (testpmd)"
+	TP_PPS='' TP_RUNS=() TP_CYC='' TP_CYC_RUNS=() TP_IDLE=''
+	testpmd_ceiling
+
+	log "dataplane: the per-burst pipeline alone (bench_pipeline)"
+	local q=()
+	[ "$quick" -eq 0 ] || q=(FG_BENCH_QUICK=1)
+	cmd "${q[*]:+${q[*]} }taskset -c $SRV_CPU $PIPE_EXE"
+	env "${q[@]}" timeout 600 taskset -c "$SRV_CPU" "$PIPE_EXE" >"$TMP/bench_pipeline.out" 2>&1 ||
+		log "bench_pipeline failed: $(tail -n 3 "$TMP/bench_pipeline.out")"
+
+	log "dataplane: flashgate-dataplane, one worker, driven by flashgate-loadgen"
+	if ! dp_start; then
+		log "data plane or test peer did not start: $(tail -n 5 "$TMP/dataplane.log" 2>/dev/null)"
+		row dataplane "flashgate-dataplane over memif" "" "" "" "" "did not start"
+	else
+		lg syn --mode syn-flood --connections "$N_SYN"
+		lg healthz --mode healthz --connections "$N_HEALTHZ" --concurrency 256
+		# The same connections sent whole without waiting (the loadgen computes the cookies
+		# with the data plane's secret): more load than one core of handshaking clients.
+		lg blast --mode healthz-blast --connections "$N_BLAST" \
+			--cookie-secret-hex "$COOKIE_SECRET"
+		# Users one after another at 1,024 at once: each opens its next connection as soon as
+		# an answer says (the reserve after the token, a poll 1 ms after the reserve). 2,048 at
+		# once overflow memif's rings of 1,024 frames with their SYNs, and lose some.
+		lg sale --mode sale --users "$N_USERS" --concurrency 1024 --poll-ms 1 \
+			--max-polls 1000 --event 1 --user-base 1000000 \
+			--auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+		# Event 2 sold out: the data plane answers the token request 410 by itself.
+		peer_cmd "sold_out 2" && sleep 1
+		lg soldout --mode sale --users "$N_SOLD" --concurrency 256 --event 2 \
+			--user-base 5000000 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+		# One path at a time: a reserve with a valid purchase token per connection (202), a
+		# result poll with a fresh receipt per connection (200), each user once.
+		local one=(--connections "$N_HEALTHZ" --concurrency 256 --event 1
+			--sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID")
+		lg reserve --mode reserve "${one[@]}" --user-base 20000000
+		# The same reserves sent as whole connections (as the healthz blast): a worker's
+		# capacity for admitted reserves. Users of nine digits each (the blast's rule).
+		lg rblast --mode reserve-blast --connections "$N_BLAST" --event 1 \
+			--user-base 100000000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
+			--cookie-secret-hex "$COOKIE_SECRET"
+		lg result --mode result "${one[@]}" --user-base 20000000
+		# Paths the loadgen drives as floods: while a trickle of healthz connections (1,000 a
+		# second, retried patiently since the flood crowds them) sets the length of the run, one flood
+		# runs as fast as it can.
+		local trickle=(--mode healthz --connections $((FLOOD_SECONDS * 1000)) --rate 1000 --retries 10
+			--event 1 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+			--flood-concurrency 1024)
+		lg unsigned "${trickle[@]}" --flood unsigned:10000000
+		lg token "${trickle[@]}" --flood one-ip:10000000
+		stop "$DP_PID"
+		log "dataplane: a reserve stream replayed from memory (net_pcap), no generator"
+		replay_run
+	fi
+	[ -z "$PEER_PID" ] || stop "$PEER_PID"
+	log "dataplane: the I/O ceiling again (testpmd)"
+	testpmd_ceiling
+	huge_release
+
+	# Rows. SYN: packets/s each way against the ceiling (issue 6: >= 50 %).
+	local syn_pps el syn_acks
+	syn_acks=$(field syn syn syn_ack 2>/dev/null || true)
+	el=$(value syn elapsed_s 2>/dev/null || true)
+	syn_pps=$(field syn packets_per_s rx 2>/dev/null || true)
+	row dataplane "I/O ceiling: testpmd io forwarding, 64-byte frames, packets/s each way" \
+		"" "testpmd" "$TP_PPS" "" "flowgen client; best of $(human "${TP_RUNS[0]:-}") before and \
+$(human "${TP_RUNS[1]:-}") after the data plane; its forwarding core busy ${TP_CYC:-?} cycles per \
+frame, ${TP_IDLE:-?} % of its polls found no frame (the generator is the slower side)"
+	row dataplane "SYN → SYN-ACK (loadgen syn-flood), SYN-ACKs/s" "$syn_pps" "testpmd io" \
+		"$TP_PPS" "$(ratio "$syn_pps" "$TP_PPS")" \
+		"${syn_acks:-?} SYN-ACKs in ${el:-?} s; target ≥ 0.50×"
+	# Both figures above are the generators' (flowgen, loadgen on the other core) as much as
+	# the forwarders': at full load the two cores compare by their busy cycles per frame.
+	local syn_cyc tp_full hz
+	syn_cyc=$(busy_frames syn)
+	hz=$(tsc_hz syn)
+	tp_full=$(awk -v c="${TP_CYC:-}" -v hz="${hz:-}" 'BEGIN { if (c > 0 && hz > 0) printf "%.0f", hz / c }')
+	[ -z "$syn_cyc" ] || row dataplane "SYN → SYN-ACK: a fully busy worker core at the cycles \
+measured in that run, SYN-ACKs/s" "${syn_cyc#* }" "testpmd io, fully busy" "$tp_full" \
+		"$(ratio "${syn_cyc#* }" "$tp_full")" "${syn_cyc%% *} busy cycles per SYN against \
+testpmd's ${TP_CYC:-?} per frame forwarded (best of ${TP_CYC_RUNS[*]:-?}; each counts its bursts \
+that received frames, receive to send; TSC); target ≥ 0.50×"
+	local hz_rps hz_pps
+	hz_rps=$(value healthz requests_per_s 2>/dev/null || true)
+	hz_pps=$(field healthz packets_per_s rx 2>/dev/null || true)
+	FG_HEALTHZ_RPS=$hz_rps
+	local cap
+	cap=$(busy healthz)
+	row dataplane "GET /healthz, one connection each (loadgen healthz), connections/s" \
+		"$hz_rps" "" "" "" "3 frames each way: $(human "$hz_pps") frames/s, \
+$(ratio "$hz_pps" "$TP_PPS") of the ceiling$(busy_note "$cap")"
+	[ -z "$cap" ] || row dataplane "GET /healthz: a fully busy worker core at the cycles measured \
+in that run, connections/s" "${cap#* }" "" "" "" "${cap%% *} busy cycles per connection \
+(receive, pipeline, send; TSC); target ≥ 2 M/s"
+	local b_rps b_sent b_200 b_cap b_full
+	b_rps=$(value blast requests_per_s 2>/dev/null || true)
+	b_sent=$(field blast blast sent 2>/dev/null || true)
+	b_200=$(field blast blast answered_200 2>/dev/null || true)
+	b_cap=$(busy blast)
+	b_full=$(dp_figure blast total.drop.tx_full)
+	row dataplane "GET /healthz, whole connections sent at once (loadgen healthz-blast), \
+connections/s answered" "$b_rps" "" "" "" "${b_200:-?} of ${b_sent:-?} answered 200; the data plane \
+dropped ${b_full:-?} answers on a full ring to the loadgen$(busy_note "$b_cap")"
+	[ -z "$b_cap" ] || row dataplane "GET /healthz: a fully busy worker core at the cycles of the \
+blast, connections/s" "${b_cap#* }" "" "" "" "${b_cap%% *} busy cycles per request it answered \
+(an answer dropped on a full ring costs less than one sent); target ≥ 2 M/s"
+	local s_rps s_pps s200 s202 tok res
+	s_rps=$(value sale requests_per_s 2>/dev/null || true)
+	s_pps=$(field sale packets_per_s rx 2>/dev/null || true)
+	s200=$(answer sale 200 2>/dev/null || true)
+	s202=$(answer sale 202 2>/dev/null || true)
+	FG_SALE_RPS=$s_rps
+	tok=$(field sale users "done" 2>/dev/null || true)
+	res=$((${s200:-0} - ${tok:-0}))
+	row dataplane "sale: token → reserve admitted → result polls (loadgen sale), requests/s" \
+		"$s_rps" "" "" "" "mix: ${tok:-?} tokens, ${s202:-?} reserves 202, ${res} result polls; \
+$(human "$s_pps") frames/s, $(ratio "$s_pps" "$TP_PPS") of the ceiling; \
+$(value sale retransmits 2>/dev/null || echo ?) retransmissions, loadgen exit ${LG_EXIT[sale]:-?}\
+$(busy_note "$(busy sale)")"
+	local r_rps
+	for r_rps in reserve:202:"reserve admitted → 202 + receipt" \
+		result:200:"result poll with the receipt → 200"; do
+		local run=${r_rps%%:*} st=${r_rps#*:}
+		local what=${st#*:} rate
+		st=${st%%:*}
+		rate=$(value "$run" requests_per_s 2>/dev/null || true)
+		[ "$run" != reserve ] || FG_RESV_RPS=$rate
+		cap=$(busy "$run")
+		[ -z "$cap" ] || row dataplane "$what: a fully busy worker core at the cycles \
+measured in that run, requests/s" "${cap#* }" "" "" "" "${cap%% *} busy cycles per request \
+(receive, pipeline, send, bridge; TSC)$([ "$run" != reserve ] || echo "; target ≥ 1.5 M/s")"
+		row dataplane "$what, one per connection (loadgen $run), requests/s" "$rate" "" "" "" \
+			"$(answer "$run" "$st" 2>/dev/null || echo ?) answers $st\
+$([ "$run" != reserve ] || echo ", $(answer "$run" 503 2>/dev/null | grep . || echo 0) answers 503 \
+(control plane link busy)"); 3 frames each way: \
+$(human "$(field "$run" packets_per_s rx 2>/dev/null || true)") frames/s; loadgen exit \
+${LG_EXIT[$run]:-?}"
+	done
+	local rb_rps rb_sent rb202 rb503 rb_cap rb_full
+	rb_rps=$(value rblast requests_per_s 2>/dev/null || true)
+	rb_sent=$(field rblast blast sent 2>/dev/null || true)
+	rb202=$(field rblast blast answered_202 2>/dev/null || true)
+	rb503=$(field rblast blast answered_503 2>/dev/null || true)
+	rb_cap=$(busy rblast)
+	rb_full=$(dp_figure rblast total.drop.tx_full)
+	row dataplane "reserve admitted, whole connections sent at once (loadgen reserve-blast), \
+requests/s answered" "$rb_rps" "" "" "" "${rb202:-?} of ${rb_sent:-?} answered 202, ${rb503:-?} \
+503 (control plane link busy); the data plane dropped ${rb_full:-?} answers on a full ring to the \
+loadgen$(busy_note "$rb_cap")"
+	[ -z "$rb_cap" ] || row dataplane "reserve admitted: a fully busy worker core at the cycles \
+of the blast, requests/s" "${rb_cap#* }" "" "" "" "${rb_cap%% *} busy cycles per request it \
+answered (receive, pipeline, send, bridge; TSC)$(awk -v c="${TP_CYC:-}" 'BEGIN { if (c > 0)
+		printf "; its 3 frames each way would cost %.0f of them at testpmd'"'"'s cycles per frame", 3 * c }'); \
+target ≥ 1.5 M/s"
+	row dataplane "reserve admitted: one worker core saturated by a replayed reserve stream \
+(flashgate-pcapgen --stream reserve, net_pcap from memory, no generator), answers 202/s" \
+		"$(printf '%s' "$REPLAY" | awk '{ print $4 }')" "" "" "" "${REPLAY_NOTE}$([ -z "$REPLAY" ] ||
+		printf '%s' "$REPLAY" | awk '{ printf "of %s requests/s answered%s; busy %s %% of the %s \
+s measured, %s busy cycles per request; ", $1, ($1 > $4 ? sprintf(" (%.0f/s 503: the test peer on \
+the other core took no more)", $1 - $4) : ""), $2, s, $3 }' s="$REPLAY_SECONDS")${N_REPLAY} \
+connections replayed over \
+and over; its I/O is net_pcap's (a copy from memory per frame received, what is sent dropped), \
+not memif's"
+	local so_rps so410
+	so_rps=$(value soldout requests_per_s 2>/dev/null || true)
+	so410=$(answer soldout 410 2>/dev/null || true)
+	row dataplane "sold out: token → 410 (loadgen sale, no stock), requests/s" "$so_rps" "" "" "" \
+		"${so410:-?} answers 410"
+	local kind run answered el rate
+	for kind in unsigned:unsigned:"403/401: forged or missing tokens (loadgen --flood unsigned)" \
+		token:one_ip:"POST .../token → 200 + purchase token (loadgen --flood one-ip, limits off)"; do
+		run=${kind%%:*} kind=${kind#*:}
+		answered=$(field "$run" "flood_${kind%%:*}" answered 2>/dev/null || true)
+		el=$(value "$run" elapsed_s 2>/dev/null || true)
+		rate=$(awk -v a="${answered:-0}" -v e="${el:-0}" 'BEGIN { if (e > 0) printf "%.0f", a / e }')
+		row dataplane "${kind#*:}, requests/s" "$rate" "" "" "" \
+			"${answered:-?} answered in ${el:-?} s: $(fg_json "$TMP/lg-$run.json" \
+			"flood_${kind%%:*}.answers"); loadgen exit ${LG_EXIT[$run]:-?}"
+	done
+	# Paths the loadgen cannot drive yet: the pipeline's cycles, no I/O.
+	local name p
+	for name in "SYN -> SYN-ACK" "GET /healthz -> 200" "reserve admitted -> 202" \
+		"result poll (receipt) -> 200" "reserve with a forged token -> 403" \
+		"reserve after sell-out -> 410" "reserve over the IP limit -> 429" \
+		"reserve over the user limit -> 429" \
+		"reserve admitted, users' buckets cold, limits on -> 202" \
+		"reserve admitted, users' and devices' buckets cold, limits on -> 202"; do
+		p=$(pipeline_case "$name" 2>/dev/null || true)
+		row dataplane "pipeline alone (bench_pipeline), $name, requests/s" "${p#* }" "" "" "" \
+			"${p%% *} cycles/packet; no I/O"
+		case $name in
+		"reserve admitted -> 202") FG_RESERVE_PIPE=${p#* } ;;
+		"reserve over the IP"*) FG_IP429_PIPE=${p#* } ;;
+		esac
+	done
+}
