@@ -4,7 +4,7 @@
 /* Answers ICMP echo requests (RFC 792); every other ICMP message is dropped. */
 #include <rte_icmp.h>
 
-#include "dataplane/net_cksum.h"
+#include "net/net_cksum.h"
 #include "dataplane/pkt_reply.h"
 
 /*
@@ -34,8 +34,7 @@ icmp_answer(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	icmp->icmp_cksum = 0;
 	icmp->icmp_cksum = net_icmp_cksum(icmp, icmp_len);
-	reply_ipv4(ip, w, icmp_len);
-	ip->next_proto_id = IPPROTO_ICMP;
+	reply_ipv4(ip, w, icmp_len, IPPROTO_ICMP);
 	net_ipv4_cksum_set(ip);
 	reply_eth(eth, wp);
 	reply_set_len(m, sizeof(*eth) + ip_len);

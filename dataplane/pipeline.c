@@ -7,7 +7,7 @@
 
 #include "dataplane/arp_responder.h"
 #include "dataplane/icmp_echo.h"
-#include "dataplane/net_cksum.h"
+#include "net/net_cksum.h"
 #include "dataplane/tcp_stateless.h"
 
 static inline int

@@ -10,34 +10,25 @@
 #include <rte_mbuf.h>
 
 #include "dataplane/worker.h"
+#include "net/frame.h"
 
 /* Addresses the frame back to its sender from our port's MAC. */
 static inline void
 reply_eth(struct rte_ether_hdr *eth, const struct worker_port *wp)
 {
-	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
-	rte_ether_addr_copy(&wp->mac, &eth->src_addr);
+	frame_eth_put(eth, &eth->src_addr, &wp->mac);
 }
 
 /*
  * Rewrites the IPv4 header of a received packet into the header of our answer
  * carrying l4_len bytes of protocol proto: addresses swapped, our TTL, DF set,
- * no options. The header checksum is left to reply_finish().
+ * no options (frame_ipv4_put()). The header checksum is left to the caller.
  */
 static inline void
-reply_ipv4(struct rte_ipv4_hdr *ip, const struct worker *w, uint16_t l4_len)
+reply_ipv4(struct rte_ipv4_hdr *ip, const struct worker *w, uint16_t l4_len, uint8_t proto)
 {
-	rte_be32_t src = ip->src_addr;
-
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->type_of_service = 0;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + l4_len));
-	ip->packet_id = 0;
-	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = w->ip_ttl;
-	ip->hdr_checksum = 0;
-	ip->src_addr = ip->dst_addr;
-	ip->dst_addr = src;
+	frame_ipv4_put(ip, (uint16_t)(sizeof(*ip) + l4_len), w->ip_ttl, proto, ip->dst_addr,
+		ip->src_addr);
 }
 
 /* Sets the mbuf's length to a frame of l2 + l3 + l4 bytes. */

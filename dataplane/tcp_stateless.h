@@ -11,37 +11,12 @@
 #include <rte_tcp.h>
 
 #include "dataplane/http_routes.h"
-#include "dataplane/net_cksum.h"
+#include "net/frame.h"
+#include "net/net_cksum.h"
 #include "dataplane/pkt_reply.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 
-#define TCP_OPT_EOL 0
-#define TCP_OPT_NOP 1
-#define TCP_OPT_MSS 2
-#define TCP_WINDOW  65535
-
-/* The MSS option of a SYN (RFC 9293 §3.7.1), or 0 when absent or malformed. */
-static inline uint16_t
-tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
-{
-	const uint8_t *o = (const uint8_t *)(th + 1);
-	const uint8_t *end = (const uint8_t *)th + hdr_len;
-
-	while (o < end) {
-		if (*o == TCP_OPT_EOL)
-			break;
-		if (*o == TCP_OPT_NOP) {
-			o++;
-			continue;
-		}
-		if (end - o < 2 || o[1] < 2 || o[1] > end - o)
-			break;
-		if (o[0] == TCP_OPT_MSS && o[1] == 4)
-			return (uint16_t)(o[2] << 8 | o[3]);
-		o += o[1];
-	}
-	return 0;
-}
+#define TCP_WINDOW 65535
 
 /*
  * Rewrites m into our segment: ports and addresses swapped, seq/ack/flags as
@@ -64,17 +39,8 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 	uint32_t addrs = net_sum32(ip->src_addr) + net_sum32(ip->dst_addr);
 	uint32_t phdr = net_tcp4_phdr_sum_of(addrs, tcp_len);
 
-	th->src_port = sport;
-	th->dst_port = dport;
-	th->sent_seq = seq_be;
-	th->recv_ack = ack_be;
-	th->data_off = off;
-	th->tcp_flags = flags;
-	th->rx_win = RTE_BE16(TCP_WINDOW);
-	th->cksum = 0;
-	th->tcp_urp = 0;
-	reply_ipv4(ip, w, tcp_len);
-	ip->next_proto_id = IPPROTO_TCP;
+	frame_tcp_put(th, sport, dport, seq_be, ack_be, off, flags, RTE_BE16(TCP_WINDOW));
+	reply_ipv4(ip, w, tcp_len, IPPROTO_TCP);
 	reply_eth(eth, wp);
 	reply_set_len(m, sizeof(*eth) + sizeof(*ip) + tcp_len);
 	if (wp->tx_cksum_offload) {
@@ -135,17 +101,13 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
 	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
-	unsigned mss_idx = syncookie_mss_index(tcp_syn_mss(th, th_len));
+	unsigned mss_idx = syncookie_mss_index(frame_tcp_syn_mss(th, th_len));
 	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
 		th->dst_port, client_isn, mss_idx);
-	uint8_t *opt = (uint8_t *)(th + 1);
 
 	/* Only MSS: without timestamps, SACK or window scaling the client asks for nothing
 	 * that would need state. */
-	/* Built in a register and stored at once: the checksum reads the option right back. */
-	const uint8_t mss_opt[4] = {TCP_OPT_MSS, 4, (uint8_t)(w->mss >> 8), (uint8_t)w->mss};
-
-	memcpy(opt, mss_opt, sizeof(mss_opt));
+	frame_tcp_mss_put((uint8_t *)(th + 1), w->mss);
 	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, cookie,
 		client_isn + 1, 4, 0);
 	w->ctr.answers[DP_ANS_SYN_ACK]++;

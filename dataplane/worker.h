@@ -20,7 +20,7 @@
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
 #include "dataplane/shared_state.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 
 #define WORKER_MAX_RXQ   16
 #define WORKER_MAX_PORTS 16

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/net_cksum.h"
+#include "net/net_cksum.h"
 #include "tests/tap.h"
 
 /* Room for any IPv4 datagram, so a flipped total length never reads outside the buffer. */
