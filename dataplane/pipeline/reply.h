@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_DP_PKT_REPLY_H
-#define FG_DP_PKT_REPLY_H
+#ifndef FG_DP_PIPELINE_REPLY_H
+#define FG_DP_PIPELINE_REPLY_H
 /*
  * Turning a received frame into its answer in place: the same mbuf goes back
- * out with addresses swapped, so answering allocates nothing.
+ * out with addresses swapped, so answering allocates nothing. The headers are
+ * written by net/frame.h as every flashgate sender writes them.
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
+ * aside).
  */
 #include <rte_ether.h>
 #include <rte_ip.h>
