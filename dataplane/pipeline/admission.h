@@ -6,11 +6,11 @@
  * that needs no stock is decided in the data plane, cheapest first, so that a flood costs
  * the least it can: risk rules and the per-IP bucket before any HMAC, the sale's state
  * before the tokens, the user's and device's buckets after the token proved who the user
- * is, the event's forward budget last. Each check returns 0 to go on, or the length of the
- * refusal it wrote (answer.h).
+ * is, the event's forward budget last. The checks (adm_check_*(), adm_peek_user()) return 0
+ * to go on, or the length of the refusal they wrote (answer.h).
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * req_view) before the first write. CORS headers echo the configured origin, never the
  * request's bytes.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,20 +124,6 @@ ans_json(struct worker *w, const struct req_view *q, char *out, uint16_t cap, un
 	ans_hdr_cors(&h, w, q->cors);
 	w->ctr.http[dp_http_slot_of(status)]++;
 	return http_resp_write(out, cap, &w->resp, status, h.b, h.n, body, body_len, q->head);
-}
-
-/* A 404 with CORS: no such resource (or event, as text says). */
-static inline uint16_t
-ans_not_found(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
-	const char *text)
-{
-	struct ans_hdrs h;
-
-	ans_hdrs_init(&h);
-
-	ans_hdr_cors(&h, w, q->cors);
-	w->ctr.http[DP_HTTP_404]++;
-	return http_resp_error(out, cap, &w->resp, 404, text, h.b, h.n, q->head);
 }
 
 #endif

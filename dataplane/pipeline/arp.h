@@ -4,8 +4,8 @@
 /*
  * Answers ARP requests for our IPv4 address (RFC 826); ignores everything else ARP.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <rte_arp.h>
 

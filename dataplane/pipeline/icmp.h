@@ -4,8 +4,8 @@
 /*
  * Answers ICMP echo requests (RFC 792); every other ICMP message is dropped.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <rte_icmp.h>
 

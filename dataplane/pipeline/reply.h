@@ -6,8 +6,8 @@
  * out with addresses swapped, so answering allocates nothing. The headers are
  * written by net/frame.h as every flashgate sender writes them.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <rte_ether.h>
 #include <rte_ip.h>

@@ -7,8 +7,8 @@
  * them, the users a POST's tokens claim so that their buckets can be prefetched before the
  * request is routed (routes.h) a frame later.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  *   GET|HEAD /api/v1/events/{id}/result            purchase token or receipt -> the user's result
  *   OPTIONS  on any of them: CORS preflight
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -109,7 +109,13 @@ route_event_info(struct worker *w, const struct req_view *q, char *out, uint16_t
 	if (e == NULL) {
 		/* Public information: what this data plane knows now (its config's events until
 		 * the control plane's arrive). Admission routes say 503 instead (adm_no_event()). */
-		return ans_not_found(w, q, out, cap, "no such event");
+		struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such event", h.b, h.n, q->head);
 	}
 	out_lit(&b, "{\"id\":");
 	out_u64(&b, e->id);
@@ -481,8 +487,14 @@ route_events(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 			return ROUTE_PREFLIGHT(w, q, out, cap, ROUTE_METHODS_GET);
 		return ROUTE_ALLOW(w, q, out, cap, ROUTE_METHODS_GET);
 	}
-not_found:
-	return ans_not_found(w, q, out, cap, "no such resource");
+not_found:;
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q->head);
 }
 
 /*
@@ -524,7 +536,13 @@ route_request(struct worker *w, uint32_t client_ip, const struct http_request *r
 		return route_events(w, &q, out, cap, r->path.p + sizeof(ROUTE_EVENTS_PREFIX) - 1,
 			r->path.len - (unsigned)(sizeof(ROUTE_EVENTS_PREFIX) - 1));
 
-	return ans_not_found(w, &q, out, cap, "no such resource");
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q.cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q.head);
 }
 
 #endif

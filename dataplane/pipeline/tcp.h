@@ -8,8 +8,8 @@
  * response and our FIN. FINs are acknowledged from the packet alone. Nothing
  * is remembered between packets, so a SYN flood costs only the SYN-ACKs.
  *
- * Private to the pipeline: only dataplane/pipeline.c includes it (tests and benchmarks
- * aside).
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <rte_tcp.h>
 
