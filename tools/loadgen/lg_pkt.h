@@ -66,7 +66,15 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 	 * after writing it stalls), the payload's from where it is copied from. */
 	uint32_t addrs = net_sum32(src) + net_sum32(dst);
 
-	frame_ipv4_put(ip, ip_len, 64, IPPROTO_TCP, src, dst);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16(ip_len);
+	ip->packet_id = 0;
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_TCP;
+	ip->src_addr = src;
+	ip->dst_addr = dst;
 	ip->hdr_checksum =
 		(uint16_t)~net_cksum_fold(net_ipv4_df_hdr_sum(ip_len, 64, IPPROTO_TCP, addrs));
 
