@@ -397,7 +397,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	for (unsigned i = 0; i < a.n_workers; i++) {
-		if (rte_eal_remote_launch(lcore_loop_run, a.workers[i], a.workers[i]->lcore_id) != 0) {
+		if (rte_eal_remote_launch(lcore_loop_run, a.workers[i],
+			    a.workers[i]->lcore_id) != 0) {
 			LOG_ERR("cannot launch the worker on lcore %u", a.workers[i]->lcore_id);
 			stop_requested = true;
 			rte_eal_mp_wait_lcore();

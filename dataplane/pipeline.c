@@ -32,7 +32,8 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	if (unlikely((ip->version_ihl >> 4) != 4))
 		return worker_drop(w, DP_DROP_IP_VERSION);
 	if (unlikely(ip->version_ihl != RTE_IPV4_VHL_DEF))
-		return worker_drop(w, (ip->version_ihl & 0xf) < 5 ? DP_DROP_IP_HDR_LEN : DP_DROP_IP_OPTIONS);
+		return worker_drop(
+			w, (ip->version_ihl & 0xf) < 5 ? DP_DROP_IP_HDR_LEN : DP_DROP_IP_OPTIONS);
 
 	uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
 

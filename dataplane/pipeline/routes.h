@@ -56,7 +56,10 @@ route_event_id(const char *p, unsigned len, uint32_t *id)
 	return i;
 }
 
-/* 405 for a method a resource does not take: the Allow line says which it does (RFC 9110 §15.5.6). */
+/*
+ * 405 for a method a resource does not take: the Allow line says which it does
+ * (RFC 9110 §15.5.6).
+ */
 static inline uint16_t
 route_method_not_allowed(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	const char *allow, size_t allow_len)
