@@ -27,6 +27,7 @@
 #include "dataplane/bridge.h"
 #include "dataplane/counters_json.h"
 #include "dataplane/events.h"
+#include "dataplane/lcore_loop.h"
 #include "dataplane/port.h"
 #include "dataplane/telemetry.h"
 #include "dataplane/worker.h"
@@ -420,7 +421,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	for (unsigned i = 0; i < a.n_workers; i++) {
-		if (rte_eal_remote_launch(worker_main, a.workers[i], a.workers[i]->lcore_id) != 0) {
+		if (rte_eal_remote_launch(lcore_loop_run, a.workers[i],
+			    a.workers[i]->lcore_id) != 0) {
 			LOG_ERR("cannot launch the worker on lcore %u", a.workers[i]->lcore_id);
 			stop_requested = true;
 			rte_eal_mp_wait_lcore();

@@ -5,17 +5,10 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
-#include "dataplane/arp_responder.h"
-#include "dataplane/icmp_echo.h"
-#include "dataplane/net_cksum.h"
-#include "dataplane/tcp_stateless.h"
-
-static inline int
-drop(struct worker *w, enum dp_drop_reason r)
-{
-	w->ctr.drops[r]++;
-	return 0;
-}
+#include "dataplane/pipeline/arp.h"
+#include "dataplane/pipeline/icmp.h"
+#include "dataplane/pipeline/tcp.h"
+#include "net/net_cksum.h"
 
 /* A source we must never answer: broadcast, multicast/reserved, "this network", loopback. */
 static inline int
@@ -35,32 +28,33 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 
 	if (unlikely(frame_len < sizeof(*eth) + sizeof(*ip)))
-		return drop(w, DP_DROP_IP_RUNT);
+		return worker_drop(w, DP_DROP_IP_RUNT);
 	if (unlikely((ip->version_ihl >> 4) != 4))
-		return drop(w, DP_DROP_IP_VERSION);
+		return worker_drop(w, DP_DROP_IP_VERSION);
 	if (unlikely(ip->version_ihl != RTE_IPV4_VHL_DEF))
-		return drop(w, (ip->version_ihl & 0xf) < 5 ? DP_DROP_IP_HDR_LEN : DP_DROP_IP_OPTIONS);
+		return worker_drop(
+			w, (ip->version_ihl & 0xf) < 5 ? DP_DROP_IP_HDR_LEN : DP_DROP_IP_OPTIONS);
 
 	uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
 
 	if (unlikely(ip_len < sizeof(*ip) || ip_len > frame_len - sizeof(*eth)))
-		return drop(w, DP_DROP_IP_TOTAL_LEN);
+		return worker_drop(w, DP_DROP_IP_TOTAL_LEN);
 
 	uint64_t ipf = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 
 	if (unlikely(ipf == RTE_MBUF_F_RX_IP_CKSUM_BAD))
-		return drop(w, DP_DROP_IP_CKSUM);
+		return worker_drop(w, DP_DROP_IP_CKSUM);
 	if (ipf != RTE_MBUF_F_RX_IP_CKSUM_GOOD && unlikely(!net_ipv4_cksum_ok(ip)))
-		return drop(w, DP_DROP_IP_CKSUM);
+		return worker_drop(w, DP_DROP_IP_CKSUM);
 	if (unlikely(ip->time_to_live == 0))
-		return drop(w, DP_DROP_IP_TTL);
+		return worker_drop(w, DP_DROP_IP_TTL);
 	/* Fragments would need reassembly state: a request must fit one unfragmented packet. */
 	if (unlikely(ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
-		return drop(w, DP_DROP_IP_FRAGMENT);
+		return worker_drop(w, DP_DROP_IP_FRAGMENT);
 	if (unlikely(ip->dst_addr != w->ipv4_addr))
-		return drop(w, DP_DROP_IP_NOT_FOR_US);
+		return worker_drop(w, DP_DROP_IP_NOT_FOR_US);
 	if (unlikely(ipv4_bad_source(ip->src_addr)))
-		return drop(w, DP_DROP_IP_BAD_SOURCE);
+		return worker_drop(w, DP_DROP_IP_BAD_SOURCE);
 
 	/* Ethernet pads short frames; what counts is the IP total length. */
 	m->data_len = (uint16_t)(sizeof(*eth) + ip_len);
@@ -70,7 +64,7 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		return tcp_input(w, wp, m, eth, ip, ip_len, pend);
 	if (ip->next_proto_id == IPPROTO_ICMP)
 		return icmp_answer(w, wp, m, eth, ip, ip_len);
-	return drop(w, DP_DROP_IP_PROTO);
+	return worker_drop(w, DP_DROP_IP_PROTO);
 }
 
 /* One frame: 1 answered in place, 0 dropped, TCP_PENDING a request parsed into *pend. */
@@ -81,24 +75,24 @@ frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth;
 
 	if (unlikely(m->nb_segs != 1))
-		return drop(w, DP_DROP_MULTI_SEGMENT);
+		return worker_drop(w, DP_DROP_MULTI_SEGMENT);
 	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth)))
-		return drop(w, DP_DROP_ETH_RUNT);
+		return worker_drop(w, DP_DROP_ETH_RUNT);
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (likely(eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
 		if (unlikely(!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac)))
-			return drop(w, DP_DROP_ETH_NOT_FOR_US);
+			return worker_drop(w, DP_DROP_ETH_NOT_FOR_US);
 		return ipv4_input(w, wp, m, eth, pend);
 	}
 	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP)) {
 		if (!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac) &&
 			!rte_is_broadcast_ether_addr(&eth->dst_addr))
-			return drop(w, DP_DROP_ETH_NOT_FOR_US);
+			return worker_drop(w, DP_DROP_ETH_NOT_FOR_US);
 		return arp_answer(w, wp, m, eth);
 	}
 	if (!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac))
-		return drop(w, DP_DROP_ETH_NOT_FOR_US);
-	return drop(w, DP_DROP_ETH_UNSUPPORTED);
+		return worker_drop(w, DP_DROP_ETH_NOT_FOR_US);
+	return worker_drop(w, DP_DROP_ETH_UNSUPPORTED);
 }
 
 uint16_t

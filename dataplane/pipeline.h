@@ -4,8 +4,9 @@
 /*
  * The per-burst pipeline: classify each received frame, turn it into its
  * answer in place, or drop it with a counted reason. Tests and benchmarks call
- * it directly with mbufs they build; the worker loop calls it with what the
- * port received.
+ * it directly with mbufs they build; the lcore loop (lcore_loop.c) calls it
+ * with what the port received. Its per-job parts are the headers of
+ * dataplane/pipeline/, which only pipeline.c includes.
  */
 #include <stdint.h>
 

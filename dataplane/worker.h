@@ -2,9 +2,9 @@
 #ifndef FG_DP_WORKER_H
 #define FG_DP_WORKER_H
 /*
- * One worker per lcore: it polls its RX queues, runs the per-burst pipeline
- * and sends the answers on the queue the packets came from. Everything a
- * worker writes lives in its own cache-aligned struct worker.
+ * The per-lcore state of a worker: one cache-aligned struct worker per lcore, which holds
+ * everything the worker writes, set up by worker_init() and looked up once when the lcore
+ * loop (lcore_loop.h) starts. The pipeline (pipeline.h) reads and counts into it.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,7 +20,7 @@
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
 #include "dataplane/shared_state.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 
 #define WORKER_MAX_RXQ   16
 #define WORKER_MAX_PORTS 16
@@ -82,12 +82,11 @@ struct worker {
 	/* Time, refreshed once per burst. */
 	struct dp_clock clock;
 	uint64_t now_ms;
-	uint64_t tick_deadline_tsc;
 
 	struct syncookie_ctx cookies;
 	struct http_resp_ctx resp;
 
-	const volatile bool *stop;        /* set by the main lcore to end worker_main() */
+	const volatile bool *stop;        /* set by the main lcore to end lcore_loop_run() */
 
 	struct dp_counters ctr __rte_cache_aligned;
 } __rte_cache_aligned;
@@ -96,6 +95,14 @@ static inline void
 worker_listen_add(struct worker *w, uint16_t port)
 {
 	w->listen[port >> 6] |= 1ull << (port & 63);
+}
+
+/* Counts a dropped packet under reason r; returns 0 (the pipeline's "drop it"). */
+static inline int
+worker_drop(struct worker *w, enum dp_drop_reason r)
+{
+	w->ctr.drops[r]++;
+	return 0;
 }
 
 static inline bool
@@ -128,8 +135,5 @@ worker_events(const struct worker *w)
  * SYN cookie master key. Returns 0 or a negative errno.
  */
 int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s);
-
-/* The lcore entry point (rte_eal_remote_launch); arg is a struct worker. Runs until *w->stop. */
-int worker_main(void *arg);
 
 #endif

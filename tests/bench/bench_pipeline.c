@@ -116,16 +116,6 @@ answer_status(struct rte_mbuf *m)
 	return len > 12 ? (unsigned)atoi(p + 9) : 0;
 }
 
-static struct rte_mbuf *
-mb(void)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(H.pool);
-
-	if (m == NULL)
-		abort();
-	return m;
-}
-
 /*
  * For a case of many users, sends their buckets out of the caches, as a crowd's are: each of
  * half a million buyers comes back too seldom for its bucket to stay cached; and moves the
@@ -199,7 +189,7 @@ run_case(struct bench_case *c, unsigned iters)
 	if (per_chunk == NULL)
 		abort();
 	for (int i = 0; i < BURST; i++)
-		b[i] = mb();
+		b[i] = dph_mbuf(&H);
 	if (c->setup)
 		c->setup();
 	/* Warm up (a limited case spends its bucket here), then check the answers once. */
@@ -280,7 +270,7 @@ main(int argc, char **argv)
 	uint32_t isn = 123456;
 	struct pb_tcp syn = { .sport = 50000, .seq = isn, .flags = RTE_TCP_SYN_FLAG, .mss = 1460,
 		.linux_opts = true };
-	struct rte_mbuf *sa = dph_one(&H, pb_tcp_frame(mb(), &syn));
+	struct rte_mbuf *sa = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
 	uint32_t cookie = rte_be_to_cpu_32(pb_th(sa)->sent_seq);
 
 	rte_pktmbuf_free(sa);
@@ -332,7 +322,7 @@ main(int argc, char **argv)
 			"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Device-Id: dev-42\r\n"
 			"Content-Length: 0\r\n\r\n",
 			seg, t);
-		struct rte_mbuf *f = pb_request(mb(), isn, cookie, rq, 50000);
+		struct rte_mbuf *f = pb_request(dph_mbuf(&H), isn, cookie, rq, 50000);
 
 		many_len[u] = rte_pktmbuf_data_len(f);
 		if (many_len[u] > FRAME_ROOM)
@@ -347,7 +337,7 @@ main(int argc, char **argv)
 			"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Device-Id: %s\r\n"
 			"Content-Length: 0\r\n\r\n",
 			seg, t, dev_ids[u]);
-		f = pb_request(mb(), isn, cookie, rq, 50000);
+		f = pb_request(dph_mbuf(&H), isn, cookie, rq, 50000);
 		many_dev_len[u] = rte_pktmbuf_data_len(f);
 		if (many_dev_len[u] > FRAME_ROOM)
 			abort();
@@ -360,27 +350,27 @@ main(int argc, char **argv)
 	uint8_t data_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG;
 	struct bench_case cases[] = {
 		{ "SYN -> SYN-ACK", 200, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
-			pb_tcp_frame(mb(), &syn) },
+			pb_tcp_frame(dph_mbuf(&H), &syn) },
 		{ "GET /healthz -> 200 + FIN", 600,
 			RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG,
-			pb_request(mb(), isn, cookie, healthz, 50000) },
+			pb_request(dph_mbuf(&H), isn, cookie, healthz, 50000) },
 		{ "GET /api/v1/events/1 -> 200 + FIN", 0,
 			RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG,
-			pb_request(mb(), isn, cookie, event, 50000) },
+			pb_request(dph_mbuf(&H), isn, cookie, event, 50000) },
 		{ "request with a bad cookie -> RST", 0, RTE_TCP_RST_FLAG,
-			pb_request(mb(), isn, cookie + 7, healthz, 50000) },
+			pb_request(dph_mbuf(&H), isn, cookie + 7, healthz, 50000) },
 		{ "reserve admitted -> 202 + receipt", 1000, data_flags,
-			pb_request(mb(), isn, cookie, reserve, 50000), 202, setup_open },
+			pb_request(dph_mbuf(&H), isn, cookie, reserve, 50000), 202, setup_open },
 		{ "result poll (receipt) -> 200", 0, data_flags,
-			pb_request(mb(), isn, cookie, poll, 50000), 200, NULL },
+			pb_request(dph_mbuf(&H), isn, cookie, poll, 50000), 200, NULL },
 		{ "reserve with a forged token -> 403", 800, data_flags,
-			pb_request(mb(), isn, cookie, bad, 50000), 403, NULL },
+			pb_request(dph_mbuf(&H), isn, cookie, bad, 50000), 403, NULL },
 		{ "reserve after sell-out -> 410", 800, data_flags,
-			pb_request(mb(), isn, cookie, reserve, 50000), 410, setup_sold_out },
+			pb_request(dph_mbuf(&H), isn, cookie, reserve, 50000), 410, setup_sold_out },
 		{ "reserve over the IP limit -> 429", 800, data_flags,
-			pb_request(mb(), isn, cookie, reserve, 50000), 429, setup_ip_limited },
+			pb_request(dph_mbuf(&H), isn, cookie, reserve, 50000), 429, setup_ip_limited },
 		{ "reserve over the user limit -> 429", 800, data_flags,
-			pb_request(mb(), isn, cookie, reserve, 50000), 429, setup_user_limited },
+			pb_request(dph_mbuf(&H), isn, cookie, reserve, 50000), 429, setup_user_limited },
 		{ "reserve admitted, users' buckets cold, limits on -> 202", 0, data_flags, NULL,
 			202, setup_many_users, many, many_len, many_users },
 		{ "reserve admitted, users' and devices' buckets cold, limits on -> 202", 0,

@@ -176,6 +176,20 @@ dph_publish(struct dp_harness *h, const struct dp_event_cfg *ev, const uint8_t *
 	h->w->sh = shared_get(&h->shared);
 }
 
+/*
+ * An mbuf of the harness's pool to build a frame in (tests/lib/pktbuild.h); exits when the
+ * pool is empty (tests only).
+ */
+static inline struct rte_mbuf *
+dph_mbuf(struct dp_harness *h)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+
+	if (m == NULL)
+		abort();
+	return m;
+}
+
 /* Runs one frame through the pipeline: returns the answer, or NULL when it was dropped. */
 static inline struct rte_mbuf *
 dph_one(struct dp_harness *h, struct rte_mbuf *m)

@@ -23,16 +23,6 @@ static uint8_t sold_out[4];
 static struct dp_limits limits;
 static const char *const *rules;
 
-static struct rte_mbuf *
-mb(void)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(H.pool);
-
-	if (m == NULL)
-		abort();
-	return m;
-}
-
 static void
 publish(void)
 {
@@ -53,7 +43,7 @@ ask(const char *req, struct answer *a)
 	uint32_t isn = 77u * sport;
 	struct pb_tcp syn = { .src_ip = client_ip, .sport = sport, .seq = isn,
 		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(mb(), &syn));
+	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
 
 	memset(a, 0, sizeof(*a));
 	if (r == NULL)
@@ -65,7 +55,7 @@ ask(const char *req, struct answer *a)
 		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = req,
 		.payload_len = (uint16_t)strlen(req) };
 
-	r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 	if (r == NULL)
 		return;
 	uint16_t len;
@@ -682,7 +672,7 @@ test_burst_order(void)
 			.seq = 1000u * i,
 			.flags = RTE_TCP_SYN_FLAG,
 			.mss = 1460};
-		struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(mb(), &syn));
+		struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
 		uint32_t cookie = r != NULL ? rte_be_to_cpu_32(pb_th(r)->sent_seq) : 0;
 
 		rte_pktmbuf_free(r);
@@ -694,7 +684,7 @@ test_burst_order(void)
 			.payload = req[i],
 			.payload_len = (uint16_t)strlen(req[i])};
 
-		b[at[i]] = pb_tcp_frame(mb(), &t);
+		b[at[i]] = pb_tcp_frame(dph_mbuf(&H), &t);
 	}
 	struct pb_tcp syn = {.src_ip = client_ip,
 		.sport = next_port++,
@@ -709,8 +699,8 @@ test_burst_order(void)
 		.payload = req[0],
 		.payload_len = (uint16_t)strlen(req[0])};
 
-	b[1] = pb_tcp_frame(mb(), &syn);
-	b[4] = pb_tcp_frame(mb(), &forged);
+	b[1] = pb_tcp_frame(dph_mbuf(&H), &syn);
+	b[4] = pb_tcp_frame(dph_mbuf(&H), &forged);
 
 	uint64_t admitted = H.w->ctr.admit[DP_ADM_RESERVE_ADMITTED];
 	uint16_t n = pipeline_burst(H.w, 0, b, N + 2, tx);

@@ -10,16 +10,6 @@
 
 static struct dp_harness H;
 
-static struct rte_mbuf *
-mb(void)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(H.pool);
-
-	if (m == NULL)
-		abort();
-	return m;
-}
-
 /* Sends a SYN from sport with client_isn; returns our SYN-ACK (checked by the caller). */
 static struct rte_mbuf *
 syn(uint32_t isn, uint16_t sport, uint16_t mss, bool linux_opts)
@@ -27,7 +17,7 @@ syn(uint32_t isn, uint16_t sport, uint16_t mss, bool linux_opts)
 	struct pb_tcp t = { .sport = sport, .seq = isn, .flags = RTE_TCP_SYN_FLAG, .mss = mss,
 		.linux_opts = linux_opts };
 
-	return dph_one(&H, pb_tcp_frame(mb(), &t));
+	return dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 }
 
 /* The cookie our SYN-ACK carries for (sport, isn); 0 and a failed check if there was none. */
@@ -51,7 +41,7 @@ request(const char *req, uint16_t sport)
 	uint32_t isn = 1000u * sport;
 	uint32_t c = cookie_for(isn, sport);
 
-	return dph_one(&H, pb_request(mb(), isn, c, req, sport));
+	return dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, sport));
 }
 
 static unsigned
@@ -79,7 +69,7 @@ test_arp(void)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, cl[6] = PB_CL_MAC,
 			     dp[6] = PB_DP_MAC;
-	struct rte_mbuf *m = mb();
+	struct rte_mbuf *m = dph_mbuf(&H);
 	struct rte_ether_hdr *eth = pb_eth(m, bcast, cl, RTE_ETHER_TYPE_ARP, 14 + 28 + 18);
 	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
 
@@ -109,7 +99,7 @@ test_arp(void)
 	rte_pktmbuf_free(r);
 
 	/* A request for someone else's address is not ours to answer. */
-	m = mb();
+	m = dph_mbuf(&H);
 	eth = pb_eth(m, bcast, cl, RTE_ETHER_TYPE_ARP, 14 + 28);
 	a = (struct rte_arp_hdr *)(eth + 1);
 	a->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
@@ -124,7 +114,7 @@ test_arp(void)
 	tap_eq_int(H.w->ctr.drops[DP_DROP_ARP_IGNORED] - before, 1, "  counted as arp_ignored");
 
 	/* Truncated ARP. */
-	m = mb();
+	m = dph_mbuf(&H);
 	pb_eth(m, bcast, cl, RTE_ETHER_TYPE_ARP, 14 + 10);
 	before = H.w->ctr.drops[DP_DROP_ARP_MALFORMED];
 	tap_ok(dph_one(&H, m) == NULL, "truncated ARP is dropped");
@@ -135,7 +125,7 @@ static struct rte_mbuf *
 icmp_frame(uint8_t type, uint16_t payload, bool corrupt)
 {
 	static const uint8_t dp[6] = PB_DP_MAC, cl[6] = PB_CL_MAC;
-	struct rte_mbuf *m = mb();
+	struct rte_mbuf *m = dph_mbuf(&H);
 	uint16_t ip_len = (uint16_t)(20 + 8 + payload);
 	struct rte_ether_hdr *eth = pb_eth(m, dp, cl, RTE_ETHER_TYPE_IPV4, (uint16_t)(14 + ip_len));
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -229,7 +219,7 @@ test_syn(void)
 	struct pb_tcp t = { .sport = 40003, .dport = 81, .seq = 500, .flags = RTE_TCP_SYN_FLAG,
 		.mss = 1460 };
 
-	r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 	if (tap_ok(r != NULL, "SYN to a closed port is answered")) {
 		th = pb_th(r);
 		tap_ok(th->tcp_flags == (RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG) &&
@@ -240,7 +230,7 @@ test_syn(void)
 	}
 	/* Listening port list: 8080 is also ours. */
 	t.dport = 8080;
-	r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 	tap_ok(r != NULL && pb_th(r)->tcp_flags == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG),
 		"SYN to the second listening port gets a SYN-ACK");
 	rte_pktmbuf_free(r);
@@ -257,7 +247,7 @@ test_syn(void)
 	uint64_t before = H.w->ctr.drops[DP_DROP_TCP_BAD_FLAGS];
 
 	t = (struct pb_tcp){ .sport = 40005, .seq = 1, .flags = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG };
-	tap_ok(dph_one(&H, pb_tcp_frame(mb(), &t)) == NULL, "SYN+FIN is dropped");
+	tap_ok(dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)) == NULL, "SYN+FIN is dropped");
 	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_BAD_FLAGS] - before, 1, "  counted as tcp_bad_flags");
 }
 
@@ -268,7 +258,7 @@ test_request(void)
 	uint16_t req_len = (uint16_t)strlen(req);
 	uint32_t isn = 0xfffffff0; /* seq wraps around during the connection */
 	uint32_t c = cookie_for(isn, 41000);
-	struct rte_mbuf *r = dph_one(&H, pb_request(mb(), isn, c, req, 41000));
+	struct rte_mbuf *r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, 41000));
 
 	if (!tap_ok(r != NULL, "a request with a valid cookie is answered"))
 		return;
@@ -294,7 +284,7 @@ test_request(void)
 	rte_pktmbuf_free(r);
 
 	/* The same request again (a retransmission) gets the same answer. */
-	r = dph_one(&H, pb_request(mb(), isn, c, req, 41000));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, 41000));
 	tap_ok(r != NULL && http_status(r) == 200, "a retransmitted request is answered again");
 	rte_pktmbuf_free(r);
 
@@ -303,7 +293,7 @@ test_request(void)
 		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, .payload = req,
 		.payload_len = req_len };
 
-	r = dph_one(&H, pb_tcp_frame(mb(), &tf));
+	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &tf));
 	tap_ok(r != NULL && http_status(r) == 200 &&
 		       rte_be_to_cpu_32(pb_th(r)->recv_ack) == (uint32_t)(isn + 1 + req_len + 1),
 		"request+FIN in one segment: answered, and the ack covers the FIN");
@@ -312,7 +302,7 @@ test_request(void)
 	/* Bad cookie: RST, seq = their ack. */
 	uint64_t before = H.w->ctr.answers[DP_ANS_RST_BAD_COOKIE];
 
-	r = dph_one(&H, pb_request(mb(), isn, c ^ 0x100, req, 41000));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c ^ 0x100, req, 41000));
 	if (tap_ok(r != NULL, "data acking a wrong cookie is answered")) {
 		th = pb_th(r);
 		tap_ok(th->tcp_flags == RTE_TCP_RST_FLAG &&
@@ -324,12 +314,12 @@ test_request(void)
 		rte_pktmbuf_free(r);
 	}
 	/* A valid cookie for another client ISN: RST. */
-	r = dph_one(&H, pb_request(mb(), isn + 1, c, req, 41000));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn + 1, c, req, 41000));
 	tap_ok(r != NULL && pb_th(r)->tcp_flags == RTE_TCP_RST_FLAG,
 		"a cookie replayed with another ISN is refused");
 	rte_pktmbuf_free(r);
 	/* A valid cookie from another source port: RST. */
-	r = dph_one(&H, pb_request(mb(), isn, c, req, 41001));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, 41001));
 	tap_ok(r != NULL && pb_th(r)->tcp_flags == RTE_TCP_RST_FLAG,
 		"a cookie replayed from another port is refused");
 	rte_pktmbuf_free(r);
@@ -338,11 +328,11 @@ test_request(void)
 	uint64_t now_s = H.w->now_ms / 1000;
 
 	syncookie_tick(&H.w->cookies, now_s + 64);
-	r = dph_one(&H, pb_request(mb(), isn, c, req, 41000));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, 41000));
 	tap_ok(r != NULL && http_status(r) == 200, "a cookie from the previous slot is accepted");
 	rte_pktmbuf_free(r);
 	syncookie_tick(&H.w->cookies, now_s + 128);
-	r = dph_one(&H, pb_request(mb(), isn, c, req, 41000));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c, req, 41000));
 	tap_ok(r != NULL && pb_th(r)->tcp_flags == RTE_TCP_RST_FLAG,
 		"a cookie two slots old is refused");
 	rte_pktmbuf_free(r);
@@ -357,7 +347,7 @@ test_fin_and_acks(void)
 	uint32_t c = cookie_for(isn, 42000);
 	struct pb_tcp t = { .sport = 42000, .seq = isn + 1 + 60, .ack = c + 1 + 200 + 1,
 		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG };
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 
 	if (tap_ok(r != NULL, "the client's FIN after our answer is answered")) {
 		struct rte_tcp_hdr *th = pb_th(r);
@@ -371,7 +361,7 @@ test_fin_and_acks(void)
 	/* A FIN before any request: close our side too. */
 	t = (struct pb_tcp){ .sport = 42000, .seq = isn + 1, .ack = c + 1,
 		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG };
-	r = dph_one(&H, pb_tcp_frame(mb(), &t));
+	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 	tap_ok(r != NULL && pb_th(r)->tcp_flags == (RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG) &&
 		       rte_be_to_cpu_32(pb_th(r)->recv_ack) == isn + 2,
 		"a FIN right after the handshake gets FIN+ACK");
@@ -380,17 +370,18 @@ test_fin_and_acks(void)
 	uint64_t before = H.w->ctr.drops[DP_DROP_TCP_PURE_ACK];
 
 	t = (struct pb_tcp){ .sport = 42000, .seq = isn + 1, .ack = c + 1, .flags = RTE_TCP_ACK_FLAG };
-	tap_ok(dph_one(&H, pb_tcp_frame(mb(), &t)) == NULL, "the handshake's final ACK is dropped");
+	tap_ok(dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)) == NULL,
+		"the handshake's final ACK is dropped");
 	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_PURE_ACK] - before, 1, "  counted as tcp_pure_ack");
 	before = H.w->ctr.drops[DP_DROP_TCP_RST_IN];
 	t.flags = RTE_TCP_RST_FLAG;
-	tap_ok(dph_one(&H, pb_tcp_frame(mb(), &t)) == NULL, "a RST is never answered");
+	tap_ok(dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)) == NULL, "a RST is never answered");
 	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_RST_IN] - before, 1, "  counted as tcp_rst_received");
 	before = H.w->ctr.drops[DP_DROP_TCP_BAD_FLAGS];
 	t.flags = RTE_TCP_PSH_FLAG;
 	t.payload = "GET / HTTP/1.1\r\n\r\n";
 	t.payload_len = 18;
-	tap_ok(dph_one(&H, pb_tcp_frame(mb(), &t)) == NULL, "data without ACK is dropped");
+	tap_ok(dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)) == NULL, "data without ACK is dropped");
 	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_BAD_FLAGS] - before, 1, "  counted as tcp_bad_flags");
 }
 
@@ -413,51 +404,53 @@ test_drops(void)
 
 	t = syn_t;
 	t.frag = RTE_IPV4_HDR_MF_FLAG;
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_FRAGMENT, "a first fragment (MF)");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_FRAGMENT, "a first fragment (MF)");
 	t.frag = 100;
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_FRAGMENT, "a later fragment (offset)");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_FRAGMENT,
+		"a later fragment (offset)");
 	t = syn_t;
 	t.ihl = 6;
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_OPTIONS, "IPv4 with options");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_OPTIONS, "IPv4 with options");
 	t = syn_t;
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->hdr_checksum ^= RTE_BE16(0x0100);
 	expect_drop(m, DP_DROP_IP_CKSUM, "a bad IPv4 checksum");
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_th(m)->cksum ^= RTE_BE16(0x0001);
 	expect_drop(m, DP_DROP_TCP_CKSUM, "a bad TCP checksum");
 	t.ttl = 0;
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->time_to_live = 0;
 	pb_ip(m)->hdr_checksum = 0;
 	pb_ip(m)->hdr_checksum = rte_cpu_to_be_16((uint16_t)~pb_fold(pb_sum(pb_ip(m), 20, 0)));
 	expect_drop(m, DP_DROP_IP_TTL, "TTL 0");
 	t = syn_t;
 	t.dst_ip = RTE_IPV4(198, 18, 0, 3);
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_NOT_FOR_US, "a packet for another address");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_NOT_FOR_US,
+		"a packet for another address");
 	t = syn_t;
 	t.src_ip = RTE_IPV4(255, 255, 255, 255);
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_BAD_SOURCE, "a broadcast source");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_BAD_SOURCE, "a broadcast source");
 	t.src_ip = RTE_IPV4(224, 0, 0, 1);
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_BAD_SOURCE, "a multicast source");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_BAD_SOURCE, "a multicast source");
 	t.src_ip = RTE_IPV4(127, 0, 0, 1);
-	expect_drop(pb_tcp_frame(mb(), &t), DP_DROP_IP_BAD_SOURCE, "a loopback source");
+	expect_drop(pb_tcp_frame(dph_mbuf(&H), &t), DP_DROP_IP_BAD_SOURCE, "a loopback source");
 	t = syn_t;
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->total_length = RTE_BE16(400);
 	pb_ip(m)->hdr_checksum = 0;
 	pb_ip(m)->hdr_checksum = rte_cpu_to_be_16((uint16_t)~pb_fold(pb_sum(pb_ip(m), 20, 0)));
 	expect_drop(m, DP_DROP_IP_TOTAL_LEN, "a total length beyond the frame");
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->version_ihl = 0x65;
 	expect_drop(m, DP_DROP_IP_VERSION, "IP version 6 in an IPv4 frame");
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->version_ihl = 0x44;
 	expect_drop(m, DP_DROP_IP_HDR_LEN, "IHL 4");
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_th(m)->data_off = 0x40;
 	expect_drop(m, DP_DROP_TCP_HDR_LEN, "TCP data offset 4");
-	m = pb_tcp_frame(mb(), &t);
+	m = pb_tcp_frame(dph_mbuf(&H), &t);
 	pb_ip(m)->next_proto_id = IPPROTO_UDP;
 	pb_ip(m)->hdr_checksum = 0;
 	pb_ip(m)->hdr_checksum = rte_cpu_to_be_16((uint16_t)~pb_fold(pb_sum(pb_ip(m), 20, 0)));
@@ -466,24 +459,24 @@ test_drops(void)
 	static const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 0x99 }, cl[6] = PB_CL_MAC,
 			     dp[6] = PB_DP_MAC;
 
-	m = pb_tcp_frame(mb(), &syn_t);
+	m = pb_tcp_frame(dph_mbuf(&H), &syn_t);
 	memcpy(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr, other, 6);
 	expect_drop(m, DP_DROP_ETH_NOT_FOR_US, "a frame for another MAC");
-	m = mb();
+	m = dph_mbuf(&H);
 	pb_eth(m, dp, cl, RTE_ETHER_TYPE_IPV6, 14 + 40);
 	expect_drop(m, DP_DROP_ETH_UNSUPPORTED, "IPv6");
-	m = mb();
+	m = dph_mbuf(&H);
 	pb_eth(m, dp, cl, RTE_ETHER_TYPE_IPV4, 14);
 	m->data_len = m->pkt_len = 10;
 	expect_drop(m, DP_DROP_ETH_RUNT, "a 10-byte frame");
-	m = mb();
+	m = dph_mbuf(&H);
 	pb_eth(m, dp, cl, RTE_ETHER_TYPE_IPV4, 14 + 12);
 	expect_drop(m, DP_DROP_IP_RUNT, "a frame too short for IPv4");
 
 	/* Ethernet padding after a short packet is not part of the segment. */
 	t = syn_t;
 	t.pad = 6;
-	m = dph_one(&H, pb_tcp_frame(mb(), &t));
+	m = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 	tap_ok(m != NULL && pb_th(m)->tcp_flags == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG),
 		"a padded SYN is answered (padding ignored)");
 	rte_pktmbuf_free(m);
@@ -571,8 +564,8 @@ test_routes(void)
 	uint32_t c = rte_be_to_cpu_32(pb_th(s)->sent_seq);
 
 	rte_pktmbuf_free(s);
-	r = dph_one(&H, pb_request(mb(), isn, c, "GET /api/v1/events/1 HTTP/1.1\r\nHost: a\r\n\r\n",
-				 45002));
+	r = dph_one(&H, pb_request(dph_mbuf(&H), isn, c,
+			    "GET /api/v1/events/1 HTTP/1.1\r\nHost: a\r\n\r\n", 45002));
 	pb_payload(r, &len);
 	tap_ok(len > 0 && len <= 536, "answers fit the client's MSS of 536 (%u bytes)", len);
 	rte_pktmbuf_free(r);
@@ -588,7 +581,7 @@ test_burst_and_leaks(void)
 	for (int i = 0; i < 8; i++) {
 		t.sport = (uint16_t)(46000 + i);
 		t.dst_ip = (i % 2) ? RTE_IPV4(198, 18, 0, 9) : 0; /* odd ones are not ours */
-		in[i] = pb_tcp_frame(mb(), &t);
+		in[i] = pb_tcp_frame(dph_mbuf(&H), &t);
 	}
 	uint16_t n = pipeline_burst(H.w, 0, in, 8, tx);
 	bool order = n == 4;

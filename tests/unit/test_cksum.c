@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/net_cksum.h"
+#include "net/net_cksum.h"
+#include "tests/lib/rng.h"
 #include "tests/tap.h"
 
 /* Room for any IPv4 datagram, so a flipped total length never reads outside the buffer. */
@@ -15,16 +16,13 @@
 
 static uint8_t pkt[BUF_LEN];
 
-/* xorshift64*: reproducible pseudo-random inputs, so a failure can be replayed. */
+/* xorshift64* (tests/lib/rng.h): reproducible inputs, so a failure can be replayed. */
 static uint64_t rng_state = UINT64_C(0x243f6a8885a308d3);
 
 static uint64_t
 rng64(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * UINT64_C(0x2545f4914f6cdd1d);
+	return rng_xorshift64s(&rng_state);
 }
 
 static void

@@ -10,6 +10,7 @@
 
 #include "dataplane/http_parser.h"
 #include "tests/guard.h"
+#include "tests/lib/rng.h"
 #include "tests/tap.h"
 
 /* Printable, bounded rendering of an input for test names (TAP lines must stay one line). */
@@ -608,16 +609,14 @@ test_prefixes(void)
 	}
 }
 
-/* Deterministic xorshift64*: the same seed gives the same mutations on every run. */
+/* Deterministic xorshift64* (tests/lib/rng.h): the same seed gives the same mutations on
+ * every run. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t
 rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+	return rng_xorshift64s_u32(&rng_state);
 }
 
 static const char *const seeds[] = {

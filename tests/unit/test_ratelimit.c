@@ -14,6 +14,7 @@
 
 #include "dataplane/ratelimit.h"
 #include "tests/lib/eal_rundir.h"
+#include "tests/lib/rng.h"
 #include "tests/tap.h"
 
 #define T0 UINT64_C(1700000000000) /* a Unix time in ms */
@@ -306,16 +307,6 @@ test_replacement(void)
 	rl_table_free(t);
 }
 
-static uint64_t
-splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /* Keys of patterns that a weak hash would pile into a few sets. */
 static uint64_t
 key_of(unsigned pattern, uint64_t i, uint64_t *rng)
@@ -332,7 +323,7 @@ key_of(unsigned pattern, uint64_t i, uint64_t *rng)
 	case 4:
 		return i << 56 | i << 20; /* very high and middle bits */
 	default:
-		return splitmix(rng); /* random */
+		return rng_splitmix64(rng); /* random */
 	}
 }
 

@@ -14,6 +14,7 @@
 
 #include "dataplane/rules.h"
 #include "tests/lib/eal_rundir.h"
+#include "tests/lib/rng.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
 
@@ -211,14 +212,11 @@ test_users_devices(void)
 
 static uint64_t rng = 0x5eed;
 
+/* splitmix64 (tests/lib/rng.h) from this file's seed. */
 static uint64_t
 rnd(void)
 {
-	uint64_t z = (rng += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return rng_splitmix64(&rng);
 }
 
 static int

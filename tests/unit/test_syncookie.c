@@ -12,7 +12,7 @@
 #include <rte_ip.h>
 
 #include "common/siphash.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 #include "tests/tap.h"
 
 /*

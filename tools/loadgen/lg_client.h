@@ -14,7 +14,7 @@
 #include <rte_mempool.h>
 
 #include "common/token.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 #include "tools/loadgen/lg_conn.h"
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_pcap.h"

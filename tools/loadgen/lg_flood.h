@@ -6,7 +6,7 @@
  * back from a flashgate data plane:
  *   syn       SYNs from random flood addresses and ports     -> a SYN-ACK acking the SYN
  *   bad-ack   an ACK carrying a request, with no SYN before   -> RST <SEQ=SEG.ACK>
- *             (dataplane/tcp_stateless.h: the ACK proves no cookie, RFC 9293 §3.10.7.1)
+ *             (dataplane/pipeline/tcp.h: the ACK proves no cookie, RFC 9293 §3.10.7.1)
  *   unsigned  full handshake, then a token request with a forged or no session (-> 401), or a
  *             reserve with a forged or no purchase token (-> 403)
  *   one-ip    token requests with valid sessions, all from one address -> 200, then 429 once

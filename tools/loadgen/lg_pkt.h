@@ -18,7 +18,8 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
-#include "dataplane/net_cksum.h"
+#include "net/frame.h"
+#include "net/net_cksum.h"
 
 #define LG_MSS 1460
 
@@ -56,11 +57,14 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 
 	if (unlikely(eth == NULL))
 		return -1;
-	rte_ether_addr_copy(&l->peer_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&l->our_mac, &eth->src_addr);
+	frame_eth_put(eth, &l->peer_mac, &l->our_mac);
 	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	rte_be32_t src = rte_cpu_to_be_32(s->src_ip), dst = rte_cpu_to_be_32(s->dst_ip);
+	/* Both headers' sums from the values written (net_cksum.h: reading a header back right
+	 * after writing it stalls), the payload's from where it is copied from. */
+	uint32_t addrs = net_sum32(src) + net_sum32(dst);
 
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = 0;
@@ -69,11 +73,6 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_TCP;
-	rte_be32_t src = rte_cpu_to_be_32(s->src_ip), dst = rte_cpu_to_be_32(s->dst_ip);
-	/* Both headers' sums from the values written (net_cksum.h: reading a header back right
-	 * after writing it stalls), the payload's from where it is copied from. */
-	uint32_t addrs = net_sum32(src) + net_sum32(dst);
-
 	ip->src_addr = src;
 	ip->dst_addr = dst;
 	ip->hdr_checksum =
@@ -88,20 +87,11 @@ lg_pkt_tcp(struct rte_mbuf *m, const struct lg_link *l, const struct lg_seg *s)
 	uint32_t sum = net_tcp4_phdr_sum_of(addrs, tcp_len) +
 		       net_tcp_hdr_sum(sport, dport, seq, ack, off, s->flags, RTE_BE16(65535));
 
-	th->src_port = sport;
-	th->dst_port = dport;
-	th->sent_seq = seq;
-	th->recv_ack = ack;
-	th->data_off = off;
-	th->tcp_flags = s->flags;
-	th->rx_win = RTE_BE16(65535);
-	th->tcp_urp = 0;
+	frame_tcp_put(th, sport, dport, seq, ack, off, s->flags, RTE_BE16(65535));
 	if (opt_len) {
-		/* RFC 9293 §3.2: MSS, length 4 */
-		const uint8_t mss[4] = {2, 4, (uint8_t)(LG_MSS >> 8), (uint8_t)LG_MSS};
-
-		memcpy(o, mss, sizeof(mss));
-		sum += net_word(2, 4) + net_word((uint8_t)(LG_MSS >> 8), (uint8_t)LG_MSS);
+		frame_tcp_mss_put(o, LG_MSS);
+		sum += net_word(FRAME_TCP_OPT_MSS, 4) +
+		       net_word((uint8_t)(LG_MSS >> 8), (uint8_t)LG_MSS);
 	}
 	if (s->payload_len) {
 		/* At an even offset of the segment: its sum is the source's. */
@@ -228,21 +218,8 @@ lg_pkt_rx(struct rte_mbuf *m, struct lg_rx_seg *seg)
 	seg->payload = (const char *)th + thl;
 	seg->payload_len = (uint16_t)(l4 - thl);
 	seg->mss = 0;
-	if (seg->flags & RTE_TCP_SYN_FLAG) {
-		const uint8_t *o = (const uint8_t *)(th + 1), *oe = (const uint8_t *)th + thl;
-
-		while (o < oe && *o != 0) {
-			if (*o == 1) {
-				o++;
-				continue;
-			}
-			if (oe - o < 2 || o[1] < 2 || o[1] > oe - o)
-				break;
-			if (o[0] == 2 && o[1] == 4)
-				seg->mss = (uint16_t)(o[2] << 8 | o[3]);
-			o += o[1];
-		}
-	}
+	if (seg->flags & RTE_TCP_SYN_FLAG)
+		seg->mss = frame_tcp_syn_mss(th, thl);
 	return LG_RX_TCP;
 }
 

@@ -33,7 +33,7 @@
 #include <rte_mbuf.h>
 
 #include "common/token.h"
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 #include "tools/loadgen/lg_pkt.h"
 
 #define PCAPGEN_SPORT_MIN   1024u

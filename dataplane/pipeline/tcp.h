@@ -1,47 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_DP_TCP_STATELESS_H
-#define FG_DP_TCP_STATELESS_H
+#ifndef FG_DP_PIPELINE_TCP_H
+#define FG_DP_PIPELINE_TCP_H
 /*
  * Stateless TCP (see docs/dataplane.md): a SYN is answered with a SYN-ACK
  * whose ISN is a SYN cookie; a data segment whose ACK proves a cookie of ours
  * carries the whole request, and is answered with one segment holding the
  * response and our FIN. FINs are acknowledged from the packet alone. Nothing
  * is remembered between packets, so a SYN flood costs only the SYN-ACKs.
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
  */
 #include <rte_tcp.h>
 
-#include "dataplane/http_routes.h"
-#include "dataplane/net_cksum.h"
-#include "dataplane/pkt_reply.h"
-#include "dataplane/tcp_syncookie.h"
+#include "dataplane/pipeline/reply.h"
+#include "dataplane/pipeline/request.h"
+#include "dataplane/pipeline/routes.h"
+#include "dataplane/worker.h"
+#include "net/frame.h"
+#include "net/net_cksum.h"
+#include "net/tcp_syncookie.h"
 
-#define TCP_OPT_EOL 0
-#define TCP_OPT_NOP 1
-#define TCP_OPT_MSS 2
-#define TCP_WINDOW  65535
-
-/* The MSS option of a SYN (RFC 9293 §3.7.1), or 0 when absent or malformed. */
-static inline uint16_t
-tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
-{
-	const uint8_t *o = (const uint8_t *)(th + 1);
-	const uint8_t *end = (const uint8_t *)th + hdr_len;
-
-	while (o < end) {
-		if (*o == TCP_OPT_EOL)
-			break;
-		if (*o == TCP_OPT_NOP) {
-			o++;
-			continue;
-		}
-		if (end - o < 2 || o[1] < 2 || o[1] > end - o)
-			break;
-		if (o[0] == TCP_OPT_MSS && o[1] == 4)
-			return (uint16_t)(o[2] << 8 | o[3]);
-		o += o[1];
-	}
-	return 0;
-}
+#define TCP_WINDOW 65535
 
 /*
  * Rewrites m into our segment: ports and addresses swapped, seq/ack/flags as
@@ -64,17 +44,8 @@ tcp_reply_finish(struct worker *w, const struct worker_port *wp, struct rte_mbuf
 	uint32_t addrs = net_sum32(ip->src_addr) + net_sum32(ip->dst_addr);
 	uint32_t phdr = net_tcp4_phdr_sum_of(addrs, tcp_len);
 
-	th->src_port = sport;
-	th->dst_port = dport;
-	th->sent_seq = seq_be;
-	th->recv_ack = ack_be;
-	th->data_off = off;
-	th->tcp_flags = flags;
-	th->rx_win = RTE_BE16(TCP_WINDOW);
-	th->cksum = 0;
-	th->tcp_urp = 0;
-	reply_ipv4(ip, w, tcp_len);
-	ip->next_proto_id = IPPROTO_TCP;
+	frame_tcp_put(th, sport, dport, seq_be, ack_be, off, flags, RTE_BE16(TCP_WINDOW));
+	reply_ipv4(ip, w, tcp_len, IPPROTO_TCP);
 	reply_eth(eth, wp);
 	reply_set_len(m, sizeof(*eth) + sizeof(*ip) + tcp_len);
 	if (wp->tx_cksum_offload) {
@@ -122,30 +93,19 @@ tcp_send_rst(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	return 1;
 }
 
-static inline int
-tcp_drop(struct worker *w, enum dp_drop_reason r)
-{
-	w->ctr.drops[r]++;
-	return 0;
-}
-
 /* Answers a SYN with a SYN-ACK carrying our cookie and our MSS option. */
 static inline int
 tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
 	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
-	unsigned mss_idx = syncookie_mss_index(tcp_syn_mss(th, th_len));
+	unsigned mss_idx = syncookie_mss_index(frame_tcp_syn_mss(th, th_len));
 	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
 		th->dst_port, client_isn, mss_idx);
-	uint8_t *opt = (uint8_t *)(th + 1);
 
 	/* Only MSS: without timestamps, SACK or window scaling the client asks for nothing
 	 * that would need state. */
-	/* Built in a register and stored at once: the checksum reads the option right back. */
-	const uint8_t mss_opt[4] = {TCP_OPT_MSS, 4, (uint8_t)(w->mss >> 8), (uint8_t)w->mss};
-
-	memcpy(opt, mss_opt, sizeof(mss_opt));
+	frame_tcp_mss_put((uint8_t *)(th + 1), w->mss);
 	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, cookie,
 		client_isn + 1, 4, 0);
 	w->ctr.answers[DP_ANS_SYN_ACK]++;
@@ -156,9 +116,9 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 #define TCP_PENDING 2
 
 /*
- * A request parsed by tcp_input() (http_parse()) and not yet routed, with what its answer
+ * A request parsed by tcp_input() (req_parse()) and not yet routed, with what its answer
  * needs: pipeline_burst() routes it after the next frame's parse, so that the user bucket
- * http_parse() prefetched has that time to arrive.
+ * req_parse() prefetched has that time to arrive.
  */
 struct tcp_pending {
 	const struct worker_port *wp;
@@ -169,7 +129,7 @@ struct tcp_pending {
 	uint32_t ack, next_seq; /* of the answer: our cookie + 1, their seq after the request */
 	char *out;		/* where the answer goes (over the request) */
 	uint16_t cap;		/* its room: the client's MSS, at most the buffer's */
-	struct adm_claims claims;
+	struct req_claims claims;
 	struct http_request r;
 };
 
@@ -202,10 +162,10 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	uint8_t flags;
 
 	if (unlikely(l4_len < sizeof(*th)))
-		return tcp_drop(w, DP_DROP_TCP_HDR_LEN);
+		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
 	th_len = (unsigned)(th->data_off >> 4) * 4;
 	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
-		return tcp_drop(w, DP_DROP_TCP_HDR_LEN);
+		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
 	/* A request will look up its address's bucket (adm_check_ip()): with many clients that
 	 * is a cache miss, which the checksum and the parse now hide. */
 	if (l4_len > th_len && w->rl_ip != NULL)
@@ -214,30 +174,30 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
 	if (unlikely(l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD))
-		return tcp_drop(w, DP_DROP_TCP_CKSUM);
+		return worker_drop(w, DP_DROP_TCP_CKSUM);
 	if (l4f != RTE_MBUF_F_RX_L4_CKSUM_GOOD && unlikely(!net_tcp4_cksum_ok(ip, th)))
-		return tcp_drop(w, DP_DROP_TCP_CKSUM);
+		return worker_drop(w, DP_DROP_TCP_CKSUM);
 
 	uint16_t payload_len = (uint16_t)(l4_len - th_len);
 
 	flags = th->tcp_flags;
 	/* RFC 9293 §3.10.7.1: a RST is never answered. */
 	if (unlikely(flags & RTE_TCP_RST_FLAG))
-		return tcp_drop(w, DP_DROP_TCP_RST_IN);
+		return worker_drop(w, DP_DROP_TCP_RST_IN);
 	if (unlikely(!worker_listens(w, rte_be_to_cpu_16(th->dst_port))))
 		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
 
 	if (flags & RTE_TCP_SYN_FLAG) {
 		if (unlikely(flags & (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG))) {
 			if (flags & RTE_TCP_FIN_FLAG)
-				return tcp_drop(w, DP_DROP_TCP_BAD_FLAGS);
+				return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
 			/* A SYN-ACK to a listener: we opened nothing. */
 			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
 		}
 		return tcp_answer_syn(w, wp, m, eth, ip, th, th_len);
 	}
 	if (unlikely(!(flags & RTE_TCP_ACK_FLAG)))
-		return tcp_drop(w, DP_DROP_TCP_BAD_FLAGS);
+		return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
 
 	uint32_t seq = rte_be_to_cpu_32(th->sent_seq);
 	uint32_t ack = rte_be_to_cpu_32(th->recv_ack);
@@ -245,7 +205,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 
 	if (payload_len == 0) {
 		if (!fin)
-			return tcp_drop(w, DP_DROP_TCP_PURE_ACK);
+			return worker_drop(w, DP_DROP_TCP_PURE_ACK);
 		/* A FIN before any request (seq and ack still at the handshake's values)
 		 * closes a connection we never answered: close our side too. Any other FIN
 		 * follows our response+FIN and only needs its ACK. */
@@ -284,7 +244,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	pend->next_seq = seq + payload_len + fin;
 	pend->out = out;
 	pend->cap = cap;
-	if (likely(http_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len)))
+	if (likely(req_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len)))
 		return TCP_PENDING;
 	tcp_answer_http(w, pend, resp_len);
 	return 1;
@@ -294,7 +254,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 static inline void
 tcp_answer_pending(struct worker *w, struct tcp_pending *p)
 {
-	tcp_answer_http(w, p, http_route(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap));
+	tcp_answer_http(w, p, route_request(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap));
 }
 
 #endif

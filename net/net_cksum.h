@@ -2,9 +2,9 @@
 #ifndef FG_NET_CKSUM_H
 #define FG_NET_CKSUM_H
 /*
- * The Internet checksums the pipeline needs (RFC 1071), on top of DPDK's rte_ip.h: verifying
- * an IPv4 header and a TCP segment, ICMP, setting them, and RFC 1624 incremental updates for
- * answers built by editing the request in place.
+ * The Internet checksums (RFC 1071) that the data plane and the tools share, on top of
+ * DPDK's rte_ip.h: verifying an IPv4 header and a TCP segment, ICMP, setting them, and
+ * RFC 1624 incremental updates for answers built by editing the request in place.
  *
  * All values are as they are in the packet (network order): a 16-bit field is read and
  * written with its bytes as they lie, so the one's complement arithmetic, which does not

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_DP_ICMP_ECHO_H
-#define FG_DP_ICMP_ECHO_H
-/* Answers ICMP echo requests (RFC 792); every other ICMP message is dropped. */
+#ifndef FG_DP_PIPELINE_ICMP_H
+#define FG_DP_PIPELINE_ICMP_H
+/*
+ * Answers ICMP echo requests (RFC 792); every other ICMP message is dropped.
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
+ */
 #include <rte_icmp.h>
 
-#include "dataplane/net_cksum.h"
-#include "dataplane/pkt_reply.h"
+#include "dataplane/pipeline/reply.h"
+#include "net/net_cksum.h"
 
 /*
  * ip is a validated IPv4 header of total length ip_len addressed to us.
@@ -18,24 +23,17 @@ icmp_answer(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip + 1);
 	uint16_t icmp_len = (uint16_t)(ip_len - sizeof(*ip));
 
-	if (unlikely(icmp_len < sizeof(*icmp))) {
-		w->ctr.drops[DP_DROP_ICMP_MALFORMED]++;
-		return 0;
-	}
+	if (unlikely(icmp_len < sizeof(*icmp)))
+		return worker_drop(w, DP_DROP_ICMP_MALFORMED);
 	/* RFC 792: the checksum covers the whole ICMP message. */
-	if (unlikely(!net_icmp_cksum_ok(icmp, icmp_len))) {
-		w->ctr.drops[DP_DROP_ICMP_CKSUM]++;
-		return 0;
-	}
-	if (icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code != 0) {
-		w->ctr.drops[DP_DROP_ICMP_UNSUPPORTED]++;
-		return 0;
-	}
+	if (unlikely(!net_icmp_cksum_ok(icmp, icmp_len)))
+		return worker_drop(w, DP_DROP_ICMP_CKSUM);
+	if (icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code != 0)
+		return worker_drop(w, DP_DROP_ICMP_UNSUPPORTED);
 	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	icmp->icmp_cksum = 0;
 	icmp->icmp_cksum = net_icmp_cksum(icmp, icmp_len);
-	reply_ipv4(ip, w, icmp_len);
-	ip->next_proto_id = IPPROTO_ICMP;
+	reply_ipv4(ip, w, icmp_len, IPPROTO_ICMP);
 	net_ipv4_cksum_set(ip);
 	reply_eth(eth, wp);
 	reply_set_len(m, sizeof(*eth) + ip_len);

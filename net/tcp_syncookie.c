@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "dataplane/tcp_syncookie.h"
+#include "net/tcp_syncookie.h"
 
 /* Domain separation: the master key derives slot keys and nothing else hashes under it. */
 #define SYNCOOKIE_KDF_TAG UINT64_C(0x79656b6e79736766) /* "fgsynkey" little-endian */

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_PIPELINE_ADMISSION_H
+#define FG_DP_PIPELINE_ADMISSION_H
+/*
+ * The admission checks of the routes token, reserve and result (routes.h). Every check
+ * that needs no stock is decided in the data plane, cheapest first, so that a flood costs
+ * the least it can: risk rules and the per-IP bucket before any HMAC, the sale's state
+ * before the tokens, the user's and device's buckets after the token proved who the user
+ * is, the event's forward budget last. The checks (adm_check_*(), adm_peek_user()) return 0
+ * to go on, or the length of the refusal they wrote (answer.h).
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/token.h"
+#include "dataplane/events.h"
+#include "dataplane/pipeline/answer.h"
+#include "dataplane/ratelimit.h"
+#include "dataplane/rules.h"
+#include "dataplane/worker.h"
+
+/*
+ * Refuses (429) a request whose claimed user is over the limit, before any MAC
+ * is checked: the bucket is only looked at, so a forged claim cannot drain
+ * anyone's bucket; the token is taken once the MAC proved the user.
+ */
+static inline uint16_t
+adm_peek_user(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint64_t user)
+{
+	uint32_t retry;
+
+	if (w->rl_user != NULL && user != 0 &&
+		unlikely(!rl_peek(w->rl_user, user, &w->sh->limits.user, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
+			"too many requests for this user", retry);
+	return 0;
+}
+
+/* Seconds from now_ms until t_ms, rounded up, at least 1. */
+static inline uint64_t
+adm_seconds_until(uint64_t now_ms, uint64_t t_ms)
+{
+	return t_ms > now_ms ? (t_ms - now_ms + 999) / 1000 : 1;
+}
+
+/*
+ * Checks shared by the three routes: the client's address against the risk
+ * rules and its bucket. Returns 0 to go on, or the length of the refusal written.
+ */
+static inline uint16_t
+adm_check_ip(struct worker *w, const struct req_view *q, char *out, uint16_t cap)
+{
+	uint32_t retry;
+
+	if (w->sh != NULL && unlikely(rules_block_ip(w->sh->rules, q->client_ip)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_IP, "blocked", 0);
+	if (w->sh != NULL && w->rl_ip != NULL &&
+		unlikely(!rl_take(w->rl_ip, q->client_ip, &w->sh->limits.ip, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_IP,
+			"too many requests from this address", retry);
+	return 0;
+}
+
+/*
+ * An event this data plane does not know: 404 once the control plane's events
+ * are here; before that (a data plane just started) it may well exist, so the
+ * client is asked to come back (503) rather than told it does not.
+ */
+static inline uint16_t
+adm_no_event(struct worker *w, const struct req_view *q, char *out, uint16_t cap)
+{
+	if (w->sh == NULL && w->bridge != NULL)
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no state from the control plane yet", 1);
+	return ans_refuse(w, q, out, cap, 404, DP_REJ_NO_EVENT, "no such event", 0);
+}
+
+/*
+ * The sale's state for admission: 0 when open, else the refusal written
+ * (404 unknown, 425 not yet, 410 sold out or closed). *slot gets the event's
+ * index in the table (for its forward budget).
+ */
+static inline uint16_t
+adm_check_event(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id,
+	const struct event_entry **ev, unsigned *slot)
+{
+	const struct event_table *t = worker_events(w);
+	const struct event_entry *e = event_lookup(t, id);
+
+	if (e == NULL)
+		return adm_no_event(w, q, out, cap);
+	switch (event_state_at(e, w->now_ms)) {
+	case EVENT_UPCOMING:
+		return ans_refuse(w, q, out, cap, 425, DP_REJ_TOO_EARLY, "the sale has not started",
+			adm_seconds_until(w->now_ms, e->starts_at_ms));
+	case EVENT_SOLD_OUT:
+		return ans_refuse(w, q, out, cap, 410, DP_REJ_SOLD_OUT, "sold out", 0);
+	case EVENT_CLOSED:
+		return ans_refuse(w, q, out, cap, 410, DP_REJ_CLOSED, "the sale is closed", 0);
+	case EVENT_OPEN:
+		break;
+	}
+	*ev = e;
+	*slot = (unsigned)(e - t->e);
+	return 0;
+}
+
+/*
+ * The hidden reserve path segment of event id under the current sale key,
+ * made once per event and shared-state version (an HMAC) and then only
+ * compared. NULL when there is no current sale key.
+ */
+static inline const struct worker_path *
+adm_path(struct worker *w, unsigned slot, uint32_t id)
+{
+	struct worker_path *p = &w->path_cache[slot];
+
+	if (unlikely(p->event != id || p->version != w->sh->version)) {
+		int n = tok_path_mint(&w->sh->sale, id, p->seg, sizeof(p->seg));
+
+		p->event = id;
+		p->version = w->sh->version;
+		p->len = n > 0 ? (uint8_t)n : 0;
+	}
+	return p->len ? p : NULL;
+}
+
+/*
+ * Compares n bytes without an early exit: the time says nothing about where they differ.
+ * Eight bytes a step, then the rest one at a time.
+ */
+static inline bool
+adm_equal_ct(const char *a, const char *b, size_t n)
+{
+	uint64_t d = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+	}
+	for (; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/*
+ * Whether seg is the reserve path of event id: the cached segment of the
+ * current key; a segment of another key id (a rotation's overlap) is checked
+ * with its own key, which costs an HMAC, only when that key id is not the
+ * current one.
+ */
+static inline bool
+adm_path_ok(struct worker *w, unsigned slot, uint32_t id, const char *seg, unsigned seg_len)
+{
+	const struct worker_path *p = adm_path(w, slot, id);
+
+	if (likely(p != NULL)) {
+		if (seg_len == p->len && adm_equal_ct(seg, p->seg, p->len))
+			return true;
+		/* Same key id as the current path: a wrong key, no need for an HMAC. */
+		const char *dash = memchr(p->seg, '-', p->len);
+		size_t kid_len = dash ? (size_t)(dash - p->seg) + 1 : 0;
+
+		if (kid_len != 0 && seg_len > kid_len && memcmp(seg, p->seg, kid_len) == 0)
+			return false;
+	}
+	return tok_path_verify(&w->sh->sale, seg, seg_len, id, NULL) == TOK_OK;
+}
+
+/* The per-event forward budget of this worker; a slot whose event changed starts full. */
+static inline struct rl_bucket *
+adm_budget(struct worker *w, unsigned slot, uint32_t event)
+{
+	struct worker_budget *wb = &w->budget[slot];
+
+	if (unlikely(wb->event != event)) {
+		wb->event = event;
+		rl_bucket_init(&wb->bucket);
+	}
+	return &wb->bucket;
+}
+
+#endif

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_PIPELINE_REQUEST_H
+#define FG_DP_PIPELINE_REQUEST_H
+/*
+ * The first half of answering an HTTP request: parse the payload of one TCP segment
+ * (http_parse_request()), answer at once what is malformed, and read, without verifying
+ * them, the users a POST's tokens claim so that their buckets can be prefetched before the
+ * request is routed (routes.h) a frame later.
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dataplane/http_parser.h"
+#include "dataplane/http_response.h"
+#include "dataplane/ratelimit.h"
+#include "dataplane/worker.h"
+
+/*
+ * The users a request's tokens claim, read (not verified) while it is parsed (req_parse()):
+ * the purchase token's or receipt's (X-Flash-Token, "p1.<event>.<user>.") and the session's
+ * (Authorization: Bearer "s1.<user>."). 0 when there is none.
+ */
+struct req_claims {
+	uint64_t purchase, session;
+	uint64_t device; /* the device table's key of X-Device-Id (rl_key_bytes()); 0: none */
+	struct http_str bearer; /* the session token (req_bearer()); empty when there is none */
+};
+
+/* What the routes need from the request, taken before the answer overwrites it. */
+struct req_view {
+	const struct http_request *r;
+	uint32_t client_ip;  /* network byte order */
+	bool cors;           /* the Origin is the configured one: add CORS headers */
+	bool head;
+	struct req_claims claims;
+};
+
+/* The value of "Authorization: Bearer <token>", or a zero-length string. */
+static inline struct http_str
+req_bearer(const struct http_request *r)
+{
+	struct http_str t = { NULL, 0 };
+
+	/* RFC 6750 §2.1: the scheme is case-insensitive, one space, then the token. */
+	if (r->authorization.len > 7 && strncasecmp(r->authorization.p, "Bearer ", 7) == 0) {
+		t.p = r->authorization.p + 7;
+		t.len = (uint16_t)(r->authorization.len - 7);
+	}
+	return t;
+}
+
+/*
+ * The user id a token claims in its field-th dot-separated field (1 for "s1.<user>.",
+ * 2 for "p1.<event>.<user>."), not verified: only for looking at that user's bucket
+ * before paying for the MAC. 0 when the text has no such number.
+ */
+static inline uint64_t
+req_claimed_user(const char *p, size_t len, unsigned field)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+
+	for (unsigned f = 0; f < field; f++) {
+		while (i < len && p[i] != '.')
+			i++;
+		i++;
+	}
+	for (unsigned d = 0; i < len && d < 19 && p[i] >= '0' && p[i] <= '9'; i++, d++)
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	return v;
+}
+
+/*
+ * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
+ * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
+ * request is to be routed (route_request()); false when it was answered already, *answer_len bytes
+ * written to out[0..cap) (malformed or incomplete; out may be req's memory; 0 only if even that
+ * answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
+ * routes a request after the next frame's first half, so a crowd's buckets load meanwhile.
+ */
+static inline bool
+req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap,
+	struct http_request *r, struct req_claims *claims, uint16_t *answer_len)
+{
+	int rc;
+
+	w->ctr.requests++;
+	rc = http_parse_request(req, req_len, r);
+	if (unlikely(rc != 0)) {
+		if (rc == HTTP_INCOMPLETE) {
+			/* Stateless TCP: the whole request must come in one segment. */
+			w->ctr.http[DP_HTTP_431]++;
+			*answer_len = http_resp_error(out, cap, &w->resp, 431,
+				"request must fit in one TCP segment", "", 0, false);
+			return false;
+		}
+		w->ctr.http[dp_http_slot_of((unsigned)rc)]++;
+		*answer_len =
+			http_resp_error(out, cap, &w->resp, (unsigned)rc, r->error, "", 0, false);
+		return false;
+	}
+	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
+	 * the claims. */
+	claims->purchase = claims->session = claims->device = 0;
+	claims->bearer = (struct http_str){NULL, 0};
+	if (r->method == HTTP_M_POST) {
+		if (r->flash_token.len != 0)
+			claims->purchase =
+				req_claimed_user(r->flash_token.p, r->flash_token.len, 2);
+		if (r->authorization.len != 0) {
+			claims->bearer = req_bearer(r);
+			claims->session = req_claimed_user(claims->bearer.p, claims->bearer.len, 1);
+		}
+		if (w->rl_user != NULL) {
+			if (claims->purchase != 0)
+				rl_prefetch(w->rl_user, claims->purchase);
+			else if (claims->session != 0)
+				rl_prefetch(w->rl_user, claims->session);
+		}
+		/* A reserve's device: its key now (route_reserve() needs it) and its bucket on
+		 * the way, as the user's; not once every sale is sold out or closed, when the
+		 * reserves that still come are all answered 410 before any device is looked at. */
+		if (claims->purchase != 0 && r->device_id.len != 0 && w->rl_device != NULL &&
+			worker_events(w)->selling != 0) {
+			claims->device =
+				rl_key_bytes(w->rl_device, r->device_id.p, r->device_id.len);
+			rl_prefetch(w->rl_device, claims->device);
+		}
+	}
+	return true;
+}
+
+#endif

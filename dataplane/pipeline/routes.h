@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_PIPELINE_ROUTES_H
+#define FG_DP_PIPELINE_ROUTES_H
+/*
+ * The data plane's HTTP API (docs/api.md): every route, and the dispatcher route_request()
+ * that picks one for a request req_parse() (request.h) parsed.
+ *   GET|HEAD /healthz
+ *   GET|HEAD /api/v1/events/{id}
+ *   POST     /api/v1/events/{id}/token             session token -> purchase token + reserve path
+ *   POST     /api/v1/events/{id}/reserve/{kid-key} purchase token -> 202 + receipt, forwarded
+ *   GET|HEAD /api/v1/events/{id}/result            purchase token or receipt -> the user's result
+ *   OPTIONS  on any of them: CORS preflight
+ *
+ * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
+ * another header of dataplane/pipeline/ (tests and benchmarks aside).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/token.h"
+#include "common/wire.h"
+#include "dataplane/bridge.h"
+#include "dataplane/events.h"
+#include "dataplane/http_parser.h"
+#include "dataplane/http_response.h"
+#include "dataplane/pipeline/admission.h"
+#include "dataplane/pipeline/answer.h"
+#include "dataplane/pipeline/request.h"
+#include "dataplane/result_table.h"
+#include "dataplane/worker.h"
+
+#define ROUTE_EVENTS_PREFIX "/api/v1/events/"
+
+static inline bool
+route_str_is(const struct http_str *s, const char *lit, size_t lit_len)
+{
+	return s->len == lit_len && memcmp(s->p, lit, lit_len) == 0;
+}
+
+/*
+ * Parses a decimal event id of 1 to 10 digits without a leading zero, at most
+ * UINT32_MAX, from p[0..len). Returns the number of digits used, or 0.
+ */
+static inline unsigned
+route_event_id(const char *p, unsigned len, uint32_t *id)
+{
+	uint64_t v = 0;
+	unsigned i = 0;
+
+	while (i < len && i < 11 && p[i] >= '0' && p[i] <= '9')
+		v = v * 10 + (uint64_t)(p[i++] - '0');
+	if (i == 0 || i > 10 || v == 0 || v > UINT32_MAX || p[0] == '0')
+		return 0;
+	*id = (uint32_t)v;
+	return i;
+}
+
+/*
+ * 405 for a method a resource does not take: the Allow line says which it does
+ * (RFC 9110 §15.5.6).
+ */
+static inline uint16_t
+route_method_not_allowed(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
+	const char *allow, size_t allow_len)
+{
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_allow(&h, allow, allow_len);
+	ans_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_405]++;
+	return http_resp_error(out, cap, &w->resp, 405, "method not allowed on this resource",
+		h.b, h.n, q->head);
+}
+
+/*
+ * A CORS preflight (OPTIONS) on an API resource whose methods are allow.
+ * From the configured origin: 204 with the Access-Control-* headers; from any
+ * other origin, or without CORS configured: 204 with Allow only, which the
+ * browser takes as a refusal.
+ */
+static inline uint16_t
+route_preflight(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
+	const char *allow, size_t allow_len)
+{
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_allow(&h, allow, allow_len);
+	if (q->cors) {
+		ans_hdr_cors(&h, w, true);
+		ans_hdr_lit(&h, "Access-Control-Allow-Methods: ");
+		ans_hdr_mem(&h, allow, allow_len);
+		ans_hdr_lit(&h, "\r\nAccess-Control-Allow-Headers: Authorization, X-Flash-Token, "
+				"X-Device-Id, Content-Type\r\nAccess-Control-Max-Age: 600\r\n");
+	}
+	w->ctr.admit[DP_ADM_CORS_PREFLIGHT]++;
+	w->ctr.http[DP_HTTP_204]++;
+	return http_resp_write(out, cap, &w->resp, 204, h.b, h.n, "", 0, true);
+}
+
+static inline uint16_t
+route_event_info(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id)
+{
+	const struct event_entry *e = event_lookup(worker_events(w), id);
+	char body[384];
+	struct out_buf b = { body, body + sizeof(body), true };
+
+	if (e == NULL) {
+		/* Public information: what this data plane knows now (its config's events until
+		 * the control plane's arrive). Admission routes say 503 instead (adm_no_event()). */
+		struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such event", h.b, h.n, q->head);
+	}
+	out_lit(&b, "{\"id\":");
+	out_u64(&b, e->id);
+	out_lit(&b, ",\"name\":");
+	out_mem(&b, e->name_json, e->name_json_len);
+	out_lit(&b, ",\"state\":\"");
+	const char *st = event_state_name(event_state_at(e, w->now_ms));
+	out_mem(&b, st, strlen(st));
+	out_lit(&b, "\",\"starts_at\":");
+	out_u64(&b, e->starts_at_ms);
+	out_lit(&b, ",\"ends_at\":");
+	out_u64(&b, e->ends_at_ms);
+	out_lit(&b, ",\"stock\":");
+	out_u64(&b, e->stock);
+	out_lit(&b, ",\"server_time\":");
+	out_u64(&b, w->now_ms);
+	out_lit(&b, "}");
+	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
+}
+
+/* POST /api/v1/events/{id}/token: a session proves the user; answers a purchase token. */
+static inline uint16_t
+route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id)
+{
+	const struct event_entry *e;
+	unsigned slot;
+	uint16_t n;
+
+	if ((n = adm_check_ip(w, q, out, cap)) != 0)
+		return n;
+	if ((n = adm_check_event(w, q, out, cap, id, &e, &slot)) != 0)
+		return n;
+	if (unlikely(w->sh == NULL))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no state from the control plane yet", 1);
+
+	struct http_str bearer = q->claims.bearer;
+	struct tok_session s;
+
+	if (bearer.len == 0)
+		return ans_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
+			"log in first: Authorization: Bearer <session token>", 0);
+	if ((n = adm_peek_user(w, q, out, cap, q->claims.session)) != 0)
+		return n;
+	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
+	case TOK_OK:
+		break;
+	case TOK_EXPIRED:
+		return ans_refuse(w, q, out, cap, 401, DP_REJ_SESSION_EXPIRED,
+			"session expired: log in again", 0);
+	default:
+		return ans_refuse(w, q, out, cap, 401, DP_REJ_SESSION_INVALID, "invalid session", 0);
+	}
+	if (unlikely(rules_block_user(w->sh->rules, s.user)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
+
+	uint32_t retry;
+
+	if (w->rl_user != NULL &&
+		unlikely(!rl_take(w->rl_user, s.user, &w->sh->limits.user, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
+			"too many requests for this user", retry);
+
+	char tok[TOK_BUF_SIZE];
+	uint64_t expires_s = w->now_ms / 1000 + w->purchase_ttl_s;
+	int tl = tok_purchase_mint(&w->sh->sale, id, s.user, expires_s, tok, sizeof(tok));
+	const struct worker_path *path = adm_path(w, slot, id);
+
+	if (unlikely(tl < 0 || path == NULL))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no sale key from the control plane yet", 1);
+
+	char body[384];
+	struct out_buf b = { body, body + sizeof(body), true };
+
+	out_lit(&b, "{\"token\":\"");
+	out_mem(&b, tok, (size_t)tl);
+	out_lit(&b, "\",\"reserve_path\":\"/api/v1/events/");
+	out_u64(&b, id);
+	out_lit(&b, "/reserve/");
+	out_mem(&b, path->seg, path->len);
+	out_lit(&b, "\",\"expires_at\":");
+	out_u64(&b, expires_s * 1000);
+	out_lit(&b, ",\"server_time\":");
+	out_u64(&b, w->now_ms);
+	out_lit(&b, "}");
+	w->ctr.admit[DP_ADM_TOKEN_ISSUED]++;
+	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
+}
+
+/*
+ * POST /api/v1/events/{id}/reserve/{seg}: the purchase token proves the user
+ * (and, when a session comes too, it must be the same user); an admitted
+ * reservation goes to the control plane and the client gets a signed receipt.
+ */
+static inline uint16_t
+route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id,
+	const char *seg, unsigned seg_len)
+{
+	const struct http_request *r = q->r;
+	const struct event_entry *e;
+	unsigned slot;
+	uint16_t n;
+
+	if ((n = adm_check_ip(w, q, out, cap)) != 0)
+		return n;
+	if ((n = adm_check_event(w, q, out, cap, id, &e, &slot)) != 0)
+		return n;
+	if (unlikely(w->sh == NULL || w->bridge == NULL))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no control plane yet", 1);
+
+	/* The sale is open: the claimed user's bucket will be read (adm_peek_user()); req_parse()
+	 * prefetched it, a frame ago. */
+	uint64_t claimed = q->claims.purchase;
+
+	if (!adm_path_ok(w, slot, id, seg, seg_len))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BAD_PATH, "no such reserve path", 0);
+	if (r->flash_token.len == 0)
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_NO_TOKEN,
+			"X-Flash-Token with the purchase token is required", 0);
+
+	struct tok_purchase pt;
+
+	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
+		return n;
+	switch (tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
+		w->now_ms / 1000, &pt)) {
+	case TOK_OK:
+		break;
+	case TOK_WRONG_EVENT:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_OTHER_EVENT,
+			"the purchase token is for another event", 0);
+	case TOK_EXPIRED:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_EXPIRED,
+			"the purchase token expired: ask for a new one", 0);
+	default:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_INVALID, "invalid purchase token",
+			0);
+	}
+
+	struct http_str bearer = q->claims.bearer;
+
+	if (bearer.len != 0) {
+		struct tok_session s;
+
+		if (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s) !=
+			TOK_OK)
+			return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_OTHER_USER,
+				"the session does not prove the purchase token's user", 0);
+		if (s.user != pt.user)
+			return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_OTHER_USER,
+				"the purchase token belongs to another user", 0);
+	}
+	if (unlikely(rules_block_user(w->sh->rules, pt.user)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
+	if (r->device_id.len != 0 &&
+		unlikely(rules_block_device(w->sh->rules, r->device_id.p, r->device_id.len)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_DEVICE, "blocked", 0);
+
+	uint32_t retry;
+
+	if (w->rl_user != NULL &&
+		unlikely(!rl_take(w->rl_user, pt.user, &w->sh->limits.user, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
+			"too many requests for this user", retry);
+	if (r->device_id.len != 0 && w->rl_device != NULL) {
+		/* req_parse() made the key while a sale was selling; otherwise it is made here. */
+		uint64_t dev = q->claims.device != 0 ? q->claims.device
+						     : rl_key_bytes(w->rl_device, r->device_id.p,
+							       r->device_id.len);
+
+		if (unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
+			return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
+				"too many requests from this device", retry);
+	}
+	struct rl_params share = rl_params_split(&w->sh->limits.event_forward, w->n_workers,
+		w->index);
+
+	if (unlikely(!rl_bucket_take(adm_budget(w, slot, id), &share, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_FORWARD_BUDGET,
+			"too many buyers at once: retry", retry);
+
+	struct wire_reserve res = {
+		.reservation_id = wire_reservation_id(w->dp_id, w->index, w->rid_seq),
+		.user = pt.user,
+		.admitted_ms = w->now_ms,
+		.event = id,
+		.client_ipv4 = rte_be_to_cpu_32(q->client_ip),
+	};
+
+	if (unlikely(bridge_submit(w->bridge, &res) != 0))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_BRIDGE_FULL,
+			"busy: retry in a moment", 1);
+	w->rid_seq++;
+
+	char body[320];
+	struct out_buf b = { body, body + sizeof(body), true };
+
+	out_lit(&b, "{\"status\":\"queued\",\"receipt\":\"");
+	/* Minted straight into the body: it has TOK_BUF_SIZE of room here. */
+	int rl = tok_receipt_mint(&w->sh->sale, id, pt.user, w->now_ms, b.p, (size_t)(b.end - b.p));
+
+	if (rl > 0)
+		b.p += rl;
+	out_lit(&b, "\",\"result_path\":\"/api/v1/events/");
+	out_u64(&b, id);
+	out_lit(&b, "/result\"}");
+	w->ctr.admit[DP_ADM_RESERVE_ADMITTED]++;
+	return ans_json(w, q, out, cap, 202, body, (size_t)(b.p - body));
+}
+
+/* "reserved", "ordered", ... for a wire verdict. */
+static inline const char *
+route_verdict_name(uint8_t v)
+{
+	static const char *const names[WIRE_V_MAX] = {
+		[WIRE_V_RESERVED] = "reserved", [WIRE_V_DUPLICATE] = "duplicate",
+		[WIRE_V_SOLD_OUT] = "sold_out", [WIRE_V_RETRY] = "retry",
+		[WIRE_V_ORDERED] = "ordered",   [WIRE_V_PAID] = "paid",
+		[WIRE_V_EXPIRED] = "expired",   [WIRE_V_CANCELLED] = "cancelled",
+	};
+
+	return v < WIRE_V_MAX && names[v] != NULL ? names[v] : "unknown";
+}
+
+/*
+ * GET /api/v1/events/{id}/result with X-Flash-Token: the purchase token or the
+ * receipt. Only the user the token proves is looked up: no answer names
+ * another user's result.
+ */
+static inline uint16_t
+route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id)
+{
+	const struct http_request *r = q->r;
+	uint16_t n;
+
+	if ((n = adm_check_ip(w, q, out, cap)) != 0)
+		return n;
+	if (event_lookup(worker_events(w), id) == NULL)
+		return adm_no_event(w, q, out, cap);
+	if (unlikely(w->sh == NULL))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
+			"not ready: no state from the control plane yet", 1);
+	if (r->flash_token.len == 0)
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_NO_TOKEN,
+			"X-Flash-Token with the receipt or the purchase token is required", 0);
+
+	uint64_t user;
+	bool young = false, lost = false;
+	enum tok_status st;
+
+	if (tok_kind_of(r->flash_token.p, r->flash_token.len) == TOK_KIND_RECEIPT) {
+		struct tok_receipt rc;
+
+		st = tok_receipt_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id, &rc);
+		user = rc.user;
+		young = w->now_ms < rc.admitted_ms + w->receipt_young_ms;
+		lost = w->now_ms >= rc.admitted_ms + w->receipt_retry_ms;
+	} else {
+		struct tok_purchase pt;
+
+		st = tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
+			w->now_ms / 1000, &pt);
+		user = pt.user;
+	}
+	switch (st) {
+	case TOK_OK:
+		break;
+	case TOK_WRONG_EVENT:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_OTHER_EVENT,
+			"the token is for another event", 0);
+	case TOK_EXPIRED:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_EXPIRED,
+			"the purchase token expired: poll with the receipt", 0);
+	default:
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_INVALID, "invalid token", 0);
+	}
+
+	struct rt_result res = {0}; /* set by the lookup when found; zero keeps gcc sure of it */
+	char body[256];
+	struct out_buf b = { body, body + sizeof(body), true };
+	int found = w->bridge != NULL ? result_table_lookup(w->bridge->results, id, user, &res)
+				      : -ENOENT;
+
+	out_lit(&b, "{\"event\":");
+	out_u64(&b, id);
+	if (found == 0) {
+		const char *v = route_verdict_name(res.verdict);
+
+		out_lit(&b, ",\"status\":\"");
+		out_mem(&b, v, strlen(v));
+		out_lit(&b, "\"");
+		if (res.order_id != 0) {
+			out_lit(&b, ",\"order_id\":");
+			out_u64(&b, res.order_id);
+			out_lit(&b, ",\"pay_deadline\":");
+			out_u64(&b, res.pay_deadline_ms);
+		}
+		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
+	} else {
+		/* No result here: a young receipt is simply still queued; for anything older
+		 * the result may have been missed or evicted, so the control plane is asked.
+		 * A receipt that stayed without a result for receipt_retry was lost before
+		 * Redis decided it (a control plane died with it in its buffers): the client
+		 * reserves again, and if it was decided after all, that attempt says so. */
+		if (lost) {
+			out_lit(&b, ",\"status\":\"retry\"");
+			w->ctr.admit[DP_ADM_RESULT_LOST]++;
+		} else {
+			out_lit(&b, ",\"status\":\"queued\"");
+			w->ctr.admit[DP_ADM_RESULT_QUEUED]++;
+		}
+		if (!young && w->bridge != NULL && bridge_query(w->bridge, id, user) == 0)
+			w->ctr.admit[DP_ADM_RESULT_QUERY]++;
+	}
+	out_lit(&b, ",\"server_time\":");
+	out_u64(&b, w->now_ms);
+	out_lit(&b, "}");
+	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
+}
+
+#define ROUTE_METHODS_GET  "GET, HEAD, OPTIONS"
+#define ROUTE_METHODS_POST "POST, OPTIONS"
+#define ROUTE_ALLOW(w, q, out, cap, allow)                                                         \
+	route_method_not_allowed((w), (q), (out), (cap), (allow), sizeof(allow) - 1)
+#define ROUTE_PREFLIGHT(w, q, out, cap, allow)                                                     \
+	route_preflight((w), (q), (out), (cap), (allow), sizeof(allow) - 1)
+
+/* Routes below /api/v1/events/: rest is what follows the prefix. */
+static inline uint16_t
+route_events(struct worker *w, const struct req_view *q, char *out, uint16_t cap, const char *rest,
+	unsigned rest_len)
+{
+	enum http_method m = q->r->method;
+	bool get = m == HTTP_M_GET || m == HTTP_M_HEAD;
+	uint32_t id;
+	unsigned digits = route_event_id(rest, rest_len, &id);
+	const char *sub = rest + digits;
+	unsigned sub_len = rest_len - digits;
+
+	if (digits == 0)
+		goto not_found;
+	if (sub_len == 0) {
+		if (get)
+			return route_event_info(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ROUTE_METHODS_GET);
+		return ROUTE_ALLOW(w, q, out, cap, ROUTE_METHODS_GET);
+	}
+	if (sub_len == 6 && memcmp(sub, "/token", 6) == 0) {
+		if (m == HTTP_M_POST)
+			return route_token(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ROUTE_METHODS_POST);
+		return ROUTE_ALLOW(w, q, out, cap, ROUTE_METHODS_POST);
+	}
+	if (sub_len > 9 && memcmp(sub, "/reserve/", 9) == 0) {
+		if (m == HTTP_M_POST)
+			return route_reserve(w, q, out, cap, id, sub + 9, sub_len - 9);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ROUTE_METHODS_POST);
+		return ROUTE_ALLOW(w, q, out, cap, ROUTE_METHODS_POST);
+	}
+	if (sub_len == 7 && memcmp(sub, "/result", 7) == 0) {
+		if (get)
+			return route_result(w, q, out, cap, id);
+		if (m == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, q, out, cap, ROUTE_METHODS_GET);
+		return ROUTE_ALLOW(w, q, out, cap, ROUTE_METHODS_GET);
+	}
+not_found:;
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q->cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q->head);
+}
+
+/*
+ * The second half: routes the request r (with its claims) that req_parse() took from a
+ * segment of client_ip (network byte order) and writes the answer to out[0..cap), which may be the
+ * request's memory: everything needed from the request is taken before the first write. Returns the
+ * response length; 0 only if even an error answer did not fit.
+ */
+static inline uint16_t
+route_request(struct worker *w, uint32_t client_ip, const struct http_request *r,
+	const struct req_claims *claims, char *out, uint16_t cap)
+{
+	struct req_view q = {
+		.r = r,
+		.client_ip = client_ip,
+		.cors = ans_cors_match(w, r),
+		.head = r->method == HTTP_M_HEAD,
+		.claims = *claims,
+	};
+
+	if (route_str_is(&r->path, "/healthz", 8)) {
+		if (likely(r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !q.cors) {
+			uint16_t n = q.head ? w->resp.healthz_head_len : w->resp.healthz_len;
+
+			if (unlikely(n > cap))
+				return 0;
+			memcpy(out, w->resp.healthz, n);
+			w->ctr.http[DP_HTTP_200]++;
+			return n;
+		}
+		if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
+			return ans_json(w, &q, out, cap, 200, "{\"status\":\"ok\"}", 15);
+		if (r->method == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, &q, out, cap, ROUTE_METHODS_GET);
+		return ROUTE_ALLOW(w, &q, out, cap, ROUTE_METHODS_GET);
+	}
+	if (r->path.len > sizeof(ROUTE_EVENTS_PREFIX) - 1 &&
+		memcmp(r->path.p, ROUTE_EVENTS_PREFIX, sizeof(ROUTE_EVENTS_PREFIX) - 1) == 0)
+		return route_events(w, &q, out, cap, r->path.p + sizeof(ROUTE_EVENTS_PREFIX) - 1,
+			r->path.len - (unsigned)(sizeof(ROUTE_EVENTS_PREFIX) - 1));
+
+	struct ans_hdrs h;
+
+	ans_hdrs_init(&h);
+
+	ans_hdr_cors(&h, w, q.cors);
+	w->ctr.http[DP_HTTP_404]++;
+	return http_resp_error(out, cap, &w->resp, 404, "no such resource", h.b, h.n, q.head);
+}
+
+#endif
