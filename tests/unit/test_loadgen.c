@@ -544,7 +544,7 @@ test_flood_answer(void)
 #undef USER_429
 }
 
-/* The stateless floods' answers, written as dataplane/tcp_stateless.h writes them. */
+/* The stateless floods' answers, written as dataplane/pipeline/tcp.h writes them. */
 static void
 test_flood_classify(void)
 {
