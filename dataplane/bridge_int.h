@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_BRIDGE_INT_H
+#define FG_DP_BRIDGE_INT_H
+/*
+ * The bridge's insides, shared by its four files and included by nothing else:
+ *   bridge.c        set-up, the thread's loop, start and stop, the workers' view;
+ *   bridge_in.c     the SUB side: the control plane's messages into the model, and new
+ *                   versions of the shared state (events, keys, rules, limits) and results;
+ *   bridge_out.c    the PUSH side: the workers' rings drained into batches, one message at a
+ *                   time sent without blocking;
+ *   bridge_stats.c  the data plane's and the bridge's counters as DP_STATS records.
+ * Everything here runs on the bridge thread.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/bridge.h"
+
+#define SENDERS_MAX    8   /* control planes whose sequence numbers we follow */
+#define RECV_PER_ROUND 256 /* messages handled before the bridge looks at its rings again */
+#define DRAIN_BURST    64
+#define KEYS_MAX       (2 * TOK_KEYS_MAX)
+
+/* The control plane's view as the bridge last applied it: versions are built from this. */
+struct model {
+	struct wire_event ev[DP_MAX_EVENTS];
+	unsigned n_ev;
+	struct wire_key keys[KEYS_MAX];
+	unsigned n_keys;
+	struct wire_rule *rules;
+	unsigned n_rules, cap_rules;
+	struct wire_limits limits;
+	bool have_limits;
+};
+
+/* A snapshot being received: BEGIN seen, END not yet. */
+struct staging {
+	bool active;
+	uint32_t sender;
+	uint64_t id;
+	uint64_t started_ms;
+	unsigned seen_ev, seen_keys, seen_rules; /* records received, kept or not */
+	struct model m;
+};
+
+struct sender_track {
+	bool used;
+	uint32_t id;
+	uint32_t epoch;
+	uint64_t next_seq;
+};
+
+enum { CH_EVENTS = 1, CH_KEYS = 2, CH_RULES = 4, CH_LIMITS = 8, CH_ALL = 15 };
+
+struct bridge {
+	struct bridge_config cfg;
+	struct bridge_port *ports;
+	struct rte_rcu_qsbr *qsbr;
+	struct result_table *results;
+	struct shared_state shared;
+	struct bridge_counters ctr;
+
+	pthread_t thread;
+	bool started, stopped;
+	volatile bool stop;
+	uint64_t flush_deadline_ms;
+
+	void *zctx, *push, *sub;
+	struct wire_sender tx;
+
+	/* Out: records drained from the rings, and at most one encoded message in flight. */
+	struct wire_reserve *staged;
+	unsigned n_staged;
+	uint64_t staged_since_us;
+	struct wire_result_query *qstaged;
+	unsigned n_qstaged;
+	uint8_t *msg;
+	size_t msg_cap, msg_len;
+	bool pending;
+	uint8_t pending_type;
+	unsigned pending_records;
+	unsigned rr; /* the ring drained first, rotating for fairness */
+	struct wire_stat *stats; /* WIRE_STATS_MAX records of the next DP_STATS */
+	bool stats_due;
+	uint64_t last_stats_ms;
+
+	/* In. */
+	struct sender_track senders[SENDERS_MAX];
+	struct model cur;
+	struct staging snap;
+	bool want_snapshot, request_due;
+	uint64_t last_request_ms, last_rx_ms;
+};
+
+/* Counters are read by other threads: single writer, so relaxed atomic increments suffice. */
+#define CTR_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+#define CTR_INC(field)	  CTR_ADD(field, 1)
+
+/* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
+ * many. */
+unsigned bridge_in_receive(struct bridge *b);
+
+/* bridge_in.c: decides whether to ask for a snapshot now (sets b->request_due). */
+void bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms);
+
+/* bridge_out.c: moves records from the rings into the batches while the reservation batch has
+ * room. Returns how many records it took. */
+unsigned bridge_out_drain(struct bridge *b, uint64_t now_us);
+
+/* bridge_out.c: encodes the next message to send into b->msg if none is pending (a snapshot
+ * request, counters, result queries, then a batch that is full, old enough or flushing). */
+void bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing);
+
+/* bridge_out.c: tries to send the pending message without blocking. Returns true when it went
+ * out. */
+bool bridge_out_send(struct bridge *b);
+
+/* bridge_out.c: whether every worker's ring is empty. */
+bool bridge_out_rings_empty(const struct bridge *b);
+
+/* bridge_stats.c: fills b->stats for the next DP_STATS: the data plane's counters, then the
+ * bridge's. Returns how many records. */
+unsigned bridge_stats_collect(struct bridge *b);
+
+#endif

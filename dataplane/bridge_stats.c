@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The data plane's and the bridge's counters as DP_STATS records for the control plane. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dataplane/bridge_int.h"
+#include "dataplane/counters.h"
+
+/* ---- counters to the control plane -------------------------------------------------------- */
+
+/* Appends one record when there is room. Every name here is valid by construction. */
+static void
+put_stat(struct wire_stat *out, unsigned cap, unsigned *n, const char *name, uint64_t v,
+	enum wire_stat_kind kind)
+{
+	if (*n < cap && wire_stat_set(&out[*n], name, v, kind) == 0)
+		(*n)++;
+}
+
+/* Appends the counter "family.label=value". */
+static void
+put_labelled(struct wire_stat *out, unsigned cap, unsigned *n, const char *family,
+	const char *label, const char *value, uint64_t v)
+{
+	char name[WIRE_STAT_NAME_MAX];
+
+	if (snprintf(name, sizeof(name), "%s.%s=%s", family, label, value) < (int)sizeof(name))
+		put_stat(out, cap, n, name, v, WIRE_STAT_COUNTER);
+}
+
+unsigned
+bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, unsigned cap)
+{
+	unsigned n = 0;
+	char status[8];
+
+	put_stat(out, cap, &n, "rx_packets", c->rx_packets, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "rx_bytes", c->rx_bytes, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "tx_packets", c->tx_packets, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "tx_bytes", c->tx_bytes, WIRE_STAT_COUNTER);
+	put_stat(out, cap, &n, "http_requests", c->requests, WIRE_STAT_COUNTER);
+	for (unsigned i = 0; i < DP_DROP_MAX; i++)
+		put_labelled(out, cap, &n, "drops", "reason", dp_drop_name(i), c->drops[i]);
+	for (unsigned i = 0; i < DP_ANS_MAX; i++)
+		put_labelled(out, cap, &n, "answers", "kind", dp_answer_name(i), c->answers[i]);
+	for (unsigned i = 0; i < DP_HTTP_MAX; i++) {
+		snprintf(status, sizeof(status), "%u", dp_http_status_of(i));
+		put_labelled(out, cap, &n, "http_responses", "status", status, c->http[i]);
+	}
+	for (unsigned i = 0; i < DP_REJ_MAX; i++)
+		put_labelled(out, cap, &n, "rejects", "reason", dp_reject_name(i), c->reject[i]);
+	for (unsigned i = 0; i < DP_ADM_MAX; i++)
+		put_labelled(out, cap, &n, "admits", "kind", dp_admit_name(i), c->admit[i]);
+	return n;
+}
+
+/* The bridge's own counters, after the data plane's: the health of its link. */
+static unsigned
+own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} plain[] = {
+#define OWN(name, field) {name, offsetof(struct bridge_counters, field)}
+		OWN("bridge_submitted", submitted),
+		OWN("bridge_ring_full", ring_full),
+		OWN("bridge_queries", queries),
+		OWN("bridge_queries_refused", queries_refused),
+		OWN("bridge_queries_dropped", queries_dropped),
+		OWN("bridge_batches_sent", batches_sent),
+		OWN("bridge_send_retries", send_retries),
+		OWN("bridge_send_errors", send_errors),
+		OWN("bridge_seq_gaps", seq_gaps),
+		OWN("bridge_sender_restarts", sender_restarts),
+		OWN("bridge_snapshot_requests", snapshot_requests),
+		OWN("bridge_snapshots_applied", snapshots_applied),
+		OWN("bridge_snapshots_incomplete", snapshots_incomplete),
+		OWN("bridge_ignored_before_snapshot", ignored_before_snapshot),
+		OWN("bridge_events_rejected", events_rejected),
+		OWN("bridge_keys_rejected", keys_rejected),
+		OWN("bridge_rules_rejected", rules_rejected),
+		OWN("bridge_wrong_direction", wrong_direction),
+		OWN("bridge_multipart", multipart),
+		OWN("bridge_shared_versions", shared_versions),
+#undef OWN
+	};
+	struct bridge_counters c;
+	uint64_t backlog = b->n_staged;
+	unsigned n = 0;
+
+	bridge_counters_read(b, &c);
+	for (size_t i = 0; i < RTE_DIM(plain); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)&c + plain[i].off, sizeof(v));
+		put_stat(out, cap, &n, plain[i].name, v, WIRE_STAT_COUNTER);
+	}
+	put_stat(out, cap, &n, "bridge_reservations_sent", c.records_out[WIRE_T_RESERVE],
+		WIRE_STAT_COUNTER);
+	for (unsigned i = 0; i < b->cfg.n_workers; i++)
+		backlog += rte_ring_count(b->ports[i].ring);
+	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_backlog", backlog, WIRE_STAT_GAUGE);
+	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
+		put_labelled(out, cap, &n, "bridge_decode_errors", "reason",
+			wire_err_name(-(int)i - 1), c.decode_errors[i]);
+	for (unsigned t = WIRE_T_RESULT; t < WIRE_T_MAX; t++)
+		if (strcmp(wire_type_name(t), "unknown") != 0)
+			put_labelled(out, cap, &n, "bridge_messages_in", "type", wire_type_name(t),
+				c.msgs_in[t]);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "inserted", c.results.inserted);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "replaced", c.results.replaced);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "kept", c.results.kept);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "evicted", c.results.evicted);
+	put_labelled(out, cap, &n, "bridge_results", "outcome", "dropped", c.results.dropped);
+	return n;
+}
+
+/* Fills b->stats for the next DP_STATS: the data plane's counters, then the bridge's. */
+unsigned
+bridge_stats_collect(struct bridge *b)
+{
+	unsigned n = 0, own_room = 64;
+
+	if (b->cfg.stats_fn != NULL) {
+		b->cfg.stats_fn(b->cfg.stats_arg, b->stats, WIRE_STATS_MAX - own_room, &n);
+		if (n > WIRE_STATS_MAX - own_room)
+			n = WIRE_STATS_MAX - own_room;
+	}
+	return n + own_stats(b, b->stats + n, WIRE_STATS_MAX - n);
+}
