@@ -162,6 +162,25 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const char *key,
 	jw_close(j, '}');
 }
 
+/*
+ * The answer of a transition run again after a lost connection that finds event ev already in
+ * the state asked for: the lost try may have committed, and the data planes may not have heard
+ * of it yet.
+ */
+static int
+answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_t cap)
+{
+	struct json_writer j;
+
+	reload_and_publish(c, "a transition found done", cp_state_publish_events);
+	LOG_NOTICE("event %u is %s (found so after a lost connection)", ev->id,
+		admin_event_state_name(ev->state));
+	admin_json_ok(&j, out, cap);
+	json_event_full(c, &j, "event", ev);
+	jw_str(&j, "note", NOTE_IN_PLACE);
+	return end(&j, out, cap);
+}
+
 /* Changes an event's state in PostgreSQL and tells the data planes. */
 static int
 do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_state to,
@@ -174,17 +193,8 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 
 	if ((rc = pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err))) != 0)
 		return admin_answer_error(out, cap, err);
-	if (t->again && ev.state == to && to != ADMIN_EV_PREHEATED) {
-		/* The lost try may have committed: the state asked for holds, and the data
-		 * planes may not have heard of it yet. */
-		reload_and_publish(c, "a transition found done", cp_state_publish_events);
-		LOG_NOTICE("event %u is %s (found so after a lost connection)", ev.id,
-			admin_event_state_name(ev.state));
-		admin_json_ok(&j, out, cap);
-		json_event_full(c, &j, "event", &ev);
-		jw_str(&j, "note", NOTE_IN_PLACE);
-		return end(&j, out, cap);
-	}
+	if (t->again && ev.state == to && to != ADMIN_EV_PREHEATED)
+		return answer_in_place(c, &ev, out, cap);
 	if (to == ADMIN_EV_PREHEATED) {
 		/* Check the transition before touching Redis, then load the stock, then record
 		 * it: a preheat that Redis refuses changes nothing in PostgreSQL. */
@@ -201,8 +211,15 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 				"event preheat: Redis is not reachable (%s): nothing changed",
 				strerror(-rc));
 	}
-	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0)
+	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0) {
+		/* A second run refused as "already so": the lost try (or someone else) made it
+		 * while this one waited for the row. */
+		if (rc == -EPERM && t->again && to != ADMIN_EV_PREHEATED &&
+			pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err)) == 0 &&
+			ev.state == to)
+			return answer_in_place(c, &ev, out, cap);
 		return admin_answer_error(out, cap, err);
+	}
 	char what[48];
 
 	snprintf(what, sizeof(what), "event %u changed", ev.id);

@@ -266,6 +266,19 @@ tap_is "$(field 'a["ok"]' <<<"$A")" True "event close 6 answers ok after its con
 tap_is "$(PSQL -c "SELECT state FROM events WHERE id = 6")" closed "... and event 6 is closed"
 tap_is "$(retried "event close" "$mark")" 1 "the control plane logged that it ran it once more"
 
+# The change is made while the second run waits: it finds it in place and says so (here this
+# test's own session closes event 8 while the control plane waits on the row).
+ctl event create 8 --name "closed meanwhile" --stock 10 --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null
+tap_ok $? "event 8 created"
+tap_is "$(cut_while_waiting 1 "UPDATE events SET state = 'closed' WHERE id = 8" \
+	"$TMP/close8.out" event close 8)" 1 \
+	"the control plane's session was terminated as event close 8 waited"
+A=$(cat "$TMP/close8.out")
+echo "# $A"
+tap_is "$(field 'a["ok"], a["event"]["event"]["state"], "found in place" in a["note"]' <<<"$A")" \
+	"True closed True" "event close 8 answers ok, closed, with a note that it was found in place"
+
 # Lost twice: the second run breaks as well; the answer says it is not known whether the
 # change took effect (here neither run did: the lock held both).
 ctl event create 7 --name "lost twice" --stock 10 --starts-at 2026-01-01T00:00:00Z \
