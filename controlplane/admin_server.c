@@ -778,9 +778,10 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 
 	if (admin_parse(line, &req, err, sizeof(err)) != 0)
 		return admin_answer_error(out, cap, err);
-	/* Right after Redis came back, an admin command must not find the store backing off. */
-	if (!rs_connected(c->rs))
-		rs_reconnect_now(c->rs);
+	/* Right after Redis came back, an admin command must not find the store backing off;
+	 * a connection Redis closed since the last call is replaced here, before the count of
+	 * losses under the command starts. */
+	rs_reconnect_now(c->rs);
 
 	uint64_t lost = losses(c);
 	int n = execute(c, &req, &t, out, cap);
