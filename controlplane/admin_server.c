@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,6 @@
 #include "controlplane/admin_request.h"
 #include "store/store_event.h"
 #include "store/store_reconcile.h"
-
-#define ADMIN_ANSWER_MAX (256 * 1024)
 
 int
 admin_listen(const char *path, char *err, size_t errlen)
@@ -67,6 +64,21 @@ admin_listen(const char *path, char *err, size_t errlen)
 	chmod(path, 0600);
 	return fd;
 }
+
+/*
+ * A command runs again, once, when a connection to PostgreSQL or Redis was lost under it
+ * (admin_execute()); the second run knows it is one, and what the first saw before.
+ */
+struct admin_try {
+	bool again;	     /* this is the second run */
+	bool kid_known;	     /* keys rotate: kid_before was read before the first run rotated */
+	uint32_t kid_before; /* keys rotate: the current sale key before */
+};
+
+/* Said in an answer that a second run found already done. */
+#define NOTE_IN_PLACE                                                                           \
+	"the connection was lost during the command and made again; on the new one the change " \
+	"was found in place (the lost try made it, or someone else did at the same time)"
 
 /* Re-reads the state from PostgreSQL after a change; logs and keeps the old one on failure. */
 static int
@@ -150,17 +162,39 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const char *key,
 	jw_close(j, '}');
 }
 
+/*
+ * The answer of a transition run again after a lost connection that finds event ev already in
+ * the state asked for: the lost try may have committed, and the data planes may not have heard
+ * of it yet.
+ */
+static int
+answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_t cap)
+{
+	struct json_writer j;
+
+	reload_and_publish(c, "a transition found done", cp_state_publish_events);
+	LOG_NOTICE("event %u is %s (found so after a lost connection)", ev->id,
+		admin_event_state_name(ev->state));
+	admin_json_ok(&j, out, cap);
+	json_event_full(c, &j, "event", ev);
+	jw_str(&j, "note", NOTE_IN_PLACE);
+	return end(&j, out, cap);
+}
+
 /* Changes an event's state in PostgreSQL and tells the data planes. */
 static int
-do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_state to, char *out,
-	size_t cap)
+do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_state to,
+	const struct admin_try *t, char *out, size_t cap)
 {
 	struct admin_event ev;
+	struct json_writer j;
 	char err[512];
 	int rc;
 
 	if ((rc = pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err))) != 0)
 		return admin_answer_error(out, cap, err);
+	if (t->again && ev.state == to && to != ADMIN_EV_PREHEATED)
+		return answer_in_place(c, &ev, out, cap);
 	if (to == ADMIN_EV_PREHEATED) {
 		/* Check the transition before touching Redis, then load the stock, then record
 		 * it: a preheat that Redis refuses changes nothing in PostgreSQL. */
@@ -177,16 +211,20 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 				"event preheat: Redis is not reachable (%s): nothing changed",
 				strerror(-rc));
 	}
-	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0)
+	if ((rc = pg_event_set_state(c->pg, ev.id, to, &ev, err, sizeof(err))) != 0) {
+		/* A second run refused as "already so": the lost try (or someone else) made it
+		 * while this one waited for the row. */
+		if (rc == -EPERM && t->again && to != ADMIN_EV_PREHEATED &&
+			pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err)) == 0 &&
+			ev.state == to)
+			return answer_in_place(c, &ev, out, cap);
 		return admin_answer_error(out, cap, err);
+	}
 	char what[48];
 
 	snprintf(what, sizeof(what), "event %u changed", ev.id);
 	reload_and_publish(c, what, cp_state_publish_events);
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
-
-	struct json_writer j;
-
 	admin_json_ok(&j, out, cap);
 	json_event_full(c, &j, "event", &ev);
 	return end(&j, out, cap);
@@ -255,10 +293,20 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 			jw_u64(&j, name, lc.decode_errors[i]);
 		}
 	jw_close(&j, '}');
-	jw_open(&j, "admin", '{');
-	jw_u64(&j, "requests", c->admin_requests);
-	jw_u64(&j, "refused", c->admin_refused);
-	jw_close(&j, '}');
+	if (c->admin != NULL) {
+		struct admin_conns_counters ac;
+
+		admin_conns_get_counters(c->admin, &ac);
+		jw_open(&j, "admin", '{');
+		jw_u64(&j, "requests", ac.requests);
+		jw_u64(&j, "refused", ac.refused);
+		jw_u64(&j, "open", ac.open);
+		jw_u64(&j, "timed_out", ac.timed_out);
+		jw_u64(&j, "too_long", ac.too_long);
+		jw_u64(&j, "busy", ac.busy);
+		jw_u64(&j, "client_gone", ac.client_gone);
+		jw_close(&j, '}');
+	}
 	if (c->dps != NULL)
 		dp_stats_json(c->dps, &j, now_ms, true);
 	return end(&j, out, cap);
@@ -444,16 +492,40 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 	return end(&j, out, cap);
 }
 
-int
-admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
+/* The current sale key's id in *kid (0: none), read from PostgreSQL. */
+static int
+current_sale_kid(struct cp_ctx *c, uint32_t *kid, char *err, size_t errlen)
 {
-	struct admin_req req;
+	struct admin_key keys[CP_MAX_KEYS];
+	unsigned n;
+	int rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, errlen);
+
+	*kid = 0;
+	for (unsigned i = 0; rc == 0 && i < n && i < CP_MAX_KEYS; i++)
+		if (keys[i].kind == WIRE_KEY_SALE && keys[i].current)
+			*kid = keys[i].kid;
+	explicit_bzero(keys, sizeof(keys));
+	return rc;
+}
+
+/* Whether two events are the same as event create writes them. */
+static bool
+same_event(const struct admin_event *a, const struct admin_event *b)
+{
+	return a->id == b->id && a->stock == b->stock && a->starts_at_ms == b->starts_at_ms &&
+	       a->ends_at_ms == b->ends_at_ms && a->pay_window_s == b->pay_window_s &&
+	       a->per_user_limit == b->per_user_limit && strcmp(a->name, b->name) == 0;
+}
+
+/* One run of a parsed request (admin_execute() makes a second when a connection broke). */
+static int
+execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *out, size_t cap)
+{
+	struct admin_req req = *r; /* a copy: auth-set wipes its secret */
 	struct json_writer j;
 	char err[512];
 	int rc;
 
-	if (admin_parse(line, &req, err, sizeof(err)) != 0)
-		return admin_answer_error(out, cap, err);
 	switch (req.cmd) {
 	case ADMIN_HELP:
 		admin_json_ok(&j, out, cap);
@@ -462,7 +534,17 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	case ADMIN_EVENT_CREATE: {
 		struct admin_event ev;
 
-		if ((rc = pg_event_create(c->pg, &req.event, &ev, err, sizeof(err))) != 0)
+		rc = pg_event_create(c->pg, &req.event, &ev, err, sizeof(err));
+		if (rc == -EEXIST && t->again &&
+			pg_event_get(c->pg, req.event.id, &ev, err, sizeof(err)) == 0 &&
+			same_event(&ev, &req.event)) {
+			reload_and_publish(c, "event create", cp_state_publish_events);
+			admin_json_ok(&j, out, cap);
+			admin_json_event(&j, "event", &ev);
+			jw_str(&j, "note", NOTE_IN_PLACE);
+			return end(&j, out, cap);
+		}
+		if (rc != 0)
 			return admin_answer_error(out, cap, err);
 		reload_and_publish(c, "event create", cp_state_publish_events);
 		LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
@@ -471,11 +553,11 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		return end(&j, out, cap);
 	}
 	case ADMIN_EVENT_PREHEAT:
-		return do_transition(c, &req, ADMIN_EV_PREHEATED, out, cap);
+		return do_transition(c, &req, ADMIN_EV_PREHEATED, t, out, cap);
 	case ADMIN_EVENT_OPEN:
-		return do_transition(c, &req, ADMIN_EV_OPEN, out, cap);
+		return do_transition(c, &req, ADMIN_EV_OPEN, t, out, cap);
 	case ADMIN_EVENT_CLOSE:
-		return do_transition(c, &req, ADMIN_EV_CLOSED, out, cap);
+		return do_transition(c, &req, ADMIN_EV_CLOSED, t, out, cap);
 	case ADMIN_EVENT_SHOW: {
 		struct admin_event ev;
 
@@ -502,14 +584,28 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		return do_stats(c, out, cap);
 	case ADMIN_KEYS_ROTATE: {
 		uint32_t kid;
+		const char *note = NULL;
 
-		if ((rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
+		/* Not repeatable: a second run rotates only if the first did not. */
+		if (t->again && t->kid_known) {
+			if ((rc = current_sale_kid(c, &kid, err, sizeof(err))) != 0)
+				return admin_answer_error(out, cap, err);
+			if (kid != t->kid_before)
+				note = NOTE_IN_PLACE;
+		} else if (!t->again) {
+			if ((rc = current_sale_kid(c, &t->kid_before, err, sizeof(err))) != 0)
+				return admin_answer_error(out, cap, err);
+			t->kid_known = true;
+		}
+		if (note == NULL && (rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
 		admin_json_ok(&j, out, cap);
 		jw_u64(&j, "kid", kid);
 		jw_str(&j, "message", "new sale key published; the previous one still verifies");
+		if (note != NULL)
+			jw_str(&j, "note", note);
 		return end(&j, out, cap);
 	}
 	case ADMIN_KEYS_LIST: {
@@ -540,14 +636,21 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	case ADMIN_RULES_DEL:
 		rc = req.cmd == ADMIN_RULES_ADD ? pg_rule_add(c->pg, &req.rule, err, sizeof(err))
 						: pg_rule_del(c->pg, &req.rule, err, sizeof(err));
-		if (rc != 0)
+		/* A second run that finds the rule there (gone) finds the change in place. */
+		bool in_place = t->again && rc == (req.cmd == ADMIN_RULES_ADD ? -EEXIST : -ENOENT);
+
+		if (rc != 0 && !in_place)
 			return admin_answer_error(out, cap, err);
 		if (reload(c, err, sizeof(err)) != 0)
 			LOG_WARN("state reload after a rule change: %s", err);
 		/* A rule set can span several messages: only a snapshot replaces it whole. */
 		cp_state_publish_snapshot(c->st, c->links);
 		c->snapshots_sent++;
-		return admin_answer_ok(out, cap);
+		if (!in_place)
+			return admin_answer_ok(out, cap);
+		admin_json_ok(&j, out, cap);
+		jw_str(&j, "note", NOTE_IN_PLACE);
+		return end(&j, out, cap);
 	case ADMIN_RULES_LIST: {
 		struct rules_ctx rcx = { &j };
 
@@ -589,6 +692,10 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		admin_json_ok(&j, out, cap);
 		jw_u64(&j, "order_id", req.order_id);
 		jw_str(&j, "result", result);
+		if (t->again && strcmp(result, "already_paid") == 0)
+			jw_str(&j, "note",
+				"the connection was lost during the command and made "
+				"again; the order is paid (the lost try may have paid it)");
 		return end(&j, out, cap);
 	}
 	case ADMIN_RECONCILE:
@@ -597,58 +704,106 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	return admin_answer_error(out, cap, "unknown command");
 }
 
-void
-admin_serve_one(int lfd, struct cp_ctx *c)
+/* Connections lost under calls so far, PostgreSQL's and Redis's. */
+static uint64_t
+losses(struct cp_ctx *c)
 {
-	char line[ADMIN_LINE_MAX + 1];
-	size_t have = 0;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct rs_stats rs;
 
-	if (fd < 0)
-		return;
-	/* flashgatectl sends one short line at once; a client that dawdles is cut off so
-	 * the loop that decides reservations never waits for it long. */
-	while (have < ADMIN_LINE_MAX) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+	rs_get_stats(c->rs, &rs);
+	return pg_losses(c->pg) + rs.outages;
+}
 
-		if (poll(&p, 1, 2000) <= 0)
-			break;
-		ssize_t r = read(fd, line + have, ADMIN_LINE_MAX - have);
-
-		if (r <= 0)
-			break;
-		have += (size_t)r;
-		if (memchr(line, '\n', have) != NULL)
-			break;
+/* Whether a command only reads (running it again changes nothing). */
+static bool
+cmd_reads(enum admin_cmd cmd)
+{
+	switch (cmd) {
+	case ADMIN_EVENT_SHOW:
+	case ADMIN_EVENT_LIST:
+	case ADMIN_STATS:
+	case ADMIN_KEYS_LIST:
+	case ADMIN_RULES_LIST:
+	case ADMIN_LIMITS_SHOW:
+	case ADMIN_HELP:
+	case ADMIN_SESSION_TOKEN:
+		return true;
+	default:
+		return false;
 	}
-	line[have] = '\0';
-	char *nl = memchr(line, '\n', have);
-	char *out = malloc(ADMIN_ANSWER_MAX);
+}
 
-	if (out == NULL) {
-		close(fd);
-		return;
-	}
-	int n;
+static bool
+refused(const char *out, int n)
+{
+	return n > 0 && strncmp(out, "{\"ok\":false", 11) == 0;
+}
 
-	c->admin_requests++;
-	if (nl == NULL) {
-		n = admin_answer_error(out, ADMIN_ANSWER_MAX,
-			have >= ADMIN_LINE_MAX ? "request line too long"
-					       : "incomplete request: end it with a newline");
-	} else {
-		*nl = '\0';
-		n = admin_execute(c, line, out, ADMIN_ANSWER_MAX);
-	}
-	if (n > 0 && strncmp(out, "{\"ok\":false", 11) == 0)
-		c->admin_refused++;
-	for (size_t off = 0; n > 0 && off < (size_t)n;) {
-		ssize_t w = write(fd, out + off, (size_t)n - off);
+/*
+ * Rewrites the refusal in out (n bytes) of a change that may or may not have taken effect as
+ * one that says so, keeping its message (already escaped: copied as it is).
+ */
+static int
+say_unknown(const struct admin_req *req, char *out, size_t cap, int n)
+{
+	static const char head[] = "{\"ok\":false,\"error\":\"";
+	char prefix[256];
+	const char *msg = out + sizeof(head) - 1;
+	size_t mlen;
 
-		if (w <= 0)
-			break;
-		off += (size_t)w;
+	if (n < (int)sizeof(head) + 2 || strncmp(out, head, sizeof(head) - 1) != 0)
+		return n;
+	mlen = (size_t)n - (sizeof(head) - 1) - 3; /* without "}\n */
+	int p = snprintf(prefix, sizeof(prefix),
+		"%s: the connection was lost during the command, and again when it was made "
+		"once more: whether it took effect is not known; check (event show, keys list, "
+		"rules list) once PostgreSQL and Redis answer. ",
+		admin_cmd_name(req->cmd));
+
+	if (p < 0 || (size_t)p + mlen + sizeof(head) + 3 > cap)
+		return n;
+	memmove(out + sizeof(head) - 1 + (size_t)p, msg, mlen);
+	memcpy(out + sizeof(head) - 1, prefix, (size_t)p);
+	n = (int)(sizeof(head) - 1 + (size_t)p + mlen);
+	memcpy(out + n, "\"}\n", 3);
+	return n + 3;
+}
+
+int
+admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
+{
+	struct admin_req req;
+	struct admin_try t = {0};
+	char err[512];
+
+	if (admin_parse(line, &req, err, sizeof(err)) != 0)
+		return admin_answer_error(out, cap, err);
+	/* Right after Redis came back, an admin command must not find the store backing off;
+	 * a connection Redis closed since the last call is replaced here, before the count of
+	 * losses under the command starts. */
+	rs_reconnect_now(c->rs);
+
+	uint64_t lost = losses(c);
+	int n = execute(c, &req, &t, out, cap);
+
+	/*
+	 * A connection lost under the command (PostgreSQL or Redis restarted while it ran) is
+	 * made again by the store: a read runs once more on the new one; a change that was
+	 * refused runs once more knowing it is a second run, which finds a change already made
+	 * and says so rather than make it twice (event create, open, close, keys rotate, rules);
+	 * the rest are idempotent (preheat, keys auth-set, limits set, order pay, reconcile).
+	 */
+	if (losses(c) != lost && (cmd_reads(req.cmd) || refused(out, n))) {
+		LOG_NOTICE("admin: %s: a connection was lost during the command; running it once "
+			   "more on the new one",
+			admin_cmd_name(req.cmd));
+		t.again = true;
+		rs_reconnect_now(c->rs);
+		lost = losses(c);
+		n = execute(c, &req, &t, out, cap);
+		if (losses(c) != lost && !cmd_reads(req.cmd) && refused(out, n))
+			n = say_unknown(&req, out, cap, n);
 	}
-	free(out);
-	close(fd);
+	explicit_bzero(&req, sizeof(req));
+	return n;
 }

@@ -12,14 +12,12 @@
 #include "controlplane/cp_ctx.h"
 
 /*
- * Creates and listens on the Unix socket path with mode 0600 (a stale socket
+ * Creates and listens on the Unix socket path (non-blocking, for controlplane/admin_conn.h,
+ * which serves its connections) with mode 0600 (a stale socket
  * left by a dead control plane is replaced; one a live process answers on is
  * not). Returns the listening fd, or -1 with err.
  */
 int admin_listen(const char *path, char *err, size_t errlen);
-
-/* Accepts one connection on fd, reads its request line, answers, closes. Never blocks long. */
-void admin_serve_one(int fd, struct cp_ctx *ctx);
 
 /*
  * Executes one request line and writes the JSON answer (with its '\n') to

@@ -48,6 +48,16 @@ static const struct cfg_key cp_keys[] = {
 		.doc = "The Unix socket flashgatectl talks to; created with mode 0600.",
 	},
 	{
+		.name = "admin_timeout",
+		.type = CFG_DURATION,
+		CP_FIELD(admin_timeout_ms),
+		.min = 100,
+		.max = 600000,
+		.def = "5s",
+		.doc = "The longest one admin connection may take to send its request and read its "
+		       "answer; a slower client is cut off (the decisions never wait for it).",
+	},
+	{
 		.name = "metrics_address",
 		.type = CFG_IPV4,
 		CP_FIELD(metrics_address),

@@ -14,6 +14,7 @@ struct cp_config {
 	char pull_endpoint[128];      /* bound: data planes PUSH reservations here */
 	char pub_endpoint[128];       /* bound: data planes SUBscribe here */
 	char admin_socket[108];       /* Unix socket of flashgatectl, mode 0600 */
+	uint32_t admin_timeout_ms;    /* one admin request, from accept to its answer's last byte */
 	uint32_t metrics_address;     /* network order; loopback */
 	uint16_t metrics_port;        /* 0: no metrics */
 	uint32_t batch_max;           /* reservations per event per EVALSHA */

@@ -4,6 +4,7 @@
 /* Everything the control plane's loop and its admin commands work on. */
 #include <stdint.h>
 
+#include "controlplane/admin_conn.h"
 #include "controlplane/cp_config.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
@@ -23,8 +24,7 @@ struct cp_ctx {
 	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
 	struct metrics *metrics;  /* GET /metrics */
 	uint64_t started_ms;
-	uint64_t admin_requests;
-	uint64_t admin_refused;
+	struct admin_conns *admin; /* the admin socket's connections */
 	uint64_t snapshots_sent;
 	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
 };

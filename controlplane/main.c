@@ -148,6 +148,13 @@ drain_pull(struct cp_ctx *c)
 	}
 }
 
+/* The admin connections' executor: one request line, answered into out. */
+static int
+exec_admin(void *arg, const char *line, char *out, size_t cap)
+{
+	return admin_execute(arg, line, out, cap);
+}
+
 /*
  * GET /metrics, on the metrics thread. The loop's counters are plain 64-bit
  * words written by one thread; an aligned 64-bit load is never torn on the
@@ -199,8 +206,18 @@ render_metrics(void *arg, struct metrics_text *t)
 			"Malformed messages from data planes, by reason.", labels,
 			lc.decode_errors[i]);
 	}
-	metrics_counter(t, "flashgate_cp_admin_requests_total", "flashgatectl requests.", NULL,
-		c->admin_requests);
+	if (c->admin != NULL) {
+		struct admin_conns_counters ac;
+
+		admin_conns_get_counters(c->admin, &ac);
+		metrics_counter(t, "flashgate_cp_admin_requests_total", "flashgatectl requests.",
+			NULL, ac.requests);
+		metrics_counter(t, "flashgate_cp_admin_timed_out_total",
+			"Admin connections cut off at their deadline (controlplane.admin_timeout).",
+			NULL, ac.timed_out);
+		metrics_gauge_int(t, "flashgate_cp_admin_connections", "Admin connections open.",
+			NULL, ac.open);
+	}
 	dp_stats_metrics(c->dps, t, now_wall_ms());
 }
 
@@ -261,8 +278,10 @@ main(int argc, char **argv)
 	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
 	c.dps = dp_stats_create();
 	admin_fd = admin_listen(cfg.admin_socket, err, sizeof(err));
-	if (c.dec == NULL || c.dps == NULL || admin_fd < 0) {
-		LOG_ERR("%s", c.dec == NULL || c.dps == NULL ? "out of memory" : err);
+	if (admin_fd >= 0)
+		c.admin = admin_conns_create(admin_fd, cfg.admin_timeout_ms, exec_admin, &c);
+	if (c.dec == NULL || c.dps == NULL || admin_fd < 0 || c.admin == NULL) {
+		LOG_ERR("%s", admin_fd >= 0 ? "out of memory" : err);
 		goto out;
 	}
 	char maddr[INET_ADDRSTRLEN];
@@ -292,20 +311,28 @@ main(int argc, char **argv)
 	while (!stop_requested) {
 		uint64_t now = now_wall_ms();
 		long timeout = wake > now ? (long)(wake - now) : 0;
-		zmq_pollitem_t items[2] = {
-			{ .socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN },
-			{ .fd = admin_fd, .events = ZMQ_POLLIN },
-		};
+		/* Admin clients are served without blocking, each within its deadline: the
+		 * loop wakes for them but never waits on one. */
+		uint64_t admin_wake = admin_conns_deadline(c.admin), mono = now_mono_ms();
 
-		if (zmq_poll(items, 2, timeout) < 0 && zmq_errno() != EINTR) {
+		if (admin_wake != UINT64_MAX) {
+			long admin_ms = admin_wake > mono ? (long)(admin_wake - mono) : 0;
+
+			timeout = admin_ms < timeout ? admin_ms : timeout;
+		}
+		zmq_pollitem_t items[1 + ADMIN_POLLITEMS] = {
+			{.socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN},
+		};
+		unsigned n = 1 + admin_conns_pollitems(c.admin, items + 1, ADMIN_POLLITEMS);
+
+		if (zmq_poll(items, (int)n, timeout) < 0 && zmq_errno() != EINTR) {
 			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));
 			break;
 		}
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
 		wake = cp_cron(&c, now_wall_ms());
-		if (items[1].revents & ZMQ_POLLIN)
-			admin_serve_one(admin_fd, &c);
+		admin_conns_serve(c.admin, items + 1, n - 1, now_mono_ms());
 	}
 	LOG_NOTICE("stopping");
 	/* What was received is decided before the sockets close: nothing accepted is dropped. */
@@ -313,6 +340,8 @@ main(int argc, char **argv)
 	decider_flush(c.dec, now_wall_ms(), true);
 	rc = 0;
 out:
+	admin_conns_destroy(c.admin);
+	c.admin = NULL;
 	if (admin_fd >= 0) {
 		close(admin_fd);
 		unlink(cfg.admin_socket);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 
 struct pg_store {
 	PGconn *conn;
+	uint64_t losses; /* connections lost under a call (pg_losses()) */
 };
 
 /* Notices ("relation already exists, skipping") are not for the operator's terminal. */
@@ -91,11 +93,42 @@ pg_conn(struct pg_store *s)
 	return s->conn;
 }
 
-/* Makes sure the connection is up, reconnecting once. */
+uint64_t
+pg_losses(const struct pg_store *s)
+{
+	return s->losses;
+}
+
+/*
+ * Whether the server closed an idle connection: between calls it owes no reply, so a readable
+ * socket is its goodbye (a restart, pg_terminate_backend()) or a notice; libpq reads it and
+ * marks the connection bad when it was the end.
+ */
+static bool
+pg_closed_idle(struct pg_store *s)
+{
+	/* A goodbye message and the end of the stream may take two reads: libpq returns after
+	 * the data and finds the end on the next one. */
+	for (int i = 0; i < 4; i++) {
+		struct pollfd p = {.fd = PQsocket(s->conn), .events = POLLIN};
+
+		if (p.fd < 0 || poll(&p, 1, 0) <= 0)
+			return false;
+		if (PQconsumeInput(s->conn) == 0 || PQstatus(s->conn) != CONNECTION_OK)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Makes sure the connection is up, reconnecting once, before a call sends anything: a
+ * connection the server closed since the last call (PostgreSQL restarted) is replaced here, so
+ * that the call runs on the new one instead of failing.
+ */
 static int
 pg_connected(struct pg_store *s, char *err, size_t errlen)
 {
-	if (PQstatus(s->conn) == CONNECTION_OK)
+	if (PQstatus(s->conn) == CONNECTION_OK && !pg_closed_idle(s))
 		return 0;
 	PQreset(s->conn);
 	if (PQstatus(s->conn) == CONNECTION_OK)
@@ -151,6 +184,7 @@ pg_failed(struct pg_store *s, const PGresult *res, char *err, size_t errlen)
 		snprintf(err, errlen, "PostgreSQL: %s", why);
 		return rc;
 	}
+	s->losses++;
 	PQreset(s->conn);
 	snprintf(err, errlen, "PostgreSQL connection lost (%s): %s",
 		PQstatus(s->conn) == CONNECTION_OK ? "reconnected; try again"
@@ -951,7 +985,10 @@ pg_rule_foreach(struct pg_store *s,
 		first_line(err, errlen, "PostgreSQL: ", PQerrorMessage(s->conn));
 		while ((res = PQgetResult(s->conn)) != NULL)
 			PQclear(res);
-		return PQstatus(s->conn) == CONNECTION_OK ? -EIO : -ENOTCONN;
+		if (PQstatus(s->conn) == CONNECTION_OK)
+			return -EIO;
+		s->losses++;
+		return -ENOTCONN;
 	}
 	while ((res = PQgetResult(s->conn)) != NULL) {
 		ExecStatusType st = PQresultStatus(res);
@@ -974,8 +1011,10 @@ pg_rule_foreach(struct pg_store *s,
 		/* Stopping early still reads the rest: the connection must end up idle. */
 		PQclear(res);
 	}
-	if (rc == -ENOTCONN)
+	if (rc == -ENOTCONN) {
+		s->losses++;
 		PQreset(s->conn);
+	}
 	return rc;
 }
 

@@ -56,6 +56,15 @@ struct pg_store *pg_open(const char *conninfo, char *err, size_t errlen);
 /* Closes the connection and frees s; NULL is a no-op. */
 void pg_close(struct pg_store *s);
 
+/*
+ * How many times a call found the connection lost after it had sent something (its error was
+ * -ENOTCONN "connection lost"; it may or may not have taken effect). A caller compares the
+ * count before and after a command to know whether to check or repeat it. A connection that
+ * the server closed between calls is replaced before the next call sends anything, and does
+ * not count.
+ */
+uint64_t pg_losses(const struct pg_store *s);
+
 /* The libpq connection, for callers that run their own queries (tests, the order writer). */
 PGconn *pg_conn(struct pg_store *s);
 

@@ -203,6 +203,14 @@ rs_ensure_connected(struct redis_store *rs)
 	return 0;
 }
 
+int
+rs_reconnect_now(struct redis_store *rs)
+{
+	if (rs->c == NULL)
+		rs->next_attempt_ms = 0;
+	return rs_ensure_connected(rs);
+}
+
 bool
 rs_connected(const struct redis_store *rs)
 {

@@ -77,6 +77,13 @@ void rs_close(struct redis_store *rs);
  */
 int rs_ensure_connected(struct redis_store *rs);
 
+/*
+ * rs_ensure_connected() without waiting for the backoff: one attempt now when the connection
+ * is down. For a rare caller a person waits on (an admin command right after Redis came back
+ * must not find the store still backing off). Returns 0 when connected, else -ENOTCONN.
+ */
+int rs_reconnect_now(struct redis_store *rs);
+
 /* True while the store holds a working connection (as far as it knows). */
 bool rs_connected(const struct redis_store *rs);
 
