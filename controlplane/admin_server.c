@@ -273,7 +273,8 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 
 	if (c->st->auth_len == 0)
 		return admin_answer_error(out, cap,
-			"session-token: no auth key yet: set the shop's with keys auth-set KID HEX");
+			"session-token: no auth key yet: set the shop's with keys auth-set KID (the "
+			"key on standard input)");
 	tok_keyring_init(&ring);
 	tok_keyring_set(&ring, c->st->auth_kid, c->st->auth_secret, c->st->auth_len, true);
 	uint64_t expires_s = now_wall_ms() / 1000 + req->ttl_s;

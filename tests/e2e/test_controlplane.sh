@@ -71,8 +71,8 @@ print(d)' "$1"; }
 # --- the operator sets up the sale -------------------------------------------------------
 tap_run "event create" ctl event create $EV --name "e2e sale" --stock $STOCK \
 	--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m
-tap_run "keys auth-set (the shop's login key)" ctl keys auth-set 1 \
-	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+tap_run "keys auth-set (the shop's login key, on standard input)" ctl keys auth-set 1 \
+	<<<00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 tap_run "keys rotate (a sale key)" ctl keys rotate
 tap_run "limits set" ctl limits set ip 1000/2000 user 10/20 device 10/20 forward 10000
 state_is() { # STATE: the data plane shows event EV in STATE
