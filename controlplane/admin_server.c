@@ -504,20 +504,23 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	case ADMIN_KEYS_ROTATE: {
 		uint32_t kid;
 
-		if ((rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
+		if ((rc = pg_key_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
 		admin_json_ok(&j, out, cap);
 		jw_u64(&j, "kid", kid);
-		jw_str(&j, "message", "new sale key published; the previous one still verifies");
+		jw_str(&j, "message",
+			"new sale key published; the previous one verifies until its last token or "
+			"receipt can no longer be valid (keys list shows when)");
 		return end(&j, out, cap);
 	}
 	case ADMIN_KEYS_LIST: {
 		struct admin_key keys[CP_MAX_KEYS];
 		unsigned n;
 
-		if ((rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, sizeof(err))) != 0)
+		if ((rc = pg_keys_list(c->pg, c->st->key_life_ms, keys, CP_MAX_KEYS, &n, err,
+			     sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
 		jw_open(&j, "keys", '[');
