@@ -47,12 +47,13 @@ read_stdin(const char *what, char *buf, size_t cap, char *err, size_t errlen)
 	ssize_t n;
 
 	if (tty) {
-		fprintf(stderr, "%s (hex, not shown): ", what);
-		fflush(stderr);
+		/* Echo goes off before the prompt: nothing typed after it is ever shown. */
 		quiet = old;
 		quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
 		quiet.c_lflag |= ICANON;
 		tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+		fprintf(stderr, "%s (hex, not shown): ", what);
+		fflush(stderr);
 	}
 	n = read_text(STDIN_FILENO, buf, cap, true);
 	if (tty) {

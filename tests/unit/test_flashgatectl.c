@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -292,6 +293,61 @@ write_file(const char *path, const char *text, mode_t mode)
 
 #define KEY16 "000102030405060708090a0b0c0d0e0f"
 
+/* keys auth-set typed on a terminal: a prompt, and the key is not echoed. */
+static void
+test_no_echo(const char *exe, struct fake *f, char *sock)
+{
+	char seen[2048];
+	size_t n = 0;
+	int master, slave, status = -1;
+	pthread_t th;
+	pid_t pid;
+
+	if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
+		tap_ok(0, "a pseudo-terminal for the typed key: %s", strerror(errno));
+		return;
+	}
+	pthread_create(&th, NULL, fake_serve, f);
+	pid = fork();
+	if (pid == 0) {
+		setsid();
+		dup2(slave, STDIN_FILENO);
+		dup2(slave, STDOUT_FILENO);
+		dup2(slave, STDERR_FILENO);
+		close(master);
+		execl(exe, exe, "--socket", sock, "keys", "auth-set", "8", (char *)NULL);
+		_exit(99);
+	}
+	close(slave);
+	seen[0] = '\0';
+	/* Read what the terminal shows; type the key once the prompt is there. */
+	for (bool typed = false;;) {
+		struct pollfd p = {.fd = master, .events = POLLIN};
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		r = read(master, seen + n, sizeof(seen) - 1 - n);
+		if (r <= 0)
+			break; /* EIO: the program exited and closed the terminal */
+		n += (size_t)r;
+		seen[n] = '\0';
+		if (!typed && strstr(seen, "not shown): ") != NULL) {
+			typed = write(master, KEY16 "\n", sizeof(KEY16)) == (ssize_t)sizeof(KEY16);
+		}
+		if (n == sizeof(seen) - 1)
+			break;
+	}
+	waitpid(pid, &status, 0);
+	pthread_join(th, NULL);
+	close(master);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+			strcmp(f->got, "keys auth-set 8 " KEY16 "\n") == 0,
+		"keys auth-set KID on a terminal reads the typed key: %s", vis(f->got));
+	tap_ok(strstr(seen, "(hex, not shown)") != NULL && strstr(seen, KEY16) == NULL,
+		"and the terminal shows a prompt but not the key: %s", vis(seen));
+}
+
 /* keys auth-set: the key from standard input or a 0600 file, never from argv. */
 static void
 test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
@@ -308,7 +364,8 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "5", KEY16), NULL, &r);
 	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "not taken from the command line") &&
 			strstr(r.err, "--key-file PATH") && strstr(r.err, KEY16) == NULL,
-		"keys auth-set KID HEX is refused, sends nothing, says how to pass the key and does "
+		"keys auth-set KID HEX is refused, sends nothing, says how to pass the key and "
+		"does "
 		"not repeat it: %s",
 		vis(r.err));
 
@@ -324,11 +381,13 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	ctl_stdin = "000102030405060708090A0B0C0D0E0F101112131415161718191a1b1c1d1e1f";
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "6", "-"), NULL, &r);
 	tap_ok(r.status == 0 &&
-			strcmp(f->got, "keys auth-set 6 000102030405060708090a0b0c0d0e0f101112131415"
-				       "161718191a1b1c1d1e1f\n") == 0,
+			strcmp(f->got,
+				"keys auth-set 6 000102030405060708090a0b0c0d0e0f101112131415"
+				"161718191a1b1c1d1e1f\n") == 0,
 		"keys auth-set KID - reads it too (a 32-byte key, no line end): %s", vis(f->got));
 
-	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7", "--key-file", kf), NULL, &r);
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7", "--key-file", kf), NULL,
+		&r);
 	tap_ok(r.status == 0 && strcmp(f->got, "keys auth-set 7 " KEY16 "\n") == 0 &&
 			strstr(f->cmdline, KEY16) == NULL,
 		"keys auth-set KID --key-file reads a 0600 file; the key is not on its command "
@@ -366,6 +425,7 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 		"session-token refuses a 0644 --auth-key-file: %s", vis(r.err));
 	unlink(kf);
 	unlink(open_kf);
+	test_no_echo(exe, f, sock);
 }
 
 static void
@@ -484,8 +544,8 @@ test_flashgatectl(const char *exe)
 
 	/* Offline session tokens verify with the same key (here from standard input). */
 	ctl_stdin = KEY16 "\n";
-	run_ctl(exe, &f, ARGS("session-token", "42", "--ttl", "2h", "--auth-key-file", "-", "--kid",
-				 "9"),
+	run_ctl(exe, &f,
+		ARGS("session-token", "42", "--ttl", "2h", "--auth-key-file", "-", "--kid", "9"),
 		NULL, &r);
 	{
 		struct tok_keyring ring;
@@ -509,7 +569,8 @@ test_flashgatectl(const char *exe)
 		tap_ok(st == TOK_EXPIRED, "and expires after its ttl");
 	}
 	run_ctl(exe, &f, ARGS("session-token", "42", "--kid", "9"), NULL, &r);
-	tap_ok(r.status == 2 && strstr(r.err, "needs both --auth-key-file PATH and --kid N") != NULL,
+	tap_ok(r.status == 2 &&
+			strstr(r.err, "needs both --auth-key-file PATH and --kid N") != NULL,
 		"offline minting needs both options: %s", vis(r.err));
 	ctl_stdin = "0001\n";
 	run_ctl(exe, &f, ARGS("session-token", "42", "--auth-key-file", "-", "--kid", "9"), NULL,
