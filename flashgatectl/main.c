@@ -71,11 +71,14 @@ usage(FILE *out)
 		"plane.\n"
 		"\n"
 		"Commands:\n%s"
-		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints offline, "
+		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
+		"offline, "
 		"without a control plane\n"
 		"\n"
-		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) or\n"
-		"from standard input (-, or no file: one line, not echoed on a terminal), never from\n"
+		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
+		"or\n"
+		"from standard input (-, or no file: one line, not echoed on a terminal), never "
+		"from\n"
 		"the command line.\n",
 		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text());
 }
@@ -264,8 +267,9 @@ offline_token(struct ctl_opts *o, bool *handled)
 				 "shows in ps and shell history; give it in a file of mode 0600 "
 				 "(--auth-key-file PATH) or on standard input (--auth-key-file -)");
 	if (keyfile == NULL || kidtext == NULL)
-		return die_usage("session-token: offline minting needs both --auth-key-file PATH and "
-				 "--kid N (or neither, to ask the control plane)");
+		return die_usage(
+			"session-token: offline minting needs both --auth-key-file PATH and "
+			"--kid N (or neither, to ask the control plane)");
 	if (admin_join(n, words, line, sizeof(line), err, sizeof(err)) < 0 ||
 		admin_parse(line, &req, err, sizeof(err)) != 0)
 		return die_usage("%s", err);
@@ -329,8 +333,9 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 	if (!*handled)
 		return 0;
 	if (o->argc < 3)
-		return die_usage("keys auth-set: missing key id: keys auth-set KID, with the key on "
-				 "standard input or --key-file PATH");
+		return die_usage(
+			"keys auth-set: missing key id: keys auth-set KID, with the key on "
+			"standard input or --key-file PATH");
 	if (o->argc == 4 && strcmp(o->argv[3], SECRET_STDIN) == 0) {
 		path = SECRET_STDIN;
 	} else if (o->argc == 4 && strncmp(o->argv[3], "--key-file=", 11) == 0) {

@@ -392,16 +392,17 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			char err[256];
 			size_t n = 0;
 
-			rc = opt == OPT_AUTH_KEY_FILE
-				     ? secret_read_hex(optarg, "--auth-key-file", key, TOK_SECRET_MIN,
-					       sizeof(key), &key_len, err, sizeof(err))
-				: opt == OPT_SALE_KEY_FILE
-				     ? secret_read_hex(optarg, "--sale-key-file", sale_key,
-					       TOK_SECRET_MIN, sizeof(sale_key), &sale_len, err,
-					       sizeof(err))
-				     : secret_read_hex(optarg, "--cookie-secret-file",
-					       o->cookie_secret, sizeof(o->cookie_secret),
-					       sizeof(o->cookie_secret), &n, err, sizeof(err));
+			if (opt == OPT_AUTH_KEY_FILE)
+				rc = secret_read_hex(optarg, "--auth-key-file", key, TOK_SECRET_MIN,
+					sizeof(key), &key_len, err, sizeof(err));
+			else if (opt == OPT_SALE_KEY_FILE)
+				rc = secret_read_hex(optarg, "--sale-key-file", sale_key,
+					TOK_SECRET_MIN, sizeof(sale_key), &sale_len, err,
+					sizeof(err));
+			else
+				rc = secret_read_hex(optarg, "--cookie-secret-file",
+					o->cookie_secret, sizeof(o->cookie_secret),
+					sizeof(o->cookie_secret), &n, err, sizeof(err));
 			if (rc != 0) {
 				fprintf(stderr, PROG ": %s\n", err);
 				return -1;
