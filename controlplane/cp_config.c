@@ -99,8 +99,9 @@ static const struct cfg_key cp_keys[] = {
 		.def = "5m",
 		.doc = "The longest [admission] purchase_token_ttl of the data planes: a sale key "
 		       "that stops being current keeps verifying this long (plus 30s for a data "
-		       "plane that learns of the rotation late), and until the sales it signed "
-		       "receipts for have ended and their pay window passed; then it is removed.",
+		       "plane that learns of the rotation late; longer when a data plane reports "
+		       "a longer one), and until the sales it signed receipts for have ended and "
+		       "their pay window passed; then it is removed.",
 	},
 	{
 		.name = "log_level",

@@ -22,7 +22,8 @@ EV=7
 mapfile -t PORTS < <(e2e_free_ports 3)
 PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
 E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12)
+	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
+	-s admission.purchase_token_ttl=10m)
 E2E_TOOLS=(redis-cli psql)
 e2e_begin cp "$1"
 
@@ -279,6 +280,14 @@ tap_run "  and the data plane still takes key 1's receipt" polls_as 200 "$old_rc
 # Key 1 past its retirement: it stopped being current long ago, before this sale began.
 $PG -c "update keys set created_at = '2025-01-01Z', retired_at = '2025-01-02Z'
 	where kind = 'sale' and kid = 1" >/dev/null
+# The data plane mints tokens valid 10 min, longer than the control plane's 5 min default: it
+# reports that, and retired keys verify 10 min 30 s after they stopped being current.
+tap_ok "$(grep -q 'data plane 1 mints purchase tokens valid 600 s' "$E2E_TMP/cp.log"; echo $?)" \
+	"the control plane follows the data plane's longer purchase token lifetime (and says so)"
+tap_is "$(ctlj keys list | python3 -c 'import json,sys
+for k in json.load(sys.stdin)["keys"]:
+    if k["kind"] == "sale" and k["kid"] == 1: print(k["state"], k["retires_at"])')" \
+	"retired 2025-01-02T00:10:30Z" "keys list: key 1 retired 10 min 30 s after it stopped being current"
 ctl limits set forward 10000 >/dev/null # any change makes the control plane read the keys again
 tap_run "a key past its retirement is removed: its receipt polls 403" \
 	e2e_wait_until 10 polls_as 403 "$old_rc"
