@@ -11,6 +11,30 @@ enum {
 	CLI_EXTRA,
 };
 
+/* Whether the "section.key=value" (or "section.ID.key=value") override sets a CFG_F_SECRET key. */
+static bool
+set_is_secret(const struct cfg_schema *schema, const char *set)
+{
+	size_t klen = strcspn(set, "="), slen = strcspn(set, ".");
+	const char *name = set + klen;
+
+	if (slen >= klen)
+		return false;
+	while (name > set && name[-1] != '.')
+		name--;
+	for (size_t i = 0; i < schema->n_sections; i++) {
+		const struct cfg_section *sec = &schema->sections[i];
+
+		if (strlen(sec->name) != slen || strncmp(sec->name, set, slen) != 0)
+			continue;
+		for (size_t k = 0; k < sec->n_keys; k++)
+			if (strlen(sec->keys[k].name) == (size_t)(set + klen - name) &&
+				strncmp(sec->keys[k].name, name, (size_t)(set + klen - name)) == 0)
+				return (sec->keys[k].flags & CFG_F_SECRET) != 0;
+	}
+	return false;
+}
+
 int
 cfg_cli_parse(const struct cfg_cli *cli, int argc, char **argv)
 {
@@ -88,6 +112,13 @@ cfg_cli_parse(const struct cfg_cli *cli, int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cli->prog, err);
 		return -1;
 	}
+	for (unsigned i = 0; i < n_sets; i++)
+		if (set_is_secret(cli->schema, sets[i]))
+			fprintf(stderr,
+				"%s: warning: -s %.*s puts a secret on the command line, where ps, "
+				"/proc/PID/cmdline and the shell history show it: put it in the "
+				"config file (-c), readable by its owner only (chmod 600)\n",
+				cli->prog, (int)strcspn(sets[i], "="), sets[i]);
 	if (check) {
 		if (cli->print_checked != NULL) {
 			cli->print_checked(stdout, cli->target);

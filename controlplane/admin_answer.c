@@ -34,7 +34,18 @@ admin_json_key(struct json_writer *j, const char *key, const struct admin_key *k
 	jw_u64(j, "kid", k->kid);
 	jw_str(j, "kind", admin_key_kind_name(k->kind));
 	jw_bool(j, "current", k->current);
+	/* current; retiring (verifies until retires_at); retired (removed at once); an auth key
+	 * that is not current is the previous one, until the next auth-set. */
+	jw_str(j, "state",
+		k->current	       ? "current"
+		: k->retired	       ? "retired"
+		: k->retire_at_ms != 0 ? "retiring"
+				       : "previous");
 	jw_time(j, "created_at", k->created_at_ms);
+	if (k->retired_at_ms != 0)
+		jw_time(j, "retired_at", k->retired_at_ms);
+	if (k->retire_at_ms != 0)
+		jw_time(j, "retires_at", k->retire_at_ms);
 	jw_close(j, '}');
 }
 

@@ -24,7 +24,10 @@ void admin_json_ok(struct json_writer *j, char *buf, size_t cap);
 /* An event as an object: id, name, state, stock, available, starts_at, ends_at, ... */
 void admin_json_event(struct json_writer *j, const char *key, const struct admin_event *ev);
 
-/* A key as an object: kid, kind, current, created_at (never the secret). */
+/*
+ * A key as an object: kid, kind, current, state (current, retiring, retired or previous),
+ * created_at, retired_at and retires_at when known; never the secret.
+ */
 void admin_json_key(struct json_writer *j, const char *key, const struct admin_key *k);
 
 /* A rule as an object: kind, value, and created_at when created_at_ms is not 0. */

@@ -123,6 +123,9 @@ struct admin_key {
 	uint8_t len;  /* ADMIN_SECRET_MIN..ADMIN_SECRET_MAX */
 	uint8_t secret[ADMIN_SECRET_MAX];
 	uint64_t created_at_ms;
+	uint64_t retired_at_ms; /* when it stopped being current; 0 while it is */
+	uint64_t retire_at_ms;	/* sale keys not current: when it stops verifying (then deleted) */
+	bool retired;		/* retire_at_ms has passed: deleted at the next cron */
 };
 
 /* Which limits a "limits set" gives (the others keep their value). */

@@ -321,7 +321,8 @@ do_session_token(struct cp_ctx *c, const struct admin_req *req, char *out, size_
 
 	if (c->st->auth_len == 0)
 		return admin_answer_error(out, cap,
-			"session-token: no auth key yet: set the shop's with keys auth-set KID HEX");
+			"session-token: no auth key yet: set the shop's with keys auth-set KID (the "
+			"key on standard input)");
 	tok_keyring_init(&ring);
 	tok_keyring_set(&ring, c->st->auth_kid, c->st->auth_secret, c->st->auth_len, true);
 	uint64_t expires_s = now_wall_ms() / 1000 + req->ttl_s;
@@ -498,7 +499,7 @@ current_sale_kid(struct cp_ctx *c, uint32_t *kid, char *err, size_t errlen)
 {
 	struct admin_key keys[CP_MAX_KEYS];
 	unsigned n;
-	int rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, errlen);
+	int rc = pg_keys_list(c->pg, c->st->key_life_ms, keys, CP_MAX_KEYS, &n, err, errlen);
 
 	*kid = 0;
 	for (unsigned i = 0; rc == 0 && i < n && i < CP_MAX_KEYS; i++)
@@ -597,13 +598,15 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 				return admin_answer_error(out, cap, err);
 			t->kid_known = true;
 		}
-		if (note == NULL && (rc = pg_key_rotate(c->pg, &kid, err, sizeof(err))) != 0)
+		if (note == NULL && (rc = pg_key_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
 		admin_json_ok(&j, out, cap);
 		jw_u64(&j, "kid", kid);
-		jw_str(&j, "message", "new sale key published; the previous one still verifies");
+		jw_str(&j, "message",
+			"new sale key published; the previous one verifies until its last token or "
+			"receipt can no longer be valid (keys list shows when)");
 		if (note != NULL)
 			jw_str(&j, "note", note);
 		return end(&j, out, cap);
@@ -612,7 +615,8 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		struct admin_key keys[CP_MAX_KEYS];
 		unsigned n;
 
-		if ((rc = pg_keys_list(c->pg, keys, CP_MAX_KEYS, &n, err, sizeof(err))) != 0)
+		if ((rc = pg_keys_list(c->pg, c->st->key_life_ms, keys, CP_MAX_KEYS, &n, err,
+			     sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
 		jw_open(&j, "keys", '[');

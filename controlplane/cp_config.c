@@ -101,6 +101,19 @@ static const struct cfg_key cp_keys[] = {
 		.doc = "How often a heartbeat is published; data planes resync after a few missed.",
 	},
 	{
+		.name = "purchase_token_ttl",
+		.type = CFG_DURATION,
+		CP_FIELD(purchase_token_ttl_ms),
+		.min = 1000,
+		.max = 86400u * 1000,
+		.def = "5m",
+		.doc = "The longest [admission] purchase_token_ttl of the data planes: a sale key "
+		       "that stops being current keeps verifying this long (plus 30s for a data "
+		       "plane that learns of the rotation late; longer when a data plane reports "
+		       "a longer one), and until the sales it signed receipts for have ended and "
+		       "their pay window passed; then it is removed.",
+	},
+	{
 		.name = "log_level",
 		.type = CFG_LOGLEVEL,
 		CP_FIELD(log_level),

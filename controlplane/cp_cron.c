@@ -1,7 +1,64 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/cp_cron.h"
 
+#include <inttypes.h>
+
+#include "common/log.h"
 #include "common/wire.h"
+
+/*
+ * A retired sale key must outlive the purchase tokens of every data plane: when one reports
+ * (DP_STATS gauge purchase_token_ttl_s) a longer lifetime than [controlplane]
+ * purchase_token_ttl, retired keys are kept that long from then on (never shorter again: its
+ * tokens are out there), and the operator is told once.
+ */
+static void
+follow_token_ttl(struct cp_ctx *c)
+{
+	uint64_t ttl_s = 0, life;
+	uint32_t dp = 0;
+
+	if (dp_stats_gauge_max(c->dps, "purchase_token_ttl_s", &ttl_s, &dp) != 0 ||
+		ttl_s * 1000 <= c->cfg->purchase_token_ttl_ms)
+		return;
+	life = ttl_s * 1000 + CP_KEY_LATE_MS;
+	if (life <= c->st->key_life_ms)
+		return;
+	c->st->key_life_ms = life;
+	LOG_WARN("data plane %u mints purchase tokens valid %" PRIu64 " s, longer than "
+		 "[controlplane] purchase_token_ttl (%" PRIu32 " ms): retired sale keys now verify "
+		 "that long; set purchase_token_ttl to the data planes' longest",
+		dp, ttl_s, c->cfg->purchase_token_ttl_ms);
+}
+
+/* Removes the sale keys whose last token and receipt can no longer be valid, and tells the data
+ * planes. On a database error it tries again a heartbeat later. */
+static void
+retire_keys(struct cp_ctx *c, uint64_t now_ms)
+{
+	char err[512];
+	unsigned removed = 0;
+
+	if (pg_keys_expire(c->pg, c->st->key_life_ms, &removed, err, sizeof(err)) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 60000, "retiring sale keys: %s", err);
+		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+		return;
+	}
+	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 60000, "state reload after retiring sale keys: %s", err);
+		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+		return;
+	}
+	/* A key may retire later than listed (an event it signed for was extended). */
+	if (c->st->next_key_retire_ms != 0 && c->st->next_key_retire_ms <= now_ms)
+		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+	if (removed > 0) {
+		cp_state_publish_keys(c->st, c->links);
+		LOG_NOTICE("%u retired sale key%s removed: the last token or receipt %s signed can "
+			   "no longer be valid",
+			removed, removed == 1 ? "" : "s", removed == 1 ? "it" : "they");
+	}
+}
 
 uint64_t
 cp_cron(struct cp_ctx *c, uint64_t now_ms)
@@ -9,13 +66,18 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	uint64_t wake;
 
 	decider_flush(c->dec, now_ms, false);
+	if (c->st->next_key_retire_ms != 0 && now_ms >= c->st->next_key_retire_ms)
+		retire_keys(c, now_ms);
 	if (now_ms >= c->next_heartbeat_ms) {
 		struct wire_heartbeat hb = {now_ms};
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
 		rs_ensure_connected(c->rs);
+		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}
 	wake = decider_deadline(c->dec);
+	if (c->st->next_key_retire_ms != 0 && c->st->next_key_retire_ms < wake)
+		wake = c->st->next_key_retire_ms;
 	return wake < c->next_heartbeat_ms ? wake : c->next_heartbeat_ms;
 }

@@ -14,9 +14,12 @@
  * Does what is due at now_ms (Unix ms):
  *   - the decider's batches whose wait (batch_wait) is over, and full ones, go to Redis;
  *   - every heartbeat interval: a HEARTBEAT to the data planes, and a reconnect to Redis when
- *     it is down (so that the "back" notice does not wait for traffic).
- * Returns when the next work is due (Unix ms): the next heartbeat or the decider's deadline,
- * whichever comes first. Cannot fail.
+ *     it is down (so that the "back" notice does not wait for traffic), and the longest
+ *     purchase token lifetime the data planes report raises how long retired keys verify;
+ *   - when a retiring sale key's time is up: it is deleted and the data planes get the keys
+ *     without it (a database error tries again a heartbeat later).
+ * Returns when the next work is due (Unix ms): the next heartbeat, the decider's deadline or
+ * the next key retirement, whichever comes first. Cannot fail.
  */
 uint64_t cp_cron(struct cp_ctx *c, uint64_t now_ms);
 

@@ -52,7 +52,8 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 	int rc;
 
 	if ((rc = pg_event_list(pg, evs, CP_MAX_EVENTS, &n_ev, err, errlen)) != 0 ||
-		(rc = pg_keys_list(pg, keys, CP_MAX_KEYS, &n_keys, err, errlen)) != 0 ||
+		(rc = pg_keys_list(pg, st->key_life_ms, keys, CP_MAX_KEYS, &n_keys, err, errlen)) !=
+			0 ||
 		(rc = pg_limits_get(pg, &lim, err, errlen)) != 0 ||
 		(rc = pg_rule_foreach(pg, add_rule, &acc, err, errlen)) != 0) {
 		free(acc.v);
@@ -83,8 +84,20 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 	st->n_ev = n_ev;
 	st->n_keys = 0;
 	st->auth_len = 0;
+	st->next_key_retire_ms = 0;
 	for (unsigned i = 0; i < n_keys; i++) {
-		struct wire_key *k = &st->keys[st->n_keys++];
+		struct wire_key *k;
+
+		/* A key past its retirement verifies nothing any more: not published, and the
+		 * cron deletes it at once. */
+		if (keys[i].retired) {
+			st->next_key_retire_ms = 1;
+			continue;
+		}
+		if (keys[i].retire_at_ms != 0 &&
+			(st->next_key_retire_ms == 0 || keys[i].retire_at_ms < st->next_key_retire_ms))
+			st->next_key_retire_ms = keys[i].retire_at_ms;
+		k = &st->keys[st->n_keys++];
 
 		memset(k, 0, sizeof(*k));
 		k->kid = keys[i].kid;

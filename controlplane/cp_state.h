@@ -18,6 +18,8 @@
 
 #define CP_MAX_EVENTS 64
 #define CP_MAX_KEYS   16
+/* A data plane that learns of a rotation late (resync) keeps minting with the old key meanwhile. */
+#define CP_KEY_LATE_MS 30000
 
 struct cp_event {
 	struct admin_event ev;
@@ -34,6 +36,10 @@ struct cp_state {
 	unsigned n_rules, cap_rules;
 	struct wire_limits limits;
 	uint64_t snapshot_id;
+	/* How long a retired sale key's tokens may still be valid (purchase_token_ttl + late). */
+	uint64_t key_life_ms;
+	/* When the next retiring sale key retires (Unix ms; 0: none): cp_cron() removes it. */
+	uint64_t next_key_retire_ms;
 	/* The current auth key, for session-token. */
 	uint32_t auth_kid;
 	uint8_t auth_len;

@@ -407,6 +407,36 @@ dp_stats_totals(const struct dp_stats *cs, uint64_t now_ms, struct wire_stat *ou
 	return n;
 }
 
+int
+dp_stats_gauge_max(const struct dp_stats *s, const char *name, uint64_t *max, uint32_t *dp_id)
+{
+	uint32_t h = name_hash(name) & (HASH_SLOTS - 1);
+	int found = -ENOENT;
+
+	lock(s);
+	for (; s->hash[h] != 0; h = (h + 1) & (HASH_SLOTS - 1)) {
+		uint16_t id = (uint16_t)(s->hash[h] - 1);
+
+		if (strcmp(s->names[id].name, name) != 0)
+			continue;
+		for (unsigned d = 1; d <= WIRE_DP_ID_MAX; d++) {
+			const struct dp_ent *e = s->dp[d];
+
+			if (e == NULL || e->slot[id] == 0)
+				continue;
+			if (found != 0 || e->value[e->slot[id] - 1] > *max) {
+				*max = e->value[e->slot[id] - 1];
+				if (dp_id != NULL)
+					*dp_id = e->id;
+			}
+			found = 0;
+		}
+		break;
+	}
+	unlock(s);
+	return found;
+}
+
 void
 dp_stats_read_counters(const struct dp_stats *s, struct dp_stats_counters *out)
 {

@@ -107,6 +107,14 @@ int dp_stats_get(const struct dp_stats *s, uint32_t id, uint64_t now_ms, struct 
 unsigned dp_stats_totals(
 	const struct dp_stats *s, uint64_t now_ms, struct wire_stat *out, unsigned cap);
 
+/*
+ * The largest value of name (a gauge or counter without a label, such as
+ * "purchase_token_ttl_s") that any data plane, stale or not, last reported, in *max, and which
+ * data plane in *dp_id (may be NULL). Returns 0, or -ENOENT (outputs untouched) when none
+ * reported it.
+ */
+int dp_stats_gauge_max(const struct dp_stats *s, const char *name, uint64_t *max, uint32_t *dp_id);
+
 /* A copy of the table's own counters. */
 void dp_stats_read_counters(const struct dp_stats *s, struct dp_stats_counters *out);
 

@@ -271,6 +271,7 @@ main(int argc, char **argv)
 		LOG_ERR("%s", err);
 		goto out;
 	}
+	st.key_life_ms = (uint64_t)cfg.purchase_token_ttl_ms + CP_KEY_LATE_MS;
 	if (cp_state_load(&st, c.pg, c.rs, err, sizeof(err)) != 0) {
 		LOG_ERR("reading the state from PostgreSQL: %s", err);
 		goto out;

@@ -12,11 +12,13 @@
 #include <sys/stat.h>
 
 #include "common/parse.h"
+#include "common/token.h"
 
 /* Advisory lock keys ("fg" in the high bytes): migrations, and key rotation. */
 #define PG_LOCK_MIGRATE	      "1718026241"
 #define PG_LOCK_KEYS	      "1718026242"
 #define PG_SALE_KEY_LEN	      32
+#define PG_SALE_KEYS_MAX      TOK_KEYS_MAX /* what a data plane's sale key ring holds */
 #define PG_MIGRATION_FILE_MAX (1 << 20)
 
 /* timestamptz <-> Unix ms, exact in both directions (no floating point). */
@@ -772,17 +774,70 @@ pg_event_active_users(
 /* ---------------------------------------------------------------------------------------- */
 /* Keys                                                                                      */
 
-int
-pg_key_rotate(struct pg_store *s, uint32_t *kid, char *err, size_t errlen)
+/*
+ * When sale key k (not current) can retire, as a timestamptz: the later of
+ *   - retired_at + $1 ms: the last purchase token (and reserve path) it signed expires; and
+ *   - for each event it could have signed receipts for (open or closed, its window overlapping
+ *     the time the key was current, and not closed before the key became current): the end of
+ *     its sale (ends_at, or when it was closed) plus its pay window, since buyers poll their
+ *     result with the receipt until their order is paid or expired.
+ * NULL for a current key and for auth keys (the previous auth key goes at the next auth-set).
+ */
+/* clang-format off */
+#define KEY_RETIRE_AT(k)                                                                     \
+	"CASE WHEN " k ".kind = 'sale' AND NOT " k ".current THEN greatest("                \
+	k ".retired_at + $1::bigint * interval '1 millisecond', "                          \
+	"(SELECT max(CASE WHEN e.state = 'closed' THEN least(e.ends_at, e.updated_at) "     \
+	"ELSE e.ends_at END + e.pay_window_s * interval '1 second') FROM events e "         \
+	"WHERE e.state IN ('open', 'closed') AND e.starts_at < " k ".retired_at "          \
+	"AND e.ends_at > " k ".created_at "                                                 \
+	"AND (e.state = 'open' OR e.updated_at > " k ".created_at))) END"
+/* clang-format on */
+
+/* Deletes the sale keys past their retirement (inside the caller's transaction or alone). */
+static int
+keys_delete_retired(
+	struct pg_store *s, const char *life, unsigned *removed, char *err, size_t errlen)
 {
-	uint8_t secret[PG_SALE_KEY_LEN];
-	char kids[16];
-	const char *vals[2] = {kids, (const char *)secret};
-	const int lens[2] = {0, PG_SALE_KEY_LEN}, fmts[2] = {0, 1};
+	const char *vals[1] = {life};
 	PGresult *res;
-	uint64_t next;
 	int rc;
 
+	res = run(s,
+		"DELETE FROM keys k WHERE k.kind = 'sale' AND NOT k.current AND " KEY_RETIRE_AT(
+			"k") " <= now() RETURNING k.kid",
+		1, vals, &rc, err, errlen);
+	if (res == NULL)
+		return rc;
+	if (removed != NULL)
+		*removed = (unsigned)PQntuples(res);
+	PQclear(res);
+	return 0;
+}
+
+int
+pg_keys_expire(
+	struct pg_store *s, uint64_t token_life_ms, unsigned *removed, char *err, size_t errlen)
+{
+	char life[24];
+
+	snprintf(life, sizeof(life), "%" PRIu64, token_life_ms);
+	*removed = 0;
+	return keys_delete_retired(s, life, removed, err, errlen);
+}
+
+int
+pg_key_rotate(struct pg_store *s, uint64_t token_life_ms, uint32_t *kid, char *err, size_t errlen)
+{
+	uint8_t secret[PG_SALE_KEY_LEN];
+	char kids[16], life[24];
+	const char *vals[2] = {kids, (const char *)secret}, *lv[1] = {life};
+	const int lens[2] = {0, PG_SALE_KEY_LEN}, fmts[2] = {0, 1};
+	PGresult *res;
+	uint64_t next, live;
+	int rc;
+
+	snprintf(life, sizeof(life), "%" PRIu64, token_life_ms);
 	if (getrandom(secret, sizeof(secret), 0) != (ssize_t)sizeof(secret)) {
 		snprintf(err, errlen, "getrandom: %s", strerror(errno));
 		return -EIO;
@@ -790,11 +845,39 @@ pg_key_rotate(struct pg_store *s, uint32_t *kid, char *err, size_t errlen)
 	rc = begin_locked(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_KEYS ")", err, errlen);
 	if (rc != 0)
 		goto out;
-	res = run(s, "SELECT coalesce(max(kid), 0) + 1 FROM keys WHERE kind = 'sale'", 0, NULL, &rc,
-		err, errlen);
+	/* Keys past their retirement go first: they make room. */
+	rc = keys_delete_retired(s, life, NULL, err, errlen);
+	if (rc != 0)
+		goto fail;
+	/* clang-format off */
+	res = run(s,
+		"SELECT coalesce(max(kid), 0) + 1, count(*), "
+		"(SELECT kid FROM keys k WHERE k.kind = 'sale' AND NOT k.current "
+		"ORDER BY " KEY_RETIRE_AT("k") ", kid LIMIT 1), "
+		"(SELECT " MS(KEY_RETIRE_AT("k")) " FROM keys k WHERE k.kind = 'sale' "
+		"AND NOT k.current ORDER BY 1, kid LIMIT 1) "
+		"FROM keys WHERE kind = 'sale'", 1, lv, &rc, err, errlen);
+	/* clang-format on */
 	if (res == NULL)
 		goto fail;
 	next = get_u64(res, 0, 0);
+	live = get_u64(res, 0, 1);
+	if (live >= PG_SALE_KEYS_MAX) {
+		char when[40];
+
+		/* The data planes hold PG_SALE_KEYS_MAX sale keys: another one would push out a
+		 * key whose tokens or receipts may still be valid. */
+		parse_time_format(get_u64(res, 0, 3), when, sizeof(when));
+		snprintf(err, errlen,
+			"%" PRIu64 " sale keys still verify (1 current, %" PRIu64 " retiring), as "
+			"many as a data plane holds: rotate after %s, when key %s retires (its "
+			"last "
+			"token or receipt can no longer be valid then)",
+			live, live - 1, when, PQgetvalue(res, 0, 2));
+		PQclear(res);
+		rc = -ENOSPC;
+		goto fail;
+	}
 	PQclear(res);
 	if (next > UINT32_MAX) {
 		snprintf(err, errlen, "sale key ids are used up (the last is 4294967295)");
@@ -802,11 +885,11 @@ pg_key_rotate(struct pg_store *s, uint32_t *kid, char *err, size_t errlen)
 		goto fail;
 	}
 	snprintf(kids, sizeof(kids), "%" PRIu64, next);
-	/* Keep the current key as the previous one; anything older goes. */
-	rc = exec(s, "DELETE FROM keys WHERE kind = 'sale' AND NOT current", 0, NULL, err, errlen);
-	if (rc == 0)
-		rc = exec(s, "UPDATE keys SET current = false WHERE kind = 'sale' AND current", 0,
-			NULL, err, errlen);
+	/* The current key retires now: it verifies until its tokens and receipts are over. */
+	rc = exec(s,
+		"UPDATE keys SET current = false, retired_at = now() WHERE kind = 'sale' AND "
+		"current",
+		0, NULL, err, errlen);
 	if (rc == 0) {
 		res = run_params(s,
 			"INSERT INTO keys (kind, kid, secret, current) "
@@ -857,7 +940,7 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 		1, vals, err, errlen);
 	if (rc == 0)
 		rc = exec(s,
-			"UPDATE keys SET current = false "
+			"UPDATE keys SET current = false, retired_at = now() "
 			"WHERE kind = 'auth' AND current AND kid <> $1",
 			1, vals, err, errlen);
 	if (rc == 0) {
@@ -865,7 +948,7 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 			"INSERT INTO keys (kind, kid, secret, current) "
 			"VALUES ('auth', $1, $2, true) "
 			"ON CONFLICT (kind, kid) DO UPDATE SET secret = excluded.secret, current = "
-			"true, created_at = now()",
+			"true, retired_at = NULL, created_at = now()",
 			2, vals, lens, fmts, &rc, err, errlen);
 		PQclear(res);
 	}
@@ -877,17 +960,22 @@ pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, size_t 
 }
 
 int
-pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *n, char *err,
-	size_t errlen)
+pg_keys_list(struct pg_store *s, uint64_t token_life_ms, struct admin_key *out, unsigned cap,
+	unsigned *n, char *err, size_t errlen)
 {
+	char life[24];
+	const char *vals[1] = {life};
 	PGresult *res;
 	int rc;
 
+	snprintf(life, sizeof(life), "%" PRIu64, token_life_ms);
 	/* clang-format off */
 	res = run(s,
-		"SELECT kind, kid, encode(secret, 'hex'), current, " MS("created_at") " FROM keys "
+		"SELECT kind, kid, encode(secret, 'hex'), current, " MS("created_at") ", "
+		"coalesce(" MS("retired_at") ", 0), coalesce(" MS(KEY_RETIRE_AT("k")) ", 0), "
+		"coalesce(" KEY_RETIRE_AT("k") " <= now(), false) FROM keys k "
 		"ORDER BY kind DESC, kid",
-		0, NULL, &rc, err, errlen);
+		1, vals, &rc, err, errlen);
 	/* clang-format on */
 	if (res == NULL)
 		return rc;
@@ -904,6 +992,9 @@ pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *
 			k->len = (uint8_t)len;
 		k->current = get_bool(res, (int)i, 3);
 		k->created_at_ms = get_u64(res, (int)i, 4);
+		k->retired_at_ms = get_u64(res, (int)i, 5);
+		k->retire_at_ms = get_u64(res, (int)i, 6);
+		k->retired = get_bool(res, (int)i, 7);
 	}
 	/* libpq's copy of the secrets goes with the result; wipe it first. */
 	for (int i = 0; i < PQntuples(res); i++)

@@ -121,11 +121,24 @@ int pg_event_active_users(struct pg_store *s, uint32_t id, uint64_t **users, siz
 	size_t errlen);
 
 /*
- * Generates a new sale key (32 bytes from getrandom) with the next key id, makes it current and
- * keeps the previous current key (not current any more) so tokens it signed keep verifying;
- * older sale keys are deleted. All in one transaction. *kid receives the new key id.
+ * Generates a new sale key (32 bytes from getrandom) with the next key id and makes it current;
+ * the key that was current retires: it stays, not current, and verifies until the last purchase
+ * token or receipt it signed can no longer be valid (token_life_ms after it stopped being
+ * current, and until the sales it could have signed receipts for have ended and their pay
+ * window passed), however many rotations follow. Keys past that are deleted first. A data
+ * plane holds TOK_KEYS_MAX sale keys: when that many still verify, the rotation is refused with
+ * -ENOSPC and a message naming the oldest key and when it retires (nothing changes). All in one
+ * transaction. *kid receives the new key id.
  */
-int pg_key_rotate(struct pg_store *s, uint32_t *kid, char *err, size_t errlen);
+int pg_key_rotate(
+	struct pg_store *s, uint64_t token_life_ms, uint32_t *kid, char *err, size_t errlen);
+
+/*
+ * Deletes the sale keys whose retirement (as pg_key_rotate() says) has passed; *removed
+ * receives how many. For the control plane's cron.
+ */
+int pg_keys_expire(
+	struct pg_store *s, uint64_t token_life_ms, unsigned *removed, char *err, size_t errlen);
 
 /*
  * Stores the shop's auth key kid (len bytes of secret, ADMIN_SECRET_MIN..ADMIN_SECRET_MAX) as
@@ -137,10 +150,12 @@ int pg_auth_key_set(struct pg_store *s, uint32_t kid, const uint8_t *secret, siz
 
 /*
  * Reads the keys of both kinds, with their secrets (the control plane publishes them), ordered
- * by kind and id, into out[0..cap); *n receives how many there are.
+ * by kind and id, into out[0..cap); *n receives how many there are. Each retiring sale key
+ * comes with when it retires (retire_at_ms, from token_life_ms as pg_key_rotate() says) and
+ * whether that has passed (retired: pg_keys_expire() deletes it).
  */
-int pg_keys_list(struct pg_store *s, struct admin_key *out, unsigned cap, unsigned *n, char *err,
-	size_t errlen);
+int pg_keys_list(struct pg_store *s, uint64_t token_life_ms, struct admin_key *out, unsigned cap,
+	unsigned *n, char *err, size_t errlen);
 
 /* Adds rule r (checked again here). -EEXIST when the same rule exists. */
 int pg_rule_add(struct pg_store *s, const struct admin_rule *r, char *err, size_t errlen);

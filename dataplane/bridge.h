@@ -59,6 +59,9 @@ struct bridge_config {
 	int push_sndbuf;	    /* its kernel send buffer in bytes; 0: the system's default */
 	int socket_id;		    /* NUMA socket of the rings and the result table */
 	unsigned stats_ms; /* a DP_STATS message this often (the first at start); 0: none */
+	/* How long the purchase tokens it mints stay valid, reported in DP_STATS as the gauge
+	 * purchase_token_ttl_s: the control plane keeps a retired sale key at least this long. */
+	uint32_t purchase_token_ttl_s;
 	/*
 	 * Fills out[0..cap) with the data plane's counters and sets *n to how many it wrote.
 	 * Called on the bridge thread once per stats_ms, so it reads the workers' counters

@@ -102,6 +102,8 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		backlog += rte_ring_count(b->ports[i].ring);
 	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
 	put_stat(out, cap, &n, "bridge_backlog", backlog, WIRE_STAT_GAUGE);
+	put_stat(
+		out, cap, &n, "purchase_token_ttl_s", b->cfg.purchase_token_ttl_s, WIRE_STAT_GAUGE);
 	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
 		put_labelled(out, cap, &n, "bridge_decode_errors", "reason",
 			wire_err_name(-(int)i - 1), c.decode_errors[i]);

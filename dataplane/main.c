@@ -228,6 +228,7 @@ setup_bridge(struct app *a)
 	bc.batch_wait_us = cfg->batch_wait_ms * 1000;
 	bc.result_capacity = cfg->result_capacity;
 	bc.resync_ms = cfg->resync_ms;
+	bc.purchase_token_ttl_s = cfg->purchase_token_ttl_s;
 	bc.snapshot_retry_ms = cfg->snapshot_retry_ms;
 	bc.push_hwm = (int)cfg->push_hwm;
 	bc.socket_id = (int)rte_socket_id();

@@ -8,7 +8,10 @@
  * linked from the fg_admin library), sends it as one line, and prints the one-line JSON answer
  * for people (flashgatectl/render.h), or as it is with --json.
  * Exit status: 0 done, 1 refused by the control plane, 2 a usage error or no control plane
- * reachable. "session-token USER --auth-key-hex HEX --kid N" works offline, without a socket.
+ * reachable. "session-token USER --auth-key-file PATH --kid N" works offline, without a socket.
+ * Secrets never come from the command line (ps and shell history would show them): "keys
+ * auth-set" and offline session tokens read the key from standard input or a file of mode 0600
+ * (common/secret_input.h).
  * docs/operations.md is the reference.
  */
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <ini.h>
 
 #include "common/parse.h"
+#include "common/secret_input.h"
 #include "common/token.h"
 #include "controlplane/admin_answer.h"
 #include "controlplane/admin_request.h"
@@ -67,8 +71,15 @@ usage(FILE *out)
 		"plane.\n"
 		"\n"
 		"Commands:\n%s"
-		"session-token USER [--ttl DURATION] --auth-key-hex HEX --kid N   mints offline, "
-		"without a control plane\n",
+		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
+		"offline, "
+		"without a control plane\n"
+		"\n"
+		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
+		"or\n"
+		"from standard input (-, or no file: one line, not echoed on a terminal), never "
+		"from\n"
+		"the command line.\n",
 		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text());
 }
 
@@ -204,14 +215,14 @@ parse_globals(int argc, char **argv, struct ctl_opts *o)
 /* Offline session tokens                                                                    */
 
 /*
- * session-token with --auth-key-hex and --kid: mints with that key here, as the shop's login
+ * session-token with --auth-key-file and --kid: mints with that key here, as the shop's login
  * service would. Returns an exit status; *handled is false when the options are not there.
  */
 static int
 offline_token(struct ctl_opts *o, bool *handled)
 {
 	char *words[ADMIN_WORDS_MAX + 8], line[ADMIN_LINE_MAX], err[ADMIN_ERR_MAX];
-	const char *hex = NULL, *kidtext = NULL;
+	const char *keyfile = NULL, *kidtext = NULL, *hex = NULL;
 	uint8_t secret[TOK_SECRET_MAX];
 	char tok[TOK_BUF_SIZE];
 	struct tok_keyring ring;
@@ -227,7 +238,9 @@ offline_token(struct ctl_opts *o, bool *handled)
 		const char *a = o->argv[i], **slot = NULL;
 		size_t nlen = strcspn(a, "=");
 
-		if (nlen == 14 && strncmp(a, "--auth-key-hex", 14) == 0)
+		if (nlen == 15 && strncmp(a, "--auth-key-file", 15) == 0)
+			slot = &keyfile;
+		else if (nlen == 14 && strncmp(a, "--auth-key-hex", 14) == 0)
 			slot = &hex;
 		else if (nlen == 5 && strncmp(a, "--kid", 5) == 0)
 			slot = &kidtext;
@@ -249,18 +262,22 @@ offline_token(struct ctl_opts *o, bool *handled)
 	}
 	if (!*handled)
 		return 0;
-	if (hex == NULL || kidtext == NULL)
-		return die_usage("session-token: offline minting needs both --auth-key-hex HEX and "
-				 "--kid N (or neither, to ask the control plane)");
+	if (hex != NULL)
+		return die_usage("session-token: --auth-key-hex is gone: a key on the command line "
+				 "shows in ps and shell history; give it in a file of mode 0600 "
+				 "(--auth-key-file PATH) or on standard input (--auth-key-file -)");
+	if (keyfile == NULL || kidtext == NULL)
+		return die_usage(
+			"session-token: offline minting needs both --auth-key-file PATH and "
+			"--kid N (or neither, to ask the control plane)");
 	if (admin_join(n, words, line, sizeof(line), err, sizeof(err)) < 0 ||
 		admin_parse(line, &req, err, sizeof(err)) != 0)
 		return die_usage("%s", err);
 	if (parse_u64(kidtext, 0, UINT32_MAX, &kid) != 0)
 		return die_usage("session-token: --kid must be 0..4294967295, got %s", kidtext);
-	if (parse_hex(hex, secret, sizeof(secret), &secret_len) != 0 || secret_len < TOK_SECRET_MIN)
-		return die_usage("session-token: --auth-key-hex must be %u..%u hex digits (an even "
-				 "number), got %zu characters",
-			2 * TOK_SECRET_MIN, 2 * TOK_SECRET_MAX, strlen(hex));
+	if (secret_read_hex(keyfile, "session-token: --auth-key-file", secret, TOK_SECRET_MIN,
+		    sizeof(secret), &secret_len, err, sizeof(err)) != 0)
+		return die_usage("%s", err);
 	tok_keyring_init(&ring);
 	rc = tok_keyring_set(&ring, (uint32_t)kid, secret, secret_len, true);
 	explicit_bzero(secret, sizeof(secret));
@@ -289,6 +306,63 @@ offline_token(struct ctl_opts *o, bool *handled)
 	}
 	tok_keyring_wipe(&ring);
 	return die_usage("session-token: cannot use that key: %s", strerror(-rc));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* keys auth-set: the key from standard input or a file                                      */
+
+/*
+ * "keys auth-set KID [- | --key-file PATH]": reads the key and writes the words of the admin
+ * line "keys auth-set KID HEX" to words[0..3], the hex text in hex (cap bytes). A key given as
+ * a word of the command line is refused: by then ps and the shell history have it. Returns 0,
+ * or the exit status of a usage error. *handled is false for any other command.
+ */
+static int
+auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bool *handled)
+{
+	static const char how[] = "give it on standard input (keys auth-set KID, or KID -; not "
+				  "echoed on a terminal) or in a file of mode 0600 (keys auth-set "
+				  "KID --key-file PATH)";
+	const char *path = SECRET_STDIN, *what;
+	uint8_t secret[ADMIN_SECRET_MAX];
+	char err[ADMIN_ERR_MAX];
+	size_t len;
+
+	*handled = o->argc >= 2 && strcmp(o->argv[0], "keys") == 0 &&
+		   strcmp(o->argv[1], "auth-set") == 0;
+	if (!*handled)
+		return 0;
+	if (o->argc < 3)
+		return die_usage(
+			"keys auth-set: missing key id: keys auth-set KID, with the key on "
+			"standard input or --key-file PATH");
+	if (o->argc == 4 && strcmp(o->argv[3], SECRET_STDIN) == 0) {
+		path = SECRET_STDIN;
+	} else if (o->argc == 4 && strncmp(o->argv[3], "--key-file=", 11) == 0) {
+		path = o->argv[3] + 11;
+	} else if (o->argc == 5 && strcmp(o->argv[3], "--key-file") == 0) {
+		path = o->argv[4];
+	} else if (o->argc == 4 && strcmp(o->argv[3], "--key-file") == 0) {
+		return die_usage("keys auth-set: --key-file needs a path");
+	} else if (o->argc >= 4) {
+		/* Never echo the word: it may well be the key. */
+		return die_usage("keys auth-set: the key is not taken from the command line (ps, "
+				 "/proc/PID/cmdline and the shell history would show it): %s",
+			how);
+	}
+	what = strcmp(path, SECRET_STDIN) == 0 ? "keys auth-set: the key on standard input"
+					       : "keys auth-set: --key-file";
+	if (secret_read_hex(path, what, secret, ADMIN_SECRET_MIN, sizeof(secret), &len, err,
+		    sizeof(err)) != 0)
+		return die_usage("%s", err);
+	for (size_t i = 0; i < len && 2 * i + 2 < cap; i++)
+		snprintf(hex + 2 * i, 3, "%02x", secret[i]);
+	explicit_bzero(secret, sizeof(secret));
+	words[0] = o->argv[0];
+	words[1] = o->argv[1];
+	words[2] = o->argv[2];
+	words[3] = hex;
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -425,7 +499,8 @@ main(int argc, char **argv)
 {
 	struct ctl_opts o = {0};
 	char line[ADMIN_LINE_MAX + 1], err[ADMIN_ERR_MAX],
-		from_config[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+		from_config[sizeof(((struct sockaddr_un *)0)->sun_path) + 1],
+		hex[2 * ADMIN_SECRET_MAX + 1], *words[4];
 	struct admin_req req;
 	bool handled;
 	char *answer;
@@ -442,7 +517,12 @@ main(int argc, char **argv)
 	rc = offline_token(&o, &handled);
 	if (handled || rc != 0)
 		return rc;
-	n = admin_join(o.argc, o.argv, line, sizeof(line) - 1, err, sizeof(err));
+	rc = auth_set_words(&o, words, hex, sizeof(hex), &handled);
+	if (rc != 0)
+		return rc;
+	n = handled ? admin_join(4, words, line, sizeof(line) - 1, err, sizeof(err))
+		    : admin_join(o.argc, o.argv, line, sizeof(line) - 1, err, sizeof(err));
+	explicit_bzero(hex, sizeof(hex));
 	if (n < 0)
 		return die_usage("%s", err);
 	/* The control plane would refuse the same way: no need to ask it. */

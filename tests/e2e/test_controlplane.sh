@@ -22,7 +22,8 @@ EV=7
 mapfile -t PORTS < <(e2e_free_ports 3)
 PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
 E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12)
+	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
+	-s admission.purchase_token_ttl=10m)
 E2E_TOOLS=(redis-cli psql)
 e2e_begin cp "$1"
 
@@ -71,8 +72,8 @@ print(d)' "$1"; }
 # --- the operator sets up the sale -------------------------------------------------------
 tap_run "event create" ctl event create $EV --name "e2e sale" --stock $STOCK \
 	--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m
-tap_run "keys auth-set (the shop's login key)" ctl keys auth-set 1 \
-	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+tap_run "keys auth-set (the shop's login key, on standard input)" ctl keys auth-set 1 \
+	<<<00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 tap_run "keys rotate (a sale key)" ctl keys rotate
 tap_run "limits set" ctl limits set ip 1000/2000 user 10/20 device 10/20 forward 10000
 state_is() { # STATE: the data plane shows event EV in STATE
@@ -131,6 +132,11 @@ tap_ok "$(grep -q '"state":"sold_out"' "$E2E_TMP/so.b"; echo $?)" "the data plan
 s=$(ctlj session-token 999 | jget token)
 e2e_curl late "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
 tap_is "$E2E_CODE" 410 "after the sell-out the data plane answers 410 by itself"
+
+# User 101 holds a purchase token and a receipt of sale key 1 (the only key so far): they are
+# checked after three rotations at the end (keys retire by age).
+old_tok=$(jget token <"$E2E_TMP/tok101.b")
+old_rc=$(jget receipt <"$E2E_TMP/res101.b")
 
 # --- the order writer turns the reservations into orders; reconcile ----------------------
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
@@ -233,6 +239,63 @@ tap_is "$(( $($R get 'fg:{8}:stock') + $($R hlen 'fg:{8}:result') ))" 3 \
 	"after the restart: stock + buyers == preheated stock"
 tap_is "$(outbox_reservations 'fg:{8}:outbox')" "$($R hlen 'fg:{8}:result')" \
 	"every reservation in the outbox has a buyer"
+
+# --- keys retire by age: three rotations within a token's lifetime -------------------------
+PG="psql -qtA -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
+# A purchase token of user U for event EV signed with sale key KID, read from PostgreSQL as
+# the data plane would mint it (docs/tokens.md).
+mint_with() { # KID USER
+	python3 - "$($PG -c "select encode(secret, 'hex') from keys where kind = 'sale' and kid = $1")" \
+		"$1" "$2" "$EV" <<'PY'
+import base64, hashlib, hmac, sys, time
+key, kid, user, ev = bytes.fromhex(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+msg = f"p1.{ev}.{user}.{int(time.time()) + 300}.{kid}"
+mac = hmac.new(key, msg.encode(), hashlib.sha256).digest()[:16]
+print(msg + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
+PY
+}
+polls_as() { # WANT_CODE TOKEN: a result poll with TOKEN is answered WANT_CODE
+	e2e_curl kp "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: $2"
+	[ "$E2E_CODE" = "$1" ]
+}
+tap_ok "$(case $old_tok in p1.$EV.101.*.1.*) echo 0 ;; *) echo 1 ;; esac)" \
+	"user 101's purchase token is signed with sale key 1"
+tap_run "three rotations within the token's lifetime (keys 2, 3, 4)" \
+	eval 'ctl keys rotate && ctl keys rotate && ctl keys rotate'
+new_tok=$(mint_with 4 101)
+tap_run "the data plane has key 4: a token of it polls 200" e2e_wait_until 10 polls_as 200 "$new_tok"
+tap_run "key 1's purchase token still polls 200" polls_as 200 "$old_tok"
+tap_run "key 1's receipt still polls 200" polls_as 200 "$old_rc"
+keys_json=$(ctlj keys list)
+key_state() { python3 -c 'import json,sys
+for k in json.loads(sys.argv[1])["keys"]:
+    if k["kind"] == "sale" and k["kid"] == int(sys.argv[2]): print(k["state"], "retires_at" in k)' \
+	"$keys_json" "$1"; }
+tap_is "$(key_state 1)" "retiring True" "keys list: key 1 is retiring, with the time it retires"
+tap_is "$(key_state 4)" "current False" "keys list: key 4 is current"
+refuse4=$(ctl keys rotate 2>&1) && rc4=0 || rc4=$?
+tap_ok "$([ "$rc4" = 1 ] && grep -q "as many as a data plane holds" <<<"$refuse4"; echo $?)" \
+	"a fourth rotation while key 1 may be in use is refused, saying when to retry (exit $rc4)"
+tap_run "  and the data plane still takes key 1's receipt" polls_as 200 "$old_rc"
+# Key 1 past its retirement: it stopped being current long ago, before this sale began.
+$PG -c "update keys set created_at = '2025-01-01Z', retired_at = '2025-01-02Z'
+	where kind = 'sale' and kid = 1" >/dev/null
+# The data plane mints tokens valid 10 min, longer than the control plane's 5 min default: it
+# reports that, and retired keys verify 10 min 30 s after they stopped being current.
+tap_ok "$(grep -q 'data plane 1 mints purchase tokens valid 600 s' "$E2E_TMP/cp.log"; echo $?)" \
+	"the control plane follows the data plane's longer purchase token lifetime (and says so)"
+tap_is "$(ctlj keys list | python3 -c 'import json,sys
+for k in json.load(sys.stdin)["keys"]:
+    if k["kind"] == "sale" and k["kid"] == 1: print(k["state"], k["retires_at"])')" \
+	"retired 2025-01-02T00:10:30Z" "keys list: key 1 retired 10 min 30 s after it stopped being current"
+ctl limits set forward 10000 >/dev/null # any change makes the control plane read the keys again
+tap_run "a key past its retirement is removed: its receipt polls 403" \
+	e2e_wait_until 10 polls_as 403 "$old_rc"
+tap_run "  and its purchase token too" polls_as 403 "$old_tok"
+tap_is "$($PG -c "select count(*) from keys where kind = 'sale' and kid = 1")" 0 \
+	"  key 1 is gone from PostgreSQL"
+tap_run "  key 2 still verifies" polls_as 200 "$(mint_with 2 101)"
+
 
 fg_stop_pid "$OW_PID" 10
 tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"

@@ -59,7 +59,7 @@ start_cp || tap_bail "control plane ready"
 start_ow
 ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
-ctl keys auth-set 1 "$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
+ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
 	ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
 	ctl event create $EV --name "kill test" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
 		--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null &&

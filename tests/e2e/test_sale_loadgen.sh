@@ -55,7 +55,9 @@ OW_PID=$!
 
 ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
-ctl keys auth-set 1 "$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
+# The generator reads the key from a file of mode 0600, not from its command line.
+(umask 077 && printf '%s\n' "$AUTH" >"$E2E_TMP/auth.key")
+ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
 	ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
 	ctl event create $EV --name "generator sale" --stock $STOCK \
 		--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z \
@@ -77,7 +79,7 @@ timeout 150 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 	--log-level=error -- --dst "$FG_DP_ADDR" --mode sale --users $USERS \
 	--user-base $USER_BASE --event $EV --concurrency 256 --poll-ms 200 --max-polls 100 \
 	--double-click 10 \
-	--duration-s 90 --auth-key-hex "$AUTH" --kid 1 --linger-s 60 \
+	--duration-s 90 --auth-key-file "$E2E_TMP/auth.key" --kid 1 --linger-s 60 \
 	--report-json "$E2E_TMP/lg.json" >"$E2E_TMP/lg.out" 2>&1 &
 LG_PID=$!
 rc=0

@@ -373,56 +373,147 @@ key_is(const struct admin_key *k, uint8_t kind, uint32_t kid, bool current)
 	return k->kind == kind && k->kid == kid && k->current == current;
 }
 
+#define LIFE 300000ull /* ms a retired sale key's purchase tokens may still be valid */
+
+/* The keys now, and the index of sale key kid in k (-1: not there). */
+static int
+key_index(struct pg_store *s, struct admin_key *k, unsigned *n, uint32_t kid)
+{
+	pg_keys_list(s, LIFE, k, 8, n, err, sizeof(err));
+	for (unsigned i = 0; i < *n && i < 8; i++)
+		if (k[i].kind == WIRE_KEY_SALE && k[i].kid == kid)
+			return (int)i;
+	return -1;
+}
+
 static void
 test_keys(struct pg_store *s)
 {
 	struct admin_key k[8];
 	uint8_t first_secret[ADMIN_SECRET_MAX];
 	uint8_t auth1[16], auth2[20];
-	unsigned n = 99;
+	unsigned n = 99, removed = 99;
 	uint32_t kid = 0;
+	int i;
 
 	memset(auth1, 0xa1, sizeof(auth1));
 	memset(auth2, 0xb2, sizeof(auth2));
-	tap_ok(pg_keys_list(s, k, 8, &n, err, sizeof(err)) == 0 && n == 0,
+	tap_ok(pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err)) == 0 && n == 0,
 		"a new database has no keys");
-	tap_ok(pg_key_rotate(s, &kid, err, sizeof(err)) == 0 && kid == 1,
+	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 1,
 		"the first rotation makes sale key 1");
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32,
-		"sale key 1 is current, 32 bytes");
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32 &&
+			k[0].retire_at_ms == 0 && k[0].retired_at_ms == 0,
+		"sale key 1 is current, 32 bytes, not retiring");
 	memcpy(first_secret, k[0].secret, sizeof(first_secret));
-	tap_ok(pg_key_rotate(s, &kid, err, sizeof(err)) == 0 && kid == 2, "rotation makes key 2");
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 2,
+		"rotation makes key 2");
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 2 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
 			key_is(&k[1], WIRE_KEY_SALE, 2, true),
-		"key 2 is current, key 1 stays for the overlap");
+		"key 2 is current, key 1 stays");
+	tap_ok(k[0].retired_at_ms != 0 && k[0].retire_at_ms == k[0].retired_at_ms + LIFE &&
+			!k[0].retired,
+		"key 1 retires a token lifetime after it stopped being current (%" PRIu64
+		" ms after)",
+		k[0].retire_at_ms - k[0].retired_at_ms);
 	tap_ok(memcmp(k[0].secret, first_secret, 32) == 0, "key 1 kept its secret");
 	tap_ok(memcmp(k[1].secret, first_secret, 32) != 0, "key 2 has a new random secret");
-	pg_key_rotate(s, &kid, err, sizeof(err));
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
-	tap_ok(kid == 3 && n == 2 && key_is(&k[0], WIRE_KEY_SALE, 2, false) &&
-			key_is(&k[1], WIRE_KEY_SALE, 3, true),
-		"a third rotation keeps keys 2 (previous) and 3 (current) and drops key 1");
+
+	/* Three rotations within a token's lifetime: every key still verifies. */
+	err[0] = '\0';
+	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 3 &&
+			pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 4,
+		"two more rotations make keys 3 and 4: %s", err);
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+			key_is(&k[1], WIRE_KEY_SALE, 2, false) &&
+			key_is(&k[2], WIRE_KEY_SALE, 3, false) &&
+			key_is(&k[3], WIRE_KEY_SALE, 4, true) &&
+			memcmp(k[0].secret, first_secret, 32) == 0 && !k[0].retired &&
+			!k[1].retired && !k[2].retired,
+		"three rotations within a token's lifetime keep keys 1, 2 and 3 retiring (key 1 "
+		"with its secret) and 4 current");
+	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 0,
+		"none of them is past its retirement: nothing removed");
+	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == -ENOSPC &&
+			has(err, "4 sale keys still verify") && has(err, "rotate after 20") &&
+			has(err, "when key 1 retires"),
+		"a fourth rotation is refused: a data plane holds 4 sale keys, and dropping key 1 "
+		"would break its tokens: %s",
+		err);
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+			key_is(&k[3], WIRE_KEY_SALE, 4, true),
+		"and nothing changed");
+
+	/* Key 1 past its retirement: gone, and the rotation goes through. */
+	tap_eq_int(strlen(sql_state(s, "UPDATE keys SET created_at = now() - interval '30 min', "
+				       "retired_at = now() - interval '301 seconds' "
+				       "WHERE kind = 'sale' AND kid = 1")),
+		0, "key 1 stopped being current 301 s ago (token lifetime 300 s)");
+	i = key_index(s, k, &n, 1);
+	tap_ok(i >= 0 && k[i].retired && !key_is(&k[i], WIRE_KEY_SALE, 1, true),
+		"keys list shows key 1 retired");
+	err[0] = '\0';
+	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 1 &&
+			key_index(s, k, &n, 1) < 0 && n == 3,
+		"the cron's pg_keys_expire() removes key 1, and only it: %s", err);
+	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 5,
+		"then a rotation makes key 5: %s", err);
+
+	/* Receipts: a key verifies until the sales it could have signed for are over. */
+	tap_eq_int(strlen(sql_state(s, "INSERT INTO events (id, name, starts_at, ends_at, "
+				       "pay_window_s, state) VALUES (900, 'receipts', now() - "
+				       "interval '20 min', now() + interval '1 hour', 600, 'open'); "
+				       "INSERT INTO events (id, name, starts_at, ends_at, "
+				       "pay_window_s, state, updated_at) VALUES (901, 'closed early', "
+				       "now() - interval '2 hours', now() + interval '10 hours', 600, "
+				       "'closed', now() - interval '1 hour'); "
+				       "UPDATE keys SET created_at = now() - interval '30 min', "
+				       "retired_at = now() - interval '301 seconds' "
+				       "WHERE kind = 'sale' AND kid = 2")),
+		0, "key 2 stopped being current 301 s ago, during open sale 900 (ends in 1 h, pay "
+		   "window 10 min); sale 901 was closed before key 2 became current");
+	i = key_index(s, k, &n, 2);
+	long long ends = sql_num(s, "SELECT floor(extract(epoch FROM ends_at) * 1000)::bigint "
+				    "FROM events WHERE id = 900");
+	tap_ok(i >= 0 && !k[i].retired && (long long)k[i].retire_at_ms == ends + 600000,
+		"key 2 retires when sale 900's pay window after its end is over, not after the "
+		"token lifetime (retires_at - ends_at = %lld ms)",
+		i >= 0 ? (long long)k[i].retire_at_ms - ends : -1);
+	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 0 &&
+			key_index(s, k, &n, 2) >= 0,
+		"so the cron keeps it: receipts of sale 900 still poll");
+	tap_eq_int(strlen(sql_state(s, "UPDATE events SET state = 'closed', updated_at = now() - "
+				       "interval '11 min' WHERE id = 900")),
+		0, "sale 900 closed early, 11 min ago");
+	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 1 &&
+			key_index(s, k, &n, 2) < 0,
+		"its pay window is over: key 2 is removed");
+	tap_eq_int(strlen(sql_state(s, "DELETE FROM events WHERE id IN (900, 901); DELETE FROM "
+				       "keys WHERE kind = 'sale' AND kid = 3")),
+		0, "(the test's sales and key 3 go: 4 retiring and 5 current stay)");
 
 	tap_eq_int(
 		pg_auth_key_set(s, 7, auth1, sizeof(auth1), err, sizeof(err)), 0, "auth key 7 set");
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 3 && key_is(&k[2], WIRE_KEY_AUTH, 7, true) && k[2].len == 16 &&
 			memcmp(k[2].secret, auth1, 16) == 0,
 		"auth key 7 is current with its exact secret (listed after the sale keys)");
 	pg_auth_key_set(s, 8, auth2, sizeof(auth2), err, sizeof(err));
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 7, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 8, true) && k[3].len == 20,
 		"auth key 8 is current, 7 stays as the previous one");
 	pg_auth_key_set(s, 9, auth1, sizeof(auth1), err, sizeof(err));
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true),
 		"auth key 9: 8 previous, 7 gone");
 	pg_auth_key_set(s, 9, auth2, sizeof(auth2), err, sizeof(err));
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true) && k[3].len == 20 &&
 			memcmp(k[3].secret, auth2, 20) == 0,
@@ -430,13 +521,14 @@ test_keys(struct pg_store *s)
 	tap_ok(pg_auth_key_set(s, 10, auth1, 15, err, sizeof(err)) == -EINVAL &&
 			has(err, "16..64 bytes"),
 		"a 15-byte auth key is refused: %s", err);
-	pg_keys_list(s, k, 8, &n, err, sizeof(err));
+	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(n == 4 && key_is(&k[3], WIRE_KEY_AUTH, 9, true), "and nothing changed");
 	tap_ok(strcmp(sql_state(
-			      s, "UPDATE keys SET current = true WHERE kind = 'auth' AND kid = 8"),
+			      s, "UPDATE keys SET current = true, retired_at = NULL "
+				 "WHERE kind = 'auth' AND kid = 8"),
 		       "23505") == 0,
 		"the schema allows one current key per kind");
-	tap_ok(pg_keys_list(s, k, 1, &n, err, sizeof(err)) == 0 && n == 4,
+	tap_ok(pg_keys_list(s, LIFE, k, 1, &n, err, sizeof(err)) == 0 && n == 4,
 		"a short array still gets the total count");
 }
 

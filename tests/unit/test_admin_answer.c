@@ -72,7 +72,7 @@ test_answers(void)
 	n = admin_json_end(&j);
 	tap_ok(n > 0 && strcmp(buf,
 				"{\"ok\":true,\"keys\":[{\"kid\":3,\"kind\":\"sale\",\"current\":"
-				"true,"
+				"true,\"state\":\"current\","
 				"\"created_at\":\"1970-01-01T00:00:01Z\"}],\"rules\":[{\"kind\":"
 				"\"ip\",\"value\":\"198.18.0.0/24\"},{\"kind\":\"ip\",\"value\":"
 				"\"198.18.0.0/24\",\"created_at\":\"1970-01-01T00:00:02Z\"}],"
@@ -91,10 +91,54 @@ test_answers(void)
 	tap_ok(strlen(buf) < 40, "and stayed inside its buffer");
 }
 
+/* keys list: each key's state, and when a retiring one retires. */
+static void
+test_key_states(void)
+{
+	static const struct {
+		struct admin_key k;
+		const char *want;
+	} cases[] = {
+		{{.kid = 2,
+			 .kind = WIRE_KEY_SALE,
+			 .created_at_ms = 1000,
+			 .retired_at_ms = 2000,
+			 .retire_at_ms = 302000},
+			"{\"kid\":2,\"kind\":\"sale\",\"current\":false,\"state\":\"retiring\","
+			"\"created_at\":\"1970-01-01T00:00:01Z\",\"retired_at\":\"1970-01-01T00:00:"
+			"02Z\",\"retires_at\":\"1970-01-01T00:05:02Z\"}"},
+		{{.kid = 1,
+			 .kind = WIRE_KEY_SALE,
+			 .created_at_ms = 1000,
+			 .retired_at_ms = 2000,
+			 .retire_at_ms = 3000,
+			 .retired = true},
+			"{\"kid\":1,\"kind\":\"sale\",\"current\":false,\"state\":\"retired\","
+			"\"created_at\":\"1970-01-01T00:00:01Z\",\"retired_at\":\"1970-01-01T00:00:"
+			"02Z\",\"retires_at\":\"1970-01-01T00:00:03Z\"}"},
+		{{.kid = 7, .kind = WIRE_KEY_AUTH, .created_at_ms = 1000, .retired_at_ms = 2000},
+			"{\"kid\":7,\"kind\":\"auth\",\"current\":false,\"state\":\"previous\","
+			"\"created_at\":\"1970-01-01T00:00:01Z\",\"retired_at\":\"1970-01-01T00:00:"
+			"02Z\"}"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+		struct json_writer j;
+
+		jw_init(&j, buf, sizeof(buf));
+		admin_json_key(&j, NULL, &cases[i].k);
+		tap_ok(jw_end(&j) > 0 && strncmp(buf, cases[i].want, strlen(cases[i].want)) == 0 &&
+				strcmp(buf + strlen(cases[i].want), "\n") == 0,
+			"key state: %s", vis(buf));
+	}
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_answers();
+	test_key_states();
 	return tap_done();
 }

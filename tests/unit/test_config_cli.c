@@ -93,7 +93,44 @@ static struct cfg_cli cli = {
 	.ctx = &own,
 };
 
+/* A schema with a secret, for the warning about secrets on the command line. */
+struct with_secret {
+	uint8_t key[4];
+	int key_set;
+	uint32_t port;
+};
+static const struct cfg_key secret_keys[] = {
+	{.name = "key",
+		.type = CFG_HEX,
+		.offset = offsetof(struct with_secret, key),
+		.size = 4,
+		.flags = CFG_F_SECRET | CFG_F_MARK_SET,
+		.set_offset = offsetof(struct with_secret, key_set),
+		.doc = "A secret."},
+	{.name = "port",
+		.type = CFG_UINT,
+		.offset = offsetof(struct with_secret, port),
+		.size = sizeof(uint32_t),
+		.min = 1,
+		.max = 65535,
+		.def = "80",
+		.doc = "Not a secret."},
+};
+static const struct cfg_section secret_sections[] = {
+	{.name = "s", .doc = "With a secret.", .keys = secret_keys, .n_keys = 2},
+};
+static const struct cfg_schema secret_schema = {
+	.sections = secret_sections,
+	.n_sections = 1,
+	.target_size = sizeof(struct with_secret),
+	.help = "see --help-config",
+};
+static struct with_secret secret_cfg;
+
 static char out_text[8192], err_text[8192];
+
+/* The command line run() parses: NULL for cli. */
+static const struct cfg_cli *run_cli;
 
 /* Runs cfg_cli_parse() on the NULL-terminated args with stdout and stderr captured. */
 static int
@@ -113,7 +150,7 @@ run(const char *const *args)
 	dup2(fileno(o), 1);
 	dup2(fileno(e), 2);
 
-	int rc = cfg_cli_parse(&cli, argc, argv);
+	int rc = cfg_cli_parse(run_cli != NULL ? run_cli : &cli, argc, argv);
 
 	fflush(stdout);
 	fflush(stderr);
@@ -230,5 +267,26 @@ main(void)
 	tap_ok(rc == -1 && strcmp(err_text, "test: unexpected argument \"x\"\n") == 0,
 		"a stray argument without a hint");
 	unlink(conf);
+	{
+		struct cfg_cli sc = cli;
+
+		sc.schema = &secret_schema;
+		sc.target = &secret_cfg;
+		run_cli = &sc;
+		rc = run((const char *[]){"-s", "s.key=a1b2c3d4", "-s", "s.port=81", NULL});
+		tap_ok(rc == 0 && secret_cfg.key[3] == 0xd4 && secret_cfg.port == 81 &&
+				strstr(err_text, "warning: -s s.key puts a secret on the command "
+						 "line") != NULL &&
+				strstr(err_text, "chmod 600") != NULL &&
+				strstr(err_text, "a1b2c3d4") == NULL &&
+				strstr(err_text, "port") == NULL,
+			"a secret given with -s is taken, with a warning that names the key, not "
+			"the "
+			"value, and says where it belongs: %s",
+			err_text);
+		rc = run((const char *[]){"-s", "s.port=82", NULL});
+		tap_ok(rc == 0 && err_text[0] == '\0', "no warning for a key that is no secret");
+		run_cli = NULL;
+	}
 	return tap_done();
 }

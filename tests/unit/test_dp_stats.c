@@ -447,11 +447,42 @@ test_views(void)
 	dp_stats_destroy(s);
 }
 
+/* The largest purchase token lifetime the data planes report: what retired sale keys outlive. */
+static void
+test_gauge_max(void)
+{
+	struct dp_stats *s = dp_stats_create();
+	const struct rec a[] = {{"purchase_token_ttl_s", 300, WIRE_STAT_GAUGE}, {"rx", 5, 0}};
+	const struct rec b[] = {{"purchase_token_ttl_s", 900, WIRE_STAT_GAUGE}};
+	const struct rec c[] = {{"purchase_token_ttl_s", 60, WIRE_STAT_GAUGE}};
+	uint64_t max = 7;
+	uint32_t dp = 0;
+
+	if (!tap_ok(s != NULL, "dp_stats_create"))
+		return;
+	tap_ok(dp_stats_gauge_max(s, "purchase_token_ttl_s", &max, &dp) == -ENOENT && max == 7,
+		"gauge max: -ENOENT before any data plane reported it");
+	apply(s, 3, 100, 1, a, 2, 1000);
+	apply(s, 5, 100, 1, b, 1, 1000);
+	apply(s, 9, 100, 1, c, 1, 1000);
+	int rc = dp_stats_gauge_max(s, "purchase_token_ttl_s", &max, &dp);
+
+	tap_ok(rc == 0 && max == 900 && dp == 5,
+		"gauge max: the largest of three data planes, and which one (%llu from %u)",
+		(unsigned long long)max, dp);
+	tap_ok(dp_stats_gauge_max(s, "rx", &max, &dp) == 0 && max == 5 && dp == 3,
+		"gauge max: a name only one data plane reports");
+	tap_ok(dp_stats_gauge_max(s, "purchase_token_ttl", &max, NULL) == -ENOENT,
+		"gauge max: another name is not a prefix match");
+	dp_stats_destroy(s);
+}
+
 int
 main(void)
 {
 	test_apply();
 	test_refusals();
 	test_views();
+	test_gauge_max();
 	return tap_done();
 }

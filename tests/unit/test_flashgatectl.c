@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -127,8 +129,33 @@ struct fake {
 	int lfd;
 	char answer[512]; /* what to answer; "" closes without an answer */
 	char got[ADMIN_LINE_MAX + 2];
+	char cmdline[1024]; /* the client's /proc/PID/cmdline while connected, NULs as spaces */
 	bool connected;
 };
+
+/* What ps shows of the process at the other end of fd, while it waits for its answer. */
+static void
+peer_cmdline(int fd, char *out, size_t cap)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char path[64];
+	FILE *f;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)cr.pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fread(out, 1, cap - 1, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[n] = '\0';
+}
 
 static void *
 fake_serve(void *arg)
@@ -140,12 +167,14 @@ fake_serve(void *arg)
 
 	f->connected = false;
 	f->got[0] = '\0';
+	f->cmdline[0] = '\0';
 	if (poll(&p, 1, 5000) != 1)
 		return NULL;
 	fd = accept(f->lfd, NULL, NULL);
 	if (fd < 0)
 		return NULL;
 	f->connected = true;
+	peer_cmdline(fd, f->cmdline, sizeof(f->cmdline));
 	while (n < sizeof(f->got) - 1) {
 		ssize_t r = read(fd, f->got + n, sizeof(f->got) - 1 - n);
 
@@ -179,10 +208,16 @@ slurp(const char *path, char *buf, size_t len)
 		fclose(f);
 }
 
+/* What the next run_ctl() gives flashgatectl on standard input (NULL: /dev/null); used once. */
+static const char *ctl_stdin;
+
 /* Runs flashgatectl with argv (NULL-terminated) and env (NULL: unchanged), serving f. */
 static void
 run_ctl(const char *exe, struct fake *f, char *const *args, const char *env_socket, struct run *r)
 {
+	char inp[] = "/tmp/fg-ctl-in-XXXXXX";
+	int ifd = mkstemp(inp);
+
 	char *argv[40];
 	char outp[] = "/tmp/fg-ctl-out-XXXXXX", errp[] = "/tmp/fg-ctl-err-XXXXXX";
 	int ofd = mkstemp(outp), efd = mkstemp(errp), n = 0;
@@ -193,9 +228,14 @@ run_ctl(const char *exe, struct fake *f, char *const *args, const char *env_sock
 	for (; *args != NULL && n < 39; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
+	if (ctl_stdin != NULL && write(ifd, ctl_stdin, strlen(ctl_stdin)) < 0)
+		tap_diag("stdin file: %s", strerror(errno));
+	ctl_stdin = NULL;
+	lseek(ifd, 0, SEEK_SET);
 	pthread_create(&th, NULL, fake_serve, f);
 	pid = fork();
 	if (pid == 0) {
+		dup2(ifd, STDIN_FILENO);
 		dup2(ofd, STDOUT_FILENO);
 		dup2(efd, STDERR_FILENO);
 		if (env_socket != NULL)
@@ -231,11 +271,162 @@ run_ctl(const char *exe, struct fake *f, char *const *args, const char *env_sock
 	slurp(errp, r->err, sizeof(r->err));
 	close(ofd);
 	close(efd);
+	close(ifd);
 	unlink(outp);
 	unlink(errp);
+	unlink(inp);
 }
 
 #define ARGS(...) ((char *const[]){__VA_ARGS__, NULL})
+
+/* Writes text to path with mode. */
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	if (fd < 0 || write(fd, text, strlen(text)) < 0 || fchmod(fd, mode) != 0)
+		tap_diag("%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+#define KEY16 "000102030405060708090a0b0c0d0e0f"
+
+/* keys auth-set typed on a terminal: a prompt, and the key is not echoed. */
+static void
+test_no_echo(const char *exe, struct fake *f, char *sock)
+{
+	char seen[2048];
+	size_t n = 0;
+	int master, slave, status = -1;
+	pthread_t th;
+	pid_t pid;
+
+	if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
+		tap_ok(0, "a pseudo-terminal for the typed key: %s", strerror(errno));
+		return;
+	}
+	pthread_create(&th, NULL, fake_serve, f);
+	pid = fork();
+	if (pid == 0) {
+		setsid();
+		dup2(slave, STDIN_FILENO);
+		dup2(slave, STDOUT_FILENO);
+		dup2(slave, STDERR_FILENO);
+		close(master);
+		execl(exe, exe, "--socket", sock, "keys", "auth-set", "8", (char *)NULL);
+		_exit(99);
+	}
+	close(slave);
+	seen[0] = '\0';
+	/* Read what the terminal shows; type the key once the prompt is there. */
+	for (bool typed = false;;) {
+		struct pollfd p = {.fd = master, .events = POLLIN};
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		r = read(master, seen + n, sizeof(seen) - 1 - n);
+		if (r <= 0)
+			break; /* EIO: the program exited and closed the terminal */
+		n += (size_t)r;
+		seen[n] = '\0';
+		if (!typed && strstr(seen, "not shown): ") != NULL) {
+			typed = write(master, KEY16 "\n", sizeof(KEY16)) == (ssize_t)sizeof(KEY16);
+		}
+		if (n == sizeof(seen) - 1)
+			break;
+	}
+	waitpid(pid, &status, 0);
+	pthread_join(th, NULL);
+	close(master);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+			strcmp(f->got, "keys auth-set 8 " KEY16 "\n") == 0,
+		"keys auth-set KID on a terminal reads the typed key: %s", vis(f->got));
+	tap_ok(strstr(seen, "(hex, not shown)") != NULL && strstr(seen, KEY16) == NULL,
+		"and the terminal shows a prompt but not the key: %s", vis(seen));
+}
+
+/* keys auth-set: the key from standard input or a 0600 file, never from argv. */
+static void
+test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
+{
+	char kf[128], open_kf[128];
+	struct run r;
+
+	snprintf(kf, sizeof(kf), "%s/auth.key", dir);
+	snprintf(open_kf, sizeof(open_kf), "%s/auth-open.key", dir);
+	write_file(kf, KEY16 "\n", 0600);
+	write_file(open_kf, KEY16 "\n", 0644);
+	snprintf(f->answer, sizeof(f->answer), "{\"ok\":true}\n");
+
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "5", KEY16), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "not taken from the command line") &&
+			strstr(r.err, "--key-file PATH") && strstr(r.err, KEY16) == NULL,
+		"keys auth-set KID HEX is refused, sends nothing, says how to pass the key and "
+		"does "
+		"not repeat it: %s",
+		vis(r.err));
+
+	ctl_stdin = " " KEY16 "\n";
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "5"), NULL, &r);
+	tap_ok(r.status == 0 && strcmp(f->got, "keys auth-set 5 " KEY16 "\n") == 0,
+		"keys auth-set KID reads the key from standard input: %s", vis(f->got));
+	tap_ok(f->cmdline[0] != '\0' && strstr(f->cmdline, "auth-set 5") != NULL &&
+			strstr(f->cmdline, KEY16) == NULL,
+		"while it talks to the control plane, its command line has no key: %s",
+		vis(f->cmdline));
+
+	ctl_stdin = "000102030405060708090A0B0C0D0E0F101112131415161718191a1b1c1d1e1f";
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "6", "-"), NULL, &r);
+	tap_ok(r.status == 0 &&
+			strcmp(f->got,
+				"keys auth-set 6 000102030405060708090a0b0c0d0e0f101112131415"
+				"161718191a1b1c1d1e1f\n") == 0,
+		"keys auth-set KID - reads it too (a 32-byte key, no line end): %s", vis(f->got));
+
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7", "--key-file", kf), NULL,
+		&r);
+	tap_ok(r.status == 0 && strcmp(f->got, "keys auth-set 7 " KEY16 "\n") == 0 &&
+			strstr(f->cmdline, KEY16) == NULL,
+		"keys auth-set KID --key-file reads a 0600 file; the key is not on its command "
+		"line: %s",
+		vis(f->got));
+
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7", "--key-file", open_kf),
+		NULL, &r);
+	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "chmod 600") != NULL &&
+			strstr(r.err, "0644") != NULL,
+		"a 0644 key file is refused with chmod 600, nothing sent: %s", vis(r.err));
+
+	ctl_stdin = "00010203\n";
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "16..64 bytes") != NULL,
+		"a short key on standard input is refused: %s", vis(r.err));
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "is empty") != NULL,
+		"no key on standard input is refused: %s", vis(r.err));
+	ctl_stdin = KEY16 "zz\n";
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "character 33") != NULL &&
+			strstr(r.err, KEY16) == NULL,
+		"a key that is not hex is refused without quoting it: %s", vis(r.err));
+
+	/* Offline session tokens: the same rule for --auth-key-file. */
+	run_ctl(exe, f, ARGS("session-token", "42", "--auth-key-hex", KEY16, "--kid", "9"), NULL,
+		&r);
+	tap_ok(r.status == 2 && strstr(r.err, "--auth-key-hex is gone") != NULL &&
+			strstr(r.err, "--auth-key-file") != NULL && r.out[0] == '\0',
+		"session-token --auth-key-hex is refused: %s", vis(r.err));
+	run_ctl(exe, f, ARGS("session-token", "42", "--auth-key-file", open_kf, "--kid", "9"), NULL,
+		&r);
+	tap_ok(r.status == 2 && strstr(r.err, "chmod 600") != NULL && r.out[0] == '\0',
+		"session-token refuses a 0644 --auth-key-file: %s", vis(r.err));
+	unlink(kf);
+	unlink(open_kf);
+	test_no_echo(exe, f, sock);
+}
 
 static void
 test_flashgatectl(const char *exe)
@@ -342,13 +533,7 @@ test_flashgatectl(const char *exe)
 	run_ctl(exe, &f, ARGS("--socket", sock, "keys", "list"), NULL, &r);
 	tap_ok(r.status == 0 && strcmp(r.out, "keys: (none)\n") == 0,
 		"an answer ended by closing instead of a newline still counts: %s", vis(r.out));
-	snprintf(f.answer, sizeof(f.answer), "{\"ok\":true}\n");
-	run_ctl(exe, &f,
-		ARGS("--socket", sock, "keys", "auth-set", "5", "000102030405060708090a0b0c0d0e0f"),
-		NULL, &r);
-	tap_ok(r.status == 0 &&
-			strcmp(f.got, "keys auth-set 5 000102030405060708090a0b0c0d0e0f\n") == 0,
-		"keys auth-set sends the secret on the line: %s", vis(f.got));
+	test_auth_set(exe, &f, sock, dir);
 
 	run_ctl(exe, &f, ARGS("help"), NULL, &r);
 	tap_ok(r.status == 0 && !f.connected && strstr(r.out, "event create ID") != NULL &&
@@ -357,10 +542,10 @@ test_flashgatectl(const char *exe)
 	run_ctl(exe, &f, ARGS("--json"), NULL, &r);
 	tap_ok(r.status == 2 && strstr(r.err, "usage:") != NULL, "no command: usage, exit 2");
 
-	/* Offline session tokens verify with the same key. */
+	/* Offline session tokens verify with the same key (here from standard input). */
+	ctl_stdin = KEY16 "\n";
 	run_ctl(exe, &f,
-		ARGS("session-token", "42", "--ttl", "2h", "--auth-key-hex",
-			"000102030405060708090a0b0c0d0e0f", "--kid", "9"),
+		ARGS("session-token", "42", "--ttl", "2h", "--auth-key-file", "-", "--kid", "9"),
 		NULL, &r);
 	{
 		struct tok_keyring ring;
@@ -384,16 +569,17 @@ test_flashgatectl(const char *exe)
 		tap_ok(st == TOK_EXPIRED, "and expires after its ttl");
 	}
 	run_ctl(exe, &f, ARGS("session-token", "42", "--kid", "9"), NULL, &r);
-	tap_ok(r.status == 2 && strstr(r.err, "needs both --auth-key-hex HEX and --kid N") != NULL,
+	tap_ok(r.status == 2 &&
+			strstr(r.err, "needs both --auth-key-file PATH and --kid N") != NULL,
 		"offline minting needs both options: %s", vis(r.err));
-	run_ctl(exe, &f, ARGS("session-token", "42", "--auth-key-hex", "0001", "--kid", "9"), NULL,
+	ctl_stdin = "0001\n";
+	run_ctl(exe, &f, ARGS("session-token", "42", "--auth-key-file", "-", "--kid", "9"), NULL,
 		&r);
-	tap_ok(r.status == 2 && strstr(r.err, "--auth-key-hex must be 32..128 hex digits") != NULL,
+	tap_ok(r.status == 2 && strstr(r.err, "must be 16..64 bytes") != NULL,
 		"a short offline key is refused: %s", vis(r.err));
-	run_ctl(exe, &f,
-		ARGS("session-token", "0", "--auth-key-hex", "000102030405060708090a0b0c0d0e0f",
-			"--kid", "9"),
-		NULL, &r);
+	ctl_stdin = KEY16 "\n";
+	run_ctl(exe, &f, ARGS("session-token", "0", "--auth-key-file", "-", "--kid", "9"), NULL,
+		&r);
 	tap_ok(r.status == 2 && strstr(r.err, "user id must be 1..") != NULL,
 		"offline minting checks the user like the control plane: %s", vis(r.err));
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -543,6 +544,34 @@ test_args(void)
 			a.cfg.reserve.now_s - t0 <= 2 &&
 			a.cfg.reserve.expires_s == a.cfg.reserve.now_s + 3600,
 		"args: a reserve line's keys, sale and host land in the settings (%s)", err);
+	/* The keys from files of mode 0600; one others may read is refused. */
+	{
+		char sk[] = "/tmp/fg-pcapgen-sale-XXXXXX", ck[] = "/tmp/fg-pcapgen-cookie-XXXXXX";
+		int sfd = mkstemp(sk), cfd = mkstemp(ck);
+		char *fargv[] = {"flashgate-pcapgen", "--stream", "reserve", "--out", "r.pcap",
+			"--dst-mac", "02:70:63:61:70:00", "--cookie-secret-file", ck,
+			"--sale-key-file", sk, "--sale-kid", "7"};
+
+		dprintf(sfd, "73616c656b65792d62656e63682d3031323334353637383961626364\n");
+		dprintf(cfd, "00112233445566778899aabbccddeeff\n");
+		fchmod(sfd, 0600);
+		fchmod(cfd, 0600);
+		kid = 0;
+		tap_ok(pcapgen_args_parse((int)RTE_DIM(fargv), fargv, &a, err, sizeof(err)) == 0 &&
+				a.cfg.reserve.cookie_secret[15] == 0xff &&
+				tok_keyring_current(&a.cfg.reserve.sale, &kid) == 0 && kid == 7,
+			"args: --cookie-secret-file and --sale-key-file read 0600 files (%s)", err);
+		tok_keyring_wipe(&a.cfg.reserve.sale);
+		fchmod(sfd, 0644);
+		tap_ok(pcapgen_args_parse((int)RTE_DIM(fargv), fargv, &a, err, sizeof(err)) == -1 &&
+				strstr(err, "--sale-key-file") != NULL &&
+				strstr(err, "chmod 600") != NULL,
+			"args: a sale key file others may read is refused: %s", err);
+		close(sfd);
+		close(cfd);
+		unlink(sk);
+		unlink(ck);
+	}
 	rargv[8] = "33333334";
 	tap_ok(pcapgen_args_parse((int)RTE_DIM(rargv), rargv, &a, err, sizeof(err)) == -1 &&
 			strstr(err, "connections is more than 33333333") != NULL,

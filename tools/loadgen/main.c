@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "common/parse.h"
+#include "common/secret_input.h"
 #include "tools/loadgen/lg_args.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
@@ -66,6 +67,8 @@ usage(FILE *f)
 		"  --cookie-secret-hex HEX  the blasts: the data plane's syncookie_secret (32 "
 		"hex\n"
 		"                       digits)\n"
+		"  --cookie-secret-file PATH  the same from a file of mode 0600, or - for "
+		"standard input\n"
 		"  --cookie-slot-s S    the blasts: its syncookie_slot (default 64)\n"
 		"  --users N            sale: users (default 100)\n"
 		"  --concurrency C      clients at once, 1..64000 (default 64)\n"
@@ -89,6 +92,9 @@ usage(FILE *f)
 		"  --user-base U        sale: first user id (default 1)\n"
 		"  --auth-key-hex HEX   sale, one-ip flood: the shop's auth key (16..64 bytes)\n"
 		"                       to mint session tokens\n"
+		"  --auth-key-file PATH the same from a file of mode 0600, or - for standard "
+		"input\n"
+		"                       (keys on the command line show in ps)\n"
 		"  --kid N              its key id (default 1)\n"
 		"  --double-click P     sale: P percent of the users reserve twice (default 0)\n"
 		"  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
@@ -96,6 +102,8 @@ usage(FILE *f)
 		"                       purchase tokens and receipts (one user per connection "
 		"from\n"
 		"                       --user-base)\n"
+		"  --sale-key-file PATH the same from a file of mode 0600, or - for standard "
+		"input\n"
 		"  --sale-kid N         its key id (default 1)\n"
 		"  --pcap FILE          write every frame sent and received to FILE\n"
 		"  --pcap-max N         at most N frames (default 100000)\n"
@@ -145,6 +153,9 @@ enum {
 	OPT_EVENT,
 	OPT_USER_BASE,
 	OPT_AUTH_KEY,
+	OPT_AUTH_KEY_FILE,
+	OPT_SALE_KEY_FILE,
+	OPT_COOKIE_SECRET_FILE,
 	OPT_KID,
 	OPT_DOUBLE_CLICK,
 	OPT_SALE_KEY,
@@ -216,6 +227,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"user-base", required_argument, NULL, OPT_USER_BASE},
 		{"auth-key-hex", required_argument, NULL, OPT_AUTH_KEY},
+		{"auth-key-file", required_argument, NULL, OPT_AUTH_KEY_FILE},
+		{"sale-key-file", required_argument, NULL, OPT_SALE_KEY_FILE},
+		{"cookie-secret-file", required_argument, NULL, OPT_COOKIE_SECRET_FILE},
 		{"kid", required_argument, NULL, OPT_KID},
 		{"double-click", required_argument, NULL, OPT_DOUBLE_CLICK},
 		{"sale-key-hex", required_argument, NULL, OPT_SALE_KEY},
@@ -370,6 +384,33 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				rc = -EINVAL;
 			what = "--auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)";
 			break;
+		case OPT_AUTH_KEY_FILE:
+		case OPT_SALE_KEY_FILE:
+		case OPT_COOKIE_SECRET_FILE: {
+			/* The same keys from a file of mode 0600 or standard input (-): a key on
+			 * the command line shows in ps and the shell history. */
+			char err[256];
+			size_t n = 0;
+
+			if (opt == OPT_AUTH_KEY_FILE)
+				rc = secret_read_hex(optarg, "--auth-key-file", key, TOK_SECRET_MIN,
+					sizeof(key), &key_len, err, sizeof(err));
+			else if (opt == OPT_SALE_KEY_FILE)
+				rc = secret_read_hex(optarg, "--sale-key-file", sale_key,
+					TOK_SECRET_MIN, sizeof(sale_key), &sale_len, err,
+					sizeof(err));
+			else
+				rc = secret_read_hex(optarg, "--cookie-secret-file",
+					o->cookie_secret, sizeof(o->cookie_secret),
+					sizeof(o->cookie_secret), &n, err, sizeof(err));
+			if (rc != 0) {
+				fprintf(stderr, PROG ": %s\n", err);
+				return -1;
+			}
+			if (opt == OPT_COOKIE_SECRET_FILE)
+				have_cookie_secret = true;
+			break;
+		}
 		case OPT_KID:
 			rc = parse_u64(optarg, 0, UINT32_MAX, &kid);
 			what = "--kid: 0..4294967295";

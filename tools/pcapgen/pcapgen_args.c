@@ -11,6 +11,7 @@
 #include "tools/pcapgen/pcapgen_args.h"
 
 #include "common/parse.h"
+#include "common/secret_input.h"
 #include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
@@ -51,8 +52,11 @@ pcapgen_args_usage(FILE *f)
 		"reserve:",
 		"  --cookie-secret-hex HEX  the data plane's syncookie_secret (32 hex digits); its",
 		"                      cookies hold for two syncookie_slot periods: replay soon",
+		"  --cookie-secret-file PATH  the same from a file of mode 0600 (- for standard "
+		"input)",
 		"  --cookie-slot-s S   the data plane's syncookie_slot, 1..600 (default 64)",
 		"  --sale-key-hex HEX  the current sale key (32 to 128 hex digits) and",
+		"  --sale-key-file PATH  the same from a file of mode 0600 (- for standard input)",
 		"  --sale-kid N        its key id (default 1): tokens and the reserve path",
 		"  --event N           the sale, 1..4294967295 (default 1)",
 		"  --user-base N       connection i is user N + i (default 1)",
@@ -134,6 +138,8 @@ enum {
 	OPT_SRC_MAC,
 	OPT_SEED,
 	OPT_COOKIE_SECRET,
+	OPT_COOKIE_SECRET_FILE,
+	OPT_SALE_KEY_FILE,
 	OPT_COOKIE_SLOT,
 	OPT_SALE_KEY,
 	OPT_SALE_KID,
@@ -170,6 +176,8 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 		{"src-mac", required_argument, NULL, OPT_SRC_MAC},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"cookie-secret-hex", required_argument, NULL, OPT_COOKIE_SECRET},
+		{"cookie-secret-file", required_argument, NULL, OPT_COOKIE_SECRET_FILE},
+		{"sale-key-file", required_argument, NULL, OPT_SALE_KEY_FILE},
 		{"cookie-slot-s", required_argument, NULL, OPT_COOKIE_SLOT},
 		{"sale-key-hex", required_argument, NULL, OPT_SALE_KEY},
 		{"sale-kid", required_argument, NULL, OPT_SALE_KID},
@@ -269,6 +277,20 @@ pcapgen_args_parse(int argc, char **argv, struct pcapgen_args *a, char *err, siz
 					"--cookie-secret-hex needs 32 hex digits (the data plane's "
 					"syncookie_secret)");
 			have_cookie = true;
+			break;
+		/* The same secrets from a file of mode 0600 or standard input (-): a key on the
+		 * command line shows in ps and the shell history. */
+		case OPT_COOKIE_SECRET_FILE:
+			if (secret_read_hex(optarg, "--cookie-secret-file", rc->cookie_secret,
+				    sizeof(rc->cookie_secret), sizeof(rc->cookie_secret), &n, err,
+				    errlen) != 0)
+				return -1;
+			have_cookie = true;
+			break;
+		case OPT_SALE_KEY_FILE:
+			if (secret_read_hex(optarg, "--sale-key-file", sale_key, TOK_SECRET_MIN,
+				    sizeof(sale_key), &sale_len, err, errlen) != 0)
+				return -1;
 			break;
 		case OPT_COOKIE_SLOT:
 			if (parse_u64(optarg, 1, 600, &v))
