@@ -202,3 +202,22 @@ fg_lg_field() {
 # fg_lg_value FILE KEY: the figure KEY of the loadgen's JSON report in FILE ("elapsed_s",
 # "requests_per_s", "unexpected_status").
 fg_lg_value() { fg_json "$1" "$2"; }
+
+# fg_meson_configure DIR [MESON SETUP OPTION]...: configures the meson build directory DIR (a
+# path relative to the repository root, the current directory) when it is not yet, again when a
+# meson.build or meson_options.txt changed since (ninja would too, but not after a meson run that
+# died half way), and anew (--wipe) when its old configuration cannot be read at all (e.g. written
+# by another meson version). Returns meson's status.
+fg_meson_configure() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup "$@" "$dir"
+	elif [ ! -f "$dir/build.ninja" ] || [ -n "$(find . -path "./$dir" -prune -o \
+		\( -name meson.build -o -name meson_options.txt \) -newer "$dir/build.ninja" -print |
+		head -n 1)" ]; then
+		meson setup --reconfigure "$@" "$dir" || meson setup --wipe "$@" "$dir"
+	else
+		echo "$dir is configured"
+	fi
+}

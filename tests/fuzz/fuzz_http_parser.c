@@ -1,23 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for the strict HTTP/1.1 request parser; see tests/fuzz/README.md.
- * Beyond "no crash, no over-read" (AddressSanitizer), it aborts when a result breaks the
- * parser's contract, so the fuzzer reports logic errors too.
+ * libFuzzer target for the strict HTTP/1.1 request parser (dataplane/http_parser.c); see
+ * docs/testing.md. Beyond "no crash, no over-read" (AddressSanitizer), it aborts when a result
+ * breaks the parser's contract, so the fuzzer reports logic errors too.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "dataplane/http_parser.h"
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			abort();                                                                   \
-	} while (0)
+#include "tests/fuzz/fuzz.h"
 
 static int
 inside(struct http_str s, const char *lo, const char *hi)
@@ -32,70 +20,69 @@ check_accepted(const struct http_request *req, const char *buf, size_t len)
 	const char *end = buf + req->total_len;
 	uint16_t i;
 
-	CHECK(req->total_len <= len && req->head_len <= req->total_len);
-	CHECK(req->head_len <= HTTP_MAX_HEAD && req->minor <= 1);
-	CHECK((unsigned int)req->method <= HTTP_M_TRACE);
-	CHECK(req->target.len > 0 && inside(req->target, buf, end));
-	CHECK(inside(req->path, buf, end) && inside(req->query, buf, end));
-	CHECK(req->target.len <= HTTP_MAX_TARGET);
+	FUZZ_CHECK(req->total_len <= len && req->head_len <= req->total_len);
+	FUZZ_CHECK(req->head_len <= HTTP_MAX_HEAD && req->minor <= 1);
+	FUZZ_CHECK((unsigned int)req->method <= HTTP_M_TRACE);
+	FUZZ_CHECK(req->target.len > 0 && inside(req->target, buf, end));
+	FUZZ_CHECK(inside(req->path, buf, end) && inside(req->query, buf, end));
+	FUZZ_CHECK(req->target.len <= HTTP_MAX_TARGET);
 	if (!(req->target.len == 1 && req->target.p[0] == '*'))
-		CHECK(req->path.len > 0 && req->path.p == req->target.p && req->path.p[0] == '/');
-	CHECK(req->n_headers <= HTTP_MAX_HEADERS);
+		FUZZ_CHECK(
+			req->path.len > 0 && req->path.p == req->target.p && req->path.p[0] == '/');
+	FUZZ_CHECK(req->n_headers <= HTTP_MAX_HEADERS);
 	for (i = 0; i < req->n_headers; i++) {
 		const struct http_header *h = &req->headers[i];
 
-		CHECK(h->name.len > 0 && inside(h->name, buf, end) && inside(h->value, buf, end));
-		CHECK(memchr(h->name.p, ':', h->name.len) == NULL);
-		CHECK(h->value.len == 0 || (memchr(h->value.p, '\r', h->value.len) == NULL &&
-						   memchr(h->value.p, '\n', h->value.len) == NULL &&
-						   memchr(h->value.p, '\0', h->value.len) == NULL));
-		CHECK(http_find_header(req, h->name.p, h->name.len) != NULL);
+		FUZZ_CHECK(
+			h->name.len > 0 && inside(h->name, buf, end) && inside(h->value, buf, end));
+		FUZZ_CHECK(memchr(h->name.p, ':', h->name.len) == NULL);
+		FUZZ_CHECK(h->value.len == 0 ||
+			   (memchr(h->value.p, '\r', h->value.len) == NULL &&
+				   memchr(h->value.p, '\n', h->value.len) == NULL &&
+				   memchr(h->value.p, '\0', h->value.len) == NULL));
+		FUZZ_CHECK(http_find_header(req, h->name.p, h->name.len) != NULL);
 	}
-	CHECK(inside(req->host, buf, end) && inside(req->authorization, buf, end));
-	CHECK(inside(req->origin, buf, end) && inside(req->flash_token, buf, end));
-	CHECK(inside(req->device_id, buf, end) && inside(req->content_type, buf, end));
-	CHECK(inside(req->access_control_request_method, buf, end));
-	CHECK(req->minor == 0 || (req->seen & HTTP_SEEN_HOST));
+	FUZZ_CHECK(inside(req->host, buf, end) && inside(req->authorization, buf, end));
+	FUZZ_CHECK(inside(req->origin, buf, end) && inside(req->flash_token, buf, end));
+	FUZZ_CHECK(inside(req->device_id, buf, end) && inside(req->content_type, buf, end));
+	FUZZ_CHECK(inside(req->access_control_request_method, buf, end));
+	FUZZ_CHECK(req->minor == 0 || (req->seen & HTTP_SEEN_HOST));
 	if (req->content_length < 0)
-		CHECK(req->body.len == 0);
+		FUZZ_CHECK(req->body.len == 0);
 	else
-		CHECK(req->body.len == req->content_length && req->content_length <= HTTP_MAX_BODY);
-	CHECK(req->head_len + req->body.len == req->total_len);
-	CHECK(req->body.len == 0 ||
-		(req->body.p == buf + req->head_len && inside(req->body, buf, end)));
+		FUZZ_CHECK(req->body.len == req->content_length &&
+			   req->content_length <= HTTP_MAX_BODY);
+	FUZZ_CHECK(req->head_len + req->body.len == req->total_len);
+	FUZZ_CHECK(req->body.len == 0 ||
+		   (req->body.p == buf + req->head_len && inside(req->body, buf, end)));
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_request req, req2;
-	/* An exact-size heap copy, so AddressSanitizer flags a read of buf[size]. */
-	char *buf = malloc(size ? size : 1);
+	char *buf = fuzz_copy(data, size);
 	size_t k;
 	int rc, rc2;
 
-	if (buf == NULL)
-		return 0;
-	if (size)
-		memcpy(buf, data, size);
 	rc = http_parse_request(buf, size, &req);
-	CHECK(rc == 0 || rc == HTTP_INCOMPLETE || rc == 400 || rc == 414 || rc == 431 ||
-		rc == 501 || rc == 505);
+	FUZZ_CHECK(rc == 0 || rc == HTTP_INCOMPLETE || rc == 400 || rc == 414 || rc == 431 ||
+		   rc == 501 || rc == 505);
 	if (rc == 0)
 		check_accepted(&req, buf, size);
 	else if (rc > 0)
-		CHECK(req.error != NULL && req.error[0] != '\0');
+		FUZZ_CHECK(req.error != NULL && req.error[0] != '\0');
 	else
-		CHECK(req.error == NULL);
+		FUZZ_CHECK(req.error == NULL);
 
 	/* A prefix answers "incomplete" or what the whole answered; 0 only once the whole
 	 * request is in. */
 	k = size / 2;
 	rc2 = http_parse_request(buf, k, &req2);
 	if (rc == 0 && k >= req.total_len)
-		CHECK(rc2 == 0 && req2.total_len == req.total_len);
+		FUZZ_CHECK(rc2 == 0 && req2.total_len == req.total_len);
 	else
-		CHECK(rc2 == HTTP_INCOMPLETE || (rc2 == rc && rc != 0));
+		FUZZ_CHECK(rc2 == HTTP_INCOMPLETE || (rc2 == rc && rc != 0));
 	free(buf);
 	return 0;
 }
