@@ -57,24 +57,14 @@ if ! grep -q 'ready:' "$LOG"; then
 	exit 1
 fi
 
-python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" <<'EOF'
+python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" <<'EOF'
 import json, re, subprocess, sys
 
-CTL, SOCK, PG, DOC = sys.argv[1:]
-n = 0
-failed = 0
+CTL, SOCK, PG, DOC, LIB = sys.argv[1:]
+sys.path.insert(0, LIB)
+import tap  # tests/lib/tap.py
+
 ran = set()
-
-
-def tap(cond, name, diag=None):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print(("ok" if cond else "not ok"), n, "-", name, flush=True)
-    if not cond and diag is not None:
-        for line in str(diag).splitlines():
-            print("#", line)
 
 
 def ctl(*args, sock=True, stdin=None):
@@ -106,7 +96,7 @@ def psql(sql):
 doc = open(DOC).read()
 m = re.search(r"An event object:\s*```json\n(.*?)```", doc, re.S)
 EVENT = list(json.loads(m.group(1)).keys()) if m else []
-tap("id" in EVENT and "state" in EVENT and "available" in EVENT,
+tap.ok("id" in EVENT and "state" in EVENT and "available" in EVENT,
     "docs/operations.md has the event object example: " + ",".join(EVENT))
 KEY = ["kid", "kind", "current", "created_at"]
 RULE = ["kind", "value", "created_at"]
@@ -128,7 +118,7 @@ def full_event_ok(a, ev_id, state):
 
 # The commands flashgatectl knows, from its own help.
 p = subprocess.run([CTL, "help"], capture_output=True, text=True, timeout=30)
-tap(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists the commands")
+tap.ok(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists the commands")
 ran.add("help")
 listed = set()
 for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
@@ -146,23 +136,23 @@ for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
 T = ["--starts-at", "2026-01-01T00:00:00Z", "--ends-at", "2036-01-01T00:00:00Z",
      "--pay-window", "15m"]
 rc, a, raw = ctl("event", "create", "1", "--name", "json shapes", "--stock", "10", *T)
-tap(rc == 0 and event_ok(a, 1, "draft") and a["event"]["stock"] == 10,
+tap.ok(rc == 0 and event_ok(a, 1, "draft") and a["event"]["stock"] == 10,
     "event create: .event is the event object", raw)
 rc, a, raw = ctl("event", "show", "1")
-tap(rc == 0 and full_event_ok(a, 1, "draft"),
+tap.ok(rc == 0 and full_event_ok(a, 1, "draft"),
     "event show: .event.id, .event.state; .redis and .orders beside it", raw)
 rc, a, raw = ctl("event", "preheat", "1")
-tap(rc == 0 and full_event_ok(a, 1, "preheated") and a["redis"]["preheated"] is True and
+tap.ok(rc == 0 and full_event_ok(a, 1, "preheated") and a["redis"]["preheated"] is True and
     a["redis"]["stock"] == 10, "event preheat: .event.state preheated, .redis.stock 10", raw)
 rc, a, raw = ctl("event", "open", "1")
-tap(rc == 0 and full_event_ok(a, 1, "open") and a["orders"]["pending"] == 0,
+tap.ok(rc == 0 and full_event_ok(a, 1, "open") and a["orders"]["pending"] == 0,
     "event open: .event.state open, .orders.pending 0", raw)
 rc, a, raw = ctl("event", "list")
-tap(rc == 0 and isinstance(a.get("events"), list) and len(a["events"]) == 1 and
+tap.ok(rc == 0 and isinstance(a.get("events"), list) and len(a["events"]) == 1 and
     has(a["events"][0], EVENT) and a["events"][0]["id"] == 1, "event list: .events[].id", raw)
 
 rc, a, raw = ctl("stats")
-tap(rc == 0 and isinstance(a.get("uptime_s"), int) and
+tap.ok(rc == 0 and isinstance(a.get("uptime_s"), int) and
     has(a.get("decisions"), ["received", "decided", "reserved", "duplicate", "sold_out", "retry",
                              "rounds", "batches", "sold_out_published", "result_queries",
                              "bad_records"]) and
@@ -177,42 +167,42 @@ tap(rc == 0 and isinstance(a.get("uptime_s"), int) and
 # keys: only the members they have today (their commands are being changed elsewhere).
 rc, a, raw = ctl("keys", "rotate")
 kid = a.get("kid") if isinstance(a, dict) else None
-tap(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
+tap.ok(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
     "keys rotate: .kid, .message", raw)
 rc, a, raw = ctl("keys", "auth-set", "3", "000102030405060708090a0b0c0d0e0f")
-tap(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
+tap.ok(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
 rc, a, raw = ctl("keys", "list")
 keys = a.get("keys") if isinstance(a, dict) else None
-tap(rc == 0 and isinstance(keys, list) and all(has(k, KEY) for k in keys) and
+tap.ok(rc == 0 and isinstance(keys, list) and all(has(k, KEY) for k in keys) and
     any(k["kid"] == kid and k["kind"] == "sale" and k["current"] for k in keys) and
     any(k["kid"] == 3 and k["kind"] == "auth" and k["current"] for k in keys) and
     "secret" not in raw, "keys list: .keys[].kid/kind/current/created_at, no secret", raw)
 
 rc, a, raw = ctl("rules", "add", "ip", "198.18.0.0/24")
-tap(rc == 0 and a == {"ok": True}, "rules add: {\"ok\":true}", raw)
+tap.ok(rc == 0 and a == {"ok": True}, "rules add: {\"ok\":true}", raw)
 rc, a, raw = ctl("rules", "list")
-tap(rc == 0 and isinstance(a.get("rules"), list) and
+tap.ok(rc == 0 and isinstance(a.get("rules"), list) and
     [(r["kind"], r["value"]) for r in a["rules"] if has(r, RULE)] == [("ip", "198.18.0.0/24")],
     "rules list: .rules[].kind/value/created_at", raw)
 rc, a, raw = ctl("rules", "del", "ip", "198.18.0.0/24")
-tap(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
+tap.ok(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
 rc, a, raw = ctl("rules", "list")
-tap(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
+tap.ok(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
 
 rc, a, raw = ctl("limits", "set", "ip", "20/40", "forward", "20000")
 lim = a.get("limits") if isinstance(a, dict) else None
-tap(rc == 0 and all(has(lim.get(b), BUCKET) for b in ("ip", "user", "device")) and
+tap.ok(rc == 0 and all(has(lim.get(b), BUCKET) for b in ("ip", "user", "device")) and
     lim["ip"] == {"rate": 20, "burst": 40} and lim["forward_per_s"] == 20000,
     "limits set: .limits.ip.rate/burst, .limits.forward_per_s", raw)
 rc, a, raw = ctl("limits", "show")
-tap(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
+tap.ok(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
 
 rc, a, raw = ctl("session-token", "42", "--ttl", "2h")
-tap(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token: .token, .user, .expires_at", raw)
 rc, a, raw = ctl("session-token", "42", "--ttl", "2h", "--auth-key-hex",
                  "000102030405060708090a0b0c0d0e0f", "--kid", "3", sock=False)
-tap(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token offline: .token, .user, .expires_at",
     raw)
 
@@ -221,16 +211,16 @@ ctl("event", "create", "2", "--name", "orders", "--stock", "5", *T)
 oid = int(psql("INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
                "VALUES (2, 42, 4242, now() + interval '15 minutes') RETURNING id"))
 rc, a, raw = ctl("order", "pay", str(oid))
-tap(rc == 0 and a.get("order_id") == oid and a.get("result") == "paid",
+tap.ok(rc == 0 and a.get("order_id") == oid and a.get("result") == "paid",
     "order pay: .order_id, .result paid", raw)
 rc, a, raw = ctl("order", "pay", str(oid))
-tap(rc == 0 and a.get("result") == "already_paid", "order pay again: .result already_paid", raw)
+tap.ok(rc == 0 and a.get("result") == "already_paid", "order pay again: .result already_paid", raw)
 rc, a, raw = ctl("order", "pay", "987654321")
-tap(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
+tap.ok(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
     raw)
 
 rc, a, raw = ctl("reconcile", "1")
-tap(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
+tap.ok(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
     a.get("repaired") is False and
     has(a.get("postgres"), ["initial", "available", "pending", "paid", "expired", "cancelled",
                             "releases_unapplied"]) and
@@ -240,23 +230,22 @@ tap(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
     "reconcile: .event_id, .consistent, .postgres, .redis, .expected_stock, .differences", raw)
 
 rc, a, raw = ctl("event", "close", "1")
-tap(rc == 0 and full_event_ok(a, 1, "closed"), "event close: .event.state closed", raw)
+tap.ok(rc == 0 and full_event_ok(a, 1, "closed"), "event close: .event.state closed", raw)
 
 rc, a, raw = ctl("event", "open", "1")
-tap(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
+tap.ok(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
     "a refusal: {\"ok\":false,\"error\":...}, status 1", raw)
 
 p = subprocess.run([CTL, "--socket", SOCK, "event", "show", "1"], capture_output=True,
                    text=True, timeout=60)
-tap(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
+tap.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
     "\nredis:\n" in p.stdout,
     "without --json: event show is printed for people", p.stdout + p.stderr)
 
 missing = sorted(listed - ran)
-tap(len(listed) >= 19 and not missing,
+tap.ok(len(listed) >= 19 and not missing,
     "every command of flashgatectl help was run (%d): %s" % (len(listed), sorted(listed)),
     "not covered: %s" % missing)
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+tap.done()
 EOF
 exit $?

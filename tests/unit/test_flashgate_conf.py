@@ -12,30 +12,21 @@
 # log levels have no range.
 #
 # usage: test_flashgate_conf.py FLASHGATE_CONF DATAPLANE CONTROLPLANE ORDER_WRITER
+import os
 import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tap  # noqa: E402 (tests/lib/tap.py)
+
 CONF, DP, CP, OW = sys.argv[1:5]
-n = 0
-failed = 0
-
-
-def tap(cond, name, diag=None):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print(("ok" if cond else "not ok"), n, "-", name, flush=True)
-    if not cond and diag:
-        for line in str(diag).splitlines():
-            print("#", line)
 
 
 def help_config(argv):
     """{section: {key: (describe, default or None when required)}} from --help-config."""
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    tap(p.returncode == 0 and "[" in p.stdout, "%s prints its keys" % " ".join(argv[-2:]),
+    tap.ok(p.returncode == 0 and "[" in p.stdout, "%s prints its keys" % " ".join(argv[-2:]),
         p.stderr[-2000:])
     out = {}
     sec = None
@@ -132,7 +123,7 @@ for prog, secs in programs.items():
             where = "%s: [%s] %s" % (prog, sec, key)
             got = conf.get(sec, {}).get(key)
             if not got:
-                tap(False, where + " is in flashgate.conf", "missing under [%s]" % sec)
+                tap.ok(False, where + " is in flashgate.conf", "missing under [%s]" % sec)
                 continue
             value, commented, comment = got[0]
             if default is not None:
@@ -142,21 +133,20 @@ for prog, secs in programs.items():
                 # says "Default: none".
                 ok = value == default or ("Default: " + default) in comment and \
                     (not commented or default == "none")
-                tap(ok, where + " shows the default " + repr(default),
+                tap.ok(ok, where + " shows the default " + repr(default),
                     "flashgate.conf has %r%s" % (value, " (commented out)" if commented else ""))
             else:
-                tap(all(not c for _, c, _ in got), where + " (required) is set in every [%s]"
+                tap.ok(all(not c for _, c, _ in got), where + " (required) is set in every [%s]"
                     % sec.replace(".ID", ".N"))
             r = range_text(describe)
             if r is not None:
                 flat = re.sub(r"\s*\n#\s*", " ", comment)
-                tap(r in flat, "%s: its comment states the range %s" % (where, r),
+                tap.ok(r in flat, "%s: its comment states the range %s" % (where, r),
                     "--help-config: <%s>; the comment above it:\n%s" % (describe, comment))
 
 for sec, keys in conf.items():
     for key in keys:
-        tap((sec, key) in known, "flashgate.conf: [%s] %s is a key a program knows" % (sec, key))
-tap(n > 60, "the programs know %d keys" % len(known))
+        tap.ok((sec, key) in known, "flashgate.conf: [%s] %s is a key a program knows" % (sec, key))
+tap.ok(tap.count() > 60, "the programs know %d keys" % len(known))
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+tap.done()
