@@ -126,16 +126,19 @@ end(struct json_writer *j, char *out, size_t cap)
 	return n >= 0 ? n : admin_answer_error(out, cap, "the answer does not fit: use --json");
 }
 
+/*
+ * An event as event show, preheat, open and close answer it (docs/operations.md): "event" is
+ * the event object, the same as event create and event list write; its sold_out, Redis and
+ * order figures are members of the answer beside it, not inside it.
+ */
 static void
-json_event_full(struct cp_ctx *c, struct json_writer *j, const char *key,
-	const struct admin_event *ev)
+json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_event *ev)
 {
 	struct rs_event_state rst;
 	struct pg_event_counts pc;
 	char err[256];
 	const struct cp_event *ce = cp_state_event(c->st, ev->id);
 
-	jw_open(j, key, '{');
 	admin_json_event(j, "event", ev);
 	if (ce != NULL)
 		jw_bool(j, "sold_out", ce->sold_out);
@@ -159,7 +162,6 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const char *key,
 		jw_u64(j, "releases_pending", pc.releases_pending);
 		jw_close(j, '}');
 	}
-	jw_close(j, '}');
 }
 
 /*
@@ -176,7 +178,7 @@ answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_
 	LOG_NOTICE("event %u is %s (found so after a lost connection)", ev->id,
 		admin_event_state_name(ev->state));
 	admin_json_ok(&j, out, cap);
-	json_event_full(c, &j, "event", ev);
+	json_event_full(c, &j, ev);
 	jw_str(&j, "note", NOTE_IN_PLACE);
 	return end(&j, out, cap);
 }
@@ -226,7 +228,7 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	reload_and_publish(c, what, cp_state_publish_events);
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 	admin_json_ok(&j, out, cap);
-	json_event_full(c, &j, "event", &ev);
+	json_event_full(c, &j, &ev);
 	return end(&j, out, cap);
 }
 
@@ -431,7 +433,7 @@ do_reconcile(struct cp_ctx *c, const struct admin_req *req, char *out, size_t ca
 			cp_state_publish_events(c->st, c->links);
 	}
 	admin_json_ok(&j, out, cap);
-	jw_u64(&j, "event", ev.id);
+	jw_u64(&j, "event_id", ev.id);
 	jw_bool(&j, "consistent", ok);
 	jw_bool(&j, "repaired", repaired);
 	jw_open(&j, "postgres", '{');
@@ -565,7 +567,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		if ((rc = pg_event_get(c->pg, req.event_id, &ev, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
-		json_event_full(c, &j, "event", &ev);
+		json_event_full(c, &j, &ev);
 		return end(&j, out, cap);
 	}
 	case ADMIN_EVENT_LIST: {

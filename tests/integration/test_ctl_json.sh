@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# `flashgatectl --json` prints the shapes docs/operations.md documents: every command that
+# `flashgatectl help` lists is run against the real control plane (Redis and PostgreSQL from
+# scripts/services), and its answer is read by the documented member names (the event object's
+# names are taken from the doc's own example). A command added to `help` and not covered here
+# fails the test, and so does an answer whose shape moved (as `event show` once nested the
+# event at .event.event).
+#
+# usage: test_ctl_json.sh CONTROLPLANE FLASHGATECTL
+set -uo pipefail
+
+CP=$1 CTL=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP needs root (PostgreSQL runs as the user postgres)"
+	exit 0
+fi
+TMP=$(mktemp -d /tmp/fg-ctljson.XXXXXX)
+chmod o+x "$TMP"
+CP_PID=
+cleanup() {
+	if [ -n "$CP_PID" ]; then
+		kill "$CP_PID" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$CP_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$CP_PID" 2>/dev/null
+	fi
+	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
+	[ -n "${FG_KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if ! "$ROOT/scripts/services" up "$TMP/svc" --fast >"$TMP/services.log" 2>&1; then
+	sed 's/^/# /' "$TMP/services.log"
+	echo "Bail out! scripts/services up"
+	exit 1
+fi
+eval "$("$ROOT/scripts/services" env "$TMP/svc")"
+mapfile -t P < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print("\n".join(str(x.getsockname()[1]) for x in s))')
+SOCK=$TMP/admin.sock
+LOG=$TMP/cp.log
+"$CP" -s "controlplane.pull_endpoint=tcp://127.0.0.1:${P[0]}" \
+	-s "controlplane.pub_endpoint=tcp://127.0.0.1:${P[1]}" \
+	-s "controlplane.admin_socket=$SOCK" -s controlplane.metrics_port=0 \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$LOG" 2>&1 &
+CP_PID=$!
+for _ in $(seq 100); do grep -q 'ready:' "$LOG" && break; sleep 0.1; done
+if ! grep -q 'ready:' "$LOG"; then
+	sed 's/^/# /' "$LOG"
+	echo "Bail out! no control plane"
+	exit 1
+fi
+
+python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" <<'EOF'
+import json, re, subprocess, sys
+
+CTL, SOCK, PG, DOC, LIB = sys.argv[1:]
+sys.path.insert(0, LIB)
+import tap  # tests/lib/tap.py
+
+ran = set()
+
+
+def ctl(*args, sock=True, stdin=None):
+    """Runs flashgatectl --json ARGS; returns (status, parsed answer or None, raw output)."""
+    cmd = [CTL] + (["--socket", SOCK, "--timeout", "30s"] if sock else []) + ["--json"]
+    p = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=60,
+                       input=stdin)
+    words = [a for a in args if not a.startswith("-")]
+    name = " ".join(words[:2]) if words[0] in ("event", "keys", "rules", "limits", "order") \
+        else words[0]
+    ran.add(name)
+    try:
+        a = json.loads(p.stdout)
+    except ValueError:
+        a = None
+    return p.returncode, a, p.stdout + p.stderr
+
+
+def has(obj, names):
+    return isinstance(obj, dict) and all(k in obj for k in names)
+
+
+def psql(sql):
+    return subprocess.run(["psql", PG, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+
+
+# The documented names: the event object from docs/operations.md's own example.
+doc = open(DOC).read()
+m = re.search(r"An event object:\s*```json\n(.*?)```", doc, re.S)
+EVENT = list(json.loads(m.group(1)).keys()) if m else []
+tap.ok("id" in EVENT and "state" in EVENT and "available" in EVENT,
+    "docs/operations.md has the event object example: " + ",".join(EVENT))
+KEY = ["kid", "kind", "current", "created_at"]
+RULE = ["kind", "value", "created_at"]
+BUCKET = ["rate", "burst"]
+REDIS_EV = ["preheated", "stock", "buyers", "outbox", "released"]
+ORDERS = ["pending", "paid", "expired", "cancelled", "releases_pending"]
+
+
+def event_ok(a, ev_id, state):
+    e = a.get("event") if isinstance(a, dict) else None
+    return has(e, EVENT) and e["id"] == ev_id and e["state"] == state and "event" not in e
+
+
+def full_event_ok(a, ev_id, state):
+    """event show / preheat / open / close: the event object, redis and orders beside it."""
+    return (event_ok(a, ev_id, state) and (has(a.get("redis"), REDIS_EV) or
+            a.get("redis") == "unreachable") and has(a.get("orders"), ORDERS))
+
+
+# The commands flashgatectl knows, from its own help.
+p = subprocess.run([CTL, "help"], capture_output=True, text=True, timeout=30)
+tap.ok(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists the commands")
+ran.add("help")
+listed = set()
+for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
+    if not line.strip() or line.startswith("TIME:"):
+        continue
+    words = []
+    for w in line.split():
+        if not re.fullmatch(r"[a-z][a-z-]*", w) or len(words) == 2:
+            break
+        words.append(w)
+    if words and words[0] not in ("event", "keys", "rules", "limits", "order"):
+        words = words[:1]
+    listed.add(" ".join(words))
+
+T = ["--starts-at", "2026-01-01T00:00:00Z", "--ends-at", "2036-01-01T00:00:00Z",
+     "--pay-window", "15m"]
+rc, a, raw = ctl("event", "create", "1", "--name", "json shapes", "--stock", "10", *T)
+tap.ok(rc == 0 and event_ok(a, 1, "draft") and a["event"]["stock"] == 10,
+    "event create: .event is the event object", raw)
+rc, a, raw = ctl("event", "show", "1")
+tap.ok(rc == 0 and full_event_ok(a, 1, "draft"),
+    "event show: .event.id, .event.state; .redis and .orders beside it", raw)
+rc, a, raw = ctl("event", "preheat", "1")
+tap.ok(rc == 0 and full_event_ok(a, 1, "preheated") and a["redis"]["preheated"] is True and
+    a["redis"]["stock"] == 10, "event preheat: .event.state preheated, .redis.stock 10", raw)
+rc, a, raw = ctl("event", "open", "1")
+tap.ok(rc == 0 and full_event_ok(a, 1, "open") and a["orders"]["pending"] == 0,
+    "event open: .event.state open, .orders.pending 0", raw)
+rc, a, raw = ctl("event", "list")
+tap.ok(rc == 0 and isinstance(a.get("events"), list) and len(a["events"]) == 1 and
+    has(a["events"][0], EVENT) and a["events"][0]["id"] == 1, "event list: .events[].id", raw)
+
+rc, a, raw = ctl("stats")
+tap.ok(rc == 0 and isinstance(a.get("uptime_s"), int) and
+    has(a.get("decisions"), ["received", "decided", "reserved", "duplicate", "sold_out", "retry",
+                             "rounds", "batches", "sold_out_published", "result_queries",
+                             "bad_records"]) and
+    has(a.get("redis"), ["connected", "outages", "connects", "errors", "retry"]) and
+    has(a.get("links"), ["reservations_in", "snapshot_requests", "result_queries_in",
+                         "results_out", "snapshots_out", "send_errors", "wrong_direction"]) and
+    has(a.get("admin"), ["requests", "refused", "open", "timed_out", "too_long", "busy",
+                         "client_gone"]) and
+    isinstance(a.get("data_planes"), list) and isinstance(a.get("dp_totals"), dict) and
+    isinstance(a.get("dp_counters"), dict), "stats: every documented group and counter", raw)
+
+# keys: only the members they have today (their commands are being changed elsewhere).
+rc, a, raw = ctl("keys", "rotate")
+kid = a.get("kid") if isinstance(a, dict) else None
+tap.ok(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
+    "keys rotate: .kid, .message", raw)
+rc, a, raw = ctl("keys", "auth-set", "3", "000102030405060708090a0b0c0d0e0f")
+tap.ok(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
+rc, a, raw = ctl("keys", "list")
+keys = a.get("keys") if isinstance(a, dict) else None
+tap.ok(rc == 0 and isinstance(keys, list) and all(has(k, KEY) for k in keys) and
+    any(k["kid"] == kid and k["kind"] == "sale" and k["current"] for k in keys) and
+    any(k["kid"] == 3 and k["kind"] == "auth" and k["current"] for k in keys) and
+    "secret" not in raw, "keys list: .keys[].kid/kind/current/created_at, no secret", raw)
+
+rc, a, raw = ctl("rules", "add", "ip", "198.18.0.0/24")
+tap.ok(rc == 0 and a == {"ok": True}, "rules add: {\"ok\":true}", raw)
+rc, a, raw = ctl("rules", "list")
+tap.ok(rc == 0 and isinstance(a.get("rules"), list) and
+    [(r["kind"], r["value"]) for r in a["rules"] if has(r, RULE)] == [("ip", "198.18.0.0/24")],
+    "rules list: .rules[].kind/value/created_at", raw)
+rc, a, raw = ctl("rules", "del", "ip", "198.18.0.0/24")
+tap.ok(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
+rc, a, raw = ctl("rules", "list")
+tap.ok(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
+
+rc, a, raw = ctl("limits", "set", "ip", "20/40", "forward", "20000")
+lim = a.get("limits") if isinstance(a, dict) else None
+tap.ok(rc == 0 and all(has(lim.get(b), BUCKET) for b in ("ip", "user", "device")) and
+    lim["ip"] == {"rate": 20, "burst": 40} and lim["forward_per_s"] == 20000,
+    "limits set: .limits.ip.rate/burst, .limits.forward_per_s", raw)
+rc, a, raw = ctl("limits", "show")
+tap.ok(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
+
+rc, a, raw = ctl("session-token", "42", "--ttl", "2h")
+tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+    isinstance(a.get("expires_at"), str), "session-token: .token, .user, .expires_at", raw)
+rc, a, raw = ctl("session-token", "42", "--ttl", "2h", "--auth-key-hex",
+                 "000102030405060708090a0b0c0d0e0f", "--kid", "3", sock=False)
+tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+    isinstance(a.get("expires_at"), str), "session-token offline: .token, .user, .expires_at",
+    raw)
+
+# An order of its own event (2), so that event 1 stays consistent for reconcile.
+ctl("event", "create", "2", "--name", "orders", "--stock", "5", *T)
+oid = int(psql("INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
+               "VALUES (2, 42, 4242, now() + interval '15 minutes') RETURNING id"))
+rc, a, raw = ctl("order", "pay", str(oid))
+tap.ok(rc == 0 and a.get("order_id") == oid and a.get("result") == "paid",
+    "order pay: .order_id, .result paid", raw)
+rc, a, raw = ctl("order", "pay", str(oid))
+tap.ok(rc == 0 and a.get("result") == "already_paid", "order pay again: .result already_paid", raw)
+rc, a, raw = ctl("order", "pay", "987654321")
+tap.ok(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
+    raw)
+
+rc, a, raw = ctl("reconcile", "1")
+tap.ok(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
+    a.get("repaired") is False and
+    has(a.get("postgres"), ["initial", "available", "pending", "paid", "expired", "cancelled",
+                            "releases_unapplied"]) and
+    has(a.get("redis"), ["preheated", "stock", "buyers", "released", "outbox"]) and
+    isinstance(a.get("backlog"), int) and a.get("expected_stock") == 10 and
+    a.get("differences") == [] and "event" not in a,
+    "reconcile: .event_id, .consistent, .postgres, .redis, .expected_stock, .differences", raw)
+
+rc, a, raw = ctl("event", "close", "1")
+tap.ok(rc == 0 and full_event_ok(a, 1, "closed"), "event close: .event.state closed", raw)
+
+rc, a, raw = ctl("event", "open", "1")
+tap.ok(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
+    "a refusal: {\"ok\":false,\"error\":...}, status 1", raw)
+
+p = subprocess.run([CTL, "--socket", SOCK, "event", "show", "1"], capture_output=True,
+                   text=True, timeout=60)
+tap.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
+    "\nredis:\n" in p.stdout,
+    "without --json: event show is printed for people", p.stdout + p.stderr)
+
+missing = sorted(listed - ran)
+tap.ok(len(listed) >= 19 and not missing,
+    "every command of flashgatectl help was run (%d): %s" % (len(listed), sorted(listed)),
+    "not covered: %s" % missing)
+tap.done()
+EOF
+exit $?
