@@ -122,7 +122,9 @@ tap.ok(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists t
 ran.add("help")
 listed = set()
 for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
-    if not line.strip() or line.startswith("TIME:"):
+    if not line.strip():
+        break  # the command list ends at its first blank line; prose follows
+    if line.startswith("TIME:"):
         continue
     words = []
     for w in line.split():
@@ -169,7 +171,7 @@ rc, a, raw = ctl("keys", "rotate")
 kid = a.get("kid") if isinstance(a, dict) else None
 tap.ok(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
     "keys rotate: .kid, .message", raw)
-rc, a, raw = ctl("keys", "auth-set", "3", "000102030405060708090a0b0c0d0e0f")
+rc, a, raw = ctl("keys", "auth-set", "3", stdin="000102030405060708090a0b0c0d0e0f\n")
 tap.ok(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
 rc, a, raw = ctl("keys", "list")
 keys = a.get("keys") if isinstance(a, dict) else None
@@ -200,8 +202,8 @@ tap.ok(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
 rc, a, raw = ctl("session-token", "42", "--ttl", "2h")
 tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token: .token, .user, .expires_at", raw)
-rc, a, raw = ctl("session-token", "42", "--ttl", "2h", "--auth-key-hex",
-                 "000102030405060708090a0b0c0d0e0f", "--kid", "3", sock=False)
+rc, a, raw = ctl("session-token", "42", "--ttl", "2h", "--auth-key-file", "-", "--kid", "3",
+                 sock=False, stdin="000102030405060708090a0b0c0d0e0f\n")
 tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token offline: .token, .user, .expires_at",
     raw)
