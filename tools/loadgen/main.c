@@ -602,6 +602,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	return 0;
 }
 
+#define START_TRIES   30  /* a port's start, tried this many times ... */
+#define START_WAIT_MS 100 /* ... this far apart */
+
 static int
 port_setup(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
 {
@@ -618,8 +621,20 @@ port_setup(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
 	if (rc == 0)
 		rc = rte_eth_tx_queue_setup(
 			port, 0, txd, (unsigned)rte_eth_dev_socket_id(port) & 0xff, NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(port);
+	/* A memif client's start connects to the server's socket, which a data plane that is
+	 * still starting (or a loaded machine) may not accept yet: try again for up to 3 s. */
+	for (unsigned tries = 0; rc == 0; tries++) {
+		int start = rte_eth_dev_start(port);
+
+		if (start == 0 || tries == START_TRIES - 1) {
+			rc = start;
+			break;
+		}
+		if (tries == 0)
+			fprintf(stderr, PROG ": port %u did not start (%s); trying again for %u ms\n",
+				port, rte_strerror(-start), START_TRIES * START_WAIT_MS);
+		rte_delay_us_sleep(START_WAIT_MS * 1000u);
+	}
 	if (rc == 0)
 		rc = rte_eth_macaddr_get(port, mac);
 	if (rc != 0)
