@@ -13,7 +13,7 @@ lcore_loop_run(void *arg)
 {
 	struct worker *w = arg;
 	struct rte_mbuf *rx[WORKER_BURST_MAX];
-	struct rte_mbuf *tx[WORKER_BURST_MAX];
+	struct rte_mbuf *tx[WORKER_BURST_MAX * PIPELINE_TX_PER_RX];
 	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
 
 	/* RCU: the bridge frees an old shared state only after every worker passed a

@@ -2,14 +2,42 @@
 #include "dataplane/worker.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 
+/* Our names for http_authority_is(): the dotted address, then host when given. */
+static int
+worker_set_names(struct worker *w, const char *host)
+{
+	const uint8_t *a = (const uint8_t *)&w->ipv4_addr;
+	size_t host_len = host != NULL ? strlen(host) : 0;
+	int n = snprintf(w->host_text, sizeof(w->host_text), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+
+	if (host_len > DP_HOST_MAX)
+		return -EINVAL;
+	w->self_names[0] = (struct http_str){w->host_text, (uint16_t)n};
+	w->n_self_names = 1;
+	if (host_len != 0) {
+		memcpy(w->host_text + n + 1, host, host_len + 1);
+		w->self_names[1] = (struct http_str){w->host_text + n + 1, (uint16_t)host_len};
+		w->n_self_names = 2;
+	}
+	return 0;
+}
+
 int
-worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s)
+worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s, const char *host)
 {
 	uint64_t tsc;
 	int rc;
+
+	if (w->mss_floor == 0)
+		w->mss_floor = 536;
+	rc = worker_set_names(w, host);
+	if (rc != 0)
+		return rc;
 
 	dp_clock_init(&w->clock);
 	tsc = rte_rdtsc();

@@ -16,6 +16,8 @@
 #include "dataplane/bridge.h"
 #include "dataplane/clock.h"
 #include "dataplane/counters.h"
+#include "dataplane/dp_config-t.h"
+#include "dataplane/http_parser.h"
 #include "dataplane/events.h"
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
@@ -42,7 +44,8 @@ struct worker_port {
 struct worker {
 	/* Read-mostly settings, copied in at start. */
 	uint32_t ipv4_addr;               /* network byte order */
-	uint16_t mss;                     /* the MSS we advertise */
+	uint16_t mss;                     /* the MSS we advertise, the largest segment we send */
+	uint16_t mss_floor;               /* a SYN with a smaller MSS is dropped */
 	uint8_t ip_ttl;
 	uint16_t burst;
 	unsigned lcore_id;
@@ -78,6 +81,11 @@ struct worker {
 	uint8_t cors_len;                 /* 0: no CORS headers */
 	bool cors_any;                    /* "*" */
 	char cors_origin[128];
+	/* The names an absolute-form request-target may give for us (http_authority_is()): our
+	 * address, dotted, and dataplane.host when set; they point into host_text. */
+	struct http_str self_names[2];
+	unsigned n_self_names;
+	char host_text[16 + DP_HOST_MAX + 1];
 
 	/* Time, refreshed once per burst. */
 	struct dp_clock clock;
@@ -131,9 +139,12 @@ worker_events(const struct worker *w)
 }
 
 /*
- * Prepares w for use: clock, cookie keys and response lines. secret is the
- * SYN cookie master key. Returns 0 or a negative errno.
+ * Prepares w for use: clock, cookie keys, response lines, and the names it answers an
+ * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
+ * DP_HOST_MAX bytes). secret is the SYN cookie master key. A mss_floor left 0 becomes 536.
+ * Returns 0 or a negative errno (-EINVAL: host too long).
  */
-int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s);
+int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s,
+	const char *host);
 
 #endif
