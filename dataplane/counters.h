@@ -124,6 +124,10 @@ struct dp_counters {
 	/* Bursts that brought packets: rx_packets / rx_bursts is the mean burst, near the burst
 	 * size when the worker is saturated, small when it waits for packets. */
 	uint64_t rx_bursts;
+	/* Frames the TX queue refused at first: held, and sent before the worker received
+	 * anything more on that queue (nothing dropped; drop tx_full counts what was still held
+	 * at stop). Growing: the link back, or the peer, takes less than is answered. */
+	uint64_t tx_held;
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t answers[DP_ANS_MAX];
 	uint64_t http[DP_HTTP_MAX];

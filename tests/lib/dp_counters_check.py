@@ -32,6 +32,10 @@ def parse_counters(lines):
         if m:
             c["busy_cycles"], c["tsc_hz"], c["rx_bursts"] = map(int, m.groups())
             continue
+        m = re.match(r"tx held (\d+) frames \(TX queue full; sent later\)$", line)
+        if m:
+            c["tx_held"] = int(m.group(1))
+            continue
         m = re.match(r"(answer|http|admit|reject|drop) +(\S+) +(\d+)$", line)
         if m:
             c.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3))
