@@ -106,8 +106,8 @@ req_other_host_slow(struct worker *w, const struct http_request *r, char *out, u
  * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
  * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
  * request is to be routed (route_request()); false when it was answered already, *answer_len bytes
- * written to out[0..cap) (malformed or incomplete; out may be req's memory; 0 only if even that
- * answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
+ * written to out[0..cap) (malformed, incomplete, or an absolute form for another host; out may be
+ * req's memory; 0 only if even that answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
  * routes a request after the next frame's first half, so a crowd's buckets load meanwhile.
  */
 static inline bool
