@@ -83,7 +83,8 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	fprintf(f, "  busy %" PRIu64 " cycles (TSC %" PRIu64 " Hz) in %" PRIu64 " bursts\n",
 		c->busy_cycles, rte_get_tsc_hz(), c->rx_bursts);
 	if (c->tx_held)
-		fprintf(f, "  tx held %" PRIu64 " frames (TX queue full; sent later)\n", c->tx_held);
+		fprintf(f, "  tx held %" PRIu64 " frames (TX queue full; sent later)\n",
+			c->tx_held);
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
 		if (c->answers[i])
 			fprintf(f, "  answer %-22s %" PRIu64 "\n", answer_names[i], c->answers[i]);

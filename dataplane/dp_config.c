@@ -62,9 +62,9 @@ static const struct cfg_key dp_keys[] = {
 		.max = DP_HOST_MAX,
 		.def = "",
 		.doc = "The DNS name clients use for this data plane (e.g. sale.shop.example): a "
-		       "request in absolute form (GET http://NAME/path, RFC 9112 3.2.2) is answered "
-		       "when NAME is this or the address, else refused with 400. Empty: the "
-		       "address only.",
+		       "request in absolute form (GET http://NAME/path, RFC 9112 3.2.2) is "
+		       "answered when NAME is this or the address, else refused with 400. "
+		       "Empty: the address only.",
 	},
 	{
 		.name = "burst",

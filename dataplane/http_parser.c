@@ -363,7 +363,8 @@ parse_absolute_form(const uchar **pp, const uchar *end, struct http_request *req
 	 * target; RFC 9110 §4.2.4: no userinfo ('@' is not a host byte). */
 	for (p = a; p < lim && *p != '/' && *p != '?' && *p != ' '; p++)
 		if (!(http_cls[*p] & C_HOST))
-			return http_fail(req, 400, "invalid authority in absolute-form request-target");
+			return http_fail(
+				req, 400, "invalid authority in absolute-form request-target");
 	if (p == end)
 		return HTTP_INCOMPLETE;
 	if (p == lim)

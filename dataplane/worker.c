@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
 
 /* Our names for http_authority_is(): the dotted address, then host when given. */
 static int
@@ -13,17 +14,23 @@ worker_set_names(struct worker *w, const char *host)
 {
 	const uint8_t *a = (const uint8_t *)&w->ipv4_addr;
 	size_t host_len = host != NULL ? strlen(host) : 0;
-	int n = snprintf(w->host_text, sizeof(w->host_text), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+	struct worker_names *nm;
+	int n;
 
 	if (host_len > DP_HOST_MAX)
 		return -EINVAL;
-	w->self_names[0] = (struct http_str){w->host_text, (uint16_t)n};
-	w->n_self_names = 1;
+	nm = rte_zmalloc("worker_names", sizeof(*nm), 0);
+	if (nm == NULL)
+		return -ENOMEM;
+	n = snprintf(nm->text, sizeof(nm->text), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+	nm->name[0] = (struct http_str){nm->text, (uint16_t)n};
+	nm->n = 1;
 	if (host_len != 0) {
-		memcpy(w->host_text + n + 1, host, host_len + 1);
-		w->self_names[1] = (struct http_str){w->host_text + n + 1, (uint16_t)host_len};
-		w->n_self_names = 2;
+		memcpy(nm->text + n + 1, host, host_len + 1);
+		nm->name[1] = (struct http_str){nm->text + n + 1, (uint16_t)host_len};
+		nm->n = 2;
 	}
+	w->names = nm;
 	return 0;
 }
 

@@ -41,6 +41,16 @@ struct worker_port {
 	bool tx_cksum_offload; /* the port fills IPv4 and TCP checksums on TX */
 };
 
+/*
+ * The names an absolute-form request-target may give for a worker's data plane
+ * (http_authority_is()): its address, dotted, and dataplane.host when set, pointing into text.
+ */
+struct worker_names {
+	struct http_str name[2];
+	unsigned n;
+	char text[16 + DP_HOST_MAX + 1];
+};
+
 struct worker {
 	/* Read-mostly settings, copied in at start. */
 	uint32_t ipv4_addr;               /* network byte order */
@@ -81,11 +91,6 @@ struct worker {
 	uint8_t cors_len;                 /* 0: no CORS headers */
 	bool cors_any;                    /* "*" */
 	char cors_origin[128];
-	/* The names an absolute-form request-target may give for us (http_authority_is()): our
-	 * address, dotted, and dataplane.host when set; they point into host_text. */
-	struct http_str self_names[2];
-	unsigned n_self_names;
-	char host_text[16 + DP_HOST_MAX + 1];
 
 	/* Time, refreshed once per burst. */
 	struct dp_clock clock;
@@ -95,6 +100,10 @@ struct worker {
 	struct http_resp_ctx resp;
 
 	const volatile bool *stop;        /* set by the main lcore to end lcore_loop_run() */
+
+	/* Rarely read (an absolute-form request), so apart: in the padding before ctr, the
+	 * struct's layout and size as without it. Set up by worker_init(). */
+	const struct worker_names *names;
 
 	struct dp_counters ctr __rte_cache_aligned;
 } __rte_cache_aligned;
@@ -141,8 +150,8 @@ worker_events(const struct worker *w)
 /*
  * Prepares w for use: clock, cookie keys, response lines, and the names it answers an
  * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
- * DP_HOST_MAX bytes). secret is the SYN cookie master key. A mss_floor left 0 becomes 536.
- * Returns 0 or a negative errno (-EINVAL: host too long).
+ * DP_HOST_MAX bytes; w->names, allocated here). secret is the SYN cookie master key. A mss_floor
+ * left 0 becomes 536. Returns 0 or a negative errno (-EINVAL: host too long; -ENOMEM).
  */
 int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s,
 	const char *host);

@@ -93,7 +93,7 @@ static __rte_noinline bool
 req_other_host_slow(struct worker *w, const struct http_request *r, char *out, uint16_t cap,
 	uint16_t *answer_len)
 {
-	if (http_authority_is(&r->authority, w->self_names, w->n_self_names, req_port_ours, w))
+	if (http_authority_is(&r->authority, w->names->name, w->names->n, req_port_ours, w))
 		return false;
 	w->ctr.reject[DP_REJ_OTHER_HOST]++;
 	w->ctr.http[DP_HTTP_400]++;
@@ -105,10 +105,11 @@ req_other_host_slow(struct worker *w, const struct http_request *r, char *out, u
 /*
  * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
  * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
- * request is to be routed (route_request()); false when it was answered already, *answer_len bytes
- * written to out[0..cap) (malformed, incomplete, or an absolute form for another host; out may be
- * req's memory; 0 only if even that answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
- * routes a request after the next frame's first half, so a crowd's buckets load meanwhile.
+ * request is to be routed (route_request()); false when it was answered already, *answer_len
+ * bytes written to out[0..cap) (malformed, incomplete, or an absolute form for another host; out
+ * may be req's memory; 0 only if even that answer did not fit). Also prefetches the bucket of
+ * the user the request claims: pipeline_burst() routes a request after the next frame's first
+ * half, so a crowd's buckets load meanwhile.
  */
 static inline bool
 req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap,

@@ -147,7 +147,7 @@ struct tcp_pending {
 	uint32_t ack, next_seq; /* of the answer: our cookie + 1, their seq after the request */
 	char *out;		/* where the answer goes (over the request) */
 	uint16_t cap;		/* its room: the buffer's, at most TCP_SEGS_MAX segments */
-	uint16_t seg;		/* the largest segment: the client's MSS (cookie), at most ours */
+	uint16_t seg;		/* the largest segment: the client's MSS (cookie), <= ours */
 	struct req_claims claims;
 	struct http_request r;
 };

@@ -16,12 +16,13 @@ SEQUENTIAL=1000
 ORIGIN="https://$(printf 'o%.0s' {1..111}).example"
 NAME=$(printf '"xx%.0s' {1..21})
 DP_HOST=sale.e2e.example
-E2E_DP_ARGS=(-s "admission.cors_origin=$ORIGIN" -s "event.1.name=$NAME" -s "dataplane.host=$DP_HOST")
+E2E_DP_ARGS=(-s "admission.cors_origin=$ORIGIN" -s "event.1.name=$NAME"
+	-s "dataplane.host=$DP_HOST")
 
 # stat FILE NAME: one counter of a /flashgate/stats reply (empty when there is none).
 stat() {
-	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["/flashgate/stats"][sys.argv[2]])' \
-		"$1" "$2" 2>/dev/null || true
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["/flashgate/stats"][sys.argv[2]])' "$1" "$2" 2>/dev/null || true
 }
 
 # grew FILE_BEFORE FILE_AFTER NAME: prints by how much a counter grew; "?" when unreadable.
