@@ -61,6 +61,7 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 	dst->requests += src->requests;
 	dst->busy_cycles += src->busy_cycles;
 	dst->rx_bursts += src->rx_bursts;
+	dst->tx_held += src->tx_held;
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		dst->drops[i] += src->drops[i];
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
@@ -81,6 +82,9 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 		c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->requests);
 	fprintf(f, "  busy %" PRIu64 " cycles (TSC %" PRIu64 " Hz) in %" PRIu64 " bursts\n",
 		c->busy_cycles, rte_get_tsc_hz(), c->rx_bursts);
+	if (c->tx_held)
+		fprintf(f, "  tx held %" PRIu64 " frames (TX queue full; sent later)\n",
+			c->tx_held);
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
 		if (c->answers[i])
 			fprintf(f, "  answer %-22s %" PRIu64 "\n", answer_names[i], c->answers[i]);

@@ -36,7 +36,9 @@
 	X(TCP_BAD_FLAGS, "tcp_bad_flags")           /* SYN+FIN, SYN+RST, no ACK on data, ... */    \
 	X(TCP_RST_IN, "tcp_rst_received")           /* RSTs are never answered */                  \
 	X(TCP_PURE_ACK, "tcp_pure_ack")             /* nothing to answer: stateless */             \
-	X(TX_FULL, "tx_full")                       /* the TX queue refused the answer */
+	X(TCP_MSS_FLOOR, "tcp_mss_below_floor")     /* a SYN's MSS below dataplane.mss_floor */    \
+	X(TX_FULL, "tx_full")                       /* the TX queue refused the answer */          \
+	X(ANSWER_NO_MBUF, "answer_no_mbuf")         /* no mbufs for a multi-segment answer */
 
 #define DP_X_ENUM(name, str) DP_DROP_##name,
 enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
@@ -50,7 +52,8 @@ enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
 	X(RST, "rst")                       /* to a closed port or an unexpected segment */        \
 	X(RST_BAD_COOKIE, "rst_bad_cookie") /* data whose ACK proves no cookie of ours */          \
 	X(FIN_ACK, "fin_ack")               /* the client's FIN, acknowledged from the packet */   \
-	X(HTTP, "http_response")
+	X(HTTP, "http_response")                                                                   \
+	X(HTTP_MORE_SEGMENTS, "http_more_segments") /* an answer's segments after its first */
 
 #define DP_X_ENUM(name, str) DP_ANS_##name,
 enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
@@ -79,6 +82,7 @@ enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 	X(TOKEN_EXPIRED, "token_expired")         /* 403 */                                        \
 	X(TOKEN_OTHER_USER, "token_other_user")   /* 403: the session is another user's */         \
 	X(NOT_READY, "not_ready")                 /* 503: no snapshot or no keys yet */            \
+	X(OTHER_HOST, "other_host")               /* 400: an absolute-form URI of another host */  \
 	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */
 
 #define DP_X_ENUM(name, str) DP_REJ_##name,
@@ -120,6 +124,10 @@ struct dp_counters {
 	/* Bursts that brought packets: rx_packets / rx_bursts is the mean burst, near the burst
 	 * size when the worker is saturated, small when it waits for packets. */
 	uint64_t rx_bursts;
+	/* Frames the TX queue refused at first: held, and sent before the worker received
+	 * anything more on that queue (nothing dropped; drop tx_full counts what was still held
+	 * at stop). Growing: the link back, or the peer, takes less than is answered. */
+	uint64_t tx_held;
 	uint64_t drops[DP_DROP_MAX];
 	uint64_t answers[DP_ANS_MAX];
 	uint64_t http[DP_HTTP_MAX];

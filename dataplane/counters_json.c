@@ -26,6 +26,7 @@ counters_members(struct json_writer *j, const struct dp_counters *c)
 	jw_u64(j, "http_requests", c->requests);
 	jw_u64(j, "busy_cycles", c->busy_cycles);
 	jw_u64(j, "rx_bursts", c->rx_bursts);
+	jw_u64(j, "tx_held", c->tx_held);
 	jw_open(j, "answer", '{');
 	for (unsigned i = 0; i < DP_ANS_MAX; i++)
 		jw_u64(j, dp_answer_name(i), c->answers[i]);

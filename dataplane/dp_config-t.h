@@ -7,6 +7,7 @@
 #define DP_MAX_LISTEN_PORTS 8
 #define DP_MAX_EVENTS       64
 #define DP_EVENT_NAME_MAX   64
+#define DP_HOST_MAX         253 /* a DNS name (RFC 1035 §2.3.4) */
 
 /* One sale as configured: id, name, [starts_at, ends_at) in Unix milliseconds, stock. */
 struct dp_event_cfg {
@@ -23,6 +24,8 @@ struct dp_config {
 	uint16_t listen_ports[DP_MAX_LISTEN_PORTS]; /* host byte order */
 	unsigned n_listen_ports;
 	uint16_t mss;              /* MSS we advertise and the largest segment we send */
+	uint16_t mss_floor;        /* a SYN with a smaller MSS is dropped */
+	char host[DP_HOST_MAX + 1]; /* our DNS name for absolute-form requests; "": none */
 	uint16_t burst;            /* RX/TX burst size, 1..64 */
 	uint16_t rx_desc;          /* RX descriptors per queue */
 	uint16_t tx_desc;          /* TX descriptors per queue */

@@ -43,6 +43,30 @@ static const struct cfg_key dp_keys[] = {
 		       "1460 for a 1500-byte MTU, less behind tunnels.",
 	},
 	{
+		.name = "mss_floor",
+		.type = CFG_UINT,
+		DP_FIELD(mss_floor),
+		.min = 536,
+		.max = 1460,
+		.def = "536",
+		.doc = "A SYN whose MSS option is below this is dropped (counted as "
+		       "drop_tcp_mss_below_floor); a SYN without one counts as 536 (RFC 9293). "
+		       "Never below 536: the SYN cookie cannot encode a smaller MSS, so a smaller "
+		       "client could not be answered in segments it accepts.",
+	},
+	{
+		.name = "host",
+		.type = CFG_STRING,
+		DP_FIELD(host),
+		.min = 0,
+		.max = DP_HOST_MAX,
+		.def = "",
+		.doc = "The DNS name clients use for this data plane (e.g. sale.shop.example): a "
+		       "request in absolute form (GET http://NAME/path, RFC 9112 3.2.2) is "
+		       "answered when NAME is this or the address, else refused with 400. "
+		       "Empty: the address only.",
+	},
+	{
 		.name = "burst",
 		.type = CFG_UINT,
 		DP_FIELD(burst),
@@ -365,6 +389,18 @@ dp_check_dataplane(const void *obj, const char **key, char *msg, size_t msglen)
 			"unicast address, not 0.x.x.x, 127.x.x.x, multicast or broadcast)",
 			b[0], b[1], b[2], b[3]);
 		return -EINVAL;
+	}
+	/* RFC 1123 §2.1 host names: letters, digits, '-' and '.'. */
+	for (const char *h = cfg->host; *h != '\0'; h++) {
+		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
+			    (*h >= '0' && *h <= '9') || *h == '-' || *h == '.')) {
+			*key = "host";
+			snprintf(msg, msglen,
+				"\"%s\" is not a DNS name (expected letters, digits, '-' and '.', "
+				"e.g. sale.shop.example)",
+				cfg->host);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

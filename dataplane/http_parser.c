@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -305,7 +306,96 @@ static int __attribute__((noinline, cold)) target_error(const uchar *p, struct h
 	}
 }
 
-/* RFC 9112 §3.2: request-target; we accept origin-form and, for OPTIONS, asterisk-form. */
+/*
+ * Scans target bytes from t to the SP that ends the request-target, at most to lim (the
+ * HTTP_MAX_TARGET-th byte of the target, or end): 0 with *sp at that SP and *q at the first
+ * '?' before it (or NULL); else HTTP_INCOMPLETE or the error status.
+ */
+static inline int
+target_scan_to_sp(const uchar *t, const uchar *lim, const uchar *end, const uchar **sp,
+	const uchar **q, struct http_request *req)
+{
+	const uchar *p = scan_target(t, lim, q);
+
+	*sp = p;
+	if (unlikely(p == lim)) {
+		if (p == end)
+			return HTTP_INCOMPLETE;
+		/* RFC 9112 §3: a server MUST answer 414 to a target longer than it wishes to
+		 * parse; one more target byte already proves it. */
+		if (http_cls[*p] & C_TARGET)
+			return http_fail(req, 414, "request-target too long");
+	}
+	if (unlikely(*p != ' '))
+		return target_error(p, req);
+	return 0;
+}
+
+/*
+ * RFC 9112 §3.2.2: absolute-form = absolute-URI. A server MUST accept it (a client sends it
+ * to a proxy, and a proxy may pass it on unchanged). Only the "http" scheme names a resource
+ * of ours (RFC 9110 §4.2.1; the scheme is case-insensitive, RFC 3986 §3.1): "http://"
+ * authority path-abempty [ "?" query ]. Whether the authority is this server is the caller's
+ * to decide (http_authority_is()); RFC 9112 §3.2.2 has the Host field ignored in its favour.
+ * Out of line: origin-form is what every browser and shop client sends.
+ */
+static int __attribute__((noinline))
+parse_absolute_form(const uchar **pp, const uchar *end, struct http_request *req)
+{
+	static const char scheme[] = "http://";
+	const uchar *t = *pp;
+	const uchar *lim = end - t > HTTP_MAX_TARGET ? t + HTTP_MAX_TARGET : end;
+	const uchar *a, *p, *q;
+	size_t i;
+
+	/* authority-form (RFC 9112 §3.2.3) is for CONNECT through a proxy: not ours. */
+	if (req->method == HTTP_M_CONNECT)
+		return http_fail(req, 400, "authority-form request-target (CONNECT) not supported");
+	for (i = 0; i < sizeof(scheme) - 1; i++) {
+		if (t + i == end)
+			return HTTP_INCOMPLETE;
+		if ((t[i] | (i < 4 ? 0x20 : 0)) != (uchar)scheme[i])
+			return http_fail(req, 400,
+				"request-target is neither origin-form nor an http absolute-form");
+	}
+	a = t + i;
+	/* RFC 3986 §3.2: the authority ends at the first '/', '?' or the SP that ends the
+	 * target; RFC 9110 §4.2.4: no userinfo ('@' is not a host byte). */
+	for (p = a; p < lim && *p != '/' && *p != '?' && *p != ' '; p++)
+		if (!(http_cls[*p] & C_HOST))
+			return http_fail(
+				req, 400, "invalid authority in absolute-form request-target");
+	if (p == end)
+		return HTTP_INCOMPLETE;
+	if (p == lim)
+		return http_fail(req, 414, "request-target too long");
+	/* RFC 9110 §4.2.1: an http URI with an empty host is invalid. */
+	if (p == a || *a == ':')
+		return http_fail(req, 400, "absolute-form request-target without a host");
+	const struct http_str authority = {(const char *)a, (uint16_t)(p - a)};
+	const uchar *path = p;
+
+	int rc = target_scan_to_sp(path, lim, end, &p, &q, req);
+
+	if (rc != 0)
+		return rc;
+	req->target = (struct http_str){(const char *)t, (uint16_t)(p - t)};
+	req->authority = authority;
+	if (q == NULL)
+		q = p;
+	/* RFC 9110 §4.2.3: an empty path is "/". */
+	if (q == path)
+		req->path = (struct http_str){"/", 1};
+	else
+		req->path = (struct http_str){(const char *)path, (uint16_t)(q - path)};
+	req->query = q == p ? (struct http_str){(const char *)p, 0}
+			    : (struct http_str){(const char *)q + 1, (uint16_t)(p - q - 1)};
+	*pp = p + 1;
+	return 0;
+}
+
+/* RFC 9112 §3.2: request-target; we accept origin-form and, for OPTIONS, asterisk-form;
+ * absolute-form out of line (parse_absolute_form()). */
 static inline int
 parse_target(const uchar **pp, const uchar *end, struct http_request *req)
 {
@@ -316,18 +406,12 @@ parse_target(const uchar **pp, const uchar *end, struct http_request *req)
 	if (unlikely(t == end))
 		return HTTP_INCOMPLETE;
 	if (likely(*t == '/')) {
+		int rc;
+
 		lim = end - t > HTTP_MAX_TARGET ? t + HTTP_MAX_TARGET : end;
-		p = scan_target(t, lim, &q);
-		if (unlikely(p == lim)) {
-			if (p == end)
-				return HTTP_INCOMPLETE;
-			/* RFC 9112 §3: a server MUST answer 414 to a target longer than it
-			 * wishes to parse; one more target byte already proves it. */
-			if (http_cls[*p] & C_TARGET)
-				return http_fail(req, 414, "request-target too long");
-		}
-		if (unlikely(*p != ' '))
-			return target_error(p, req);
+		rc = target_scan_to_sp(t, lim, end, &p, &q, req);
+		if (unlikely(rc != 0))
+			return rc;
 		n = (uint16_t)(p - t);
 		/* From a local, not from req->target just written (see http_parse_request). */
 		const struct http_str target = {(const char *)t, n};
@@ -361,9 +445,7 @@ parse_target(const uchar **pp, const uchar *end, struct http_request *req)
 	/* RFC 9112 §3: exactly one SP between method and request-target. */
 	if (*t == ' ')
 		return http_fail(req, 400, "more than one SP in request-line");
-	/* RFC 9112 §3.2.2-3.2.3: absolute-form is for proxies and authority-form for CONNECT
-	 * through a proxy; an origin server with no proxy role takes neither. */
-	return http_fail(req, 400, "request-target is not in origin-form");
+	return parse_absolute_form(pp, end, req);
 }
 
 /* Explains why a field-name scan stopped at *p (name started at n). */
@@ -634,6 +716,7 @@ http_parse_request(const char *buf, size_t len, struct http_request *req)
 	const struct http_str none = {NULL, 0};
 
 	req->n_headers = 0;
+	req->authority = none;
 	req->host = none;
 	req->authorization = none;
 	req->origin = none;
@@ -723,4 +806,41 @@ http_find_header(const struct http_request *req, const char *name, size_t name_l
 			return &req->headers[i].value;
 	}
 	return NULL;
+}
+
+/* The contract is in http_parser.h. */
+bool
+http_authority_is(const struct http_str *authority, const struct http_str *names, unsigned n_names,
+	bool (*port_ok)(const void *ctx, uint16_t port), const void *ctx)
+{
+	const char *a = authority->p;
+	size_t n = authority->len, host_len = n;
+
+	if (n == 0)
+		return false;
+	/* RFC 3986 §3.2.3: port = *DIGIT after the last ':' (an IPv6 literal's colons are
+	 * inside its brackets; we have no IPv6 name, so such a host matches nothing anyway). */
+	for (size_t i = n; i-- > 0 && a[i] != ']';) {
+		if (a[i] == ':') {
+			unsigned long port = 0;
+
+			host_len = i;
+			if (i + 1 == n)
+				break; /* an empty port is the scheme's default */
+			if (n - i - 1 > 5)
+				return false;
+			for (size_t k = i + 1; k < n; k++) {
+				if (a[k] < '0' || a[k] > '9')
+					return false;
+				port = port * 10 + (unsigned long)(a[k] - '0');
+			}
+			if (port > 65535 || !port_ok(ctx, (uint16_t)port))
+				return false;
+			break;
+		}
+	}
+	for (unsigned k = 0; k < n_names; k++)
+		if (names[k].len == host_len && strncasecmp(names[k].p, a, host_len) == 0)
+			return true;
+	return false;
 }

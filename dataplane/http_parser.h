@@ -9,6 +9,7 @@
  * that receives more bytes simply calls again with the longer buffer. No allocation, no
  * syscalls, no locks, no dependency on DPDK.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,10 +54,12 @@ enum http_method {
 
 struct http_request {
 	enum http_method method;
-	/* origin-form only: path starts with '/', query is what follows the first '?' (without
-	 * it). For the asterisk-form ("OPTIONS * HTTP/1.1") target is "*" and path and query
-	 * are empty. */
-	struct http_str target, path, query;
+	/* path starts with '/', query is what follows the first '?' (without it). For the
+	 * asterisk-form ("OPTIONS * HTTP/1.1") target is "*" and path and query are empty. For
+	 * the absolute-form ("GET http://host:port/path?q HTTP/1.1", RFC 9112 §3.2.2) authority
+	 * is "host:port" and path and query are those of the URI (an empty path is "/", a
+	 * static string); for every other form authority is empty. */
+	struct http_str target, path, query, authority;
 	uint8_t minor; /* HTTP/1.<minor>: 0 or 1 */
 	uint16_t n_headers;
 	struct http_header headers[HTTP_MAX_HEADERS];
@@ -81,7 +84,9 @@ struct http_request {
  * header fields and content_length in req are valid, so a caller can reject a body it
  * could never receive. Otherwise returns an HTTP status with req->error set to a short
  * static English reason:
- *   400 malformed request (also Content-Length above HTTP_MAX_BODY),
+ *   400 malformed request (also Content-Length above HTTP_MAX_BODY; an absolute-form
+ *   request-target whose scheme is not http or whose authority is empty, has userinfo or
+ *   bytes outside RFC 3986's reg-name / IP-literal / port),
  *   414 request-target longer than HTTP_MAX_TARGET, 431 more than HTTP_MAX_HEADERS fields
  *   or a header section longer than HTTP_MAX_HEAD, 501 unknown method or any
  *   Transfer-Encoding, 505 HTTP version other than 1.0 and 1.1.
@@ -99,5 +104,16 @@ http_parse_request(const char *buf, size_t len, struct http_request *req);
  */
 const struct http_str *
 http_find_header(const struct http_request *req, const char *name, size_t name_len);
+
+/*
+ * Whether the authority of an absolute-form request-target ("host" or "host:port", as
+ * http_parse_request() left it in req->authority) names this server: its host equal,
+ * ignoring ASCII case, to one of the n_names names[i] (a DNS name or a dotted IPv4 address),
+ * and its port absent, empty or one that port_ok(ctx, port) accepts. Cannot fail; false for
+ * an empty authority.
+ */
+bool
+http_authority_is(const struct http_str *authority, const struct http_str *names, unsigned n_names,
+	bool (*port_ok)(const void *ctx, uint16_t port), const void *ctx);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dataplane/lcore_loop.h"
 
+#include <string.h>
+
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
@@ -8,13 +10,79 @@
 #include "dataplane/pipeline.h"
 #include "dataplane/worker.h"
 
+/*
+ * Frames of one TX queue that it did not take: an answer cut short there would leave its
+ * client waiting for segments nobody will send again (the TCP is stateless), and a request
+ * answered is one whose work (a reservation handed to the bridge) is done. So nothing is
+ * dropped: they are sent before anything new is received on that queue, and until then the
+ * queue's receive waits (the NIC drops what does not fit its RX ring, before any work).
+ */
+struct tx_held {
+	uint16_t n;
+	struct rte_mbuf *m[WORKER_BURST_MAX * PIPELINE_TX_PER_RX];
+};
+
+/*
+ * Sends m[0..n) on port/queue and counts what went; what the queue did not take is kept in h
+ * (m is h->m, or h is empty), counted as held when it was not held already. Returns true
+ * when all of it went.
+ */
+static inline bool
+tx_send(struct worker *w, uint16_t port, uint16_t queue, struct rte_mbuf **m, uint16_t n,
+	struct tx_held *h)
+{
+	uint64_t bytes = 0;
+
+	/* Lengths are read before sending: a PMD may free what it sent at once. */
+	for (uint16_t i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(m[i]);
+	uint16_t sent = rte_eth_tx_burst(port, queue, m, n);
+
+	if (unlikely(sent < n)) {
+		uint16_t rest = n - sent;
+
+		/* Only an empty h takes new frames (lcore_loop_run() receives nothing while it
+		 * holds any): they fit. */
+		RTE_ASSERT(m == h->m || h->n == 0);
+
+		for (uint16_t i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(m[i]);
+		/* m may be h->m itself (a second try): the rest moves to its front, counted
+		 * once, when it was first refused. */
+		if (m == h->m) {
+			memmove(h->m, m + sent, rest * sizeof(m[0]));
+			h->n = rest;
+		} else {
+			memcpy(h->m, m + sent, rest * sizeof(m[0]));
+			h->n = rest;
+			w->ctr.tx_held += rest;
+		}
+	} else if (m == h->m) {
+		h->n = 0;
+	}
+	w->ctr.tx_packets += sent;
+	w->ctr.tx_bytes += bytes;
+	return sent == n;
+}
+
+/* Out of line: a full TX queue is rare. True when h is empty again. */
+static __rte_noinline bool
+tx_held_flush(struct worker *w, uint16_t port, uint16_t queue, struct tx_held *h)
+{
+	return tx_send(w, port, queue, h->m, h->n, h);
+}
+
 int
 lcore_loop_run(void *arg)
 {
 	struct worker *w = arg;
 	struct rte_mbuf *rx[WORKER_BURST_MAX];
-	struct rte_mbuf *tx[WORKER_BURST_MAX];
+	struct rte_mbuf *tx[WORKER_BURST_MAX * PIPELINE_TX_PER_RX];
+	struct tx_held held[WORKER_MAX_RXQ];
 	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
+
+	for (unsigned q = 0; q < WORKER_MAX_RXQ; q++)
+		held[q].n = 0;
 
 	/* RCU: the bridge frees an old shared state only after every worker passed a
 	 * quiescent point, which is the end of each loop; no pointer from w->sh lives past it. */
@@ -28,6 +96,12 @@ lcore_loop_run(void *arg)
 		for (unsigned q = 0; q < w->n_rxq; q++) {
 			uint16_t port = w->rxq[q].port, queue = w->rxq[q].queue;
 			uint64_t t0 = rte_rdtsc();
+
+			/* What the queue refused last time goes first; until it has, nothing
+			 * new is received here. */
+			if (unlikely(held[q].n != 0) && !tx_held_flush(w, port, queue, &held[q]))
+				continue;
+
 			uint16_t n = rte_eth_rx_burst(port, queue, rx, burst);
 
 			if (n == 0)
@@ -37,26 +111,9 @@ lcore_loop_run(void *arg)
 			if (w->bridge != NULL)
 				w->sh = shared_get(w->bridge->shared);
 			uint16_t ntx = pipeline_burst(w, port, rx, n, tx);
-			uint64_t bytes = 0;
 
-			if (ntx == 0) {
-				t_done = rte_rdtsc();
-				w->ctr.busy_cycles += t_done - t0;
-				continue;
-			}
-			/* Lengths are read before sending: a PMD may free what it sent at once. */
-			for (uint16_t i = 0; i < ntx; i++)
-				bytes += rte_pktmbuf_pkt_len(tx[i]);
-			uint16_t sent = rte_eth_tx_burst(port, queue, tx, ntx);
-
-			if (unlikely(sent < ntx)) {
-				for (uint16_t i = sent; i < ntx; i++)
-					bytes -= rte_pktmbuf_pkt_len(tx[i]);
-				w->ctr.drops[DP_DROP_TX_FULL] += ntx - sent;
-				rte_pktmbuf_free_bulk(tx + sent, ntx - sent);
-			}
-			w->ctr.tx_packets += sent;
-			w->ctr.tx_bytes += bytes;
+			if (ntx != 0)
+				tx_send(w, port, queue, tx, ntx, &held[q]);
 			t_done = rte_rdtsc();
 			w->ctr.busy_cycles += t_done - t0;
 		}
@@ -67,6 +124,12 @@ lcore_loop_run(void *arg)
 		 * fully loaded core pays it once per loop). */
 		if (t_done != 0)
 			w->ctr.busy_cycles += rte_rdtsc() - t_done;
+	}
+	/* Stopping: what a queue still holds is lost after all. */
+	for (unsigned q = 0; q < w->n_rxq; q++) {
+		w->ctr.drops[DP_DROP_TX_FULL] += held[q].n;
+		rte_pktmbuf_free_bulk(held[q].m, held[q].n);
+		held[q].n = 0;
 	}
 	if (w->qsbr != NULL) {
 		rte_rcu_qsbr_thread_offline(w->qsbr, w->index);

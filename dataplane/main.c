@@ -147,6 +147,7 @@ setup_workers(struct app *a)
 		w->index = idx;
 		w->ipv4_addr = cfg->ipv4_addr;
 		w->mss = cfg->mss;
+		w->mss_floor = cfg->mss_floor;
 		w->ip_ttl = cfg->ip_ttl;
 		w->burst = cfg->burst;
 		w->events = &a->events;
@@ -169,7 +170,7 @@ setup_workers(struct app *a)
 		}
 		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
 			worker_listen_add(w, cfg->listen_ports[i]);
-		if (worker_init(w, secret, cfg->syncookie_slot_s) != 0) {
+		if (worker_init(w, secret, cfg->syncookie_slot_s, cfg->host) != 0) {
 			LOG_ERR("worker on lcore %u: SYN cookie setup failed", lcore);
 			return -1;
 		}

@@ -122,10 +122,8 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 		int rc = frame_input(w, wp, m, &slot[next]);
 
 		if (rc == TCP_PENDING) {
-			if (held != NULL) {
-				tcp_answer_pending(w, held);
-				tx[ntx++] = held->m;
-			}
+			if (held != NULL)
+				ntx += tcp_answer_pending(w, held, tx + ntx);
 			held = &slot[next];
 			next ^= 1;
 		} else if (rc) {
@@ -134,10 +132,8 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 			dropped[ndrop++] = m;
 		}
 	}
-	if (held != NULL) {
-		tcp_answer_pending(w, held);
-		tx[ntx++] = held->m;
-	}
+	if (held != NULL)
+		ntx += tcp_answer_pending(w, held, tx + ntx);
 	/* The burst's reservations to the bridge's ring, before their 202s are sent. */
 	if (w->bridge != NULL)
 		bridge_flush(w->bridge);

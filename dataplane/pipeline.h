@@ -19,10 +19,14 @@
  * either becomes an answer, stored in tx, or is freed. The answers are in
  * arrival order except that an HTTP request's comes after the next request's
  * frame and the frames between (requests are routed a frame late, in their
- * order: see tcp_input()). Returns the number of answers in tx; the caller
- * sends them and frees what the port does not take. n must not exceed
- * WORKER_BURST_MAX.
+ * order: see tcp_input()); an answer longer than the client's MSS is several
+ * frames in a row, its own and others from w->pool. Returns the number of
+ * frames in tx, which must have room for n * PIPELINE_TX_PER_RX; the caller
+ * sends them in order. n must not exceed WORKER_BURST_MAX.
  */
+/* The most answer frames one received frame can become (an answer in several segments). */
+#define PIPELINE_TX_PER_RX 4
+
 uint16_t pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	struct rte_mbuf **tx);
 

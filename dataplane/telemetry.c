@@ -18,6 +18,7 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 	rte_tel_data_add_dict_u64(d, "rx_packets", c->rx_packets);
 	rte_tel_data_add_dict_u64(d, "busy_cycles", c->busy_cycles);
 	rte_tel_data_add_dict_u64(d, "rx_bursts", c->rx_bursts);
+	rte_tel_data_add_dict_u64(d, "tx_held", c->tx_held);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", c->rx_bytes);
 	rte_tel_data_add_dict_u64(d, "tx_packets", c->tx_packets);
 	rte_tel_data_add_dict_u64(d, "tx_bytes", c->tx_bytes);

@@ -2,14 +2,49 @@
 #include "dataplane/worker.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
+
+/* Our names for http_authority_is(): the dotted address, then host when given. */
+static int
+worker_set_names(struct worker *w, const char *host)
+{
+	const uint8_t *a = (const uint8_t *)&w->ipv4_addr;
+	size_t host_len = host != NULL ? strlen(host) : 0;
+	struct worker_names *nm;
+	int n;
+
+	if (host_len > DP_HOST_MAX)
+		return -EINVAL;
+	nm = rte_zmalloc("worker_names", sizeof(*nm), 0);
+	if (nm == NULL)
+		return -ENOMEM;
+	n = snprintf(nm->text, sizeof(nm->text), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+	nm->name[0] = (struct http_str){nm->text, (uint16_t)n};
+	nm->n = 1;
+	if (host_len != 0) {
+		memcpy(nm->text + n + 1, host, host_len + 1);
+		nm->name[1] = (struct http_str){nm->text + n + 1, (uint16_t)host_len};
+		nm->n = 2;
+	}
+	w->names = nm;
+	return 0;
+}
 
 int
-worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s)
+worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s, const char *host)
 {
 	uint64_t tsc;
 	int rc;
+
+	if (w->mss_floor == 0)
+		w->mss_floor = 536;
+	rc = worker_set_names(w, host);
+	if (rc != 0)
+		return rc;
 
 	dp_clock_init(&w->clock);
 	tsc = rte_rdtsc();

@@ -16,6 +16,8 @@
 #include "dataplane/bridge.h"
 #include "dataplane/clock.h"
 #include "dataplane/counters.h"
+#include "dataplane/dp_config-t.h"
+#include "dataplane/http_parser.h"
 #include "dataplane/events.h"
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
@@ -39,10 +41,21 @@ struct worker_port {
 	bool tx_cksum_offload; /* the port fills IPv4 and TCP checksums on TX */
 };
 
+/*
+ * The names an absolute-form request-target may give for a worker's data plane
+ * (http_authority_is()): its address, dotted, and dataplane.host when set, pointing into text.
+ */
+struct worker_names {
+	struct http_str name[2];
+	unsigned n;
+	char text[16 + DP_HOST_MAX + 1];
+};
+
 struct worker {
 	/* Read-mostly settings, copied in at start. */
 	uint32_t ipv4_addr;               /* network byte order */
-	uint16_t mss;                     /* the MSS we advertise */
+	uint16_t mss;                     /* the MSS we advertise, the largest segment we send */
+	uint16_t mss_floor;               /* a SYN with a smaller MSS is dropped */
 	uint8_t ip_ttl;
 	uint16_t burst;
 	unsigned lcore_id;
@@ -88,6 +101,10 @@ struct worker {
 
 	const volatile bool *stop;        /* set by the main lcore to end lcore_loop_run() */
 
+	/* Rarely read (an absolute-form request), so apart: in the padding before ctr, the
+	 * struct's layout and size as without it. Set up by worker_init(). */
+	const struct worker_names *names;
+
 	struct dp_counters ctr __rte_cache_aligned;
 } __rte_cache_aligned;
 
@@ -131,9 +148,12 @@ worker_events(const struct worker *w)
 }
 
 /*
- * Prepares w for use: clock, cookie keys and response lines. secret is the
- * SYN cookie master key. Returns 0 or a negative errno.
+ * Prepares w for use: clock, cookie keys, response lines, and the names it answers an
+ * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
+ * DP_HOST_MAX bytes; w->names, allocated here). secret is the SYN cookie master key. A mss_floor
+ * left 0 becomes 536. Returns 0 or a negative errno (-EINVAL: host too long; -ENOMEM).
  */
-int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s);
+int worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s,
+	const char *host);
 
 #endif

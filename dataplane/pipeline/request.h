@@ -20,6 +20,8 @@
 #include "dataplane/ratelimit.h"
 #include "dataplane/worker.h"
 
+#include <rte_common.h>
+
 /*
  * The users a request's tokens claim, read (not verified) while it is parsed (req_parse()):
  * the purchase token's or receipt's (X-Flash-Token, "p1.<event>.<user>.") and the session's
@@ -75,13 +77,39 @@ req_claimed_user(const char *p, size_t len, unsigned field)
 	return v;
 }
 
+/* http_authority_is()'s port check: a port we listen on. */
+static inline bool
+req_port_ours(const void *w, uint16_t port)
+{
+	return worker_listens(w, port);
+}
+
+/*
+ * RFC 9112 §3.2.2: an absolute-form request is ours when its authority names us (our address
+ * or dataplane.host, a port we listen on); we are no proxy, so any other is refused with 400
+ * and counted (reject other_host). Out of line: browsers send origin-form.
+ */
+static __rte_noinline bool
+req_other_host_slow(struct worker *w, const struct http_request *r, char *out, uint16_t cap,
+	uint16_t *answer_len)
+{
+	if (http_authority_is(&r->authority, w->names->name, w->names->n, req_port_ours, w))
+		return false;
+	w->ctr.reject[DP_REJ_OTHER_HOST]++;
+	w->ctr.http[DP_HTTP_400]++;
+	*answer_len = http_resp_error(out, cap, &w->resp, 400,
+		"absolute-form request-target names another host", "", 0, false);
+	return true;
+}
+
 /*
  * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
  * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
- * request is to be routed (route_request()); false when it was answered already, *answer_len bytes
- * written to out[0..cap) (malformed or incomplete; out may be req's memory; 0 only if even that
- * answer did not fit). Also prefetches the bucket of the user the request claims: pipeline_burst()
- * routes a request after the next frame's first half, so a crowd's buckets load meanwhile.
+ * request is to be routed (route_request()); false when it was answered already, *answer_len
+ * bytes written to out[0..cap) (malformed, incomplete, or an absolute form for another host; out
+ * may be req's memory; 0 only if even that answer did not fit). Also prefetches the bucket of
+ * the user the request claims: pipeline_burst() routes a request after the next frame's first
+ * half, so a crowd's buckets load meanwhile.
  */
 static inline bool
 req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap,
@@ -104,6 +132,8 @@ req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16
 			http_resp_error(out, cap, &w->resp, (unsigned)rc, r->error, "", 0, false);
 		return false;
 	}
+	if (unlikely(r->authority.len != 0) && req_other_host_slow(w, r, out, cap, answer_len))
+		return false;
 	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
 	 * the claims. */
 	claims->purchase = claims->session = claims->device = 0;

@@ -3,10 +3,13 @@
 #define FG_DP_PIPELINE_TCP_H
 /*
  * Stateless TCP (see docs/dataplane.md): a SYN is answered with a SYN-ACK
- * whose ISN is a SYN cookie; a data segment whose ACK proves a cookie of ours
- * carries the whole request, and is answered with one segment holding the
- * response and our FIN. FINs are acknowledged from the packet alone. Nothing
- * is remembered between packets, so a SYN flood costs only the SYN-ACKs.
+ * whose ISN is a SYN cookie (a SYN whose MSS is below dataplane.mss_floor is
+ * dropped); a data segment whose ACK proves a cookie of ours carries the whole
+ * request, and is answered with one segment holding the response and our FIN,
+ * or, when the response is longer than the client's MSS (the cookie's MSS
+ * index), with several segments sent at once, FIN on the last
+ * (tcp_answer_segments_slow()). FINs are acknowledged from the packet alone.
+ * Nothing is remembered between packets, so a SYN flood costs only the SYN-ACKs.
  *
  * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
  * another header of dataplane/pipeline/ (tests and benchmarks aside).
@@ -16,12 +19,17 @@
 #include "dataplane/pipeline/reply.h"
 #include "dataplane/pipeline/request.h"
 #include "dataplane/pipeline/routes.h"
+#include "dataplane/pipeline.h"
 #include "dataplane/worker.h"
 #include "net/frame.h"
 #include "net/net_cksum.h"
 #include "net/tcp_syncookie.h"
 
 #define TCP_WINDOW 65535
+/* The most segments one answer is sent in: pipeline_burst()'s tx holds that many per frame. */
+#define TCP_SEGS_MAX PIPELINE_TX_PER_RX
+/* RFC 9293 §3.7.1: a SYN without the MSS option means 536. */
+#define TCP_MSS_DEFAULT 536
 
 /*
  * Rewrites m into our segment: ports and addresses swapped, seq/ack/flags as
@@ -99,7 +107,17 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
 	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
-	unsigned mss_idx = syncookie_mss_index(frame_tcp_syn_mss(th, th_len));
+	uint16_t mss = frame_tcp_syn_mss(th, th_len);
+
+	if (mss == 0)
+		mss = TCP_MSS_DEFAULT;
+	/* A client that takes less than the floor is not answered: the cookie's smallest MSS
+	 * is 536, and answering in segments larger than the client asked for (RFC 9293 §3.7.1)
+	 * is what a floor below it would mean. */
+	if (unlikely(mss < w->mss_floor))
+		return worker_drop(w, DP_DROP_TCP_MSS_FLOOR);
+
+	unsigned mss_idx = syncookie_mss_index(mss);
 	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
 		th->dst_port, client_isn, mss_idx);
 
@@ -128,7 +146,8 @@ struct tcp_pending {
 	struct rte_tcp_hdr *th;
 	uint32_t ack, next_seq; /* of the answer: our cookie + 1, their seq after the request */
 	char *out;		/* where the answer goes (over the request) */
-	uint16_t cap;		/* its room: the client's MSS, at most the buffer's */
+	uint16_t cap;		/* its room: the buffer's, at most TCP_SEGS_MAX segments */
+	uint16_t seg;		/* the largest segment: the client's MSS (cookie), <= ours */
 	struct req_claims claims;
 	struct http_request r;
 };
@@ -228,12 +247,16 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 
 	char *req = (char *)th + th_len;
 	char *out = (char *)(th + 1);
-	uint16_t cap = syncookie_mss_value((unsigned)mss_idx);
-	uint16_t room = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
+	uint16_t seg = syncookie_mss_value((unsigned)mss_idx);
+	uint16_t cap = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
 	uint16_t resp_len;
 
-	if (cap > room)
-		cap = room;
+	if (seg > w->mss)
+		seg = w->mss;
+	if (seg > cap)
+		seg = cap;
+	if (cap > seg * TCP_SEGS_MAX)
+		cap = (uint16_t)(seg * TCP_SEGS_MAX);
 	/* Field by field, not a compound literal: that would also clear pend->r. */
 	pend->wp = wp;
 	pend->m = m;
@@ -244,17 +267,81 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	pend->next_seq = seq + payload_len + fin;
 	pend->out = out;
 	pend->cap = cap;
-	if (likely(req_parse(w, req, payload_len, out, cap, &pend->r, &pend->claims, &resp_len)))
+	pend->seg = seg;
+	/* A refusal of the parse is short: it fits one segment (else the answer is empty). */
+	if (likely(req_parse(w, req, payload_len, out, seg, &pend->r, &pend->claims, &resp_len)))
 		return TCP_PENDING;
 	tcp_answer_http(w, pend, resp_len);
 	return 1;
 }
 
-/* Routes the request tcp_input() left in p and answers it in its frame (tcp_answer_http()). */
-static inline void
-tcp_answer_pending(struct worker *w, struct tcp_pending *p)
+/*
+ * The answer at p->out of resp_len bytes, longer than one segment (p->seg), as
+ * k = ceil(resp_len / p->seg) segments: the first in p's frame, the others in mbufs of the
+ * worker's pool, each with the request's headers turned round and its slice of the answer
+ * copied in, sequence numbers following on, FIN on the last (RFC 9293 §3.10.4: one sequence
+ * space, the FIN after the last byte). Stored in tx[0..k) in order; returns k. When the pool
+ * cannot give k - 1 mbufs, p's frame is freed, nothing is sent and 0 is returned (counted as
+ * drop answer_no_mbuf): the request was not acknowledged, so the client sends it again.
+ * Out of line: only answers longer than a small MSS (536 with a long CORS origin) come here.
+ */
+static __rte_noinline uint16_t
+tcp_answer_segments_slow(struct worker *w, const struct tcp_pending *p, uint16_t resp_len,
+	struct rte_mbuf **tx)
 {
-	tcp_answer_http(w, p, route_request(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap));
+	uint16_t seg = p->seg;
+	unsigned k = (resp_len + seg - 1u) / seg;
+	struct rte_mbuf *more[TCP_SEGS_MAX - 1];
+	/* The request's Ethernet, IPv4 (no options: ipv4_input()) and bare TCP header. */
+	size_t hdr_len = (size_t)(p->out - (char *)p->eth);
+
+	RTE_ASSERT(k >= 2 && k <= TCP_SEGS_MAX);
+	if (unlikely(rte_pktmbuf_alloc_bulk(w->pool, more, k - 1) != 0)) {
+		rte_pktmbuf_free(p->m);
+		return (uint16_t)worker_drop(w, DP_DROP_ANSWER_NO_MBUF);
+	}
+	/* The later segments first: they copy the request's headers before the first segment's
+	 * are turned round in place. */
+	for (unsigned i = 1; i < k; i++) {
+		struct rte_mbuf *s = more[i - 1];
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(s, struct rte_ether_hdr *);
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+		bool last = i + 1 == k;
+		uint16_t n = last ? (uint16_t)(resp_len - i * seg) : seg;
+
+		memcpy(eth, p->eth, hdr_len);
+		memcpy(th + 1, p->out + i * seg, n);
+		tcp_reply_finish(w, p->wp, s, eth, ip, th,
+			RTE_TCP_ACK_FLAG |
+				(last ? RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG : 0),
+			p->ack + i * seg, p->next_seq, 0, n);
+		tx[i] = s;
+	}
+	tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th, RTE_TCP_ACK_FLAG, p->ack,
+		p->next_seq, 0, seg);
+	tx[0] = p->m;
+	w->ctr.answers[DP_ANS_HTTP]++;
+	w->ctr.answers[DP_ANS_HTTP_MORE_SEGMENTS] += k - 1;
+	return (uint16_t)k;
+}
+
+/*
+ * Routes the request tcp_input() left in p and answers it: in its frame (tcp_answer_http()),
+ * or, longer than one segment, in several (tcp_answer_segments_slow()). The answer's frames
+ * go to tx[0..); returns how many (0 to TCP_SEGS_MAX).
+ */
+static inline uint16_t
+tcp_answer_pending(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
+{
+	uint16_t len = route_request(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap);
+
+	if (likely(len <= p->seg)) {
+		tcp_answer_http(w, p, len);
+		tx[0] = p->m;
+		return 1;
+	}
+	return tcp_answer_segments_slow(w, p, len, tx);
 }
 
 #endif

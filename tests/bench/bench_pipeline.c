@@ -180,7 +180,7 @@ cmp_double(const void *a, const void *b)
 static void
 run_case(struct bench_case *c, unsigned iters)
 {
-	struct rte_mbuf *b[BURST], *tx[BURST];
+	struct rte_mbuf *b[BURST], *tx[BURST * PIPELINE_TX_PER_RX];
 	unsigned chunks = iters / CHUNK ? iters / CHUNK : 1;
 	double *per_chunk = calloc(chunks, sizeof(*per_chunk));
 	uint64_t t0, t_restore_all = 0, t_total_all = 0;

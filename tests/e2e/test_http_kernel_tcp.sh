@@ -2,13 +2,36 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # HTTP from the Linux TCP stack (curl in the client namespace) to the data plane over the test
-# network: the routes, a closed port, 1,000 sequential connections, telemetry, and a clean stop.
+# network: the routes, a closed port, a client of MSS 536 given an answer longer than that, a
+# SYN below the MSS floor, the absolute form, 1,000 sequential connections, telemetry, and a
+# clean stop.
 # usage: test_http_kernel_tcp.sh DATAPLANE_EXECUTABLE   (prints TAP; needs root)
 set -euo pipefail
 # shellcheck source=tests/e2e/harness.sh
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 SEQUENTIAL=1000
+# The longest CORS origin (admission.cors_origin: 127 bytes) and an event name of 63 bytes, 21
+# of them quotes (escaped in JSON): GET /api/v1/events/1 from that origin is more than 536 bytes.
+ORIGIN="https://$(printf 'o%.0s' {1..111}).example"
+NAME=$(printf '"xx%.0s' {1..21})
+DP_HOST=sale.e2e.example
+E2E_DP_ARGS=(-s "admission.cors_origin=$ORIGIN" -s "event.1.name=$NAME"
+	-s "dataplane.host=$DP_HOST")
+
+# stat FILE NAME: one counter of a /flashgate/stats reply (empty when there is none).
+stat() {
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["/flashgate/stats"][sys.argv[2]])' "$1" "$2" 2>/dev/null || true
+}
+
+# grew FILE_BEFORE FILE_AFTER NAME: prints by how much a counter grew; "?" when unreadable.
+grew() {
+	local a b
+	a=$(stat "$1" "$3")
+	b=$(stat "$2" "$3")
+	if [ -n "$a" ] && [ -n "$b" ]; then echo $((b - a)); else echo "?"; fi
+}
 
 e2e_begin http "$@"
 
@@ -48,6 +71,59 @@ tap_is "$E2E_CODE" 405 "POST /healthz answers 405"
 # --- a port nobody listens on: RST, so curl reports "Couldn't connect" (exit 7) -----------------
 e2e_curl refused "http://$FG_DP_ADDR:$E2E_CLOSED_PORT/healthz"
 tap_is "$E2E_CURL_RC" 7 "a connection to port $E2E_CLOSED_PORT is refused (curl exit status)"
+
+# --- a client of MSS 536 and an answer longer than that: several segments, FIN on the last ------
+# The client's kernel announces the route's advmss in its SYN.
+e2e_stats "$E2E_TMP/stats-seg0.json" || true
+fg_ns_exec ip route add "$FG_DP_ADDR/32" dev "$FG_CL_IF" src "$FG_CL_ADDR" advmss 536
+e2e_curl long "$E2E_BASE/api/v1/events/1" -H "Origin: $ORIGIN"
+fg_ns_exec ip route del "$FG_DP_ADDR/32" dev "$FG_CL_IF"
+e2e_stats "$E2E_TMP/stats-seg1.json" || true
+tap_is "$E2E_CODE" 200 "MSS 536: GET /api/v1/events/1 from the 127-byte origin answers 200"
+tap_is "$E2E_CURL_RC" 0 "MSS 536: curl read the whole answer and our FIN"
+tap_is "$(e2e_json_field long name)" "$NAME" "MSS 536: the body is whole (the 63-byte name)"
+tap_run "MSS 536: Access-Control-Allow-Origin is the whole origin" \
+	e2e_has_header long "^access-control-allow-origin: $ORIGIN\$"
+long_len=$(($(wc -c <"$E2E_TMP/long.h") + $(wc -c <"$E2E_TMP/long.b")))
+tap_run "MSS 536: the answer ($long_len bytes) is longer than one segment" test "$long_len" -gt 536
+seg=$(grew "$E2E_TMP/stats-seg0.json" "$E2E_TMP/stats-seg1.json" http_more_segments)
+tap_is "$seg" 1 "MSS 536: it went out in 2 segments (http_more_segments grew by 1)"
+
+# --- a SYN whose MSS is below dataplane.mss_floor (536) is dropped and counted --------------------
+# connect_with_mss MSS: "connected" or "no answer" (within 2 s) for a SYN announcing MSS.
+connect_with_mss() {
+	fg_ns_exec python3 - "$FG_DP_ADDR" "$E2E_PORT" "$1" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, int(sys.argv[3]))
+s.settimeout(2)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print("connected")
+except OSError:
+    print("no answer")
+EOF
+}
+e2e_stats "$E2E_TMP/stats-mss0.json" || true
+tap_is "$(connect_with_mss 500)" "no answer" "a SYN with MSS 500 gets no SYN-ACK"
+e2e_stats "$E2E_TMP/stats-mss1.json" || true
+floor=$(grew "$E2E_TMP/stats-mss0.json" "$E2E_TMP/stats-mss1.json" drop_tcp_mss_below_floor)
+tap_run "  counted as drop_tcp_mss_below_floor (grew by $floor)" test "${floor/\?/0}" -ge 1
+tap_is "$(connect_with_mss 536)" connected "a SYN with MSS 536 connects"
+
+# --- RFC 9112 3.2.2: the absolute form, for our address or dataplane.host; another host: 400 ---
+e2e_curl absaddr "$E2E_BASE/healthz" --request-target "http://$FG_DP_ADDR/healthz"
+tap_is "$E2E_CODE" 200 "GET http://$FG_DP_ADDR/healthz (absolute form, our address) answers 200"
+e2e_curl absname "$E2E_BASE/healthz" --request-target "http://$DP_HOST:$E2E_PORT/api/v1/events/1"
+tap_is "$E2E_CODE" 200 "GET http://$DP_HOST:$E2E_PORT/api/v1/events/1 (dataplane.host) answers 200"
+e2e_stats "$E2E_TMP/stats-abs0.json" || true
+e2e_curl absother "$E2E_BASE/healthz" --request-target "http://other.example/healthz"
+e2e_stats "$E2E_TMP/stats-abs1.json" || true
+tap_is "$E2E_CODE" 400 "GET http://other.example/healthz (another host) answers 400"
+tap_is "$(e2e_json_field absother error)" "absolute-form request-target names another host" \
+	"  with the reason"
+tap_is "$(grew "$E2E_TMP/stats-abs0.json" "$E2E_TMP/stats-abs1.json" reject_other_host)" 1 \
+	"  counted as reject_other_host"
 
 # --- telemetry, before the load ----------------------------------------------------------------
 rc=0

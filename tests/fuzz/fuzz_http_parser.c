@@ -24,11 +24,15 @@ check_accepted(const struct http_request *req, const char *buf, size_t len)
 	FUZZ_CHECK(req->head_len <= HTTP_MAX_HEAD && req->minor <= 1);
 	FUZZ_CHECK((unsigned int)req->method <= HTTP_M_TRACE);
 	FUZZ_CHECK(req->target.len > 0 && inside(req->target, buf, end));
-	FUZZ_CHECK(inside(req->path, buf, end) && inside(req->query, buf, end));
+	/* An absolute form with an empty path has the path "/", a static string. */
+	FUZZ_CHECK(inside(req->path, buf, end) || (req->authority.len > 0 && req->path.len == 1));
+	FUZZ_CHECK(inside(req->query, buf, end) && inside(req->authority, buf, end));
 	FUZZ_CHECK(req->target.len <= HTTP_MAX_TARGET);
-	if (!(req->target.len == 1 && req->target.p[0] == '*'))
-		FUZZ_CHECK(
-			req->path.len > 0 && req->path.p == req->target.p && req->path.p[0] == '/');
+	if (req->authority.len > 0)
+		FUZZ_CHECK(req->path.len > 0 && req->path.p[0] == '/' &&
+			   req->authority.p == req->target.p + 7);
+	else if (!(req->target.len == 1 && req->target.p[0] == '*'))
+		FUZZ_CHECK(req->path.len > 0 && req->path.p == req->target.p && req->path.p[0] == '/');
 	FUZZ_CHECK(req->n_headers <= HTTP_MAX_HEADERS);
 	for (i = 0; i < req->n_headers; i++) {
 		const struct http_header *h = &req->headers[i];

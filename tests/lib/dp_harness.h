@@ -79,7 +79,7 @@ dph_init(struct dp_harness *h, const char *prog)
 	worker_listen_add(w, 80);
 	worker_listen_add(w, 8080);
 	memcpy(&w->ports[0].mac, mac, 6);
-	if (worker_init(w, dph_secret, 64) != 0) {
+	if (worker_init(w, dph_secret, 64, "sale.shop.example") != 0) {
 		fprintf(stderr, "worker_init failed\n");
 		exit(2);
 	}
@@ -194,7 +194,7 @@ dph_mbuf(struct dp_harness *h)
 static inline struct rte_mbuf *
 dph_one(struct dp_harness *h, struct rte_mbuf *m)
 {
-	struct rte_mbuf *tx[1];
+	struct rte_mbuf *tx[PIPELINE_TX_PER_RX];
 
 	return pipeline_burst(h->w, 0, &m, 1, tx) == 1 ? tx[0] : NULL;
 }

@@ -4,6 +4,7 @@
  * requests in real frames through pipeline_burst(), the shared state published
  * as the bridge would, and the ring and result table read as the bridge would.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/lib/dp_harness.h"
@@ -636,6 +637,137 @@ test_cors(void)
 }
 
 /*
+ * Sends req on a connection whose SYN announced mss; the answer's frames to tx, their count
+ * returned; *isn and *cookie are the connection's.
+ */
+static uint16_t
+request_mss(const char *req, uint16_t sport, uint16_t mss, struct rte_mbuf **tx, uint32_t *isn,
+	uint32_t *cookie)
+{
+	struct pb_tcp t = { .src_ip = client_ip, .sport = sport, .seq = *isn = 7000u * sport,
+		.flags = RTE_TCP_SYN_FLAG, .mss = mss };
+	struct rte_mbuf *s = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
+	struct rte_mbuf *m;
+
+	if (s == NULL)
+		return 0;
+	*cookie = rte_be_to_cpu_32(pb_th(s)->sent_seq);
+	rte_pktmbuf_free(s);
+	m = pb_request(dph_mbuf(&H), *isn, *cookie, req, sport);
+	return pipeline_burst(H.w, 0, &m, 1, tx);
+}
+
+/*
+ * An answer longer than the client's MSS goes out in several segments at once (FIN on the
+ * last): MSS 536 and the longest CORS origin (admission.cors_origin, 127 bytes).
+ */
+static void
+test_segments(void)
+{
+	char origin[128], req[512], whole[2048], got[2048];
+	struct rte_mbuf *tx[PIPELINE_TX_PER_RX];
+	unsigned avail = rte_mempool_avail_count(H.pool);
+	uint32_t isn, c;
+	uint16_t n, whole_len = 0, got_len = 0;
+
+	memcpy(origin, "https://", 8);
+	memset(origin + 8, 'a', 127 - 8 - 8);
+	memcpy(origin + 127 - 8, ".example", 9);
+	memcpy(H.w->cors_origin, origin, 127);
+	H.w->cors_len = 127;
+	char name[DP_EVENT_NAME_MAX];
+
+	/* An event whose name (63 bytes, 21 quotes escaped in JSON) and the origin make an
+	 * answer longer than 536 bytes. */
+	memcpy(name, events[0].name, sizeof(name));
+	for (unsigned i = 0; i < 63; i++)
+		events[0].name[i] = i % 3 == 0 ? '"' : 'x';
+	events[0].name[63] = '\0';
+	publish();
+	snprintf(req, sizeof(req),
+		"GET /api/v1/events/%u HTTP/1.1\r\nHost: s\r\nOrigin: %s\r\n\r\n", EV_OPEN,
+		origin);
+
+	/* The whole answer, in one segment to a client of MSS 1460. */
+	n = request_mss(req, 47100, 1460, tx, &isn, &c);
+	if (tap_eq_int(n, 1, "MSS 1460: the answer is one segment")) {
+		const char *p = pb_payload(tx[0], &whole_len);
+
+		memcpy(whole, p, whole_len);
+		tap_ok(whole_len > 536 && memcmp(p, "HTTP/1.1 200 ", 13) == 0 &&
+			       memmem(p, whole_len, origin, 127) != NULL,
+			"  200 with the 127-byte origin, %u bytes: more than 536", whole_len);
+	}
+	rte_pktmbuf_free_bulk(tx, n);
+
+	uint64_t more = H.w->ctr.answers[DP_ANS_HTTP_MORE_SEGMENTS];
+	uint16_t req_len = (uint16_t)strlen(req);
+	unsigned want = (whole_len + 535u) / 536;
+	bool seq_ok = true, len_ok = true, cksum_ok = true, flags_ok = true;
+
+	n = request_mss(req, 47101, 536, tx, &isn, &c);
+	tap_ok(n >= 2 && n == want, "MSS 536: the answer is %u segments (%u bytes)", n, whole_len);
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_tcp_hdr *th = pb_th(tx[i]);
+		uint16_t len;
+		const char *p = pb_payload(tx[i], &len);
+		uint8_t want_flags = RTE_TCP_ACK_FLAG;
+
+		if (i + 1 == n)
+			want_flags |= RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG;
+
+		seq_ok &= rte_be_to_cpu_32(th->sent_seq) == c + 1 + got_len &&
+			  rte_be_to_cpu_32(th->recv_ack) == isn + 1 + req_len;
+		len_ok &= len <= 536 && (i + 1 == n || len == 536) && len > 0;
+		cksum_ok &= pb_ip_ok(pb_ip(tx[i])) && pb_tcp_ok(pb_ip(tx[i])) &&
+			    rte_be_to_cpu_16(pb_ip(tx[i])->total_length) == 40 + len;
+		flags_ok &= th->tcp_flags == want_flags && th->src_port == RTE_BE16(80) &&
+			    th->dst_port == rte_cpu_to_be_16(47101);
+		if (got_len + len <= sizeof(got))
+			memcpy(got + got_len, p, len);
+		got_len = (uint16_t)(got_len + len);
+	}
+	tap_ok(seq_ok, "  each seq follows the last (from cookie + 1), each acks the request");
+	tap_ok(len_ok, "  every segment holds at most 536 bytes, all but the last exactly 536");
+	tap_ok(cksum_ok, "  IPv4 and TCP checksums and lengths are right in every segment");
+	tap_ok(flags_ok, "  FIN (with PSH) only on the last; ports turned round");
+	tap_ok(got_len == whole_len && memcmp(got, whole, whole_len) == 0,
+		"  the segments put together are the whole answer (%u of %u bytes)", got_len,
+		whole_len);
+	tap_eq_int(H.w->ctr.answers[DP_ANS_HTTP_MORE_SEGMENTS] - more, n - 1,
+		"  counted as http_more_segments");
+	rte_pktmbuf_free_bulk(tx, n);
+	tap_eq_int(rte_mempool_avail_count(H.pool), avail, "  no mbuf is leaked");
+
+	/* An empty pool: nothing is sent (the request is not acknowledged, the client sends it
+	 * again), the request's mbuf is freed, and it is counted. */
+	unsigned left = rte_mempool_avail_count(H.pool);
+	struct rte_mbuf **hold = calloc(left, sizeof(*hold));
+	struct pb_tcp t = { .src_ip = client_ip, .sport = 47102, .seq = 11,
+		.flags = RTE_TCP_SYN_FLAG, .mss = 536 };
+	struct rte_mbuf *s = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)), *m;
+	uint64_t before = H.w->ctr.drops[DP_DROP_ANSWER_NO_MBUF];
+
+	c = rte_be_to_cpu_32(pb_th(s)->sent_seq);
+	m = pb_request(s, 11, c, req, 47102);
+	if (hold != NULL && rte_pktmbuf_alloc_bulk(H.pool, hold, left - 1) == 0) {
+		n = pipeline_burst(H.w, 0, &m, 1, tx);
+		tap_eq_int(n, 0, "an empty pool: no segment of the answer is sent");
+		tap_eq_int(H.w->ctr.drops[DP_DROP_ANSWER_NO_MBUF] - before, 1,
+			"  counted as answer_no_mbuf");
+		rte_pktmbuf_free_bulk(hold, left - 1);
+	} else {
+		tap_ok(0, "could not empty the pool");
+		rte_pktmbuf_free(m);
+	}
+	free(hold);
+	tap_eq_int(rte_mempool_avail_count(H.pool), avail, "  and its frame went back to the pool");
+	H.w->cors_len = 0;
+	memcpy(events[0].name, name, sizeof(name));
+	publish();
+}
+
+/*
  * One burst of five reserves of five users between a SYN and a request with a forged cookie:
  * pipeline_burst() routes each request a frame late (after the next one's parse), and still
  * answers every frame, each reserve with its own user's receipt, and hands the reservations to
@@ -647,7 +779,7 @@ test_burst_order(void)
 	enum { N = 5 };
 	struct answer a;
 	char s[TOK_BUF_SIZE], path[128], tok[N][TOK_BUF_SIZE], req[N][768];
-	struct rte_mbuf *b[N + 2], *tx[N + 2];
+	struct rte_mbuf *b[N + 2], *tx[(N + 2) * PIPELINE_TX_PER_RX];
 	uint64_t user[N];
 	uint16_t sport[N];
 	unsigned at[N] = {0, 2, 3, 5, 6}; /* the reserves' places in the burst */
@@ -793,6 +925,7 @@ main(int argc, char **argv)
 	test_sold_out();
 	test_result_route();
 	test_cors();
+	test_segments();
 	test_burst_order();
 	test_no_leak();
 	return tap_done();

@@ -525,8 +525,24 @@ test_routes(void)
 		{ "BREW /healthz HTTP/1.1\r\nHost: a\r\n\r\n", 501, NULL },
 		{ "GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n", 505, NULL },
 		{ "GET /healthz HTTP/1.1\r\nHost: a\r\n", 431, "one TCP segment" },
+		/* RFC 9112 §3.2.2: absolute-form for our address or dataplane.host and a port
+		 * we listen on; any other host is refused */
+		{ "GET http://198.18.0.2/healthz HTTP/1.1\r\nHost: a\r\n\r\n", 200,
+			"{\"status\":\"ok\"}" },
+		{ "GET HTTP://Sale.Shop.Example:8080/api/v1/events/1 HTTP/1.1\r\nHost: a\r\n\r\n",
+			200, "\"state\":\"open\"" },
+		{ "GET http://198.18.0.2:/healthz?x HTTP/1.1\r\nHost: a\r\n\r\n", 200, NULL },
+		{ "GET http://other.example/healthz HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+			"names another host" },
+		{ "GET http://198.18.0.2:81/healthz HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+			"names another host" },
+		{ "GET http://198.18.0.20/healthz HTTP/1.1\r\nHost: a\r\n\r\n", 400, NULL },
+		{ "GET http://sale.shop.example.evil/ HTTP/1.1\r\nHost: a\r\n\r\n", 400, NULL },
+		{ "GET https://198.18.0.2/healthz HTTP/1.1\r\nHost: a\r\n\r\n", 400, NULL },
 		{ "GET /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc", 431, NULL },
 	};
+
+	uint64_t other_host = H.w->ctr.reject[DP_REJ_OTHER_HOST];
 
 	for (size_t i = 0; i < RTE_DIM(cases); i++) {
 		const struct route_case *rc = &cases[i];
@@ -542,6 +558,8 @@ test_routes(void)
 		tap_ok(body_has(r, "Connection: close\r\n"), "  Connection: close");
 		rte_pktmbuf_free(r);
 	}
+	tap_eq_int(H.w->ctr.reject[DP_REJ_OTHER_HOST] - other_host, 4,
+		"the 4 absolute-form requests for another host counted as reject other_host");
 
 	/* HEAD: the GET headers with the body's length, and no body. */
 	struct rte_mbuf *r = request("HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n", 45000);
@@ -571,11 +589,45 @@ test_routes(void)
 	rte_pktmbuf_free(r);
 }
 
+/* A SYN below dataplane.mss_floor is dropped and counted; one at the floor is answered. */
+static void
+test_mss_floor(void)
+{
+	uint64_t before = H.w->ctr.drops[DP_DROP_TCP_MSS_FLOOR];
+	struct rte_mbuf *r;
+
+	tap_eq_int(H.w->mss_floor, 536, "mss_floor is 536 unless set");
+	tap_ok(syn(5, 47000, 535, false) == NULL, "a SYN with MSS 535 (below 536) is dropped");
+	tap_ok(syn(5, 47001, 88, true) == NULL, "a SYN with MSS 88 is dropped");
+	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_MSS_FLOOR] - before, 2,
+		"  counted as tcp_mss_below_floor");
+	r = syn(5, 47002, 536, false);
+	tap_ok(r != NULL && pb_th(r)->tcp_flags == (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG),
+		"a SYN with MSS 536 gets a SYN-ACK");
+	rte_pktmbuf_free(r);
+	r = syn(5, 47003, 0, false);
+	tap_ok(r != NULL, "a SYN without the MSS option (536, RFC 9293) gets a SYN-ACK");
+	rte_pktmbuf_free(r);
+
+	H.w->mss_floor = 1220;
+	before = H.w->ctr.drops[DP_DROP_TCP_MSS_FLOOR];
+	tap_ok(syn(5, 47004, 1219, false) == NULL && syn(5, 47005, 0, false) == NULL,
+		"floor 1220: MSS 1219 and a SYN without MSS are dropped");
+	r = syn(5, 47006, 1220, true);
+	tap_ok(r != NULL && syncookie_check(&H.w->cookies, pb_ip(r)->dst_addr,
+				    pb_ip(r)->src_addr, pb_th(r)->dst_port, pb_th(r)->src_port, 5,
+				    rte_be_to_cpu_32(pb_th(r)->sent_seq)) == 1,
+		"floor 1220: MSS 1220 is answered, cookie of MSS index 1");
+	rte_pktmbuf_free(r);
+	tap_eq_int(H.w->ctr.drops[DP_DROP_TCP_MSS_FLOOR] - before, 2, "  both counted");
+	H.w->mss_floor = 536;
+}
+
 static void
 test_burst_and_leaks(void)
 {
 	unsigned avail = rte_mempool_avail_count(H.pool);
-	struct rte_mbuf *in[8], *tx[8];
+	struct rte_mbuf *in[8], *tx[8 * PIPELINE_TX_PER_RX];
 	struct pb_tcp t = { .sport = 46000, .seq = 1, .flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
 
 	for (int i = 0; i < 8; i++) {
@@ -605,6 +657,7 @@ main(int argc, char **argv)
 	test_fin_and_acks();
 	test_drops();
 	test_routes();
+	test_mss_floor();
 	test_burst_and_leaks();
 	return tap_done();
 }

@@ -113,6 +113,7 @@ test_defaults(void)
 	tap_ok(d.ipv4_addr == ip(198, 18, 0, 2), "default address");
 	tap_ok(d.n_listen_ports == 1 && d.listen_ports[0] == 80, "default listen_ports");
 	tap_ok(d.mss == 1460 && d.burst == 32, "default mss and burst");
+	tap_ok(d.mss_floor == 536 && d.host[0] == '\0', "default mss_floor 536, no host name");
 	tap_ok(d.rx_desc == 1024 && d.tx_desc == 1024, "default descriptors");
 	tap_ok(d.mbufs == 8191 && d.mbuf_cache == 256, "default mbufs and cache");
 	tap_ok(d.syncookie_slot_s == 64 && !d.syncookie_secret_set, "default SYN cookie settings");
@@ -302,6 +303,12 @@ static const struct bad_case bad_cases[] = {
 	{"mss below 536", "[dataplane]\nmss = 535\n",
 		{":2: [dataplane] mss: 535 is out of range 536..1460"}},
 	{"mss above 1460", "[dataplane]\nmss = 1461\n", {":2: [dataplane] mss: 1461 is out of"}},
+	{"mss_floor below 536", "[dataplane]\nmss_floor = 535\n",
+		{":2: [dataplane] mss_floor: 535 is out of range 536..1460"}},
+	{"mss_floor above 1460", "[dataplane]\nmss_floor = 1461\n",
+		{":2: [dataplane] mss_floor: 1461 is out of range 536..1460"}},
+	{"host not a DNS name", "[dataplane]\nhost = sale.shop.example/x\n",
+		{":2: [dataplane] host: \"sale.shop.example/x\" is not a DNS name"}},
 	{"negative number", "[dataplane]\nip_ttl = -1\n",
 		{":2: [dataplane] ip_ttl: \"-1\" is not a number (expected an integer in 1..255)"}},
 	{"number larger than 64 bits", "[dataplane]\nmbufs = 99999999999999999999999\n",

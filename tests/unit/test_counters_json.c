@@ -33,6 +33,7 @@ fill(void)
 		c->rx_packets = 1000 + w, c->rx_bytes = 64000 + w, c->tx_packets = 990 + w;
 		c->tx_bytes = 70000 + w, c->requests = 300 + w, c->busy_cycles = 123456 + w;
 		c->rx_bursts = 77 + w;
+		c->tx_held = 4 + w;
 		c->answers[DP_ANS_SYN_ACK] = 300 + w, c->answers[DP_ANS_HTTP] = 299 + w;
 		c->http[dp_http_slot_of(200)] = 100 + w, c->http[dp_http_slot_of(202)] = 150;
 		c->http[dp_http_slot_of(429)] = w;
@@ -120,16 +121,17 @@ test_members(void)
 	tap_ok(strncmp(json,
 		       "{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
 		       "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
-		       "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,"
+		       "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
 		       "\"answer\":{\"arp_reply\":0,",
 		       strlen("{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
 			      "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
-			      "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,"
+			      "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
 			      "\"answer\":{\"arp_reply\":0,")) == 0,
 		"\"workers\", \"tsc_hz\", then the total's sums under their names");
 	tap_ok(strstr(json, "\"http\":{\"200\":201,\"202\":300,") != NULL &&
 			strstr(json, "\"drop\":{\"eth_runt\":0,") != NULL &&
-			strstr(json, "\"tcp_pure_ack\":1201,\"tx_full\":3}") != NULL &&
+			strstr(json, "\"tcp_pure_ack\":1201,\"tcp_mss_below_floor\":0,") != NULL &&
+			strstr(json, "\"tx_full\":3,\"answer_no_mbuf\":0}") != NULL &&
 			strstr(json, "\"admit\":{\"token_issued\":0,\"reserve_admitted\":300,") !=
 				NULL &&
 			strstr(json, "\"limit_ip\":1,") != NULL,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dataplane/http_parser.h"
 #include "tests/guard.h"
@@ -167,6 +168,20 @@ test_valid(void)
 		0, CHECK_STR(host, "x");
 		CHECK_INT(flash_token.len, 0); CHECK_INT(origin.len, 0);
 		CHECK_INT(content_length, -1); CHECK_INT(n_headers, 6););
+	/* RFC 9112 §3.2.2: absolute-form; the authority is the caller's to judge */
+	PARSE("GET http://198.18.0.2/healthz HTTP/1.1\r\nHost: other\r\n\r\n", 0,
+		CHECK_STR(target, "http://198.18.0.2/healthz"); CHECK_STR(authority, "198.18.0.2");
+		CHECK_STR(path, "/healthz"); CHECK_STR(query, ""); CHECK_STR(host, "other"););
+	PARSE("POST HTTP://Sale.Shop.Example:8080/api/v1/events/1/token?x=1&y=/?z HTTP/1.1\r\n"
+	      "Host: sale.shop.example:8080\r\n\r\n",
+		0, CHECK_INT(method, HTTP_M_POST);
+		CHECK_STR(authority, "Sale.Shop.Example:8080");
+		CHECK_STR(path, "/api/v1/events/1/token"); CHECK_STR(query, "x=1&y=/?z"););
+	PARSE("GET http://x HTTP/1.1\r\nHost: x\r\n\r\n", 0, CHECK_STR(authority, "x");
+		CHECK_STR(path, "/"); CHECK_STR(query, ""););
+	PARSE("GET http://[::1]:80?q HTTP/1.1\r\nHost: x\r\n\r\n", 0,
+		CHECK_STR(authority, "[::1]:80"); CHECK_STR(path, "/"); CHECK_STR(query, "q"););
+	PARSE("GET /a HTTP/1.1\r\nHost: x\r\n\r\n", 0, CHECK_INT(authority.len, 0););
 	PARSE("GET /old HTTP/1.0\r\nUser-Agent: ancient\r\n\r\n", 0, CHECK_INT(minor, 0);
 		CHECK_INT(host.len, 0); CHECK_STR(headers[0].value, "ancient"););
 	PARSE("GET / HTTP/1.0\r\nHost: a\r\n\r\n", 0, CHECK_STR(host, "a"););
@@ -244,7 +259,19 @@ static const struct reject_case rejects[] = {
 	R(400, "GET / HTTP/1.1 \r\nHost: x\r\n\r\n"),
 	R(400, "GET /\r\n\r\n"),
 	R(400, "GET /\n"),
-	R(400, "GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	/* absolute-form (RFC 9112 §3.2.2): only the http scheme, a host, no userinfo */
+	R(400, "GET https://x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET ftp://x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http:/x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http:// HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http:///a HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://:80/a HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://u@x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://x\"y/ HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://x/a#f HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://x/a\x01 HTTP/1.1\r\nHost: x\r\n\r\n"),
+	R(400, "GET http://x/\r\n\r\n"),
+	R(400, "GET x/ HTTP/1.1\r\nHost: x\r\n\r\n"),
 	R(400, "CONNECT x:443 HTTP/1.1\r\nHost: x\r\n\r\n"),
 	R(400, "GET * HTTP/1.1\r\nHost: x\r\n\r\n"),
 	R(400, "OPTIONS *x HTTP/1.1\r\nHost: x\r\n\r\n"),
@@ -737,6 +764,14 @@ check_accepted(const struct http_request *req, const char *buf, size_t len)
 	if (str_is(req->target, "*")) {
 		if (req->method != HTTP_M_OPTIONS || req->path.len || req->query.len)
 			return "asterisk-form";
+	} else if (req->authority.len != 0) {
+		/* absolute-form: "http://" authority path [ "?" query ], all inside the target */
+		if (req->authority.p != req->target.p + 7 || !inside(req->authority, buf, end) ||
+			strncasecmp(req->target.p, "http://", 7) != 0 || req->path.len == 0 ||
+			req->path.p[0] != '/' ||
+			(req->path.p != req->authority.p + req->authority.len &&
+				!(req->path.len == 1 && !inside(req->path, buf, end))))
+			return "absolute-form";
 	} else if (req->path.len == 0 || req->path.p != req->target.p || req->path.p[0] != '/' ||
 		   memchr(req->path.p, '?', req->path.len) != NULL) {
 		return "path not origin-form";
@@ -883,10 +918,60 @@ test_mutations(void)
 		"mutations: every kind of answer was exercised");
 }
 
+static bool
+port_80_8080(const void *ctx, uint16_t port)
+{
+	(void)ctx;
+	return port == 80 || port == 8080;
+}
+
+/* http_authority_is(): our names, any ASCII case, a port we listen on or none. */
+static void
+test_authority(void)
+{
+	static const struct {
+		const char *authority;
+		bool ours;
+	} rows[] = {
+		{"198.18.0.2", true},
+		{"198.18.0.2:80", true},
+		{"198.18.0.2:8080", true},
+		{"198.18.0.2:", true},
+		{"SALE.Shop.example", true},
+		{"sale.shop.example:80", true},
+		{"198.18.0.2:81", false},
+		{"198.18.0.2:080x", false},
+		{"198.18.0.2:65616", false},
+		{"198.18.0.2:000080", false},
+		{"198.18.0.20", false},
+		{"198.18.0.", false},
+		{"sale.shop.example.", false},
+		{"evil.example", false},
+		{"sale.shop.example.evil.example", false},
+		{"[::1]:80", false},
+		{"", false},
+	};
+	const struct http_str names[] = {{"198.18.0.2", 10}, {"sale.shop.example", 17}};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct guard_buf g;
+		size_t n = strlen(rows[i].authority);
+		const char *p = guard_place(&g, rows[i].authority, n);
+		struct http_str a = {p, (uint16_t)n};
+
+		tap_ok(p != NULL && http_authority_is(&a, names, 2, port_80_8080, NULL) ==
+					    rows[i].ours,
+			"authority \"%s\" is %s", rows[i].authority,
+			rows[i].ours ? "ours" : "not ours");
+		guard_free(&g);
+	}
+}
+
 int
 main(void)
 {
 	test_valid();
+	test_authority();
 	test_find_header();
 	test_rejects();
 	test_limits();
