@@ -28,6 +28,12 @@ E2E_CLOSED_PORT=9 # a port the data plane does not listen on
 
 tap_n=0
 tap_failed=0
+E2E_DONE=
+E2E_RC=1
+# Where a command failed under set -e, for e2e_finish to name.
+E2E_ERR_AT=
+set -o errtrace # the ERR trap in functions too: a failure inside one is named where it is
+trap 'E2E_ERR_AT="line $LINENO: $BASH_COMMAND"' ERR
 E2E_DP_PID=
 E2E_TMP=
 E2E_PREFIX=
@@ -70,10 +76,25 @@ tap_run() {
 # tap_done: prints the plan; exits 0 when every check passed, 1 otherwise.
 tap_done() {
 	printf '1..%d\n' "$tap_n"
+	E2E_DONE=1
+	E2E_RC=1
 	if [ "$tap_failed" -eq 0 ] && [ "$tap_n" -gt 0 ]; then
-		exit 0
+		E2E_RC=0
 	fi
-	exit 1
+	exit "$E2E_RC"
+}
+
+# e2e_finish: the last word of every EXIT trap, after the test's cleanup. A test that ended
+# through tap_done exits as it decided; one that stopped before it (a command failed under
+# set -e, a signal) gets a "not ok" naming where, its plan and exit status 1, whatever status
+# its cleanup left behind.
+e2e_finish() {
+	if [ -z "$E2E_DONE" ]; then
+		tap_ok 1 "the test ran to its end (it stopped at ${E2E_ERR_AT:-an exit before tap_done})"
+		printf '1..%d\n' "$tap_n"
+		exit 1
+	fi
+	exit "$E2E_RC"
 }
 
 # tap_bail REASON: stops the test here; the checks not run are not counted, the failure is.
@@ -105,7 +126,6 @@ e2e_reap_stale() {
 }
 
 e2e_cleanup() {
-	local rc=$?
 	trap - EXIT INT TERM
 	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
 		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1
@@ -114,7 +134,7 @@ e2e_cleanup() {
 	"$FG_ROOT/scripts/testnet" down >/dev/null 2>&1 || printf '# testnet down failed\n'
 	[ -z "$E2E_PREFIX" ] || rm -rf "$(fg_dpdk_runtime_dir "$E2E_PREFIX")"
 	[ -z "$E2E_TMP" ] || rm -rf "$E2E_TMP"
-	exit "$rc"
+	e2e_finish
 }
 
 # e2e_write_config FILE: a config with one open and one upcoming sale, whatever the date.
