@@ -598,6 +598,7 @@ main(int argc, char **argv)
 {
 	(void)argc;
 	dph_init(&H, argv[0]);
+	unsigned in_use0 = rte_mempool_in_use_count(H.pool);
 	test_arp();
 	test_icmp();
 	test_syn();
@@ -606,5 +607,8 @@ main(int argc, char **argv)
 	test_drops();
 	test_routes();
 	test_burst_and_leaks();
+	/* Every path above (answers, drops, bursts) gave back every mbuf it took. */
+	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0,
+		"no mbuf leaked across every test above: as many in use as before them");
 	return tap_done();
 }
