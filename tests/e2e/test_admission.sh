@@ -316,7 +316,7 @@ done
 tap_ok "$rc" "six users get purchase tokens of event $EV_STOCK (stock $STOCK)"
 
 # The peer reads nothing while paused, so all five reach it before its SOLD_OUT can reach us.
-e2e_peer_cmd pause || true
+tap_run "the peer pauses (it reads nothing until resumed)" e2e_peer_cmd pause
 rc=0
 for u in 301 302 303 304 305; do
 	reserve "res-$u" "${PATHS[u]}" -H "X-Flash-Token: ${TOKS[u]}"
@@ -325,7 +325,7 @@ for u in 301 302 303 304 305; do
 	RCS[u]=$(e2e_json_field "res-$u" receipt)
 done
 tap_ok "$rc" "five users reserve while the control plane is paused: five 202"
-e2e_peer_cmd resume || true
+tap_run "the peer resumes" e2e_peer_cmd resume
 
 got=()
 for u in 301 302 303 304 305; do
