@@ -60,21 +60,48 @@ op_receipt_verify(uint64_t i)
 	       r.user == 1234567;
 }
 
+/* The last token a mint case made and the i it made it for, verified after each round. */
+static char minted[TOK_BUF_SIZE];
+static int minted_len;
+static uint64_t minted_i;
+
 static bool
 op_receipt_mint(uint64_t i)
 {
-	char out[TOK_BUF_SIZE];
-
-	return tok_receipt_mint(
-		       &sale, 42, 1234567 + i, UINT64_C(1767225601234) + i, out, sizeof(out)) > 0;
+	minted_i = i;
+	minted_len = tok_receipt_mint(
+		&sale, 42, 1234567 + i, UINT64_C(1767225601234) + i, minted, sizeof(minted));
+	return minted_len > 0;
 }
 
 static bool
 op_purchase_mint(uint64_t i)
 {
-	char out[TOK_BUF_SIZE];
+	minted_i = i;
+	minted_len = tok_purchase_mint(&sale, 42, 1234567 + i, NOW_S + 300, minted, sizeof(minted));
+	return minted_len > 0;
+}
 
-	return tok_purchase_mint(&sale, 42, 1234567 + i, NOW_S + 300, out, sizeof(out)) > 0;
+/* The last minted receipt verifies with the sale keys and says what it was minted with. */
+static bool
+check_receipt(void)
+{
+	struct tok_receipt r;
+
+	return minted_len > 0 &&
+	       tok_receipt_verify(&sale, minted, (size_t)minted_len, 42, &r) == TOK_OK &&
+	       r.user == 1234567 + minted_i && r.admitted_ms == UINT64_C(1767225601234) + minted_i;
+}
+
+/* The last minted purchase token verifies with the sale keys and names its user. */
+static bool
+check_purchase(void)
+{
+	struct tok_purchase p;
+
+	return minted_len > 0 &&
+	       tok_purchase_verify(&sale, minted, (size_t)minted_len, 42, NOW_S, &p) == TOK_OK &&
+	       p.user == 1234567 + minted_i && p.expires_s == NOW_S + 300;
 }
 
 static bool
@@ -109,8 +136,9 @@ op_hmac(uint64_t i)
  */
 #define ROUNDS 100
 
+/* check, when not NULL, is asked after each round (untimed) whether its last result is right. */
 static void
-run(const char *name, bench_op op, uint64_t iters, unsigned target_ns)
+run(const char *name, bench_op op, bool (*check)(void), uint64_t iters, unsigned target_ns)
 {
 	uint64_t wrong = 0, per_round = iters / ROUNDS, best_ns = UINT64_MAX, best_cyc = 0;
 	char target[32] = "";
@@ -128,6 +156,7 @@ run(const char *name, bench_op op, uint64_t iters, unsigned target_ns)
 			best_ns = ns;
 			best_cyc = cyc;
 		}
+		wrong += check != NULL && !check();
 	}
 	if (target_ns)
 		snprintf(target, sizeof(target), " (target <= %u ns)", target_ns);
@@ -177,16 +206,16 @@ main(void)
 		if (hmac_sha256_set_engine(engines[i]) != 0)
 			continue;
 		snprintf(name, sizeof(name), "HMAC-SHA256 only (%s)", engines[i]);
-		run(name, op_hmac, iters, 0);
+		run(name, op_hmac, NULL, iters, 0);
 	}
 	hmac_sha256_set_engine(engine);
-	run("session verify", op_session_verify, iters, 150);
-	run("purchase verify", op_purchase_verify, iters, 150);
-	run("receipt verify", op_receipt_verify, iters, 150);
-	run("receipt mint", op_receipt_mint, iters, 0);
-	run("purchase mint", op_purchase_mint, iters, 0);
-	run("path key", op_path_key, iters, 0);
-	run("path verify", op_path_verify, iters, 0);
+	run("session verify", op_session_verify, NULL, iters, 150);
+	run("purchase verify", op_purchase_verify, NULL, iters, 150);
+	run("receipt verify", op_receipt_verify, NULL, iters, 150);
+	run("receipt mint", op_receipt_mint, check_receipt, iters, 0);
+	run("purchase mint", op_purchase_mint, check_purchase, iters, 0);
+	run("path key", op_path_key, NULL, iters, 0);
+	run("path verify", op_path_verify, NULL, iters, 0);
 	tok_keyring_wipe(&auth);
 	tok_keyring_wipe(&sale);
 	return tap_done();

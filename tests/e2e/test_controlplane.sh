@@ -17,6 +17,7 @@ OW_EXE=${4:-}
 OW_PID=
 STOCK=5
 USERS=8
+DOUBLE=3 # the first DOUBLE users click reserve twice, as an impatient buyer does
 EV=7
 
 mapfile -t PORTS < <(e2e_free_ports 3)
@@ -88,7 +89,10 @@ tap_run "event open" ctl event open $EV
 tap_run "the data plane shows the sale open" e2e_wait_until 10 state_is open
 
 # --- the sale: USERS users, STOCK items ----------------------------------------------------
-reserved=0 sold=0
+# The first DOUBLE users reserve twice with the same purchase token while stock remains: both
+# are admitted (docs/api.md), the control plane decides the second duplicate, and the result
+# the second receipt shows is the user's, the first one's.
+reserved=0 sold=0 again=0
 for u in $(seq 101 $((100 + USERS))); do
 	s=$(ctlj session-token $u | jget token)
 	e2e_curl tok$u "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
@@ -105,6 +109,15 @@ for u in $(seq 101 $((100 + USERS))); do
 		continue
 	fi
 	rc=$(jget receipt <"$E2E_TMP/res$u.b")
+	if [ "$u" -lt $((101 + DOUBLE)) ]; then
+		e2e_curl again$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
+		if [ "$E2E_CODE" = 202 ]; then
+			again=$((again + 1))
+			rc=$(jget receipt <"$E2E_TMP/again$u.b")
+		else
+			tap_diag "user $u, second click: $E2E_CODE $(cat "$E2E_TMP/again$u.b")"
+		fi
+	fi
 	got=queued
 	poll() {
 		e2e_curl poll$u "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: $rc"
@@ -118,15 +131,19 @@ for u in $(seq 101 $((100 + USERS))); do
 	*) tap_diag "user $u: $got" ;;
 	esac
 done
+tap_is "$again" $DOUBLE "the $DOUBLE users who clicked twice were admitted twice (202)"
 tap_is "$reserved" $STOCK "exactly $STOCK of $USERS users reserved"
 tap_is "$sold" $((USERS - STOCK)) "the other $((USERS - STOCK)) were told sold out"
 R="redis-cli -s $FG_REDIS_SOCK"
 tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0"
 # Buyers are the fields of the result hash; an outbox entry holds a batch's reservations,
 # u r t repeated: the value after each "u" is one reservation's user.
-outbox_reservations() { $R xrange "$1" - + | awk 'prev == "u" { n++ } { prev = $0 } END { print n + 0 }'; }
+outbox_users() { $R xrange "$1" - + | awk 'prev == "u" { print } { prev = $0 }'; }
+outbox_reservations() { outbox_users "$1" | wc -l; }
 tap_is "$($R hlen "fg:{$EV}:result")" $STOCK "Redis has $STOCK buyers"
 tap_is "$(outbox_reservations "fg:{$EV}:outbox")" $STOCK "the outbox holds one reservation per buyer"
+tap_is "$(outbox_users "fg:{$EV}:outbox" | sort | uniq -d | wc -l)" 0 \
+	"one reservation per user: no user twice in the outbox"
 e2e_curl so "$E2E_BASE/api/v1/events/$EV"
 tap_ok "$(grep -q '"state":"sold_out"' "$E2E_TMP/so.b"; echo $?)" "the data plane shows sold_out"
 s=$(ctlj session-token 999 | jget token)
@@ -159,6 +176,13 @@ else
 	tap_diag "control plane: $(tail -5 "$E2E_TMP/cp.log" | tr '\n' '|')"
 	tap_diag "result hash: $($R hgetall "fg:{$EV}:result" | tr '\n' ' ')"
 fi
+refuse() { # WANT_RC MESSAGE_PART ARGS...
+	local want=$1 part=$2 out rc=0
+	shift 2
+	out=$(ctl "$@" 2>&1) || rc=$?
+	tap_ok "$([ $rc -eq "$want" ] && grep -qF -- "$part" <<<"$out"; echo $?)" \
+		"flashgatectl $* -> exit $want, says '$part' (got $rc: $out)"
+}
 recon() { ctlj reconcile $EV "$@"; }
 tap_is "$(recon | jget consistent)" True "reconcile: Redis agrees with PostgreSQL after the sale"
 victim=$($PSQL -c "select user_id from orders where event_id = $EV order by user_id limit 1")
@@ -167,8 +191,7 @@ $R hdel "fg:{$EV}:result" "$victim" >/dev/null
 tap_is "$(recon | jget consistent)" False "drift injected in Redis (stock changed, a buyer removed) is reported"
 tap_ok "$(recon | grep -q "user $victim has an order but is not a buyer"; echo $?)" \
 	"  naming the user whose buyer entry is gone"
-refuse_open=$(ctl reconcile $EV --repair 2>&1 || true)
-tap_ok "$(grep -q "is open" <<<"$refuse_open"; echo $?)" "repair is refused while the sale is open"
+refuse 1 "is open" reconcile $EV --repair
 tap_run "event close" ctl event close $EV
 tap_is "$(recon --repair | jget repaired)" True "reconcile --repair repairs a closed sale"
 tap_is "$(recon | jget consistent)" True "  and Redis agrees with PostgreSQL again"
@@ -180,18 +203,13 @@ stats_have_dp() { ctlj stats | python3 -c 'import json,sys
 d=json.load(sys.stdin); sys.exit(0 if d.get("data_planes") else 1)'; }
 tap_run "stats include the data plane's counters" e2e_wait_until 5 stats_have_dp
 tap_is "$(ctlj stats | jget decisions.reserved)" $STOCK "stats count $STOCK reserved"
+tap_is "$(ctlj stats | jget decisions.duplicate)" $DOUBLE \
+	"stats count $DOUBLE duplicate: each second click, none of the first"
 metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)
 tap_ok "$(grep -q "^flashgate_cp_verdicts_total{verdict=\"reserved\"} $STOCK\$" <<<"$metrics"; echo $?)" \
 	"GET /metrics counts the reserved verdicts"
 tap_ok "$(grep -q '^flashgate_dataplane_up' <<<"$metrics"; echo $?)" "metrics include the data plane"
 
-refuse() { # WANT_RC MESSAGE_PART ARGS...
-	local want=$1 part=$2 out rc=0
-	shift 2
-	out=$(ctl "$@" 2>&1) || rc=$?
-	tap_ok "$([ $rc -eq "$want" ] && grep -qF -- "$part" <<<"$out"; echo $?)" \
-		"flashgatectl $* -> exit $want, says '$part' (got $rc: $out)"
-}
 refuse 1 "exists already" event create $EV --name dup --stock 1 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m
 refuse 1 "no event 4242" event show 4242

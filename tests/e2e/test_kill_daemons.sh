@@ -35,13 +35,14 @@ trap 'kd_cleanup; e2e_cleanup' EXIT
 	tap_bail "scripts/services up"
 eval "$("$FG_ROOT/scripts/services" env "$SVC")"
 
+# Each start waits for the ready line of its own pid (the logs are appended across restarts).
 start_cp() {
 	"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
 		-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
 		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 		>>"$E2E_TMP/cp.log" 2>&1 &
 	CP_PID=$!
-	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20
+	fg_wait_line "$E2E_TMP/cp.log" "\\[$CP_PID\\] [a-z]+: ready:" "$CP_PID" 20
 }
 start_ow() {
 	"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.claim_idle=1s \
@@ -49,22 +50,20 @@ start_ow() {
 		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 		>>"$E2E_TMP/ow.log" 2>&1 &
 	OW_PID=$!
+	fg_wait_line "$E2E_TMP/ow.log" "\\[$OW_PID\\] [a-z]+: consumer " "$OW_PID" 20
 }
 start_dp() {
 	fg_dp_start "$1" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf" \
 		"${E2E_DP_ARGS[@]}"
 	E2E_DP_PID=$FG_DP_PID
+	fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" 30
 }
 start_cp || tap_bail "control plane ready"
-start_ow
+start_ow || tap_bail "order writer ready"
 ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
-ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
-	ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
-	ctl event create $EV --name "kill test" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
-		--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null &&
-	ctl event preheat $EV >/dev/null && ctl event open $EV >/dev/null
-tap_ok $? "the sale is set up: $STOCK items, $USERS buyers"
+tap_run "the sale is set up: $STOCK items, $USERS buyers" \
+	e2e_open_sale $EV "kill test" $STOCK "$AUTH"
 open_now() {
 	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
 	grep -q '"state":"open"' "$E2E_TMP/ev.b"
@@ -88,23 +87,22 @@ SHOP_PID=$!
 
 # One SIGKILL each, at a random moment while the buyers buy, then a restart.
 pause() { sleep "$(python3 -c 'import random; print(round(random.uniform(0.3, 1.2), 2))')"; }
+# kill_and_start NAME PID START...: one check: PID died of the SIGKILL (status 137, not before)
+# and START, which waits for the new process's ready line, succeeded.
+kill_and_start() {
+	local name=$1 pid=$2 died=0 rc=0
+	shift 2
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || died=$?
+	"$@" || rc=$?
+	tap_is "$died/$rc" 137/0 "$name killed with SIGKILL (137) and started again (0)"
+}
 pause
-kill -KILL "$OW_PID"
-wait "$OW_PID" 2>/dev/null || true
-start_ow
-tap_ok 0 "order writer killed with SIGKILL and started again"
+kill_and_start "order writer" "$OW_PID" start_ow
 pause
-kill -KILL "$CP_PID"
-wait "$CP_PID" 2>/dev/null || true
-start_cp
-tap_ok $? "control plane killed with SIGKILL and started again"
+kill_and_start "control plane" "$CP_PID" start_cp
 pause
-kill -KILL "$E2E_DP_PID"
-wait "$E2E_DP_PID" 2>/dev/null || true
-start_dp "$1"
-rc=0
-fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" 30 || rc=$?
-tap_is "$rc" 0 "data plane killed with SIGKILL and started again"
+kill_and_start "data plane" "$E2E_DP_PID" start_dp "$1"
 
 wait "$SHOP_PID" || true
 SHOP_PID=
@@ -124,10 +122,8 @@ tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0, never below"
 python3 -c 'import json,sys; print("\n".join(map(str, json.load(open(sys.argv[1]))["reserved_users"])))' \
 	"$E2E_TMP/shop.json" >"$E2E_TMP/told"
 ctl event close $EV >/dev/null
-"$FG_ROOT/scripts/check-invariants" --event $EV --users-file "$E2E_TMP/sessions" \
-	--told "$E2E_TMP/told" --admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" \
-	--wait 30 >"$E2E_TMP/inv.out" 2>&1 || true
-e2e_tap_invariants "$E2E_TMP/inv.out"
+e2e_invariants --event $EV --users-file "$E2E_TMP/sessions" --told "$E2E_TMP/told" \
+	--admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 30
 
 for p in OW_PID CP_PID; do
 	fg_stop_pid "${!p}" 10

@@ -41,7 +41,6 @@ bridge_ready() { [ "$(e2e_telemetry_field /flashgate/bridge ready 2>/dev/null)" 
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-	local rc=$?
 	trap - EXIT INT TERM
 	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
 		fg_stop_pid "$DP_PID" 10 >/dev/null 2>&1
@@ -49,7 +48,7 @@ cleanup() {
 	[ -z "$E2E_PEER_PID" ] || e2e_peer_stop >/dev/null 2>&1
 	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$(fg_dpdk_runtime_dir "$LG_PREFIX")"
 	rm -rf "$E2E_TMP"
-	exit "$rc"
+	e2e_finish
 }
 trap cleanup EXIT
 trap 'exit 143' TERM

@@ -47,14 +47,13 @@ DP_PID= E2E_PEER_PID= E2E_PEER_FD=
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-	local rc=$?
 	trap - EXIT INT TERM
 	if [ -n "$DP_PID" ] && kill -0 "$DP_PID" 2>/dev/null; then
 		fg_stop_pid "$DP_PID" 10 >/dev/null 2>&1
 	fi
 	e2e_peer_stop >/dev/null 2>&1 || true
 	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$E2E_TMP"
-	exit "$rc"
+	e2e_finish
 }
 trap cleanup EXIT
 trap 'exit 143' TERM

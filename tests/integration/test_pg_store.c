@@ -92,7 +92,7 @@ static void
 test_migrations(struct pg_store *s)
 {
 	unsigned applied = 99;
-	int version = -1;
+	int version = -1, rc;
 	char dir[] = "/tmp/fg-sql-XXXXXX", path[128];
 	struct pg_store *t2;
 	FILE *f;
@@ -103,9 +103,9 @@ test_migrations(struct pg_store *s)
 	tap_eq_int(applied, pg_n_migrations, "every embedded migration applied");
 	tap_eq_int(pg_migrate(s, NULL, &applied, err, sizeof(err)), 0, "second migration run");
 	tap_eq_int(applied, 0, "migrations are idempotent: the second run applies nothing");
-	pg_schema_version(s, &version, err, sizeof(err));
-	tap_eq_int(version, pg_migrations[pg_n_migrations - 1].version,
-		"schema version is the last migration's");
+	rc = pg_schema_version(s, &version, err, sizeof(err));
+	tap_ok(rc == 0 && version == pg_migrations[pg_n_migrations - 1].version,
+		"schema version is the last migration's (rc %d, version %d)", rc, version);
 	tap_eq_int(sql_num(s, "SELECT count(*) FROM schema_migrations"), pg_n_migrations,
 		"one schema_migrations row per migration");
 	tap_eq_int(pg_migrate(s, "sql", &applied, err, sizeof(err)), 0,
@@ -132,8 +132,10 @@ test_migrations(struct pg_store *s)
 	tap_eq_int(applied, 1, "the good migration before it stays applied");
 	tap_eq_int(sql_num(t2, "SELECT count(*) FROM pg_tables WHERE tablename = 'half_done'"), 0,
 		"nothing of the bad migration remains");
-	pg_schema_version(t2, &version, err, sizeof(err));
-	tap_eq_int(version, 1, "the schema version stays at the last good migration");
+	rc = pg_schema_version(t2, &version, err, sizeof(err));
+	tap_ok(rc == 0 && version == 1,
+		"the schema version stays at the last good migration (rc %d, version %d)", rc,
+		version);
 	remove(path);
 	snprintf(path, sizeof(path), "%s/001_init.sql", dir);
 	remove(path);
@@ -159,10 +161,11 @@ test_migrations(struct pg_store *s)
 			if (kids[i] == 0) {
 				struct pg_store *c = open_db("t_race");
 				unsigned a = 0;
-				int rc = c != NULL ? pg_migrate(c, NULL, &a, err, sizeof(err)) : -1;
+				int mrc =
+					c != NULL ? pg_migrate(c, NULL, &a, err, sizeof(err)) : -1;
 
 				pg_close(c);
-				_exit(rc == 0 ? (int)a : 100);
+				_exit(mrc == 0 ? (int)a : 100);
 			}
 		}
 		for (int i = 0; i < N; i++) {
@@ -345,8 +348,11 @@ test_state_machine(struct pg_store *s)
 		} else {
 			tap_ok(rc == -EPERM && has(err, t[i].why), "%s -> %s is refused: %s", from,
 				to, err);
-			pg_event_get(s, id, &out, err, sizeof(err));
-			tap_eq_int(out.state, t[i].from, "and the state did not change");
+			memset(&out, 0, sizeof(out));
+			rc = pg_event_get(s, id, &out, err, sizeof(err));
+			tap_ok(rc == 0 && out.state == t[i].from,
+				"and the state did not change (rc %d, %s)", rc,
+				admin_event_state_name(out.state));
 		}
 	}
 	rc = pg_event_set_state(s, 999, ADMIN_EV_OPEN, NULL, err, sizeof(err));
@@ -375,11 +381,12 @@ key_is(const struct admin_key *k, uint8_t kind, uint32_t kid, bool current)
 
 #define LIFE 300000ull /* ms a retired sale key's purchase tokens may still be valid */
 
-/* The keys now, and the index of sale key kid in k (-1: not there). */
+/* The keys now, and the index of sale key kid in k (-1: not there; -2: no list). */
 static int
 key_index(struct pg_store *s, struct admin_key *k, unsigned *n, uint32_t kid)
 {
-	pg_keys_list(s, LIFE, k, 8, n, err, sizeof(err));
+	if (pg_keys_list(s, LIFE, k, 8, n, err, sizeof(err)) != 0)
+		return -2; /* no list: every caller's check fails */
 	for (unsigned i = 0; i < *n && i < 8; i++)
 		if (k[i].kind == WIRE_KEY_SALE && k[i].kid == kid)
 			return (int)i;
@@ -394,7 +401,7 @@ test_keys(struct pg_store *s)
 	uint8_t auth1[16], auth2[20];
 	unsigned n = 99, removed = 99;
 	uint32_t kid = 0;
-	int i;
+	int i, rc;
 
 	memset(auth1, 0xa1, sizeof(auth1));
 	memset(auth2, 0xb2, sizeof(auth2));
@@ -402,15 +409,15 @@ test_keys(struct pg_store *s)
 		"a new database has no keys");
 	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 1,
 		"the first rotation makes sale key 1");
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32 &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32 &&
 			k[0].retire_at_ms == 0 && k[0].retired_at_ms == 0,
 		"sale key 1 is current, 32 bytes, not retiring");
 	memcpy(first_secret, k[0].secret, sizeof(first_secret));
 	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 2,
 		"rotation makes key 2");
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 2 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 2 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
 			key_is(&k[1], WIRE_KEY_SALE, 2, true),
 		"key 2 is current, key 1 stays");
 	tap_ok(k[0].retired_at_ms != 0 && k[0].retire_at_ms == k[0].retired_at_ms + LIFE &&
@@ -426,8 +433,8 @@ test_keys(struct pg_store *s)
 	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 3 &&
 			pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 4,
 		"two more rotations make keys 3 and 4: %s", err);
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
 			key_is(&k[1], WIRE_KEY_SALE, 2, false) &&
 			key_is(&k[2], WIRE_KEY_SALE, 3, false) &&
 			key_is(&k[3], WIRE_KEY_SALE, 4, true) &&
@@ -443,8 +450,8 @@ test_keys(struct pg_store *s)
 		"a fourth rotation is refused: a data plane holds 4 sale keys, and dropping key 1 "
 		"would break its tokens: %s",
 		err);
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
 			key_is(&k[3], WIRE_KEY_SALE, 4, true),
 		"and nothing changed");
 
@@ -458,7 +465,7 @@ test_keys(struct pg_store *s)
 		"keys list shows key 1 retired");
 	err[0] = '\0';
 	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 1 &&
-			key_index(s, k, &n, 1) < 0 && n == 3,
+			key_index(s, k, &n, 1) == -1 && n == 3,
 		"the cron's pg_keys_expire() removes key 1, and only it: %s", err);
 	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 5,
 		"then a rotation makes key 5: %s", err);
@@ -490,7 +497,7 @@ test_keys(struct pg_store *s)
 				       "interval '11 min' WHERE id = 900")),
 		0, "sale 900 closed early, 11 min ago");
 	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 1 &&
-			key_index(s, k, &n, 2) < 0,
+			key_index(s, k, &n, 2) == -1,
 		"its pay window is over: key 2 is removed");
 	tap_eq_int(strlen(sql_state(s, "DELETE FROM events WHERE id IN (900, 901); DELETE FROM "
 				       "keys WHERE kind = 'sale' AND kid = 3")),
@@ -498,31 +505,31 @@ test_keys(struct pg_store *s)
 
 	tap_eq_int(
 		pg_auth_key_set(s, 7, auth1, sizeof(auth1), err, sizeof(err)), 0, "auth key 7 set");
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 3 && key_is(&k[2], WIRE_KEY_AUTH, 7, true) && k[2].len == 16 &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 3 && key_is(&k[2], WIRE_KEY_AUTH, 7, true) && k[2].len == 16 &&
 			memcmp(k[2].secret, auth1, 16) == 0,
 		"auth key 7 is current with its exact secret (listed after the sale keys)");
 	pg_auth_key_set(s, 8, auth2, sizeof(auth2), err, sizeof(err));
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 7, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 7, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 8, true) && k[3].len == 20,
 		"auth key 8 is current, 7 stays as the previous one");
 	pg_auth_key_set(s, 9, auth1, sizeof(auth1), err, sizeof(err));
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true),
 		"auth key 9: 8 previous, 7 gone");
 	pg_auth_key_set(s, 9, auth2, sizeof(auth2), err, sizeof(err));
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true) && k[3].len == 20 &&
 			memcmp(k[3].secret, auth2, 20) == 0,
 		"setting the current auth key again replaces its secret and keeps the previous");
 	tap_ok(pg_auth_key_set(s, 10, auth1, 15, err, sizeof(err)) == -EINVAL &&
 			has(err, "16..64 bytes"),
 		"a 15-byte auth key is refused: %s", err);
-	pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
-	tap_ok(n == 4 && key_is(&k[3], WIRE_KEY_AUTH, 9, true), "and nothing changed");
+	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 4 && key_is(&k[3], WIRE_KEY_AUTH, 9, true), "and nothing changed");
 	tap_ok(strcmp(sql_state(
 			      s, "UPDATE keys SET current = true, retired_at = NULL "
 				 "WHERE kind = 'auth' AND kid = 8"),
@@ -591,8 +598,8 @@ test_rules(struct pg_store *s)
 	tap_eq_int(pg_rule_del(s, &r, err, sizeof(err)), 0, "rule user 42 deleted");
 	rc = pg_rule_del(s, &r, err, sizeof(err));
 	tap_ok(rc == -ENOENT && has(err, "no rule user 42"), "deleting it again: %s", err);
-	pg_rule_count(s, &n, err, sizeof(err));
-	tap_eq_int((long long)n, 3, "3 rules left");
+	rc = pg_rule_count(s, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 3, "3 rules left (rc %d, %llu)", rc, (unsigned long long)n);
 	memset(&seen, 0, sizeof(seen));
 	seen.stop_after = 2;
 	tap_eq_int(pg_rule_foreach(s, collect_rule, &seen, err, sizeof(err)), 42,
@@ -627,21 +634,35 @@ test_limits(struct pg_store *s)
 		.device_rate = 0,
 		.device_burst = 0,
 		.event_forward_per_s = 0};
-	pg_limits_set(s, &in, ADMIN_LIMIT_USER | ADMIN_LIMIT_DEVICE | ADMIN_LIMIT_FORWARD, &l, err,
-		sizeof(err));
-	tap_ok(l.ip_rate == 100 && l.user_rate == 1 && l.user_burst == 1 && l.device_rate == 0 &&
-			l.device_burst == 0 && l.event_forward_per_s == 0,
+	memset(&l, 0, sizeof(l));
+	rc = pg_limits_set(s, &in, ADMIN_LIMIT_USER | ADMIN_LIMIT_DEVICE | ADMIN_LIMIT_FORWARD, &l,
+		err, sizeof(err));
+	tap_ok(rc == 0 && l.ip_rate == 100 && l.user_rate == 1 && l.user_burst == 1 &&
+			l.device_rate == 0 && l.device_burst == 0 && l.event_forward_per_s == 0,
 		"user, device and forward set together, zeros included");
 	in.ip_burst = 5000;
 	rc = pg_limits_set(s, &in, ADMIN_LIMIT_IP, NULL, err, sizeof(err));
 	tap_ok(rc == -EINVAL && has(err, "burst 0..4194"), "a burst of 5000 is refused: %s", err);
-	pg_limits_get(s, &l, err, sizeof(err));
-	tap_ok(l.ip_rate == 100 && l.ip_burst == 200, "and nothing changed");
+	memset(&l, 0, sizeof(l));
+	rc = pg_limits_get(s, &l, err, sizeof(err));
+	tap_ok(rc == 0 && l.ip_rate == 100 && l.ip_burst == 200, "and nothing changed");
 	tap_ok(strcmp(sql_state(s, "INSERT INTO limits (ip_rate, ip_burst, user_rate, user_burst, "
 				   "device_rate, device_burst, forward_per_s) VALUES "
 				   "(1, 1, 1, 1, 1, 1, 1)"),
 		       "23505") == 0,
 		"the limits table holds one row");
+}
+
+/* One check: pg_order_pay(order_id) returns 0 and answers want. Its answer starts empty each time,
+ * so a failed call never shows the previous call's. */
+static void
+check_pay(struct pg_store *s, uint64_t order_id, const char *want, const char *name)
+{
+	char result[32] = "", perr[256] = "";
+	int rc = pg_order_pay(s, order_id, result, sizeof(result), perr, sizeof(perr));
+
+	tap_ok(rc == 0 && strcmp(result, want) == 0, "%s: %s (rc %d, got '%s'%s%s)", name, want, rc,
+		result, perr[0] != '\0' ? ": " : "", perr);
 }
 
 static void
@@ -689,28 +710,17 @@ test_orders(struct pg_store *s)
 				       "(13, 7, 3, 1004, 'pending', now() - interval '1 second'), "
 				       "(14, 7, 4, 1005, 'cancelled', now() + interval '1 hour')")),
 		0, "expired, late and cancelled orders inserted");
-	rc = pg_order_pay(s, 1, result, sizeof(result), err, sizeof(err));
-	tap_ok(rc == 0 && strcmp(result, "paid") == 0, "a pending order in time is paid (%s)",
-		result);
+	check_pay(s, 1, "paid", "a pending order in time is paid");
 	tap_eq_int(sql_num(s, "SELECT count(*) FROM orders WHERE id = 1 AND status = 'paid' AND "
 			      "paid_at IS NOT NULL"),
 		1, "it is 'paid' with paid_at set");
-	pg_order_pay(s, 1, result, sizeof(result), err, sizeof(err));
-	tap_ok(strcmp(result, "already_paid") == 0, "paying it again: already_paid (%s)", result);
-	pg_order_pay(s, 12, result, sizeof(result), err, sizeof(err));
-	tap_ok(strcmp(result, "expired_refund_needed") == 0, "an expired order: refund (%s)",
-		result);
-	pg_order_pay(s, 13, result, sizeof(result), err, sizeof(err));
-	tap_ok(strcmp(result, "expired_refund_needed") == 0,
-		"a pending order past its deadline: refund (%s)", result);
+	check_pay(s, 1, "already_paid", "paying it again");
+	check_pay(s, 12, "expired_refund_needed", "an expired order: refund");
+	check_pay(s, 13, "expired_refund_needed", "a pending order past its deadline: refund");
 	tap_eq_int(sql_num(s, "SELECT count(*) FROM orders WHERE id = 13 AND status = 'pending'"),
 		1, "and it stays pending for the expiry sweeper");
-	pg_order_pay(s, 14, result, sizeof(result), err, sizeof(err));
-	tap_ok(strcmp(result, "expired_refund_needed") == 0, "a cancelled order: refund (%s)",
-		result);
-	pg_order_pay(s, 424242, result, sizeof(result), err, sizeof(err));
-	tap_ok(strcmp(result, "no_such_order") == 0, "an unknown order: no_such_order (%s)",
-		result);
+	check_pay(s, 14, "expired_refund_needed", "a cancelled order: refund");
+	check_pay(s, 424242, "no_such_order", "an unknown order");
 	tap_eq_int(pg_order_pay(s, 0, result, sizeof(result), err, sizeof(err)), -EINVAL,
 		"order id 0 is refused before asking PostgreSQL");
 

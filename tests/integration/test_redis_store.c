@@ -869,10 +869,19 @@ test_outbox_reading(void)
 
 /* --- Two control planes at once ------------------------------------------------------------ */
 
+/*
+ * Two processes race on the same users while stock remains: each sends the SHARED users first,
+ * in the same order and in the same batches, then OWN users that only it sends. Stock is more
+ * than one process sends but less than all distinct users, so however the two are scheduled
+ * (even one wholly after the other) the second still has stock when it reaches users the first
+ * already holds: only the duplicate check of reserve.lua keeps them from a second item, and the
+ * sale still sells out.
+ */
 static void
 test_two_processes(void)
 {
-	enum { USERS = 3000, STOCK = 700, PER = 50 };
+	enum { SHARED = 1000, OWN = 1000, STOCK = 2500, PER = 50 };
+	enum { USERS = SHARED + 2 * OWN };
 	const uint32_t ev = 600;
 	int fd[2][2];
 	pid_t pid[2];
@@ -885,14 +894,13 @@ test_two_processes(void)
 			exit(1);
 		pid[p] = fork();
 		if (pid[p] == 0) {
-			/* Process 0 takes users 1..2000 upwards, process 1 users 1000..3000
-			 * downwards: 1,001 users are sent by both. */
+			/* Process p sends users 1..SHARED, then its own block of OWN users. */
 			struct rs_config c = {.unix_path = srv.sock};
 			char err[256];
 			struct redis_store *mine = rs_open(&c, err, sizeof(err));
 			static struct wire_reserve res[PER];
 			uint8_t v[PER];
-			unsigned first = p == 0 ? 1 : 1000, count = 2001 - (p == 0);
+			const unsigned count = SHARED + OWN;
 
 			if (mine == NULL)
 				_exit(2);
@@ -902,7 +910,8 @@ test_two_processes(void)
 					.event = ev, .n = k, .res = res, .verdicts = v};
 
 				for (unsigned i = 0; i < k; i++) {
-					uint64_t u = p == 0 ? first + done + i : USERS - done - i;
+					uint64_t n = done + i + 1;
+					uint64_t u = n <= SHARED ? n : n + p * OWN;
 
 					res[i] = (struct wire_reserve){
 						.reservation_id = (uint64_t)(p + 1) << 40 | u,
@@ -922,7 +931,7 @@ test_two_processes(void)
 		}
 		close(fd[p][1]);
 	}
-	unsigned told = 0, twice = 0;
+	unsigned told = 0, twice = 0, shared_once = 0;
 
 	for (unsigned p = 0; p < 2; p++) {
 		uint64_t u;
@@ -940,10 +949,15 @@ test_two_processes(void)
 	}
 	for (unsigned u = 1; u <= USERS; u++)
 		twice += got[0][u] && got[1][u];
+	/* When either reaches a shared user at most SHARED + OWN items are gone (the shared users
+	 * and the other's own): stock is left, so one of the two holds each shared user. */
+	for (unsigned u = 1; u <= SHARED; u++)
+		shared_once += got[0][u] + got[1][u] == 1;
 	long long buyers = n_buyers(raw, ev);
 
 	tap_eq_int(told, STOCK, "  exactly the stock was reserved across both (no oversell)");
 	tap_eq_int(twice, 0, "  no user was reserved by both");
+	tap_eq_int(shared_once, SHARED, "  every user sent by both was reserved exactly once");
 	tap_eq_int(buyers, STOCK, "  buyers == stock");
 	tap_eq_int(outbox_reservations(raw, ev, NULL, 0), buyers,
 		"  reservations in the outbox == buyers");

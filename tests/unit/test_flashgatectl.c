@@ -437,7 +437,7 @@ test_flashgatectl(const char *exe)
 	struct run r;
 	FILE *cf;
 
-	if (mkdtemp(dir) == NULL)
+	if (!tap_ok(mkdtemp(dir) != NULL, "a temporary directory for the stand-in admin socket"))
 		return;
 	snprintf(sock, sizeof(sock), "%s/admin.sock", dir);
 	snprintf(missing, sizeof(missing), "%s/none.sock", dir);
