@@ -154,9 +154,9 @@ jw_time(struct json_writer *j, const char *key, uint64_t ms)
 int
 jw_end(struct json_writer *j)
 {
-	if (j->overflow)
+	/* jput() kept room for the '\n' and the NUL, unless nothing was ever written. */
+	if (j->overflow || j->len + 2 > j->cap)
 		return -ENOSPC;
-	/* jput() kept room for this. */
 	j->buf[j->len++] = '\n';
 	j->buf[j->len] = '\0';
 	return (int)j->len;

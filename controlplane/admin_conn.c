@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "controlplane/admin_answer.h"
 #include "controlplane/admin_proto.h"
 
@@ -54,6 +55,7 @@ conn_close(struct admin_conns *t, struct admin_conn *k)
 {
 	close(k->fd);
 	free(k->out);
+	explicit_bzero(k->line, sizeof(k->line));
 	k->fd = -1;
 	k->out = NULL;
 	t->cnt.open--;
@@ -160,7 +162,14 @@ conn_execute(struct admin_conns *t, struct admin_conn *k)
 		return;
 	}
 	t->cnt.requests++;
-	conn_answer(t, k, out, t->exec(t->arg, k->line, out, ADMIN_ANSWER_MAX));
+	uint64_t started_us = now_mono_us();
+	int len = t->exec(t->arg, k->line, out, ADMIN_ANSWER_MAX);
+
+	/* The deadline is the client's: the time the command itself ran is not counted. */
+	k->deadline_ms += (now_mono_us() - started_us) / 1000;
+	/* The line may hold a secret (keys auth-set on an old client's command line). */
+	explicit_bzero(k->line, sizeof(k->line));
+	conn_answer(t, k, out, len);
 }
 
 /* Reads what k's client sent; runs its request once the line is complete. */

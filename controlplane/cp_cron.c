@@ -66,7 +66,13 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	uint64_t wake;
 
 	decider_flush(c->dec, now_ms, false);
-	if (c->st->next_key_retire_ms != 0 && now_ms >= c->st->next_key_retire_ms)
+	/* After a start, the data planes first report how long their tokens live (they send
+	 * their counters at once when they connect, then every second; a longer lifetime
+	 * learned before the restart is not stored): no key goes before that. */
+	uint64_t retire_from = c->started_ms + CP_KEY_RETIRE_HOLD_MS;
+
+	if (c->st->next_key_retire_ms != 0 && now_ms >= c->st->next_key_retire_ms &&
+		now_ms >= retire_from)
 		retire_keys(c, now_ms);
 	if (now_ms >= c->next_heartbeat_ms) {
 		struct wire_heartbeat hb = {now_ms};
@@ -77,7 +83,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}
 	wake = decider_deadline(c->dec);
-	if (c->st->next_key_retire_ms != 0 && c->st->next_key_retire_ms < wake)
-		wake = c->st->next_key_retire_ms;
+	if (c->st->next_key_retire_ms != 0) {
+		uint64_t due = c->st->next_key_retire_ms > retire_from ? c->st->next_key_retire_ms
+								     : retire_from;
+
+		if (due < wake)
+			wake = due;
+	}
 	return wake < c->next_heartbeat_ms ? wake : c->next_heartbeat_ms;
 }

@@ -20,6 +20,9 @@
 #define CP_MAX_KEYS   16
 /* A data plane that learns of a rotation late (resync) keeps minting with the old key meanwhile. */
 #define CP_KEY_LATE_MS 30000
+/* After a start, no retired key is removed this long: the data planes report their purchase
+ * token lifetime first. */
+#define CP_KEY_RETIRE_HOLD_MS 5000
 
 struct cp_event {
 	struct admin_event ev;

@@ -341,13 +341,15 @@ main(int argc, char **argv)
 	decider_flush(c.dec, now_wall_ms(), true);
 	rc = 0;
 out:
+	/* First the metrics thread, which reads the admin counters. */
+	metrics_stop(c.metrics);
+	c.metrics = NULL;
 	admin_conns_destroy(c.admin);
 	c.admin = NULL;
 	if (admin_fd >= 0) {
 		close(admin_fd);
 		unlink(cfg.admin_socket);
 	}
-	metrics_stop(c.metrics);
 	decider_free(c.dec);
 	dp_stats_destroy(c.dps);
 	cp_links_close(c.links);

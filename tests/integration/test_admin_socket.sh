@@ -17,7 +17,7 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-DEADLINE_S=20 # controlplane.admin_timeout here: far longer than the feed needs
+DEADLINE_S=40 # controlplane.admin_timeout here: far longer than the feed needs
 # TAP: tap_ok, tap_is, tap_done (the end-to-end tests' harness; nothing else of it is used).
 . "$ROOT/tests/e2e/harness.sh"
 

@@ -94,6 +94,12 @@ test_overflow(void)
 	jw_str(&j, "ab", "cdef");
 	jw_close(&j, '}');
 	check_text(buf, jw_end(&j), "{\"ab\":\"cdef\"}\n", "a text that just fits is whole");
+
+	/* A buffer too small for even the newline: nothing written past it. */
+	buf[1] = 'x';
+	jw_init(&j, buf, 1);
+	tap_eq_int(jw_end(&j), -ENOSPC, "an empty text in a 1-byte buffer is -ENOSPC");
+	tap_ok(buf[0] == '\0' && buf[1] == 'x', "and nothing is written past its byte");
 }
 
 int
