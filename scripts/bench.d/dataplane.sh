@@ -128,11 +128,7 @@ answer() { fg_lg_field "$TMP/lg-$1.json" answers "$2"; }
 
 dp_start() {
 	local ports now rc=0
-	mapfile -t ports < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print("\n".join(str(x.getsockname()[1]) for x in s))')
+	mapfile -t ports < <(fg_free_ports 2)
 	now=$(date +%s)
 	# Event 1: plenty of stock (reserves admitted); event 2: none (sold out).
 	cat >"$TMP/flashgate.conf" <<EOF

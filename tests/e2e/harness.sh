@@ -13,7 +13,7 @@
 #   tap_done
 #
 # A test that needs a control plane sets E2E_DP_ARGS (extra "-s SECTION.KEY=VALUE" for the data
-# plane) before e2e_begin, picks ports with e2e_free_ports, and plays the control plane with the
+# plane) before e2e_begin, picks ports with fg_free_ports, and plays the control plane with the
 # test peer (tests/peer/fg_testpeer.c): e2e_peer_start, e2e_peer_cmd, e2e_peer_stop.
 #
 # Every wait is bounded; nothing is sent anywhere but the test's own namespace.
@@ -281,17 +281,6 @@ v = json.loads(sys.argv[1]).get(sys.argv[2], {}).get(sys.argv[3])
 if v is None:
     sys.exit(1)
 print(v)' "$reply" "$1" "$2"
-}
-
-# e2e_free_ports N: prints N distinct TCP ports that are free on 127.0.0.1, one a line. (Another
-# program could take one before it is used; the kernel hands out ports from a large range.)
-e2e_free_ports() {
-	python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
 # e2e_peer_start EXE ARGS...: starts the test peer (a stand-in control plane) with its standard

@@ -28,7 +28,7 @@ USER_RATE=1 USER_BURST=3
 LIMITS=1000,2000,$USER_RATE,$USER_BURST,0,0,1000
 
 E2E_TOOLS=(mkfifo)
-mapfile -t zmq_ports < <(e2e_free_ports 2)
+mapfile -t zmq_ports < <(fg_free_ports 2)
 PULL_EP=tcp://127.0.0.1:${zmq_ports[0]}
 PUB_EP=tcp://127.0.0.1:${zmq_ports[1]}
 E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP"

@@ -20,7 +20,7 @@ USERS=8
 DOUBLE=3 # the first DOUBLE users click reserve twice, as an impatient buyer does
 EV=7
 
-mapfile -t PORTS < <(e2e_free_ports 3)
+mapfile -t PORTS < <(fg_free_ports 3)
 PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
 E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
 	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12

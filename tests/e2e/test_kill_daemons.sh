@@ -13,7 +13,7 @@ set -euo pipefail
 
 CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-}
 STOCK=300 USERS=900 EV=3
-mapfile -t PORTS < <(e2e_free_ports 2)
+mapfile -t PORTS < <(fg_free_ports 2)
 PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
 # Lost reservations (a control plane killed with them in its buffers) turn into "retry" fast.
 E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"

@@ -148,7 +148,7 @@ dp_counter() {
 	echo "$sum"
 }
 
-mapfile -t zmq_ports < <(e2e_free_ports 2)
+mapfile -t zmq_ports < <(fg_free_ports 2)
 PULL_EP=tcp://127.0.0.1:${zmq_ports[0]} PUB_EP=tcp://127.0.0.1:${zmq_ports[1]}
 FG_DP_ADDR=198.18.0.2
 e2e_write_config "$E2E_TMP/flashgate.conf"
@@ -254,7 +254,7 @@ tap_is "$(field sale malformed tcp)/$(field sale malformed http)/$(value sale \
 # A new test peer (new stock, the low per-address limit) on new ports; the honest users come at
 # 200/s so that the floods run alongside them for over a second.
 e2e_peer_stop
-mapfile -t zmq_ports < <(e2e_free_ports 2)
+mapfile -t zmq_ports < <(fg_free_ports 2)
 PULL_EP=tcp://127.0.0.1:${zmq_ports[0]} PUB_EP=tcp://127.0.0.1:${zmq_ports[1]}
 rc=0
 e2e_peer_start "$PEER_EXE" --pull "$PULL_EP" --pub "$PUB_EP" --event "1:$STOCK:flooded sale" \

@@ -59,7 +59,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-mapfile -t zmq_ports < <(e2e_free_ports 2)
+mapfile -t zmq_ports < <(fg_free_ports 2)
 FG_DP_ADDR=198.18.0.2
 e2e_write_config "$E2E_TMP/flashgate.conf"
 : >"$E2E_TMP/dataplane.log"

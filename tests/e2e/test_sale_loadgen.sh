@@ -14,7 +14,7 @@ set -euo pipefail
 
 CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-} LG_EXE=${5:-}
 STOCK=1000 USERS=20000 EV=4 USER_BASE=20001
-mapfile -t PORTS < <(e2e_free_ports 2)
+mapfile -t PORTS < <(fg_free_ports 2)
 PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
 MEMIF_SOCK=/tmp/fg-e2e-sl-$$.sock LG_PREFIX=fg-e2e-sllg-$$
 E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB")

@@ -39,17 +39,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! "$ROOT/scripts/services" up "$TMP/svc" --fast >"$TMP/services.log" 2>&1; then
-	sed 's/^/# /' "$TMP/services.log"
-	echo "Bail out! scripts/services up"
-	exit 1
-fi
-eval "$("$ROOT/scripts/services" env "$TMP/svc")"
-mapfile -t P < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print("\n".join(str(x.getsockname()[1]) for x in s))')
+fg_test_services_up "$TMP/svc"
+mapfile -t P < <(fg_free_ports 2)
 SOCK=$TMP/admin.sock
 LOG=$TMP/cp.log
 

@@ -10,6 +10,8 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
 STOCK=500
 n=0 failed=0
 ok() { # RC DESCRIPTION
@@ -39,17 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! "$ROOT/scripts/services" up "$TMP/svc" --fast >"$TMP/services.log" 2>&1; then
-	sed 's/^/# /' "$TMP/services.log"
-	echo "Bail out! scripts/services up"
-	exit 1
-fi
-eval "$("$ROOT/scripts/services" env "$TMP/svc")"
-mapfile -t P < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(4)]
-for x in s: x.bind(("127.0.0.1", 0))
-print("\n".join(str(x.getsockname()[1]) for x in s))')
+fg_test_services_up "$TMP/svc"
+mapfile -t P < <(fg_free_ports 4)
 
 start_cp() { # N PULL PUB
 	"$CP" -s "controlplane.id=$((100 + $1))" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$2" \
