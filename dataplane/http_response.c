@@ -61,11 +61,13 @@ http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
 	ctx->healthz_head_len = (uint16_t)(ctx->healthz_len - (sizeof(healthz_body) - 1));
 }
 
-/* The cache slot of an error answer: the reason's address mixed with status and head. */
+/* The cache slot of an error answer: the reason's address mixed with status, head and extra. */
 static inline struct http_resp_cached *
-resp_error_slot(struct http_resp_ctx *ctx, const char *reason, unsigned status, bool head)
+resp_error_slot(struct http_resp_ctx *ctx, const char *reason, unsigned status, bool head,
+	size_t extra_len)
 {
-	uint64_t h = ((uintptr_t)reason ^ (uint64_t)status << 1 ^ (uint64_t)head) *
+	uint64_t h = ((uintptr_t)reason ^ (uint64_t)status << 1 ^ (uint64_t)head ^
+			     (uint64_t)extra_len << 11) *
 		     UINT64_C(0x9e3779b97f4a7c15);
 
 	return &ctx->errors[h >> 61];
@@ -76,16 +78,15 @@ http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned statu
 	const char *reason, const char *extra, size_t extra_len, bool head)
 {
 	_Static_assert(HTTP_RESP_CACHE == 8, "resp_error_slot() takes 3 bits");
-	struct http_resp_cached *c = NULL;
+	struct http_resp_cached *c = resp_error_slot(ctx, reason, status, head, extra_len);
 
-	if (extra_len == 0) {
-		c = resp_error_slot(ctx, reason, status, head);
-		if (c->reason == reason && c->status == status && c->head == head) {
-			if (c->len > cap)
-				return 0;
-			memcpy(dst, c->b, c->len);
-			return c->len;
-		}
+	if (c->reason == reason && c->status == status && c->head == head &&
+		c->extra_len == extra_len &&
+		(extra_len == 0 || memcmp(c->b + c->extra_off, extra, extra_len) == 0)) {
+		if (c->len > cap)
+			return 0;
+		memcpy(dst, c->b, c->len);
+		return c->len;
 	}
 
 	char body[256];
@@ -100,12 +101,17 @@ http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned statu
 	uint16_t n = http_resp_write(dst, cap, ctx, status, extra, extra_len, body,
 		(size_t)(b.p - body), head);
 
-	if (c != NULL && n != 0 && n <= sizeof(c->b)) {
+	if (n != 0 && n <= sizeof(c->b)) {
+		/* The extra lines follow the status line and the shared lines. */
+		const char *eol = memchr(dst, '\n', n);
+
 		memcpy(c->b, dst, n);
 		c->len = n;
 		c->status = (uint16_t)status;
 		c->head = head;
 		c->reason = reason;
+		c->extra_off = (uint16_t)(eol + 1 - dst + ctx->common_len);
+		c->extra_len = (uint16_t)extra_len;
 	}
 	return n;
 }

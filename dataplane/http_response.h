@@ -30,6 +30,7 @@ struct http_resp_cached {
 	uint16_t status;
 	bool head;
 	uint16_t len;
+	uint16_t extra_off, extra_len; /* where the extra header lines are in b */
 	char b[HTTP_RESP_MAX];
 };
 
@@ -185,9 +186,9 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 /*
  * Writes an error answer whose body is {"error":"<reason>"}; extra header
  * lines as in http_resp_write(). Returns the length written, or 0.
- * reason must be a static string (a literal, or a parser's error text): an answer without
- * extra lines is kept in ctx until the next second, found again by the reason's address,
- * status and head, and then copied whole.
+ * reason must be a static string (a literal, or a parser's error text): the answer is kept in
+ * ctx until the next second, found again by the reason's address, status, head and the same
+ * extra lines (the CORS lines of a refusal are the same all second), and then copied whole.
  */
 uint16_t http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned status,
 	const char *reason, const char *extra, size_t extra_len, bool head);

@@ -21,9 +21,25 @@
 #include "dataplane/pipeline/request.h"
 #include "dataplane/worker.h"
 
-/* Extra header lines of one answer: CORS and Retry-After. */
+/* "Access-Control-Allow-Headers: ..." and Max-Age of a preflight (route_preflight()). */
+#define ANS_PREFLIGHT_TAIL                                                                         \
+	"Access-Control-Allow-Headers: Authorization, X-Flash-Token, X-Device-Id, "                \
+	"Content-Type\r\nAccess-Control-Max-Age: 600\r\n"
+/* The longest Allow value (ROUTE_METHODS_GET in routes.h). */
+#define ANS_ALLOW_MAX sizeof("GET, HEAD, OPTIONS")
+
+/*
+ * Extra header lines of one answer: Allow, CORS, Retry-After. Sized for the longest set an
+ * answer has, a preflight from a 127-byte origin: nothing is ever cut (issue 16: a 256-byte
+ * buffer dropped the preflight's last lines and the CRLF that ends the head).
+ */
+#define ANS_HDRS_MAX                                                                               \
+	(sizeof("Allow: \r\n") + ANS_ALLOW_MAX + REQ_CORS_LINES_MAX +                               \
+		sizeof("Access-Control-Allow-Methods: \r\n") + ANS_ALLOW_MAX +                      \
+		sizeof(ANS_PREFLIGHT_TAIL) + sizeof("Retry-After: 4294967295\r\n"))
+
 struct ans_hdrs {
-	char b[256];
+	char b[ANS_HDRS_MAX];
 	size_t n;
 };
 
@@ -40,7 +56,7 @@ ans_hdrs_init(struct ans_hdrs *h)
 static inline void
 ans_hdr_mem(struct ans_hdrs *h, const char *s, size_t n)
 {
-	if (h->n + n <= sizeof(h->b)) {
+	if (likely(h->n + n <= sizeof(h->b))) {
 		memcpy(h->b + h->n, s, n);
 		h->n += n;
 	}
@@ -57,19 +73,13 @@ ans_hdr_allow(struct ans_hdrs *h, const char *allow, size_t allow_len)
 	ans_hdr_lit(h, "\r\n");
 }
 
-/* Adds Access-Control-Allow-Origin for a request from the configured origin. */
+/* Adds Access-Control-Allow-Origin (and Vary) for a request from the configured origin. */
 static inline void
 ans_hdr_cors(struct ans_hdrs *h, const struct worker *w, bool cors)
 {
-	if (!cors)
+	if (!cors || sizeof(h->b) - h->n < REQ_CORS_LINES_MAX)
 		return;
-	if (w->cors_any) {
-		ans_hdr_lit(h, "Access-Control-Allow-Origin: *\r\n");
-		return;
-	}
-	ans_hdr_lit(h, "Access-Control-Allow-Origin: ");
-	ans_hdr_mem(h, w->cors_origin, w->cors_len);
-	ans_hdr_lit(h, "\r\nVary: Origin\r\n");
+	h->n += req_cors_lines(w, h->b + h->n);
 }
 
 static inline void

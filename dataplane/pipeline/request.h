@@ -77,6 +77,51 @@ req_claimed_user(const char *p, size_t len, unsigned field)
 	return v;
 }
 
+/* The CORS lines of an answer to the configured origin: Access-Control-Allow-Origin, Vary. */
+#define REQ_CORS_LINES_MAX                                                                         \
+	(sizeof("Access-Control-Allow-Origin: \r\nVary: Origin\r\n") - 1 +                         \
+		sizeof(((struct worker *)0)->cors_origin) - 1)
+
+/*
+ * Writes the CORS lines of an answer to the configured origin (admission.cors_origin) at dst,
+ * which has room for REQ_CORS_LINES_MAX bytes; "*" gets no Vary. Returns the length, 0 when
+ * no CORS is configured. The configured value is written, never the request's.
+ */
+static inline size_t
+req_cors_lines(const struct worker *w, char *dst)
+{
+#define REQ_PUT(lit) (memcpy(p, (lit), sizeof(lit) - 1), p += sizeof(lit) - 1)
+	char *p = dst;
+
+	if (w->cors_len == 0)
+		return 0;
+	if (w->cors_any) {
+		REQ_PUT("Access-Control-Allow-Origin: *\r\n");
+		return (size_t)(p - dst);
+	}
+	REQ_PUT("Access-Control-Allow-Origin: ");
+	memcpy(p, w->cors_origin, w->cors_len);
+	p += w->cors_len;
+	REQ_PUT("\r\nVary: Origin\r\n");
+	return (size_t)(p - dst);
+#undef REQ_PUT
+}
+
+/*
+ * A request the parser refused (400, 414, 431, 501, 505): {"error":text} with the CORS lines
+ * whatever the request's Origin, which may not have been read (docs/api.md: a page can read
+ * every refusal). Counted by status. Out of line: browsers send well-formed requests.
+ */
+static __rte_noinline uint16_t
+req_refuse_slow(struct worker *w, char *out, uint16_t cap, unsigned status, const char *text)
+{
+	char cors[REQ_CORS_LINES_MAX];
+
+	w->ctr.http[dp_http_slot_of(status)]++;
+	return http_resp_error(out, cap, &w->resp, status, text, cors, req_cors_lines(w, cors),
+		false);
+}
+
 /* http_authority_is()'s port check: a port we listen on. */
 static inline bool
 req_port_ours(const void *w, uint16_t port)
@@ -96,9 +141,8 @@ req_other_host_slow(struct worker *w, const struct http_request *r, char *out, u
 	if (http_authority_is(&r->authority, w->names->name, w->names->n, req_port_ours, w))
 		return false;
 	w->ctr.reject[DP_REJ_OTHER_HOST]++;
-	w->ctr.http[DP_HTTP_400]++;
-	*answer_len = http_resp_error(out, cap, &w->resp, 400,
-		"absolute-form request-target names another host", "", 0, false);
+	*answer_len = req_refuse_slow(w, out, cap, 400,
+		"absolute-form request-target names another host");
 	return true;
 }
 
@@ -120,16 +164,12 @@ req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16
 	w->ctr.requests++;
 	rc = http_parse_request(req, req_len, r);
 	if (unlikely(rc != 0)) {
-		if (rc == HTTP_INCOMPLETE) {
-			/* Stateless TCP: the whole request must come in one segment. */
-			w->ctr.http[DP_HTTP_431]++;
-			*answer_len = http_resp_error(out, cap, &w->resp, 431,
-				"request must fit in one TCP segment", "", 0, false);
-			return false;
-		}
-		w->ctr.http[dp_http_slot_of((unsigned)rc)]++;
-		*answer_len =
-			http_resp_error(out, cap, &w->resp, (unsigned)rc, r->error, "", 0, false);
+		/* Stateless TCP: the whole request must come in one segment. */
+		if (rc == HTTP_INCOMPLETE)
+			*answer_len = req_refuse_slow(w, out, cap, 431,
+				"request must fit in one TCP segment");
+		else
+			*answer_len = req_refuse_slow(w, out, cap, (unsigned)rc, r->error);
 		return false;
 	}
 	if (unlikely(r->authority.len != 0) && req_other_host_slow(w, r, out, cap, answer_len))

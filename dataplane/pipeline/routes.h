@@ -94,8 +94,7 @@ route_preflight(struct worker *w, const struct req_view *q, char *out, uint16_t 
 		ans_hdr_cors(&h, w, true);
 		ans_hdr_lit(&h, "Access-Control-Allow-Methods: ");
 		ans_hdr_mem(&h, allow, allow_len);
-		ans_hdr_lit(&h, "\r\nAccess-Control-Allow-Headers: Authorization, X-Flash-Token, "
-				"X-Device-Id, Content-Type\r\nAccess-Control-Max-Age: 600\r\n");
+		ans_hdr_lit(&h, "\r\n" ANS_PREFLIGHT_TAIL);
 	}
 	w->ctr.admit[DP_ADM_CORS_PREFLIGHT]++;
 	w->ctr.http[DP_HTTP_204]++;
@@ -443,6 +442,9 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 
 #define ROUTE_METHODS_GET  "GET, HEAD, OPTIONS"
 #define ROUTE_METHODS_POST "POST, OPTIONS"
+_Static_assert(sizeof(ROUTE_METHODS_GET) <= ANS_ALLOW_MAX &&
+		       sizeof(ROUTE_METHODS_POST) <= ANS_ALLOW_MAX,
+	"struct ans_hdrs has room for every Allow value");
 #define ROUTE_ALLOW(w, q, out, cap, allow)                                                         \
 	route_method_not_allowed((w), (q), (out), (cap), (allow), sizeof(allow) - 1)
 #define ROUTE_PREFLIGHT(w, q, out, cap, allow)                                                     \

@@ -768,6 +768,159 @@ test_segments(void)
 }
 
 /*
+ * Sends req on a connection whose SYN announced mss and puts the answer's segments together in
+ * a (status, text, body). Returns the number of segments.
+ */
+static uint16_t
+ask_mss(const char *req, uint16_t mss, struct answer *a)
+{
+	struct rte_mbuf *tx[PIPELINE_TX_PER_RX];
+	uint32_t isn, c;
+	uint16_t n = request_mss(req, next_port++, mss, tx, &isn, &c);
+	size_t len = 0;
+
+	memset(a, 0, sizeof(*a));
+	for (uint16_t i = 0; i < n; i++) {
+		uint16_t l;
+		const char *p = pb_payload(tx[i], &l);
+
+		if (len + l < sizeof(a->text)) {
+			memcpy(a->text + len, p, l);
+			len += l;
+		}
+	}
+	rte_pktmbuf_free_bulk(tx, n);
+	a->text[len] = '\0';
+	if (len > 12 && memcmp(a->text, "HTTP/1.1 ", 9) == 0)
+		a->status = (unsigned)atoi(a->text + 9);
+	a->body = strstr(a->text, "\r\n\r\n");
+	a->body = a->body ? a->body + 4 : "";
+	return n;
+}
+
+/* A 127-byte origin, the longest admission.cors_origin takes, made the worker's. */
+static void
+cors_longest(char *origin)
+{
+	memcpy(origin, "https://", 8);
+	memset(origin + 8, 'b', 127 - 8 - 8);
+	memcpy(origin + 127 - 8, ".example", 9);
+	memcpy(H.w->cors_origin, origin, 128);
+	H.w->cors_len = 127;
+	H.w->cors_any = false;
+}
+
+/*
+ * Issue 16 item 1: the preflight of every route, from the longest origin the config takes, to
+ * a client of the smallest MSS: every Access-Control line is there and the head ends with its
+ * empty line (a 256-byte buffer used to cut the last lines and that CRLF).
+ */
+static void
+test_preflight_longest_origin(void)
+{
+	static const struct {
+		const char *path, *methods;
+	} routes[] = {
+		{"/healthz", "GET, HEAD, OPTIONS"},
+		{"/api/v1/events/1", "GET, HEAD, OPTIONS"},
+		{"/api/v1/events/1/token", "POST, OPTIONS"},
+		{"/api/v1/events/1/reserve/7-CkoSL1DPbL8Rfy6n", "POST, OPTIONS"},
+		{"/api/v1/events/1/result", "GET, HEAD, OPTIONS"},
+	};
+	char origin[128], req[512], want[512];
+	struct answer a;
+
+	cors_longest(origin);
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		snprintf(req, sizeof(req),
+			"OPTIONS %s HTTP/1.1\r\nHost: s\r\nOrigin: %s\r\n"
+			"Access-Control-Request-Method: POST\r\n\r\n",
+			routes[i].path, origin);
+		uint16_t n = ask_mss(req, 536, &a);
+		size_t tl = strlen(a.text);
+
+		snprintf(want, sizeof(want),
+			"Allow: %s\r\nAccess-Control-Allow-Origin: %s\r\nVary: Origin\r\n"
+			"Access-Control-Allow-Methods: %s\r\nAccess-Control-Allow-Headers: "
+			"Authorization, X-Flash-Token, X-Device-Id, Content-Type\r\n"
+			"Access-Control-Max-Age: 600\r\n\r\n",
+			routes[i].methods, origin, routes[i].methods);
+		tap_ok(a.status == 204 && tl > strlen(want) &&
+			       strcmp(a.text + tl - strlen(want), want) == 0,
+			"preflight of %s from a 127-byte origin at MSS 536: every CORS line and the "
+			"head's end (%u segment(s), %zu bytes)",
+			routes[i].path, n, tl);
+	}
+	/* Allowed origin "*": the same lines with "*". */
+	H.w->cors_any = true;
+	H.w->cors_len = 1;
+	ask_mss("OPTIONS /api/v1/events/1/result HTTP/1.1\r\nHost: s\r\nOrigin: https://x.example"
+		"\r\n\r\n", 536, &a);
+	tap_ok(a.status == 204 && has(&a, "Access-Control-Allow-Origin: *\r\n") &&
+		       has(&a, "Access-Control-Max-Age: 600\r\n\r\n"),
+		"cors_origin = *: the preflight is whole too");
+	H.w->cors_any = false;
+	H.w->cors_len = 0;
+}
+
+/*
+ * Issue 16 item 2: the parser's refusals carry CORS too, whatever the request's Origin (it may
+ * not have been read), so a page can read them; each status once, from the longest origin.
+ */
+static void
+test_parser_refusals_cors(void)
+{
+	char origin[128], req[1500], want[200];
+	char path[1100];
+	struct answer a;
+
+	cors_longest(origin);
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(want, sizeof(want), "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n",
+		origin);
+	struct {
+		unsigned status;
+		char req[1500];
+	} cases[6];
+	unsigned n = 0;
+
+	snprintf(cases[n].req, sizeof(cases[n].req),
+		"GET /api/v1/events/1 HTTP/1.1\nHost: s\r\nOrigin: %s\r\n\r\n", origin);
+	cases[n++].status = 400;
+	snprintf(cases[n].req, sizeof(cases[n].req), "GET %s HTTP/1.1\r\nHost: s\r\n\r\n", path);
+	cases[n++].status = 414;
+	snprintf(cases[n].req, sizeof(cases[n].req), "GET / HTTP/1.1\r\nOrigin: %s\r\n", origin);
+	cases[n++].status = 431; /* incomplete: not one segment */
+	snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nOrigin: %s\r\n", origin);
+	for (int i = 0; i < 25; i++)
+		strcat(req, "X-A: b\r\n");
+	snprintf(cases[n].req, sizeof(cases[n].req), "%s\r\n", req);
+	cases[n++].status = 431; /* too many header fields */
+	snprintf(cases[n].req, sizeof(cases[n].req),
+		"BREW /api/v1/events/1 HTTP/1.1\r\nHost: s\r\nOrigin: %s\r\n\r\n", origin);
+	cases[n++].status = 501;
+	snprintf(cases[n].req, sizeof(cases[n].req),
+		"GET /api/v1/events/1 HTTP/2.0\r\nHost: s\r\nOrigin: %s\r\n\r\n", origin);
+	cases[n++].status = 505;
+	for (unsigned i = 0; i < n; i++) {
+		/* Twice: built, then from the second's cache of refusals. */
+		for (int k = 0; k < 2; k++) {
+			ask_mss(cases[i].req, 536, &a);
+			tap_ok(a.status == cases[i].status && has(&a, want) &&
+				       strncmp(a.body, "{\"error\":\"", 10) == 0,
+				"parser refusal %u (%s) carries the CORS lines at MSS 536", a.status,
+				k ? "cached" : "built");
+		}
+	}
+	H.w->cors_len = 0;
+	ask_mss("GET / HTTP/2.0\r\nHost: s\r\n\r\n", 536, &a);
+	tap_ok(a.status == 505 && !has(&a, "Access-Control"),
+		"  without cors_origin no CORS line (and not the cached one)");
+}
+
+/*
  * One burst of five reserves of five users between a SYN and a request with a forged cookie:
  * pipeline_burst() routes each request a frame late (after the next one's parse), and still
  * answers every frame, each reserve with its own user's receipt, and hands the reservations to
@@ -917,6 +1070,8 @@ main(int argc, char **argv)
 	test_result_route();
 	test_cors();
 	test_segments();
+	test_preflight_longest_origin();
+	test_parser_refusals_cors();
 	test_burst_order();
 	/* Every path above (admitted, refused, limited, blocked, sold out, results, CORS) gave
 	 * back every mbuf it took. */
