@@ -161,7 +161,8 @@ enum wire_verdict {
 	WIRE_V_RESERVED = 1,  /* stock held for the user; an order follows */
 	WIRE_V_DUPLICATE = 2, /* the user already holds one for this event */
 	WIRE_V_SOLD_OUT = 3,
-	WIRE_V_RETRY = 4,   /* the control plane could not decide: answer 503, the client retries */
+	WIRE_V_RETRY = 4,   /* the cp could not decide: a poll answers "retry", the client reserves
+			     * again (docs/wire.md says why not 503) */
 	WIRE_V_ORDERED = 5, /* the order is written: order_id and pay_deadline_ms are set */
 	WIRE_V_PAID = 6,
 	WIRE_V_EXPIRED = 7, /* not paid in time; the stock went back */

@@ -403,6 +403,10 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	int found = w->bridge != NULL ? result_table_lookup(w->bridge->results, id, user, &res)
 				      : -ENOENT;
 
+	/* A stored RETRY is about an earlier attempt when a young receipt proves a newer one is
+	 * on its way: that one is queued, and says "retry" itself if it is lost too. */
+	if (found == 0 && unlikely(res.verdict == WIRE_V_RETRY) && young)
+		found = -EAGAIN;
 	out_lit(&b, "{\"event\":");
 	out_u64(&b, id);
 	if (found == 0) {

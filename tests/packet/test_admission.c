@@ -574,6 +574,21 @@ test_result_route(void)
 	tap_ok(has(&a, "\"status\":\"ordered\",\"order_id\":123456,\"pay_deadline\":1700"),
 		"ordered: with the order id and the pay deadline");
 
+	/* Issue 16 item 4: a RETRY stored for user 92's first attempt does not answer the poll of
+	 * a young receipt (a newer attempt, on its way); an old receipt and the purchase token
+	 * see it. */
+	res = (struct rt_result){ .reservation_id = 7, .verdict = WIRE_V_RETRY };
+	result_table_put(H.results, EV_OPEN, 92, &res);
+	tok_receipt_mint(sale_ring(), EV_OPEN, 92, H.w->now_ms - 1000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""),
+		"a stored retry and a young receipt (a newer attempt): queued");
+	tok_receipt_mint(sale_ring(), EV_OPEN, 92, H.w->now_ms - 15000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"retry\""),
+		"  a stored retry and a receipt past receipt_young: retry (reserve again)");
+	ring_drain();
+
 	/* User 91 has another result; each receipt shows only its own user's. */
 	res = (struct rt_result){ .reservation_id = 6, .verdict = WIRE_V_SOLD_OUT };
 	result_table_put(H.results, EV_OPEN, 91, &res);
