@@ -26,7 +26,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_RESULT_QUERY] = {"result_query", sizeof(struct wire_result_query), 1,
 		WIRE_MAX_RECORDS, "QLx4"},
 	[WIRE_T_DP_STATS] = {"dp_stats", sizeof(struct wire_stat), 1, WIRE_STATS_MAX, "QBx7B48"},
-	[WIRE_T_RESULT] = {"result", sizeof(struct wire_result), 1, WIRE_MAX_RECORDS, "QQQQLLBx7"},
+	[WIRE_T_RESULT] = {"result", sizeof(struct wire_result), 1, WIRE_MAX_RECORDS, "QQQQLLBBx6"},
 	[WIRE_T_EVENT] = {"event", sizeof(struct wire_event), 1, WIRE_MAX_RECORDS, "LLQQBx7B64"},
 	[WIRE_T_SOLD_OUT] = {"sold_out", sizeof(struct wire_stock), 1, WIRE_MAX_RECORDS, "LL"},
 	[WIRE_T_RESTOCK] = {"restock", sizeof(struct wire_stock), 1, WIRE_MAX_RECORDS, "LL"},

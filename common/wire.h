@@ -176,10 +176,14 @@ struct wire_result {
 	uint64_t order_id;	  /* 0 until ORDERED */
 	uint64_t pay_deadline_ms; /* 0 until ORDERED */
 	uint32_t event;
-	uint32_t stock_left; /* the event's stock after this decision */
+	uint32_t stock_left; /* the event's stock after this decision (WIRE_RESULT_F_STOCK) */
 	uint8_t verdict;     /* enum wire_verdict */
-	uint8_t pad[7];
+	uint8_t flags;	     /* WIRE_RESULT_F_* */
+	uint8_t pad[6];
 };
+/* stock_left is the event's stock in Redis right after this decision: set by the control
+ * plane's reserve rounds that Redis answered, never by a result read back or relayed. */
+#define WIRE_RESULT_F_STOCK 0x01
 _Static_assert(sizeof(struct wire_result) == 48, "wire_result is 48 bytes");
 
 #define WIRE_EVENT_F_SOLD_OUT 0x01

@@ -161,6 +161,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 			r->event = b->event;
 			r->verdict = v;
 			r->stock_left = b->status == 0 && b->stock_left > 0 ? (uint32_t)b->stock_left : 0;
+			r->flags = b->status == 0 ? WIRE_RESULT_F_STOCK : 0;
 			if (v < WIRE_V_MAX)
 				d->ctr.verdicts[v]++;
 			if (v != WIRE_V_RETRY)

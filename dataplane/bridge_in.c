@@ -241,6 +241,30 @@ track_sender(struct bridge *b, const struct wire_msg *m)
 	t->next_seq = m->seq + 1;
 }
 
+static struct wire_event *model_event(struct model *m, uint32_t id);
+
+/*
+ * The stock a reserve round left (WIRE_RESULT_F_STOCK): into the model, so that the next
+ * version keeps it, and into the published event table in place, so that GET
+ * /api/v1/events/{id} shows it now without a new version per result message (the bridge is
+ * that table's only writer; workers read the field with a relaxed load). A sold-out or a
+ * restock still comes as its own message and makes a new version.
+ */
+static void
+result_stock(struct bridge *b, uint32_t event, uint32_t stock)
+{
+	struct wire_event *e = bridge_ready(b) ? model_event(&b->cur, event) : NULL;
+	const struct dp_shared *d = shared_get(&b->shared);
+	struct event_entry *x;
+
+	if (e == NULL || d == NULL || e->stock == stock)
+		return;
+	e->stock = stock;
+	x = (struct event_entry *)(uintptr_t)event_lookup(d->events, event);
+	if (x != NULL)
+		__atomic_store_n(&x->stock, stock, __ATOMIC_RELAXED);
+}
+
 static void
 on_result(struct bridge *b, const struct wire_msg *m)
 {
@@ -258,6 +282,9 @@ on_result(struct bridge *b, const struct wire_msg *m)
 			.verdict = r.verdict,
 		};
 
+		/* The stock first: a poll that sees the result sees the stock it left. */
+		if (r.flags & WIRE_RESULT_F_STOCK)
+			result_stock(b, r.event, r.stock_left);
 		result_table_put(b->results, r.event, r.user, &v);
 	}
 	/* One grace period for the message's evictions (result_table_seal()). */

@@ -51,6 +51,15 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 		put_labelled(out, cap, &n, "rejects", "reason", dp_reject_name(i), c->reject[i]);
 	for (unsigned i = 0; i < DP_ADM_MAX; i++)
 		put_labelled(out, cap, &n, "admits", "kind", dp_admit_name(i), c->admit[i]);
+	/* "ratelimit_evictions.table=ip": flashgate_dp_ratelimit_evictions{table="ip"}. */
+	for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
+		char family[32];
+
+		snprintf(family, sizeof(family), "ratelimit_%s", dp_limit_event_name(e));
+		for (unsigned t = 0; t < DP_LIM_MAX; t++)
+			put_labelled(out, cap, &n, family, "table", dp_limit_table_name(t),
+				c->limit[t][e]);
+	}
 	return n;
 }
 

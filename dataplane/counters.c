@@ -2,6 +2,7 @@
 #include "dataplane/counters.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 
@@ -16,6 +17,12 @@ static const char *const reject_names[DP_REJ_MAX] = { DP_REJECT_REASONS(DP_X_NAM
 #undef DP_X_NAME
 #define DP_X_NAME(name, str) [DP_ADM_##name] = str,
 static const char *const admit_names[DP_ADM_MAX] = { DP_ADMIT_KINDS(DP_X_NAME) };
+#undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_LIM_##name] = str,
+static const char *const limit_table_names[DP_LIM_MAX] = { DP_LIMIT_TABLES(DP_X_NAME) };
+#undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_LIM_EV_##name] = str,
+static const char *const limit_event_names[DP_LIM_EV_MAX] = { DP_LIMIT_EVENTS(DP_X_NAME) };
 #undef DP_X_NAME
 #define DP_X_CODE(code) [DP_HTTP_##code] = code,
 static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
@@ -51,6 +58,18 @@ dp_http_status_of(enum dp_http_slot s)
 	return s < DP_HTTP_MAX ? http_codes[s] : 0;
 }
 
+const char *
+dp_limit_table_name(enum dp_limit_table t)
+{
+	return t < DP_LIM_MAX ? limit_table_names[t] : "unknown";
+}
+
+const char *
+dp_limit_event_name(enum dp_limit_event e)
+{
+	return e < DP_LIM_EV_MAX ? limit_event_names[e] : "unknown";
+}
+
 void
 dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 {
@@ -72,6 +91,9 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 		dst->reject[i] += src->reject[i];
 	for (unsigned i = 0; i < DP_ADM_MAX; i++)
 		dst->admit[i] += src->admit[i];
+	for (unsigned t = 0; t < DP_LIM_MAX; t++)
+		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
+			dst->limit[t][e] += src->limit[t][e];
 }
 
 void
@@ -100,4 +122,10 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])
 			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);
+	for (unsigned t = 0; t < DP_LIM_MAX; t++)
+		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
+			if (c->limit[t][e])
+				fprintf(f, "  ratelimit %s_%-*s %" PRIu64 "\n", limit_table_names[t],
+					(int)(18 - strlen(limit_table_names[t])), limit_event_names[e],
+					c->limit[t][e]);
 }

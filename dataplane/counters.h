@@ -112,6 +112,17 @@ enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
 enum dp_http_slot { DP_HTTP_STATUSES(DP_X_ENUM) DP_HTTP_MAX };
 #undef DP_X_ENUM
 
+/* The rate-limit tables (dataplane/ratelimit.h) and what their inserts did (docs/limits.md). */
+#define DP_LIMIT_TABLES(X) X(IP, "ip") X(USER, "user") X(DEVICE, "device")
+#define DP_X_ENUM(name, str) DP_LIM_##name,
+enum dp_limit_table { DP_LIMIT_TABLES(DP_X_ENUM) DP_LIM_MAX };
+#undef DP_X_ENUM
+#define DP_LIMIT_EVENTS(X)                                                                         \
+	X(INSERTS, "inserts") X(RECYCLED, "recycled") X(MOVED, "moved") X(EVICTIONS, "evictions")
+#define DP_X_ENUM(name, str) DP_LIM_EV_##name,
+enum dp_limit_event { DP_LIMIT_EVENTS(DP_X_ENUM) DP_LIM_EV_MAX };
+#undef DP_X_ENUM
+
 struct dp_counters {
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
@@ -133,6 +144,10 @@ struct dp_counters {
 	uint64_t http[DP_HTTP_MAX];
 	uint64_t reject[DP_REJ_MAX];
 	uint64_t admit[DP_ADM_MAX];
+	/* The worker's rate-limit tables' counters (struct rl_table): not counted here but
+	 * copied in when the counters are read (worker_counters_read()); 0 for a table that is
+	 * off. */
+	uint64_t limit[DP_LIM_MAX][DP_LIM_EV_MAX];
 };
 
 /* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
@@ -156,6 +171,8 @@ const char *dp_answer_name(enum dp_answer_kind k);
 const char *dp_reject_name(enum dp_reject_reason r);
 const char *dp_admit_name(enum dp_admit_kind k);
 unsigned dp_http_status_of(enum dp_http_slot s);
+const char *dp_limit_table_name(enum dp_limit_table t);
+const char *dp_limit_event_name(enum dp_limit_event e);
 
 /* Adds every counter of src to dst (for totals over workers). */
 void dp_counters_add(struct dp_counters *dst, const struct dp_counters *src);

@@ -49,6 +49,17 @@ counters_members(struct json_writer *j, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		jw_u64(j, dp_drop_name(i), c->drops[i]);
 	jw_close(j, '}');
+	/* "ip_evictions", as the text's "ratelimit ip_evictions N". */
+	jw_open(j, "ratelimit", '{');
+	for (unsigned t = 0; t < DP_LIM_MAX; t++)
+		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "%s_%s", dp_limit_table_name(t),
+				dp_limit_event_name(e));
+			jw_u64(j, name, c->limit[t][e]);
+		}
+	jw_close(j, '}');
 }
 
 int
@@ -96,15 +107,18 @@ dp_counters_json_write(
 	const char *path, struct worker *const *workers, unsigned n, const struct bridge *b)
 {
 	struct dp_counters_of *w = calloc(n ? n : 1, sizeof(*w));
+	struct dp_counters *copy = calloc(n ? n : 1, sizeof(*copy));
 	struct bridge_counters bc;
 	/* About 2.5 KB per counters object. */
 	size_t cap = 4096 + (size_t)(n + 1) * 4096;
 	char *buf = malloc(cap);
 	int len = -ENOMEM, rc;
 
-	if (w != NULL && buf != NULL) {
-		for (unsigned i = 0; i < n; i++)
-			w[i] = (struct dp_counters_of){workers[i]->lcore_id, &workers[i]->ctr};
+	if (w != NULL && copy != NULL && buf != NULL) {
+		for (unsigned i = 0; i < n; i++) {
+			worker_counters_read(workers[i], &copy[i]);
+			w[i] = (struct dp_counters_of){workers[i]->lcore_id, &copy[i]};
+		}
 		if (b != NULL)
 			bridge_counters_read(b, &bc);
 		len = dp_counters_json(buf, cap, rte_get_tsc_hz(), w, n, b != NULL ? &bc : NULL);
@@ -113,6 +127,7 @@ dp_counters_json_write(
 	if (rc != 0)
 		LOG_ERR("cannot write the final counters to %s: %s", path, strerror(-rc));
 	free(buf);
+	free(copy);
 	free(w);
 	return rc;
 }

@@ -205,9 +205,7 @@ dp_stats_fn(void *arg, struct wire_stat *out, unsigned cap, unsigned *n)
 	const struct app *a = arg;
 	struct dp_counters sum;
 
-	memset(&sum, 0, sizeof(sum));
-	for (unsigned i = 0; i < a->n_workers; i++)
-		dp_counters_add(&sum, &a->workers[i]->ctr);
+	worker_counters_sum(a->workers, a->n_workers, &sum);
 	*n = bridge_stats_from_counters(&sum, out, cap);
 }
 
@@ -311,9 +309,7 @@ report_counters(const struct app *a, FILE *f)
 {
 	struct dp_counters sum;
 
-	memset(&sum, 0, sizeof(sum));
-	for (unsigned i = 0; i < a->n_workers; i++)
-		dp_counters_add(&sum, &a->workers[i]->ctr);
+	worker_counters_sum(a->workers, a->n_workers, &sum);
 	fprintf(f, PROG ": final counters (%u worker(s)):\n", a->n_workers);
 	dp_counters_print(f, &sum);
 	if (a->bridge != NULL) {
@@ -329,8 +325,11 @@ report_counters(const struct app *a, FILE *f)
 	}
 	if (a->n_workers > 1) {
 		for (unsigned i = 0; i < a->n_workers; i++) {
+			struct dp_counters one;
+
+			worker_counters_read(a->workers[i], &one);
 			fprintf(f, "worker lcore %u:\n", a->workers[i]->lcore_id);
-			dp_counters_print(f, &a->workers[i]->ctr);
+			dp_counters_print(f, &one);
 		}
 	}
 	fflush(f);
@@ -344,9 +343,7 @@ periodic_stats(const struct app *a)
 {
 	struct dp_counters sum;
 
-	memset(&sum, 0, sizeof(sum));
-	for (unsigned i = 0; i < a->n_workers; i++)
-		dp_counters_add(&sum, &a->workers[i]->ctr);
+	worker_counters_sum(a->workers, a->n_workers, &sum);
 	uint64_t drops = 0;
 
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)

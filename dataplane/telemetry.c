@@ -45,6 +45,14 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 		snprintf(name, sizeof(name), "drop_%s", dp_drop_name(i));
 		rte_tel_data_add_dict_u64(d, name, c->drops[i]);
 	}
+	for (unsigned t = 0; t < DP_LIM_MAX; t++)
+		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
+			char name[48];
+
+			snprintf(name, sizeof(name), "ratelimit_%s_%s", dp_limit_table_name(t),
+				dp_limit_event_name(e));
+			rte_tel_data_add_dict_u64(d, name, c->limit[t][e]);
+		}
 }
 
 static int
@@ -61,15 +69,15 @@ tel_stats(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 			return -EINVAL;
 		for (unsigned i = 0; i < tel_n; i++) {
 			if (tel_workers[i]->lcore_id == lcore) {
+				worker_counters_read(tel_workers[i], &sum);
 				rte_tel_data_start_dict(d);
-				add_counters(d, &tel_workers[i]->ctr);
+				add_counters(d, &sum);
 				return 0;
 			}
 		}
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < tel_n; i++)
-		dp_counters_add(&sum, &tel_workers[i]->ctr);
+	worker_counters_sum(tel_workers, tel_n, &sum);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "workers", tel_n);
 	add_counters(d, &sum);

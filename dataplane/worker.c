@@ -56,3 +56,37 @@ worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s, 
 	w->rid_seq = wire_reservation_seq_start(w->now_ms);
 	return 0;
 }
+
+void
+worker_counters_read(const struct worker *w, struct dp_counters *out)
+{
+	const struct rl_table *t[DP_LIM_MAX] = {
+		[DP_LIM_IP] = w->rl_ip, [DP_LIM_USER] = w->rl_user, [DP_LIM_DEVICE] = w->rl_device
+	};
+
+	*out = w->ctr;
+	for (unsigned i = 0; i < DP_LIM_MAX; i++) {
+		uint64_t *c = out->limit[i];
+
+		if (t[i] == NULL) {
+			memset(c, 0, sizeof(out->limit[i]));
+			continue;
+		}
+		c[DP_LIM_EV_INSERTS] = t[i]->inserts;
+		c[DP_LIM_EV_RECYCLED] = t[i]->recycled;
+		c[DP_LIM_EV_MOVED] = t[i]->moved;
+		c[DP_LIM_EV_EVICTIONS] = t[i]->evictions;
+	}
+}
+
+void
+worker_counters_sum(struct worker *const *workers, unsigned n, struct dp_counters *sum)
+{
+	struct dp_counters one;
+
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned i = 0; i < n; i++) {
+		worker_counters_read(workers[i], &one);
+		dp_counters_add(sum, &one);
+	}
+}

@@ -148,6 +148,15 @@ worker_events(const struct worker *w)
 }
 
 /*
+ * Copies w's counters into *out, with its rate-limit tables' counters (out->limit). Read by
+ * another thread while w runs: each value may be one update old, never torn (64-bit loads).
+ */
+void worker_counters_read(const struct worker *w, struct dp_counters *out);
+
+/* *sum = the counters of workers[0..n) added up, as worker_counters_read() reads each. */
+void worker_counters_sum(struct worker *const *workers, unsigned n, struct dp_counters *sum);
+
+/*
  * Prepares w for use: clock, cookie keys, response lines, and the names it answers an
  * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
  * DP_HOST_MAX bytes; w->names, allocated here). secret is the SYN cookie master key. A mss_floor

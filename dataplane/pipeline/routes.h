@@ -131,7 +131,8 @@ route_event_info(struct worker *w, const struct req_view *q, char *out, uint16_t
 	out_lit(&b, ",\"ends_at\":");
 	out_u64(&b, e->ends_at_ms);
 	out_lit(&b, ",\"stock\":");
-	out_u64(&b, e->stock);
+	/* The bridge updates it in place as results come (bridge_in.c result_stock()). */
+	out_u64(&b, __atomic_load_n(&e->stock, __ATOMIC_RELAXED));
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);
 	out_lit(&b, "}");

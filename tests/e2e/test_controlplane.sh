@@ -23,7 +23,7 @@ EV=7
 mapfile -t PORTS < <(fg_free_ports 3)
 PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
 E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
+	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=3
 	-s admission.purchase_token_ttl=10m)
 E2E_TOOLS=(redis-cli psql)
 e2e_begin cp "$1"
@@ -92,7 +92,7 @@ tap_run "the data plane shows the sale open" e2e_wait_until 10 state_is open
 # The first DOUBLE users reserve twice with the same purchase token while stock remains: both
 # are admitted (docs/api.md), the control plane decides the second duplicate, and the result
 # the second receipt shows is the user's, the first one's.
-reserved=0 sold=0 again=0
+reserved=0 sold=0 again=0 stocks=
 for u in $(seq 101 $((100 + USERS))); do
 	s=$(ctlj session-token $u | jget token)
 	e2e_curl tok$u "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
@@ -126,13 +126,21 @@ for u in $(seq 101 $((100 + USERS))); do
 	}
 	e2e_wait_until 10 poll || true
 	case $got in
-	reserved) reserved=$((reserved + 1)) ;;
+	reserved)
+		reserved=$((reserved + 1))
+		# Issue 16 item 7: the event's stock follows the sale (from the results' stock_left),
+		# not the preheated figure until the sell-out.
+		e2e_curl st$u "$E2E_BASE/api/v1/events/$EV"
+		stocks="$stocks $(jget stock <"$E2E_TMP/st$u.b")"
+		;;
 	sold_out) sold=$((sold + 1)) ;;
 	*) tap_diag "user $u: $got" ;;
 	esac
 done
 tap_is "$again" $DOUBLE "the $DOUBLE users who clicked twice were admitted twice (202)"
 tap_is "$reserved" $STOCK "exactly $STOCK of $USERS users reserved"
+tap_is "$stocks" "$(seq -s ' ' -f ' %g' $((STOCK - 1)) -1 0 | tr -s ' ')" \
+	"GET /api/v1/events/$EV shows the stock going down as buyers reserve"
 tap_is "$sold" $((USERS - STOCK)) "the other $((USERS - STOCK)) were told sold out"
 R="redis-cli -s $FG_REDIS_SOCK"
 tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0"
@@ -209,6 +217,35 @@ metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)
 tap_ok "$(grep -q "^flashgate_cp_verdicts_total{verdict=\"reserved\"} $STOCK\$" <<<"$metrics"; echo $?)" \
 	"GET /metrics counts the reserved verdicts"
 tap_ok "$(grep -q '^flashgate_dataplane_up' <<<"$metrics"; echo $?)" "metrics include the data plane"
+
+# Issue 16 item 9: the rate-limit tables' inserts, moves, recycles and evictions where operators
+# look. The data plane's tables have 8 buckets (admission.limit_table_log2=3): 40 client
+# addresses that each ask for a token within the address limit's refill time (ip 1/20: an
+# entry stays hot a second after each request) cannot all fit.
+for i in $(seq 100 139); do fg_ns_exec ip addr add "198.18.10.$i/24" dev "$FG_CL_IF"; done
+rl_stat() { # EVENT: the address table's EVENT counter in flashgatectl stats (0 when absent)
+	ctlj stats | python3 -c 'import json,sys
+print(json.load(sys.stdin).get("dp_totals", {}).get("ratelimit_" + sys.argv[1], {}).get("ip", 0))' "$1"
+}
+churn() { # the 40 addresses ask once each; true once evictions show in flashgatectl stats
+	for i in $(seq 100 139); do
+		fg_ns_exec curl -s -o /dev/null --max-time 3 --interface "198.18.10.$i" -X POST \
+			"$E2E_BASE/api/v1/events/$EV/token" || true
+	done
+	[ "$(rl_stat evictions)" -gt 0 ] && [ "$(rl_stat inserts)" -ge 40 ]
+}
+ctl limits set ip 1/20
+tap_run "flashgatectl stats: the address table's inserts (>= 40) and evictions (> 0)" \
+	e2e_wait_until 30 churn
+ctl limits set ip 1000/2000
+tap_diag "address table: $(rl_stat inserts) inserts, $(rl_stat recycled) recycled, $(rl_stat moved) moved, $(rl_stat evictions) evictions"
+metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)
+tap_ok "$(grep -Eq '^flashgate_dp_ratelimit_evictions_total\{dp="[0-9]+",table="ip"\} [1-9]' <<<"$metrics"; echo $?)" \
+	"GET /metrics: flashgate_dp_ratelimit_evictions_total{table=\"ip\"} > 0"
+tap_ok "$(grep -Eq '^flashgate_dp_ratelimit_moved_total\{dp="[0-9]+",table="user"\} [0-9]' <<<"$metrics"; echo $?)" \
+	"  and the moves, recycles and inserts of each table (the user table's moves)"
+tel=$(e2e_telemetry_field /flashgate/stats ratelimit_ip_evictions || echo 0)
+tap_ok "$([ "${tel:-0}" -gt 0 ]; echo $?)" "telemetry /flashgate/stats: ratelimit_ip_evictions $tel > 0"
 
 refuse 1 "exists already" event create $EV --name dup --stock 1 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m

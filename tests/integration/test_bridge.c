@@ -431,19 +431,29 @@ test_all(const char *peer_exe)
 	/* 3. Results land in the result table. */
 	tap_ok(WAIT_FOR(results_all(1, 1, 1000, WIRE_V_RESERVED), 10000),
 		"1000 'reserved' results in the result table");
+	/* Issue 16 item 7: the results' stock_left is the event's stock, in place. */
+	tap_ok(WAIT_FOR(cur_event(1) != NULL && __atomic_load_n(&cur_event(1)->stock,
+						      __ATOMIC_RELAXED) == 1000000 - 1000,
+		       5000),
+		"the event's stock follows the results: 1000000 - 1000 (got %u)",
+		cur_event(1) != NULL ? cur_event(1)->stock : 0);
+	rte_rcu_qsbr_quiescent(qsbr, 0);
 
 	/* 3b. Counters: the data plane's (stats_fn) and the bridge's own reach the peer. */
 	__atomic_store_n(&dp_ctr.rx_packets, 12345, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.drops[DP_DROP_IP_CKSUM], 7, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.http[DP_HTTP_503], 3, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.reject[DP_REJ_SOLD_OUT], 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS], 9, __ATOMIC_RELAXED);
 	tap_ok(WAIT_FOR(peer_dpstat("rx_packets") == 12345, 5000),
 		"DP_STATS reach the peer with the data plane's rx_packets");
 	tap_ok(peer_dpstat("drops.reason=ip_checksum") == 7 &&
 			peer_dpstat("http_responses.status=503") == 3 &&
 			peer_dpstat("rejects.reason=sold_out") == 2 &&
-			peer_dpstat("admits.kind=token_issued") == 0,
-		"drops, HTTP statuses, rejects and admits travel by reason");
+			peer_dpstat("admits.kind=token_issued") == 0 &&
+			peer_dpstat("ratelimit_evictions.table=ip") == 9 &&
+			peer_dpstat("ratelimit_moved.table=device") == 0,
+		"drops, HTTP statuses, rejects, admits and rate-limit tables travel by reason");
 	tap_ok(WAIT_FOR(peer_dpstat("bridge_submitted") == 1000, 5000) &&
 			peer_dpstat("bridge_reservations_sent") == 1000 &&
 			peer_dpstat("bridge_ready") == 1 &&
@@ -456,7 +466,8 @@ test_all(const char *peer_exe)
 		struct dp_counters zero = {0};
 		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
 		unsigned want =
-			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX;
+			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
+			DP_LIM_MAX * DP_LIM_EV_MAX;
 		const char *rp;
 
 		tap_eq_int(n_dp, want, "every dp_counters field is one record (no name refused)");

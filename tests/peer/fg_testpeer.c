@@ -214,6 +214,7 @@ on_reserve(const struct wire_msg *m)
 		if (res->tag == 0)
 			res->tag = o->verdict;
 		o->stock_left = e != NULL ? e->stock : 0;
+		o->flags = e != NULL ? WIRE_RESULT_F_STOCK : 0; /* as the cp's reserve rounds */
 	}
 	if (n_out > 0) {
 		publish(WIRE_T_RESULT, out, n_out);

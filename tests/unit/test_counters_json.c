@@ -39,6 +39,8 @@ fill(void)
 		c->http[dp_http_slot_of(429)] = w;
 		c->admit[DP_ADM_RESERVE_ADMITTED] = 150, c->reject[DP_REJ_LIMIT_IP] = w;
 		c->drops[DP_DROP_TCP_PURE_ACK] = 600 + w, c->drops[DP_DROP_TX_FULL] = 3 * w;
+		c->limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS] = 9 + w;
+		c->limit[DP_LIM_DEVICE][DP_LIM_EV_MOVED] = w;
 	}
 	memset(&bc, 0, sizeof(bc));
 	bc.submitted = 300, bc.ring_full = 1, bc.batches_sent = 12, bc.unsent_at_stop = 0;

@@ -188,7 +188,8 @@ test_round_trips(void)
 			.user = 12,
 			.event = 13,
 			.stock_left = 14,
-			.verdict = WIRE_V_RESERVED},
+			.verdict = WIRE_V_RESERVED,
+			.flags = WIRE_RESULT_F_STOCK},
 		{.reservation_id = 21,
 			.user = 22,
 			.order_id = 23,
@@ -256,9 +257,10 @@ test_round_trips(void)
 
 	memset(dirty.pad, 0xab, sizeof(dirty.pad));
 	int len = wire_encode_results(&s, &dirty, 1, buf, sizeof(buf));
-	static const uint8_t zeros[7];
+	static const uint8_t zeros[6];
 
-	tap_ok(len == 72 && memcmp(buf + WIRE_HDR_SIZE + 41, zeros, 7) == 0,
+	tap_ok(len == 72 && buf[WIRE_HDR_SIZE + 41] == WIRE_RESULT_F_STOCK &&
+		       memcmp(buf + WIRE_HDR_SIZE + 42, zeros, 6) == 0,
 		"padding is sent as zeros");
 }
 
