@@ -5,8 +5,9 @@
  * The admission checks of the routes token, reserve and result (routes.h). Every check
  * that needs no stock is decided in the data plane, cheapest first, so that a flood costs
  * the least it can: risk rules and the per-IP bucket before any HMAC, the sale's state
- * before the tokens, the user's and device's buckets after the token proved who the user
- * is, the event's forward budget last. The checks (adm_check_*(), adm_peek_user()) return 0
+ * before the tokens, then what the token claims (the claimed user's rules and bucket, the
+ * device's rules and bucket, only looked at) before its HMAC; the user's and device's
+ * tokens are taken after the HMAC proved who the user is, the event's forward budget last. The checks (adm_check_*(), adm_peek_user()) return 0
  * to go on, or the length of the refusal they wrote (answer.h).
  *
  * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
@@ -37,6 +38,33 @@ adm_peek_user(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 		unlikely(!rl_peek(w->rl_user, user, &w->sh->limits.user, w->now_ms, &retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
+	return 0;
+}
+
+/*
+ * What a reserve sheds before the purchase token's HMAC, from what the request claims: the
+ * claimed user blocked by a risk rule, the device (X-Device-Id, key dev: rl_key_bytes()) blocked,
+ * the device's bucket empty (only looked at, as adm_peek_user(): a forged request cannot drain
+ * it). A forged claim gains nothing: its request would be refused anyway, after the HMAC.
+ * Returns 0 to go on, or the length of the refusal written.
+ */
+static inline uint16_t
+adm_shed_claims(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
+	uint64_t user, uint64_t dev)
+{
+	const struct http_request *r = q->r;
+	uint32_t retry;
+
+	if (unlikely(rules_block_user(w->sh->rules, user)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
+	if (r->device_id.len == 0)
+		return 0;
+	if (unlikely(rules_block_device(w->sh->rules, r->device_id.p, r->device_id.len)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_DEVICE, "blocked", 0);
+	if (w->rl_device != NULL &&
+		unlikely(!rl_peek(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
+			"too many requests from this device", retry);
 	return 0;
 }
 

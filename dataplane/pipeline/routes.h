@@ -163,6 +163,9 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 			"log in first: Authorization: Bearer <session token>", 0);
 	if ((n = adm_peek_user(w, q, out, cap, q->claims.session)) != 0)
 		return n;
+	/* A blocked user is shed before the session's HMAC, by its claim. */
+	if (unlikely(rules_block_user(w->sh->rules, q->claims.session)))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
 	switch (tok_session_verify(&w->sh->auth, bearer.p, bearer.len, w->now_ms / 1000, &s)) {
 	case TOK_OK:
 		break;
@@ -172,7 +175,7 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	default:
 		return ans_refuse(w, q, out, cap, 401, DP_REJ_SESSION_INVALID, "invalid session", 0);
 	}
-	if (unlikely(rules_block_user(w->sh->rules, s.user)))
+	if (unlikely(s.user != q->claims.session) && rules_block_user(w->sh->rules, s.user))
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
 
 	uint32_t retry;
@@ -242,8 +245,15 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 			"X-Flash-Token with the purchase token is required", 0);
 
 	struct tok_purchase pt;
+	/* req_parse() made the device's key while a sale was selling; otherwise it is made here. */
+	uint64_t dev = r->device_id.len == 0 || w->rl_device == NULL ? 0
+		       : q->claims.device != 0
+			       ? q->claims.device
+			       : rl_key_bytes(w->rl_device, r->device_id.p, r->device_id.len);
 
 	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
+		return n;
+	if ((n = adm_shed_claims(w, q, out, cap, claimed, dev)) != 0)
 		return n;
 	switch (tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
 		w->now_ms / 1000, &pt)) {
@@ -273,11 +283,10 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 			return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_OTHER_USER,
 				"the purchase token belongs to another user", 0);
 	}
-	if (unlikely(rules_block_user(w->sh->rules, pt.user)))
+	/* The claim was the user's rules' check (adm_shed_claims()); a token whose user reads
+	 * otherwise than its claim is checked again. */
+	if (unlikely(pt.user != claimed) && rules_block_user(w->sh->rules, pt.user))
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
-	if (r->device_id.len != 0 &&
-		unlikely(rules_block_device(w->sh->rules, r->device_id.p, r->device_id.len)))
-		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_DEVICE, "blocked", 0);
 
 	uint32_t retry;
 
@@ -285,16 +294,10 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 		unlikely(!rl_take(w->rl_user, pt.user, &w->sh->limits.user, w->now_ms, &retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
-	if (r->device_id.len != 0 && w->rl_device != NULL) {
-		/* req_parse() made the key while a sale was selling; otherwise it is made here. */
-		uint64_t dev = q->claims.device != 0 ? q->claims.device
-						     : rl_key_bytes(w->rl_device, r->device_id.p,
-							       r->device_id.len);
-
-		if (unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
-			return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
-				"too many requests from this device", retry);
-	}
+	if (r->device_id.len != 0 && w->rl_device != NULL &&
+		unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
+			"too many requests from this device", retry);
 	struct rl_params share = rl_params_split(&w->sh->limits.event_forward, w->n_workers,
 		w->index);
 

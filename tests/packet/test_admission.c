@@ -417,6 +417,19 @@ test_limits(void)
 	tap_eq_int(a.status, 202, "device limit 1/s: first reserve from phone-1 202");
 	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_DEVICE, "  second from phone-1: 429",
 		reserve(path, tok, extra, &a));
+	/* Issue 16 item 11: the device's bucket is shed before the purchase token's HMAC: a
+	 * forged token from phone-1 is 429, not 403 invalid, and drains nothing (phone-3 below). */
+	snprintf(forged, sizeof(forged), "%s", tok);
+	forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == 'A' ? 'B' : 'A';
+	uint64_t invalid = rej(DP_REJ_TOKEN_INVALID);
+
+	EXPECT_REJECT(a, 429, DP_REJ_LIMIT_DEVICE,
+		"  a forged token from phone-1: 429 before the HMAC", reserve(path, forged, extra, &a));
+	tap_eq_int(rej(DP_REJ_TOKEN_INVALID) - invalid, 0, "    the token was not verified");
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_INVALID, "  a forged token from phone-3: 403 invalid",
+		reserve(path, forged, "X-Device-Id: phone-3\r\n", &a));
+	reserve(path, tok, "X-Device-Id: phone-3\r\n", &a);
+	tap_eq_int(a.status, 202, "    and phone-3's bucket was only looked at: its reserve 202");
 	reserve(path, tok, "X-Device-Id: phone-2\r\n", &a);
 	tap_eq_int(a.status, 202, "  another device: 202");
 	limits.device = (struct rl_params){ 1000, 1000 };
@@ -483,6 +496,33 @@ test_rules(void)
 		reserve(path, tok, "X-Device-Id: stolen-phone\r\n", &a));
 	reserve(path, tok, "X-Device-Id: fine-phone\r\n", &a);
 	tap_eq_int(a.status, 202, "  another device: 202");
+
+	/* Issue 16 item 11: blocked users and devices are shed before the token's HMAC, by what
+	 * the request claims: a forged token or session of user 42 is "blocked", not "invalid"
+	 * (the counters say which check refused it). */
+	char t42[TOK_BUF_SIZE], bad_s42[TOK_BUF_SIZE], bad_tok[TOK_BUF_SIZE];
+	uint64_t invalid = rej(DP_REJ_TOKEN_INVALID), sinvalid = rej(DP_REJ_SESSION_INVALID);
+
+	tok_purchase_mint(sale_ring(), EV_OPEN, 42, H.w->now_ms / 1000 + 600, t42, sizeof(t42));
+	t42[strlen(t42) - 1] = t42[strlen(t42) - 1] == 'A' ? 'B' : 'A';
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_USER,
+		"a blocked user's reserve with a bad signature: 403 blocked", reserve(path, t42, NULL, &a));
+	snprintf(bad_s42, sizeof(bad_s42), "%s", s42);
+	bad_s42[strlen(bad_s42) - 1] = bad_s42[strlen(bad_s42) - 1] == 'A' ? 'B' : 'A';
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_USER,
+		"  its token request with a bad session signature: 403 blocked",
+		get_token(EV_OPEN, bad_s42, &a, NULL, NULL));
+	snprintf(bad_tok, sizeof(bad_tok), "%s", tok);
+	bad_tok[strlen(bad_tok) - 1] = bad_tok[strlen(bad_tok) - 1] == 'A' ? 'B' : 'A';
+	EXPECT_REJECT(a, 403, DP_REJ_BLOCKED_DEVICE,
+		"  a bad signature from the blocked device: 403 blocked",
+		reserve(path, bad_tok, "X-Device-Id: stolen-phone\r\n", &a));
+	tap_eq_int(rej(DP_REJ_TOKEN_INVALID) - invalid, 0,
+		"  none of them was verified: token_invalid did not grow");
+	tap_eq_int(rej(DP_REJ_SESSION_INVALID) - sinvalid, 0, "  nor session_invalid");
+	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_INVALID,
+		"  a bad signature of a user not blocked: 403 invalid (verified)",
+		reserve(path, bad_tok, NULL, &a));
 	rules = NULL;
 	publish();
 	ring_drain();
