@@ -125,7 +125,8 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned t = 0; t < DP_LIM_MAX; t++)
 		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
 			if (c->limit[t][e])
-				fprintf(f, "  ratelimit %s_%-*s %" PRIu64 "\n", limit_table_names[t],
-					(int)(18 - strlen(limit_table_names[t])), limit_event_names[e],
-					c->limit[t][e]);
+				fprintf(f, "  ratelimit %s_%-*s %" PRIu64 "\n",
+					limit_table_names[t],
+					(int)(18 - strlen(limit_table_names[t])),
+					limit_event_names[e], c->limit[t][e]);
 }

@@ -7,8 +7,9 @@
  * the least it can: risk rules and the per-IP bucket before any HMAC, the sale's state
  * before the tokens, then what the token claims (the claimed user's rules and bucket, the
  * device's rules and bucket, only looked at) before its HMAC; the user's and device's
- * tokens are taken after the HMAC proved who the user is, the event's forward budget last. The checks (adm_check_*(), adm_peek_user()) return 0
- * to go on, or the length of the refusal they wrote (answer.h).
+ * tokens are taken after the HMAC proved who the user is, the event's forward budget last. The
+ * checks (adm_check_*(), adm_peek_user(), adm_shed_claims()) return 0 to go on, or the length of
+ * the refusal they wrote (answer.h).
  *
  * Private to the pipeline: only dataplane/pipeline.c includes it, directly or through
  * another header of dataplane/pipeline/ (tests and benchmarks aside).

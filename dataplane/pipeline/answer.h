@@ -34,8 +34,8 @@
  * buffer dropped the preflight's last lines and the CRLF that ends the head).
  */
 #define ANS_HDRS_MAX                                                                               \
-	(sizeof("Allow: \r\n") + ANS_ALLOW_MAX + REQ_CORS_LINES_MAX +                               \
-		sizeof("Access-Control-Allow-Methods: \r\n") + ANS_ALLOW_MAX +                      \
+	(sizeof("Allow: \r\n") + ANS_ALLOW_MAX + REQ_CORS_LINES_MAX +                              \
+		sizeof("Access-Control-Allow-Methods: \r\n") + ANS_ALLOW_MAX +                     \
 		sizeof(ANS_PREFLIGHT_TAIL) + sizeof("Retry-After: 4294967295\r\n"))
 
 struct ans_hdrs {
