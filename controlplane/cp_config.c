@@ -2,6 +2,8 @@
 #include "controlplane/cp_config.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"
@@ -113,6 +115,20 @@ static const struct cfg_key cp_keys[] = {
 		       "a longer one), and until the sales it signed receipts for have ended and "
 		       "their pay window passed; then it is removed.",
 	},
+	ZLINK_CFG_SECRET_KEY(struct cp_config, links),
+	{
+		.name = "curve_clients_file",
+		.type = CFG_STRING,
+		CP_FIELD(clients_file),
+		.min = 0,
+		.max = ZLINK_PATH_MAX - 1,
+		.def = "",
+		.doc = "With curve_secret_key_file: the clients let in, one \"ROLE NAME PUBLIC_KEY\" "
+		       "a line (ROLE dataplane or order-writer); read again when it changes. Only "
+		       "order-writer keys may send RESULT and RESTOCK, only dataplane keys the rest "
+		       "and subscribe (docs/operations.md, \"Link keys\").",
+	},
+	ZLINK_CFG_INSECURE(struct cp_config, links),
 	{
 		.name = "log_level",
 		.type = CFG_LOGLEVEL,
@@ -122,12 +138,29 @@ static const struct cfg_key cp_keys[] = {
 	},
 };
 
+/* CURVE needs both the server's key and its clients' list, or neither. */
+static int
+cp_check_controlplane(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct cp_config *c = obj;
+
+	if ((c->links.secret_key_file[0] == '\0') == (c->clients_file[0] == '\0'))
+		return 0;
+	*key = c->clients_file[0] == '\0' ? "curve_clients_file" : "curve_secret_key_file";
+	snprintf(msg, msglen,
+		"curve_secret_key_file and curve_clients_file go together: the CURVE server needs "
+		"its key pair and the list of the client keys it lets in (docs/operations.md, "
+		"\"Link keys\")");
+	return -EINVAL;
+}
+
 static const struct cfg_section cp_sections[] = {
 	{
 		.name = "controlplane",
 		.doc = "The control plane: its ZeroMQ endpoints, admin socket, metrics and batching.",
 		.keys = cp_keys,
 		.n_keys = sizeof(cp_keys) / sizeof(cp_keys[0]),
+		.check = cp_check_controlplane,
 	},
 	{
 		.name = "redis",

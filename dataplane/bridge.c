@@ -149,6 +149,7 @@ bridge_destroy(struct bridge *b)
 	free(b->qstaged);
 	free(b->msg);
 	free(b->stats);
+	zlink_keys_wipe(&b->cfg.keys);
 	free(b);
 }
 
@@ -314,6 +315,10 @@ bridge_start(struct bridge *b, char *err, size_t errlen)
 		set_int(b->sub, ZMQ_RCVHWM, 0, "ZMQ_RCVHWM", err, errlen) != 0 ||
 		(c->push_sndbuf > 0 && set_int(b->push, ZMQ_SNDBUF, c->push_sndbuf, "ZMQ_SNDBUF",
 					       err, errlen) != 0))
+		goto fail;
+	/* Nothing but the handshake comes back on the PUSH socket: the smallest limit. */
+	if (zlink_socket_setup(b->push, &c->keys, NULL, 0, err, errlen) != 0 ||
+		zlink_socket_setup(b->sub, &c->keys, NULL, WIRE_MSG_MAX_FROM_CP, err, errlen) != 0)
 		goto fail;
 	if (zmq_setsockopt(b->sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
 		snprintf(err, errlen, "bridge: subscribe: %s", zmq_strerror(zmq_errno()));

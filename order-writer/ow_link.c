@@ -33,7 +33,8 @@ struct ow_link {
 };
 
 struct ow_link *
-ow_link_open(const char *endpoint, uint32_t sender_id, char *err, size_t errlen)
+ow_link_open(const char *endpoint, uint32_t sender_id, const struct zlink_keys *keys, char *err,
+	size_t errlen)
 {
 	struct ow_link *l = calloc(1, sizeof(*l));
 	int linger = 1000;
@@ -50,6 +51,9 @@ ow_link_open(const char *endpoint, uint32_t sender_id, char *err, size_t errlen)
 	l->push = zmq_socket(l->ctx, ZMQ_PUSH);
 	if (l->push == NULL || zmq_setsockopt(l->push, ZMQ_LINGER, &linger, sizeof(linger)) != 0)
 		goto fail;
+	/* Nothing but the handshake arrives on a PUSH socket: the smallest limit. */
+	if (zlink_socket_setup(l->push, keys, NULL, 0, err, errlen) != 0)
+		goto fail_quiet;
 	if (zmq_connect(l->push, endpoint) != 0) {
 		snprintf(err, errlen, "[order_writer] push_endpoint %s: %s", endpoint,
 			zmq_strerror(zmq_errno()));
