@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"
@@ -138,29 +137,12 @@ static const struct cfg_key cp_keys[] = {
 	},
 };
 
-/* CURVE needs both the server's key and its clients' list, or neither. */
-static int
-cp_check_controlplane(const void *obj, const char **key, char *msg, size_t msglen)
-{
-	const struct cp_config *c = obj;
-
-	if ((c->links.secret_key_file[0] == '\0') == (c->clients_file[0] == '\0'))
-		return 0;
-	*key = c->clients_file[0] == '\0' ? "curve_clients_file" : "curve_secret_key_file";
-	snprintf(msg, msglen,
-		"curve_secret_key_file and curve_clients_file go together: the CURVE server needs "
-		"its key pair and the list of the client keys it lets in (docs/operations.md, "
-		"\"Link keys\")");
-	return -EINVAL;
-}
-
 static const struct cfg_section cp_sections[] = {
 	{
 		.name = "controlplane",
 		.doc = "The control plane: its ZeroMQ endpoints, admin socket, metrics and batching.",
 		.keys = cp_keys,
 		.n_keys = sizeof(cp_keys) / sizeof(cp_keys[0]),
-		.check = cp_check_controlplane,
 	},
 	{
 		.name = "redis",

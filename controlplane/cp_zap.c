@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "common/log.h"
+#include "common/now.h"
 
 #define ZAP_ENDPOINT   "inproc://zeromq.zap.01"
 #define ZAP_FRAMES_MAX 8
@@ -27,7 +28,8 @@ struct cp_zap {
 	pthread_t thread;
 	bool started;
 	char path[ZLINK_PATH_MAX];
-	struct stat seen; /* the allow-list file as last read */
+	struct stat seen;    /* the allow-list file as last read */
+	uint64_t checked_ms; /* when it was last looked at (monotonic) */
 	struct cp_zap_client *clients;
 	unsigned n_clients;
 	struct cp_zap_counters ctr; /* written by the thread only */
@@ -243,6 +245,10 @@ maybe_reload(struct cp_zap *z)
 	unsigned n;
 	char err[512];
 
+	/* At most once a second, however many handshakes wake the thread. */
+	if (now_mono_ms() - z->checked_ms < RELOAD_CHECK_MS)
+		return;
+	z->checked_ms = now_mono_ms();
 	if (stat(z->path, &st) != 0 ||
 		(st.st_mtim.tv_sec == z->seen.st_mtim.tv_sec &&
 			st.st_mtim.tv_nsec == z->seen.st_mtim.tv_nsec &&

@@ -257,6 +257,13 @@ main(int argc, char **argv)
 	/* Before anything else: a link that would be plaintext off this host stops us here. */
 	const char *eps[] = {cfg.pull_endpoint, cfg.pub_endpoint};
 
+	/* Checked here, not by the loader: two -s options may set them one after the other. */
+	if (!migrate_only && (cfg.links.secret_key_file[0] == '\0') != (cfg.clients_file[0] == '\0')) {
+		LOG_ERR("[controlplane] curve_secret_key_file and curve_clients_file go together: the "
+			"CURVE server needs its key pair and the list of the client keys it lets in "
+			"(docs/operations.md, \"Link keys\")");
+		return 1;
+	}
 	if (!migrate_only &&
 		zlink_keys_load(&cfg.links, true, "controlplane", eps, 2, &keys, err, sizeof(err)) != 0) {
 		LOG_ERR("%s", err);

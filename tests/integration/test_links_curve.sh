@@ -221,6 +221,11 @@ rc=$?
 ok $? "and by an order writer (exit $rc: $(tail -c 200 "$TMP/ow.log"))"
 
 cp_conf "$TMP/cp3.conf"
+timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.curve_secret_key_file=$K/cp.key" \
+	>"$TMP/cp4.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "curve_secret_key_file and curve_clients_file go together" "$TMP/cp4.log"
+ok $? "a control plane with its key but no allow-list refuses to start (exit $rc)"
 timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.pull_endpoint=tcp://0.0.0.0:${P[0]}" \
 	>"$TMP/cp3.log" 2>&1
 rc=$?
