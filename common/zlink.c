@@ -254,3 +254,55 @@ zlink_keys_wipe(struct zlink_keys *k)
 {
 	explicit_bzero(k, sizeof(*k));
 }
+
+#define MONITOR_EVENTS                                                                \
+	(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | \
+		ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |     \
+		ZMQ_EVENT_DISCONNECTED)
+
+void *
+zlink_monitor(void *zctx, void *sock, const char *name)
+{
+	char ep[64];
+	void *pair;
+
+	snprintf(ep, sizeof(ep), "inproc://fg-monitor-%s", name);
+	if (zmq_socket_monitor(sock, ep, MONITOR_EVENTS) != 0)
+		return NULL;
+	pair = zmq_socket(zctx, ZMQ_PAIR);
+	if (pair != NULL && zmq_connect(pair, ep) != 0) {
+		zmq_close(pair);
+		return NULL;
+	}
+	return pair;
+}
+
+void
+zlink_monitor_read(void *mon, struct zlink_events *ev)
+{
+	/* An event is two frames: (u16 event, u32 value), then the endpoint. */
+	for (;;) {
+		zmq_msg_t m;
+		uint16_t e = 0;
+
+		zmq_msg_init(&m);
+		if (zmq_msg_recv(&m, mon, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&m);
+			return;
+		}
+		if (zmq_msg_size(&m) >= sizeof(e))
+			memcpy(&e, zmq_msg_data(&m), sizeof(e));
+		while (zmq_msg_more(&m))
+			if (zmq_msg_recv(&m, mon, 0) < 0)
+				break;
+		zmq_msg_close(&m);
+		if (e == ZMQ_EVENT_DISCONNECTED)
+			ev->disconnected++;
+		else if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+			ev->handshake_ok++;
+		else if (e & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+				     ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+				     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
+			ev->handshake_failed++;
+	}
+}

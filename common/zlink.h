@@ -120,6 +120,24 @@ int zlink_socket_setup(void *sock, const struct zlink_keys *k, const char *domai
  * not starting with '.'. */
 bool zlink_name_ok(const char *name);
 
+/* What a socket monitor reported since it was last read. */
+struct zlink_events {
+	unsigned handshake_failed; /* HANDSHAKE_FAILED_*: keys refused, plaintext against CURVE */
+	unsigned handshake_ok;	   /* HANDSHAKE_SUCCEEDED */
+	unsigned disconnected;	   /* DISCONNECTED: a peer gone, or a message over the limit */
+};
+
+/*
+ * Starts a monitor of sock (handshakes and disconnects) and returns the PAIR socket of zctx
+ * that receives its events, connected to inproc://fg-monitor-NAME (name unique in zctx); NULL
+ * on failure. Called by the thread that owns sock; the PAIR then belongs to the thread that
+ * reads it. Close it with zmq_close() before the context ends.
+ */
+void *zlink_monitor(void *zctx, void *sock, const char *name);
+
+/* Reads every event waiting on a monitor's PAIR without blocking and adds them to *ev. */
+void zlink_monitor_read(void *mon, struct zlink_events *ev);
+
 /* Whether the linked libzmq has CURVE (zmq_has("curve")). */
 bool zlink_has_curve(void);
 

@@ -14,11 +14,8 @@
 #include "common/log.h"
 #include "common/now.h"
 
-#define ZAP_ENDPOINT   "inproc://zeromq.zap.01"
-#define ZAP_FRAMES_MAX 8
-#define MON_EVENTS                                                                    \
-	(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | \
-		ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_DISCONNECTED)
+#define ZAP_ENDPOINT	"inproc://zeromq.zap.01"
+#define ZAP_FRAMES_MAX	8
 #define RELOAD_CHECK_MS 1000
 
 struct cp_zap {
@@ -35,7 +32,9 @@ struct cp_zap {
 	struct cp_zap_counters ctr; /* written by the thread only */
 };
 
-#define CTR_INC(f) __atomic_store_n(&(f), (f) + 1, __ATOMIC_RELAXED)
+/* Written by the thread only, read by any: relaxed stores suffice. */
+#define CTR_ADD(f, n) __atomic_store_n(&(f), (f) + (n), __ATOMIC_RELAXED)
+#define CTR_INC(f)    CTR_ADD(f, 1)
 
 int
 cp_zap_load_clients(
@@ -199,41 +198,19 @@ serve_zap(struct cp_zap *z)
 		zmq_msg_close(&f[i]);
 }
 
-/* Every event waiting on a monitor: two frames, (u16 event, u32 value) and the endpoint. */
+/* Counts what a monitor reported. */
 static void
 read_monitor(struct cp_zap *z, void *mon)
 {
-	for (;;) {
-		zmq_msg_t m;
-		uint16_t ev = 0;
+	struct zlink_events ev = {0};
 
-		zmq_msg_init(&m);
-		if (zmq_msg_recv(&m, mon, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&m);
-			return;
-		}
-		if (zmq_msg_size(&m) >= 2)
-			memcpy(&ev, zmq_msg_data(&m), sizeof(ev));
-		while (zmq_msg_more(&m)) {
-			zmq_msg_close(&m);
-			zmq_msg_init(&m);
-			if (zmq_msg_recv(&m, mon, 0) < 0)
-				break;
-		}
-		zmq_msg_close(&m);
-		if (ev == ZMQ_EVENT_DISCONNECTED) {
-			CTR_INC(z->ctr.disconnected);
-		} else if (ev & (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-					ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-					ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)) {
-			CTR_INC(z->ctr.handshake_failed);
-			LOG_RL(LOG_LEVEL_WARN, 10000,
-				"links: a client's handshake failed (event 0x%x: a wrong server "
-				"key, "
-				"plaintext against CURVE, or not ZeroMQ)",
-				ev);
-		}
-	}
+	zlink_monitor_read(mon, &ev);
+	CTR_ADD(z->ctr.disconnected, ev.disconnected);
+	CTR_ADD(z->ctr.handshake_failed, ev.handshake_failed);
+	if (ev.handshake_failed > 0)
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"links: a client's handshake failed (a wrong server key, plaintext against "
+			"CURVE, or not ZeroMQ)");
 }
 
 /* Reads the allow-list again when its file changed; keeps the old list when the new is bad. */
@@ -306,24 +283,6 @@ zap_main(void *arg)
 	return NULL;
 }
 
-/* Monitors sock through a new PAIR connected to inproc://fg-monitor-NAME. */
-static void *
-monitor(void *zctx, void *sock, const char *name)
-{
-	char ep[64];
-	void *pair;
-
-	snprintf(ep, sizeof(ep), "inproc://fg-monitor-%s", name);
-	if (zmq_socket_monitor(sock, ep, MON_EVENTS) != 0)
-		return NULL;
-	pair = zmq_socket(zctx, ZMQ_PAIR);
-	if (pair != NULL && zmq_connect(pair, ep) != 0) {
-		zmq_close(pair);
-		return NULL;
-	}
-	return pair;
-}
-
 static void
 close_sockets(struct cp_zap *z)
 {
@@ -363,8 +322,8 @@ cp_zap_start(void *zctx, const char *clients_path, void *pull, void *pub, char *
 			goto fail;
 		}
 	}
-	z->mon[0] = monitor(zctx, pull, "pull");
-	z->mon[1] = monitor(zctx, pub, "pub");
+	z->mon[0] = zlink_monitor(zctx, pull, "pull");
+	z->mon[1] = zlink_monitor(zctx, pub, "pub");
 	z->ctl = zmq_socket(zctx, ZMQ_PAIR);
 	z->ctl_peer = zmq_socket(zctx, ZMQ_PAIR);
 	if (z->mon[0] == NULL || z->mon[1] == NULL || z->ctl == NULL || z->ctl_peer == NULL ||

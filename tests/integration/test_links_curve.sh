@@ -196,6 +196,17 @@ out=$(feed dp2 601-610 --timeout-ms 20000)
 is "$(field reserved "$out")" 10 "and the keys of the previous one still get in"
 grep -v "not a key" "$TMP/clients" >"$TMP/clients.new" && mv "$TMP/clients.new" "$TMP/clients"
 
+# ---- a client whose key is refused says so ------------------------------------------------
+"$OW" -s "order_writer.push_endpoint=$PULL" -s "order_writer.curve_secret_key_file=$K/stranger.key" \
+	-s "order_writer.curve_server_key_file=$K/cp.pub" -s "redis.socket=$FG_REDIS_SOCK" \
+	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow-stranger.log" 2>&1 &
+OW_PID=$!
+PIDS+=("$OW_PID")
+fg_wait_line "$TMP/ow-stranger.log" "refused the CURVE handshake: is this order writer's public \
+key in its curve_clients_file" "$OW_PID" 20
+ok $? "an order writer whose key is not listed logs that the control plane refused it"
+fg_stop_pid "$OW_PID" 20
+
 fg_stop_pid "$CP_PID" 20
 is "$FG_STOP_RC" 0 "the control plane exits with status 0 on SIGTERM"
 PIDS=()
