@@ -142,9 +142,8 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 	if (s->secret_key_file[0] == '\0') {
 		if (!is_server && s->server_key_file[0] != '\0') {
 			snprintf(err, errlen,
-				"[%s] curve_server_key_file is set but curve_secret_key_file is "
-				"not: "
-				"a CURVE client needs its own key pair too; %s",
+				"[%s] curve_server_key_file is set but curve_secret_key_file "
+				"is not: a CURVE client needs its own key pair too; %s",
 				section, KEYGEN_HINT);
 			return -EINVAL;
 		}
@@ -152,21 +151,19 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 			if (zlink_endpoint_is_loopback(eps[i]))
 				continue;
 			if (s->insecure_plaintext) {
-				LOG_WARN("[%s] insecure_plaintext_links = yes: the ZeroMQ endpoint "
-					 "%s "
-					 "is not on this host and its link is PLAINTEXT, without "
-					 "authentication: whoever reaches it reads the sale keys "
-					 "and "
-					 "can push records. For a closed lab network only; %s",
+				LOG_WARN("[%s] insecure_plaintext_links = yes: the ZeroMQ "
+					 "endpoint %s is not on this host and its link is "
+					 "PLAINTEXT, without authentication: whoever reaches it "
+					 "reads the sale keys and can push records. For a closed "
+					 "lab network only; %s",
 					section, eps[i], KEYGEN_HINT);
 				continue;
 			}
 			snprintf(err, errlen,
-				"[%s] the ZeroMQ endpoint %s is not on this host and the link has "
-				"no "
-				"CURVE keys: whoever reaches it could read the sale keys or push "
-				"records. Set curve_secret_key_file%s in [%s]: %s; or, on a closed "
-				"lab network only, insecure_plaintext_links = yes",
+				"[%s] the ZeroMQ endpoint %s is not on this host and the link "
+				"has no CURVE keys: whoever reaches it could read the sale keys "
+				"or push records. Set curve_secret_key_file%s in [%s]: %s; or, "
+				"on a closed lab network only, insecure_plaintext_links = yes",
 				section, eps[i], is_server ? "" : " and curve_server_key_file",
 				section, KEYGEN_HINT);
 			return -EPERM;
@@ -175,10 +172,9 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 	}
 	if (!zlink_has_curve()) {
 		snprintf(err, errlen,
-			"[%s] curve_secret_key_file is set but the libzmq this program runs with "
-			"has "
-			"no CURVE (zmq_has(\"curve\") is false): install a libzmq built with "
-			"libsodium (Debian's libzmq5 is)",
+			"[%s] curve_secret_key_file is set but the libzmq this program runs "
+			"with has no CURVE (zmq_has(\"curve\") is false): install a libzmq "
+			"built with libsodium (Debian's libzmq5 is)",
 			section);
 		return -ENOTSUP;
 	}
@@ -188,9 +184,8 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 		snprintf(what, sizeof(what), "[%s] curve_server_key_file", section);
 		if (s->server_key_file[0] == '\0') {
 			snprintf(err, errlen,
-				"%s is not set: a CURVE client needs the control plane's public "
-				"key "
-				"(the NAME.pub of its key pair)",
+				"%s is not set: a CURVE client needs the control plane's "
+				"public key (the NAME.pub of its key pair)",
 				what);
 			rc = -EINVAL;
 		} else {

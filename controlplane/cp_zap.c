@@ -83,8 +83,7 @@ cp_zap_load_clients(
 		if (why == NULL &&
 			(strlen(key) != ZLINK_KEY_LEN || zmq_z85_decode(c[count].key, key) == NULL))
 			why = "the public key must be 40 Z85 characters (a NAME.pub of "
-			      "flashgatectl "
-			      "curve keygen)";
+			      "flashgatectl curve keygen)";
 		for (unsigned i = 0; why == NULL && i < count; i++)
 			if (memcmp(c[i].key, c[count].key, sizeof(c[i].key)) == 0)
 				why = "this key is listed already";
