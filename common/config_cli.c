@@ -108,17 +108,21 @@ cfg_cli_parse(const struct cfg_cli *cli, int argc, char **argv)
 			cli->stray_hint ? ")" : "");
 		return -1;
 	}
+	/* Refused before anything is loaded: by now ps has seen it, but nothing runs with it. */
+	for (unsigned i = 0; i < n_sets; i++)
+		if (set_is_secret(cli->schema, sets[i])) {
+			fprintf(stderr,
+				"%s: -s %.*s is refused: a secret on the command line shows in ps, "
+				"/proc/PID/cmdline and the shell history. Put it in the config file "
+				"given with -c, readable by its owner only (chmod 600 FILE); and "
+				"choose a new secret, this one has been seen\n",
+				cli->prog, (int)strcspn(sets[i], "="), sets[i]);
+			return -1;
+		}
 	if (cfg_load_cli(cli->schema, cli->target, path, sets, n_sets, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s: %s\n", cli->prog, err);
 		return -1;
 	}
-	for (unsigned i = 0; i < n_sets; i++)
-		if (set_is_secret(cli->schema, sets[i]))
-			fprintf(stderr,
-				"%s: warning: -s %.*s puts a secret on the command line, where ps, "
-				"/proc/PID/cmdline and the shell history show it: put it in the "
-				"config file (-c), readable by its owner only (chmod 600)\n",
-				cli->prog, (int)strcspn(sets[i], "="), sets[i]);
 	if (check) {
 		if (cli->print_checked != NULL) {
 			cli->print_checked(stdout, cli->target);

@@ -103,26 +103,26 @@ out:
 	return n;
 }
 
-int
-secret_read_hex(const char *path, const char *what, uint8_t *out, size_t min, size_t cap,
-	size_t *len, char *err, size_t errlen)
+/*
+ * Reads the secret's text from path or standard input into text (cap bytes) and trims the
+ * spaces, tabs and line ends around it. Returns the trimmed text's length (0: empty, with a
+ * message naming what was expected, expect) and sets *start; or a negative errno with err.
+ */
+static ssize_t
+read_trimmed(const char *path, const char *what, const char *expect, char *text, size_t cap,
+	char **start, char *err, size_t errlen)
 {
-	char text[SECRET_TEXT_MAX], *p, *end;
-	size_t n;
 	ssize_t got;
-	int rc;
+	char *p, *end;
 
 	if (path == NULL || *path == '\0') {
 		snprintf(err, errlen, "%s: no file given (a path, or - for standard input)", what);
 		return -EINVAL;
 	}
-	got = strcmp(path, SECRET_STDIN) == 0
-		      ? read_stdin(what, text, sizeof(text), err, errlen)
-		      : read_file(path, what, text, sizeof(text), err, errlen);
-	if (got < 0) {
-		rc = (int)got;
-		goto out;
-	}
+	got = strcmp(path, SECRET_STDIN) == 0 ? read_stdin(what, text, cap, err, errlen)
+					      : read_file(path, what, text, cap, err, errlen);
+	if (got < 0)
+		return got;
 	p = text;
 	end = text + got;
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
@@ -131,10 +131,48 @@ secret_read_hex(const char *path, const char *what, uint8_t *out, size_t min, si
 		end--;
 	*end = '\0';
 	if (p == end) {
-		rc = -ENODATA;
-		snprintf(err, errlen, "%s: %s is empty: expected %zu..%zu hex digits", what,
-			strcmp(path, SECRET_STDIN) == 0 ? "standard input" : path, 2 * min,
-			2 * cap);
+		snprintf(err, errlen, "%s: %s is empty: expected %s", what,
+			strcmp(path, SECRET_STDIN) == 0 ? "standard input" : path, expect);
+		return -ENODATA;
+	}
+	*start = p;
+	return end - p;
+}
+
+int
+secret_read_text(const char *path, const char *what, char *out, size_t cap, size_t *len,
+	char *err, size_t errlen)
+{
+	char text[SECRET_TEXT_MAX], *p = NULL;
+	ssize_t n = read_trimmed(path, what, "one line of text", text, sizeof(text), &p, err,
+		errlen);
+
+	if (n >= 0 && (size_t)n >= cap) {
+		snprintf(err, errlen, "%s: the secret is %zd characters, at most %zu expected",
+			what, n, cap - 1);
+		n = -ERANGE;
+	}
+	if (n >= 0) {
+		memcpy(out, p, (size_t)n + 1);
+		*len = (size_t)n;
+	}
+	explicit_bzero(text, sizeof(text));
+	return n < 0 ? (int)n : 0;
+}
+
+int
+secret_read_hex(const char *path, const char *what, uint8_t *out, size_t min, size_t cap,
+	size_t *len, char *err, size_t errlen)
+{
+	char text[SECRET_TEXT_MAX], *p = NULL, expect[64];
+	size_t n;
+	ssize_t got;
+	int rc;
+
+	snprintf(expect, sizeof(expect), "%zu..%zu hex digits", 2 * min, 2 * cap);
+	got = read_trimmed(path, what, expect, text, sizeof(text), &p, err, errlen);
+	if (got < 0) {
+		rc = (int)got;
 		goto out;
 	}
 	rc = parse_hex(p, out, cap, &n);
@@ -149,7 +187,7 @@ secret_read_hex(const char *path, const char *what, uint8_t *out, size_t min, si
 		snprintf(err, errlen,
 			"%s: the secret must be %zu..%zu bytes, an even number of "
 			"%zu..%zu hex digits; got %zu digits",
-			what, min, cap, 2 * min, 2 * cap, (size_t)(end - p));
+			what, min, cap, 2 * min, 2 * cap, (size_t)got);
 	if (rc == 0)
 		*len = n;
 out:

@@ -25,4 +25,14 @@
 int secret_read_hex(const char *path, const char *what, uint8_t *out, size_t min, size_t cap,
 	size_t *len, char *err, size_t errlen);
 
+/*
+ * Like secret_read_hex(), for a secret written as text (a ZeroMQ CURVE secret key in Z85):
+ * the same sources and the same refusal of a file its group or others may read. Copies the
+ * text without the spaces and line ends around it, NUL-terminated, into out (cap bytes) and
+ * its length into *len. Returns 0, or a negative errno with a message in err (-ERANGE: longer
+ * than cap - 1), out untouched. Every other copy of the text is wiped before returning.
+ */
+int secret_read_text(const char *path, const char *what, char *out, size_t cap, size_t *len,
+	char *err, size_t errlen);
+
 #endif

@@ -270,6 +270,28 @@ struct wire_heartbeat {
 };
 _Static_assert(sizeof(struct wire_heartbeat) == 8, "wire_heartbeat is 8 bytes");
 
+/*
+ * The largest message of each direction the format allows: the header and WIRE_MAX_RECORDS
+ * (the 16-bit count) records of the direction's largest record. Towards a control plane that
+ * is a RESULT of an order writer (48 bytes a record: more than RESERVE's 32, RESULT_QUERY's 16,
+ * RESTOCK's 8 and DP_STATS' 256 x 64); from it an EVENT (96 bytes: more than KEYS' 72 and
+ * RULES' 80). Every socket's ZMQ_MAXMSGSIZE is one of these (plus CURVE's overhead,
+ * common/zlink.h): ZeroMQ drops anything longer before it is read, and the peer with it.
+ */
+#define WIRE_MSG_MAX_TO_CP   (WIRE_HDR_SIZE + (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_result))
+#define WIRE_MSG_MAX_FROM_CP (WIRE_HDR_SIZE + (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_event))
+_Static_assert(sizeof(struct wire_result) >= sizeof(struct wire_reserve) &&
+		       sizeof(struct wire_result) >= sizeof(struct wire_result_query) &&
+		       sizeof(struct wire_result) >= sizeof(struct wire_stock) &&
+		       (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_result) >=
+			       (size_t)WIRE_STATS_MAX * sizeof(struct wire_stat),
+	"RESULT is the largest message towards a control plane");
+_Static_assert(sizeof(struct wire_event) >= sizeof(struct wire_key) &&
+		       sizeof(struct wire_event) >= sizeof(struct wire_rule) &&
+		       sizeof(struct wire_event) >= sizeof(struct wire_result) &&
+		       sizeof(struct wire_event) >= sizeof(struct wire_limits),
+	"EVENT is the largest message from a control plane");
+
 /* Who sends: its id and epoch, and the next sequence number (the encoders increment it). */
 struct wire_sender {
 	uint32_t id;

@@ -287,6 +287,13 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "snapshots_out", lc.msgs_out[WIRE_T_SNAPSHOT_END]);
 	jw_u64(&j, "send_errors", lc.send_errors);
 	jw_u64(&j, "wrong_direction", lc.wrong_direction);
+	jw_u64(&j, "wrong_role", lc.wrong_role);
+	jw_u64(&j, "clients_allowed", lc.zap.allowed);
+	jw_u64(&j, "clients_refused", lc.zap.refused_unknown + lc.zap.refused_role);
+	jw_u64(&j, "handshakes_failed", lc.zap.handshake_failed);
+	jw_u64(&j, "disconnected", lc.zap.disconnected);
+	jw_u64(&j, "clients_file_reloads", lc.zap.reloads);
+	jw_u64(&j, "clients_file_errors", lc.zap.reload_errors);
 	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
 		if (lc.decode_errors[i]) {
 			char name[64];

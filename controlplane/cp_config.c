@@ -2,6 +2,7 @@
 #include "controlplane/cp_config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "common/log.h"
@@ -113,6 +114,20 @@ static const struct cfg_key cp_keys[] = {
 		       "a longer one), and until the sales it signed receipts for have ended and "
 		       "their pay window passed; then it is removed.",
 	},
+	ZLINK_CFG_SECRET_KEY(struct cp_config, links),
+	{
+		.name = "curve_clients_file",
+		.type = CFG_STRING,
+		CP_FIELD(clients_file),
+		.min = 0,
+		.max = ZLINK_PATH_MAX - 1,
+		.def = "",
+		.doc = "With curve_secret_key_file: the clients let in, one \"ROLE NAME PUBLIC_KEY\" "
+		       "a line (ROLE dataplane or order-writer); read again when it changes. Only "
+		       "order-writer keys may send RESULT and RESTOCK, only dataplane keys the rest "
+		       "and subscribe (docs/operations.md, \"Link keys\").",
+	},
+	ZLINK_CFG_INSECURE(struct cp_config, links),
 	{
 		.name = "log_level",
 		.type = CFG_LOGLEVEL,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
+#include "common/zlink.h"
 #include "store/store_config.h"
 
 struct cp_config {
@@ -22,6 +23,8 @@ struct cp_config {
 	uint32_t heartbeat_ms;
 	uint32_t purchase_token_ttl_ms; /* the data planes' longest: how long a retired key verifies */
 	int log_level;
+	struct zlink_settings links;  /* CURVE: its secret key, insecure_plaintext_links */
+	char clients_file[ZLINK_PATH_MAX]; /* CURVE: the allow-list of client keys with roles */
 	struct store_config store;    /* [redis] and [postgres], as the order writer reads them */
 };
 

@@ -15,16 +15,18 @@ struct cp_links {
 	void *ctx;
 	void *pull;
 	void *pub;
+	struct cp_zap *zap;
+	bool curve; /* senders have roles */
 	struct wire_sender tx;
 	struct cp_links_counters ctr;
-	uint8_t *rx;  /* CP_LINKS_RX_MAX */
+	zmq_msg_t rx; /* the message cp_links_recv() last returned */
 	uint8_t *txb; /* one message of CP_LINKS_RECS_PER_MSG of the largest record */
 	size_t txb_len;
 };
 
 struct cp_links *
-cp_links_open(const char *pull_ep, const char *pub_ep, uint32_t sender_id, char *err,
-	size_t errlen)
+cp_links_open(const char *pull_ep, const char *pub_ep, uint32_t sender_id,
+	const struct zlink_keys *keys, const char *clients_file, char *err, size_t errlen)
 {
 	struct cp_links *l = calloc(1, sizeof(*l));
 	int hwm = 100000, linger = 1000, zero = 0;
@@ -34,10 +36,10 @@ cp_links_open(const char *pull_ep, const char *pub_ep, uint32_t sender_id, char 
 		return NULL;
 	}
 	l->txb_len = WIRE_HDR_SIZE + (size_t)CP_LINKS_RECS_PER_MSG * 128;
-	l->rx = malloc(CP_LINKS_RX_MAX);
+	zmq_msg_init(&l->rx);
 	l->txb = malloc(l->txb_len);
 	l->ctx = zmq_ctx_new();
-	if (l->rx == NULL || l->txb == NULL || l->ctx == NULL) {
+	if (l->txb == NULL || l->ctx == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -52,6 +54,17 @@ cp_links_open(const char *pull_ep, const char *pub_ep, uint32_t sender_id, char 
 	zmq_setsockopt(l->pull, ZMQ_RCVHWM, &hwm, sizeof(hwm));
 	zmq_setsockopt(l->pub, ZMQ_LINGER, &linger, sizeof(linger));
 	zmq_setsockopt(l->pull, ZMQ_LINGER, &zero, sizeof(zero));
+	/* Nothing but subscriptions arrive on the PUB socket: it gets the smallest limit. */
+	if (zlink_socket_setup(l->pull, keys, ZLINK_DOMAIN_PULL, WIRE_MSG_MAX_TO_CP, err,
+		    errlen) != 0 ||
+		zlink_socket_setup(l->pub, keys, ZLINK_DOMAIN_PUB, 0, err, errlen) != 0)
+		goto fail;
+	/* The ZAP handler is in place before a client can connect. */
+	l->curve = keys->curve;
+	l->zap = cp_zap_start(l->ctx, keys->curve ? clients_file : NULL, l->pull, l->pub, err,
+		errlen);
+	if (l->zap == NULL)
+		goto fail;
 	if (zmq_bind(l->pull, pull_ep) != 0) {
 		snprintf(err, errlen,
 			"cannot bind the PULL socket to %s: %s (another control plane there? set "
@@ -80,13 +93,14 @@ cp_links_close(struct cp_links *l)
 {
 	if (l == NULL)
 		return;
+	cp_zap_stop(l->zap);
 	if (l->pull != NULL)
 		zmq_close(l->pull);
 	if (l->pub != NULL)
 		zmq_close(l->pub);
+	zmq_msg_close(&l->rx);
 	if (l->ctx != NULL)
 		zmq_ctx_term(l->ctx);
-	free(l->rx);
 	free(l->txb);
 	free(l);
 }
@@ -97,31 +111,36 @@ cp_links_pull_socket(struct cp_links *l)
 	return l->pull;
 }
 
+/* Whether a sender of User-Id uid ("ROLE:NAME", set by the ZAP handler) may send type. */
+static bool
+role_may_send(const char *uid, uint8_t type)
+{
+	const char *role = type == WIRE_T_RESULT || type == WIRE_T_RESTOCK
+				   ? ZLINK_ROLE_ORDER_WRITER ":"
+				   : ZLINK_ROLE_DATAPLANE ":";
+
+	return uid != NULL && strncmp(uid, role, strlen(role)) == 0;
+}
+
 int
 cp_links_recv(struct cp_links *l, struct wire_msg *m)
 {
-	int len = zmq_recv(l->pull, l->rx, CP_LINKS_RX_MAX, ZMQ_DONTWAIT);
-	int more = 0;
-	size_t more_len = sizeof(more);
-	int rc;
+	int len, rc;
 
+	zmq_msg_close(&l->rx);
+	zmq_msg_init(&l->rx);
+	len = zmq_msg_recv(&l->rx, l->pull, ZMQ_DONTWAIT);
 	if (len < 0)
 		return 0;
-	zmq_getsockopt(l->pull, ZMQ_RCVMORE, &more, &more_len);
-	if (more) {
+	if (zmq_msg_more(&l->rx)) {
 		/* One frame per message: drain and refuse the rest of a multipart message. */
-		while (more) {
-			zmq_recv(l->pull, l->rx, CP_LINKS_RX_MAX, ZMQ_DONTWAIT);
-			zmq_getsockopt(l->pull, ZMQ_RCVMORE, &more, &more_len);
-		}
+		while (zmq_msg_more(&l->rx))
+			if (zmq_msg_recv(&l->rx, l->pull, ZMQ_DONTWAIT) < 0)
+				break;
 		l->ctr.decode_errors[WIRE_ERRI_LENGTH]++;
 		return WIRE_ERR_LENGTH;
 	}
-	if ((size_t)len > CP_LINKS_RX_MAX) {
-		l->ctr.decode_errors[WIRE_ERRI_LENGTH]++;
-		return WIRE_ERR_LENGTH;
-	}
-	rc = wire_decode(l->rx, (size_t)len, m);
+	rc = wire_decode(zmq_msg_data(&l->rx), (size_t)len, m);
 	if (rc != 0) {
 		unsigned i = wire_err_index(rc);
 
@@ -140,6 +159,18 @@ cp_links_recv(struct cp_links *l, struct wire_msg *m)
 			"a %s message on the PULL socket: only data planes and order writers "
 			"push here",
 			wire_type_name(m->type));
+		return WIRE_ERR_TYPE;
+	}
+	if (l->curve && !role_may_send(zmq_msg_gets(&l->rx, "User-Id"), m->type)) {
+		const char *uid = zmq_msg_gets(&l->rx, "User-Id");
+
+		l->ctr.wrong_role++;
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"links: dropped a %s message from %s: only %s keys may send it",
+			wire_type_name(m->type), uid != NULL ? uid : "a sender without a role",
+			m->type == WIRE_T_RESULT || m->type == WIRE_T_RESTOCK
+				? ZLINK_ROLE_ORDER_WRITER
+				: ZLINK_ROLE_DATAPLANE);
 		return WIRE_ERR_TYPE;
 	}
 	if (m->type < WIRE_T_MAX) {
@@ -185,4 +216,5 @@ void
 cp_links_counters(const struct cp_links *l, struct cp_links_counters *out)
 {
 	*out = l->ctr;
+	cp_zap_counters(l->zap, &out->zap);
 }

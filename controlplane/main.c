@@ -199,6 +199,22 @@ render_metrics(void *arg, struct metrics_text *t)
 		NULL, lc.msgs_out[WIRE_T_SNAPSHOT_END]);
 	metrics_counter(t, "flashgate_cp_publish_errors_total", "Messages ZeroMQ refused.", NULL,
 		lc.send_errors);
+	metrics_counter(t, "flashgate_cp_link_wrong_role_total",
+		"Messages dropped: a type the sender's key may not send (CURVE).", NULL,
+		lc.wrong_role);
+	metrics_counter(t, "flashgate_cp_link_clients_allowed_total",
+		"CURVE handshakes let in by the allow-list.", NULL, lc.zap.allowed);
+	metrics_counter(t, "flashgate_cp_link_clients_refused_total",
+		"CURVE handshakes refused: a key not in the allow-list, or a role on the wrong "
+		"socket.",
+		NULL, lc.zap.refused_unknown + lc.zap.refused_role);
+	metrics_counter(t, "flashgate_cp_link_handshakes_failed_total",
+		"ZeroMQ handshakes that failed (a wrong server key, plaintext against CURVE).", NULL,
+		lc.zap.handshake_failed);
+	metrics_counter(t, "flashgate_cp_link_disconnects_total",
+		"Link connections that ended, including those libzmq dropped for a message over "
+		"ZMQ_MAXMSGSIZE.",
+		NULL, lc.zap.disconnected);
 	for (unsigned i = 0; i < WIRE_ERR_MAX; i++) {
 		labels[0] = '\0';
 		metrics_label(labels, sizeof(labels), "reason", wire_err_name(-(int)i - 1));
@@ -226,6 +242,7 @@ main(int argc, char **argv)
 {
 	static struct cp_config cfg;
 	static struct cp_state st;
+	static struct zlink_keys keys;
 	struct cp_ctx c = { .cfg = &cfg, .st = &st };
 	int migrate_only = 0, admin_fd = -1, rc = 1;
 	char err[512];
@@ -237,6 +254,23 @@ main(int argc, char **argv)
 	rc = 1;
 	log_set_level((enum log_level)cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
+	/* Before anything else: a link that would be plaintext off this host stops us here. */
+	const char *eps[] = {cfg.pull_endpoint, cfg.pub_endpoint};
+
+	/* Checked here, not by the loader: two -s options may set them one after the other. */
+	if (!migrate_only && (cfg.links.secret_key_file[0] == '\0') != (cfg.clients_file[0] == '\0')) {
+		LOG_ERR("[controlplane] curve_secret_key_file and curve_clients_file go together: the "
+			"CURVE server needs its key pair and the list of the client keys it lets in "
+			"(docs/operations.md, \"Link keys\")");
+		return 1;
+	}
+	if (!migrate_only &&
+		zlink_keys_load(&cfg.links, true, "controlplane", eps, 2, &keys, err, sizeof(err)) != 0) {
+		LOG_ERR("%s", err);
+		return 1;
+	}
+	if (keys.curve)
+		LOG_NOTICE("links: CURVE on both sockets, the clients of %s", cfg.clients_file);
 
 	c.pg = pg_open(cfg.store.pg_conninfo, err, sizeof(err));
 	if (c.pg == NULL) {
@@ -266,7 +300,9 @@ main(int argc, char **argv)
 		LOG_ERR("Redis: %s", err);
 		goto out;
 	}
-	c.links = cp_links_open(cfg.pull_endpoint, cfg.pub_endpoint, cfg.id, err, sizeof(err));
+	c.links = cp_links_open(cfg.pull_endpoint, cfg.pub_endpoint, cfg.id, &keys,
+		cfg.clients_file, err, sizeof(err));
+	zlink_keys_wipe(&keys);
 	if (c.links == NULL) {
 		LOG_ERR("%s", err);
 		goto out;
@@ -341,6 +377,7 @@ main(int argc, char **argv)
 	decider_flush(c.dec, now_wall_ms(), true);
 	rc = 0;
 out:
+	zlink_keys_wipe(&keys);
 	/* First the metrics thread, which reads the admin counters. */
 	metrics_stop(c.metrics);
 	c.metrics = NULL;

@@ -149,6 +149,7 @@ bridge_destroy(struct bridge *b)
 	free(b->qstaged);
 	free(b->msg);
 	free(b->stats);
+	zlink_keys_wipe(&b->cfg.keys);
 	free(b);
 }
 
@@ -211,6 +212,25 @@ bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
 _Static_assert(sizeof(struct bridge_counters) % sizeof(uint64_t) == 0, "counters are u64s");
 _Static_assert(sizeof(struct result_table_counters) % sizeof(uint64_t) == 0, "counters are u64s");
 
+/*
+ * With CURVE, a handshake the control plane refuses is said in the log (at most every 10 s):
+ * the data plane otherwise only sees silence. Read every 100 ms on the bridge thread.
+ */
+static void
+bridge_read_monitors(struct bridge *b, uint64_t now_ms)
+{
+	struct zlink_events ev = {0};
+
+	b->last_mon_ms = now_ms;
+	zlink_monitor_read(b->mon[0], &ev);
+	zlink_monitor_read(b->mon[1], &ev);
+	if (ev.handshake_failed > 0)
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"bridge: the control plane refused the CURVE handshake: is this data plane's "
+			"public key in its curve_clients_file (as dataplane), and "
+			"curve_server_key_file its public key? (docs/operations.md, \"Link keys\")");
+}
+
 static void *
 bridge_main(void *arg)
 {
@@ -236,6 +256,8 @@ bridge_main(void *arg)
 			b->stats_due = true;
 			b->last_stats_ms = now_ms;
 		}
+		if (b->mon[0] != NULL && now_ms - b->last_mon_ms >= 100)
+			bridge_read_monitors(b, now_ms);
 		unsigned drained = bridge_out_drain(b, now_us);
 
 		bridge_out_prepare(b, now_us, stopping);
@@ -286,6 +308,22 @@ set_int(void *sock, int opt, int value, const char *name, char *err, size_t errl
 	return -1;
 }
 
+/* Closes the sockets that are open and ends the context. */
+static void
+bridge_close_sockets(struct bridge *b)
+{
+	void **s[] = {&b->mon[0], &b->mon[1], &b->push, &b->sub};
+
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (*s[i] != NULL) {
+			zmq_close(*s[i]);
+			*s[i] = NULL;
+		}
+	if (b->zctx != NULL)
+		zmq_ctx_term(b->zctx);
+	b->zctx = NULL;
+}
+
 int
 bridge_start(struct bridge *b, char *err, size_t errlen)
 {
@@ -315,6 +353,16 @@ bridge_start(struct bridge *b, char *err, size_t errlen)
 		(c->push_sndbuf > 0 && set_int(b->push, ZMQ_SNDBUF, c->push_sndbuf, "ZMQ_SNDBUF",
 					       err, errlen) != 0))
 		goto fail;
+	/* Nothing but the handshake comes back on the PUSH socket: the smallest limit. */
+	if (zlink_socket_setup(b->push, &c->keys, NULL, 0, err, errlen) != 0 ||
+		zlink_socket_setup(b->sub, &c->keys, NULL, WIRE_MSG_MAX_FROM_CP, err, errlen) != 0)
+		goto fail;
+	if (c->keys.curve && ((b->mon[0] = zlink_monitor(b->zctx, b->push, "push")) == NULL ||
+				     (b->mon[1] = zlink_monitor(b->zctx, b->sub, "sub")) == NULL)) {
+		snprintf(err, errlen, "bridge: cannot monitor the sockets: %s",
+			zmq_strerror(zmq_errno()));
+		goto fail;
+	}
 	if (zmq_setsockopt(b->sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
 		snprintf(err, errlen, "bridge: subscribe: %s", zmq_strerror(zmq_errno()));
 		goto fail;
@@ -342,12 +390,7 @@ bridge_start(struct bridge *b, char *err, size_t errlen)
 	b->started = true;
 	return 0;
 fail:
-	if (b->push != NULL)
-		zmq_close(b->push);
-	if (b->sub != NULL)
-		zmq_close(b->sub);
-	zmq_ctx_term(b->zctx);
-	b->push = b->sub = b->zctx = NULL;
+	bridge_close_sockets(b);
 	return -1;
 }
 
@@ -364,9 +407,6 @@ bridge_stop(struct bridge *b, unsigned flush_ms)
 	int linger = now_ms < b->flush_deadline_ms ? (int)(b->flush_deadline_ms - now_ms) : 0;
 
 	zmq_setsockopt(b->push, ZMQ_LINGER, &linger, sizeof(linger));
-	zmq_close(b->push);
-	zmq_close(b->sub);
-	zmq_ctx_term(b->zctx);
-	b->push = b->sub = b->zctx = NULL;
+	bridge_close_sockets(b);
 	b->stopped = true;
 }

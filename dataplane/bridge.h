@@ -36,6 +36,7 @@
 #include <rte_ring_elem.h>
 
 #include "common/wire.h"
+#include "common/zlink.h"
 #include "dataplane/result_table.h"
 #include "dataplane/shared_state.h"
 
@@ -69,6 +70,8 @@ struct bridge_config {
 	 */
 	void (*stats_fn)(void *arg, struct wire_stat *out, unsigned cap, unsigned *n);
 	void *stats_arg;
+	/* CURVE client keys (keys.curve false: plaintext); wiped by bridge_destroy(). */
+	struct zlink_keys keys;
 };
 
 /* Fills c with the defaults (endpoints on 127.0.0.1:5601/5602, dp id 1, one worker). */

@@ -66,6 +66,8 @@ struct bridge {
 	uint64_t flush_deadline_ms;
 
 	void *zctx, *push, *sub;
+	void *mon[2];	      /* with CURVE: monitors of push and sub (handshakes refused) */
+	uint64_t last_mon_ms; /* when they were last read */
 	struct wire_sender tx;
 
 	/* Out: records drained from the rings, and at most one encoded message in flight. */

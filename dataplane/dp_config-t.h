@@ -4,6 +4,8 @@
 /* The data plane's settings, as read from flashgate.conf and the command line. */
 #include <stdint.h>
 
+#include "common/zlink.h"
+
 #define DP_MAX_LISTEN_PORTS 8
 #define DP_MAX_EVENTS       64
 #define DP_EVENT_NAME_MAX   64
@@ -54,6 +56,7 @@ struct dp_config {
 	uint32_t resync_ms;             /* silence from the control plane before a resync */
 	uint32_t snapshot_retry_ms;     /* an unanswered snapshot request is repeated */
 	uint32_t push_hwm;              /* ZeroMQ send high-water mark, messages */
+	struct zlink_settings links;    /* CURVE key files, insecure_plaintext_links */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];
 	unsigned n_events;

@@ -336,6 +336,9 @@ static const struct cfg_key dp_bridge_keys[] = {
 		.doc = "Messages ZeroMQ queues towards the control plane before the bridge holds "
 		       "back (and the rings, then the workers, shed with 503).",
 	},
+	ZLINK_CFG_SECRET_KEY(struct dp_config, links),
+	ZLINK_CFG_SERVER_KEY(struct dp_config, links),
+	ZLINK_CFG_INSECURE(struct dp_config, links),
 };
 
 static const struct cfg_key dp_event_keys[] = {

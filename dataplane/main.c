@@ -47,6 +47,7 @@ struct app {
 	bool port_started[WORKER_MAX_PORTS];
 	unsigned n_ports;
 	const char *counters_json; /* --counters-json FILE; NULL: not asked */
+	struct zlink_keys link_keys; /* CURVE to the control plane; wiped once the bridge has them */
 };
 
 static void
@@ -215,7 +216,7 @@ setup_bridge(struct app *a)
 {
 	const struct dp_config *cfg = &a->cfg;
 	struct bridge_config bc;
-	char err[256];
+	char err[512];
 
 	bridge_config_defaults(&bc);
 	bc.dp_id = cfg->dp_id;
@@ -237,7 +238,10 @@ setup_bridge(struct app *a)
 		LOG_ERR("bridge settings: %s", err);
 		return -1;
 	}
+	bc.keys = a->link_keys;
+	zlink_keys_wipe(&a->link_keys);
 	a->bridge = bridge_create(&bc, err, sizeof(err));
+	zlink_keys_wipe(&bc.keys);
 	if (a->bridge == NULL) {
 		LOG_ERR("cannot create the bridge to the control plane: %s", err);
 		return -1;
@@ -397,6 +401,18 @@ main(int argc, char **argv)
 		LOG_ERR("two events share an id");
 		return 1;
 	}
+	/* The link's keys, and the refusal of a plaintext link off this host, before DPDK too. */
+	const char *eps[] = {a.cfg.push_endpoint, a.cfg.sub_endpoint};
+	char kerr[512];
+
+	if (zlink_keys_load(&a.cfg.links, false, "bridge", eps, 2, &a.link_keys, kerr,
+		    sizeof(kerr)) != 0) {
+		LOG_ERR("%s", kerr);
+		return 1;
+	}
+	if (a.link_keys.curve)
+		LOG_NOTICE("bridge: CURVE to the control plane (its public key from %s)",
+			a.cfg.links.server_key_file);
 
 	argv[sep < argc ? sep : argc] = NULL;
 	rc = rte_eal_init(sep, argv);

@@ -87,6 +87,15 @@ main(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : 2;
 	log_set_level((enum log_level)c.cfg.log_level);
+	/* Before anything else: a link that would be plaintext off this host stops us here. */
+	const char *ep = c.cfg.push_endpoint;
+	struct zlink_keys keys;
+
+	if (zlink_keys_load(&c.cfg.links, false, "order_writer", &ep, 1, &keys, err,
+		    sizeof(err)) != 0) {
+		LOG_ERR("%s", err);
+		return 2;
+	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -117,7 +126,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	c.link = ow_link_open(c.cfg.push_endpoint, c.cfg.id, err, sizeof(err));
+	c.link = ow_link_open(c.cfg.push_endpoint, c.cfg.id, &keys, err, sizeof(err));
+	zlink_keys_wipe(&keys);
 	c.reader = oreader_open(c.rs, c.cfg.group, consumer);
 	if (c.link == NULL || c.reader == NULL) {
 		LOG_ERR("%s", c.link == NULL ? err : "out of memory");

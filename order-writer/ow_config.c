@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "order-writer/ow_config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "common/log.h"
@@ -138,6 +139,9 @@ static const struct cfg_key ow_config_keys[] = {
 		.doc = "How often acknowledged outbox entries are deleted (never one still pending "
 		       "or not delivered); 0: never, the outbox keeps one entry per reservation.",
 	},
+	ZLINK_CFG_SECRET_KEY(struct ow_config, links),
+	ZLINK_CFG_SERVER_KEY(struct ow_config, links),
+	ZLINK_CFG_INSECURE(struct ow_config, links),
 	{
 		.name = "log_level",
 		.type = CFG_LOGLEVEL,

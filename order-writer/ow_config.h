@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "common/config.h"
+#include "common/zlink.h"
 #include "store/store_config.h"
 
 /* PostgreSQL connections writing batches at most (order_writer.connections). */
@@ -33,6 +34,7 @@ struct ow_config {
 	uint32_t sweep_batch;
 	uint32_t trim_interval_ms; /* 0: never trim the outboxes */
 	int log_level;
+	struct zlink_settings links; /* CURVE keys, insecure_plaintext_links */
 	struct store_config store; /* [redis] and [postgres], as the control plane reads them */
 };
 

@@ -10,6 +10,7 @@
 #include <zmq.h>
 
 #include "common/log.h"
+#include "common/now.h"
 
 /* Records per message: a batch of orders fits one message (2048 * 48 bytes = 96 KiB). */
 #define OW_LINK_RECS_MAX 2048
@@ -25,6 +26,8 @@ struct held_msg {
 struct ow_link {
 	void *ctx;
 	void *push;
+	void *mon; /* with CURVE: the PUSH socket's monitor (a refused handshake is logged) */
+	uint64_t last_mon_ms;
 	struct wire_sender sender;
 	struct ow_link_stats st;
 	struct held_msg held[OW_LINK_HELD_MAX]; /* FIFO */
@@ -33,7 +36,8 @@ struct ow_link {
 };
 
 struct ow_link *
-ow_link_open(const char *endpoint, uint32_t sender_id, char *err, size_t errlen)
+ow_link_open(const char *endpoint, uint32_t sender_id, const struct zlink_keys *keys, char *err,
+	size_t errlen)
 {
 	struct ow_link *l = calloc(1, sizeof(*l));
 	int linger = 1000;
@@ -49,6 +53,11 @@ ow_link_open(const char *endpoint, uint32_t sender_id, char *err, size_t errlen)
 		goto fail;
 	l->push = zmq_socket(l->ctx, ZMQ_PUSH);
 	if (l->push == NULL || zmq_setsockopt(l->push, ZMQ_LINGER, &linger, sizeof(linger)) != 0)
+		goto fail;
+	/* Nothing but the handshake arrives on a PUSH socket: the smallest limit. */
+	if (zlink_socket_setup(l->push, keys, NULL, 0, err, errlen) != 0)
+		goto fail_quiet;
+	if (keys->curve && (l->mon = zlink_monitor(l->ctx, l->push, "push")) == NULL)
 		goto fail;
 	if (zmq_connect(l->push, endpoint) != 0) {
 		snprintf(err, errlen, "[order_writer] push_endpoint %s: %s", endpoint,
@@ -71,6 +80,8 @@ ow_link_close(struct ow_link *l)
 	ow_link_flush(l);
 	for (unsigned i = 0; i < l->held_n; i++)
 		free(l->held[(l->held_head + i) % OW_LINK_HELD_MAX].data);
+	if (l->mon != NULL)
+		zmq_close(l->mon);
 	if (l->push != NULL)
 		zmq_close(l->push);
 	if (l->ctx != NULL)
@@ -82,6 +93,21 @@ unsigned
 ow_link_flush(struct ow_link *l)
 {
 	unsigned sent = 0;
+
+	/* With CURVE, a handshake the control plane refuses is said in the log (at most every
+	 * 10 s): the writer otherwise only sees its messages wait. */
+	if (l->mon != NULL && now_mono_ms() - l->last_mon_ms >= 100) {
+		struct zlink_events ev = {0};
+
+		l->last_mon_ms = now_mono_ms();
+		zlink_monitor_read(l->mon, &ev);
+		if (ev.handshake_failed > 0)
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"link: the control plane refused the CURVE handshake: is this order "
+				"writer's public key in its curve_clients_file (as order-writer), and "
+				"curve_server_key_file its public key? (docs/operations.md, \"Link "
+				"keys\")");
+	}
 
 	while (l->held_n > 0) {
 		struct held_msg *h = &l->held[l->held_head];

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/wire.h"
+#include "common/zlink.h"
 
 struct ow_link;
 
@@ -23,10 +24,11 @@ struct ow_link_stats {
 
 /*
  * Connects a PUSH socket to endpoint (ZeroMQ connects in the background, so the control plane
- * need not be up yet); sender_id goes into every header. Returns the link, or NULL with the
- * reason in err.
+ * need not be up yet), as a CURVE client with keys->curve; sender_id goes into every header.
+ * Returns the link, or NULL with the reason in err.
  */
-struct ow_link *ow_link_open(const char *endpoint, uint32_t sender_id, char *err, size_t errlen);
+struct ow_link *ow_link_open(const char *endpoint, uint32_t sender_id,
+	const struct zlink_keys *keys, char *err, size_t errlen);
 
 /* Closes the socket (waiting at most 1 s for queued messages) and frees l; NULL is allowed. */
 void ow_link_close(struct ow_link *l);

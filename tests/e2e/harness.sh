@@ -162,6 +162,22 @@ stock = 100
 EOF
 }
 
+# e2e_config_add SRC DST SECTION LINE: SRC with LINE under [SECTION] (the section added when
+# missing), written to DST with mode 0600: a secret goes in a config file, never on a command
+# line (the programs refuse -s for a secret key).
+e2e_config_add() {
+	local src=$1 dst=$2 sec=$3 line=$4
+	(
+		umask 077
+		if grep -qxF "[$sec]" "$src"; then
+			awk -v s="[$sec]" -v l="$line" '{ print } $0 == s { print l }' "$src"
+		else
+			cat "$src"
+			printf '\n[%s]\n%s\n' "$sec" "$line"
+		fi
+	) >"$dst.tmp" && mv "$dst.tmp" "$dst"
+}
+
 # e2e_begin TAG EXE: sets up the network and the data plane, or ends the test with a failure.
 e2e_begin() {
 	local tag=$1 exe=${2:-} rc t

@@ -5,7 +5,8 @@
 # veth -> ZeroMQ -> flashgate-controlplane -> reserve.lua in Redis, with the event, keys and
 # limits set through flashgatectl and kept in PostgreSQL. Checks exact stock, one reservation
 # per user, the sold-out moment reaching the data plane, the invariants in Redis, Redis killed
-# and restarted mid-sale, flashgatectl's refusals, stats and metrics.
+# and restarted mid-sale, flashgatectl's refusals, stats and metrics. Every ZeroMQ link is CURVE,
+# with keys made by flashgatectl and the control plane's allow-list (docs/operations.md).
 #
 # usage: test_controlplane.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER
 set -euo pipefail
@@ -22,9 +23,21 @@ EV=7
 
 mapfile -t PORTS < <(fg_free_ports 3)
 PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} METRICS_PORT=${PORTS[2]}
+# The link keys, before the data plane starts: the control plane's, a data plane's and an order
+# writer's, the last two in the control plane's allow-list.
+KEYS=$(mktemp -d /tmp/fg-e2e-cp-keys.XXXXXX)
+trap 'rm -rf "$KEYS"' EXIT
+"${3:-false}" curve keygen cp --dir "$KEYS" >/dev/null || true
+for k in dp1:dataplane ow1:order-writer; do
+	"${3:-false}" curve keygen "${k%%:*}" --dir "$KEYS" --role "${k#*:}" | tail -n 1 \
+		>>"$KEYS/clients" || true
+done
+[ -f "$KEYS/cp.pub" ] && [ "$(wc -l <"$KEYS/clients")" = 2 ] ||
+	{ echo "Bail out! flashgatectl curve keygen"; exit 1; }
 E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
 	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=3
-	-s admission.purchase_token_ttl=10m)
+	-s admission.purchase_token_ttl=10m -s "bridge.curve_secret_key_file=$KEYS/dp1.key"
+	-s "bridge.curve_server_key_file=$KEYS/cp.pub")
 E2E_TOOLS=(redis-cli psql)
 e2e_begin cp "$1"
 
@@ -37,6 +50,7 @@ cp_cleanup() {
 	[ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true
 	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
 	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+	rm -rf "$KEYS"
 }
 trap 'cp_cleanup; e2e_cleanup' EXIT
 
@@ -51,7 +65,8 @@ start_cp() {
 		-s "controlplane.pub_endpoint=tcp://127.0.0.1:$PUB_PORT" \
 		-s "controlplane.admin_socket=$ADMIN" -s "controlplane.metrics_port=$METRICS_PORT" \
 		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-		>>"$E2E_TMP/cp.log" 2>&1 &
+		-s "controlplane.curve_secret_key_file=$KEYS/cp.key" \
+		-s "controlplane.curve_clients_file=$KEYS/clients" >>"$E2E_TMP/cp.log" 2>&1 &
 	CP_PID=$!
 	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20
 }
@@ -166,7 +181,8 @@ old_rc=$(jget receipt <"$E2E_TMP/res101.b")
 # --- the order writer turns the reservations into orders; reconcile ----------------------
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	>"$E2E_TMP/ow.log" 2>&1 &
+	-s "order_writer.curve_secret_key_file=$KEYS/ow1.key" \
+	-s "order_writer.curve_server_key_file=$KEYS/cp.pub" >"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 PSQL="psql -qtA -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
 orders_made() { [ "$($PSQL -c "select count(*) from orders where event_id = $EV" 2>/dev/null)" = $STOCK ]; }
@@ -211,6 +227,11 @@ stats_have_dp() { ctlj stats | python3 -c 'import json,sys
 d=json.load(sys.stdin); sys.exit(0 if d.get("data_planes") else 1)'; }
 tap_run "stats include the data plane's counters" e2e_wait_until 5 stats_have_dp
 tap_is "$(ctlj stats | jget decisions.reserved)" $STOCK "stats count $STOCK reserved"
+tap_ok "$(grep -q 'links: dataplane:dp1 connected' "$E2E_TMP/cp.log" &&
+	grep -q 'links: order-writer:ow1 connected' "$E2E_TMP/cp.log"; echo $?)" \
+	"the sale ran over CURVE links: the data plane and the order writer let in by their keys"
+tap_is "$(ctlj stats | jget links.clients_refused)/$(ctlj stats | jget links.wrong_role)" 0/0 \
+	"no link refused, no message of a wrong role"
 tap_is "$(ctlj stats | jget decisions.duplicate)" $DOUBLE \
 	"stats count $DOUBLE duplicate: each second click, none of the first"
 metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)

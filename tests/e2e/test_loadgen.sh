@@ -33,7 +33,7 @@ DP_PREFIX=fg-e2e-lgdp-$$ LG_PREFIX=fg-e2e-lglg-$$
 SOCK=$E2E_TMP/memif.sock
 E2E_PREFIX=$DP_PREFIX # for e2e_peer_* and the log helpers
 DP_PID= WAIT_BRIDGE=
-DP_EXTRA=() # more -s overrides for the data plane of the next runs
+DP_CONF=$E2E_TMP/flashgate.conf # its config file (one with the SYN cookie secret for some runs)
 COOKIE_SECRET=0123456789abcdef0123456789abcdef
 
 # shellcheck disable=SC2317 # called by e2e_wait_until
@@ -70,10 +70,10 @@ LG_LCORES=0
 dp_start() {
 	rm -f "$E2E_TMP/dp-run.json"
 	"$DP_EXE" -l "$DP_LCORES" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
-		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$E2E_TMP/flashgate.conf" \
+		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$DP_CONF" \
 		-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
 		--counters-json "$E2E_TMP/dp-run.json" \
-		${DP_EXTRA[@]+"${DP_EXTRA[@]}"} >"$E2E_TMP/dp-run.log" 2>&1 &
+		>"$E2E_TMP/dp-run.log" 2>&1 &
 	DP_PID=$!
 	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60
 }
@@ -200,7 +200,9 @@ tap_is "$(pcap_check "$E2E_TMP/flood.pcap" 2>&1)/$(field flood pcap frames)" \
 	"syn-flood: --pcap wrote a pcap file of the first 100 frames"
 
 # --- healthz-blast: whole connections sent without waiting, cookies made with the secret -------
-DP_EXTRA=(-s "dataplane.syncookie_secret=$COOKIE_SECRET")
+e2e_config_add "$E2E_TMP/flashgate.conf" "$E2E_TMP/cookie.conf" dataplane \
+	"syncookie_secret = $COOKIE_SECRET"
+DP_CONF=$E2E_TMP/cookie.conf
 lg_run blast --mode healthz-blast --connections "$N_CONN" --rate 200000 --duration-s 20 \
 	--cookie-secret-hex "$COOKIE_SECRET"
 tap_is "$LG_RC" 0 "healthz-blast: loadgen exits 0 (every answer well-formed and expected)"
@@ -220,7 +222,7 @@ tap_is "$LG_RC/$(field blastkey blast answered_200)" "1/0" \
 	"healthz-blast with another secret: loadgen exits 1, no request answered"
 tap_run "healthz-blast with another secret: the data plane reset them (bad cookie)" \
 	test "$(field blastkey blast rst)" -gt 0
-DP_EXTRA=()
+DP_CONF=$E2E_TMP/flashgate.conf
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nosecret" \
 	--log-level=error -- --mode healthz-blast 2>&1) || rc=$?
@@ -345,7 +347,9 @@ tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
 
 # The same reserves sent as whole connections (reserve-blast): each answered 202, or 503 when
 # the link to the control plane is busy; every 202 the loadgen saw was an admitted reservation.
-DP_EXTRA=(-s "dataplane.syncookie_secret=$COOKIE_SECRET")
+e2e_config_add "$E2E_TMP/flashgate.conf" "$E2E_TMP/cookie.conf" dataplane \
+	"syncookie_secret = $COOKIE_SECRET"
+DP_CONF=$E2E_TMP/cookie.conf
 before=$(dp_counter admit reserve_admitted)
 lg_run rblast --mode reserve-blast --connections "$N_RES" --rate 50000 --event 1 \
 	--user-base 800000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
@@ -366,7 +370,7 @@ lg_run rblastkey --mode reserve-blast --connections 200 --rate 2000 --event 1 \
 tap_run "reserve-blast with a wrong sale key: loadgen exits 1, its 403s counted unexpected" \
 	test "$LG_RC" = 1 -a "$(field rblastkey blast answered_202)" = 0 -a \
 	"$(value rblastkey unexpected_status)" -gt 0
-DP_EXTRA=()
+DP_CONF=$E2E_TMP/flashgate.conf
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-digits" \
 	--log-level=error -- --mode reserve-blast --cookie-secret-hex "$COOKIE_SECRET" \

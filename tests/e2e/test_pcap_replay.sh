@@ -348,10 +348,11 @@ admitted() { [ "$(e2e_peer_stat reserves 2>/dev/null || echo 0)" -ge "$1" ]; }
 
 lopt=-l lcores=$(fg_lcores)
 [[ $lcores != *@* ]] || lopt=--lcores
+e2e_config_add "$E2E_TMP/flashgate.conf" "$E2E_TMP/cookie.conf" dataplane \
+	"syncookie_secret = $COOKIE_HEX"
 "$DP_EXE" "$lopt" "$lcores" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
 	--vdev "net_pcap0,rx_pcap=$E2E_TMP/reserve.pcap,infinite_rx=1" -- \
-	-c "$E2E_TMP/flashgate.conf" -s "dataplane.mbufs=16383" \
-	-s "dataplane.syncookie_secret=$COOKIE_HEX" \
+	-c "$E2E_TMP/cookie.conf" -s "dataplane.mbufs=16383" \
 	-s "bridge.push_endpoint=tcp://127.0.0.1:${zmq_ports[0]}" \
 	-s "bridge.sub_endpoint=tcp://127.0.0.1:${zmq_ports[1]}" >"$E2E_TMP/dp-run.log" 2>&1 &
 DP_PID=$!

@@ -51,7 +51,7 @@ if ! grep -q 'ready:' "$LOG"; then
 fi
 
 python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" <<'EOF'
-import json, re, subprocess, sys
+import json, os, re, shutil, subprocess, sys, tempfile
 
 CTL, SOCK, PG, DOC, LIB = sys.argv[1:]
 sys.path.insert(0, LIB)
@@ -236,6 +236,16 @@ p = subprocess.run([CTL, "--socket", SOCK, "event", "show", "1"], capture_output
 tap.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
     "\nredis:\n" in p.stdout,
     "without --json: event show is printed for people", p.stdout + p.stderr)
+
+kdir = tempfile.mkdtemp()
+rc, a, raw = ctl("curve", "keygen", "dp1", "--dir", kdir, "--role", "dataplane", sock=False)
+tap.ok(rc == 0 and a is not None and a.get("ok") is True and
+    a.get("secret_key_file") == kdir + "/dp1.key" and a.get("public_key_file") == kdir + "/dp1.pub"
+    and len(a.get("public_key", "")) == 40 and a.get("role") == "dataplane" and
+    os.stat(kdir + "/dp1.key").st_mode & 0o777 == 0o600,
+    "curve keygen (offline): .secret_key_file (mode 0600), .public_key_file, .public_key, .role",
+    raw)
+shutil.rmtree(kdir)
 
 missing = sorted(listed - ran)
 tap.ok(len(listed) >= 19 and not missing,

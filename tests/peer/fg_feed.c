@@ -6,12 +6,24 @@
  * at once on one event.
  *
  *   fg_feed --push EP --sub EP --event ID --users FIRST-LAST [--dp N] [--batch K]
- *           [--timeout-ms T]
+ *           [--timeout-ms T] [--secret-key FILE --server-key FILE] [--snapshot]
+ *           [--send reserve|result] [--oversize]
  *
- * Prints one line: "reserved=R duplicate=D sold_out=S retry=T missing=M" where
- * missing counts users without any result before the timeout. Exit 0 when
- * every user got a result, 1 otherwise, 2 on usage errors.
+ * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h);
+ * --snapshot sends a SNAPSHOT_REQUEST first; --send result pushes, instead of
+ * reservations, one ORDERED RESULT per user (what only an order writer may send:
+ * the control plane relays it to every data plane, so the feed sees it come back);
+ * --oversize pushes only one message a byte over the control plane's
+ * ZMQ_MAXMSGSIZE and waits for the timeout. Every send waits for the link at most
+ * until the timeout.
+ *
+ * Prints one line: "reserved=R duplicate=D sold_out=S retry=T ordered=O missing=M
+ * unsent=U msgs=N keys=K" where missing counts users without any result before the
+ * timeout, unsent the messages the link never took, msgs every message received and
+ * keys the KEYS messages among them. Exit 0 when every user got a result, 1
+ * otherwise, 2 on usage errors.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +36,22 @@
 
 #include "common/now.h"
 #include "common/wire.h"
+#include "common/zlink.h"
+
+/* Sends one message, waiting for the link until deadline. Returns 0, or -1 when it never went. */
+static int
+send_until(void *push, const void *buf, size_t len, uint64_t deadline)
+{
+	for (;;) {
+		if (zmq_send(push, buf, len, ZMQ_DONTWAIT) == (int)len)
+			return 0;
+		if (zmq_errno() != EAGAIN || now_mono_ms() >= deadline)
+			return -1;
+		zmq_pollitem_t it = {.socket = push, .events = ZMQ_POLLOUT};
+
+		zmq_poll(&it, 1, 50);
+	}
+}
 
 int
 main(int argc, char **argv)
@@ -31,7 +59,9 @@ main(int argc, char **argv)
 	const char *push_ep = NULL, *sub_ep = NULL;
 	uint32_t event = 0, dp = 900;
 	uint64_t first = 0, last = 0;
-	unsigned batch = 100, timeout_ms = 10000;
+	unsigned batch = 100, timeout_ms = 10000, unsent = 0, msgs = 0, keys_msgs = 0;
+	struct zlink_settings zs = {0};
+	bool snapshot = false, send_results = false, oversize = false;
 	int c;
 
 	static const struct option opts[] = {
@@ -42,6 +72,11 @@ main(int argc, char **argv)
 		{ "dp", required_argument, NULL, 'd' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "secret-key", required_argument, NULL, 'k' },
+		{ "server-key", required_argument, NULL, 'K' },
+		{ "snapshot", no_argument, NULL, 'S' },
+		{ "send", required_argument, NULL, 'm' },
+		{ "oversize", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -68,6 +103,24 @@ main(int argc, char **argv)
 		case 't':
 			timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'k':
+			snprintf(zs.secret_key_file, sizeof(zs.secret_key_file), "%s", optarg);
+			break;
+		case 'K':
+			snprintf(zs.server_key_file, sizeof(zs.server_key_file), "%s", optarg);
+			break;
+		case 'S':
+			snapshot = true;
+			break;
+		case 'm':
+			if (strcmp(optarg, "result") == 0)
+				send_results = true;
+			else if (strcmp(optarg, "reserve") != 0)
+				event = 0; /* a usage error below */
+			break;
+		case 'o':
+			oversize = true;
+			break;
 		default:
 			return 2;
 		}
@@ -75,7 +128,17 @@ main(int argc, char **argv)
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
 		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX) {
 		fprintf(stderr, "usage: fg_feed --push EP --sub EP --event ID --users FIRST-LAST "
-				"[--dp N] [--batch K] [--timeout-ms T]\n");
+				"[--dp N] [--batch K] [--timeout-ms T] [--secret-key FILE "
+				"--server-key FILE] [--snapshot] [--send reserve|result] "
+				"[--oversize]\n");
+		return 2;
+	}
+	struct zlink_keys keys;
+	char err[512];
+
+	/* Test endpoints are on loopback: the plaintext rule never refuses here. */
+	if (zlink_keys_load(&zs, false, "fg_feed", NULL, 0, &keys, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fg_feed: %s\n", err);
 		return 2;
 	}
 	unsigned n = (unsigned)(last - first + 1);
@@ -89,15 +152,49 @@ main(int argc, char **argv)
 	struct wire_sender tx = { .id = dp, .epoch = (uint32_t)time(NULL) };
 	unsigned counts[WIRE_V_MAX] = { 0 };
 
-	if (got == NULL || recs == NULL || buf == NULL || zmq_connect(push, push_ep) != 0 ||
-		zmq_connect(sub, sub_ep) != 0 || zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
+	struct wire_result *res = calloc(batch, sizeof(*res));
+	uint64_t deadline = now_mono_ms() + timeout_ms;
+
+	if (zlink_socket_setup(push, &keys, NULL, 0, err, sizeof(err)) != 0 ||
+		zlink_socket_setup(sub, &keys, NULL, WIRE_MSG_MAX_FROM_CP, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fg_feed: %s\n", err);
+		return 2;
+	}
+	if (got == NULL || recs == NULL || res == NULL || buf == NULL ||
+		zmq_connect(push, push_ep) != 0 || zmq_connect(sub, sub_ep) != 0 ||
+		zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
 		fprintf(stderr, "fg_feed: cannot connect: %s\n", zmq_strerror(zmq_errno()));
 		return 2;
 	}
 	usleep(300 * 1000); /* a SUB misses what is published before it joined */
 	uint64_t seq = wire_reservation_seq_start((uint64_t)time(NULL) * 1000);
 
-	for (uint64_t u = first; u <= last;) {
+	if (oversize) {
+		size_t big = WIRE_MSG_MAX_TO_CP + ZLINK_CURVE_OVERHEAD + 1;
+		uint8_t *junk = calloc(1, big);
+
+		/* A reservation's header and record first: what the decoder would call a
+		 * message of the wrong length, if it ever saw it. */
+		struct wire_reserve one = {.reservation_id = wire_reservation_id(dp, 0, seq++),
+			.user = first,
+			.admitted_ms = (uint64_t)time(NULL) * 1000,
+			.event = event};
+
+		if (junk == NULL || wire_encode_reservations(&tx, &one, 1, junk, big) < 0 ||
+			send_until(push, junk, big, deadline) != 0)
+			unsent++;
+		free(junk);
+	}
+	if (snapshot) {
+		int len = wire_encode(&tx, WIRE_T_SNAPSHOT_REQUEST, NULL, 0, buf, cap);
+
+		if (len < 0 || send_until(push, buf, (size_t)len, deadline) != 0)
+			unsent++;
+	}
+
+	/* After an oversized message nothing else: the feed keeps its connection until the
+	 * timeout, so that only the control plane can have ended it. */
+	for (uint64_t u = oversize ? last + 1 : first; u <= last;) {
 		unsigned k = 0;
 
 		for (; k < batch && u <= last; k++, u++)
@@ -108,15 +205,26 @@ main(int argc, char **argv)
 				.event = event,
 				.client_ipv4 = 0xc6120001,
 			};
-		int len = wire_encode_reservations(&tx, recs, k, buf, cap);
+		for (unsigned i = 0; i < k; i++)
+			res[i] = (struct wire_result){
+				.reservation_id = recs[i].reservation_id,
+				.user = recs[i].user,
+				.order_id = recs[i].user,
+				.pay_deadline_ms = (uint64_t)time(NULL) * 1000 + 600000,
+				.event = event,
+				.verdict = WIRE_V_ORDERED,
+			};
+		int len = send_results ? wire_encode_results(&tx, res, k, buf, cap)
+				       : wire_encode_reservations(&tx, recs, k, buf, cap);
 
-		if (len < 0 || zmq_send(push, buf, (size_t)len, 0) != len) {
-			fprintf(stderr, "fg_feed: send failed\n");
+		if (len < 0) {
+			fprintf(stderr, "fg_feed: cannot encode\n");
 			return 2;
 		}
+		if (send_until(push, buf, (size_t)len, deadline) != 0)
+			unsent++;
 	}
 	unsigned answered = 0;
-	uint64_t deadline = now_mono_ms() + timeout_ms;
 
 	while (answered < n && now_mono_ms() < deadline) {
 		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
@@ -126,7 +234,13 @@ main(int argc, char **argv)
 		int len = zmq_recv(sub, buf, cap, 0);
 		struct wire_msg m;
 
-		if (len <= 0 || wire_decode(buf, (size_t)len, &m) != 0 || m.type != WIRE_T_RESULT)
+		if (len > 0)
+			msgs++;
+		if (len <= 0 || wire_decode(buf, (size_t)len, &m) != 0)
+			continue;
+		if (m.type == WIRE_T_KEYS)
+			keys_msgs++;
+		if (m.type != WIRE_T_RESULT)
 			continue;
 		for (unsigned i = 0; i < m.count; i++) {
 			struct wire_result r;
@@ -143,14 +257,18 @@ main(int argc, char **argv)
 			}
 		}
 	}
-	printf("reserved=%u duplicate=%u sold_out=%u retry=%u missing=%u\n",
+	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
+	       "msgs=%u keys=%u\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
-		counts[WIRE_V_RETRY], n - answered);
+		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
+		keys_msgs);
+	zlink_keys_wipe(&keys);
 	zmq_close(push);
 	zmq_close(sub);
 	zmq_ctx_term(ctx);
 	free(got);
 	free(recs);
+	free(res);
 	free(buf);
 	return answered == n ? 0 : 1;
 }

@@ -93,7 +93,7 @@ static struct cfg_cli cli = {
 	.ctx = &own,
 };
 
-/* A schema with a secret, for the warning about secrets on the command line. */
+/* A schema with a secret, for the refusal of secrets on the command line. */
 struct with_secret {
 	uint8_t key[4];
 	int key_set;
@@ -273,16 +273,16 @@ main(void)
 		sc.schema = &secret_schema;
 		sc.target = &secret_cfg;
 		run_cli = &sc;
-		rc = run((const char *[]){"-s", "s.key=a1b2c3d4", "-s", "s.port=81", NULL});
-		tap_ok(rc == 0 && secret_cfg.key[3] == 0xd4 && secret_cfg.port == 81 &&
-				strstr(err_text, "warning: -s s.key puts a secret on the command "
+		memset(&secret_cfg, 0, sizeof(secret_cfg));
+		rc = run((const char *[]){"-s", "s.port=81", "-s", "s.key=a1b2c3d4", NULL});
+		tap_ok(rc == -1 && secret_cfg.key[3] == 0 && secret_cfg.port == 0 &&
+				strstr(err_text, "-s s.key is refused: a secret on the command "
 						 "line") != NULL &&
-				strstr(err_text, "chmod 600") != NULL &&
-				strstr(err_text, "a1b2c3d4") == NULL &&
-				strstr(err_text, "port") == NULL,
-			"a secret given with -s is taken, with a warning that names the key, not "
-			"the "
-			"value, and says where it belongs: %s",
+				strstr(err_text, "-c") != NULL && strstr(err_text, "chmod 600") != NULL &&
+				strstr(err_text, "a1b2c3d4") == NULL && out_text[0] == '\0',
+			"a secret given with -s is refused, nothing loaded (not even the -s before "
+			"it), the message names the key, not the value, and says where it belongs: "
+			"%s",
 			err_text);
 		rc = run((const char *[]){"-s", "s.port=82", NULL});
 		tap_ok(rc == 0 && err_text[0] == '\0', "no warning for a key that is no secret");
