@@ -79,6 +79,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
 		rs_ensure_connected(c->rs);
+		/* The window keys follow PostgreSQL's state (after a start, a reload, or Redis
+		 * coming back): reserve.lua refuses outside the sale by itself. */
+		if (cp_state_sync_windows(c->st, c->rs) != 0)
+			LOG_RL(LOG_LEVEL_WARN, 60000,
+				"Redis: the sale window keys could not be written yet; the control "
+				"plane refuses outside the sale meanwhile, and tries again");
 		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}

@@ -136,6 +136,27 @@ cp_state_event(struct cp_state *st, uint32_t id)
 	return NULL;
 }
 
+unsigned
+cp_state_sync_windows(struct cp_state *st, struct redis_store *rs)
+{
+	unsigned failed = 0;
+
+	for (unsigned i = 0; i < st->n_ev; i++) {
+		struct cp_event *e = &st->ev[i];
+		enum rs_sale_state s = e->ev.state == ADMIN_EV_OPEN	 ? RS_SALE_OPEN
+				       : e->ev.state == ADMIN_EV_CLOSED ? RS_SALE_CLOSED
+									: RS_SALE_HELD;
+
+		if (e->window_set)
+			continue;
+		if (rs_sale_window(rs, e->ev.id, s, e->ev.starts_at_ms, e->ev.ends_at_ms) == 0)
+			e->window_set = true;
+		else
+			failed++;
+	}
+	return failed;
+}
+
 void
 cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
 {

@@ -28,6 +28,7 @@ struct cp_event {
 	struct admin_event ev;
 	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
 	bool sold_out;        /* published SOLD_OUT and not restocked since */
+	bool window_set;      /* its window key in Redis says what ev says (cp_state_sync_windows) */
 };
 
 struct cp_state {
@@ -56,6 +57,14 @@ struct cp_state {
  */
 int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
 	size_t errlen);
+
+/*
+ * Writes the window key (store/store_event.h rs_sale_window()) of every event whose key is
+ * not known to match its state and times since the last load: held before open, the sale's
+ * [starts_at, ends_at) while open, closed after. Returns how many could not be written
+ * (Redis unreachable: tried again at the next call).
+ */
+unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
 
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);

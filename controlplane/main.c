@@ -181,6 +181,10 @@ render_metrics(void *arg, struct metrics_text *t)
 			"Reservations decided, by verdict (retry: Redis could not decide).", labels,
 			dc.verdicts[v]);
 	}
+	metrics_counter(t, "flashgate_cp_outside_sale_total",
+		"Reservations answered closed or not started without reaching Redis (the event is "
+		"not open, or the control plane's clock is outside its sale).",
+		NULL, dc.outside_sale);
 	metrics_counter(t, "flashgate_cp_rounds_total", "Rounds of pipelined reserve.lua runs.",
 		NULL, dc.rounds);
 	metrics_counter(t, "flashgate_cp_batches_total", "Event batches (one reserve.lua each).",

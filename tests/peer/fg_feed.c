@@ -6,13 +6,19 @@
  * at once on one event.
  *
  *   fg_feed --push EP --sub EP --event ID --users FIRST-LAST [--dp N] [--batch K]
- *           [--timeout-ms T]
+ *           [--timeout-ms T] [--pace-us U] [--epoch E] [--hello] [--hold-ms H]
  *
- * Prints one line: "reserved=R duplicate=D sold_out=S retry=T missing=M" where
- * missing counts users without any result before the timeout. Exit 0 when
- * every user got a result, 1 otherwise, 2 on usage errors.
+ * Prints one line: "reserved=R duplicate=D sold_out=S retry=T missing=M closed=C
+ * not_started=N reserved_after_closed=A refused=F" where missing counts users without any
+ * result before the timeout, reserved_after_closed the RESERVED results that came after a
+ * CLOSED one, and refused whether a DP_REFUSED for this feed (its dp id and epoch) arrived.
+ * --pace-us sleeps between batches; --epoch sets the header's epoch (default: now); --hello
+ * sends a HELLO (a random instance) first and every 500 ms, as a data plane does; --hold-ms
+ * keeps the feed listening (and saying hello) at least that long. Exit 0 when every user got
+ * a result, 1 otherwise, 2 on usage errors.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +37,10 @@ main(int argc, char **argv)
 	const char *push_ep = NULL, *sub_ep = NULL;
 	uint32_t event = 0, dp = 900;
 	uint64_t first = 0, last = 0;
-	unsigned batch = 100, timeout_ms = 10000;
+	unsigned batch = 100, timeout_ms = 10000, pace_us = 0, hold_ms = 0;
+	uint32_t epoch = (uint32_t)time(NULL);
+	bool hello = false, refused = false, closed_seen = false;
+	unsigned after_closed = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -42,6 +51,10 @@ main(int argc, char **argv)
 		{ "dp", required_argument, NULL, 'd' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "pace-us", required_argument, NULL, 'P' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ "hello", no_argument, NULL, 'H' },
+		{ "hold-ms", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -68,6 +81,18 @@ main(int argc, char **argv)
 		case 't':
 			timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'P':
+			pace_us = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'E':
+			epoch = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'H':
+			hello = true;
+			break;
+		case 'O':
+			hold_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
@@ -86,7 +111,9 @@ main(int argc, char **argv)
 	void *ctx = zmq_ctx_new();
 	void *push = zmq_socket(ctx, ZMQ_PUSH);
 	void *sub = zmq_socket(ctx, ZMQ_SUB);
-	struct wire_sender tx = { .id = dp, .epoch = (uint32_t)time(NULL) };
+	struct wire_sender tx = { .id = dp, .epoch = epoch };
+	struct wire_hello hi = { .instance = ((uint64_t)getpid() << 32) ^ now_wall_ms() ^ 1 };
+	uint64_t next_hello_ms = 0;
 	unsigned counts[WIRE_V_MAX] = { 0 };
 
 	if (got == NULL || recs == NULL || buf == NULL || zmq_connect(push, push_ep) != 0 ||
@@ -95,11 +122,27 @@ main(int argc, char **argv)
 		return 2;
 	}
 	usleep(300 * 1000); /* a SUB misses what is published before it joined */
+	uint64_t started_ms = now_mono_ms();
 	uint64_t seq = wire_reservation_seq_start((uint64_t)time(NULL) * 1000);
 
+#define SAY_HELLO()                                                                           \
+	do {                                                                                  \
+		if (hello && now_mono_ms() >= next_hello_ms) {                                \
+			hi.now_ms = now_wall_ms();                                            \
+			int hl = wire_encode(&tx, WIRE_T_HELLO, &hi, 1, buf, cap);            \
+			if (hl > 0)                                                           \
+				zmq_send(push, buf, (size_t)hl, 0);                           \
+			next_hello_ms = now_mono_ms() + 500;                                  \
+		}                                                                             \
+	} while (0)
+	SAY_HELLO();
+	usleep(hello ? 100 * 1000 : 0); /* the control plane hears us before our reservations */
 	for (uint64_t u = first; u <= last;) {
 		unsigned k = 0;
 
+		SAY_HELLO();
+		if (pace_us)
+			usleep(pace_us);
 		for (; k < batch && u <= last; k++, u++)
 			recs[k] = (struct wire_reserve){
 				.reservation_id = wire_reservation_id(dp, 0, seq++),
@@ -118,15 +161,28 @@ main(int argc, char **argv)
 	unsigned answered = 0;
 	uint64_t deadline = now_mono_ms() + timeout_ms;
 
-	while (answered < n && now_mono_ms() < deadline) {
+	while ((answered < n || now_mono_ms() < started_ms + hold_ms) && now_mono_ms() < deadline) {
 		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
 
+		SAY_HELLO();
 		if (zmq_poll(&it, 1, 100) <= 0)
 			continue;
 		int len = zmq_recv(sub, buf, cap, 0);
 		struct wire_msg m;
 
-		if (len <= 0 || wire_decode(buf, (size_t)len, &m) != 0 || m.type != WIRE_T_RESULT)
+		if (len <= 0 || wire_decode(buf, (size_t)len, &m) != 0)
+			continue;
+		if (m.type == WIRE_T_DP_REFUSED) {
+			for (unsigned i = 0; i < m.count; i++) {
+				struct wire_dp_refused d;
+
+				if (wire_get_dp_refused(&m, i, &d) == 0 && d.dp_id == dp &&
+					d.epoch == epoch && (d.instance == 0 || d.instance == hi.instance))
+					refused = true;
+			}
+			continue;
+		}
+		if (m.type != WIRE_T_RESULT)
 			continue;
 		for (unsigned i = 0; i < m.count; i++) {
 			struct wire_result r;
@@ -140,12 +196,16 @@ main(int argc, char **argv)
 				answered++;
 				if (r.verdict < WIRE_V_MAX)
 					counts[r.verdict]++;
+				closed_seen = closed_seen || r.verdict == WIRE_V_CLOSED;
+				after_closed += closed_seen && r.verdict == WIRE_V_RESERVED;
 			}
 		}
 	}
-	printf("reserved=%u duplicate=%u sold_out=%u retry=%u missing=%u\n",
+	printf("reserved=%u duplicate=%u sold_out=%u retry=%u missing=%u closed=%u not_started=%u "
+	       "reserved_after_closed=%u refused=%d\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
-		counts[WIRE_V_RETRY], n - answered);
+		counts[WIRE_V_RETRY], n - answered, counts[WIRE_V_CLOSED],
+		counts[WIRE_V_NOT_STARTED], after_closed, refused);
 	zmq_close(push);
 	zmq_close(sub);
 	zmq_ctx_term(ctx);
