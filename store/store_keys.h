@@ -43,8 +43,9 @@
  *                     (XTRIM). Read also by rs_preheat() (a sale ran) and rs_event_state()
  *                     (XLEN).
  *
- *   fg:{EV}:released  set of reservation ids whose stock went back. Written by release.lua
- *                     (SADD, exactly once per id: store_release). Read by rs_released_check()
+ *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
+ *                     wrote a bare "<reservation id>", still read). Written by release.lua
+ *                     (SADD, exactly once per reservation and user: store_release). Read by rs_released_check()
  *                     (the order writer makes no order of a released reservation) and
  *                     rs_event_state() (SCARD).
  *

@@ -709,6 +709,36 @@ test_release_and_results(void)
 	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0), -EINVAL, "release of 0 items");
 	decide(ev, users, 1, 1, v, NULL);
 	tap_eq_int(v[0], WIRE_V_DUPLICATE, "a user whose reservation expired stays a buyer");
+	{
+		/* Two buyers whose reservations share an id (two data planes with one dp id). */
+		const uint32_t ev_s = 702;
+		struct wire_reserve two[2] = {
+			{.reservation_id = 4242, .user = 31, .event = ev_s},
+			{.reservation_id = 4242, .user = 32, .event = ev_s},
+		};
+		uint8_t tv[2], rel[3];
+		struct rs_batch b = {.event = ev_s, .n = 2, .res = two, .verdicts = tv};
+		const uint64_t rids[3] = {4242, 4242, 4242}, us[3] = {31, 32, 33};
+
+		raw_preheat(ev_s, 5);
+		tap_ok(rs_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
+			       tv[1] == WIRE_V_RESERVED,
+			"two buyers with one reservation id: both reserved");
+		tap_ok(rs_release(rs, ev_s, 4242, 31, 1) == 1 && rs_release(rs, ev_s, 4242, 32, 1) == 1,
+			"  each one's release applies (not taken for the other's)");
+		tap_ok(rs_release(rs, ev_s, 4242, 32, 1) == 0 &&
+			       raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
+			       raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
+			"  a second release of one is 0; stock back to 5, 2 released");
+		tap_ok(rs_released_check(rs, ev_s, rids, us, 3, rel) == 0 && rel[0] == 1 &&
+			       rel[1] == 1 && rel[2] == 0,
+			"  rs_released_check by (reservation id, user)");
+		freeReplyObject(raw_cmd(raw, "SADD %s 5151", key(ev_s, RS_KEY_RELEASED)));
+		tap_ok(rs_released_check(rs, ev_s, (const uint64_t[]){5151}, us, 1, rel) == 0 &&
+			       rel[0] == 1,
+			"  an older build's bare reservation id still counts as released");
+		rs_purge_event(rs, ev_s);
+	}
 
 	freeReplyObject(raw_cmd(raw,
 		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
