@@ -319,6 +319,8 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 		jw_u64(&j, "client_gone", ac.client_gone);
 		jw_close(&j, '}');
 	}
+	if (c->ids != NULL)
+		dp_ids_json(c->ids, &j, now_ms);
 	if (c->dps != NULL)
 		dp_stats_json(c->dps, &j, now_ms, true);
 	return end(&j, out, cap);

@@ -66,6 +66,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	uint64_t wake;
 
 	decider_flush(c->dec, now_ms, false);
+	struct wire_dp_refused refused[16];
+	unsigned n_refused = dp_ids_refusals_due(c->ids, now_ms, refused, 16);
+
+	/* Each refused data plane is told (at most once a second each) while it is heard. */
+	if (n_refused > 0)
+		cp_links_publish(c->links, WIRE_T_DP_REFUSED, refused, n_refused);
 	/* After a start, the data planes first report how long their tokens live (they send
 	 * their counters at once when they connect, then every second; a longer lifetime
 	 * learned before the restart is not stored): no key goes before that. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "store/store_event.h"
 
 struct rule_acc {
@@ -218,5 +219,11 @@ cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l)
 	if (cp_state_publish_events(st, l) != 0 || cp_state_publish_keys(st, l) != 0 ||
 		cp_state_publish_rules(st, l) != 0 || cp_state_publish_limits(st, l) != 0)
 		return -EIO;
-	return cp_links_publish(l, WIRE_T_SNAPSHOT_END, &s, 1);
+	if (cp_links_publish(l, WIRE_T_SNAPSHOT_END, &s, 1) != 0)
+		return -EIO;
+	/* The control plane's clock with every snapshot too: a data plane that just got its
+	 * state knows its skew at once, not a heartbeat later. */
+	struct wire_heartbeat hb = {.now_ms = now_wall_ms()};
+
+	return cp_links_publish(l, WIRE_T_HEARTBEAT, &hb, 1);
 }

@@ -78,7 +78,8 @@ int cp_state_publish_keys(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_rules(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
 
-/* Publishes a full snapshot: BEGIN, events, keys, rules, limits, END. 0 or -EIO. */
+/* Publishes a full snapshot: BEGIN, events, keys, rules, limits, END, then a HEARTBEAT (the
+ * control plane's clock). 0 or -EIO. */
 int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */

@@ -14,49 +14,20 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-# TAP: tap_ok, tap_is, tap_diag, tap_done (the end-to-end tests' harness).
-. "$ROOT/tests/e2e/harness.sh"
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the postgres user)"
-	exit 0
-fi
-TMP=$(mktemp -d /tmp/fg-window.XXXXXX)
-chmod o+x "$TMP"
-CP_PID=
-cleanup() {
-	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
-mapfile -t P < <(fg_free_ports 3)
-"$CP" -s "controlplane.pull_endpoint=tcp://127.0.0.1:${P[0]}" \
-	-s "controlplane.pub_endpoint=tcp://127.0.0.1:${P[1]}" \
-	-s "controlplane.admin_socket=$TMP/admin.sock" -s "controlplane.metrics_port=${P[2]}" \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	>"$TMP/cp.log" 2>&1 &
-CP_PID=$!
-fg_wait_line "$TMP/cp.log" 'ready:' "$CP_PID" 20
-tap_ok $? "the control plane is ready"
+# shellcheck source=tests/integration/cp_feed_harness.sh
+. "$ROOT/tests/integration/cp_feed_harness.sh"
+cpf_start
 
 ctl() { "$CTL" --socket "$TMP/admin.sock" "$@" >>"$TMP/ctl.out" 2>&1; }
-R="redis-cli -s $FG_REDIS_SOCK"
-feed() { # OUT EVENT USERS [ARGS...]
+feed() { # OUT EVENT USERS [ARGS...]: each feed its own dp id (one in use is refused)
 	local out=$1 ev=$2 users=$3
 	shift 3
 	"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event "$ev" \
-		--users "$users" --dp 21 --batch 10 --timeout-ms 20000 "$@" >"$TMP/$out" 2>&1
+		--users "$users" --dp "$((20 + ev))" --batch 10 --timeout-ms 20000 "$@" \
+		>"$TMP/$out" 2>&1
 }
-field() { grep -oE "(^| )$2=[0-9]+" "$TMP/$1" | cut -d= -f2; } # OUT FIELD
-stat() { # NAME: a decisions counter of flashgatectl stats
-	"$CTL" --socket "$TMP/admin.sock" --json stats |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["decisions"].get(sys.argv[1], 0))' "$1"
-}
+field() { cpf_field "$@"; }
+stat() { cpf_stat decisions "$1"; }
 now=$(date +%s)
 
 # --- an event that starts in an hour, opened by the operator: a data plane whose clock runs an
