@@ -168,7 +168,7 @@ enum wire_verdict {
 	WIRE_V_PAID = 6,
 	WIRE_V_EXPIRED = 7, /* not paid in time; the stock went back */
 	WIRE_V_CANCELLED = 8,
-	WIRE_V_CLOSED = 9,	/* not decided: the sale is closed or ended (control plane's clock) */
+	WIRE_V_CLOSED = 9, /* not decided: the sale is closed or ended (control plane's clock) */
 	WIRE_V_NOT_STARTED = 10, /* not decided: the sale is held or has not started yet */
 };
 #define WIRE_V_MAX 11

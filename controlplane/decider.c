@@ -230,8 +230,9 @@ refuse(struct decider *d, const struct wire_reserve *r, const struct cp_event *e
 	d->ctr.verdicts[v]++;
 	d->ctr.outside_sale++;
 	LOG_RL(LOG_LEVEL_NOTICE, 10000,
-		"reservations for event %u refused: %s by this control plane's clock (a data plane "
-		"whose clock or state lags admitted them; see clock_skew in flashgatectl stats)",
+		"reservations for event %u refused: %s by this control plane's clock (a data "
+		"plane whose clock or state lags admitted them; see clock_ahead_ms in flashgatectl "
+		"stats)",
 		r->event, wire_verdict_name(v));
 }
 

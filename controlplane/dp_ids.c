@@ -11,8 +11,8 @@
 
 struct dp_slot {
 	bool used;
-	uint32_t epoch;	   /* the holder's */
-	uint64_t heard_ms; /* the holder's latest message */
+	uint32_t epoch;		  /* the holder's */
+	uint64_t heard_ms;	  /* the holder's latest message */
 	uint64_t inst, inst_ms;	  /* the holder's instance (0: no HELLO yet) and its latest HELLO */
 	uint64_t inst2, inst2_ms; /* a second instance of the same epoch (0: none) */
 	uint64_t twin_told_ms;
@@ -62,7 +62,8 @@ hello_of_holder(struct dp_ids *d, struct dp_slot *s, uint32_t dp_id, uint64_t x,
 	}
 	if (x != s->inst2 || !live(d, s->inst2_ms, now_ms)) {
 		d->ctr.conflicts++;
-		LOG_ERR("data planes: two live data planes with dp_id %u started in the same second "
+		LOG_ERR("data planes: two live data planes with dp_id %u started in the same "
+			"second "
 			"(epoch %u): their reservation ids may meet, so both are refused and told "
 			"until one is gone; give each data plane its own [bridge] dp_id",
 			dp_id, s->epoch);
@@ -84,8 +85,9 @@ dp_ids_accept(struct dp_ids *d, uint32_t dp_id, uint32_t epoch, const struct wir
 	if (!s->used || !live(d, s->heard_ms, now_ms)) {
 		if (s->used && s->epoch != epoch) {
 			d->ctr.takeovers++;
-			LOG_NOTICE("data planes: dp_id %u is now held by the data plane of epoch %u "
-				   "(the previous one, epoch %u, has been silent over %u ms)",
+			LOG_NOTICE(
+				"data planes: dp_id %u is now held by the data plane of epoch %u "
+				"(the previous one, epoch %u, has been silent over %u ms)",
 				dp_id, epoch, s->epoch, d->timeout_ms);
 		}
 		if (!s->used || s->epoch != epoch)
@@ -96,7 +98,8 @@ dp_ids_accept(struct dp_ids *d, uint32_t dp_id, uint32_t epoch, const struct wir
 			d->ctr.conflicts++;
 			LOG_ERR("data planes: dp_id %u is in use by a live data plane (epoch %u): "
 				"a second one (epoch %u) is refused and told, and none of its "
-				"reservations is decided; give each data plane its own [bridge] dp_id",
+				"reservations is decided; give each data plane its own [bridge] "
+				"dp_id",
 				dp_id, s->epoch, epoch);
 			s->r_epoch = epoch;
 			s->r_msgs = 0;

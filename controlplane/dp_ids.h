@@ -29,7 +29,7 @@ struct dp_ids_counters {
 	uint64_t refused_msgs;	       /* messages of a refused data plane, dropped */
 	uint64_t refused_reservations; /* of which reservations (counted by the caller) */
 	uint64_t conflicts;	       /* times a second data plane showed up with an id in use */
-	uint64_t takeovers;	       /* times a new data plane took an id whose holder went quiet */
+	uint64_t takeovers; /* times a new data plane took an id whose holder went quiet */
 };
 
 /* A registry with this timeout (ms, > 0). NULL when out of memory. */
@@ -43,15 +43,15 @@ void dp_ids_destroy(struct dp_ids *d);
  * is logged). hello is that message's HELLO record, or NULL for other messages. An id outside
  * 1..WIRE_DP_ID_MAX is refused.
  */
-bool dp_ids_accept(struct dp_ids *d, uint32_t dp_id, uint32_t epoch,
-	const struct wire_hello *hello, uint64_t now_ms);
+bool dp_ids_accept(struct dp_ids *d, uint32_t dp_id, uint32_t epoch, const struct wire_hello *hello,
+	uint64_t now_ms);
 
 /*
  * The DP_REFUSED records due at now_ms into out[0..cap): one per refused data plane heard from
  * within the timeout, at most one per second each. Returns how many.
  */
-unsigned dp_ids_refusals_due(struct dp_ids *d, uint64_t now_ms, struct wire_dp_refused *out,
-	unsigned cap);
+unsigned dp_ids_refusals_due(
+	struct dp_ids *d, uint64_t now_ms, struct wire_dp_refused *out, unsigned cap);
 
 /* Adds n to the refused reservations (the caller counts the records of a refused RESERVE). */
 void dp_ids_count_refused_reservations(struct dp_ids *d, unsigned n);

@@ -502,11 +502,14 @@ on_dp_refused(struct bridge *b, const struct wire_msg *m)
 		CTR_INC(b->ctr.refusals);
 		if (b->refused_until_ms == 0) {
 			set_refused(b, true);
-			LOG_ERR("bridge: THE CONTROL PLANE REFUSES THIS DATA PLANE: another live data "
-				"plane uses dp_id %u%s. Reservations are answered 503 until it is gone; "
+			LOG_ERR("bridge: THE CONTROL PLANE REFUSES THIS DATA PLANE: another live "
+				"data "
+				"plane uses dp_id %u%s. Reservations are answered 503 until it is "
+				"gone; "
 				"give every data plane its own [bridge] dp_id",
 				b->cfg.dp_id,
-				d.instance == 0 ? " and started in the same second as this one" : "");
+				d.instance == 0 ? " and started in the same second as this one"
+						: "");
 		}
 		b->refused_until_ms = now_mono_us() / 1000 + BRIDGE_REFUSED_HOLD_MS;
 	}
@@ -536,8 +539,8 @@ on_heartbeat(struct bridge *b, const struct wire_msg *m)
 
 	if (wire_get_heartbeat(m, 0, &hb) != 0)
 		return;
-	uint64_t mine = b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
-					     : now_wall_ms();
+	uint64_t mine =
+		b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
 	int64_t skew = (int64_t)(mine - hb.now_ms);
 	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
 	bool over = b->cfg.clock_skew_max_ms != 0 && mag > b->cfg.clock_skew_max_ms;

@@ -62,8 +62,9 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		/* "This instance holds my dp id": the control plane refuses a second one. */
 		struct wire_hello h = {
 			.instance = b->instance,
-			.now_ms = b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
-							: now_wall_ms(),
+			.now_ms = b->cfg.clock != NULL
+					  ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
+					  : now_wall_ms(),
 		};
 
 		len = wire_encode(&b->tx, WIRE_T_HELLO, &h, 1, b->msg, b->msg_cap);

@@ -63,7 +63,8 @@ dp_clock_init(struct dp_clock *c)
 static inline uint64_t
 dp_clock_raw_ms(const struct dp_clock *c, uint64_t tsc)
 {
-	return c->base_unix_ms + (uint64_t)(((unsigned __int128)(tsc - c->base_tsc) * c->ms_mult) >> 32);
+	return c->base_unix_ms +
+	       (uint64_t)(((unsigned __int128)(tsc - c->base_tsc) * c->ms_mult) >> 32);
 }
 
 /* Unix time in milliseconds at TSC value tsc. */

@@ -213,9 +213,11 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 		/* Never taken for a redelivery: a redelivery is the same (event, user, id). */
 		w->st.rid_shared += b->br.rid_shared;
 		LOG_RL(LOG_LEVEL_ERR, 5000,
-			"event %" PRIu32 ": %u reservation id(s) of this batch belong to another buyer "
-			"too (e.g. id %" PRIu64 ", order %" PRIu64 " of event %" PRIu32 ", user %" PRIu64
-			"; 0: in the batch): two data planes run with one dp id? Every buyer's order is "
+			"event %" PRIu32
+			": %u reservation id(s) of this batch belong to another buyer "
+			"too (e.g. id %" PRIu64 ", order %" PRIu64 " of event %" PRIu32
+			", user %" PRIu64 "; 0: in the batch): two data planes run with one dp id? "
+					  "Every buyer's order is "
 			"kept; give each data plane its own dataplane.dp_id",
 			b->event, b->br.rid_shared, b->br.shared_rid, b->br.shared_order,
 			b->br.shared_event, b->br.shared_user);

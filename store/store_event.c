@@ -131,8 +131,8 @@ rs_purge_event(struct redis_store *rs, uint32_t event)
 }
 
 int
-rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state,
-	uint64_t starts_ms, uint64_t ends_ms)
+rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state, uint64_t starts_ms,
+	uint64_t ends_ms)
 {
 	char key[RS_KEY_MAX], val[2 * RS_U64_DIGITS + 2];
 	size_t vl;

@@ -45,9 +45,9 @@
  *
  *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
  *                     wrote a bare "<reservation id>", still read). Written by release.lua
- *                     (SADD, exactly once per reservation and user: store_release). Read by rs_released_check()
- *                     (the order writer makes no order of a released reservation) and
- *                     rs_event_state() (SCARD).
+ *                     (SADD, exactly once per reservation and user: store_release). Read by
+ *                     rs_released_check() (the order writer makes no order of a released
+ *                     reservation) and rs_event_state() (SCARD).
  *
  *   fg:{EV}:window    string, whether the sale may decide now: "<starts_ms> <ends_ms>" (open in
  *                     [starts, ends) by the control plane's clock, which reserve.lua gets as

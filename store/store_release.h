@@ -15,8 +15,8 @@
  * Returns the stock of one cancelled or expired reservation with release.lua: n items back to
  * the event's stock and the user's result set to "X:<rid>", once per (reservation id, user):
  * two buyers whose reservations share an id (data planes with one dp id) each get theirs back.
- * Returns 1 when applied, 0 when this reservation of this user was released before, -ENOENT when user
- * is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
+ * Returns 1 when applied, 0 when this reservation of this user was released before, -ENOENT when
+ * user is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
  * id, -ENOTCONN or -EIO.
  */
 int rs_release(

@@ -711,7 +711,8 @@ test_shared_rid(void)
 
 	tap_eq_int(wait_for(ORDERS_SQL, 9, 70, 20000), 70, "event 9: 70 orders, one per buyer");
 	tap_eq_int(wait_for(ORDERS_SQL, 10, 30, 20000), 30, "event 10: 30 orders");
-	tap_eq_int(q1("SELECT count(*) FROM orders WHERE event_id = 9 AND reservation_id = 7000001"),
+	tap_eq_int(
+		q1("SELECT count(*) FROM orders WHERE event_id = 9 AND reservation_id = 7000001"),
 		2, "  reservation id 7000001 is the id of two orders of event 9 (users 1 and 31)");
 	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 9"), 30, "  stock 100 - 70");
 	sleep_ms(300);

@@ -551,8 +551,9 @@ racer_run(void *arg)
 		struct rs_batch b = {.event = r->event, .n = 5, .res = res, .verdicts = v};
 
 		for (unsigned i = 0; i < 5; i++)
-			res[i] = (struct wire_reserve){
-				.reservation_id = 500000 + user + i, .user = user + i, .event = r->event};
+			res[i] = (struct wire_reserve){.reservation_id = 500000 + user + i,
+				.user = user + i,
+				.event = r->event};
 		user += 5;
 		if (rs_reserve(r->rs, &b, 1) != 0) {
 			r->other += 5;
@@ -598,8 +599,8 @@ test_sale_window(void)
 
 	raw_preheat(ev, 10);
 	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct rs_batch b = {.event = ev, .n = 4, .res = res, .verdicts = v,
-			.now_ms = cases[c].now};
+		struct rs_batch b = {
+			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = cases[c].now};
 		bool all = true;
 
 		tap_ok(rs_sale_window(rs, ev, cases[c].st, t0, t0 + 1000) == 0,
@@ -611,29 +612,31 @@ test_sale_window(void)
 		for (unsigned i = 0; i < 4; i++)
 			all = all && v[i] == cases[c].want;
 		tap_ok(rc == 0 && all && b.stock_left == 10 &&
-			       raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 10 &&
-			       n_buyers(raw, ev) == 0 &&
-			       raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)) == 0,
-			"  %s: all four answered %s, stock, buyers and outbox unchanged", cases[c].name,
-			wire_verdict_name(cases[c].want));
+				raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 10 &&
+				n_buyers(raw, ev) == 0 &&
+				raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)) == 0,
+			"  %s: all four answered %s, stock, buyers and outbox unchanged",
+			cases[c].name, wire_verdict_name(cases[c].want));
 	}
 	{
-		struct rs_batch b = {.event = ev, .n = 4, .res = res, .verdicts = v,
-			.now_ms = t0 + 999};
+		struct rs_batch b = {
+			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = t0 + 999};
 
 		rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0 + 1000);
 		for (unsigned i = 0; i < 4; i++)
 			res[i] = mkres(ev, users[i]);
 		tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED &&
-			       v[3] == WIRE_V_RESERVED && b.stock_left == 6 && n_buyers(raw, ev) == 4,
+				v[3] == WIRE_V_RESERVED && b.stock_left == 6 &&
+				n_buyers(raw, ev) == 4,
 			"inside [starts_at, ends_at) (its last ms): reserved");
 		tap_ok(rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0) == -EINVAL &&
-			       rs_sale_window(rs, 0, RS_SALE_CLOSED, 0, 0) == -EINVAL,
+				rs_sale_window(rs, 0, RS_SALE_CLOSED, 0, 0) == -EINVAL,
 			"rs_sale_window refuses an empty window and event 0");
 		freeReplyObject(raw_cmd(raw, "SET %s bogus", key(ev, RS_KEY_WINDOW)));
 		tap_ok(rs_reserve(rs, &b, 1) == -EIO && v[0] == WIRE_V_RETRY &&
-			       n_buyers(raw, ev) == 4,
-			"a window key holding something else: an error reply, answered retry, nothing "
+				n_buyers(raw, ev) == 4,
+			"a window key holding something else: an error reply, answered retry, "
+			"nothing "
 			"written");
 	}
 	rs_purge_event(rs, ev);
@@ -661,14 +664,17 @@ test_sale_window(void)
 	pthread_join(th, NULL);
 	rs_close(r.rs);
 	tap_ok(rc == 0 && r.refused > 0 && r.other == 0,
-		"event close racing %u batches of reserves: the close took (%u reserved, %u refused)",
+		"event close racing %u batches of reserves: the close took (%u reserved, %u "
+		"refused)",
 		r.batches, r.reserved, r.refused);
 	tap_ok(r.reserved_after_refused == 0,
 		"  no reservation was decided after the first refusal (%u were)",
 		r.reserved_after_refused);
 	tap_ok(buyers_at_close == (long long)r.reserved && n_buyers(raw, ev2) == r.reserved &&
-		       raw_int(raw, "GET %s", key(ev2, RS_KEY_STOCK)) == 1000000 - (long long)r.reserved,
-		"  every reservation was decided before the close returned; buyers %lld == reserved "
+			raw_int(raw, "GET %s", key(ev2, RS_KEY_STOCK)) ==
+				1000000 - (long long)r.reserved,
+		"  every reservation was decided before the close returned; buyers %lld == "
+		"reserved "
 		"%u, stock + buyers == preheated",
 		buyers_at_close, r.reserved);
 	rs_purge_event(rs, ev2);
@@ -722,20 +728,21 @@ test_release_and_results(void)
 
 		raw_preheat(ev_s, 5);
 		tap_ok(rs_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
-			       tv[1] == WIRE_V_RESERVED,
+				tv[1] == WIRE_V_RESERVED,
 			"two buyers with one reservation id: both reserved");
-		tap_ok(rs_release(rs, ev_s, 4242, 31, 1) == 1 && rs_release(rs, ev_s, 4242, 32, 1) == 1,
+		tap_ok(rs_release(rs, ev_s, 4242, 31, 1) == 1 &&
+				rs_release(rs, ev_s, 4242, 32, 1) == 1,
 			"  each one's release applies (not taken for the other's)");
 		tap_ok(rs_release(rs, ev_s, 4242, 32, 1) == 0 &&
-			       raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
-			       raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
+				raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
+				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
 			"  a second release of one is 0; stock back to 5, 2 released");
 		tap_ok(rs_released_check(rs, ev_s, rids, us, 3, rel) == 0 && rel[0] == 1 &&
-			       rel[1] == 1 && rel[2] == 0,
+				rel[1] == 1 && rel[2] == 0,
 			"  rs_released_check by (reservation id, user)");
 		freeReplyObject(raw_cmd(raw, "SADD %s 5151", key(ev_s, RS_KEY_RELEASED)));
 		tap_ok(rs_released_check(rs, ev_s, (const uint64_t[]){5151}, us, 1, rel) == 0 &&
-			       rel[0] == 1,
+				rel[0] == 1,
 			"  an older build's bare reservation id still counts as released");
 		rs_purge_event(rs, ev_s);
 	}

@@ -449,8 +449,8 @@ command(char *line)
 			printf("\n");
 		}
 	} else if (strcmp(line, "hello") == 0) {
-		printf("ok hellos=%" PRIu64 " sender=%" PRIu32 " epoch=%" PRIu32 " instance=%" PRIu64
-		       "\n",
+		printf("ok hellos=%" PRIu64 " sender=%" PRIu32 " epoch=%" PRIu32
+		       " instance=%" PRIu64 "\n",
 			P.hellos, P.hello_sender, P.hello_epoch, P.hello_instance);
 	} else if (strcmp(line, "refuse") == 0 || strcmp(line, "refuse any") == 0) {
 		struct wire_dp_refused d = {
