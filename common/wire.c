@@ -37,6 +37,9 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_SNAPSHOT_BEGIN] = {"snapshot_begin", sizeof(struct wire_snapshot), 1, 1, "QLLLx4"},
 	[WIRE_T_SNAPSHOT_END] = {"snapshot_end", sizeof(struct wire_snapshot), 1, 1, "QLLLx4"},
 	[WIRE_T_HEARTBEAT] = {"heartbeat", sizeof(struct wire_heartbeat), 1, 1, "Q"},
+	[WIRE_T_HELLO] = {"hello", sizeof(struct wire_hello), 1, 1, "QQ"},
+	[WIRE_T_DP_REFUSED] = {"dp_refused", sizeof(struct wire_dp_refused), 1, WIRE_MAX_RECORDS,
+		"QLL"},
 };
 
 static const struct wire_type_info *
@@ -96,6 +99,8 @@ wire_verdict_name(unsigned verdict)
 		[WIRE_V_PAID] = "paid",
 		[WIRE_V_EXPIRED] = "expired",
 		[WIRE_V_CANCELLED] = "cancelled",
+		[WIRE_V_CLOSED] = "closed",
+		[WIRE_V_NOT_STARTED] = "not_started",
 	};
 
 	return verdict < WIRE_V_MAX && names[verdict] != NULL ? names[verdict] : "unknown";
@@ -390,6 +395,26 @@ int
 wire_get_heartbeat(const struct wire_msg *m, unsigned i, struct wire_heartbeat *out)
 {
 	return get_rec(m, i, WIRE_T_HEARTBEAT, WIRE_T_HEARTBEAT, out);
+}
+
+int
+wire_get_hello(const struct wire_msg *m, unsigned i, struct wire_hello *out)
+{
+	int rc = get_rec(m, i, WIRE_T_HELLO, WIRE_T_HELLO, out);
+
+	if (rc != 0)
+		return rc;
+	return out->instance != 0 ? 0 : WIRE_ERR_FIELD;
+}
+
+int
+wire_get_dp_refused(const struct wire_msg *m, unsigned i, struct wire_dp_refused *out)
+{
+	int rc = get_rec(m, i, WIRE_T_DP_REFUSED, WIRE_T_DP_REFUSED, out);
+
+	if (rc != 0)
+		return rc;
+	return out->dp_id != 0 ? 0 : WIRE_ERR_FIELD;
 }
 
 /* [a-z_][a-z0-9_]*: a family or a label name, which become Prometheus names. */

@@ -38,6 +38,7 @@ enum wire_type {
 	WIRE_T_SNAPSHOT_REQUEST = 2, /* no records: "publish a full snapshot" */
 	WIRE_T_RESULT_QUERY = 3, /* wire_result_query x n: "publish these users' results again" */
 	WIRE_T_DP_STATS = 4,	 /* wire_stat x n: the data plane's counters, once a second */
+	WIRE_T_HELLO = 5,	 /* wire_hello x 1: "this instance holds my dp id", once a second */
 	WIRE_T_RESULT = 16,	 /* wire_result x n */
 	WIRE_T_EVENT = 17,	 /* wire_event x n: upsert (in a snapshot: the whole set) */
 	WIRE_T_SOLD_OUT = 18,	 /* wire_stock x n */
@@ -48,8 +49,9 @@ enum wire_type {
 	WIRE_T_SNAPSHOT_BEGIN = 23, /* wire_snapshot x 1 */
 	WIRE_T_SNAPSHOT_END = 24,   /* wire_snapshot x 1, with the counts of what was sent */
 	WIRE_T_HEARTBEAT = 25,	    /* wire_heartbeat x 1: "alive", once a second */
+	WIRE_T_DP_REFUSED = 26,	    /* wire_dp_refused x n: "your dp id is in use: stop" */
 };
-#define WIRE_T_MAX 26 /* one past the largest type: sizes arrays of per-type counters */
+#define WIRE_T_MAX 27 /* one past the largest type: sizes arrays of per-type counters */
 
 /* Why wire_decode() or a wire_get_*() refused a message; each is a distinct negative result. */
 #define WIRE_ERRORS(X)                                                                      \
@@ -167,8 +169,10 @@ enum wire_verdict {
 	WIRE_V_PAID = 6,
 	WIRE_V_EXPIRED = 7, /* not paid in time; the stock went back */
 	WIRE_V_CANCELLED = 8,
+	WIRE_V_CLOSED = 9, /* not decided: the sale is closed or ended (control plane's clock) */
+	WIRE_V_NOT_STARTED = 10, /* not decided: the sale is held or has not started yet */
 };
-#define WIRE_V_MAX 9
+#define WIRE_V_MAX 11
 
 struct wire_result {
 	uint64_t reservation_id;
@@ -271,6 +275,24 @@ struct wire_heartbeat {
 _Static_assert(sizeof(struct wire_heartbeat) == 8, "wire_heartbeat is 8 bytes");
 
 /*
+ * HELLO: a data plane's instance, so that the control plane can tell two data planes
+ * configured with the same dp id apart (docs/wire.md "dp ids").
+ */
+struct wire_hello {
+	uint64_t instance; /* random, never 0, drawn at start */
+	uint64_t now_ms;   /* the data plane's clock */
+};
+_Static_assert(sizeof(struct wire_hello) == 16, "wire_hello is 16 bytes");
+
+/* DP_REFUSED: the data plane (dp_id, epoch[, instance]) is refused: another holds its dp id. */
+struct wire_dp_refused {
+	uint64_t instance; /* the refused instance; 0: every instance of (dp_id, epoch) */
+	uint32_t dp_id;
+	uint32_t epoch; /* the refused data plane's epoch (its header's) */
+};
+_Static_assert(sizeof(struct wire_dp_refused) == 16, "wire_dp_refused is 16 bytes");
+
+/*
  * The largest message of each direction the format allows: the header and WIRE_MAX_RECORDS
  * (the 16-bit count) records of the direction's largest record. Towards a control plane that
  * is a RESULT of an order writer (48 bytes a record: more than RESERVE's 32, RESULT_QUERY's 16,
@@ -283,13 +305,15 @@ _Static_assert(sizeof(struct wire_heartbeat) == 8, "wire_heartbeat is 8 bytes");
 _Static_assert(sizeof(struct wire_result) >= sizeof(struct wire_reserve) &&
 		       sizeof(struct wire_result) >= sizeof(struct wire_result_query) &&
 		       sizeof(struct wire_result) >= sizeof(struct wire_stock) &&
+		       sizeof(struct wire_result) >= sizeof(struct wire_hello) &&
 		       (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_result) >=
 			       (size_t)WIRE_STATS_MAX * sizeof(struct wire_stat),
 	"RESULT is the largest message towards a control plane");
 _Static_assert(sizeof(struct wire_event) >= sizeof(struct wire_key) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_rule) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_result) &&
-		       sizeof(struct wire_event) >= sizeof(struct wire_limits),
+		       sizeof(struct wire_event) >= sizeof(struct wire_limits) &&
+		       sizeof(struct wire_event) >= sizeof(struct wire_dp_refused),
 	"EVENT is the largest message from a control plane");
 
 /* Who sends: its id and epoch, and the next sequence number (the encoders increment it). */
@@ -372,6 +396,9 @@ int wire_get_limits(const struct wire_msg *m, unsigned i, struct wire_limits *ou
 /* For SNAPSHOT_BEGIN and SNAPSHOT_END. */
 int wire_get_snapshot(const struct wire_msg *m, unsigned i, struct wire_snapshot *out);
 int wire_get_heartbeat(const struct wire_msg *m, unsigned i, struct wire_heartbeat *out);
+/* HELLO: WIRE_ERR_FIELD for instance 0. DP_REFUSED: WIRE_ERR_FIELD for dp id 0. */
+int wire_get_hello(const struct wire_msg *m, unsigned i, struct wire_hello *out);
+int wire_get_dp_refused(const struct wire_msg *m, unsigned i, struct wire_dp_refused *out);
 /* For DP_STATS: WIRE_ERR_FIELD for an unknown kind or a name wire_stat_name_ok() refuses. */
 int wire_get_stat(const struct wire_msg *m, unsigned i, struct wire_stat *out);
 

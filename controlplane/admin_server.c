@@ -226,9 +226,17 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 
 	snprintf(what, sizeof(what), "event %u changed", ev.id);
 	reload_and_publish(c, what, cp_state_publish_events);
+	/* The sale stops (or starts) in Redis itself before the answer: a reservation racing a
+	 * close is decided before this SET or refused by reserve.lua after it. */
+	bool window_set = cp_state_sync_windows(c->st, c->rs) == 0;
+
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 	admin_json_ok(&j, out, cap);
 	json_event_full(c, &j, &ev);
+	if (!window_set)
+		jw_str(&j, "note",
+			"Redis is not reachable: the control plane refuses outside the sale, and "
+			"writes the event's window key in Redis when it is back");
 	return end(&j, out, cap);
 }
 
@@ -271,6 +279,7 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "sold_out_published", dc.sold_out_published);
 	jw_u64(&j, "result_queries", dc.queries);
 	jw_u64(&j, "bad_records", dc.bad_records);
+	jw_u64(&j, "outside_sale", dc.outside_sale);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", rs_connected(c->rs));
@@ -278,6 +287,7 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "connects", rs.connects);
 	jw_u64(&j, "errors", rs.errors);
 	jw_u64(&j, "retry", rs.retry);
+	jw_u64(&j, "outside_window", rs.outside_window);
 	jw_close(&j, '}');
 	jw_open(&j, "links", '{');
 	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
@@ -316,6 +326,8 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 		jw_u64(&j, "client_gone", ac.client_gone);
 		jw_close(&j, '}');
 	}
+	if (c->ids != NULL)
+		dp_ids_json(c->ids, &j, now_ms);
 	if (c->dps != NULL)
 		dp_stats_json(c->dps, &j, now_ms, true);
 	return end(&j, out, cap);

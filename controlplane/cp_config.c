@@ -102,6 +102,16 @@ static const struct cfg_key cp_keys[] = {
 		.doc = "How often a heartbeat is published; data planes resync after a few missed.",
 	},
 	{
+		.name = "dp_timeout",
+		.type = CFG_DURATION,
+		CP_FIELD(dp_timeout_ms),
+		.min = 2000,
+		.max = 600000,
+		.def = "3s",
+		.doc = "A data plane silent this long (they report every second) no longer holds "
+		       "its dp id: until then a second live data plane with that id is refused.",
+	},
+	{
 		.name = "purchase_token_ttl",
 		.type = CFG_DURATION,
 		CP_FIELD(purchase_token_ttl_ms),

@@ -21,6 +21,7 @@ struct cp_config {
 	uint32_t batch_max;           /* reservations per event per EVALSHA */
 	uint32_t batch_wait_ms;       /* longest a reservation waits for its batch */
 	uint32_t heartbeat_ms;
+	uint32_t dp_timeout_ms; /* a data plane silent this long no longer holds its dp id */
 	uint32_t purchase_token_ttl_ms; /* the data planes' longest: how long a retired key verifies */
 	int log_level;
 	struct zlink_settings links;  /* CURVE: its secret key, insecure_plaintext_links */

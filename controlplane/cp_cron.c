@@ -66,6 +66,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	uint64_t wake;
 
 	decider_flush(c->dec, now_ms, false);
+	struct wire_dp_refused refused[16];
+	unsigned n_refused = dp_ids_refusals_due(c->ids, now_ms, refused, 16);
+
+	/* Each refused data plane is told (at most once a second each) while it is heard. */
+	if (n_refused > 0)
+		cp_links_publish(c->links, WIRE_T_DP_REFUSED, refused, n_refused);
 	/* After a start, the data planes first report how long their tokens live (they send
 	 * their counters at once when they connect, then every second; a longer lifetime
 	 * learned before the restart is not stored): no key goes before that. */
@@ -79,6 +85,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
 		rs_ensure_connected(c->rs);
+		/* The window keys follow PostgreSQL's state (after a start, a reload, or Redis
+		 * coming back): reserve.lua refuses outside the sale by itself. */
+		if (cp_state_sync_windows(c->st, c->rs) != 0)
+			LOG_RL(LOG_LEVEL_WARN, 60000,
+				"Redis: the sale window keys could not be written yet; the control "
+				"plane refuses outside the sale meanwhile, and tries again");
 		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}

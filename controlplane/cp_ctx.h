@@ -9,6 +9,7 @@
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
 #include "controlplane/decider.h"
+#include "controlplane/dp_ids.h"
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
 #include "controlplane/pg_store.h"
@@ -22,6 +23,7 @@ struct cp_ctx {
 	struct cp_state *st;
 	struct decider *dec;
 	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
+	struct dp_ids *ids;       /* which data plane holds each dp id */
 	struct metrics *metrics;  /* GET /metrics */
 	uint64_t started_ms;
 	struct admin_conns *admin; /* the admin socket's connections */

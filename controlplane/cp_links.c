@@ -152,7 +152,7 @@ cp_links_recv(struct cp_links *l, struct wire_msg *m)
 	}
 	/* RESULT and RESTOCK come from order writers (orders made, orders expired) and are
 	 * relayed to every data plane; the rest of the control plane's types never arrive here. */
-	if (m->type >= WIRE_T_RESULT && m->type <= WIRE_T_HEARTBEAT && m->type != WIRE_T_RESULT &&
+	if (m->type >= WIRE_T_RESULT && m->type < WIRE_T_MAX && m->type != WIRE_T_RESULT &&
 		m->type != WIRE_T_RESTOCK) {
 		l->ctr.wrong_direction++;
 		LOG_RL(LOG_LEVEL_WARN, 10000,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "store/store_event.h"
 
 struct rule_acc {
@@ -136,6 +137,27 @@ cp_state_event(struct cp_state *st, uint32_t id)
 	return NULL;
 }
 
+unsigned
+cp_state_sync_windows(struct cp_state *st, struct redis_store *rs)
+{
+	unsigned failed = 0;
+
+	for (unsigned i = 0; i < st->n_ev; i++) {
+		struct cp_event *e = &st->ev[i];
+		enum rs_sale_state s = e->ev.state == ADMIN_EV_OPEN	 ? RS_SALE_OPEN
+				       : e->ev.state == ADMIN_EV_CLOSED ? RS_SALE_CLOSED
+									: RS_SALE_HELD;
+
+		if (e->window_set)
+			continue;
+		if (rs_sale_window(rs, e->ev.id, s, e->ev.starts_at_ms, e->ev.ends_at_ms) == 0)
+			e->window_set = true;
+		else
+			failed++;
+	}
+	return failed;
+}
+
 void
 cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
 {
@@ -197,5 +219,11 @@ cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l)
 	if (cp_state_publish_events(st, l) != 0 || cp_state_publish_keys(st, l) != 0 ||
 		cp_state_publish_rules(st, l) != 0 || cp_state_publish_limits(st, l) != 0)
 		return -EIO;
-	return cp_links_publish(l, WIRE_T_SNAPSHOT_END, &s, 1);
+	if (cp_links_publish(l, WIRE_T_SNAPSHOT_END, &s, 1) != 0)
+		return -EIO;
+	/* The control plane's clock with every snapshot too: a data plane that just got its
+	 * state knows its skew at once, not a heartbeat later. */
+	struct wire_heartbeat hb = {.now_ms = now_wall_ms()};
+
+	return cp_links_publish(l, WIRE_T_HEARTBEAT, &hb, 1);
 }

@@ -28,6 +28,7 @@ struct cp_event {
 	struct admin_event ev;
 	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
 	bool sold_out;        /* published SOLD_OUT and not restocked since */
+	bool window_set;      /* its window key in Redis says what ev says (cp_state_sync_windows) */
 };
 
 struct cp_state {
@@ -57,6 +58,14 @@ struct cp_state {
 int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
 	size_t errlen);
 
+/*
+ * Writes the window key (store/store_event.h rs_sale_window()) of every event whose key is
+ * not known to match its state and times since the last load: held before open, the sale's
+ * [starts_at, ends_at) while open, closed after. Returns how many could not be written
+ * (Redis unreachable: tried again at the next call).
+ */
+unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
+
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);
 
@@ -69,7 +78,8 @@ int cp_state_publish_keys(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_rules(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
 
-/* Publishes a full snapshot: BEGIN, events, keys, rules, limits, END. 0 or -EIO. */
+/* Publishes a full snapshot: BEGIN, events, keys, rules, limits, END, then a HEARTBEAT (the
+ * control plane's clock). 0 or -EIO. */
 int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */

@@ -28,6 +28,8 @@ struct decider {
 	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
 	struct rs_batch b[CP_MAX_EVENTS];
 	struct wire_result *out; /* CP_MAX_EVENTS * batch_max */
+	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
+	unsigned n_refused;
 	struct decider_counters ctr;
 };
 
@@ -145,6 +147,8 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	}
 	d->ctr.rounds++;
 	d->ctr.batches += d->n_p;
+	for (unsigned i = 0; i < d->n_p; i++)
+		d->b[i].now_ms = now_ms; /* reserve.lua checks the window by our clock too */
 	if (rs_reserve(d->rs, d->b, d->n_p) != 0)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"Redis could not decide a round of %u reservations: answered retry", d->queued);
@@ -164,7 +168,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 			r->flags = b->status == 0 ? WIRE_RESULT_F_STOCK : 0;
 			if (v < WIRE_V_MAX)
 				d->ctr.verdicts[v]++;
-			if (v != WIRE_V_RETRY)
+			if (v != WIRE_V_RETRY && v != WIRE_V_CLOSED && v != WIRE_V_NOT_STARTED)
 				d->ctr.decided++;
 		}
 	}
@@ -180,18 +184,78 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	return n_out;
 }
 
+/*
+ * The verdict for a reservation of event e received at now_ms when the sale is not on (0 when
+ * it may be): the control plane refuses at once what its own clock puts outside
+ * [starts_at, ends_at), whatever the data plane's clock said when it admitted it, and an
+ * event it knows closed (closing is final). An event it does not know or holds as not opened
+ * yet may have been created or opened through another control plane since it last read
+ * PostgreSQL: reserve.lua's window key, which every control plane writes, decides those
+ * (held: not started; closed: closed; nothing written either way).
+ */
+static uint8_t
+outside_sale(const struct cp_event *e, uint64_t now_ms)
+{
+	if (e == NULL)
+		return 0;
+	if (e->ev.state == ADMIN_EV_CLOSED || now_ms >= e->ev.ends_at_ms)
+		return WIRE_V_CLOSED;
+	if (now_ms < e->ev.starts_at_ms)
+		return WIRE_V_NOT_STARTED;
+	return 0;
+}
+
+/* Publishes the answers to reservations refused outside the sale. */
+static void
+flush_refused(struct decider *d)
+{
+	if (d->n_refused == 0)
+		return;
+	cp_links_publish(d->l, WIRE_T_RESULT, d->refused, d->n_refused);
+	d->n_refused = 0;
+}
+
+/* Answers r with verdict v without deciding it: nothing reaches Redis. */
+static void
+refuse(struct decider *d, const struct wire_reserve *r, const struct cp_event *e, uint8_t v)
+{
+	if (d->n_refused == sizeof(d->refused) / sizeof(d->refused[0]))
+		flush_refused(d);
+	d->refused[d->n_refused++] = (struct wire_result){
+		.reservation_id = r->reservation_id,
+		.user = r->user,
+		.event = r->event,
+		.stock_left = e != NULL && e->stock_left > 0 ? (uint32_t)e->stock_left : 0,
+		.verdict = v,
+	};
+	d->ctr.verdicts[v]++;
+	d->ctr.outside_sale++;
+	LOG_RL(LOG_LEVEL_NOTICE, 10000,
+		"reservations for event %u refused: %s by this control plane's clock (a data "
+		"plane whose clock or state lags admitted them; see clock_ahead_ms in flashgatectl "
+		"stats)",
+		r->event, wire_verdict_name(v));
+}
+
 void
 decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 {
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_reserve r;
 		struct pending *p = NULL;
+		uint8_t out;
 
 		if (wire_get_reserve(m, i, &r) != 0) {
 			d->ctr.bad_records++;
 			continue;
 		}
 		d->ctr.received++;
+		const struct cp_event *e = cp_state_event(d->st, r.event);
+
+		if ((out = outside_sale(e, now_ms)) != 0) {
+			refuse(d, &r, e, out);
+			continue;
+		}
 		for (unsigned k = 0; k < d->n_p; k++) {
 			if (d->p[k].event == r.event) {
 				p = &d->p[k];
@@ -213,6 +277,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		p->recs[p->n++] = r;
 		d->queued++;
 	}
+	flush_refused(d);
 }
 
 uint64_t

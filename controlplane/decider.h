@@ -2,7 +2,9 @@
 #ifndef FG_CP_DECIDER_H
 #define FG_CP_DECIDER_H
 /*
- * Decides admitted reservations: collects them by event for at most
+ * Decides admitted reservations, only for an open event inside [starts_at, ends_at) by the
+ * control plane's clock (others are answered CLOSED or NOT_STARTED at once, never decided;
+ * reserve.lua checks the event's window key as well, so a close races nothing): collects them by event for at most
  * batch_wait or batch_max records, runs one reserve.lua per event batch (all
  * events of a round pipelined in one rs_reserve()), and publishes a RESULT per
  * reservation, then SOLD_OUT the moment an event's stock reaches 0. When
@@ -27,6 +29,9 @@ struct decider_counters {
 	uint64_t sold_out_published;
 	uint64_t queries;    /* result queries answered */
 	uint64_t bad_records; /* reservations refused by the decoder */
+	/* Answered closed / not started without reaching Redis: the event is not open, or the
+	 * control plane's clock is outside [starts_at, ends_at) (also in verdicts[]). */
+	uint64_t outside_sale;
 };
 
 struct decider;

@@ -121,6 +121,18 @@ drain_pull(struct cp_ctx *c)
 	for (unsigned i = 0; i < 4096 && (rc = cp_links_recv(c->links, &m)) != 0; i++) {
 		if (rc < 0)
 			continue;
+		if (m.type < WIRE_T_RESULT) {
+			/* A data plane's: only the one holding its dp id is heard. */
+			struct wire_hello h;
+			bool is_hello = m.type == WIRE_T_HELLO && wire_get_hello(&m, 0, &h) == 0;
+
+			if (!dp_ids_accept(c->ids, m.sender, m.epoch, is_hello ? &h : NULL,
+				    now_wall_ms())) {
+				if (m.type == WIRE_T_RESERVE)
+					dp_ids_count_refused_reservations(c->ids, m.count);
+				continue;
+			}
+		}
 		switch (m.type) {
 		case WIRE_T_RESERVE:
 			decider_add(c->dec, &m, now_wall_ms());
@@ -181,6 +193,10 @@ render_metrics(void *arg, struct metrics_text *t)
 			"Reservations decided, by verdict (retry: Redis could not decide).", labels,
 			dc.verdicts[v]);
 	}
+	metrics_counter(t, "flashgate_cp_outside_sale_total",
+		"Reservations answered closed or not started without reaching Redis (the event is "
+		"not open, or the control plane's clock is outside its sale).",
+		NULL, dc.outside_sale);
 	metrics_counter(t, "flashgate_cp_rounds_total", "Rounds of pipelined reserve.lua runs.",
 		NULL, dc.rounds);
 	metrics_counter(t, "flashgate_cp_batches_total", "Event batches (one reserve.lua each).",
@@ -234,6 +250,17 @@ render_metrics(void *arg, struct metrics_text *t)
 		metrics_gauge_int(t, "flashgate_cp_admin_connections", "Admin connections open.",
 			NULL, ac.open);
 	}
+	struct dp_ids_counters ic;
+
+	dp_ids_counters(c->ids, &ic);
+	metrics_counter(t, "flashgate_cp_dp_refused_messages_total",
+		"Messages of a data plane refused because another live one holds its dp id.", NULL,
+		ic.refused_msgs);
+	metrics_counter(t, "flashgate_cp_dp_refused_reservations_total",
+		"Reservations of a refused data plane, never decided.", NULL,
+		ic.refused_reservations);
+	metrics_counter(t, "flashgate_cp_dp_id_conflicts_total",
+		"Times a second live data plane showed up with a dp id in use.", NULL, ic.conflicts);
 	dp_stats_metrics(c->dps, t, now_wall_ms());
 }
 
@@ -314,10 +341,11 @@ main(int argc, char **argv)
 	}
 	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
 	c.dps = dp_stats_create();
+	c.ids = dp_ids_create(cfg.dp_timeout_ms);
 	admin_fd = admin_listen(cfg.admin_socket, err, sizeof(err));
 	if (admin_fd >= 0)
 		c.admin = admin_conns_create(admin_fd, cfg.admin_timeout_ms, exec_admin, &c);
-	if (c.dec == NULL || c.dps == NULL || admin_fd < 0 || c.admin == NULL) {
+	if (c.dec == NULL || c.dps == NULL || c.ids == NULL || admin_fd < 0 || c.admin == NULL) {
 		LOG_ERR("%s", admin_fd >= 0 ? "out of memory" : err);
 		goto out;
 	}
@@ -389,6 +417,7 @@ out:
 	}
 	decider_free(c.dec);
 	dp_stats_destroy(c.dps);
+	dp_ids_destroy(c.ids);
 	cp_links_close(c.links);
 	rs_close(c.rs);
 	pg_close(c.pg);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -122,6 +124,11 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 	b->tx.id = c->dp_id;
 	b->tx.epoch = (uint32_t)(now_wall_ms() / 1000);
 	b->tx.seq = 0;
+	/* The instance tells this data plane from another started with the same dp id in the same
+	 * second (the same epoch): random, never 0. */
+	if (getrandom(&b->instance, sizeof(b->instance), 0) != (ssize_t)sizeof(b->instance))
+		b->instance = now_wall_ms() ^ ((uint64_t)getpid() << 32);
+	b->instance |= 1;
 	return b;
 nomem:
 	snprintf(err, errlen, "bridge: out of memory");
@@ -180,7 +187,22 @@ bridge_results(const struct bridge *b)
 bool
 bridge_ready(const struct bridge *b)
 {
-	return shared_get(&b->shared) != NULL;
+	return shared_get(&b->shared) != NULL && !bridge_refused(b);
+}
+
+bool
+bridge_refused(const struct bridge *b)
+{
+	return b->cfg.n_workers > 0 && __atomic_load_n(&b->ports[0].refused, __ATOMIC_RELAXED);
+}
+
+bool
+bridge_clock_skew(const struct bridge *b, int64_t *skew_ms)
+{
+	if (!__atomic_load_n(&b->skew_known, __ATOMIC_ACQUIRE))
+		return false;
+	*skew_ms = __atomic_load_n(&b->skew_ms, __ATOMIC_RELAXED);
+	return true;
 }
 
 void
@@ -254,10 +276,12 @@ bridge_main(void *arg)
 		if (!stopping && b->cfg.stats_ms != 0 &&
 			now_ms - b->last_stats_ms >= b->cfg.stats_ms) {
 			b->stats_due = true;
+			b->hello_due = true;
 			b->last_stats_ms = now_ms;
 		}
 		if (b->mon[0] != NULL && now_ms - b->last_mon_ms >= 100)
 			bridge_read_monitors(b, now_ms);
+		bridge_in_check_refusal(b, now_ms);
 		unsigned drained = bridge_out_drain(b, now_us);
 
 		bridge_out_prepare(b, now_us, stopping);

@@ -37,6 +37,7 @@
 
 #include "common/wire.h"
 #include "common/zlink.h"
+#include "dataplane/clock.h"
 #include "dataplane/result_table.h"
 #include "dataplane/shared_state.h"
 
@@ -72,7 +73,15 @@ struct bridge_config {
 	void *stats_arg;
 	/* CURVE client keys (keys.curve false: plaintext); wiped by bridge_destroy(). */
 	struct zlink_keys keys;
+	/* The workers' clock: its skew against the control plane's (HEARTBEAT now_ms) is shown in
+	 * DP_STATS. NULL: the wall clock. */
+	const struct dp_clock_sync *clock;
+	/* A skew beyond this (either way) is logged once per excursion; 0: never. */
+	uint32_t clock_skew_max_ms;
 };
+
+/* How long a data plane stays refused after the last DP_REFUSED for it (docs/wire.md). */
+#define BRIDGE_REFUSED_HOLD_MS 3000
 
 /* Fills c with the defaults (endpoints on 127.0.0.1:5601/5602, dp id 1, one worker). */
 void bridge_config_defaults(struct bridge_config *c);
@@ -89,8 +98,9 @@ int bridge_config_check(const struct bridge_config *c, char *err, size_t errlen)
 #define BRIDGE_STAGE_MAX 64
 
 /*
- * One worker's end of the bridge. The worker is the only writer of everything here; the
- * bridge thread reads the counters only.
+ * One worker's end of the bridge. The worker is the only writer of everything here but
+ * refused, which the bridge thread sets while the control plane refuses this data plane (its
+ * dp id is another's); the bridge thread reads the counters.
  *
  * A worker's records go to the ring a burst at a time: bridge_submit() and bridge_query()
  * stage them here and bridge_flush() (at the end of each burst, before its answers are sent)
@@ -112,6 +122,7 @@ struct bridge_port {
 	uint64_t queries_refused; /* result queries refused: ring full */
 	uint32_t room;		  /* ring slots known free, less n_staged */
 	uint32_t n_staged;
+	bool refused; /* the control plane refuses this data plane: answer 503 (bridge writes) */
 	struct wire_reserve staged[BRIDGE_STAGE_MAX];
 } __rte_cache_aligned;
 
@@ -190,11 +201,14 @@ bridge_query(struct bridge_port *p, uint32_t event, uint64_t user)
 	return 0;
 }
 
-/* Whether the first snapshot arrived: before it, the worker answers 503 to reserve. */
+/*
+ * Whether the first snapshot arrived and the control plane does not refuse this data plane:
+ * otherwise the worker answers 503 to reserve.
+ */
 static inline bool
 bridge_port_ready(const struct bridge_port *p)
 {
-	return shared_get(p->shared) != NULL;
+	return shared_get(p->shared) != NULL && !__atomic_load_n(&p->refused, __ATOMIC_RELAXED);
 }
 
 /* What the bridge did. Written by the bridge thread only; read with bridge_counters_read(). */
@@ -221,6 +235,8 @@ struct bridge_counters {
 	uint64_t send_errors;		  /* sends that failed otherwise (retried too) */
 	uint64_t queries_dropped;	  /* result queries beyond one batch per round */
 	uint64_t unsent_at_stop;	  /* reservations still held when the flush time ran out */
+	uint64_t refusals;		  /* DP_REFUSED for this data plane (its dp id is in use) */
+	uint64_t clock_skew_over;	  /* times the skew went beyond clock_skew_max_ms */
 	/* Summed from the ports by bridge_counters_read(). */
 	uint64_t submitted, ring_full, queries, queries_refused;
 	/* The result table's and the shared state's own counters. */
@@ -263,8 +279,17 @@ const struct shared_state *bridge_shared(const struct bridge *b);
 
 const struct result_table *bridge_results(const struct bridge *b);
 
-/* Whether the first snapshot arrived. */
+/* Whether the first snapshot arrived and the control plane does not refuse this data plane. */
 bool bridge_ready(const struct bridge *b);
+
+/* Whether the control plane refuses this data plane now (another holds its dp id). */
+bool bridge_refused(const struct bridge *b);
+
+/*
+ * This data plane's clock minus the control plane's at its latest HEARTBEAT, in ms, into
+ * *skew_ms (positive: ahead). Returns false when no heartbeat came yet.
+ */
+bool bridge_clock_skew(const struct bridge *b, int64_t *skew_ms);
 
 /* Copies the counters into out (a moment's view; each value is read atomically). */
 void bridge_counters_read(const struct bridge *b, struct bridge_counters *out);

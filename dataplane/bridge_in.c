@@ -504,6 +504,91 @@ on_snapshot(struct bridge *b, const struct wire_msg *m)
 			s.snapshot_id, b->cur.n_ev, b->cur.n_keys, b->cur.n_rules);
 }
 
+/* Sets every port's refused flag: the workers answer 503 to reserve while it is set. */
+static void
+set_refused(struct bridge *b, bool refused)
+{
+	for (unsigned i = 0; i < b->cfg.n_workers; i++)
+		__atomic_store_n(&b->ports[i].refused, refused, __ATOMIC_RELAXED);
+}
+
+/*
+ * DP_REFUSED: the control plane refuses this data plane (another holds its dp id, or two started
+ * with it in the same second). Every reservation it would admit would never be decided: answer
+ * 503 until the control plane stops refusing (BRIDGE_REFUSED_HOLD_MS after its last notice).
+ */
+static void
+on_dp_refused(struct bridge *b, const struct wire_msg *m)
+{
+	for (unsigned i = 0; i < m->count; i++) {
+		struct wire_dp_refused d;
+
+		if (wire_get_dp_refused(m, i, &d) != 0 || d.dp_id != b->cfg.dp_id ||
+			d.epoch != b->tx.epoch || (d.instance != 0 && d.instance != b->instance))
+			continue;
+		CTR_INC(b->ctr.refusals);
+		if (b->refused_until_ms == 0) {
+			set_refused(b, true);
+			LOG_ERR("bridge: THE CONTROL PLANE REFUSES THIS DATA PLANE: another live "
+				"data "
+				"plane uses dp_id %u%s. Reservations are answered 503 until it is "
+				"gone; "
+				"give every data plane its own [bridge] dp_id",
+				b->cfg.dp_id,
+				d.instance == 0 ? " and started in the same second as this one"
+						: "");
+		}
+		b->refused_until_ms = now_mono_us() / 1000 + BRIDGE_REFUSED_HOLD_MS;
+	}
+}
+
+void
+bridge_in_check_refusal(struct bridge *b, uint64_t now_ms)
+{
+	if (b->refused_until_ms == 0 || now_ms < b->refused_until_ms)
+		return;
+	b->refused_until_ms = 0;
+	set_refused(b, false);
+	LOG_NOTICE("bridge: the control plane no longer refuses dp_id %u: reservations are "
+		   "admitted again",
+		b->cfg.dp_id);
+}
+
+/*
+ * HEARTBEAT: the control plane's clock. This data plane's clock minus it (the link's latency
+ * included, well below a millisecond on a LAN) is the skew shown in the counters; one beyond
+ * clock_skew_max_ms is logged once, until it is back within.
+ */
+static void
+on_heartbeat(struct bridge *b, const struct wire_msg *m)
+{
+	struct wire_heartbeat hb;
+
+	if (wire_get_heartbeat(m, 0, &hb) != 0)
+		return;
+	uint64_t mine =
+		b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
+	int64_t skew = (int64_t)(mine - hb.now_ms);
+	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
+	bool over = b->cfg.clock_skew_max_ms != 0 && mag > b->cfg.clock_skew_max_ms;
+
+	__atomic_store_n(&b->skew_ms, skew, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->skew_known, true, __ATOMIC_RELEASE);
+	if (over && !b->skew_over) {
+		CTR_INC(b->ctr.clock_skew_over);
+		LOG_WARN("bridge: this data plane's clock is %" PRIu64 " ms %s the control plane's "
+			 "(more than [bridge] clock_skew_max, %u ms): it shows the sale's state "
+			 "wrongly (the control plane decides by its own clock); check NTP on both "
+			 "hosts",
+			mag, skew > 0 ? "ahead of" : "behind", b->cfg.clock_skew_max_ms);
+	} else if (!over && b->skew_over) {
+		LOG_NOTICE("bridge: the clock skew against the control plane is back within %u ms "
+			   "(%" PRId64 " ms)",
+			b->cfg.clock_skew_max_ms, skew);
+	}
+	b->skew_over = over;
+}
+
 static void
 handle_message(struct bridge *b, const void *data, size_t len)
 {
@@ -549,7 +634,13 @@ handle_message(struct bridge *b, const void *data, size_t len)
 	case WIRE_T_SNAPSHOT_END:
 		on_snapshot(b, &m);
 		break;
-	default: /* HEARTBEAT: its arrival is the point */
+	case WIRE_T_DP_REFUSED:
+		on_dp_refused(b, &m);
+		break;
+	case WIRE_T_HEARTBEAT: /* its arrival is the point, and its clock */
+		on_heartbeat(b, &m);
+		break;
+	default:
 		break;
 	}
 }

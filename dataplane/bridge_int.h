@@ -84,6 +84,8 @@ struct bridge {
 	unsigned rr; /* the ring drained first, rotating for fairness */
 	struct wire_stat *stats; /* WIRE_STATS_MAX records of the next DP_STATS */
 	bool stats_due;
+	bool hello_due;	   /* a HELLO goes with each DP_STATS */
+	uint64_t instance; /* random, never 0: tells this data plane from another with its dp id */
 	uint64_t last_stats_ms;
 
 	/* In. */
@@ -92,6 +94,11 @@ struct bridge {
 	struct staging snap;
 	bool want_snapshot, request_due;
 	uint64_t last_request_ms, last_rx_ms;
+	/* Refused by the control plane until this (monotonic ms; 0: not refused). */
+	uint64_t refused_until_ms;
+	/* The clock skew against the control plane's latest HEARTBEAT (read by other threads). */
+	int64_t skew_ms;
+	bool skew_known, skew_over;
 };
 
 /* Counters are read by other threads: single writer, so relaxed atomic increments suffice. */
@@ -101,6 +108,9 @@ struct bridge {
 /* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
  * many. */
 unsigned bridge_in_receive(struct bridge *b);
+
+/* bridge_in.c: lifts a refusal whose hold ran out (b->refused_until_ms). */
+void bridge_in_check_refusal(struct bridge *b, uint64_t now_ms);
 
 /* bridge_in.c: decides whether to ask for a snapshot now (sets b->request_due). */
 void bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms);

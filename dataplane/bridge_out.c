@@ -2,6 +2,8 @@
 /* The bridge's PUSH side: the workers' rings into batches, sent without blocking. */
 #include <zmq.h>
 
+#include "common/now.h"
+
 #include "dataplane/bridge_int.h"
 
 /* ---- outgoing ----------------------------------------------------------------------------- */
@@ -56,6 +58,19 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		b->pending_type = WIRE_T_SNAPSHOT_REQUEST;
 		b->pending_records = 0;
 		CTR_INC(b->ctr.snapshot_requests);
+	} else if (b->hello_due) {
+		/* "This instance holds my dp id": the control plane refuses a second one. */
+		struct wire_hello h = {
+			.instance = b->instance,
+			.now_ms = b->cfg.clock != NULL
+					  ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
+					  : now_wall_ms(),
+		};
+
+		len = wire_encode(&b->tx, WIRE_T_HELLO, &h, 1, b->msg, b->msg_cap);
+		b->hello_due = false;
+		b->pending_type = WIRE_T_HELLO;
+		b->pending_records = 1;
 	} else if (b->stats_due) {
 		/* Before reservations: once per stats_ms it is cheap, and under a steady stream
 		 * of batches it would never go otherwise. */

@@ -92,6 +92,8 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		OWN("bridge_wrong_direction", wrong_direction),
 		OWN("bridge_multipart", multipart),
 		OWN("bridge_shared_versions", shared_versions),
+		OWN("bridge_refusals", refusals),
+		OWN("bridge_clock_skew_over", clock_skew_over),
 #undef OWN
 	};
 	struct bridge_counters c;
@@ -110,6 +112,18 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 	for (unsigned i = 0; i < b->cfg.n_workers; i++)
 		backlog += rte_ring_count(b->ports[i].ring);
 	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_refused", bridge_refused(b), WIRE_STAT_GAUGE);
+	int64_t skew = 0;
+
+	/* The skew as two gauges (a gauge is unsigned): one of them is 0. */
+	if (bridge_clock_skew(b, &skew)) {
+		put_stat(out, cap, &n, "clock_ahead_ms", skew > 0 ? (uint64_t)skew : 0,
+			WIRE_STAT_GAUGE);
+		put_stat(out, cap, &n, "clock_behind_ms", skew < 0 ? (uint64_t)-skew : 0,
+			WIRE_STAT_GAUGE);
+	}
+	if (b->cfg.clock != NULL)
+		put_stat(out, cap, &n, "clock_resyncs", b->cfg.clock->resyncs, WIRE_STAT_COUNTER);
 	put_stat(out, cap, &n, "bridge_backlog", backlog, WIRE_STAT_GAUGE);
 	put_stat(
 		out, cap, &n, "purchase_token_ttl_s", b->cfg.purchase_token_ttl_s, WIRE_STAT_GAUGE);

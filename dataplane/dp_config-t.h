@@ -55,6 +55,7 @@ struct dp_config {
 	uint32_t result_capacity;       /* (event, user) results kept for polls */
 	uint32_t resync_ms;             /* silence from the control plane before a resync */
 	uint32_t snapshot_retry_ms;     /* an unanswered snapshot request is repeated */
+	uint32_t clock_skew_max_ms;     /* a skew against the control plane beyond it is logged */
 	uint32_t push_hwm;              /* ZeroMQ send high-water mark, messages */
 	struct zlink_settings links;    /* CURVE key files, insecure_plaintext_links */
 	/* [event.ID] sections */

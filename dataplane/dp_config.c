@@ -318,6 +318,17 @@ static const struct cfg_key dp_bridge_keys[] = {
 		       "which the data plane asks for a full snapshot.",
 	},
 	{
+		.name = "clock_skew_max",
+		.type = CFG_DURATION,
+		DP_FIELD(clock_skew_max_ms),
+		.min = 1,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "500ms",
+		.doc = "A skew of this data plane's clock against the control plane's (each "
+		       "heartbeat) beyond this is logged once, until it is back within; the skew is "
+		       "always in the counters (clock_ahead_ms, clock_behind_ms).",
+	},
+	{
 		.name = "snapshot_retry",
 		.type = CFG_DURATION,
 		DP_FIELD(snapshot_retry_ms),

@@ -23,6 +23,7 @@
 #include "common/config_cli.h"
 #include "common/hmac_sha256.h"
 #include "common/log.h"
+#include "common/now.h"
 #include "dataplane/dp_config.h"
 #include "dataplane/bridge.h"
 #include "dataplane/counters_json.h"
@@ -42,6 +43,7 @@ struct app {
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pools[RTE_MAX_LCORE];
 	struct bridge *bridge;
+	struct dp_clock_sync clock; /* the workers' shared calibration, resynced by the main loop */
 	unsigned n_workers;
 	uint16_t ports[WORKER_MAX_PORTS];
 	bool port_started[WORKER_MAX_PORTS];
@@ -171,6 +173,7 @@ setup_workers(struct app *a)
 		}
 		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
 			worker_listen_add(w, cfg->listen_ports[i]);
+		dp_clock_attach(&w->clock, &a->clock);
 		if (worker_init(w, secret, cfg->syncookie_slot_s, cfg->host) != 0) {
 			LOG_ERR("worker on lcore %u: SYN cookie setup failed", lcore);
 			return -1;
@@ -234,6 +237,8 @@ setup_bridge(struct app *a)
 	bc.socket_id = (int)rte_socket_id();
 	bc.stats_fn = dp_stats_fn;
 	bc.stats_arg = a;
+	bc.clock = &a->clock;
+	bc.clock_skew_max_ms = cfg->clock_skew_max_ms;
 	if (bridge_config_check(&bc, err, sizeof(err)) != 0) {
 		LOG_ERR("bridge settings: %s", err);
 		return -1;
@@ -423,6 +428,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
+	if (dp_clock_sync_init(&a.clock) != 0)
+		LOG_WARN("clock: shifted by %" PRId64 " ms by " DP_CLOCK_TEST_OFFSET_ENV
+			 " (for tests only: unset it in production)",
+			a.clock.test_offset_ms);
 	if (setup_workers(&a) != 0 || setup_ports(&a) != 0 || setup_bridge(&a) != 0)
 		goto out;
 	if (telemetry_register(a.workers, a.n_workers, a.bridge) != 0)
@@ -457,10 +466,20 @@ main(int argc, char **argv)
 			addr, a.cfg.n_listen_ports, a.cfg.listen_ports[0], a.n_ports, a.n_workers,
 			a.events.n, a.cfg.push_endpoint, a.cfg.sub_endpoint);
 	}
-	uint64_t next_stats = rte_get_timer_cycles();
+	uint64_t next_stats = rte_get_timer_cycles(), next_resync = now_mono_ms();
 
 	while (!stop_requested) {
 		usleep(100 * 1000);
+		if (now_mono_ms() >= next_resync) {
+			/* The workers' clock follows the wall clock (NTP) without a syscall of theirs. */
+			int64_t step = dp_clock_resync(&a.clock, now_wall_ms(), rte_rdtsc());
+
+			if (step > 1000 || step < -1000)
+				LOG_NOTICE("clock: the wall clock moved %" PRId64 " ms against the TSC; "
+					   "the workers follow it",
+					step);
+			next_resync = now_mono_ms() + DP_CLOCK_RESYNC_MS;
+		}
 		if (a.cfg.stats_interval_s && rte_get_timer_cycles() >= next_stats) {
 			periodic_stats(&a);
 			next_stats = rte_get_timer_cycles() +

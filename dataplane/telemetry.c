@@ -106,6 +106,15 @@ tel_bridge_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	bridge_counters_read(tel_bridge, &c);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "ready", bridge_ready(tel_bridge));
+	rte_tel_data_add_dict_u64(d, "refused", bridge_refused(tel_bridge));
+	rte_tel_data_add_dict_u64(d, "refusals", c.refusals);
+	int64_t skew;
+
+	if (bridge_clock_skew(tel_bridge, &skew))
+		rte_tel_data_add_dict_int(d, "clock_skew_ms", (int)(skew > INT32_MAX   ? INT32_MAX
+								   : skew < INT32_MIN ? INT32_MIN
+										      : skew));
+	rte_tel_data_add_dict_u64(d, "clock_skew_over", c.clock_skew_over);
 	rte_tel_data_add_dict_u64(d, "submitted", c.submitted);
 	rte_tel_data_add_dict_u64(d, "ring_full", c.ring_full);
 	rte_tel_data_add_dict_u64(d, "queries", c.queries);

@@ -46,7 +46,8 @@ worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s, 
 	if (rc != 0)
 		return rc;
 
-	dp_clock_init(&w->clock);
+	if (w->clock.tsc_hz == 0) /* not attached to a shared dp_clock_sync */
+		dp_clock_init(&w->clock);
 	tsc = rte_rdtsc();
 	w->now_ms = dp_clock_ms(&w->clock, tsc);
 	rc = syncookie_init(&w->cookies, secret, cookie_slot_s, w->now_ms / 1000);

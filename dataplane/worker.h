@@ -157,7 +157,8 @@ void worker_counters_read(const struct worker *w, struct dp_counters *out);
 void worker_counters_sum(struct worker *const *workers, unsigned n, struct dp_counters *sum);
 
 /*
- * Prepares w for use: clock, cookie keys, response lines, and the names it answers an
+ * Prepares w for use: clock (its own calibration unless w->clock was attached to a shared one
+ * first, dp_clock_attach()), cookie keys, response lines, and the names it answers an
  * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
  * DP_HOST_MAX bytes; w->names, allocated here). secret is the SYN cookie master key. A mss_floor
  * left 0 becomes 536. Returns 0 or a negative errno (-EINVAL: host too long; -ENOMEM).

@@ -8,6 +8,10 @@
 -- changes), -1 when the user is not a buyer of the event, i.e. has no field in the result
 -- hash (nothing changes: returning stock that was never taken would oversell).
 --
+-- The released set holds "<rid>:<user>": a reservation id alone is unique per data plane, and
+-- two data planes misconfigured with one dp id make the same id for two buyers; each buyer's
+-- stock must still go back once (a bare "<rid>" member is an older build's and counts too).
+--
 -- The user stays a buyer (its field becomes "X:<rid>"): a sale allows one order per user
 -- (orders has UNIQUE (event_id, user_id)), so a user whose order expired cannot reserve
 -- again; a second reservation could never become an order. The invariant is therefore
@@ -19,7 +23,8 @@ end
 if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 0 then
 	return -1
 end
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 or
+	redis.call('SADD', KEYS[2], ARGV[1] .. ':' .. ARGV[2]) == 0 then
 	return 0
 end
 redis.call('INCRBY', KEYS[1], n)

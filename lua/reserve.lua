@@ -8,12 +8,18 @@
 --                          the fields u=<user> r=<rid> repeated once per reservation, in the
 --                          batch's order; the entry's id is when Redis decided, an order's
 --                          reserved_at (docs/order-writer.md)
--- ARGV    n users, then their n reservation ids, all decimal; 1 <= n <= 2048 (unpack() below
---         is bounded by Lua's C stack)
+-- KEYS[4] fg:{ev}:window   string: "<starts_ms> <ends_ms>" (the sale is open in [starts, ends)
+--                          by the control plane's clock), "held" (not opened yet) or "closed";
+--                          missing: no window recorded (the control plane's own check stands)
+-- ARGV    n users, then their n reservation ids, then now_ms (the control plane's clock), all
+--         decimal; 1 <= n <= 2048 (unpack() below is bounded by Lua's C stack)
 --
 -- Returns n verdicts and then the stock left: 1 reserved, -1 duplicate (already a buyer,
 -- also earlier in this batch), 0 sold out: for every user exactly what the one-user script
--- of the seed answers when the batch is run one user at a time, in order.
+-- of the seed answers when the batch is run one user at a time, in order. Outside the sale
+-- (window "closed" or now >= ends: -2 closed; "held" or now < starts: -3 not started) every
+-- verdict is the same and nothing is written: closing the sale is one SET of the window key,
+-- so a batch runs wholly before a close or is refused wholly after it.
 --
 -- Why it looks like this: the per-user work is what limits the control plane, so the reads
 -- are done once per batch (GET, HMGET), the decisions in plain Lua, and the writes once per
@@ -23,9 +29,9 @@
 -- script changes nothing anyone can see: a script runs alone, and Redis writes its effects to
 -- the AOF and replicas as one MULTI/EXEC. One argument per field was measured faster than one
 -- packed string per field split here with gmatch.
-local n = #ARGV / 2
-if n < 1 or n > 2048 or n % 1 ~= 0 then
-	return redis.error_reply('ERR reserve.lua: ARGV must be 1..2048 users and their ids')
+local n = (#ARGV - 1) / 2
+if n < 1 or n > 2048 or n % 1 ~= 0 or not string.find(ARGV[#ARGV], '^%d+$') then
+	return redis.error_reply('ERR reserve.lua: ARGV must be 1..2048 users, their ids and now_ms')
 end
 local stock = redis.call('GET', KEYS[1]) or '0'
 -- DECRBY below must not fail after a write, so refuse what it would refuse first.
@@ -33,6 +39,35 @@ if not string.find(stock, '^%-?%d+$') then
 	return redis.error_reply('ERR reserve.lua: the stock key does not hold an integer')
 end
 stock = tonumber(stock)
+local window = redis.call('GET', KEYS[4])
+if window then
+	local refuse
+	if window == 'closed' then
+		refuse = -2
+	elseif window == 'held' then
+		refuse = -3
+	else
+		local s, e = string.match(window, '^(%d+) (%d+)$')
+		if not s then
+			return redis.error_reply('ERR reserve.lua: the window key holds neither ' ..
+				'"<starts_ms> <ends_ms>", "held" nor "closed"')
+		end
+		local now = tonumber(ARGV[#ARGV])
+		if now >= tonumber(e) then
+			refuse = -2
+		elseif now < tonumber(s) then
+			refuse = -3
+		end
+	end
+	if refuse then
+		local out = {}
+		for i = 1, n do
+			out[i] = refuse
+		end
+		out[n + 1] = stock
+		return out
+	end
+end
 local have = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, n))
 local out, seen, hset, xadd = {}, {}, {}, {}
 local taken, x = 0, 0

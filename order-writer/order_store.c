@@ -81,12 +81,16 @@ static const char ostore_refuse_fn[] =
  * only if that much is available: otherwise no row is updated and the statement raises
  * OSTORE_REFUSED_STATE, which undoes the whole batch.
  *
- * What is skipped is named: a reservation that has its order (ON CONFLICT on reservation_id: a
- * redelivery, also one another writer commits meanwhile), and a user who holds an order of the
- * event (NOT EXISTS, and DISTINCT ON for one user twice in the batch): such a reservation gets
- * none. Any other conflict is an error, never a skipped order: an id that orders_id_seq hands
- * out again (it was set back, or its increment lowered below the blocks of ostore_batch_new_sql)
- * fails the batch on orders_pkey, and ostore_batch_wait() sends it again with the next ids.
+ * What is skipped is named: a reservation whose buyer has its order (ON CONFLICT on (event_id,
+ * user_id), and NOT EXISTS, and DISTINCT ON for one user twice in the batch). Kind 1 rows are
+ * the existing orders of this very reservation, (event, user, reservation id): a redelivery,
+ * also one another writer commits meanwhile. A user holding an order of another reservation gets
+ * none (and no kind 1 row). Kind 3 rows name a reservation id that another buyer's order (or
+ * another reservation of the batch) has too: both are kept, and reported (two data planes with
+ * one dp id). Any other conflict is an error, never a skipped order: an id that orders_id_seq
+ * hands out again (it was set back, or its increment lowered below the blocks of
+ * ostore_batch_new_sql) fails the batch on orders_pkey, and ostore_batch_wait() sends it again
+ * with the next ids.
  */
 static const char ostore_batch_sql[] =
 	"WITH x AS (SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[])\n"
@@ -99,7 +103,7 @@ static const char ostore_batch_sql[] =
 	"  FROM x, ev\n"
 	"  WHERE NOT EXISTS (SELECT FROM orders o WHERE o.event_id = $1 AND o.user_id = x.u)\n"
 	"  ORDER BY x.u, x.o\n"
-	"  ON CONFLICT (reservation_id) DO NOTHING\n"
+	"  ON CONFLICT (event_id, user_id) DO NOTHING\n"
 	"  RETURNING id, user_id, reservation_id, pay_deadline, status),\n"
 	"n AS (SELECT count(*)::bigint AS c FROM ins),\n"
 	"st AS (\n"
@@ -113,8 +117,13 @@ static const char ostore_batch_sql[] =
 	"UNION ALL\n"
 	"SELECT 1, o.id, o.user_id, o.reservation_id,\n"
 	"       (extract(epoch FROM o.pay_deadline) * 1000)::bigint, o.status = 'pending'\n"
-	"FROM orders o JOIN x ON o.reservation_id = x.r\n"
+	"FROM orders o JOIN x ON o.event_id = $1 AND o.user_id = x.u AND o.reservation_id = x.r\n"
 	"WHERE (SELECT c FROM n) < cardinality($3::bigint[])\n"
+	"UNION ALL\n"
+	"SELECT 3, o.id, o.user_id, x.r, o.event_id, false\n"
+	"FROM orders o JOIN x ON o.reservation_id = x.r AND (o.event_id <> $1 OR o.user_id <> x.u)\n"
+	"UNION ALL\n"
+	"SELECT 3, 0, y.u, x.r, $1, false FROM x JOIN x y ON y.r = x.r AND y.u <> x.u AND y.o > x.o\n"
 	"UNION ALL\n"
 	"SELECT 2, c, s, e,\n"
 	"       CASE WHEN c > 0 AND s = 0 THEN pg_temp.fg_stock_refused(c) ELSE 0 END, false\n"
@@ -128,10 +137,11 @@ static const char ostore_batch_sql[] =
  * insertion costs about a third of the statement, and no row per order. As in ostore_batch_sql the
  * stock row, the one row two batches in flight share, is updated last (st reads the count of
  * ins), so that one batch inserts while the other's COMMIT holds it. Anything else inserts
- * nothing, and the batch is sent again as ostore_batch_sql: a reservation that has an order, or a
- * user who holds another one, fails the INSERT with unique_violation; too little stock for n
- * updates no stock row and raises OSTORE_REFUSED_STATE; no such event, or a smaller increment,
- * returns no row (and inserts nothing).
+ * nothing, and the batch is sent again as ostore_batch_sql: a user who holds an order (this
+ * reservation's: a redelivery, or another one) fails the INSERT with unique_violation; too
+ * little stock for n updates no stock row and raises OSTORE_REFUSED_STATE; no such event, or a
+ * smaller increment, returns no row (and inserts nothing). Its fourth column counts the
+ * reservation ids another buyer's order has too (both kept; reported).
  */
 static const char ostore_batch_new_sql[] =
 	"WITH ev AS (\n"
@@ -155,15 +165,21 @@ static const char ostore_batch_new_sql[] =
 	"  WHERE stock.event_id = $1 AND n.c > 0 AND stock.available >= n.c\n"
 	"  RETURNING 1)\n"
 	"SELECT ev.base, (extract(epoch FROM ev.deadline) * 1000)::bigint,\n"
-	"       CASE WHEN (SELECT count(*) FROM st) = 0 THEN pg_temp.fg_stock_refused(n.c) END\n"
+	"       CASE WHEN (SELECT count(*) FROM st) = 0 THEN pg_temp.fg_stock_refused(n.c) END,\n"
+	"       (SELECT count(*) FROM orders o\n"
+	"        JOIN unnest($2::bigint[], $3::bigint[]) AS x(u, r) ON o.reservation_id = x.r\n"
+	"        WHERE o.event_id <> $1 OR o.user_id <> x.u) +\n"
+	"       (SELECT count(*) - count(DISTINCT r) FROM unnest($3::bigint[]) AS r)\n"
 	"FROM ev, n";
 
-/* The orders of a refused batch that exist without it ($1 its reservation ids, binary). */
+/* The orders of a refused batch that exist without it ($1 event, $2 users, $3 reservation ids,
+ * binary): each of the same (event, user, reservation id). */
 static const char ostore_existing_sql[] =
-	"SELECT 1, id, user_id, reservation_id, (extract(epoch FROM "
-	"pay_deadline) * 1000)::bigint,\n"
-	"       status = 'pending'\n"
-	"FROM orders WHERE reservation_id = ANY($1::bigint[])";
+	"SELECT 1, o.id, o.user_id, o.reservation_id, (extract(epoch FROM "
+	"o.pay_deadline) * 1000)::bigint,\n"
+	"       o.status = 'pending'\n"
+	"FROM orders o JOIN unnest($2::bigint[], $3::bigint[]) AS x(u, r)\n"
+	"  ON o.event_id = $1 AND o.user_id = x.u AND o.reservation_id = x.r";
 
 /*
  * Expiry: the due orders are locked (SKIP LOCKED: another sweeper's, or a payment in flight,
@@ -197,7 +213,8 @@ ostore_connect(struct order_store *s, char *err, size_t errlen)
 {
 	static const Oid batch_types[4] = {OSTORE_INT8_OID, OSTORE_INT8_ARRAY_OID,
 		OSTORE_INT8_ARRAY_OID, OSTORE_TIMESTAMPTZ_ARRAY_OID};
-	static const Oid existing_types[1] = {OSTORE_INT8_ARRAY_OID};
+	static const Oid existing_types[3] = {
+		OSTORE_INT8_OID, OSTORE_INT8_ARRAY_OID, OSTORE_INT8_ARRAY_OID};
 	PGresult *r;
 	const char *what;
 
@@ -238,7 +255,7 @@ ostore_connect(struct order_store *s, char *err, size_t errlen)
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
-	r = PQprepare(s->c, "fg_existing", ostore_existing_sql, 1, existing_types);
+	r = PQprepare(s->c, "fg_existing", ostore_existing_sql, 3, existing_types);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		goto fail_result;
 	PQclear(r);
@@ -443,10 +460,13 @@ ostore_batch_busy(const struct order_store *s)
 	return s->busy;
 }
 
-/* Takes the order rows (kind 0 and 1) of a binary result into out; the kind 2 row into *sum. */
+/*
+ * Takes the order rows (kind 0 and 1) of a binary result into out, the kind 2 row into *sum and
+ * the kind 3 rows (a reservation id another buyer's order has too) into res.
+ */
 static void
-ostore_take_orders(
-	const PGresult *r, struct ostore_order *out, unsigned cap, unsigned *n_out, uint64_t sum[3])
+ostore_take_orders(const PGresult *r, struct ostore_order *out, unsigned cap, unsigned *n_out,
+	uint64_t sum[3], struct ostore_batch_result *res)
 {
 	for (int i = 0; i < PQntuples(r); i++) {
 		uint64_t kind = ostore_bin(r, i, 0);
@@ -454,6 +474,15 @@ ostore_take_orders(
 		if (kind == 2) {
 			for (int k = 0; k < 3; k++)
 				sum[k] = ostore_bin(r, i, 1 + k);
+			continue;
+		}
+		if (kind == 3) {
+			if (res != NULL && res->rid_shared++ == 0) {
+				res->shared_rid = ostore_bin(r, i, 3);
+				res->shared_order = ostore_bin(r, i, 1);
+				res->shared_user = ostore_bin(r, i, 2);
+				res->shared_event = (uint32_t)ostore_bin(r, i, 4);
+			}
 			continue;
 		}
 		if (*n_out >= cap)
@@ -476,12 +505,13 @@ ostore_take_orders(
  */
 static bool
 ostore_take_new(struct order_store *s, const PGresult *r, struct ostore_order *out, unsigned *n_out,
-	uint64_t sum[3])
+	uint64_t sum[3], struct ostore_batch_result *res)
 {
 	uint64_t base, deadline_ms;
 
-	if (PQntuples(r) != 1 || PQnfields(r) != 3)
+	if (PQntuples(r) != 1 || PQnfields(r) != 4)
 		return false;
+	res->rid_shared = (unsigned)ostore_bin(r, 0, 3);
 	base = ostore_bin(r, 0, 0);
 	deadline_ms = ostore_bin(r, 0, 1);
 	for (unsigned i = 0; i < s->n; i++)
@@ -525,14 +555,14 @@ static int
 ostore_existing(
 	struct order_store *s, struct ostore_order *out, unsigned *n_out, char *err, size_t errlen)
 {
-	static const int format[1] = {1};
-	const char *params[1] = {(const char *)s->rids};
+	static const int format[3] = {1, 1, 1};
+	const char *params[3] = {(const char *)s->ev, (const char *)s->users, (const char *)s->rids};
 	uint64_t sum[3];
-	PGresult *r = PQexecPrepared(s->c, "fg_existing", 1, params, &s->lens[2], format, 1);
+	PGresult *r = PQexecPrepared(s->c, "fg_existing", 3, params, s->lens, format, 1);
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
 		return ostore_fail(s, r, "reading the orders of a refused batch", err, errlen);
-	ostore_take_orders(r, out, s->n, n_out, sum);
+	ostore_take_orders(r, out, s->n, n_out, sum, NULL);
 	PQclear(r);
 	return 0;
 }
@@ -559,9 +589,9 @@ again:
 	while ((r = PQgetResult(s->c)) != NULL) {
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && !got && failed == NULL) {
 			if (s->stmt == OSTORE_STMT_NEW)
-				taken = ostore_take_new(s, r, out, n_out, sum);
+				taken = ostore_take_new(s, r, out, n_out, sum, res);
 			else
-				ostore_take_orders(r, out, s->n, n_out, sum);
+				ostore_take_orders(r, out, s->n, n_out, sum, res);
 			got = true;
 			PQclear(r);
 		} else if (failed == NULL && PQresultStatus(r) != PGRES_TUPLES_OK) {

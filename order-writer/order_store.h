@@ -35,6 +35,14 @@ struct ostore_batch_result {
 	unsigned existing; /* reservations whose order existed (a redelivery) */
 	/* The stock decrement was refused (it would go below 0): nothing was committed. */
 	bool conflict;
+	/*
+	 * Reservations of the batch whose id another buyer's order (another user or event, or
+	 * another reservation of the batch) has too: data planes sharing a dp id. Every one is
+	 * kept as its own order; the first is named for the log (shared_order 0: in the batch).
+	 */
+	unsigned rid_shared;
+	uint64_t shared_rid, shared_order, shared_user;
+	uint32_t shared_event;
 };
 
 /* One stock release still to apply to Redis. */

@@ -44,11 +44,11 @@ ow_cron_log_stats(const struct ow_ctx *c)
 {
 	LOG_NOTICE("orders %" PRIu64 " in %" PRIu64 " batches, redelivered %" PRIu64
 		   ", conflicts %" PRIu64 " (released %" PRIu64 "), skipped %" PRIu64
-		   ", errors %" PRIu64 "; expired %" PRIu64 ", releases applied %" PRIu64
-		   " (repeated %" PRIu64 ")",
+		   ", errors %" PRIu64 ", reservation ids shared by two buyers %" PRIu64
+		   "; expired %" PRIu64 ", releases applied %" PRIu64 " (repeated %" PRIu64 ")",
 		c->w.st.orders, c->w.st.batches, c->w.st.redelivered, c->w.st.conflicts,
-		c->w.st.released, c->w.st.skipped, c->w.st.errors, c->ex.expired, c->ex.applied,
-		c->ex.repeated);
+		c->w.st.released, c->w.st.skipped, c->w.st.errors, c->w.st.rid_shared,
+		c->ex.expired, c->ex.applied, c->ex.repeated);
 }
 
 void

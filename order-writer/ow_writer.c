@@ -36,6 +36,7 @@ struct ow_writer_slot {
 	struct rs_order_result pub[RS_BATCH_MAX];
 	struct wire_result res[RS_BATCH_MAX];
 	uint64_t rids[RS_BATCH_MAX];
+	uint64_t users[RS_BATCH_MAX];
 	uint8_t released[RS_BATCH_MAX];
 };
 
@@ -137,12 +138,13 @@ ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct order_stor
 			continue;
 		}
 		b->rids[b->n_todo] = e[i].reservation_id;
+		b->users[b->n_todo] = e[i].user;
 		b->todo[b->n_todo++] = e[i];
 	}
 	if (b->n_todo == 0)
 		return 0;
 	/* A reservation released after a refused batch must never become an order later. */
-	rc = rs_released_check(w->rs, event, b->rids, b->n_todo, b->released);
+	rc = rs_released_check(w->rs, event, b->rids, b->users, b->n_todo, b->released);
 	if (rc != 0)
 		return rc;
 	unsigned k = 0;
@@ -206,6 +208,19 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 		w->st.batches++;
 		w->st.orders += b->br.inserted;
 		w->st.redelivered += b->br.existing;
+	}
+	if (b->br.rid_shared > 0) {
+		/* Never taken for a redelivery: a redelivery is the same (event, user, id). */
+		w->st.rid_shared += b->br.rid_shared;
+		LOG_RL(LOG_LEVEL_ERR, 5000,
+			"event %" PRIu32
+			": %u reservation id(s) of this batch belong to another buyer "
+			"too (e.g. id %" PRIu64 ", order %" PRIu64 " of event %" PRIu32
+			", user %" PRIu64 "; 0: in the batch): two data planes run with one dp id? "
+					  "Every buyer's order is "
+			"kept; give each data plane its own dataplane.dp_id",
+			b->event, b->br.rid_shared, b->br.shared_rid, b->br.shared_order,
+			b->br.shared_event, b->br.shared_user);
 	}
 	return 0;
 }

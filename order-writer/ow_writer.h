@@ -45,6 +45,9 @@ struct ow_writer_stats {
 	uint64_t released;    /* reservations released after a conflict */
 	uint64_t skipped;     /* reservations without an order: released before, malformed */
 	uint64_t errors;      /* batches left pending after an error */
+	/* Reservations whose id another buyer's order has too (data planes sharing a dp id): each
+	 * kept as its own order, and logged. */
+	uint64_t rid_shared;
 };
 
 struct ow_writer_slots;

@@ -51,6 +51,8 @@ struct rs_stats {
 	uint64_t reserved; /* verdicts, by kind */
 	uint64_t duplicate;
 	uint64_t sold_out;
+	/* Refused by reserve.lua: closed or not started (the window key). */
+	uint64_t outside_window;
 	uint64_t retry;	       /* reservations answered RETRY (connection lost or error reply) */
 	uint64_t errors;       /* error replies */
 	uint64_t outages;      /* connections lost */

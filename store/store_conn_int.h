@@ -18,10 +18,10 @@
 
 #define RS_U64_DIGITS 20
 
-/* reserve.lua's keys: stock, result, outbox, the first three kinds. */
-#define RS_RESERVE_KEYS 3
-/* EVALSHA sha numkeys, the keys, then users and ids. */
-#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n))
+/* reserve.lua's keys: stock, result, outbox, window. */
+#define RS_RESERVE_KEYS 4
+/* EVALSHA sha numkeys, the keys, then users, ids and now_ms. */
+#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n) + 1)
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */
 #define RS_RESERVE_CMD_MAX (16 + RS_RESERVE_ARGC(RS_BATCH_MAX) * (6 + 2 + 64))
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -125,6 +126,42 @@ rs_purge_event(struct redis_store *rs, uint32_t event)
 	if (r == NULL)
 		return err;
 	err = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+	freeReplyObject(r);
+	return err;
+}
+
+int
+rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state, uint64_t starts_ms,
+	uint64_t ends_ms)
+{
+	char key[RS_KEY_MAX], val[2 * RS_U64_DIGITS + 2];
+	size_t vl;
+	int err = 0;
+
+	if (event == 0 || (state == RS_SALE_OPEN && starts_ms >= ends_ms))
+		return -EINVAL;
+	switch (state) {
+	case RS_SALE_HELD:
+		vl = (size_t)snprintf(val, sizeof(val), "held");
+		break;
+	case RS_SALE_CLOSED:
+		vl = (size_t)snprintf(val, sizeof(val), "closed");
+		break;
+	case RS_SALE_OPEN:
+		vl = rs_u64_to_dec(val, starts_ms);
+		val[vl++] = ' ';
+		vl += rs_u64_to_dec(val + vl, ends_ms);
+		break;
+	default:
+		return -EINVAL;
+	}
+	const char *argv[3] = {"SET", key, val};
+	size_t len[3] = {3, (size_t)rs_key(key, sizeof(key), event, RS_KEY_WINDOW), vl};
+	redisReply *r = rs_command(rs, 3, argv, len, &err);
+
+	if (r == NULL)
+		return err;
+	err = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;
 	freeReplyObject(r);
 	return err;
 }

@@ -33,6 +33,22 @@ int rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock);
  */
 int rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out);
 
+/* What an event's window key says (store/store_keys.h). */
+enum rs_sale_state {
+	RS_SALE_HELD = 1, /* not opened yet: reserve.lua answers not started */
+	RS_SALE_OPEN,	  /* open in [starts_at, ends_at) by the control plane's clock */
+	RS_SALE_CLOSED,	  /* closed by the operator: reserve.lua answers closed */
+};
+
+/*
+ * Sets an event's window key, so that reserve.lua itself refuses outside the sale: one SET,
+ * atomic with every script (a batch runs wholly before it or after it). starts_ms < ends_ms
+ * matter for RS_SALE_OPEN only. Nothing reserved is touched. Returns 0, -EINVAL (event 0, an
+ * unknown state, an open window that is empty), -ENOTCONN or -EIO.
+ */
+int rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state,
+	uint64_t starts_ms, uint64_t ends_ms);
+
 /* Deletes every key of an event (tests, and an operator's explicit purge). Returns 0 or < 0. */
 int rs_purge_event(struct redis_store *rs, uint32_t event);
 

@@ -13,9 +13,10 @@ rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind)
 		[RS_KEY_RESULT] = "result",
 		[RS_KEY_OUTBOX] = "outbox",
 		[RS_KEY_RELEASED] = "released",
+		[RS_KEY_WINDOW] = "window",
 	};
 
-	if ((unsigned)kind > RS_KEY_RELEASED)
+	if ((unsigned)kind > RS_KEY_WINDOW)
 		return -EINVAL;
 	int n = snprintf(buf, cap, "fg:{%" PRIu32 "}:%s", event, suffix[kind]);
 

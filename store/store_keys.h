@@ -43,12 +43,22 @@
  *                     (XTRIM). Read also by rs_preheat() (a sale ran) and rs_event_state()
  *                     (XLEN).
  *
- *   fg:{EV}:released  set of reservation ids whose stock went back. Written by release.lua
- *                     (SADD, exactly once per id: store_release). Read by rs_released_check()
- *                     (the order writer makes no order of a released reservation) and
- *                     rs_event_state() (SCARD).
+ *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
+ *                     wrote a bare "<reservation id>", still read). Written by release.lua
+ *                     (SADD, exactly once per reservation and user: store_release). Read by
+ *                     rs_released_check() (the order writer makes no order of a released
+ *                     reservation) and rs_event_state() (SCARD).
  *
- * rs_purge_event() (store_event) deletes all four.
+ *   fg:{EV}:window    string, whether the sale may decide now: "<starts_ms> <ends_ms>" (open in
+ *                     [starts, ends) by the control plane's clock, which reserve.lua gets as
+ *                     an argument), "held" (preheated, not opened) or "closed" (closed by the
+ *                     operator). Written by rs_sale_window() (store_event: the control plane
+ *                     on preheat, open, close and at start from PostgreSQL's state). Read by
+ *                     reserve.lua (outside the window it refuses the whole batch and writes
+ *                     nothing) and rs_sale_window_get(). Missing: no window recorded, so only the
+ *                     control plane's own check refuses (events of older builds).
+ *
+ * rs_purge_event() (store_event) deletes all five.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -66,8 +76,9 @@ enum rs_key_kind {
 	RS_KEY_RESULT,
 	RS_KEY_OUTBOX,
 	RS_KEY_RELEASED,
+	RS_KEY_WINDOW,
 };
-#define RS_KEY_KINDS (RS_KEY_RELEASED + 1)
+#define RS_KEY_KINDS (RS_KEY_WINDOW + 1)
 
 /*
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "store/store_conn_int.h"
 #include "store/store_release.h"
@@ -26,8 +27,52 @@ rs_release(
 }
 
 int
-rs_released_check(
-	struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n, uint8_t *released)
+rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids,
+	const uint64_t *users, unsigned n, uint8_t *released)
 {
-	return rs_members(rs, event, RS_KEY_RELEASED, rids, n, released);
+	char key[RS_KEY_MAX];
+	int err = 0;
+
+	if (n == 0 || n > RS_BATCH_MAX || event == 0)
+		return -EINVAL;
+	/* "<rid>:<user>" (and an older build's bare "<rid>") in one SMISMEMBER. */
+	size_t argc = 2 + 2 * (size_t)n;
+	const char **argv = malloc(argc * sizeof(*argv));
+	size_t *len = malloc(argc * sizeof(*len));
+	char *text = malloc((size_t)n * (2 * RS_U64_DIGITS + 2));
+
+	if (argv == NULL || len == NULL || text == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	argv[0] = "SMISMEMBER";
+	len[0] = 10;
+	argv[1] = key;
+	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_RELEASED);
+	for (unsigned i = 0; i < n; i++) {
+		char *p = text + (size_t)i * (2 * RS_U64_DIGITS + 2);
+		size_t l = rs_u64_to_dec(p, rids[i]);
+
+		argv[2 + i] = p;
+		len[2 + i] = l;
+		argv[2 + n + i] = p;
+		p[l] = ':';
+		len[2 + n + i] = l + 1 + rs_u64_to_dec(p + l + 1, users[i]);
+	}
+	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+
+	if (r != NULL) {
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == argc - 2)
+			for (unsigned i = 0; i < n; i++)
+				released[i] = r->element[i]->integer == 1 ||
+					      r->element[n + i]->integer == 1;
+		else
+			err = -EIO;
+		freeReplyObject(r);
+	}
+out:
+	free(argv);
+	free(len);
+	free(text);
+	return err;
 }

@@ -3,7 +3,8 @@
 #define FG_STORE_STORE_RELEASE_H
 /*
  * Returning the stock of expired and cancelled reservations with lua/release.lua, exactly once
- * per reservation id (the event's released set, store/store_keys.h), and asking which were.
+ * per (reservation id, user) (the event's released set, store/store_keys.h), and asking which
+ * were.
  * The order writer's expiry sweeper and writer call these.
  */
 #include <stdint.h>
@@ -12,19 +13,21 @@
 
 /*
  * Returns the stock of one cancelled or expired reservation with release.lua: n items back to
- * the event's stock and the user's result set to "X:<rid>", once per reservation id.
- * Returns 1 when applied, 0 when this reservation id was released before, -ENOENT when user
- * is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
+ * the event's stock and the user's result set to "X:<rid>", once per (reservation id, user):
+ * two buyers whose reservations share an id (data planes with one dp id) each get theirs back.
+ * Returns 1 when applied, 0 when this reservation of this user was released before, -ENOENT when
+ * user is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
  * id, -ENOTCONN or -EIO.
  */
 int rs_release(
 	struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user, unsigned n);
 
 /*
- * Which of n reservation ids were released (SMISMEMBER on the released set): released[i] is
- * set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX), -ENOTCONN or -EIO.
+ * Which of n reservations (rids[i] of users[i]) were released (SMISMEMBER on the released
+ * set): released[i] is set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX, event 0),
+ * -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids, unsigned n,
-	uint8_t *released);
+int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids,
+	const uint64_t *users, unsigned n, uint8_t *released);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "store/store_conn_int.h"
 #include "store/store_reserve.h"
 
@@ -48,20 +49,23 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 	*p++ = '\n';
 	p = rs_resp_bulk(p, "EVALSHA", 7);
 	p = rs_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = rs_resp_bulk(p, "3", 1);
+	p = rs_resp_bulk(p, "4", 1);
+	static const enum rs_key_kind kinds[RS_RESERVE_KEYS] = {
+		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_WINDOW};
+
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];
 
-		p = rs_resp_bulk(
-			p, key, (size_t)rs_key(key, sizeof(key), b->event, (enum rs_key_kind)k));
+		p = rs_resp_bulk(p, key, (size_t)rs_key(key, sizeof(key), b->event, kinds[k]));
 	}
 	/* reserve.lua's layout: all users, then all ids, so that it can pass the users to HMGET
-	 * with unpack() instead of building a table. No time: an order's reserved_at is its
-	 * outbox entry's, the moment Redis decided. */
+	 * with unpack() instead of building a table, then the control plane's clock for the sale
+	 * window (an order's reserved_at is its outbox entry's, the moment Redis decided). */
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].user);
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].reservation_id);
+	p = rs_resp_u64(p, b->now_ms != 0 ? b->now_ms : now_wall_ms());
 	return (size_t)(p - rs->cmd);
 }
 
@@ -96,7 +100,7 @@ rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
 	for (unsigned i = 0; i <= b->n; i++)
 		if (r->element[i]->type != REDIS_REPLY_INTEGER)
 			goto bad;
-	uint64_t counts[3] = {0}; /* sold out, reserved, duplicate */
+	uint64_t counts[5] = {0}; /* sold out, reserved, duplicate, closed, not started */
 
 	for (unsigned i = 0; i < b->n; i++) {
 		switch (r->element[i]->integer) {
@@ -112,6 +116,14 @@ rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
 			b->verdicts[i] = WIRE_V_SOLD_OUT;
 			counts[0]++;
 			break;
+		case -2:
+			b->verdicts[i] = WIRE_V_CLOSED;
+			counts[3]++;
+			break;
+		case -3:
+			b->verdicts[i] = WIRE_V_NOT_STARTED;
+			counts[4]++;
+			break;
 		default:
 			goto bad;
 		}
@@ -121,6 +133,7 @@ rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
 	rs->st.sold_out += counts[0];
 	rs->st.reserved += counts[1];
 	rs->st.duplicate += counts[2];
+	rs->st.outside_window += counts[3] + counts[4];
 	return 0;
 bad:
 	/* The script ran (its writes stand) but this build cannot read its answer: a reserve.lua

@@ -26,7 +26,9 @@ struct rs_batch {
 	uint32_t event;			/* in: 1..UINT32_MAX */
 	unsigned n;			/* in: 1..RS_BATCH_MAX */
 	const struct wire_reserve *res; /* in: n reservations, each with .event == event */
-	uint8_t *verdicts;  /* out: n of WIRE_V_RESERVED, _DUPLICATE, _SOLD_OUT, or all _RETRY */
+	uint64_t now_ms;    /* in: the control plane's clock for the sale window; 0: read it here */
+	uint8_t *verdicts;  /* out: n of WIRE_V_RESERVED, _DUPLICATE, _SOLD_OUT, or all _RETRY,
+			     * or all _CLOSED / _NOT_STARTED (outside the window: nothing written) */
 	int64_t stock_left; /* out: the event's stock after the batch (0 if it had none) */
 	int status;	    /* out: 0 decided, or the negative errno for this batch */
 };

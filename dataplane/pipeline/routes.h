@@ -343,6 +343,7 @@ route_verdict_name(uint8_t v)
 		[WIRE_V_SOLD_OUT] = "sold_out", [WIRE_V_RETRY] = "retry",
 		[WIRE_V_ORDERED] = "ordered",   [WIRE_V_PAID] = "paid",
 		[WIRE_V_EXPIRED] = "expired",   [WIRE_V_CANCELLED] = "cancelled",
+		[WIRE_V_CLOSED] = "closed",     [WIRE_V_NOT_STARTED] = "not_started",
 	};
 
 	return v < WIRE_V_MAX && names[v] != NULL ? names[v] : "unknown";

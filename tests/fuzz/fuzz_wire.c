@@ -27,6 +27,8 @@ union rec {
 	struct wire_snapshot snapshot;
 	struct wire_heartbeat heartbeat;
 	struct wire_stat stat;
+	struct wire_hello hello;
+	struct wire_dp_refused dp_refused;
 };
 
 /* Every accessor, with the types it reads. */
@@ -42,6 +44,8 @@ enum {
 	G_SNAPSHOT,
 	G_HEARTBEAT,
 	G_STAT,
+	G_HELLO,
+	G_DP_REFUSED,
 	G_N
 };
 static const uint8_t getter_types[G_N][2] = {
@@ -56,6 +60,8 @@ static const uint8_t getter_types[G_N][2] = {
 	[G_SNAPSHOT] = {WIRE_T_SNAPSHOT_BEGIN, WIRE_T_SNAPSHOT_END},
 	[G_HEARTBEAT] = {WIRE_T_HEARTBEAT, WIRE_T_HEARTBEAT},
 	[G_STAT] = {WIRE_T_DP_STATS, WIRE_T_DP_STATS},
+	[G_HELLO] = {WIRE_T_HELLO, WIRE_T_HELLO},
+	[G_DP_REFUSED] = {WIRE_T_DP_REFUSED, WIRE_T_DP_REFUSED},
 };
 
 static int
@@ -82,6 +88,10 @@ get(unsigned g, const struct wire_msg *m, unsigned i, union rec *u)
 		return wire_get_snapshot(m, i, &u->snapshot);
 	case G_HEARTBEAT:
 		return wire_get_heartbeat(m, i, &u->heartbeat);
+	case G_HELLO:
+		return wire_get_hello(m, i, &u->hello);
+	case G_DP_REFUSED:
+		return wire_get_dp_refused(m, i, &u->dp_refused);
 	default:
 		return wire_get_stat(m, i, &u->stat);
 	}
@@ -123,6 +133,12 @@ check_accepted(unsigned g, const union rec *u)
 		break;
 	case G_KEY:
 		FUZZ_CHECK(u->key.len >= WIRE_SECRET_MIN && u->key.len <= WIRE_SECRET_MAX);
+		break;
+	case G_HELLO:
+		FUZZ_CHECK(u->hello.instance != 0);
+		break;
+	case G_DP_REFUSED:
+		FUZZ_CHECK(u->dp_refused.dp_id != 0);
 		break;
 	default:
 		break;

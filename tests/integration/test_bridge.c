@@ -5,7 +5,9 @@
  * results land in the result table, sold-out and rule changes reach the shared state, a
  * stuck peer makes the rings fill (-ENOBUFS) without losing anything, malformed
  * messages are counted by reason and ignored, and the data plane's counters (stats_fn) and
- * the bridge's own reach the peer as DP_STATS every stats_ms.
+ * the bridge's own reach the peer as DP_STATS every stats_ms; a HELLO goes with them, the clock
+ * skew against the peer's heartbeats is reported (the clock shifted by the test-only offset),
+ * and a DP_REFUSED for this data plane makes it not ready until the refusals stop.
  *
  *   test_bridge PATH_TO_FG_TESTPEER
  *
@@ -38,6 +40,9 @@
 
 #define DP_ID 5
 
+#define CLOCK_SHIFT_MS 90000 /* FG_TEST_CLOCK_OFFSET_MS: this "data plane" runs 90 s ahead */
+
+static struct dp_clock_sync clk;
 static pid_t peer_pid = -1;
 static int peer_in = -1, peer_out = -1;
 static struct bridge *br;
@@ -373,6 +378,12 @@ test_all(const char *peer_exe)
 	c.stats_ms = 200;
 	c.stats_fn = stats_fn;
 	c.stats_arg = &dp_ctr;
+	setenv(DP_CLOCK_TEST_OFFSET_ENV, "90000", 1);
+	tap_eq_int(dp_clock_sync_init(&clk), CLOCK_SHIFT_MS,
+		"the clock takes the test-only offset from " DP_CLOCK_TEST_OFFSET_ENV);
+	unsetenv(DP_CLOCK_TEST_OFFSET_ENV);
+	c.clock = &clk;
+	c.clock_skew_max_ms = 1000;
 	br = bridge_create(&c, err, sizeof(err));
 	if (!tap_ok(br != NULL, "bridge_create: %s", br != NULL ? "ok" : err))
 		return;
@@ -480,6 +491,22 @@ test_all(const char *peer_exe)
 			"one message from sender 5 holds the data plane's %u and the bridge's",
 			n_dp);
 	}
+	tap_ok(WAIT_FOR(peer_cmd(reply, sizeof(reply), "hello") == 0 &&
+				       strstr(reply, " sender=5 ") != NULL &&
+				       strstr(reply, " instance=0") == NULL && atoll(reply + 10) >= 2,
+		       5000),
+		"a HELLO with this data plane's instance goes with the counters (%s)", reply);
+	int64_t skew = 0;
+
+	tap_ok(WAIT_FOR(peer_dpstat("clock_ahead_ms") >= CLOCK_SHIFT_MS - 1000, 5000) &&
+			peer_dpstat("clock_ahead_ms") <= CLOCK_SHIFT_MS + 1000 &&
+			peer_dpstat("clock_behind_ms") == 0,
+		"DP_STATS show the clock %d s ahead of the control plane's heartbeats (%lld ms)",
+		CLOCK_SHIFT_MS / 1000, peer_dpstat("clock_ahead_ms"));
+	tap_ok(bridge_clock_skew(br, &skew) && skew >= CLOCK_SHIFT_MS - 1000 &&
+			skew <= CLOCK_SHIFT_MS + 1000 && counters().clock_skew_over == 1 &&
+			peer_dpstat("bridge_clock_skew_over") == 1,
+		"bridge_clock_skew() says so, and the skew over clock_skew_max was noted once");
 	uint64_t s0 = counters().msgs_out[WIRE_T_DP_STATS];
 	unsigned calls0 = __atomic_load_n(&stats_fn_calls, __ATOMIC_RELAXED);
 
@@ -605,7 +632,24 @@ test_all(const char *peer_exe)
 	tap_ok(qrc == 0 && WAIT_FOR(peer_stat("queries") == q0 + 1, 5000),
 		"a result query reaches the control plane");
 
-	/* 10. Clean stop. */
+	/* 10. The control plane refuses this data plane (its dp id is another's). */
+	tap_ok(bridge_port_ready(port[0]) && !bridge_refused(br), "ready before any refusal");
+	tap_ok(peer_cmd(reply, sizeof(reply), "refuse") == 0 &&
+			WAIT_FOR(!bridge_port_ready(port[0]) && !bridge_port_ready(port[1]), 5000),
+		"a DP_REFUSED for this instance: the workers are not ready (they answer 503)");
+	tap_ok(bridge_refused(br) && !bridge_ready(br) && counters().refusals == 1 &&
+			WAIT_FOR(peer_dpstat("bridge_refused") == 1, 5000),
+		"refused, counted, and shown in the counters (bridge_refused 1)");
+	tap_ok(WAIT_FOR(bridge_port_ready(port[0]), 3 * BRIDGE_REFUSED_HOLD_MS) &&
+			!bridge_refused(br),
+		"without more refusals it is ready again after %u ms", BRIDGE_REFUSED_HOLD_MS);
+	tap_ok(peer_cmd(reply, sizeof(reply), "refuse any") == 0 &&
+			WAIT_FOR(bridge_refused(br), 5000) && counters().refusals == 2,
+		"a DP_REFUSED for every instance of this (dp id, epoch) refuses it too");
+	tap_ok(WAIT_FOR(bridge_port_ready(port[0]), 3 * BRIDGE_REFUSED_HOLD_MS),
+		"and it lifts the same way");
+
+	/* 11. Clean stop. */
 	rte_rcu_qsbr_thread_offline(qsbr, 0);
 	rte_rcu_qsbr_thread_unregister(qsbr, 0);
 	uint64_t t0 = now_mono_ms();
@@ -619,6 +663,24 @@ test_all(const char *peer_exe)
 	bridge_destroy(br);
 	br = NULL;
 	tap_ok(peer_cmd(reply, sizeof(reply), "quit") == 0, "the peer quits");
+
+	/* 12. The clock follows the wall clock it is resynchronised with. */
+	uint64_t tsc = rte_rdtsc(), wall = now_wall_ms();
+	int64_t ahead = (int64_t)(dp_clock_ms(&clk.ref, tsc) - wall);
+	int64_t step = dp_clock_resync(&clk, wall + 5000, tsc);
+
+	tap_ok(ahead >= CLOCK_SHIFT_MS - 1000 && ahead <= CLOCK_SHIFT_MS + 1000 &&
+			step >= 4000 && step <= 6000 &&
+			(int64_t)(dp_clock_ms(&clk.ref, tsc) - wall) == CLOCK_SHIFT_MS + 5000 &&
+			clk.resyncs == 1,
+		"a resync against a wall clock 5 s later moves the clock 5 s (step %lld ms)",
+		(long long)step);
+	struct dp_clock w;
+
+	dp_clock_attach(&w, &clk);
+	dp_clock_resync(&clk, wall, tsc);
+	tap_ok(dp_clock_ms(&w, tsc) == wall + CLOCK_SHIFT_MS,
+		"a worker's clock attached before a resync follows it (the shared offset)");
 }
 
 int

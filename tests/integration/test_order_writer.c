@@ -668,6 +668,71 @@ test_id_blocks(void)
 	invariants(ev, 1000, true);
 }
 
+/* Reserves users first..first+n-1 of ev with reservation ids rid0.. in one batch (ids chosen by
+ * the caller, as two data planes sharing a dp id would make them). Returns how many reserved. */
+static unsigned
+reserve_ids(uint32_t ev, uint64_t first, unsigned n, uint64_t rid0, unsigned rid_mod)
+{
+	struct wire_reserve res[64];
+	uint8_t v[64];
+	struct rs_batch b = {.event = ev, .n = n, .res = res, .verdicts = v};
+	unsigned reserved = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		res[i] = (struct wire_reserve){.reservation_id = rid0 + i % rid_mod,
+			.user = first + i,
+			.admitted_ms = now_wall_ms(),
+			.event = ev};
+	rs_reserve(rs, &b, 1);
+	for (unsigned i = 0; i < n; i++)
+		reserved += v[i] == WIRE_V_RESERVED;
+	return reserved;
+}
+
+/*
+ * Two buyers with one reservation id (two data planes with one dp id): both get their order, the
+ * writer says so loudly, and a redelivery is still recognised by (event, user, reservation id).
+ */
+static void
+test_shared_rid(void)
+{
+	char cmd[512];
+
+	event_create(9, 100, 100);
+	event_create(10, 100, 100);
+	tap_eq_int(reserve_ids(9, 1, 30, 7000001, 30), 30, "event 9: users 1-30, ids 7000001-30");
+	tap_eq_int(reserve_ids(9, 31, 30, 7000001, 30), 30,
+		"event 9: users 31-60 with the same ids (another data plane, the same dp id)");
+	tap_eq_int(reserve_ids(9, 61, 10, 7000101, 5), 10,
+		"event 9: users 61-70 in one batch, two users per id");
+	tap_eq_int(reserve_ids(10, 1, 30, 7000001, 30), 30, "event 10: users 1-30, the same ids");
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, 9, 70, 20000), 70, "event 9: 70 orders, one per buyer");
+	tap_eq_int(wait_for(ORDERS_SQL, 10, 30, 20000), 30, "event 10: 30 orders");
+	tap_eq_int(
+		q1("SELECT count(*) FROM orders WHERE event_id = 9 AND reservation_id = 7000001"),
+		2, "  reservation id 7000001 is the id of two orders of event 9 (users 1 and 31)");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 9"), 30, "  stock 100 - 70");
+	sleep_ms(300);
+	tap_eq_int(published_matches(9, 1, 70), 70,
+		"every buyer's result shows its own order (not the other buyer's)");
+	snprintf(cmd, sizeof(cmd), "grep -q 'belong to another buyer too' %s", log_path);
+	tap_ok(system(cmd) == 0, "the writer logs the shared reservation ids loudly");
+
+	/* Everything again: still recognised as redeliveries. */
+	redis_int("XGROUP SETID fg:{9}:outbox order-writer 0");
+	sleep_ms(1000);
+	tap_eq_int(q1(ORDERS_SQL, 9), 70, "redelivered: still 70 orders");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = 9"), 30,
+		"  stock not decremented again");
+	tap_eq_int(redis_int("XPENDING fg:{9}:outbox order-writer"), 0,
+		"  redelivered entries acknowledged");
+	writer_stop(w);
+	invariants(9, 100, true);
+}
+
 /*
  * Publishing fails (the result hash is not a hash for a while): the orders are committed but no
  * entry is acknowledged, and once Redis takes the results the claimed entries are published and
@@ -744,6 +809,7 @@ main(int argc, char **argv)
 	test_pay_vs_expiry();
 	test_id_blocks();
 	test_publish_fails();
+	test_shared_rid();
 
 	if (tap_failed) {
 		char cmd[256];

@@ -16,6 +16,9 @@
  *     format), malformed reservations and deleted entries, read, claimed and acknowledged;
  *     reconciliation's buyer check and repair;
  *   - two processes deciding one event at once: no oversell, no user reserved twice;
+ *   - the sale window key: reserve.lua refuses (closed / not started, nothing written) outside
+ *     [starts, ends) by the given clock, when held and when closed; a close racing a stream
+ *     of reserves from another connection: every batch decided before it or refused after;
  *   - outages: Redis killed and restarted (persistence off: no crash, -ENOTCONN while down,
  *     one log line each way; append-only with fsync always, killed mid-stream: every
  *     acknowledged reservation survives, every outbox reservation has a buyer, stock + buyers ==
@@ -525,6 +528,158 @@ test_seed_equivalence(const char *doc)
 		seen[0], seen[1], seen[2]);
 }
 
+/* --- The sale window ------------------------------------------------------------------------ */
+
+struct racer {
+	struct redis_store *rs;
+	uint32_t event;
+	atomic_bool closed_seen;
+	unsigned reserved, refused, reserved_after_refused, other, batches;
+};
+
+/* Reserves batches of 5 new users until 20 batches after the first refusal. */
+static void *
+racer_run(void *arg)
+{
+	struct racer *r = arg;
+	struct wire_reserve res[5];
+	uint8_t v[5];
+	uint64_t user = 1;
+	unsigned after = 0;
+
+	while (after < 20 && r->batches < 200000) {
+		struct rs_batch b = {.event = r->event, .n = 5, .res = res, .verdicts = v};
+
+		for (unsigned i = 0; i < 5; i++)
+			res[i] = (struct wire_reserve){.reservation_id = 500000 + user + i,
+				.user = user + i,
+				.event = r->event};
+		user += 5;
+		if (rs_reserve(r->rs, &b, 1) != 0) {
+			r->other += 5;
+			continue;
+		}
+		r->batches++;
+		for (unsigned i = 0; i < 5; i++) {
+			if (v[i] == WIRE_V_RESERVED) {
+				r->reserved++;
+				r->reserved_after_refused += atomic_load(&r->closed_seen);
+			} else if (v[i] == WIRE_V_CLOSED) {
+				r->refused++;
+				atomic_store(&r->closed_seen, true);
+			} else {
+				r->other++;
+			}
+		}
+		after += atomic_load(&r->closed_seen);
+	}
+	return NULL;
+}
+
+static void
+test_sale_window(void)
+{
+	const uint32_t ev = 700;
+	const uint64_t t0 = UINT64_C(1800000000000);
+	uint64_t users[4] = {1, 2, 3, 4};
+	uint8_t v[4];
+	struct wire_reserve res[4];
+	struct {
+		const char *name;
+		enum rs_sale_state st;
+		uint64_t now;
+		uint8_t want;
+	} cases[] = {
+		{"before starts_at", RS_SALE_OPEN, t0 - 1, WIRE_V_NOT_STARTED},
+		{"at ends_at", RS_SALE_OPEN, t0 + 1000, WIRE_V_CLOSED},
+		{"long after ends_at", RS_SALE_OPEN, t0 + 86400000, WIRE_V_CLOSED},
+		{"held (preheated, not opened)", RS_SALE_HELD, t0 + 1, WIRE_V_NOT_STARTED},
+		{"closed by the operator", RS_SALE_CLOSED, t0 + 1, WIRE_V_CLOSED},
+	};
+
+	raw_preheat(ev, 10);
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct rs_batch b = {
+			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = cases[c].now};
+		bool all = true;
+
+		tap_ok(rs_sale_window(rs, ev, cases[c].st, t0, t0 + 1000) == 0,
+			"window %s: rs_sale_window", cases[c].name);
+		for (unsigned i = 0; i < 4; i++)
+			res[i] = mkres(ev, users[i]);
+		int rc = rs_reserve(rs, &b, 1);
+
+		for (unsigned i = 0; i < 4; i++)
+			all = all && v[i] == cases[c].want;
+		tap_ok(rc == 0 && all && b.stock_left == 10 &&
+				raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 10 &&
+				n_buyers(raw, ev) == 0 &&
+				raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)) == 0,
+			"  %s: all four answered %s, stock, buyers and outbox unchanged",
+			cases[c].name, wire_verdict_name(cases[c].want));
+	}
+	{
+		struct rs_batch b = {
+			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = t0 + 999};
+
+		rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0 + 1000);
+		for (unsigned i = 0; i < 4; i++)
+			res[i] = mkres(ev, users[i]);
+		tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED &&
+				v[3] == WIRE_V_RESERVED && b.stock_left == 6 &&
+				n_buyers(raw, ev) == 4,
+			"inside [starts_at, ends_at) (its last ms): reserved");
+		tap_ok(rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0) == -EINVAL &&
+				rs_sale_window(rs, 0, RS_SALE_CLOSED, 0, 0) == -EINVAL,
+			"rs_sale_window refuses an empty window and event 0");
+		freeReplyObject(raw_cmd(raw, "SET %s bogus", key(ev, RS_KEY_WINDOW)));
+		tap_ok(rs_reserve(rs, &b, 1) == -EIO && v[0] == WIRE_V_RETRY &&
+				n_buyers(raw, ev) == 4,
+			"a window key holding something else: an error reply, answered retry, "
+			"nothing "
+			"written");
+	}
+	rs_purge_event(rs, ev);
+	tap_ok(raw_int(raw, "EXISTS %s", key(ev, RS_KEY_WINDOW)) == 0,
+		"rs_purge_event deletes the window key too");
+
+	/* A close racing a stream of reserves from another connection. */
+	const uint32_t ev2 = 701;
+	struct rs_config c = {.unix_path = srv.sock};
+	char err[256];
+	struct racer r = {.event = ev2};
+	pthread_t th;
+
+	raw_preheat(ev2, 1000000);
+	rs_sale_window(rs, ev2, RS_SALE_OPEN, 1, UINT64_C(4000000000000));
+	r.rs = rs_open(&c, err, sizeof(err));
+	if (!tap_ok(r.rs != NULL, "a second connection for the racing reserves"))
+		return;
+	pthread_create(&th, NULL, racer_run, &r);
+	while (n_buyers(raw, ev2) < 500)
+		usleep(1000);
+	int rc = rs_sale_window(rs, ev2, RS_SALE_CLOSED, 0, 0);
+	long long buyers_at_close = n_buyers(raw, ev2);
+
+	pthread_join(th, NULL);
+	rs_close(r.rs);
+	tap_ok(rc == 0 && r.refused > 0 && r.other == 0,
+		"event close racing %u batches of reserves: the close took (%u reserved, %u "
+		"refused)",
+		r.batches, r.reserved, r.refused);
+	tap_ok(r.reserved_after_refused == 0,
+		"  no reservation was decided after the first refusal (%u were)",
+		r.reserved_after_refused);
+	tap_ok(buyers_at_close == (long long)r.reserved && n_buyers(raw, ev2) == r.reserved &&
+			raw_int(raw, "GET %s", key(ev2, RS_KEY_STOCK)) ==
+				1000000 - (long long)r.reserved,
+		"  every reservation was decided before the close returned; buyers %lld == "
+		"reserved "
+		"%u, stock + buyers == preheated",
+		buyers_at_close, r.reserved);
+	rs_purge_event(rs, ev2);
+}
+
 /* --- Release, results, preheat, state -------------------------------------------------------- */
 
 static void
@@ -560,6 +715,37 @@ test_release_and_results(void)
 	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0), -EINVAL, "release of 0 items");
 	decide(ev, users, 1, 1, v, NULL);
 	tap_eq_int(v[0], WIRE_V_DUPLICATE, "a user whose reservation expired stays a buyer");
+	{
+		/* Two buyers whose reservations share an id (two data planes with one dp id). */
+		const uint32_t ev_s = 702;
+		struct wire_reserve two[2] = {
+			{.reservation_id = 4242, .user = 31, .event = ev_s},
+			{.reservation_id = 4242, .user = 32, .event = ev_s},
+		};
+		uint8_t tv[2], rel[3];
+		struct rs_batch b = {.event = ev_s, .n = 2, .res = two, .verdicts = tv};
+		const uint64_t rids[3] = {4242, 4242, 4242}, us[3] = {31, 32, 33};
+
+		raw_preheat(ev_s, 5);
+		tap_ok(rs_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
+				tv[1] == WIRE_V_RESERVED,
+			"two buyers with one reservation id: both reserved");
+		tap_ok(rs_release(rs, ev_s, 4242, 31, 1) == 1 &&
+				rs_release(rs, ev_s, 4242, 32, 1) == 1,
+			"  each one's release applies (not taken for the other's)");
+		tap_ok(rs_release(rs, ev_s, 4242, 32, 1) == 0 &&
+				raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
+				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
+			"  a second release of one is 0; stock back to 5, 2 released");
+		tap_ok(rs_released_check(rs, ev_s, rids, us, 3, rel) == 0 && rel[0] == 1 &&
+				rel[1] == 1 && rel[2] == 0,
+			"  rs_released_check by (reservation id, user)");
+		freeReplyObject(raw_cmd(raw, "SADD %s 5151", key(ev_s, RS_KEY_RELEASED)));
+		tap_ok(rs_released_check(rs, ev_s, (const uint64_t[]){5151}, us, 1, rel) == 0 &&
+				rel[0] == 1,
+			"  an older build's bare reservation id still counts as released");
+		rs_purge_event(rs, ev_s);
+	}
 
 	freeReplyObject(raw_cmd(raw,
 		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
@@ -1310,6 +1496,7 @@ main(int argc, char **argv)
 	test_pipeline();
 	test_outbox_reading();
 	test_two_processes();
+	test_sale_window();
 	test_stopped_server();
 	test_restart_without_persistence();
 	test_kill_with_aof();

@@ -7,7 +7,8 @@
  *
  *   fg_feed --push EP --sub EP --event ID --users FIRST-LAST [--dp N] [--batch K]
  *           [--timeout-ms T] [--secret-key FILE --server-key FILE] [--snapshot]
- *           [--send reserve|result] [--oversize]
+ *           [--send reserve|result] [--oversize] [--pace-us U] [--epoch E] [--hello]
+ *           [--hold-ms H]
  *
  * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h);
  * --snapshot sends a SNAPSHOT_REQUEST first; --send result pushes, instead of
@@ -15,16 +16,21 @@
  * the control plane relays it to every data plane, so the feed sees it come back);
  * --oversize pushes only one message a byte over the control plane's
  * ZMQ_MAXMSGSIZE and waits for the timeout. Every send waits for the link at most
- * until the timeout.
+ * until the timeout. --pace-us sleeps between batches; --epoch sets the header's epoch
+ * (default: now); --hello sends a HELLO (a random instance) first and every 500 ms, as a
+ * data plane does; --hold-ms keeps the feed listening (and saying hello) at least that long.
  *
  * Prints one line: "reserved=R duplicate=D sold_out=S retry=T ordered=O missing=M
- * unsent=U msgs=N keys=K" where missing counts users without any result before the
- * timeout, unsent the messages the link never took, msgs every message received and
- * keys the KEYS messages among them. Exit 0 when every user got a result, 1
- * otherwise, 2 on usage errors.
+ * unsent=U msgs=N keys=K closed=C not_started=N reserved_after_closed=A refused=F" where
+ * missing counts users without any result before the timeout, unsent the messages the link
+ * never took, msgs every message received, keys the KEYS messages among them,
+ * reserved_after_closed the RESERVED results that came after a CLOSED one, and refused
+ * whether a DP_REFUSED for this feed (its dp id and epoch) arrived. Exit 0 when every user
+ * got a result, 1 otherwise, 2 on usage errors.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +68,10 @@ main(int argc, char **argv)
 	unsigned batch = 100, timeout_ms = 10000, unsent = 0, msgs = 0, keys_msgs = 0;
 	struct zlink_settings zs = {0};
 	bool snapshot = false, send_results = false, oversize = false;
+	unsigned pace_us = 0, hold_ms = 0;
+	uint32_t epoch = (uint32_t)time(NULL);
+	bool hello = false, refused = false, closed_seen = false;
+	unsigned after_closed = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -77,6 +87,10 @@ main(int argc, char **argv)
 		{ "snapshot", no_argument, NULL, 'S' },
 		{ "send", required_argument, NULL, 'm' },
 		{ "oversize", no_argument, NULL, 'o' },
+		{ "pace-us", required_argument, NULL, 'P' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ "hello", no_argument, NULL, 'H' },
+		{ "hold-ms", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -121,6 +135,18 @@ main(int argc, char **argv)
 		case 'o':
 			oversize = true;
 			break;
+		case 'P':
+			pace_us = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'E':
+			epoch = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'H':
+			hello = true;
+			break;
+		case 'O':
+			hold_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
@@ -130,7 +156,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: fg_feed --push EP --sub EP --event ID --users FIRST-LAST "
 				"[--dp N] [--batch K] [--timeout-ms T] [--secret-key FILE "
 				"--server-key FILE] [--snapshot] [--send reserve|result] "
-				"[--oversize]\n");
+				"[--oversize] [--pace-us U] [--epoch E] [--hello] "
+				"[--hold-ms H]\n");
 		return 2;
 	}
 	struct zlink_keys keys;
@@ -149,7 +176,9 @@ main(int argc, char **argv)
 	void *ctx = zmq_ctx_new();
 	void *push = zmq_socket(ctx, ZMQ_PUSH);
 	void *sub = zmq_socket(ctx, ZMQ_SUB);
-	struct wire_sender tx = { .id = dp, .epoch = (uint32_t)time(NULL) };
+	struct wire_sender tx = { .id = dp, .epoch = epoch };
+	struct wire_hello hi = { .instance = ((uint64_t)getpid() << 32) ^ now_wall_ms() ^ 1 };
+	uint64_t next_hello_ms = 0;
 	unsigned counts[WIRE_V_MAX] = { 0 };
 
 	struct wire_result *res = calloc(batch, sizeof(*res));
@@ -167,8 +196,21 @@ main(int argc, char **argv)
 		return 2;
 	}
 	usleep(300 * 1000); /* a SUB misses what is published before it joined */
+	uint64_t started_ms = now_mono_ms();
 	uint64_t seq = wire_reservation_seq_start((uint64_t)time(NULL) * 1000);
 
+#define SAY_HELLO()                                                                           \
+	do {                                                                                  \
+		if (hello && now_mono_ms() >= next_hello_ms) {                                \
+			hi.now_ms = now_wall_ms();                                            \
+			int hl = wire_encode(&tx, WIRE_T_HELLO, &hi, 1, buf, cap);            \
+			if (hl > 0)                                                           \
+				zmq_send(push, buf, (size_t)hl, 0);                           \
+			next_hello_ms = now_mono_ms() + 500;                                  \
+		}                                                                             \
+	} while (0)
+	SAY_HELLO();
+	usleep(hello ? 100 * 1000 : 0); /* the control plane hears us before our reservations */
 	if (oversize) {
 		size_t big = WIRE_MSG_MAX_TO_CP + ZLINK_CURVE_OVERHEAD + 1;
 		uint8_t *junk = calloc(1, big);
@@ -197,6 +239,9 @@ main(int argc, char **argv)
 	for (uint64_t u = oversize ? last + 1 : first; u <= last;) {
 		unsigned k = 0;
 
+		SAY_HELLO();
+		if (pace_us)
+			usleep(pace_us);
 		for (; k < batch && u <= last; k++, u++)
 			recs[k] = (struct wire_reserve){
 				.reservation_id = wire_reservation_id(dp, 0, seq++),
@@ -226,9 +271,10 @@ main(int argc, char **argv)
 	}
 	unsigned answered = 0;
 
-	while (answered < n && now_mono_ms() < deadline) {
+	while ((answered < n || now_mono_ms() < started_ms + hold_ms) && now_mono_ms() < deadline) {
 		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
 
+		SAY_HELLO();
 		if (zmq_poll(&it, 1, 100) <= 0)
 			continue;
 		int len = zmq_recv(sub, buf, cap, 0);
@@ -240,6 +286,16 @@ main(int argc, char **argv)
 			continue;
 		if (m.type == WIRE_T_KEYS)
 			keys_msgs++;
+		if (m.type == WIRE_T_DP_REFUSED) {
+			for (unsigned i = 0; i < m.count; i++) {
+				struct wire_dp_refused d;
+
+				if (wire_get_dp_refused(&m, i, &d) == 0 && d.dp_id == dp &&
+					d.epoch == epoch && (d.instance == 0 || d.instance == hi.instance))
+					refused = true;
+			}
+			continue;
+		}
 		if (m.type != WIRE_T_RESULT)
 			continue;
 		for (unsigned i = 0; i < m.count; i++) {
@@ -254,14 +310,16 @@ main(int argc, char **argv)
 				answered++;
 				if (r.verdict < WIRE_V_MAX)
 					counts[r.verdict]++;
+				closed_seen = closed_seen || r.verdict == WIRE_V_CLOSED;
+				after_closed += closed_seen && r.verdict == WIRE_V_RESERVED;
 			}
 		}
 	}
 	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
-	       "msgs=%u keys=%u\n",
+	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
 		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
-		keys_msgs);
+		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused);
 	zlink_keys_wipe(&keys);
 	zmq_close(push);
 	zmq_close(sub);

@@ -33,6 +33,9 @@
  *   snapshot                    publish a snapshot now
  *   dpstats [NAME]              the latest DP_STATS: "ok msgs=N sender=S records=K" and then
  *                               every "name=value", or with NAME "value=V" (err if absent)
+ *   hello                       the latest HELLO: "ok hellos=N sender=S epoch=E instance=I"
+ *   refuse [any]                publish a DP_REFUSED for the latest HELLO's data plane (its
+ *                               instance; with "any", instance 0: every one of its epoch)
  *   quit
  * It prints "ready" once both sockets are bound.
  */
@@ -125,6 +128,9 @@ static struct {
 	uint64_t reserves, dups, batches, queries, snapshot_requests, results_sent;
 	uint64_t dp_stats_msgs; /* DP_STATS received; the latest one's records below */
 	uint32_t dp_stats_sender;
+	uint64_t hellos; /* HELLO received; the latest one's sender below */
+	uint32_t hello_sender, hello_epoch;
+	uint64_t hello_instance;
 	struct wire_stat dp_stats[WIRE_STATS_MAX];
 	unsigned n_dp_stats;
 	uint8_t buf[WIRE_HDR_SIZE + 65535 * 96];
@@ -274,6 +280,17 @@ on_pull(void)
 		case WIRE_T_RESULT_QUERY:
 			on_query(&m);
 			break;
+		case WIRE_T_HELLO: {
+			struct wire_hello h;
+
+			if (wire_get_hello(&m, 0, &h) == 0) {
+				P.hellos++;
+				P.hello_sender = m.sender;
+				P.hello_epoch = m.epoch;
+				P.hello_instance = h.instance;
+			}
+			break;
+		}
 		case WIRE_T_DP_STATS:
 			P.dp_stats_msgs++;
 			P.dp_stats_sender = m.sender;
@@ -431,6 +448,23 @@ command(char *line)
 			for (unsigned k = 0; want == NULL && k < P.n_dp_stats; k++)
 				printf(" %s=%" PRIu64, P.dp_stats[k].name, P.dp_stats[k].value);
 			printf("\n");
+		}
+	} else if (strcmp(line, "hello") == 0) {
+		printf("ok hellos=%" PRIu64 " sender=%" PRIu32 " epoch=%" PRIu32
+		       " instance=%" PRIu64 "\n",
+			P.hellos, P.hello_sender, P.hello_epoch, P.hello_instance);
+	} else if (strcmp(line, "refuse") == 0 || strcmp(line, "refuse any") == 0) {
+		struct wire_dp_refused d = {
+			.instance = line[6] == '\0' ? P.hello_instance : 0,
+			.dp_id = P.hello_sender,
+			.epoch = P.hello_epoch,
+		};
+
+		if (P.hellos == 0) {
+			printf("err no hello yet\n");
+		} else {
+			publish(WIRE_T_DP_REFUSED, &d, 1);
+			printf("ok\n");
 		}
 	} else if (strcmp(line, "snapshot") == 0) {
 		publish_snapshot();

@@ -39,6 +39,8 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			struct wire_result_query i;
 			struct wire_stock j;
 			struct wire_stat k;
+			struct wire_hello l;
+			struct wire_dp_refused n;
 		} u;
 
 		for (unsigned i = 0; i < m->count; i++) {
@@ -53,6 +55,8 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			(void)wire_get_result_query(m, i, &u.i);
 			(void)wire_get_stock(m, i, &u.j);
 			(void)wire_get_stat(m, i, &u.k);
+			(void)wire_get_hello(m, i, &u.l);
+			(void)wire_get_dp_refused(m, i, &u.n);
 		}
 		m->recs = NULL; /* the guarded copy goes away */
 	}
@@ -63,7 +67,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 static const unsigned all_types[] = {WIRE_T_RESERVE, WIRE_T_SNAPSHOT_REQUEST, WIRE_T_RESULT_QUERY,
 	WIRE_T_RESULT, WIRE_T_EVENT, WIRE_T_SOLD_OUT, WIRE_T_RESTOCK, WIRE_T_KEYS, WIRE_T_RULES,
 	WIRE_T_LIMITS, WIRE_T_SNAPSHOT_BEGIN, WIRE_T_SNAPSHOT_END, WIRE_T_HEARTBEAT,
-	WIRE_T_DP_STATS};
+	WIRE_T_DP_STATS, WIRE_T_HELLO, WIRE_T_DP_REFUSED};
 #define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
 static void
@@ -166,6 +170,12 @@ round_trip(unsigned t, const void *recs, unsigned n, size_t rec_size)
 		case WIRE_T_DP_STATS:
 			g = wire_get_stat(&m, i, (void *)out);
 			break;
+		case WIRE_T_HELLO:
+			g = wire_get_hello(&m, i, (void *)out);
+			break;
+		case WIRE_T_DP_REFUSED:
+			g = wire_get_dp_refused(&m, i, (void *)out);
+			break;
 		default:
 			g = wire_get_heartbeat(&m, i, (void *)out);
 			break;
@@ -239,6 +249,14 @@ test_round_trips(void)
 	round_trip(WIRE_T_SNAPSHOT_BEGIN, &sn, 1, sizeof(sn));
 	round_trip(WIRE_T_SNAPSHOT_END, &sn, 1, sizeof(sn));
 	round_trip(WIRE_T_HEARTBEAT, &hb, 1, sizeof(hb));
+	struct wire_hello he = {.instance = 0x0123456789abcdefull, .now_ms = 1700000000456};
+	struct wire_dp_refused dr[2] = {
+		{.instance = 7, .dp_id = 3, .epoch = 1700000000},
+		{.instance = 0, .dp_id = WIRE_DP_ID_MAX, .epoch = 1},
+	};
+
+	round_trip(WIRE_T_HELLO, &he, 1, sizeof(he));
+	round_trip(WIRE_T_DP_REFUSED, dr, 2, sizeof(dr[0]));
 	round_trip(WIRE_T_SNAPSHOT_REQUEST, NULL, 0, 0);
 	struct wire_stat ds[3] = {
 		{.value = 1, .kind = WIRE_STAT_COUNTER, .name = "rx_packets"},
@@ -299,7 +317,7 @@ test_malformed(void)
 		{"version 0", "FG", 0, WIRE_T_RESULT, 48, 1, 48, WIRE_ERR_VERSION},
 		{"version 2", "FG", 2, WIRE_T_RESULT, 48, 1, 48, WIRE_ERR_VERSION},
 		{"type 0", "FG", 1, 0, 48, 1, 48, WIRE_ERR_TYPE},
-		{"type 5 (a gap)", "FG", 1, 5, 48, 1, 48, WIRE_ERR_TYPE},
+		{"type 6 (a gap)", "FG", 1, 6, 48, 1, 48, WIRE_ERR_TYPE},
 		{"type 255", "FG", 1, 255, 48, 1, 48, WIRE_ERR_TYPE},
 		{"RESULT with 32-byte records", "FG", 1, WIRE_T_RESULT, 32, 1, 32,
 			WIRE_ERR_RECSIZE},
@@ -628,7 +646,7 @@ test_fuzz(void)
 			struct wire_sender s = {1, 1, it};
 
 			if (t == WIRE_T_LIMITS || t == WIRE_T_SNAPSHOT_BEGIN ||
-				t == WIRE_T_SNAPSHOT_END || t == WIRE_T_HEARTBEAT)
+				t == WIRE_T_SNAPSHOT_END || t == WIRE_T_HEARTBEAT || t == WIRE_T_HELLO)
 				count = 1;
 			for (size_t i = 0; i < sizeof(recs); i++)
 				recs[i] = (uint8_t)rng();
