@@ -111,10 +111,13 @@ link() {
 	fg_json "$TMP/stats.json" "links.$1"
 }
 R="redis-cli -s $FG_REDIS_SOCK"
+# Each feed has a dp id of its own (from its first user): one live data plane per dp id, and a
+# feed that just ended still holds its id for [controlplane] dp_timeout.
 feed() { # NAME USERS [fg_feed options...]: prints its line; the feed's exit status ignored
 	local name=$1 users=$2
 	shift 2
-	"$FEED" --push "$PULL" --sub "$PUB" --event 5 --users "$users" --dp 7 --batch 10 \
+	"$FEED" --push "$PULL" --sub "$PUB" --event 5 --users "$users" \
+		--dp $((${users%%-*} % 1000 + 1)) --batch 10 \
 		--secret-key "$K/$name.key" --server-key "$K/cp.pub" "$@" 2>&1
 }
 field() { grep -o "$1=[0-9]*" <<<"$2" | cut -d= -f2; } # FIELD LINE
