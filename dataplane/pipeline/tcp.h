@@ -107,9 +107,11 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
 	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
-	uint16_t mss = frame_tcp_syn_mss(th, th_len);
+	int mss = frame_tcp_syn_mss_opt(th, th_len);
 
-	if (mss == 0)
+	/* Only an absent option means 536; an explicit MSS of 0 (or anything under the floor)
+	 * is what the client said, and is dropped below. */
+	if (mss < 0)
 		mss = TCP_MSS_DEFAULT;
 	/* A client that takes less than the floor is not answered: the cookie's smallest MSS
 	 * is 536, and answering in segments larger than the client asked for (RFC 9293 §3.7.1)
@@ -117,7 +119,7 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	if (unlikely(mss < w->mss_floor))
 		return worker_drop(w, DP_DROP_TCP_MSS_FLOOR);
 
-	unsigned mss_idx = syncookie_mss_index(mss);
+	unsigned mss_idx = syncookie_mss_index((uint16_t)mss);
 	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
 		th->dst_port, client_isn, mss_idx);
 
