@@ -51,6 +51,9 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 		put_labelled(out, cap, &n, "rejects", "reason", dp_reject_name(i), c->reject[i]);
 	for (unsigned i = 0; i < DP_ADM_MAX; i++)
 		put_labelled(out, cap, &n, "admits", "kind", dp_admit_name(i), c->admit[i]);
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		put_labelled(out, cap, &n, "client_addresses", "source", dp_client_name(i),
+			c->client[i]);
 	return n;
 }
 
