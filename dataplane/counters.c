@@ -109,8 +109,8 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 		if (c->reject[i])
 			fprintf(f, "  reject %-22s %" PRIu64 "\n", reject_names[i], c->reject[i]);
 	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		if (c->client[i] && i != DP_CLIENT_PACKET)
-			fprintf(f, "  client address %-14s %" PRIu64 "\n", client_names[i],
+		if (c->client[i])
+			fprintf(f, "  client_address %-15s %" PRIu64 "\n", client_names[i],
 				c->client[i]);
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])

@@ -39,6 +39,8 @@ fill(void)
 		c->http[dp_http_slot_of(429)] = w;
 		c->admit[DP_ADM_RESERVE_ADMITTED] = 150, c->reject[DP_REJ_LIMIT_IP] = w;
 		c->drops[DP_DROP_TCP_PURE_ACK] = 600 + w, c->drops[DP_DROP_TX_FULL] = 3 * w;
+		c->client[DP_CLIENT_PACKET] = 200 + w, c->client[DP_CLIENT_XFF] = 100;
+		c->client[DP_CLIENT_REFUSED] = w;
 	}
 	memset(&bc, 0, sizeof(bc));
 	bc.submitted = 300, bc.ring_full = 1, bc.batches_sent = 12, bc.unsent_at_stop = 0;
