@@ -334,6 +334,107 @@ parse_cidr(const char *s, uint32_t *addr, unsigned *prefix)
 	return 0;
 }
 
+int
+parse_ipv4_n(const char *s, size_t len, uint32_t *out)
+{
+	char buf[16];
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return parse_ipv4(buf, out);
+}
+
+int
+parse_ipv6_n(const char *s, size_t len, uint8_t out[16])
+{
+	uint16_t g[8];
+	int n = 0, gap = -1;
+	size_t i = 0;
+
+	/* The longest text form: 6 groups of 4, 7 colons... with a dotted tail, 45 bytes. */
+	if (len < 2 || len > 45)
+		return -EINVAL;
+	if (s[0] == ':') {
+		if (s[1] != ':')
+			return -EINVAL;
+		gap = 0;
+		i = 2;
+	}
+	while (i < len) {
+		size_t start = i;
+		unsigned v = 0;
+		int d = 0, h;
+
+		while (i < len && d < 5 && (h = parse_hex_digit(s[i])) >= 0) {
+			v = v << 4 | (unsigned)h;
+			i++;
+			d++;
+		}
+		if (i < len && s[i] == '.') {
+			/* RFC 4291 §2.2 form 3: the last two groups as an IPv4 address. */
+			uint32_t a;
+
+			if (n > 6 || parse_ipv4_n(s + start, len - start, &a) != 0)
+				return -EINVAL;
+			g[n++] = (uint16_t)(a >> 16);
+			g[n++] = (uint16_t)a;
+			break;
+		}
+		if (d == 0 || d > 4 || n == 8)
+			return -EINVAL;
+		g[n++] = (uint16_t)v;
+		if (i == len)
+			break;
+		if (s[i++] != ':' || i == len)
+			return -EINVAL;
+		if (s[i] == ':') {
+			if (gap >= 0)
+				return -EINVAL;
+			gap = n;
+			i++;
+		}
+	}
+	if (gap < 0 ? n != 8 : n > 7)
+		return -EINVAL;
+	memset(out, 0, 16);
+	for (int k = 0; k < n; k++) {
+		/* Groups after the gap go to the end. */
+		int at = gap >= 0 && k >= gap ? k + 8 - n : k;
+
+		out[2 * at] = (uint8_t)(g[k] >> 8);
+		out[2 * at + 1] = (uint8_t)g[k];
+	}
+	return 0;
+}
+
+int
+parse_cidr6(const char *s, uint8_t addr[16], unsigned *prefix)
+{
+	const char *slash = strchr(s, '/');
+	size_t alen = slash != NULL ? (size_t)(slash - s) : strlen(s);
+	uint64_t len = 128;
+	uint8_t a[16];
+	bool host_bits = false;
+
+	if (parse_ipv6_n(s, alen, a) != 0)
+		return -EINVAL;
+	if (slash != NULL && parse_u64(slash + 1, 0, 128, &len) != 0)
+		return -ERANGE;
+	for (unsigned bit = (unsigned)len; bit < 128; bit++) {
+		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+		if (a[bit / 8] & m) {
+			host_bits = true;
+			a[bit / 8] &= (uint8_t)~m;
+		}
+	}
+	memcpy(addr, a, 16);
+	*prefix = (unsigned)len;
+	return host_bits ? -EDOM : 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Bytes and text                                                                            */
 

@@ -70,6 +70,28 @@ int parse_ipv4(const char *s, uint32_t *out);
  */
 int parse_cidr(const char *s, uint32_t *addr, unsigned *prefix);
 
+/*
+ * parse_ipv4() of s[0..len), which need not be NUL-terminated (a header field's value): never
+ * reads s[len]. Returns 0 or -EINVAL.
+ */
+int parse_ipv4_n(const char *s, size_t len, uint32_t *out);
+
+/*
+ * An IPv6 address in s[0..len) (RFC 4291 §2.2: eight groups of 1..4 hex digits, either case, one
+ * "::" for a run of zero groups, the last 32 bits optionally as a dotted IPv4 address;
+ * no zone "%...", no brackets), never reading s[len]: out[0..16) in network byte order.
+ * Returns 0 or -EINVAL (out unchanged).
+ */
+int parse_ipv6_n(const char *s, size_t len, uint8_t out[16]);
+
+/*
+ * An IPv6 network "addr/len" (len 0..128, digits) or an address (len 128), like parse_cidr():
+ * 0; -EINVAL when the address is not parse_ipv6_n()'s; -ERANGE when len is not 0..128; -EDOM
+ * when the address has bits set past the prefix: then *addr is the network and *prefix its
+ * length, for the message.
+ */
+int parse_cidr6(const char *s, uint8_t addr[16], unsigned *prefix);
+
 /* The network mask of a prefix length 0..32, host byte order (0 for /0). */
 static inline uint32_t
 parse_prefix_mask(unsigned prefix)

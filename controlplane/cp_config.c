@@ -171,7 +171,7 @@ static const struct cfg_section cp_sections[] = {
 };
 
 /* One flashgate.conf serves every program: the others' sections are theirs to check. */
-static const char *const cp_foreign[] = { "dataplane", "admission", "bridge", "event",
+static const char *const cp_foreign[] = { "dataplane", "admission", "bridge", "event", "edge",
 	"order_writer", NULL };
 
 const struct cfg_schema cp_config_schema = {

@@ -60,6 +60,9 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 			put_labelled(out, cap, &n, family, "table", dp_limit_table_name(t),
 				c->limit[t][e]);
 	}
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		put_labelled(out, cap, &n, "client_addresses", "source", dp_client_name(i),
+			c->client[i]);
 	return n;
 }
 

@@ -24,6 +24,9 @@ static const char *const limit_table_names[DP_LIM_MAX] = { DP_LIMIT_TABLES(DP_X_
 #define DP_X_NAME(name, str) [DP_LIM_EV_##name] = str,
 static const char *const limit_event_names[DP_LIM_EV_MAX] = { DP_LIMIT_EVENTS(DP_X_NAME) };
 #undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_CLIENT_##name] = str,
+static const char *const client_names[DP_CLIENT_MAX] = { DP_CLIENT_SOURCES(DP_X_NAME) };
+#undef DP_X_NAME
 #define DP_X_CODE(code) [DP_HTTP_##code] = code,
 static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
 #undef DP_X_CODE
@@ -50,6 +53,12 @@ const char *
 dp_admit_name(enum dp_admit_kind k)
 {
 	return k < DP_ADM_MAX ? admit_names[k] : "unknown";
+}
+
+const char *
+dp_client_name(enum dp_client_source s)
+{
+	return s < DP_CLIENT_MAX ? client_names[s] : "unknown";
 }
 
 unsigned
@@ -94,6 +103,8 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 	for (unsigned t = 0; t < DP_LIM_MAX; t++)
 		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
 			dst->limit[t][e] += src->limit[t][e];
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		dst->client[i] += src->client[i];
 }
 
 void
@@ -119,6 +130,10 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_REJ_MAX; i++)
 		if (c->reject[i])
 			fprintf(f, "  reject %-22s %" PRIu64 "\n", reject_names[i], c->reject[i]);
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		if (c->client[i])
+			fprintf(f, "  client_address %-15s %" PRIu64 "\n", client_names[i],
+				c->client[i]);
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])
 			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);

@@ -123,6 +123,26 @@ enum dp_limit_table { DP_LIMIT_TABLES(DP_X_ENUM) DP_LIM_MAX };
 enum dp_limit_event { DP_LIMIT_EVENTS(DP_X_ENUM) DP_LIM_EV_MAX };
 #undef DP_X_ENUM
 
+/*
+ * Where each routed request's client address came from (docs/edge.md), and what was ignored or
+ * refused on the way. The first five add up to the requests that reached routing.
+ */
+#define DP_CLIENT_SOURCES(X)                                                                       \
+	X(PACKET, "packet")                 /* not from a trusted edge: the packet's source */     \
+	X(EDGE, "edge")                     /* a trusted edge naming no client (health checks) */  \
+	X(XFF, "x_forwarded_for")           /* a trusted edge's X-Forwarded-For */                 \
+	X(FORWARDED, "forwarded")           /* a trusted edge's Forwarded: for= */                 \
+	X(PROXY, "proxy")                   /* a trusted edge's PROXY protocol header */           \
+	X(IGNORED, "ignored")               /* X-Forwarded-For/Forwarded from others: ignored */   \
+	X(REFUSED, "refused")               /* a trusted edge's malformed header: 400 */           \
+	X(PROXY_UNTRUSTED, "proxy_untrusted") /* a PROXY header from others: reset */             \
+	X(PROXY_MALFORMED, "proxy_malformed") /* a malformed PROXY header: reset */               \
+	X(PROXY_ALONE, "proxy_alone")       /* a PROXY header without the request: reset */
+
+#define DP_X_ENUM(name, str) DP_CLIENT_##name,
+enum dp_client_source { DP_CLIENT_SOURCES(DP_X_ENUM) DP_CLIENT_MAX };
+#undef DP_X_ENUM
+
 struct dp_counters {
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
@@ -148,6 +168,7 @@ struct dp_counters {
 	 * copied in when the counters are read (worker_counters_read()); 0 for a table that is
 	 * off. */
 	uint64_t limit[DP_LIM_MAX][DP_LIM_EV_MAX];
+	uint64_t client[DP_CLIENT_MAX]; /* by client address source */
 };
 
 /* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
@@ -170,6 +191,7 @@ const char *dp_drop_name(enum dp_drop_reason r);
 const char *dp_answer_name(enum dp_answer_kind k);
 const char *dp_reject_name(enum dp_reject_reason r);
 const char *dp_admit_name(enum dp_admit_kind k);
+const char *dp_client_name(enum dp_client_source s);
 unsigned dp_http_status_of(enum dp_http_slot s);
 const char *dp_limit_table_name(enum dp_limit_table t);
 const char *dp_limit_event_name(enum dp_limit_event e);

@@ -58,6 +58,8 @@ struct dp_config {
 	uint32_t clock_skew_max_ms;     /* a skew against the control plane beyond it is logged */
 	uint32_t push_hwm;              /* ZeroMQ send high-water mark, messages */
 	struct zlink_settings links;    /* CURVE key files, insecure_plaintext_links */
+	/* [edge] */
+	char edge_trusted[4096];        /* the trusted edges' text (edge.h parses it) */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];
 	unsigned n_events;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "dataplane/edge.h"
 
 #define DP_FIELD(f) \
 	.offset = offsetof(struct dp_config, f), .size = sizeof(((struct dp_config *)0)->f)
@@ -50,7 +51,8 @@ static const struct cfg_key dp_keys[] = {
 		.max = 1460,
 		.def = "536",
 		.doc = "A SYN whose MSS option is below this is dropped (counted as "
-		       "drop_tcp_mss_below_floor); a SYN without one counts as 536 (RFC 9293). "
+		       "drop_tcp_mss_below_floor; an explicit MSS of 0 too); a SYN without the "
+		       "option counts as 536 (RFC 9293). "
 		       "Never below 536: the SYN cookie cannot encode a smaller MSS, so a smaller "
 		       "client could not be answered in segments it accepts.",
 	},
@@ -389,6 +391,40 @@ static const struct cfg_key dp_event_keys[] = {
 	},
 };
 
+static const struct cfg_key dp_edge_keys[] = {
+	{
+		.name = "trusted",
+		.type = CFG_STRING,
+		DP_FIELD(edge_trusted),
+		.min = 0,
+		.max = EDGE_TRUSTED_TEXT_MAX,
+		.def = "",
+		.doc = "The TLS edges in front of the data plane (CDN, HAProxy, nginx, a load "
+		       "balancer): IPv4 and IPv6 addresses and networks separated by commas or "
+		       "spaces, at most 64 networks of each family (e.g. 198.18.0.7, "
+		       "198.18.1.0/24, 2001:db8::/32). Only they may tell the client's address "
+		       "(PROXY protocol, X-Forwarded-For, Forwarded), which rules and per-IP "
+		       "limits then use (docs/edge.md). Empty: no edge, every client is its "
+		       "packets' source.",
+	},
+};
+
+_Static_assert(sizeof(((struct dp_config *)0)->edge_trusted) == EDGE_TRUSTED_TEXT_MAX + 1,
+	"[edge] trusted holds the longest list edge.h takes");
+
+/* The list must parse: addresses and networks, no host bits, not too many. */
+static int
+dp_check_edge(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct dp_config *cfg = obj;
+
+	if (edge_trust_parse(cfg->edge_trusted, NULL, msg, msglen) != 0) {
+		*key = "trusted";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The data plane must own a unicast address: it answers ARP for it. */
 static int
 dp_check_dataplane(const void *obj, const char **key, char *msg, size_t msglen)
@@ -459,6 +495,13 @@ static const struct cfg_section dp_sections[] = {
 		.doc = "The ZeroMQ link to the control plane.",
 		.keys = dp_bridge_keys,
 		.n_keys = sizeof(dp_bridge_keys) / sizeof(dp_bridge_keys[0]),
+	},
+	{
+		.name = "edge",
+		.doc = "The trusted edges: who may tell the client's address (docs/edge.md).",
+		.keys = dp_edge_keys,
+		.n_keys = sizeof(dp_edge_keys) / sizeof(dp_edge_keys[0]),
+		.check = dp_check_edge,
 	},
 	{
 		.name = "event",

@@ -40,6 +40,7 @@ static volatile bool stop_requested;
 struct app {
 	struct dp_config cfg;
 	struct event_table events;
+	struct edge_trust edge; /* [edge] trusted, parsed once; the workers read it */
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pools[RTE_MAX_LCORE];
 	struct bridge *bridge;
@@ -127,6 +128,7 @@ setup_workers(struct app *a)
 {
 	const struct dp_config *cfg = &a->cfg;
 	uint8_t secret[16];
+	char err[256];
 	unsigned lcore;
 
 	if (cfg->syncookie_secret_set) {
@@ -135,6 +137,13 @@ setup_workers(struct app *a)
 		LOG_ERR("cannot draw a random SYN cookie secret: %s", strerror(errno));
 		return -1;
 	}
+	/* The loader checked the text already: a failure here is a bug. */
+	if (edge_trust_parse(cfg->edge_trusted, &a->edge, err, sizeof(err)) != 0) {
+		LOG_ERR("[edge] trusted: %s", err);
+		return -1;
+	}
+	if (a->edge.n4 + a->edge.n6 != 0)
+		LOG_INFO("trusted edges: %u IPv4 and %u IPv6 ranges", a->edge.n4, a->edge.n6);
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		unsigned idx = a->n_workers;
 		int socket = (int)rte_lcore_to_socket_id(lcore);
@@ -154,6 +163,7 @@ setup_workers(struct app *a)
 		w->ip_ttl = cfg->ip_ttl;
 		w->burst = cfg->burst;
 		w->events = &a->events;
+		w->edge = &a->edge;
 		w->stop = &stop_requested;
 		w->dp_id = cfg->dp_id;
 		w->purchase_ttl_s = cfg->purchase_token_ttl_s;

@@ -17,6 +17,7 @@
 #include "dataplane/clock.h"
 #include "dataplane/counters.h"
 #include "dataplane/dp_config-t.h"
+#include "dataplane/edge.h"
 #include "dataplane/http_parser.h"
 #include "dataplane/events.h"
 #include "dataplane/http_response.h"
@@ -66,6 +67,7 @@ struct worker {
 	unsigned n_rxq;
 	struct rte_mempool *pool;
 	const struct event_table *events; /* from the config; the control plane's replace them */
+	const struct edge_trust *edge;    /* [edge] trusted (edge_trusted4()); NULL: none */
 
 	/* Admission. */
 	struct bridge_port *bridge;       /* NULL: no control plane (reserve answers 503) */

@@ -177,7 +177,7 @@ static const struct cfg_section ow_config_sections[] = {
 
 /* One flashgate.conf serves every program: the others' sections are theirs to check. */
 static const char *const ow_config_foreign[] = {
-	"dataplane", "admission", "bridge", "event", "controlplane", NULL};
+	"dataplane", "admission", "bridge", "event", "controlplane", "edge", NULL};
 
 const struct cfg_schema ow_config_schema = {
 	.foreign = ow_config_foreign,

@@ -39,6 +39,8 @@ E2E_TMP=
 E2E_PREFIX=
 E2E_PEER_PID=
 E2E_PEER_FD=
+E2E_SVC=
+E2E_CP_PID=
 
 # tap_ok RC DESCRIPTION: one check; passes when RC is 0.
 tap_ok() {
@@ -127,6 +129,8 @@ e2e_reap_stale() {
 
 e2e_cleanup() {
 	trap - EXIT INT TERM
+	[ -z "$E2E_CP_PID" ] || fg_stop_pid "$E2E_CP_PID" 10 >/dev/null 2>&1 || true
+	[ -z "$E2E_SVC" ] || "$FG_ROOT/scripts/services" down "$E2E_SVC" >/dev/null 2>&1 || true
 	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
 		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1
 	fi
@@ -359,6 +363,25 @@ e2e_peer_stop() {
 	fg_stop_pid "$E2E_PEER_PID" 5
 	E2E_PEER_RC=$FG_STOP_RC
 	E2E_PEER_PID=
+}
+
+# e2e_services_cp CP_EXE PULL PUB: Redis and PostgreSQL in $E2E_TMP/svc (scripts/services, their
+# FG_REDIS_* and FG_PG_* variables set here) and the control plane on them, binding PULL and PUB,
+# its admin socket $E2E_TMP/admin.sock, its log $E2E_TMP/cp.log, its pid in E2E_CP_PID; both are
+# stopped by e2e_cleanup. Ends the test when either does not start.
+e2e_services_cp() {
+	E2E_SVC=$E2E_TMP/svc
+	chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
+	"$FG_ROOT/scripts/services" up "$E2E_SVC" >"$E2E_TMP/services.log" 2>&1 ||
+		{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
+	eval "$("$FG_ROOT/scripts/services" env "$E2E_SVC")"
+	"$1" -s "controlplane.pull_endpoint=$2" -s "controlplane.pub_endpoint=$3" \
+		-s "controlplane.admin_socket=$E2E_TMP/admin.sock" -s controlplane.metrics_port=0 \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>>"$E2E_TMP/cp.log" 2>&1 &
+	E2E_CP_PID=$!
+	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$E2E_CP_PID" 20 ||
+		{ tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
 }
 
 # e2e_open_sale EVENT NAME STOCK AUTH_HEX: through the test's ctl function (flashgatectl on its

@@ -176,6 +176,12 @@ chk_eight_ports(const struct dp_config *c)
 }
 
 static int
+chk_edge(const struct dp_config *c)
+{
+	return strcmp(c->edge_trusted, "198.18.0.7, 198.18.1.0/24 2001:db8::/32") == 0;
+}
+
+static int
 chk_secret(const struct dp_config *c)
 {
 	static const uint8_t want[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc,
@@ -233,6 +239,8 @@ static const struct good_case good_cases[] = {
 	{"a list of ports with spaces", "[dataplane]\nlisten_ports = 80 ,8080,  65535\n",
 		chk_ports},
 	{"eight ports", "[dataplane]\nlisten_ports = 1,2,3,4,5,6,7,8\n", chk_eight_ports},
+	{"trusted edges, IPv4 and IPv6",
+		"[edge]\ntrusted = 198.18.0.7, 198.18.1.0/24 2001:db8::/32\n", chk_edge},
 	{"a SYN cookie secret in mixed case",
 		"[dataplane]\nsyncookie_secret = 0123456789ABCDEFfedcba9876543210\n", chk_secret},
 	{"every bound of every number",
@@ -291,6 +299,11 @@ static const struct bad_case bad_cases[] = {
 		{":3: [dataplane] address: 127.0.0.1 cannot be the data plane's address"}},
 	{"broadcast address", "[dataplane]\naddress = 255.255.255.255\n",
 		{":2: [dataplane] address:", "broadcast"}},
+	{"a trusted edge network with host bits", "[edge]\ntrusted = 198.18.0.7, 198.18.1.9/24\n",
+		{":2: [edge] trusted: \"198.18.1.9/24\" has host bits set: the network is "
+		 "198.18.1.0/24"}},
+	{"a trusted edge that is no address", "[edge]\ntrusted = edge.example\n",
+		{":2: [edge] trusted: \"edge.example\" is not an IPv4 or IPv6 address"}},
 	{"unknown key with a suggestion", "[dataplane]\nadress = 198.18.0.2\n",
 		{":2: [dataplane] unknown key \"adress\"", "did you mean \"address\""}},
 	{"unknown key without a suggestion", "[dataplane]\nfoo = 1\n",

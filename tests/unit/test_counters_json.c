@@ -41,6 +41,8 @@ fill(void)
 		c->drops[DP_DROP_TCP_PURE_ACK] = 600 + w, c->drops[DP_DROP_TX_FULL] = 3 * w;
 		c->limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS] = 9 + w;
 		c->limit[DP_LIM_DEVICE][DP_LIM_EV_MOVED] = w;
+		c->client[DP_CLIENT_PACKET] = 200 + w, c->client[DP_CLIENT_XFF] = 100;
+		c->client[DP_CLIENT_REFUSED] = w;
 	}
 	memset(&bc, 0, sizeof(bc));
 	bc.submitted = 300, bc.ring_full = 1, bc.batches_sent = 12, bc.unsent_at_stop = 0;

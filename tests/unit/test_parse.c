@@ -311,6 +311,86 @@ test_addresses(void)
 		"prefix masks of /0, /24 and /32");
 }
 
+/* IPv6 (RFC 4291 §2.2) from bounded text, and IPv6 networks. */
+static void
+test_ipv6(void)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		const char *hex; /* the 16 bytes */
+	} v6[] = {
+		{"::", 0, "00000000000000000000000000000000"},
+		{"::1", 0, "00000000000000000000000000000001"},
+		{"2001:db8::7", 0, "20010db8000000000000000000000007"},
+		{"2001:DB8:0:0:1:2:3:4", 0, "20010db8000000000001000200030004"},
+		{"1:2:3:4:5:6:7::", 0, "00010002000300040005000600070000"},
+		{"::ffff:198.18.0.9", 0, "00000000000000000000ffffc6120009"},
+		{"1:2:3:4:5:6:1.2.3.4", 0, "00010002000300040005000601020304"},
+		{"fe80::1:2", 0, "fe800000000000000000000000010002"},
+		{"1:2:3:4:5:6:7:8", 0, "00010002000300040005000600070008"},
+		{"1:2:3:4:5:6:7:8:9", -EINVAL, NULL},
+		{"1:2:3:4:5:6:7:8::", -EINVAL, NULL},
+		{"1::2::3", -EINVAL, NULL},
+		{":1::2", -EINVAL, NULL},
+		{"1::2:", -EINVAL, NULL},
+		{"1:::2", -EINVAL, NULL},
+		{"12345::", -EINVAL, NULL},
+		{"1:2:3:4:5:6:7", -EINVAL, NULL},
+		{"::g", -EINVAL, NULL},
+		{"[::1]", -EINVAL, NULL},
+		{"fe80::1%eth0", -EINVAL, NULL},
+		{"::1.2.3", -EINVAL, NULL},
+		{"1:2:3:4:5:6:7:1.2.3.4", -EINVAL, NULL},
+		{"::01.2.3.4", -EINVAL, NULL},
+		{"1.2.3.4", -EINVAL, NULL},
+		{":", -EINVAL, NULL},
+		{"", -EINVAL, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		uint8_t a[16], want[16];
+		size_t n;
+		const char *t = guarded(v6[i].text);
+		/* Without its NUL: the parser must stop at len. */
+		int rc;
+		struct guard_buf g = {0};
+		const char *bare = guard_place(&g, t, strlen(t));
+
+		memset(a, 0xee, sizeof(a));
+		rc = parse_ipv6_n(bare, strlen(t), a);
+		if (v6[i].hex != NULL)
+			parse_hex(v6[i].hex, want, sizeof(want), &n);
+		tap_ok(rc == v6[i].rc && (rc != 0 || memcmp(a, want, 16) == 0) &&
+				(rc == 0 || a[0] == 0xee),
+			"IPv6 \"%s\": rc %d (want %d)", v6[i].text, rc, v6[i].rc);
+		guard_free(&g);
+	}
+
+	uint8_t a[16];
+	unsigned prefix = 99;
+	uint32_t v4 = 7;
+
+	tap_ok(parse_cidr6(guarded("2001:db8::/32"), a, &prefix) == 0 && prefix == 32 &&
+			a[0] == 0x20 && a[3] == 0xb8,
+		"IPv6 network 2001:db8::/32");
+	tap_ok(parse_cidr6(guarded("2001:db8::1"), a, &prefix) == 0 && prefix == 128,
+		"an IPv6 address alone is a /128");
+	tap_ok(parse_cidr6(guarded("2001:db8::1/64"), a, &prefix) == -EDOM && prefix == 64 &&
+			a[15] == 0,
+		"IPv6 host bits past the prefix: -EDOM with the network");
+	tap_ok(parse_cidr6(guarded("2001:db8::/129"), a, &prefix) == -ERANGE,
+		"IPv6 prefix 129 is out of range");
+	tap_ok(parse_cidr6(guarded("2001:db8::/"), a, &prefix) == -ERANGE &&
+			parse_cidr6(guarded("2001:zb8::/8"), a, &prefix) == -EINVAL,
+		"IPv6 network: empty prefix, bad address");
+	tap_ok(parse_ipv4_n("198.18.0.9,", 10, &v4) == 0 && v4 == 0xc6120009u &&
+			parse_ipv4_n("1.2.3.45", 7, &v4) == 0 && v4 == 0x01020304u &&
+			parse_ipv4_n("198.18.0.9", 9, &v4) == -EINVAL &&
+			parse_ipv4_n("1.2.3.4", 0, &v4) == -EINVAL,
+		"IPv4 from bounded text stops at len");
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Hex and text                                                                              */
 
@@ -388,6 +468,7 @@ main(void)
 	test_u64();
 	test_times();
 	test_addresses();
+	test_ipv6();
 	test_hex_text();
 	return tap_done();
 }

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_DP_EDGE_H
+#define FG_DP_EDGE_H
+/*
+ * Trusted edges ([edge] trusted, docs/edge.md): the addresses and networks of the TLS edges
+ * (CDN, HAProxy, nginx, an L4 or L7 balancer) that sit in front of the data plane. Only a
+ * connection from one of them may tell the client's address (PROXY protocol, X-Forwarded-For,
+ * Forwarded); from anyone else those are ignored or refused, and the packet's source address
+ * is the client's.
+ *
+ * The set is parsed once from the config (edge_trust_parse()) and never changes while workers
+ * run, so every lcore reads it without locks. Each family is kept as sorted, disjoint, merged
+ * ranges [first, last] of at most EDGE_TRUSTED_MAX networks: a lookup is a branch-free binary
+ * search (at most 7 steps for 64 ranges), and an empty set, the stateless path's case, costs
+ * one compare. IPv6 networks are accepted and looked up (a client address in X-Forwarded-For
+ * or a PROXY header may be IPv6) although the data plane receives IPv4 packets only.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#define EDGE_TRUSTED_MAX      64   /* networks per address family in [edge] trusted */
+#define EDGE_TRUSTED_TEXT_MAX 4095 /* bytes of the [edge] trusted value */
+
+/* An IPv6 address as a number: hi holds bytes 0..7, lo bytes 8..15 (network order). */
+struct edge_ip6 {
+	uint64_t hi, lo;
+};
+
+struct edge_trust {
+	uint32_t n4, n6;
+	uint32_t first4[EDGE_TRUSTED_MAX]; /* host byte order, sorted, ranges disjoint */
+	uint32_t last4[EDGE_TRUSTED_MAX];
+	struct edge_ip6 first6[EDGE_TRUSTED_MAX];
+	struct edge_ip6 last6[EDGE_TRUSTED_MAX];
+};
+
+/*
+ * The client's address for one request: what the risk rules and the per-IP limit look at
+ * (dataplane/pipeline/request.h chooses it). family 4: ip4 (network byte order); 6: ip6; 0: no
+ * client (a trusted edge's own request, such as a health check, names none): no address rule
+ * or per-IP limit applies. src is the enum dp_client_source it came from (counters.h).
+ */
+struct edge_client {
+	uint8_t family;
+	uint8_t src;
+	uint32_t ip4;
+	uint8_t ip6[16];
+};
+
+/*
+ * Parses the [edge] trusted list: addresses and networks ("198.18.0.7", "198.18.1.0/24",
+ * "2001:db8::/32", "::1"), separated by commas and/or spaces; empty text is an empty set.
+ * Duplicates and networks inside others are merged. When out is not NULL it receives the set;
+ * with out NULL the text is only checked (the config loader). Returns 0; or -EINVAL with a
+ * message in err naming the item and what is wrong (not an address, prefix out of range, host
+ * bits set past the prefix with the network meant, more than EDGE_TRUSTED_MAX networks of one
+ * family), and *out unchanged. Allocates nothing.
+ */
+int edge_trust_parse(const char *text, struct edge_trust *out, char *err, size_t errlen);
+
+/* An IPv6 address from its 16 bytes in network order. */
+static inline struct edge_ip6
+edge_ip6_of(const uint8_t a[16])
+{
+	struct edge_ip6 v;
+
+	v.hi = (uint64_t)a[0] << 56 | (uint64_t)a[1] << 48 | (uint64_t)a[2] << 40 |
+	       (uint64_t)a[3] << 32 | (uint64_t)a[4] << 24 | (uint64_t)a[5] << 16 |
+	       (uint64_t)a[6] << 8 | a[7];
+	v.lo = (uint64_t)a[8] << 56 | (uint64_t)a[9] << 48 | (uint64_t)a[10] << 40 |
+	       (uint64_t)a[11] << 32 | (uint64_t)a[12] << 24 | (uint64_t)a[13] << 16 |
+	       (uint64_t)a[14] << 8 | a[15];
+	return v;
+}
+
+static inline bool
+edge_ip6_le(struct edge_ip6 a, struct edge_ip6 b)
+{
+	return a.hi < b.hi || (a.hi == b.hi && a.lo <= b.lo);
+}
+
+/*
+ * Whether the IPv4 address ip (host byte order) is in t. t may be NULL (no trusted edge). For
+ * the per-packet path: an empty set is one compare, else a branch-free binary search.
+ */
+static inline bool
+edge_trusted4_host(const struct edge_trust *t, uint32_t ip)
+{
+	uint32_t n, base = 0;
+
+	if (t == NULL || t->n4 == 0)
+		return false;
+	n = t->n4;
+	/* The last range whose first address is <= ip, if any. */
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		base = t->first4[base + half] <= ip ? base + half : base;
+		n -= half;
+	}
+	return t->first4[base] <= ip && ip <= t->last4[base];
+}
+
+/* edge_trusted4_host() for an address in network byte order, as in a packet. */
+static inline bool
+edge_trusted4(const struct edge_trust *t, uint32_t ip_be)
+{
+	if (t == NULL || t->n4 == 0)
+		return false;
+	return edge_trusted4_host(t, ntohl(ip_be));
+}
+
+/* Whether the IPv6 address a[0..16) (network order) is in t; t may be NULL. */
+static inline bool
+edge_trusted6(const struct edge_trust *t, const uint8_t a[16])
+{
+	uint32_t n, base = 0;
+	struct edge_ip6 ip;
+
+	if (t == NULL || t->n6 == 0)
+		return false;
+	ip = edge_ip6_of(a);
+	n = t->n6;
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		base = edge_ip6_le(t->first6[base + half], ip) ? base + half : base;
+		n -= half;
+	}
+	return edge_ip6_le(t->first6[base], ip) && edge_ip6_le(ip, t->last6[base]);
+}
+
+#endif

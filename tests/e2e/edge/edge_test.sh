@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+# shellcheck disable=SC2317 # functions called through e2e_wait_until and tap_run
+#
+# A sale behind a real TLS edge (docs/edge.md), sourced by test_edge_haproxy.sh and
+# test_edge_nginx.sh with EDGE_KIND set. In the test network's client namespace: the edge
+# (HAProxy or nginx, with the configuration of tests/e2e/edge/ as docs/edge.md shows it) terminates
+# TLS with a certificate the test makes with openssl, and speaks HTTP to the data plane with
+# X-Forwarded-For; shoppers (tests/e2e/edge/shopper.py, https with the test's CA) come from three
+# addresses of their own. The data plane trusts the edge's address ([edge] trusted); the real
+# control plane decides in Redis. Checks: a sale's token, reserve and result through the edge;
+# the data plane sees the shoppers' addresses, not the edge's (its counters by address source);
+# two shoppers behind the edge, one over its per-IP limit (429), the other unaffected; a blocked
+# client network refused; the data plane killed and started again under the edge: the edge
+# recovers and nothing is decided twice.
+#
+# usage: test_edge_KIND.sh DATAPLANE CONTROLPLANE FLASHGATECTL   (prints TAP; needs root)
+set -euo pipefail
+# shellcheck source=tests/e2e/harness.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+
+EDGE_DIR=$E2E_DIR/edge
+CP_EXE=${2:-}
+CTL_EXE=${3:-}
+EV=9
+STOCK=4
+EDGE_ADDR=198.18.20.254 EDGE_PORT=8443
+# Shoppers: A and B behind the edge, C in a network the operator blocks.
+SHOP_A=198.18.20.1 SHOP_B=198.18.20.2 SHOP_C=198.18.21.1 BLOCKED_NET=198.18.21.0/24
+BASE=https://$EDGE_ADDR:$EDGE_PORT
+EDGE_PID=
+
+mapfile -t PORTS < <(fg_free_ports 2)
+PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
+# The edge connects from the client namespace's address of the test network (harness.sh).
+E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
+	-s admission.limit_table_log2=12 -s admission.purchase_token_ttl=10m
+	-s "edge.trusted=198.18.10.1")
+E2E_TOOLS=(redis-cli openssl "$EDGE_KIND")
+e2e_begin "${EDGE_KIND:0:3}" "${1:-}"
+if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
+	tap_bail "control plane and flashgatectl given"
+fi
+
+ADMIN=$E2E_TMP/admin.sock
+edge_cleanup() {
+	[ -z "$EDGE_PID" ] || fg_stop_pid "$EDGE_PID" 10 || true
+}
+trap 'edge_cleanup; e2e_cleanup' EXIT
+e2e_services_cp "$CP_EXE" "$PULL" "$PUB"
+
+ctl() {
+	"$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'
+	return "${PIPESTATUS[0]}"
+}
+ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
+jget() { python3 -c 'import json,sys
+d=json.loads(sys.stdin.read())
+for k in sys.argv[1].split("."):
+    d = d[int(k)] if isinstance(d, list) else d.get(k, "")
+print(d)' "$1"; }
+
+tap_run "the sale is set up: keys, generous limits, event $EV with $STOCK items, open" \
+	e2e_open_sale $EV "edge sale" $STOCK \
+	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+
+# --- the edge: its certificate, its addresses, its configuration ------------------------------
+for a in "$EDGE_ADDR" "$SHOP_A" "$SHOP_B" "$SHOP_C"; do
+	fg_ns_exec ip addr add "$a/32" dev lo
+done
+tls() {
+	local d=$E2E_TMP
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj "/CN=flashgate e2e test CA" -keyout "$d/ca.key" -out "$d/ca.pem" &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-subj "/CN=edge.test" -keyout "$d/edge.key" -out "$d/edge.csr" &&
+		printf 'subjectAltName=IP:%s,DNS:edge.test\nextendedKeyUsage=serverAuth\n' \
+			"$EDGE_ADDR" >"$d/edge.ext" &&
+		openssl x509 -req -in "$d/edge.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+			-CAcreateserial -days 1 -extfile "$d/edge.ext" -out "$d/edge.pem" &&
+		cat "$d/edge.pem" "$d/edge.key" >"$d/edge-full.pem"
+}
+tls_logged() { tls >"$E2E_TMP/openssl.log" 2>&1; }
+tap_run "openssl makes a CA and the edge's certificate for $EDGE_ADDR" tls_logged
+RUN=$E2E_TMP/edge
+mkdir -p "$RUN"
+sed -e "s|@EDGE_ADDR@|$EDGE_ADDR|g" -e "s|@EDGE_PORT@|$EDGE_PORT|g" \
+	-e "s|@DP_ADDR@|$FG_DP_ADDR|g" -e "s|@DP_PORT@|$E2E_PORT|g" -e "s|@RUN@|$RUN|g" \
+	-e "s|@CERT_PEM@|$E2E_TMP/edge-full.pem|g" -e "s|@CERT@|$E2E_TMP/edge.pem|g" \
+	-e "s|@KEY@|$E2E_TMP/edge.key|g" "$EDGE_DIR/$EDGE_CONF" >"$RUN/$EDGE_CONF"
+start_edge() {
+	case $EDGE_KIND in
+	haproxy) fg_ns_exec haproxy -db -f "$RUN/$EDGE_CONF" >>"$RUN/edge.log" 2>&1 & ;;
+	nginx) fg_ns_exec nginx -c "$RUN/$EDGE_CONF" -e "$RUN/nginx-error.log" \
+		>>"$RUN/edge.log" 2>&1 & ;;
+	esac
+	EDGE_PID=$!
+}
+start_edge
+
+# --- shoppers ---------------------------------------------------------------------------------
+shop() { fg_ns_exec python3 "$EDGE_DIR/shopper.py" "$1" "$BASE" "$E2E_TMP/ca.pem" "${@:2}"; }
+healthz_ok() { [ "$(shop get "$SHOP_A" /healthz | jget status)" = 200 ]; }
+if e2e_wait_until 20 healthz_ok; then
+	tap_ok 0 "$EDGE_KIND answers https on $EDGE_ADDR:$EDGE_PORT with the data plane's /healthz"
+else
+	tap_diag "$(tail -5 "$RUN/edge.log" "$RUN/nginx-error.log" 2>/dev/null)"
+	tap_bail "$EDGE_KIND answers https with the data plane's /healthz"
+fi
+open_seen() { [ "$(shop get "$SHOP_A" "/api/v1/events/$EV" | jget body.state)" = open ]; }
+tap_run "the sale is open, seen through the edge" e2e_wait_until 20 open_seen
+
+stat() { e2e_telemetry_field /flashgate/stats "$1"; }
+declare -A TOK PATHS
+# buy USER SRC: a shopper's whole sale through the edge (token, reserve, result polls); the
+# answers in $E2E_TMP/saleUSER.json and as "token/reserve/result" in BOUGHT, the purchase token
+# and reserve path kept for later.
+buy() {
+	local s r
+	s=$(ctlj session-token "$1" | jget token)
+	shop sale "$2" $EV "$s" >"$E2E_TMP/sale$1.json"
+	r=$(cat "$E2E_TMP/sale$1.json")
+	TOK[$1]=$(jget purchase_token <<<"$r")
+	PATHS[$1]=$(jget reserve_path <<<"$r")
+	BOUGHT="$(jget token <<<"$r")/$(jget reserve <<<"$r")/$(jget result <<<"$r")"
+}
+buy 201 "$SHOP_A"
+tap_is "$BOUGHT" 200/202/reserved \
+	"user 201 from shopper A's address: token 200, reserve 202, result reserved, through $EDGE_KIND"
+buy 202 "$SHOP_B"
+tap_is "$BOUGHT" 200/202/reserved "user 202 from shopper B's address: the same"
+buy 203 "$SHOP_A"
+tap_is "$BOUGHT" 200/202/reserved "user 203 from shopper A's address: the same"
+xff=$(stat client_address_x_forwarded_for)
+tap_ok "$( ((xff >= 6)) && echo 0 || echo 1)" \
+	"the data plane took every shopper's address from X-Forwarded-For ($xff requests)"
+tap_is "$(stat client_address_packet)/$(stat client_address_refused)" 0/0 \
+	"  none was taken as the edge's packets' address, none refused"
+if [ "$EDGE_KIND" = haproxy ]; then
+	tap_ok "$( (($(stat client_address_edge) > 0)) && echo 0 || echo 1)" \
+		"  HAProxy's health checks are the edge's own requests (counted edge)"
+fi
+
+# --- per-IP limits apply to the shoppers, not to the edge ----------------------------------
+tap_run "limits set ip 1/2" ctl limits set ip 1/2
+over_limit() {
+	shop many "$SHOP_A" 6 "/api/v1/events/$EV/result" "X-Flash-Token:x" >"$E2E_TMP/many.json"
+	[ "$(jget statuses.429 <"$E2E_TMP/many.json")" != "" ]
+}
+tap_run "shopper A, over its per-IP limit behind the edge: 429" e2e_wait_until 10 over_limit
+tap_diag "A's answers: $(cat "$E2E_TMP/many.json")"
+b=$(shop get "$SHOP_B" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[202]}")
+tap_is "$(jget status <<<"$b")/$(jget body.status <<<"$b")" 200/reserved \
+	"shopper B behind the same edge is unaffected: its result, 200"
+tap_run "limits set ip 100000/4000 (generous again)" ctl limits set ip 100000/4000
+
+# --- a blocked client network ---------------------------------------------------------------
+tap_run "rules add ip $BLOCKED_NET" ctl rules add ip "$BLOCKED_NET"
+blocked() {
+	c=$(shop get "$SHOP_C" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[201]}")
+	[ "$(jget status <<<"$c")/$(jget body.error <<<"$c")" = 403/blocked ]
+}
+tap_run "shopper C in the blocked network is refused: 403 blocked" e2e_wait_until 10 blocked
+a=$(shop get "$SHOP_A" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[201]}")
+tap_is "$(jget status <<<"$a")/$(jget body.status <<<"$a")" 200/reserved \
+	"  the same request from shopper A through the same edge: 200"
+
+# --- the data plane killed under the edge, and started again --------------------------------
+kill -KILL "$E2E_DP_PID"
+wait "$E2E_DP_PID" 2>/dev/null || true
+E2E_DP_PID=
+down=$(shop get "$SHOP_A" /healthz | jget status)
+tap_ok "$([ "$down" != 200 ] && echo 0 || echo 1)" \
+	"with the data plane killed the edge answers no 200 (got ${down:-nothing})"
+fg_dp_start "${1:-}" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf" \
+	"${E2E_DP_ARGS[@]}"
+E2E_DP_PID=$FG_DP_PID
+tap_run "the data plane starts again" fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' \
+	"$E2E_DP_PID" 30
+tap_run "the edge recovers: /healthz through it answers 200 again" e2e_wait_until 30 healthz_ok
+# Each buyer's reserve sent again after the restart, as a browser retries one that failed: the
+# control plane decides it a duplicate, and the result is the buyer's one item.
+for u in 201 202 203; do
+	src=$SHOP_A
+	[ "$u" != 202 ] || src=$SHOP_B
+	again_done() {
+		shop again "$src" "$EV" "${TOK[$u]}" "${PATHS[$u]}" >"$E2E_TMP/again$u.json"
+		[ "$(jget reserve <"$E2E_TMP/again$u.json")" = 202 ]
+	}
+	e2e_wait_until 20 again_done || true
+	r=$(cat "$E2E_TMP/again$u.json")
+	# reserved, or duplicate while the restarted data plane does not know the first one's
+	# result yet (docs/api.md): either way the one item the user holds, and no second.
+	got=$(jget reserve <<<"$r")/$(jget result <<<"$r")
+	case $got in 202/duplicate) got=202/reserved ;; esac
+	tap_is "$got" 202/reserved "user $u reserves again after the restart: 202, still its one item"
+done
+R="redis-cli -s $FG_REDIS_SOCK"
+tap_is "$($R hlen "fg:{$EV}:result")/$($R get "fg:{$EV}:stock")" "3/$((STOCK - 3))" \
+	"Redis: 3 buyers, stock $((STOCK - 3)): nothing was decided twice"
+buy 204 "$SHOP_B"
+tap_is "$BOUGHT" 200/202/reserved "a new buyer after the restart gets the last item"
+buy 205 "$SHOP_A"
+tap_is "$BOUGHT" 410// "the next one is told sold out (410)"
+tap_is "$($R hlen "fg:{$EV}:result")/$($R get "fg:{$EV}:stock")" "$STOCK/0" \
+	"Redis: $STOCK buyers, stock 0"
+dups=$($R xrange "fg:{$EV}:outbox" - + | awk 'prev == "u" { print } { prev = $0 }' | sort |
+	uniq -d | wc -l)
+tap_is "$dups" 0 "  no user twice in the outbox"
+st=$(ctlj stats)
+n=$(python3 -c 'import json,sys
+d=json.loads(sys.argv[1])["dp_totals"]
+print(d.get("client_addresses", {}).get("x_forwarded_for", d.get("client_addresses.source=x_forwarded_for", 0)))' "$st" 2>/dev/null || echo 0)
+tap_ok "$( ((n > 0)) && echo 0 || echo 1)" \
+	"flashgatectl stats shows the requests by client address source ($n from X-Forwarded-For)"
+
+fg_stop_pid "$EDGE_PID" 10 || true
+EDGE_PID=
+e2e_stop_dataplane
+tap_done
