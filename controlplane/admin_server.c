@@ -270,6 +270,9 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "batches", dc.batches);
 	jw_u64(&j, "sold_out_published", dc.sold_out_published);
 	jw_u64(&j, "result_queries", dc.queries);
+	jw_u64(&j, "result_queries_found", dc.queries_found);
+	jw_u64(&j, "result_queries_shed", dc.queries_shed);
+	jw_u64(&j, "duplicates_republished", dc.held_published);
 	jw_u64(&j, "bad_records", dc.bad_records);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');

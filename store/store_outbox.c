@@ -375,8 +375,9 @@ rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64
 /*
  * KEYS[1] the result hash, KEYS[2] the outbox; ARGV[1] the group, ARGV[2] p, then p pairs
  * (user, "O:..."), then the entry ids to acknowledge. A user whose result became final
- * meanwhile (X: released, C: cancelled, P: paid, S: released unordered) keeps it: an order expired by the sweeper
- * between this writer's COMMIT and its publishing must not be shown "ordered" again.
+ * meanwhile (X: released, C: cancelled, P: paid, S: released unordered) keeps it: an order
+ * expired by the sweeper between this writer's COMMIT and its publishing must not be shown
+ * "ordered" again.
  */
 static const char results_ack_lua[] =
 	"local p = tonumber(ARGV[2])\n"
