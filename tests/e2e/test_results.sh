@@ -139,7 +139,8 @@ tap_diag "paid reached the poll ${WAITED_MS:-?} ms after flashgatectl order pay 
 # --- cancelled ---------------------------------------------------------------------------------
 stock0=$($R get "fg:{$EV}:stock")
 tap_is "$($PSQL -c "select flashgate_cancel($(order_of 303))")" cancelled "flashgate_cancel() cancels user 303's order"
-tap_is "$($PSQL -c "select flashgate_cancel($(order_of 303))")" already_cancelled "  a second cancel changes nothing"
+tap_is "$(ctlj order cancel "$(order_of 303)" | jget result)" already_cancelled \
+	"  a second cancel (flashgatectl order cancel) changes nothing"
 tap_is "$($PSQL -c "select flashgate_cancel($(order_of 301))")" paid "  a paid order is not cancelled"
 tap_is "$($PSQL -c "select flashgate_cancel(987654321)")" no_such_order "  nor one that does not exist"
 until_shows 303 cancelled && rc=0 || rc=$?
