@@ -349,9 +349,9 @@ main(int argc, char **argv)
 		wake = cp_cron(&c, now_wall_ms());
 		/* Result queries after the round's decisions, a bounded number per turn: a storm of
 		 * polls delays the next round by one lookup at most. More waiting: no sleep. */
-		decider_serve_queries(c.dec, CP_QUERIES_PER_TURN);
-		if (decider_queries_waiting(c.dec) > 0)
-			wake = now_wall_ms();
+		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN) > 0 &&
+			decider_queries_waiting(c.dec) > 0)
+			wake = now_wall_ms(); /* none answered: Redis is away, wait as usual */
 		admin_conns_serve(c.admin, items + 1, n - 1, now_mono_ms());
 	}
 	LOG_NOTICE("stopping");
