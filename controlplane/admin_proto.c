@@ -31,6 +31,7 @@ static const char *const cmd_names[] = {
 	[ADMIN_LIMITS_SHOW] = "limits show",
 	[ADMIN_SESSION_TOKEN] = "session-token",
 	[ADMIN_ORDER_PAY] = "order pay",
+	[ADMIN_ORDER_CANCEL] = "order cancel",
 	[ADMIN_RECONCILE] = "reconcile",
 };
 
@@ -111,6 +112,7 @@ admin_help_text(void)
 	       "limits show\n"
 	       "session-token USER [--ttl DURATION]\n"
 	       "order pay ORDER_ID\n"
+	       "order cancel ORDER_ID\n"
 	       "reconcile EVENT_ID [--repair [--force]]\n"
 	       "help\n"
 	       "TIME: RFC 3339 (2026-12-01T10:00:00Z, 2026-12-01T18:00:00+08:00) or Unix seconds. "

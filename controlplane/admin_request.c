@@ -622,11 +622,14 @@ parse_order(struct ctx *c)
 	const char *w = next_word(c);
 
 	if (w == NULL)
-		return admin_fail(c->err, c->errlen, "order", "expected a subcommand: pay");
-	if (strcmp(w, "pay") != 0)
+		return admin_fail(c->err, c->errlen, "order", "expected a subcommand: pay, cancel");
+	if (strcmp(w, "pay") == 0)
+		c->req->cmd = ADMIN_ORDER_PAY;
+	else if (strcmp(w, "cancel") == 0)
+		c->req->cmd = ADMIN_ORDER_CANCEL;
+	else
 		return admin_fail(c->err, c->errlen, "order",
-			"unknown subcommand '" ADMIN_SHOW "' (expected pay)", w);
-	c->req->cmd = ADMIN_ORDER_PAY;
+			"unknown subcommand '" ADMIN_SHOW "' (expected pay or cancel)", w);
 	c->cmd = admin_cmd_name(c->req->cmd);
 	w = next_word(c);
 	if (w == NULL)

@@ -35,7 +35,7 @@ struct admin_req {
 	unsigned limits_given;	   /* limits set: ADMIN_LIMIT_* */
 	uint64_t user;		   /* session-token */
 	uint64_t ttl_s;		   /* session-token: ADMIN_TTL_DEFAULT_S unless --ttl */
-	uint64_t order_id;	   /* order pay */
+	uint64_t order_id;	   /* order pay, order cancel */
 	bool repair;		   /* reconcile --repair */
 	bool force;		   /* reconcile --repair --force: even while the sale is open */
 };

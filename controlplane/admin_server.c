@@ -278,6 +278,9 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "batches", dc.batches);
 	jw_u64(&j, "sold_out_published", dc.sold_out_published);
 	jw_u64(&j, "result_queries", dc.queries);
+	jw_u64(&j, "result_queries_found", dc.queries_found);
+	jw_u64(&j, "result_queries_shed", dc.queries_shed);
+	jw_u64(&j, "duplicates_republished", dc.held_published);
 	jw_u64(&j, "bad_records", dc.bad_records);
 	jw_u64(&j, "outside_sale", dc.outside_sale);
 	jw_close(&j, '}');
@@ -708,19 +711,24 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 	}
 	case ADMIN_SESSION_TOKEN:
 		return do_session_token(c, &req, out, cap);
-	case ADMIN_ORDER_PAY: {
+	case ADMIN_ORDER_PAY:
+	case ADMIN_ORDER_CANCEL: {
 		char result[64];
+		bool pay = req.cmd == ADMIN_ORDER_PAY;
 
-		if ((rc = pg_order_pay(c->pg, req.order_id, result, sizeof(result), err,
-			     sizeof(err))) != 0)
+		if ((rc = pg_order_call(c->pg, pay ? "flashgate_pay" : "flashgate_cancel",
+			     req.order_id, result, sizeof(result), err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
 		jw_u64(&j, "order_id", req.order_id);
 		jw_str(&j, "result", result);
-		if (t->again && strcmp(result, "already_paid") == 0)
+		if (t->again && strcmp(result, pay ? "already_paid" : "already_cancelled") == 0)
 			jw_str(&j, "note",
-				"the connection was lost during the command and made "
-				"again; the order is paid (the lost try may have paid it)");
+				pay ? "the connection was lost during the command and made "
+				      "again; the order is paid (the lost try may have paid it)"
+				    : "the connection was lost during the command and made "
+				      "again; the order is cancelled (the lost try may have "
+				      "cancelled it)");
 		return end(&j, out, cap);
 	}
 	case ADMIN_RECONCILE:
@@ -816,7 +824,8 @@ admin_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	 * made again by the store: a read runs once more on the new one; a change that was
 	 * refused runs once more knowing it is a second run, which finds a change already made
 	 * and says so rather than make it twice (event create, open, close, keys rotate, rules);
-	 * the rest are idempotent (preheat, keys auth-set, limits set, order pay, reconcile).
+	 * the rest are idempotent (preheat, keys auth-set, limits set, order pay, order cancel,
+	 * reconcile).
 	 */
 	if (losses(c) != lost && (cmd_reads(req.cmd) || refused(out, n))) {
 		LOG_NOTICE("admin: %s: a connection was lost during the command; running it once "

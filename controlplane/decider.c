@@ -8,6 +8,11 @@
 #include "common/log.h"
 #include "store/store_result.h"
 
+/* Result queries waiting to be answered (at most this many; more are shed, counted). */
+#define DECIDER_QUERIES_MAX 65536
+/* Pairs looked up in Redis at once (one pipelined round trip). */
+#define DECIDER_LOOKUP_MAX 1024
+
 /* Reservations of one event waiting for their round. */
 struct pending {
 	uint32_t event;
@@ -30,6 +35,9 @@ struct decider {
 	struct wire_result *out; /* CP_MAX_EVENTS * batch_max */
 	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
 	unsigned n_refused;
+	struct wire_result_query *held; /* CP_MAX_EVENTS * batch_max: a round's duplicates */
+	struct wire_result_query *qq;	/* DECIDER_QUERIES_MAX, a ring: queries to answer */
+	unsigned qq_head, qq_len;
 	struct decider_counters ctr;
 };
 
@@ -49,7 +57,9 @@ decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st, 
 	d->batch_max = batch_max ? batch_max : 1;
 	d->wait_ms = wait_ms;
 	d->out = calloc((size_t)CP_MAX_EVENTS * d->batch_max, sizeof(*d->out));
-	if (d->out == NULL)
+	d->held = calloc((size_t)CP_MAX_EVENTS * d->batch_max, sizeof(*d->held));
+	d->qq = calloc(DECIDER_QUERIES_MAX, sizeof(*d->qq));
+	if (d->out == NULL || d->held == NULL || d->qq == NULL)
 		goto fail;
 	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
 		d->p[i].recs = calloc(d->batch_max, sizeof(*d->p[i].recs));
@@ -73,6 +83,8 @@ decider_free(struct decider *d)
 		free(d->p[i].verdicts);
 	}
 	free(d->out);
+	free(d->held);
+	free(d->qq);
 	free(d);
 }
 
@@ -96,38 +108,62 @@ note_stock(struct decider *d, uint32_t event, int64_t stock_left)
 }
 
 /*
+ * Publishes the results Redis holds for the n (event, user) pairs q, DECIDER_LOOKUP_MAX at a
+ * time (pipelined HGETs); a pair without one is left out. Returns how many were published, or
+ * -1 when Redis could not be read (the rest is not tried).
+ */
+static int
+publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
+{
+	struct rs_result res[DECIDER_LOOKUP_MAX];
+	struct wire_result out[DECIDER_LOOKUP_MAX];
+	int published = 0;
+
+	for (unsigned at = 0; at < n; at += DECIDER_LOOKUP_MAX) {
+		unsigned m = n - at < DECIDER_LOOKUP_MAX ? n - at : DECIDER_LOOKUP_MAX, k = 0;
+
+		if (rs_results(d->rs, q + at, m, res) != 0)
+			return -1;
+		for (unsigned i = 0; i < m; i++) {
+			if (res[i].verdict == 0)
+				continue; /* never reserved here: nothing to say */
+			out[k++] = (struct wire_result){
+				.reservation_id = res[i].reservation_id,
+				.user = q[at + i].user,
+				.order_id = res[i].order_id,
+				.pay_deadline_ms = res[i].pay_deadline_ms,
+				.event = q[at + i].event,
+				.verdict = res[i].verdict,
+			};
+		}
+		if (k)
+			cp_links_publish(d->l, WIRE_T_RESULT, out, k);
+		published += (int)k;
+	}
+	return published;
+}
+
+/*
  * A DUPLICATE is a user who holds a reservation already — often their own
  * first attempt, whose reply was lost (the client saw 503 and tried again).
- * Their poll should show what they hold, so the stored result follows.
+ * Their poll should show what they hold, so the stored result follows: every
+ * duplicate's, however many the round had.
  */
 static void
 publish_held(struct decider *d, unsigned n_out)
 {
-	struct wire_result_query q[64];
-	struct rs_result res[64];
-	struct wire_result out[64];
-	unsigned n = 0, k = 0;
+	unsigned n = 0;
 
-	for (unsigned i = 0; i < n_out && n < 64; i++)
+	for (unsigned i = 0; i < n_out; i++)
 		if (d->out[i].verdict == WIRE_V_DUPLICATE)
-			q[n++] = (struct wire_result_query){ .user = d->out[i].user,
-				.event = d->out[i].event };
-	if (n == 0 || rs_results(d->rs, q, n, res) != 0)
+			d->held[n++] = (struct wire_result_query){
+				.user = d->out[i].user, .event = d->out[i].event};
+	if (n == 0)
 		return;
-	for (unsigned i = 0; i < n; i++) {
-		if (res[i].verdict == 0)
-			continue;
-		out[k++] = (struct wire_result){
-			.reservation_id = res[i].reservation_id,
-			.user = q[i].user,
-			.order_id = res[i].order_id,
-			.pay_deadline_ms = res[i].pay_deadline_ms,
-			.event = q[i].event,
-			.verdict = res[i].verdict,
-		};
-	}
-	if (k)
-		cp_links_publish(d->l, WIRE_T_RESULT, out, k);
+	int k = publish_stored(d, d->held, n);
+
+	if (k > 0)
+		d->ctr.held_published += (uint64_t)k;
 }
 
 unsigned
@@ -289,31 +325,52 @@ decider_deadline(const struct decider *d)
 void
 decider_query(struct decider *d, const struct wire_msg *m)
 {
-	struct wire_result_query q[256];
-	struct rs_result res[256];
-	struct wire_result out[256];
-	unsigned n = 0, n_out = 0;
+	for (unsigned i = 0; i < m->count; i++) {
+		struct wire_result_query q;
 
-	for (unsigned i = 0; i < m->count && n < 256; i++)
-		if (wire_get_result_query(m, i, &q[n]) == 0)
-			n++;
-	if (n == 0 || rs_results(d->rs, q, n, res) != 0)
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		if (res[i].verdict == 0)
-			continue; /* never reserved here: nothing to say */
-		out[n_out++] = (struct wire_result){
-			.reservation_id = res[i].reservation_id,
-			.user = q[i].user,
-			.order_id = res[i].order_id,
-			.pay_deadline_ms = res[i].pay_deadline_ms,
-			.event = q[i].event,
-			.verdict = res[i].verdict,
-		};
+		if (wire_get_result_query(m, i, &q) != 0) {
+			d->ctr.bad_records++;
+			continue;
+		}
+		d->ctr.queries_in++;
+		if (d->qq_len == DECIDER_QUERIES_MAX) {
+			/* The data planes ask again after their cooldown; the poll was answered. */
+			d->ctr.queries_shed++;
+			continue;
+		}
+		d->qq[(d->qq_head + d->qq_len++) % DECIDER_QUERIES_MAX] = q;
 	}
-	d->ctr.queries += n;
-	if (n_out)
-		cp_links_publish(d->l, WIRE_T_RESULT, out, n_out);
+}
+
+unsigned
+decider_serve_queries(struct decider *d, unsigned max)
+{
+	unsigned served = 0;
+
+	while (served < max && d->qq_len > 0) {
+		/* The contiguous part of the ring, at most one lookup's worth. */
+		unsigned n = DECIDER_QUERIES_MAX - d->qq_head;
+
+		n = n < d->qq_len ? n : d->qq_len;
+		n = n < DECIDER_LOOKUP_MAX ? n : DECIDER_LOOKUP_MAX;
+		n = n < max - served ? n : max - served;
+		int k = publish_stored(d, d->qq + d->qq_head, n);
+
+		if (k < 0)
+			break; /* Redis is away: they wait (and are shed if it stays away) */
+		d->qq_head = (d->qq_head + n) % DECIDER_QUERIES_MAX;
+		d->qq_len -= n;
+		d->ctr.queries += n;
+		d->ctr.queries_found += (uint64_t)k;
+		served += n;
+	}
+	return served;
+}
+
+unsigned
+decider_queries_waiting(const struct decider *d)
+{
+	return d->qq_len;
 }
 
 void

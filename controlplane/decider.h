@@ -27,7 +27,11 @@ struct decider_counters {
 	uint64_t rounds;     /* rs_reserve() calls */
 	uint64_t batches;    /* event batches (EVALSHAs) */
 	uint64_t sold_out_published;
-	uint64_t queries;    /* result queries answered */
+	uint64_t queries;    /* result queries answered (looked up in Redis) */
+	uint64_t queries_in; /* result query records received */
+	uint64_t queries_found; /* ... of them with a stored result, published */
+	uint64_t queries_shed;  /* received while DECIDER_QUERIES_MAX waited: dropped, counted */
+	uint64_t held_published; /* stored results published for a round's duplicates */
 	uint64_t bad_records; /* reservations refused by the decoder */
 	/* Answered closed / not started without reaching Redis: the event is not open, or the
 	 * control plane's clock is outside [starts_at, ends_at) (also in verdicts[]). */
@@ -51,8 +55,22 @@ unsigned decider_flush(struct decider *d, uint64_t now_ms, bool force);
 /* When the oldest queued reservation's wait ends (Unix ms), or UINT64_MAX when none waits. */
 uint64_t decider_deadline(const struct decider *d);
 
-/* Answers a RESULT_QUERY message from the events' result hashes in Redis. */
+/*
+ * Queues the records of a RESULT_QUERY message; none is looked up here, so that queries never
+ * delay the reservations received with them. Beyond 65,536 waiting they are shed (counted in
+ * queries_shed: the data plane answered the poll, and asks again after its cooldown).
+ */
 void decider_query(struct decider *d, const struct wire_msg *m);
+
+/*
+ * Answers up to max queued result queries from the events' result hashes in Redis (1,024 per
+ * pipelined round trip), publishing the results that exist. For the loop to call after the
+ * round's decisions, with a bound that keeps the next round's wait short. Returns how many.
+ */
+unsigned decider_serve_queries(struct decider *d, unsigned max);
+
+/* Result queries queued and not yet answered. */
+unsigned decider_queries_waiting(const struct decider *d);
 
 /* A copy of the counters. */
 void decider_counters(const struct decider *d, struct decider_counters *out);

@@ -76,7 +76,11 @@ parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
 	return cfg_cli_parse(&cli, argc, argv);
 }
 
-/* An order writer's RESULTs (ordered, expired): every data plane's result table gets them. */
+/* Result queries answered per turn of the loop: one pipelined Redis round trip. */
+#define CP_QUERIES_PER_TURN 1024
+
+/* An order writer's RESULTs (ordered, paid, expired, cancelled, sold out): every data plane's
+ * result table gets them. */
 static void
 relay_results(struct cp_ctx *c, const struct wire_msg *m)
 {
@@ -205,6 +209,16 @@ render_metrics(void *arg, struct metrics_text *t)
 		dc.sold_out_published);
 	metrics_counter(t, "flashgate_cp_result_queries_total", "Result queries answered.", NULL,
 		dc.queries);
+	metrics_counter(t, "flashgate_cp_result_queries_found_total",
+		"Result queries answered with a stored result (published).", NULL, dc.queries_found);
+	metrics_counter(t, "flashgate_cp_result_queries_shed_total",
+		"Result queries dropped: too many waiting (the data planes ask again).", NULL,
+		dc.queries_shed);
+	metrics_gauge_int(t, "flashgate_cp_result_queries_waiting",
+		"Result queries received and not yet answered.", NULL,
+		(int64_t)decider_queries_waiting(c->dec));
+	metrics_counter(t, "flashgate_cp_duplicates_republished_total",
+		"Stored results published for duplicates.", NULL, dc.held_published);
 	metrics_gauge_int(t, "flashgate_cp_redis_connected", "1 while Redis is reachable.", NULL,
 		rs_connected(c->rs));
 	metrics_counter(t, "flashgate_cp_redis_outages_total", "Redis connections lost.", NULL,
@@ -397,6 +411,11 @@ main(int argc, char **argv)
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
 		wake = cp_cron(&c, now_wall_ms());
+		/* Result queries after the round's decisions, a bounded number per turn: a storm of
+		 * polls delays the next round by one lookup at most. More waiting: no sleep. */
+		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN) > 0 &&
+			decider_queries_waiting(c.dec) > 0)
+			wake = now_wall_ms(); /* none answered: Redis is away, wait as usual */
 		admin_conns_serve(c.admin, items + 1, n - 1, now_mono_ms());
 	}
 	LOG_NOTICE("stopping");

@@ -1221,10 +1221,10 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 /* Orders                                                                                    */
 
 int
-pg_order_pay(
-	struct pg_store *s, uint64_t order_id, char *result, size_t len, char *err, size_t errlen)
+pg_order_call(struct pg_store *s, const char *fn, uint64_t order_id, char *result, size_t len,
+	char *err, size_t errlen)
 {
-	char ids[24];
+	char ids[24], sql[64];
 	const char *vals[1] = {ids};
 	PGresult *res;
 	int rc;
@@ -1234,8 +1234,13 @@ pg_order_pay(
 			order_id);
 		return -EINVAL;
 	}
+	if (strcmp(fn, "flashgate_pay") != 0 && strcmp(fn, "flashgate_cancel") != 0) {
+		snprintf(err, errlen, "no such order function: %s", fn);
+		return -EINVAL;
+	}
 	snprintf(ids, sizeof(ids), "%" PRIu64, order_id);
-	res = run(s, "SELECT flashgate_pay($1::bigint)", 1, vals, &rc, err, errlen);
+	snprintf(sql, sizeof(sql), "SELECT %s($1::bigint)", fn);
+	res = run(s, sql, 1, vals, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	snprintf(result, len, "%s", PQgetvalue(res, 0, 0));

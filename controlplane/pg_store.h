@@ -185,10 +185,12 @@ int pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned give
 	struct wire_limits *out, char *err, size_t errlen);
 
 /*
- * Pays order order_id through flashgate_pay(): *result (len bytes) receives "paid",
- * "already_paid", "expired_refund_needed" or "no_such_order".
+ * Calls fn, "flashgate_pay" or "flashgate_cancel", on order order_id: *result (len bytes)
+ * receives its answer: "paid", "already_paid", "expired_refund_needed" or "no_such_order"
+ * (pay); "cancelled", "already_cancelled", "paid", "expired" or "no_such_order" (cancel).
+ * Returns 0, or < 0 with err set (-EINVAL: another fn, or an order id out of range).
  */
-int pg_order_pay(
-	struct pg_store *s, uint64_t order_id, char *result, size_t len, char *err, size_t errlen);
+int pg_order_call(struct pg_store *s, const char *fn, uint64_t order_id, char *result,
+	size_t len, char *err, size_t errlen);
 
 #endif

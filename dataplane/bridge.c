@@ -30,6 +30,7 @@ bridge_config_defaults(struct bridge_config *c)
 	c->batch_max = 256;
 	c->batch_wait_us = 1000;
 	c->result_capacity = 1u << 20;
+	c->query_cooldown_ms = 1000;
 	c->resync_ms = 5000;
 	c->snapshot_retry_ms = 500;
 	c->push_hwm = 1000;
@@ -58,6 +59,8 @@ bridge_config_check(const struct bridge_config *c, char *err, size_t errlen)
 		what = "the batch wait must be at most 1000000 us";
 	else if (c->result_capacity < 1 || c->result_capacity > (1u << 28))
 		what = "the result table capacity must be 1..268435456";
+	else if (c->query_cooldown_ms < 100 || c->query_cooldown_ms > 60000)
+		what = "the result query cooldown must be 100..60000 ms";
 	else if (c->resync_ms < 100 || c->snapshot_retry_ms < 10)
 		what = "resync must be at least 100 ms and the snapshot retry at least 10 ms";
 	else if (c->push_hwm < 1)
@@ -118,6 +121,19 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 			bridge_destroy(b);
 			return NULL;
 		}
+		snprintf(name, sizeof(name), "fg_query_%u_%u", c->dp_id, i);
+		b->ports[i].qring = rte_ring_create_elem(name, sizeof(struct wire_result_query),
+			c->ring_size, c->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		b->ports[i].cool = rte_zmalloc_socket("bridge_cool",
+			sizeof(struct bridge_cool) * BRIDGE_COOL_ENTRIES, RTE_CACHE_LINE_SIZE,
+			c->socket_id);
+		if (b->ports[i].qring == NULL || b->ports[i].cool == NULL) {
+			snprintf(err, errlen, "bridge: cannot create the query ring %s of %u: %s",
+				name, c->ring_size, rte_strerror(rte_errno));
+			bridge_destroy(b);
+			return NULL;
+		}
+		b->ports[i].cooldown_ms = c->query_cooldown_ms;
 		b->ports[i].shared = &b->shared;
 		b->ports[i].results = b->results;
 	}
@@ -144,8 +160,11 @@ bridge_destroy(struct bridge *b)
 	if (b->started && !b->stopped)
 		bridge_stop(b, 0);
 	if (b->ports != NULL)
-		for (unsigned i = 0; i < b->cfg.n_workers; i++)
+		for (unsigned i = 0; i < b->cfg.n_workers; i++) {
 			rte_ring_free(b->ports[i].ring);
+			rte_ring_free(b->ports[i].qring);
+			rte_free(b->ports[i].cool);
+		}
 	shared_fini(&b->shared);
 	result_table_free(b->results);
 	rte_free(b->ports);
@@ -215,6 +234,7 @@ bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
 	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	out->submitted = out->ring_full = out->queries = out->queries_refused = 0;
+	out->queries_cooled = 0;
 	for (unsigned i = 0; i < b->cfg.n_workers; i++) {
 		const struct bridge_port *p = &b->ports[i];
 
@@ -222,6 +242,7 @@ bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
 		out->ring_full += __atomic_load_n(&p->ring_full, __ATOMIC_RELAXED);
 		out->queries += __atomic_load_n(&p->queries, __ATOMIC_RELAXED);
 		out->queries_refused += __atomic_load_n(&p->queries_refused, __ATOMIC_RELAXED);
+		out->queries_cooled += __atomic_load_n(&p->queries_cooled, __ATOMIC_RELAXED);
 	}
 	const uint64_t *rs = (const uint64_t *)&b->results->ctr;
 	uint64_t *rd = (uint64_t *)&out->results;

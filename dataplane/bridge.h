@@ -10,8 +10,12 @@
  * -ENOBUFS when full -> the worker answers 503). The bridge drains the rings into batches of up to
  * batch_max records and PUSHes them to the control plane without blocking. A batch that cannot be
  * sent (peer gone, high-water mark) is kept and retried, and the rings are not drained meanwhile:
- * nothing accepted is dropped; the rings fill and the workers shed. Result queries travel in the
- * same rings (bridge_query()).
+ * nothing accepted is dropped; the rings fill and the workers shed. Result queries travel apart:
+ * each worker has a second ring for them (bridge_query()), drained into RESULT_QUERY messages
+ * that alternate with the reservation batches, so that a storm of polls never fills the ring a
+ * reservation needs. A query is asked at most once per (event, user) per query_cooldown_ms from
+ * a worker (a per-worker table); a poll within the cooldown is answered from what the data
+ * plane has, and counted.
  *
  * In: the bridge SUBscribes to everything the control planes publish (see
  * docs/wire.md). RESULTs go to the result table; EVENT, SOLD_OUT, RESTOCK,
@@ -43,6 +47,8 @@
 
 #define BRIDGE_ENDPOINT_MAX 128
 #define BRIDGE_BATCH_MAX    4096
+/* Per worker: (event, user) pairs whose last result query is remembered for the cooldown. */
+#define BRIDGE_COOL_ENTRIES 4096
 
 struct bridge_config {
 	uint32_t dp_id; /* 1..WIRE_DP_ID_MAX: sender id and in reservation ids */
@@ -51,10 +57,12 @@ struct bridge_config {
 	char sub_endpoint[BRIDGE_ENDPOINT_MAX];	 /* the control plane's PUB, e.g.
 						    tcp://127.0.0.1:5602 */
 	unsigned n_workers;			 /* 1..WIRE_WORKERS_MAX: one ring each */
-	unsigned ring_size;	  /* per worker, a power of two >= 2 (one slot is never used) */
+	unsigned ring_size;	  /* per worker, a power of two >= 2 (one slot is never used); the
+				     result query ring of each worker has the same size */
 	unsigned batch_max;	  /* records per RESERVE message, 1..BRIDGE_BATCH_MAX */
 	unsigned batch_wait_us;	  /* the longest a record waits for its batch to fill */
 	uint32_t result_capacity; /* (event, user) results kept for polls */
+	uint32_t query_cooldown_ms; /* one result query per (event, user) and worker this long */
 	unsigned resync_ms; /* no message from the control plane this long -> ask for a snapshot */
 	unsigned snapshot_retry_ms; /* an unanswered snapshot request is repeated this often */
 	int push_hwm;		    /* ZMQ_SNDHWM of the PUSH socket, in messages */
@@ -112,14 +120,25 @@ int bridge_config_check(const struct bridge_config *c, char *err, size_t errlen)
  * slots can only grow meanwhile, and the flush always fits: nothing accepted waits
  * anywhere but here, or is lost.
  */
+/* A result query a worker sent: (event, user) and until when a second one waits. */
+struct bridge_cool {
+	uint64_t user;
+	uint32_t event;
+	uint32_t until_ms; /* low 32 bits of the worker's clock in ms */
+};
+
 struct bridge_port {
 	struct rte_ring *ring;		   /* struct wire_reserve elements, SP/SC */
+	struct rte_ring *qring;		   /* struct wire_result_query elements, SP/SC */
+	struct bridge_cool *cool;	   /* BRIDGE_COOL_ENTRIES, direct-mapped */
+	uint32_t cooldown_ms;
 	const struct shared_state *shared; /* shared_get(port->shared) */
 	const struct result_table *results;
 	uint64_t submitted;	  /* reservations accepted */
 	uint64_t ring_full;	  /* reservations refused: the worker answered 503 */
 	uint64_t queries;	  /* result queries accepted */
-	uint64_t queries_refused; /* result queries refused: ring full */
+	uint64_t queries_refused; /* result queries refused: their ring full (the poll is answered) */
+	uint64_t queries_cooled;  /* polls within the cooldown: answered without a second query */
 	uint32_t room;		  /* ring slots known free, less n_staged */
 	uint32_t n_staged;
 	bool refused; /* the control plane refuses this data plane: answer 503 (bridge writes) */
@@ -183,17 +202,30 @@ bridge_submit(struct bridge_port *p, const struct wire_reserve *r)
 }
 
 /*
- * Asks the control plane to publish the result of (event, user) again, for a poll that
- * found nothing in the result table. Best effort: returns 0, or -ENOBUFS when the ring is
- * full. It travels in the reservation ring as a record whose reservation id is 0, staged as
- * the reservations are (bridge_flush()).
+ * Asks the control plane to publish the result of (event, user) again, for a poll that found
+ * nothing in the result table, at most once per cooldown for the pair: returns 0 (enqueued to the
+ * worker's query ring), -EALREADY (asked, or refused, within the cooldown: counted in
+ * queries_cooled) or -ENOBUFS (the query ring is full: counted in queries_refused). Either way
+ * the poll is answered from what the data plane has. Worker only. A pair that shares its table
+ * entry with another may be asked again early; never later than the cooldown.
  */
 static inline int
-bridge_query(struct bridge_port *p, uint32_t event, uint64_t user)
+bridge_query(struct bridge_port *p, uint32_t event, uint64_t user, uint64_t now_ms)
 {
-	struct wire_reserve q = {.reservation_id = 0, .user = user, .event = event};
+	uint64_t h = (user ^ ((uint64_t)event << 40) ^ (uint64_t)event) * 0x9e3779b97f4a7c15ull;
+	struct bridge_cool *c = &p->cool[h >> (64 - 12)];
+	uint32_t now = (uint32_t)now_ms;
 
-	if (unlikely(bridge_stage(p, &q) != 0)) {
+	_Static_assert(BRIDGE_COOL_ENTRIES == 1 << 12, "the index takes the hash's top 12 bits");
+	if (c->user == user && c->event == event && (int32_t)(c->until_ms - now) > 0) {
+		p->queries_cooled++;
+		return -EALREADY;
+	}
+	struct wire_result_query q = {.user = user, .event = event};
+
+	/* A refused query waits the cooldown too: a full ring is not asked again at once. */
+	*c = (struct bridge_cool){.user = user, .event = event, .until_ms = now + p->cooldown_ms};
+	if (unlikely(rte_ring_sp_enqueue_elem(p->qring, &q, sizeof(q)) != 0)) {
 		p->queries_refused++;
 		return -ENOBUFS;
 	}
@@ -233,12 +265,11 @@ struct bridge_counters {
 	uint64_t batches_sent;		  /* RESERVE messages */
 	uint64_t send_retries;		  /* sends that would have blocked, retried later */
 	uint64_t send_errors;		  /* sends that failed otherwise (retried too) */
-	uint64_t queries_dropped;	  /* result queries beyond one batch per round */
 	uint64_t unsent_at_stop;	  /* reservations still held when the flush time ran out */
 	uint64_t refusals;		  /* DP_REFUSED for this data plane (its dp id is in use) */
 	uint64_t clock_skew_over;	  /* times the skew went beyond clock_skew_max_ms */
 	/* Summed from the ports by bridge_counters_read(). */
-	uint64_t submitted, ring_full, queries, queries_refused;
+	uint64_t submitted, ring_full, queries, queries_refused, queries_cooled;
 	/* The result table's and the shared state's own counters. */
 	struct result_table_counters results;
 	uint64_t shared_versions;

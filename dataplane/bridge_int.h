@@ -82,6 +82,7 @@ struct bridge {
 	uint8_t pending_type;
 	unsigned pending_records;
 	unsigned rr; /* the ring drained first, rotating for fairness */
+	bool last_was_reserve; /* the last message sent of the two kinds: they take turns */
 	struct wire_stat *stats; /* WIRE_STATS_MAX records of the next DP_STATS */
 	bool stats_due;
 	bool hello_due;	   /* a HELLO goes with each DP_STATS */
@@ -115,12 +116,13 @@ void bridge_in_check_refusal(struct bridge *b, uint64_t now_ms);
 /* bridge_in.c: decides whether to ask for a snapshot now (sets b->request_due). */
 void bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms);
 
-/* bridge_out.c: moves records from the rings into the batches while the reservation batch has
- * room. Returns how many records it took. */
+/* bridge_out.c: moves records from the rings into the batches (reservations, result queries)
+ * while each has room. Returns how many records it took. */
 unsigned bridge_out_drain(struct bridge *b, uint64_t now_us);
 
 /* bridge_out.c: encodes the next message to send into b->msg if none is pending (a snapshot
- * request, counters, result queries, then a batch that is full, old enough or flushing). */
+ * request, counters, then a reservation batch that is full, old enough or flushing and result
+ * queries, taking turns when both wait). */
 void bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing);
 
 /* bridge_out.c: tries to send the pending message without blocking. Returns true when it went

@@ -8,11 +8,10 @@
 
 /* ---- outgoing ----------------------------------------------------------------------------- */
 
-/* Moves records from the rings into the batches while the reservation batch has room. */
+/* Moves records from the rings into the batches while each batch has room. */
 unsigned
 bridge_out_drain(struct bridge *b, uint64_t now_us)
 {
-	struct wire_reserve tmp[DRAIN_BURST];
 	unsigned total = 0, n_workers = b->cfg.n_workers;
 
 	for (unsigned k = 0; k < n_workers; k++) {
@@ -21,23 +20,26 @@ bridge_out_drain(struct bridge *b, uint64_t now_us)
 
 		if (room == 0)
 			break;
-		unsigned n = rte_ring_sc_dequeue_burst_elem(p->ring, tmp, sizeof(tmp[0]),
-			room < DRAIN_BURST ? room : DRAIN_BURST, NULL);
+		unsigned n = rte_ring_sc_dequeue_burst_elem(p->ring, b->staged + b->n_staged,
+			sizeof(b->staged[0]), room < DRAIN_BURST ? room : DRAIN_BURST, NULL);
 
-		for (unsigned i = 0; i < n; i++) {
-			if (tmp[i].reservation_id == 0) {
-				if (b->n_qstaged == b->cfg.batch_max) {
-					CTR_INC(b->ctr.queries_dropped);
-					continue;
-				}
-				b->qstaged[b->n_qstaged++] = (struct wire_result_query){
-					.user = tmp[i].user, .event = tmp[i].event};
-				continue;
-			}
-			if (b->n_staged == 0)
-				b->staged_since_us = now_us;
-			b->staged[b->n_staged++] = tmp[i];
-		}
+		if (n > 0 && b->n_staged == 0)
+			b->staged_since_us = now_us;
+		b->n_staged += n;
+		total += n;
+	}
+	/* Result queries from their own rings, as far as their batch has room: what waits stays
+	 * in the rings (a full ring makes the workers answer without asking, counted). */
+	for (unsigned k = 0; k < n_workers; k++) {
+		struct bridge_port *p = &b->ports[(b->rr + k) % n_workers];
+		unsigned room = b->cfg.batch_max - b->n_qstaged;
+
+		if (room == 0)
+			break;
+		unsigned n = rte_ring_sc_dequeue_burst_elem(p->qring, b->qstaged + b->n_qstaged,
+			sizeof(b->qstaged[0]), room < DRAIN_BURST ? room : DRAIN_BURST, NULL);
+
+		b->n_qstaged += n;
 		total += n;
 	}
 	b->rr++;
@@ -80,6 +82,18 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		b->stats_due = false;
 		b->pending_type = WIRE_T_DP_STATS;
 		b->pending_records = n;
+	} else if (b->n_staged > 0 && !(b->n_qstaged > 0 && b->last_was_reserve) &&
+		   (b->n_staged >= b->cfg.batch_max || flushing ||
+			   now_us - b->staged_since_us >= b->cfg.batch_wait_us)) {
+		/* Reservations and result queries take turns when both wait: a storm of polls
+		 * delays a batch by one query message at most. */
+		unsigned n = b->n_staged;
+
+		len = wire_encode_reservations(&b->tx, b->staged, n, b->msg, b->msg_cap);
+		b->n_staged = 0;
+		b->pending_type = WIRE_T_RESERVE;
+		b->pending_records = n;
+		b->last_was_reserve = true;
 	} else if (b->n_qstaged > 0) {
 		unsigned n = b->n_qstaged;
 
@@ -87,15 +101,7 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		b->n_qstaged = 0;
 		b->pending_type = WIRE_T_RESULT_QUERY;
 		b->pending_records = n;
-	} else if (b->n_staged > 0 &&
-		   (b->n_staged >= b->cfg.batch_max || flushing ||
-			   now_us - b->staged_since_us >= b->cfg.batch_wait_us)) {
-		unsigned n = b->n_staged;
-
-		len = wire_encode_reservations(&b->tx, b->staged, n, b->msg, b->msg_cap);
-		b->n_staged = 0;
-		b->pending_type = WIRE_T_RESERVE;
-		b->pending_records = n;
+		b->last_was_reserve = false;
 	} else {
 		return;
 	}
@@ -131,7 +137,7 @@ bool
 bridge_out_rings_empty(const struct bridge *b)
 {
 	for (unsigned i = 0; i < b->cfg.n_workers; i++)
-		if (!rte_ring_empty(b->ports[i].ring))
+		if (!rte_ring_empty(b->ports[i].ring) || !rte_ring_empty(b->ports[i].qring))
 			return false;
 	return true;
 }

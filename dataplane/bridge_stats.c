@@ -79,7 +79,7 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		OWN("bridge_ring_full", ring_full),
 		OWN("bridge_queries", queries),
 		OWN("bridge_queries_refused", queries_refused),
-		OWN("bridge_queries_dropped", queries_dropped),
+		OWN("bridge_queries_cooled", queries_cooled),
 		OWN("bridge_batches_sent", batches_sent),
 		OWN("bridge_send_retries", send_retries),
 		OWN("bridge_send_errors", send_errors),

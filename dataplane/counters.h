@@ -83,7 +83,8 @@ enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 	X(TOKEN_OTHER_USER, "token_other_user")   /* 403: the session is another user's */         \
 	X(NOT_READY, "not_ready")                 /* 503: no snapshot or no keys yet */            \
 	X(OTHER_HOST, "other_host")               /* 400: an absolute-form URI of another host */  \
-	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */
+	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */        \
+	X(LIMIT_POLL, "limit_poll")               /* 429: the user's result polls (poll_rate) */
 
 #define DP_X_ENUM(name, str) DP_REJ_##name,
 enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
@@ -97,6 +98,8 @@ enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
 	X(RESULT_QUEUED, "result_queued")         /* a poll answered "queued" */                   \
 	X(RESULT_QUERY, "result_query")           /* a poll that asked the control plane again */  \
 	X(RESULT_LOST, "result_lost")             /* an old receipt without result: "retry" */     \
+	X(RESULT_COOLED, "result_cooled")         /* no result, queried within the cooldown */     \
+	X(RESERVE_KNOWN, "reserve_known")         /* a known buyer's reserve: 200, not forwarded */\
 	X(CORS_PREFLIGHT, "cors_preflight")
 
 #define DP_X_ENUM(name, str) DP_ADM_##name,

@@ -45,6 +45,9 @@ struct dp_config {
 	uint32_t receipt_young_ms;      /* a receipt this young with no result yet is "queued" */
 	uint32_t receipt_retry_ms;      /* older than this with no result: "retry" */
 	uint32_t limit_table_log2;      /* entries per rate-limit table (per worker), log2 */
+	uint32_t poll_rate;             /* result polls per user and second (per worker); 0: no limit */
+	uint32_t poll_burst;            /* ... and their bucket; 0: one second's worth */
+	uint32_t query_cooldown_ms;     /* one result query per (event, user) this long */
 	/* [bridge] */
 	uint32_t dp_id;                 /* this data plane's id on the wire, 1..1023 */
 	char push_endpoint[128];        /* the control plane's PULL */

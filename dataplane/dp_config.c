@@ -218,9 +218,41 @@ static const struct cfg_key dp_admission_keys[] = {
 		.min = 3,
 		.max = 28,
 		.def = "18",
-		.doc = "Each worker keeps three rate-limit tables (per IP, user, device) of "
+		.doc = "Each worker keeps four rate-limit tables (per IP, user, device, and user "
+		       "polls) of "
 		       "2^limit_table_log2 buckets of 16 bytes; size them at twice the clients a "
 		       "worker sees at once (docs/limits.md).",
+	},
+	{
+		.name = "poll_rate",
+		.type = CFG_UINT,
+		DP_FIELD(poll_rate),
+		.min = 0,
+		.max = 1000000,
+		.def = "2",
+		.doc = "Result polls a user may make per second, 0..1000000 (0: no limit); beyond "
+		       "poll_burst at once the poll is answered 429 with Retry-After. A worker "
+		       "counts its own, in a table like the other limits' (limit_table_log2).",
+	},
+	{
+		.name = "poll_burst",
+		.type = CFG_UINT,
+		DP_FIELD(poll_burst),
+		.min = 0,
+		.max = 4194,
+		.def = "10",
+		.doc = "The polls a user may make at once, 0..4194 (0: one second's worth).",
+	},
+	{
+		.name = "result_query_cooldown",
+		.type = CFG_DURATION,
+		DP_FIELD(query_cooldown_ms),
+		.min = 100,
+		.max = 60u * DP_MS_PER_S,
+		.def = "1s",
+		.doc = "A poll that finds no result asks the control plane for it again at most "
+		       "once per (event, user) this often (100ms..1m); a poll within it is answered "
+		       "from what the data plane has.",
 	},
 };
 

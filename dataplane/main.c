@@ -175,8 +175,11 @@ setup_workers(struct app *a)
 		w->rl_ip = rl_table_create(cfg->limit_table_log2, socket);
 		w->rl_user = rl_table_create(cfg->limit_table_log2, socket);
 		w->rl_device = rl_table_create(cfg->limit_table_log2, socket);
-		if (w->rl_ip == NULL || w->rl_user == NULL || w->rl_device == NULL) {
-			LOG_ERR("cannot allocate the rate-limit tables of lcore %u (3 x %zu bytes): "
+		w->rl_poll = rl_table_create(cfg->limit_table_log2, socket);
+		w->poll_limit = (struct rl_params){cfg->poll_rate, cfg->poll_burst};
+		if (w->rl_ip == NULL || w->rl_user == NULL || w->rl_device == NULL ||
+			w->rl_poll == NULL) {
+			LOG_ERR("cannot allocate the rate-limit tables of lcore %u (4 x %zu bytes): "
 				"lower admission.limit_table_log2 or give DPDK more memory",
 				lcore, rl_table_mem_size(cfg->limit_table_log2));
 			return -1;
@@ -240,6 +243,7 @@ setup_bridge(struct app *a)
 	bc.batch_max = cfg->batch_max;
 	bc.batch_wait_us = cfg->batch_wait_ms * 1000;
 	bc.result_capacity = cfg->result_capacity;
+	bc.query_cooldown_ms = cfg->query_cooldown_ms;
 	bc.resync_ms = cfg->resync_ms;
 	bc.purchase_token_ttl_s = cfg->purchase_token_ttl_s;
 	bc.snapshot_retry_ms = cfg->snapshot_retry_ms;
@@ -383,6 +387,7 @@ teardown(struct app *a)
 		rl_table_free(a->workers[i]->rl_ip);
 		rl_table_free(a->workers[i]->rl_user);
 		rl_table_free(a->workers[i]->rl_device);
+		rl_table_free(a->workers[i]->rl_poll);
 		rte_free(a->workers[i]);
 	}
 }

@@ -228,6 +228,11 @@ may_replace(const struct rt_slot *old, const struct rt_result *new)
 {
 	unsigned ro = life_rank((unsigned)old->verdict), rn = life_rank(new->verdict);
 
+	/* A reservation that never became an order (PostgreSQL had no stock left for it) is
+	 * released as sold out: about the same reservation, not a new attempt. */
+	if (old->verdict == WIRE_V_RESERVED && new->verdict == WIRE_V_SOLD_OUT &&
+		old->reservation_id == new->reservation_id)
+		return true;
 	if (ro > 0 && rn == 0)
 		return false;
 	if (ro > 0 && old->reservation_id == new->reservation_id && rn < ro)

@@ -94,7 +94,8 @@ void result_table_free(struct result_table *t);
  * Stores r as the result of (event, user). Writer only. An existing result is replaced
  * unless that would hide an order's life: a new attempt's verdict (duplicate, sold out,
  * retry) never replaces reserved/ordered/paid/expired/cancelled, and the result of one
- * reservation never goes back (ordered -> reserved). When the table is full the oldest
+ * reservation never goes back (ordered -> reserved); sold out about the same reservation does
+ * replace reserved (it was released before it became an order). When the table is full the oldest
  * key is evicted. Returns an enum rt_put, or -ENOSPC when no slot could be found (counted
  * as dropped).
  */

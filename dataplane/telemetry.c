@@ -125,6 +125,7 @@ tel_bridge_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "ring_full", c.ring_full);
 	rte_tel_data_add_dict_u64(d, "queries", c.queries);
 	rte_tel_data_add_dict_u64(d, "queries_refused", c.queries_refused);
+	rte_tel_data_add_dict_u64(d, "queries_cooled", c.queries_cooled);
 	rte_tel_data_add_dict_u64(d, "batches_sent", c.batches_sent);
 	rte_tel_data_add_dict_u64(d, "send_retries", c.send_retries);
 	rte_tel_data_add_dict_u64(d, "send_errors", c.send_errors);

@@ -74,6 +74,8 @@ struct worker {
 	struct rte_rcu_qsbr *qsbr;        /* the shared state's RCU; NULL without a bridge */
 	const struct dp_shared *sh;       /* this burst's view; NULL before the first snapshot */
 	struct rl_table *rl_ip, *rl_user, *rl_device; /* NULL: that limit is off */
+	struct rl_table *rl_poll;         /* result polls per user; NULL: no limit */
+	struct rl_params poll_limit;      /* admission.poll_rate / poll_burst */
 	struct worker_budget {
 		uint32_t event;           /* the event this slot's bucket belongs to */
 		struct rl_bucket bucket;

@@ -33,7 +33,13 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		goto out;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		int r = rs_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n);
+		struct rs_release_as as = {
+			.verdict = rel[i].cancelled ? WIRE_V_CANCELLED : WIRE_V_EXPIRED,
+			.order_id = rel[i].order_id,
+			.pay_deadline_ms = rel[i].pay_deadline_ms,
+		};
+		int r = rs_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n,
+			&as);
 
 		if (r == -ENOENT || r == -EINVAL) {
 			/* Nothing Redis could give back: marking it keeps it from blocking the
@@ -52,8 +58,9 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 				.reservation_id = rel[i].reservation_id,
 				.user = rel[i].user,
 				.order_id = rel[i].order_id,
+				.pay_deadline_ms = rel[i].pay_deadline_ms,
 				.event = rel[i].event,
-				.verdict = WIRE_V_EXPIRED,
+				.verdict = as.verdict,
 			};
 			bool seen = false;
 
@@ -96,7 +103,6 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 	unsigned rounds, struct expiry_stats *st)
 {
 	char err[512];
-	bool more;
 	int rc;
 
 	for (unsigned i = 0; i < rounds; i++) {
@@ -112,6 +118,16 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		if (expired < batch)
 			break;
 	}
+	return expiry_releases(os, rs, link, batch, rounds, st);
+}
+
+int
+expiry_releases(struct order_store *os, struct redis_store *rs, struct ow_link *link,
+	unsigned batch, unsigned rounds, struct expiry_stats *st)
+{
+	bool more;
+	int rc;
+
 	for (unsigned i = 0; i < rounds; i++) {
 		rc = expiry_apply(os, rs, link, batch, st, &more);
 		if (rc != 0) {

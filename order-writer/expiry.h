@@ -7,7 +7,8 @@
  * then in Redis: a loop applies each unapplied release with release.lua and marks it applied.
  * release.lua counts a reservation id once, so a release applied twice (a crash between Redis
  * and the mark, or two writers) returns its stock once. Each release applied here also sends a
- * RESULT EXPIRED, and each event that got stock back a RESTOCK, to the control plane.
+ * RESULT EXPIRED (or CANCELLED, for an order flashgate_cancel() cancelled), with the order's id
+ * and pay deadline, and each event that got stock back a RESTOCK, to the control plane.
  */
 #include <stdint.h>
 
@@ -27,6 +28,13 @@ struct expiry_stats {
  * time). Returns 0, or the first error (logged; the next sweep goes on where this one stopped).
  */
 int expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *link,
+	unsigned batch, unsigned rounds, struct expiry_stats *st);
+
+/*
+ * The second half of a sweep alone: applies up to rounds * batch pending releases (expired and
+ * cancelled orders') to Redis. Returns 0 or the first error (logged).
+ */
+int expiry_releases(struct order_store *os, struct redis_store *rs, struct ow_link *link,
 	unsigned batch, unsigned rounds, struct expiry_stats *st);
 
 #endif

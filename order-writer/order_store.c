@@ -714,25 +714,41 @@ ostore_expire(struct order_store *s, unsigned limit, unsigned *expired, char *er
 	return 0;
 }
 
+/* Runs sql, a query whose one parameter $1 is the row limit cap: *out is its result (PQclear it).
+ * Returns 0, or < 0 with what (and why) in err. */
+static int
+ostore_select_limit(struct order_store *s, const char *sql, unsigned cap, const char *what,
+	PGresult **out, char *err, size_t errlen)
+{
+	char lim[16];
+	const char *params[1] = {lim};
+	int rc = ostore_connect(s, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	snprintf(lim, sizeof(lim), "%u", cap);
+	*out = PQexecParams(s->c, sql, 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(*out) != PGRES_TUPLES_OK)
+		return ostore_fail(s, *out, what, err, errlen);
+	return 0;
+}
+
 int
 ostore_releases_pending(struct order_store *s, struct ostore_release *out, unsigned cap,
 	unsigned *n, char *err, size_t errlen)
 {
-	char lim[16];
-	const char *params[1] = {lim};
 	PGresult *r;
-	int rc = ostore_connect(s, err, errlen);
+	int rc = ostore_select_limit(s,
+		"SELECT r.id, r.event_id, r.order_id, r.reservation_id, r.user_id, r.n, "
+		"o.status = 'cancelled', "
+		"(extract(epoch FROM o.pay_deadline) * 1000)::bigint "
+		"FROM stock_releases r JOIN orders o ON o.id = r.order_id "
+		"WHERE r.applied_at IS NULL ORDER BY r.id LIMIT $1",
+		cap, "reading stock releases", &r, err, errlen);
 
 	*n = 0;
 	if (rc != 0)
 		return rc;
-	snprintf(lim, sizeof(lim), "%u", cap);
-	r = PQexecParams(s->c,
-		"SELECT id, event_id, order_id, reservation_id, user_id, n FROM stock_releases "
-		"WHERE applied_at IS NULL ORDER BY id LIMIT $1",
-		1, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return ostore_fail(s, r, "reading stock releases", err, errlen);
 	for (int i = 0; i < PQntuples(r) && *n < cap; i++) {
 		struct ostore_release *x = &out[(*n)++];
 
@@ -742,14 +758,17 @@ ostore_releases_pending(struct order_store *s, struct ostore_release *out, unsig
 		x->reservation_id = ostore_u64(r, i, 3);
 		x->user = ostore_u64(r, i, 4);
 		x->n = (unsigned)ostore_u64(r, i, 5);
+		x->cancelled = PQgetvalue(r, i, 6)[0] == 't';
+		x->pay_deadline_ms = ostore_u64(r, i, 7);
 	}
 	PQclear(r);
 	return 0;
 }
 
-int
-ostore_releases_applied(
-	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen)
+/* Runs sql, a command with one parameter $1::bigint[], with ids[0..n); what names it in err. */
+static int
+ostore_exec_ids(struct order_store *s, const char *sql, const uint64_t *ids, unsigned n,
+	const char *what, char *err, size_t errlen)
 {
 	char *arr;
 	size_t len = 0;
@@ -768,13 +787,56 @@ ostore_releases_applied(
 	arr[len++] = '}';
 	arr[len] = '\0';
 	params[0] = arr;
-	r = PQexecParams(s->c,
-		"UPDATE stock_releases SET applied_at = now() "
-		"WHERE id = ANY($1::bigint[]) AND applied_at IS NULL",
-		1, NULL, params, NULL, NULL, 0);
+	r = PQexecParams(s->c, sql, 1, NULL, params, NULL, NULL, 0);
 	free(arr);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		return ostore_fail(s, r, "marking stock releases applied", err, errlen);
+		return ostore_fail(s, r, what, err, errlen);
 	PQclear(r);
 	return 0;
+}
+
+int
+ostore_releases_applied(
+	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen)
+{
+	return ostore_exec_ids(s,
+		"UPDATE stock_releases SET applied_at = now() "
+		"WHERE id = ANY($1::bigint[]) AND applied_at IS NULL",
+		ids, n, "marking stock releases applied", err, errlen);
+}
+
+int
+ostore_paid_pending(struct order_store *s, struct ostore_paid *out, unsigned cap, unsigned *n,
+	char *err, size_t errlen)
+{
+	PGresult *r;
+	int rc = ostore_select_limit(s,
+		"SELECT c.id, o.event_id, o.user_id, o.reservation_id, o.id, "
+		"(extract(epoch FROM o.pay_deadline) * 1000)::bigint, o.status = 'paid' "
+		"FROM result_changes c JOIN orders o ON o.id = c.order_id ORDER BY c.id LIMIT $1",
+		cap, "reading paid orders", &r, err, errlen);
+
+	*n = 0;
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < PQntuples(r) && *n < cap; i++) {
+		struct ostore_paid *x = &out[(*n)++];
+
+		x->id = ostore_u64(r, i, 0);
+		x->event = (uint32_t)ostore_u64(r, i, 1);
+		x->user = ostore_u64(r, i, 2);
+		x->reservation_id = ostore_u64(r, i, 3);
+		x->order_id = ostore_u64(r, i, 4);
+		x->pay_deadline_ms = ostore_u64(r, i, 5);
+		x->paid = PQgetvalue(r, i, 6)[0] == 't';
+	}
+	PQclear(r);
+	return 0;
+}
+
+int
+ostore_paid_done(struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen)
+{
+	return ostore_exec_ids(s, "DELETE FROM result_changes WHERE id = ANY($1::bigint[])", ids, n,
+		"deleting handled result changes", err, errlen);
 }

@@ -53,6 +53,19 @@ struct ostore_release {
 	uint64_t reservation_id;
 	uint64_t user;
 	unsigned n;
+	bool cancelled;		  /* the order was cancelled (else it expired) */
+	uint64_t pay_deadline_ms; /* the order's, Unix ms */
+};
+
+/* A paid order whose result the data planes do not know yet (table result_changes). */
+struct ostore_paid {
+	uint64_t id; /* the result_changes row */
+	uint32_t event;
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t order_id;
+	uint64_t pay_deadline_ms;
+	bool paid; /* still paid (always, as nothing unpays an order) */
 };
 
 /* Connects with a libpq conninfo string. Returns the store, or NULL with the reason in err. */
@@ -115,5 +128,16 @@ int ostore_releases_pending(struct order_store *s, struct ostore_release *out, u
 /* Marks n releases applied (applied_at = now()); ones already marked are left alone. */
 int ostore_releases_applied(
 	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
+
+/*
+ * Reads up to cap paid orders whose result is still to publish (result_changes, oldest first,
+ * written by the trigger on orders that flashgate_pay() fires). Returns 0 or < 0 (err says why).
+ */
+int ostore_paid_pending(struct order_store *s, struct ostore_paid *out, unsigned cap, unsigned *n,
+	char *err, size_t errlen);
+
+/* Deletes the n result_changes rows whose results were stored and sent. Returns 0 or < 0. */
+int ostore_paid_done(struct order_store *s, const uint64_t *ids, unsigned n, char *err,
+	size_t errlen);
 
 #endif

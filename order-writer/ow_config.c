@@ -121,6 +121,18 @@ static const struct cfg_key ow_config_keys[] = {
 		       "returned (PostgreSQL, then Redis).",
 	},
 	{
+		.name = "results_interval",
+		.type = CFG_DURATION,
+		OW_CONFIG_FIELD(results_interval_ms),
+		.min = 10,
+		.max = 60000,
+		.def = "200ms",
+		.doc = "How often paid and cancelled orders are looked for (PostgreSQL) and their "
+		       "results stored in Redis and sent to the control plane, which publishes "
+		       "them to every data plane: a buyer's poll shows paid or cancelled this "
+		       "long after it happened, 10ms..1m.",
+	},
+	{
 		.name = "sweep_batch",
 		.type = CFG_UINT,
 		OW_CONFIG_FIELD(sweep_batch),

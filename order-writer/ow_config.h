@@ -32,6 +32,7 @@ struct ow_config {
 	uint32_t events_refresh_ms;
 	uint32_t sweep_interval_ms;
 	uint32_t sweep_batch;
+	uint32_t results_interval_ms; /* paid and cancelled orders' results published this often */
 	uint32_t trim_interval_ms; /* 0: never trim the outboxes */
 	int log_level;
 	struct zlink_settings links; /* CURVE keys, insecure_plaintext_links */

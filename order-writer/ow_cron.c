@@ -45,10 +45,11 @@ ow_cron_log_stats(const struct ow_ctx *c)
 	LOG_NOTICE("orders %" PRIu64 " in %" PRIu64 " batches, redelivered %" PRIu64
 		   ", conflicts %" PRIu64 " (released %" PRIu64 "), skipped %" PRIu64
 		   ", errors %" PRIu64 ", reservation ids shared by two buyers %" PRIu64
-		   "; expired %" PRIu64 ", releases applied %" PRIu64 " (repeated %" PRIu64 ")",
+		   "; expired %" PRIu64 ", releases applied %" PRIu64 " (repeated %" PRIu64
+		   "); paid results %" PRIu64 " (kept %" PRIu64 ")",
 		c->w.st.orders, c->w.st.batches, c->w.st.redelivered, c->w.st.conflicts,
 		c->w.st.released, c->w.st.skipped, c->w.st.errors, c->w.st.rid_shared,
-		c->ex.expired, c->ex.applied, c->ex.repeated);
+		c->ex.expired, c->ex.applied, c->ex.repeated, c->results.paid, c->results.kept);
 }
 
 void
@@ -69,6 +70,14 @@ ow_cron(struct ow_ctx *c, uint64_t now_ms)
 		ow_writer_flush(&c->w);
 		expiry_sweep(c->os, c->rs, c->link, c->cfg.sweep_batch, 10, &c->ex);
 		c->next_sweep_ms = now_ms + c->cfg.sweep_interval_ms;
+	}
+	if (now_ms >= c->next_results_ms) {
+		/* Cancelled orders' releases, then paid orders' results: each buyer's poll shows
+		 * them a results_interval later (the sweep above does the expired ones). */
+		ow_writer_flush(&c->w);
+		expiry_releases(c->os, c->rs, c->link, c->cfg.sweep_batch, 10, &c->ex);
+		ow_results_paid(c->os, c->rs, c->link, c->cfg.sweep_batch, 10, &c->results);
+		c->next_results_ms = now_ms + c->cfg.results_interval_ms;
 	}
 	if (c->cfg.trim_interval_ms != 0 && now_ms >= c->next_trim_ms) {
 		if (c->next_trim_ms != 0) {

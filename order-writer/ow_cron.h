@@ -16,6 +16,7 @@
  *   - every events_refresh: the events whose outboxes are read, from PostgreSQL;
  *   - every claim_interval: the entries pending longer than claim_idle are claimed and written;
  *   - every sweep_interval: one expiry sweep (expiry.h);
+ *   - every results_interval: cancelled orders' releases and paid orders' results (ow_results.h);
  *   - every trim_interval (0: never; not at start): acknowledged outbox entries are trimmed;
  *   - every minute (not at start): the counters are logged at level info.
  * The first call does every job but the last two. Errors are logged; the job runs again at its

@@ -10,6 +10,7 @@
 #include "order-writer/outbox_reader.h"
 #include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
+#include "order-writer/ow_results.h"
 #include "order-writer/ow_writer.h"
 #include "store/store_conn.h"
 #include "store/store_outbox.h"
@@ -25,6 +26,7 @@ struct ow_ctx {
 	struct outbox_reader *reader;
 	struct ow_writer w;
 	struct expiry_stats ex;
+	struct ow_results_stats results; /* paid results published (ow_results.h) */
 	struct rs_outbox_buf buf; /* the reservations of the entries of one read or claim */
 	uint64_t next_commit_ns;  /* the rate cap: no batch starts before this */
 	/* Set by SIGINT or SIGTERM: long work (pacing, claiming) stops early. */
@@ -34,6 +36,7 @@ struct ow_ctx {
 	uint64_t next_claim_ms;
 	uint64_t next_sweep_ms;
 	uint64_t next_trim_ms;
+	uint64_t next_results_ms;
 	uint64_t next_stats_ms;
 };
 

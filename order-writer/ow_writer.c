@@ -83,7 +83,10 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_o
 			ordered = have[j].reservation_id == e[i].reservation_id;
 		if (ordered)
 			continue;
-		int rc = rs_release(w->rs, event, e[i].reservation_id, e[i].user, 1);
+		/* No order was ever made of it: the buyer is told sold out (PostgreSQL had no
+		 * stock left for it), not that an order expired. */
+		static const struct rs_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
+		int rc = rs_release(w->rs, event, e[i].reservation_id, e[i].user, 1, &unordered);
 
 		if (rc == -ENOENT) {
 			LOG_WARN(
@@ -100,7 +103,7 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_o
 				.reservation_id = e[i].reservation_id,
 				.user = e[i].user,
 				.event = event,
-				.verdict = WIRE_V_EXPIRED,
+				.verdict = WIRE_V_SOLD_OUT,
 			};
 		}
 	}

@@ -388,8 +388,8 @@ rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
 	long long *out)
 {
 	char keys[4][RS_KEY_MAX];
-	const char *argv[3 + 4 + 3];
-	size_t len[3 + 4 + 3];
+	const char *argv[3 + 4 + 4];
+	size_t len[3 + 4 + 4];
 	char numkeys[2] = {(char)('0' + nkeys), '\0'};
 	int argc = 0, err = 0;
 

@@ -137,7 +137,7 @@ redisReply *rs_command_ok(struct redis_store *rs, int argc, const char **argv, c
 	int *err, uint32_t event);
 
 /*
- * EVALSHA of one small script with up to 4 keys and 3 arguments; on NOSCRIPT loads the
+ * EVALSHA of one small script with up to 4 keys and 4 arguments; on NOSCRIPT loads the
  * scripts and tries once more. Returns the integer it answered in *out and 0, or -ENOTCONN,
  * -ENOMEM, or -EIO (an error reply or a reply that is not an integer).
  */

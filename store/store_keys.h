@@ -16,15 +16,19 @@
  *   fg:{EV}:result    hash, user -> the latest state of that user's reservation. It has exactly
  *                     one field per user holding a reservation (never removed, see
  *                     release.lua), so it is also the event's set of buyers: |buyers| is its
- *                     HLEN. The values (the P: and C: forms are a proposal; rs_results() reads
- *                     them all):
+ *                     HLEN. The values (rs_results() reads them all, and the shorter X:, C:
+ *                     and P: forms older builds wrote):
  *                       "<rid>"                         reserved (reserve.lua; bare: the hot
  *                                                       path adds nothing)
  *                       "O:<rid>:<order id>:<deadline>" ordered (the order writer:
  *                                                       rs_results_ordered_ack(), store_outbox)
- *                       "P:<rid>:<order id>"            paid
- *                       "X:<rid>"                       expired, stock returned (release.lua)
- *                       "C:<rid>"                       cancelled, stock returned
+ *                       "P:<rid>:<order id>:<deadline>" paid (the order writer: rs_results_paid(),
+ *                                                       store_result)
+ *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua)
+ *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua)
+ *                       "S:<rid>"                       sold out: never an order (PostgreSQL had
+ *                                                       no stock for it), stock returned
+ *                                                       (release.lua)
  *                       "H"                             holds an order in PostgreSQL: restored
  *                                                       by reconciliation (rs_repair)
  *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a

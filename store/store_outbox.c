@@ -375,8 +375,9 @@ rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64
 /*
  * KEYS[1] the result hash, KEYS[2] the outbox; ARGV[1] the group, ARGV[2] p, then p pairs
  * (user, "O:..."), then the entry ids to acknowledge. A user whose result became final
- * meanwhile (X: released, C: cancelled, P: paid) keeps it: an order expired by the sweeper
- * between this writer's COMMIT and its publishing must not be shown "ordered" again.
+ * meanwhile (X: released, C: cancelled, P: paid, S: released unordered) keeps it: an order
+ * expired by the sweeper between this writer's COMMIT and its publishing must not be shown
+ * "ordered" again.
  */
 static const char results_ack_lua[] =
 	"local p = tonumber(ARGV[2])\n"
@@ -387,7 +388,7 @@ static const char results_ack_lua[] =
 	"  local set, k = {}, 0\n"
 	"  for i = 1, p do\n"
 	"    local c = cur[i] and string.sub(cur[i], 1, 2)\n"
-	"    if c ~= 'X:' and c ~= 'C:' and c ~= 'P:' then\n"
+	"    if c ~= 'X:' and c ~= 'C:' and c ~= 'P:' and c ~= 'S:' then\n"
 	"      set[k + 1] = users[i]\n"
 	"      set[k + 2] = ARGV[2 + 2 * i]\n"
 	"      k = k + 2\n"

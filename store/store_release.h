@@ -11,16 +11,25 @@
 
 #include "store/store_conn.h"
 
+/* Why a reservation's stock goes back, and so what its user's result becomes. */
+struct rs_release_as {
+	uint8_t verdict;	  /* WIRE_V_EXPIRED, WIRE_V_CANCELLED or WIRE_V_SOLD_OUT */
+	uint64_t order_id;	  /* the order (expired, cancelled); 0 for WIRE_V_SOLD_OUT */
+	uint64_t pay_deadline_ms; /* its pay deadline (Unix ms); 0 for WIRE_V_SOLD_OUT */
+};
+
 /*
  * Returns the stock of one cancelled or expired reservation with release.lua: n items back to
- * the event's stock and the user's result set to "X:<rid>", once per (reservation id, user):
- * two buyers whose reservations share an id (data planes with one dp id) each get theirs back.
- * Returns 1 when applied, 0 when this reservation of this user was released before, -ENOENT when
- * user is not a buyer of the event (nothing changes), -EINVAL for n outside 1..1000000 or a zero
- * id, -ENOTCONN or -EIO.
+ * the event's stock and the user's result set to what as says, once per (reservation id, user):
+ * "X:<rid>:<order id>:<deadline>" (expired), "C:<rid>:<order id>:<deadline>" (cancelled) or
+ * "S:<rid>" (sold out: a reservation that never became an order because PostgreSQL had no stock
+ * left for it); as NULL: "X:<rid>". Two buyers whose reservations share an id (data planes with
+ * one dp id) each get theirs back. Returns 1 when applied, 0 when this reservation of this user
+ * was released before, -ENOENT when user is not a buyer of the event (nothing changes), -EINVAL
+ * for n outside 1..1000000, a zero id or another verdict, -ENOTCONN or -EIO.
  */
-int rs_release(
-	struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user, unsigned n);
+int rs_release(struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
+	unsigned n, const struct rs_release_as *as);
 
 /*
  * Which of n reservations (rids[i] of users[i]) were released (SMISMEMBER on the released

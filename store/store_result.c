@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -11,18 +13,21 @@
 static int
 rs_parse_result(const char *s, size_t len, struct rs_result *out)
 {
+	/* The numbers after "T:": reservation id, then order id and pay deadline where the form
+	 * has them (older builds wrote "X:<rid>", "C:<rid>" and "P:<rid>:<order id>"). */
 	static const struct {
 		char tag;
 		uint8_t verdict;
-		unsigned fields; /* numbers after "T:" */
+		unsigned min, max;
 	} tags[] = {
-		{'O', WIRE_V_ORDERED, 3},
-		{'P', WIRE_V_PAID, 2},
-		{'X', WIRE_V_EXPIRED, 1},
-		{'C', WIRE_V_CANCELLED, 1},
+		{'O', WIRE_V_ORDERED, 3, 3},
+		{'P', WIRE_V_PAID, 2, 3},
+		{'X', WIRE_V_EXPIRED, 1, 3},
+		{'C', WIRE_V_CANCELLED, 1, 3},
+		{'S', WIRE_V_SOLD_OUT, 1, 1},
 	};
 	uint64_t v[3] = {0};
-	unsigned fields, verdict;
+	unsigned min, max, verdict, f = 0;
 
 	if (len == 1 && s[0] == 'H') {
 		/* Restored by reconciliation: the user holds an order, PostgreSQL knows which. */
@@ -31,7 +36,7 @@ rs_parse_result(const char *s, size_t len, struct rs_result *out)
 	}
 	if (len > 0 && s[0] >= '0' && s[0] <= '9') {
 		verdict = WIRE_V_RESERVED;
-		fields = 1;
+		min = max = 1;
 	} else {
 		unsigned t = 0;
 
@@ -40,27 +45,29 @@ rs_parse_result(const char *s, size_t len, struct rs_result *out)
 		if (t == sizeof(tags) / sizeof(tags[0]) || s[1] != ':')
 			return -1;
 		verdict = tags[t].verdict;
-		fields = tags[t].fields;
+		min = tags[t].min;
+		max = tags[t].max;
 		s += 2;
 		len -= 2;
 	}
-	for (unsigned f = 0; f < fields; f++) {
+	for (;;) {
 		const char *colon = memchr(s, ':', len);
 		size_t flen = colon != NULL ? (size_t)(colon - s) : len;
 
-		if ((f + 1 < fields) != (colon != NULL) || rs_parse_u64(s, flen, &v[f]) != 0)
+		if (f == max || rs_parse_u64(s, flen, &v[f]) != 0)
 			return -1;
-		if (colon != NULL) {
-			s = colon + 1;
-			len -= flen + 1;
-		}
+		f++;
+		if (colon == NULL)
+			break;
+		s = colon + 1;
+		len -= flen + 1;
 	}
-	if (v[0] == 0)
+	if (f < min || (f == 2 && verdict != WIRE_V_PAID) || v[0] == 0)
 		return -1;
 	out->verdict = (uint8_t)verdict;
 	out->reservation_id = v[0];
-	out->order_id = fields >= 2 ? v[1] : 0;
-	out->pay_deadline_ms = fields >= 3 ? v[2] : 0;
+	out->order_id = f >= 2 ? v[1] : 0;
+	out->pay_deadline_ms = f >= 3 ? v[2] : 0;
 	return 0;
 }
 
@@ -109,4 +116,77 @@ rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n
 		freeReplyObject(r);
 	}
 	return rc;
+}
+
+/*
+ * KEYS[1] the result hash; ARGV pairs (user, "P:..."). A user who is no buyer here, or whose
+ * result is final for another reason (X: expired, C: cancelled, S: released unordered), keeps
+ * what it has: PostgreSQL lets exactly one of pay, expire and cancel take an order, so those
+ * cannot be the same order's; and a result is never created for a user Redis does not know.
+ */
+static const char results_paid_lua[] =
+	"local n = 0\n"
+	"for i = 1, #ARGV, 2 do\n"
+	"  local cur = redis.call('HGET', KEYS[1], ARGV[i])\n"
+	"  local c = cur and string.sub(cur, 1, 2)\n"
+	"  if cur and c ~= 'X:' and c ~= 'C:' and c ~= 'S:' then\n"
+	"    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+	"    n = n + 1\n"
+	"  end\n"
+	"end\n"
+	"return n\n";
+
+int
+rs_results_paid(struct redis_store *rs, uint32_t event, const struct rs_paid *p, unsigned n,
+	unsigned *stored)
+{
+	char key[RS_KEY_MAX];
+	unsigned argc = 4 + 2 * n;
+	const char **argv;
+	size_t *len;
+	char(*buf)[4 * RS_U64_DIGITS + 8];
+	int err = 0;
+
+	*stored = 0;
+	if (event == 0 || n > RS_BATCH_MAX)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	argv = malloc(argc * sizeof(*argv));
+	len = malloc(argc * sizeof(*len));
+	buf = malloc(2 * n * sizeof(*buf));
+	if (argv == NULL || len == NULL || buf == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rs_key(key, sizeof(key), event, RS_KEY_RESULT);
+	argv[0] = "EVAL";
+	argv[1] = results_paid_lua;
+	argv[2] = "1";
+	argv[3] = key;
+	rs_argv_strs(argv, len, 4);
+	for (unsigned i = 0; i < n; i++) {
+		char *u = buf[2 * i], *v = buf[2 * i + 1];
+
+		len[4 + 2 * i] = rs_u64_to_dec(u, p[i].user);
+		len[5 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
+			"P:%" PRIu64 ":%" PRIu64 ":%" PRIu64, p[i].reservation_id, p[i].order_id,
+			p[i].pay_deadline_ms);
+		argv[4 + 2 * i] = u;
+		argv[5 + 2 * i] = v;
+	}
+	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+
+	if (r != NULL) {
+		if (r->type == REDIS_REPLY_INTEGER)
+			*stored = (unsigned)r->integer;
+		else
+			err = -EIO;
+		freeReplyObject(r);
+	}
+out:
+	free(argv);
+	free(len);
+	free(buf);
+	return err;
 }

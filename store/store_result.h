@@ -14,8 +14,8 @@
 struct rs_result {
 	uint8_t verdict;	  /* 0 when the user has no entry, else a WIRE_V_* */
 	uint64_t reservation_id;  /* 0 when verdict is 0 */
-	uint64_t order_id;	  /* ORDERED and PAID only, else 0 */
-	uint64_t pay_deadline_ms; /* ORDERED only, else 0 */
+	uint64_t order_id;	  /* ORDERED, PAID, EXPIRED, CANCELLED (when stored), else 0 */
+	uint64_t pay_deadline_ms; /* the same, when stored (PAID of older builds: 0), else 0 */
 };
 
 /*
@@ -26,5 +26,22 @@ struct rs_result {
  */
 int rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
 	struct rs_result *out);
+
+/* A paid order, for rs_results_paid(). */
+struct rs_paid {
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t order_id;
+	uint64_t pay_deadline_ms;
+};
+
+/*
+ * Stores "P:<rid>:<order id>:<deadline>" as the result of each of the n users of event (one
+ * script), except for a user who is not a buyer of the event or whose result is expired,
+ * cancelled or sold out (a final result of another kind stays). *stored is set to how many were
+ * written. Returns 0, -EINVAL (event 0 or n > RS_BATCH_MAX), -ENOMEM, -ENOTCONN or -EIO.
+ */
+int rs_results_paid(struct redis_store *rs, uint32_t event, const struct rs_paid *p, unsigned n,
+	unsigned *stored);
 
 #endif

@@ -212,6 +212,57 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
 }
 
+static inline const char *route_verdict_name(uint8_t v);
+
+/* Writes ,"status":"...", and the order's fields when there is an order, for result r. */
+static inline void
+route_result_fields(struct out_buf *b, const struct rt_result *r)
+{
+	const char *v = route_verdict_name(r->verdict);
+
+	out_lit(b, ",\"status\":\"");
+	out_mem(b, v, strlen(v));
+	out_lit(b, "\"");
+	if (r->order_id != 0) {
+		out_lit(b, ",\"order_id\":");
+		out_u64(b, r->order_id);
+		out_lit(b, ",\"pay_deadline\":");
+		out_u64(b, r->pay_deadline_ms);
+	}
+}
+
+/*
+ * A reserve from a user whose result here shows they hold (or held) an item of the sale:
+ * reserved, ordered, paid, expired, cancelled, or duplicate (Redis knows them as a buyer, so
+ * a new attempt could only be decided duplicate). Answered 200 with that result, as a poll
+ * would be, without taking from the forward budget or reaching the control plane. Out of line:
+ * rare next to the reserves that go through.
+ */
+static __rte_noinline uint16_t
+route_reserve_known(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
+	uint32_t id, const struct rt_result *r)
+{
+	char body[256];
+	struct out_buf b = {body, body + sizeof(body), true};
+
+	out_lit(&b, "{\"event\":");
+	out_u64(&b, id);
+	route_result_fields(&b, r);
+	out_lit(&b, ",\"server_time\":");
+	out_u64(&b, w->now_ms);
+	out_lit(&b, "}");
+	w->ctr.admit[DP_ADM_RESERVE_KNOWN]++;
+	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
+}
+
+/* Whether verdict v makes a user a known buyer (route_reserve_known()). */
+static inline bool
+route_known_buyer(uint8_t v)
+{
+	return v == WIRE_V_RESERVED || v == WIRE_V_DUPLICATE || v == WIRE_V_ORDERED ||
+	       v == WIRE_V_PAID || v == WIRE_V_EXPIRED || v == WIRE_V_CANCELLED;
+}
+
 /*
  * POST /api/v1/events/{id}/reserve/{seg}: the purchase token proves the user
  * (and, when a session comes too, it must be the same user); an admitted
@@ -298,6 +349,12 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 		unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
 			"too many requests from this device", retry);
+	struct rt_result known;
+
+	if (unlikely(result_table_lookup(w->bridge->results, id, pt.user, &known) == 0) &&
+		route_known_buyer(known.verdict))
+		return route_reserve_known(w, q, out, cap, id, &known);
+
 	struct rl_params share = rl_params_split(&w->sh->limits.event_forward, w->n_workers,
 		w->index);
 
@@ -402,6 +459,13 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_TOKEN_INVALID, "invalid token", 0);
 	}
 
+	uint32_t retry;
+
+	if (w->rl_poll != NULL &&
+		unlikely(!rl_take(w->rl_poll, user, &w->poll_limit, w->now_ms, &retry)))
+		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_POLL,
+			"too many polls for this user", retry);
+
 	struct rt_result res = {0}; /* set by the lookup when found; zero keeps gcc sure of it */
 	char body[256];
 	struct out_buf b = { body, body + sizeof(body), true };
@@ -415,17 +479,7 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	out_lit(&b, "{\"event\":");
 	out_u64(&b, id);
 	if (found == 0) {
-		const char *v = route_verdict_name(res.verdict);
-
-		out_lit(&b, ",\"status\":\"");
-		out_mem(&b, v, strlen(v));
-		out_lit(&b, "\"");
-		if (res.order_id != 0) {
-			out_lit(&b, ",\"order_id\":");
-			out_u64(&b, res.order_id);
-			out_lit(&b, ",\"pay_deadline\":");
-			out_u64(&b, res.pay_deadline_ms);
-		}
+		route_result_fields(&b, &res);
 		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
 	} else {
 		/* No result here: a young receipt is simply still queued; for anything older
@@ -440,8 +494,16 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 			out_lit(&b, ",\"status\":\"queued\"");
 			w->ctr.admit[DP_ADM_RESULT_QUEUED]++;
 		}
-		if (!young && w->bridge != NULL && bridge_query(w->bridge, id, user) == 0)
-			w->ctr.admit[DP_ADM_RESULT_QUERY]++;
+		if (!young && w->bridge != NULL) {
+			/* One query per (event, user) per cooldown; a full query ring is counted
+			 * by the bridge. The poll is answered either way. */
+			int qr = bridge_query(w->bridge, id, user, w->now_ms);
+
+			if (qr == 0)
+				w->ctr.admit[DP_ADM_RESULT_QUERY]++;
+			else if (qr == -EALREADY)
+				w->ctr.admit[DP_ADM_RESULT_COOLED]++;
+		}
 	}
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);

@@ -760,14 +760,12 @@ def check_result_statuses(rows, orders):
             "paid": (paid, ("order_id", "pay_deadline")), "sold_out": (sold_out, None)}
     # Promises known to be broken today, each with its issue: run, reported as TODO (TAP),
     # so that the day they hold shows too.
-    known_broken = {
-        "paid": "issue 15 item 3: a paid order's result does not reach the data planes yet",
-    }
+    known_broken = {}
     reasons = {
         "duplicate": "shown only when the held result is not known to the data plane",
         "retry": "needs Redis away (tests/e2e/test_controlplane.sh stops it mid-sale)",
-        "expired": "needs an order past its pay window and the expiry sweeper",
-        "cancelled": "no flashgatectl command cancels an order",
+        "expired": "needs an order past its pay window: tests/e2e/test_results.sh has one",
+        "cancelled": "not brought about here: tests/e2e/test_results.sh cancels an order",
     }
     for r in rows:
         name = unquote(r[0]) if r else ""

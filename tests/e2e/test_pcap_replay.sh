@@ -11,8 +11,9 @@
 # final counters must count exactly the frames of the stream.
 #   reserve  whole connections with the data plane's cookies and purchase tokens, replayed over
 #            and over (infinite_rx) while the test peer plays the control plane: every
-#            connection answered SYN-ACK, 202 (503 until the peer's snapshot is in) and the
-#            ACK of its FIN, no RST, and the reservations reach the peer.
+#            connection answered SYN-ACK, 202 (503 until the peer's snapshot is in; 200 once
+#            the user's result is here: a replay of a known buyer, answered from the result
+#            table) and the ACK of its FIN, no RST, and the reservations reach the peer.
 # Every wait is bounded.
 # usage: test_pcap_replay.sh DATAPLANE PCAPGEN TESTPEER   (prints TAP)
 set -euo pipefail
@@ -360,9 +361,20 @@ rc=0
 fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60 || rc=$?
 tap_ok "$rc" "reserve: data plane is ready, replaying the stream over and over (infinite_rx)"
 rc=0
-e2e_wait_until 30 admitted $((2 * N_RES)) || rc=$?
-tap_ok "$rc" "reserve: the peer received $((2 * N_RES)) reservations, each connection's at least \
+e2e_wait_until 30 admitted "$N_RES" || rc=$?
+tap_ok "$rc" "reserve: the peer received $N_RES reservations, each connection's at least \
 once, within 30 s ($(e2e_peer_stat reserves 2>/dev/null || echo ?))"
+# The stream goes round at least once more: replays of users whose result is here by now.
+# shellcheck disable=SC2317 # called by e2e_wait_until
+known() {
+	local v
+	v=$(fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
+print(json.load(sys.stdin)["/flashgate/stats"].get("reserve_known", 0))' 2>/dev/null) || v=0
+	[ "${v:-0}" -ge "$1" ]
+}
+rc=0
+e2e_wait_until 30 known "$N_RES" || rc=$?
+tap_ok "$rc" "reserve: the stream replayed again, its known buyers answered from the result table"
 fg_stop_pid "$DP_PID" 20
 DP_PID=
 tap_is "$FG_STOP_RC" 0 "reserve: data plane exits with status 0 on SIGTERM"
@@ -370,16 +382,18 @@ awk '/final counters/ { f = 1 } f' "$E2E_TMP/dp-run.log" >"$E2E_TMP/reserve.coun
 cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
 syn=$(counter reserve answer syn_ack) fin=$(counter reserve answer fin_ack)
 resp=$(counter reserve answer http_response) h202=$(counter reserve http 202)
+h200=$(counter reserve http 200) known=$(counter reserve admit reserve_known)
 h503=$(counter reserve http 503) notready=$(counter reserve reject not_ready)
 full=$(counter reserve reject bridge_full)
 tap_ok "$([ "$syn" -gt 0 ] && [ "$fin" -ge $((syn - 1)) ] && [ "$fin" -le "$syn" ] &&
 	[ "$resp" -ge $((syn - 1)) ] && [ "$resp" -le "$syn" ]; echo $?)" \
 	"reserve: one SYN-ACK, one answer and one ACK of the FIN per connection ($syn/$resp/$fin; the \
 stop may cut the last one)"
-tap_ok "$([ "$h202" -ge $((2 * N_RES)) ] && [ $((h202 + h503)) -eq "$resp" ] &&
+tap_ok "$([ "$h202" -ge "$N_RES" ] && [ $((h202 + h200 + h503)) -eq "$resp" ] &&
+	[ "$h200" -eq "$known" ] && [ "$known" -ge "$N_RES" ] &&
 	[ "$h503" -eq $((notready + full)) ]; echo $?)" \
-	"reserve: every answer 202 ($h202), or 503 before the snapshot or with the ring full \
-($notready + $full)"
+	"reserve: every answer 202 ($h202), 200 to a known buyer ($h200 = reserve_known $known), \
+or 503 before the snapshot or with the ring full ($notready + $full)"
 tap_is "$(counter reserve answer rst)/$(counter reserve answer rst_bad_cookie)" "0/0" \
 	"reserve: no RST: every ACK carried the data plane's cookie"
 tap_is "$(e2e_peer_stat dups 2>/dev/null || echo ?)" 0 "reserve: no reservation reached the peer twice"

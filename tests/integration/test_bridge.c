@@ -288,9 +288,8 @@ test_staging(void)
 	bridge_flush(&p);
 	tap_ok(rte_ring_count(small) == 7 && p.n_staged == 0, "staging: the flush fits all 7");
 	tap_ok(bridge_submit(&p, &(struct wire_reserve){.reservation_id = 30, .user = 30}) ==
-				-ENOBUFS &&
-			bridge_query(&p, 1, 31) == -ENOBUFS && p.queries_refused == 1,
-		"staging: a full ring refuses reservations and queries");
+			-ENOBUFS,
+		"staging: a full ring refuses reservations");
 
 	struct wire_reserve two[2];
 
@@ -298,7 +297,8 @@ test_staging(void)
 	tap_ok(two[0].user == 10 && two[1].user == 11 &&
 			bridge_submit(&p,
 				&(struct wire_reserve){.reservation_id = 40, .user = 40}) == 0 &&
-			bridge_query(&p, 1, 41) == 0 &&
+			bridge_submit(&p,
+				&(struct wire_reserve){.reservation_id = 41, .user = 41}) == 0 &&
 			bridge_submit(&p, &(struct wire_reserve){.reservation_id = 42,
 						  .user = 42}) == -ENOBUFS,
 		"staging: the 2 slots the consumer freed are seen, a third record is refused");
@@ -307,8 +307,8 @@ test_staging(void)
 	unsigned k = rte_ring_sc_dequeue_burst_elem(small, all, sizeof(all[0]), 8, NULL);
 
 	tap_ok(k == 7 && all[0].user == 12 && all[4].user == 16 && all[5].user == 40 &&
-			all[6].user == 41 && all[6].reservation_id == 0,
-		"staging: the ring holds the 5 left, then the reservation and the query, in order");
+			all[6].user == 41 && all[6].reservation_id == 41,
+		"staging: the ring holds the 5 left, then the two new ones, in order");
 
 	/* More than a stage in one go. */
 	p = (struct bridge_port){.ring = big};
@@ -319,6 +319,58 @@ test_staging(void)
 		"staging: %u records at once all reach the ring, in order", BRIDGE_STAGE_MAX + 6);
 	rte_ring_free(small);
 	rte_ring_free(big);
+}
+
+/*
+ * Result queries travel in their own ring: a full reservation ring does not refuse them, a full
+ * query ring does not refuse reservations, and (event, user) is asked once per cooldown.
+ */
+static void
+test_query_ring(void)
+{
+	struct rte_ring *r = rte_ring_create_elem("q_res", sizeof(struct wire_reserve), 8,
+		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *qr = rte_ring_create_elem("q_q", sizeof(struct wire_result_query), 8,
+		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	static struct bridge_cool cool[BRIDGE_COOL_ENTRIES];
+	static struct bridge_port p;
+	unsigned ok = 0, cooled = 0, refused = 0;
+
+	if (!tap_ok(r != NULL && qr != NULL, "queries: a reservation ring and a query ring of 8"))
+		return;
+	p = (struct bridge_port){.ring = r, .qring = qr, .cool = cool, .cooldown_ms = 1000};
+	for (uint64_t u = 1; u <= 7; u++)
+		bridge_submit(&p, &(struct wire_reserve){.reservation_id = u, .user = u});
+	bridge_flush(&p);
+	tap_ok(bridge_submit(&p, &(struct wire_reserve){.reservation_id = 8, .user = 8}) ==
+				-ENOBUFS &&
+			bridge_query(&p, 1, 100, 5000) == 0 && rte_ring_count(qr) == 1,
+		"queries: the reservation ring is full, a query still goes (its own ring)");
+	tap_ok(bridge_query(&p, 1, 100, 5999) == -EALREADY && p.queries_cooled == 1 &&
+			rte_ring_count(qr) == 1,
+		"queries: the same (event, user) within the cooldown is not asked again, counted");
+	tap_ok(bridge_query(&p, 2, 100, 5999) == 0 && bridge_query(&p, 1, 101, 5999) == 0,
+		"queries: another event or another user is asked");
+	tap_ok(bridge_query(&p, 1, 100, 6000) == 0 && rte_ring_count(qr) == 4,
+		"queries: after the cooldown it is asked again");
+	for (uint64_t u = 200; u < 210; u++) {
+		int rc = bridge_query(&p, 1, u, 7000);
+
+		ok += rc == 0;
+		cooled += rc == -EALREADY;
+		refused += rc == -ENOBUFS;
+	}
+	tap_ok(ok == 3 && refused == 7 && cooled == 0 && p.queries_refused == 7,
+		"queries: a full query ring refuses the rest, counted (%u sent, %u refused)", ok,
+		refused);
+	struct wire_reserve drained[8];
+
+	rte_ring_sc_dequeue_burst_elem(r, drained, sizeof(drained[0]), 8, NULL);
+	tap_ok(bridge_submit(&p, &(struct wire_reserve){.reservation_id = 9, .user = 9}) == 0 &&
+			p.queries == 7,
+		"queries: with the query ring full a reservation is still taken");
+	rte_ring_free(r);
+	rte_ring_free(qr);
 }
 
 static const struct event_entry *
@@ -626,9 +678,8 @@ test_all(const char *peer_exe)
 	/* 9. A result query reaches the peer, which publishes the result again. */
 	long long q0 = peer_stat("queries");
 
-	int qrc = bridge_query(port[1], 1, 1);
+	int qrc = bridge_query(port[1], 1, 1, now_mono_ms());
 
-	bridge_flush(port[1]);
 	tap_ok(qrc == 0 && WAIT_FOR(peer_stat("queries") == q0 + 1, 5000),
 		"a result query reaches the control plane");
 
@@ -703,6 +754,7 @@ main(int argc, char **argv)
 	}
 	test_eal_rundir_cleanup_at_exit();
 	test_staging();
+	test_query_ring();
 	test_all(argv[1]);
 	if (br != NULL) { /* a check failed half way: this thread must not hold up the stop */
 		rte_rcu_qsbr_thread_offline(qsbr, 0);

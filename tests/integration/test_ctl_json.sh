@@ -213,6 +213,16 @@ tap.ok(rc == 0 and a.get("result") == "already_paid", "order pay again: .result 
 rc, a, raw = ctl("order", "pay", "987654321")
 tap.ok(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
     raw)
+# An order takes its item from the stock, as the order writer's do; cancelling gives it back.
+oid2 = int(psql("WITH o AS (INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
+                "VALUES (2, 43, 4243, now() + interval '15 minutes') RETURNING id), "
+                "s AS (UPDATE stock SET available = available - 1 WHERE event_id = 2) "
+                "SELECT id FROM o"))
+rc, a, raw = ctl("order", "cancel", str(oid2))
+tap.ok(rc == 0 and a.get("order_id") == oid2 and a.get("result") == "cancelled",
+    "order cancel: .order_id, .result cancelled", raw)
+rc, a, raw = ctl("order", "cancel", str(oid))
+tap.ok(rc == 0 and a.get("result") == "paid", "order cancel of a paid one: .result paid", raw)
 
 rc, a, raw = ctl("reconcile", "1")
 tap.ok(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and

@@ -233,6 +233,33 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 	return good;
 }
 
+/* RESULT PAID records pull_drain() saw, and those whose order id or deadline was 0. */
+static unsigned paid_recs, recs_without_order;
+
+/* Counts the fields of event ev's result hash whose value matches the Lua pattern pat. */
+static long long
+results_matching(uint32_t ev, const char *pat)
+{
+	static const char lua[] =
+		"local n = 0 for _, v in ipairs(redis.call('HVALS', KEYS[1])) do "
+		"if string.match(v, ARGV[1]) then n = n + 1 end end return n";
+
+	char key[32];
+	long long v = -999999;
+	redisContext *c = redisConnectUnix(rsrv.sock);
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "fg:{%u}:result", ev);
+	r = c != NULL ? redisCommand(c, "EVAL %s 1 %s %s", lua, key, pat) : NULL;
+	if (r != NULL && r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	if (r != NULL)
+		freeReplyObject(r);
+	if (c != NULL)
+		redisFree(c);
+	return v;
+}
+
 /* Drains the PULL socket; counts RESULT records by verdict and RESTOCK records. */
 static void
 pull_drain(unsigned *ordered, unsigned *expired, unsigned *restock)
@@ -250,9 +277,12 @@ pull_drain(unsigned *ordered, unsigned *expired, unsigned *restock)
 
 			if (m.type == WIRE_T_RESTOCK)
 				(*restock)++;
-			else if (m.type == WIRE_T_RESULT && wire_get_result(&m, i, &r) == 0)
+			else if (m.type == WIRE_T_RESULT && wire_get_result(&m, i, &r) == 0) {
 				*(r.verdict == WIRE_V_ORDERED ? ordered : expired) +=
 					r.verdict == WIRE_V_ORDERED || r.verdict == WIRE_V_EXPIRED;
+				paid_recs += r.verdict == WIRE_V_PAID;
+				recs_without_order += r.order_id == 0 || r.pay_deadline_ms == 0;
+			}
 		}
 	}
 }
@@ -403,6 +433,9 @@ test_stock_conflict(void)
 	tap_eq_int(redis_int("SCARD fg:{3}:released"), 12, "the refused reservations are released");
 	tap_eq_int(redis_int("GET fg:{3}:stock"), 12, "and their stock is back in Redis");
 	tap_eq_int(redis_int("XPENDING fg:{3}:outbox order-writer"), 0, "and acknowledged");
+	tap_eq_int(results_matching(3, "^S:%d+$"), 12,
+		"  their users' results say sold out (S:<rid>), not an order that expired");
+	tap_eq_int(results_matching(3, "^X:"), 0, "  no X: result for an order that never existed");
 	invariants(3, 20, false);
 }
 
@@ -459,6 +492,7 @@ test_pay_vs_expiry(void)
 	tap_eq_int(wait_for(ORDERS_SQL, 5, 1000, 20000), 1000, "1000 orders");
 	pull_drain(&ordered, &expired_recs, &restock);
 	expired_recs = restock = 0;
+	paid_recs = recs_without_order = 0;
 
 	/* Deadlines 3 ms apart from a second from now; each order is paid at its deadline plus
 	 * an offset in -4..+4 ms. */
@@ -501,6 +535,11 @@ test_pay_vs_expiry(void)
 			    "applied_at IS NULL",
 			   5, 0, 10000),
 		0, "every release applied to Redis");
+	/* The paid results go every results_interval: the last payments' within one more. */
+	tap_eq_int(wait_for("SELECT count(*) FROM result_changes r JOIN orders o ON "
+			    "o.id = r.order_id WHERE o.event_id = %u",
+			   5, 0, 10000),
+		0, "result_changes: every row handled");
 	for (unsigned i = 0; i < 5; i++) {
 		sleep_ms(20);
 		pull_drain(&ordered, &expired_recs, &restock);
@@ -542,6 +581,16 @@ test_pay_vs_expiry(void)
 		pull_drain(&ordered, &expired_recs, &restock);
 	}
 	tap_eq_int(expired_recs, expired, "one RESULT EXPIRED pushed per expired order");
+	while (paid_recs < paid && now_mono_ms() < drain_end) {
+		sleep_ms(20);
+		pull_drain(&ordered, &expired_recs, &restock);
+	}
+	tap_eq_int(paid_recs, paid, "one RESULT PAID pushed per paid order (result_changes)");
+	tap_eq_int(recs_without_order, 0, "  every PAID and EXPIRED record names its order and deadline");
+	tap_eq_int(results_matching(5, "^P:%d+:%d+:%d+$"), paid,
+		"Redis: each paid order's user has P:<rid>:<order id>:<deadline>");
+	tap_eq_int(results_matching(5, "^X:%d+:%d+:%d+$"), expired,
+		"Redis: each expired order's user has X:<rid>:<order id>:<deadline>");
 	tap_ok(restock >= 1, "RESTOCK pushed (%u)", restock);
 	invariants(5, 1000, true);
 }

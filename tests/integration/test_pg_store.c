@@ -653,17 +653,21 @@ test_limits(struct pg_store *s)
 		"the limits table holds one row");
 }
 
-/* One check: pg_order_pay(order_id) returns 0 and answers want. Its answer starts empty each time,
- * so a failed call never shows the previous call's. */
+/* One check: pg_order_call(fn, order_id) returns 0 and answers want. Its answer starts empty
+ * each time, so a failed call never shows the previous call's. */
 static void
-check_pay(struct pg_store *s, uint64_t order_id, const char *want, const char *name)
+check_order_call(struct pg_store *s, const char *fn, uint64_t order_id, const char *want,
+	const char *name)
 {
 	char result[32] = "", perr[256] = "";
-	int rc = pg_order_pay(s, order_id, result, sizeof(result), perr, sizeof(perr));
+	int rc = pg_order_call(s, fn, order_id, result, sizeof(result), perr, sizeof(perr));
 
 	tap_ok(rc == 0 && strcmp(result, want) == 0, "%s: %s (rc %d, got '%s'%s%s)", name, want, rc,
 		result, perr[0] != '\0' ? ": " : "", perr);
 }
+
+#define check_pay(s, id, want, name)    check_order_call(s, "flashgate_pay", id, want, name)
+#define check_cancel(s, id, want, name) check_order_call(s, "flashgate_cancel", id, want, name)
 
 static void
 test_orders(struct pg_store *s)
@@ -723,8 +727,10 @@ test_orders(struct pg_store *s)
 		1, "and it stays pending for the expiry sweeper");
 	check_pay(s, 14, "expired_refund_needed", "a cancelled order: refund");
 	check_pay(s, 424242, "no_such_order", "an unknown order");
-	tap_eq_int(pg_order_pay(s, 0, result, sizeof(result), err, sizeof(err)), -EINVAL,
-		"order id 0 is refused before asking PostgreSQL");
+	tap_eq_int(pg_order_call(s, "flashgate_pay", 0, result, sizeof(result), err, sizeof(err)),
+		-EINVAL, "order id 0 is refused before asking PostgreSQL");
+	tap_eq_int(pg_order_call(s, "pg_sleep", 1, result, sizeof(result), err, sizeof(err)),
+		-EINVAL, "only flashgate_pay and flashgate_cancel are called");
 
 	tap_eq_int(strlen(sql_state(s, "INSERT INTO stock_releases (event_id, order_id, "
 				       "reservation_id, user_id) VALUES (7, 12, 1003, 2)")),
@@ -745,6 +751,27 @@ test_orders(struct pg_store *s)
 		"event counts of another event count only its orders");
 	rc = pg_event_counts(s, 12345, &c, err, sizeof(err));
 	tap_eq_int(rc, -ENOENT, "counts of an unknown event: -ENOENT");
+
+	/* flashgate_cancel: order 13 (pending), 1 (paid), 12 (expired), 14 (cancelled). */
+	long long avail = sql_num(s, "SELECT available FROM stock WHERE event_id = 7");
+
+	check_cancel(s, 13, "cancelled", "a pending order is cancelled");
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM orders WHERE id = 13 AND status = "
+			      "'cancelled'"),
+		1, "  it is 'cancelled'");
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM stock_releases WHERE order_id = 13 AND "
+			      "applied_at IS NULL AND reservation_id = 1004 AND user_id = 3"),
+		1, "  with a stock release for Redis");
+	tap_eq_int(sql_num(s, "SELECT available FROM stock WHERE event_id = 7"), avail + 1,
+		"  and its item back in PostgreSQL's stock");
+	check_cancel(s, 13, "already_cancelled", "cancelling it again");
+	check_cancel(s, 1, "paid", "a paid order is not cancelled");
+	check_cancel(s, 12, "expired", "an expired order is not cancelled");
+	check_cancel(s, 424242, "no_such_order", "an unknown order");
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM stock_releases WHERE order_id IN (1, 12)"), 1,
+		"  none of them wrote a release (order 12's is the one above)");
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM result_changes WHERE order_id = 1"), 1,
+		"paying wrote the order's result change (for the order writer) once");
 }
 
 static void

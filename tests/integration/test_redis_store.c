@@ -705,14 +705,21 @@ test_release_and_results(void)
 	tap_eq_int(
 		raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 0, "  and the stock is unchanged");
 
-	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1), 1, "release: applied");
+	struct rs_release_as exp = {.verdict = WIRE_V_EXPIRED, .order_id = 5001,
+		.pay_deadline_ms = UINT64_C(1767225999000)};
+
+	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 1, "release: applied");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  one item back");
-	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1), 0, "release again: 0");
+	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 0, "release again: 0");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock returned only once");
-	tap_eq_int(rs_release(rs, ev, 999999, 13, 1), -ENOENT,
+	tap_eq_int(rs_release(rs, ev, 999999, 13, 1, NULL), -ENOENT,
 		"release for a user who is not a buyer: -ENOENT");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock unchanged");
-	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0), -EINVAL, "release of 0 items");
+	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0, NULL), -EINVAL,
+		"release of 0 items");
+	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 1,
+			   &(struct rs_release_as){.verdict = WIRE_V_PAID}),
+		-EINVAL, "release as paid: -EINVAL");
 	decide(ev, users, 1, 1, v, NULL);
 	tap_eq_int(v[0], WIRE_V_DUPLICATE, "a user whose reservation expired stays a buyer");
 	{
@@ -749,30 +756,38 @@ test_release_and_results(void)
 
 	freeReplyObject(raw_cmd(raw,
 		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
-		"17 garbage 18 O:80:1 19 H",
+		"17 garbage 18 O:80:1 19 H 20 C:81:9003:1767225901000 21 P:82:9004:1767225902000 "
+		"22 S:83 23 X:84 24 S:85:1 25 X:86:9005",
 		key(ev, RS_KEY_RESULT)));
 	const struct {
 		uint64_t user;
 		uint8_t verdict;
 		uint64_t rid, order, deadline;
 	} want[] = {
-		{11, WIRE_V_EXPIRED, res[0].reservation_id, 0, 0},
+		{11, WIRE_V_EXPIRED, res[0].reservation_id, 5001, UINT64_C(1767225999000)},
 		{12, WIRE_V_RESERVED, res[1].reservation_id, 0, 0}, {13, 0, 0, 0, 0},
 		{14, WIRE_V_ORDERED, 77, 9001, UINT64_C(1767225900000)},
 		{15, WIRE_V_PAID, 78, 9002, 0}, {16, WIRE_V_CANCELLED, 79, 0, 0},
 		{17, 0, 0, 0, 0}, /* not understood: reported as no entry */
 		{18, 0, 0, 0, 0},
 		{19, 0, 0, 0, 0}, /* restored by reconciliation: the order is in PostgreSQL */
+		{20, WIRE_V_CANCELLED, 81, 9003, UINT64_C(1767225901000)},
+		{21, WIRE_V_PAID, 82, 9004, UINT64_C(1767225902000)},
+		{22, WIRE_V_SOLD_OUT, 83, 0, 0}, /* released before it became an order */
+		{23, WIRE_V_EXPIRED, 84, 0, 0},	 /* an older build's form */
+		{24, 0, 0, 0, 0},		 /* S: takes no order id */
+		{25, 0, 0, 0, 0},		 /* X: takes one number or three */
 	};
-	struct wire_result_query q[9];
+	enum { N_WANT = sizeof(want) / sizeof(want[0]) };
+	struct wire_result_query q[N_WANT];
 
-	for (unsigned i = 0; i < 9; i++)
+	for (unsigned i = 0; i < N_WANT; i++)
 		q[i] = (struct wire_result_query){.user = want[i].user, .event = ev};
-	struct rs_result got[9];
-	int rc = rs_results(rs, q, 9, got);
+	struct rs_result got[N_WANT];
+	int rc = rs_results(rs, q, N_WANT, got);
 
-	tap_eq_int(rc, 0, "rs_results for 9 users");
-	for (unsigned i = 0; i < 9; i++)
+	tap_eq_int(rc, 0, "rs_results for 15 users");
+	for (unsigned i = 0; i < N_WANT; i++)
 		tap_ok(got[i].verdict == want[i].verdict && got[i].reservation_id == want[i].rid &&
 				got[i].order_id == want[i].order &&
 				got[i].pay_deadline_ms == want[i].deadline,
@@ -781,7 +796,30 @@ test_release_and_results(void)
 			got[i].reservation_id, got[i].order_id);
 	(void)out;
 
-	freeReplyObject(raw_cmd(raw, "HDEL %s 14 15 16 17 18 19", key(ev, RS_KEY_RESULT)));
+	/* Paid: over ordered (and H), never over another final result nor for a non-buyer. */
+	struct rs_paid paid[4] = {
+		{.user = 14, .reservation_id = 77, .order_id = 9001, .pay_deadline_ms = 1767225900000},
+		{.user = 19, .reservation_id = 87, .order_id = 9006, .pay_deadline_ms = 1767225903000},
+		{.user = 20, .reservation_id = 81, .order_id = 9003, .pay_deadline_ms = 1767225901000},
+		{.user = 13, .reservation_id = 88, .order_id = 9007, .pay_deadline_ms = 1767225904000},
+	};
+	unsigned stored = 99;
+
+	tap_ok(rs_results_paid(rs, ev, paid, 4, &stored) == 0 && stored == 2,
+		"rs_results_paid: 2 of 4 stored (%u)", stored);
+	q[0] = (struct wire_result_query){.user = 14, .event = ev};
+	q[1] = (struct wire_result_query){.user = 19, .event = ev};
+	q[2] = (struct wire_result_query){.user = 20, .event = ev};
+	q[3] = (struct wire_result_query){.user = 13, .event = ev};
+	tap_ok(rs_results(rs, q, 4, got) == 0 && got[0].verdict == WIRE_V_PAID &&
+			got[0].order_id == 9001 && got[0].pay_deadline_ms == 1767225900000 &&
+			got[1].verdict == WIRE_V_PAID && got[1].reservation_id == 87 &&
+			got[2].verdict == WIRE_V_CANCELLED && got[3].verdict == 0,
+		"  ordered and H became paid with the order's fields; cancelled stays; no buyer, "
+		"no result");
+
+	freeReplyObject(raw_cmd(raw, "HDEL %s 14 15 16 17 18 19 20 21 22 23 24 25",
+		key(ev, RS_KEY_RESULT)));
 
 	/* The order writer publishes "ordered": not over a result that became final meanwhile
 	 * (user 11 was released above: X:). */

@@ -111,14 +111,23 @@ dph_admission_init(struct dp_harness *h, unsigned ring_size)
 	shared_init(&h->shared, NULL);
 	h->port.ring = rte_ring_create_elem("dph_ring", sizeof(struct wire_reserve), ring_size,
 		SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	h->port.qring = rte_ring_create_elem("dph_qring", sizeof(struct wire_result_query),
+		ring_size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	h->port.cool = rte_zmalloc("dph_cool", sizeof(struct bridge_cool) * BRIDGE_COOL_ENTRIES,
+		RTE_CACHE_LINE_SIZE);
+	h->port.cooldown_ms = 1000;
 	h->results = result_table_create("dph_results", 4096, SOCKET_ID_ANY, NULL);
 	h->port.results = h->results;
 	h->port.shared = &h->shared;
 	w->rl_ip = rl_table_create(12, SOCKET_ID_ANY);
 	w->rl_user = rl_table_create(12, SOCKET_ID_ANY);
 	w->rl_device = rl_table_create(12, SOCKET_ID_ANY);
-	if (h->port.ring == NULL || h->results == NULL || w->rl_ip == NULL ||
-		w->rl_user == NULL || w->rl_device == NULL) {
+	/* The data plane's default poll limit: 2 a second, 10 at once. */
+	w->rl_poll = rl_table_create(12, SOCKET_ID_ANY);
+	w->poll_limit = (struct rl_params){2, 10};
+	if (h->port.ring == NULL || h->port.qring == NULL || h->port.cool == NULL ||
+		h->results == NULL || w->rl_ip == NULL || w->rl_user == NULL ||
+		w->rl_device == NULL || w->rl_poll == NULL) {
 		fprintf(stderr, "admission set-up failed\n");
 		exit(2);
 	}

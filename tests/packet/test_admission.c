@@ -169,12 +169,28 @@ ring_pop(struct wire_reserve *r)
 	return rte_ring_sc_dequeue_elem(H.port.ring, r, sizeof(*r)) == 0;
 }
 
+/* The result queries the worker sent, in their own ring. */
+static unsigned
+qring_count(void)
+{
+	return rte_ring_count(H.port.qring);
+}
+
+static bool
+qring_pop(struct wire_result_query *q)
+{
+	return rte_ring_sc_dequeue_elem(H.port.qring, q, sizeof(*q)) == 0;
+}
+
 static void
 ring_drain(void)
 {
 	struct wire_reserve r;
+	struct wire_result_query q;
 
 	while (ring_pop(&r))
+		;
+	while (qring_pop(&q))
 		;
 }
 
@@ -567,7 +583,6 @@ test_result_route(void)
 	struct answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], receipt[TOK_BUF_SIZE];
 	char r91[TOK_BUF_SIZE];
-	struct wire_reserve rec;
 
 	session(90, 3600, s);
 	get_token(EV_OPEN, s, &a, tok, path);
@@ -581,13 +596,15 @@ test_result_route(void)
 	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""),
 		"a young receipt without a result: queued");
 	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_QUEUED] - queued, 1, "  counted as result_queued");
-	tap_eq_int(ring_count(), 0, "  without asking the control plane");
+	tap_eq_int(ring_count() + qring_count(), 0, "  without asking the control plane");
 
 	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 20000, r91, sizeof(r91));
 	poll_result(EV_OPEN, r91, &a);
 	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\""), "an old receipt: queued");
-	tap_ok(ring_pop(&rec) && rec.reservation_id == 0 && rec.user == 90 && rec.event == EV_OPEN,
-		"  and a result query for (event, user) goes to the control plane");
+	struct wire_result_query qrec;
+
+	tap_ok(qring_pop(&qrec) && qrec.user == 90 && qrec.event == EV_OPEN && ring_count() == 0,
+		"  and a result query for (event, user) goes to the control plane, in its own ring");
 
 	tok_receipt_mint(sale_ring(), EV_OPEN, 90, H.w->now_ms - 31000, r91, sizeof(r91));
 	uint64_t lost = H.w->ctr.admit[DP_ADM_RESULT_LOST];
@@ -655,6 +672,122 @@ test_result_route(void)
 	EXPECT_REJECT(a, 403, DP_REJ_TOKEN_EXPIRED, "an expired purchase token: 403",
 		poll_result(EV_OPEN, bad, &a));
 	tap_ok(has(&a, "poll with the receipt"), "  telling the client to poll with the receipt");
+	ring_drain();
+}
+
+/*
+ * A storm of polls of users without a result while reservations flow (issue 15 item 3): the
+ * queries fill their own ring, never the reservations'; every poll is answered (200, or 429
+ * over the user's poll limit), what is shed is counted, and a reservation still goes through.
+ */
+static void
+test_poll_storm(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+	unsigned answered = 0, limited = 0, other = 0;
+	uint64_t refused0 = H.port.queries_refused, queried0 = H.w->ctr.admit[DP_ADM_RESULT_QUERY];
+	uint64_t cooled0 = H.w->ctr.admit[DP_ADM_RESULT_COOLED];
+	uint64_t lim0 = rej(DP_REJ_LIMIT_POLL);
+
+	ring_drain();
+	/* 60 users poll with their purchase tokens, 12 times each: 720 polls, no result for any. */
+	for (uint64_t u = 2000; u < 2060; u++) {
+		tok_purchase_mint(sale_ring(), EV_OPEN, u, H.w->now_ms / 1000 + 300, tok,
+			sizeof(tok));
+		for (int i = 0; i < 12; i++) {
+			poll_result(EV_OPEN, tok, &a);
+			if (a.status == 200 && has(&a, "\"status\":\"queued\""))
+				answered++;
+			else if (a.status == 429 && has(&a, "too many polls for this user"))
+				limited++;
+			else
+				other++;
+		}
+	}
+	tap_ok(other == 0 && answered + limited == 720,
+		"poll storm: all 720 polls answered, 200 queued or 429 (%u, %u, %u other)", answered,
+		limited, other);
+	tap_eq_int(limited, 60 * 2, "  each user's polls past the burst of 10: 429");
+	tap_eq_int(rej(DP_REJ_LIMIT_POLL) - lim0, 120, "  counted as limit_poll");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_QUERY] - queried0, 15,
+		"  a query per user while the query ring had room (15 slots)");
+	tap_eq_int(H.port.queries_refused - refused0, 45,
+		"  the other 45 users' queries refused, counted");
+	tap_eq_int(H.w->ctr.admit[DP_ADM_RESULT_COOLED] - cooled0, 60 * 9,
+		"  every user's later polls within the cooldown ask nothing, counted");
+	tap_eq_int(ring_count(), 0, "  not one query in the reservations' ring");
+
+	session(2100, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	tap_eq_int(a.status, 202, "a reservation during the storm: 202 (its ring is free)");
+	tap_eq_int(ring_count(), 1, "  handed to the bridge");
+	ring_drain();
+}
+
+/*
+ * A reserve from a user whose result is here (reserved, ordered, paid, ...) is answered from the
+ * result table: 200 with that result, nothing to the control plane, no forward budget taken.
+ */
+static void
+test_known_buyer(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+	static const struct {
+		uint8_t verdict;
+		const char *status;
+	} known[] = {
+		{WIRE_V_RESERVED, "reserved"}, {WIRE_V_ORDERED, "ordered"},
+		{WIRE_V_DUPLICATE, "duplicate"}, {WIRE_V_PAID, "paid"},
+		{WIRE_V_EXPIRED, "expired"}, {WIRE_V_CANCELLED, "cancelled"},
+	};
+
+	ring_drain();
+	/* The forward budget: one reservation for the event, then 429; its bucket starts full. */
+	limits.event_forward = (struct rl_params){1, 1};
+	publish();
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
+		H.w->budget[i].event = 0;
+	for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		uint64_t u = 2200 + i, k0 = H.w->ctr.admit[DP_ADM_RESERVE_KNOWN];
+		struct rt_result r = {.reservation_id = 900 + i, .verdict = known[i].verdict};
+
+		if (known[i].verdict >= WIRE_V_ORDERED) {
+			r.order_id = 5000 + i;
+			r.pay_deadline_ms = 1700000000000 + i;
+		}
+		result_table_put(H.results, EV_OPEN, u, &r);
+		session(u, 3600, s);
+		get_token(EV_OPEN, s, &a, tok, path);
+		reserve(path, tok, NULL, &a);
+		char want[64];
+
+		snprintf(want, sizeof(want), "\"status\":\"%s\"", known[i].status);
+		tap_ok(a.status == 200 && has(&a, want) &&
+				(r.order_id == 0 || has(&a, "\"order_id\":")) && ring_count() == 0 &&
+				H.w->ctr.admit[DP_ADM_RESERVE_KNOWN] - k0 == 1,
+			"a %s user reserving again: 200 with the result, nothing forwarded",
+			known[i].status);
+	}
+	/* The budget of 1 is still whole: a new buyer takes it, the next is over it. */
+	session(2300, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 202 && ring_count() == 1,
+		"  the known buyers took nothing of the forward budget: a new buyer goes through "
+		"(%d %s)", a.status, a.body);
+	struct rt_result so = {.reservation_id = 999, .verdict = WIRE_V_SOLD_OUT};
+
+	result_table_put(H.results, EV_OPEN, 2301, &so);
+	session(2301, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 429 && has(&a, "too many buyers at once"),
+		"  a user told sold out before is no known buyer: the budget decides (429)");
+	limits.event_forward = (struct rl_params){0, 0};
+	publish();
 	ring_drain();
 }
 
@@ -1123,6 +1256,8 @@ main(int argc, char **argv)
 	test_rules();
 	test_sold_out();
 	test_result_route();
+	test_poll_storm();
+	test_known_buyer();
 	test_cors();
 	test_segments();
 	test_preflight_longest_origin();

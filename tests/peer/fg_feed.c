@@ -8,7 +8,7 @@
  *   fg_feed --push EP --sub EP --event ID --users FIRST-LAST [--dp N] [--batch K]
  *           [--timeout-ms T] [--secret-key FILE --server-key FILE] [--snapshot]
  *           [--send reserve|result] [--oversize] [--pace-us U] [--epoch E] [--hello]
- *           [--hold-ms H]
+ *           [--hold-ms H] [--others] [--query FIRST-LAST --storm N]
  *
  * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h);
  * --snapshot sends a SNAPSHOT_REQUEST first; --send result pushes, instead of
@@ -26,12 +26,19 @@
  * never took, msgs every message received, keys the KEYS messages among them,
  * reserved_after_closed the RESERVED results that came after a CLOSED one, and refused
  * whether a DP_REFUSED for this feed (its dp id and epoch) arrived. Exit 0 when every user
- * got a result, 1 otherwise, 2 on usage errors.
+ * got a result, 1 otherwise, 2 on usage errors. After them: "others=O queried=Q max_ms=X":
+ * others counts users of the range that were also sent another data plane's result (a
+ * stored result republished, e.g. for a duplicate); with --others the feed waits for all of
+ * them. --storm N sends, before each batch, a RESULT_QUERY message of N records: users
+ * nobody reserved, then the --query users last; queried counts --query users whose stored
+ * result arrived (the feed waits for all). max_ms is the longest time from a batch's send
+ * to the last of its results; the exit status then also needs every awaited one.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +71,7 @@ main(int argc, char **argv)
 {
 	const char *push_ep = NULL, *sub_ep = NULL;
 	uint32_t event = 0, dp = 900;
-	uint64_t first = 0, last = 0;
+	uint64_t first = 0, last = 0, qfirst = 0, qlast = 0;
 	unsigned batch = 100, timeout_ms = 10000, unsent = 0, msgs = 0, keys_msgs = 0;
 	struct zlink_settings zs = {0};
 	bool snapshot = false, send_results = false, oversize = false;
@@ -72,6 +79,8 @@ main(int argc, char **argv)
 	uint32_t epoch = (uint32_t)time(NULL);
 	bool hello = false, refused = false, closed_seen = false;
 	unsigned after_closed = 0;
+	unsigned storm = 0;
+	bool want_others = false;
 	int c;
 
 	static const struct option opts[] = {
@@ -91,6 +100,9 @@ main(int argc, char **argv)
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "hello", no_argument, NULL, 'H' },
 		{ "hold-ms", required_argument, NULL, 'O' },
+		{ "others", no_argument, NULL, 'x' },
+		{ "query", required_argument, NULL, 'q' },
+		{ "storm", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -147,17 +159,29 @@ main(int argc, char **argv)
 		case 'O':
 			hold_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'x':
+			want_others = true;
+			break;
+		case 'q':
+			if (sscanf(optarg, "%" SCNu64 "-%" SCNu64, &qfirst, &qlast) != 2)
+				qfirst = qlast = 0;
+			break;
+		case 'T':
+			storm = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
-		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX) {
+		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX ||
+		qlast < qfirst || storm > 65535 || (storm > 0 && (qfirst == 0 || storm < qlast - qfirst + 1))) {
 		fprintf(stderr, "usage: fg_feed --push EP --sub EP --event ID --users FIRST-LAST "
 				"[--dp N] [--batch K] [--timeout-ms T] [--secret-key FILE "
 				"--server-key FILE] [--snapshot] [--send reserve|result] "
 				"[--oversize] [--pace-us U] [--epoch E] [--hello] "
-				"[--hold-ms H]\n");
+				"[--hold-ms H] [--others] "
+				"[--query FIRST-LAST --storm N (N >= the query users)]\n");
 		return 2;
 	}
 	struct zlink_keys keys;
@@ -169,7 +193,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	unsigned n = (unsigned)(last - first + 1);
-	uint8_t *got = calloc(n, 1);
+	unsigned qn = storm > 0 ? (unsigned)(qlast - qfirst + 1) : 0;
+	uint8_t *got = calloc(n, 1), *other = calloc(n, 1), *qgot = calloc(qn + 1, 1);
+	uint64_t *sent_ms = calloc(n, sizeof(*sent_ms)), max_ms = 0;
+	struct wire_result_query *qrecs = calloc(storm + 1, sizeof(*qrecs));
+	unsigned n_other = 0, n_qgot = 0;
 	struct wire_reserve *recs = calloc(batch, sizeof(*recs));
 	size_t cap = WIRE_HDR_SIZE + (size_t)65535 * 48;
 	uint8_t *buf = malloc(cap);
@@ -236,12 +264,26 @@ main(int argc, char **argv)
 
 	/* After an oversized message nothing else: the feed keeps its connection until the
 	 * timeout, so that only the control plane can have ended it. */
-	for (uint64_t u = oversize ? last + 1 : first; u <= last;) {
+	for (uint64_t u = oversize ? last + 1 : first, nobody = 900000000; u <= last;) {
 		unsigned k = 0;
 
 		SAY_HELLO();
 		if (pace_us)
 			usleep(pace_us);
+		if (storm > 0) {
+			/* Users nobody reserved first, then the ones whose results are stored. */
+			for (unsigned i = 0; i < storm - qn; i++)
+				qrecs[i] = (struct wire_result_query){.user = nobody++, .event = event};
+			for (unsigned i = 0; i < qn; i++)
+				qrecs[storm - qn + i] =
+					(struct wire_result_query){.user = qfirst + i, .event = event};
+			int qlen = wire_encode(&tx, WIRE_T_RESULT_QUERY, qrecs, storm, buf, cap);
+
+			if (qlen < 0 || zmq_send(push, buf, (size_t)qlen, 0) != qlen) {
+				fprintf(stderr, "fg_feed: send failed\n");
+				return 2;
+			}
+		}
 		for (; k < batch && u <= last; k++, u++)
 			recs[k] = (struct wire_reserve){
 				.reservation_id = wire_reservation_id(dp, 0, seq++),
@@ -262,6 +304,8 @@ main(int argc, char **argv)
 		int len = send_results ? wire_encode_results(&tx, res, k, buf, cap)
 				       : wire_encode_reservations(&tx, recs, k, buf, cap);
 
+		for (unsigned i = 0; i < k; i++)
+			sent_ms[recs[i].user - first] = now_mono_ms();
 		if (len < 0) {
 			fprintf(stderr, "fg_feed: cannot encode\n");
 			return 2;
@@ -271,7 +315,9 @@ main(int argc, char **argv)
 	}
 	unsigned answered = 0;
 
-	while ((answered < n || now_mono_ms() < started_ms + hold_ms) && now_mono_ms() < deadline) {
+	while ((answered < n || n_qgot < qn || (want_others && n_other < n) ||
+		       now_mono_ms() < started_ms + hold_ms) &&
+		now_mono_ms() < deadline) {
 		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
 
 		SAY_HELLO();
@@ -301,11 +347,26 @@ main(int argc, char **argv)
 		for (unsigned i = 0; i < m.count; i++) {
 			struct wire_result r;
 
-			if (wire_get_result(&m, i, &r) != 0 || r.event != event || r.user < first ||
-				r.user > last || (r.reservation_id >> (WIRE_RID_WORKER_BITS +
-								      WIRE_RID_SEQ_BITS)) != dp)
-				continue; /* another feed's, or a republished stored result */
+			if (wire_get_result(&m, i, &r) != 0 || r.event != event)
+				continue;
+			if (qn > 0 && r.user >= qfirst && r.user <= qlast && !qgot[r.user - qfirst]) {
+				qgot[r.user - qfirst] = 1;
+				n_qgot++;
+			}
+			if (r.user < first || r.user > last)
+				continue;
+			if ((r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS)) != dp) {
+				/* another feed's, or a republished stored result */
+				if (!other[r.user - first]) {
+					other[r.user - first] = 1;
+					n_other++;
+				}
+				continue;
+			}
 			if (!got[r.user - first]) {
+				uint64_t took = now_mono_ms() - sent_ms[r.user - first];
+
+				max_ms = took > max_ms ? took : max_ms;
 				got[r.user - first] = 1;
 				answered++;
 				if (r.verdict < WIRE_V_MAX)
@@ -316,17 +377,25 @@ main(int argc, char **argv)
 		}
 	}
 	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
-	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d\n",
+	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d "
+	       "others=%u queried=%u max_ms=%" PRIu64 "\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
 		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
-		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused);
+		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused,
+		n_other, n_qgot, max_ms);
 	zlink_keys_wipe(&keys);
 	zmq_close(push);
 	zmq_close(sub);
 	zmq_ctx_term(ctx);
+	bool all = answered == n && n_qgot == qn && (!want_others || n_other == n);
+
 	free(got);
+	free(other);
+	free(qgot);
+	free(sent_ms);
+	free(qrecs);
 	free(recs);
 	free(res);
 	free(buf);
-	return answered == n ? 0 : 1;
+	return all ? 0 : 1;
 }

@@ -140,6 +140,9 @@ test_good(void)
 	tap_ok(parse("order pay 9223372036854775807", &r) == 0 && r.cmd == ADMIN_ORDER_PAY &&
 			r.order_id == 9223372036854775807ull,
 		"order pay: %s", err);
+	tap_ok(parse("order cancel 17", &r) == 0 && r.cmd == ADMIN_ORDER_CANCEL &&
+			r.order_id == 17,
+		"order cancel: %s", err);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -442,14 +445,15 @@ test_bad(void)
 		{"session-token with an extra word", "session-token 5 6",
 			"session-token: unexpected argument '6'"},
 		/* order, reconcile */
-		{"order without a subcommand", "order", "order: expected a subcommand: pay"},
+		{"order without a subcommand", "order", "order: expected a subcommand: pay, cancel"},
 		{"an unknown order subcommand", "order refund 5",
-			"order: unknown subcommand 'refund' (expected pay)"},
+			"order: unknown subcommand 'refund' (expected pay or cancel)"},
 		{"order pay without an id", "order pay", "order pay: missing order id"},
 		{"order pay 0", "order pay 0",
 			"order pay: order id must be 1..9223372036854775807, got 0"},
 		{"order pay with an extra word", "order pay 5 now",
 			"order pay: unexpected argument 'now'"},
+		{"order cancel without an id", "order cancel", "order cancel: missing order id"},
 		{"reconcile without an event", "reconcile",
 			"reconcile: missing event id (a number 1..4294967295)"},
 		{"an unknown reconcile option", "reconcile 7 --fix",

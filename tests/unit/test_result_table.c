@@ -104,6 +104,10 @@ test_precedence(void)
 			"sold out -> retry (both attempts' verdicts)"},
 		{WIRE_V_EXPIRED, 1, WIRE_V_RESERVED, 2, RT_PUT_REPLACED, WIRE_V_RESERVED,
 			"expired -> a new reservation after restock"},
+		{WIRE_V_RESERVED, 3, WIRE_V_SOLD_OUT, 3, RT_PUT_REPLACED, WIRE_V_SOLD_OUT,
+			"reserved -> sold out: the same reservation released before its order"},
+		{WIRE_V_ORDERED, 3, WIRE_V_SOLD_OUT, 3, RT_PUT_KEPT, WIRE_V_ORDERED,
+			"an order is never shown sold out"},
 	};
 	struct result_table *t = result_table_create("rt_prec", 64, SOCKET_ID_ANY, NULL);
 
@@ -120,7 +124,7 @@ test_precedence(void)
 			"%s (put %d, verdict %s)", cases[i].name, p2,
 			wire_verdict_name(out.verdict));
 	}
-	tap_ok(t->ctr.kept == 4 && t->ctr.replaced == 6, "counters: 4 kept, 6 replaced");
+	tap_ok(t->ctr.kept == 5 && t->ctr.replaced == 7, "counters: 5 kept, 7 replaced");
 	result_table_free(t);
 }
 

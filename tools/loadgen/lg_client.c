@@ -441,6 +441,20 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		c->t_next = now;
 		return NEXT_STEP;
 	case LG_STEP_RESERVE:
+		if (s == 200 && c->clicks > 0) {
+			/* The second click of a user whose result the data plane holds already:
+			 * answered with that result (docs/api.md, a known buyer). */
+			const char *v;
+			size_t n;
+
+			if (lg_json_string(r->body, r->body_len, "status", &v, &n) != 0) {
+				cl->st.malformed_http++;
+				*out = LG_OUT_CONN_FAILED;
+				return NEXT_DONE;
+			}
+			*out = result_outcome(v, n);
+			return NEXT_DONE;
+		}
 		if (s != 202)
 			break;
 		/* --double-click: a chosen share of users reserve again with the same token, as
@@ -484,6 +498,8 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 				*out = LG_OUT_STILL_QUEUED;
 				return NEXT_DONE;
 			}
+			/* Answered: a 429 of the poll limit before it is no longer "in a row". */
+			c->attempts = 0;
 			c->t_next = now + cl->poll;
 			return NEXT_STEP;
 		}
