@@ -737,10 +737,10 @@ test_release_and_results(void)
 		tap_ok(rs_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
 				tv[1] == WIRE_V_RESERVED,
 			"two buyers with one reservation id: both reserved");
-		tap_ok(rs_release(rs, ev_s, 4242, 31, 1) == 1 &&
-				rs_release(rs, ev_s, 4242, 32, 1) == 1,
+		tap_ok(rs_release(rs, ev_s, 4242, 31, 1, NULL) == 1 &&
+				rs_release(rs, ev_s, 4242, 32, 1, NULL) == 1,
 			"  each one's release applies (not taken for the other's)");
-		tap_ok(rs_release(rs, ev_s, 4242, 32, 1) == 0 &&
+		tap_ok(rs_release(rs, ev_s, 4242, 32, 1, NULL) == 0 &&
 				raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
 				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
 			"  a second release of one is 0; stock back to 5, 2 released");
