@@ -348,7 +348,9 @@
 				rec.receipt = b.receipt;
 				rec.result_path = b.result_path;
 				rec.status = "queued";
+				rec.position = rec.wait_ms = null;
 				save();
+				showQueued();
 				return "queued";
 			}
 			if (r.status === 410) {
