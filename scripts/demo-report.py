@@ -18,6 +18,7 @@ import argparse
 import html
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -184,7 +185,8 @@ def main():
         verdict = w.split(None, 1)[0] if w else ""
         if verdict in ("PASS", "FAIL"):
             rest = w[len(verdict):].strip()
-            name, _, val = rest.partition("  ")
+            m = re.match(r"(.*?)\s{2,}(\S.*)$", rest) or re.match(r"(.*)\s(\S+)$", rest)
+            name, val = (m.group(1), m.group(2)) if m else (rest, "")
             out.append("<tr><td class='%s'>%s</td><td>%s</td><td>%s</td></tr>"
                        % (verdict, verdict, e(name.strip()), e(val.strip())))
         else:

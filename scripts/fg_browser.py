@@ -16,7 +16,7 @@ import os
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import ElementNotInteractableException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -83,8 +83,14 @@ class Browser:
         return self.driver.find_element(By.ID, "buy").is_enabled()
 
     def click_buy(self):
-        """A person's click (Selenium's): on a disabled button it does nothing, as for them."""
-        self.driver.find_element(By.ID, "buy").click()
+        """A person's click (Selenium's): on a disabled button it does nothing, as for them.
+        Returns False when there was nothing to click (the button is hidden once the buyer has
+        a result)."""
+        try:
+            self.driver.find_element(By.ID, "buy").click()
+            return True
+        except ElementNotInteractableException:
+            return False
 
     def record(self):
         """What the page stored for this buyer (purchase token, receipt, last result)."""

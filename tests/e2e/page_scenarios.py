@@ -124,13 +124,13 @@ def sale_a_start(b1, b2):
     check(seen >= STARTS_A - 1000, "... not before it (seen %d ms after the start)"
           % (seen - STARTS_A))
     b1.shot("open")
-    b1.click_buy()
-    b1.click_buy()  # the second click does nothing
-    b1.js("document.getElementById('buy').click();")
+    check(b1.click_buy(), "buyer 201 clicks the enabled button")
+    cls = b1.js("return document.getElementById('buy').className;")
     clicked = b1.shot("clicked")
     check(not b1.button_enabled(), "after one click the button is disabled (greyed)")
-    cls = b1.js("return document.getElementById('buy').className;")
     check("clicked" in cls, "... and marked clicked (%s)" % clicked)
+    b1.click_buy()  # the second click does nothing (the button is disabled, or hidden by now)
+    b1.js("document.getElementById('buy').click();")
     st = b1.wait_state({"ordered", "paid", "expired"}, 30)
     check(st == "ordered", "buyer 201 is shown ordered",
           "state %s, status %r" % (st, b1.status()))
