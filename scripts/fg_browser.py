@@ -18,7 +18,9 @@ import time
 from selenium import webdriver
 from selenium.common.exceptions import ElementNotInteractableException, WebDriverException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -91,6 +93,18 @@ class Browser:
             return True
         except ElementNotInteractableException:
             return False
+
+    def press_buy(self):
+        """The keyboard's way: Tab until the button has the focus, then Enter. Returns whether
+        the focus reached it."""
+        body = self.driver.find_element(By.TAG_NAME, "body")
+        body.click()
+        for _ in range(10):
+            ActionChains(self.driver).send_keys(Keys.TAB).perform()
+            if self.js("return document.activeElement && document.activeElement.id;") == "buy":
+                ActionChains(self.driver).send_keys(Keys.ENTER).perform()
+                return True
+        return False
 
     def record(self):
         """What the page stored for this buyer (purchase token, receipt, last result)."""

@@ -233,8 +233,10 @@
 			const r = await call("GET", "/api/v1/events/" + encodeURIComponent(eventId));
 			if (r.status === 200 && r.body.starts_at) {
 				const b = r.body;
-				// The server says "upcoming" until starts_at; the page's tick opens it on time.
+				// The server says "upcoming" until starts_at; the page's tick opens it on time (and
+				// an answer stamped just before the start does not close it again).
 				ev = { name: b.name, state: b.state, starts_at: b.starts_at, ends_at: b.ends_at, stock: b.stock };
+				if (ev.state === "upcoming" && serverNow() >= ev.starts_at) ev.state = "open";
 				if (b.name) {
 					ui.name.textContent = b.name;
 					document.title = b.name;

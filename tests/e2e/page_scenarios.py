@@ -198,7 +198,7 @@ def sale_b_reload_queued():
             return
         os.kill(CP_PID, signal.SIGSTOP)  # no verdicts for a while: the buyer waits in line
         try:
-            b.click_buy()
+            check(b.press_buy(), "the keyboard reaches the button (Tab) and buys (Enter)")
             st = b.wait_state({"queued"}, 15)
             check(st == "queued", "with the control plane stopped, the buyer is shown queued",
                   "state %s, status %r" % (st, b.status()))
