@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""scripts/demo-report.py: scripts/demo's sale report, an HTML page with PNG plots
+(python3-matplotlib) that a person can look at.
+
+usage: demo-report.py --out DIR --samples FILE --loadgen FILE --commits FILE --cap N
+                      --invariants FILE --start T [--browser FILE] [--title TEXT]
+
+--samples: scripts/demo-sampler.py's JSON lines (answers by HTTP status, items left);
+--loadgen: flashgate-loadgen's --report-json; --commits: "UNIX_SECOND COUNT" lines of orders
+committed; --cap: the order writer's cap a second; --invariants: the demo's PASS/FAIL lines;
+--start: the sale's start (Unix seconds); --browser: scripts/demo-browser.py's JSON (its
+screenshots are shown). Writes DIR/index.html, DIR/requests.png, DIR/stock.png,
+DIR/commits.png and DIR/latency.png, and prints the page's path.
+"""
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import pyplot as plt  # noqa: E402
+
+COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
+          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9"}
+
+
+def finish(fig, ax, path, heading, ylabel, grid_axis="both", **legend):
+    """The parts every plot shares: labels, legend, grid, and the PNG written."""
+    ax.set_title(heading)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, **legend)
+    ax.grid(alpha=0.3, axis=grid_axis)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def read_samples(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+
+
+def plot_requests(rows, t0, path):
+    """Answers a second by status: differences of the cumulative counters between samples."""
+    rows = [r for r in rows if "http" in r]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    statuses = sorted({k for r in rows for k, v in r["http"].items() if v})
+    for s in statuses:
+        xs, ys = [], []
+        for a, b in zip(rows, rows[1:]):
+            dt = b["t"] - a["t"]
+            if dt > 0:
+                xs.append(b["t"] - t0)
+                ys.append(max(0, b["http"].get(s, 0) - a["http"].get(s, 0)) / dt)
+        if any(ys):
+            ax.plot(xs, ys, label=s, color=COLORS.get(s), linewidth=1.6)
+    ax.axvline(0, color="#000", linestyle=":", linewidth=1)
+    # Refusals outnumber admissions a hundredfold: a log scale keeps both readable.
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("seconds since the sale's start")
+    finish(fig, ax, path, "Requests a second by answer (the data plane's counters)",
+           "answers a second (log)", title="HTTP status", ncol=4)
+
+
+def plot_stock(rows, t0, path):
+    rows = [r for r in rows if "stock" in r]
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    ax.step([r["t"] - t0 for r in rows], [r["stock"] for r in rows], where="post",
+            color="#1c7ed6", label="items left")
+    ax.axvline(0, color="#000", linestyle=":", linewidth=1)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("seconds since the sale's start")
+    finish(fig, ax, path, "Items left (Redis), with unpaid orders' items coming back",
+           "items left")
+
+
+def plot_commits(commits, cap, t0, xlim, path):
+    """Orders committed each second against the cap. The writer commits batch by batch, so one
+    second may hold a whole batch; the 5-second average shows the pace it keeps."""
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    if xlim:
+        ax.set_xlim(*xlim)
+    ax.axvline(0, color="#000", linestyle=":", linewidth=1)
+    ax.bar([s - t0 + 0.5 for s, _ in commits], [n for _, n in commits], width=0.8,
+           color="#2b8a3e", label="orders committed in the second")
+    if commits:
+        per = dict(commits)
+        first, last = commits[0][0], commits[-1][0]
+        xs = list(range(first, last + 1))
+        avg = [sum(per.get(s - k, 0) for k in range(5)) / min(5, s - first + 1) for s in xs]
+        ax.plot([s - t0 + 1 for s in xs], avg, color="#1c7ed6", label="average of the last 5 s")
+    ax.axhline(cap, color="#c92a2a", linestyle="--", label="cap %d/s" % cap)
+    ax.set_xlabel("seconds since the sale's start")
+    finish(fig, ax, path, "Orders committed to PostgreSQL a second, against the order writer's cap",
+           "orders a second", "y")
+
+
+def plot_latency(lg, path):
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    keys = ["p50", "p99", "p999", "max"]
+    for i, (name, label) in enumerate((("latency_request_us", "one request"),
+                                       ("latency_connection_us", "one connection"))):
+        d = lg.get(name) or {}
+        ax.bar([j + i * 0.4 for j in range(len(keys))], [float(d.get(k, 0)) for k in keys],
+               width=0.4, label=label)
+    ax.set_xticks([j + 0.2 for j in range(len(keys))], keys)
+    ax.set_yscale("log")
+    finish(fig, ax, path, "Latency percentiles seen by the generator", "µs (log scale)", "y")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("--out", "--samples", "--loadgen", "--commits", "--invariants"):
+        ap.add_argument(a, required=True)
+    ap.add_argument("--cap", type=int, required=True)
+    ap.add_argument("--start", type=float, required=True)
+    ap.add_argument("--browser")
+    ap.add_argument("--title", default="flashgate demo: the sale report")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    rows = read_samples(a.samples)
+    with open(a.loadgen) as f:
+        lg = json.load(f)
+    commits = []
+    with open(a.commits) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 2:
+                commits.append((int(w[0]), int(w[1])))
+    with open(a.invariants) as f:
+        inv = [line.rstrip("\n") for line in f if line.strip()]
+    browser = None
+    if a.browser and os.path.exists(a.browser):
+        with open(a.browser) as f:
+            browser = json.load(f)
+
+    plot_requests(rows, a.start, os.path.join(a.out, "requests.png"))
+    plot_stock(rows, a.start, os.path.join(a.out, "stock.png"))
+    xlim = (rows[0]["t"] - a.start, rows[-1]["t"] - a.start) if rows else None
+    plot_commits(commits, a.cap, a.start, xlim, os.path.join(a.out, "commits.png"))
+    plot_latency(lg, os.path.join(a.out, "latency.png"))
+
+    e = html.escape
+    ok = all(not line.lstrip().startswith("FAIL") for line in inv)
+    out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+           "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+           "<title>%s</title><style>" % e(a.title),
+           "body{font:15px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:60rem;"
+           "padding:0 1rem;color:#1c1f24}img{max-width:100%}table{border-collapse:collapse}"
+           "td,th{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:left}"
+           ".PASS{color:#2b8a3e;font-weight:700}.FAIL{color:#c92a2a;font-weight:700}"
+           ".shots{display:flex;gap:1rem;flex-wrap:wrap}.shots figure{margin:0;width:14rem}"
+           ".shots img{border:1px solid #ccc}</style></head><body>",
+           "<h1>%s</h1>" % e(a.title),
+           "<p><b>Verdict: <span class='%s'>%s</span></b></p>"
+           % ("PASS" if ok else "FAIL", "every check passed" if ok else "a check failed")]
+    users = lg.get("users", {})
+    outcomes = ", ".join("%s %s" % (k, v) for k, v in (lg.get("outcomes") or {}).items() if v)
+    out.append("<p>%s buyers played by the generator in %s s; %s requests answered. "
+               "Final results: %s.</p>" % (e(str(users.get("done", "?"))),
+                                           e(str(lg.get("elapsed_s", "?"))),
+                                           e(str((lg.get("requests") or {}).get("answered", "?"))),
+                                           e(outcomes or "none")))
+    for png, cap in (("requests.png", "Requests a second by answer"),
+                     ("stock.png", "Items left"),
+                     ("commits.png", "Orders committed a second against the cap"),
+                     ("latency.png", "Latency percentiles")):
+        out.append("<h2>%s</h2><img src='%s' alt='%s'>" % (e(cap), png, e(cap)))
+    out.append("<h2>Invariants</h2><table><tr><th></th><th>check</th><th>value</th></tr>")
+    for line in inv:
+        w = line.strip()
+        verdict = w.split(None, 1)[0] if w else ""
+        if verdict in ("PASS", "FAIL"):
+            rest = w[len(verdict):].strip()
+            m = re.match(r"(.*?)\s{2,}(\S.*)$", rest) or re.match(r"(.*)\s(\S+)$", rest)
+            name, val = (m.group(1), m.group(2)) if m else (rest, "")
+            out.append("<tr><td class='%s'>%s</td><td>%s</td><td>%s</td></tr>"
+                       % (verdict, verdict, e(name.strip()), e(val.strip())))
+        else:
+            out.append("<tr><td></td><td colspan='2'>%s</td></tr>" % e(w))
+    out.append("</table>")
+    if browser:
+        out.append("<h2>One buyer in a real browser</h2><p>States shown: %s.</p>"
+                   "<div class='shots'>" % e(" → ".join(s for s, _ in browser["states"])))
+        for p in browser["shots"]:
+            rel = os.path.relpath(p, a.out)
+            out.append("<figure><img src='%s' alt='%s'><figcaption>%s</figcaption></figure>"
+                       % (e(rel), e(os.path.basename(p)), e(os.path.basename(p))))
+        out.append("</div>")
+    out.append("</body></html>")
+    page = os.path.join(a.out, "index.html")
+    with open(page, "w") as f:
+        f.write("\n".join(out))
+    print(page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

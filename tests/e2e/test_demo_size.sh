@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# scripts/demo at a second size, one whose order backlog outlasts the pay window (2,000 orders
+# at 100 a second, a 10 s window): its verdict must follow what the sale did. Each PASS or FAIL
+# line the demo prints is one check here, then its exit status, the report and the browser
+# buyer's screenshots. Its own test network names, so it runs beside nothing else's.
+#
+# usage: test_demo_size.sh DEMO BUILD_DIR
+set -euo pipefail
+DEMO=${1:-} BUILD=${2:-}
+if [ "$(id -u)" -ne 0 ]; then
+	echo "1..0 # SKIP the demo needs root (network namespaces, DPDK)"
+	exit 0
+fi
+n=0 failed=0
+ok() { # RC DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else failed=$((failed + 1)) && echo "not ok $n - $2"; fi
+}
+if [ ! -x "$DEMO" ] || [ ! -d "$BUILD" ]; then
+	echo "Bail out! usage: $0 DEMO BUILD_DIR"
+	exit 1
+fi
+out=$(mktemp /tmp/fg-e2e-demo.XXXXXX)
+trap 'rm -f "$out"' EXIT
+export FG_NS=fg-e2e-dm-$$ FG_DP_IF=fgddm$$ FG_CL_IF=fgcdm$$
+export FG_CL_ADDR=198.18.20.1 FG_DP_ADDR=198.18.20.2 FG_PREFIX_LEN=24 FG_BUILD_DIR=$BUILD
+rc=0
+"$DEMO" --users 20000 --requests 100000 --stock 2000 --commit-cap 100 --pay-window 10 \
+	</dev/null >"$out" 2>&1 || rc=$?
+checks=0
+while IFS= read -r line; do
+	case $line in
+	"  PASS  "*)
+		checks=$((checks + 1))
+		ok 0 "demo: ${line#  PASS  }"
+		;;
+	"  FAIL  "*)
+		checks=$((checks + 1))
+		ok 1 "demo: ${line#  FAIL  }"
+		;;
+	esac
+done <"$out"
+# scripts/demo's own checks (6 with the browser buyer) and check-invariants' 12.
+ok "$( ((checks >= 18)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
+ok "$rc" "the demo exits 0 (status $rc)"
+page=$(sed -n 's/^the sale report: //p' "$out")
+ok "$([ -n "$page" ] && [ -f "$page" ] && grep -q requests.png "$page" &&
+	grep -q commits.png "$page"; echo $?)" "the demo wrote its sale report (${page:-none})"
+ok "$(grep -q 'shots/buyer-.*\.png' "$out"; echo $?)" "the browser buyer's screenshots were saved"
+if [ "$failed" -ne 0 ] || [ "$rc" -ne 0 ]; then
+	tail -n 60 "$out" | sed 's/^/# /'
+fi
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The sale page (web/) in a real browser: headless Chromium driven by Selenium in the client
+# namespace loads it over https from an nginx edge (scripts/page-edge) that proxies /api/ to the
+# data plane, against the real control plane, order writer, Redis and PostgreSQL. The buyers'
+# scenarios are in page_scenarios.py (countdown, one click, sold out, expired, paid, a reload
+# while queued); screenshots of every step go to SHOTS_DIR.
+#
+# usage: test_page.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER SHOTS_DIR
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+
+CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-} SHOTS=${5:-}
+mapfile -t PORTS < <(fg_free_ports 2)
+PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
+E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB")
+E2E_TOOLS=(redis-cli psql nginx openssl chromium chromedriver)
+e2e_begin pg "$1"
+[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] && [ -n "$SHOTS" ] ||
+	tap_bail "control plane, flashgatectl, order writer and a screenshot folder given"
+/usr/bin/python3 -c 'import selenium' 2>/dev/null ||
+	tap_bail "python3-selenium is installed (scripts/install-deps)"
+
+SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock EDGE=$E2E_TMP/edge
+CP_PID= OW_PID= EDGE_PID= PY_PID=
+chmod o+x "$E2E_TMP"
+pg_cleanup() {
+	[ -z "$PY_PID" ] || fg_stop_pid "$PY_PID" 10 || true
+	# A control plane stopped by a scenario must be able to take its SIGTERM.
+	[ -z "$CP_PID" ] || kill -CONT "$CP_PID" 2>/dev/null || true
+	for p in $EDGE_PID $OW_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
+	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+}
+trap 'pg_cleanup; e2e_cleanup' EXIT
+"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
+	tap_bail "scripts/services up"
+eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+
+"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
+	-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	>"$E2E_TMP/cp.log" 2>&1 &
+CP_PID=$!
+fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 || tap_bail "control plane ready"
+# Unpaid orders expire within a second of their deadline.
+"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.sweep_interval=1s \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	>"$E2E_TMP/ow.log" 2>&1 &
+OW_PID=$!
+
+ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
+# Sale A starts in START_IN seconds: 2 items, a pay window of 20 s. Sale B is open: 5 items.
+EV_A=21 EV_B=22 START_IN=30 PAY_WINDOW=20
+starts_a=$(($(date +%s) + START_IN))
+setup() {
+	ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
+		ctl limits set ip 100000/4000 user 20/20 device 20/20 forward 100000 >/dev/null &&
+		ctl event create $EV_A --name "Page test: 2 lamps" --stock 2 \
+			--starts-at "$(date -u -d "@$starts_a" +%Y-%m-%dT%H:%M:%SZ)" \
+			--ends-at 2036-01-01T00:00:00Z --pay-window ${PAY_WINDOW}s >/dev/null &&
+		ctl event preheat $EV_A >/dev/null && ctl event open $EV_A >/dev/null &&
+		ctl event create $EV_B --name "Page test: 5 cups" --stock 5 \
+			--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z \
+			--pay-window 10m >/dev/null &&
+		ctl event preheat $EV_B >/dev/null && ctl event open $EV_B >/dev/null
+}
+tap_run "two sales set up with flashgatectl (one starting in ${START_IN}s, one open)" setup
+state_is() { # EVENT STATE
+	e2e_curl ev "$E2E_BASE/api/v1/events/$1"
+	grep -q "\"state\":\"$2\"" "$E2E_TMP/ev.b"
+}
+tap_run "the data plane shows sale B open" e2e_wait_until 20 state_is $EV_B open
+
+# The edge in the client namespace, on the client's address, as the buyers' https origin.
+EDGE_ADDR=$FG_CL_ADDR:8443
+fg_ns_exec "$FG_ROOT/scripts/page-edge" "$EDGE" "$EDGE_ADDR" "$FG_DP_ADDR:$E2E_PORT" \
+	>"$E2E_TMP/edge.out" 2>&1 &
+EDGE_PID=$!
+edge_up() { fg_ns_exec curl -sk --max-time 2 -o /dev/null "https://$EDGE_ADDR/index.html"; }
+e2e_wait_until 20 edge_up || {
+	tap_diag "$(cat "$E2E_TMP/edge.out")"
+	tap_bail "the nginx edge answers https://$EDGE_ADDR/"
+}
+tap_ok 0 "the nginx edge serves web/ over https and proxies /api/ to the data plane"
+e2e_curl api "https://$EDGE_ADDR/api/v1/events/$EV_B" -k
+tap_is "$E2E_CODE" 200 "GET /api/v1/events/$EV_B through the edge answers 200"
+
+rm -rf "$SHOTS"
+mkdir -p "$SHOTS"
+tap_diag "screenshots: $SHOTS"
+# The scenarios print "ok ...", "not ok ...", "skip ... # reason" and "# ..." lines; each is
+# one check here. They run in the client namespace, where the browsers are.
+export PAGE_BASE="https://$EDGE_ADDR" PAGE_SPKI_FILE=$EDGE/edge.spki
+export PAGE_ACCESS_LOG=$EDGE/access.log PAGE_SHOTS=$SHOTS PAGE_AUTH_HEX=$AUTH
+export PAGE_EV_A=$EV_A PAGE_EV_B=$EV_B PAGE_STARTS_A=$((starts_a * 1000))
+export PAGE_PAY_WINDOW=$PAY_WINDOW PAGE_CP_PID=$CP_PID PAGE_REDIS_SOCK=$FG_REDIS_SOCK
+export PAGE_PSQL="psql -qtAX -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
+fg_ns_exec /usr/bin/python3 "$E2E_DIR/page_scenarios.py" >"$E2E_TMP/scenarios.out" \
+	2>"$E2E_TMP/scenarios.err" &
+PY_PID=$!
+relay() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap_ok 0 "${line#ok }" ;;
+		"not ok "*) tap_ok 1 "${line#not ok }" ;;
+		"skip "*)
+			tap_n=$((tap_n + 1))
+			printf 'ok %d - %s\n' "$tap_n" "${line#skip }"
+			;;
+		"# "*) printf '%s\n' "$line" ;;
+		esac
+	done
+}
+relay < <(tail -n +1 -f --pid="$PY_PID" "$E2E_TMP/scenarios.out")
+rc=0
+wait "$PY_PID" || rc=$?
+PY_PID=
+tap_is "$rc" 0 "the browser scenarios ran to their end"
+[ "$rc" -eq 0 ] || tap_diag "$(tail -n 30 "$E2E_TMP/scenarios.err")"
+[ "$tap_failed" -eq 0 ] || tap_diag "edge log: $(tail -n 40 "$EDGE/access.log")"
+
+e2e_invariants --event $EV_A --admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 30
+e2e_invariants --event $EV_B --admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 30
+e2e_stop_dataplane
+tap_done
