@@ -17,6 +17,9 @@ static const char *const reject_names[DP_REJ_MAX] = { DP_REJECT_REASONS(DP_X_NAM
 #define DP_X_NAME(name, str) [DP_ADM_##name] = str,
 static const char *const admit_names[DP_ADM_MAX] = { DP_ADMIT_KINDS(DP_X_NAME) };
 #undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_KEPT_##name] = str,
+static const char *const kept_names[DP_KEPT_MAX] = { DP_KEPT_COUNTERS(DP_X_NAME) };
+#undef DP_X_NAME
 #define DP_X_CODE(code) [DP_HTTP_##code] = code,
 static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
 #undef DP_X_CODE
@@ -43,6 +46,12 @@ const char *
 dp_admit_name(enum dp_admit_kind k)
 {
 	return k < DP_ADM_MAX ? admit_names[k] : "unknown";
+}
+
+const char *
+dp_kept_name(enum dp_kept_counter k)
+{
+	return k < DP_KEPT_MAX ? kept_names[k] : "unknown";
 }
 
 unsigned
@@ -72,6 +81,8 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 		dst->reject[i] += src->reject[i];
 	for (unsigned i = 0; i < DP_ADM_MAX; i++)
 		dst->admit[i] += src->admit[i];
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		dst->kept[i] += src->kept[i];
 }
 
 void
@@ -100,4 +111,7 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])
 			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		if (c->kept[i])
+			fprintf(f, "  kept %-24s %" PRIu64 "\n", kept_names[i], c->kept[i]);
 }

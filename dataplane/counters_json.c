@@ -49,6 +49,10 @@ counters_members(struct json_writer *j, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		jw_u64(j, dp_drop_name(i), c->drops[i]);
 	jw_close(j, '}');
+	jw_open(j, "kept", '{');
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		jw_u64(j, dp_kept_name(i), c->kept[i]);
+	jw_close(j, '}');
 }
 
 int

@@ -45,6 +45,12 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 		snprintf(name, sizeof(name), "drop_%s", dp_drop_name(i));
 		rte_tel_data_add_dict_u64(d, name, c->drops[i]);
 	}
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "kept_%s", dp_kept_name(i));
+		rte_tel_data_add_dict_u64(d, name, c->kept[i]);
+	}
 }
 
 static int

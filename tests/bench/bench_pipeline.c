@@ -3,7 +3,7 @@
  * Benchmark of the per-burst pipeline on one core with pre-built mbufs:
  * cycles per packet and packets per second for each path. Prints figures;
  * the TAP checks only assert that every answer was the right one, never a time.
- * FG_BENCH_QUICK=1 runs a short pass (used by scripts/test).
+ * FG_BENCH_QUICK=1 runs a short pass (used by scripts/test), FG_BENCH_ITERS=N one of N bursts.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -257,7 +257,10 @@ main(int argc, char **argv)
 {
 	(void)argc;
 	dph_init(&H, argv[0]);
-	unsigned iters = getenv("FG_BENCH_QUICK") ? 2000 : 200000;
+	/* FG_BENCH_ITERS=N: N bursts per case (scripts/bench-compare's shorter runs). */
+	unsigned iters = getenv("FG_BENCH_ITERS")	  ? (unsigned)atoi(getenv("FG_BENCH_ITERS"))
+			 : getenv("FG_BENCH_QUICK") ? 2000
+						    : 200000;
 
 	dph_admission_init(&H, 1024);
 	uint64_t now = H.w->now_ms;

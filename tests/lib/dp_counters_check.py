@@ -38,7 +38,7 @@ def parse_counters(lines):
         if m:
             c["tx_held"] = int(m.group(1))
             continue
-        m = re.match(r"(answer|http|admit|reject|drop) +(\S+) +(\d+)$", line)
+        m = re.match(r"(answer|http|admit|reject|drop|kept) +(\S+) +(\d+)$", line)
         if m:
             c.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3))
             continue
