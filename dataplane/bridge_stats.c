@@ -59,6 +59,9 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 	for (unsigned i = DP_KEPT_OPENED; i < DP_KEPT_MAX; i++)
 		put_labelled(out, cap, &n, "kept_connections", "event", dp_kept_name(i),
 			c->kept[i]);
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		put_labelled(out, cap, &n, "client_addresses", "source", dp_client_name(i),
+			c->client[i]);
 	return n;
 }
 

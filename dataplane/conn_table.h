@@ -19,6 +19,8 @@
 #include <rte_ether.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/edge.h"
+
 /* The longest answer a kept connection keeps; a longer one is sent with Connection: close. */
 #define CONN_ANS_MAX 1200
 #define CONN_TABLE_MAX (1u << 20) /* entries per worker (dataplane.kept_connections) */
@@ -40,7 +42,8 @@ struct conn {
 	uint8_t retries;    /* of the held answer (or FIN) by the sweep, since the last ACK */
 	bool fin_sent;      /* our FIN follows the held answer: sequence ans_seq + ans_len */
 	bool peer_fin;      /* the peer's FIN was received (rcv_nxt counts it) */
-	bool has_request;   /* a request came on it: a PROXY header is no longer accepted */
+	bool has_request;   /* data came on it: a PROXY header is no longer accepted */
+	bool proxied;       /* its PROXY header named the client (client) */
 	bool pending;       /* a request taken, its answer not yet sent (routed a frame late) */
 	uint16_t mss;       /* the largest segment we send on it (the cookie's MSS, <= ours) */
 	uint16_t ans_len;   /* bytes of ans: the last answer, from sequence ans_seq */
@@ -49,10 +52,10 @@ struct conn {
 	uint32_t rcv_nxt, snd_una, snd_nxt, snd_wnd, max_wnd;
 	uint32_t ans_seq;   /* the sequence number of ans[0] */
 	uint32_t req_seq;   /* the sequence number of the request ans answers */
-	uint32_t client_ip; /* from the connection's PROXY header (network order); 0: none */
 	uint64_t last_ms;   /* the last acceptable segment from the peer */
 	uint64_t sent_ms;   /* the held answer's (or FIN's) last sending */
 	struct rte_ether_addr peer_mac;
+	struct edge_client client; /* from the connection's PROXY header, when proxied */
 	char ans[CONN_ANS_MAX];
 };
 

@@ -20,6 +20,9 @@ static const char *const admit_names[DP_ADM_MAX] = { DP_ADMIT_KINDS(DP_X_NAME) }
 #define DP_X_NAME(name, str) [DP_KEPT_##name] = str,
 static const char *const kept_names[DP_KEPT_MAX] = { DP_KEPT_COUNTERS(DP_X_NAME) };
 #undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_CLIENT_##name] = str,
+static const char *const client_names[DP_CLIENT_MAX] = { DP_CLIENT_SOURCES(DP_X_NAME) };
+#undef DP_X_NAME
 #define DP_X_CODE(code) [DP_HTTP_##code] = code,
 static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
 #undef DP_X_CODE
@@ -54,6 +57,12 @@ dp_kept_name(enum dp_kept_counter k)
 	return k < DP_KEPT_MAX ? kept_names[k] : "unknown";
 }
 
+const char *
+dp_client_name(enum dp_client_source s)
+{
+	return s < DP_CLIENT_MAX ? client_names[s] : "unknown";
+}
+
 unsigned
 dp_http_status_of(enum dp_http_slot s)
 {
@@ -83,6 +92,8 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 		dst->admit[i] += src->admit[i];
 	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
 		dst->kept[i] += src->kept[i];
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		dst->client[i] += src->client[i];
 }
 
 void
@@ -108,6 +119,10 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_REJ_MAX; i++)
 		if (c->reject[i])
 			fprintf(f, "  reject %-22s %" PRIu64 "\n", reject_names[i], c->reject[i]);
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		if (c->client[i] && i != DP_CLIENT_PACKET)
+			fprintf(f, "  client address %-14s %" PRIu64 "\n", client_names[i],
+				c->client[i]);
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		if (c->drops[i])
 			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);

@@ -127,7 +127,8 @@ enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
 	X(CHALLENGE_ACK, "challenge_ack")     /* RFC 5961: an in-window RST, a SYN, a bad ACK */   \
 	X(OUT_OF_WINDOW, "out_of_window")     /* outside the window: ACKed (RST: dropped) */      \
 	X(OUT_OF_ORDER, "out_of_order")       /* ahead of RCV.NXT: ACKed, the peer sends again */  \
-	X(DATA_AFTER_CLOSE, "data_after_close") /* data after our FIN: reset */
+	X(DATA_AFTER_CLOSE, "data_after_close") /* data after our FIN: reset */               \
+	X(PROXY_HEADERS, "proxy_alone")       /* a PROXY header alone in its segment: ACKed */
 
 #define DP_X_ENUM(name, str) DP_KEPT_##name,
 enum dp_kept_counter { DP_KEPT_COUNTERS(DP_X_ENUM) DP_KEPT_MAX };
@@ -140,6 +141,26 @@ enum dp_kept_counter { DP_KEPT_COUNTERS(DP_X_ENUM) DP_KEPT_MAX };
 
 #define DP_X_ENUM(code) DP_HTTP_##code,
 enum dp_http_slot { DP_HTTP_STATUSES(DP_X_ENUM) DP_HTTP_MAX };
+#undef DP_X_ENUM
+
+/*
+ * Where each routed request's client address came from (docs/edge.md), and what was ignored or
+ * refused on the way. The first five add up to the requests that reached routing.
+ */
+#define DP_CLIENT_SOURCES(X)                                                                       \
+	X(PACKET, "packet")                 /* not from a trusted edge: the packet's source */     \
+	X(EDGE, "edge")                     /* a trusted edge naming no client (health checks) */  \
+	X(XFF, "x_forwarded_for")           /* a trusted edge's X-Forwarded-For */                 \
+	X(FORWARDED, "forwarded")           /* a trusted edge's Forwarded: for= */                 \
+	X(PROXY, "proxy")                   /* a trusted edge's PROXY protocol header */           \
+	X(IGNORED, "ignored")               /* X-Forwarded-For/Forwarded from others: ignored */   \
+	X(REFUSED, "refused")               /* a trusted edge's malformed header: 400 */           \
+	X(PROXY_UNTRUSTED, "proxy_untrusted") /* a PROXY header from others: reset */             \
+	X(PROXY_MALFORMED, "proxy_malformed") /* a malformed PROXY header: reset */               \
+	X(PROXY_ALONE, "proxy_alone")       /* a PROXY header without the request: reset */
+
+#define DP_X_ENUM(name, str) DP_CLIENT_##name,
+enum dp_client_source { DP_CLIENT_SOURCES(DP_X_ENUM) DP_CLIENT_MAX };
 #undef DP_X_ENUM
 
 struct dp_counters {
@@ -164,6 +185,7 @@ struct dp_counters {
 	uint64_t reject[DP_REJ_MAX];
 	uint64_t admit[DP_ADM_MAX];
 	uint64_t kept[DP_KEPT_MAX];
+	uint64_t client[DP_CLIENT_MAX]; /* by client address source */
 };
 
 /* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
@@ -187,6 +209,7 @@ const char *dp_answer_name(enum dp_answer_kind k);
 const char *dp_reject_name(enum dp_reject_reason r);
 const char *dp_admit_name(enum dp_admit_kind k);
 const char *dp_kept_name(enum dp_kept_counter k);
+const char *dp_client_name(enum dp_client_source s);
 unsigned dp_http_status_of(enum dp_http_slot s);
 
 /* Adds every counter of src to dst (for totals over workers). */

@@ -45,6 +45,10 @@ counters_members(struct json_writer *j, const struct dp_counters *c)
 	for (unsigned i = 0; i < DP_REJ_MAX; i++)
 		jw_u64(j, dp_reject_name(i), c->reject[i]);
 	jw_close(j, '}');
+	jw_open(j, "client_address", '{');
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
+		jw_u64(j, dp_client_name(i), c->client[i]);
+	jw_close(j, '}');
 	jw_open(j, "drop", '{');
 	for (unsigned i = 0; i < DP_DROP_MAX; i++)
 		jw_u64(j, dp_drop_name(i), c->drops[i]);

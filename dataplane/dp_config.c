@@ -51,7 +51,8 @@ static const struct cfg_key dp_keys[] = {
 		.max = 1460,
 		.def = "536",
 		.doc = "A SYN whose MSS option is below this is dropped (counted as "
-		       "drop_tcp_mss_below_floor); a SYN without one counts as 536 (RFC 9293). "
+		       "drop_tcp_mss_below_floor; an explicit MSS of 0 too); a SYN without the "
+		       "option counts as 536 (RFC 9293). "
 		       "Never below 536: the SYN cookie cannot encode a smaller MSS, so a smaller "
 		       "client could not be answered in segments it accepts.",
 	},

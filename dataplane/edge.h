@@ -39,6 +39,19 @@ struct edge_trust {
 };
 
 /*
+ * The client's address for one request: what the risk rules and the per-IP limit look at
+ * (dataplane/pipeline/request.h chooses it). family 4: ip4 (network byte order); 6: ip6; 0: no
+ * client (a trusted edge's own request, such as a health check, names none): no address rule
+ * or per-IP limit applies. src is the enum dp_client_source it came from (counters.h).
+ */
+struct edge_client {
+	uint8_t family;
+	uint8_t src;
+	uint32_t ip4;
+	uint8_t ip6[16];
+};
+
+/*
  * Parses the [edge] trusted list: addresses and networks ("198.18.0.7", "198.18.1.0/24",
  * "2001:db8::/32", "::1"), separated by commas and/or spaces; empty text is an empty set.
  * Duplicates and networks inside others are merged. When out is not NULL it receives the set;

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/parse.h"
+
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -518,6 +520,8 @@ enum known_field {
 	KF_ACRM,
 	KF_CONTENT_LENGTH,
 	KF_TRANSFER_ENCODING,
+	KF_XFF,	      /* may repeat: a list over several lines (RFC 9110 §5.3) */
+	KF_FORWARDED, /* may repeat too (RFC 7239 §4) */
 	KF_NONE,
 };
 
@@ -528,7 +532,8 @@ _Static_assert(HTTP_SEEN_HOST == 1u << KF_HOST && HTTP_SEEN_ACRM == 1u << KF_ACR
 		       HTTP_SEEN_FLASH_TOKEN == 1u << KF_FLASH_TOKEN &&
 		       HTTP_SEEN_DEVICE_ID == 1u << KF_DEVICE_ID &&
 		       HTTP_SEEN_CONTENT_TYPE == 1u << KF_CONTENT_TYPE &&
-		       HTTP_SEEN_CONTENT_LEN == 1u << KF_CONTENT_LENGTH,
+		       HTTP_SEEN_CONTENT_LEN == 1u << KF_CONTENT_LENGTH &&
+		       HTTP_SEEN_XFF == 1u << KF_XFF && HTTP_SEEN_FORWARDED == 1u << KF_FORWARDED,
 	"HTTP_SEEN_* bits follow enum known_field");
 
 static const char *const known_dup_reason[] = {
@@ -551,6 +556,8 @@ classify_name(const uchar *n, size_t len)
 		return token_ieq(n, "host", 4) ? KF_HOST : KF_NONE;
 	case 6:
 		return token_ieq(n, "origin", 6) ? KF_ORIGIN : KF_NONE;
+	case 9:
+		return token_ieq(n, "forwarded", 9) ? KF_FORWARDED : KF_NONE;
 	case 11:
 		return token_ieq(n, "x-device-id", 11) ? KF_DEVICE_ID : KF_NONE;
 	case 12:
@@ -561,6 +568,8 @@ classify_name(const uchar *n, size_t len)
 		return token_ieq(n, "x-flash-token", 13) ? KF_FLASH_TOKEN : KF_NONE;
 	case 14:
 		return token_ieq(n, "content-length", 14) ? KF_CONTENT_LENGTH : KF_NONE;
+	case 15:
+		return token_ieq(n, "x-forwarded-for", 15) ? KF_XFF : KF_NONE;
 	case 17:
 		return token_ieq(n, "transfer-encoding", 17) ? KF_TRANSFER_ENCODING : KF_NONE;
 	case 29:
@@ -582,6 +591,12 @@ capture_known(enum known_field kf, struct http_str value, struct http_request *r
 		 * understand SHOULD answer 501; we implement none (not even chunked), which
 		 * also removes every TE/CL smuggling ambiguity. */
 		return http_fail(req, 501, "Transfer-Encoding is not supported");
+	}
+	/* Lists that may span several lines: only noted here; http_forwarded_for() reads them
+	 * when the request came from a trusted edge. */
+	if (kf == KF_XFF || kf == KF_FORWARDED) {
+		req->seen |= 1u << kf;
+		return 0;
 	}
 	/* RFC 9112 §3.2 (Host) and §6.3 (Content-Length): more than one is a 400. The other
 	 * captured fields are singletons too (RFC 9110 §5.3): two tokens or two origins
@@ -843,4 +858,269 @@ http_authority_is(const struct http_str *authority, const struct http_str *names
 		if (names[k].len == host_len && strncasecmp(names[k].p, a, host_len) == 0)
 			return true;
 	return false;
+}
+
+/* ---- X-Forwarded-For and Forwarded ----------------------------------------------------- */
+
+/* An address as text in s[0..n): IPv4 dotted or IPv6 (RFC 4291 §2.2); IPv4-mapped IPv6
+ * (::ffff:a.b.c.d) is its IPv4 address. Returns 0 or -1. */
+static int
+fwd_addr(const char *s, size_t n, struct http_addr *out)
+{
+	uint32_t a4;
+
+	memset(out, 0, sizeof(*out));
+	if (memchr(s, ':', n) == NULL) {
+		if (parse_ipv4_n(s, n, &a4) != 0)
+			return -1;
+		out->family = 4;
+		out->a[0] = (uint8_t)(a4 >> 24);
+		out->a[1] = (uint8_t)(a4 >> 16);
+		out->a[2] = (uint8_t)(a4 >> 8);
+		out->a[3] = (uint8_t)a4;
+		return 0;
+	}
+	if (parse_ipv6_n(s, n, out->a) != 0)
+		return -1;
+	out->family = 6;
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (memcmp(out->a, mapped, sizeof(mapped)) == 0) {
+		memmove(out->a, out->a + 12, 4);
+		memset(out->a + 4, 0, 12);
+		out->family = 4;
+	}
+	return 0;
+}
+
+static inline const char *
+fwd_skip_ows(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/*
+ * RFC 7239 §6: node = nodename [ ":" node-port ], nodename = IPv4address / "[" IPv6address "]"
+ * / "unknown" / obfnode, node-port = port (1*5DIGIT) / obfport ("_" 1*(ALPHA / DIGIT / "." /
+ * "_" / "-")). An IPv6 node (and any with a port) comes quoted; v[0..n) is the value without
+ * the quotes. "unknown" and obfuscated nodes give family 0.
+ */
+static int
+fwd_node(const char *v, size_t n, struct http_addr *out)
+{
+	const char *end = v + n, *host_end;
+
+	if (n == 0)
+		return -1;
+	if (v[0] == '[') {
+		const char *rb = memchr(v, ']', n);
+
+		if (rb == NULL || fwd_addr(v + 1, (size_t)(rb - v - 1), out) != 0 ||
+			out->family != 6)
+			return -1;
+		/* ::ffff:a.b.c.d in brackets is still an IPv4 client. */
+		host_end = rb + 1;
+	} else {
+		host_end = memchr(v, ':', n);
+		if (host_end == NULL)
+			host_end = end;
+		size_t hn = (size_t)(host_end - v);
+
+		if (hn == 7 && strncasecmp(v, "unknown", 7) == 0) {
+			memset(out, 0, sizeof(*out));
+		} else if (v[0] == '_') {
+			for (const char *q = v + 1; q < host_end; q++)
+				if (!IS_ALNUM((uchar)*q) && *q != '.' && *q != '_' && *q != '-')
+					return -1;
+			if (hn < 2)
+				return -1;
+			memset(out, 0, sizeof(*out));
+		} else if (fwd_addr(v, hn, out) != 0 || out->family != 4) {
+			return -1;
+		}
+	}
+	if (host_end == end)
+		return 0;
+	if (*host_end != ':' || host_end + 1 == end)
+		return -1;
+	const char *port = host_end + 1;
+	size_t pn = (size_t)(end - port);
+
+	if (port[0] == '_') {
+		for (const char *q = port + 1; q < end; q++)
+			if (!IS_ALNUM((uchar)*q) && *q != '.' && *q != '_' && *q != '-')
+				return -1;
+		return pn >= 2 ? 0 : -1;
+	}
+	if (pn > 5)
+		return -1;
+	for (const char *q = port; q < end; q++)
+		if (*q < '0' || *q > '9')
+			return -1;
+	return 0;
+}
+
+/*
+ * One forwarded-element (RFC 7239 §4: forwarded-pair *( ";" forwarded-pair ), pair = token
+ * "=" value, value = token / quoted-string) from p, up to the ',' that ends it or end (commas
+ * inside quoted strings do not count). Its for= node goes to *out (family 0 when it has none
+ * or an unknown or obfuscated one). Returns the byte after the element, or NULL if malformed.
+ */
+static const char *
+fwd_element(const char *p, const char *end, struct http_addr *out, const char **why)
+{
+	bool seen_for = false;
+	uint32_t seen_params = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		const char *k = p, *v, *ve;
+		bool quoted = false;
+
+		while (p < end && IS_TCHAR((uchar)*p))
+			p++;
+		if (p == k || p == end || *p != '=') {
+			*why = "malformed Forwarded parameter";
+			return NULL;
+		}
+		size_t klen = (size_t)(p - k);
+
+		p++;
+		if (p < end && *p == '"') {
+			quoted = true;
+			v = ++p;
+			/* qdtext; a quoted-pair (backslash) never belongs in a node, and no other
+			 * parameter is read: refused rather than decoded. */
+			while (p < end && *p != '"' && *p != '\\' && (*p == '\t' || (uchar)*p >= 0x20) &&
+				*p != 0x7f)
+				p++;
+			if (p == end || *p != '"') {
+				*why = "malformed quoted string in Forwarded";
+				return NULL;
+			}
+			ve = p++;
+		} else {
+			v = p;
+			while (p < end && IS_TCHAR((uchar)*p))
+				p++;
+			ve = p;
+			if (v == ve) {
+				*why = "empty Forwarded parameter value";
+				return NULL;
+			}
+		}
+		/* RFC 7239 §4: a parameter MUST NOT occur more than once per element. */
+		static const char *const params[] = {"for", "by", "host", "proto"};
+		unsigned bit = 4;
+
+		for (unsigned i = 0; i < 4; i++)
+			if (klen == strlen(params[i]) && strncasecmp(k, params[i], klen) == 0)
+				bit = i;
+		if (bit < 4) {
+			if (seen_params & (1u << bit)) {
+				*why = "a Forwarded parameter twice in one element";
+				return NULL;
+			}
+			seen_params |= 1u << bit;
+		}
+		if (bit == 0) {
+			if (fwd_node(v, (size_t)(ve - v), out) != 0 ||
+				(!quoted && out->family == 6)) {
+				*why = "malformed Forwarded for= address";
+				return NULL;
+			}
+			seen_for = true;
+		}
+		p = fwd_skip_ows(p, end);
+		if (p == end || *p == ',')
+			break;
+		if (*p != ';') {
+			*why = "malformed Forwarded element";
+			return NULL;
+		}
+		p = fwd_skip_ows(p + 1, end);
+	}
+	if (!seen_for)
+		memset(out, 0, sizeof(*out));
+	return p;
+}
+
+/* X-Forwarded-For's element: an address alone, OWS around it. */
+static const char *
+xff_element(const char *p, const char *end, struct http_addr *out, const char **why)
+{
+	const char *e = memchr(p, ',', (size_t)(end - p));
+	const char *ve;
+
+	if (e == NULL)
+		e = end;
+	ve = e;
+	while (ve > p && (ve[-1] == ' ' || ve[-1] == '\t'))
+		ve--;
+	if (fwd_addr(p, (size_t)(ve - p), out) != 0) {
+		*why = "malformed X-Forwarded-For address";
+		return NULL;
+	}
+	return e;
+}
+
+/* The contract is in http_parser.h. */
+int
+http_forwarded_for(const struct http_request *req, bool forwarded, struct http_addr *out,
+	unsigned cap, const char **why)
+{
+	const char *name = forwarded ? "forwarded" : "x-forwarded-for";
+	size_t name_len = forwarded ? 9 : 15;
+	unsigned n = 0;
+
+	*why = NULL;
+	/* The last field line holds the rightmost addresses: walk the lines backwards and each
+	 * line's elements forwards into a window that keeps its last ones. */
+	for (unsigned hi = req->n_headers; hi-- > 0;) {
+		const struct http_header *h = &req->headers[hi];
+		struct http_addr line[HTTP_FWD_MAX];
+		unsigned k = 0;
+
+		if (h->name.len != name_len || strncasecmp(h->name.p, name, name_len) != 0)
+			continue;
+		const char *p = h->value.p, *end = p + h->value.len;
+
+		for (;;) {
+			struct http_addr a;
+
+			p = fwd_skip_ows(p, end);
+			if (p == end) {
+				/* RFC 9110 §5.6.1: empty list elements are to be ignored by a
+				 * recipient; we are stricter for a list that names clients: an
+				 * empty field or element is malformed. */
+				*why = forwarded ? "empty Forwarded element"
+						 : "empty X-Forwarded-For element";
+				return -1;
+			}
+			p = forwarded ? fwd_element(p, end, &a, why) : xff_element(p, end, &a, why);
+			if (p == NULL)
+				return -1;
+			if (k == HTTP_FWD_MAX) {
+				*why = "too many forwarded addresses";
+				return -1;
+			}
+			line[k++] = a;
+			if (p == end)
+				break;
+			p++; /* the ',' */
+		}
+		while (k > 0) {
+			if (n == HTTP_FWD_MAX) {
+				*why = "too many forwarded addresses";
+				return -1;
+			}
+			if (n < cap)
+				out[n] = line[k - 1];
+			n++;
+			k--;
+		}
+	}
+	return (int)(n < cap ? n : cap);
 }

@@ -51,6 +51,8 @@ enum http_method {
 #define HTTP_SEEN_CONTENT_TYPE	(1u << 5)
 #define HTTP_SEEN_ACRM		(1u << 6) /* Access-Control-Request-Method */
 #define HTTP_SEEN_CONTENT_LEN	(1u << 7)
+#define HTTP_SEEN_XFF		(1u << 9)  /* X-Forwarded-For, one line or more */
+#define HTTP_SEEN_FORWARDED	(1u << 10) /* Forwarded (RFC 7239), one line or more */
 
 struct http_request {
 	enum http_method method;
@@ -115,5 +117,31 @@ http_find_header(const struct http_request *req, const char *name, size_t name_l
 bool
 http_authority_is(const struct http_str *authority, const struct http_str *names, unsigned n_names,
 	bool (*port_ok)(const void *ctx, uint16_t port), const void *ctx);
+
+/* The most addresses X-Forwarded-For or Forwarded may list in one request. */
+#define HTTP_FWD_MAX 16
+
+/* An address from X-Forwarded-For or Forwarded: family 4 (a[0..4), network order) or 6
+ * (a[0..16)); 0 for a Forwarded node that is "unknown" or obfuscated, or an element with no
+ * for= parameter. */
+struct http_addr {
+	uint8_t family;
+	uint8_t a[16];
+};
+
+/*
+ * The addresses that the X-Forwarded-For fields (forwarded false) or the Forwarded fields
+ * (RFC 7239 §4, forwarded true) of a parsed request list, rightmost first (the last field
+ * line's last element is out[0]), at most cap of them. Parsed strictly: X-Forwarded-For
+ * elements are bare IPv4 or IPv6 addresses with optional spaces around them (IPv4-mapped IPv6
+ * counts as IPv4); Forwarded elements are parameter lists whose for= is a node of RFC 7239 §6
+ * (IPv4, "[IPv6]" quoted, an optional port, "unknown", obfuscated). Returns how many were
+ * written (0 when there is no such field); -1 when a field is malformed (an empty element, an
+ * address that does not parse, a parameter twice, more than HTTP_FWD_MAX elements), with a
+ * static reason in *why. For the trusted edges' requests only: it is not on the path of
+ * anyone else's.
+ */
+int http_forwarded_for(const struct http_request *req, bool forwarded, struct http_addr *out,
+	unsigned cap, const char **why);
 
 #endif

@@ -39,6 +39,12 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 		snprintf(name, sizeof(name), "reject_%s", dp_reject_name(i));
 		rte_tel_data_add_dict_u64(d, name, c->reject[i]);
 	}
+	for (unsigned i = 0; i < DP_CLIENT_MAX; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "client_address_%s", dp_client_name(i));
+		rte_tel_data_add_dict_u64(d, name, c->client[i]);
+	}
 	for (unsigned i = 0; i < DP_DROP_MAX; i++) {
 		char name[48];
 

@@ -62,11 +62,12 @@ frame_tcp_mss_put(uint8_t *o, uint16_t mss)
 }
 
 /*
- * The MSS option of a SYN whose header is hdr_len bytes (RFC 9293 §3.7.1), or 0 when absent
- * or malformed. Reads nothing beyond the header.
+ * The MSS option of a SYN whose header is hdr_len bytes (RFC 9293 §3.7.1): its value, 0 to
+ * 65535 (0 included: a client that says 0 is told apart from one that says nothing), or -1 when
+ * the option is absent or the options are malformed. Reads nothing beyond the header.
  */
-static inline uint16_t
-frame_tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
+static inline int
+frame_tcp_syn_mss_opt(const struct rte_tcp_hdr *th, unsigned hdr_len)
 {
 	const uint8_t *o = (const uint8_t *)(th + 1);
 	const uint8_t *end = (const uint8_t *)th + hdr_len;
@@ -81,10 +82,19 @@ frame_tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
 		if (end - o < 2 || o[1] < 2 || o[1] > end - o)
 			break;
 		if (o[0] == FRAME_TCP_OPT_MSS && o[1] == 4)
-			return (uint16_t)(o[2] << 8 | o[3]);
+			return o[2] << 8 | o[3];
 		o += o[1];
 	}
-	return 0;
+	return -1;
+}
+
+/* frame_tcp_syn_mss_opt() with 0 for an absent option (the tools' view). */
+static inline uint16_t
+frame_tcp_syn_mss(const struct rte_tcp_hdr *th, unsigned hdr_len)
+{
+	int mss = frame_tcp_syn_mss_opt(th, hdr_len);
+
+	return mss < 0 ? 0 : (uint16_t)mss;
 }
 
 #endif

@@ -54,12 +54,20 @@ adm_seconds_until(uint64_t now_ms, uint64_t t_ms)
 static inline uint16_t
 adm_check_ip(struct worker *w, const struct req_view *q, char *out, uint16_t cap)
 {
+	const struct edge_client *c = q->client;
 	uint32_t retry;
 
-	if (w->sh != NULL && unlikely(rules_block_ip(w->sh->rules, q->client_ip)))
+	/* A trusted edge's own request (family 0) is no client's: nothing to block or limit.
+	 * Address rules are IPv4 networks: an IPv6 client meets none of them. */
+	if (unlikely(c->family != 4)) {
+		if (c->family == 0)
+			return 0;
+	} else if (w->sh != NULL && unlikely(rules_block_ip(w->sh->rules, c->ip4))) {
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_IP, "blocked", 0);
+	}
 	if (w->sh != NULL && w->rl_ip != NULL &&
-		unlikely(!rl_take(w->rl_ip, q->client_ip, &w->sh->limits.ip, w->now_ms, &retry)))
+		unlikely(!rl_take(w->rl_ip, req_client_key(w, c), &w->sh->limits.ip, w->now_ms,
+			&retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_IP,
 			"too many requests from this address", retry);
 	return 0;

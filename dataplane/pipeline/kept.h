@@ -382,7 +382,8 @@ kept_answer_finish(struct worker *w, struct tcp_pending *p, uint16_t len, unsign
 
 /*
  * Routes the request kept_input() parsed into p and answers it (kept_answer_finish()), for
- * the client the connection's PROXY header named, else its source. Returns the frames in tx.
+ * the client req_parse() found (the connection's PROXY header's, X-Forwarded-For, ...).
+ * Returns the frames in tx.
  */
 static inline uint16_t
 kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
@@ -396,10 +397,53 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 		return 0;
 	}
 
-	uint32_t client = c->client_ip != 0 ? c->client_ip : p->ip->src_addr;
-	uint16_t len = route_request(w, client, &p->r, &p->claims, p->out, p->cap);
+	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
 
 	return kept_answer_finish(w, p, len, TCP_SEGS_MAX, tx);
+}
+
+/*
+ * The PROXY header (proxy_header_maybe() said it may be one) at the start of kept connection
+ * c's bytes, p[0..len) being the first data segment's payload: its client becomes the
+ * connection's (c->client; a v2 LOCAL or v1 UNKNOWN header: the edge's own). Returns its
+ * length when a request follows in the segment; 0 when the bytes are no PROXY header after
+ * all; -1 when m became the answer: the ACK of a header alone in its segment (as HAProxy sends
+ * it; with a FIN, our FIN too), or a RST for a malformed or cut one (the entry freed, counted
+ * proxy_malformed); -2 when m is to be dropped.
+ */
+static __rte_noinline int
+kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, struct conn *c,
+	const uint8_t *p, uint16_t len, bool fin)
+{
+	struct proxy_info pi;
+	int hl = proxy_header_parse(p, len, &pi);
+
+	if (hl == PROXY_NONE)
+		return 0;
+	if (hl < 0) {
+		uint32_t snd = c->snd_nxt;
+
+		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
+		kept_free(w, c, DP_KEPT_RESET);
+		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
+		w->ctr.answers[DP_ANS_KEPT_ACK]++;
+		return -1;
+	}
+	c->proxied = true;
+	c->client.family = pi.family;
+	c->client.src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
+	c->client.ip4 = pi.src4;
+	memcpy(c->client.ip6, pi.src6, 16);
+	c->has_request = true;
+	if (hl < len)
+		return hl;
+	/* The header alone: acknowledged; the requests follow. */
+	c->rcv_nxt += len;
+	if (fin)
+		return kept_closing_slow(w, wp, m, eth, ip, th, c, c->rcv_nxt, 0, true) ? -1 : -2;
+	kept_ack_slow(w, wp, m, eth, ip, th, c, DP_KEPT_PROXY_HEADERS);
+	return -1;
 }
 
 /*
@@ -474,8 +518,20 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		return worker_drop(w, DP_DROP_KEPT_EARLY);
 
 	char *req = (char *)th + th_len;
+	uint16_t req_len = payload_len;
 	uint16_t resp_len;
 
+	/* A PROXY header opens the connection's bytes (HAProxy sends it alone in the first
+	 * segment): its client is the connection's. Never after the first data. */
+	if (unlikely(!c->has_request) && proxy_header_maybe((const uint8_t *)req, payload_len)) {
+		int hl = kept_proxy_slow(w, wp, m, eth, ip, th, c, (const uint8_t *)req,
+			payload_len, fin);
+
+		if (hl < 0)
+			return hl == -1; /* the ACK of a header alone, or a RST */
+		req += hl;
+		req_len = (uint16_t)(payload_len - hl);
+	}
 	tcp_pending_set(pend, wp, m, eth, ip, th, c->snd_nxt, seq + payload_len + fin, c->mss, c);
 	pend->close = fin;
 	/* The request is taken now: a copy of it later in this burst is an old segment, and a
@@ -486,14 +542,14 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	c->pending = true;
 	c->has_request = true;
 	c->peer_fin = fin;
-	if (likely(req_parse(w, req, payload_len, pend->out, pend->seg, &pend->r, &pend->claims,
-		    &resp_len))) {
+	if (likely(req_parse(w, ip->src_addr, c->proxied ? &c->client : NULL, req, req_len,
+		    pend->out, pend->seg, &pend->r, &pend->claims, &pend->client, &resp_len))) {
 		const struct http_request *r = &pend->r;
 
 		/* RFC 9112 §9.3: HTTP/1.0 does not persist here (we send no keep-alive), nor
 		 * does a request that says close (§9.6); bytes after the request are a
 		 * pipelined one, which we do not take (see above). */
-		if (unlikely(r->minor == 0 || r->total_len != payload_len))
+		if (unlikely(r->minor == 0 || r->total_len != req_len))
 			pend->close = true;
 		if (unlikely(r->n_headers > 0) && !pend->close) {
 			const struct http_str *v = http_find_header(r, "connection", 10);
@@ -501,7 +557,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 			if (v != NULL && kept_says_close(v))
 				pend->close = true;
 		}
-		if (r->total_len != payload_len)
+		if (r->total_len != req_len)
 			w->ctr.kept[DP_KEPT_PIPELINED]++;
 		return TCP_PENDING;
 	}

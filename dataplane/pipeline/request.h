@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dataplane/edge.h"
 #include "dataplane/http_parser.h"
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
@@ -36,7 +37,7 @@ struct req_claims {
 /* What the routes need from the request, taken before the answer overwrites it. */
 struct req_view {
 	const struct http_request *r;
-	uint32_t client_ip;  /* network byte order */
+	const struct edge_client *client; /* whom rules and per-IP limits see (req_client()) */
 	bool cors;           /* the Origin is the configured one: add CORS headers */
 	bool head;
 	struct req_claims claims;
@@ -102,18 +103,154 @@ req_other_host_slow(struct worker *w, const struct http_request *r, char *out, u
 	return true;
 }
 
+/* A 400 for a trusted edge's request whose client address cannot be known; counted. */
+static __rte_noinline bool
+req_client_refuse(struct worker *w, const char *why, char *out, uint16_t cap, uint16_t *answer_len)
+{
+	w->ctr.client[DP_CLIENT_REFUSED]++;
+	w->ctr.http[DP_HTTP_400]++;
+	*answer_len = http_resp_error(out, cap, &w->resp, 400, why, "", 0, false);
+	return true;
+}
+
+/* Whether an address from X-Forwarded-For or Forwarded is itself a trusted edge's. */
+static inline bool
+req_addr_trusted(const struct worker *w, const struct http_addr *a)
+{
+	uint32_t v4;
+
+	if (a->family == 6)
+		return edge_trusted6(w->edge, a->a);
+	if (a->family != 4)
+		return false;
+	memcpy(&v4, a->a, 4);
+	return edge_trusted4(w->edge, v4);
+}
+
 /*
- * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
- * segment: parses it into *r, and a POST's claimed users into *claims. Returns true when the
- * request is to be routed (route_request()); false when it was answered already, *answer_len
- * bytes written to out[0..cap) (malformed, incomplete, or an absolute form for another host; out
- * may be req's memory; 0 only if even that answer did not fit). Also prefetches the bucket of
- * the user the request claims: pipeline_burst() routes a request after the next frame's first
- * half, so a crowd's buckets load meanwhile.
+ * req_client()'s cases other than "an untrusted source without forwarding headers": a PROXY
+ * header's address (proxied), forwarding headers from an untrusted source (ignored), and a
+ * trusted edge's request (its X-Forwarded-For or Forwarded, walked from the right past the
+ * trusted edges' own addresses; none: the edge itself, no client). Returns true when the
+ * request was refused (400 written to out, *answer_len set).
+ */
+static __rte_noinline bool
+req_client_slow(struct worker *w, uint32_t src_be, bool trusted, const struct edge_client *proxied,
+	const struct http_request *r, struct edge_client *c, char *out, uint16_t cap,
+	uint16_t *answer_len)
+{
+	bool xff = (r->seen & HTTP_SEEN_XFF) != 0, fwd = (r->seen & HTTP_SEEN_FORWARDED) != 0;
+	struct http_addr a[HTTP_FWD_MAX];
+	const char *why;
+	int n, i;
+
+	if (proxied != NULL || !trusted) {
+		/* An L4 edge relays the client's bytes untouched, and anyone else's headers say
+		 * what the sender likes: either way they are not believed. */
+		if (xff || fwd)
+			w->ctr.client[DP_CLIENT_IGNORED]++;
+		if (proxied != NULL) {
+			*c = *proxied;
+		} else {
+			c->family = 4;
+			c->src = DP_CLIENT_PACKET;
+			c->ip4 = src_be;
+		}
+		w->ctr.client[c->src]++;
+		return false;
+	}
+	if (!xff && !fwd) {
+		/* The edge's own request (a health check): no client to limit. */
+		c->family = 0;
+		c->src = DP_CLIENT_EDGE;
+		w->ctr.client[DP_CLIENT_EDGE]++;
+		return false;
+	}
+	/* Only one of them is the edge's: with both, one came from the client, and which is
+	 * not known here. */
+	if (xff && fwd)
+		return req_client_refuse(w, "both X-Forwarded-For and Forwarded: an edge sends one",
+			out, cap, answer_len);
+	n = http_forwarded_for(r, fwd, a, HTTP_FWD_MAX, &why);
+	if (n < 0)
+		return req_client_refuse(w, why, out, cap, answer_len);
+	/* The rightmost address that is not a trusted edge's: those left of it were written by
+	 * whoever sent the request to the first edge, and prove nothing. */
+	for (i = 0; i < n && req_addr_trusted(w, &a[i]); i++)
+		;
+	if (i == n) {
+		/* Edges only (an edge's own request through another edge). */
+		c->family = 0;
+		c->src = DP_CLIENT_EDGE;
+		w->ctr.client[DP_CLIENT_EDGE]++;
+		return false;
+	}
+	if (a[i].family == 0)
+		return req_client_refuse(w, "Forwarded names no client address (for=unknown)", out,
+			cap, answer_len);
+	c->family = a[i].family;
+	c->src = fwd ? DP_CLIENT_FORWARDED : DP_CLIENT_XFF;
+	if (c->family == 4)
+		memcpy(&c->ip4, a[i].a, 4);
+	else
+		memcpy(c->ip6, a[i].a, 16);
+	w->ctr.client[c->src]++;
+	return false;
+}
+
+/*
+ * The client's address of a parsed request from src_be (the packet's source, network byte
+ * order) into *c: the packet's source unless the source is a trusted edge (edge.h) or a PROXY
+ * header named one (proxied, NULL when there was none). Returns true when the request was
+ * refused instead (a trusted edge's malformed X-Forwarded-For or Forwarded: 400 at out). The
+ * stateless path's case, no trusted edge and no forwarding header, costs a compare or two.
  */
 static inline bool
-req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16_t cap,
-	struct http_request *r, struct req_claims *claims, uint16_t *answer_len)
+req_client(struct worker *w, uint32_t src_be, const struct edge_client *proxied,
+	const struct http_request *r, struct edge_client *c, char *out, uint16_t cap,
+	uint16_t *answer_len)
+{
+	bool trusted = edge_trusted4(w->edge, src_be);
+
+	if (likely(!trusted && proxied == NULL &&
+		    !(r->seen & (HTTP_SEEN_XFF | HTTP_SEEN_FORWARDED)))) {
+		c->family = 4;
+		c->src = DP_CLIENT_PACKET;
+		c->ip4 = src_be;
+		w->ctr.client[DP_CLIENT_PACKET]++;
+		return false;
+	}
+	return req_client_slow(w, src_be, trusted, proxied, r, c, out, cap, answer_len);
+}
+
+/*
+ * The per-IP limit table's key of a client: an IPv4 address as itself (below 2^32); an IPv6
+ * one by its /64 (one subscriber's usual allocation, so that hopping through its addresses
+ * does not escape the limit), a keyed hash with the top bit set so that it meets no IPv4 key.
+ */
+static inline uint64_t
+req_client_key(const struct worker *w, const struct edge_client *c)
+{
+	if (likely(c->family == 4))
+		return c->ip4;
+	return rl_key_bytes(w->rl_ip, c->ip6, 8) | UINT64_C(1) << 63;
+}
+
+/*
+ * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
+ * segment from src_be: parses it into *r, its client's address into *client (req_client();
+ * proxied: a PROXY header's, or NULL), and a POST's claimed users into *claims. Returns true
+ * when the request is to be routed (route_request()); false when it was answered already,
+ * *answer_len bytes written to out[0..cap) (malformed, incomplete, an absolute form for another
+ * host, a trusted edge's malformed forwarding header; out may be req's memory; 0 only if even
+ * that answer did not fit). Also prefetches the bucket of the user the request claims:
+ * pipeline_burst() routes a request after the next frame's first half, so a crowd's buckets
+ * load meanwhile.
+ */
+static inline bool
+req_parse(struct worker *w, uint32_t src_be, const struct edge_client *proxied, const char *req,
+	uint16_t req_len, char *out, uint16_t cap, struct http_request *r,
+	struct req_claims *claims, struct edge_client *client, uint16_t *answer_len)
 {
 	int rc;
 
@@ -134,6 +271,11 @@ req_parse(struct worker *w, const char *req, uint16_t req_len, char *out, uint16
 	}
 	if (unlikely(r->authority.len != 0) && req_other_host_slow(w, r, out, cap, answer_len))
 		return false;
+	if (req_client(w, src_be, proxied, r, client, out, cap, answer_len))
+		return false;
+	/* Behind an edge the packet's source is the edge's: the client's bucket now. */
+	if (unlikely(client->src != DP_CLIENT_PACKET) && client->family != 0 && w->rl_ip != NULL)
+		rl_prefetch(w->rl_ip, req_client_key(w, client));
 	/* Only the POSTs (token, reserve) read the claimed user's bucket, and only they need
 	 * the claims. */
 	claims->purchase = claims->session = claims->device = 0;

@@ -307,7 +307,7 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 		.user = pt.user,
 		.admitted_ms = w->now_ms,
 		.event = id,
-		.client_ipv4 = rte_be_to_cpu_32(q->client_ip),
+		.client_ipv4 = q->client->family == 4 ? rte_be_to_cpu_32(q->client->ip4) : 0,
 	};
 
 	if (unlikely(bridge_submit(w->bridge, &res) != 0))
@@ -502,17 +502,17 @@ not_found:;
 
 /*
  * The second half: routes the request r (with its claims) that req_parse() took from a
- * segment of client_ip (network byte order) and writes the answer to out[0..cap), which may be the
+ * segment, whose client's address it chose (client), and writes the answer to out[0..cap), which may be the
  * request's memory: everything needed from the request is taken before the first write. Returns the
  * response length; 0 only if even an error answer did not fit.
  */
 static inline uint16_t
-route_request(struct worker *w, uint32_t client_ip, const struct http_request *r,
+route_request(struct worker *w, const struct edge_client *client, const struct http_request *r,
 	const struct req_claims *claims, char *out, uint16_t cap)
 {
 	struct req_view q = {
 		.r = r,
-		.client_ip = client_ip,
+		.client = client,
 		.cors = ans_cors_match(w, r),
 		.head = r->method == HTTP_M_HEAD,
 		.claims = *claims,

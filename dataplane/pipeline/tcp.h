@@ -24,6 +24,7 @@
 #include "net/frame.h"
 #include "net/net_cksum.h"
 #include "net/tcp_syncookie.h"
+#include "dataplane/proxy_header.h"
 
 #define TCP_WINDOW 65535
 /* The most segments one answer is sent in: pipeline_burst()'s tx holds that many per frame. */
@@ -107,9 +108,11 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
 	uint32_t client_isn = rte_be_to_cpu_32(th->sent_seq);
-	uint16_t mss = frame_tcp_syn_mss(th, th_len);
+	int mss = frame_tcp_syn_mss_opt(th, th_len);
 
-	if (mss == 0)
+	/* Only an absent option means 536; an explicit MSS of 0 (or anything under the floor)
+	 * is what the client said, and is dropped below. */
+	if (mss < 0)
 		mss = TCP_MSS_DEFAULT;
 	/* A client that takes less than the floor is not answered: the cookie's smallest MSS
 	 * is 536, and answering in segments larger than the client asked for (RFC 9293 §3.7.1)
@@ -117,7 +120,7 @@ tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *
 	if (unlikely(mss < w->mss_floor))
 		return worker_drop(w, DP_DROP_TCP_MSS_FLOOR);
 
-	unsigned mss_idx = syncookie_mss_index(mss);
+	unsigned mss_idx = syncookie_mss_index((uint16_t)mss);
 	uint32_t cookie = syncookie_make(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
 		th->dst_port, client_isn, mss_idx);
 
@@ -151,6 +154,7 @@ struct tcp_pending {
 	struct conn *c;		/* a kept connection's entry (kept.h); NULL: stateless */
 	bool close;		/* kept: close after this answer (Connection: close, FIN, ...) */
 	struct req_claims claims;
+	struct edge_client client; /* whom rules and per-IP limits see (req_client()) */
 	struct http_request r;
 };
 
@@ -247,6 +251,42 @@ tcp_answer_segments_slow(struct worker *w, const struct tcp_pending *p, uint16_t
 	w->ctr.answers[DP_ANS_HTTP]++;
 	w->ctr.answers[DP_ANS_HTTP_MORE_SEGMENTS] += k - 1;
 	return (uint16_t)k;
+}
+
+/*
+ * A data segment that starts like a PROXY header (proxy_header_maybe()): from a trusted edge,
+ * a header followed by the request in the same segment gives the client's address (*c) and
+ * returns the header's length; anything else returns -1 after counting why (from another
+ * source: proxy_untrusted; not the spec's: proxy_malformed; the header alone or cut short:
+ * proxy_alone, which needs a kept connection, docs/edge.md) and the connection is reset.
+ * Returns 0 when the bytes are no PROXY header after all (an HTTP request goes on as usual).
+ */
+static __rte_noinline int
+tcp_proxy_slow(struct worker *w, const struct rte_ipv4_hdr *ip, const uint8_t *p, uint16_t len,
+	struct edge_client *c)
+{
+	struct proxy_info pi;
+	int hl = proxy_header_parse(p, len, &pi);
+
+	if (hl == PROXY_NONE)
+		return 0;
+	if (!edge_trusted4(w->edge, ip->src_addr)) {
+		w->ctr.client[DP_CLIENT_PROXY_UNTRUSTED]++;
+		return -1;
+	}
+	if (hl == PROXY_MALFORMED) {
+		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
+		return -1;
+	}
+	if (hl == PROXY_INCOMPLETE || hl == len) {
+		w->ctr.client[DP_CLIENT_PROXY_ALONE]++;
+		return -1;
+	}
+	c->family = pi.family;
+	c->src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
+	c->ip4 = pi.src4;
+	memcpy(c->ip6, pi.src6, 16);
+	return hl;
 }
 
 #include "dataplane/pipeline/kept.h"
@@ -353,12 +393,28 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	}
 
 	char *req = (char *)th + th_len;
+	uint16_t req_len = payload_len;
+	struct edge_client pc;
+	const struct edge_client *proxied = NULL;
 	uint16_t resp_len;
 
 	tcp_pending_set(pend, wp, m, eth, ip, th, ack, seq + payload_len + fin, seg, NULL);
+	/* A trusted L4 edge's PROXY header before the request (an HTTP request never starts
+	 * with "PROX" or CRLF CRLF: one compare for everyone else). */
+	if (unlikely(proxy_header_maybe((const uint8_t *)req, payload_len))) {
+		int hl = tcp_proxy_slow(w, ip, (const uint8_t *)req, payload_len, &pc);
+
+		if (hl < 0)
+			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+		if (hl > 0) {
+			req += hl;
+			req_len = (uint16_t)(payload_len - hl);
+			proxied = &pc;
+		}
+	}
 	/* A refusal of the parse is short: it fits one segment (else the answer is empty). */
-	if (likely(req_parse(w, req, payload_len, pend->out, pend->seg, &pend->r, &pend->claims,
-		    &resp_len)))
+	if (likely(req_parse(w, ip->src_addr, proxied, req, req_len, pend->out, pend->seg,
+		    &pend->r, &pend->claims, &pend->client, &resp_len)))
 		return TCP_PENDING;
 	tcp_answer_http(w, pend, resp_len);
 	return 1;
@@ -375,7 +431,7 @@ tcp_answer_pending(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx
 	if (unlikely(p->c != NULL))
 		return kept_answer(w, p, tx);
 
-	uint16_t len = route_request(w, p->ip->src_addr, &p->r, &p->claims, p->out, p->cap);
+	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
 
 	if (likely(len <= p->seg)) {
 		tcp_answer_http(w, p, len);

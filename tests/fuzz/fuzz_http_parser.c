@@ -59,6 +59,18 @@ check_accepted(const struct http_request *req, const char *buf, size_t len)
 	FUZZ_CHECK(req->head_len + req->body.len == req->total_len);
 	FUZZ_CHECK(req->body.len == 0 ||
 		   (req->body.p == buf + req->head_len && inside(req->body, buf, end)));
+	/* The forwarding lists a trusted edge's request is read for: a count or a reason. */
+	for (int fwd = 0; fwd < 2; fwd++) {
+		struct http_addr a[HTTP_FWD_MAX];
+		const char *why;
+		int n = http_forwarded_for(req, fwd, a, HTTP_FWD_MAX, &why);
+
+		FUZZ_CHECK(n >= -1 && n <= HTTP_FWD_MAX);
+		FUZZ_CHECK(n < 0 ? why != NULL : why == NULL);
+		FUZZ_CHECK(n != 0 || !(req->seen & (fwd ? HTTP_SEEN_FORWARDED : HTTP_SEEN_XFF)));
+		for (int i = 0; i < n; i++)
+			FUZZ_CHECK(a[i].family == 4 || a[i].family == 6 || (fwd && a[i].family == 0));
+	}
 }
 
 int

@@ -456,7 +456,8 @@ test_all(const char *peer_exe)
 		struct dp_counters zero = {0};
 		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
 		unsigned want =
-			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX;
+			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
+			DP_CLIENT_MAX;
 		const char *rp;
 
 		tap_eq_int(n_dp, want, "every dp_counters field is one record (no name refused)");

@@ -447,6 +447,117 @@ test_window_and_timers(void)
 	H.w->now_ms = now;
 }
 
+/* A PROXY v2 header (TCP over IPv4) naming client src. */
+static uint16_t
+proxy_v2(uint8_t *h, uint32_t src)
+{
+	static const uint8_t sig[12] = { 0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55,
+		0x49, 0x54, 0x0a };
+	uint32_t s_be = rte_cpu_to_be_32(src), d_be = rte_cpu_to_be_32(PB_DP_IP);
+
+	memcpy(h, sig, 12);
+	h[12] = 0x21;
+	h[13] = 0x11;
+	h[14] = 0;
+	h[15] = 12;
+	memcpy(h + 16, &s_be, 4);
+	memcpy(h + 20, &d_be, 4);
+	h[24] = 0x9c;
+	h[25] = 0x40;
+	h[26] = 0;
+	h[27] = 80;
+	return 28;
+}
+
+/* A reserve request of user into req (NUL-ended); returns its length. */
+static uint16_t
+reserve_req(uint64_t user, char *req, size_t cap)
+{
+	char tok[TOK_BUF_SIZE], path[128];
+
+	mint(user, tok, path);
+	return (uint16_t)snprintf(req, cap,
+		"POST %s HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
+		path, tok);
+}
+
+/* The PROXY header of a kept connection names its client: rules and limits see that address. */
+static void
+test_proxy(void)
+{
+	static const char *const block[] = { "ip 198.19.7.7", NULL };
+	struct dp_limits limits = { .ip = { 0, 0 }, .user = { 1000, 1000 },
+		.device = { 1000, 1000 }, .event_forward = { 0, 0 } };
+	struct dp_event_cfg ev[1] = { { .id = DPH_EVENT_OPEN, .name = "open",
+		.starts_at_ms = H.w->now_ms - 1000, .ends_at_ms = H.w->now_ms + 3600000,
+		.stock = 10 } };
+	struct wire_reserve rec;
+	struct kc k;
+	struct ans a;
+	uint8_t seg_buf[1024];
+	char req[768];
+	uint64_t alone = kept(DP_KEPT_PROXY_HEADERS);
+
+	dph_publish(&H, ev, NULL, 1, block, &limits);
+	/* HAProxy's way: the header alone in the first segment, then the requests. */
+	connect_from(&k, EDGE_IP);
+	uint16_t hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 7));
+
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd + hl,
+		"a PROXY v2 header alone in the first segment: acknowledged, nothing answered");
+	tap_eq_int(kept(DP_KEPT_PROXY_HEADERS) - alone, 1, "  counted as kept proxy_alone");
+	k.snd += hl;
+	reserve_req(5151, req, sizeof(req));
+	send_req(&k, req, &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 403 ", 13) == 0 && !strstr(a.text, "Connection:"),
+		"  a reserve after it is refused 403: the header's client 198.19.7.7 is blocked, "
+		"the connection kept");
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+	send_req(&k, healthz, &a);
+	tap_ok(is_kept_200(&a), "  GET /healthz on it still answered, kept");
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+
+	/* The header and the request in one segment; another client: admitted. */
+	connect_from(&k, EDGE_IP);
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 8));
+	uint16_t rl = reserve_req(5152, req, sizeof(req));
+
+	memcpy(seg_buf + hl, req, rl);
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf,
+			 (uint16_t)(hl + rl)),
+		&a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 202 ", 13) == 0 && !strstr(a.text, "Connection:") &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd + hl + rl,
+		"a PROXY header and a reserve in one segment: 202 for 198.19.7.8, kept");
+	if (tap_ok(rte_ring_sc_dequeue_elem(H.port.ring, &rec, sizeof(rec)) == 0,
+		    "  the reservation went to the bridge"))
+		tap_eq_int(rec.client_ipv4, RTE_IPV4(198, 19, 7, 8),
+			"  with the header's client address");
+	k.snd += hl + rl;
+	k.rcv = rte_be_to_cpu_32(a.th.sent_seq) + a.len;
+	/* A PROXY header after the first bytes is no PROXY header: bad HTTP, closed. */
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 9));
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 400 ", 13) == 0 && is_closed_answer(&a),
+		"a PROXY header later on the connection: 400 and closed");
+
+	/* A malformed header: reset, the entry freed. */
+	uint64_t in_use = kept(DP_KEPT_IN_USE);
+
+	connect_from(&k, EDGE_IP);
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 7));
+	seg_buf[13] = 0x71; /* no such family */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(a.th.tcp_flags & RTE_TCP_RST_FLAG, "a malformed PROXY header: the connection reset");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use, "  and its entry freed");
+	dph_publish(&H, ev, NULL, 1, NULL, &limits);
+}
+
 /* The table full: a new connection falls back to Connection: close. */
 static void
 test_table_full(void)
@@ -503,6 +614,7 @@ main(int argc, char **argv)
 	test_rfc5961();
 	test_close_and_pipelining();
 	test_window_and_timers();
+	test_proxy();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
 	return tap_done();

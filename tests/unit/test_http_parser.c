@@ -3,6 +3,7 @@
  * Unit tests of the strict HTTP/1.1 request parser. Every input sits just before a
  * PROT_NONE page (tests/guard.h), so reading one byte past the input crashes the test.
  */
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -225,6 +226,91 @@ test_find_header(void)
 		v = http_find_header(&req, "HOST", 4);
 		tap_ok(v != NULL && v->p == req.host.p, "find_header: Host is in headers[] too");
 	});
+}
+
+/* X-Forwarded-For and Forwarded: the addresses, rightmost first, or why they are refused. */
+struct fwd_case {
+	const char *fields; /* header lines */
+	bool forwarded;
+	int n;              /* http_forwarded_for()'s result */
+	const char *want;   /* the addresses, rightmost first, "-" for none, space separated */
+};
+
+static const struct fwd_case fwd_cases[] = {
+	{"X-Forwarded-For: 198.18.5.1\r\n", false, 1, "198.18.5.1"},
+	{"X-Forwarded-For: 198.18.5.1, 198.18.0.50\r\n", false, 2, "198.18.0.50 198.18.5.1"},
+	{"X-Forwarded-For:1.2.3.4 ,\t5.6.7.8\r\n", false, 2, "5.6.7.8 1.2.3.4"},
+	{"X-Forwarded-For: 1.1.1.1\r\nAccept: x\r\nx-forwarded-for: 2.2.2.2, 3.3.3.3\r\n", false, 3,
+		"3.3.3.3 2.2.2.2 1.1.1.1"},
+	{"X-Forwarded-For: 2001:db8::1, ::ffff:1.2.3.4\r\n", false, 2, "1.2.3.4 2001:db8::1"},
+	{"Accept: x\r\n", false, 0, ""},
+	{"X-Forwarded-For: 1.2.3.4\r\n", true, 0, ""},
+	{"X-Forwarded-For: 1.2.3.400\r\n", false, -1, NULL},
+	{"X-Forwarded-For: 1.2.3.4,\r\n", false, -1, NULL},
+	{"X-Forwarded-For: ,1.2.3.4\r\n", false, -1, NULL},
+	{"X-Forwarded-For:\r\n", false, -1, NULL},
+	{"X-Forwarded-For: 1.2.3.4 5.6.7.8\r\n", false, -1, NULL},
+	{"X-Forwarded-For: 1.2.3.4:80\r\n", false, -1, NULL},
+	{"X-Forwarded-For: [::1]\r\n", false, -1, NULL},
+	{"X-Forwarded-For: unknown\r\n", false, -1, NULL},
+	{"X-Forwarded-For: 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1\r\n"
+	 "X-Forwarded-For: 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1\r\n",
+		false, 16, "1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 "
+			   "1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1 1.1.1.1"},
+	{"X-Forwarded-For: 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1\r\n"
+	 "X-Forwarded-For: 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1, 1.1.1.1\r\n"
+	 "X-Forwarded-For: 2.2.2.2\r\n",
+		false, -1, NULL},
+	{"Forwarded: for=198.18.5.1\r\n", true, 1, "198.18.5.1"},
+	{"Forwarded: For=\"[2001:db8:cafe::17]:4711\"\r\n", true, 1, "2001:db8:cafe::17"},
+	{"Forwarded: for=192.0.2.43, for=198.51.100.17;by=203.0.113.60;proto=http;host=example.com"
+	 "\r\n",
+		true, 2, "198.51.100.17 192.0.2.43"},
+	{"Forwarded: for=\"_gazonk\"\r\n", true, 1, "-"},
+	{"Forwarded: For=unknown;proto=https, for=1.2.3.4\r\n", true, 2, "1.2.3.4 -"},
+	{"Forwarded: proto=https\r\n", true, 1, "-"},
+	{"Forwarded: for=\"1.2.3.4:_port\" ; proto=\"a,b\"\r\n", true, 1, "1.2.3.4"},
+	{"Forwarded: for=2001:db8::1\r\n", true, -1, NULL},
+	{"Forwarded: for=\"[2001:db8::1\"\r\n", true, -1, NULL},
+	{"Forwarded: for=\"1.2.3.4:123456\"\r\n", true, -1, NULL},
+	{"Forwarded: for=1.2.3.4;for=5.6.7.8\r\n", true, -1, NULL},
+	{"Forwarded: for=\"1.2.3.4\r\n", true, -1, NULL},
+	{"Forwarded: for=\"1.2\\.3.4\"\r\n", true, -1, NULL},
+	{"Forwarded: for\r\n", true, -1, NULL},
+	{"Forwarded: for=\r\n", true, -1, NULL},
+	{"Forwarded: for=1.2.3.4 by=x\r\n", true, -1, NULL},
+	{"Forwarded: for=1.2.3.4,\r\n", true, -1, NULL},
+};
+
+static void
+test_forwarded_for(void)
+{
+	for (size_t i = 0; i < sizeof(fwd_cases) / sizeof(fwd_cases[0]); i++) {
+		const struct fwd_case *c = &fwd_cases[i];
+		char in[640], got[512] = "";
+		int n = snprintf(in, sizeof(in), "GET / HTTP/1.1\r\nHost: x\r\n%s\r\n", c->fields);
+		struct http_request req;
+		struct guard_buf g;
+		struct http_addr a[HTTP_FWD_MAX];
+		const char *why = NULL;
+		int rc = parse_guarded(in, (size_t)n, &req, &g);
+		int k = rc == 0 ? http_forwarded_for(&req, c->forwarded, a, HTTP_FWD_MAX, &why) : -9;
+		size_t len = 0;
+
+		for (int j = 0; j < k; j++) {
+			char t[64] = "-";
+
+			if (a[j].family == 4)
+				inet_ntop(AF_INET, a[j].a, t, sizeof(t));
+			else if (a[j].family == 6)
+				inet_ntop(AF_INET6, a[j].a, t, sizeof(t));
+			len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s", j ? " " : "", t);
+		}
+		tap_ok(k == c->n && (k < 0 ? why != NULL : strcmp(got, c->want) == 0),
+			"%s %s: %d \"%s\" %s", c->forwarded ? "Forwarded" : "XFF",
+			show(c->fields, strlen(c->fields)), k, got, why ? why : "");
+		guard_free(&g);
+	}
 }
 
 struct reject_case {
@@ -973,6 +1059,7 @@ main(void)
 	test_valid();
 	test_authority();
 	test_find_header();
+	test_forwarded_for();
 	test_rejects();
 	test_limits();
 	test_name_bytes();
