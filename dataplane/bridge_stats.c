@@ -60,6 +60,14 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 			put_labelled(out, cap, &n, family, "table", dp_limit_table_name(t),
 				c->limit[t][e]);
 	}
+	/* The table's size and use are gauges, the rest counters. */
+	put_stat(out, cap, &n, "kept_connections_capacity", c->kept[DP_KEPT_CAPACITY],
+		WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "kept_connections_in_use", c->kept[DP_KEPT_IN_USE],
+		WIRE_STAT_GAUGE);
+	for (unsigned i = DP_KEPT_OPENED; i < DP_KEPT_MAX; i++)
+		put_labelled(out, cap, &n, "kept_connections", "event", dp_kept_name(i),
+			c->kept[i]);
 	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
 		put_labelled(out, cap, &n, "client_addresses", "source", dp_client_name(i),
 			c->client[i]);

@@ -24,6 +24,9 @@ static const char *const limit_table_names[DP_LIM_MAX] = { DP_LIMIT_TABLES(DP_X_
 #define DP_X_NAME(name, str) [DP_LIM_EV_##name] = str,
 static const char *const limit_event_names[DP_LIM_EV_MAX] = { DP_LIMIT_EVENTS(DP_X_NAME) };
 #undef DP_X_NAME
+#define DP_X_NAME(name, str) [DP_KEPT_##name] = str,
+static const char *const kept_names[DP_KEPT_MAX] = { DP_KEPT_COUNTERS(DP_X_NAME) };
+#undef DP_X_NAME
 #define DP_X_NAME(name, str) [DP_CLIENT_##name] = str,
 static const char *const client_names[DP_CLIENT_MAX] = { DP_CLIENT_SOURCES(DP_X_NAME) };
 #undef DP_X_NAME
@@ -53,6 +56,12 @@ const char *
 dp_admit_name(enum dp_admit_kind k)
 {
 	return k < DP_ADM_MAX ? admit_names[k] : "unknown";
+}
+
+const char *
+dp_kept_name(enum dp_kept_counter k)
+{
+	return k < DP_KEPT_MAX ? kept_names[k] : "unknown";
 }
 
 const char *
@@ -103,6 +112,8 @@ dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
 	for (unsigned t = 0; t < DP_LIM_MAX; t++)
 		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
 			dst->limit[t][e] += src->limit[t][e];
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		dst->kept[i] += src->kept[i];
 	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
 		dst->client[i] += src->client[i];
 }
@@ -144,4 +155,7 @@ dp_counters_print(FILE *f, const struct dp_counters *c)
 					limit_table_names[t],
 					(int)(18 - strlen(limit_table_names[t])),
 					limit_event_names[e], c->limit[t][e]);
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		if (c->kept[i])
+			fprintf(f, "  kept %-24s %" PRIu64 "\n", kept_names[i], c->kept[i]);
 }

@@ -38,7 +38,8 @@
 	X(TCP_PURE_ACK, "tcp_pure_ack")             /* nothing to answer: stateless */             \
 	X(TCP_MSS_FLOOR, "tcp_mss_below_floor")     /* a SYN's MSS below dataplane.mss_floor */    \
 	X(TX_FULL, "tx_full")                       /* the TX queue refused the answer */          \
-	X(ANSWER_NO_MBUF, "answer_no_mbuf")         /* no mbufs for a multi-segment answer */
+	X(ANSWER_NO_MBUF, "answer_no_mbuf")         /* no mbufs for a multi-segment answer */      \
+	X(KEPT_EARLY, "kept_request_before_ack")    /* kept: the last answer not yet ACKed */
 
 #define DP_X_ENUM(name, str) DP_DROP_##name,
 enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
@@ -53,7 +54,9 @@ enum dp_drop_reason { DP_DROP_REASONS(DP_X_ENUM) DP_DROP_MAX };
 	X(RST_BAD_COOKIE, "rst_bad_cookie") /* data whose ACK proves no cookie of ours */          \
 	X(FIN_ACK, "fin_ack")               /* the client's FIN, acknowledged from the packet */   \
 	X(HTTP, "http_response")                                                                   \
-	X(HTTP_MORE_SEGMENTS, "http_more_segments") /* an answer's segments after its first */
+	X(HTTP_MORE_SEGMENTS, "http_more_segments") /* an answer's segments after its first */   \
+	X(KEPT_ACK, "kept_ack")             /* kept: an ACK, FIN or RST without data */            \
+	X(KEPT_RESENT, "kept_resent")       /* kept: an answer's segment sent again */
 
 #define DP_X_ENUM(name, str) DP_ANS_##name,
 enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
@@ -104,6 +107,34 @@ enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
 
 #define DP_X_ENUM(name, str) DP_ADM_##name,
 enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
+#undef DP_X_ENUM
+
+/*
+ * Kept connections from trusted edges (docs/edge.md). capacity and in_use are gauges (the
+ * table's entries and those in use); the rest count events.
+ */
+#define DP_KEPT_COUNTERS(X)                                                                        \
+	X(CAPACITY, "capacity")               /* entries of the table (dataplane.kept_connections) */ \
+	X(IN_USE, "in_use")                   /* entries in use now */                             \
+	X(OPENED, "opened")                   /* an entry made after a valid cookie */             \
+	X(TABLE_FULL, "table_full")           /* none free: answered with Connection: close */     \
+	X(REQUESTS, "requests")               /* requests answered on kept connections */          \
+	X(CLOSED, "closed")                   /* ended by FINs, both acknowledged */               \
+	X(RESET, "reset")                     /* ended by the peer's RST at RCV.NXT */             \
+	X(IDLE_CLOSED, "idle_closed")         /* idle past dataplane.kept_idle_timeout: our FIN */ \
+	X(CLOSE_ASKED, "close_answered")      /* Connection: close, HTTP/1.0, an error, too long */ \
+	X(PIPELINED, "pipelined_closed")      /* bytes after the request: answered, then closed */ \
+	X(ANSWER_RESENT, "answer_resent")     /* a retransmitted request: the kept answer again */ \
+	X(TIMER_RESENT, "timer_resent")       /* unacknowledged for kept_rto: sent again */        \
+	X(GAVE_UP, "gave_up")                 /* unacknowledged after every retry: reset */        \
+	X(CHALLENGE_ACK, "challenge_ack")     /* RFC 5961: an in-window RST, a SYN, a bad ACK */   \
+	X(OUT_OF_WINDOW, "out_of_window")     /* outside the window: ACKed (RST: dropped) */      \
+	X(OUT_OF_ORDER, "out_of_order")       /* ahead of RCV.NXT: ACKed, the peer sends again */  \
+	X(DATA_AFTER_CLOSE, "data_after_close") /* data after our FIN: reset */               \
+	X(PROXY_HEADERS, "proxy_alone")       /* a PROXY header alone in its segment: ACKed */
+
+#define DP_X_ENUM(name, str) DP_KEPT_##name,
+enum dp_kept_counter { DP_KEPT_COUNTERS(DP_X_ENUM) DP_KEPT_MAX };
 #undef DP_X_ENUM
 
 /* HTTP statuses we send, each with its own counter slot. */
@@ -171,6 +202,7 @@ struct dp_counters {
 	 * copied in when the counters are read (worker_counters_read()); 0 for a table that is
 	 * off. */
 	uint64_t limit[DP_LIM_MAX][DP_LIM_EV_MAX];
+	uint64_t kept[DP_KEPT_MAX];
 	uint64_t client[DP_CLIENT_MAX]; /* by client address source */
 };
 
@@ -194,6 +226,7 @@ const char *dp_drop_name(enum dp_drop_reason r);
 const char *dp_answer_name(enum dp_answer_kind k);
 const char *dp_reject_name(enum dp_reject_reason r);
 const char *dp_admit_name(enum dp_admit_kind k);
+const char *dp_kept_name(enum dp_kept_counter k);
 const char *dp_client_name(enum dp_client_source s);
 unsigned dp_http_status_of(enum dp_http_slot s);
 const char *dp_limit_table_name(enum dp_limit_table t);

@@ -64,6 +64,10 @@ counters_members(struct json_writer *j, const struct dp_counters *c)
 			jw_u64(j, name, c->limit[t][e]);
 		}
 	jw_close(j, '}');
+	jw_open(j, "kept", '{');
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
+		jw_u64(j, dp_kept_name(i), c->kept[i]);
+	jw_close(j, '}');
 }
 
 int

@@ -37,6 +37,8 @@ struct dp_config {
 	int syncookie_secret_set;  /* 0: a random secret is drawn at start */
 	uint32_t syncookie_slot_s; /* seconds per cookie time slot */
 	uint8_t ip_ttl;            /* TTL of the packets we send */
+	uint32_t kept_connections; /* kept connections per worker from trusted edges; 0: none */
+	uint32_t kept_idle_ms;     /* a kept connection idle this long is closed */
 	uint32_t stats_interval_s; /* 0: no periodic counter line in the log */
 	int log_level;             /* enum log_level */
 	/* [admission] */

@@ -147,6 +147,28 @@ static const struct cfg_key dp_keys[] = {
 		.doc = "TTL of the IPv4 packets sent.",
 	},
 	{
+		.name = "kept_connections",
+		.type = CFG_UINT,
+		DP_FIELD(kept_connections),
+		.min = 0,
+		.max = 1048576,
+		.def = "4096",
+		.doc = "Kept (HTTP/1.1 persistent) connections each worker holds for the trusted "
+		       "edges of [edge] trusted, in memory fixed at start (about 1.3 kB each); "
+		       "when all are taken a new one is answered with Connection: close. 0: every "
+		       "connection is answered and closed (docs/edge.md).",
+	},
+	{
+		.name = "kept_idle_timeout",
+		.type = CFG_DURATION,
+		DP_FIELD(kept_idle_ms),
+		.min = 1 * DP_MS_PER_S,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "60s",
+		.doc = "A kept connection without a segment from its edge for this long is closed "
+		       "with a FIN; set it above the edge's own idle timeout to its origin.",
+	},
+	{
 		.name = "stats_interval",
 		.type = CFG_DURATION,
 		DP_FIELD(stats_interval_s),

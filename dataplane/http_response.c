@@ -52,7 +52,8 @@ http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
 		"Date: %s\r\n"
 		"Content-Type: application/json\r\n"
 		"Cache-Control: no-store\r\n"
-		"Connection: close\r\n",
+		/* Last: http_resp_keep_alive() finds it there. */
+		HTTP_RESP_CLOSE_LINE,
 		date);
 	ctx->common_len = (uint16_t)n;
 	ctx->second = (uint64_t)sec;

@@ -3,8 +3,8 @@
 #define FG_DP_HTTP_RESPONSE_H
 /*
  * HTTP/1.1 responses written straight into the packet being answered. Every
- * answer carries Connection: close (one request per connection) and
- * Cache-Control: no-store. The header lines shared by all answers, with the
+ * answer carries Connection: close (one request per connection), but on a kept connection
+ * from a trusted edge (http_resp_keep_alive()), and Cache-Control: no-store. The header lines shared by all answers, with the
  * Date, are rebuilt once a second by http_resp_tick(), so the per-request work
  * is a few memcpy()s and one integer to text.
  */
@@ -181,6 +181,33 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 	if (!head)
 		out_mem(&o, body, body_len);
 	return o.ok ? (uint16_t)(o.p - dst) : 0;
+}
+
+#define HTTP_RESP_CLOSE_LINE "Connection: close\r\n"
+#define HTTP_RESP_CLOSE_LEN  (sizeof(HTTP_RESP_CLOSE_LINE) - 1)
+
+/*
+ * Turns a[0..len), an answer written with ctx (http_resp_write(), http_resp_error(), the
+ * healthz answer), into the same answer for a kept connection: its "Connection: close" line,
+ * the last of ctx's shared lines, taken out (RFC 9112 §9.3: without it an HTTP/1.1 connection
+ * persists). Returns the new length, or 0 when a is not such an answer (a left as it was).
+ */
+static inline uint16_t
+http_resp_keep_alive(char *a, uint16_t len, const struct http_resp_ctx *ctx)
+{
+	/* The status line is "HTTP/1.1 NNN Reason\r\n": its end within the first 64 bytes. */
+	const char *nl = memchr(a, '\n', len < 64 ? len : 64);
+
+	if (unlikely(nl == NULL))
+		return 0;
+
+	size_t at = (size_t)(nl + 1 - a) + ctx->common_len - HTTP_RESP_CLOSE_LEN;
+
+	if (unlikely(at + HTTP_RESP_CLOSE_LEN > len ||
+		     memcmp(a + at, HTTP_RESP_CLOSE_LINE, HTTP_RESP_CLOSE_LEN) != 0))
+		return 0;
+	memmove(a + at, a + at + HTTP_RESP_CLOSE_LEN, len - at - HTTP_RESP_CLOSE_LEN);
+	return (uint16_t)(len - HTTP_RESP_CLOSE_LEN);
 }
 
 /*

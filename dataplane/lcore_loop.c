@@ -72,6 +72,45 @@ tx_held_flush(struct worker *w, uint16_t port, uint16_t queue, struct tx_held *h
 	return tx_send(w, port, queue, h->m, h->n, h);
 }
 
+/*
+ * The kept connections' timers (pipeline_kept_sweep()), about once a millisecond: what they
+ * send goes out on the queue of its port, unless that queue holds refused frames already (then
+ * it is freed: the next sweep sends it again).
+ */
+static __rte_noinline void
+kept_sweep_send(struct worker *w, uint64_t tsc, struct tx_held *held)
+{
+	struct rte_mbuf *tx[WORKER_BURST_MAX], *out[WORKER_BURST_MAX];
+	uint16_t port[WORKER_BURST_MAX];
+
+	worker_clock_update(w, tsc);
+
+	uint16_t n = pipeline_kept_sweep(w, tx, port, WORKER_BURST_MAX);
+
+	if (n == 0)
+		return;
+	for (unsigned q = 0; q < w->n_rxq; q++) {
+		uint16_t k = 0;
+
+		for (uint16_t i = 0; i < n; i++)
+			if (tx[i] != NULL && port[i] == w->rxq[q].port) {
+				out[k++] = tx[i];
+				tx[i] = NULL;
+			}
+		if (k == 0)
+			continue;
+		if (held[q].n == 0) {
+			tx_send(w, w->rxq[q].port, w->rxq[q].queue, out, k, &held[q]);
+		} else {
+			w->ctr.drops[DP_DROP_TX_FULL] += k;
+			rte_pktmbuf_free_bulk(out, k);
+		}
+	}
+	for (uint16_t i = 0; i < n; i++)
+		if (tx[i] != NULL)
+			rte_pktmbuf_free(tx[i]);
+}
+
 int
 lcore_loop_run(void *arg)
 {
@@ -80,6 +119,7 @@ lcore_loop_run(void *arg)
 	struct rte_mbuf *tx[WORKER_BURST_MAX * PIPELINE_TX_PER_RX];
 	struct tx_held held[WORKER_MAX_RXQ];
 	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
+	uint64_t sweep_every = rte_get_tsc_hz() / 1000, next_sweep = 0;
 
 	for (unsigned q = 0; q < WORKER_MAX_RXQ; q++)
 		held[q].n = 0;
@@ -116,6 +156,14 @@ lcore_loop_run(void *arg)
 				tx_send(w, port, queue, tx, ntx, &held[q]);
 			t_done = rte_rdtsc();
 			w->ctr.busy_cycles += t_done - t0;
+		}
+		if (unlikely(w->conns != NULL)) {
+			uint64_t now = rte_rdtsc();
+
+			if (now >= next_sweep) {
+				next_sweep = now + sweep_every;
+				kept_sweep_send(w, now, held);
+			}
 		}
 		w->sh = NULL;
 		if (w->qsbr != NULL)

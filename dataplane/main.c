@@ -184,6 +184,18 @@ setup_workers(struct app *a)
 				lcore, rl_table_mem_size(cfg->limit_table_log2));
 			return -1;
 		}
+		/* Kept connections only where a trusted edge may open them. */
+		w->kept_idle_ms = cfg->kept_idle_ms;
+		if (cfg->kept_connections != 0 && a->edge.n4 != 0) {
+			w->conns = conn_table_create(cfg->kept_connections, socket);
+			if (w->conns == NULL) {
+				LOG_ERR("cannot allocate the kept-connection table of lcore %u (%zu "
+					"bytes): lower dataplane.kept_connections or give DPDK more "
+					"memory", lcore, conn_table_mem_size(cfg->kept_connections));
+				return -1;
+			}
+			w->ctr.kept[DP_KEPT_CAPACITY] = cfg->kept_connections;
+		}
 		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
 			worker_listen_add(w, cfg->listen_ports[i]);
 		dp_clock_attach(&w->clock, &a->clock);
@@ -388,6 +400,7 @@ teardown(struct app *a)
 		rl_table_free(a->workers[i]->rl_user);
 		rl_table_free(a->workers[i]->rl_device);
 		rl_table_free(a->workers[i]->rl_poll);
+		conn_table_free(a->workers[i]->conns);
 		rte_free(a->workers[i]);
 	}
 }

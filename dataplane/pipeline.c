@@ -141,3 +141,9 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 		rte_pktmbuf_free_bulk(dropped, ndrop);
 	return ntx;
 }
+
+uint16_t
+pipeline_kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
+{
+	return kept_sweep(w, tx, port, max);
+}

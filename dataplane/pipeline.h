@@ -30,4 +30,12 @@
 uint16_t pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	struct rte_mbuf **tx);
 
+/*
+ * The timers of w's kept connections (dataplane/pipeline/kept.h: answers sent again, idle
+ * connections closed), at w->now_ms; call it about once a millisecond when w->conns is not
+ * NULL. Frames to send go to tx[0..max), the index of the port each goes out on to port[];
+ * returns how many (max should be at least PIPELINE_TX_PER_RX).
+ */
+uint16_t pipeline_kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max);
+
 #endif

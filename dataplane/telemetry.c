@@ -59,6 +59,12 @@ add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 				dp_limit_event_name(e));
 			rte_tel_data_add_dict_u64(d, name, c->limit[t][e]);
 		}
+	for (unsigned i = 0; i < DP_KEPT_MAX; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "kept_%s", dp_kept_name(i));
+		rte_tel_data_add_dict_u64(d, name, c->kept[i]);
+	}
 }
 
 static int

@@ -15,6 +15,7 @@
 
 #include "dataplane/bridge.h"
 #include "dataplane/clock.h"
+#include "dataplane/conn_table.h"
 #include "dataplane/counters.h"
 #include "dataplane/dp_config-t.h"
 #include "dataplane/edge.h"
@@ -95,6 +96,11 @@ struct worker {
 	uint8_t cors_len;                 /* 0: no CORS headers */
 	bool cors_any;                    /* "*" */
 	char cors_origin[128];
+
+	/* Kept connections from trusted edges (pipeline/kept.h); NULL: none (no trusted edge, or
+	 * dataplane.kept_connections = 0), and every connection is stateless. */
+	struct conn_table *conns;
+	uint32_t kept_idle_ms;            /* dataplane.kept_idle_timeout */
 
 	/* Time, refreshed once per burst. */
 	struct dp_clock clock;

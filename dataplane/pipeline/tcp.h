@@ -151,10 +151,43 @@ struct tcp_pending {
 	char *out;		/* where the answer goes (over the request) */
 	uint16_t cap;		/* its room: the buffer's, at most TCP_SEGS_MAX segments */
 	uint16_t seg;		/* the largest segment: the client's MSS (cookie), <= ours */
+	struct conn *c;		/* a kept connection's entry (kept.h); NULL: stateless */
+	bool close;		/* kept: close after this answer (Connection: close, FIN, ...) */
 	struct req_claims claims;
 	struct edge_client client; /* whom rules and per-IP limits see (req_client()) */
 	struct http_request r;
 };
+
+/*
+ * Fills p for the request in m's segment th, whose answer goes over it (from th + 1, at most
+ * TCP_SEGS_MAX segments of at most seg bytes: the client's MSS, <= ours), with sequence number
+ * ack and acknowledging next_seq; c is its kept connection, or NULL.
+ */
+static inline void
+tcp_pending_set(struct tcp_pending *p, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, uint32_t ack,
+	uint32_t next_seq, uint16_t seg, struct conn *c)
+{
+	char *out = (char *)(th + 1);
+	uint16_t cap = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
+
+	if (seg > cap)
+		seg = cap;
+	if (cap > seg * TCP_SEGS_MAX)
+		cap = (uint16_t)(seg * TCP_SEGS_MAX);
+	/* Field by field, not a compound literal: that would also clear p->r. */
+	p->wp = wp;
+	p->m = m;
+	p->eth = eth;
+	p->ip = ip;
+	p->th = th;
+	p->ack = ack;
+	p->next_seq = next_seq;
+	p->out = out;
+	p->cap = cap;
+	p->seg = seg;
+	p->c = c;
+}
 
 /*
  * Turns p's frame into the HTTP answer of resp_len bytes already at p->out, with our FIN,
@@ -167,169 +200,6 @@ tcp_answer_http(struct worker *w, const struct tcp_pending *p, uint16_t resp_len
 		RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, p->ack, p->next_seq, 0,
 		resp_len);
 	w->ctr.answers[DP_ANS_HTTP]++;
-}
-
-/*
- * A data segment that starts like a PROXY header (proxy_header_maybe()): from a trusted edge,
- * a header followed by the request in the same segment gives the client's address (*c) and
- * returns the header's length; anything else returns -1 after counting why (from another
- * source: proxy_untrusted; not the spec's: proxy_malformed; the header alone or cut short:
- * proxy_alone, which needs a kept connection, docs/edge.md) and the connection is reset.
- * Returns 0 when the bytes are no PROXY header after all (an HTTP request goes on as usual).
- */
-static __rte_noinline int
-tcp_proxy_slow(struct worker *w, const struct rte_ipv4_hdr *ip, const uint8_t *p, uint16_t len,
-	struct edge_client *c)
-{
-	struct proxy_info pi;
-	int hl = proxy_header_parse(p, len, &pi);
-
-	if (hl == PROXY_NONE)
-		return 0;
-	if (!edge_trusted4(w->edge, ip->src_addr)) {
-		w->ctr.client[DP_CLIENT_PROXY_UNTRUSTED]++;
-		return -1;
-	}
-	if (hl == PROXY_MALFORMED) {
-		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
-		return -1;
-	}
-	if (hl == PROXY_INCOMPLETE || hl == len) {
-		w->ctr.client[DP_CLIENT_PROXY_ALONE]++;
-		return -1;
-	}
-	c->family = pi.family;
-	c->src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
-	c->ip4 = pi.src4;
-	memcpy(c->ip6, pi.src6, 16);
-	return hl;
-}
-
-/*
- * Handles a TCP segment in a validated IPv4 packet of total length ip_len: returns 1 when m
- * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
- * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
- */
-static inline int
-tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
-	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len,
-	struct tcp_pending *pend)
-{
-	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
-	uint16_t l4_len = (uint16_t)(ip_len - sizeof(*ip));
-	unsigned th_len;
-	uint8_t flags;
-
-	if (unlikely(l4_len < sizeof(*th)))
-		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
-	th_len = (unsigned)(th->data_off >> 4) * 4;
-	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
-		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
-	/* A request will look up its address's bucket (adm_check_ip()): with many clients that
-	 * is a cache miss, which the checksum and the parse now hide. */
-	if (l4_len > th_len && w->rl_ip != NULL)
-		rl_prefetch(w->rl_ip, ip->src_addr);
-
-	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-
-	if (unlikely(l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD))
-		return worker_drop(w, DP_DROP_TCP_CKSUM);
-	if (l4f != RTE_MBUF_F_RX_L4_CKSUM_GOOD && unlikely(!net_tcp4_cksum_ok(ip, th)))
-		return worker_drop(w, DP_DROP_TCP_CKSUM);
-
-	uint16_t payload_len = (uint16_t)(l4_len - th_len);
-
-	flags = th->tcp_flags;
-	/* RFC 9293 §3.10.7.1: a RST is never answered. */
-	if (unlikely(flags & RTE_TCP_RST_FLAG))
-		return worker_drop(w, DP_DROP_TCP_RST_IN);
-	if (unlikely(!worker_listens(w, rte_be_to_cpu_16(th->dst_port))))
-		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
-
-	if (flags & RTE_TCP_SYN_FLAG) {
-		if (unlikely(flags & (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG))) {
-			if (flags & RTE_TCP_FIN_FLAG)
-				return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
-			/* A SYN-ACK to a listener: we opened nothing. */
-			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
-		}
-		return tcp_answer_syn(w, wp, m, eth, ip, th, th_len);
-	}
-	if (unlikely(!(flags & RTE_TCP_ACK_FLAG)))
-		return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
-
-	uint32_t seq = rte_be_to_cpu_32(th->sent_seq);
-	uint32_t ack = rte_be_to_cpu_32(th->recv_ack);
-	uint32_t fin = !!(flags & RTE_TCP_FIN_FLAG);
-
-	if (payload_len == 0) {
-		if (!fin)
-			return worker_drop(w, DP_DROP_TCP_PURE_ACK);
-		/* A FIN before any request (seq and ack still at the handshake's values)
-		 * closes a connection we never answered: close our side too. Any other FIN
-		 * follows our response+FIN and only needs its ACK. */
-		uint8_t out = RTE_TCP_ACK_FLAG;
-
-		if (syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
-			    th->dst_port, seq - 1, ack - 1) >= 0)
-			out |= RTE_TCP_FIN_FLAG;
-		tcp_reply_finish(w, wp, m, eth, ip, th, out, ack, seq + 1, 0, 0);
-		w->ctr.answers[DP_ANS_FIN_ACK]++;
-		return 1;
-	}
-
-	/* The first data segment has seq = client ISN + 1 and acks our cookie + 1. */
-	int mss_idx = syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
-		th->dst_port, seq - 1, ack - 1);
-
-	if (unlikely(mss_idx < 0))
-		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST_BAD_COOKIE);
-
-	char *req = (char *)th + th_len;
-	char *out = (char *)(th + 1);
-	uint16_t req_len = payload_len;
-	struct edge_client pc;
-	const struct edge_client *proxied = NULL;
-	uint16_t seg = syncookie_mss_value((unsigned)mss_idx);
-	uint16_t cap = (uint16_t)((char *)m->buf_addr + m->buf_len - out);
-	uint16_t resp_len;
-
-	if (seg > w->mss)
-		seg = w->mss;
-	if (seg > cap)
-		seg = cap;
-	if (cap > seg * TCP_SEGS_MAX)
-		cap = (uint16_t)(seg * TCP_SEGS_MAX);
-	/* Field by field, not a compound literal: that would also clear pend->r. */
-	pend->wp = wp;
-	pend->m = m;
-	pend->eth = eth;
-	pend->ip = ip;
-	pend->th = th;
-	pend->ack = ack;
-	pend->next_seq = seq + payload_len + fin;
-	pend->out = out;
-	pend->cap = cap;
-	pend->seg = seg;
-	/* A trusted L4 edge's PROXY header before the request (an HTTP request never starts
-	 * with "PROX" or CRLF CRLF: one compare for everyone else). */
-	if (unlikely(proxy_header_maybe((const uint8_t *)req, payload_len))) {
-		int hl = tcp_proxy_slow(w, ip, (const uint8_t *)req, payload_len, &pc);
-
-		if (hl < 0)
-			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
-		if (hl > 0) {
-			req += hl;
-			req_len = (uint16_t)(payload_len - hl);
-			proxied = &pc;
-		}
-	}
-	/* A refusal of the parse is short: it fits one segment (else the answer is empty). */
-	if (likely(req_parse(w, ip->src_addr, proxied, req, req_len, out, seg, &pend->r,
-		    &pend->claims, &pend->client, &resp_len)))
-		return TCP_PENDING;
-	tcp_answer_http(w, pend, resp_len);
-	return 1;
 }
 
 /*
@@ -384,6 +254,173 @@ tcp_answer_segments_slow(struct worker *w, const struct tcp_pending *p, uint16_t
 }
 
 /*
+ * A data segment that starts like a PROXY header (proxy_header_maybe()): from a trusted edge,
+ * a header followed by the request in the same segment gives the client's address (*c) and
+ * returns the header's length; anything else returns -1 after counting why (from another
+ * source: proxy_untrusted; not the spec's: proxy_malformed; the header alone or cut short:
+ * proxy_alone, which needs a kept connection, docs/edge.md) and the connection is reset.
+ * Returns 0 when the bytes are no PROXY header after all (an HTTP request goes on as usual).
+ */
+static __rte_noinline int
+tcp_proxy_slow(struct worker *w, const struct rte_ipv4_hdr *ip, const uint8_t *p, uint16_t len,
+	struct edge_client *c)
+{
+	struct proxy_info pi;
+	int hl = proxy_header_parse(p, len, &pi);
+
+	if (hl == PROXY_NONE)
+		return 0;
+	if (!edge_trusted4(w->edge, ip->src_addr)) {
+		w->ctr.client[DP_CLIENT_PROXY_UNTRUSTED]++;
+		return -1;
+	}
+	if (hl == PROXY_MALFORMED) {
+		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
+		return -1;
+	}
+	if (hl == PROXY_INCOMPLETE || hl == len) {
+		w->ctr.client[DP_CLIENT_PROXY_ALONE]++;
+		return -1;
+	}
+	c->family = pi.family;
+	c->src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
+	c->ip4 = pi.src4;
+	memcpy(c->ip6, pi.src6, 16);
+	return hl;
+}
+
+#include "dataplane/pipeline/kept.h"
+
+/*
+ * Handles a TCP segment in a validated IPv4 packet of total length ip_len: returns 1 when m
+ * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
+ * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
+ */
+static inline int
+tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len,
+	struct tcp_pending *pend)
+{
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	uint16_t l4_len = (uint16_t)(ip_len - sizeof(*ip));
+	unsigned th_len;
+	uint8_t flags;
+
+	if (unlikely(l4_len < sizeof(*th)))
+		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
+	th_len = (unsigned)(th->data_off >> 4) * 4;
+	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
+		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
+	/* A request will look up its address's bucket (adm_check_ip()): with many clients that
+	 * is a cache miss, which the checksum and the parse now hide. */
+	if (l4_len > th_len && w->rl_ip != NULL)
+		rl_prefetch(w->rl_ip, ip->src_addr);
+
+	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (unlikely(l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD))
+		return worker_drop(w, DP_DROP_TCP_CKSUM);
+	if (l4f != RTE_MBUF_F_RX_L4_CKSUM_GOOD && unlikely(!net_tcp4_cksum_ok(ip, th)))
+		return worker_drop(w, DP_DROP_TCP_CKSUM);
+
+	uint16_t payload_len = (uint16_t)(l4_len - th_len);
+	bool trusted = false;
+
+	/* A trusted edge's segment belongs to its kept connection, if it has one. */
+	if (unlikely(w->conns != NULL) && edge_trusted4(w->edge, ip->src_addr)) {
+		struct conn *c = conn_lookup(w->conns, ip->src_addr, th->src_port, th->dst_port);
+
+		if (c != NULL)
+			return kept_input(w, wp, m, eth, ip, th, th_len, payload_len, c, pend);
+		trusted = true;
+	}
+	flags = th->tcp_flags;
+	/* RFC 9293 §3.10.7.1: a RST is never answered. */
+	if (unlikely(flags & RTE_TCP_RST_FLAG))
+		return worker_drop(w, DP_DROP_TCP_RST_IN);
+	if (unlikely(!worker_listens(w, rte_be_to_cpu_16(th->dst_port))))
+		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+
+	if (flags & RTE_TCP_SYN_FLAG) {
+		if (unlikely(flags & (RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG))) {
+			if (flags & RTE_TCP_FIN_FLAG)
+				return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
+			/* A SYN-ACK to a listener: we opened nothing. */
+			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+		}
+		return tcp_answer_syn(w, wp, m, eth, ip, th, th_len);
+	}
+	if (unlikely(!(flags & RTE_TCP_ACK_FLAG)))
+		return worker_drop(w, DP_DROP_TCP_BAD_FLAGS);
+
+	uint32_t seq = rte_be_to_cpu_32(th->sent_seq);
+	uint32_t ack = rte_be_to_cpu_32(th->recv_ack);
+	uint32_t fin = !!(flags & RTE_TCP_FIN_FLAG);
+
+	if (payload_len == 0) {
+		if (!fin)
+			return worker_drop(w, DP_DROP_TCP_PURE_ACK);
+		/* A FIN before any request (seq and ack still at the handshake's values)
+		 * closes a connection we never answered: close our side too. Any other FIN
+		 * follows our response+FIN and only needs its ACK. */
+		uint8_t out = RTE_TCP_ACK_FLAG;
+
+		if (syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
+			    th->dst_port, seq - 1, ack - 1) >= 0)
+			out |= RTE_TCP_FIN_FLAG;
+		tcp_reply_finish(w, wp, m, eth, ip, th, out, ack, seq + 1, 0, 0);
+		w->ctr.answers[DP_ANS_FIN_ACK]++;
+		return 1;
+	}
+
+	/* The first data segment has seq = client ISN + 1 and acks our cookie + 1. */
+	int mss_idx = syncookie_check(&w->cookies, ip->src_addr, ip->dst_addr, th->src_port,
+		th->dst_port, seq - 1, ack - 1);
+
+	if (unlikely(mss_idx < 0))
+		return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST_BAD_COOKIE);
+
+	uint16_t seg = syncookie_mss_value((unsigned)mss_idx);
+
+	if (seg > w->mss)
+		seg = w->mss;
+	/* A trusted edge's connection is kept from its first request on, if there is room. */
+	if (unlikely(trusted)) {
+		struct conn *c = kept_open_slow(w, wp, eth, ip, th, seq, ack, seg);
+
+		if (c != NULL)
+			return kept_input(w, wp, m, eth, ip, th, th_len, payload_len, c, pend);
+	}
+
+	char *req = (char *)th + th_len;
+	uint16_t req_len = payload_len;
+	struct edge_client pc;
+	const struct edge_client *proxied = NULL;
+	uint16_t resp_len;
+
+	tcp_pending_set(pend, wp, m, eth, ip, th, ack, seq + payload_len + fin, seg, NULL);
+	/* A trusted L4 edge's PROXY header before the request (an HTTP request never starts
+	 * with "PROX" or CRLF CRLF: one compare for everyone else). */
+	if (unlikely(proxy_header_maybe((const uint8_t *)req, payload_len))) {
+		int hl = tcp_proxy_slow(w, ip, (const uint8_t *)req, payload_len, &pc);
+
+		if (hl < 0)
+			return tcp_send_rst(w, wp, m, eth, ip, th, payload_len, DP_ANS_RST);
+		if (hl > 0) {
+			req += hl;
+			req_len = (uint16_t)(payload_len - hl);
+			proxied = &pc;
+		}
+	}
+	/* A refusal of the parse is short: it fits one segment (else the answer is empty). */
+	if (likely(req_parse(w, ip->src_addr, proxied, req, req_len, pend->out, pend->seg,
+		    &pend->r, &pend->claims, &pend->client, &resp_len)))
+		return TCP_PENDING;
+	tcp_answer_http(w, pend, resp_len);
+	return 1;
+}
+
+/*
  * Routes the request tcp_input() left in p and answers it: in its frame (tcp_answer_http()),
  * or, longer than one segment, in several (tcp_answer_segments_slow()). The answer's frames
  * go to tx[0..); returns how many (0 to TCP_SEGS_MAX).
@@ -391,6 +428,9 @@ tcp_answer_segments_slow(struct worker *w, const struct tcp_pending *p, uint16_t
 static inline uint16_t
 tcp_answer_pending(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 {
+	if (unlikely(p->c != NULL))
+		return kept_answer(w, p, tx);
+
 	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
 
 	if (likely(len <= p->seg)) {

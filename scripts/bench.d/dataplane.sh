@@ -370,6 +370,20 @@ part_dataplane() {
 			--user-base 100000000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
 			--cookie-secret-hex "$COOKIE_SECRET"
 		lg result --mode result "${one[@]}" --user-base 20000000
+		# Kept connections, as a TLS edge keeps them to its origin (issue 17): the loadgen's
+		# addresses are trusted edges for these two runs only (a blast's connections must
+		# stay stateless), 100 requests on each connection.
+		local saved=("${DP_CMD[@]}")
+		DP_CMD+=(-s "edge.trusted=198.18.2.0/24")
+		stop "$DP_PID"
+		dp_up || log "the data plane did not start with trusted edges"
+		lg kept --mode kept-healthz --connections "$N_KEPT" --per-conn 100 --concurrency 256
+		lg kres --mode kept-reserve --connections "$N_KEPT" --per-conn 100 --concurrency 256 \
+			--event 1 --user-base 400000000 --sale-key-hex "$(hex "$SALE_KEY")" \
+			--sale-kid "$SALE_KID"
+		DP_CMD=("${saved[@]}")
+		stop "$DP_PID"
+		dp_up || log "the data plane did not start again"
 		# Paths the loadgen drives as floods: while a trickle of healthz connections (1,000 a
 		# second, retried patiently since the flood crowds them) sets the length of the run, one flood
 		# runs as fast as it can.
@@ -414,8 +428,9 @@ that received frames, receive to send; TSC); target ≥ 0.50×"
 	hz_rps=$(value healthz requests_per_s 2>/dev/null || true)
 	hz_pps=$(field healthz packets_per_s rx 2>/dev/null || true)
 	FG_HEALTHZ_RPS=$hz_rps
-	local cap
+	local cap hz_cap
 	cap=$(busy healthz)
+	hz_cap=$cap
 	row dataplane "GET /healthz, one connection each (loadgen healthz), connections/s" \
 		"$hz_rps" "" "" "" "3 frames each way: $(human "$hz_pps") frames/s, \
 $(ratio "$hz_pps" "$TP_PPS") of the ceiling$(busy_note "$cap")"
@@ -491,6 +506,29 @@ the other core took no more)", $1 - $4) : ""), $2, s, $3 }' s="$REPLAY_SECONDS")
 connections replayed over \
 and over; its I/O is net_pcap's (a copy from memory per frame received, what is sent dropped), \
 not memif's"
+	# Kept connections against the stateless figures of the same run (issue 17's targets).
+	local k_cap kr_cap
+	k_cap=$(busy kept)
+	kr_cap=$(busy kres)
+	row dataplane "GET /healthz on kept connections from a trusted edge (loadgen kept-healthz, \
+100 requests each), requests/s" "$(value kept requests_per_s 2>/dev/null || true)" "" "" "" \
+		"$(field kept requests kept 2>/dev/null || echo ?) answers on kept connections, \
+$(field kept requests kept_closed 2>/dev/null || echo ?) with Connection: close; loadgen exit \
+${LG_EXIT[kept]:-?}$(busy_note "$k_cap")"
+	row dataplane "kept GET /healthz: a fully busy worker core at the cycles measured in that \
+run, requests/s" "${k_cap#* }" "stateless healthz-blast, fully busy" "${b_cap#* }" \
+		"$(ratio "${k_cap#* }" "${b_cap#* }")" "${k_cap%% *} busy cycles per request against \
+${b_cap%% *} per stateless connection (handshaking clients: ${hz_cap%% *}, \
+$(ratio "${k_cap#* }" "${hz_cap#* }")); targets ≥ 1.5× and ≥ 4 M/s"
+	row dataplane "reserve admitted on kept connections (loadgen kept-reserve, 100 users \
+each), requests/s" "$(value kres requests_per_s 2>/dev/null || true)" "" "" "" \
+		"$(answer kres 202 2>/dev/null || echo ?) answers 202, $(answer kres 503 2>/dev/null |
+		grep . || echo 0) 503 (control plane link busy); loadgen exit \
+${LG_EXIT[kres]:-?}$(busy_note "$kr_cap")"
+	row dataplane "kept reserve admitted: a fully busy worker core at the cycles measured in \
+that run, requests/s" "${kr_cap#* }" "stateless reserve-blast, fully busy" "${rb_cap#* }" \
+		"$(ratio "${kr_cap#* }" "${rb_cap#* }")" "${kr_cap%% *} busy cycles per request \
+against ${rb_cap%% *} per stateless connection; targets ≥ 1.3× and ≥ 2 M/s"
 	local so_rps so410
 	so_rps=$(value soldout requests_per_s 2>/dev/null || true)
 	so410=$(answer soldout 410 2>/dev/null || true)
@@ -514,7 +552,9 @@ not memif's"
 		"reserve after sell-out -> 410" "reserve over the IP limit -> 429" \
 		"reserve over the user limit -> 429" \
 		"reserve admitted, users' buckets cold, limits on -> 202" \
-		"reserve admitted, users' and devices' buckets cold, limits on -> 202"; do
+		"reserve admitted, users' and devices' buckets cold, limits on -> 202" \
+		"kept connection: GET /healthz -> 200, kept" \
+		"kept connection: reserve admitted -> 202, kept"; do
 		p=$(pipeline_case "$name" 2>/dev/null || true)
 		row dataplane "pipeline alone (bench_pipeline), $name, requests/s" "${p#* }" "" "" "" \
 			"${p%% *} cycles/packet; no I/O"

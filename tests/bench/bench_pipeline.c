@@ -3,7 +3,7 @@
  * Benchmark of the per-burst pipeline on one core with pre-built mbufs:
  * cycles per packet and packets per second for each path. Prints figures;
  * the TAP checks only assert that every answer was the right one, never a time.
- * FG_BENCH_QUICK=1 runs a short pass (used by scripts/test).
+ * FG_BENCH_QUICK=1 runs a short pass (used by scripts/test), FG_BENCH_ITERS=N one of N bursts.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -32,6 +32,7 @@ struct bench_case {
 	const uint16_t *frame_len;
 	const uint64_t *users;
 	const char *const *devices;
+	void (*before)(void); /* puts state back before each burst (kept connections); NULL: none */
 };
 
 #define FRAME_ROOM 512
@@ -107,6 +108,85 @@ setup_many_users(void)
 		abort();
 }
 
+/*
+ * Kept connections from a trusted edge (dataplane/pipeline/kept.h): BURST connections of
+ * 198.18.0.1, each with its entry, each frame of a burst the next request on its connection.
+ * Before every burst the entries go back to their state before that request (kept_before()),
+ * so the same frames are in order again: what is measured is a request on a kept connection
+ * (lookup, sequence and ACK checks, parse, route, the answer kept), not a handshake.
+ */
+static struct edge_trust kept_trust;
+static struct conn *kept_c[BURST];
+static struct conn kept_snap[BURST];
+
+static void
+kept_before(void)
+{
+	for (int i = 0; i < BURST; i++)
+		memcpy(kept_c[i], &kept_snap[i], offsetof(struct conn, ans));
+}
+
+/* Opens BURST kept connections with frames[i] (one request each) and keeps their entries. */
+static void
+kept_open(const uint8_t *frames, const uint16_t *len)
+{
+	struct rte_mbuf *b[BURST], *tx[BURST * PIPELINE_TX_PER_RX];
+	char err[128];
+
+	if (H.w->conns == NULL) {
+		if (edge_trust_parse("198.18.0.1", &kept_trust, err, sizeof(err)) != 0)
+			abort();
+		H.w->edge = &kept_trust;
+		H.w->conns = conn_table_create(1024, SOCKET_ID_ANY);
+		H.w->kept_idle_ms = 3600000;
+		if (H.w->conns == NULL)
+			abort();
+	}
+	for (int i = 0; i < BURST; i++) {
+		b[i] = dph_mbuf(&H);
+		rte_memcpy(rte_pktmbuf_append(b[i], len[i]), frames + (size_t)i * FRAME_ROOM, len[i]);
+	}
+	uint16_t n = pipeline_burst(H.w, 0, b, BURST, tx);
+
+	rte_pktmbuf_free_bulk(tx, n);
+	rte_ring_reset(H.port.ring);
+	for (int i = 0; i < BURST; i++) {
+		const uint8_t *f = frames + (size_t)i * FRAME_ROOM;
+		const struct rte_ipv4_hdr *ip = (const void *)(f + sizeof(struct rte_ether_hdr));
+		const struct rte_tcp_hdr *th = (const void *)(ip + 1);
+
+		kept_c[i] = conn_lookup(H.w->conns, ip->src_addr, th->src_port, th->dst_port);
+		if (kept_c[i] == NULL)
+			abort();
+		/* Back to the state before the request: nothing received or sent yet. */
+		kept_c[i]->rcv_nxt = rte_be_to_cpu_32(th->sent_seq);
+		kept_c[i]->snd_una = kept_c[i]->snd_nxt = kept_c[i]->ans_seq =
+			rte_be_to_cpu_32(th->recv_ack);
+		kept_c[i]->ans_len = 0;
+		kept_c[i]->has_request = false;
+		kept_c[i]->pending = false;
+		kept_c[i]->state = CONN_ESTABLISHED;
+		memcpy(&kept_snap[i], kept_c[i], offsetof(struct conn, ans));
+	}
+}
+
+static uint8_t kept_hz[BURST * FRAME_ROOM], kept_rs[BURST * FRAME_ROOM];
+static uint16_t kept_hz_len[BURST], kept_rs_len[BURST];
+
+static void
+setup_kept_healthz(void)
+{
+	setup_open();
+	kept_open(kept_hz, kept_hz_len);
+}
+
+static void
+setup_kept_reserve(void)
+{
+	setup_open();
+	kept_open(kept_rs, kept_rs_len);
+}
+
 static unsigned
 answer_status(struct rte_mbuf *m)
 {
@@ -148,6 +228,8 @@ chill(const struct bench_case *c)
 static inline void
 restore(struct rte_mbuf **b, const struct bench_case *c)
 {
+	if (c->before != NULL)
+		c->before();
 	for (int i = 0; i < BURST; i++) {
 		const void *src = c->frames != NULL ? c->frames + (size_t)i * FRAME_ROOM
 						    : rte_pktmbuf_mtod(c->tmpl, const void *);
@@ -257,7 +339,10 @@ main(int argc, char **argv)
 {
 	(void)argc;
 	dph_init(&H, argv[0]);
-	unsigned iters = getenv("FG_BENCH_QUICK") ? 2000 : 200000;
+	/* FG_BENCH_ITERS=N: N bursts per case (scripts/bench-compare's shorter runs). */
+	unsigned iters = getenv("FG_BENCH_ITERS")	  ? (unsigned)atoi(getenv("FG_BENCH_ITERS"))
+			 : getenv("FG_BENCH_QUICK") ? 2000
+						    : 200000;
 
 	dph_admission_init(&H, 1024);
 	/* The poll limit on, as in a sale, far above what one core sends: its bucket is read. */
@@ -350,6 +435,36 @@ main(int argc, char **argv)
 		rte_pktmbuf_free(f);
 	}
 
+	/* Kept connections: BURST of them, from 198.18.0.1 (the trusted edge), one request each
+	 * a burst (healthz, or a reserve of its own user). */
+	for (unsigned u = 0; u < BURST; u++) {
+		uint16_t sport = (uint16_t)(51000 + u);
+		struct pb_tcp ks = { .sport = sport, .seq = isn, .flags = RTE_TCP_SYN_FLAG,
+			.mss = 1460 };
+		struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &ks));
+		uint32_t kc = rte_be_to_cpu_32(pb_th(r)->sent_seq);
+		char t[TOK_BUF_SIZE], rq[512];
+
+		rte_pktmbuf_free(r);
+		struct rte_mbuf *f = pb_request(dph_mbuf(&H), isn, kc, healthz, sport);
+
+		kept_hz_len[u] = rte_pktmbuf_data_len(f);
+		memcpy(kept_hz + (size_t)u * FRAME_ROOM, rte_pktmbuf_mtod(f, void *), kept_hz_len[u]);
+		rte_pktmbuf_free(f);
+		tok_purchase_mint(&H.w->sh->sale, 1, 2000000 + u, now / 1000 + 3600, t, sizeof(t));
+		snprintf(rq, sizeof(rq),
+			"POST /api/v1/events/1/reserve/%s HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+			"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Device-Id: dev-42\r\n"
+			"Content-Length: 0\r\n\r\n",
+			seg, t);
+		f = pb_request(dph_mbuf(&H), isn, kc, rq, sport);
+		kept_rs_len[u] = rte_pktmbuf_data_len(f);
+		if (kept_rs_len[u] > FRAME_ROOM)
+			abort();
+		memcpy(kept_rs + (size_t)u * FRAME_ROOM, rte_pktmbuf_mtod(f, void *), kept_rs_len[u]);
+		rte_pktmbuf_free(f);
+	}
+
 	result_table_put(H.results, 1, 43, &res);
 	uint8_t data_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG;
 	struct bench_case cases[] = {
@@ -380,6 +495,13 @@ main(int argc, char **argv)
 		{ "reserve admitted, users' and devices' buckets cold, limits on -> 202", 0,
 			data_flags, NULL, 202, setup_many_users, many_dev, many_dev_len, many_users,
 			devs },
+		/* Last: they give the worker a trusted edge and its table. */
+		{ "kept connection: GET /healthz -> 200, kept", 0,
+			RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, NULL, 200, setup_kept_healthz, kept_hz,
+			kept_hz_len, NULL, NULL, kept_before },
+		{ "kept connection: reserve admitted -> 202, kept", 0,
+			RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, NULL, 202, setup_kept_reserve, kept_rs,
+			kept_rs_len, NULL, NULL, kept_before },
 	};
 
 	tap_diag("pipeline benchmark: %u bursts of %d per case, TSC %" PRIu64 " Hz; "

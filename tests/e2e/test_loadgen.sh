@@ -345,6 +345,33 @@ lg_run result --mode result --connections "$N_RES" --concurrency 64 --event 1 \
 tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
 	"result: loadgen exits 0, all $N_RES polls with a fresh receipt answered 200"
 
+# Kept connections from a trusted edge (the loadgen's --src-net in [edge] trusted): many
+# requests on each, as an edge sends them; reserves of one user each, forwarded once each.
+DP_EXTRA=(-s "edge.trusted=198.18.2.0/24")
+before=$(dp_counter admit reserve_admitted)
+lg_run kres --mode kept-reserve --connections 40 --per-conn 50 --concurrency 16 --event 1 \
+	--user-base 750000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
+tap_is "$LG_RC/$(answer kres 202)/$(field kres requests kept)" "0/$N_RES/$N_RES" \
+	"kept-reserve: loadgen exits 0, all $N_RES reserves admitted (202) on kept connections"
+tap_is "$(run_counter kept opened)/$(run_counter kept requests)/$(field kres connections \
+	completed)" "40/$N_RES/40" "kept-reserve: the data plane kept 40 connections for them"
+tap_is "$(($(dp_counter admit reserve_admitted) - before))" "$N_RES" \
+	"kept-reserve: each reserve admitted (forwarded) once"
+lg_run khz --mode kept-healthz --connections 20 --per-conn 100 --concurrency 8 --proxy-v2 \
+	--duration-s 30
+tap_is "$LG_RC/$(answer khz 200)/$(field khz requests kept)" "0/$N_RES/$N_RES" \
+	"kept-healthz with PROXY v2 headers: loadgen exits 0, all $N_RES answered 200 on kept connections"
+# A table of 4 entries for 8 clients at once: the others are answered with Connection: close
+# (table_full) and the loadgen goes on with a new connection for the rest of their requests.
+DP_EXTRA=(-s "edge.trusted=198.18.2.0/24" -s "dataplane.kept_connections=4")
+lg_run kfull --mode kept-healthz --connections 20 --per-conn 10 --concurrency 8 --duration-s 30
+tap_is "$LG_RC/$(answer kfull 200)" "0/200" \
+	"kept-healthz, table of 4: loadgen exits 0, all 200 requests answered 200"
+tap_run "kept-healthz, table of 4: some answered Connection: close ($(field kfull requests \
+kept_closed)), counted table_full ($(run_counter kept table_full))" \
+	test "$(field kfull requests kept_closed)" -gt 0 -a "$(run_counter kept table_full)" -gt 0
+DP_EXTRA=()
+
 # The same reserves sent as whole connections (reserve-blast): each answered 202, or 503 when
 # the link to the control plane is busy; every 202 the loadgen saw was an admitted reservation.
 e2e_config_add "$E2E_TMP/flashgate.conf" "$E2E_TMP/cookie.conf" dataplane \

@@ -508,6 +508,8 @@ test_all(const char *peer_exe)
 	__atomic_store_n(&dp_ctr.http[DP_HTTP_503], 3, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.reject[DP_REJ_SOLD_OUT], 2, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS], 9, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.kept[DP_KEPT_CAPACITY], 64, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.kept[DP_KEPT_OPENED], 5, __ATOMIC_RELAXED);
 	tap_ok(WAIT_FOR(peer_dpstat("rx_packets") == 12345, 5000),
 		"DP_STATS reach the peer with the data plane's rx_packets");
 	tap_ok(peer_dpstat("drops.reason=ip_checksum") == 7 &&
@@ -517,6 +519,9 @@ test_all(const char *peer_exe)
 			peer_dpstat("ratelimit_evictions.table=ip") == 9 &&
 			peer_dpstat("ratelimit_moved.table=device") == 0,
 		"drops, HTTP statuses, rejects, admits and rate-limit tables travel by reason");
+	tap_ok(peer_dpstat("kept_connections_capacity") == 64 &&
+			peer_dpstat("kept_connections.event=opened") == 5,
+		"the kept-connection table's size and events travel too");
 	tap_ok(WAIT_FOR(peer_dpstat("bridge_submitted") == 1000, 5000) &&
 			peer_dpstat("bridge_reservations_sent") == 1000 &&
 			peer_dpstat("bridge_ready") == 1 &&
@@ -530,7 +535,7 @@ test_all(const char *peer_exe)
 		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
 		unsigned want =
 			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
-			DP_LIM_MAX * DP_LIM_EV_MAX + DP_CLIENT_MAX;
+			DP_LIM_MAX * DP_LIM_EV_MAX + DP_CLIENT_MAX + DP_KEPT_MAX;
 		const char *rp;
 
 		tap_eq_int(n_dp, want, "every dp_counters field is one record (no name refused)");

@@ -135,7 +135,8 @@ test_members(void)
 	tap_ok(strstr(json, "\"http\":{\"200\":201,\"202\":300,") != NULL &&
 			strstr(json, "\"drop\":{\"eth_runt\":0,") != NULL &&
 			strstr(json, "\"tcp_pure_ack\":1201,\"tcp_mss_below_floor\":0,") != NULL &&
-			strstr(json, "\"tx_full\":3,\"answer_no_mbuf\":0}") != NULL &&
+			strstr(json, "\"tx_full\":3,\"answer_no_mbuf\":0,") != NULL &&
+			strstr(json, "\"kept\":{\"capacity\":0,\"in_use\":0,") != NULL &&
 			strstr(json, "\"admit\":{\"token_issued\":0,\"reserve_admitted\":300,") !=
 				NULL &&
 			strstr(json, "\"limit_ip\":1,") != NULL,

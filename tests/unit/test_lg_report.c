@@ -148,7 +148,7 @@ test_exact_names(void)
 		"\"answers\":{\"200\":2},\"malformed\":{\"tcp\":0,\"http\":0},"
 		"\"unexpected_status\":0,\"stray_segments\":0,\"retransmits\":0,"
 		"\"packets\":{\"tx\":10,\"rx\":10,\"tx_dropped\":0,\"other_rx\":0},"
-		"\"packets_per_s\":{\"tx\":40,\"rx\":40},\"requests\":{\"sent\":0,\"answered\":0},"
+		"\"packets_per_s\":{\"tx\":40,\"rx\":40},\"requests\":{\"sent\":0,\"answered\":0,\"kept\":0,\"kept_closed\":0},"
 		"\"requests_per_s\":0,"
 		"\"latency_request_us\":{\"count\":1,\"p50\":1.5,\"p99\":1.5,\"p999\":1.5,"
 		"\"max\":1.5},"

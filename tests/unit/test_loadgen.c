@@ -115,6 +115,45 @@ test_http(void)
 	}
 }
 
+/* A kept connection's answers: no Connection: close, and where each one ends (no FIN). */
+static void
+test_http_kept(void)
+{
+	static const char ka[] = OK_200 "\r\n{\"status\":\"ok\"}";
+	static const char closed[] = OK_200 CLOSE "\r\n{\"status\":\"ok\"}";
+	static const char nc[] = "HTTP/1.1 204 No Content\r\nAllow: GET\r\n\r\n";
+	struct guard_buf g = {0};
+	struct lg_http_resp r;
+	const char *in = guard_place(&g, ka, sizeof(ka) - 1);
+
+	tap_ok(lg_http_parse_kept(in, sizeof(ka) - 1, &r) == LG_HTTP_OK && r.status == 200 &&
+		       r.body_len == 15,
+		"kept: a 200 without Connection: close is well-formed");
+	tap_eq_int((long long)lg_http_response_len(in, sizeof(ka) - 1), sizeof(ka) - 1,
+		"kept: the whole answer is its header section and Content-Length bytes");
+	size_t early = 0;
+
+	for (size_t n = 0; n < sizeof(ka) - 1 && early == 0; n++)
+		if (lg_http_response_len(in, n) != 0)
+			early = n;
+	tap_eq_int((long long)early, 0, "kept: no shorter prefix counts as a whole answer");
+	guard_free(&g);
+	in = guard_place(&g, closed, sizeof(closed) - 1);
+	tap_ok(lg_http_parse_kept(in, sizeof(closed) - 1, &r) == LG_HTTP_CLOSE,
+		"kept: Connection: close is an error there (%s)", lg_http_err_name(LG_HTTP_CLOSE));
+	guard_free(&g);
+	in = guard_place(&g, nc, sizeof(nc) - 1);
+	tap_eq_int((long long)lg_http_response_len(in, sizeof(nc) - 1), sizeof(nc) - 1,
+		"kept: a 204 ends with its header section");
+	guard_free(&g);
+
+	char two[256];
+
+	snprintf(two, sizeof(two), "%s%s", ka, ka);
+	tap_eq_int((long long)lg_http_response_len(two, strlen(two)), sizeof(ka) - 1,
+		"kept: two answers in a row: the first one's length");
+}
+
 static void
 test_json(void)
 {
@@ -629,6 +668,7 @@ main(void)
 {
 	test_args();
 	test_http();
+	test_http_kept();
 	test_json();
 	test_hist();
 	test_table();

@@ -128,14 +128,13 @@ send_syn(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 static void
 send_req(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
-	conn_send(cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->isn + 1, c->req, c->req_len, now);
+	conn_send(cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->seq0, c->req, c->req_len, now);
 }
 
 static void
 send_fin(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
-	conn_send(
-		cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, c->isn + 1 + c->req_len, NULL, 0, now);
+	conn_send(cl, c, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, c->seq0 + c->req_len, NULL, 0, now);
 }
 
 /* Writes the request of flood connection c into c->req. Returns its length, or -1. */
@@ -199,6 +198,7 @@ build_single(struct lg_client *cl, struct lg_conn *c)
 
 	switch (o->mode) {
 	case LG_MODE_RESERVE:
+	case LG_MODE_KEPT_RESERVE:
 		return reserve_request(
 			c->req, sizeof(c->req), o, c->user, (uint64_t)time(NULL) + 3600);
 	case LG_MODE_RESULT:
@@ -262,13 +262,50 @@ build_request(struct lg_client *cl, struct lg_conn *c)
 	return 0;
 }
 
+/*
+ * --proxy-v2: puts a PROXY protocol v2 header (HAProxy's proxy-protocol.txt §2.2: the 12-byte
+ * signature, version 2 and command PROXY, TCP over IPv4, then source and destination address
+ * and port) before c's request, the first of its connection, in the same segment. The source
+ * it gives is a client address of --proxy-src-net, one per user, and a port of its own.
+ * Returns 0, or -1 when the request has no room for it.
+ */
+static int
+proxy_v2_prepend(const struct lg_client *cl, struct lg_conn *c)
+{
+	static const uint8_t sig[12] = { 0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55,
+		0x49, 0x54, 0x0a };
+	const struct lg_opts *o = cl->o;
+	uint32_t src = o->proxy_src_base + (uint32_t)(c->user % o->n_proxy_src);
+	uint16_t sport = (uint16_t)(1024 + c->user % 64000);
+	uint8_t *h = (uint8_t *)c->req;
+
+	if (c->req_len + 28u > sizeof(c->req))
+		return -1;
+	memmove(c->req + 28, c->req, c->req_len);
+	memcpy(h, sig, sizeof(sig));
+	h[12] = 0x21; /* version 2, PROXY */
+	h[13] = 0x11; /* AF_INET, STREAM */
+	h[14] = 0;
+	h[15] = 12; /* address block length */
+	for (int i = 0; i < 4; i++) {
+		h[16 + i] = (uint8_t)(src >> (24 - 8 * i));
+		h[20 + i] = (uint8_t)(o->dst_ip >> (24 - 8 * i));
+	}
+	h[24] = (uint8_t)(sport >> 8);
+	h[25] = (uint8_t)sport;
+	h[26] = (uint8_t)(o->dport >> 8);
+	h[27] = (uint8_t)o->dport;
+	c->req_len = (uint16_t)(c->req_len + 28);
+	return 0;
+}
+
 /* Opens a new TCP connection for slot c (its step, user and address already set). */
 static void
 conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
 	struct lg_flood_stats *fs = conn_flood(cl, c);
 
-	if (build_request(cl, c) != 0) {
+	if (build_request(cl, c) != 0 || (cl->o->proxy_v2 && proxy_v2_prepend(cl, c) != 0)) {
 		/* Only a --host too long for the request buffer gets here; main() bounds it. */
 		if (fs != NULL) {
 			fs->unexpected++;
@@ -281,6 +318,7 @@ conn_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		return;
 	}
 	c->isn = (uint32_t)rte_rand();
+	c->seq0 = c->isn + 1;
 	c->rcv_nxt = 0;
 	c->rtx = 0;
 	c->verdict = 0;
@@ -394,8 +432,8 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 	if (c->step == LG_STEP_HEALTHZ) {
 		/* A reserve may also be told 503 "busy" when the link to the control plane is
 		 * backed up (docs/api.md): the data plane's backpressure, counted by status. */
-		if (s != (o->mode == LG_MODE_RESERVE ? 202u : 200u) &&
-			!(o->mode == LG_MODE_RESERVE && s == 503))
+		if (s != (lg_mode_reserve(o->mode) ? 202u : 200u) &&
+			!(lg_mode_reserve(o->mode) && s == 503))
 			cl->st.unexpected_status++;
 		return NEXT_DONE;
 	}
@@ -552,6 +590,13 @@ on_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		cl->st.status[r.status < LG_STATUS_MAX ? r.status : 0]++;
 		next = judge(cl, c, &r, now, &out);
 	}
+	/* A kept client answered with Connection: close (the data plane's table was full): the
+	 * rest of its requests go on a new connection (conn_closed()). */
+	if (lg_mode_kept(cl->o->mode)) {
+		cl->st.kept_closed++;
+		c->left--;
+		c->user += lg_mode_reserve(cl->o->mode);
+	}
 	/* Remembered until our FIN is acknowledged; polls reuse this slot afterwards. */
 	c->verdict = (uint8_t)(next == NEXT_DONE ? 2 + out : 1);
 }
@@ -566,6 +611,10 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	}
 	cl->st.conns_completed++;
 	lg_hist_add(&cl->st.conn_lat, now - c->t_syn);
+	if (lg_mode_kept(cl->o->mode) && c->left > 0) {
+		conn_open(cl, c, now);
+		return;
+	}
 	if (cl->o->mode != LG_MODE_SALE || c->verdict >= 2) {
 		client_end(cl, c,
 			c->verdict >= 2 ? (enum lg_outcome)(c->verdict - 2) : LG_OUT_CONN_FAILED);
@@ -581,6 +630,49 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		conn_open(cl, c, now);
 	else if (c->t_due - now <= cl->poll)
 		lg_table_wake_at(cl->tab, c);
+}
+
+/*
+ * A kept connection's whole answer is in (no FIN: lg_http_response_len()): check it, count it,
+ * and send the client's next request on the same connection, acknowledging the answer; after
+ * the last, our FIN.
+ */
+static void
+kept_next(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	struct lg_http_resp r;
+	enum lg_http_err e = lg_http_parse_kept(c->resp, c->resp_len, &r);
+	enum lg_outcome out;
+
+	cl->st.responses++;
+	cl->st.kept_answers++;
+	lg_hist_add(&cl->st.req_lat, now - c->t_req);
+	if (e != LG_HTTP_OK) {
+		cl->st.malformed_http++;
+	} else {
+		cl->st.status[r.status < LG_STATUS_MAX ? r.status : 0]++;
+		judge(cl, c, &r, now, &out);
+	}
+	c->seq0 += c->req_len;
+	c->resp_len = 0;
+	c->rtx = 0;
+	c->t_due = now + cl->rto;
+	if (--c->left == 0) {
+		c->req_len = 0;
+		c->verdict = 2;
+		c->state = LG_CS_FIN_SENT;
+		send_fin(cl, c, now);
+		return;
+	}
+	c->user += lg_mode_reserve(cl->o->mode);
+	if (build_request(cl, c) != 0) {
+		count_malformed(cl, c, false);
+		conn_fail(cl, c);
+		return;
+	}
+	c->t_req = now;
+	cl->st.requests++;
+	send_req(cl, c, now);
 }
 
 /* --mode syn-flood: a SYN-ACK must ack one of our SYNs. */
@@ -710,7 +802,7 @@ rx_conn(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, uint
 		cl->st.stray++;
 		return;
 	}
-	uint32_t snd_end = c->isn + 1 + c->req_len; /* after our request */
+	uint32_t snd_end = c->seq0 + c->req_len; /* after our request */
 
 	if (unlikely(s->flags & RTE_TCP_RST_FLAG)) {
 		/* RFC 9293 §3.10.7: a RST is ours if it acks our SYN (SYN-SENT) or sits at the
@@ -783,6 +875,19 @@ rx_conn(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, uint
 		c->resp_len = (uint16_t)(c->resp_len + s->payload_len);
 		c->rcv_nxt += s->payload_len;
 		if (!(s->flags & RTE_TCP_FIN_FLAG)) {
+			size_t whole;
+
+			/* A kept connection's answer ends where its Content-Length says. */
+			if (lg_mode_kept(cl->o->mode) && s->payload_len != 0 &&
+				(whole = lg_http_response_len(c->resp, c->resp_len)) != 0) {
+				if (whole != c->resp_len) {
+					count_malformed(cl, c, true);
+					conn_fail(cl, c);
+					return;
+				}
+				kept_next(cl, c, now);
+				return;
+			}
 			if (s->payload_len)
 				conn_send(cl, c, RTE_TCP_ACK_FLAG, snd_end, NULL, 0, now);
 			return;
@@ -797,6 +902,16 @@ rx_conn(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, uint
 	case LG_CS_FIN_SENT:
 		if ((s->flags & RTE_TCP_ACK_FLAG) && s->ack == snd_end + 1 && s->payload_len == 0 &&
 			!(s->flags & RTE_TCP_FIN_FLAG)) {
+			conn_closed(cl, c, now);
+			return;
+		}
+		/* A kept connection: the server's FIN comes with the ACK of ours; ours of it ends
+		 * the connection. */
+		if (lg_mode_kept(cl->o->mode) && (s->flags & RTE_TCP_ACK_FLAG) &&
+			(s->flags & RTE_TCP_FIN_FLAG) && s->ack == snd_end + 1 && s->payload_len == 0 &&
+			s->seq == c->rcv_nxt) {
+			c->rcv_nxt++;
+			conn_send(cl, c, RTE_TCP_ACK_FLAG, snd_end + 1, NULL, 0, now);
 			conn_closed(cl, c, now);
 			return;
 		}
@@ -1098,8 +1213,14 @@ launch_honest(struct lg_client *cl, uint64_t now)
 				cl->credit += 1;
 			return;
 		}
-		/* A user keeps its address across its connections, as a browser does. */
-		c->user = o->mode == LG_MODE_HEALTHZ ? cl->launched : o->user_base + cl->launched;
+		/* A user keeps its address across its connections, as a browser does. A kept
+		 * client's requests are --per-conn users in a row (kept-reserve). */
+		c->left = lg_mode_kept(o->mode) ? o->per_conn : 1;
+		c->user = o->mode == LG_MODE_HEALTHZ || o->mode == LG_MODE_KEPT_HEALTHZ
+				  ? cl->launched
+			  : o->mode == LG_MODE_KEPT_RESERVE
+				  ? o->user_base + cl->launched * o->per_conn
+				  : o->user_base + cl->launched;
 		c->cip = o->src_base + (uint32_t)(cl->launched % o->n_src);
 		c->step = o->mode == LG_MODE_SALE ? LG_STEP_TOKEN : LG_STEP_HEALTHZ;
 		c->attempts = 0;

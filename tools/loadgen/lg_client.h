@@ -33,13 +33,30 @@ enum lg_mode {
 	LG_MODE_HEALTHZ_BLAST, /* GET /healthz connections sent whole without waiting, the
 				* cookie computed from the data plane's syncookie_secret */
 	LG_MODE_RESERVE_BLAST, /* the same with a reserve and a valid purchase token: 202 */
+	LG_MODE_KEPT_HEALTHZ,  /* GET /healthz, --per-conn requests per kept connection */
+	LG_MODE_KEPT_RESERVE,  /* reserves (one user each), --per-conn per kept connection */
 };
 
-/* Modes whose every connection is one request, one answer (healthz, reserve, result). */
+/* Modes that send many requests on one connection, one after another, as an edge does. */
+static inline bool
+lg_mode_kept(enum lg_mode m)
+{
+	return m == LG_MODE_KEPT_HEALTHZ || m == LG_MODE_KEPT_RESERVE;
+}
+
+/* Modes whose every request is of one kind, one answer each (healthz, reserve, result, kept). */
 static inline bool
 lg_mode_single(enum lg_mode m)
 {
-	return m == LG_MODE_HEALTHZ || m == LG_MODE_RESERVE || m == LG_MODE_RESULT;
+	return m == LG_MODE_HEALTHZ || m == LG_MODE_RESERVE || m == LG_MODE_RESULT ||
+	       lg_mode_kept(m);
+}
+
+/* Modes whose requests are reserves with a valid purchase token (202, or 503 when busy). */
+static inline bool
+lg_mode_reserve(enum lg_mode m)
+{
+	return m == LG_MODE_RESERVE || m == LG_MODE_KEPT_RESERVE;
 }
 
 /* Modes that send whole connections without waiting (healthz-blast, reserve-blast). */
@@ -84,6 +101,10 @@ struct lg_opts {
 	uint32_t flood_concurrency;    /* unsigned and one-ip connections at once */
 	uint8_t cookie_secret[16];     /* the blasts: the data plane's syncookie_secret */
 	uint32_t cookie_slot_s;	       /* and its syncookie_slot */
+	uint32_t per_conn;	       /* kept modes: requests per connection */
+	bool proxy_v2;		       /* a PROXY v2 header at the start of each connection */
+	uint32_t proxy_src_base;       /* the client addresses it gives (host order) */
+	uint32_t n_proxy_src;
 };
 
 /* Whether o asks for any flood, and for a flood of kind k. */

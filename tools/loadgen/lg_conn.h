@@ -13,7 +13,7 @@
 
 #include "common/token.h"
 
-#define LG_REQ_MAX  768
+#define LG_REQ_MAX  800 /* a request, and a PROXY v2 header before a connection's first */
 #define LG_RESP_MAX 2048
 #define LG_PATH_MAX 128
 
@@ -56,6 +56,8 @@ struct lg_conn {
 	uint32_t polls;	   /* result polls so far */
 	uint32_t cip;	   /* client address, host order */
 	uint32_t isn;	   /* our initial sequence number */
+	uint32_t seq0;	   /* the sequence number of the request now sent (isn + 1 but on kept) */
+	uint32_t left;	   /* kept modes: requests still to send on this client, the current one too */
 	uint32_t rcv_nxt;  /* next sequence number expected from the server */
 	uint64_t t_syn;	   /* TSC when the first SYN of this connection left */
 	uint64_t t_req;	   /* TSC when the request first left */

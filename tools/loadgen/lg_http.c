@@ -50,8 +50,8 @@ parse_uint(const char *p, size_t n, unsigned long *out)
 	return true;
 }
 
-enum lg_http_err
-lg_http_parse_response(const char *buf, size_t len, struct lg_http_resp *out)
+static enum lg_http_err
+parse(const char *buf, size_t len, struct lg_http_resp *out, bool kept)
 {
 	const char *p = buf, *end = buf + len;
 	unsigned long clen = 0;
@@ -136,9 +136,59 @@ lg_http_parse_response(const char *buf, size_t len, struct lg_http_resp *out)
 	} else if (!have_clen || clen != out->body_len) {
 		return LG_HTTP_BAD_LENGTH;
 	}
-	if (!close)
+	if (kept && close)
+		return LG_HTTP_CLOSE;
+	if (!kept && !close)
 		return LG_HTTP_NO_CLOSE;
 	return LG_HTTP_OK;
+}
+
+enum lg_http_err
+lg_http_parse_response(const char *buf, size_t len, struct lg_http_resp *out)
+{
+	return parse(buf, len, out, false);
+}
+
+enum lg_http_err
+lg_http_parse_kept(const char *buf, size_t len, struct lg_http_resp *out)
+{
+	return parse(buf, len, out, true);
+}
+
+size_t
+lg_http_response_len(const char *buf, size_t len)
+{
+	const char *end = buf + len, *p = buf;
+	unsigned long clen = 0;
+
+	/* Line by line up to the empty one; Content-Length read on the way. */
+	for (;;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (nl == NULL)
+			return 0;
+		size_t n = (size_t)(nl - p);
+
+		if (n == 1 && p[0] == '\r') {
+			size_t head = (size_t)(nl + 1 - buf);
+			/* 204: no body (RFC 9110 §6.4.1); the parse checks the rest. */
+			bool no_body = len >= 12 && memcmp(buf + 9, "204", 3) == 0;
+
+			if (no_body)
+				return head;
+			return len - head >= clen ? head + clen : 0;
+		}
+		if (n > 15 && strncasecmp(p, "Content-Length:", 15) == 0) {
+			const char *v = p + 15;
+
+			while (v < nl && (*v == ' ' || *v == '\t'))
+				v++;
+			clen = 0;
+			for (; v < nl && *v >= '0' && *v <= '9' && clen < 1000000; v++)
+				clen = clen * 10 + (unsigned long)(*v - '0');
+		}
+		p = nl + 1;
+	}
 }
 
 const char *
@@ -152,6 +202,7 @@ lg_http_err_name(enum lg_http_err e)
 		[LG_HTTP_NO_END] = "no_end_of_headers",
 		[LG_HTTP_BAD_LENGTH] = "bad_content_length",
 		[LG_HTTP_NO_CLOSE] = "no_connection_close",
+		[LG_HTTP_CLOSE] = "connection_close_on_kept",
 	};
 
 	return (unsigned)e < LG_HTTP_ERR_N ? names[e] : "?";

@@ -19,6 +19,7 @@ enum lg_http_err {
 	LG_HTTP_NO_END,	    /* no empty line after the header section */
 	LG_HTTP_BAD_LENGTH, /* Content-Length missing, duplicated, not a number or wrong */
 	LG_HTTP_NO_CLOSE,   /* no "Connection: close" */
+	LG_HTTP_CLOSE,      /* kept: "Connection: close" where the connection should persist */
 	LG_HTTP_ERR_N
 };
 
@@ -34,6 +35,19 @@ struct lg_http_resp {
  * body). Returns LG_HTTP_OK or the first error found; never reads beyond len bytes.
  */
 enum lg_http_err lg_http_parse_response(const char *buf, size_t len, struct lg_http_resp *out);
+
+/*
+ * lg_http_parse_response() for an answer on a kept connection (--mode kept-healthz,
+ * kept-reserve): the same checks, but "Connection: close" is an error (LG_HTTP_CLOSE).
+ */
+enum lg_http_err lg_http_parse_kept(const char *buf, size_t len, struct lg_http_resp *out);
+
+/*
+ * The length of the first response in buf[0..len) once all of it is there (its header section
+ * and the Content-Length bytes after it; none for 204), else 0. For kept connections, where no
+ * FIN ends an answer. Never reads beyond len bytes.
+ */
+size_t lg_http_response_len(const char *buf, size_t len);
 
 /* A short name for an error, for the report ("bad_status_line", ...). */
 const char *lg_http_err_name(enum lg_http_err e);

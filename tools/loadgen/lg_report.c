@@ -146,7 +146,9 @@ lg_report_text(FILE *f, const struct lg_report *r)
 		s->tx_pkts, s->rx_pkts, s->tx_dropped, s->other_rx);
 	fprintf(f, "packets_per_s: tx %.0f rx %.0f\n", (double)s->tx_pkts / secs,
 		(double)s->rx_pkts / secs);
-	fprintf(f, "requests: sent %" PRIu64 " answered %" PRIu64 "\n", s->requests, s->responses);
+	fprintf(f, "requests: sent %" PRIu64 " answered %" PRIu64 " kept %" PRIu64 " kept_closed %" PRIu64
+		   "\n",
+		s->requests, s->responses, s->kept_answers, s->kept_closed);
 	fprintf(f, "requests_per_s: %.0f\n", (double)s->responses / secs);
 	text_hist(f, "latency_request_us", &s->req_lat, r->hz);
 	text_hist(f, "latency_connection_us", &s->conn_lat, r->hz);
@@ -297,6 +299,8 @@ lg_report_json(const struct lg_report *r, char *buf, size_t cap)
 	jw_open(&j, "requests", '{');
 	jw_u64(&j, "sent", s->requests);
 	jw_u64(&j, "answered", s->responses);
+	jw_u64(&j, "kept", s->kept_answers);
+	jw_u64(&j, "kept_closed", s->kept_closed);
 	jw_close(&j, '}');
 	jw_double(&j, "requests_per_s", (double)s->responses / secs, 0);
 	json_hist(&j, "latency_request_us", &s->req_lat, r->hz);

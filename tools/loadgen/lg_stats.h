@@ -58,6 +58,8 @@ struct lg_stats {
 	uint64_t conns_started, conns_completed, conns_rst, conns_timeout, conns_malformed;
 	uint64_t retransmits;
 	uint64_t requests, responses;
+	uint64_t kept_answers; /* kept modes: answers on a kept connection (no FIN after them) */
+	uint64_t kept_closed;  /* kept modes: answers with Connection: close (its table full) */
 	uint64_t status[LG_STATUS_MAX];
 	uint64_t malformed_tcp, malformed_http, unexpected_status;
 	uint64_t stray; /* well-formed segments of no current connection (late duplicates) */

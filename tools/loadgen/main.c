@@ -2,7 +2,8 @@
 /*
  * flashgate-loadgen: many HTTP clients at packet level on one DPDK port, to load and check a
  * flashgate data plane (docs/loadgen.md). Usage:
- *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale|reserve|result [options]
+ *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale|reserve|result|kept-healthz|
+ *                                            kept-reserve|healthz-blast|reserve-blast [options]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,11 +60,19 @@ usage(FILE *f)
 		"with a\n"
 		"                       valid receipt per connection), healthz-blast or\n"
 		"                       reserve-blast (healthz or reserve connections sent\n"
-		"                       whole, cookies computed with --cookie-secret-hex);\n"
+		"                       whole, cookies computed with --cookie-secret-hex),\n"
+		"                       kept-healthz or kept-reserve (--per-conn requests on\n"
+		"                       each kept connection: the data plane must trust --src-net\n"
+		"                       as an edge, [edge] trusted);\n"
 		"                       default healthz\n"
-		"  --connections N      healthz, reserve, result and the blasts: connections; "
-		"syn-flood:\n"
-		"                       SYNs (default 1000)\n"
+		"  --connections N      healthz, reserve, result, the blasts and the kept modes:\n"
+		"                       connections; syn-flood: SYNs (default 1000)\n"
+		"  --per-conn N         kept-healthz, kept-reserve: requests per connection, one\n"
+		"                       after another as an edge sends them (default 100)\n"
+		"  --proxy-v2           a PROXY protocol v2 header before each connection's first\n"
+		"                       request, in its segment (as a trusted edge's L4 balancer)\n"
+		"  --proxy-src-net NET  the client addresses those headers give, one per user\n"
+		"                       (default 198.18.128.0/17)\n"
 		"  --cookie-secret-hex HEX  the blasts: the data plane's syncookie_secret (32 "
 		"hex\n"
 		"                       digits)\n"
@@ -168,6 +177,9 @@ enum {
 	OPT_FLOOD_CONCURRENCY,
 	OPT_COOKIE_SECRET,
 	OPT_COOKIE_SLOT,
+	OPT_PER_CONN,
+	OPT_PROXY_V2,
+	OPT_PROXY_SRC_NET,
 	OPT_REPORT_JSON,
 };
 
@@ -188,6 +200,10 @@ mode_name(enum lg_mode m)
 		return "healthz-blast";
 	case LG_MODE_RESERVE_BLAST:
 		return "reserve-blast";
+	case LG_MODE_KEPT_HEALTHZ:
+		return "kept-healthz";
+	case LG_MODE_KEPT_RESERVE:
+		return "kept-reserve";
 	default:
 		return "healthz";
 	}
@@ -242,6 +258,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"flood-concurrency", required_argument, NULL, OPT_FLOOD_CONCURRENCY},
 		{"cookie-secret-hex", required_argument, NULL, OPT_COOKIE_SECRET},
 		{"cookie-slot-s", required_argument, NULL, OPT_COOKIE_SLOT},
+		{"per-conn", required_argument, NULL, OPT_PER_CONN},
+		{"proxy-v2", no_argument, NULL, OPT_PROXY_V2},
+		{"proxy-src-net", required_argument, NULL, OPT_PROXY_SRC_NET},
 		{"report-json", required_argument, NULL, OPT_REPORT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -270,6 +289,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	o->event = 1;
 	o->user_base = 1;
 	o->pcap_max = 100000;
+	o->per_conn = 100;
+	o->proxy_src_base = RTE_IPV4(198, 18, 128, 0);
+	o->n_proxy_src = 32768;
 	o->flood_base = RTE_IPV4(198, 19, 0, 1);
 	o->n_flood = 65534;
 	o->flood_concurrency = 64;
@@ -295,6 +317,10 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				o->mode = LG_MODE_RESERVE;
 			else if (strcmp(optarg, "result") == 0)
 				o->mode = LG_MODE_RESULT;
+			else if (strcmp(optarg, "kept-healthz") == 0)
+				o->mode = LG_MODE_KEPT_HEALTHZ;
+			else if (strcmp(optarg, "kept-reserve") == 0)
+				o->mode = LG_MODE_KEPT_RESERVE;
 			else if (strcmp(optarg, "healthz-blast") == 0)
 				o->mode = LG_MODE_HEALTHZ_BLAST;
 			else if (strcmp(optarg, "reserve-blast") == 0)
@@ -328,6 +354,18 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_START_AT:
 			rc = parse_double(optarg, 0, 1e11, &o->start_at);
 			what = "--start-at: Unix time in seconds";
+			break;
+		case OPT_PER_CONN:
+			rc = parse_u64(optarg, 1, 1000000, &v);
+			o->per_conn = (uint32_t)v;
+			what = "--per-conn: requests per kept connection, 1..1000000";
+			break;
+		case OPT_PROXY_V2:
+			o->proxy_v2 = true;
+			break;
+		case OPT_PROXY_SRC_NET:
+			rc = lg_parse_net(optarg, &o->proxy_src_base, &o->n_proxy_src, NULL, NULL);
+			what = "--proxy-src-net: A.B.C.D/P with P 8..32 and no host bits set";
 			break;
 		case OPT_SRC_NET:
 			rc = lg_parse_net(optarg, &o->src_base, &o->n_src, NULL, NULL);
@@ -514,7 +552,7 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			mode_name(o->mode));
 		return -1;
 	}
-	if (o->mode == LG_MODE_RESERVE || o->mode == LG_MODE_RESULT ||
+	if (lg_mode_reserve(o->mode) || o->mode == LG_MODE_RESULT ||
 		o->mode == LG_MODE_RESERVE_BLAST) {
 		if (sale_len == 0) {
 			fprintf(stderr,
@@ -523,7 +561,8 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 				mode_name(o->mode));
 			return -1;
 		}
-		if (o->user_base > TOK_USER_MAX - (connections - 1)) {
+		if (o->user_base > TOK_USER_MAX - (connections * (lg_mode_kept(o->mode) ? o->per_conn
+										: 1) - 1)) {
 			fprintf(stderr, PROG
 				": --user-base + --connections goes past the largest user id\n");
 			return -1;
@@ -660,6 +699,10 @@ run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 		return s->blast_sent == o->count && s->conns_rst == 0;
 	if (timed_out || !lg_client_honest_done(cl) || s->conns_rst || s->conns_timeout)
 		return false;
+	/* A kept client whose connection was answered with Connection: close goes on with a
+	 * new one: it completes more connections than were asked, but as many answers. */
+	if (lg_mode_kept(o->mode))
+		return s->responses == o->count * o->per_conn;
 	if (lg_mode_single(o->mode))
 		return s->conns_completed == o->count;
 	return s->users_done == o->count && s->outcome[LG_OUT_CONN_FAILED] == 0;

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/conn_table.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+/* Index slots for cap entries: at least twice as many, a power of two. */
+static uint32_t
+conn_slots(uint32_t cap)
+{
+	uint32_t n = 2;
+
+	while (n < 2 * cap)
+		n <<= 1;
+	return n;
+}
+
+size_t
+conn_table_mem_size(uint32_t cap)
+{
+	return sizeof(struct conn_table) + (size_t)conn_slots(cap) * sizeof(uint32_t) +
+	       (size_t)cap * sizeof(uint32_t) + (size_t)cap * sizeof(struct conn);
+}
+
+struct conn_table *
+conn_table_create(uint32_t cap, int socket)
+{
+	struct conn_table *t;
+
+	if (cap == 0 || cap > CONN_TABLE_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	t = rte_zmalloc_socket("conn_table", sizeof(*t), RTE_CACHE_LINE_SIZE, socket);
+	if (t == NULL)
+		goto fail;
+	t->cap = cap;
+	t->mask = conn_slots(cap) - 1;
+	t->seed = (uint32_t)rte_rdtsc();
+	t->slot = rte_zmalloc_socket("conn_slot", (size_t)(t->mask + 1) * sizeof(uint32_t),
+		RTE_CACHE_LINE_SIZE, socket);
+	t->free = rte_malloc_socket("conn_free", (size_t)cap * sizeof(uint32_t), 0, socket);
+	t->e = rte_zmalloc_socket("conn_entries", (size_t)cap * sizeof(struct conn),
+		RTE_CACHE_LINE_SIZE, socket);
+	if (t->slot == NULL || t->free == NULL || t->e == NULL)
+		goto fail;
+	/* Entry 0 on top: a lightly used table stays in few cache lines. */
+	for (uint32_t i = 0; i < cap; i++)
+		t->free[i] = cap - 1 - i;
+	t->n_free = cap;
+	return t;
+fail:
+	conn_table_free(t);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+conn_table_free(struct conn_table *t)
+{
+	if (t == NULL)
+		return;
+	rte_free(t->slot);
+	rte_free(t->free);
+	rte_free(t->e);
+	rte_free(t);
+}
+
+struct conn *
+conn_insert(struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16_t dst_port)
+{
+	if (t->n_free == 0)
+		return NULL;
+
+	uint32_t n = t->free[--t->n_free];
+	struct conn *c = &t->e[n];
+	uint32_t i = conn_hash(t, src_ip, src_port, dst_port);
+
+	/* At most half the slots are in use: an empty one is near. */
+	while (t->slot[i] != 0)
+		i = (i + 1) & t->mask;
+	t->slot[i] = n + 1;
+	/* The answer's bytes need no clearing: ans_len says what is held. */
+	memset(c, 0, offsetof(struct conn, ans));
+	c->src_ip = src_ip;
+	c->src_port = src_port;
+	c->dst_port = dst_port;
+	c->state = CONN_ESTABLISHED;
+	t->used++;
+	return c;
+}
+
+void
+conn_remove(struct conn_table *t, struct conn *c)
+{
+	uint32_t n = (uint32_t)(c - t->e);
+	uint32_t i = conn_hash(t, c->src_ip, c->src_port, c->dst_port);
+
+	while (t->slot[i] != n + 1)
+		i = (i + 1) & t->mask;
+	/* Backward shift (Knuth 6.4, algorithm R): every later entry of the run whose home slot
+	 * is not cyclically in (i, j] moves into the hole, so lookups never meet a gap. */
+	for (uint32_t j = (i + 1) & t->mask;; j = (j + 1) & t->mask) {
+		uint32_t s = t->slot[j];
+
+		if (s == 0)
+			break;
+		const struct conn *o = &t->e[s - 1];
+		uint32_t home = conn_hash(t, o->src_ip, o->src_port, o->dst_port);
+
+		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
+			t->slot[i] = s;
+			i = j;
+		}
+	}
+	t->slot[i] = 0;
+	c->src_ip = 0;
+	c->state = CONN_FREE;
+	c->ans_len = 0;
+	t->free[t->n_free++] = n;
+	t->used--;
+}

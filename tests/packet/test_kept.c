@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet tests of kept connections from trusted edges (dataplane/pipeline/kept.h): frames
+ * built here go through pipeline_burst() as a trusted edge (198.18.0.1) or an untrusted
+ * client (198.18.0.9) sends them, and the answers are read as the edge's TCP would.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/edge.h"
+#include "tests/lib/dp_harness.h"
+#include "tests/tap.h"
+
+static struct dp_harness H;
+static struct edge_trust trust;
+static uint16_t next_port = 30000;
+
+#define EDGE_IP      PB_CL_IP                 /* 198.18.0.1, trusted */
+#define UNTRUSTED_IP RTE_IPV4(198, 18, 0, 9)
+
+static const char healthz[] = "GET /healthz HTTP/1.1\r\nHost: s\r\n\r\n";
+
+/* One connection as its peer sees it: our next sequence number to acknowledge, theirs. */
+struct kc {
+	uint32_t ip;
+	uint16_t sport;
+	uint32_t snd; /* the peer's next sequence number */
+	uint32_t rcv; /* ours it expects next (what it acknowledges) */
+	uint16_t win;
+};
+
+/* A segment from the peer of k. */
+static struct rte_mbuf *
+seg(const struct kc *k, uint8_t flags, uint32_t seq, uint32_t ack, const char *payload,
+	uint16_t len)
+{
+	struct pb_tcp t = { .src_ip = k->ip, .sport = k->sport, .seq = seq, .ack = ack,
+		.flags = flags, .payload = payload, .payload_len = len, .win = k->win };
+
+	return dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
+}
+
+/* A handshake from ip: SYN, our SYN-ACK's cookie; the peer's numbers in *k. */
+static bool
+connect_from(struct kc *k, uint32_t ip)
+{
+	struct pb_tcp t = { .src_ip = ip, .sport = next_port, .seq = 5000u * next_port,
+		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
+	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
+
+	memset(k, 0, sizeof(*k));
+	k->ip = ip;
+	k->sport = next_port++;
+	if (r == NULL)
+		return false;
+	k->snd = t.seq + 1;
+	k->rcv = rte_be_to_cpu_32(pb_th(r)->sent_seq) + 1;
+	rte_pktmbuf_free(r);
+	return true;
+}
+
+/* The answer to a request: its payload copied into out (NUL-ended), its TCP header in *th. */
+struct ans {
+	struct rte_tcp_hdr th;
+	uint16_t len;
+	char text[1600];
+};
+
+static bool
+read_ans(struct rte_mbuf *r, struct ans *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (r == NULL)
+		return false;
+
+	const char *p = pb_payload(r, &a->len);
+
+	a->th = *pb_th(r);
+	if (a->len >= sizeof(a->text))
+		a->len = sizeof(a->text) - 1;
+	memcpy(a->text, p, a->len);
+	rte_pktmbuf_free(r);
+	return true;
+}
+
+/* Sends req on k at its next sequence number, acknowledging all we sent; the answer in *a. */
+static bool
+send_req(struct kc *k, const char *req, struct ans *a)
+{
+	uint16_t len = (uint16_t)strlen(req);
+	bool got = read_ans(seg(k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k->snd, k->rcv, req, len), a);
+
+	k->snd += len;
+	if (got)
+		k->rcv = rte_be_to_cpu_32(a->th.sent_seq) + a->len +
+			 !!(a->th.tcp_flags & RTE_TCP_FIN_FLAG);
+	return got;
+}
+
+static uint64_t
+kept(enum dp_kept_counter c)
+{
+	return H.w->ctr.kept[c];
+}
+
+static bool
+is_kept_200(const struct ans *a)
+{
+	return strncmp(a->text, "HTTP/1.1 200 ", 13) == 0 && !strstr(a->text, "Connection:") &&
+	       a->th.tcp_flags == (RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG);
+}
+
+static bool
+is_closed_answer(const struct ans *a)
+{
+	return strstr(a->text, "\r\nConnection: close\r\n") != NULL &&
+	       (a->th.tcp_flags & RTE_TCP_FIN_FLAG);
+}
+
+static void
+test_several_requests(void)
+{
+	struct kc k;
+	struct ans a;
+	uint64_t opened = kept(DP_KEPT_OPENED), in_use = kept(DP_KEPT_IN_USE);
+
+	if (!tap_ok(connect_from(&k, EDGE_IP), "a trusted edge's SYN gets a SYN-ACK"))
+		return;
+	/* The handshake's ACK makes nothing: the entry comes with the first request. */
+	tap_ok(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0) == NULL,
+		"the handshake's ACK is dropped (stateless)");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use, "  no entry for it");
+	for (int i = 0; i < 3; i++) {
+		uint32_t want_seq = k.rcv, want_ack = k.snd + (uint32_t)strlen(healthz);
+
+		send_req(&k, healthz, &a);
+		tap_ok(is_kept_200(&a), "request %d on one kept connection: 200, no Connection: "
+					"close, no FIN (ACK|PSH)", i + 1);
+		tap_ok(rte_be_to_cpu_32(a.th.sent_seq) == want_seq &&
+			       rte_be_to_cpu_32(a.th.recv_ack) == want_ack,
+			"  its seq follows the last answer, its ack the request");
+		tap_ok(strstr(a.text, "Content-Length: 15\r\n") && strstr(a.text, "{\"status\":\"ok\"}"),
+			"  the whole healthz answer, framed by Content-Length");
+	}
+	tap_eq_int(kept(DP_KEPT_OPENED) - opened, 1, "one entry opened for the three");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use + 1, "  and in use");
+	/* The edge closes: FIN after our last answer; we answer FIN|ACK; its ACK frees the entry. */
+	struct rte_mbuf *r = seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, k.snd, k.rcv, NULL, 0);
+
+	read_ans(r, &a);
+	tap_ok(a.th.tcp_flags == (RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG) &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd + 1 &&
+		       rte_be_to_cpu_32(a.th.sent_seq) == k.rcv,
+		"the edge's FIN gets our FIN|ACK acknowledging it");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use + 1, "  the entry waits for our FIN's ACK");
+	tap_ok(seg(&k, RTE_TCP_ACK_FLAG, k.snd + 1, k.rcv + 1, NULL, 0) == NULL,
+		"the ACK of our FIN is not answered");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use, "  and frees the entry");
+}
+
+static void
+test_untrusted_stateless(void)
+{
+	struct kc k;
+	struct ans a;
+	uint64_t in_use = kept(DP_KEPT_IN_USE), opened = kept(DP_KEPT_OPENED);
+
+	connect_from(&k, UNTRUSTED_IP);
+	send_req(&k, healthz, &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 200 ", 13) == 0 && is_closed_answer(&a),
+		"an untrusted client's request: 200 with Connection: close and FIN, as before");
+	tap_ok(kept(DP_KEPT_OPENED) == opened && kept(DP_KEPT_IN_USE) == in_use,
+		"  no entry made for it");
+	/* Its next request on that connection finds no state: the cookie no longer matches. */
+	send_req(&k, healthz, &a);
+	tap_ok(a.th.tcp_flags & RTE_TCP_RST_FLAG, "  a second request there gets a RST");
+}
+
+/* A purchase token and the reserve path for user. */
+static void
+mint(uint64_t user, char *tok, char *path)
+{
+	char segm[TOK_BUF_SIZE];
+
+	tok_purchase_mint(&H.w->sh->sale, DPH_EVENT_OPEN, user, H.w->now_ms / 1000 + 300, tok,
+		TOK_BUF_SIZE);
+	tok_path_mint(&H.w->sh->sale, DPH_EVENT_OPEN, segm, sizeof(segm));
+	snprintf(path, 128, "/api/v1/events/%u/reserve/%s", DPH_EVENT_OPEN, segm);
+}
+
+static void
+test_retransmitted_reserve(void)
+{
+	struct kc k;
+	struct ans a, b;
+	char tok[TOK_BUF_SIZE], path[128], req[768];
+	struct wire_reserve rec;
+
+	while (rte_ring_sc_dequeue_elem(H.port.ring, &rec, sizeof(rec)) == 0)
+		;
+	mint(4242, tok, path);
+	snprintf(req, sizeof(req),
+		"POST %s HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n", path,
+		tok);
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &a);
+
+	uint32_t seq = k.snd, ack = k.rcv;
+	uint16_t len = (uint16_t)strlen(req);
+
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, seq, ack, req, len), &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 202 ", 13) == 0 && !strstr(a.text, "Connection:"),
+		"a reserve on a kept connection: 202, kept");
+	tap_eq_int(rte_ring_count(H.port.ring), 1, "  one reservation to the bridge");
+
+	uint64_t resent = kept(DP_KEPT_ANSWER_RESENT);
+
+	/* Our answer was lost: the edge sends the request again, the same bytes. */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, seq, ack, req, len), &b);
+	tap_ok(a.len == b.len && memcmp(a.text, b.text, a.len) == 0 &&
+		       a.th.sent_seq == b.th.sent_seq && a.th.recv_ack == b.th.recv_ack,
+		"the retransmitted reserve gets the same answer, byte for byte (same receipt)");
+	tap_eq_int(rte_ring_count(H.port.ring), 1, "  and is not forwarded again");
+	tap_eq_int(kept(DP_KEPT_ANSWER_RESENT) - resent, 1, "  counted as answer_resent");
+	/* Acknowledged, a copy of the request is only acknowledged. */
+	k.snd = seq + len;
+	k.rcv = rte_be_to_cpu_32(a.th.sent_seq) + a.len;
+	tap_ok(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0) == NULL, "the edge's ACK of it");
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, seq, k.rcv, req, len), &b);
+	tap_ok(b.len == 0 && b.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+		       rte_be_to_cpu_32(b.th.recv_ack) == k.snd,
+		"a late copy after that ACK gets a bare ACK");
+	tap_eq_int(rte_ring_count(H.port.ring), 1, "  and is still not forwarded");
+	/* The next request on the connection is a new one. */
+	mint(4243, tok, path);
+	snprintf(req, sizeof(req),
+		"POST %s HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n", path,
+		tok);
+	send_req(&k, req, &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 202 ", 13) == 0, "the next reserve there: 202");
+	tap_eq_int(rte_ring_count(H.port.ring), 2, "  forwarded: two in all");
+	while (rte_ring_sc_dequeue_elem(H.port.ring, &rec, sizeof(rec)) == 0)
+		;
+}
+
+static void
+test_rfc5961(void)
+{
+	struct kc k;
+	struct ans a;
+
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &a);
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+
+	uint64_t oow = kept(DP_KEPT_OUT_OF_WINDOW), ch = kept(DP_KEPT_CHALLENGE_ACK);
+
+	/* RFC 9293 3.10.7.4: a segment outside the window gets an ACK and is dropped. */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd + 100000, k.rcv, healthz,
+			 (uint16_t)strlen(healthz)),
+		&a);
+	tap_ok(a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+		       rte_be_to_cpu_32(a.th.sent_seq) == k.rcv &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd,
+		"data outside the window: <SEQ=SND.NXT><ACK=RCV.NXT><ACK>, not answered");
+	tap_eq_int(kept(DP_KEPT_OUT_OF_WINDOW) - oow, 1, "  counted as out_of_window");
+	tap_ok(seg(&k, RTE_TCP_RST_FLAG, k.snd + 100000, 0, NULL, 0) == NULL,
+		"a RST outside the window is dropped");
+	/* RFC 5961 3.2: a RST in the window but not at RCV.NXT gets a challenge ACK. */
+	read_ans(seg(&k, RTE_TCP_RST_FLAG, k.snd + 10, 0, NULL, 0), &a);
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && rte_be_to_cpu_32(a.th.sent_seq) == k.rcv &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd,
+		"a RST in the window, not at RCV.NXT: a challenge ACK (RFC 5961 3.2)");
+	/* RFC 5961 4.2: a SYN on an established connection gets a challenge ACK. */
+	struct pb_tcp t = { .src_ip = k.ip, .sport = k.sport, .seq = 12345,
+		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
+
+	read_ans(dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t)), &a);
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && rte_be_to_cpu_32(a.th.recv_ack) == k.snd,
+		"a SYN on the established connection: a challenge ACK, no SYN-ACK (RFC 5961 4.2)");
+	/* RFC 5961 5.2: an ACK of what we never sent. */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv + 5000, healthz,
+			 (uint16_t)strlen(healthz)),
+		&a);
+	tap_ok(a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG,
+		"a request acknowledging data we never sent: a challenge ACK, not answered");
+	tap_eq_int(kept(DP_KEPT_CHALLENGE_ACK) - ch, 3, "  three challenge ACKs counted");
+	/* Still usable. */
+	send_req(&k, healthz, &a);
+	tap_ok(is_kept_200(&a), "the connection still answers after all of that");
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+
+	/* Ahead of RCV.NXT but in the window: no reassembly, an ACK for what is missing. */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd + 10, k.rcv, healthz,
+			 (uint16_t)strlen(healthz)),
+		&a);
+	tap_ok(a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd,
+		"a segment ahead of RCV.NXT: an ACK of RCV.NXT, not answered");
+
+	uint64_t in_use = kept(DP_KEPT_IN_USE), reset = kept(DP_KEPT_RESET);
+
+	/* A RST at exactly RCV.NXT resets. */
+	tap_ok(seg(&k, RTE_TCP_RST_FLAG, k.snd, 0, NULL, 0) == NULL,
+		"a RST at exactly RCV.NXT is not answered");
+	tap_ok(kept(DP_KEPT_IN_USE) == in_use - 1 && kept(DP_KEPT_RESET) == reset + 1,
+		"  and closes the connection: its entry freed, counted as reset");
+	send_req(&k, healthz, &a);
+	tap_ok(a.th.tcp_flags & RTE_TCP_RST_FLAG,
+		"  a request on it afterwards finds no entry and gets the stateless RST");
+}
+
+static void
+test_close_and_pipelining(void)
+{
+	struct kc k;
+	struct ans a;
+
+	connect_from(&k, EDGE_IP);
+	send_req(&k, "GET /healthz HTTP/1.1\r\nHost: s\r\nConnection: keep-alive, close\r\n\r\n",
+		&a);
+	tap_ok(is_closed_answer(&a), "a request with Connection: close: answered with "
+				     "Connection: close and our FIN (RFC 9112 9.6)");
+	connect_from(&k, EDGE_IP);
+	send_req(&k, "GET /healthz HTTP/1.0\r\nHost: s\r\n\r\n", &a);
+	tap_ok(is_closed_answer(&a), "an HTTP/1.0 request: answered and closed");
+
+	uint64_t pipelined = kept(DP_KEPT_PIPELINED);
+	char two[128];
+
+	snprintf(two, sizeof(two), "%s%s", healthz, healthz);
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &a);
+	send_req(&k, two, &a);
+	tap_ok(is_closed_answer(&a) && strncmp(a.text, "HTTP/1.1 200 ", 13) == 0 &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd,
+		"two pipelined requests in a segment: the first answered, all acknowledged, closed");
+	tap_eq_int(kept(DP_KEPT_PIPELINED) - pipelined, 1, "  counted as pipelined_closed");
+
+	/* A request before the last answer was acknowledged is not taken. */
+	uint64_t early = H.w->ctr.drops[DP_DROP_KEPT_EARLY];
+
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &a);
+	uint32_t unacked = rte_be_to_cpu_32(a.th.sent_seq);
+
+	tap_ok(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, unacked, healthz,
+		       (uint16_t)strlen(healthz)) == NULL,
+		"a request that does not acknowledge the last answer is dropped (sent again later)");
+	tap_eq_int(H.w->ctr.drops[DP_DROP_KEPT_EARLY] - early, 1,
+		"  counted as drop kept_request_before_ack");
+	send_req(&k, healthz, &a);
+	tap_ok(is_kept_200(&a), "  sent again with the ACK, it is answered");
+
+	/* A malformed request ends the connection: its framing is lost. */
+	send_req(&k, "GET /healthz HTTP/1.1\nHost: s\n\n", &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 400 ", 13) == 0 && is_closed_answer(&a),
+		"a malformed request: 400, Connection: close and FIN");
+}
+
+/*
+ * Runs the sweep over the whole table; returns its frame to the peer port sport (NULL if
+ * none), the others freed (earlier tests' connections have timers too).
+ */
+static struct rte_mbuf *
+sweep_find(uint16_t sport)
+{
+	struct rte_mbuf *tx[16], *found = NULL;
+	uint16_t port[16];
+
+	for (int i = 0; i < 4; i++) {
+		uint16_t n = pipeline_kept_sweep(H.w, tx, port, 16);
+
+		for (uint16_t j = 0; j < n; j++) {
+			if (pb_th(tx[j])->dst_port == rte_cpu_to_be_16(sport) && found == NULL &&
+				port[j] == 0)
+				found = tx[j];
+			else
+				rte_pktmbuf_free(tx[j]);
+		}
+	}
+	return found;
+}
+
+static void
+test_window_and_timers(void)
+{
+	struct kc k;
+	struct ans a;
+	uint64_t now = H.w->now_ms;
+
+	/* The peer's window: 100 bytes; the healthz answer is longer. */
+	connect_from(&k, EDGE_IP);
+	k.win = 100;
+	send_req(&k, healthz, &a);
+	tap_ok(a.len == 100 && !(a.th.tcp_flags & RTE_TCP_FIN_FLAG),
+		"a window of 100 bytes: the answer's first 100 bytes only (got %u)", a.len);
+
+	char first[128];
+
+	memcpy(first, a.text, 100);
+	k.win = 0;
+	k.rcv = rte_be_to_cpu_32(a.th.sent_seq) + 100;
+	k.win = 64240;
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0), &a);
+	tap_ok(a.len > 0 && rte_be_to_cpu_32(a.th.sent_seq) == k.rcv &&
+		       strstr(a.text, "{\"status\":\"ok\"}") != NULL,
+		"  the window opened by the ACK: the rest follows (%u bytes)", a.len);
+	k.rcv += a.len;
+
+	/* Unacknowledged: the sweep sends it again after KEPT_RTO_MS. */
+	send_req(&k, healthz, &a);
+
+	H.w->now_ms = now + 100;
+	tap_ok(sweep_find(k.sport) == NULL, "unacknowledged for 100 ms: nothing sent again yet");
+	H.w->now_ms = now + CONN_RTO_MS + 1;
+
+	struct rte_mbuf *again = sweep_find(k.sport);
+	struct ans b;
+
+	if (tap_ok(again != NULL, "after the RTO the sweep sends the answer again")) {
+		read_ans(again, &b);
+		tap_ok(b.len == a.len && memcmp(a.text, b.text, a.len) == 0 &&
+			       b.th.sent_seq == a.th.sent_seq,
+			"  the same bytes at the same sequence number");
+	}
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+
+	/* Idle: our FIN, then the edge's FIN|ACK is acknowledged and the entry freed. */
+	uint64_t idle = kept(DP_KEPT_IDLE_CLOSED), in_use = kept(DP_KEPT_IN_USE);
+
+	H.w->now_ms = now + H.w->kept_idle_ms + 1000;
+
+	struct rte_mbuf *fin = sweep_find(k.sport);
+
+	tap_ok(kept(DP_KEPT_IDLE_CLOSED) > idle, "idle past kept_idle_timeout: closed");
+	if (tap_ok(fin != NULL, "  with a FIN to the edge")) {
+		read_ans(fin, &b);
+		tap_ok(b.th.tcp_flags == (RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG) &&
+			       rte_be_to_cpu_32(b.th.sent_seq) == k.rcv,
+			"  FIN|ACK at SND.NXT");
+	}
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, k.snd, k.rcv + 1, NULL, 0), &b);
+	tap_ok(b.th.tcp_flags == RTE_TCP_ACK_FLAG && rte_be_to_cpu_32(b.th.recv_ack) == k.snd + 1,
+		"the edge's FIN|ACK is acknowledged");
+	tap_ok(kept(DP_KEPT_IN_USE) < in_use, "  and the entry freed");
+	H.w->now_ms = now;
+}
+
+/* A PROXY v2 header (TCP over IPv4) naming client src. */
+static uint16_t
+proxy_v2(uint8_t *h, uint32_t src)
+{
+	static const uint8_t sig[12] = { 0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55,
+		0x49, 0x54, 0x0a };
+	uint32_t s_be = rte_cpu_to_be_32(src), d_be = rte_cpu_to_be_32(PB_DP_IP);
+
+	memcpy(h, sig, 12);
+	h[12] = 0x21;
+	h[13] = 0x11;
+	h[14] = 0;
+	h[15] = 12;
+	memcpy(h + 16, &s_be, 4);
+	memcpy(h + 20, &d_be, 4);
+	h[24] = 0x9c;
+	h[25] = 0x40;
+	h[26] = 0;
+	h[27] = 80;
+	return 28;
+}
+
+/* A reserve request of user into req (NUL-ended); returns its length. */
+static uint16_t
+reserve_req(uint64_t user, char *req, size_t cap)
+{
+	char tok[TOK_BUF_SIZE], path[128];
+
+	mint(user, tok, path);
+	return (uint16_t)snprintf(req, cap,
+		"POST %s HTTP/1.1\r\nHost: s\r\nX-Flash-Token: %s\r\nContent-Length: 0\r\n\r\n",
+		path, tok);
+}
+
+/* The PROXY header of a kept connection names its client: rules and limits see that address. */
+static void
+test_proxy(void)
+{
+	static const char *const block[] = { "ip 198.19.7.7", NULL };
+	struct dp_limits limits = { .ip = { 0, 0 }, .user = { 1000, 1000 },
+		.device = { 1000, 1000 }, .event_forward = { 0, 0 } };
+	struct dp_event_cfg ev[1] = { { .id = DPH_EVENT_OPEN, .name = "open",
+		.starts_at_ms = H.w->now_ms - 1000, .ends_at_ms = H.w->now_ms + 3600000,
+		.stock = 10 } };
+	struct wire_reserve rec;
+	struct kc k;
+	struct ans a;
+	uint8_t seg_buf[1024];
+	char req[768];
+	uint64_t alone = kept(DP_KEPT_PROXY_HEADERS);
+
+	dph_publish(&H, ev, NULL, 1, block, &limits);
+	/* HAProxy's way: the header alone in the first segment, then the requests. */
+	connect_from(&k, EDGE_IP);
+	uint16_t hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 7));
+
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd + hl,
+		"a PROXY v2 header alone in the first segment: acknowledged, nothing answered");
+	tap_eq_int(kept(DP_KEPT_PROXY_HEADERS) - alone, 1, "  counted as kept proxy_alone");
+	k.snd += hl;
+	reserve_req(5151, req, sizeof(req));
+	send_req(&k, req, &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 403 ", 13) == 0 && !strstr(a.text, "Connection:"),
+		"  a reserve after it is refused 403: the header's client 198.19.7.7 is blocked, "
+		"the connection kept");
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+	send_req(&k, healthz, &a);
+	tap_ok(is_kept_200(&a), "  GET /healthz on it still answered, kept");
+	seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0);
+
+	/* The header and the request in one segment; another client: admitted. */
+	connect_from(&k, EDGE_IP);
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 8));
+	uint16_t rl = reserve_req(5152, req, sizeof(req));
+
+	memcpy(seg_buf + hl, req, rl);
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf,
+			 (uint16_t)(hl + rl)),
+		&a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 202 ", 13) == 0 && !strstr(a.text, "Connection:") &&
+		       rte_be_to_cpu_32(a.th.recv_ack) == k.snd + hl + rl,
+		"a PROXY header and a reserve in one segment: 202 for 198.19.7.8, kept");
+	if (tap_ok(rte_ring_sc_dequeue_elem(H.port.ring, &rec, sizeof(rec)) == 0,
+		    "  the reservation went to the bridge"))
+		tap_eq_int(rec.client_ipv4, RTE_IPV4(198, 19, 7, 8),
+			"  with the header's client address");
+	k.snd += hl + rl;
+	k.rcv = rte_be_to_cpu_32(a.th.sent_seq) + a.len;
+	/* A PROXY header after the first bytes is no PROXY header: bad HTTP, closed. */
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 9));
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 400 ", 13) == 0 && is_closed_answer(&a),
+		"a PROXY header later on the connection: 400 and closed");
+
+	/* A malformed header: reset, the entry freed. */
+	uint64_t in_use = kept(DP_KEPT_IN_USE);
+
+	connect_from(&k, EDGE_IP);
+	hl = proxy_v2(seg_buf, RTE_IPV4(198, 19, 7, 7));
+	seg_buf[13] = 0x71; /* no such family */
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, (char *)seg_buf, hl),
+		&a);
+	tap_ok(a.th.tcp_flags & RTE_TCP_RST_FLAG, "a malformed PROXY header: the connection reset");
+	tap_eq_int(kept(DP_KEPT_IN_USE), in_use, "  and its entry freed");
+	dph_publish(&H, ev, NULL, 1, NULL, &limits);
+}
+
+/* The table full: a new connection falls back to Connection: close. */
+static void
+test_table_full(void)
+{
+	struct kc k[8];
+	struct ans a;
+	uint64_t full = kept(DP_KEPT_TABLE_FULL);
+	unsigned free_n = H.w->conns->cap - H.w->conns->used;
+
+	for (unsigned i = 0; i < free_n; i++) {
+		connect_from(&k[0], EDGE_IP);
+		send_req(&k[0], healthz, &a);
+	}
+	tap_eq_int(H.w->conns->used, H.w->conns->cap, "the table filled");
+	connect_from(&k[1], EDGE_IP);
+	send_req(&k[1], healthz, &a);
+	tap_ok(strncmp(a.text, "HTTP/1.1 200 ", 13) == 0 && is_closed_answer(&a),
+		"one more connection while full: answered with Connection: close and FIN");
+	tap_eq_int(kept(DP_KEPT_TABLE_FULL) - full, 1, "  counted as table_full");
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[256];
+
+	(void)argc;
+	dph_init(&H, argv[0]);
+	dph_admission_init(&H, 16);
+
+	uint64_t now = H.w->now_ms;
+	struct dp_event_cfg ev[1] = { { .id = DPH_EVENT_OPEN, .name = "open",
+		.starts_at_ms = now - 1000, .ends_at_ms = now + 3600000, .stock = 10 } };
+	struct dp_limits limits = { .ip = { 0, 0 }, .user = { 1000, 1000 },
+		.device = { 1000, 1000 }, .event_forward = { 0, 0 } };
+
+	dph_publish(&H, ev, NULL, 1, NULL, &limits);
+	if (edge_trust_parse("198.18.0.1", &trust, err, sizeof(err)) != 0) {
+		fprintf(stderr, "edge: %s\n", err);
+		return 2;
+	}
+	H.w->edge = &trust;
+	H.w->conns = conn_table_create(16, SOCKET_ID_ANY);
+	H.w->ctr.kept[DP_KEPT_CAPACITY] = 16;
+	H.w->kept_idle_ms = 5000;
+	if (H.w->conns == NULL)
+		return 2;
+
+	unsigned in_use0 = rte_mempool_in_use_count(H.pool);
+
+	test_several_requests();
+	test_untrusted_stateless();
+	test_retransmitted_reserve();
+	test_rfc5961();
+	test_close_and_pipelining();
+	test_window_and_timers();
+	test_proxy();
+	test_table_full();
+	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
+	return tap_done();
+}
