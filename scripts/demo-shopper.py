@@ -104,6 +104,10 @@ class Sale:
                 st, hdrs, body = self.request("reserve", "POST", rpath, {"X-Flash-Token": token})
                 if st == 202:
                     break
+                if st == 200 and isinstance(body, dict) and body.get("status"):
+                    # A returning buyer: the data plane already holds this user's result and
+                    # answers with it (docs/api.md); nothing was forwarded.
+                    return body["status"]
                 if st == 410:
                     return "sold_out (410)"
                 if st not in (425, 429, 503) or self.late():

@@ -312,11 +312,16 @@ one_try() { # user -> prints the poll's final status
 	e2e_curl r$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
 	[ "$E2E_CODE" = 202 ] || { echo "reserve-$E2E_CODE"; return; }
 	rc=$(jget receipt <"$E2E_TMP/r$u.b")
-	for _ in $(seq 50); do
+	# Polled at the user's poll rate (admission.poll_rate, 2/s): a 429 is waited out.
+	for _ in $(seq 40); do
 		e2e_curl p$u "$E2E_BASE/api/v1/events/8/result" -H "X-Flash-Token: $rc"
+		if [ "$E2E_CODE" = 429 ]; then
+			sleep 1
+			continue
+		fi
 		st=$(jget status <"$E2E_TMP/p$u.b")
 		[ "$st" = queued ] || break
-		sleep 0.1
+		sleep 0.5
 	done
 	echo "$st"
 }

@@ -34,6 +34,7 @@ SOCK=$E2E_TMP/memif.sock
 E2E_PREFIX=$DP_PREFIX # for e2e_peer_* and the log helpers
 DP_PID= WAIT_BRIDGE=
 DP_CONF=$E2E_TMP/flashgate.conf # its config file (one with the SYN cookie secret for some runs)
+DP_EXTRA=() # more -s overrides (no secrets) for the data plane of the next runs
 COOKIE_SECRET=0123456789abcdef0123456789abcdef
 
 # shellcheck disable=SC2317 # called by e2e_wait_until
@@ -73,7 +74,7 @@ dp_start() {
 		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$DP_CONF" \
 		-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
 		--counters-json "$E2E_TMP/dp-run.json" \
-		>"$E2E_TMP/dp-run.log" 2>&1 &
+		${DP_EXTRA[@]+"${DP_EXTRA[@]}"} >"$E2E_TMP/dp-run.log" 2>&1 &
 	DP_PID=$!
 	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60
 }
