@@ -259,6 +259,8 @@ on_result(struct bridge *b, const struct wire_msg *m)
 		};
 
 		result_table_put(b->results, r.event, r.user, &v);
+		if (unlikely(r.reservation_id == b->mark_rid))
+			b->confirmed = b->mark_count; /* docs/wire.md "Delivery" */
 	}
 	/* One grace period for the message's evictions (result_table_seal()). */
 	result_table_seal(b->results);

@@ -54,6 +54,7 @@ struct dp_config {
 	uint32_t resync_ms;             /* silence from the control plane before a resync */
 	uint32_t snapshot_retry_ms;     /* an unanswered snapshot request is repeated */
 	uint32_t push_hwm;              /* ZeroMQ send high-water mark, messages */
+	uint32_t stop_timeout_ms;       /* the longest a stop hands accepted reservations over */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];
 	unsigned n_events;
