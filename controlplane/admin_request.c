@@ -495,6 +495,35 @@ rate_burst(struct ctx *c, const char *name, const char *val, uint32_t *rate, uin
 	return 0;
 }
 
+/* "forward RATE[/BURST]": the per-event forward budget of all data planes together. */
+static int
+forward_budget(struct ctx *c, const char *val, struct wire_limits *l)
+{
+	const char *slash = strchr(val, '/');
+	size_t n = slash != NULL ? (size_t)(slash - val) : strlen(val);
+	char rate[24];
+	uint64_t r = 0, b = 0;
+
+	if (n < sizeof(rate)) {
+		memcpy(rate, val, n);
+		rate[n] = '\0';
+	}
+	if (n >= sizeof(rate) || parse_u64(rate, 0, ADMIN_FORWARD_MAX, &r) != 0 ||
+		(slash != NULL && parse_u64(slash + 1, 0, ADMIN_FORWARD_MAX, &b) != 0))
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"forward must be RATE or RATE/BURST, each 0..%u reservations per event "
+			"(rate per second, 0: no limit; burst 0: one second's worth), "
+			"got " ADMIN_SHOW,
+			ADMIN_FORWARD_MAX, val);
+	if (r == 0 && b != 0)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"forward " ADMIN_SHOW ": a burst needs a rate (rate 0 means no limit)",
+			val);
+	l->event_forward_per_s = (uint32_t)r;
+	l->event_forward_burst = (uint32_t)b;
+	return 0;
+}
+
 static int
 parse_limits(struct ctx *c)
 {
@@ -517,7 +546,7 @@ parse_limits(struct ctx *c)
 	if (c->i == c->ws->n)
 		return admin_fail(c->err, c->errlen, c->cmd,
 			"expected one or more of: ip RATE/BURST, user RATE/BURST, device "
-			"RATE/BURST, forward N");
+			"RATE/BURST, forward RATE[/BURST]");
 	while (c->i < c->ws->n) {
 		const char *name = next_word(c), *val = next_word(c);
 		unsigned bit;
@@ -540,8 +569,10 @@ parse_limits(struct ctx *c)
 			return admin_fail(c->err, c->errlen, c->cmd, "%s given twice", name);
 		if (val == NULL)
 			return admin_fail(c->err, c->errlen, c->cmd, "%s needs a value: %s", name,
-				bit == ADMIN_LIMIT_FORWARD ? "reservations per second per event"
-							   : "RATE/BURST such as 20/40");
+				bit == ADMIN_LIMIT_FORWARD
+					? "RATE[/BURST], reservations per second per event, "
+					  "such as 20000/5000"
+					: "RATE/BURST such as 20/40");
 		req->limits_given |= bit;
 		switch (bit) {
 		case ADMIN_LIMIT_IP:
@@ -555,19 +586,9 @@ parse_limits(struct ctx *c)
 			rc = rate_burst(
 				c, name, val, &req->limits.device_rate, &req->limits.device_burst);
 			break;
-		default: {
-			uint64_t v;
-
-			rc = 0;
-			if (parse_u64(val, 0, ADMIN_FORWARD_MAX, &v) != 0)
-				rc = admin_fail(c->err, c->errlen, c->cmd,
-					"forward must be 0..%u reservations per second per event "
-					"(0: "
-					"no limit), got " ADMIN_SHOW,
-					ADMIN_FORWARD_MAX, val);
-			req->limits.event_forward_per_s = (uint32_t)v;
+		default:
+			rc = forward_budget(c, val, &req->limits);
 			break;
-		}
 		}
 		if (rc != 0)
 			return rc;

@@ -103,6 +103,21 @@ reload_and_publish(
 	publish(c->st, c->links);
 }
 
+/* "forward_share": what each live data plane takes of the forward budget l (docs/limits.md). */
+static void
+json_forward_share(struct json_writer *j, const struct cp_ctx *c, const struct wire_limits *l)
+{
+	struct wire_limits share;
+	unsigned n = c->st->forward_shares != 0 ? c->st->forward_shares : 1;
+
+	cp_state_limits_share(l, n, &share);
+	jw_open(j, "forward_share", '{');
+	jw_u64(j, "data_planes", n);
+	jw_u64(j, "rate", share.event_forward_per_s);
+	jw_u64(j, "burst", share.event_forward_burst);
+	jw_close(j, '}');
+}
+
 static int
 answer_error(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -676,6 +691,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		reload_and_publish(c, "limits set", cp_state_publish_limits);
 		admin_json_ok(&j, out, cap);
 		admin_json_limits(&j, "limits", &l);
+		json_forward_share(&j, c, &l);
 		return end(&j, out, cap);
 	}
 	case ADMIN_LIMITS_SHOW: {
@@ -685,6 +701,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
 		admin_json_limits(&j, "limits", &l);
+		json_forward_share(&j, c, &l);
 		return end(&j, out, cap);
 	}
 	case ADMIN_SESSION_TOKEN:

@@ -60,6 +60,22 @@ retire_keys(struct cp_ctx *c, uint64_t now_ms)
 	}
 }
 
+/* Each live data plane takes its share of the forward budget: a data plane that appears or goes
+ * stale changes every share (docs/limits.md "Per-event forward budget"). */
+static void
+follow_data_planes(struct cp_ctx *c, uint64_t now_ms)
+{
+	unsigned n = dp_stats_live(c->dps, now_ms);
+
+	if (n == 0)
+		n = 1; /* none heard from yet: the first one takes the whole budget */
+	if (n == c->st->forward_shares)
+		return;
+	c->st->forward_shares = n;
+	cp_state_publish_limits(c->st, c->links);
+	LOG_INFO("%u live data plane(s): each takes 1/%u of the forward budget", n, n);
+}
+
 uint64_t
 cp_cron(struct cp_ctx *c, uint64_t now_ms)
 {
@@ -78,6 +94,7 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		struct wire_heartbeat hb = {now_ms};
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
+		follow_data_planes(c, now_ms);
 		rs_ensure_connected(c->rs);
 		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;

@@ -175,10 +175,29 @@ cp_state_publish_rules(const struct cp_state *st, struct cp_links *l)
 	return cp_links_publish(l, WIRE_T_RULES, st->rules, st->n_rules);
 }
 
+static uint32_t
+share_of(uint32_t total, unsigned n)
+{
+	return total != 0 && total / n == 0 ? 1 : total / n;
+}
+
+void
+cp_state_limits_share(const struct wire_limits *total, unsigned n, struct wire_limits *out)
+{
+	*out = *total;
+	if (n < 2)
+		return;
+	out->event_forward_per_s = share_of(total->event_forward_per_s, n);
+	out->event_forward_burst = share_of(total->event_forward_burst, n);
+}
+
 int
 cp_state_publish_limits(const struct cp_state *st, struct cp_links *l)
 {
-	return cp_links_publish(l, WIRE_T_LIMITS, &st->limits, 1);
+	struct wire_limits share;
+
+	cp_state_limits_share(&st->limits, st->forward_shares, &share);
+	return cp_links_publish(l, WIRE_T_LIMITS, &share, 1);
 }
 
 int

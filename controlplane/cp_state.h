@@ -38,6 +38,9 @@ struct cp_state {
 	struct wire_rule *rules;
 	unsigned n_rules, cap_rules;
 	struct wire_limits limits;
+	/* The live data planes the forward budget is shared among (0 counts as 1): cp_cron()
+	 * follows them, and every LIMITS gives each its share (docs/limits.md). */
+	unsigned forward_shares;
 	uint64_t snapshot_id;
 	/* How long a retired sale key's tokens may still be valid (purchase_token_ttl + late). */
 	uint64_t key_life_ms;
@@ -63,7 +66,16 @@ void cp_state_free(struct cp_state *st);
 /* The event with this id, or NULL. */
 struct cp_event *cp_state_event(struct cp_state *st, uint32_t id);
 
-/* Publishes every event / the keys / the rules / the limits. 0 or -EIO. */
+/*
+ * The limits one of n data planes gets: the per-event forward budget's rate and burst divided
+ * by n (n 0 counts as 1), rounded down so that the shares never add up to more than the
+ * budget, but at least 1 when the total is not 0 (0 would mean "no limit"). A burst of 0 (one
+ * second's worth) stays 0: each data plane then takes its share of the rate.
+ */
+void cp_state_limits_share(const struct wire_limits *total, unsigned n, struct wire_limits *out);
+
+/* Publishes every event / the keys / the rules / the limits (each data plane's share of the
+ * forward budget, cp_state_limits_share() with forward_shares). 0 or -EIO. */
 int cp_state_publish_events(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_keys(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_rules(const struct cp_state *st, struct cp_links *l);

@@ -1128,7 +1128,7 @@ pg_rule_count(struct pg_store *s, uint64_t *n, char *err, size_t errlen)
 
 #define LIMIT_COLUMNS                                                           \
 	"ip_rate, ip_burst, user_rate, user_burst, device_rate, device_burst, " \
-	"forward_per_s"
+	"forward_per_s, forward_burst"
 
 static void
 limits_from_row(const PGresult *res, struct wire_limits *l)
@@ -1141,6 +1141,7 @@ limits_from_row(const PGresult *res, struct wire_limits *l)
 	l->device_rate = (uint32_t)get_u64(res, 0, 4);
 	l->device_burst = (uint32_t)get_u64(res, 0, 5);
 	l->event_forward_per_s = (uint32_t)get_u64(res, 0, 6);
+	l->event_forward_burst = (uint32_t)get_u64(res, 0, 7);
 }
 
 int
@@ -1167,10 +1168,10 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 	struct wire_limits *out, char *err, size_t errlen)
 {
 	static const char *const names[3] = {"ip", "user", "device"};
-	const uint32_t v[7] = {l->ip_rate, l->ip_burst, l->user_rate, l->user_burst, l->device_rate,
-		l->device_burst, l->event_forward_per_s};
-	char text[7][16];
-	const char *vals[7];
+	const uint32_t v[8] = {l->ip_rate, l->ip_burst, l->user_rate, l->user_burst, l->device_rate,
+		l->device_burst, l->event_forward_per_s, l->event_forward_burst};
+	char text[8][16];
+	const char *vals[8];
 	PGresult *res;
 	int rc;
 
@@ -1183,13 +1184,18 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 			return -EINVAL;
 		}
 	}
-	if ((given & ADMIN_LIMIT_FORWARD) && l->event_forward_per_s > ADMIN_FORWARD_MAX) {
-		snprintf(err, errlen, "forward must be 0..%u, got %u", ADMIN_FORWARD_MAX,
-			l->event_forward_per_s);
+	if ((given & ADMIN_LIMIT_FORWARD) &&
+		(l->event_forward_per_s > ADMIN_FORWARD_MAX ||
+			l->event_forward_burst > ADMIN_FORWARD_MAX ||
+			(l->event_forward_per_s == 0 && l->event_forward_burst != 0))) {
+		snprintf(err, errlen,
+			"forward must be RATE/BURST with both 0..%u and a burst only with a rate, "
+			"got %u/%u",
+			ADMIN_FORWARD_MAX, l->event_forward_per_s, l->event_forward_burst);
 		return -EINVAL;
 	}
-	for (int i = 0; i < 7; i++) {
-		/* Bit i/2 gives rate and burst i = 0..5; bit 3 the forward budget (6). */
+	for (int i = 0; i < 8; i++) {
+		/* Bit i/2 gives rate and burst i = 0..5; bit 3 the forward budget (6, 7). */
 		bool set = i < 6 ? (given >> (i / 2)) & 1 : (given & ADMIN_LIMIT_FORWARD) != 0;
 
 		snprintf(text[i], sizeof(text[i]), "%" PRIu32, v[i]);
@@ -1201,9 +1207,10 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 		"user_burst = coalesce($4::int, user_burst), "
 		"device_rate = coalesce($5::int, device_rate), "
 		"device_burst = coalesce($6::int, device_burst), "
-		"forward_per_s = coalesce($7::int, forward_per_s), updated_at = now() "
+		"forward_per_s = coalesce($7::int, forward_per_s), "
+		"forward_burst = coalesce($8::int, forward_burst), updated_at = now() "
 		"RETURNING " LIMIT_COLUMNS,
-		7, vals, &rc, err, errlen);
+		8, vals, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	if (PQntuples(res) != 1) {

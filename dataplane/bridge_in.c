@@ -140,7 +140,8 @@ publish(struct bridge *b, unsigned what, uint64_t snapshot_id)
 		d->limits.ip = (struct rl_params){l->ip_rate, l->ip_burst};
 		d->limits.user = (struct rl_params){l->user_rate, l->user_burst};
 		d->limits.device = (struct rl_params){l->device_rate, l->device_burst};
-		d->limits.event_forward = (struct rl_params){l->event_forward_per_s, 0};
+		d->limits.event_forward =
+			(struct rl_params){l->event_forward_per_s, l->event_forward_burst};
 	}
 	if (snapshot_id != 0)
 		d->snapshot_id = snapshot_id;

@@ -130,6 +130,14 @@ test_good(void)
 			r.limits.ip_rate == 0 && r.limits.ip_burst == 4194 &&
 			r.limits.event_forward_per_s == 0,
 		"limits set with some limits, any order, at the bounds: %s", err);
+	tap_ok(parse("limits set forward 20000/5000", &r) == 0 &&
+			r.limits_given == ADMIN_LIMIT_FORWARD &&
+			r.limits.event_forward_per_s == 20000 && r.limits.event_forward_burst == 5000,
+		"limits set forward RATE/BURST (docs/limits.md's recommendation): %s", err);
+	tap_ok(parse("limits set forward 10000000/10000000", &r) == 0 &&
+			r.limits.event_forward_per_s == 10000000 &&
+			r.limits.event_forward_burst == 10000000,
+		"limits set forward at the bounds: %s", err);
 	tap_ok(parse("session-token 42", &r) == 0 && r.cmd == ADMIN_SESSION_TOKEN && r.user == 42 &&
 			r.ttl_s == ADMIN_TTL_DEFAULT_S,
 		"session-token with the default ttl: %s", err);
@@ -394,13 +402,14 @@ test_bad(void)
 		{"limits set without limits", "limits set",
 			"limits set: expected one or more of: ip RATE/BURST, user RATE/BURST, "
 			"device "
-			"RATE/BURST, forward N"},
+			"RATE/BURST, forward RATE[/BURST]"},
 		{"a limit without a burst", "limits set ip 20",
 			"limits set: ip: expected RATE/BURST such as 20/40, got 20"},
 		{"a limit without a value", "limits set user",
 			"limits set: user needs a value: RATE/BURST such as 20/40"},
 		{"forward without a value", "limits set ip 1/1 forward",
-			"limits set: forward needs a value: reservations per second per event"},
+			"limits set: forward needs a value: RATE[/BURST], reservations per second per "
+			"event, such as 20000/5000"},
 		{"a rate that is not a number", "limits set device x/5",
 			"limits set: device rate must be 0..1000000 per second (0: no limit), got "
 			"x"},
@@ -411,10 +420,16 @@ test_bad(void)
 			"limits set: ip burst must be 0..4194 (0: one second's worth), got 4195"},
 		{"a negative burst", "limits set user 2/-5",
 			"limits set: user burst must be 0..4194 (0: one second's worth), got -5"},
-		{"a forward budget with a burst", "limits set forward 100/10",
-			"limits set: forward must be 0..10000000 reservations per second per event "
-			"(0: "
-			"no limit), got 100/10"},
+		{"a forward burst above the most", "limits set forward 100/10000001",
+			"limits set: forward must be RATE or RATE/BURST, each 0..10000000 "
+			"reservations per event (rate per second, 0: no limit; burst 0: one "
+			"second's worth), got 100/10000001"},
+		{"a forward budget that is not a number", "limits set forward x/10",
+			"limits set: forward must be RATE or RATE/BURST, each 0..10000000 "
+			"reservations per event (rate per second, 0: no limit; burst 0: one "
+			"second's worth), got x/10"},
+		{"a forward burst without a rate", "limits set forward 0/10",
+			"limits set: forward 0/10: a burst needs a rate (rate 0 means no limit)"},
 		{"a limit given twice", "limits set ip 1/1 ip 2/2", "limits set: ip given twice"},
 		{"an unknown limit", "limits set session 1/1",
 			"limits set: unknown limit 'session' (expected ip, user, device or "
