@@ -337,6 +337,59 @@ parse_event_create(struct ctx *c)
 	return 0;
 }
 
+/* event list [--state STATE] [--limit N] [--after ID] */
+static int
+parse_event_list(struct ctx *c)
+{
+	struct admin_req *req = c->req;
+	bool limit_given = false, after_given = false;
+	uint64_t v;
+
+	req->list_limit = ADMIN_LIST_LIMIT_DEFAULT;
+	while (c->i < c->ws->n) {
+		const char *opt = next_word(c), *val = next_word(c);
+
+		if (strcmp(opt, "--state") != 0 && strcmp(opt, "--limit") != 0 &&
+			strcmp(opt, "--after") != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unknown option '" ADMIN_SHOW
+				"' (expected --state, --limit or --after)",
+				opt);
+		if (val == NULL)
+			return admin_fail(c->err, c->errlen, c->cmd, "%s needs a value", opt);
+		if (opt[2] == 's') {
+			if (req->list_state_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--state given twice");
+			if (admin_event_state_parse(val, &req->list_state) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--state must be draft, preheated, open, closed or "
+					"archived, got " ADMIN_SHOW,
+					val);
+			req->list_state_given = true;
+		} else if (opt[2] == 'l') {
+			if (limit_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--limit given twice");
+			if (parse_u64(val, 1, ADMIN_LIST_LIMIT_MAX, &v) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--limit must be 1..%u events, got " ADMIN_SHOW,
+					ADMIN_LIST_LIMIT_MAX, val);
+			req->list_limit = (uint32_t)v;
+			limit_given = true;
+		} else {
+			if (after_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--after given twice");
+			if (parse_u64(val, 0, ADMIN_EVENT_ID_MAX, &v) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--after must be an event id, 0..4294967295 (the list's "
+					"\"next_after\"), got " ADMIN_SHOW,
+					val);
+			req->list_after = (uint32_t)v;
+			after_given = true;
+		}
+	}
+	return 0;
+}
+
 static int
 parse_event(struct ctx *c)
 {
@@ -350,13 +403,15 @@ parse_event(struct ctx *c)
 		{"close", ADMIN_EVENT_CLOSE},
 		{"show", ADMIN_EVENT_SHOW},
 		{"list", ADMIN_EVENT_LIST},
+		{"archive", ADMIN_EVENT_ARCHIVE},
 	};
 	const char *w = next_word(c);
 	int rc;
 
 	if (w == NULL)
 		return admin_fail(c->err, c->errlen, "event",
-			"expected a subcommand: create, preheat, open, close, show or list");
+			"expected a subcommand: create, preheat, open, close, show, list or "
+			"archive");
 	for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
 		if (strcmp(w, subs[k].word) != 0)
 			continue;
@@ -366,7 +421,7 @@ parse_event(struct ctx *c)
 		case ADMIN_EVENT_CREATE:
 			return parse_event_create(c);
 		case ADMIN_EVENT_LIST:
-			return expect_end(c);
+			return parse_event_list(c);
 		default:
 			rc = event_id_arg(c, &c->req->event_id);
 			return rc != 0 ? rc : expect_end(c);
@@ -374,7 +429,7 @@ parse_event(struct ctx *c)
 	}
 	return admin_fail(c->err, c->errlen, "event",
 		"unknown subcommand '" ADMIN_SHOW
-		"' (expected create, preheat, open, close, show or list)",
+		"' (expected create, preheat, open, close, show, list or archive)",
 		w);
 }
 

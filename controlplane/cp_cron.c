@@ -60,6 +60,33 @@ retire_keys(struct cp_ctx *c, uint64_t now_ms)
 	}
 }
 
+/*
+ * The data planes' 64 event slots go to the upcoming and selling sales first (cp_state_load()):
+ * when one of those ends, the set may change by itself, so the events are loaded again then;
+ * and a set that lost an event since it was published goes out as a snapshot.
+ */
+static void
+follow_events(struct cp_ctx *c, uint64_t now_ms)
+{
+	struct cp_state *st = c->st;
+	char err[512];
+	bool due = st->events_next_end_ms != 0 && now_ms >= st->events_next_end_ms;
+
+	if ((!due && !st->events_dropped) || now_ms < st->events_retry_ms)
+		return;
+	if (due) {
+		if (cp_state_load(st, c->pg, c->rs, err, sizeof(err)) != 0) {
+			LOG_RL(LOG_LEVEL_WARN, 60000, "events reload after a sale ended: %s", err);
+			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+			return;
+		}
+		/* PostgreSQL's clock may be a little behind ours: the same end, a beat later. */
+		if (st->events_next_end_ms != 0 && st->events_next_end_ms <= now_ms)
+			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+	}
+	cp_state_publish_event_set(st, c->links);
+}
+
 /* Each live data plane takes its share of the forward budget: a data plane that appears or goes
  * stale changes every share (docs/limits.md "Per-event forward budget"). */
 static void
@@ -95,6 +122,7 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
 		follow_data_planes(c, now_ms);
+		follow_events(c, now_ms);
 		rs_ensure_connected(c->rs);
 		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;

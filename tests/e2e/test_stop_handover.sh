@@ -164,7 +164,8 @@ tap_run "with the control plane down the data plane admits (30 x 202)" \
 kill -TERM "$E2E_DP_PID"
 e2e_wait_until 20 at_least "$E2E_TMP/s4" 503 1 || true
 n4=$(count "$E2E_TMP/s4" 202)
-tap_diag "answers before the stop ended: $(cut -d' ' -f2 "$E2E_TMP/s4" | sort | uniq -c | tr '\n' ' ')"
+tap_diag "answers before the stop ended: $(cut -d' ' -f2 "$E2E_TMP/s4" | sort | uniq -c |
+	tr '\n' ' ')"
 wait_dp 60
 stream_end
 tap_is "$DP_RC" 0 "the data plane exits with status 0 when the control plane stays gone"

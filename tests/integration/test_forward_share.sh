@@ -37,7 +37,8 @@ ctlj() { "$CTL" --socket "$TMP/admin.sock" --json "$@"; }
 share() { # JSON: "data_planes rate burst" of forward_share, and the stored budget
 	python3 -c 'import json,sys
 d = json.loads(sys.stdin.read()); s = d["forward_share"]; l = d["limits"]
-print("%d/%d %d %d/%d" % (l["forward_per_s"], l["forward_burst"], s["data_planes"], s["rate"], s["burst"]))'
+print("%d/%d %d %d/%d" % (l["forward_per_s"], l["forward_burst"], s["data_planes"],
+                          s["rate"], s["burst"]))'
 }
 
 start_cp

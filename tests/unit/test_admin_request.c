@@ -60,6 +60,15 @@ test_good(void)
 		       &r) == 0 &&
 			r.event.stock == 100000000 && r.event.pay_window_s == 10,
 		"event create at the bounds: stock 1e8, pay window 10s: %s", err);
+	tap_ok(parse("event list", &r) == 0 && r.cmd == ADMIN_EVENT_LIST && !r.list_state_given &&
+			r.list_after == 0 && r.list_limit == ADMIN_LIST_LIMIT_DEFAULT,
+		"event list: every state, from the first id, 100 at a time: %s", err);
+	tap_ok(parse("event list --after 64 --state archived --limit 500", &r) == 0 &&
+			r.list_state_given && r.list_state == ADMIN_EV_ARCHIVED &&
+			r.list_after == 64 && r.list_limit == 500,
+		"event list --after --state --limit, any order, at the bounds: %s", err);
+	tap_ok(parse("event archive 9", &r) == 0 && r.cmd == ADMIN_EVENT_ARCHIVE && r.event_id == 9,
+		"event archive ID: %s", err);
 
 	static const struct {
 		const char *line;
@@ -167,15 +176,29 @@ test_bad(void)
 			"session-token, order, reconcile or help)"},
 		{"a command in capitals", "EVENT list", "unknown command 'EVENT'*"},
 		{"event without a subcommand", "event",
-			"event: expected a subcommand: create, preheat, open, close, show or list"},
+			"event: expected a subcommand: create, preheat, open, close, show, list or "
+			"archive"},
 		{"an unknown event subcommand", "event start 7",
 			"event: unknown subcommand 'start' (expected create, preheat, open, close, "
-			"show or list)"},
+			"show, list or archive)"},
 		{"a missing event id", "event open",
 			"event open: missing event id (a number 1..4294967295)"},
 		{"an extra argument", "event open 7 8", "event open: unexpected argument '8'"},
 		{"event list with an argument", "event list 7",
-			"event list: unexpected argument '7'"},
+			"event list: unknown option '7' (expected --state, --limit or --after)"},
+		{"event list with a state that is none", "event list --state done",
+			"event list: --state must be draft, preheated, open, closed or archived, "
+			"got done"},
+		{"event list --limit 0", "event list --limit 0",
+			"event list: --limit must be 1..500 events, got 0"},
+		{"event list --limit past the most", "event list --limit 501",
+			"event list: --limit must be 1..500 events, got 501"},
+		{"event list --after without a value", "event list --after",
+			"event list: --after needs a value"},
+		{"event list --state twice", "event list --state open --state closed",
+			"event list: --state given twice"},
+		{"event archive without an id", "event archive",
+			"event archive: missing event id (a number 1..4294967295)"},
 		{"event id 0", "event show 0", "event show: event id must be 1..4294967295, got 0"},
 		{"event id 2^32", "event close 4294967296",
 			"event close: event id must be 1..4294967295, got 4294967296"},
@@ -408,8 +431,8 @@ test_bad(void)
 		{"a limit without a value", "limits set user",
 			"limits set: user needs a value: RATE/BURST such as 20/40"},
 		{"forward without a value", "limits set ip 1/1 forward",
-			"limits set: forward needs a value: RATE[/BURST], reservations per second per "
-			"event, such as 20000/5000"},
+			"limits set: forward needs a value: RATE[/BURST], reservations per second "
+			"per event, such as 20000/5000"},
 		{"a rate that is not a number", "limits set device x/5",
 			"limits set: device rate must be 0..1000000 per second (0: no limit), got "
 			"x"},
