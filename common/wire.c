@@ -33,7 +33,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	/* An empty keyring or rule set is a real message: "there are none now". */
 	[WIRE_T_KEYS] = {"keys", sizeof(struct wire_key), 0, WIRE_MAX_RECORDS, "LBBBxB64"},
 	[WIRE_T_RULES] = {"rules", sizeof(struct wire_rule), 0, WIRE_MAX_RECORDS, "QLBBx2B64"},
-	[WIRE_T_LIMITS] = {"limits", sizeof(struct wire_limits), 1, 1, "LLLLLLLx4"},
+	[WIRE_T_LIMITS] = {"limits", sizeof(struct wire_limits), 1, 1, "LLLLLLLL"},
 	[WIRE_T_SNAPSHOT_BEGIN] = {"snapshot_begin", sizeof(struct wire_snapshot), 1, 1, "QLLLx4"},
 	[WIRE_T_SNAPSHOT_END] = {"snapshot_end", sizeof(struct wire_snapshot), 1, 1, "QLLLx4"},
 	[WIRE_T_HEARTBEAT] = {"heartbeat", sizeof(struct wire_heartbeat), 1, 1, "Q"},

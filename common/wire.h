@@ -255,7 +255,7 @@ struct wire_limits {
 	uint32_t device_burst;
 	uint32_t event_forward_per_s; /* reservations per event per second sent to the control plane
 				       */
-	uint32_t pad;
+	uint32_t event_forward_burst; /* its bucket size; 0: one second's worth (the rate) */
 };
 _Static_assert(sizeof(struct wire_limits) == 32, "wire_limits is 32 bytes");
 

@@ -82,6 +82,7 @@ admin_json_limits(struct json_writer *j, const char *key, const struct wire_limi
 	json_bucket(j, "user", l->user_rate, l->user_burst);
 	json_bucket(j, "device", l->device_rate, l->device_burst);
 	jw_u64(j, "forward_per_s", l->event_forward_per_s);
+	jw_u64(j, "forward_burst", l->event_forward_burst);
 	jw_close(j, '}');
 }
 

@@ -34,7 +34,8 @@ void admin_json_key(struct json_writer *j, const char *key, const struct admin_k
 void admin_json_rule(
 	struct json_writer *j, const char *key, const struct admin_rule *r, uint64_t created_at_ms);
 
-/* Limits as an object: ip, user, device ({"rate":R,"burst":B}) and forward_per_s. */
+/* Limits as an object: ip, user, device ({"rate":R,"burst":B}), forward_per_s and
+ * forward_burst. */
 void admin_json_limits(struct json_writer *j, const char *key, const struct wire_limits *l);
 
 /*

@@ -33,6 +33,7 @@ static const char *const cmd_names[] = {
 	[ADMIN_ORDER_PAY] = "order pay",
 	[ADMIN_ORDER_CANCEL] = "order cancel",
 	[ADMIN_RECONCILE] = "reconcile",
+	[ADMIN_EVENT_ARCHIVE] = "event archive",
 };
 
 const char *
@@ -43,7 +44,8 @@ admin_cmd_name(enum admin_cmd cmd)
 	return cmd_names[cmd];
 }
 
-static const char *const state_names[ADMIN_EV_STATES] = {"draft", "preheated", "open", "closed"};
+static const char *const state_names[ADMIN_EV_STATES] = {
+	"draft", "preheated", "open", "closed", "archived"};
 
 const char *
 admin_event_state_name(enum admin_event_state st)
@@ -98,7 +100,10 @@ admin_help_text(void)
 	       "event open ID           start selling a preheated event\n"
 	       "event close ID          end the sale (final)\n"
 	       "event show ID\n"
-	       "event list\n"
+	       "event list [--state STATE] [--limit N] [--after ID]   by id, N (1..500, 100) "
+	       "at a time\n"
+	       "event archive ID        put away an event that is over: Redis keys freed, "
+	       "rows kept\n"
 	       "stats\n"
 	       "keys rotate             new current sale key; the previous one keeps verifying\n"
 	       "keys list\n"
@@ -108,7 +113,8 @@ admin_help_text(void)
 	       "rules add ip A.B.C.D[/LEN] | user ID | device ID\n"
 	       "rules del ip A.B.C.D[/LEN] | user ID | device ID\n"
 	       "rules list\n"
-	       "limits set [ip RATE/BURST] [user RATE/BURST] [device RATE/BURST] [forward N]\n"
+	       "limits set [ip RATE/BURST] [user RATE/BURST] [device RATE/BURST] [forward "
+	       "RATE[/BURST]]\n"
 	       "limits show\n"
 	       "session-token USER [--ttl DURATION]\n"
 	       "order pay ORDER_ID\n"
@@ -203,6 +209,13 @@ admin_event_transition(uint32_t id, enum admin_event_state from, enum admin_even
 		snprintf(err, errlen, "event %" PRIu32 " has an unknown state", id);
 		return -EPERM;
 	}
+	if (from == ADMIN_EV_ARCHIVED) {
+		snprintf(err, errlen,
+			"event %" PRIu32 " is archived: it is over and its Redis keys are gone "
+			"(create a new event)",
+			id);
+		return -EPERM;
+	}
 	switch (to) {
 	case ADMIN_EV_PREHEATED:
 		if (from == ADMIN_EV_DRAFT || from == ADMIN_EV_PREHEATED)
@@ -237,6 +250,16 @@ admin_event_transition(uint32_t id, enum admin_event_state from, enum admin_even
 		if (from != ADMIN_EV_CLOSED)
 			return 0;
 		snprintf(err, errlen, "event %" PRIu32 " is already closed", id);
+		return -EPERM;
+	case ADMIN_EV_ARCHIVED:
+		/* An event past its ends_at is over in any state: pg_event_archive() lets it
+		 * through before asking here. */
+		if (from == ADMIN_EV_CLOSED)
+			return 0;
+		snprintf(err, errlen,
+			"event %" PRIu32 " is %s and its sale has not ended: only an event that is "
+			"over is archived (event close %" PRIu32 " first, or wait for its ends_at)",
+			id, admin_event_state_name(from), id);
 		return -EPERM;
 	case ADMIN_EV_DRAFT:
 		break;

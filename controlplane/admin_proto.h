@@ -64,6 +64,7 @@ enum admin_cmd {
 	ADMIN_ORDER_PAY,
 	ADMIN_ORDER_CANCEL,
 	ADMIN_RECONCILE,
+	ADMIN_EVENT_ARCHIVE,
 };
 
 /*
@@ -76,14 +77,23 @@ enum admin_cmd {
  * preheat loads the stock from PostgreSQL into Redis: allowed from draft and again from
  * preheated (e.g. after Redis lost it), refused while the sale is open and once closed.
  * open needs a preheated event. close ends the sale from any state but closed. closed is final.
+ *
+ * archive (event archive) puts away an event that is over, closed or past its ends_at, once its
+ * orders are settled: it leaves the data planes' slots and its Redis keys are deleted, its
+ * PostgreSQL rows stay (docs/operations.md "Archiving events"). Nothing leaves archived.
  */
 enum admin_event_state {
 	ADMIN_EV_DRAFT = 0,
 	ADMIN_EV_PREHEATED,
 	ADMIN_EV_OPEN,
 	ADMIN_EV_CLOSED,
+	ADMIN_EV_ARCHIVED,
 };
-#define ADMIN_EV_STATES 4
+#define ADMIN_EV_STATES 5
+
+/* event list: at most this many events an answer (--limit), and when none is asked. */
+#define ADMIN_LIST_LIMIT_MAX	 500u
+#define ADMIN_LIST_LIMIT_DEFAULT 100u
 
 /* An event: what the operator defines (event create) and, as stored, its state and stock. */
 struct admin_event {

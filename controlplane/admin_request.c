@@ -337,6 +337,59 @@ parse_event_create(struct ctx *c)
 	return 0;
 }
 
+/* event list [--state STATE] [--limit N] [--after ID] */
+static int
+parse_event_list(struct ctx *c)
+{
+	struct admin_req *req = c->req;
+	bool limit_given = false, after_given = false;
+	uint64_t v;
+
+	req->list_limit = ADMIN_LIST_LIMIT_DEFAULT;
+	while (c->i < c->ws->n) {
+		const char *opt = next_word(c), *val = next_word(c);
+
+		if (strcmp(opt, "--state") != 0 && strcmp(opt, "--limit") != 0 &&
+			strcmp(opt, "--after") != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unknown option '" ADMIN_SHOW
+				"' (expected --state, --limit or --after)",
+				opt);
+		if (val == NULL)
+			return admin_fail(c->err, c->errlen, c->cmd, "%s needs a value", opt);
+		if (opt[2] == 's') {
+			if (req->list_state_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--state given twice");
+			if (admin_event_state_parse(val, &req->list_state) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--state must be draft, preheated, open, closed or "
+					"archived, got " ADMIN_SHOW,
+					val);
+			req->list_state_given = true;
+		} else if (opt[2] == 'l') {
+			if (limit_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--limit given twice");
+			if (parse_u64(val, 1, ADMIN_LIST_LIMIT_MAX, &v) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--limit must be 1..%u events, got " ADMIN_SHOW,
+					ADMIN_LIST_LIMIT_MAX, val);
+			req->list_limit = (uint32_t)v;
+			limit_given = true;
+		} else {
+			if (after_given)
+				return admin_fail(c->err, c->errlen, c->cmd, "--after given twice");
+			if (parse_u64(val, 0, ADMIN_EVENT_ID_MAX, &v) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"--after must be an event id, 0..4294967295 (the list's "
+					"\"next_after\"), got " ADMIN_SHOW,
+					val);
+			req->list_after = (uint32_t)v;
+			after_given = true;
+		}
+	}
+	return 0;
+}
+
 static int
 parse_event(struct ctx *c)
 {
@@ -350,13 +403,15 @@ parse_event(struct ctx *c)
 		{"close", ADMIN_EVENT_CLOSE},
 		{"show", ADMIN_EVENT_SHOW},
 		{"list", ADMIN_EVENT_LIST},
+		{"archive", ADMIN_EVENT_ARCHIVE},
 	};
 	const char *w = next_word(c);
 	int rc;
 
 	if (w == NULL)
 		return admin_fail(c->err, c->errlen, "event",
-			"expected a subcommand: create, preheat, open, close, show or list");
+			"expected a subcommand: create, preheat, open, close, show, list or "
+			"archive");
 	for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
 		if (strcmp(w, subs[k].word) != 0)
 			continue;
@@ -366,7 +421,7 @@ parse_event(struct ctx *c)
 		case ADMIN_EVENT_CREATE:
 			return parse_event_create(c);
 		case ADMIN_EVENT_LIST:
-			return expect_end(c);
+			return parse_event_list(c);
 		default:
 			rc = event_id_arg(c, &c->req->event_id);
 			return rc != 0 ? rc : expect_end(c);
@@ -374,7 +429,7 @@ parse_event(struct ctx *c)
 	}
 	return admin_fail(c->err, c->errlen, "event",
 		"unknown subcommand '" ADMIN_SHOW
-		"' (expected create, preheat, open, close, show or list)",
+		"' (expected create, preheat, open, close, show, list or archive)",
 		w);
 }
 
@@ -495,6 +550,35 @@ rate_burst(struct ctx *c, const char *name, const char *val, uint32_t *rate, uin
 	return 0;
 }
 
+/* "forward RATE[/BURST]": the per-event forward budget of all data planes together. */
+static int
+forward_budget(struct ctx *c, const char *val, struct wire_limits *l)
+{
+	const char *slash = strchr(val, '/');
+	size_t n = slash != NULL ? (size_t)(slash - val) : strlen(val);
+	char rate[24];
+	uint64_t r = 0, b = 0;
+
+	if (n < sizeof(rate)) {
+		memcpy(rate, val, n);
+		rate[n] = '\0';
+	}
+	if (n >= sizeof(rate) || parse_u64(rate, 0, ADMIN_FORWARD_MAX, &r) != 0 ||
+		(slash != NULL && parse_u64(slash + 1, 0, ADMIN_FORWARD_MAX, &b) != 0))
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"forward must be RATE or RATE/BURST, each 0..%u reservations per event "
+			"(rate per second, 0: no limit; burst 0: one second's worth), "
+			"got " ADMIN_SHOW,
+			ADMIN_FORWARD_MAX, val);
+	if (r == 0 && b != 0)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"forward " ADMIN_SHOW ": a burst needs a rate (rate 0 means no limit)",
+			val);
+	l->event_forward_per_s = (uint32_t)r;
+	l->event_forward_burst = (uint32_t)b;
+	return 0;
+}
+
 static int
 parse_limits(struct ctx *c)
 {
@@ -517,7 +601,7 @@ parse_limits(struct ctx *c)
 	if (c->i == c->ws->n)
 		return admin_fail(c->err, c->errlen, c->cmd,
 			"expected one or more of: ip RATE/BURST, user RATE/BURST, device "
-			"RATE/BURST, forward N");
+			"RATE/BURST, forward RATE[/BURST]");
 	while (c->i < c->ws->n) {
 		const char *name = next_word(c), *val = next_word(c);
 		unsigned bit;
@@ -540,8 +624,10 @@ parse_limits(struct ctx *c)
 			return admin_fail(c->err, c->errlen, c->cmd, "%s given twice", name);
 		if (val == NULL)
 			return admin_fail(c->err, c->errlen, c->cmd, "%s needs a value: %s", name,
-				bit == ADMIN_LIMIT_FORWARD ? "reservations per second per event"
-							   : "RATE/BURST such as 20/40");
+				bit == ADMIN_LIMIT_FORWARD
+					? "RATE[/BURST], reservations per second per event, "
+					  "such as 20000/5000"
+					: "RATE/BURST such as 20/40");
 		req->limits_given |= bit;
 		switch (bit) {
 		case ADMIN_LIMIT_IP:
@@ -555,19 +641,9 @@ parse_limits(struct ctx *c)
 			rc = rate_burst(
 				c, name, val, &req->limits.device_rate, &req->limits.device_burst);
 			break;
-		default: {
-			uint64_t v;
-
-			rc = 0;
-			if (parse_u64(val, 0, ADMIN_FORWARD_MAX, &v) != 0)
-				rc = admin_fail(c->err, c->errlen, c->cmd,
-					"forward must be 0..%u reservations per second per event "
-					"(0: "
-					"no limit), got " ADMIN_SHOW,
-					ADMIN_FORWARD_MAX, val);
-			req->limits.event_forward_per_s = (uint32_t)v;
+		default:
+			rc = forward_budget(c, val, &req->limits);
 			break;
-		}
 		}
 		if (rc != 0)
 			return rc;

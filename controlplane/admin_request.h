@@ -25,7 +25,13 @@
 /* A parsed request. Only the fields of its command are set; the rest are zero. */
 struct admin_req {
 	enum admin_cmd cmd;
-	uint32_t event_id;	  /* event preheat/open/close/show, reconcile */
+	uint32_t event_id;	  /* event preheat/open/close/show/archive, reconcile */
+	/* event list: only this state (when list_state_given), events after id list_after, at
+	 * most list_limit (ADMIN_LIST_LIMIT_DEFAULT unless --limit). */
+	bool list_state_given;
+	enum admin_event_state list_state;
+	uint32_t list_after;
+	uint32_t list_limit;
 	struct admin_event event; /* event create */
 	uint32_t kid;		  /* keys auth-set */
 	uint8_t secret_len;	  /* keys auth-set: a secret; never log a request line */

@@ -100,7 +100,27 @@ reload_and_publish(
 
 	if (reload(c, err, sizeof(err)) != 0)
 		LOG_WARN("state reload after %s: %s", after, err);
-	publish(c->st, c->links);
+	/* An event left the data planes' set (archived, or its slot went to another): they
+	 * replace theirs with a snapshot, which carries what publish() would send too. */
+	if (c->st->events_dropped)
+		cp_state_publish_event_set(c->st, c->links);
+	else
+		publish(c->st, c->links);
+}
+
+/* "forward_share": what each live data plane takes of the forward budget l (docs/limits.md). */
+static void
+json_forward_share(struct json_writer *j, const struct cp_ctx *c, const struct wire_limits *l)
+{
+	struct wire_limits share;
+	unsigned n = c->st->forward_shares != 0 ? c->st->forward_shares : 1;
+
+	cp_state_limits_share(l, n, &share);
+	jw_open(j, "forward_share", '{');
+	jw_u64(j, "data_planes", n);
+	jw_u64(j, "rate", share.event_forward_per_s);
+	jw_u64(j, "burst", share.event_forward_burst);
+	jw_close(j, '}');
 }
 
 static int
@@ -237,6 +257,62 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 		jw_str(&j, "note",
 			"Redis is not reachable: the control plane refuses outside the sale, and "
 			"writes the event's window key in Redis when it is back");
+	return end(&j, out, cap);
+}
+
+/* event create: a "warning" when the new event is on no data plane (64 better claims). */
+static void
+warn_no_slot(struct cp_ctx *c, struct json_writer *j, uint32_t id)
+{
+	char w[320];
+
+	if (cp_state_event(c->st, id) != NULL)
+		return;
+	snprintf(w, sizeof(w),
+		"event %u is on no data plane yet: they hold %d events, open and preheated ones "
+		"first, then the earliest starts_at; it gets a slot when one of those ends or is "
+		"closed (docs/operations.md \"More than 64 events\")",
+		id, CP_MAX_EVENTS);
+	jw_str(j, "warning", w);
+	LOG_WARN("%s", w);
+}
+
+/*
+ * event archive: an event that is over leaves the data planes and Redis (its keys are deleted,
+ * its PostgreSQL rows kept). Archiving an archived event deletes its Redis keys again (a purge
+ * that failed before), with a note.
+ */
+static int
+do_archive(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
+{
+	struct admin_event ev;
+	struct rs_event_state rst;
+	struct json_writer j;
+	char err[512];
+	int rc;
+
+	/* Every buyer Redis holds must be an order first: the order writer reads the outbox. */
+	if ((rc = rs_event_state(c->rs, req->event_id, &rst)) != 0)
+		return answer_error(out, cap,
+			"event archive: Redis is not reachable (%s): nothing changed",
+			strerror(-rc));
+	rc = pg_event_archive(c->pg, req->event_id, rst.buyers, &ev, err, sizeof(err));
+	bool again = rc == -EALREADY;
+
+	if (rc != 0 && !again)
+		return admin_answer_error(out, cap, err);
+	if ((rc = rs_purge_event(c->rs, ev.id)) != 0)
+		return answer_error(out, cap,
+			"event archive: event %u is archived, but Redis did not delete its keys "
+			"(%s): run event archive %u again",
+			ev.id, strerror(-rc), ev.id);
+	reload_and_publish(c, "event archive", cp_state_publish_events);
+	if (!again)
+		LOG_NOTICE("event %u archived: its Redis keys are deleted, its rows kept", ev.id);
+	admin_json_ok(&j, out, cap);
+	admin_json_event(&j, "event", &ev);
+	if (again)
+		jw_str(&j, "note", "it was archived already; its Redis keys are deleted");
 	return end(&j, out, cap);
 }
 
@@ -575,10 +651,26 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
 		admin_json_ok(&j, out, cap);
 		admin_json_event(&j, "event", &ev);
+		warn_no_slot(c, &j, ev.id);
 		return end(&j, out, cap);
 	}
-	case ADMIN_EVENT_PREHEAT:
+	case ADMIN_EVENT_PREHEAT: {
+		unsigned ready;
+
+		/* Open and preheated sales hold the data planes' slots before any draft: one
+		 * more than they hold would leave a sale about to open on none of them. */
+		if ((rc = pg_event_count_ready(c->pg, req.event_id, &ready, err, sizeof(err))) != 0)
+			return admin_answer_error(out, cap, err);
+		if (ready >= CP_MAX_EVENTS)
+			return answer_error(out, cap,
+				"event preheat: %u events are preheated or open already, as many "
+				"as a data plane holds: event %u would reach none (close the ones "
+				"that are over, or wait for one to end; event list --state open)",
+				ready, req.event_id);
 		return do_transition(c, &req, ADMIN_EV_PREHEATED, t, out, cap);
+	}
+	case ADMIN_EVENT_ARCHIVE:
+		return do_archive(c, &req, out, cap);
 	case ADMIN_EVENT_OPEN:
 		return do_transition(c, &req, ADMIN_EV_OPEN, t, out, cap);
 	case ADMIN_EVENT_CLOSE:
@@ -593,16 +685,27 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		return end(&j, out, cap);
 	}
 	case ADMIN_EVENT_LIST: {
-		struct admin_event evs[CP_MAX_EVENTS];
+		struct admin_event *evs = calloc(req.list_limit, sizeof(*evs));
 		unsigned n;
+		bool more;
 
-		if ((rc = pg_event_list(c->pg, evs, CP_MAX_EVENTS, &n, err, sizeof(err))) != 0)
+		if (evs == NULL)
+			return answer_error(out, cap, "event list: out of memory");
+		rc = pg_event_page(c->pg, req.list_state_given, req.list_state, req.list_after,
+			req.list_limit, evs, &n, &more, err, sizeof(err));
+		if (rc != 0) {
+			free(evs);
 			return admin_answer_error(out, cap, err);
+		}
 		admin_json_ok(&j, out, cap);
 		jw_open(&j, "events", '[');
-		for (unsigned i = 0; i < n && i < CP_MAX_EVENTS; i++)
+		for (unsigned i = 0; i < n; i++)
 			admin_json_event(&j, NULL, &evs[i]);
 		jw_close(&j, ']');
+		/* More after these: the next page is --after this id. */
+		if (more)
+			jw_u64(&j, "next_after", evs[n - 1].id);
+		free(evs);
 		return end(&j, out, cap);
 	}
 	case ADMIN_STATS:
@@ -698,6 +801,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		reload_and_publish(c, "limits set", cp_state_publish_limits);
 		admin_json_ok(&j, out, cap);
 		admin_json_limits(&j, "limits", &l);
+		json_forward_share(&j, c, &l);
 		return end(&j, out, cap);
 	}
 	case ADMIN_LIMITS_SHOW: {
@@ -707,6 +811,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
 		admin_json_limits(&j, "limits", &l);
+		json_forward_share(&j, c, &l);
 		return end(&j, out, cap);
 	}
 	case ADMIN_SESSION_TOKEN:

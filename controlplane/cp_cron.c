@@ -60,6 +60,49 @@ retire_keys(struct cp_ctx *c, uint64_t now_ms)
 	}
 }
 
+/*
+ * The data planes' 64 event slots go to the upcoming and selling sales first (cp_state_load()):
+ * when one of those ends, the set may change by itself, so the events are loaded again then;
+ * and a set that lost an event since it was published goes out as a snapshot.
+ */
+static void
+follow_events(struct cp_ctx *c, uint64_t now_ms)
+{
+	struct cp_state *st = c->st;
+	char err[512];
+	bool due = st->events_next_end_ms != 0 && now_ms >= st->events_next_end_ms;
+
+	if ((!due && !st->events_dropped) || now_ms < st->events_retry_ms)
+		return;
+	if (due) {
+		if (cp_state_load(st, c->pg, c->rs, err, sizeof(err)) != 0) {
+			LOG_RL(LOG_LEVEL_WARN, 60000, "events reload after a sale ended: %s", err);
+			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+			return;
+		}
+		/* PostgreSQL's clock may be a little behind ours: the same end, a beat later. */
+		if (st->events_next_end_ms != 0 && st->events_next_end_ms <= now_ms)
+			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+	}
+	cp_state_publish_event_set(st, c->links);
+}
+
+/* Each live data plane takes its share of the forward budget: a data plane that appears or goes
+ * stale changes every share (docs/limits.md "Per-event forward budget"). */
+static void
+follow_data_planes(struct cp_ctx *c, uint64_t now_ms)
+{
+	unsigned n = dp_stats_live(c->dps, now_ms);
+
+	if (n == 0)
+		n = 1; /* none heard from yet: the first one takes the whole budget */
+	if (n == c->st->forward_shares)
+		return;
+	c->st->forward_shares = n;
+	cp_state_publish_limits(c->st, c->links);
+	LOG_INFO("%u live data plane(s): each takes 1/%u of the forward budget", n, n);
+}
+
 uint64_t
 cp_cron(struct cp_ctx *c, uint64_t now_ms)
 {
@@ -84,6 +127,8 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		struct wire_heartbeat hb = {now_ms};
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
+		follow_data_planes(c, now_ms);
+		follow_events(c, now_ms);
 		rs_ensure_connected(c->rs);
 		/* The window keys follow PostgreSQL's state (after a start, a reload, or Redis
 		 * coming back): reserve.lua refuses outside the sale by itself. */

@@ -49,10 +49,12 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 	struct admin_key keys[CP_MAX_KEYS];
 	struct rule_acc acc = { 0 };
 	struct wire_limits lim;
-	unsigned n_ev, n_keys;
+	unsigned n_ev, n_live, n_keys;
+	uint64_t next_end_ms;
 	int rc;
 
-	if ((rc = pg_event_list(pg, evs, CP_MAX_EVENTS, &n_ev, err, errlen)) != 0 ||
+	if ((rc = pg_event_list_slots(
+		     pg, evs, CP_MAX_EVENTS, &n_ev, &n_live, &next_end_ms, err, errlen)) != 0 ||
 		(rc = pg_keys_list(pg, st->key_life_ms, keys, CP_MAX_KEYS, &n_keys, err, errlen)) !=
 			0 ||
 		(rc = pg_limits_get(pg, &lim, err, errlen)) != 0 ||
@@ -60,14 +62,23 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 		free(acc.v);
 		return rc;
 	}
-	if (n_ev > CP_MAX_EVENTS) {
+	if (n_live > CP_MAX_EVENTS)
 		LOG_RL(LOG_LEVEL_WARN, 60000,
-			"%u events in the database: data planes hold the first %d only", n_ev,
-			CP_MAX_EVENTS);
-		n_ev = CP_MAX_EVENTS;
-	}
+			"%u upcoming or selling events: data planes hold %d, open and preheated "
+			"ones first, then by starts_at; the rest get a slot as sales end (close or "
+			"archive the ones that are over; docs/operations.md \"More than 64 "
+			"events\")",
+			n_live, CP_MAX_EVENTS);
 	if (n_keys > CP_MAX_KEYS)
 		n_keys = CP_MAX_KEYS;
+	for (unsigned i = 0; i < st->n_ev && !st->events_dropped; i++) {
+		bool kept = false;
+
+		for (unsigned k = 0; k < n_ev && !kept; k++)
+			kept = evs[k].id == st->ev[i].ev.id;
+		st->events_dropped = !kept;
+	}
+	st->events_next_end_ms = next_end_ms;
 	for (unsigned i = 0; i < n_ev; i++) {
 		struct cp_event *old = cp_state_event(st, evs[i].id);
 		struct cp_event e = { .ev = evs[i], .stock_left = evs[i].available };
@@ -186,6 +197,15 @@ cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 }
 
 int
+cp_state_publish_event_set(struct cp_state *st, struct cp_links *l)
+{
+	if (!st->events_dropped)
+		return cp_state_publish_events(st, l);
+	st->events_dropped = false;
+	return cp_state_publish_snapshot(st, l);
+}
+
+int
 cp_state_publish_keys(const struct cp_state *st, struct cp_links *l)
 {
 	return cp_links_publish(l, WIRE_T_KEYS, st->keys, st->n_keys);
@@ -197,15 +217,35 @@ cp_state_publish_rules(const struct cp_state *st, struct cp_links *l)
 	return cp_links_publish(l, WIRE_T_RULES, st->rules, st->n_rules);
 }
 
+static uint32_t
+share_of(uint32_t total, unsigned n)
+{
+	return total != 0 && total / n == 0 ? 1 : total / n;
+}
+
+void
+cp_state_limits_share(const struct wire_limits *total, unsigned n, struct wire_limits *out)
+{
+	*out = *total;
+	if (n < 2)
+		return;
+	out->event_forward_per_s = share_of(total->event_forward_per_s, n);
+	out->event_forward_burst = share_of(total->event_forward_burst, n);
+}
+
 int
 cp_state_publish_limits(const struct cp_state *st, struct cp_links *l)
 {
-	return cp_links_publish(l, WIRE_T_LIMITS, &st->limits, 1);
+	struct wire_limits share;
+
+	cp_state_limits_share(&st->limits, st->forward_shares, &share);
+	return cp_links_publish(l, WIRE_T_LIMITS, &share, 1);
 }
 
 int
 cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l)
 {
+	st->events_dropped = false; /* a snapshot replaces the data planes' sets */
 	struct wire_snapshot s = {
 		.snapshot_id = ++st->snapshot_id,
 		.n_events = st->n_ev,

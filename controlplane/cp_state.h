@@ -34,11 +34,21 @@ struct cp_event {
 struct cp_state {
 	struct cp_event ev[CP_MAX_EVENTS];
 	unsigned n_ev;
+	/* An event left the set since it was last published: the data planes must replace
+	 * theirs (a snapshot), since EVENT messages only add. Cleared by the publisher. */
+	bool events_dropped;
+	/* When the set may change by itself: a live event's ends_at (Unix ms; 0: none).
+	 * cp_cron() loads the events again then. */
+	uint64_t events_next_end_ms;
+	uint64_t events_retry_ms; /* cp_cron()'s: not before this (a failed or early load) */
 	struct wire_key keys[CP_MAX_KEYS];
 	unsigned n_keys;
 	struct wire_rule *rules;
 	unsigned n_rules, cap_rules;
 	struct wire_limits limits;
+	/* The live data planes the forward budget is shared among (0 counts as 1): cp_cron()
+	 * follows them, and every LIMITS gives each its share (docs/limits.md). */
+	unsigned forward_shares;
 	uint64_t snapshot_id;
 	/* How long a retired sale key's tokens may still be valid (purchase_token_ttl + late). */
 	uint64_t key_life_ms;
@@ -52,8 +62,10 @@ struct cp_state {
 
 /*
  * Reads events, keys, rules and limits from pg, and each preheated event's
- * stock from rs (when it is reachable). Returns 0, or -errno with err; on
- * failure st keeps what it had.
+ * stock from rs (when it is reachable). The events are the CP_MAX_EVENTS that
+ * the data planes need most (pg_event_list_slots(): the upcoming and selling
+ * ones first, archived ones never). Returns 0, or -errno with err; on failure
+ * st keeps what it had.
  */
 int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
 	size_t errlen);
@@ -72,7 +84,22 @@ void cp_state_free(struct cp_state *st);
 /* The event with this id, or NULL. */
 struct cp_event *cp_state_event(struct cp_state *st, uint32_t id);
 
-/* Publishes every event / the keys / the rules / the limits. 0 or -EIO. */
+/*
+ * The limits one of n data planes gets: the per-event forward budget's rate and burst divided
+ * by n (n 0 counts as 1), rounded down so that the shares never add up to more than the
+ * budget, but at least 1 when the total is not 0 (0 would mean "no limit"). A burst of 0 (one
+ * second's worth) stays 0: each data plane then takes its share of the rate.
+ */
+void cp_state_limits_share(const struct wire_limits *total, unsigned n, struct wire_limits *out);
+
+/*
+ * After a load: publishes the events, as a full snapshot when one left the set
+ * (events_dropped, then cleared). 0 or -EIO.
+ */
+int cp_state_publish_event_set(struct cp_state *st, struct cp_links *l);
+
+/* Publishes every event / the keys / the rules / the limits (each data plane's share of the
+ * forward budget, cp_state_limits_share() with forward_shares). 0 or -EIO. */
 int cp_state_publish_events(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_keys(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_rules(const struct cp_state *st, struct cp_links *l);

@@ -313,6 +313,19 @@ dp_stats_count(const struct dp_stats *s)
 }
 
 unsigned
+dp_stats_live(const struct dp_stats *s, uint64_t now_ms)
+{
+	unsigned n = 0;
+
+	lock(s);
+	for (unsigned id = 1; id <= WIRE_DP_ID_MAX; id++)
+		if (s->dp[id] != NULL && !is_stale(s->dp[id], now_ms))
+			n++;
+	unlock(s);
+	return n;
+}
+
+unsigned
 dp_stats_list(const struct dp_stats *s, uint64_t now_ms, struct dp_stats_info *out, unsigned cap)
 {
 	unsigned n = 0;

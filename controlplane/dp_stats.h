@@ -84,6 +84,9 @@ int dp_stats_apply(struct dp_stats *s, const struct wire_msg *m, uint64_t now_ms
 /* The number of data planes heard from. */
 unsigned dp_stats_count(const struct dp_stats *s);
 
+/* The number of data planes heard from within DP_STATS_STALE_MS of now_ms (not stale). */
+unsigned dp_stats_live(const struct dp_stats *s, uint64_t now_ms);
+
 /*
  * Copies what is known of up to cap data planes, in increasing id order, into out. Returns
  * how many there are (which may be more than cap).

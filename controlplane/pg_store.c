@@ -577,6 +577,196 @@ pg_event_list(struct pg_store *s, struct admin_event *out, unsigned cap, unsigne
 	return 0;
 }
 
+/*
+ * The answer to a SELECT of event id's row whose first column is its state: res with *from set,
+ * or NULL (res freed) with *rc: -ENOENT and a message when there is no such event; unchanged
+ * when the query failed (res NULL: run() set *rc and err).
+ */
+static PGresult *
+event_row(
+	PGresult *res, uint32_t id, enum admin_event_state *from, int *rc, char *err, size_t errlen)
+{
+	if (res == NULL)
+		return NULL;
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		snprintf(err, errlen, "no event %" PRIu32 " (event list shows the events)", id);
+		*rc = -ENOENT;
+		return NULL;
+	}
+	(void)admin_event_state_parse(PQgetvalue(res, 0, 0), from);
+	return res;
+}
+
+/* Live: a sale still to come or running (docs/operations.md "More than 64 events"). */
+#define EVENT_LIVE "(e.state IN ('draft', 'preheated', 'open') AND e.ends_at > now())"
+
+int
+pg_event_list_slots(struct pg_store *s, struct admin_event *out, unsigned cap, unsigned *n,
+	unsigned *n_live, uint64_t *next_end_ms, char *err, size_t errlen)
+{
+	char lim[16];
+	const char *vals[1] = {lim};
+	PGresult *res;
+	int rc;
+
+	snprintf(lim, sizeof(lim), "%u", cap);
+	/* clang-format off */
+	res = run(s,
+		"SELECT " EVENT_COLUMNS ", count(*) FILTER (WHERE " EVENT_LIVE ") OVER (), "
+		"coalesce(" MS("min(e.ends_at) FILTER (WHERE " EVENT_LIVE ") OVER ()") ", 0) "
+		"FROM events e JOIN stock s ON s.event_id = e.id WHERE e.state <> 'archived' "
+		"ORDER BY " EVENT_LIVE " DESC, "
+		"CASE WHEN " EVENT_LIVE " THEN array_position("
+		"ARRAY['open', 'preheated', 'draft'], e.state) END, "
+		"CASE WHEN " EVENT_LIVE " THEN e.starts_at END, "
+		"CASE WHEN e.state = 'closed' THEN least(e.ends_at, e.updated_at) "
+		"ELSE e.ends_at END DESC, e.id LIMIT $1",
+		1, vals, &rc, err, errlen);
+	/* clang-format on */
+	if (res == NULL)
+		return rc;
+	*n = (unsigned)PQntuples(res);
+	*n_live = 0;
+	*next_end_ms = 0;
+	for (unsigned i = 0; i < *n && i < cap; i++)
+		event_from_row(res, (int)i, &out[i]);
+	if (*n > 0) {
+		*n_live = (unsigned)get_u64(res, 0, 10);
+		*next_end_ms = get_u64(res, 0, 11);
+	}
+	PQclear(res);
+	return 0;
+}
+
+int
+pg_event_page(struct pg_store *s, bool has_state, enum admin_event_state state, uint32_t after,
+	unsigned limit, struct admin_event *out, unsigned *n, bool *more, char *err, size_t errlen)
+{
+	char aft[16], lim[16];
+	const char *vals[3] = {aft, has_state ? admin_event_state_name(state) : NULL, lim};
+	PGresult *res;
+	int rc;
+
+	snprintf(aft, sizeof(aft), "%" PRIu32, after);
+	snprintf(lim, sizeof(lim), "%u", limit + 1);
+	res = run(s,
+		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
+		"WHERE e.id > $1::bigint AND ($2::text IS NULL OR e.state = $2) "
+		"ORDER BY e.id LIMIT $3",
+		3, vals, &rc, err, errlen);
+	if (res == NULL)
+		return rc;
+	*n = (unsigned)PQntuples(res);
+	*more = *n > limit;
+	if (*more)
+		*n = limit;
+	for (unsigned i = 0; i < *n; i++)
+		event_from_row(res, (int)i, &out[i]);
+	PQclear(res);
+	return 0;
+}
+
+int
+pg_event_count_ready(struct pg_store *s, uint32_t except, unsigned *n, char *err, size_t errlen)
+{
+	char ex[16];
+	const char *vals[1] = {ex};
+	PGresult *res;
+	int rc;
+
+	snprintf(ex, sizeof(ex), "%" PRIu32, except);
+	res = run(s,
+		"SELECT count(*) FROM events e WHERE e.state IN ('preheated', 'open') "
+		"AND e.ends_at > now() AND e.id <> $1::bigint",
+		1, vals, &rc, err, errlen);
+	if (res == NULL)
+		return rc;
+	*n = (unsigned)get_u64(res, 0, 0);
+	PQclear(res);
+	return 0;
+}
+
+int
+pg_event_archive(struct pg_store *s, uint32_t id, uint64_t redis_buyers, struct admin_event *out,
+	char *err, size_t errlen)
+{
+	char ids[16];
+	const char *vals[1] = {ids};
+	enum admin_event_state from = ADMIN_EV_DRAFT;
+	PGresult *res;
+	uint64_t pending, orders, deadline_ms;
+	bool ended;
+	int rc;
+
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	rc = begin(s, err, errlen);
+	if (rc != 0)
+		return rc;
+	/* FOR UPDATE on the event: no order of it can be paid, expired or added meanwhile
+	 * (the order writer's batches take the row FOR KEY SHARE). */
+	/* clang-format off */
+	res = run(s,
+		"SELECT e.state, e.ends_at <= now(), "
+		"(SELECT count(*) FROM orders o WHERE o.event_id = e.id AND o.status = 'pending'), "
+		"(SELECT count(*) FROM orders o WHERE o.event_id = e.id), "
+		"coalesce((SELECT " MS("max(o.pay_deadline)") " FROM orders o WHERE o.event_id = e.id "
+		"AND o.status = 'pending'), 0) "
+		"FROM events e WHERE e.id = $1 FOR UPDATE",
+		1, vals, &rc, err, errlen);
+	/* clang-format on */
+	if ((res = event_row(res, id, &from, &rc, err, errlen)) == NULL)
+		goto fail;
+	ended = get_bool(res, 0, 1);
+	pending = get_u64(res, 0, 2);
+	orders = get_u64(res, 0, 3);
+	deadline_ms = get_u64(res, 0, 4);
+	PQclear(res);
+	if (from == ADMIN_EV_ARCHIVED) {
+		rc = -EALREADY;
+	} else if (!ended &&
+		   (rc = admin_event_transition(id, from, ADMIN_EV_ARCHIVED, err, errlen)) != 0) {
+		/* the message says why */
+	} else if (pending > 0) {
+		char t[40];
+
+		parse_time_format(deadline_ms, t, sizeof(t));
+		snprintf(err, errlen,
+			"event %" PRIu32 " still has %" PRIu64
+			" pending order(s), the last due at %s: archive it once they are paid or "
+			"expired",
+			id, pending, t);
+		rc = -EPERM;
+	} else if (orders < redis_buyers) {
+		snprintf(err, errlen,
+			"event %" PRIu32 ": Redis holds %" PRIu64 " buyers and PostgreSQL %" PRIu64
+			" orders: the order writer has not written them all yet (archive it once "
+			"it has; stats shows its backlog)",
+			id, redis_buyers, orders);
+		rc = -EPERM;
+	} else {
+		rc = exec(s,
+			"UPDATE events SET state = 'archived', updated_at = now() WHERE id = $1", 1,
+			vals, err, errlen);
+		if (rc == 0)
+			rc = commit(s, err, errlen);
+		if (rc != 0)
+			goto fail;
+		return out != NULL ? pg_event_get(s, id, out, err, errlen) : 0;
+	}
+	rollback(s);
+	if (rc == -EALREADY && out != NULL) {
+		int grc = pg_event_get(s, id, out, err, errlen);
+
+		if (grc != 0)
+			return grc;
+	}
+	return rc;
+fail:
+	rollback(s);
+	return rc;
+}
+
 int
 pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_event *out,
 	char *err, size_t errlen)
@@ -662,15 +852,8 @@ pg_event_set_state(struct pg_store *s, uint32_t id, enum admin_event_state to,
 		"FOR UPDATE",
 		1, vals, &rc, err, errlen);
 	/* clang-format on */
-	if (res == NULL)
+	if ((res = event_row(res, id, &from, &rc, err, errlen)) == NULL)
 		goto fail;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		snprintf(err, errlen, "no event %" PRIu32 " (event list shows the events)", id);
-		rc = -ENOENT;
-		goto fail;
-	}
-	(void)admin_event_state_parse(PQgetvalue(res, 0, 0), &from);
 	ahead = get_bool(res, 0, 1);
 	rc = admin_event_transition(id, from, to, err, errlen);
 	if (rc == 0 && to == ADMIN_EV_PREHEATED && !ahead) {
@@ -1128,7 +1311,7 @@ pg_rule_count(struct pg_store *s, uint64_t *n, char *err, size_t errlen)
 
 #define LIMIT_COLUMNS                                                           \
 	"ip_rate, ip_burst, user_rate, user_burst, device_rate, device_burst, " \
-	"forward_per_s"
+	"forward_per_s, forward_burst"
 
 static void
 limits_from_row(const PGresult *res, struct wire_limits *l)
@@ -1141,6 +1324,7 @@ limits_from_row(const PGresult *res, struct wire_limits *l)
 	l->device_rate = (uint32_t)get_u64(res, 0, 4);
 	l->device_burst = (uint32_t)get_u64(res, 0, 5);
 	l->event_forward_per_s = (uint32_t)get_u64(res, 0, 6);
+	l->event_forward_burst = (uint32_t)get_u64(res, 0, 7);
 }
 
 int
@@ -1167,10 +1351,10 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 	struct wire_limits *out, char *err, size_t errlen)
 {
 	static const char *const names[3] = {"ip", "user", "device"};
-	const uint32_t v[7] = {l->ip_rate, l->ip_burst, l->user_rate, l->user_burst, l->device_rate,
-		l->device_burst, l->event_forward_per_s};
-	char text[7][16];
-	const char *vals[7];
+	const uint32_t v[8] = {l->ip_rate, l->ip_burst, l->user_rate, l->user_burst, l->device_rate,
+		l->device_burst, l->event_forward_per_s, l->event_forward_burst};
+	char text[8][16];
+	const char *vals[8];
 	PGresult *res;
 	int rc;
 
@@ -1183,13 +1367,18 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 			return -EINVAL;
 		}
 	}
-	if ((given & ADMIN_LIMIT_FORWARD) && l->event_forward_per_s > ADMIN_FORWARD_MAX) {
-		snprintf(err, errlen, "forward must be 0..%u, got %u", ADMIN_FORWARD_MAX,
-			l->event_forward_per_s);
+	if ((given & ADMIN_LIMIT_FORWARD) &&
+		(l->event_forward_per_s > ADMIN_FORWARD_MAX ||
+			l->event_forward_burst > ADMIN_FORWARD_MAX ||
+			(l->event_forward_per_s == 0 && l->event_forward_burst != 0))) {
+		snprintf(err, errlen,
+			"forward must be RATE/BURST with both 0..%u and a burst only with a rate, "
+			"got %u/%u",
+			ADMIN_FORWARD_MAX, l->event_forward_per_s, l->event_forward_burst);
 		return -EINVAL;
 	}
-	for (int i = 0; i < 7; i++) {
-		/* Bit i/2 gives rate and burst i = 0..5; bit 3 the forward budget (6). */
+	for (int i = 0; i < 8; i++) {
+		/* Bit i/2 gives rate and burst i = 0..5; bit 3 the forward budget (6, 7). */
 		bool set = i < 6 ? (given >> (i / 2)) & 1 : (given & ADMIN_LIMIT_FORWARD) != 0;
 
 		snprintf(text[i], sizeof(text[i]), "%" PRIu32, v[i]);
@@ -1201,9 +1390,10 @@ pg_limits_set(struct pg_store *s, const struct wire_limits *l, unsigned given,
 		"user_burst = coalesce($4::int, user_burst), "
 		"device_rate = coalesce($5::int, device_rate), "
 		"device_burst = coalesce($6::int, device_burst), "
-		"forward_per_s = coalesce($7::int, forward_per_s), updated_at = now() "
+		"forward_per_s = coalesce($7::int, forward_per_s), "
+		"forward_burst = coalesce($8::int, forward_burst), updated_at = now() "
 		"RETURNING " LIMIT_COLUMNS,
-		7, vals, &rc, err, errlen);
+		8, vals, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	if (PQntuples(res) != 1) {

@@ -101,6 +101,45 @@ int pg_event_list(struct pg_store *s, struct admin_event *out, unsigned cap, uns
 	size_t errlen);
 
 /*
+ * The events the data planes hold (up to cap, their CP_MAX_EVENTS slots), best claim first:
+ * the live ones (draft, preheated or open, and before their ends_at) by state, open first,
+ * then preheated, then draft, each by starts_at; then those that are over (closed, or past
+ * their ends_at), the most recently ended (or closed) first, so that buyers of a sale just
+ * ended still reach it; never an archived one. *n receives how many were filled, *n_live how
+ * many live events there are in all (more than cap: some upcoming sale is on no data plane
+ * yet), and
+ * *next_end_ms the earliest ends_at of a live event (Unix ms; 0: none), when this order
+ * changes by itself.
+ */
+int pg_event_list_slots(struct pg_store *s, struct admin_event *out, unsigned cap, unsigned *n,
+	unsigned *n_live, uint64_t *next_end_ms, char *err, size_t errlen);
+
+/*
+ * event list: the events with an id above after (and in state `state` when has_state), by id,
+ * at most limit of them into out (which holds limit); *more is true when there are others
+ * after them (ask again with after = the last id).
+ */
+int pg_event_page(struct pg_store *s, bool has_state, enum admin_event_state state, uint32_t after,
+	unsigned limit, struct admin_event *out, unsigned *n, bool *more, char *err, size_t errlen);
+
+/*
+ * The events preheated or open and not past their ends_at, other than event except, into *n:
+ * the ones that take a data plane slot before any draft.
+ */
+int pg_event_count_ready(
+	struct pg_store *s, uint32_t except, unsigned *n, char *err, size_t errlen);
+
+/*
+ * event archive: marks event id archived when it is over (closed, or past its ends_at in any
+ * state) and settled: no order still pending, and at least redis_buyers orders (every buyer
+ * Redis holds is an order: the order writer has caught up). Returns 0 with the event in *out
+ * (may be NULL); -ENOENT; -EALREADY when it was archived before (*out filled); -EPERM with a
+ * message saying what to wait for or do; or a database error. Nothing changes unless 0.
+ */
+int pg_event_archive(struct pg_store *s, uint32_t id, uint64_t redis_buyers,
+	struct admin_event *out, char *err, size_t errlen);
+
+/*
  * Moves event id to state to, atomically, if admin_event_transition() allows it from the state
  * it has now; -EPERM with that function's message otherwise. A preheat also needs an event
  * whose end is still ahead. *out (may be NULL) receives the event after the change: for a

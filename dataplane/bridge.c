@@ -136,6 +136,7 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 		b->ports[i].cooldown_ms = c->query_cooldown_ms;
 		b->ports[i].shared = &b->shared;
 		b->ports[i].results = b->results;
+		b->ports[i].stopping = &b->stopping;
 	}
 	b->tx.id = c->dp_id;
 	b->tx.epoch = (uint32_t)(now_wall_ms() / 1000);
@@ -274,6 +275,49 @@ bridge_read_monitors(struct bridge *b, uint64_t now_ms)
 			"curve_server_key_file its public key? (docs/operations.md, \"Link keys\")");
 }
 
+/* Accepted reservations still in this data plane: the rings, the batch, the pending message. */
+static uint64_t
+bridge_unsent(const struct bridge *b)
+{
+	uint64_t n = b->n_staged +
+		     (b->pending && b->pending_type == WIRE_T_RESERVE ? b->pending_records : 0);
+
+	for (unsigned i = 0; i < b->cfg.n_workers; i++)
+		n += rte_ring_count(b->ports[i].ring);
+	return n;
+}
+
+/* During a stop's drain (the workers accept nothing more): is it over, and why? */
+static void
+drain_check(struct bridge *b, uint64_t now_ms)
+{
+	int r = 0;
+	bool all_sent = bridge_unsent(b) == 0;
+
+	if (all_sent && b->confirmed == b->sent)
+		r = BRIDGE_DRAIN_DONE;
+	else if (now_ms - b->last_rx_ms >= b->cfg.resync_ms)
+		r = BRIDGE_DRAIN_CP_GONE;
+	else if (now_ms >= b->drain_deadline_ms)
+		r = BRIDGE_DRAIN_TIMEOUT;
+	if (r != 0) {
+		__atomic_store_n(&b->drain_result, r, __ATOMIC_RELEASE);
+		return;
+	}
+	if (all_sent && !b->pending && now_ms - b->mark_sent_ms >= BRIDGE_RESEND_MS) {
+		int len = wire_encode_reservations(&b->tx, &b->mark, 1, b->msg, b->msg_cap);
+
+		if (len > 0) {
+			b->msg_len = (size_t)len;
+			b->pending = true;
+			b->pending_type = WIRE_T_RESERVE;
+			b->pending_records = 1;
+			b->pending_resend = true;
+			CTR_INC(b->ctr.stop_resends);
+		}
+	}
+}
+
 static void *
 bridge_main(void *arg)
 {
@@ -288,6 +332,8 @@ bridge_main(void *arg)
 	for (;;) {
 		uint64_t now_us = now_mono_us(), now_ms = now_us / 1000;
 		bool stopping = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
+		/* A stopping data plane sends what it holds at once, batch age aside. */
+		bool flushing = stopping || __atomic_load_n(&b->stopping, __ATOMIC_ACQUIRE);
 		unsigned got = bridge_in_receive(b);
 
 		shared_reclaim(&b->shared);
@@ -305,11 +351,13 @@ bridge_main(void *arg)
 		bridge_in_check_refusal(b, now_ms);
 		unsigned drained = bridge_out_drain(b, now_us);
 
-		bridge_out_prepare(b, now_us, stopping);
+		bridge_out_prepare(b, now_us, flushing);
 		bool sent = bridge_out_send(b);
 
 		if (sent)
-			bridge_out_prepare(b, now_us, stopping);
+			bridge_out_prepare(b, now_us, flushing);
+		if (b->sealed && b->drain_result == 0)
+			drain_check(b, now_ms);
 		if (stopping) {
 			bool done = !b->pending && b->n_staged == 0 && b->n_qstaged == 0 &&
 				    bridge_out_rings_empty(b);
@@ -328,17 +376,20 @@ bridge_main(void *arg)
 			zmq_poll(items, b->pending ? 2 : 1, 1);
 		}
 	}
-	uint64_t unsent =
-		b->n_staged +
-		(b->pending && b->pending_type == WIRE_T_RESERVE ? b->pending_records : 0);
+	uint64_t unsent = bridge_unsent(b);
+	uint64_t unconfirmed = b->sent - b->confirmed;
 
-	for (unsigned i = 0; i < b->cfg.n_workers; i++)
-		unsent += rte_ring_count(b->ports[i].ring);
 	CTR_ADD(b->ctr.unsent_at_stop, unsent);
+	CTR_ADD(b->ctr.unconfirmed_at_stop, unconfirmed);
 	if (unsent > 0)
-		LOG_WARN("bridge: %" PRIu64 " reservation(s) could not be sent before the stop "
-			 "(the control plane did not take them)",
+		LOG_WARN("bridge: %" PRIu64 " accepted reservation(s) were never sent: lost with "
+			 "this stop (their buyers' receipts age into \"retry\")",
 			unsent);
+	if (unconfirmed > 0)
+		LOG_WARN("bridge: %" PRIu64 " reservation(s) were sent but no result proved that "
+			 "the control plane received them (decided if they reach it; otherwise "
+			 "their receipts age into \"retry\")",
+			unconfirmed);
 	return NULL;
 }
 
@@ -437,6 +488,29 @@ bridge_start(struct bridge *b, char *err, size_t errlen)
 fail:
 	bridge_close_sockets(b);
 	return -1;
+}
+
+void
+bridge_drain_begin(struct bridge *b)
+{
+	__atomic_store_n(&b->stopping, true, __ATOMIC_RELEASE);
+}
+
+enum bridge_drain_result
+bridge_drain_wait(struct bridge *b, unsigned max_ms, const volatile bool *abort)
+{
+	int r;
+
+	if (!b->started || b->stopped)
+		return BRIDGE_DRAIN_DONE;
+	b->drain_deadline_ms = now_mono_us() / 1000 + max_ms;
+	__atomic_store_n(&b->sealed, true, __ATOMIC_RELEASE);
+	while ((r = __atomic_load_n(&b->drain_result, __ATOMIC_ACQUIRE)) == 0) {
+		if (abort != NULL && *abort)
+			return BRIDGE_DRAIN_ABORTED;
+		usleep(1000);
+	}
+	return (enum bridge_drain_result)r;
 }
 
 void

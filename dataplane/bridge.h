@@ -139,6 +139,7 @@ struct bridge_port {
 	uint64_t queries;	  /* result queries accepted */
 	uint64_t queries_refused; /* result queries refused: their ring full (the poll is answered) */
 	uint64_t queries_cooled;  /* polls within the cooldown: answered without a second query */
+	const bool *stopping;	  /* the bridge's: set once the data plane stops */
 	uint32_t room;		  /* ring slots known free, less n_staged */
 	uint32_t n_staged;
 	bool refused; /* the control plane refuses this data plane: answer 503 (bridge writes) */
@@ -234,6 +235,17 @@ bridge_query(struct bridge_port *p, uint32_t event, uint64_t user, uint64_t now_
 }
 
 /*
+ * Whether the data plane is stopping (bridge_drain_begin()): from then on the worker takes no
+ * new reservation and answers 503 with Retry-After, so that what it accepted can be handed
+ * over before it exits. One load of a line that is written once.
+ */
+static inline bool
+bridge_port_stopping(const struct bridge_port *p)
+{
+	return __atomic_load_n(p->stopping, __ATOMIC_ACQUIRE);
+}
+
+/*
  * Whether the first snapshot arrived and the control plane does not refuse this data plane:
  * otherwise the worker answers 503 to reserve.
  */
@@ -265,7 +277,9 @@ struct bridge_counters {
 	uint64_t batches_sent;		  /* RESERVE messages */
 	uint64_t send_retries;		  /* sends that would have blocked, retried later */
 	uint64_t send_errors;		  /* sends that failed otherwise (retried too) */
-	uint64_t unsent_at_stop;	  /* reservations still held when the flush time ran out */
+	uint64_t unsent_at_stop;	  /* accepted, never sent: the stop gave up (cp gone) */
+	uint64_t unconfirmed_at_stop;	  /* sent, but no result proved the cp received them */
+	uint64_t stop_resends;		  /* the last one sent again: its result was late */
 	uint64_t refusals;		  /* DP_REFUSED for this data plane (its dp id is in use) */
 	uint64_t clock_skew_over;	  /* times the skew went beyond clock_skew_max_ms */
 	/* Summed from the ports by bridge_counters_read(). */
@@ -291,9 +305,36 @@ struct bridge *bridge_create(const struct bridge_config *c, char *err, size_t er
 int bridge_start(struct bridge *b, char *err, size_t errlen);
 
 /*
+ * The first step of a stop: from now on bridge_port_stopping() is true, so workers refuse new
+ * reservations (503). The caller then waits for every worker to pass a quiescent point
+ * (rte_rcu_qsbr_synchronize() on bridge_qsbr()), after which no reservation is accepted any
+ * more, and calls bridge_drain_wait().
+ */
+void bridge_drain_begin(struct bridge *b);
+
+enum bridge_drain_result {
+	BRIDGE_DRAIN_DONE = 1, /* every accepted reservation was handed over */
+	BRIDGE_DRAIN_CP_GONE,  /* nothing heard from the control plane for resync_ms */
+	BRIDGE_DRAIN_TIMEOUT,  /* still not all handed over after max_ms */
+	BRIDGE_DRAIN_ABORTED,  /* *abort became true (a second signal) */
+};
+
+/*
+ * Waits until every reservation the workers accepted is handed over to the control plane:
+ * sent, and a RESULT for the last one sent arrived (the PUSH link is one ordered stream, so
+ * the control plane then holds every earlier one too). Gives up when the control plane is
+ * known gone (no message, not even a heartbeat, for resync_ms), after max_ms, or when *abort
+ * (may be NULL) becomes true. Call after bridge_drain_begin() and the workers' grace period;
+ * then stop the workers and call bridge_stop(). Returns what ended the wait.
+ */
+enum bridge_drain_result bridge_drain_wait(
+	struct bridge *b, unsigned max_ms, const volatile bool *abort);
+
+/*
  * Stops the thread: it sends what the rings and its batch hold for at most flush_ms
  * (stop the workers first), then closes the sockets and terminates the ZeroMQ context.
- * Reservations still unsent are counted in unsent_at_stop. Idempotent.
+ * Reservations still unsent are counted in unsent_at_stop, those sent whose receipt by the
+ * control plane no result proved in unconfirmed_at_stop. Idempotent.
  */
 void bridge_stop(struct bridge *b, unsigned flush_ms);
 

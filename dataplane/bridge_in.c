@@ -140,7 +140,8 @@ publish(struct bridge *b, unsigned what, uint64_t snapshot_id)
 		d->limits.ip = (struct rl_params){l->ip_rate, l->ip_burst};
 		d->limits.user = (struct rl_params){l->user_rate, l->user_burst};
 		d->limits.device = (struct rl_params){l->device_rate, l->device_burst};
-		d->limits.event_forward = (struct rl_params){l->event_forward_per_s, 0};
+		d->limits.event_forward =
+			(struct rl_params){l->event_forward_per_s, l->event_forward_burst};
 	}
 	if (snapshot_id != 0)
 		d->snapshot_id = snapshot_id;
@@ -286,6 +287,8 @@ on_result(struct bridge *b, const struct wire_msg *m)
 		if (r.flags & WIRE_RESULT_F_STOCK)
 			result_stock(b, r.event, r.stock_left);
 		result_table_put(b->results, r.event, r.user, &v);
+		if (unlikely(r.reservation_id == b->mark_rid))
+			b->confirmed = b->mark_count; /* docs/wire.md "Delivery" */
 	}
 	/* One grace period for the message's evictions (result_table_seal()). */
 	result_table_seal(b->results);

@@ -19,6 +19,8 @@
 #define SENDERS_MAX    8   /* control planes whose sequence numbers we follow */
 #define RECV_PER_ROUND 256 /* messages handled before the bridge looks at its rings again */
 #define DRAIN_BURST    64
+/* A stop's handover: the last reservation is sent again when its result is this late. */
+#define BRIDGE_RESEND_MS 1000
 #define KEYS_MAX       (2 * TOK_KEYS_MAX)
 
 /* The control plane's view as the bridge last applied it: versions are built from this. */
@@ -64,6 +66,21 @@ struct bridge {
 	bool started, stopped;
 	volatile bool stop;
 	uint64_t flush_deadline_ms;
+	/* The stop's drain (bridge_drain_begin(), bridge_drain_wait()): stopping is what the
+	 * workers read; sealed says no worker accepts any more; the thread sets drain_result. */
+	bool stopping;
+	volatile bool sealed;
+	volatile int drain_result;
+	uint64_t drain_deadline_ms;
+	/* The handover proof: the last reservation sent (mark, id mark_rid), how many were sent
+	 * up to and including it (mark_count; sent counts each reservation once) and, once its
+	 * RESULT came back, confirmed = mark_count: the control plane received every one of
+	 * them (one ordered stream). During a stop the mark is sent again when its result is
+	 * late (a result published before a reconnected SUB joined is not seen): the control
+	 * plane answers a second copy too (DUPLICATE, or its decision if the first was lost). */
+	struct wire_reserve pending_last, mark;
+	bool pending_resend;
+	uint64_t mark_rid, mark_count, confirmed, sent, mark_sent_ms;
 
 	void *zctx, *push, *sub;
 	void *mon[2];	      /* with CURVE: monitors of push and sub (handshakes refused) */

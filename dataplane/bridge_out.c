@@ -3,7 +3,6 @@
 #include <zmq.h>
 
 #include "common/now.h"
-
 #include "dataplane/bridge_int.h"
 
 /* ---- outgoing ----------------------------------------------------------------------------- */
@@ -90,6 +89,8 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		unsigned n = b->n_staged;
 
 		len = wire_encode_reservations(&b->tx, b->staged, n, b->msg, b->msg_cap);
+		b->pending_last = b->staged[n - 1];
+		b->pending_resend = false;
 		b->n_staged = 0;
 		b->pending_type = WIRE_T_RESERVE;
 		b->pending_records = n;
@@ -128,8 +129,17 @@ bridge_out_send(struct bridge *b)
 	b->pending = false;
 	CTR_INC(b->ctr.msgs_out[b->pending_type]);
 	CTR_ADD(b->ctr.records_out[b->pending_type], b->pending_records);
-	if (b->pending_type == WIRE_T_RESERVE)
+	if (b->pending_type == WIRE_T_RESERVE) {
 		CTR_INC(b->ctr.batches_sent);
+		b->mark_sent_ms = now_mono_us() / 1000;
+		if (!b->pending_resend) {
+			/* Its result will prove that the control plane holds all sent so far. */
+			b->sent += b->pending_records;
+			b->mark = b->pending_last;
+			b->mark_rid = b->mark.reservation_id;
+			b->mark_count = b->sent;
+		}
+	}
 	return true;
 }
 

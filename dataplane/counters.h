@@ -88,6 +88,7 @@ enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 	X(OTHER_HOST, "other_host")               /* 400: an absolute-form URI of another host */  \
 	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */        \
 	X(LIMIT_POLL, "limit_poll")               /* 429: the user's result polls (poll_rate) */
+	X(STOPPING, "stopping")                   /* 503: stopping, handing over what it took */
 
 #define DP_X_ENUM(name, str) DP_REJ_##name,
 enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };

@@ -94,6 +94,7 @@ dp_counters_json(char *buf, size_t cap, uint64_t tsc_hz, const struct dp_counter
 		jw_u64(&j, "ring_full", bc->ring_full);
 		jw_u64(&j, "batches_sent", bc->batches_sent);
 		jw_u64(&j, "unsent_at_stop", bc->unsent_at_stop);
+		jw_u64(&j, "unconfirmed_at_stop", bc->unconfirmed_at_stop);
 		jw_u64(&j, "snapshots_applied", bc->snapshots_applied);
 		jw_u64(&j, "results_stored", bc->results.inserted + bc->results.replaced);
 		jw_close(&j, '}');

@@ -65,6 +65,7 @@ struct dp_config {
 	struct zlink_settings links;    /* CURVE key files, insecure_plaintext_links */
 	/* [edge] */
 	char edge_trusted[4096];        /* the trusted edges' text (edge.h parses it) */
+	uint32_t stop_timeout_ms;       /* the longest a stop hands accepted reservations over */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];
 	unsigned n_events;

@@ -406,6 +406,17 @@ static const struct cfg_key dp_bridge_keys[] = {
 	ZLINK_CFG_SECRET_KEY(struct dp_config, links),
 	ZLINK_CFG_SERVER_KEY(struct dp_config, links),
 	ZLINK_CFG_INSECURE(struct dp_config, links),
+	{
+		.name = "stop_timeout",
+		.type = CFG_DURATION,
+		DP_FIELD(stop_timeout_ms),
+		.min = 1 * DP_MS_PER_S,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "60s",
+		.doc = "On SIGTERM the data plane answers 503 to new reservations and hands over the "
+		       "ones it accepted until the control plane has them all, the control plane is "
+		       "gone (silent for resync), or this long has passed.",
+	},
 };
 
 static const struct cfg_key dp_event_keys[] = {

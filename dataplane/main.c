@@ -36,6 +36,10 @@
 #define PROG "flashgate-dataplane"
 
 static volatile bool stop_requested;
+/* A second SIGTERM or SIGINT: stop now, without waiting for the handover. */
+static volatile bool stop_now;
+/* What the workers' loops run until: set only once the bridge handed over what they took. */
+static volatile bool workers_stop;
 
 struct app {
 	struct dp_config cfg;
@@ -56,6 +60,8 @@ struct app {
 static void
 on_signal(int sig __rte_unused)
 {
+	if (stop_requested)
+		stop_now = true;
 	stop_requested = true;
 }
 
@@ -164,7 +170,7 @@ setup_workers(struct app *a)
 		w->burst = cfg->burst;
 		w->events = &a->events;
 		w->edge = &a->edge;
-		w->stop = &stop_requested;
+		w->stop = &workers_stop;
 		w->dp_id = cfg->dp_id;
 		w->purchase_ttl_s = cfg->purchase_token_ttl_s;
 		w->receipt_young_ms = cfg->receipt_young_ms;
@@ -354,9 +360,10 @@ report_counters(const struct app *a, FILE *f)
 		fprintf(f,
 			"  bridge: %" PRIu64 " reservations handed over, %" PRIu64 " refused (ring "
 			"full), %" PRIu64 " batches sent, %" PRIu64 " unsent at stop, %" PRIu64
-			" snapshots applied, %" PRIu64 " results stored\n",
+			" unconfirmed at stop, %" PRIu64 " snapshots applied, %" PRIu64
+			" results stored\n",
 			bc.submitted, bc.ring_full, bc.batches_sent, bc.unsent_at_stop,
-			bc.snapshots_applied, bc.results.inserted + bc.results.replaced);
+			bc.unconfirmed_at_stop, bc.snapshots_applied, bc.results.inserted + bc.results.replaced);
 	}
 	if (a->n_workers > 1) {
 		for (unsigned i = 0; i < a->n_workers; i++) {
@@ -371,6 +378,41 @@ report_counters(const struct app *a, FILE *f)
 	if (a->counters_json == NULL)
 		return 0;
 	return dp_counters_json_write(a->counters_json, a->workers, a->n_workers, a->bridge);
+}
+
+/*
+ * The stop's first part, while the workers still answer: new reservations get 503 with
+ * Retry-After, and every one accepted before is handed over to the control plane, until it has
+ * them all, it is known gone (silent for bridge.resync), bridge.stop_timeout passed, or a
+ * second signal came (docs/dataplane.md "Stopping without dropping a reservation").
+ */
+static void
+drain_bridge(struct app *a)
+{
+	static const char *const why[] = {
+		[BRIDGE_DRAIN_DONE] = "every accepted reservation is with the control plane",
+		[BRIDGE_DRAIN_CP_GONE] = "the control plane is gone (silent for bridge.resync)",
+		[BRIDGE_DRAIN_TIMEOUT] = "bridge.stop_timeout passed",
+		[BRIDGE_DRAIN_ABORTED] = "a second signal",
+	};
+
+	if (a->bridge == NULL)
+		return;
+	LOG_NOTICE("stopping: new reservations are answered 503; handing over the accepted ones "
+		   "(at most %u ms; a second SIGTERM stops at once)",
+		a->cfg.stop_timeout_ms);
+	bridge_drain_begin(a->bridge);
+	/* Once every worker passed a quiescent point, none is between its look at the stop and
+	 * its hand-over: the set of accepted reservations is closed. */
+	rte_rcu_qsbr_synchronize(bridge_qsbr(a->bridge), RTE_QSBR_THRID_INVALID);
+	enum bridge_drain_result r = bridge_drain_wait(a->bridge, a->cfg.stop_timeout_ms, &stop_now);
+
+	if (r == BRIDGE_DRAIN_DONE)
+		LOG_NOTICE("stopping: %s", why[r]);
+	else
+		LOG_WARN("stopping before every accepted reservation is with the control plane: %s "
+			 "(the final counters' unsent and unconfirmed at stop say how many)",
+			why[r]);
 }
 
 static void
@@ -476,7 +518,7 @@ main(int argc, char **argv)
 		if (rte_eal_remote_launch(lcore_loop_run, a.workers[i],
 			    a.workers[i]->lcore_id) != 0) {
 			LOG_ERR("cannot launch the worker on lcore %u", a.workers[i]->lcore_id);
-			stop_requested = true;
+			stop_requested = workers_stop = true;
 			rte_eal_mp_wait_lcore();
 			bridge_stop(a.bridge, 0);
 			goto out;
@@ -514,10 +556,11 @@ main(int argc, char **argv)
 				     (uint64_t)a.cfg.stats_interval_s * rte_get_timer_hz();
 		}
 	}
-	LOG_NOTICE("stopping");
+	drain_bridge(&a);
+	workers_stop = true;
 	rte_eal_mp_wait_lcore();
-	/* The workers are stopped: whatever they handed over is flushed to the control plane. */
-	bridge_stop(a.bridge, 2000);
+	/* drain_bridge() handed over what the workers took, or said why it could not. */
+	bridge_stop(a.bridge, 0);
 	rc = report_counters(&a, stderr) == 0 ? 0 : 1;
 out:
 	teardown(&a);

@@ -141,7 +141,9 @@ tel_bridge_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "snapshots_applied", c.snapshots_applied);
 	rte_tel_data_add_dict_u64(d, "snapshots_incomplete", c.snapshots_incomplete);
 	rte_tel_data_add_dict_u64(d, "rules_rejected", c.rules_rejected);
+	rte_tel_data_add_dict_u64(d, "events_rejected", c.events_rejected);
 	rte_tel_data_add_dict_u64(d, "unsent_at_stop", c.unsent_at_stop);
+	rte_tel_data_add_dict_u64(d, "unconfirmed_at_stop", c.unconfirmed_at_stop);
 	rte_tel_data_add_dict_u64(d, "results_inserted", c.results.inserted);
 	rte_tel_data_add_dict_u64(d, "results_evicted", c.results.evicted);
 	rte_tel_data_add_dict_u64(d, "shared_versions", c.shared_versions);

@@ -355,6 +355,10 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 		route_known_buyer(known.verdict))
 		return route_reserve_known(w, q, out, cap, id, &known);
 
+	/* A stopping data plane takes nothing new: what it took is being handed over. */
+	if (unlikely(bridge_port_stopping(w->bridge)))
+		return ans_refuse(w, q, out, cap, 503, DP_REJ_STOPPING,
+			"this server is stopping: retry", 1);
 	struct rl_params share = rl_params_split(&w->sh->limits.event_forward, w->n_workers,
 		w->index);
 

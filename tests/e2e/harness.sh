@@ -384,6 +384,47 @@ e2e_services_cp() {
 		{ tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
 }
 
+# e2e_services_up DIR: Redis and PostgreSQL of scripts/services (--fast) in DIR, their settings
+# (FG_REDIS_SOCK, FG_PG_CONNINFO, ...) in the environment; ends the test when they do not start.
+# The test's cleanup runs `scripts/services down DIR`.
+e2e_services_up() {
+	"$FG_ROOT/scripts/services" up "$1" --fast >"$E2E_TMP/services.log" 2>&1 ||
+		tap_bail "scripts/services up"
+	eval "$("$FG_ROOT/scripts/services" env "$1")"
+}
+
+# e2e_cp_start EXE PULL PUB ADMIN: starts flashgate-controlplane on those endpoints and admin
+# socket with the services' Redis and PostgreSQL, its log appended to $E2E_TMP/cp.log (across
+# restarts), sets CP_PID and waits up to 20 s for the ready line of that pid.
+e2e_cp_start() {
+	"$1" -s "controlplane.pull_endpoint=$2" -s "controlplane.pub_endpoint=$3" \
+		-s "controlplane.admin_socket=$4" -s controlplane.metrics_port=0 \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		>>"$E2E_TMP/cp.log" 2>&1 &
+	CP_PID=$!
+	fg_wait_line "$E2E_TMP/cp.log" "\\[$CP_PID\\] [a-z]+: ready:" "$CP_PID" 20
+}
+
+# e2e_sale_open EVENT: true when the data plane shows sale EVENT open (for e2e_wait_until).
+e2e_sale_open() {
+	e2e_curl ev "$E2E_BASE/api/v1/events/$1"
+	grep -q '"state":"open"' "$E2E_TMP/ev.b"
+}
+
+# e2e_sessions AUTH_HEX FIRST_USER N: prints N lines "USER SESSION_TOKEN" for users FIRST_USER..,
+# valid for an hour, minted as the shop's login service does (docs/tokens.md, in Python).
+e2e_sessions() {
+	python3 - "$@" <<'PY'
+import base64, hashlib, hmac, sys, time
+key, first, n = bytes.fromhex(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+exp = int(time.time()) + 3600
+for u in range(first, first + n):
+    text = "s1.%d.%d.1" % (u, exp)
+    mac = hmac.new(key, text.encode(), hashlib.sha256).digest()[:16]
+    print(u, text + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
+PY
+}
+
 # e2e_open_sale EVENT NAME STOCK AUTH_HEX: through the test's ctl function (flashgatectl on its
 # admin socket): the shop's auth key AUTH_HEX as key 1, a sale key, limits no honest buyer
 # reaches, and event EVENT of STOCK items created, preheated and opened. Fails when a step does.

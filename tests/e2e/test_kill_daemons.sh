@@ -31,19 +31,10 @@ kd_cleanup() {
 	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
 }
 trap 'kd_cleanup; e2e_cleanup' EXIT
-"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
-	tap_bail "scripts/services up"
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+e2e_services_up "$SVC"
 
 # Each start waits for the ready line of its own pid (the logs are appended across restarts).
-start_cp() {
-	"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
-		-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-		>>"$E2E_TMP/cp.log" 2>&1 &
-	CP_PID=$!
-	fg_wait_line "$E2E_TMP/cp.log" "\\[$CP_PID\\] [a-z]+: ready:" "$CP_PID" 20
-}
+start_cp() { e2e_cp_start "$CP_EXE" "$PULL" "$PUB" "$ADMIN"; }
 start_ow() {
 	"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.claim_idle=1s \
 		-s order_writer.claim_interval=500ms -s order_writer.max_rate=2000 \
@@ -64,22 +55,10 @@ ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 tap_run "the sale is set up: $STOCK items, $USERS buyers" \
 	e2e_open_sale $EV "kill test" $STOCK "$AUTH"
-open_now() {
-	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
-	grep -q '"state":"open"' "$E2E_TMP/ev.b"
-}
-tap_run "the data plane shows the sale open" e2e_wait_until 20 open_now
+tap_run "the data plane shows the sale open" e2e_wait_until 20 e2e_sale_open $EV
 
 # The shop's login service mints the session tokens (docs/tokens.md, in Python).
-python3 - "$AUTH" $USERS >"$E2E_TMP/sessions" <<'PY'
-import base64, hashlib, hmac, sys, time
-key, n = bytes.fromhex(sys.argv[1]), int(sys.argv[2])
-exp = int(time.time()) + 3600
-for u in range(5001, 5001 + n):
-    text = "s1.%d.%d.1" % (u, exp)
-    mac = hmac.new(key, text.encode(), hashlib.sha256).digest()[:16]
-    print(u, text + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
-PY
+e2e_sessions "$AUTH" 5001 $USERS >"$E2E_TMP/sessions"
 fg_ns_exec python3 "$FG_ROOT/scripts/demo-shopper.py" --base "$E2E_BASE" --event $EV \
 	--sessions "$E2E_TMP/sessions" --parallel 8 --deadline 60 --double-every 0 \
 	--out "$E2E_TMP/shop.json" >"$E2E_TMP/shop.log" 2>&1 &

@@ -384,16 +384,16 @@ syn=$(counter reserve answer syn_ack) fin=$(counter reserve answer fin_ack)
 resp=$(counter reserve answer http_response) h202=$(counter reserve http 202)
 h200=$(counter reserve http 200) known=$(counter reserve admit reserve_known)
 h503=$(counter reserve http 503) notready=$(counter reserve reject not_ready)
-full=$(counter reserve reject bridge_full)
+full=$(counter reserve reject bridge_full) stopping=$(counter reserve reject stopping)
 tap_ok "$([ "$syn" -gt 0 ] && [ "$fin" -ge $((syn - 1)) ] && [ "$fin" -le "$syn" ] &&
 	[ "$resp" -ge $((syn - 1)) ] && [ "$resp" -le "$syn" ]; echo $?)" \
 	"reserve: one SYN-ACK, one answer and one ACK of the FIN per connection ($syn/$resp/$fin; the \
 stop may cut the last one)"
 tap_ok "$([ "$h202" -ge "$N_RES" ] && [ $((h202 + h200 + h503)) -eq "$resp" ] &&
 	[ "$h200" -eq "$known" ] && [ "$known" -ge "$N_RES" ] &&
-	[ "$h503" -eq $((notready + full)) ]; echo $?)" \
+	[ "$h503" -eq $((notready + full + stopping)) ]; echo $?)" \
 	"reserve: every answer 202 ($h202), 200 to a known buyer ($h200 = reserve_known $known), \
-or 503 before the snapshot or with the ring full ($notready + $full)"
+or 503 before the snapshot, with the ring full or while stopping ($notready + $full + $stopping)"
 tap_is "$(counter reserve answer rst)/$(counter reserve answer rst_bad_cookie)" "0/0" \
 	"reserve: no RST: every ACK carried the data plane's cookie"
 tap_is "$(e2e_peer_stat dups 2>/dev/null || echo ?)" 0 "reserve: no reservation reached the peer twice"

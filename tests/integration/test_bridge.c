@@ -163,7 +163,7 @@ start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
 			"--id", "42", "--event", "1:1000000:Big sale", "--event",
 			"2:1000:Small sale", "--key", "auth:1:auth-secret-0123456789:current",
 			"--key", "sale:7:sale-secret-0123456789abcdef:current", "--rule", "user 13",
-			"--rule", "ip 10.1.0.0/16", "--limits", "10,20,5,6,7,8,1000",
+			"--rule", "ip 10.1.0.0/16", "--limits", "10,20,5,6,7,8,1000,250",
 			"--heartbeat-ms", "200", "--rcvhwm", "2", "--rcvbuf", "4096", NULL};
 
 		dup2(to_peer[0], STDIN_FILENO);
@@ -467,8 +467,9 @@ test_all(const char *peer_exe)
 		"snapshot: rules block user 13 and 10.1.0.0/16, not user 14");
 	tap_ok(sh->limits.ip.rate == 10 && sh->limits.ip.burst == 20 &&
 			sh->limits.user.burst == 6 && sh->limits.device.rate == 7 &&
-			sh->limits.event_forward.rate == 1000,
-		"snapshot: limits");
+			sh->limits.event_forward.rate == 1000 &&
+			sh->limits.event_forward.burst == 250,
+		"snapshot: limits, the forward budget's burst too");
 	rte_rcu_qsbr_quiescent(qsbr, 0);
 
 	/* 2. Reservations: all of them reach the peer, once. */

@@ -241,6 +241,15 @@ rc, a, raw = ctl("event", "open", "1")
 tap.ok(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
     "a refusal: {\"ok\":false,\"error\":...}, status 1", raw)
 
+rc, a, raw = ctl("event", "archive", "1")
+tap.ok(rc == 0 and event_ok(a, 1, "archived"), "event archive: .event.state archived", raw)
+rc, a, raw = ctl("event", "list", "--limit", "1")
+tap.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [1] and a.get("next_after") == 1,
+    "event list --limit 1: .events, .next_after (the id to list --after)", raw)
+rc, a, raw = ctl("event", "list", "--after", "1", "--state", "draft")
+tap.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [2] and "next_after" not in a,
+    "event list --after 1 --state draft: the rest, no .next_after", raw)
+
 p = subprocess.run([CTL, "--socket", SOCK, "event", "show", "1"], capture_output=True,
                    text=True, timeout=60)
 tap.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and

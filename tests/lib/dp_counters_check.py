@@ -5,7 +5,7 @@ usage: python3 dp_counters_check.py LOG COUNTERS.json
 Reads the last "final counters (N worker(s)):" block of LOG (dp_counters_print()'s lines, the
 "bridge:" line, and with several workers a "worker lcore N:" block each) and checks that the
 JSON has the same figures: every counter the text shows with its value, every other one 0, the
-TSC frequency, the bridge's six figures, each worker's counters. Prints what differs and exits 1,
+TSC frequency, the bridge's seven figures, each worker's counters. Prints what differs and exits 1,
 or exits 0 silently.
 """
 import json
@@ -19,6 +19,7 @@ SHOWN_IF_NONZERO = {"tx_held"}
 NEVER_SHOWN = {("client_address", "packet")}
 BRIDGE = [("submitted", "reservations handed over"), ("ring_full", "refused (ring full)"),
           ("batches_sent", "batches sent"), ("unsent_at_stop", "unsent at stop"),
+          ("unconfirmed_at_stop", "unconfirmed at stop"),
           ("snapshots_applied", "snapshots applied"), ("results_stored", "results stored")]
 
 

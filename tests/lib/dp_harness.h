@@ -37,6 +37,7 @@ struct dp_harness {
 	/* Admission without a bridge thread: the test plays the bridge's part. */
 	struct shared_state shared;
 	struct bridge_port port;
+	bool stopping; /* what port.stopping points to: the bridge's bridge_drain_begin() */
 	struct result_table *results; /* the writer's view of port.results */
 };
 
@@ -119,6 +120,7 @@ dph_admission_init(struct dp_harness *h, unsigned ring_size)
 	h->results = result_table_create("dph_results", 4096, SOCKET_ID_ANY, NULL);
 	h->port.results = h->results;
 	h->port.shared = &h->shared;
+	h->port.stopping = &h->stopping;
 	w->rl_ip = rl_table_create(12, SOCKET_ID_ANY);
 	w->rl_user = rl_table_create(12, SOCKET_ID_ANY);
 	w->rl_device = rl_table_create(12, SOCKET_ID_ANY);

@@ -388,6 +388,28 @@ test_bridge_full(void)
 	ring_drain();
 }
 
+/* A stopping data plane takes no reservation (docs/dataplane.md "Stopping without dropping a
+ * reservation"). */
+static void
+test_stopping(void)
+{
+	struct answer a;
+	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
+
+	ring_drain();
+	session(51, 3600, s);
+	get_token(EV_OPEN, s, &a, tok, path);
+	H.stopping = true;
+	EXPECT_REJECT(a, 503, DP_REJ_STOPPING, "a reserve while the data plane stops: 503",
+		reserve(path, tok, NULL, &a));
+	tap_ok(has(&a, "Retry-After: 1\r\n"), "  with Retry-After");
+	tap_eq_int(ring_count(), 0, "  and nothing reaches the bridge");
+	H.stopping = false;
+	reserve(path, tok, NULL, &a);
+	tap_eq_int(a.status, 202, "the same reserve on a data plane that is not stopping: 202");
+	ring_drain();
+}
+
 static void
 test_limits(void)
 {
@@ -1252,6 +1274,7 @@ main(int argc, char **argv)
 	test_token_route();
 	test_reserve_route();
 	test_bridge_full();
+	test_stopping();
 	test_limits();
 	test_rules();
 	test_sold_out();

@@ -33,10 +33,15 @@
  * nobody reserved, then the --query users last; queried counts --query users whose stored
  * result arrived (the feed waits for all). max_ms is the longest time from a batch's send
  * to the last of its results; the exit status then also needs every awaited one.
+ *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
+ *
+ * --watch-limits plays a live data plane for MS milliseconds instead: it asks
+ * for a snapshot, sends its counters (a DP_STATS message, as a data plane does
+ * every second) every 500 ms and prints each LIMITS record the control plane publishes as a line
+ * "limits forward=RATE/BURST ip=RATE/BURST" at once. Exit 0.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdbool.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +71,60 @@ send_until(void *push, const void *buf, size_t len, uint64_t deadline)
 	}
 }
 
+/* --watch-limits: a live data plane's counters out, the LIMITS it is given printed. */
+static int
+watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watch_ms)
+{
+	uint8_t buf[4096];
+	void *ctx = zmq_ctx_new();
+	void *push = zmq_socket(ctx, ZMQ_PUSH);
+	void *sub = zmq_socket(ctx, ZMQ_SUB);
+	struct wire_sender tx = { .id = dp, .epoch = (uint32_t)time(NULL) };
+	struct wire_stat st = { .value = 1, .kind = WIRE_STAT_GAUGE, .name = "bridge_ready" };
+	int linger = 0;
+
+	if (zmq_connect(push, push_ep) != 0 || zmq_connect(sub, sub_ep) != 0 ||
+		zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0) != 0 ||
+		zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof(linger)) != 0) {
+		fprintf(stderr, "fg_feed: cannot connect: %s\n", zmq_strerror(zmq_errno()));
+		return 2;
+	}
+	uint64_t end = now_mono_ms() + watch_ms, next_stats = 0;
+	int rq = wire_encode(&tx, WIRE_T_SNAPSHOT_REQUEST, NULL, 0, buf, sizeof(buf));
+
+	usleep(300 * 1000); /* a SUB misses what is published before it joined */
+	if (rq > 0)
+		zmq_send(push, buf, (size_t)rq, 0);
+
+	while (now_mono_ms() < end) {
+		if (now_mono_ms() >= next_stats) {
+			int len = wire_encode(&tx, WIRE_T_DP_STATS, &st, 1, buf, sizeof(buf));
+
+			if (len > 0)
+				zmq_send(push, buf, (size_t)len, ZMQ_DONTWAIT);
+			next_stats = now_mono_ms() + 500;
+		}
+		zmq_pollitem_t it = { .socket = sub, .events = ZMQ_POLLIN };
+
+		if (zmq_poll(&it, 1, 100) <= 0)
+			continue;
+		int len = zmq_recv(sub, buf, sizeof(buf), 0);
+		struct wire_msg m;
+		struct wire_limits l;
+
+		if (len <= 0 || len > (int)sizeof(buf) || wire_decode(buf, (size_t)len, &m) != 0 ||
+			m.type != WIRE_T_LIMITS || wire_get_limits(&m, 0, &l) != 0)
+			continue;
+		printf("limits forward=%" PRIu32 "/%" PRIu32 " ip=%" PRIu32 "/%" PRIu32 "\n",
+			l.event_forward_per_s, l.event_forward_burst, l.ip_rate, l.ip_burst);
+		fflush(stdout);
+	}
+	zmq_close(push);
+	zmq_close(sub);
+	zmq_ctx_term(ctx);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -81,6 +140,7 @@ main(int argc, char **argv)
 	unsigned after_closed = 0;
 	unsigned storm = 0;
 	bool want_others = false;
+	unsigned watch_ms = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -103,6 +163,7 @@ main(int argc, char **argv)
 		{ "others", no_argument, NULL, 'x' },
 		{ "query", required_argument, NULL, 'q' },
 		{ "storm", required_argument, NULL, 'T' },
+		{ "watch-limits", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -169,10 +230,15 @@ main(int argc, char **argv)
 		case 'T':
 			storm = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'w':
+			watch_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
 	}
+	if (watch_ms != 0 && push_ep != NULL && sub_ep != NULL && dp != 0 && dp <= WIRE_DP_ID_MAX)
+		return watch_limits(push_ep, sub_ep, dp, watch_ms);
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
 		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX ||
 		qlast < qfirst || storm > 65535 || (storm > 0 && (qfirst == 0 || storm < qlast - qfirst + 1))) {

@@ -17,7 +17,8 @@
  *   --event ID:STOCK[:NAME]  a sale open from an hour ago to an hour from now (repeatable)
  *   --key auth|sale:KID:SECRET[:current]  SECRET is 16..64 ASCII bytes (repeatable)
  *   --rule "ip A.B.C.D[/N]" | "user N" | "device ID"   (repeatable)
- *   --limits IPR,IPB,USR,USB,DVR,DVB,FWD   rates and bursts, forward budget per second
+ *   --limits IPR,IPB,USR,USB,DVR,DVB,FWD[,FWB]   rates and bursts, forward budget per
+ *                                          second [and its burst]
  *   --heartbeat-ms N       0 for none (default 1000)
  *   --rcvhwm N, --rcvbuf BYTES   of the PULL socket: small values make back-pressure quick
  *
@@ -485,7 +486,7 @@ usage_exit(const char *why)
 	fprintf(stderr,
 		"fg_testpeer: %s\nusage: fg_testpeer --pull ENDPOINT --pub ENDPOINT [--id N] "
 		"[--event ID:STOCK[:NAME]]... [--key auth|sale:KID:SECRET[:current]]... "
-		"[--rule RULE]... [--limits IPR,IPB,USR,USB,DVR,DVB,FWD] [--heartbeat-ms N] "
+		"[--rule RULE]... [--limits IPR,IPB,USR,USB,DVR,DVB,FWD[,FWB]] [--heartbeat-ms N] "
 		"[--rcvhwm N] [--rcvbuf BYTES]\n",
 		why);
 	exit(2);
@@ -558,10 +559,12 @@ main(int argc, char **argv)
 		} else if (strcmp(a, "--limits") == 0) {
 			struct wire_limits *l = &P.limits;
 
-			if (sscanf(v, "%u,%u,%u,%u,%u,%u,%u", &l->ip_rate, &l->ip_burst,
-				    &l->user_rate, &l->user_burst, &l->device_rate,
-				    &l->device_burst, &l->event_forward_per_s) != 7)
-				usage_exit("--limits IPR,IPB,USR,USB,DVR,DVB,FWD");
+			int got = sscanf(v, "%u,%u,%u,%u,%u,%u,%u,%u", &l->ip_rate, &l->ip_burst,
+				&l->user_rate, &l->user_burst, &l->device_rate, &l->device_burst,
+				&l->event_forward_per_s, &l->event_forward_burst);
+
+			if (got != 7 && got != 8)
+				usage_exit("--limits IPR,IPB,USR,USB,DVR,DVB,FWD[,FWB]");
 		} else {
 			usage_exit("unknown option");
 		}

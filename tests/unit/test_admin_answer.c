@@ -79,7 +79,7 @@ test_answers(void)
 				"\"limits\":{\"ip\":{\"rate\":20,\"burst\":40},\"user\":{\"rate\":"
 				"2,"
 				"\"burst\":5},\"device\":{\"rate\":2,\"burst\":5},"
-				"\"forward_per_s\":20000},\"delta\":-3,\"repaired\":false,"
+				"\"forward_per_s\":20000,\"forward_burst\":0},\"delta\":-3,\"repaired\":false,"
 				"\"message\":\"done\"}\n") == 0,
 		"lists, nested objects and scalars, exactly: %s", vis(buf));
 	tap_ok(strstr(buf, "dead") == NULL && strstr(buf, "secret") == NULL,

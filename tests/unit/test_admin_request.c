@@ -60,6 +60,15 @@ test_good(void)
 		       &r) == 0 &&
 			r.event.stock == 100000000 && r.event.pay_window_s == 10,
 		"event create at the bounds: stock 1e8, pay window 10s: %s", err);
+	tap_ok(parse("event list", &r) == 0 && r.cmd == ADMIN_EVENT_LIST && !r.list_state_given &&
+			r.list_after == 0 && r.list_limit == ADMIN_LIST_LIMIT_DEFAULT,
+		"event list: every state, from the first id, 100 at a time: %s", err);
+	tap_ok(parse("event list --after 64 --state archived --limit 500", &r) == 0 &&
+			r.list_state_given && r.list_state == ADMIN_EV_ARCHIVED &&
+			r.list_after == 64 && r.list_limit == 500,
+		"event list --after --state --limit, any order, at the bounds: %s", err);
+	tap_ok(parse("event archive 9", &r) == 0 && r.cmd == ADMIN_EVENT_ARCHIVE && r.event_id == 9,
+		"event archive ID: %s", err);
 
 	static const struct {
 		const char *line;
@@ -130,6 +139,14 @@ test_good(void)
 			r.limits.ip_rate == 0 && r.limits.ip_burst == 4194 &&
 			r.limits.event_forward_per_s == 0,
 		"limits set with some limits, any order, at the bounds: %s", err);
+	tap_ok(parse("limits set forward 20000/5000", &r) == 0 &&
+			r.limits_given == ADMIN_LIMIT_FORWARD &&
+			r.limits.event_forward_per_s == 20000 && r.limits.event_forward_burst == 5000,
+		"limits set forward RATE/BURST (docs/limits.md's recommendation): %s", err);
+	tap_ok(parse("limits set forward 10000000/10000000", &r) == 0 &&
+			r.limits.event_forward_per_s == 10000000 &&
+			r.limits.event_forward_burst == 10000000,
+		"limits set forward at the bounds: %s", err);
 	tap_ok(parse("session-token 42", &r) == 0 && r.cmd == ADMIN_SESSION_TOKEN && r.user == 42 &&
 			r.ttl_s == ADMIN_TTL_DEFAULT_S,
 		"session-token with the default ttl: %s", err);
@@ -162,15 +179,29 @@ test_bad(void)
 			"session-token, order, reconcile or help)"},
 		{"a command in capitals", "EVENT list", "unknown command 'EVENT'*"},
 		{"event without a subcommand", "event",
-			"event: expected a subcommand: create, preheat, open, close, show or list"},
+			"event: expected a subcommand: create, preheat, open, close, show, list or "
+			"archive"},
 		{"an unknown event subcommand", "event start 7",
 			"event: unknown subcommand 'start' (expected create, preheat, open, close, "
-			"show or list)"},
+			"show, list or archive)"},
 		{"a missing event id", "event open",
 			"event open: missing event id (a number 1..4294967295)"},
 		{"an extra argument", "event open 7 8", "event open: unexpected argument '8'"},
 		{"event list with an argument", "event list 7",
-			"event list: unexpected argument '7'"},
+			"event list: unknown option '7' (expected --state, --limit or --after)"},
+		{"event list with a state that is none", "event list --state done",
+			"event list: --state must be draft, preheated, open, closed or archived, "
+			"got done"},
+		{"event list --limit 0", "event list --limit 0",
+			"event list: --limit must be 1..500 events, got 0"},
+		{"event list --limit past the most", "event list --limit 501",
+			"event list: --limit must be 1..500 events, got 501"},
+		{"event list --after without a value", "event list --after",
+			"event list: --after needs a value"},
+		{"event list --state twice", "event list --state open --state closed",
+			"event list: --state given twice"},
+		{"event archive without an id", "event archive",
+			"event archive: missing event id (a number 1..4294967295)"},
 		{"event id 0", "event show 0", "event show: event id must be 1..4294967295, got 0"},
 		{"event id 2^32", "event close 4294967296",
 			"event close: event id must be 1..4294967295, got 4294967296"},
@@ -397,13 +428,14 @@ test_bad(void)
 		{"limits set without limits", "limits set",
 			"limits set: expected one or more of: ip RATE/BURST, user RATE/BURST, "
 			"device "
-			"RATE/BURST, forward N"},
+			"RATE/BURST, forward RATE[/BURST]"},
 		{"a limit without a burst", "limits set ip 20",
 			"limits set: ip: expected RATE/BURST such as 20/40, got 20"},
 		{"a limit without a value", "limits set user",
 			"limits set: user needs a value: RATE/BURST such as 20/40"},
 		{"forward without a value", "limits set ip 1/1 forward",
-			"limits set: forward needs a value: reservations per second per event"},
+			"limits set: forward needs a value: RATE[/BURST], reservations per second "
+			"per event, such as 20000/5000"},
 		{"a rate that is not a number", "limits set device x/5",
 			"limits set: device rate must be 0..1000000 per second (0: no limit), got "
 			"x"},
@@ -414,10 +446,16 @@ test_bad(void)
 			"limits set: ip burst must be 0..4194 (0: one second's worth), got 4195"},
 		{"a negative burst", "limits set user 2/-5",
 			"limits set: user burst must be 0..4194 (0: one second's worth), got -5"},
-		{"a forward budget with a burst", "limits set forward 100/10",
-			"limits set: forward must be 0..10000000 reservations per second per event "
-			"(0: "
-			"no limit), got 100/10"},
+		{"a forward burst above the most", "limits set forward 100/10000001",
+			"limits set: forward must be RATE or RATE/BURST, each 0..10000000 "
+			"reservations per event (rate per second, 0: no limit; burst 0: one "
+			"second's worth), got 100/10000001"},
+		{"a forward budget that is not a number", "limits set forward x/10",
+			"limits set: forward must be RATE or RATE/BURST, each 0..10000000 "
+			"reservations per event (rate per second, 0: no limit; burst 0: one "
+			"second's worth), got x/10"},
+		{"a forward burst without a rate", "limits set forward 0/10",
+			"limits set: forward 0/10: a burst needs a rate (rate 0 means no limit)"},
 		{"a limit given twice", "limits set ip 1/1 ip 2/2", "limits set: ip given twice"},
 		{"an unknown limit", "limits set session 1/1",
 			"limits set: unknown limit 'session' (expected ip, user, device or "

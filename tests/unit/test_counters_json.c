@@ -64,9 +64,10 @@ write_log(FILE *f, const struct dp_counters_of *w, unsigned n, bool bridge)
 		fprintf(f,
 			"  bridge: %" PRIu64 " reservations handed over, %" PRIu64 " refused (ring "
 			"full), %" PRIu64 " batches sent, %" PRIu64 " unsent at stop, %" PRIu64
-			" snapshots applied, %" PRIu64 " results stored\n",
+			" unconfirmed at stop, %" PRIu64 " snapshots applied, %" PRIu64
+			" results stored\n",
 			bc.submitted, bc.ring_full, bc.batches_sent, bc.unsent_at_stop,
-			bc.snapshots_applied, bc.results.inserted + bc.results.replaced);
+			bc.unconfirmed_at_stop, bc.snapshots_applied, bc.results.inserted + bc.results.replaced);
 	if (n > 1) {
 		for (unsigned i = 0; i < n; i++) {
 			fprintf(f, "worker lcore %u:\n", w[i].lcore);
@@ -142,9 +143,9 @@ test_members(void)
 			strstr(json, "\"limit_ip\":1,") != NULL,
 		"http by status, drops, admits and rejects by the names of counters.h, zeros too");
 	tap_ok(strstr(json, "\"bridge\":{\"submitted\":300,\"ring_full\":1,\"batches_sent\":12,"
-			    "\"unsent_at_stop\":0,\"snapshots_applied\":2,\"results_stored\":300},"
+			    "\"unsent_at_stop\":0,\"unconfirmed_at_stop\":0,\"snapshots_applied\":2,\"results_stored\":300},"
 			    "\"per_worker\":[{\"lcore\":1,\"rx_packets\":1000,") != NULL,
-		"the bridge's six figures, then each worker's counters with its lcore");
+		"the bridge's seven figures, then each worker's counters with its lcore");
 	tap_ok(strstr(json, "{\"lcore\":3,\"rx_packets\":1001,") != NULL &&
 			strcmp(json + n - 4, "}]}\n") == 0,
 		"the second worker is the last member");

@@ -231,7 +231,7 @@ test_round_trips(void)
 		{.kind = WIRE_RULE_BLOCK_USER, .user = 123456789},
 		{.kind = WIRE_RULE_BLOCK_DEVICE, .device = "device-abc"},
 	};
-	struct wire_limits li = {1, 2, 3, 4, 5, 6, 7, 0};
+	struct wire_limits li = {1, 2, 3, 4, 5, 6, 7, 8}; /* 8: the forward burst, a pad before */
 	struct wire_snapshot sn = {.snapshot_id = 9, .n_events = 2, .n_keys = 2, .n_rules = 3};
 	struct wire_heartbeat hb = {.now_ms = 1700000000123};
 
