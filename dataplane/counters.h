@@ -87,7 +87,7 @@ enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 	X(NOT_READY, "not_ready")                 /* 503: no snapshot or no keys yet */            \
 	X(OTHER_HOST, "other_host")               /* 400: an absolute-form URI of another host */  \
 	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */        \
-	X(LIMIT_POLL, "limit_poll")               /* 429: the user's result polls (poll_rate) */
+	X(LIMIT_POLL, "limit_poll")               /* 429: the user's result polls (poll_rate) */   \
 	X(STOPPING, "stopping")                   /* 503: stopping, handing over what it took */
 
 #define DP_X_ENUM(name, str) DP_REJ_##name,
