@@ -12,7 +12,12 @@
 # the data plane sees the shoppers' addresses, not the edge's (its counters by address source);
 # two shoppers behind the edge, one over its per-IP limit (429), the other unaffected; a blocked
 # client network refused; the data plane killed and started again under the edge: the edge
-# recovers and nothing is decided twice.
+# recovers and nothing is decided twice. The edge keeps its connections to the data plane
+# (HAProxy's http-reuse always, nginx's upstream keepalive): the data plane's kept-connection
+# counters show far fewer connections than requests. With EDGE_SRC=proxy (HAProxy in mode tcp
+# with send-proxy-v2) the addresses come from PROXY v2 headers instead, each shopper keeping its
+# connection to the edge (shopper.py with FG_SHOP_KEEP=1), so each of the data plane's
+# connections carries one shopper's requests.
 #
 # usage: test_edge_KIND.sh DATAPLANE CONTROLPLANE FLASHGATECTL   (prints TAP; needs root)
 set -euo pipefail
@@ -20,6 +25,14 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
 EDGE_DIR=$E2E_DIR/edge
+# Where the data plane takes the shoppers' addresses from: x_forwarded_for or proxy.
+EDGE_SRC=${EDGE_SRC:-x_forwarded_for}
+if [ "$EDGE_SRC" = proxy ]; then
+	export FG_SHOP_KEEP=1
+	SRC_NAME="PROXY v2 headers"
+else
+	SRC_NAME=X-Forwarded-For
+fi
 CP_EXE=${2:-}
 CTL_EXE=${3:-}
 EV=9
@@ -37,7 +50,7 @@ E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
 	-s admission.limit_table_log2=12 -s admission.purchase_token_ttl=10m
 	-s "edge.trusted=198.18.10.1")
 E2E_TOOLS=(redis-cli openssl "$EDGE_KIND")
-e2e_begin "${EDGE_KIND:0:3}" "${1:-}"
+e2e_begin "${EDGE_KIND:0:3}${EDGE_SRC:0:1}" "${1:-}"
 if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
 	tap_bail "control plane and flashgatectl given"
 fi
@@ -131,14 +144,34 @@ buy 202 "$SHOP_B"
 tap_is "$BOUGHT" 200/202/reserved "user 202 from shopper B's address: the same"
 buy 203 "$SHOP_A"
 tap_is "$BOUGHT" 200/202/reserved "user 203 from shopper A's address: the same"
-xff=$(stat client_address_x_forwarded_for)
+xff=$(stat "client_address_$EDGE_SRC")
 tap_ok "$( ((xff >= 6)) && echo 0 || echo 1)" \
-	"the data plane took every shopper's address from X-Forwarded-For ($xff requests)"
+	"the data plane took every shopper's address from $SRC_NAME ($xff requests)"
 tap_is "$(stat client_address_packet)/$(stat client_address_refused)" 0/0 \
 	"  none was taken as the edge's packets' address, none refused"
 if [ "$EDGE_KIND" = haproxy ]; then
 	tap_ok "$( (($(stat client_address_edge) > 0)) && echo 0 || echo 1)" \
 		"  HAProxy's health checks are the edge's own requests (counted edge)"
+fi
+
+# The edge's own requests (HAProxy's health checks) each come on a connection of their own:
+# conns is the number of connections that carried shoppers' requests (both counters read from
+# one telemetry answer, so that a health check between two reads does not count).
+conns() {
+	fg_telemetry "$E2E_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin)["/flashgate/stats"]
+print(d["kept_opened"] - d["client_address_edge"])'
+}
+if [ "$EDGE_SRC" = proxy ]; then
+	c0=$(conns) r0=$(stat kept_requests) p0=$(stat client_address_proxy)
+	shop many "$SHOP_A" 20 "/api/v1/events/$EV" >"$E2E_TMP/keep20.json"
+	tap_is "$(jget statuses.200 <"$E2E_TMP/keep20.json")" 20 \
+		"20 requests of shopper A on one connection through the edge: 20 answers 200"
+	c1=$(conns) r1=$(stat kept_requests) p1=$(stat client_address_proxy)
+	tap_ok "$( ((c1 - c0 <= 2 && r1 - r0 >= 20 && p1 - p0 >= 20)) && echo 0 || echo 1)" \
+		"  the data plane kept the connection: $((c1 - c0)) opened for them (the PROXY header's and at most one health check's race), $((r1 - r0)) kept requests, $((p1 - p0)) addressed by PROXY v2"
+	tap_ok "$( (($(stat kept_proxy_alone) > 0)) && echo 0 || echo 1)" \
+		"  HAProxy sent each PROXY v2 header alone in its first segment (kept proxy_alone $(stat kept_proxy_alone))"
 fi
 
 # --- per-IP limits apply to the shoppers, not to the edge ----------------------------------
@@ -164,6 +197,18 @@ tap_run "shopper C in the blocked network is refused: 403 blocked" e2e_wait_unti
 a=$(shop get "$SHOP_A" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[201]}")
 tap_is "$(jget status <<<"$a")/$(jget body.status <<<"$a")" 200/reserved \
 	"  the same request from shopper A through the same edge: 200"
+
+# --- kept connections: the edge's connections to the data plane far fewer than its requests --
+# HAProxy (http-reuse always) and nginx (keepalive) share a few kept connections among every
+# shopper's requests; in mode tcp each shopper's connection is one of the data plane's, carrying
+# all of that shopper's requests.
+kept_c=$(conns) kept_r=$(stat kept_requests) src_r=$(stat "client_address_$EDGE_SRC")
+tap_diag "kept: $(stat kept_opened) opened, $(stat client_address_edge) edge requests, $kept_r kept requests, $src_r from $SRC_NAME, $(stat kept_close_answered) close_answered, $(stat kept_table_full) table_full"
+div=5
+[ "$EDGE_SRC" != proxy ] || div=2
+tap_ok "$( ((kept_c >= 1 && kept_c * div <= src_r && kept_r >= src_r)) && echo 0 || echo 1)" \
+	"the edge's connections for shoppers ($kept_c) are at most 1/$div of their requests ($src_r), all on kept connections ($kept_r kept requests)"
+tap_is "$(stat kept_table_full)" 0 "  the kept-connection table was never full"
 
 # --- the data plane killed under the edge, and started again --------------------------------
 kill -KILL "$E2E_DP_PID"
@@ -210,9 +255,15 @@ tap_is "$dups" 0 "  no user twice in the outbox"
 st=$(ctlj stats)
 n=$(python3 -c 'import json,sys
 d=json.loads(sys.argv[1])["dp_totals"]
-print(d.get("client_addresses", {}).get("x_forwarded_for", d.get("client_addresses.source=x_forwarded_for", 0)))' "$st" 2>/dev/null || echo 0)
+s=sys.argv[2]
+print(d.get("client_addresses", {}).get(s, d.get("client_addresses.source=" + s, 0)))' "$st" "$EDGE_SRC" 2>/dev/null || echo 0)
 tap_ok "$( ((n > 0)) && echo 0 || echo 1)" \
-	"flashgatectl stats shows the requests by client address source ($n from X-Forwarded-For)"
+	"flashgatectl stats shows the requests by client address source ($n from $SRC_NAME)"
+k=$(python3 -c 'import json,sys
+d=json.loads(sys.argv[1])["dp_totals"]
+print(d.get("kept_connections", {}).get("requests", d.get("kept_connections.event=requests", 0)))' "$st" 2>/dev/null || echo 0)
+tap_ok "$( ((k > 0)) && echo 0 || echo 1)" \
+	"  and the requests on kept connections since the restart ($k)"
 
 fg_stop_pid "$EDGE_PID" 10 || true
 EDGE_PID=

@@ -18,6 +18,7 @@
 #       N GETs one after another -> {"statuses": {"200": n, "429": m, ...}}
 import http.client
 import json
+import os
 import ssl
 import sys
 import time
@@ -31,16 +32,27 @@ def connect(base, ca, src):
                                        source_address=(src, 0))
 
 
+# FG_SHOP_KEEP=1: every request of this run on one connection to the edge (as a browser keeps
+# its connection), opened again only when the edge closed it; otherwise one connection each.
+KEEP = os.environ.get("FG_SHOP_KEEP") == "1"
+kept = None
+
+
 def request(base, ca, src, method, path, headers):
-    """One request on its own connection: (status, parsed JSON body or text); status 0 when
-    the edge could not be reached."""
+    """One request: (status, parsed JSON body or text); status 0 when the edge could not be
+    reached."""
+    global kept
     try:
-        c = connect(base, ca, src)
+        c = kept if kept is not None else connect(base, ca, src)
         c.request(method, path, body=b"" if method == "POST" else None, headers=headers)
         r = c.getresponse()
         raw = r.read()
-        c.close()
+        if KEEP:
+            kept = c
+        else:
+            c.close()
     except (OSError, http.client.HTTPException) as e:
+        kept = None
         return 0, {"error": str(e)}
     try:
         body = json.loads(raw) if raw else {}
