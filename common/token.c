@@ -24,6 +24,15 @@ static const struct tok_field tok_session_fields[] = {
 	{0, UINT64_MAX},   /* expires_s */
 	{0, UINT32_MAX},   /* kid */
 };
+
+/* A purchase token with a challenge: event, user, expires_s, bits, kid. */
+static const struct tok_field tok_pow_fields[] = {
+	{1, UINT32_MAX},	     /* event */
+	{1, TOK_USER_MAX},	     /* user */
+	{0, UINT64_MAX},	     /* expires_s */
+	{1, TOK_POW_BITS_MAX},	     /* bits */
+	{0, UINT32_MAX},	     /* kid */
+};
 static const struct tok_field tok_sale_fields[] = {
 	{1, UINT32_MAX},   /* event */
 	{1, TOK_USER_MAX}, /* user */
@@ -364,6 +373,19 @@ tok_purchase_mint(const struct tok_keyring *ring, uint32_t event, uint64_t user,
 }
 
 int
+tok_purchase_mint_pow(const struct tok_keyring *ring, uint32_t event, uint64_t user,
+	uint64_t expires_s, unsigned bits, char *out, size_t cap)
+{
+	uint64_t vals[] = {event, user, expires_s, bits};
+
+	if (bits == 0)
+		return tok_purchase_mint(ring, event, user, expires_s, out, cap);
+	if (event == 0 || user < 1 || user > TOK_USER_MAX || bits > TOK_POW_BITS_MAX)
+		return -EINVAL;
+	return tok_mint(ring, "p2", vals, 4, false, out, cap);
+}
+
+int
 tok_receipt_mint(const struct tok_keyring *ring, uint32_t event, uint64_t user,
 	uint64_t admitted_ms, char *out, size_t cap)
 {
@@ -418,8 +440,10 @@ enum tok_status
 tok_purchase_verify(const struct tok_keyring *ring, const char *tok, size_t len, uint32_t event,
 	uint64_t now_s, struct tok_purchase *out)
 {
-	uint64_t v[4];
-	enum tok_status st = tok_check(ring, tok, len, "p1", tok_sale_fields, 4, v);
+	uint64_t v[5];
+	bool pow = len >= 2 && tok != NULL && tok[1] == '2';
+	enum tok_status st = pow ? tok_check(ring, tok, len, "p2", tok_pow_fields, 5, v)
+				 : tok_check(ring, tok, len, "p1", tok_sale_fields, 4, v);
 
 	memset(out, 0, sizeof(*out));
 	if (st != TOK_OK)
@@ -427,7 +451,8 @@ tok_purchase_verify(const struct tok_keyring *ring, const char *tok, size_t len,
 	out->event = (uint32_t)v[0];
 	out->user = v[1];
 	out->expires_s = v[2];
-	out->kid = (uint32_t)v[3];
+	out->pow_bits = pow ? (uint8_t)v[3] : 0;
+	out->kid = (uint32_t)v[pow ? 4 : 3];
 	if (out->event != event)
 		return TOK_WRONG_EVENT;
 	return now_s < out->expires_s ? TOK_OK : TOK_EXPIRED;

@@ -7,6 +7,8 @@
  *
  *   session   s1.<user>.<expires_s>.<kid>.<mac>           auth key <kid> (the shop's login)
  *   purchase  p1.<event>.<user>.<expires_s>.<kid>.<mac>   sale key <kid> (the data plane)
+ *             p2.<event>.<user>.<expires_s>.<bits>.<kid>.<mac>  the same with a proof-of-work
+ *             challenge of <bits> (1..30) bits whose prefix is <mac> (common/pow.h)
  *   receipt   r1.<event>.<user>.<admitted_ms>.<kid>.<rmac> sale key <kid> (the data plane)
  *   path key  <kid>-<pathkey> in /api/v1/events/<event>/reserve/<kid>-<pathkey>
  *
@@ -49,7 +51,8 @@
 
 /* Longest texts (without the NUL the mint functions add), with every number at its maximum. */
 #define TOK_SESSION_MAX_LEN  77 /* 3 + 19 + 1 + 20 + 1 + 10 + 1 + 22 */
-#define TOK_PURCHASE_MAX_LEN 88 /* 3 + 10 + 1 + 19 + 1 + 20 + 1 + 10 + 1 + 22 */
+#define TOK_PURCHASE_MAX_LEN 91 /* 3 + 10 + 1 + 19 + 1 + 20 + 1 + 2 + 1 + 10 + 1 + 22 */
+#define TOK_POW_BITS_MAX     30 /* the hardest challenge a purchase token carries */
 #define TOK_RECEIPT_MAX_LEN  77 /* 3 + 10 + 1 + 19 + 1 + 20 + 1 + 10 + 1 + 11 */
 #define TOK_PATH_MAX_LEN     27 /* 10 + 1 + 16 */
 #define TOK_BUF_SIZE	     96 /* holds any of them and its NUL */
@@ -100,6 +103,7 @@ struct tok_purchase {
 	uint64_t expires_s;
 	uint32_t event;
 	uint32_t kid;
+	uint8_t pow_bits; /* p2: the challenge's difficulty; p1: 0 */
 };
 
 /* What an authentic receipt says. */
@@ -168,6 +172,54 @@ int tok_purchase_mint(const struct tok_keyring *ring, uint32_t event, uint64_t u
 	uint64_t expires_s, char *out, size_t cap);
 
 /*
+ * Mints a purchase token that carries a proof-of-work challenge of bits (1..TOK_POW_BITS_MAX):
+ * "p2...", whose MAC text is the challenge's prefix (tok_purchase_challenge()). bits 0 mints
+ * a plain "p1" token. Returns and fails as tok_purchase_mint() (-EINVAL also for bits > 30).
+ */
+int tok_purchase_mint_pow(const struct tok_keyring *ring, uint32_t event, uint64_t user,
+	uint64_t expires_s, unsigned bits, char *out, size_t cap);
+
+/*
+ * What a purchase token's text claims about its challenge, without verifying anything (the
+ * caller verifies the token's MAC after checking the solution): for a "p2" token, *bits and
+ * *prefix (its last 22 characters, the MAC text) and returns true; for anything else false
+ * (a "p1" token has no challenge). Reads only tok[0..len).
+ */
+static inline bool
+tok_purchase_challenge(const char *tok, size_t len, unsigned *bits, const char **prefix)
+{
+	const char *p;
+	unsigned b = 0;
+
+	if (len < 3 + TOK_MAC_CHARS + 4 || tok[0] != 'p' || tok[1] != '2' || tok[2] != '.')
+		return false;
+	/* ...<expires_s>.<bits>.<kid>.<mac>: bits is the field before the kid. */
+	p = tok + len - TOK_MAC_CHARS - 1; /* the '.' before the MAC */
+	if (*p != '.')
+		return false;
+	do
+		p--;
+	while (p > tok && *p != '.'); /* the '.' before the kid */
+	const char *e = p;
+
+	do
+		p--;
+	while (p > tok && *p != '.'); /* the '.' before bits */
+	if (e - p < 2 || e - p > 3)
+		return false;
+	for (const char *c = p + 1; c < e; c++) {
+		if (*c < '0' || *c > '9')
+			return false;
+		b = b * 10 + (unsigned)(*c - '0');
+	}
+	if (b == 0 || b > TOK_POW_BITS_MAX)
+		return false;
+	*bits = b;
+	*prefix = tok + len - TOK_MAC_CHARS;
+	return true;
+}
+
+/*
  * Mints the receipt of user's reservation for event admitted at admitted_ms (Unix ms), with
  * the current sale key. Returns and fails as tok_purchase_mint().
  */
@@ -185,7 +237,8 @@ enum tok_status tok_session_verify(const struct tok_keyring *ring, const char *t
 	uint64_t now_s, struct tok_session *out);
 
 /*
- * Verifies a purchase token for event at now_s with the sale ring. As tok_session_verify(),
+ * Verifies a purchase token ("p1" or "p2") for event at now_s with the sale ring. As
+ * tok_session_verify(),
  * with TOK_WRONG_EVENT (checked after the MAC, before the expiry) when it is authentic but
  * for another event. The caller compares out->user with the user it expects.
  */

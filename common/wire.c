@@ -26,7 +26,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_RESULT_QUERY] = {"result_query", sizeof(struct wire_result_query), 1,
 		WIRE_MAX_RECORDS, "QLx4"},
 	[WIRE_T_DP_STATS] = {"dp_stats", sizeof(struct wire_stat), 1, WIRE_STATS_MAX, "QBx7B48"},
-	[WIRE_T_RESULT] = {"result", sizeof(struct wire_result), 1, WIRE_MAX_RECORDS, "QQQQLLBBx6"},
+	[WIRE_T_RESULT] = {"result", sizeof(struct wire_result), 1, WIRE_MAX_RECORDS, "QQQQLLBBx2L"},
 	[WIRE_T_EVENT] = {"event", sizeof(struct wire_event), 1, WIRE_MAX_RECORDS, "LLQQBx7B64"},
 	[WIRE_T_SOLD_OUT] = {"sold_out", sizeof(struct wire_stock), 1, WIRE_MAX_RECORDS, "LL"},
 	[WIRE_T_RESTOCK] = {"restock", sizeof(struct wire_stock), 1, WIRE_MAX_RECORDS, "LL"},
@@ -40,6 +40,8 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_HELLO] = {"hello", sizeof(struct wire_hello), 1, 1, "QQ"},
 	[WIRE_T_DP_REFUSED] = {"dp_refused", sizeof(struct wire_dp_refused), 1, WIRE_MAX_RECORDS,
 		"QLL"},
+	[WIRE_T_FAIR] = {"fair", sizeof(struct wire_fair), 1, WIRE_MAX_RECORDS,
+		"LBBx2QQLLLx4B32B32B32"},
 };
 
 static const struct wire_type_info *
@@ -101,6 +103,7 @@ wire_verdict_name(unsigned verdict)
 		[WIRE_V_CANCELLED] = "cancelled",
 		[WIRE_V_CLOSED] = "closed",
 		[WIRE_V_NOT_STARTED] = "not_started",
+		[WIRE_V_QUEUED] = "queued",
 	};
 
 	return verdict < WIRE_V_MAX && names[verdict] != NULL ? names[verdict] : "unknown";
@@ -415,6 +418,22 @@ wire_get_dp_refused(const struct wire_msg *m, unsigned i, struct wire_dp_refused
 	if (rc != 0)
 		return rc;
 	return out->dp_id != 0 ? 0 : WIRE_ERR_FIELD;
+}
+
+int
+wire_get_fair(const struct wire_msg *m, unsigned i, struct wire_fair *out)
+{
+	int rc = get_rec(m, i, WIRE_T_FAIR, WIRE_T_FAIR, out);
+
+	if (rc != 0)
+		return rc;
+	if (out->event == 0 || out->draw_state >= WIRE_DRAW_STATES ||
+		out->pow_bits > WIRE_POW_BITS_MAX || out->decided > out->entrants)
+		return WIRE_ERR_FIELD;
+	if (out->draw_state != WIRE_DRAW_NONE &&
+		(out->draw_at_ms == 0 || out->queue_opens_at_ms > out->draw_at_ms))
+		return WIRE_ERR_FIELD;
+	return 0;
 }
 
 /* [a-z_][a-z0-9_]*: a family or a label name, which become Prometheus names. */

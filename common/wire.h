@@ -50,8 +50,9 @@ enum wire_type {
 	WIRE_T_SNAPSHOT_END = 24,   /* wire_snapshot x 1, with the counts of what was sent */
 	WIRE_T_HEARTBEAT = 25,	    /* wire_heartbeat x 1: "alive", once a second */
 	WIRE_T_DP_REFUSED = 26,	    /* wire_dp_refused x n: "your dp id is in use: stop" */
+	WIRE_T_FAIR = 27,	    /* wire_fair x n: events' draw and challenge (upsert) */
 };
-#define WIRE_T_MAX 27 /* one past the largest type: sizes arrays of per-type counters */
+#define WIRE_T_MAX 28 /* one past the largest type: sizes arrays of per-type counters */
 
 /* Why wire_decode() or a wire_get_*() refused a message; each is a distinct negative result. */
 #define WIRE_ERRORS(X)                                                                      \
@@ -171,8 +172,9 @@ enum wire_verdict {
 	WIRE_V_CANCELLED = 8,
 	WIRE_V_CLOSED = 9, /* not decided: the sale is closed or ended (control plane's clock) */
 	WIRE_V_NOT_STARTED = 10, /* not decided: the sale is held or has not started yet */
+	WIRE_V_QUEUED = 11, /* an entrant of the event's draw, not decided yet; rank once drawn */
 };
-#define WIRE_V_MAX 11
+#define WIRE_V_MAX 12
 
 struct wire_result {
 	uint64_t reservation_id;
@@ -183,12 +185,14 @@ struct wire_result {
 	uint32_t stock_left; /* the event's stock after this decision (WIRE_RESULT_F_STOCK) */
 	uint8_t verdict;     /* enum wire_verdict */
 	uint8_t flags;	     /* WIRE_RESULT_F_* */
-	uint8_t pad[6];
+	uint8_t pad[2];
+	uint32_t rank; /* QUEUED: the entrant's place in the draw, 1-based; 0: not drawn yet */
 };
 /* stock_left is the event's stock in Redis right after this decision: set by the control
  * plane's reserve rounds that Redis answered, never by a result read back or relayed. */
 #define WIRE_RESULT_F_STOCK 0x01
 _Static_assert(sizeof(struct wire_result) == 48, "wire_result is 48 bytes");
+_Static_assert(offsetof(struct wire_result, rank) == 44, "wire_result.rank at 44");
 
 #define WIRE_EVENT_F_SOLD_OUT 0x01
 #define WIRE_EVENT_F_CLOSED   0x02 /* ended early by the operator */
@@ -205,6 +209,39 @@ struct wire_event {
 };
 _Static_assert(sizeof(struct wire_event) == 96, "wire_event is 96 bytes");
 _Static_assert(offsetof(struct wire_event, name) == 32, "wire_event.name at 32");
+
+/*
+ * FAIR: an event's fair start (docs/fairness.md), published after its EVENT in every snapshot
+ * and again whenever it changes (the draw's progress at most every 200 ms while it runs).
+ * Events without a FAIR record have neither a draw nor a challenge.
+ */
+enum wire_draw_state {
+	WIRE_DRAW_NONE = 0,	/* no draw: first come, first served */
+	WIRE_DRAW_QUEUEING = 1, /* entrants are taken (until draw_at_ms) */
+	WIRE_DRAW_DRAWING = 2,	/* the entrants are fixed (entrants_digest); being decided */
+	WIRE_DRAW_DONE = 3,	/* every entrant decided; seed revealed; first come from now */
+};
+#define WIRE_DRAW_STATES 4
+#define WIRE_POW_BITS_MAX 30 /* the hardest challenge: 2^30 hashes expected */
+#define WIRE_DIGEST_LEN	  32 /* SHA-256 */
+
+struct wire_fair {
+	uint32_t event;
+	uint8_t draw_state; /* enum wire_draw_state */
+	uint8_t pow_bits;   /* difficulty of the challenge in new purchase tokens; 0: none */
+	uint8_t pad[2];
+	uint64_t queue_opens_at_ms; /* entrants from then (draws only; 0 otherwise) */
+	uint64_t draw_at_ms;	    /* starts_at + draw window: the draw's moment; 0: no draw */
+	uint32_t entrants;	    /* entrants so far (QUEUEING), fixed from DRAWING on */
+	uint32_t decided;	    /* entrants the draw has decided, in rank order */
+	uint32_t rate;		    /* entrants decided per second lately (estimated waits) */
+	uint32_t pad2;
+	uint8_t seed_sha256[WIRE_DIGEST_LEN];	  /* the commitment: SHA-256 of the seed */
+	uint8_t entrants_digest[WIRE_DIGEST_LEN]; /* zero until DRAWING */
+	uint8_t seed[WIRE_DIGEST_LEN];		  /* zero until DONE */
+};
+_Static_assert(sizeof(struct wire_fair) == 136, "wire_fair is 136 bytes");
+_Static_assert(offsetof(struct wire_fair, seed_sha256) == 40, "wire_fair.seed_sha256 at 40");
 
 /* SOLD_OUT and RESTOCK. */
 struct wire_stock {
@@ -296,12 +333,12 @@ _Static_assert(sizeof(struct wire_dp_refused) == 16, "wire_dp_refused is 16 byte
  * The largest message of each direction the format allows: the header and WIRE_MAX_RECORDS
  * (the 16-bit count) records of the direction's largest record. Towards a control plane that
  * is a RESULT of an order writer (48 bytes a record: more than RESERVE's 32, RESULT_QUERY's 16,
- * RESTOCK's 8 and DP_STATS' 256 x 64); from it an EVENT (96 bytes: more than KEYS' 72 and
- * RULES' 80). Every socket's ZMQ_MAXMSGSIZE is one of these (plus CURVE's overhead,
+ * RESTOCK's 8 and DP_STATS' 256 x 64); from it a FAIR (136 bytes: more than EVENT's 96, KEYS'
+ * 72 and RULES' 80). Every socket's ZMQ_MAXMSGSIZE is one of these (plus CURVE's overhead,
  * common/zlink.h): ZeroMQ drops anything longer before it is read, and the peer with it.
  */
 #define WIRE_MSG_MAX_TO_CP   (WIRE_HDR_SIZE + (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_result))
-#define WIRE_MSG_MAX_FROM_CP (WIRE_HDR_SIZE + (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_event))
+#define WIRE_MSG_MAX_FROM_CP (WIRE_HDR_SIZE + (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_fair))
 _Static_assert(sizeof(struct wire_result) >= sizeof(struct wire_reserve) &&
 		       sizeof(struct wire_result) >= sizeof(struct wire_result_query) &&
 		       sizeof(struct wire_result) >= sizeof(struct wire_stock) &&
@@ -309,12 +346,13 @@ _Static_assert(sizeof(struct wire_result) >= sizeof(struct wire_reserve) &&
 		       (size_t)WIRE_MAX_RECORDS * sizeof(struct wire_result) >=
 			       (size_t)WIRE_STATS_MAX * sizeof(struct wire_stat),
 	"RESULT is the largest message towards a control plane");
-_Static_assert(sizeof(struct wire_event) >= sizeof(struct wire_key) &&
+_Static_assert(sizeof(struct wire_fair) >= sizeof(struct wire_event) &&
+		       sizeof(struct wire_event) >= sizeof(struct wire_key) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_rule) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_result) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_limits) &&
 		       sizeof(struct wire_event) >= sizeof(struct wire_dp_refused),
-	"EVENT is the largest message from a control plane");
+	"FAIR is the largest message from a control plane");
 
 /* Who sends: its id and epoch, and the next sequence number (the encoders increment it). */
 struct wire_sender {
@@ -399,6 +437,9 @@ int wire_get_heartbeat(const struct wire_msg *m, unsigned i, struct wire_heartbe
 /* HELLO: WIRE_ERR_FIELD for instance 0. DP_REFUSED: WIRE_ERR_FIELD for dp id 0. */
 int wire_get_hello(const struct wire_msg *m, unsigned i, struct wire_hello *out);
 int wire_get_dp_refused(const struct wire_msg *m, unsigned i, struct wire_dp_refused *out);
+/* FAIR: WIRE_ERR_FIELD for event 0, an unknown draw state, pow_bits over WIRE_POW_BITS_MAX,
+ * a draw without draw_at_ms or queue_opens_at_ms after it, or decided over entrants. */
+int wire_get_fair(const struct wire_msg *m, unsigned i, struct wire_fair *out);
 /* For DP_STATS: WIRE_ERR_FIELD for an unknown kind or a name wire_stat_name_ok() refuses. */
 int wire_get_stat(const struct wire_msg *m, unsigned i, struct wire_stat *out);
 

@@ -489,14 +489,63 @@ test_round_trips(void)
 		tap_ok(nq > 0 && vpath(&r, path, (size_t)nq, v[i].event, &kid) == TOK_OK &&
 				kid == v[i].kid,
 			"path round trip %s", path);
+		char p2[TOK_BUF_SIZE];
+		int n2 = tok_purchase_mint_pow(&r, v[i].event, v[i].user, v[i].t, 30, p2, sizeof(p2));
+
+		tap_ok(n2 > 0 && vpur(&r, p2, (size_t)n2, v[i].event, now, &po) == TOK_OK &&
+				po.event == v[i].event && po.user == v[i].user &&
+				po.expires_s == v[i].t && po.kid == v[i].kid && po.pow_bits == 30,
+			"purchase with a challenge round trip %s", p2);
 		if (i == 2) {
-			tap_ok(ns == TOK_SESSION_MAX_LEN && np == TOK_PURCHASE_MAX_LEN &&
+			tap_ok(ns == TOK_SESSION_MAX_LEN && n2 == TOK_PURCHASE_MAX_LEN &&
+					np == TOK_PURCHASE_MAX_LEN - 3 &&
 					nr == TOK_RECEIPT_MAX_LEN && nq == TOK_PATH_MAX_LEN,
 				"the largest values give the documented maximum lengths (%d %d %d "
 				"%d)",
 				ns, np, nr, nq);
 		}
 	}
+}
+
+/* p2 purchase tokens: the challenge's view of the text, and a tampered difficulty. */
+static void
+test_pow_tokens(void)
+{
+	struct tok_keyring r;
+	const uint8_t secret[32] = {7};
+	char t[TOK_BUF_SIZE], bad[TOK_BUF_SIZE];
+	struct tok_purchase po;
+	unsigned bits = 0;
+	const char *prefix = NULL;
+
+	tok_keyring_init(&r);
+	tok_keyring_set(&r, 5, secret, sizeof(secret), true);
+	int n = tok_purchase_mint_pow(&r, 9, 77, 2000000000, 12, t, sizeof(t));
+
+	tap_ok(n > 0 && strncmp(t, "p2.9.77.2000000000.12.5.", 24) == 0, "p2 text: %s", t);
+	tap_ok(tok_purchase_challenge(t, (size_t)n, &bits, &prefix) && bits == 12 &&
+			prefix == t + n - TOK_MAC_CHARS,
+		"challenge view: 12 bits, the MAC text is the prefix");
+	memcpy(bad, t, (size_t)n + 1);
+	bad[20] = '1'; /* 12 -> 11: an easier challenge claimed */
+	tap_ok(tok_purchase_challenge(bad, (size_t)n, &bits, &prefix) && bits == 11 &&
+			tok_purchase_verify(&r, bad, (size_t)n, 9, 1, &po) == TOK_BAD_MAC,
+		"a lowered difficulty is claimed but the MAC refuses it");
+	n = tok_purchase_mint_pow(&r, 9, 77, 2000000000, 0, t, sizeof(t));
+	tap_ok(n > 0 && strncmp(t, "p1.", 3) == 0 && !tok_purchase_challenge(t, (size_t)n, &bits,
+								  &prefix) &&
+			tok_purchase_verify(&r, t, (size_t)n, 9, 1, &po) == TOK_OK && po.pow_bits == 0,
+		"bits 0 mints a plain p1 token");
+	tap_ok(tok_purchase_mint_pow(&r, 9, 77, 1, 31, t, sizeof(t)) == -EINVAL,
+		"31 bits are refused");
+	const char *odd[] = {"p2.9.77.5.0.5.AAAAAAAAAAAAAAAAAAAAAA", "p2.9.77.5.31.5.AAAAAAAAAAAAAAAAAAAAAA",
+		"p2.9.77.5.a.5.AAAAAAAAAAAAAAAAAAAAAA", "p2.AAAAAAAAAAAAAAAAAAAAAA", "p2.", ""};
+
+	for (unsigned i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		tap_ok(!tok_purchase_challenge(odd[i], strlen(odd[i]), &bits, &prefix) &&
+				tok_purchase_verify(&r, odd[i], strlen(odd[i]), 9, 1, &po) != TOK_OK,
+			"challenge view refuses \"%s\"", odd[i]);
+	tok_keyring_wipe(&r);
 }
 
 /* Numbers of every length: 10^k - 1, 10^k and 10^k + 1 for k = 0..19 survive a round trip. */
@@ -1035,6 +1084,7 @@ main(void)
 	test_worked_example();
 	test_round_trips();
 	test_number_lengths();
+	test_pow_tokens();
 	test_mint_errors();
 	test_tampering();
 	test_malformed();

@@ -41,6 +41,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			struct wire_stat k;
 			struct wire_hello l;
 			struct wire_dp_refused n;
+			struct wire_fair o;
 		} u;
 
 		for (unsigned i = 0; i < m->count; i++) {
@@ -57,6 +58,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 			(void)wire_get_stat(m, i, &u.k);
 			(void)wire_get_hello(m, i, &u.l);
 			(void)wire_get_dp_refused(m, i, &u.n);
+			(void)wire_get_fair(m, i, &u.o);
 		}
 		m->recs = NULL; /* the guarded copy goes away */
 	}
@@ -67,7 +69,7 @@ decode_guarded(const void *buf, size_t len, struct wire_msg *m)
 static const unsigned all_types[] = {WIRE_T_RESERVE, WIRE_T_SNAPSHOT_REQUEST, WIRE_T_RESULT_QUERY,
 	WIRE_T_RESULT, WIRE_T_EVENT, WIRE_T_SOLD_OUT, WIRE_T_RESTOCK, WIRE_T_KEYS, WIRE_T_RULES,
 	WIRE_T_LIMITS, WIRE_T_SNAPSHOT_BEGIN, WIRE_T_SNAPSHOT_END, WIRE_T_HEARTBEAT,
-	WIRE_T_DP_STATS, WIRE_T_HELLO, WIRE_T_DP_REFUSED};
+	WIRE_T_DP_STATS, WIRE_T_HELLO, WIRE_T_DP_REFUSED, WIRE_T_FAIR};
 #define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
 
 static void
@@ -124,7 +126,7 @@ test_golden_bytes(void)
 static void
 round_trip(unsigned t, const void *recs, unsigned n, size_t rec_size)
 {
-	static uint8_t buf[WIRE_HDR_SIZE + 4 * 96];
+	static uint8_t buf[WIRE_HDR_SIZE + 4 * 136];
 	struct wire_sender s = {.id = 3, .epoch = 77, .seq = UINT64_C(0xfedcba9876543210)};
 	struct wire_msg m;
 	int len = wire_encode(&s, t, recs, n, buf, sizeof(buf));
@@ -133,7 +135,7 @@ round_trip(unsigned t, const void *recs, unsigned n, size_t rec_size)
 		    m.seq == UINT64_C(0xfedcba9876543210);
 
 	for (unsigned i = 0; same && i < n; i++) {
-		uint8_t out[96];
+		uint8_t out[136];
 		int g;
 
 		memset(out, 0xee, sizeof(out));
@@ -176,6 +178,9 @@ round_trip(unsigned t, const void *recs, unsigned n, size_t rec_size)
 		case WIRE_T_DP_REFUSED:
 			g = wire_get_dp_refused(&m, i, (void *)out);
 			break;
+		case WIRE_T_FAIR:
+			g = wire_get_fair(&m, i, (void *)out);
+			break;
 		default:
 			g = wire_get_heartbeat(&m, i, (void *)out);
 			break;
@@ -193,7 +198,7 @@ test_round_trips(void)
 		{UINT64_MAX, (uint64_t)INT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX},
 	};
 	struct wire_result_query q[1] = {{.user = 99, .event = 4}};
-	struct wire_result r[3] = {
+	struct wire_result r[4] = {
 		{.reservation_id = 11,
 			.user = 12,
 			.event = 13,
@@ -207,6 +212,8 @@ test_round_trips(void)
 			.event = 25,
 			.verdict = WIRE_V_ORDERED},
 		{.reservation_id = 31, .user = 32, .event = 33, .verdict = WIRE_V_CANCELLED},
+		{.reservation_id = 41, .user = 42, .event = 43, .verdict = WIRE_V_QUEUED,
+			.rank = UINT32_MAX},
 	};
 	struct wire_event ev[2] = {
 		{.id = 1, .stock = 1000, .starts_at_ms = 10, .ends_at_ms = 20, .name = "Sale"},
@@ -237,7 +244,7 @@ test_round_trips(void)
 
 	round_trip(WIRE_T_RESERVE, res, 2, sizeof(res[0]));
 	round_trip(WIRE_T_RESULT_QUERY, q, 1, sizeof(q[0]));
-	round_trip(WIRE_T_RESULT, r, 3, sizeof(r[0]));
+	round_trip(WIRE_T_RESULT, r, 4, sizeof(r[0]));
 	round_trip(WIRE_T_EVENT, ev, 2, sizeof(ev[0]));
 	round_trip(WIRE_T_SOLD_OUT, st, 2, sizeof(st[0]));
 	round_trip(WIRE_T_RESTOCK, st, 1, sizeof(st[0]));
@@ -257,6 +264,21 @@ test_round_trips(void)
 
 	round_trip(WIRE_T_HELLO, &he, 1, sizeof(he));
 	round_trip(WIRE_T_DP_REFUSED, dr, 2, sizeof(dr[0]));
+	struct wire_fair fa[2] = {
+		{.event = 1, .pow_bits = WIRE_POW_BITS_MAX, .seed_sha256 = {1, [31] = 2}},
+		{.event = UINT32_MAX,
+			.draw_state = WIRE_DRAW_DONE,
+			.queue_opens_at_ms = 1700000000000,
+			.draw_at_ms = 1700000600000,
+			.entrants = 1000000,
+			.decided = 1000000,
+			.rate = 250000,
+			.seed_sha256 = {[0] = 0xff},
+			.entrants_digest = {[15] = 0x5a},
+			.seed = {[31] = 0xa5}},
+	};
+
+	round_trip(WIRE_T_FAIR, fa, 2, sizeof(fa[0]));
 	round_trip(WIRE_T_SNAPSHOT_REQUEST, NULL, 0, 0);
 	struct wire_stat ds[3] = {
 		{.value = 1, .kind = WIRE_STAT_COUNTER, .name = "rx_packets"},
@@ -278,8 +300,13 @@ test_round_trips(void)
 	static const uint8_t zeros[6];
 
 	tap_ok(len == 72 && buf[WIRE_HDR_SIZE + 41] == WIRE_RESULT_F_STOCK &&
-		       memcmp(buf + WIRE_HDR_SIZE + 42, zeros, 6) == 0,
+		       memcmp(buf + WIRE_HDR_SIZE + 42, zeros, 2) == 0,
 		"padding is sent as zeros");
+	dirty.rank = 0x01020304;
+	len = wire_encode_results(&s, &dirty, 1, buf, sizeof(buf));
+	tap_ok(len == 72 && buf[WIRE_HDR_SIZE + 44] == 4 && buf[WIRE_HDR_SIZE + 47] == 1 &&
+		       memcmp(buf + WIRE_HDR_SIZE + 42, zeros, 2) == 0,
+		"RESULT: the rank is little-endian at 44");
 }
 
 /* A message as bytes: header fields set one by one, for malformations. */
@@ -476,6 +503,24 @@ test_bad_fields(void)
 	tap_ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 &&
 			wire_get_stock(&m, 0, &sto) == WIRE_ERR_FIELD,
 		"SOLD_OUT: event 0 is refused");
+	struct wire_fair fb[] = {
+		{.event = 0},
+		{.event = 1, .draw_state = WIRE_DRAW_STATES},
+		{.event = 1, .pow_bits = WIRE_POW_BITS_MAX + 1},
+		{.event = 1, .entrants = 1, .decided = 2},
+		{.event = 1, .draw_state = WIRE_DRAW_QUEUEING, .draw_at_ms = 0},
+		{.event = 1, .draw_state = WIRE_DRAW_QUEUEING, .queue_opens_at_ms = 3,
+			.draw_at_ms = 2},
+	};
+
+	for (unsigned i = 0; i < sizeof(fb) / sizeof(fb[0]); i++) {
+		struct wire_fair fo;
+
+		len = wire_encode(&s, WIRE_T_FAIR, &fb[i], 1, buf, sizeof(buf));
+		tap_ok(len > 0 && wire_decode(buf, (size_t)len, &m) == 0 &&
+				wire_get_fair(&m, 0, &fo) == WIRE_ERR_FIELD,
+			"FAIR: bad record %u is refused", i);
+	}
 	/* Accessors refuse the wrong type and an index past the end. */
 	struct wire_reserve ok = {.reservation_id = 1, .user = 1, .event = 1}, out;
 
@@ -617,7 +662,7 @@ rng(void)
 static void
 test_fuzz(void)
 {
-	static uint8_t buf[24 + 4 * 96 + 64];
+	static uint8_t buf[24 + 4 * 136 + 64];
 	unsigned accepted = 0, consistent = 1, iterations = 20000, answered = 0;
 	unsigned by_err[WIRE_ERR_MAX + 1] = {0};
 	struct wire_msg m;
@@ -642,7 +687,7 @@ test_fuzz(void)
 			unsigned t = all_types[rng() % N_TYPES];
 			unsigned count =
 				t == WIRE_T_SNAPSHOT_REQUEST ? 0 : 1 + (unsigned)(rng() % 4);
-			uint8_t recs[4 * 96];
+			uint8_t recs[4 * 136];
 			struct wire_sender s = {1, 1, it};
 
 			if (t == WIRE_T_LIMITS || t == WIRE_T_SNAPSHOT_BEGIN ||
