@@ -163,6 +163,16 @@ test_pow_engine(const char *engine)
 		"%u checks wrong",
 		engine, cases, wrong_word, wrong_check);
 
+	/* 30 bits, the most a token asks: the smallest nonces with 29 and with 30 zero bits
+	 * (found with pow_solve() in 10^9 tries, hashes checked with Python's hashlib). */
+	const char *ab = "abcdefghijklmnopqrstuv";
+
+	tap_ok(pow_check(ab, 22, "1500551223", 10, 30) && pow_check(ab, 22, "1017220521", 10, 29) &&
+			!pow_check(ab, 22, "1017220521", 10, 30),
+		"pow %s: 30 bits: SHA-256(...1500551223) = 00000002af.. solves, "
+		"SHA-256(...1017220521) = 0000000509.. solves 29 bits, not 30",
+		engine);
+
 	/* The solver: the smallest nonce, as the reference finds it one snprintf at a time. */
 	for (int k = 0; k < 24; k++) {
 		size_t plen = 16 + (size_t)k % 17;
