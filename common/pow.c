@@ -207,33 +207,26 @@ pow_ni_word(const char *prefix, size_t plen, const char *sol, size_t slen)
 
 /*
  * pow_openssl_batch() with SHA-NI: the block of the nonce ending in '0' is built once, and
- * each next nonce adds 1 to its last digit's byte in the message words. Two nonces at a time:
- * a compression is a chain of dependent SHA256RNDS2, so two independent ones share the time.
+ * each next nonce adds 1 to its last digit's byte in the message words. The nonces' hashes do
+ * not depend on each other, so the core overlaps them (the branch on each is predicted): two
+ * at a time by hand measured no faster.
  */
 __attribute__((target(NI_SSE))) static int
 pow_ni_batch(const char *prefix, size_t plen, const char *num, size_t len, unsigned bits)
 {
 	_Alignas(16) uint32_t one[16] = {0};
 	size_t q = plen + len - 1; /* the last digit's byte in the block */
-	__m128i w[4], inc[4], x[4], y[4];
+	__m128i w[4], inc[4];
 
 	pow_ni_words(prefix, plen, num, len, w);
 	one[q / 4] = 1u << (8 * (3 - q % 4)); /* a message word is big-endian */
 	for (int i = 0; i < 4; i++)
 		inc[i] = _mm_load_si128((const __m128i *)(one + 4 * i));
-	for (int d = 0; d < 10; d += 2) {
-		for (int i = 0; i < 4; i++) {
-			x[i] = w[i];
-			y[i] = _mm_add_epi32(w[i], inc[i]);
-			w[i] = _mm_add_epi32(y[i], inc[i]);
-		}
-		uint32_t a = pow_ni_compress(x[0], x[1], x[2], x[3]);
-		uint32_t b = pow_ni_compress(y[0], y[1], y[2], y[3]);
-
-		if (a >> (32 - bits) == 0)
+	for (int d = 0; d < 10; d++) {
+		if (pow_ni_compress(w[0], w[1], w[2], w[3]) >> (32 - bits) == 0)
 			return d;
-		if (b >> (32 - bits) == 0)
-			return d + 1;
+		for (int i = 0; i < 4; i++)
+			w[i] = _mm_add_epi32(w[i], inc[i]);
 	}
 	return -1;
 }
