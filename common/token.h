@@ -205,7 +205,8 @@ tok_purchase_challenge(const char *tok, size_t len, unsigned *bits, const char *
 	do
 		p--;
 	while (p > tok && *p != '.'); /* the '.' before bits */
-	if (e - p < 2 || e - p > 3)
+	/* p at the start: only one number before the MAC, and "p2" is no bits field */
+	if (*p != '.' || e - p < 2 || e - p > 3)
 		return false;
 	for (const char *c = p + 1; c < e; c++) {
 		if (*c < '0' || *c > '9')

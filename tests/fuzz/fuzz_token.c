@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for the token parsers of common/token.c: session tokens, purchase tokens,
- * receipts and reserve path segments, the texts a data plane reads from every client
- * (docs/testing.md).
+ * libFuzzer target for the token parsers of common/token.c: session tokens, purchase tokens
+ * ("p1", and "p2" with a challenge), receipts and reserve path segments, the texts a data plane
+ * reads from every client (docs/testing.md).
  *
  * Each input is verified as each kind, and the answer compared with a reference written here
  * from docs/tokens.md alone: the text split at its dots, numbers read with an overflow check per
@@ -30,7 +30,7 @@ static const struct kind_spec {
 	const char *name;
 	char prefix;
 	unsigned n; /* numbers */
-	uint64_t min[4], max[4];
+	uint64_t min[5], max[5];
 	size_t mac_bytes;
 	bool sale; /* under the sale keys, else the auth keys */
 	enum tok_kind tok_kind;
@@ -44,6 +44,30 @@ static const struct kind_spec {
 		{UINT32_MAX, TOK_USER_MAX, UINT64_MAX, UINT32_MAX}, TOK_RMAC_BYTES, true,
 		TOK_KIND_RECEIPT},
 };
+
+/*
+ * A purchase token with a challenge, "p2.<event>.<user>.<expires_s>.<bits>.<kid>.<mac>": read
+ * as a purchase token when its text starts "p2" (tok_purchase_verify() takes both). tok_kind_of()
+ * knows only the "<c>1." prefixes.
+ */
+static const struct kind_spec purchase_pow = {"purchase", 'p', 5, {1, 1, 0, 1, 0},
+	{UINT32_MAX, TOK_USER_MAX, UINT64_MAX, TOK_POW_BITS_MAX, UINT32_MAX}, TOK_MAC_BYTES, true,
+	TOK_KIND_NONE};
+
+/* The format t claims as kind: p2's for a purchase token starting "p2", else kind's own. */
+static const struct kind_spec *
+spec_of(unsigned kind, const char *t, size_t len)
+{
+	return kind == K_PURCHASE && len >= 2 && t[0] == 'p' && t[1] == '2' ? &purchase_pow
+									    : &kinds[kind];
+}
+
+/* The version digit of a kind's prefix: "p2" for a challenge, "1" for the rest. */
+static char
+version_of(const struct kind_spec *k)
+{
+	return k == &purchase_pow ? '2' : '1';
+}
 
 static struct tok_keyring auth_ring, sale_ring;
 
@@ -122,7 +146,8 @@ ref_base64url_encode(const uint8_t *in, size_t n, char *out)
 /* What the reference read from a token: ok when it has exactly its kind's format. */
 struct ref {
 	bool ok;
-	uint64_t v[4];
+	const struct kind_spec *spec; /* the format read */
+	uint64_t v[5];
 	size_t signed_len; /* the text the MAC covers */
 	uint8_t mac[TOK_MAC_BYTES];
 };
@@ -130,11 +155,12 @@ struct ref {
 static void
 ref_parse(unsigned kind, const char *t, size_t len, struct ref *r)
 {
-	const struct kind_spec *k = &kinds[kind];
+	const struct kind_spec *k = spec_of(kind, t, len);
 	const char *p, *end = t + len, *dot;
 
 	memset(r, 0, sizeof(*r));
-	if (len < 3 || t[0] != k->prefix || t[1] != '1' || t[2] != '.')
+	r->spec = k;
+	if (len < 3 || t[0] != k->prefix || t[1] != version_of(k) || t[2] != '.')
 		return;
 	p = t + 3;
 	for (unsigned i = 0; i < k->n; i++) {
@@ -193,7 +219,7 @@ ref_mac(unsigned kind, const struct fuzz_key *key, const char *t, size_t len, ui
 static enum tok_status
 ref_status(unsigned kind, const char *t, const struct ref *r)
 {
-	const struct kind_spec *k = &kinds[kind];
+	const struct kind_spec *k = r->spec;
 	const struct fuzz_key *key;
 	uint8_t mac[TOK_MAC_BYTES];
 
@@ -209,14 +235,15 @@ ref_status(unsigned kind, const char *t, const struct ref *r)
 		return TOK_WRONG_EVENT;
 	if (kind == K_RECEIPT)
 		return TOK_OK;
-	return FUZZ_NOW_S < r->v[k->n - 2] ? TOK_OK : TOK_EXPIRED;
+	/* expires_s: the number before the key id's, before bits' in a p2 token. */
+	return FUZZ_NOW_S < r->v[k->n - (k == &purchase_pow ? 3 : 2)] ? TOK_OK : TOK_EXPIRED;
 }
 
 /* ---- the checks -------------------------------------------------------------------------- */
 
 /* Verifies t as kind: the status, and the fields in the reference's order. */
 static enum tok_status
-verify(unsigned kind, const char *t, size_t len, uint64_t v[4])
+verify(unsigned kind, const char *t, size_t len, uint64_t v[5])
 {
 	enum tok_status st;
 
@@ -225,21 +252,23 @@ verify(unsigned kind, const char *t, size_t len, uint64_t v[4])
 		struct tok_session s;
 
 		st = tok_session_verify(&auth_ring, t, len, FUZZ_NOW_S, &s);
-		v[0] = s.user, v[1] = s.expires_s, v[2] = s.kid, v[3] = 0;
+		v[0] = s.user, v[1] = s.expires_s, v[2] = s.kid, v[3] = 0, v[4] = 0;
 		break;
 	}
 	case K_PURCHASE: {
 		struct tok_purchase p;
 
 		st = tok_purchase_verify(&sale_ring, t, len, FUZZ_EVENT, FUZZ_NOW_S, &p);
-		v[0] = p.event, v[1] = p.user, v[2] = p.expires_s, v[3] = p.kid;
+		v[0] = p.event, v[1] = p.user, v[2] = p.expires_s;
+		/* A p2 token's bits (1..30) come before its key id. */
+		v[3] = p.pow_bits ? p.pow_bits : p.kid, v[4] = p.pow_bits ? p.kid : 0;
 		break;
 	}
 	default: {
 		struct tok_receipt r;
 
 		st = tok_receipt_verify(&sale_ring, t, len, FUZZ_EVENT, &r);
-		v[0] = r.event, v[1] = r.user, v[2] = r.admitted_ms, v[3] = r.kid;
+		v[0] = r.event, v[1] = r.user, v[2] = r.admitted_ms, v[3] = r.kid, v[4] = 0;
 		break;
 	}
 	}
@@ -250,10 +279,10 @@ verify(unsigned kind, const char *t, size_t len, uint64_t v[4])
 static enum tok_status
 check_kind(unsigned kind, const char *t, size_t len)
 {
-	static const uint64_t zero[4];
+	static const uint64_t zero[5];
 	struct ref r;
 	enum tok_status want, st;
-	uint64_t v[4];
+	uint64_t v[5];
 
 	ref_parse(kind, t, len, &r);
 	want = ref_status(kind, t, &r);
@@ -268,17 +297,20 @@ check_kind(unsigned kind, const char *t, size_t len)
 	else
 		FUZZ_CHECK(memcmp(v, zero, sizeof(v)) == 0);
 	if (r.ok)
-		FUZZ_CHECK(tok_kind_of(t, len) == kinds[kind].tok_kind);
+		FUZZ_CHECK(tok_kind_of(t, len) == r.spec->tok_kind);
 	return st;
 }
 
-/* Mints the token of kind with fields v under key kid; returns its length. */
+/* Mints the token of kind in format k with fields v under the key v names; returns its length. */
 static int
-mint(unsigned kind, const uint64_t v[4], char *out, size_t cap)
+mint(unsigned kind, const struct kind_spec *k, const uint64_t v[5], char *out, size_t cap)
 {
-	struct tok_keyring ring = kinds[kind].sale ? sale_ring : auth_ring;
+	struct tok_keyring ring = k->sale ? sale_ring : auth_ring;
 
-	FUZZ_CHECK(tok_keyring_set_current(&ring, (uint32_t)v[kinds[kind].n - 1]) == 0);
+	FUZZ_CHECK(tok_keyring_set_current(&ring, (uint32_t)v[k->n - 1]) == 0);
+	if (k == &purchase_pow)
+		return tok_purchase_mint_pow(
+			&ring, (uint32_t)v[0], v[1], v[2], (unsigned)v[3], out, cap);
 	switch (kind) {
 	case K_SESSION:
 		return tok_session_mint(&ring, v[0], v[1], out, cap);
@@ -312,7 +344,7 @@ check_resigned(unsigned kind, const char *t, size_t len)
 	memset(buf + signed_len + 1, 'A', chars); /* a canonical MAC of zeros, to read the rest */
 	n = signed_len + 1 + chars;
 	ref_parse(kind, buf, n, &r);
-	key = r.ok ? key_of(k->sale, r.v[k->n - 1]) : NULL;
+	key = r.ok ? key_of(k->sale, r.v[r.spec->n - 1]) : NULL;
 	if (key == NULL) {
 		check_kind(kind, buf, n);
 		return;
@@ -320,7 +352,7 @@ check_resigned(unsigned kind, const char *t, size_t len)
 	ref_mac(kind, key, buf, signed_len, mac);
 	FUZZ_CHECK(ref_base64url_encode(mac, k->mac_bytes, buf + signed_len + 1) == chars);
 	FUZZ_CHECK(check_kind(kind, buf, n) != TOK_BAD_MAC);
-	m = mint(kind, r.v, minted, sizeof(minted));
+	m = mint(kind, r.spec, r.v, minted, sizeof(minted));
 	FUZZ_CHECK(m == (int)n && memcmp(minted, buf, n) == 0);
 }
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Writes the seeds of the token and wire targets that only code can make: tokens minted with the
- * keys of tests/fuzz/fuzz_keys.h, and messages made by the wire encoder. Run it again when the
- * token or wire format changes (docs/testing.md):
+ * Writes the seeds of the token, pow and wire targets that only code can make: tokens minted with
+ * the keys of tests/fuzz/fuzz_keys.h, and messages made by the wire encoder. Run it again when
+ * the token or wire format changes (docs/testing.md):
  *
  *   build-fuzz/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
  *
- * writes corpus/token/ and corpus/wire/ (files of the same name are replaced).
+ * writes corpus/token/, corpus/pow/ and corpus/wire/ (files of the same name are replaced).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,6 +104,48 @@ tokens(void)
 	put("token", "path_other_key", t, (size_t)n);
 }
 
+/* A check's input for the pow target: bits, the prefix's length, the prefix, the solution. */
+static void
+pow_check_seed(const char *name, unsigned bits, const char *prefix, const char *sol)
+{
+	char in[2 + 64];
+	size_t plen = strlen(prefix), slen = strlen(sol);
+
+	in[0] = (char)bits;
+	in[1] = (char)plen;
+	memcpy(in + 2, prefix, plen);
+	memcpy(in + 2 + plen, sol, slen);
+	put("pow", name, in, 2 + plen + slen);
+}
+
+/* Purchase tokens with a challenge (both targets read them) and checks (pow target). */
+static void
+pow_seeds(void)
+{
+	struct tok_keyring sale;
+	char t[TOK_BUF_SIZE];
+	int n;
+
+	ring_of(&sale, fuzz_sale_keys, 0);
+	n = tok_purchase_mint_pow(&sale, FUZZ_EVENT, 42, FUZZ_NOW_S + 120, 12, t, sizeof(t));
+	must(n, "purchase with a challenge");
+	put("token", "purchase_pow", t, (size_t)n);
+	put("pow", "purchase_pow", t, (size_t)n);
+	n = tok_purchase_mint(&sale, FUZZ_EVENT, 42, FUZZ_NOW_S + 120, t, sizeof(t));
+	must(n, "purchase");
+	put("pow", "purchase", t, (size_t)n);
+	ring_of(&sale, fuzz_sale_keys, 1);
+	n = tok_purchase_mint_pow(
+		&sale, FUZZ_EVENT, TOK_USER_MAX, UINT64_MAX, TOK_POW_BITS_MAX, t, sizeof(t));
+	must(n, "purchase with a challenge, largest");
+	put("pow", "purchase_pow_largest", t, (size_t)n);
+	/* docs/tokens.md's worked example: 951 solves it at 12 bits (and 16). */
+	pow_check_seed("check_doc", 12, "UmD8QGH-7k2f9-iFBP92cQ", "951");
+	pow_check_seed(
+		"check_longest", 30, "0123456789abcdefghijklmnopqrstuv", "18446744073709551615");
+	pow_check_seed("check_short", 4, "abc", "7");
+}
+
 static void
 message(const char *name, enum wire_type type, const void *recs, unsigned count)
 {
@@ -197,6 +239,7 @@ main(int argc, char **argv)
 	}
 	dir = argv[1];
 	tokens();
+	pow_seeds();
 	messages();
 	return 0;
 }

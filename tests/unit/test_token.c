@@ -575,6 +575,11 @@ test_pow_tokens(void)
 		tap_ok(!tok_purchase_challenge(odd[i], strlen(odd[i]), &bits, &prefix) &&
 				tok_purchase_verify(&r, odd[i], strlen(odd[i]), 9, 1, &po) != TOK_OK,
 			"challenge view refuses \"%s\"", odd[i]);
+	/* One number between "p2." and the MAC: the "2" of "p2" is no bits field (found by
+	 * tests/fuzz/fuzz_pow.c). */
+	tap_ok(!tok_purchase_challenge("p2.555.AAAAAAAAAAAAAAAAAAAAAA", 29, &bits, &prefix) &&
+			!tok_purchase_challenge("p2.5555.AAAAAAAAAAAAAAAAAAAAAA", 30, &bits, &prefix),
+		"challenge view refuses a text whose only number is the key id");
 	tok_keyring_wipe(&r);
 }
 
