@@ -799,17 +799,23 @@ draw_runner_json(const struct draw_runner *r, struct json_writer *j)
 void
 draw_runner_metrics(const struct draw_runner *r, struct metrics_text *t)
 {
-	for (unsigned i = 0; i < r->n_jobs && i < CP_MAX_EVENTS; i++) {
-		const struct dr_job *d = &r->jobs[i];
-		char labels[32] = "", ev[16];
+	/* A family's samples are written together: entrants of every draw, then decided. */
+	for (unsigned m = 0; m < 2; m++) {
+		for (unsigned i = 0; i < r->n_jobs && i < CP_MAX_EVENTS; i++) {
+			const struct dr_job *d = &r->jobs[i];
+			char labels[32] = "", ev[16];
 
-		snprintf(ev, sizeof(ev), "%" PRIu32, d->event);
-		metrics_label(labels, sizeof(labels), "event", ev);
-		metrics_gauge_int(t, "flashgate_draw_entrants",
-			"Entrants of a draw this control plane runs or ran (fixed at the freeze).",
-			labels, (int64_t)d->n);
-		metrics_gauge_int(t, "flashgate_draw_decided",
-			"Entrants of a draw decided so far, in rank order.", labels,
-			(int64_t)(d->phase == DR_DONE ? d->n : d->next));
+			snprintf(ev, sizeof(ev), "%" PRIu32, d->event);
+			metrics_label(labels, sizeof(labels), "event", ev);
+			if (m == 0)
+				metrics_gauge_int(t, "flashgate_draw_entrants",
+					"Entrants of a draw this control plane runs or ran (fixed "
+					"at the freeze).",
+					labels, (int64_t)d->n);
+			else
+				metrics_gauge_int(t, "flashgate_draw_decided",
+					"Entrants of a draw decided so far, in rank order.", labels,
+					(int64_t)(d->phase == DR_DONE ? d->n : d->next));
+		}
 	}
 }
