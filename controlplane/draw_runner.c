@@ -742,6 +742,17 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 
 			if (e->draw.state == WIRE_DRAW_NONE)
 				set_state(e, WIRE_DRAW_QUEUEING);
+			/* Started during the pre-queue: the entrants so far, once. */
+			uint64_t n = 0;
+
+			if (!e->draw.counted && now_ms >= ev->queue_opens_at_ms &&
+				rs_entrants_count(r->rs, ev->id, &n) == 0) {
+				e->draw.counted = true;
+				if (n > e->draw.entrants) {
+					e->draw.entrants = n;
+					e->draw.dirty = true;
+				}
+			}
 			if ((ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
 				at > now_ms && at < wake)
 				wake = at;

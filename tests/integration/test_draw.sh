@@ -184,6 +184,7 @@ PY
 echo $?)" "event 21: each entrant's decision came with its rank, reserved exactly for ranks 1..50"
 tap_ok "$(awk '$1 == "result" && $3 == "queued" && $4 > 0' "$TMP/log21" | head -1 | grep -q .; echo $?)" \
 	"  and QUEUED with the rank before the decision"
+tap_diag "event 21's feed got: $(awk '$1 == "result" { print $3 ($4 > 0 ? "+rank" : "") }' "$TMP/log21" | sort | uniq -c | tr -s ' \n' ' ')"
 # FAIR: queueing with the entrants counted, drawing with the digest, done with the seed.
 seed21=$(PSQL -c "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 21")
 sha21=$(python3 -c "import hashlib,sys; print(hashlib.sha256(bytes.fromhex(sys.argv[1])).hexdigest())" "$seed21")
