@@ -29,6 +29,26 @@ struct cp_event {
 	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
 	bool sold_out;        /* published SOLD_OUT and not restocked since */
 	bool window_set;      /* its window key in Redis says what ev says (cp_state_sync_windows) */
+	/* The challenge's difficulty for new purchase tokens now (published in FAIR): ev.pow_bits,
+	 * raised by the automatic difficulty (cp_cron(), up to ev.pow_auto_max) while the data
+	 * planes refuse reservations over the forward budget. Kept across reloads while within
+	 * [pow_bits, pow_auto_max]. */
+	uint8_t pow_bits_now;
+	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
+	/* The draw as this control plane follows it (controlplane/draw_runner.h), published in
+	 * FAIR; kept across reloads. */
+	struct cp_draw {
+		uint8_t state;	   /* enum wire_draw_state as far as this control plane knows */
+		bool has_digest;   /* digest: the entrants' (from the freeze on) */
+		uint8_t digest[WIRE_DIGEST_LEN];
+		uint64_t entrants; /* so far (QUEUEING), fixed from DRAWING on */
+		uint64_t decided;  /* in rank order */
+		uint32_t rate;	   /* entrants decided per second over the last ~2 s */
+		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
+		bool state_dirty;  /* the state changed: FAIR at once */
+		bool counted;	   /* entrants read from Redis once (a start during the pre-queue) */
+		uint64_t fair_ms;  /* when its last FAIR went out (Unix ms) */
+	} draw;
 };
 
 struct cp_state {
@@ -78,6 +98,12 @@ int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *
  */
 unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
 
+/*
+ * The current difficulty of event ev as loaded again: what the event had before (old, may be
+ * NULL) while it is within [ev->pow_bits, ev->pow_auto_max], ev->pow_bits otherwise.
+ */
+uint8_t cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old);
+
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);
 
@@ -111,5 +137,22 @@ int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */
 void cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out);
+
+/* Whether event e has a FAIR record: a draw (draw_window_s > 0) or a challenge now. */
+bool cp_event_has_fair(const struct cp_event *e);
+
+/*
+ * The FAIR record of event e (common/wire.h struct wire_fair): its draw's state (NONE without
+ * a draw; DONE once PostgreSQL or the draw says so; else what the draw runner set, QUEUEING
+ * before the draw), times, counts, the seed's commitment, the entrants' digest once fixed and
+ * the seed only when done, and the current difficulty (pow_bits_now).
+ */
+void cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out);
+
+/* Publishes the FAIR records of every event that has one (none: nothing sent). 0 or -EIO. */
+int cp_state_publish_fair(const struct cp_state *st, struct cp_links *l);
+
+/* Publishes event e's FAIR record (when it has one) and clears its dirty flags. 0 or -EIO. */
+int cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_ms);
 
 #endif
