@@ -34,6 +34,8 @@ static const char *const cmd_names[] = {
 	[ADMIN_ORDER_CANCEL] = "order cancel",
 	[ADMIN_RECONCILE] = "reconcile",
 	[ADMIN_EVENT_ARCHIVE] = "event archive",
+	[ADMIN_EVENT_POW] = "event pow",
+	[ADMIN_EVENT_VERIFY_DRAW] = "event verify-draw",
 };
 
 const char *
@@ -105,6 +107,10 @@ admin_help_text(void)
 	       "at a time\n"
 	       "event archive ID        put away an event that is over: Redis keys freed, "
 	       "rows kept\n"
+	       "event pow ID BITS [--auto-max M]   the challenge's difficulty for the next "
+	       "tokens (0..30 bits; M: the control plane may raise it up to M, 0: never)\n"
+	       "event verify-draw ID [--commitment HEX]   recompute the draw from PostgreSQL "
+	       "and check the orders\n"
 	       "stats\n"
 	       "keys rotate             new current sale key; the previous one keeps verifying\n"
 	       "keys list\n"

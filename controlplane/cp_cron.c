@@ -140,6 +140,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}
 	wake = decider_deadline(c->dec);
+	if (c->pow != NULL) {
+		uint64_t due = cp_pow_tick(c->pow, c->st, c->dps, c->links, now_ms);
+
+		if (due < wake)
+			wake = due;
+	}
 	if (c->st->next_key_retire_ms != 0) {
 		uint64_t due = c->st->next_key_retire_ms > retire_from ? c->st->next_key_retire_ms
 								     : retire_from;

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/now.h"
+#include "controlplane/cp_pow.h"
 #include "store/store_event.h"
 
 struct rule_acc {
@@ -205,7 +206,12 @@ cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 
 	for (unsigned i = 0; i < st->n_ev; i++)
 		cp_state_event_to_wire(&st->ev[i], &w[i]);
-	return st->n_ev ? cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) : 0;
+	if (st->n_ev == 0)
+		return 0;
+	/* FAIR after EVENT: a data plane learns an event before its draw and challenge. */
+	if (cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) != 0)
+		return -EIO;
+	return cp_pow_publish(st, l, 0);
 }
 
 int
