@@ -147,7 +147,7 @@ end(struct json_writer *j, char *out, size_t cap)
 	return n >= 0 ? n : admin_answer_error(out, cap, "the answer does not fit: use --json");
 }
 
-/* The state of event ev's draw at now_ms, as event show names it. */
+/* The state of event ev's draw at now_ms, as event show names it (PostgreSQL and the clock). */
 static const char *
 draw_state_name(const struct admin_event *ev, uint64_t now_ms)
 {
@@ -160,26 +160,36 @@ draw_state_name(const struct admin_event *ev, uint64_t now_ms)
 
 /*
  * "draw" of an event with one (docs/fairness.md): its state (scheduled, queueing, drawing,
- * done), the entrants and their digest once fixed, decided, and once done when and the seed.
+ * done), the entrants (so far, then fixed) and their digest once fixed, decided and the rate
+ * (what this control plane's draw runner knows, ce; NULL: PostgreSQL's), and once done when
+ * and the seed.
  */
 static void
-json_draw(struct json_writer *j, const struct admin_event *ev, uint64_t now_ms)
+json_draw(struct json_writer *j, const struct admin_event *ev, const struct cp_event *ce,
+	uint64_t now_ms)
 {
 	char hex[2 * DRAW_DIGEST_LEN + 1];
 	bool done = ev->draw_done_at_ms != 0;
+	const struct cp_draw *d = ce != NULL ? &ce->draw : NULL;
 
 	if (ev->draw_window_s == 0)
 		return;
 	jw_open(j, "draw", '{');
 	jw_str(j, "state", draw_state_name(ev, now_ms));
-	if (ev->has_digest) {
+	if (ev->has_digest)
 		jw_u64(j, "entrants", ev->draw_entrants);
-		draw_hex(ev->draw_digest, hex);
+	else if (d != NULL && d->state != WIRE_DRAW_NONE)
+		jw_u64(j, "entrants", d->entrants);
+	if (ev->has_digest || (d != NULL && d->has_digest)) {
+		draw_hex(ev->has_digest ? ev->draw_digest : d->digest, hex);
 		jw_str(j, "entrants_digest", hex);
 	}
 	if (done) {
 		jw_u64(j, "decided", ev->draw_entrants);
 		jw_time(j, "done_at", ev->draw_done_at_ms);
+	} else if (d != NULL && d->state >= WIRE_DRAW_DRAWING) {
+		jw_u64(j, "decided", d->decided);
+		jw_u64(j, "rate", d->rate);
 	}
 	/* The seed only once every entrant is decided: before, it would tell who wins. */
 	if (done && ev->has_seed) {
@@ -206,7 +216,7 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_even
 	if (ce != NULL)
 		jw_bool(j, "sold_out", ce->sold_out);
 	jw_u64(j, "pow_bits_now", ce != NULL ? ce->pow_bits_now : ev->pow_bits);
-	json_draw(j, ev, now_wall_ms());
+	json_draw(j, ev, ce, now_wall_ms());
 	if (rs_event_state(c->rs, ev->id, &rst) == 0) {
 		jw_open(j, "redis", '{');
 		jw_bool(j, "preheated", rst.preheated);
@@ -404,6 +414,9 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "duplicates_republished", dc.held_published);
 	jw_u64(&j, "bad_records", dc.bad_records);
 	jw_u64(&j, "outside_sale", dc.outside_sale);
+	jw_u64(&j, "enter_batches", dc.enter_batches);
+	jw_u64(&j, "entrants_new", dc.entrants_new);
+	jw_u64(&j, "draw_waiting", dc.draw_waiting);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", rs_connected(c->rs));
@@ -412,6 +425,7 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "errors", rs.errors);
 	jw_u64(&j, "retry", rs.retry);
 	jw_u64(&j, "outside_window", rs.outside_window);
+	jw_u64(&j, "draw_refused", rs.draw_refused);
 	jw_close(&j, '}');
 	jw_open(&j, "links", '{');
 	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
@@ -450,6 +464,8 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 		jw_u64(&j, "client_gone", ac.client_gone);
 		jw_close(&j, '}');
 	}
+	if (c->draws != NULL)
+		draw_runner_json(c->draws, &j);
 	if (c->ids != NULL)
 		dp_ids_json(c->ids, &j, now_ms);
 	if (c->dps != NULL)
@@ -674,7 +690,7 @@ do_pow(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
 	if (ce != NULL) {
 		ce->pow_bits_now = ev.pow_bits;
 		ce->pow_moved_ms = now_wall_ms();
-		cp_pow_publish(c->st, c->links, ev.id);
+		cp_pow_publish(ce, c->links);
 		if (c->pow != NULL)
 			cp_pow_show(c->pow, c->st);
 	}

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
 
@@ -61,7 +60,7 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 			grew ? "the data planes refuse reservations over the forward budget"
 			     : "no refusals over the forward budget for 5 s",
 			e->ev.pow_bits, e->ev.pow_auto_max);
-		cp_pow_publish(st, l, e->ev.id);
+		cp_pow_publish(e, l);
 	}
 	cp_pow_show(p, st);
 	return p->next_tick_ms;
@@ -97,50 +96,11 @@ cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t)
 	}
 }
 
-bool
-cp_pow_has_fair(const struct cp_event *e)
-{
-	return e->ev.draw_window_s != 0 || e->ev.pow_bits != 0 || e->ev.pow_auto_max != 0 ||
-	       e->pow_bits_now != 0;
-}
-
-void
-cp_pow_fair_to_wire(const struct cp_event *e, uint64_t now_ms, struct wire_fair *out)
-{
-	const struct admin_event *ev = &e->ev;
-
-	memset(out, 0, sizeof(*out));
-	out->event = ev->id;
-	out->pow_bits = e->pow_bits_now;
-	if (ev->has_seed)
-		draw_commitment(ev->draw_seed, out->seed_sha256);
-	if (ev->draw_window_s == 0)
-		return;
-	out->queue_opens_at_ms = ev->queue_opens_at_ms;
-	out->draw_at_ms = admin_event_draw_at_ms(ev);
-	out->draw_state = ev->draw_done_at_ms != 0			? WIRE_DRAW_DONE
-			  : ev->has_digest || now_ms >= out->draw_at_ms ? WIRE_DRAW_DRAWING
-									: WIRE_DRAW_QUEUEING;
-	if (ev->has_digest) {
-		out->entrants = ev->draw_entrants;
-		memcpy(out->entrants_digest, ev->draw_digest, sizeof(out->entrants_digest));
-	}
-	if (out->draw_state == WIRE_DRAW_DONE) {
-		out->decided = out->entrants;
-		if (ev->has_seed)
-			memcpy(out->seed, ev->draw_seed, sizeof(out->seed));
-	}
-}
-
 int
-cp_pow_publish(const struct cp_state *st, struct cp_links *l, uint32_t id)
+cp_pow_publish(struct cp_event *e, struct cp_links *l)
 {
-	struct wire_fair w[CP_MAX_EVENTS];
-	uint64_t now_ms = now_wall_ms();
-	unsigned n = 0;
+	struct wire_fair w;
 
-	for (unsigned i = 0; i < st->n_ev; i++)
-		if (id != 0 ? st->ev[i].ev.id == id : cp_pow_has_fair(&st->ev[i]))
-			cp_pow_fair_to_wire(&st->ev[i], now_ms, &w[n++]);
-	return n != 0 ? cp_links_publish(l, WIRE_T_FAIR, w, n) : 0;
+	cp_state_fair_to_wire(e, &w);
+	return cp_links_publish(l, WIRE_T_FAIR, &w, 1);
 }

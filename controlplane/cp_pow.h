@@ -11,10 +11,8 @@
  * CP_POW_QUIET_MS, never below the operator's. The data planes count the refusals per data
  * plane, not per event: all such events move together. Each move is logged and published.
  *
- * The current difficulty is cp_event.pow_bits_now; it goes to the data planes in FAIR records
- * (common/wire.h struct wire_fair), which this module builds and publishes for the events that
- * have a draw or a challenge: a minimal publisher of the draw's fields as PostgreSQL holds them
- * (state, entrants once fixed, digest, seed once done). Slow path only.
+ * The current difficulty is cp_event.pow_bits_now; it goes to the data planes in the event's
+ * FAIR record (cp_state_fair_to_wire()) at each move. Slow path only.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,22 +51,10 @@ void cp_pow_show(struct cp_pow *p, const struct cp_state *st);
 /* flashgate_pow_bits{event="ID"}: each event's current difficulty (from cp_pow_show()). */
 void cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t);
 
-/* Whether event e gets FAIR records: it has a draw, or a challenge (or may get one). */
-bool cp_pow_has_fair(const struct cp_event *e);
-
 /*
- * The FAIR record of event e at now_ms: its draw state (NONE without a draw; QUEUEING until
- * draw_at, DRAWING from then or once the entrants are fixed, DONE once drawn), the current
- * difficulty, the pre-queue and draw times, the entrants once fixed, seed_sha256, the
- * entrants' digest once fixed, the seed once done.
+ * Publishes event e's FAIR record (cp_state_fair_to_wire()) on l, with or without a draw or a
+ * challenge now: a difficulty back to 0 must reach the data planes too. 0 or -EIO.
  */
-void cp_pow_fair_to_wire(const struct cp_event *e, uint64_t now_ms, struct wire_fair *out);
-
-/*
- * Publishes the FAIR record of event id (0: of every event that has one) on l, whether or not
- * it has a draw or challenge now (one that had and has not any more goes out with zeros).
- * Returns 0 or -EIO.
- */
-int cp_pow_publish(const struct cp_state *st, struct cp_links *l, uint32_t id);
+int cp_pow_publish(struct cp_event *e, struct cp_links *l);
 
 #endif
