@@ -16,18 +16,21 @@
 #     shown in event show and the metrics; refusals;
 #   - the automatic difficulty: up by one a second while a data plane reports forward-budget
 #     refusals growing, down again once they stop, never below the operator's, never above the
-#     maximum.
+#     maximum;
+#   - a real draw (the control plane's draw runner, entrants from fg_feed in the pre-queue,
+#     orders from the order writer): event show follows it, the seed appears once it is done,
+#     verify-draw passes, and catches two of its ranks swapped.
 #
-# usage: test_fair_admin.sh CONTROLPLANE FLASHGATECTL FG_FEED
+# usage: test_fair_admin.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+CP=$1 CTL=$2 FEED=$3 OW=$4
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/integration/cp_feed_harness.sh
 . "$ROOT/tests/integration/cp_feed_harness.sh"
-W1_PID='' W2_PID=''
+W1_PID='' W2_PID='' OW_PID=''
 fair_cleanup() {
-	for p in $W1_PID $W2_PID; do fg_stop_pid "$p" 10 || true; done
+	for p in $W1_PID $W2_PID $OW_PID; do fg_stop_pid "$p" 10 || true; done
 	cpf_cleanup
 }
 trap fair_cleanup EXIT
@@ -291,4 +294,51 @@ sleep 2
 tap_is "$(jget pow_bits_now <<<"$(ctlj event show 34)")" 2 "  never below the operator's 2"
 wait_metric 34 'flashgate_pow_bits{event="34"} 2'
 tap_ok $? "  metrics: flashgate_pow_bits{event=\"34\"} 2"
+
+# --- a real draw: 20 entrants in the pre-queue, 5 items -----------------------------------------
+t0=$(date +%s)
+ctl event create 35 --name "real draw" --stock 5 --starts-at $((t0 + 8)) --ends-at $E \
+	--pay-window 15m --queue-opens-at $((t0 + 2)) --draw-window 3s >/dev/null &&
+	ctl event preheat 35 >/dev/null && ctl event open 35 >/dev/null
+tap_ok $? "event 35: pre-queue in 2 s, start in 8 s, a 3 s draw window, 5 items; open"
+c35=$(ctlj event show 35 | jget event.seed_sha256)
+while [ "$(date +%s)" -lt $((t0 + 3)) ]; do sleep 0.2; done
+"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 35 \
+	--users 501-520 --dp 5 --batch 4 --timeout-ms 20000 >"$TMP/f35.out" 2>&1
+tap_ok $? "20 users reserve in the pre-queue, each answered: $(head -c 120 "$TMP/f35.out")"
+show=$(ctlj event show 35)
+tap_is "$(jget draw.state draw.entrants draw.seed <<<"$show")" "queueing/20/" \
+	"event show: queueing, 20 entrants so far, no seed"
+for _ in $(seq 120); do
+	[ "$(ctlj event show 35 | jget draw.state)" = "done" ] && break
+	sleep 0.25
+done
+show=$(ctlj event show 35)
+tap_is "$(jget draw.state draw.entrants draw.decided <<<"$show")" "done/20/20" \
+	"the draw runs at start + 3 s: done, 20 entrants, 20 decided"
+tap_is "$(sha256hex "$(jget draw.seed <<<"$show")")" "$c35" \
+	"  the seed is shown now, and its SHA-256 is the commitment shown from create"
+"$OW" -s "order_writer.push_endpoint=tcp://127.0.0.1:${P[0]}" -s order_writer.max_rate=0 \
+	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	>"$TMP/ow.log" 2>&1 &
+OW_PID=$!
+for _ in $(seq 80); do
+	[ "$(sql "SELECT count(*) FROM orders WHERE event_id = 35")" = 5 ] && break
+	sleep 0.25
+done
+tap_is "$(sql "SELECT count(*) FROM orders WHERE event_id = 35")" 5 \
+	"the order writer wrote the 5 winners' orders"
+out=$(ctl event verify-draw 35 --commitment "$c35" 2>&1)
+rc=$?
+[ "$rc" = 0 ] && [[ $out == *"the draw checks out: 20 entrants"*"the first 5 by rank (stock 5)"* ]]
+tap_ok $? "verify-draw passes on the real draw: ${out%%$'\n'*}"
+read -r u1 u2 < <(sql "SELECT string_agg(user_id::text, ' ' ORDER BY rank) FROM draw_entrants
+	WHERE event_id = 35 AND rank IN (4, 9)")
+sql "UPDATE draw_entrants SET rank = 1000 WHERE event_id = 35 AND user_id = $u1;
+	UPDATE draw_entrants SET rank = 4 WHERE event_id = 35 AND user_id = $u2;
+	UPDATE draw_entrants SET rank = 9 WHERE event_id = 35 AND user_id = $u1"
+out=$(ctl event verify-draw 35 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"rank 4 is user $u2 in draw_entrants, the draw gives user $u1"* ]]
+tap_ok $? "  ranks 4 and 9 swapped afterwards are caught: $out"
 tap_done
