@@ -214,12 +214,13 @@ admin_event_fair_check(const struct admin_event *ev, char *err, size_t errlen)
 	char a[40], b[40], c[40];
 
 	if (ev->draw_window_s > ADMIN_DRAW_WINDOW_MAX_S)
-		return admin_fail(err, errlen, NULL, "--draw-window must be 0..1d, got %" PRIu32 "s",
-			ev->draw_window_s);
+		return admin_fail(err, errlen, NULL,
+			"--draw-window must be 0..1d, got %" PRIu32 "s", ev->draw_window_s);
 	if (ev->draw_window_s == 0 && ev->queue_opens_at_ms != 0)
 		return admin_fail(err, errlen, NULL,
-			"--queue-opens-at needs a draw: the pre-queue's entrants are decided by the "
-			"draw at the end of --draw-window (give one, such as --draw-window 30s)");
+			"--queue-opens-at needs a draw: the pre-queue's entrants are decided by "
+			"the draw at the end of --draw-window (give one, such as --draw-window "
+			"30s)");
 	if (ev->draw_window_s != 0 && ev->queue_opens_at_ms > ev->starts_at_ms) {
 		parse_time_format(ev->queue_opens_at_ms, a, sizeof(a));
 		parse_time_format(ev->starts_at_ms, b, sizeof(b));

@@ -416,8 +416,8 @@ parse_event_pow(struct ctx *c)
 			return admin_fail(c->err, c->errlen, c->cmd, "--auto-max given twice");
 		if (val == NULL)
 			return admin_fail(c->err, c->errlen, c->cmd,
-				"--auto-max needs a value: the most bits the control plane may raise "
-				"it to by itself (0: never)");
+				"--auto-max needs a value: the most bits the control plane may "
+				"raise it to by itself (0: never)");
 		if (parse_u64(val, 0, ADMIN_POW_BITS_MAX, &v) != 0)
 			return admin_fail(c->err, c->errlen, c->cmd,
 				"--auto-max must be 0..%u, got " ADMIN_SHOW, ADMIN_POW_BITS_MAX,
@@ -454,12 +454,13 @@ parse_event_verify(struct ctx *c)
 				"unknown option '" ADMIN_SHOW "' (expected --commitment)", name);
 		if (req->has_commitment)
 			return admin_fail(c->err, c->errlen, c->cmd, "--commitment given twice");
-		if (val == NULL || parse_hex(val, req->commitment, sizeof(req->commitment), &n) !=
-					   0 ||
+		if (val == NULL ||
+			parse_hex(val, req->commitment, sizeof(req->commitment), &n) != 0 ||
 			n != sizeof(req->commitment))
 			return admin_fail(c->err, c->errlen, c->cmd,
 				"--commitment must be the 64 hex digits of the seed's SHA-256 (the "
-				"seed_sha256 published before the pre-queue opened), got " ADMIN_SHOW,
+				"seed_sha256 published before the pre-queue opened), "
+				"got " ADMIN_SHOW,
 				val != NULL ? val : "nothing");
 		req->has_commitment = true;
 	}

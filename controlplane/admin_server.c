@@ -706,9 +706,8 @@ do_pow(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
 }
 
 /* A failed check of event verify-draw: the first mismatch, with what was checked. */
-static int
-verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+static int verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n,
+	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 static int
 verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n, const char *fmt, ...)
@@ -765,7 +764,8 @@ do_verify_draw(struct cp_ctx *c, const struct admin_req *req, char *out, size_t 
 			"revealed, and the draw can be checked, once every entrant is decided",
 			ev.id, draw_state_name(&ev, now_wall_ms()));
 	if (!ev.has_seed || !ev.has_digest)
-		return verify_failed(out, cap, &ev, 0, "PostgreSQL has no %s for a draw that is done",
+		return verify_failed(out, cap, &ev, 0,
+			"PostgreSQL has no %s for a draw that is done",
 			!ev.has_seed ? "seed (events.draw_seed)" : "digest (events.draw_digest)");
 	if ((rc = pg_draw_entrants(c->pg, ev.id, &v, &n, err, sizeof(err))) != 0)
 		return admin_answer_error(out, cap, err);
@@ -836,9 +836,8 @@ do_verify_draw(struct cp_ctx *c, const struct admin_req *req, char *out, size_t 
 		if (!v[i].ordered && i < winners) {
 			rc = verify_failed(out, cap, &ev, n,
 				"user %" PRIu64 " (rank %zu, one of the first %zu) has no order of "
-				"reservation %" PRIu64
-				" (if the sale just ended, the order writer may not have written it "
-				"yet: stats shows its backlog)",
+				"reservation %" PRIu64 " (if the sale just ended, the order writer "
+				"may not have written it yet: stats shows its backlog)",
 				v[i].user, i + 1, winners, v[i].reservation_id);
 			goto out;
 		}

@@ -29,7 +29,7 @@
 
 struct cp_pow {
 	bool have_last;		  /* last_refusals holds a reading */
-	uint64_t last_refusals;	  /* the data planes' forward-budget refusals at the last tick */
+	uint64_t last_refusals;	  /* the data planes' forward-budget refusals last tick */
 	uint64_t next_tick_ms;	  /* when cp_pow_tick() looks again */
 	uint64_t last_growth_ms;  /* the last tick that saw them grow (Unix ms; 0: never) */
 	uint64_t raised, lowered; /* moves made, for tests and stats */

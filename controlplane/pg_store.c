@@ -542,8 +542,8 @@ event_from_row(const PGresult *res, int row, struct admin_event *ev)
 	/* NULL reads as "": no seed (an event older than the fair start), no digest yet. */
 	ev->has_seed = draw_hex_parse(PQgetvalue(res, row, 14), (size_t)PQgetlength(res, row, 14),
 			       ev->draw_seed) == 0;
-	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15),
-				 (size_t)PQgetlength(res, row, 15), ev->draw_digest) == 0;
+	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15), (size_t)PQgetlength(res, row, 15),
+				 ev->draw_digest) == 0;
 	ev->draw_entrants = (uint32_t)get_u64(res, row, 16);
 	ev->draw_done_at_ms = get_u64(res, row, 17);
 }
@@ -808,8 +808,8 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 {
 	char id[16], starts[24], ends[24], pay[16], limit[16], stock[16], queue[24], window[16],
 		bits[8], bits_max[8], seed_hex[2 * DRAW_SEED_LEN + 1];
-	const char *vals[11] = {id, ev->name, starts, ends, pay, limit, queue, window, bits,
-		bits_max, seed_hex};
+	const char *vals[11] = {
+		id, ev->name, starts, ends, pay, limit, queue, window, bits, bits_max, seed_hex};
 	uint8_t seed[DRAW_SEED_LEN];
 	char t[40];
 	PGresult *res;

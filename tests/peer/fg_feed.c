@@ -127,8 +127,8 @@ watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watc
 			continue;
 		for (unsigned i = 0; m.type == WIRE_T_FAIR && i < m.count; i++)
 			if (wire_get_fair(&m, i, &f) == 0)
-				printf("fair event=%" PRIu32 " state=%u pow_bits=%u entrants=%" PRIu32
-				       " decided=%" PRIu32 "\n",
+				printf("fair event=%" PRIu32 " state=%u pow_bits=%u "
+				       "entrants=%" PRIu32 " decided=%" PRIu32 "\n",
 					f.event, f.draw_state, f.pow_bits, f.entrants, f.decided);
 		fflush(stdout);
 		if (m.type != WIRE_T_LIMITS || wire_get_limits(&m, 0, &l) != 0)

@@ -218,20 +218,22 @@ test_bad(void)
 			"show, list, archive, pow or verify-draw)"},
 		/* event pow, event verify-draw */
 		{"event pow without bits", "event pow 7",
-			"event pow: missing the difficulty: event pow ID BITS (0..30 leading zero bits; "
-			"0: no challenge)"},
+			"event pow: missing the difficulty: event pow ID BITS (0..30 leading zero "
+			"bits; 0: no challenge)"},
 		{"event pow over 30 bits", "event pow 7 31",
-			"event pow: BITS must be 0..30 (leading zero bits of the challenge), got 31"},
+			"event pow: BITS must be 0..30 (leading zero bits of the challenge), "
+			"got 31"},
 		{"event pow with a maximum below", "event pow 7 12 --auto-max 8",
-			"event pow: --auto-max (8) must be at least BITS (12), or 0 for no automatic "
-			"raise"},
+			"event pow: --auto-max (8) must be at least BITS (12), or 0 for no "
+			"automatic raise"},
 		{"event pow with an unknown option", "event pow 7 12 --max 8",
 			"event pow: unknown option '--max' (expected --auto-max)"},
 		{"event pow --auto-max twice", "event pow 7 12 --auto-max 13 --auto-max 14",
 			"event pow: --auto-max given twice"},
 		{"a short commitment", "event verify-draw 7 --commitment abcd",
 			"event verify-draw: --commitment must be the 64 hex digits of the seed's "
-			"SHA-256 (the seed_sha256 published before the pre-queue opened), got abcd"},
+			"SHA-256 (the seed_sha256 published before the pre-queue opened), "
+			"got abcd"},
 		{"verify-draw with an argument", "event verify-draw 7 now",
 			"event verify-draw: unexpected argument 'now'"},
 		{"a missing event id", "event open",
@@ -347,8 +349,9 @@ test_bad(void)
 		{"a pre-queue after the start",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --draw-window 30s --queue-opens-at 1001",
-			"event create: --queue-opens-at (1970-01-01T00:16:41Z) must be at or before "
-			"--starts-at (1970-01-01T00:16:40Z): the pre-queue opens before the sale"},
+			"event create: --queue-opens-at (1970-01-01T00:16:41Z) must be at or "
+			"before --starts-at (1970-01-01T00:16:40Z): the pre-queue opens before the "
+			"sale"},
 		{"a pre-queue at 0",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --draw-window 30s --queue-opens-at 0",
@@ -370,8 +373,8 @@ test_bad(void)
 		{"a challenge over 30 bits",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-bits 31",
-			"event create: --pow-bits must be 0..30 (leading zero bits of the challenge), "
-			"got 31"},
+			"event create: --pow-bits must be 0..30 (leading zero bits of the "
+			"challenge), got 31"},
 		{"an automatic maximum over 30 bits",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-auto-max 99",
@@ -380,8 +383,8 @@ test_bad(void)
 		{"an automatic maximum below the difficulty",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-bits 12 --pow-auto-max 8",
-			"event create: --pow-auto-max (8) must be at least --pow-bits (12), or 0 for "
-			"no automatic raise"},
+			"event create: --pow-auto-max (8) must be at least --pow-bits (12), or 0 "
+			"for no automatic raise"},
 		{"an option given twice",
 			"event create 7 --stock 1 --name S --stock 2 --starts-at 1 --ends-at 2 "
 			"--pay-window 1m",
