@@ -1506,6 +1506,12 @@ test_fair_draw(void)
 		       has(&a, "Retry-After: 1\r\n") && rej(DP_REJ_DRAWING) == d0 + 1 &&
 		       ring_count() == 0,
 		"draw: a reserve at draw_at: 425 the draw is in progress, Retry-After 1, counted");
+	char bad[TOK_BUF_SIZE];
+
+	snprintf(bad, sizeof(bad), "%.*sAAAAAAAAAAAAAAAAAAAAAA", (int)(strlen(tok) - 22), tok);
+	reserve(path, bad, NULL, &a);
+	tap_ok(a.status == 425 && rej(DP_REJ_DRAWING) == d0 + 2,
+		"draw: a non-entrant's forged token gets the 425 too: refused before any hash");
 	ask("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
 	tap_ok(has(&a, "\"state\":\"drawing\"") && has(&a, "\"draw\":{\"state\":\"drawing\""),
 		"  the event and its draw say drawing");
