@@ -16,6 +16,7 @@
 
 #include "common/base64url.h"
 #include "common/hmac_sha256.h"
+#include "common/pow.h"
 #include "common/token.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
@@ -29,6 +30,10 @@ static const char sale_key3[] = "sale key 3 for the demo, 32 byte";
 #define DOC_PURCHASE "p1.42.1234567.1767225900.3.V-OnkLWYCKB6pfwVMXAkvQ"
 #define DOC_RECEIPT  "r1.42.1234567.1767225601234.3.-CJhRdWUgyQ"
 #define DOC_PATH     "3-8adNU1Sny37zYiTo"
+/* ... and its purchase token with a challenge of 12 bits, solved with Python's hashlib. */
+#define DOC_PURCHASE_POW "p2.42.1234567.1767225900.12.3.UmD8QGH-7k2f9-iFBP92cQ"
+#define DOC_POW_PREFIX	 "UmD8QGH-7k2f9-iFBP92cQ"
+#define DOC_POW_SOLUTION "951"
 
 /*
  * tap_eq_int() as a function: the macro evaluates its argument twice, which would call a
@@ -438,6 +443,31 @@ test_worked_example(void)
 		"the documented receipt verifies");
 	tap_ok(vpath(&sale, DOC_PATH, strlen(DOC_PATH), 42, &kid) == TOK_OK && kid == 3,
 		"the documented path segment verifies, key 3");
+
+	/* The token with a challenge, its challenge and the smallest solution. */
+	char sol[POW_SOLUTION_MAX + 1];
+	const char *prefix = NULL;
+	unsigned bits = 0;
+	uint64_t tries = 0;
+
+	n = tok_purchase_mint_pow(&sale, 42, 1234567, 1767225900, 12, tok, sizeof(tok));
+	tap_ok(n == (int)strlen(DOC_PURCHASE_POW) && strcmp(tok, DOC_PURCHASE_POW) == 0,
+		"purchase mint with a 12-bit challenge matches openssl: %s", tok);
+	tap_ok(vpur(&sale, DOC_PURCHASE_POW, strlen(DOC_PURCHASE_POW), 42, 1767225600, &po) ==
+				TOK_OK &&
+			po.user == 1234567 && po.pow_bits == 12 && po.kid == 3,
+		"the documented p2 token verifies, 12 bits");
+	tap_ok(tok_purchase_challenge(DOC_PURCHASE_POW, strlen(DOC_PURCHASE_POW), &bits, &prefix) &&
+			bits == 12 && strncmp(prefix, DOC_POW_PREFIX, TOK_MAC_CHARS) == 0,
+		"its challenge: the MAC text as the prefix, 12 bits");
+	tap_ok(pow_solve(DOC_POW_PREFIX, TOK_MAC_CHARS, 12, 100000, sol, &tries) == 0 &&
+			strcmp(sol, DOC_POW_SOLUTION) == 0 && tries == 952,
+		"its smallest solution is the documented one: %s", sol);
+	tap_ok(pow_check(prefix, TOK_MAC_CHARS, DOC_POW_SOLUTION, 3, 12) &&
+			!pow_check(prefix, TOK_MAC_CHARS, "950", 3, 12) &&
+			pow_check(prefix, TOK_MAC_CHARS, DOC_POW_SOLUTION, 3, 16) &&
+			!pow_check(prefix, TOK_MAC_CHARS, DOC_POW_SOLUTION, 3, 17),
+		"951 solves it (16 zero bits, as documented), 950 does not");
 }
 
 static void
