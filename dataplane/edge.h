@@ -85,7 +85,8 @@ edge_ip6_of(const uint8_t a[16])
 static inline bool
 edge_ip6_le(struct edge_ip6 a, struct edge_ip6 b)
 {
-	return a.hi < b.hi || (a.hi == b.hi && a.lo <= b.lo);
+	/* As one 128-bit compare: a subtract with borrow, no branch for the searches to miss. */
+	return ((unsigned __int128)a.hi << 64 | a.lo) <= ((unsigned __int128)b.hi << 64 | b.lo);
 }
 
 /* The last address of the IPv6 network of prefix len (0..128) that starts at first. */
