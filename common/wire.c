@@ -367,6 +367,12 @@ wire_get_rule(const struct wire_msg *m, unsigned i, struct wire_rule *out)
 	switch (out->kind) {
 	case WIRE_RULE_BLOCK_IP_CIDR:
 		return out->prefix <= 32 ? 0 : WIRE_ERR_FIELD;
+	case WIRE_RULE_BLOCK_IP6_CIDR:
+		/* The 48 bytes after the address are zero: room kept for what may follow. */
+		for (unsigned b = 16; b < sizeof(out->ipv6); b++)
+			if (out->ipv6[b] != 0)
+				return WIRE_ERR_FIELD;
+		return out->prefix <= 128 ? 0 : WIRE_ERR_FIELD;
 	case WIRE_RULE_BLOCK_USER:
 		return user_ok(out->user) ? 0 : WIRE_ERR_FIELD;
 	case WIRE_RULE_BLOCK_DEVICE:

@@ -267,18 +267,23 @@ struct wire_key {
 _Static_assert(sizeof(struct wire_key) == 72, "wire_key is 72 bytes");
 
 enum wire_rule_kind {
-	WIRE_RULE_BLOCK_IP_CIDR = 1, /* ipv4 / prefix */
-	WIRE_RULE_BLOCK_USER = 2,    /* user */
-	WIRE_RULE_BLOCK_DEVICE = 3,  /* device */
+	WIRE_RULE_BLOCK_IP_CIDR = 1,  /* ipv4 / prefix */
+	WIRE_RULE_BLOCK_USER = 2,     /* user */
+	WIRE_RULE_BLOCK_DEVICE = 3,   /* device */
+	WIRE_RULE_BLOCK_IP6_CIDR = 4, /* ipv6 / prefix */
 };
 
 struct wire_rule {
 	uint64_t user;
 	uint32_t ipv4;	/* as a number, like wire_reserve.client_ipv4 */
 	uint8_t kind;	/* enum wire_rule_kind */
-	uint8_t prefix; /* 0..32 */
+	uint8_t prefix; /* 0..32; BLOCK_IP6_CIDR: 0..128 */
 	uint8_t pad[2];
-	char device[WIRE_DEVICE_MAX]; /* NUL-padded, at least one NUL */
+	union {
+		char device[WIRE_DEVICE_MAX]; /* NUL-padded, at least one NUL */
+		/* BLOCK_IP6_CIDR: the network's 16 bytes in network order, then 48 zero bytes */
+		uint8_t ipv6[WIRE_DEVICE_MAX];
+	};
 };
 _Static_assert(sizeof(struct wire_rule) == 80, "wire_rule is 80 bytes");
 

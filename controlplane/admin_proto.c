@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/admin_proto.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -72,6 +73,7 @@ admin_rule_kind_name(enum admin_rule_kind kind)
 {
 	switch (kind) {
 	case ADMIN_RULE_IP:
+	case ADMIN_RULE_IP6:
 		return "ip";
 	case ADMIN_RULE_USER:
 		return "user";
@@ -117,8 +119,8 @@ admin_help_text(void)
 	       "keys auth-set KID [- | --key-file PATH]   the shop's session-token key, 32..128 "
 	       "hex "
 	       "digits read from standard input or a file of mode 0600 (never the command line)\n"
-	       "rules add ip A.B.C.D[/LEN] | user ID | device ID\n"
-	       "rules del ip A.B.C.D[/LEN] | user ID | device ID\n"
+	       "rules add ip A.B.C.D[/LEN] | ip IPV6[/LEN] | user ID | device ID\n"
+	       "rules del ip A.B.C.D[/LEN] | ip IPV6[/LEN] | user ID | device ID\n"
 	       "rules list\n"
 	       "limits set [ip RATE/BURST] [user RATE/BURST] [device RATE/BURST] [forward "
 	       "RATE[/BURST]]\n"
@@ -327,11 +329,56 @@ ip_text(uint32_t ip, char *buf, size_t len)
 	snprintf(buf, len, "%u.%u.%u.%u", ip >> 24, ip >> 16 & 0xff, ip >> 8 & 0xff, ip & 0xff);
 }
 
+/* admin_rule_parse() of an "ip" value with a colon: an IPv6 address or network. */
+static int
+rule_ip6_parse(const char *value, struct admin_rule *out, char *err, size_t errlen)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char net[INET6_ADDRSTRLEN];
+	unsigned prefix;
+	int rc = parse_cidr6(value, out->ip6, &prefix);
+
+	if (rc == -EINVAL)
+		return admin_fail(err, errlen, NULL,
+			"ip '" ADMIN_SHOW "' is not an IPv6 address or network (expected e.g. "
+			"2001:db8::7 or 2001:db8::/32: hex groups and '::', no brackets, no zone)",
+			value);
+	if (rc == -ERANGE)
+		return admin_fail(err, errlen, NULL,
+			"ip " ADMIN_SHOW ": the prefix length must be 0..128, got '" ADMIN_SHOW "'",
+			value, strchr(value, '/') + 1);
+	if (rc == -EDOM) {
+		inet_ntop(AF_INET6, out->ip6, net, sizeof(net));
+		memset(out, 0, sizeof(*out));
+		return admin_fail(err, errlen, NULL,
+			"ip " ADMIN_SHOW
+			" has host bits set: the network is %s/%u (use /128 for one address)",
+			value, net, prefix);
+	}
+	if (prefix >= 96 && memcmp(out->ip6, mapped, sizeof(mapped)) == 0) {
+		const uint8_t *v4 = out->ip6 + 12;
+
+		snprintf(net, sizeof(net), "%u.%u.%u.%u/%u", v4[0], v4[1], v4[2], v4[3],
+			prefix - 96);
+		memset(out, 0, sizeof(*out));
+		return admin_fail(err, errlen, NULL,
+			"ip " ADMIN_SHOW
+			" is an IPv4-mapped network: block ip %s instead (a client at "
+			"::ffff:a.b.c.d is the IPv4 client a.b.c.d)",
+			value, net);
+	}
+	out->kind = ADMIN_RULE_IP6;
+	out->prefix = (uint8_t)prefix;
+	return 0;
+}
+
 int
 admin_rule_parse(
 	const char *kind, const char *value, struct admin_rule *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
+	if (strcmp(kind, "ip") == 0 && strchr(value, ':') != NULL)
+		return rule_ip6_parse(value, out, err, errlen);
 	if (strcmp(kind, "ip") == 0) {
 		unsigned prefix;
 		char net[16];
@@ -396,10 +443,16 @@ admin_rule_parse(
 int
 admin_rule_value(const struct admin_rule *r, char *buf, size_t len)
 {
-	char ip[16];
+	char ip[INET6_ADDRSTRLEN];
 	int n;
 
 	switch (r->kind) {
+	case ADMIN_RULE_IP6:
+		if (inet_ntop(AF_INET6, r->ip6, ip, sizeof(ip)) == NULL)
+			return -EINVAL;
+		n = r->prefix == 128 ? snprintf(buf, len, "%s", ip)
+				     : snprintf(buf, len, "%s/%u", ip, r->prefix);
+		break;
 	case ADMIN_RULE_IP:
 		ip_text(r->ip, ip, sizeof(ip));
 		n = r->prefix == 32 ? snprintf(buf, len, "%s", ip)

@@ -147,13 +147,15 @@ enum admin_rule_kind {
 	ADMIN_RULE_IP = WIRE_RULE_BLOCK_IP_CIDR,
 	ADMIN_RULE_USER = WIRE_RULE_BLOCK_USER,
 	ADMIN_RULE_DEVICE = WIRE_RULE_BLOCK_DEVICE,
+	ADMIN_RULE_IP6 = WIRE_RULE_BLOCK_IP6_CIDR, /* named "ip" too: the value tells the family */
 };
 
-/* A risk rule: a blocked IPv4 network, user or device id. */
+/* A risk rule: a blocked IPv4 or IPv6 network, user or device id. */
 struct admin_rule {
 	enum admin_rule_kind kind;
 	uint32_t ip;	/* ADMIN_RULE_IP: network address, host byte order, no host bits set */
-	uint8_t prefix; /* ADMIN_RULE_IP: 0..32 */
+	uint8_t prefix; /* ADMIN_RULE_IP: 0..32; ADMIN_RULE_IP6: 0..128 */
+	uint8_t ip6[16]; /* ADMIN_RULE_IP6: network address, network byte order, no host bits */
 	uint64_t user;	/* ADMIN_RULE_USER: 1..2^63-1 */
 	char device[ADMIN_DEVICE_MAX + 1]; /* ADMIN_RULE_DEVICE: 1..63 visible ASCII bytes */
 };
@@ -210,20 +212,22 @@ int admin_event_transition(uint32_t id, enum admin_event_state from, enum admin_
 
 /*
  * Parses a rule from its kind word ("ip", "user", "device") and value ("198.18.0.0/24",
- * "198.18.0.7", "42", "abc-123"). Returns 0, or -EINVAL with a message (an unknown kind, a bad
- * address or prefix, host bits set, a user id out of range, a device id that is empty, too long
- * or not visible ASCII).
+ * "198.18.0.7", "2001:db8::/32", "2001:db8::7", "42", "abc-123"); an "ip" value with a colon is
+ * IPv6 (ADMIN_RULE_IP6). Returns 0, or -EINVAL with a message (an unknown kind, a bad address or
+ * prefix, host bits set, an IPv4-mapped IPv6 network, a user id out of range, a device id that
+ * is empty, too long or not visible ASCII).
  */
 int admin_rule_parse(
 	const char *kind, const char *value, struct admin_rule *out, char *err, size_t errlen);
 
-/* "ip", "user", "device"; "?" for a value that is not a kind. */
+/* "ip" (IPv4 and IPv6), "user", "device"; "?" for a value that is not a kind. */
 const char *admin_rule_kind_name(enum admin_rule_kind kind);
 
 /*
- * Writes the canonical value of a valid rule ("198.18.0.7" for a /32, "198.18.0.0/24", "42",
- * the device id) to buf, NUL-terminated: the same rule always gives the same text. Returns its
- * length, or -ENOSPC (ADMIN_RULE_TEXT_MAX always fits).
+ * Writes the canonical value of a valid rule ("198.18.0.7" for a /32, "198.18.0.0/24", IPv6 in
+ * RFC 5952's form: "2001:db8::7" for a /128, "2001:db8::/32"; "42", the device id) to buf,
+ * NUL-terminated: the same rule always gives the same text. Returns its length, or -ENOSPC
+ * (ADMIN_RULE_TEXT_MAX always fits).
  */
 int admin_rule_value(const struct admin_rule *r, char *buf, size_t len);
 

@@ -38,7 +38,10 @@ add_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
 	w->ipv4 = r->ip;
 	w->prefix = r->prefix;
 	w->user = r->user;
-	snprintf(w->device, sizeof(w->device), "%s", r->device);
+	if (r->kind == ADMIN_RULE_IP6)
+		memcpy(w->ipv6, r->ip6, sizeof(r->ip6)); /* the rest of the 64 bytes stays zero */
+	else
+		snprintf(w->device, sizeof(w->device), "%s", r->device);
 	return 0;
 }
 

@@ -79,12 +79,17 @@ build_rules(struct bridge *b, const struct model *m, bool *ok)
 	for (unsigned i = 0; i < m->n_rules; i++) {
 		const struct wire_rule *w = &m->rules[i];
 
-		specs[i].kind = w->kind == WIRE_RULE_BLOCK_IP_CIDR ? RULE_BLOCK_IP
-				: w->kind == WIRE_RULE_BLOCK_USER  ? RULE_BLOCK_USER
-								   : RULE_BLOCK_DEVICE;
+		specs[i].kind = w->kind == WIRE_RULE_BLOCK_IP_CIDR    ? RULE_BLOCK_IP
+				: w->kind == WIRE_RULE_BLOCK_USER     ? RULE_BLOCK_USER
+				: w->kind == WIRE_RULE_BLOCK_IP6_CIDR ? RULE_BLOCK_IP6
+								      : RULE_BLOCK_DEVICE;
 		specs[i].ip = w->ipv4;
 		specs[i].prefix = w->prefix;
 		specs[i].user = w->user;
+		if (w->kind == WIRE_RULE_BLOCK_IP6_CIDR) {
+			memcpy(specs[i].ip6, w->ipv6, sizeof(specs[i].ip6));
+			continue;
+		}
 		memcpy(specs[i].device, w->device, sizeof(specs[i].device));
 		specs[i].device[sizeof(specs[i].device) - 1] = '\0';
 	}

@@ -12,10 +12,6 @@ struct edge_r4 {
 	uint32_t first, last;
 };
 
-struct edge_r6 {
-	struct edge_ip6 first, last;
-};
-
 static int
 edge_cmp4(const void *x, const void *y)
 {
@@ -34,8 +30,7 @@ edge_cmp6(const void *x, const void *y)
 	return a->first.lo < b->first.lo ? -1 : a->first.lo > b->first.lo;
 }
 
-/* The last address of a network of prefix len starting at first. */
-static struct edge_ip6
+struct edge_ip6
 edge_ip6_last(struct edge_ip6 first, unsigned len)
 {
 	struct edge_ip6 v = first;
@@ -69,7 +64,7 @@ edge_merge4(struct edge_r4 *r, uint32_t n)
 	return k;
 }
 
-static uint32_t
+uint32_t
 edge_merge6(struct edge_r6 *r, uint32_t n)
 {
 	uint32_t k = 0;

@@ -30,6 +30,11 @@ struct edge_ip6 {
 	uint64_t hi, lo;
 };
 
+/* An IPv6 range [first, last]: a network's first and last address. */
+struct edge_r6 {
+	struct edge_ip6 first, last;
+};
+
 struct edge_trust {
 	uint32_t n4, n6;
 	uint32_t first4[EDGE_TRUSTED_MAX]; /* host byte order, sorted, ranges disjoint */
@@ -80,7 +85,40 @@ edge_ip6_of(const uint8_t a[16])
 static inline bool
 edge_ip6_le(struct edge_ip6 a, struct edge_ip6 b)
 {
-	return a.hi < b.hi || (a.hi == b.hi && a.lo <= b.lo);
+	/* As one 128-bit compare: a subtract with borrow, no branch for the searches to miss. */
+	return ((unsigned __int128)a.hi << 64 | a.lo) <= ((unsigned __int128)b.hi << 64 | b.lo);
+}
+
+/* The last address of the IPv6 network of prefix len (0..128) that starts at first. */
+struct edge_ip6 edge_ip6_last(struct edge_ip6 first, unsigned len);
+
+/*
+ * Sorts r[0..n) by first address and merges overlapping ranges into one (adjacent ones stay
+ * two): afterwards the ranges are sorted and disjoint. Returns the new count. For CIDR networks,
+ * which are nested or disjoint, this drops every network inside another.
+ */
+uint32_t edge_merge6(struct edge_r6 *r, uint32_t n);
+
+/*
+ * Whether ip is in one of the n sorted, disjoint ranges first[i]..last[i] (n may be 0): a
+ * branch-free binary search, log2(n) steps, no allocation. For the per-packet path.
+ */
+static inline bool
+edge_ip6_in(
+	const struct edge_ip6 *first, const struct edge_ip6 *last, uint32_t n, struct edge_ip6 ip)
+{
+	uint32_t base = 0;
+
+	if (n == 0)
+		return false;
+	/* The last range whose first address is <= ip, if any. */
+	while (n > 1) {
+		uint32_t half = n / 2;
+
+		base = edge_ip6_le(first[base + half], ip) ? base + half : base;
+		n -= half;
+	}
+	return edge_ip6_le(first[base], ip) && edge_ip6_le(ip, last[base]);
 }
 
 /*
@@ -118,20 +156,9 @@ edge_trusted4(const struct edge_trust *t, uint32_t ip_be)
 static inline bool
 edge_trusted6(const struct edge_trust *t, const uint8_t a[16])
 {
-	uint32_t n, base = 0;
-	struct edge_ip6 ip;
-
 	if (t == NULL || t->n6 == 0)
 		return false;
-	ip = edge_ip6_of(a);
-	n = t->n6;
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		base = edge_ip6_le(t->first6[base + half], ip) ? base + half : base;
-		n -= half;
-	}
-	return edge_ip6_le(t->first6[base], ip) && edge_ip6_le(ip, t->last6[base]);
+	return edge_ip6_in(t->first6, t->last6, t->n6, edge_ip6_of(a));
 }
 
 #endif

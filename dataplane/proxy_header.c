@@ -200,6 +200,26 @@ proxy_v2(const uint8_t *p, size_t len, struct proxy_info *out)
 	return (int)(PROXY_V2_HDR + body);
 }
 
+/*
+ * An IPv4-mapped IPv6 source (::ffff:a.b.c.d: what a dual-stack edge listening on an IPv6
+ * socket says of its IPv4 clients) is that IPv4 client: family 4, so that it meets the IPv4
+ * rules and has its own per-IP bucket rather than sharing the /64 of every mapped address.
+ */
+static int
+proxy_unmap(int rc, struct proxy_info *out)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (rc > 0 && out->family == 6 && memcmp(out->src6, mapped, sizeof(mapped)) == 0) {
+		out->family = 4;
+		memcpy(&out->src4, out->src6 + 12, 4);
+		out->dst4 = 0;
+		if (memcmp(out->dst6, mapped, sizeof(mapped)) == 0)
+			memcpy(&out->dst4, out->dst6 + 12, 4);
+	}
+	return rc;
+}
+
 int
 proxy_header_parse(const uint8_t *p, size_t len, struct proxy_info *out)
 {
@@ -210,14 +230,14 @@ proxy_header_parse(const uint8_t *p, size_t len, struct proxy_info *out)
 			return PROXY_NONE;
 		if (len < PROXY_V1_SIG_LEN)
 			return PROXY_INCOMPLETE;
-		return proxy_v1(p, len, out);
+		return proxy_unmap(proxy_v1(p, len, out), out);
 	}
 	if (p[0] == '\r') {
 		if (!proxy_prefix_of(p, len, PROXY_V2_SIG, PROXY_V2_SIG_LEN))
 			return PROXY_NONE;
 		if (len < PROXY_V2_SIG_LEN)
 			return PROXY_INCOMPLETE;
-		return proxy_v2(p, len, out);
+		return proxy_unmap(proxy_v2(p, len, out), out);
 	}
 	return PROXY_NONE;
 }

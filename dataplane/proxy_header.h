@@ -47,7 +47,9 @@ struct proxy_info {
  * or UNKNOWN, an address not of its protocol, a port not 0..65535 in decimal without leading
  * zeros, no CRLF within 107 bytes; v2 with a version other than 2, a command other than LOCAL
  * or PROXY, an unknown family or transport, an address block shorter than its family needs, or
- * TLVs that overrun the header. *out is unspecified unless a length is returned.
+ * TLVs that overrun the header. *out is unspecified unless a length is returned. An
+ * IPv4-mapped IPv6 source (::ffff:a.b.c.d, v1 TCP6 or v2 over IPv6) is given as family 4, src4
+ * a.b.c.d (dst4 the destination when it is mapped too, else 0).
  */
 int proxy_header_parse(const uint8_t *p, size_t len, struct proxy_info *out);
 

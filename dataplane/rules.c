@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Building, checking, parsing and printing risk rules; the lookups are in rules.h. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "common/parse.h"
 #include "dataplane/rules.h"
 
 static unsigned rules_next_serial;
@@ -22,6 +24,67 @@ static void
 ip_text(uint32_t ip, char buf[16])
 {
 	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+/* An IPv6 address as text (RFC 5952: lowercase, the longest run of zero groups as "::"). */
+static void
+ip6_text(const uint8_t a[16], char buf[INET6_ADDRSTRLEN])
+{
+	if (inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN) == NULL)
+		snprintf(buf, INET6_ADDRSTRLEN, "?");
+}
+
+/* Copies a to net with the bits past prefix (0..128) cleared; returns whether any was set. */
+static bool
+ip6_network(const uint8_t a[16], unsigned prefix, uint8_t net[16])
+{
+	bool host_bits = false;
+
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? prefix - 8 * i : 0;
+		uint8_t mask = (uint8_t)(0xff00u >> keep);
+
+		net[i] = a[i] & mask;
+		host_bits |= net[i] != a[i];
+	}
+	return host_bits;
+}
+
+/* The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
+static const uint8_t ip6_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+/* rule_spec_check() of an IPv6 network. */
+static int
+rule_ip6_check(const struct rule_spec *s, char *err, size_t errlen)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	uint8_t net[16];
+
+	ip6_text(s->ip6, a);
+	if (s->prefix > 128) {
+		snprintf(err, errlen, "ip %s/%u: the prefix length must be 0..128", a, s->prefix);
+		return -EINVAL;
+	}
+	if (ip6_network(s->ip6, s->prefix, net)) {
+		ip6_text(net, b);
+		snprintf(err, errlen,
+			"ip %s/%u has host bits set: the network is %s/%u (use /128 for one "
+			"address)",
+			a, s->prefix, b, s->prefix);
+		return -EINVAL;
+	}
+	if (s->prefix >= 96 && memcmp(s->ip6, ip6_mapped, sizeof(ip6_mapped)) == 0) {
+		uint32_t v4 = (uint32_t)s->ip6[12] << 24 | (uint32_t)s->ip6[13] << 16 |
+			      (uint32_t)s->ip6[14] << 8 | s->ip6[15];
+
+		ip_text(v4, b);
+		snprintf(err, errlen,
+			"ip %s/%u is an IPv4-mapped network: block ip %s/%u instead (a client at "
+			"::ffff:a.b.c.d is the IPv4 client a.b.c.d)",
+			a, s->prefix, b, (unsigned)s->prefix - 96);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int
@@ -47,6 +110,8 @@ rule_spec_check(const struct rule_spec *s, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		return 0;
+	case RULE_BLOCK_IP6:
+		return rule_ip6_check(s, err, errlen);
 	case RULE_BLOCK_USER:
 		if (s->user == 0 || s->user > (uint64_t)RULE_USER_MAX) {
 			snprintf(err, errlen, "user id %llu is not from 1 to %lld",
@@ -117,6 +182,8 @@ rules_free(struct rules *r)
 	rte_hash_free(r->devices);
 	rte_free((void *)(uintptr_t)r->ip32);
 	rte_free((void *)(uintptr_t)r->users);
+	rte_free((void *)(uintptr_t)r->first6);
+	rte_free((void *)(uintptr_t)r->last6);
 	rte_free(r);
 }
 
@@ -241,6 +308,59 @@ out:
 	return rc;
 }
 
+/*
+ * Builds the IPv6 part of r: the networks as ranges, those inside another dropped (CIDR networks
+ * are nested or disjoint), in two sorted arrays. Returns 0 or -1 with a message in err.
+ */
+static int
+build_ip6(struct rules *r, const struct rule_spec *specs, unsigned n, uint32_t n_ip6, int socket,
+	char *err, size_t errlen)
+{
+	struct edge_r6 *rg;
+	struct edge_ip6 *first = NULL, *last = NULL;
+	uint32_t k = 0;
+
+	if (n_ip6 == 0)
+		return 0;
+	rg = malloc(sizeof(*rg) * n_ip6);
+	if (rg == NULL) {
+		snprintf(err, errlen, "out of memory for %u IPv6 address rules", n_ip6);
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (specs[i].kind != RULE_BLOCK_IP6)
+			continue;
+		if (specs[i].prefix == 0) {
+			/* ::/0 covers every IPv6 address: nothing else matters. */
+			r->all_ip6 = true;
+			free(rg);
+			return 0;
+		}
+		rg[k].first = edge_ip6_of(specs[i].ip6);
+		rg[k].last = edge_ip6_last(rg[k].first, specs[i].prefix);
+		k++;
+	}
+	k = edge_merge6(rg, k);
+	first = rte_malloc_socket("rules_ip6_first", sizeof(*first) * k, 0, socket);
+	last = rte_malloc_socket("rules_ip6_last", sizeof(*last) * k, 0, socket);
+	if (first == NULL || last == NULL) {
+		rte_free(first);
+		rte_free(last);
+		free(rg);
+		snprintf(err, errlen, "out of memory for %u IPv6 address rules", k);
+		return -1;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		first[i] = rg[i].first;
+		last[i] = rg[i].last;
+	}
+	free(rg);
+	r->first6 = first;
+	r->last6 = last;
+	r->n_ip6 = k;
+	return 0;
+}
+
 /* Builds the device hash of r. Returns 0 or -1 with a message in err. */
 static int
 build_devices(struct rules *r, const struct rule_spec *specs, unsigned n, uint32_t n_dev,
@@ -288,7 +408,7 @@ struct rules *
 rules_build(const struct rule_spec *specs, unsigned n, int socket, char *err, size_t errlen)
 {
 	struct rules *r;
-	uint32_t n_ip = 0, n_users = 0, n_dev = 0;
+	uint32_t n_ip = 0, n_ip6 = 0, n_users = 0, n_dev = 0;
 	uint64_t *users = NULL;
 	char msg[160];
 
@@ -302,6 +422,7 @@ rules_build(const struct rule_spec *specs, unsigned n, int socket, char *err, si
 			return NULL;
 		}
 		n_ip += specs[i].kind == RULE_BLOCK_IP;
+		n_ip6 += specs[i].kind == RULE_BLOCK_IP6;
 		n_users += specs[i].kind == RULE_BLOCK_USER;
 		n_dev += specs[i].kind == RULE_BLOCK_DEVICE;
 	}
@@ -331,6 +452,8 @@ rules_build(const struct rule_spec *specs, unsigned n, int socket, char *err, si
 		r->n_users = k;
 	}
 	if (build_ip(r, specs, n, n_ip, socket, err, errlen) != 0)
+		goto fail;
+	if (build_ip6(r, specs, n, n_ip6, socket, err, errlen) != 0)
 		goto fail;
 	if (build_devices(r, specs, n, n_dev, socket, err, errlen) != 0)
 		goto fail;
@@ -439,6 +562,36 @@ parse_ip(const struct word *w, struct rule_spec *out, char *err, size_t errlen)
 	return 0;
 }
 
+/* An IPv6 address or network "a:b::c[/len]" in w (it has a colon). */
+static int
+parse_ip6(const struct word *w, struct rule_spec *out, char *err, size_t errlen)
+{
+	const char *end = w->p + w->len, *slash = memchr(w->p, '/', w->len);
+	size_t alen = slash != NULL ? (size_t)(slash - w->p) : w->len;
+	uint64_t pfx = 128;
+
+	if (parse_ipv6_n(w->p, alen, out->ip6) != 0) {
+		snprintf(err, errlen,
+			"'%.*s' is not an IPv6 address: expected up to eight groups of 1..4 hex "
+			"digits separated by colons, '::' once for a run of zero groups, no "
+			"brackets or zone, e.g. 'ip 2001:db8::7' or 'ip 2001:db8::/32'",
+			(int)RTE_MIN(alen, (size_t)50), w->p);
+		return -EINVAL;
+	}
+	if (slash != NULL) {
+		const char *p = slash + 1;
+
+		if (!parse_dec(&p, end, 3, 128, &pfx) || p != end) {
+			snprintf(err, errlen, "prefix length '/%.*s' is not a number from 0 to 128",
+				(int)RTE_MIN((size_t)(end - slash - 1), (size_t)20), slash + 1);
+			return -EINVAL;
+		}
+	}
+	out->kind = RULE_BLOCK_IP6;
+	out->prefix = (uint8_t)pfx;
+	return 0;
+}
+
 int
 rule_spec_parse(const char *text, struct rule_spec *out, char *err, size_t errlen)
 {
@@ -449,7 +602,8 @@ rule_spec_parse(const char *text, struct rule_spec *out, char *err, size_t errle
 	memset(out, 0, sizeof(*out));
 	if (!next_word(&pos, &kind)) {
 		snprintf(err, errlen,
-			"empty rule: expected 'ip A.B.C.D[/LEN]', 'user ID' or 'device ID'");
+			"empty rule: expected 'ip A.B.C.D[/LEN]', 'ip IPV6[/LEN]', 'user ID' or "
+			"'device ID'");
 		return -EINVAL;
 	}
 	if (!word_is(&kind, "ip") && !word_is(&kind, "user") && !word_is(&kind, "device")) {
@@ -470,7 +624,8 @@ rule_spec_parse(const char *text, struct rule_spec *out, char *err, size_t errle
 		return -EINVAL;
 	}
 	if (word_is(&kind, "ip")) {
-		rc = parse_ip(&val, out, err, errlen);
+		rc = memchr(val.p, ':', val.len) != NULL ? parse_ip6(&val, out, err, errlen)
+							 : parse_ip(&val, out, err, errlen);
 		if (rc != 0)
 			return rc;
 	} else if (word_is(&kind, "user")) {
@@ -502,7 +657,7 @@ rule_spec_parse(const char *text, struct rule_spec *out, char *err, size_t errle
 int
 rule_spec_format(const struct rule_spec *s, char *buf, size_t len)
 {
-	char tmp[RULE_TEXT_MAX], a[16], msg[8];
+	char tmp[RULE_TEXT_MAX], a[INET6_ADDRSTRLEN], msg[8];
 	int n;
 
 	if (rule_spec_check(s, msg, sizeof(msg)) != 0)
@@ -512,6 +667,11 @@ rule_spec_format(const struct rule_spec *s, char *buf, size_t len)
 		ip_text(s->ip, a);
 		n = s->prefix == 32 ? snprintf(tmp, sizeof(tmp), "ip %s", a)
 				    : snprintf(tmp, sizeof(tmp), "ip %s/%u", a, s->prefix);
+		break;
+	case RULE_BLOCK_IP6:
+		ip6_text(s->ip6, a);
+		n = s->prefix == 128 ? snprintf(tmp, sizeof(tmp), "ip %s", a)
+				     : snprintf(tmp, sizeof(tmp), "ip %s/%u", a, s->prefix);
 		break;
 	case RULE_BLOCK_USER:
 		n = snprintf(tmp, sizeof(tmp), "user %llu", (unsigned long long)s->user);

@@ -2,9 +2,9 @@
 #ifndef FG_DP_RULES_H
 #define FG_DP_RULES_H
 /*
- * Risk rules (DESIGN.md "Risk rules"): blocked IPv4 addresses and networks, users and device
- * ids. A rule set is built once by rules_build() and never changes afterwards, so any number of
- * lcores may read it at once without locks; a new version is built beside the old one and
+ * Risk rules (DESIGN.md "Risk rules"): blocked IPv4 and IPv6 addresses and networks, users and
+ * device ids. A rule set is built once by rules_build() and never changes afterwards, so any number
+ * of lcores may read it at once without locks; a new version is built beside the old one and
  * swapped in by the bridge (RCU), then the old one is freed with rules_free(). Any matching rule
  * blocks: there is no "allow" and no order.
  *
@@ -21,6 +21,12 @@
  *   100k addresses) and a quadratic build.
  * - device ids: rte_hash with NUL-padded 64-byte keys (3x faster than a sorted array of
  *   SipHashes).
+ * - IPv6 networks and addresses (any prefix 1..128): normalised the same way, what is left is
+ *   disjoint ranges [first, last], kept as two sorted arrays of 128-bit numbers and searched
+ *   without branches (edge_ip6_in(), log2(n) steps); ::/0 is a flag. Only an IPv6 client (behind
+ *   a trusted edge: X-Forwarded-For, Forwarded, PROXY) is looked up there, so they cost an IPv4
+ *   client nothing. An IPv4-mapped client address (::ffff:a.b.c.d) is looked up as the IPv4
+ *   address a.b.c.d.
  * An empty part costs one compare; a NULL rule set means "no rules".
  */
 #include <stdbool.h>
@@ -33,10 +39,13 @@
 #include <rte_hash.h>
 #include <rte_lpm.h>
 
+#include "dataplane/edge.h"
+
 enum rule_kind {
 	RULE_BLOCK_IP = 1, /* an IPv4 network a.b.c.d/len; /32 for one address */
 	RULE_BLOCK_USER,   /* a user id, 1..2^63-1 */
 	RULE_BLOCK_DEVICE, /* a device id (X-Device-Id), 1..63 visible ASCII bytes */
+	RULE_BLOCK_IP6,	   /* an IPv6 network a:b::/len; /128 for one address */
 };
 
 #define RULE_DEVICE_MAX 63 /* bytes in a device id, without the NUL */
@@ -49,7 +58,8 @@ enum rule_kind {
 struct rule_spec {
 	enum rule_kind kind;
 	uint32_t ip; /* RULE_BLOCK_IP: network address, host byte order (198.18.0.0 = 0xc6120000) */
-	uint8_t prefix;			  /* RULE_BLOCK_IP: 0..32 */
+	uint8_t prefix;	 /* RULE_BLOCK_IP: 0..32; RULE_BLOCK_IP6: 0..128 */
+	uint8_t ip6[16]; /* RULE_BLOCK_IP6: network address, network byte order (as in a packet) */
 	uint64_t user;			  /* RULE_BLOCK_USER */
 	char device[RULE_DEVICE_MAX + 1]; /* RULE_BLOCK_DEVICE: NUL-terminated */
 };
@@ -65,6 +75,11 @@ struct rules {
 	uint32_t n_devices;
 	uint32_t n_networks; /* /1../31 rules in lpm */
 	unsigned serial;     /* makes DPDK object names unique among live rule sets */
+	/* IPv6 (after the IPv4 part, which the IPv4 lookups read). */
+	bool all_ip6;		       /* a ::/0 rule: every IPv6 address is blocked */
+	uint32_t n_ip6;		       /* ranges in first6/last6 */
+	const struct edge_ip6 *first6; /* IPv6 rules as sorted, disjoint ranges: their first */
+	const struct edge_ip6 *last6;  /* and last addresses */
 };
 
 /*
@@ -74,9 +89,9 @@ struct rules {
  * 10k rules, plus up to ~3 s for RULES_MAX_NETWORKS networks of one prefix length (rte_lpm), so
  * call it away from any loop that must keep moving. On error returns NULL and writes a message
  * naming the first bad rule (its index and what is wrong) to err: an unknown kind, a prefix
- * above 32, host bits set in a network, a user id outside 1..2^63-1, a device id that is empty,
- * too long or not visible ASCII, more than RULES_MAX rules, more than RULES_MAX_NETWORKS
- * networks, or no memory.
+ * above 32 (IPv6: 128), host bits set in a network, an IPv4-mapped IPv6 network, a user id
+ * outside 1..2^63-1, a device id that is empty, too long or not visible ASCII, more than RULES_MAX
+ * rules, more than RULES_MAX_NETWORKS networks, or no memory.
  */
 struct rules *rules_build(
 	const struct rule_spec *specs, unsigned n, int socket, char *err, size_t errlen);
@@ -91,16 +106,18 @@ void rules_free(struct rules *r);
 int rule_spec_check(const struct rule_spec *s, char *err, size_t errlen);
 
 /*
- * Parses one rule in text form: "ip 198.18.0.0/24", "ip 198.18.0.7" (= /32), "user 42",
- * "device abc-123"; words separated by spaces or tabs, surrounding white space (also CR, LF)
- * ignored. Writes the rule to *out (unused fields zeroed) and returns 0, or returns -EINVAL
- * with a specific message in err. The rule is also checked as by rule_spec_check().
+ * Parses one rule in text form: "ip 198.18.0.0/24", "ip 198.18.0.7" (= /32), "ip 2001:db8::/32",
+ * "ip 2001:db8::7" (= /128), "user 42", "device abc-123"; words separated by spaces or tabs,
+ * surrounding white space (also CR, LF) ignored. Writes the rule to *out (unused fields zeroed) and
+ * returns 0, or returns -EINVAL with a specific message in err. The rule is also checked as by
+ * rule_spec_check().
  */
 int rule_spec_parse(const char *text, struct rule_spec *out, char *err, size_t errlen);
 
 /*
  * Writes s as text in the form rule_spec_parse() reads ("ip a.b.c.d" for /32, "ip a.b.c.d/len"
- * otherwise), NUL-terminated. Returns the length written, -ENOSPC when it does not fit in len
+ * otherwise; IPv6 in RFC 5952's form, "ip 2001:db8::7" for /128, "ip 2001:db8::/32"),
+ * NUL-terminated. Returns the length written, -ENOSPC when it does not fit in len
  * bytes (RULE_TEXT_MAX always fits), or -EINVAL when s is not a valid rule.
  */
 int rule_spec_format(const struct rule_spec *s, char *buf, size_t len);
@@ -153,6 +170,28 @@ rules_block_ip(const struct rules *r, uint32_t ip_be)
 	if (r->n_ip32 != 0 && rules_has_u32(r->ip32, r->n_ip32, ip))
 		return true;
 	return r->lpm != NULL && rte_lpm_lookup(r->lpm, ip, &hop) == 0;
+}
+
+/*
+ * Whether r blocks the IPv6 address a[0..16) (network byte order, as a client's address behind
+ * an edge). An IPv4-mapped address (::ffff:a.b.c.d) is looked up as the IPv4 address. r may be
+ * NULL (no rules). No allocation; at most log2(IPv6 rules) steps.
+ */
+static inline bool
+rules_block_ip6(const struct rules *r, const uint8_t a[16])
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uint32_t v4;
+
+	if (r == NULL)
+		return false;
+	if (unlikely(memcmp(a, mapped, sizeof(mapped)) == 0)) {
+		memcpy(&v4, a + 12, 4);
+		return rules_block_ip(r, v4);
+	}
+	if (unlikely(r->all_ip6))
+		return true;
+	return r->n_ip6 != 0 && edge_ip6_in(r->first6, r->last6, r->n_ip6, edge_ip6_of(a));
 }
 
 /* Whether r blocks user id `user`. r may be NULL (no rules). */

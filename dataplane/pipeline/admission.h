@@ -87,10 +87,12 @@ adm_check_ip(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	uint32_t retry;
 
 	/* A trusted edge's own request (family 0) is no client's: nothing to block or limit.
-	 * Address rules are IPv4 networks: an IPv6 client meets none of them. */
+	 * An IPv6 client (behind an edge) meets the IPv6 rules. */
 	if (unlikely(c->family != 4)) {
 		if (c->family == 0)
 			return 0;
+		if (w->sh != NULL && rules_block_ip6(w->sh->rules, c->ip6))
+			return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_IP, "blocked", 0);
 	} else if (w->sh != NULL && unlikely(rules_block_ip(w->sh->rules, c->ip4))) {
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_IP, "blocked", 0);
 	}

@@ -277,6 +277,62 @@ bench_ip32(unsigned n)
 	free(probe);
 }
 
+/*
+ * rules_block_ip6() on n IPv6 rules (half /128 addresses, half networks /32../64, in 2000::/3),
+ * half the probes inside one of them (a network's address with random host bits).
+ */
+static void
+bench_ip6(unsigned n)
+{
+	struct rule_spec *s = calloc(n, sizeof(*s));
+	const unsigned n_ops = (1u << 22) / scale;
+	uint8_t(*probe)[16] = malloc(sizeof(*probe) * n_ops);
+	char err[256], what[128];
+	unsigned hits = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned pfx = i & 1 ? 128 : 32 + (unsigned)(rnd() % 33);
+
+		s[i] = (struct rule_spec){.kind = RULE_BLOCK_IP6, .prefix = (uint8_t)pfx};
+		for (unsigned b = 0; b < 16; b++)
+			s[i].ip6[b] = (uint8_t)rnd();
+		s[i].ip6[0] = (uint8_t)(0x20 | (s[i].ip6[0] & 0x1f));
+		for (unsigned bit = pfx; bit < 128; bit++)
+			s[i].ip6[bit / 8] &= (uint8_t) ~(0x80u >> (bit % 8));
+	}
+	for (unsigned i = 0; i < n_ops; i++) {
+		for (unsigned b = 0; b < 16; b++)
+			probe[i][b] = (uint8_t)rnd();
+		probe[i][0] = (uint8_t)(0x20 | (probe[i][0] & 0x1f));
+		if (i & 1) {
+			const struct rule_spec *x = &s[rnd() % n];
+
+			for (unsigned bit = 0; bit < x->prefix; bit++) {
+				uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+				probe[i][bit / 8] =
+					(uint8_t)((probe[i][bit / 8] & ~m) | (x->ip6[bit / 8] & m));
+			}
+		}
+	}
+	uint64_t b0 = rte_rdtsc();
+	struct rules *r = rules_build(s, n, SOCKET_ID_ANY, err, sizeof(err));
+	uint64_t c0 = rte_rdtsc();
+
+	for (unsigned i = 0; i < n_ops; i++)
+		hits += rules_block_ip6(r, probe[i]);
+	uint64_t c1 = rte_rdtsc();
+
+	snprintf(what, sizeof(what), "IPv6, %6u rules: sorted ranges (rules_block_ip6)", n);
+	report(what, c1 - c0, n_ops, r != NULL && hits >= n_ops / 2);
+	tap_diag("  memory: %zu KiB (32 bytes a range, %u ranges); build: rules_build %.1f ms",
+		r != NULL ? (size_t)r->n_ip6 * 32 / 1024 : 0, r != NULL ? r->n_ip6 : 0,
+		(double)(c0 - b0) / tsc_ghz / 1e6);
+	rules_free(r);
+	free(s);
+	free(probe);
+}
+
 /* The alternative for device ids: SipHash of the id, searched in a sorted array of hashes. */
 struct dev_sorted {
 	struct sipkey key;
@@ -455,6 +511,8 @@ main(int argc, char **argv)
 	bench_users(100000);
 	bench_ip32(1000);
 	bench_ip32(scale > 1 ? 10000 : 100000);
+	bench_ip6(1000);
+	bench_ip6(scale > 1 ? 10000 : 100000);
 	bench_devices(1000);
 	bench_devices(100000);
 	tap_diag("limits benchmark: TSC %.3f GHz%s", tsc_ghz, scale > 1 ? " (quick)" : "");

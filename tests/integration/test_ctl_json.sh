@@ -51,7 +51,7 @@ if ! grep -q 'ready:' "$LOG"; then
 fi
 
 python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" <<'EOF'
-import json, os, re, shutil, subprocess, sys, tempfile
+import json, os, re, shutil, socket, subprocess, sys, tempfile
 
 CTL, SOCK, PG, DOC, LIB = sys.argv[1:]
 sys.path.insert(0, LIB)
@@ -185,6 +185,58 @@ rc, a, raw = ctl("rules", "del", "ip", "198.18.0.0/24")
 tap.ok(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
 rc, a, raw = ctl("rules", "list")
 tap.ok(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
+
+# IPv6 address rules (docs/limits.md): stored in their canonical text (RFC 5952), so that one
+# network written two ways is one rule; bad ones refused with the reason and nothing stored.
+def rule_rows():
+    return psql("SELECT kind || ' ' || value FROM rules ORDER BY id").split("\n")
+
+
+rc, a, raw = ctl("rules", "add", "ip", "2001:DB8:0::/32")
+tap.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:DB8:0::/32 (IPv6)", raw)
+rc, a, raw = ctl("rules", "add", "ip", "2001:db8:0:0:0:0:0:7")
+tap.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:db8:0:0:0:0:0:7 (one IPv6 address)", raw)
+tap.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
+    "PostgreSQL holds them in canonical text: 'ip 2001:db8::/32', 'ip 2001:db8::7'",
+    repr(rule_rows()))
+for value, want in [
+        ("2001:db8::/32", "rule ip 2001:db8::/32 exists already"),
+        ("2001:db8::7/128", "rule ip 2001:db8::7 exists already"),
+        ("2001:db8::1/32", "has host bits set: the network is 2001:db8::/32 (use /128"),
+        ("2001:db8::/129", "the prefix length must be 0..128, got '129'"),
+        ("2001:db8:::1", "is not an IPv6 address or network"),
+        ("[2001:db8::1]", "is not an IPv6 address or network"),
+        ("::ffff:198.18.0.0/120", "is an IPv4-mapped network: block ip 198.18.0.0/24 instead")]:
+    # A rule that does not parse is flashgatectl's usage error (status 2); the control plane
+    # refuses the same line itself when it comes straight to its socket.
+    rc, a, raw = ctl("rules", "add", "ip", value)
+    tap.ok(rc == (1 if "exists" in want else 2) and want in raw,
+           "rules add ip %s is refused: %s" % (value, want), raw)
+    sk = socket.socket(socket.AF_UNIX)
+    sk.settimeout(30)
+    sk.connect(SOCK)
+    sk.sendall(("rules add ip %s\n" % value).encode())
+    line = sk.makefile().readline()
+    sk.close()
+    try:
+        a = json.loads(line)
+    except ValueError:
+        a = None
+    tap.ok(isinstance(a, dict) and a.get("ok") is False and want in (a.get("error") or ""),
+           "  and by the control plane on its admin socket", line)
+tap.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
+    "  and nothing changed in PostgreSQL", repr(rule_rows()))
+rc, a, raw = ctl("rules", "list")
+tap.ok(rc == 0 and [(r["kind"], r["value"]) for r in a.get("rules", []) if has(r, RULE)] ==
+    [("ip", "2001:db8::/32"), ("ip", "2001:db8::7")], "rules list shows the IPv6 rules", raw)
+rc, a, raw = ctl("rules", "del", "ip", "2001:0db8::/32")
+tap.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:0db8::/32 (another spelling)", raw)
+rc, a, raw = ctl("rules", "del", "ip", "2001:db8::7")
+tap.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:db8::7", raw)
+rc, a, raw = ctl("rules", "del", "ip", "2001:db8::7")
+tap.ok(rc == 1 and "no rule ip 2001:db8::7" in (a or {}).get("error", ""),
+    "rules del of a rule that is not there: refused", raw)
+tap.ok(psql("SELECT count(*) FROM rules") == "0", "  PostgreSQL's rules table is empty again")
 
 rc, a, raw = ctl("limits", "set", "ip", "20/40", "forward", "20000")
 lim = a.get("limits") if isinstance(a, dict) else None

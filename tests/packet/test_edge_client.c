@@ -363,6 +363,70 @@ test_reserve_carries_client(void)
 		a.status);
 }
 
+/*
+ * IPv6 address rules: IPv6 clients named by the edge (X-Forwarded-For, Forwarded, PROXY v2)
+ * are blocked by the IPv6 networks and addresses, counted blocked_ip; IPv4 rules do not touch
+ * them, except an IPv4-mapped client, which is that IPv4 client (its own bucket too).
+ */
+static void
+test_ip6_rules(void)
+{
+	static const char *const rules6[] = {
+		BLOCKED_NET, "ip 2001:db8:bad::/48", "ip 2001:db8:1::66", NULL};
+	struct answer a;
+	uint8_t v2[16 + 36] = "\r\n\r\n\0\r\nQUIT\n";
+
+	dph_publish(&H, events, NULL, 1, rules6, &limits);
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"IPv6: a client of 2001:db8:bad::/48 in X-Forwarded-For: 403 blocked",
+		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:bad:ffff::9\r\n", &a));
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"  the blocked address 2001:db8:1::66 in Forwarded: 403 blocked",
+		poll_from(EDGE_IP, "Forwarded: for=\"[2001:db8:1::66]:443\"\r\n", &a));
+	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF),
+		"  its neighbour 2001:db8:1::67 is not blocked (its request goes on)",
+		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:1::67\r\n", &a));
+	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF), "  nor is 2001:db8:bac::1, outside the /48",
+		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:bac::1\r\n", &a));
+	/* PROXY v2, TCP over IPv6. */
+	v2[12] = 0x21;
+	v2[13] = 0x21;
+	v2[14] = 0;
+	v2[15] = 36;
+	static const uint8_t bad6[16] = {0x20, 0x01, 0x0d, 0xb8, 0x0b, 0xad, [15] = 0x42};
+	memcpy(v2 + 16, bad6, 16);
+	memcpy(v2 + 32, bad6, 16);
+	v2[48] = 0x9c;
+	v2[50] = 0;
+	v2[51] = 80;
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"  2001:db8:bad::42 in a PROXY v2 header: 403 blocked",
+		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
+	/* ::ffff:198.18.9.44 (a dual-stack edge's IPv4 client) is 198.18.9.44: blocked by
+	 * 198.18.9.0/24; ::ffff:198.18.5.60 and .61 are two clients with a bucket each. */
+	memset(v2 + 16, 0, 16);
+	v2[26] = v2[27] = 0xff;
+	v2[28] = 198;
+	v2[29] = 18;
+	v2[30] = 9;
+	v2[31] = 44;
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"  ::ffff:198.18.9.44 in a PROXY v2 header meets the IPv4 rule 198.18.9.0/24",
+		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
+	v2[30] = 5;
+	v2[31] = 60;
+	EXPECT(a, 403, ctr_client(DP_CLIENT_PROXY), "  ::ffff:198.18.5.60 is not blocked",
+		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
+	v2[31] = 61;
+	EXPECT(a, 403, ctr_client(DP_CLIENT_PROXY),
+		"  ::ffff:198.18.5.61 has a bucket of its own (not 429 after .60's request)",
+		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"  an IPv4 client is still blocked by the IPv4 rule",
+		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.9.45\r\n", &a));
+	publish();
+}
+
 /* Without trusted edges nobody's header is believed. */
 static void
 test_no_edges(void)
@@ -410,6 +474,7 @@ main(int argc, char **argv)
 	test_forwarded();
 	test_refused();
 	test_proxy();
+	test_ip6_rules();
 	limits.ip = (struct rl_params){0, 0};
 	publish();
 	test_reserve_carries_client();

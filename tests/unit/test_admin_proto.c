@@ -63,6 +63,13 @@ test_event_rules(void)
 		{"ip", "198.18.0.7/32", "198.18.0.7"},
 		{"ip", "0.0.0.0/0", "0.0.0.0/0"},
 		{"ip", "255.255.255.255", "255.255.255.255"},
+		{"ip", "2001:db8::/32", "2001:db8::/32"},
+		{"ip", "2001:DB8:0:0:0::/48", "2001:db8::/48"},
+		{"ip", "2001:0db8::0007/128", "2001:db8::7"},
+		{"ip", "::/0", "::/0"},
+		{"ip", "FE80:0:0:0:1::/80", "fe80::1:0:0:0/80"},
+		{"ip", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+			"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
 		{"user", "1", "1"},
 		{"device", "~!x", "~!x"},
 	};
@@ -84,6 +91,46 @@ test_event_rules(void)
 		admin_rule_parse("ip", "198.18.0.0/24", &r, err, sizeof(err));
 		tap_eq_int(admin_rule_value(&r, v, sizeof(v)), -ENOSPC,
 			"a rule value that does not fit is -ENOSPC");
+	}
+	{
+		/* The longest IPv6 value fits ADMIN_RULE_TEXT_MAX and the rules table (63 bytes).
+		 */
+		struct admin_rule r;
+		char v[ADMIN_RULE_TEXT_MAX];
+		int n;
+
+		admin_rule_parse(
+			"ip", "1111:2222:3333:4444:5555:6666:7777:8880/124", &r, err, sizeof(err));
+		n = admin_rule_value(&r, v, sizeof(v));
+		tap_ok(r.kind == ADMIN_RULE_IP6 && n == 43 && n <= 63,
+			"the longest IPv6 rule value is %d bytes: %s", n, v);
+		tap_ok(r.ip6[0] == 0x11 && r.ip6[15] == 0x80 && r.prefix == 124,
+			"  its 16 bytes in network order and its prefix");
+	}
+	static const struct {
+		const char *value, *want;
+	} bad6[] = {
+		{"2001:db8::/129",
+			"ip 2001:db8::/129: the prefix length must be 0..128, got '129'"},
+		{"2001:db8::/", "the prefix length must be 0..128, got ''"},
+		{"2001:db8::1/32", "ip 2001:db8::1/32 has host bits set: the network is "
+				   "2001:db8::/32 (use /128 "
+				   "for one address)"},
+		{"[2001:db8::1]", "ip '[2001:db8::1]' is not an IPv6 address or network"},
+		{"2001:db8::1%eth0", "is not an IPv6 address or network"},
+		{"2001:db8:::1", "is not an IPv6 address or network"},
+		{"1:2:3:4:5:6:7:8:9", "is not an IPv6 address or network"},
+		{"::ffff:198.18.0.0/112", "ip ::ffff:198.18.0.0/112 is an IPv4-mapped network: "
+					  "block ip 198.18.0.0/16 "
+					  "instead"},
+	};
+	for (size_t i = 0; i < sizeof(bad6) / sizeof(bad6[0]); i++) {
+		struct admin_rule r;
+
+		err[0] = '\0';
+		tap_ok(admin_rule_parse("ip", bad6[i].value, &r, err, sizeof(err)) == -EINVAL &&
+				strstr(err, bad6[i].want) != NULL && r.kind == 0 && r.prefix == 0,
+			"rule ip %s is refused: %s", bad6[i].value, err);
 	}
 	{
 		struct admin_event ev = {.id = 1,

@@ -151,6 +151,15 @@ test_good(void)
 		"rules del ip address (= /32): %s", err);
 	tap_ok(parse("rules add ip 0.0.0.0/0", &r) == 0 && r.rule.prefix == 0,
 		"rules add ip 0.0.0.0/0 (everything): %s", err);
+	tap_ok(parse("rules add ip 2001:db8::/32", &r) == 0 && r.cmd == ADMIN_RULES_ADD &&
+			r.rule.kind == ADMIN_RULE_IP6 && r.rule.prefix == 32 &&
+			r.rule.ip6[0] == 0x20 && r.rule.ip6[1] == 0x01 && r.rule.ip6[2] == 0x0d &&
+			r.rule.ip6[3] == 0xb8 && r.rule.ip6[15] == 0,
+		"rules add ip IPv6 network: %s", err);
+	tap_ok(parse("rules del ip 2001:db8::7", &r) == 0 && r.cmd == ADMIN_RULES_DEL &&
+			r.rule.kind == ADMIN_RULE_IP6 && r.rule.prefix == 128 &&
+			r.rule.ip6[15] == 7,
+		"rules del ip IPv6 address (= /128): %s", err);
 	tap_ok(parse("rules add user 9223372036854775807", &r) == 0 &&
 			r.rule.kind == ADMIN_RULE_USER && r.rule.user == 9223372036854775807ull,
 		"rules add user (the largest id): %s", err);
@@ -500,6 +509,20 @@ test_bad(void)
 			"rules add: ip 198.18.0.1/24 has host bits set: the network is "
 			"198.18.0.0/24 "
 			"(use /32 for one address)"},
+		{"a bad IPv6 address", "rules add ip 2001:db8:::1",
+			"rules add: ip '2001:db8:::1' is not an IPv6 address or network (expected "
+			"e.g. 2001:db8::7 or 2001:db8::/32: hex groups and '::', no brackets, no "
+			"zone)"},
+		{"an IPv6 prefix above 128", "rules del ip 2001:db8::/129",
+			"rules del: ip 2001:db8::/129: the prefix length must be 0..128, got "
+			"'129'"},
+		{"IPv6 host bits set", "rules add ip 2001:db8::8000:0:0:0/64",
+			"rules add: ip 2001:db8::8000:0:0:0/64 has host bits set: the network is "
+			"2001:db8::/64 (use /128 for one address)"},
+		{"an IPv4-mapped IPv6 network", "rules add ip ::ffff:198.18.0.0/120",
+			"rules add: ip ::ffff:198.18.0.0/120 is an IPv4-mapped network: block ip "
+			"198.18.0.0/24 instead (a client at ::ffff:a.b.c.d is the IPv4 client "
+			"a.b.c.d)"},
 		{"user 0", "rules add user 0",
 			"rules add: user id must be 1..9223372036854775807, got 0"},
 		{"user 2^63", "rules add user 9223372036854775808",
@@ -581,7 +604,8 @@ test_bad(void)
 		{"session-token with an extra word", "session-token 5 6",
 			"session-token: unexpected argument '6'"},
 		/* order, reconcile */
-		{"order without a subcommand", "order", "order: expected a subcommand: pay, cancel"},
+		{"order without a subcommand", "order",
+			"order: expected a subcommand: pay, cancel"},
 		{"an unknown order subcommand", "order refund 5",
 			"order: unknown subcommand 'refund' (expected pay or cancel)"},
 		{"order pay without an id", "order pay", "order pay: missing order id"},

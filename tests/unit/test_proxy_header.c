@@ -30,6 +30,11 @@ static const struct pcase cases[] = {
 	{"v1 TCP4", B("PROXY TCP4 198.18.5.1 198.18.0.2 56324 443\r\nGET / HTTP/1.1\r\n"), 44, 4,
 		"198.18.5.1", 56324},
 	{"v1 TCP6", B("PROXY TCP6 2001:db8::1 2001:db8::2 0 80\r\n"), 41, 6, "2001:db8::1", 0},
+	{"v1 TCP6 from an IPv4-mapped source: that IPv4 client",
+		B("PROXY TCP6 ::ffff:198.18.5.1 2001:db8::2 7 80\r\n"), 47, 4, "198.18.5.1", 7},
+	{"v1 TCP6 from ::fffe:198.18.5.1: not mapped, an IPv6 client",
+		B("PROXY TCP6 ::fffe:198.18.5.1 2001:db8::2 7 80\r\n"), 47, 6, "::fffe:c612:501",
+		7},
 	{"v1 UNKNOWN", B("PROXY UNKNOWN\r\n"), 15, 0, NULL, 0},
 	{"v1 UNKNOWN with addresses (ignored)",
 		B("PROXY UNKNOWN ffff:f...f:ffff ffff:f...f:ffff 65535 65535\r\n"), 59, 0, NULL, 0},
@@ -67,6 +72,11 @@ static const struct pcase cases[] = {
 		      "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01"
 		      "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x02\x00\x50\x01\xbb"),
 		52, 6, "2001:db8::1", 80},
+	{"v2 TCP over IPv6 from an IPv4-mapped source: that IPv4 client",
+		B(SIG "\x21\x21\x00\x24"
+		      "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x05\x01"
+		      "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x02\xdc\x04\x01\xbb"),
+		52, 4, "198.18.5.1", 56324},
 	{"v2 with a TLV (unique id) after the addresses",
 		B(SIG "\x21\x11\x00\x12\xc6\x12\x05\x01\xc6\x12\x00\x02\xdc\x04\x01\xbb"
 		      "\x05\x00\x03"

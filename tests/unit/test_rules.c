@@ -2,14 +2,17 @@
 /*
  * Risk rules: CIDR edges, users and devices present and absent, 50k random rules against a
  * naive reference, the errors bad rules get, two rule sets alive at once, readers on several
- * threads, and the text form (parse, format, round trips).
+ * threads, and the text form (parse, format, round trips); IPv6 networks the same way (edges,
+ * /0, /128, normalising, 20k random networks against a reference, mapped addresses).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 
 #include "dataplane/rules.h"
@@ -371,6 +374,208 @@ out:
 	free(devs);
 }
 
+/* An IPv6 address from its text (the test's own, always valid). */
+static void
+ip6(const char *text, uint8_t a[16])
+{
+	if (inet_pton(AF_INET6, text, a) != 1)
+		abort();
+}
+
+static bool
+block_ip6(const struct rules *r, const char *text)
+{
+	uint8_t a[16];
+
+	ip6(text, a);
+	return rules_block_ip6(r, a);
+}
+
+static const struct {
+	const char *name;
+	const char *rules[4];
+	const char *blocked[6];
+	const char *open[6];
+} ip6_cases[] = {
+	{"IPv6 ::/0 blocks every IPv6 address", {"ip ::/0"},
+		{"::", "::1", "2001:db8::1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}, {NULL}},
+	{"IPv6 /1", {"ip 8000::/1"}, {"8000::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+		{"7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::"}},
+	{"IPv6 /32", {"ip 2001:db8::/32"},
+		{"2001:db8::", "2001:db8::1", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"},
+		{"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::", "::1"}},
+	{"IPv6 /64 (a subscriber)", {"ip 2001:db8:1:2::/64"},
+		{"2001:db8:1:2::", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2:1:2:3:4"},
+		{"2001:db8:1:1:ffff:ffff:ffff:ffff", "2001:db8:1:3::"}},
+	{"IPv6 /65 (the bit past the high half)", {"ip 2001:db8::8000:0:0:0/65"},
+		{"2001:db8::8000:0:0:0", "2001:db8::ffff:ffff:ffff:ffff"},
+		{"2001:db8::7fff:ffff:ffff:ffff", "2001:db8:0:1::"}},
+	{"IPv6 /127", {"ip 2001:db8::4/127"}, {"2001:db8::4", "2001:db8::5"},
+		{"2001:db8::3", "2001:db8::6"}},
+	{"IPv6 /128", {"ip 2001:db8::7"}, {"2001:db8::7"},
+		{"2001:db8::6", "2001:db8::8", "2001:db8::7:0", "7::2001:db8"}},
+	{"IPv6 nested and separate rules: any match blocks",
+		{"ip 2001:db8:1::/48", "ip 2001:db8:1:2::/64", "ip 2001:db8:1:2::3", "ip fd00::1"},
+		{"2001:db8:1:2::3", "2001:db8:1:ffff::", "2001:db8:1::", "fd00::1"},
+		{"2001:db8:2::", "2001:db8::ffff", "fd00::", "fd00::2"}},
+	{"IPv4 rules block no IPv6 client, IPv6 rules no IPv4 one",
+		{"ip 0.0.0.0/0", "ip 2001:db8::/32"}, {"2001:db8::1"}, {"2001:db9::", "::"}},
+};
+
+static void
+test_ip6(void)
+{
+	char err[256];
+
+	for (size_t c = 0; c < RTE_DIM(ip6_cases); c++) {
+		struct rule_spec specs[4];
+		unsigned n = 0, bad = 0;
+
+		while (n < 4 && ip6_cases[c].rules[n] != NULL)
+			n++;
+		if (!parse_all(ip6_cases[c].rules, n, specs))
+			continue;
+		struct rules *r = rules_build(specs, n, SOCKET_ID_ANY, err, sizeof(err));
+
+		if (!tap_ok(r != NULL, "%s: builds%s%s", ip6_cases[c].name, r ? "" : ": ",
+			    r ? "" : err))
+			continue;
+		for (unsigned i = 0; i < 6 && ip6_cases[c].blocked[i] != NULL; i++)
+			if (!block_ip6(r, ip6_cases[c].blocked[i])) {
+				tap_diag("%s: not blocked", ip6_cases[c].blocked[i]);
+				bad++;
+			}
+		for (unsigned i = 0; i < 6 && ip6_cases[c].open[i] != NULL; i++)
+			if (block_ip6(r, ip6_cases[c].open[i])) {
+				tap_diag("%s: blocked", ip6_cases[c].open[i]);
+				bad++;
+			}
+		tap_ok(bad == 0, "%s", ip6_cases[c].name);
+		rules_free(r);
+	}
+
+	/* Only IPv4 rules: an IPv6 client meets none; no rules at all: neither. */
+	static const char *const v4only[] = {"ip 198.18.0.0/15", "ip 10.0.0.1"};
+	static const char *const v6only[] = {"ip 2001:db8::/32", "ip ::/0"};
+	struct rule_spec specs[2];
+	struct rules *r;
+
+	tap_ok(!block_ip6(NULL, "2001:db8::1"), "IPv6: a NULL rule set blocks nothing");
+	if (parse_all(v4only, 2, specs) &&
+		(r = rules_build(specs, 2, SOCKET_ID_ANY, err, sizeof(err))) != NULL) {
+		tap_ok(r->n_ip6 == 0 && !r->all_ip6 && !block_ip6(r, "2001:db8::1") &&
+				!block_ip6(r, "::c612:1") && block_ip(r, IP(198, 18, 0, 1)),
+			"IPv4 rules only: no IPv6 part, an IPv6 client is not blocked");
+		/* An IPv4-mapped client address is its IPv4 client. */
+		tap_ok(block_ip6(r, "::ffff:198.18.0.1") && block_ip6(r, "::ffff:198.19.255.255") &&
+				block_ip6(r, "::ffff:10.0.0.1") &&
+				!block_ip6(r, "::ffff:10.0.0.2") &&
+				!block_ip6(r, "::ffff:198.20.0.0"),
+			"an IPv4-mapped client (::ffff:198.18.0.1) meets the IPv4 rules");
+		rules_free(r);
+	}
+	if (parse_all(v6only, 2, specs) &&
+		(r = rules_build(specs, 2, SOCKET_ID_ANY, err, sizeof(err))) != NULL) {
+		tap_ok(r->all_ip6 && r->n_ip6 == 0 && !block_ip(r, IP(1, 2, 3, 4)) &&
+				!block_ip6(r, "::ffff:1.2.3.4") && block_ip6(r, "fe80::1"),
+			"::/0 is a flag; it blocks no IPv4 client, mapped or not");
+		rules_free(r);
+	}
+
+	/* Normalising: networks inside others and duplicates are dropped. */
+	static const char *const texts[] = {"ip 2001:db8::/32", "ip 2001:db8:5::/48",
+		"ip 2001:db8::1", "ip 2001:db8::1", "ip fd00::/8", "ip fd12:3456::/32",
+		"ip 2001:db9::7", "ip 2001:db9::7", "ip 2001:db9::6/127"};
+	struct rule_spec nspecs[RTE_DIM(texts)];
+
+	if (parse_all(texts, RTE_DIM(texts), nspecs) &&
+		(r = rules_build(nspecs, RTE_DIM(texts), SOCKET_ID_ANY, err, sizeof(err))) !=
+			NULL) {
+		tap_eq_int(r->n_ip6, 3,
+			"IPv6 normalising: 2001:db8::/32, 2001:db9::6/127, fd00::/8 kept");
+		tap_ok(block_ip6(r, "2001:db8:5::9") && block_ip6(r, "2001:db9::7") &&
+				block_ip6(r, "2001:db9::6") && !block_ip6(r, "2001:db9::8") &&
+				block_ip6(r, "fd12:3456::1") && !block_ip6(r, "fe00::"),
+			"  and the answers are those of every rule");
+		rules_free(r);
+	}
+}
+
+/*
+ * 20,000 random IPv6 networks in 2000::/8 (prefixes 24..128, a few of 12..23 that many others
+ * fall inside) against a naive reference, probed at random addresses and at networks' ends.
+ */
+static void
+test_ip6_random(void)
+{
+	enum { N = 20000, PROBES = 10000 };
+	struct rule_spec *specs = calloc(N, sizeof(*specs));
+	char err[256];
+	unsigned bad = 0, n_blocked = 0;
+
+	if (!tap_ok(specs != NULL, "IPv6 random: memory"))
+		return;
+	for (unsigned i = 0; i < N; i++) {
+		struct rule_spec *s = &specs[i];
+		unsigned pfx = rnd() % 2000 == 0 ? 12 + (unsigned)(rnd() % 12)
+						 : 24 + (unsigned)(rnd() % 105);
+
+		s->kind = RULE_BLOCK_IP6;
+		s->prefix = (uint8_t)pfx;
+		for (unsigned b = 0; b < 16; b++)
+			s->ip6[b] = (uint8_t)rnd();
+		s->ip6[0] = 0x20;
+		for (unsigned bit = s->prefix; bit < 128; bit++)
+			s->ip6[bit / 8] &= (uint8_t) ~(0x80u >> (bit % 8));
+	}
+	uint64_t t0 = rte_rdtsc();
+	struct rules *r = rules_build(specs, N, SOCKET_ID_ANY, err, sizeof(err));
+
+	if (!tap_ok(r != NULL, "20000 random IPv6 networks build%s%s", r ? "" : ": ",
+		    r ? "" : err)) {
+		free(specs);
+		return;
+	}
+	tap_diag("built in %.1f ms, %u ranges after normalising",
+		(double)(rte_rdtsc() - t0) * 1e3 / (double)rte_get_tsc_hz(), r->n_ip6);
+	for (unsigned p = 0; p < PROBES; p++) {
+		uint8_t a[16];
+		bool want = false;
+
+		if (p % 3 == 0) {
+			/* A network's first or last address, or one past it. */
+			const struct rule_spec *s = &specs[rnd() % N];
+
+			memcpy(a, s->ip6, 16);
+			if (p % 2)
+				for (unsigned bit = s->prefix; bit < 128; bit++)
+					a[bit / 8] |= (uint8_t)(0x80u >> (bit % 8));
+			if (p % 5 == 0)
+				for (int b = 15; b >= 0 && ++a[b] == 0; b--)
+					;
+		} else {
+			for (unsigned b = 0; b < 16; b++)
+				a[b] = (uint8_t)rnd();
+			a[0] = 0x20;
+		}
+		for (unsigned i = 0; i < N && !want; i++) {
+			unsigned pfx = specs[i].prefix, full = pfx / 8, rest = pfx % 8;
+
+			want = memcmp(a, specs[i].ip6, full) == 0 &&
+			       (rest == 0 || ((a[full] ^ specs[i].ip6[full]) &
+						     (uint8_t)(0xff00u >> rest)) == 0);
+		}
+		n_blocked += want;
+		bad += rules_block_ip6(r, a) != want;
+	}
+	tap_ok(bad == 0, "%u IPv6 probes: the same answers as the reference (%u differ)", PROBES,
+		bad);
+	tap_ok(n_blocked > PROBES / 10 && n_blocked < PROBES - PROBES / 10, "(of which %u blocked)",
+		n_blocked);
+	rules_free(r);
+	free(specs);
+}
+
 static void
 test_bad_specs(void)
 {
@@ -388,6 +593,13 @@ test_bad_specs(void)
 		{{.kind = RULE_BLOCK_DEVICE, .device = ""}, "device id is empty"},
 		{{.kind = RULE_BLOCK_DEVICE, .device = "a b"}, "byte 0x20 at offset 1"},
 		{{.kind = RULE_BLOCK_DEVICE, .device = "\x7f"}, "byte 0x7f"},
+		{{.kind = RULE_BLOCK_IP6, .ip6 = {0x20, 0x01, 0x0d, 0xb8}, .prefix = 129},
+			"0..128"},
+		{{.kind = RULE_BLOCK_IP6, .ip6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}, .prefix = 32},
+			"ip 2001:db8::1/32 has host bits set: the network is 2001:db8::/32"},
+		{{.kind = RULE_BLOCK_IP6, .ip6 = {[0] = 0x80}, .prefix = 0}, "host bits"},
+		{{.kind = RULE_BLOCK_IP6, .ip6 = {[10] = 0xff, 0xff, 198, 18}, .prefix = 112},
+			"IPv4-mapped network: block ip 198.18.0.0/16 instead"},
 		{{.kind = 0}, "unknown rule kind 0"},
 		{{.kind = 99}, "unknown rule kind 99"},
 	};
@@ -583,6 +795,24 @@ test_parse(void)
 		{"  ip\t0.0.0.0/0 \r\n", "ip 0.0.0.0/0", {.kind = RULE_BLOCK_IP, .prefix = 0}},
 		{"ip 255.255.255.255", "ip 255.255.255.255",
 			{.kind = RULE_BLOCK_IP, .ip = UINT32_MAX, .prefix = 32}},
+		{"ip 2001:db8::/32", "ip 2001:db8::/32",
+			{.kind = RULE_BLOCK_IP6, .ip6 = {0x20, 0x01, 0x0d, 0xb8}, .prefix = 32}},
+		{"ip 2001:DB8:0:0::/32", "ip 2001:db8::/32",
+			{.kind = RULE_BLOCK_IP6, .ip6 = {0x20, 0x01, 0x0d, 0xb8}, .prefix = 32}},
+		{"ip 2001:db8::7", "ip 2001:db8::7",
+			{.kind = RULE_BLOCK_IP6,
+				.ip6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 7},
+				.prefix = 128}},
+		{"ip 2001:0db8:0000:0000:0000:0000:0000:0007/128", "ip 2001:db8::7",
+			{.kind = RULE_BLOCK_IP6,
+				.ip6 = {0x20, 0x01, 0x0d, 0xb8, [15] = 7},
+				.prefix = 128}},
+		{"ip ::/0", "ip ::/0", {.kind = RULE_BLOCK_IP6, .prefix = 0}},
+		{"ip ::1", "ip ::1", {.kind = RULE_BLOCK_IP6, .ip6 = {[15] = 1}, .prefix = 128}},
+		{"ip 2001:db8:0:1:1:1:1:1", "ip 2001:db8:0:1:1:1:1:1",
+			{.kind = RULE_BLOCK_IP6,
+				.ip6 = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1},
+				.prefix = 128}},
 		{"user 42", "user 42", {.kind = RULE_BLOCK_USER, .user = 42}},
 		{"user 9223372036854775807", "user 9223372036854775807",
 			{.kind = RULE_BLOCK_USER, .user = UINT64_C(9223372036854775807)}},
@@ -612,6 +842,21 @@ test_parse(void)
 		{"ip 198.18.0.0/24x", "prefix length '/24x'"},
 		{"ip 198.18.0.1/24", "has host bits set: the network is 198.18.0.0/24"},
 		{"ip 1.2.3.4 5.6.7.8", "unexpected '5.6.7.8' after the rule"},
+		{"ip 2001:db8::/129", "prefix length '/129' is not a number from 0 to 128"},
+		{"ip 2001:db8::/", "prefix length '/' is not a number from 0 to 128"},
+		{"ip 2001:db8::/032", "prefix length '/032'"},
+		{"ip 2001:db8::1/32", "has host bits set: the network is 2001:db8::/32"},
+		{"ip 2001:db8::8000:0:0:0/64", "has host bits set: the network is 2001:db8::/64 "
+					       "(use /128 for one address)"},
+		{"ip [2001:db8::1]", "'[2001:db8::1]' is not an IPv6 address"},
+		{"ip 2001:db8::1%eth0", "is not an IPv6 address"},
+		{"ip 2001:db8:::1", "'2001:db8:::1' is not an IPv6 address"},
+		{"ip 2001:db8::1::2", "is not an IPv6 address"},
+		{"ip 12345::1", "is not an IPv6 address"},
+		{"ip 1:2:3:4:5:6:7:8:9", "is not an IPv6 address"},
+		{"ip 2001:db8::g", "is not an IPv6 address"},
+		{"ip ::ffff:198.18.0.0/112", "is an IPv4-mapped network: block ip 198.18.0.0/16"},
+		{"ip ::ffff:198.18.0.7", "block ip 198.18.0.7/32 instead"},
 		{"user 0", "user id '0' is not a decimal number from 1 to 9223372036854775807"},
 		{"user -1", "user id '-1'"},
 		{"user 042", "user id '042'"},
@@ -651,13 +896,25 @@ test_parse(void)
 	for (unsigned i = 0; i < 3000; i++) {
 		struct rule_spec r = {0}, back;
 
-		switch (i % 3) {
+		switch (i % 4) {
 		case 0: {
 			unsigned pfx = (unsigned)(rnd() % 33);
 
 			r.kind = RULE_BLOCK_IP;
 			r.prefix = (uint8_t)pfx;
 			r.ip = pfx == 0 ? 0 : (uint32_t)rnd() & (UINT32_MAX << (32 - pfx));
+			break;
+		}
+		case 3: {
+			unsigned pfx = (unsigned)(rnd() % 129);
+
+			r.kind = RULE_BLOCK_IP6;
+			r.prefix = (uint8_t)pfx;
+			for (unsigned b = 0; b < 16; b++)
+				r.ip6[b] = (uint8_t)rnd();
+			r.ip6[0] |= 1; /* never in ::ffff:0:0/96 */
+			for (unsigned bit = pfx; bit < 128; bit++)
+				r.ip6[bit / 8] &= (uint8_t) ~(0x80u >> (bit % 8));
 			break;
 		}
 		case 1:
@@ -673,7 +930,7 @@ test_parse(void)
 			    rule_spec_parse(buf, &back, err, sizeof(err)) != 0 ||
 			    memcmp(&r, &back, sizeof(r)) != 0;
 	}
-	tap_eq_int(mismatch, 0, "3000 random rules: format then parse gives them back");
+	tap_eq_int(mismatch, 0, "3000 random rules (IPv6 too): format then parse gives them back");
 
 	s = (struct rule_spec){.kind = RULE_BLOCK_USER, .user = 42};
 	tap_eq_int(
@@ -702,6 +959,8 @@ main(int argc, char **argv)
 	test_users_devices();
 	test_random();
 	test_bad_specs();
+	test_ip6();
+	test_ip6_random();
 	test_two_alive();
 	test_threads();
 	test_parse();

@@ -233,10 +233,11 @@ test_round_trips(void)
 			.secret = {1, 2, 3}},
 		{.kid = 0xffffffff, .kind = WIRE_KEY_SALE, .len = 64, .secret = {[63] = 0xff}},
 	};
-	struct wire_rule ru[3] = {
+	struct wire_rule ru[4] = {
 		{.kind = WIRE_RULE_BLOCK_IP_CIDR, .ipv4 = 0xc0a80000, .prefix = 16},
 		{.kind = WIRE_RULE_BLOCK_USER, .user = 123456789},
 		{.kind = WIRE_RULE_BLOCK_DEVICE, .device = "device-abc"},
+		{.kind = WIRE_RULE_BLOCK_IP6_CIDR, .ipv6 = {0x20, 0x01, 0x0d, 0xb8}, .prefix = 32},
 	};
 	struct wire_limits li = {1, 2, 3, 4, 5, 6, 7, 8}; /* 8: the forward burst, a pad before */
 	struct wire_snapshot sn = {.snapshot_id = 9, .n_events = 2, .n_keys = 2, .n_rules = 3};
@@ -250,7 +251,22 @@ test_round_trips(void)
 	round_trip(WIRE_T_RESTOCK, st, 1, sizeof(st[0]));
 	round_trip(WIRE_T_KEYS, k, 2, sizeof(k[0]));
 	round_trip(WIRE_T_KEYS, k, 0, sizeof(k[0]));
-	round_trip(WIRE_T_RULES, ru, 3, sizeof(ru[0]));
+	round_trip(WIRE_T_RULES, ru, 4, sizeof(ru[0]));
+	{
+		/* An IPv6 rule's bytes (docs/wire.md): kind 4 @12, prefix @13, the address @16. */
+		static uint8_t b[WIRE_HDR_SIZE + sizeof(struct wire_rule)];
+		struct wire_sender snd = {1, 1, 1};
+		int n = wire_encode(&snd, WIRE_T_RULES, &ru[3], 1, b, sizeof(b));
+		const uint8_t *rec = b + WIRE_HDR_SIZE;
+		static const uint8_t zero[48];
+
+		tap_ok(n == (int)sizeof(b) && rec[12] == 4 && rec[13] == 32 && rec[16] == 0x20 &&
+				rec[17] == 0x01 && rec[18] == 0x0d && rec[19] == 0xb8 &&
+				memcmp(rec + 20, zero, 12) == 0 && memcmp(rec + 32, zero, 48) == 0,
+			"RULES: an IPv6 rule is kind 4 @12, prefix @13, its 16 bytes @16 in "
+			"network "
+			"order, zeros after");
+	}
 	round_trip(WIRE_T_RULES, ru, 0, sizeof(ru[0]));
 	round_trip(WIRE_T_LIMITS, &li, 1, sizeof(li));
 	round_trip(WIRE_T_SNAPSHOT_BEGIN, &sn, 1, sizeof(sn));
@@ -440,6 +456,9 @@ test_bad_fields(void)
 		{.kind = WIRE_RULE_BLOCK_IP_CIDR, .prefix = 33},
 		{.kind = WIRE_RULE_BLOCK_USER, .user = 0},
 		{.kind = WIRE_RULE_BLOCK_DEVICE, .device = ""},
+		{.kind = WIRE_RULE_BLOCK_IP6_CIDR, .prefix = 129},
+		{.kind = WIRE_RULE_BLOCK_IP6_CIDR, .prefix = 128, .ipv6 = {[16] = 1}},
+		{.kind = 5},
 	};
 	struct wire_rule devfull = {.kind = WIRE_RULE_BLOCK_DEVICE};
 	struct wire_snapshot sn = {.snapshot_id = 0};
@@ -469,7 +488,9 @@ test_bad_fields(void)
 	CHECK_ALL(WIRE_T_RESULT, r, wire_get_result, "RESULT: verdicts 0 and 9, user 0");
 	CHECK_ALL(WIRE_T_EVENT, ev, wire_get_event, "EVENT: id 0, empty window, unknown flag");
 	CHECK_ALL(WIRE_T_KEYS, k, wire_get_key, "KEYS: kind 0, 15 and 65 bytes, unknown flag");
-	CHECK_ALL(WIRE_T_RULES, ru, wire_get_rule, "RULES: kind 0, /33, user 0, empty device");
+	CHECK_ALL(WIRE_T_RULES, ru, wire_get_rule,
+		"RULES: kind 0, /33, user 0, empty device, IPv6 /129, IPv6 with a byte past its "
+		"address, kind 5");
 #undef CHECK_ALL
 	memset(noterm.name, 'a', sizeof(noterm.name));
 	memset(devfull.device, 'd', sizeof(devfull.device));
