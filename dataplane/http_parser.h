@@ -53,6 +53,7 @@ enum http_method {
 #define HTTP_SEEN_CONTENT_LEN	(1u << 7)
 #define HTTP_SEEN_XFF		(1u << 9)  /* X-Forwarded-For, one line or more */
 #define HTTP_SEEN_FORWARDED	(1u << 10) /* Forwarded (RFC 7239), one line or more */
+#define HTTP_SEEN_CONNECTION	(1u << 11) /* Connection (RFC 9110 §7.6.1), one line or more */
 
 struct http_request {
 	enum http_method method;

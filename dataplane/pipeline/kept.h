@@ -560,7 +560,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		 * pipelined one, which we do not take (see above). */
 		if (unlikely(r->minor == 0 || r->total_len != req_len))
 			pend->close = true;
-		if (unlikely(r->n_headers > 0) && !pend->close) {
+		if (unlikely(r->seen & HTTP_SEEN_CONNECTION) && !pend->close) {
 			const struct http_str *v = http_find_header(r, "connection", 10);
 
 			if (v != NULL && kept_says_close(v))
