@@ -48,12 +48,15 @@ struct conn {
 	uint16_t mss;       /* the largest segment we send on it (the cookie's MSS, <= ours) */
 	uint16_t ans_len;   /* bytes of ans: the last answer, from sequence ans_seq */
 	uint16_t req_len;   /* the payload length of the request ans answers */
+	uint8_t probes;     /* zero-window probes unanswered (kept_probe_slow()) */
+	bool zwnd;          /* the peer's zero window holds our data back, since zwnd_ms */
 	/* RFC 9293 §3.3.1 (no window scaling: our SYN-ACK offers none). */
 	uint32_t rcv_nxt, snd_una, snd_nxt, snd_wnd, max_wnd;
 	uint32_t ans_seq;   /* the sequence number of ans[0] */
 	uint32_t req_seq;   /* the sequence number of the request ans answers */
 	uint64_t last_ms;   /* the last acceptable segment from the peer */
-	uint64_t sent_ms;   /* the held answer's (or FIN's) last sending */
+	uint64_t sent_ms;   /* the held answer's (or FIN's) last sending, or window probe */
+	uint64_t zwnd_ms;   /* when the zero window began holding the answer back (zwnd) */
 	struct rte_ether_addr peer_mac;
 	struct edge_client client; /* from the connection's PROXY header, when proxied */
 	char ans[CONN_ANS_MAX];

@@ -137,7 +137,9 @@ enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
 	X(OUT_OF_WINDOW, "out_of_window")     /* outside the window: ACKed (RST: dropped) */      \
 	X(OUT_OF_ORDER, "out_of_order")       /* ahead of RCV.NXT: ACKed, the peer sends again */  \
 	X(DATA_AFTER_CLOSE, "data_after_close") /* data after our FIN: reset */               \
-	X(PROXY_HEADERS, "proxy_alone")       /* a PROXY header alone in its segment: ACKed */
+	X(PROXY_HEADERS, "proxy_alone")       /* a PROXY header alone in its segment: ACKed */ \
+	X(WINDOW_PROBES, "window_probes")     /* zero-window probes sent (RFC 9293 §3.8.6.1) */   \
+	X(WINDOW_RESET, "zero_window_reset")  /* the window shut for kept_idle_timeout: reset */
 
 #define DP_X_ENUM(name, str) DP_KEPT_##name,
 enum dp_kept_counter { DP_KEPT_COUNTERS(DP_X_ENUM) DP_KEPT_MAX };

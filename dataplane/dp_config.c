@@ -166,7 +166,9 @@ static const struct cfg_key dp_keys[] = {
 		.max = 3600u * DP_MS_PER_S,
 		.def = "60s",
 		.doc = "A kept connection without a segment from its edge for this long is closed "
-		       "with a FIN; set it above the edge's own idle timeout to its origin.",
+		       "with a FIN; set it above the edge's own idle timeout to its origin. Also "
+		       "how long the edge's zero window may hold an answer back (probed) before "
+		       "the connection is reset.",
 	},
 	{
 		.name = "stats_interval",

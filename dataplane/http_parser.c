@@ -523,6 +523,7 @@ enum known_field {
 	KF_XFF,	      /* may repeat: a list over several lines (RFC 9110 §5.3) */
 	KF_FORWARDED, /* may repeat too (RFC 7239 §4) */
 	KF_FLASH_SOLUTION,
+	KF_CONNECTION, /* may repeat too (RFC 9110 §7.6.1): only noted, kept.h reads it */
 	KF_NONE,
 };
 
@@ -535,7 +536,8 @@ _Static_assert(HTTP_SEEN_HOST == 1u << KF_HOST && HTTP_SEEN_ACRM == 1u << KF_ACR
 		       HTTP_SEEN_CONTENT_TYPE == 1u << KF_CONTENT_TYPE &&
 		       HTTP_SEEN_CONTENT_LEN == 1u << KF_CONTENT_LENGTH &&
 		       HTTP_SEEN_XFF == 1u << KF_XFF && HTTP_SEEN_FORWARDED == 1u << KF_FORWARDED &&
-		       HTTP_SEEN_FLASH_SOLUTION == 1u << KF_FLASH_SOLUTION,
+		       HTTP_SEEN_FLASH_SOLUTION == 1u << KF_FLASH_SOLUTION &&
+		       HTTP_SEEN_CONNECTION == 1u << KF_CONNECTION,
 	"HTTP_SEEN_* bits follow enum known_field");
 
 static const char *const known_dup_reason[] = {
@@ -561,6 +563,8 @@ classify_name(const uchar *n, size_t len)
 		return token_ieq(n, "origin", 6) ? KF_ORIGIN : KF_NONE;
 	case 9:
 		return token_ieq(n, "forwarded", 9) ? KF_FORWARDED : KF_NONE;
+	case 10:
+		return token_ieq(n, "connection", 10) ? KF_CONNECTION : KF_NONE;
 	case 11:
 		return token_ieq(n, "x-device-id", 11) ? KF_DEVICE_ID : KF_NONE;
 	case 12:
@@ -599,7 +603,7 @@ capture_known(enum known_field kf, struct http_str value, struct http_request *r
 	}
 	/* Lists that may span several lines: only noted here; http_forwarded_for() reads them
 	 * when the request came from a trusted edge. */
-	if (kf == KF_XFF || kf == KF_FORWARDED) {
+	if (kf == KF_XFF || kf == KF_FORWARDED || kf == KF_CONNECTION) {
 		req->seen |= 1u << kf;
 		return 0;
 	}

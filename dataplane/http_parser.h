@@ -54,6 +54,7 @@ enum http_method {
 #define HTTP_SEEN_XFF		(1u << 9)  /* X-Forwarded-For, one line or more */
 #define HTTP_SEEN_FORWARDED	(1u << 10) /* Forwarded (RFC 7239), one line or more */
 #define HTTP_SEEN_FLASH_SOLUTION (1u << 11) /* X-Flash-Solution */
+#define HTTP_SEEN_CONNECTION	(1u << 12) /* Connection (RFC 9110 §7.6.1), one line or more */
 
 struct http_request {
 	enum http_method method;

@@ -22,6 +22,9 @@
  *     retransmitted request gets the same bytes again (a reserve is never forwarded twice),
  *     and the worker's sweep (kept_sweep()) sends unacknowledged data again after
  *     CONN_RTO_MS, doubling, CONN_RETRIES times before it gives up with a RST;
+ *   - a zero window that holds the answer back is probed (RFC 9293 §3.8.6.1, kept_probe_slow()):
+ *     while the peer answers the probes the connection stays, for at most
+ *     dataplane.kept_idle_timeout (RFC 6429: the table's entries are not held forever);
  *   - FIN: the peer's is acknowledged with ours, and the entry is freed once ours is
  *     acknowledged; an idle connection (dataplane.kept_idle_timeout) is closed with our FIN.
  * Everything else (untrusted sources, a full table) takes tcp.h's stateless path, whose cost
@@ -167,6 +170,8 @@ kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, s
 		if (kept_seq_lt(c->snd_nxt, next))
 			c->snd_nxt = next;
 		c->sent_ms = w->now_ms;
+		if (n != 0)
+			c->zwnd = false;
 	} else {
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	}
@@ -333,6 +338,7 @@ kept_answer_slow(struct worker *w, struct tcp_pending *p, uint16_t len, unsigned
 	memcpy(c->ans, p->out, len);
 	c->ans_seq = c->snd_nxt;
 	c->ans_len = len;
+	c->sent_ms = w->now_ms; /* a zero window's first probe is due an RTO from now */
 	w->ctr.answers[DP_ANS_HTTP]++;
 	return kept_emit_slow(w, p->wp, c, p->m, c->ans_seq, max_frames, tx);
 }
@@ -484,6 +490,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	if (unlikely(kept_seq_lt(c->snd_nxt, ack) || kept_seq_lt(ack, c->snd_una - c->max_wnd)))
 		return kept_ack_slow(w, wp, m, eth, ip, th, c, DP_KEPT_CHALLENGE_ACK);
 	c->last_ms = w->now_ms;
+	c->probes = 0;
 	if (kept_seq_lt(c->snd_una, ack)) {
 		c->snd_una = ack;
 		c->retries = 0;
@@ -500,8 +507,10 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 			return worker_drop(w, DP_DROP_KEPT_EARLY); /* c->pending */
 		if (c->state != CONN_ESTABLISHED || fin)
 			return kept_closing_slow(w, wp, m, eth, ip, th, c, seq, payload_len, fin);
-		/* A pure ACK: what the window held back may go now. */
-		if (unlikely(kept_seq_lt(c->snd_nxt, kept_data_end(c)))) {
+		/* A pure ACK: what the window held back may go now, if it opened (else it is the
+		 * answer to a zero-window probe, and the sweep probes again). */
+		if (unlikely(kept_seq_lt(c->snd_nxt, kept_data_end(c))) &&
+			kept_seq_lt(c->snd_nxt, c->snd_una + c->snd_wnd)) {
 			struct rte_mbuf *tx[1];
 
 			kept_emit_slow(w, wp, c, m, c->snd_nxt, 1, tx);
@@ -551,7 +560,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		 * pipelined one, which we do not take (see above). */
 		if (unlikely(r->minor == 0 || r->total_len != req_len))
 			pend->close = true;
-		if (unlikely(r->n_headers > 0) && !pend->close) {
+		if (unlikely(r->seen & HTTP_SEEN_CONNECTION) && !pend->close) {
 			const struct http_str *v = http_find_header(r, "connection", 10);
 
 			if (v != NULL && kept_says_close(v))
@@ -599,12 +608,68 @@ kept_frame_new(struct worker *w, const struct conn *c)
 }
 
 /*
+ * RFC 9293 §3.8.6.1: c's peer offers a zero window, nothing of ours is in flight and data
+ * waits (the sweep's test). A window probe is due CONN_RTO_MS << retries after the last
+ * sending (the answer held back, or the last probe), doubling up to CONN_RETRIES doublings: a
+ * segment <SEQ=SND.UNA-1><ACK=RCV.NXT><CTL=ACK> without data, outside the peer's window, which
+ * its TCP must answer with an ACK carrying its window (§3.10.7.4); an ACK that opens it sends
+ * the data (kept_input()). Each acceptable segment from the peer answers the probes
+ * (c->probes = 0); CONN_RETRIES unanswered ones: a RST (gave_up). A peer that answers but
+ * keeps its window shut for w->kept_idle_ms: a RST (zero_window_reset; RFC 6429: an entry
+ * of a bounded table is not held forever). Returns the frames written to tx[0] (0 or 1).
+ */
+static __rte_noinline uint16_t
+kept_probe_slow(struct worker *w, struct conn *c, uint64_t now, struct rte_mbuf **tx)
+{
+	if (!c->zwnd) {
+		c->zwnd = true;
+		c->zwnd_ms = c->sent_ms;
+	}
+
+	bool due = now - c->sent_ms >= (uint64_t)CONN_RTO_MS << c->retries;
+	bool silent = due && c->probes >= CONN_RETRIES;
+	bool too_long = now - c->zwnd_ms >= w->kept_idle_ms;
+
+	if (!due && !too_long)
+		return 0;
+
+	struct rte_mbuf *m = kept_frame_new(w, c);
+
+	if (m == NULL) {
+		w->ctr.drops[DP_DROP_ANSWER_NO_MBUF]++;
+		return 0;
+	}
+
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+
+	w->ctr.answers[DP_ANS_KEPT_ACK]++;
+	if (silent || too_long) {
+		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
+			c->snd_nxt, 0, 0, 0);
+		kept_free(w, c, silent ? DP_KEPT_GAVE_UP : DP_KEPT_WINDOW_RESET);
+	} else {
+		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_ACK_FLAG,
+			c->snd_una - 1, c->rcv_nxt, 0, 0);
+		c->probes++;
+		if (c->retries < CONN_RETRIES)
+			c->retries++;
+		c->sent_ms = now;
+		w->ctr.kept[DP_KEPT_WINDOW_PROBES]++;
+	}
+	tx[0] = m;
+	return 1;
+}
+
+/*
  * The timers of kept connections, at w->now_ms: looks at the next entries of w's table
  * (KEPT_SWEEP_MIN, or 1 / 2^KEPT_SWEEP_SHIFT of it when more) and
  *   - sends unacknowledged data (or FIN) again from SND.UNA once CONN_RTO_MS << retries passed
  *     since it was last sent; after CONN_RETRIES, sends a RST and frees the entry;
  *   - closes a connection idle for w->kept_idle_ms with our FIN, and frees one whose FIN was
- *     acknowledged but whose peer stayed silent that long again.
+ *     acknowledged but whose peer stayed silent that long again;
+ *   - probes a zero window that holds data back (kept_probe_slow()).
  * Frames to tx[0..max), each with its port index in port[]; returns how many.
  */
 static __rte_noinline uint16_t
@@ -628,6 +693,16 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 
 		uint32_t done = kept_data_end(c) + c->fin_sent; /* all of ours, acknowledged */
 		bool unacked = c->snd_una != done;
+
+		/* Nothing in flight, data waiting, the peer's window shut: probed. */
+		if (unlikely(unacked && c->snd_wnd == 0 && c->snd_una == c->snd_nxt &&
+			    kept_seq_lt(c->snd_nxt, kept_data_end(c)))) {
+			uint8_t p = c->port;
+
+			if (kept_probe_slow(w, c, now, tx + k) != 0)
+				port[k++] = p;
+			continue;
+		}
 		bool resend = unacked && now - c->sent_ms >= (uint64_t)CONN_RTO_MS << c->retries;
 		bool idle = !unacked && now - c->last_ms >= w->kept_idle_ms;
 

@@ -85,6 +85,7 @@ struct pb_tcp {
 	uint16_t frag;               /* fragment_offset field, host order */
 	uint8_t ihl;                 /* 0: 5 (with options the bytes are NOPs) */
 	uint16_t win;                /* the window field; 0: 64240 */
+	bool win_zero;               /* the window field 0 (a zero window), win ignored */
 };
 
 /* Writes an Ethernet frame into m (reset first). */
@@ -139,7 +140,7 @@ pb_tcp_frame(struct rte_mbuf *m, const struct pb_tcp *t)
 	th->recv_ack = rte_cpu_to_be_32(t->ack);
 	th->data_off = (uint8_t)((thl / 4) << 4);
 	th->tcp_flags = t->flags;
-	th->rx_win = rte_cpu_to_be_16(t->win ? t->win : 64240);
+	th->rx_win = rte_cpu_to_be_16(t->win_zero ? 0 : t->win ? t->win : 64240);
 	if (t->linux_opts) {
 		static const uint8_t lo[20] = { 2, 4, 0, 0, 4, 2, 8, 10, 0, 1, 2, 3, 0, 0, 0, 0, 1,
 			3, 3, 7 };

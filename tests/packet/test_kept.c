@@ -27,6 +27,7 @@ struct kc {
 	uint32_t snd; /* the peer's next sequence number */
 	uint32_t rcv; /* ours it expects next (what it acknowledges) */
 	uint16_t win;
+	bool shut; /* its window 0 */
 };
 
 /* A segment from the peer of k. */
@@ -35,7 +36,8 @@ seg(const struct kc *k, uint8_t flags, uint32_t seq, uint32_t ack, const char *p
 	uint16_t len)
 {
 	struct pb_tcp t = { .src_ip = k->ip, .sport = k->sport, .seq = seq, .ack = ack,
-		.flags = flags, .payload = payload, .payload_len = len, .win = k->win };
+		.flags = flags, .payload = payload, .payload_len = len, .win = k->win,
+		.win_zero = k->shut };
 
 	return dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
 }
@@ -447,6 +449,171 @@ test_window_and_timers(void)
 	H.w->now_ms = now;
 }
 
+/*
+ * Sends healthz on a new connection of the edge with a window of 0: the answer is held back
+ * (a bare ACK of the request comes). k->rcv is then SND.UNA (= SND.NXT).
+ */
+static bool
+zero_window_request(struct kc *k)
+{
+	struct ans a;
+
+	connect_from(k, EDGE_IP);
+	k->shut = true;
+	send_req(k, healthz, &a);
+	k->rcv = rte_be_to_cpu_32(a.th.sent_seq);
+	return a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+	       rte_be_to_cpu_32(a.th.recv_ack) == k->snd;
+}
+
+/* Whether r (freed) is a zero-window probe of k: an ACK at SND.UNA - 1 without data. */
+static bool
+is_probe(struct rte_mbuf *r, const struct kc *k)
+{
+	struct ans a;
+
+	return read_ans(r, &a) && a.len == 0 && a.th.tcp_flags == RTE_TCP_ACK_FLAG &&
+	       rte_be_to_cpu_32(a.th.sent_seq) == k->rcv - 1 &&
+	       rte_be_to_cpu_32(a.th.recv_ack) == k->snd;
+}
+
+/*
+ * Ends the earlier tests' connections by their timers (idle FIN, then given up), so that
+ * counters and the table's use below are this test's; the clock put back.
+ */
+static void
+drain_table(void)
+{
+	uint64_t now = H.w->now_ms;
+	struct rte_mbuf *tx[16];
+	uint16_t port[16];
+
+	for (int i = 0; i < 64 && H.w->conns->used != 0; i++) {
+		H.w->now_ms += 20000;
+		for (int j = 0; j < 4; j++) {
+			uint16_t n = pipeline_kept_sweep(H.w, tx, port, 16);
+
+			rte_pktmbuf_free_bulk(tx, n);
+		}
+	}
+	H.w->now_ms = now;
+}
+
+/* Whether r is NULL (no frame); a frame is freed. */
+static bool
+none(struct rte_mbuf *r)
+{
+	rte_pktmbuf_free(r);
+	return r == NULL;
+}
+
+/* k's entry in the table, or NULL. */
+static struct conn *
+conn_of(const struct kc *k)
+{
+	return conn_lookup(H.w->conns, rte_cpu_to_be_32(k->ip), rte_cpu_to_be_16(k->sport),
+		rte_cpu_to_be_16(80));
+}
+
+/* RFC 9293 §3.8.6.1: a zero window that holds an answer back is probed until it opens. */
+static void
+test_zero_window(void)
+{
+	drain_table();
+	tap_eq_int(H.w->conns->used, 0, "(the earlier tests' connections ended by their timers)");
+
+	struct kc k;
+	struct ans a;
+	uint64_t now = H.w->now_ms, idle_ms = H.w->kept_idle_ms;
+	uint64_t probes0 = kept(DP_KEPT_WINDOW_PROBES), gave_up = kept(DP_KEPT_GAVE_UP);
+	uint64_t t = now;
+	bool all = true, quiet = true;
+	unsigned n = 0;
+
+	H.w->kept_idle_ms = 60000;
+	tap_ok(zero_window_request(&k), "a request with the edge's window 0: only its ACK comes");
+	tap_ok(none(sweep_find(k.sport)), "  no probe before the RTO");
+	/* Probes answered with the window still shut: more of them than CONN_RETRIES, each
+	 * after twice the wait (at most 2^CONN_RETRIES RTOs), and the connection stays. */
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned shift = i < CONN_RETRIES ? i : CONN_RETRIES;
+
+		t += ((uint64_t)CONN_RTO_MS << shift) - 1;
+		H.w->now_ms = t;
+		quiet &= none(sweep_find(k.sport));
+		H.w->now_ms = ++t;
+		all &= is_probe(sweep_find(k.sport), &k);
+		n++;
+		/* The edge's TCP answers the probe with an ACK of its window, still 0. */
+		quiet &= none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	}
+	tap_ok(all, "%u probes, each <SEQ=SND.UNA-1><ACK=RCV.NXT><CTL=ACK> without data", n);
+	tap_ok(quiet, "  none before its time (RTO, doubling), and the ACKs of a shut window get none");
+	tap_eq_int(kept(DP_KEPT_WINDOW_PROBES) - probes0, n, "  counted window_probes");
+	tap_ok(conn_of(&k) != NULL && kept(DP_KEPT_GAVE_UP) == gave_up,
+		"  answered: the connection stays after more than CONN_RETRIES of them");
+	/* The window opens: the answer goes, whole, at SND.UNA. */
+	k.shut = false;
+	read_ans(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0), &a);
+	tap_ok(is_kept_200(&a) && rte_be_to_cpu_32(a.th.sent_seq) == k.rcv,
+		"the edge's window opens: the held answer follows, 200, kept");
+	k.rcv += a.len;
+	tap_ok(send_req(&k, healthz, &a) && is_kept_200(&a), "  and the connection goes on");
+	none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	none(seg(&k, RTE_TCP_RST_FLAG, k.snd, 0, NULL, 0)); /* ended: no timers for the rest */
+
+	/* Answered probes, the window shut for kept_idle_timeout: reset, the entry freed. */
+	uint64_t zr = kept(DP_KEPT_WINDOW_RESET), t0 = ++t;
+
+	H.w->now_ms = t;
+	zero_window_request(&k);
+	while (t + 100 < t0 + H.w->kept_idle_ms) {
+		t += 100;
+		H.w->now_ms = t;
+
+		struct rte_mbuf *r = sweep_find(k.sport);
+
+		if (!none(r))
+			none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	}
+	tap_ok(conn_of(&k) != NULL && kept(DP_KEPT_WINDOW_RESET) == zr,
+		"a window shut for just under kept_idle_timeout, the probes answered: not yet reset");
+	H.w->now_ms = t = t0 + H.w->kept_idle_ms;
+	read_ans(sweep_find(k.sport), &a);
+	tap_ok(a.th.tcp_flags == RTE_TCP_RST_FLAG && rte_be_to_cpu_32(a.th.sent_seq) == k.rcv,
+		"  at kept_idle_timeout: RST at SND.NXT");
+	tap_eq_int(kept(DP_KEPT_WINDOW_RESET) - zr, 1, "  counted zero_window_reset");
+	tap_ok(conn_of(&k) == NULL, "  and the entry freed");
+
+	/* A peer that answers no probe: given up after CONN_RETRIES of them. */
+	gave_up = kept(DP_KEPT_GAVE_UP);
+	H.w->now_ms = ++t;
+	zero_window_request(&k);
+	n = 0;
+
+	uint8_t last = 0;
+
+	for (unsigned i = 0; i < 16 && conn_of(&k) != NULL; i++) {
+		t += (uint64_t)CONN_RTO_MS << (i < CONN_RETRIES ? i : CONN_RETRIES);
+		H.w->now_ms = t;
+
+		struct rte_mbuf *r = sweep_find(k.sport);
+
+		if (r != NULL) {
+			last = pb_th(r)->tcp_flags;
+			n += last == RTE_TCP_ACK_FLAG;
+		}
+		rte_pktmbuf_free(r);
+	}
+	tap_eq_int(n, CONN_RETRIES, "a silent peer: CONN_RETRIES probes");
+	tap_ok(last == RTE_TCP_RST_FLAG && conn_of(&k) == NULL &&
+		       kept(DP_KEPT_GAVE_UP) - gave_up == 1,
+		"  then a RST, the entry freed, counted gave_up");
+	drain_table();
+	H.w->now_ms = now;
+	H.w->kept_idle_ms = idle_ms;
+}
+
 /* A PROXY v2 header (TCP over IPv4) naming client src. */
 static uint16_t
 proxy_v2(uint8_t *h, uint32_t src)
@@ -614,6 +781,7 @@ main(int argc, char **argv)
 	test_rfc5961();
 	test_close_and_pipelining();
 	test_window_and_timers();
+	test_zero_window();
 	test_proxy();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");

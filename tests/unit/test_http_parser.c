@@ -233,6 +233,13 @@ test_find_header(void)
 		tap_ok(http_find_header(&req, "Cookie", 6) == NULL, "find_header: absent -> NULL");
 		v = http_find_header(&req, "HOST", 4);
 		tap_ok(v != NULL && v->p == req.host.p, "find_header: Host is in headers[] too");
+		tap_ok(!(req.seen & HTTP_SEEN_CONNECTION), "no Connection field: not seen");
+	});
+	/* Connection may come on several lines (a list, RFC 9110 §7.6.1): noted, never a 400,
+	 * each line in headers[] (kept connections read it only when seen). */
+	PARSE("GET / HTTP/1.1\r\nHost: x\r\nconnection: keep-alive\r\nCONNECTION: close\r\n\r\n", 0, {
+		tap_ok(req.seen & HTTP_SEEN_CONNECTION, "Connection on two lines: seen");
+		tap_eq_int(req.n_headers, 3, "  both lines in headers[]");
 	});
 }
 

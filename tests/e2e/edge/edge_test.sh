@@ -172,6 +172,30 @@ if [ "$EDGE_SRC" = proxy ]; then
 		"  the data plane kept the connection: $((c1 - c0)) opened for them (the PROXY header's and at most one health check's race), $((r1 - r0)) kept requests, $((p1 - p0)) addressed by PROXY v2"
 	tap_ok "$( (($(stat kept_proxy_alone) > 0)) && echo 0 || echo 1)" \
 		"  HAProxy sent each PROXY v2 header alone in its first segment (kept proxy_alone $(stat kept_proxy_alone))"
+	# A shopper past the edge, straight to the data plane, with a PROXY v2 header of its own
+	# (naming shopper B) before its request in one segment: not from a trusted edge, so the
+	# connection is reset and counted, and nothing is answered for B.
+	proxy_direct() {
+		fg_ns_exec python3 - "$SHOP_C" "$FG_DP_ADDR" "$E2E_PORT" <<'EOF'
+import socket, struct, sys
+src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+hdr = (b"\r\n\r\n\x00\r\nQUIT\n" + bytes([0x21, 0x11]) + struct.pack("!H", 12) +
+       socket.inet_aton("198.18.20.2") + socket.inet_aton(dst) + struct.pack("!HH", 40000, port))
+s = socket.create_connection((dst, port), timeout=5, source_address=(src, 0))
+s.sendall(hdr + b"GET /healthz HTTP/1.1\r\nHost: dp\r\n\r\n")
+try:
+    print("answered" if s.recv(4096) else "closed")
+except ConnectionResetError:
+    print("reset")
+except OSError as e:
+    print("error: %s" % e)
+EOF
+	}
+	u0=$(stat client_address_proxy_untrusted)
+	tap_is "$(proxy_direct)" reset \
+		"a PROXY v2 header sent straight to the data plane by a shopper (not the edge): reset"
+	tap_is "$(($(stat client_address_proxy_untrusted) - u0))" 1 \
+		"  counted proxy_untrusted"
 fi
 
 # --- per-IP limits apply to the shoppers, not to the edge ----------------------------------
