@@ -564,16 +564,21 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 		return true;
 	}
 	rs_reserve(r->rs, b, nb);
-	bool stale = false, failed = false;
+	bool stale = false, failed = false, held = false;
 
 	for (unsigned i = 0; i < nb; i++) {
 		if (b[i].status == -ESTALE) {
 			stale = true;
 			break;
 		}
-		/* Held (not opened): reserve.lua refused it without moving the cursor. */
-		if (b[i].status != 0 || b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
+		if (b[i].status != 0) {
 			failed = true;
+			break;
+		}
+		/* The window key says held: reserve.lua refused without moving the cursor. The
+		 * job keeps its order (and answers ranks) and tries again a second later. */
+		if (b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
+			held = true;
 			break;
 		}
 		/* Decided here, in rank order: published as the decider publishes. */
@@ -610,6 +615,12 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 	} else if (failed) {
 		job_fail(r, j, now_ms, "deciding a draw batch", ENOTCONN, NULL);
 		return true;
+	} else if (held) {
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"draw of event %" PRIu32 ": the sale's window in Redis says held: the draw "
+			"waits (open the event)",
+			j->event);
+		j->retry_ms = now_ms + DR_RETRY_MS;
 	}
 	e->draw.decided = j->next;
 	e->draw.rate = rate_of(j, now_ms, j->next);
@@ -732,8 +743,13 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 			bool more = true;
 
 			while (j != NULL && more && j->retry_ms <= now_ms &&
-				now_mono_ms() < until)
+				now_mono_ms() < until) {
 				more = job_step(r, j, e, now_ms);
+				/* A new state (drawing with its digest, done) goes out before the
+				 * next phase's results: a small draw passes them all in one step. */
+				if (e->draw.state_dirty)
+					cp_state_publish_fair_one(e, r->l, now_ms);
+			}
 			if (j != NULL && j->phase != DR_DONE)
 				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
 							    : now_ms;

@@ -36,7 +36,7 @@
  * to the last of its results; the exit status then also needs every awaited one. Then
  * "queued=Q": users whose first result was QUEUED (an entrant of a draw). With --final a QUEUED
  * result does not answer a user: the feed waits for the draw's decision. --log FILE writes a
- * line per RESULT for a user of the range, "result USER VERDICT RANK DP" (DP: the dp id in
+ * line per RESULT for a user of the range or of --query, "result USER VERDICT RANK DP" (DP: the dp id in
  * the reservation id), and one per FAIR record of the event, "fair STATE ENTRANTS DECIDED RATE
  * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set).
  *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
@@ -454,7 +454,8 @@ main(int argc, char **argv)
 
 			if (wire_get_result(&m, i, &r) != 0 || r.event != event)
 				continue;
-			if (logf != NULL && r.user >= first && r.user <= last)
+			if (logf != NULL && ((r.user >= first && r.user <= last) ||
+						    (qn > 0 && r.user >= qfirst && r.user <= qlast)))
 				fprintf(logf, "result %" PRIu64 " %s %u %" PRIu64 "\n", r.user,
 					wire_verdict_name(r.verdict), r.rank,
 					r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS));
