@@ -46,6 +46,7 @@ struct cp_event {
 		uint32_t rate;	   /* entrants decided per second over the last ~2 s */
 		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
 		bool state_dirty;  /* the state changed: FAIR at once */
+		bool counted;	   /* entrants read from Redis once (a start during the pre-queue) */
 		uint64_t fair_ms;  /* when its last FAIR went out (Unix ms) */
 	} draw;
 };

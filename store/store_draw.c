@@ -340,3 +340,25 @@ rs_entrants_get(
 	}
 	return rc;
 }
+
+int
+rs_entrants_count(struct redis_store *rs, uint32_t event, uint64_t *n)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[2] = {"HLEN", key};
+	size_t len[2] = {4, 0};
+	int rc = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_ENTRANTS);
+	redisReply *r = rs_command_ok(rs, 2, argv, len, &rc, event);
+
+	if (r == NULL)
+		return rc;
+	rc = r->type == REDIS_REPLY_INTEGER && r->integer >= 0 ? 0 : -EIO;
+	if (rc == 0)
+		*n = (uint64_t)r->integer;
+	freeReplyObject(r);
+	return rc;
+}

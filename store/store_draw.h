@@ -74,6 +74,9 @@ int rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t dig
 int rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsigned count,
 	struct rs_entrant **v, size_t *n, size_t *cap);
 
+/* The number of event's entrants now (HLEN). Returns 0, -EINVAL, -ENOTCONN or -EIO. */
+int rs_entrants_count(struct redis_store *rs, uint32_t event, uint64_t *n);
+
 /*
  * Looks up n (event, user) pairs in their events' entrants hashes (pipelined HGETs):
  * rids[i] is the reservation that made the user an entrant, 0 when the user is not one.

@@ -19,6 +19,11 @@
  *   - the sale window key: reserve.lua refuses (closed / not started, nothing written) outside
  *     [starts, ends) by the given clock, when held and when closed; a close racing a stream
  *     of reserves from another connection: every batch decided before it or refused after;
+ *   - the draw (store/store_draw.h): enter.lua records each user once with its first
+ *     reservation, refuses once frozen; the freeze counts the entrants and is done at once
+ *     without any; reserve.lua refuses first-come batches while a draw is not done and runs a
+ *     draw batch only at its turn (the cursor), advancing it, done at n; HSCAN reads every
+ *     entrant; a query finds an entrant's reservation; preheat refuses after a pre-queue;
  *   - outages: Redis killed and restarted (persistence off: no crash, -ENOTCONN while down,
  *     one log line each way; append-only with fsync always, killed mid-stream: every
  *     acknowledged reservation survives, every outbox reservation has a buyer, stock + buyers ==
@@ -40,6 +45,7 @@
 
 #include "common/log.h"
 #include "store/store_conn.h"
+#include "store/store_draw.h"
 #include "store/store_event.h"
 #include "store/store_keys.h"
 #include "store/store_outbox.h"
@@ -681,6 +687,138 @@ test_sale_window(void)
 }
 
 /* --- Release, results, preheat, state -------------------------------------------------------- */
+
+/* One draw batch of users[0..n) of event from index at: its status, verdicts in v. */
+static int
+draw_batch(uint32_t event, const uint64_t *users, unsigned n, uint64_t at, uint8_t *v,
+	int64_t *stock)
+{
+	struct wire_reserve res[8];
+	struct rs_batch b = {.event = event, .n = n, .res = res, .verdicts = v, .draw = true,
+		.draw_index = at};
+
+	for (unsigned i = 0; i < n; i++)
+		res[i] = mkres(event, users[i]);
+	int rc = rs_reserve(rs, &b, 1);
+
+	*stock = b.stock_left;
+	return rc;
+}
+
+static void
+test_draw(void)
+{
+	const uint32_t ev = 800, ev0 = 801;
+	struct wire_reserve res[6];
+	uint8_t v[8];
+	unsigned added;
+	uint64_t entrants;
+	struct rs_draw d;
+	int64_t stock;
+
+	raw_preheat(ev, 2);
+	for (unsigned i = 0; i < 4; i++)
+		res[i] = mkres(ev, 10 + i);
+	res[4] = mkres(ev, 11); /* a repeat in the same batch */
+	uint64_t first_rid_11 = res[1].reservation_id;
+
+	tap_ok(rs_enter(rs, ev, res, 5, v, &added, &entrants) == 0 && added == 4 &&
+			entrants == 4 && v[0] == WIRE_V_QUEUED && v[4] == WIRE_V_QUEUED,
+		"enter.lua: 4 entrants of 5 reservations (one user twice), all answered queued");
+	res[5] = mkres(ev, 12);
+	tap_ok(rs_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && added == 0 &&
+			entrants == 4 && v[0] == WIRE_V_QUEUED,
+		"  a second reserve of an entrant: queued, nothing added");
+	struct wire_result_query q[2] = {{.user = 11, .event = ev}, {.user = 99, .event = ev}};
+	uint64_t rids[2];
+
+	tap_ok(rs_entrants_get(rs, q, 2, rids) == 0 && rids[0] == first_rid_11 && rids[1] == 0,
+		"  an entrant keeps its first reservation; a query finds it (and not a stranger)");
+	tap_ok(rs_draw_get(rs, ev, &d) == 0 && d.exists && d.state == RS_DRAW_OPEN,
+		"  the first entrant opened the draw key");
+	uint64_t users[4] = {12, 10, 13, 11};
+	struct wire_reserve fc = mkres(ev, 500);
+	struct rs_batch b = {.event = ev, .n = 1, .res = &fc, .verdicts = v};
+
+	tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RETRY && n_buyers(raw, ev) == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 2,
+		"reserve.lua: a first-come batch while the draw is open: retry, nothing written");
+	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && v[0] == WIRE_V_RETRY &&
+			n_buyers(raw, ev) == 0,
+		"  a draw batch before the freeze: refused (-ESTALE), nothing written");
+	tap_ok(rs_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4 &&
+			d.next == 0,
+		"freeze: frozen with n 4, next 0");
+	tap_ok(rs_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && v[0] == WIRE_V_RETRY &&
+			raw_int(raw, "HLEN %s", key(ev, RS_KEY_ENTRANTS)) == 4,
+		"  enter.lua after the freeze: retry, the entrants unchanged");
+	tap_ok(rs_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4,
+		"  a second freeze changes nothing");
+	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == -ESTALE && n_buyers(raw, ev) == 0 &&
+			rs_draw_get(rs, ev, &d) == 0 && d.next == 0,
+		"the cursor: a batch out of its turn is refused, nothing written, next stays 0");
+	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == 0 && v[0] == WIRE_V_RESERVED &&
+			v[1] == WIRE_V_RESERVED && stock == 0 && rs_draw_get(rs, ev, &d) == 0 &&
+			d.next == 2 && d.state == RS_DRAW_FROZEN,
+		"  the batch at its turn: decided (2 reserved), next 2");
+	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && n_buyers(raw, ev) == 2,
+		"  the same batch again (a retry): refused, nobody decided twice");
+	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == 0 && v[0] == WIRE_V_SOLD_OUT &&
+			v[1] == WIRE_V_SOLD_OUT && rs_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
+			d.state == RS_DRAW_DONE,
+		"  the last batch: sold out (stock 0), next 4 == n, state done");
+	fc = mkres(ev, 500);
+	tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT,
+		"  after done, a first-come batch is decided (sold out)");
+	{
+		uint8_t dg[32] = {1, 2, 3}, other[32] = {9};
+
+		tap_ok(rs_draw_set_digest(rs, ev, dg) == 0 && rs_draw_set_digest(rs, ev, dg) == 0 &&
+				rs_draw_set_digest(rs, ev, other) == -EEXIST &&
+				rs_draw_get(rs, ev, &d) == 0 && d.has_digest &&
+				memcmp(d.digest, dg, 32) == 0,
+			"the digest is set once; another one is refused (-EEXIST)");
+	}
+	/* HSCAN over many entrants: every one, once after dropping repeats. */
+	{
+		enum { N = 5000 };
+		struct wire_reserve many[512];
+		struct rs_entrant *e = NULL;
+		size_t n = 0, cap = 0, distinct = 0;
+		uint64_t cur = 0;
+		int rc = 0;
+		static uint8_t seen[N + 1], mv[512];
+
+		for (unsigned at = 1; at <= N; at += 512) {
+			unsigned k = 0;
+
+			for (; k < 512 && at + k <= N; k++)
+				many[k] = mkres(ev0, at + k);
+			rc |= rs_enter(rs, ev0, many, k, mv, &added, &entrants);
+		}
+		do
+			rc |= rs_entrants_scan(rs, ev0, &cur, 1000, &e, &n, &cap);
+		while (rc == 0 && cur != 0);
+		for (size_t i = 0; i < n; i++)
+			if (e[i].user >= 1 && e[i].user <= N && !seen[e[i].user]++)
+				distinct++;
+		free(e);
+		tap_ok(rc == 0 && entrants == N && distinct == N,
+			"HSCAN reads all 5000 entrants (%zu returned, %zu distinct)", n, distinct);
+		tap_ok(rs_preheat(rs, ev0, 10) == -EBUSY,
+			"preheat refuses after a pre-queue (entrants exist)");
+		freeReplyObject(raw_cmd(raw, "DEL %s", key(ev0, RS_KEY_ENTRANTS)));
+		tap_ok(rs_preheat(rs, ev0, 10) == 0 &&
+				raw_int(raw, "EXISTS %s", key(ev0, RS_KEY_DRAW)) == 0,
+			"  without entrants it preheats and deletes the draw key");
+		tap_ok(rs_draw_freeze(rs, ev0, &d) == 0 && d.state == RS_DRAW_DONE && d.n == 0,
+			"a freeze without entrants: done at once (n 0)");
+	}
+	tap_ok(rs_purge_event(rs, ev) == 0 &&
+			raw_int(raw, "EXISTS %s %s", key(ev, RS_KEY_ENTRANTS), key(ev, RS_KEY_DRAW)) ==
+				0,
+		"purge deletes the entrants and the draw key");
+}
 
 static void
 test_release_and_results(void)
@@ -1535,6 +1673,7 @@ main(int argc, char **argv)
 	test_outbox_reading();
 	test_two_processes();
 	test_sale_window();
+	test_draw();
 	test_stopped_server();
 	test_restart_without_persistence();
 	test_kill_with_aof();

@@ -9,6 +9,7 @@
  *           [--timeout-ms T] [--secret-key FILE --server-key FILE] [--snapshot]
  *           [--send reserve|result] [--oversize] [--pace-us U] [--epoch E] [--hello]
  *           [--hold-ms H] [--others] [--query FIRST-LAST --storm N]
+ *           [--final] [--log FILE]
  *
  * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h);
  * --snapshot sends a SNAPSHOT_REQUEST first; --send result pushes, instead of
@@ -32,7 +33,12 @@
  * them. --storm N sends, before each batch, a RESULT_QUERY message of N records: users
  * nobody reserved, then the --query users last; queried counts --query users whose stored
  * result arrived (the feed waits for all). max_ms is the longest time from a batch's send
- * to the last of its results; the exit status then also needs every awaited one.
+ * to the last of its results; the exit status then also needs every awaited one. Then
+ * "queued=Q": users whose first result was QUEUED (an entrant of a draw). With --final a QUEUED
+ * result does not answer a user: the feed waits for the draw's decision. --log FILE writes a
+ * line per RESULT for a user of the range or of --query, "result USER VERDICT RANK DP" (DP: the dp id in
+ * the reservation id), and one per FAIR record of the event, "fair STATE ENTRANTS DECIDED RATE
+ * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set).
  *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
  *
  * --watch-limits plays a live data plane for MS milliseconds instead: it asks
@@ -159,6 +165,9 @@ main(int argc, char **argv)
 	unsigned storm = 0;
 	bool want_others = false;
 	unsigned watch_ms = 0, refuse_ms = 0;
+	bool final = false;
+	FILE *logf = NULL;
+	unsigned queued = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -183,6 +192,8 @@ main(int argc, char **argv)
 		{ "storm", required_argument, NULL, 'T' },
 		{ "watch-limits", required_argument, NULL, 'w' },
 		{ "refuse-ms", required_argument, NULL, 'R' },
+		{ "final", no_argument, NULL, 'F' },
+		{ "log", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -255,6 +266,15 @@ main(int argc, char **argv)
 		case 'R':
 			refuse_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'F':
+			final = true;
+			break;
+		case 'L':
+			if ((logf = fopen(optarg, "w")) == NULL) {
+				fprintf(stderr, "fg_feed: %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			break;
 		default:
 			return 2;
 		}
@@ -283,6 +303,7 @@ main(int argc, char **argv)
 	unsigned n = (unsigned)(last - first + 1);
 	unsigned qn = storm > 0 ? (unsigned)(qlast - qfirst + 1) : 0;
 	uint8_t *got = calloc(n, 1), *other = calloc(n, 1), *qgot = calloc(qn + 1, 1);
+	uint8_t *qseen = calloc(n, 1);
 	uint64_t *sent_ms = calloc(n, sizeof(*sent_ms)), max_ms = 0;
 	struct wire_result_query *qrecs = calloc(storm + 1, sizeof(*qrecs));
 	unsigned n_other = 0, n_qgot = 0;
@@ -430,6 +451,24 @@ main(int argc, char **argv)
 			}
 			continue;
 		}
+		if (m.type == WIRE_T_FAIR && logf != NULL) {
+			for (unsigned i = 0; i < m.count; i++) {
+				struct wire_fair f;
+
+				if (wire_get_fair(&m, i, &f) != 0 || f.event != event)
+					continue;
+				fprintf(logf, "fair %u %u %u %u %u ", f.draw_state, f.entrants,
+					f.decided, f.rate, f.pow_bits);
+				const uint8_t *h[3] = {f.seed_sha256, f.entrants_digest, f.seed};
+
+				for (unsigned k = 0; k < 3; k++) {
+					for (unsigned b = 0; b < WIRE_DIGEST_LEN; b++)
+						fprintf(logf, "%02x", h[k][b]);
+					fputc(k < 2 ? ' ' : '\n', logf);
+				}
+			}
+			continue;
+		}
 		if (m.type != WIRE_T_RESULT)
 			continue;
 		for (unsigned i = 0; i < m.count; i++) {
@@ -437,13 +476,28 @@ main(int argc, char **argv)
 
 			if (wire_get_result(&m, i, &r) != 0 || r.event != event)
 				continue;
+			if (logf != NULL && ((r.user >= first && r.user <= last) ||
+						    (qn > 0 && r.user >= qfirst && r.user <= qlast)))
+				fprintf(logf, "result %" PRIu64 " %s %u %" PRIu64 "\n", r.user,
+					wire_verdict_name(r.verdict), r.rank,
+					r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS));
+			if (r.verdict == WIRE_V_QUEUED && r.user >= first && r.user <= last) {
+				/* An entrant: counted once; with --final its decision answers it. */
+				if (!qseen[r.user - first]) {
+					qseen[r.user - first] = 1;
+					queued++;
+				}
+				if (final)
+					continue;
+			}
 			if (qn > 0 && r.user >= qfirst && r.user <= qlast && !qgot[r.user - qfirst]) {
 				qgot[r.user - qfirst] = 1;
 				n_qgot++;
 			}
 			if (r.user < first || r.user > last)
 				continue;
-			if ((r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS)) != dp) {
+			if ((r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS)) != dp &&
+				!(final && r.verdict != WIRE_V_QUEUED)) {
 				/* another feed's, or a republished stored result */
 				if (!other[r.user - first]) {
 					other[r.user - first] = 1;
@@ -466,11 +520,13 @@ main(int argc, char **argv)
 	}
 	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
 	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d "
-	       "others=%u queried=%u max_ms=%" PRIu64 "\n",
+	       "others=%u queried=%u max_ms=%" PRIu64 " queued=%u\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
 		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
 		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused,
-		n_other, n_qgot, max_ms);
+		n_other, n_qgot, max_ms, queued);
+	if (logf != NULL)
+		fclose(logf);
 	zlink_keys_wipe(&keys);
 	zmq_close(push);
 	zmq_close(sub);
@@ -478,6 +534,7 @@ main(int argc, char **argv)
 	bool all = answered == n && n_qgot == qn && (!want_others || n_other == n);
 
 	free(got);
+	free(qseen);
 	free(other);
 	free(qgot);
 	free(sent_ms);

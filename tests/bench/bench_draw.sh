@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The draw of 10^6 entrants (issue 18 §6; FG_BENCH_QUICK=1: 10^5) by the real control plane,
+# with real Redis and PostgreSQL (scripts/services): the entrants hash is filled directly (the
+# entering path is the decider's, measured elsewhere), one item per entrant (every entrant is
+# reserved: the most work a draw can have), then the control plane draws at draw_at. Prints,
+# from its log's timestamps, the seconds from draw_at to the freeze, for the freeze + read +
+# order + PostgreSQL write, for the ranks and decisions, and in all; and Redis's used_memory
+# before the entrants, with them, and after the draw. The TAP checks assert only that the draw
+# was complete and right (n rows, n buyers), never a time.
+#
+# usage: bench_draw.sh CONTROLPLANE FLASHGATECTL   (under flock /tmp/fg-bench.lock)
+set -uo pipefail
+
+CP=$1 CTL=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/integration/cp_feed_harness.sh
+. "$ROOT/tests/integration/cp_feed_harness.sh"
+N=1000000
+[ "${FG_BENCH_QUICK:-0}" = 1 ] && N=100000
+cpf_start
+ctl() { "$CTL" --socket "$TMP/admin.sock" "$@" >>"$TMP/ctl.out" 2>&1; }
+PSQL() { psql "$FG_PG_CONNINFO" -XAtq -v ON_ERROR_STOP=1 "$@"; }
+mem() { $R info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
+ms_of() { # the log line's timestamp (ms since the epoch) of the first line matching $1
+	grep -m1 "$1" "$TMP/cp.log" | cut -d' ' -f1 | python3 -c 'import sys, datetime
+t = sys.stdin.read().strip().rstrip("Z")
+print(int(datetime.datetime.fromisoformat(t).replace(tzinfo=datetime.timezone.utc).timestamp() * 1000))'
+}
+
+now=$(date +%s)
+# Filling 10^6 entrants takes a few seconds: the draw is far enough ahead.
+q=$((now + 3)) w=$((N / 25000 + 10))
+ctl event create 1 --name "bench draw" --stock "$N" --queue-opens-at $q --starts-at $((q + 1)) \
+	--draw-window "${w}s" --ends-at $((now + 7200)) --pay-window 15m &&
+	ctl event preheat 1 && ctl event open 1
+tap_ok $? "event 1 created with a draw $((w + 1)) s after its pre-queue opens, $N items"
+m0=$(mem)
+python3 -c 'import sys
+n = int(sys.argv[1])
+out = sys.stdout
+out.write("HSET fg:{1}:draw state open\n")
+for at in range(1, n + 1, 1000):
+    out.write("HSET fg:{1}:entrants " + " ".join("%d %d" % (u, (5 << 54) | u) for u in range(at, min(at + 1000, n + 1))) + "\n")
+' "$N" | $R --pipe >/dev/null
+tap_is "$($R hlen 'fg:{1}:entrants')" "$N" "$N entrants in Redis"
+m1=$(mem)
+draw_at=$(((q + 1 + w) * 1000))
+for _ in $(seq $((w * 10 + 1200))); do
+	[ "$(PSQL -c "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" = t ] && break
+	sleep 0.1
+done
+tap_is "$(PSQL -c "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" t "the draw is done"
+m2=$(mem)
+tap_is "$(PSQL -c "SELECT count(*) FROM draw_entrants WHERE event_id = 1")/$($R hlen 'fg:{1}:result')" \
+	"$N/$N" "draw_entrants holds $N rows, Redis $N buyers"
+t_frozen=$(ms_of 'entrants frozen') t_written=$(ms_of 'ordered and written') t_done=$(ms_of ': done,')
+python3 - "$N" "$draw_at" "$t_frozen" "$t_written" "$t_done" "$m0" "$m1" "$m2" <<'PY' | while read -r l; do tap_diag "$l"; done
+import sys
+n, at, fr, wr, dn, m0, m1, m2 = map(int, sys.argv[1:])
+print("draw of %d entrants (one item each):" % n)
+print("  draw_at -> frozen            %7.3f s" % ((fr - at) / 1000))
+print("  freeze+read+order+PG write   %7.3f s" % ((wr - fr) / 1000))
+print("  ranks published + decided    %7.3f s  (%.0f entrants/s)" % ((dn - wr) / 1000, n * 1000 / max(1, dn - wr)))
+print("  freeze to done               %7.3f s" % ((dn - fr) / 1000))
+print("  Redis used_memory: %.1f MB before, %.1f MB with the entrants (%.0f B each), %.1f MB after the draw" %
+      (m0 / 1e6, m1 / 1e6, (m1 - m0) / n, m2 / 1e6))
+PY
+grep -o 'draw of event 1: [a-z]* took [0-9]* ms' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
+fg_stop_pid "$CP_PID" 10
+tap_ok $? "the control plane stops"
+CP_PID=
+tap_done
