@@ -53,9 +53,8 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 			continue;
 		}
 		e->pow_moved_ms = now_ms;
-		LOG_NOTICE("event %" PRIu32
-			   ": challenge %u -> %u bits (%s; set %u, automatic up to "
-			   "%u)",
+		LOG_NOTICE("event %" PRIu32 ": challenge %u -> %u bits (%s; set %u, "
+			   "automatic up to %u)",
 			e->ev.id, was, e->pow_bits_now,
 			grew ? "the data planes refuse reservations over the forward budget"
 			     : "no refusals over the forward budget for 5 s",
@@ -90,8 +89,7 @@ cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t)
 		metrics_label(labels, sizeof(labels), "event", id);
 		metrics_gauge_int(t, "flashgate_pow_bits",
 			"The challenge's difficulty for new purchase tokens now (leading zero "
-			"bits; "
-			"0: none), the automatic raise included.",
+			"bits; 0: none), the automatic raise included.",
 			labels, (int64_t)(v & 0xff));
 	}
 }

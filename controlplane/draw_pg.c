@@ -19,6 +19,7 @@ struct draw_pg {
 	char conninfo[256];
 	PGconn *conn;
 	bool in_tx; /* a transaction (write or load) is open */
+	bool copy_ended; /* the COPY's end was queued; its result not read yet */
 };
 
 struct draw_pg *
@@ -96,6 +97,8 @@ draw_pg_abort(struct draw_pg *dp)
 {
 	if (dp->conn == NULL || !dp->in_tx)
 		return;
+	PQsetnonblocking(dp->conn, 0);
+	dp->copy_ended = false;
 	if (PQtransactionStatus(dp->conn) == PQTRANS_ACTIVE) {
 		/* In a COPY: end it with an error, then read what follows. */
 		PQputCopyEnd(dp->conn, "given up");
@@ -183,6 +186,9 @@ draw_pg_write_begin(struct draw_pg *dp, uint32_t event, uint8_t have_digest[32],
 		goto fail;
 	}
 	PQclear(res);
+	/* The rows go out without blocking: see draw_pg_write_rows(). */
+	PQsetnonblocking(dp->conn, 1);
+	dp->copy_ended = false;
 	return 0;
 fail:
 	draw_pg_abort(dp);
@@ -191,27 +197,45 @@ fail:
 
 int
 draw_pg_write_rows(struct draw_pg *dp, uint32_t event, const struct rs_entrant *v, size_t from,
-	size_t to, char *err, size_t errlen)
+	size_t to, size_t *sent, char *err, size_t errlen)
 {
-	char buf[65536];
-	size_t len = 0;
+	char buf[32768];
 
-	for (size_t i = from; i < to; i++) {
-		/* A reservation id is at most 2^64 - 1; the column is a signed bigint holding the
-		 * same 64 bits (reservation ids have the dp id in their top bits, under 2^63). */
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-			"%" PRIu32 "\t%" PRIu64 "\t%" PRId64 "\t%zu\n", event, v[i].user,
-			(int64_t)v[i].reservation_id, i + 1);
-		if (sizeof(buf) - len < 128 || i + 1 == to) {
-			if (PQputCopyData(dp->conn, buf, (int)len) != 1) {
-				dpg_fail(dp, "PostgreSQL COPY", err, errlen);
-				draw_pg_abort(dp);
-				return -EIO;
-			}
-			len = 0;
+	*sent = 0;
+	/* Never more than libpq can send now: what PostgreSQL has not taken waits for the next
+	 * step instead of holding up the control plane's loop. */
+	while (from + *sent < to) {
+		int f = PQflush(dp->conn);
+
+		if (f < 0)
+			goto fail;
+		if (f == 1)
+			return 0; /* the socket is full: later */
+		size_t len = 0, i = from + *sent, k = 0;
+
+		for (; i + k < to && sizeof(buf) - len >= 128; k++) {
+			const struct rs_entrant *e = &v[i + k];
+
+			/* A reservation id is the column's signed bigint with the same 64 bits. */
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"%" PRIu32 "\t%" PRIu64 "\t%" PRId64 "\t%zu\n", event, e->user,
+				(int64_t)e->reservation_id, i + k + 1);
 		}
+		int rc = PQputCopyData(dp->conn, buf, (int)len);
+
+		if (rc < 0)
+			goto fail;
+		if (rc == 0)
+			return 0; /* not queued: the same rows again later */
+		*sent += k;
 	}
-	return 0;
+	return PQflush(dp->conn) < 0 ? (dpg_fail(dp, "PostgreSQL COPY", err, errlen), draw_pg_abort(dp),
+						-EIO)
+				     : 0;
+fail:
+	dpg_fail(dp, "PostgreSQL COPY", err, errlen);
+	draw_pg_abort(dp);
+	return -EIO;
 }
 
 int
@@ -223,10 +247,24 @@ draw_pg_write_end(struct draw_pg *dp, uint32_t event, const uint8_t digest[32], 
 	PGresult *res;
 	bool ok = true;
 
-	if (PQputCopyEnd(dp->conn, NULL) != 1) {
+	if (!dp->copy_ended) {
+		int rc = PQputCopyEnd(dp->conn, NULL);
+
+		if (rc < 0) {
+			dpg_fail(dp, "PostgreSQL COPY", err, errlen);
+			goto fail;
+		}
+		if (rc == 0)
+			return -EAGAIN;
+		dp->copy_ended = true;
+	}
+	/* PostgreSQL takes its time with a large COPY (its indexes): asked again each step. */
+	if (PQflush(dp->conn) < 0 || PQconsumeInput(dp->conn) == 0) {
 		dpg_fail(dp, "PostgreSQL COPY", err, errlen);
 		goto fail;
 	}
+	if (PQflush(dp->conn) == 1 || PQisBusy(dp->conn))
+		return -EAGAIN;
 	while ((res = PQgetResult(dp->conn)) != NULL) {
 		if (PQresultStatus(res) != PGRES_COMMAND_OK && ok) {
 			dpg_fail(dp, "PostgreSQL COPY", err, errlen);
@@ -234,6 +272,8 @@ draw_pg_write_end(struct draw_pg *dp, uint32_t event, const uint8_t digest[32], 
 		}
 		PQclear(res);
 	}
+	dp->copy_ended = false;
+	PQsetnonblocking(dp->conn, 0);
 	if (!ok)
 		goto fail;
 	snprintf(id, sizeof(id), "%" PRIu32, event);

@@ -45,13 +45,18 @@ int draw_pg_get(struct draw_pg *dp, uint32_t event, bool *has_digest, uint8_t di
 int draw_pg_write_begin(struct draw_pg *dp, uint32_t event, uint8_t have_digest[32],
 	uint64_t *have_n, char *err, size_t errlen);
 
-/* Sends the entrants v[from..to) (rank = index + 1) of the COPY. Returns 0 or -EIO with err. */
+/*
+ * Sends the entrants v[from..to) (rank = index + 1) of the COPY, as many as the connection
+ * takes without blocking: *sent says how many (call again from from + *sent). Returns 0, or
+ * -EIO with err (rolled back).
+ */
 int draw_pg_write_rows(struct draw_pg *dp, uint32_t event, const struct rs_entrant *v,
-	size_t from, size_t to, char *err, size_t errlen);
+	size_t from, size_t to, size_t *sent, char *err, size_t errlen);
 
 /*
- * Ends the COPY, sets events.draw_digest and draw_entrants = n and commits. Returns 0 or -EIO
- * with err (rolled back: nothing written).
+ * Ends the COPY, then (once PostgreSQL has taken every row: -EAGAIN until then, call again)
+ * sets events.draw_digest and draw_entrants = n and commits. Returns 0, -EAGAIN, or -EIO with
+ * err (rolled back: nothing written).
  */
 int draw_pg_write_end(struct draw_pg *dp, uint32_t event, const uint8_t digest[32], uint64_t n,
 	char *err, size_t errlen);

@@ -85,6 +85,7 @@ struct dr_job {
 	uint64_t rate_ms[DR_RATE_SAMPLES], rate_dec[DR_RATE_SAMPLES];
 	unsigned rate_at;
 	uint64_t failures;
+	uint64_t phase_ms; /* when the current phase began (monotonic ms), for the log */
 };
 
 struct draw_runner {
@@ -171,6 +172,18 @@ job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *w
 	j->failures++;
 	j->phase = DR_FREEZE;
 	j->retry_ms = now_ms + DR_RETRY_MS;
+}
+
+/* Goes to phase p, logging at info how long the phase before took. */
+static void
+job_phase(struct dr_job *j, enum dr_phase p)
+{
+	uint64_t now = now_mono_ms();
+
+	LOG_INFO("draw of event %" PRIu32 ": %s took %" PRIu64 " ms (%zu entrants)", j->event,
+		phase_name[j->phase], now - j->phase_ms, j->nv);
+	j->phase = p;
+	j->phase_ms = now;
 }
 
 /* Sets the event's published draw state (FAIR at once when it changed). */
@@ -280,7 +293,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 		j->v = malloc(j->cap * sizeof(*j->v));
 		if (j->v == NULL)
 			return job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
-		j->phase = DR_LOAD;
+		job_phase(j, DR_LOAD);
 		LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants, %" PRIu64
 			   " decided; reading the order from PostgreSQL",
 			j->event, d.n, d.next);
@@ -289,7 +302,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 	if (d.next != 0)
 		return job_fail(r, j, now_ms, "resuming", EPROTO,
 			"Redis has decided entrants that PostgreSQL has no draw for");
-	j->phase = DR_SCAN;
+	job_phase(j, DR_SCAN);
 	j->scan_cursor = 0;
 	LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants frozen", j->event, d.n);
 }
@@ -331,7 +344,7 @@ step_scan(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t 
 		return true;
 	}
 	j->at = 0;
-	j->phase = DR_KEYS;
+	job_phase(j, DR_KEYS);
 	return true;
 }
 
@@ -359,7 +372,7 @@ step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 	free(j->keyed);
 	j->keyed = NULL;
 	j->at = 0;
-	j->phase = DR_WRITE;
+	job_phase(j, DR_WRITE);
 }
 
 /* After the order: the digest in Redis, the ranks for queries, FAIR DRAWING with the digest. */
@@ -389,7 +402,7 @@ order_ready(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 	j->at = j->next;
 	j->rate_at = 0;
 	memset(j->rate_ms, 0, sizeof(j->rate_ms));
-	j->phase = DR_RANKS;
+	job_phase(j, DR_RANKS);
 	return 0;
 }
 
@@ -424,16 +437,31 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t
 			return true;
 		}
 	}
-	size_t end = j->at + DR_PG_CHUNK < j->nv ? j->at + DR_PG_CHUNK : j->nv;
+	/* j->at: 1 + the rows sent (0: not begun). */
+	size_t from = j->at - 1 + (j->at == 0);
+	size_t end = from + DR_PG_CHUNK < j->nv ? from + DR_PG_CHUNK : j->nv, sent = 0;
 
-	if ((rc = draw_pg_write_rows(r->pg, j->event, j->v, j->at, end, err, sizeof(err))) != 0) {
-		job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
-		return true;
+	if (j->at == 0)
+		j->at = 1;
+	if (from < j->nv) {
+		rc = draw_pg_write_rows(r->pg, j->event, j->v, from, end, &sent, err, sizeof(err));
+		if (rc != 0) {
+			job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
+			return true;
+		}
+		j->at += sent;
+		if (from + sent < j->nv) {
+			if (sent == 0) /* PostgreSQL is busy with what it has: a moment later */
+				j->retry_ms = now_ms + 2;
+			return false;
+		}
 	}
-	j->at = end == 0 ? 1 : end; /* 0 entrants: begun all the same */
-	if (end < j->nv)
+	rc = draw_pg_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err));
+	if (rc == -EAGAIN) {
+		j->retry_ms = now_ms + 2;
 		return false;
-	if ((rc = draw_pg_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err))) != 0) {
+	}
+	if (rc != 0) {
 		job_fail(r, j, now_ms, "committing draw_entrants", rc, err);
 		return true;
 	}
@@ -507,7 +535,7 @@ step_ranks(struct draw_runner *r, struct dr_job *j, const struct cp_event *e)
 	j->at = end;
 	if (end < j->nv)
 		return false;
-	j->phase = DR_DECIDE;
+	job_phase(j, DR_DECIDE);
 	return true;
 }
 
@@ -564,16 +592,21 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 		return true;
 	}
 	rs_reserve(r->rs, b, nb);
-	bool stale = false, failed = false;
+	bool stale = false, failed = false, held = false;
 
 	for (unsigned i = 0; i < nb; i++) {
 		if (b[i].status == -ESTALE) {
 			stale = true;
 			break;
 		}
-		/* Held (not opened): reserve.lua refused it without moving the cursor. */
-		if (b[i].status != 0 || b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
+		if (b[i].status != 0) {
 			failed = true;
+			break;
+		}
+		/* The window key says held: reserve.lua refused without moving the cursor. The
+		 * job keeps its order (and answers ranks) and tries again a second later. */
+		if (b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
+			held = true;
 			break;
 		}
 		/* Decided here, in rank order: published as the decider publishes. */
@@ -610,6 +643,12 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 	} else if (failed) {
 		job_fail(r, j, now_ms, "deciding a draw batch", ENOTCONN, NULL);
 		return true;
+	} else if (held) {
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"draw of event %" PRIu32 ": the sale's window in Redis says held: the draw "
+			"waits (open the event)",
+			j->event);
+		j->retry_ms = now_ms + DR_RETRY_MS;
 	}
 	e->draw.decided = j->next;
 	e->draw.rate = rate_of(j, now_ms, j->next);
@@ -665,6 +704,7 @@ job_of(struct draw_runner *r, uint32_t event)
 	memset(j, 0, sizeof(*j));
 	j->event = event;
 	j->phase = DR_FREEZE;
+	j->phase_ms = now_mono_ms();
 	return j;
 }
 
@@ -732,8 +772,13 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 			bool more = true;
 
 			while (j != NULL && more && j->retry_ms <= now_ms &&
-				now_mono_ms() < until)
+				now_mono_ms() < until) {
 				more = job_step(r, j, e, now_ms);
+				/* A new state (drawing with its digest, done) goes out before the
+				 * next phase's results: a small draw passes them all in one step. */
+				if (e->draw.state_dirty)
+					cp_state_publish_fair_one(e, r->l, now_ms);
+			}
 			if (j != NULL && j->phase != DR_DONE)
 				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
 							    : now_ms;

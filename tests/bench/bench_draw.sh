@@ -67,6 +67,7 @@ print("  freeze to done               %7.3f s" % ((dn - fr) / 1000))
 print("  Redis used_memory: %.1f MB before, %.1f MB with the entrants (%.0f B each), %.1f MB after the draw" %
       (m0 / 1e6, m1 / 1e6, (m1 - m0) / n, m2 / 1e6))
 PY
+grep -o 'draw of event 1: [a-z]* took [0-9]* ms' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
 fg_stop_pid "$CP_PID" 10
 tap_ok $? "the control plane stops"
 CP_PID=

@@ -60,16 +60,19 @@ now=$(date +%s)
 q=$((now + 4))
 
 # Event 21: 50 items, 300 entrants; event 22: 5,000 items, 30,000 entrants (killed mid-draw);
-# event 23: a draw that cannot be done (no seed): the time after draw_at stays a draw's.
+# event 23: a draw that cannot be done (no seed): the time after draw_at stays a draw's;
+# event 24: a draw held before its decisions (the window key), its ranks queried meanwhile.
 ctl event create 21 --name "draw" --stock 50 --queue-opens-at $q --starts-at $((q + 2)) \
 	--draw-window 5s --ends-at $((now + 3600)) --pay-window 15m &&
 	ctl event create 22 --name "draw killed" --stock 5000 --queue-opens-at $q \
 		--starts-at $((q + 2)) --draw-window 9s --ends-at $((now + 3600)) --pay-window 15m &&
 	ctl event create 23 --name "draw stuck" --stock 10 --queue-opens-at $q \
-		--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m
-tap_ok $? "events 21, 22, 23 created with a pre-queue and a draw window"
+		--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m &&
+	ctl event create 24 --name "draw held" --stock 5 --queue-opens-at $q \
+		--starts-at $((q + 1)) --draw-window 5s --ends-at $((now + 3600)) --pay-window 15m
+tap_ok $? "events 21, 22, 23, 24 created with a pre-queue and a draw window"
 PSQL -c "UPDATE events SET draw_seed = NULL WHERE id = 23"
-for e in 21 22 23; do ctl event preheat $e && ctl event open $e || break; done
+for e in 21 22 23 24; do ctl event preheat $e && ctl event open $e || break; done
 tap_ok $? "preheated and opened"
 
 # The pre-queue is not open yet: not started, nothing recorded.
@@ -97,12 +100,34 @@ wait $f22
 tap_is "$(field f22 queued)/$(field f22 missing)" 30000/0 "30,000 entrants of event 22 queued"
 tap_is "$(cpf_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
 
+# --- event 24: ranks answered to result queries while the draw waits -------------------------------
+feed f24 24 1-20 37
+tap_is "$(field f24 queued)" 20 "20 entrants of event 24"
+$R set 'fg:{24}:window' held >/dev/null
+for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
+sleep 0.3
+tap_is "$(draw_field 24 state)/$(draw_field 24 next)/$(draw_field 24 n)" frozen/0/20 \
+	"event 24 drawn (digest set) and waiting: its window key says held"
+feed ask24 24 900-900 38 --query 1-20 --storm 20 --log "$TMP/log24" --timeout-ms 10000
+PSQL -c "SELECT user_id, rank FROM draw_entrants WHERE event_id = 24 ORDER BY user_id" |
+	tr '|' ' ' >"$TMP/pg.24"
+awk '$1 == "result" && $3 == "queued" && $2 <= 20 { print $2, $4 }' "$TMP/log24" | sort -n -u \
+	>"$TMP/q.24"
+tap_is "$(field ask24 queried)/$(field ask24 retry)" 20/1 \
+	"result queries of the 20 entrants answered (and a new reserve answered retry)"
+tap_ok "$(cmp -s "$TMP/q.24" "$TMP/pg.24"; echo $?)" \
+	"  each answered QUEUED with its rank, the rank in draw_entrants"
+$R set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
+wait_done 24 30
+tap_is "$?/$($R hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
+
 # --- a draw that is not done: nothing first come --------------------------------------------------
 wait_until $((q + 3))
 feed stuck 23 500-599 35 --timeout-ms 5000
 tap_is "$(field stuck retry)/$($R hlen 'fg:{23}:result')/$($R get 'fg:{23}:stock')" 100/0/10 \
 	"after draw_at, before the draw is done: all 100 answered retry, nothing decided"
-tap_is "$(cpf_stat decisions draw_waiting)" 100 "  counted in decisions.draw_waiting"
+tap_is "$(cpf_stat decisions draw_waiting)" 101 \
+	"  counted in decisions.draw_waiting (with event 24's one)"
 
 # --- event 22: killed during its draw ----------------------------------------------------------
 wait_until $((q + 11))
@@ -137,8 +162,9 @@ tap_ok $? "  it read the order back from PostgreSQL"
 wait_done 21 60
 tap_ok $? "event 21's draw is done"
 wait $f21
-tap_is "$(field f21 reserved)/$(field f21 sold_out)/$(field f21 missing)/$(field f21 queued)" \
-	50/250/0/300 "every entrant of event 21 was decided: 50 reserved, 250 sold out"
+r21=$(field f21 reserved)
+tap_is "$((r21 + $(field f21 sold_out)))/$(field f21 missing)/$(field f21 queued)" \
+	300/0/300 "every entrant of event 21's feed was decided ($r21 reserved, the rest sold out)"
 
 for e in 21 22; do
 	stock=$(PSQL -c "SELECT initial FROM stock WHERE event_id = $e")
@@ -178,12 +204,14 @@ dec = [l.split() for l in open(sys.argv[1])]
 order = [int(l) for l in open(sys.argv[2])]
 rank = {u: i + 1 for i, u in enumerate(order)}
 ok = len(dec) == 300 and all(int(r) == rank[int(u)] and
-    (v == "reserved") == (int(r) <= 50) for u, v, r in dec)
+    (v == "reserved") == (int(r) <= 50) for u, v, r in dec) and \
+    sum(v == "reserved" for u, v, r in dec) == sum(u <= 300 for u in order[:50])
 sys.exit(0 if ok else 1)
 PY
 echo $?)" "event 21: each entrant's decision came with its rank, reserved exactly for ranks 1..50"
-tap_ok "$(awk '$1 == "result" && $3 == "queued" && $4 > 0' "$TMP/log21" | head -1 | grep -q .; echo $?)" \
-	"  and QUEUED with the rank before the decision"
+tap_ok "$(awk '$1 == "result" && $3 == "queued" && $4 > 0 { n++ } END { exit n != 300 }' \
+	"$TMP/log21"; echo $?)" \
+	"  and QUEUED with its rank before the decision, each of its 300 users"
 tap_diag "event 21's feed got: $(awk '$1 == "result" { print $3 ($4 > 0 ? "+rank" : "") }' "$TMP/log21" | sort | uniq -c | tr -s ' \n' ' ')"
 # FAIR: queueing with the entrants counted, drawing with the digest, done with the seed.
 seed21=$(PSQL -c "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 21")

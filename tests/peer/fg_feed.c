@@ -36,7 +36,7 @@
  * to the last of its results; the exit status then also needs every awaited one. Then
  * "queued=Q": users whose first result was QUEUED (an entrant of a draw). With --final a QUEUED
  * result does not answer a user: the feed waits for the draw's decision. --log FILE writes a
- * line per RESULT for a user of the range, "result USER VERDICT RANK DP" (DP: the dp id in
+ * line per RESULT for a user of the range or of --query, "result USER VERDICT RANK DP" (DP: the dp id in
  * the reservation id), and one per FAIR record of the event, "fair STATE ENTRANTS DECIDED RATE
  * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set).
  *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
@@ -164,11 +164,10 @@ main(int argc, char **argv)
 	unsigned after_closed = 0;
 	unsigned storm = 0;
 	bool want_others = false;
-	unsigned watch_ms = 0;
+	unsigned watch_ms = 0, refuse_ms = 0;
 	bool final = false;
 	FILE *logf = NULL;
 	unsigned queued = 0;
-	unsigned refuse_ms = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -192,9 +191,9 @@ main(int argc, char **argv)
 		{ "query", required_argument, NULL, 'q' },
 		{ "storm", required_argument, NULL, 'T' },
 		{ "watch-limits", required_argument, NULL, 'w' },
+		{ "refuse-ms", required_argument, NULL, 'R' },
 		{ "final", no_argument, NULL, 'F' },
 		{ "log", required_argument, NULL, 'L' },
-		{ "refuse-ms", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -264,6 +263,9 @@ main(int argc, char **argv)
 		case 'w':
 			watch_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'R':
+			refuse_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		case 'F':
 			final = true;
 			break;
@@ -272,9 +274,6 @@ main(int argc, char **argv)
 				fprintf(stderr, "fg_feed: %s: %s\n", optarg, strerror(errno));
 				return 2;
 			}
-			break;
-		case 'R':
-			refuse_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		default:
 			return 2;
@@ -477,7 +476,8 @@ main(int argc, char **argv)
 
 			if (wire_get_result(&m, i, &r) != 0 || r.event != event)
 				continue;
-			if (logf != NULL && r.user >= first && r.user <= last)
+			if (logf != NULL && ((r.user >= first && r.user <= last) ||
+						    (qn > 0 && r.user >= qfirst && r.user <= qlast)))
 				fprintf(logf, "result %" PRIu64 " %s %u %" PRIu64 "\n", r.user,
 					wire_verdict_name(r.verdict), r.rank,
 					r.reservation_id >> (WIRE_RID_WORKER_BITS + WIRE_RID_SEQ_BITS));
