@@ -452,6 +452,34 @@ tap_diag "shares (first come, no draw):" "$(grep -E '^(bots|people):' "$E2E_TMP/
 tap_is "$(field fair pow challenges)/$(field fair queue rises)" "0/0" \
 	"bots and a pre-queue: no challenge (the event has none), no position that rose"
 
+# --- a challenge: the event's tokens carry one of 12 bits (a FAIR record from the test peer);
+# each user solves its own, a slice at a time, and its reserve carries the solution ---------
+N_POW=100 POW_BITS=12
+rc=0
+e2e_peer_cmd "restock 1 100000" || rc=$?
+[ "$rc" -ne 0 ] || e2e_peer_cmd "fair 1 0 $POW_BITS 0 0 0" || rc=$?
+tap_ok "$rc" "the test peer sets challenges of $POW_BITS bits on the sale ($E2E_PEER_REPLY)"
+lg_run pow --mode sale --users "$N_POW" --user-base 1100000 --concurrency 64 --poll-ms 50 \
+	--pow-tries-per-loop 64 --duration-s 40 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(field pow users "done")/$(field pow outcomes reserved)" "0/$N_POW/$N_POW" \
+	"challenge: loadgen exits 0, all $N_POW users reserved"
+tap_is "$(field pow pow challenges)/$(field pow pow solved)/$(field pow pow unsolved)" \
+	"$N_POW/$N_POW/0" "challenge: $N_POW token answers with a challenge, each solved"
+tap_is "$(field pow pow bits_min)/$(field pow pow bits_max)/$(field pow pow_cpu_us count)" \
+	"$POW_BITS/$POW_BITS/$N_POW" "challenge: all of $POW_BITS bits, the solving time of each kept"
+tries=$(field pow pow tries)
+tap_run "challenge: at least one try per solution (tries $tries, per solution \
+$(field pow pow tries_per_solution), $(field pow pow cpu_us_per_solution) us each)" \
+	test "${tries:-0}" -ge "$N_POW"
+tap_is "$(run_counter reject pow_missing)/$(run_counter reject pow_wrong)/$(answer pow 403)" \
+	"0/0/" "challenge: the data plane refused no solution as missing or wrong"
+got=$(run_counter admit reserve_admitted)
+tap_run "challenge: the data plane admitted the $N_POW reserves with their solutions ($got)" \
+	test "${got:-0}" -ge "$N_POW"
+rc=0
+e2e_peer_cmd "fair 1 0 0 0 0 0" || rc=$?
+tap_ok "$rc" "the test peer takes the challenge off ($E2E_PEER_REPLY)"
+
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
 	--log-level=error -- --mode reserve 2>&1) || rc=$?

@@ -803,6 +803,14 @@ test_sched(void)
 	tap_ok(even, "sched: every second of the span holds 70 arrivals");
 	tap_ok(lg_sched_arrival_s(0, 0, 10, 0.5) == 0 && lg_sched_arrival_s(0, 5, 0, 0.5) == 0,
 		"sched: no pre-queue, everyone at the start");
+
+	/* A queued buyer's wait: as the answer says, within [--poll-ms, --poll-max-ms]. */
+	tap_ok(lg_sched_poll_wait_ms(false, 0, 500, 5000) == 500 &&
+			lg_sched_poll_wait_ms(true, 100, 500, 5000) == 500 &&
+			lg_sched_poll_wait_ms(true, 1234, 500, 5000) == 1234 &&
+			lg_sched_poll_wait_ms(true, 60000, 500, 5000) == 5000 &&
+			lg_sched_poll_wait_ms(true, 60000, 500, 100) == 500,
+		"sched: a queued poll waits wait_ms within [poll, poll max], poll without one");
 }
 
 /*

@@ -403,11 +403,11 @@ static uint64_t
 queued_wait(const struct lg_client *cl, const struct lg_http_resp *r)
 {
 	const struct lg_opts *o = cl->o;
-	uint64_t ms, w, j;
+	uint64_t ms = 0, w, j;
 
 	if (lg_json_uint(r->body, r->body_len, "wait_ms", &ms) != 0)
 		return cl->poll;
-	ms = ms < o->poll_ms ? o->poll_ms : ms > o->poll_max_ms ? o->poll_max_ms : ms;
+	ms = lg_sched_poll_wait_ms(true, ms, o->poll_ms, o->poll_max_ms);
 	w = ms * cl->hz / 1000;
 	j = w / 4 < cl->hz / 4 ? w / 4 : cl->hz / 4;
 	return w + rte_rand_max(j + 1);

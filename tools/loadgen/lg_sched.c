@@ -49,3 +49,11 @@ lg_sched_pre_count(uint64_t n, unsigned burst_pct)
 		return 0;
 	return n - (uint64_t)((unsigned __int128)n * burst_pct / 100);
 }
+
+uint64_t
+lg_sched_poll_wait_ms(bool has_wait, uint64_t wait_ms, uint64_t poll_ms, uint64_t poll_max_ms)
+{
+	if (!has_wait || wait_ms <= poll_ms)
+		return poll_ms;
+	return wait_ms < poll_max_ms ? wait_ms : poll_max_ms > poll_ms ? poll_max_ms : poll_ms;
+}

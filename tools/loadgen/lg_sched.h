@@ -47,4 +47,12 @@ double lg_sched_arrival_s(uint64_t k, uint64_t n_pre, double span_s, double u);
  */
 uint64_t lg_sched_pre_count(uint64_t n, unsigned burst_pct);
 
+/*
+ * How long a queued buyer waits before its next poll, in ms, jitter aside: the answer's wait_ms
+ * (has_wait: it had one) within [poll_ms, poll_max_ms] (poll_max_ms below poll_ms counts as
+ * poll_ms); poll_ms when it had none.
+ */
+uint64_t lg_sched_poll_wait_ms(bool has_wait, uint64_t wait_ms, uint64_t poll_ms,
+	uint64_t poll_max_ms);
+
 #endif
