@@ -84,7 +84,8 @@ dp_stop() {
 	DP_RC=$FG_STOP_RC DP_PID=
 	cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
 }
-# lg_run NAME ARGS...: a data plane, then the loadgen; its text report in $E2E_TMP/NAME.out, its
+# lg_run NAME ARGS...: a data plane, then (after LG_HOOK, when set, once its bridge is ready) the
+# loadgen; its text report in $E2E_TMP/NAME.out, its
 # JSON report (--report-json) in NAME.json, which must hold the text's figures (but for a run
 # that ends before its report: exit status 2); the data plane's final counters in dp-NAME.json,
 # which must hold those of its log.
@@ -95,6 +96,7 @@ lg_run() {
 	dp_start || rc=$?
 	tap_ok "$rc" "$name: data plane is ready on a memif server port"
 	[ -z "$WAIT_BRIDGE" ] || e2e_wait_until 20 bridge_ready || true
+	[ -z "${LG_HOOK:-}" ] || "$LG_HOOK" # the test peer's state for this data plane
 	timeout 90 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \
 		--log-level=error -- --dst 198.18.0.2 --linger-s 30 \
@@ -476,9 +478,48 @@ tap_is "$(run_counter reject pow_missing)/$(run_counter reject pow_wrong)/$(answ
 got=$(run_counter admit reserve_admitted)
 tap_run "challenge: the data plane admitted the $N_POW reserves with their solutions ($got)" \
 	test "${got:-0}" -ge "$N_POW"
+
+# --- entrants of a draw in progress: 20 users ranked 11..30 (QUEUED results from the test peer,
+# published to the run's data plane before the users come), none decided yet at 1 a second, so
+# each is 10..29 s from its turn; 4 other users are no entrants. An entrant's reserve is
+# answered 200 with its place, and it polls when its wait_ms says, within [--poll-ms 50,
+# --poll-max-ms 1000]: every 1 s here, not every 50 ms; the others are told 425 (the draw in
+# progress) until they give up. ---------------------------------------------------------------
+N_Q=20 N_NQ=4
+# shellcheck disable=SC2317 # called by lg_run
+queued_hook() {
+	local i
+	for ((i = 0; i < N_Q; i++)); do
+		e2e_peer_cmd "queued 1 $((1200000 + i)) $((i + 11))" || return 1
+	done
+	e2e_peer_cmd "fair 1 2 0 $((N_Q + 10)) 0 1"
+}
+LG_HOOK=queued_hook
+lg_run queued --mode sale --users $((N_Q + N_NQ)) --user-base 1200000 --concurrency 64 \
+	--bots 50% --think-ms 20 --poll-ms 50 --poll-max-ms 1000 --max-polls 3 --retries 1 \
+	--duration-s 30 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+LG_HOOK=
+tap_is "$LG_RC/$(field queued outcomes still_queued)/$(field queued outcomes gave_up)" \
+	"0/$N_Q/$N_NQ" "draw in progress: loadgen exits 0, $N_Q entrants still queued after their \
+polls, the $N_NQ others gave up"
+tap_is "$(($(field queued bots entrants) + $(field queued people entrants)))" "$N_Q" \
+	"draw in progress: the $N_Q entrants counted (reserve answered 200 queued with a place)"
+want=$((N_Q * 4))
+tap_is "$(field queued queue polls)/$(field queued queue position)/$(field queued queue \
+	wait)/$(field queued queue rises)" "$want/$want/$want/0" \
+	"draw in progress: each entrant's reserve and 3 polls answered queued with position and \
+wait_ms, no position rose"
+n425=$(answer queued 425)
+tap_run "draw in progress: the other users' reserves answered 425 (${n425:-0})" \
+	test "${n425:-0}" -ge "$N_NQ"
+# Each entrant waits at least --poll-max-ms (1 s) between its polls: no more polls than one a
+# second each over the run, plus the first two (a poll every 50 ms would be 20 a second).
+el=$(value queued elapsed_s)
+tap_run "draw in progress: entrants polled at most once a second ($want answers in $el s)" \
+	awk -v n="$want" -v e="$el" -v u="$N_Q" 'BEGIN { exit !(n <= u * (e + 2)) }'
 rc=0
 e2e_peer_cmd "fair 1 0 0 0 0 0" || rc=$?
-tap_ok "$rc" "the test peer takes the challenge off ($E2E_PEER_REPLY)"
+tap_ok "$rc" "the test peer takes the challenge and the draw off ($E2E_PEER_REPLY)"
 
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \

@@ -600,9 +600,11 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		c->t_next = now + think_cycles(cl, c);
 		return NEXT_STEP;
 	case LG_STEP_RESERVE:
-		if (s == 200 && c->clicks > 0) {
-			/* The second click of a user whose result the data plane holds already:
-			 * answered with that result (docs/api.md, a known buyer). */
+		if (s == 200) {
+			/* A known buyer (docs/api.md): a second click of a user whose result the data
+			 * plane holds, or an entrant of a draw (a reserve whose 202 was lost, one
+			 * during the draw): answered with that result. Queued: the user polls it with
+			 * its purchase token, as after a 410. */
 			const char *v;
 			size_t n;
 
@@ -611,8 +613,25 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 				*out = LG_OUT_CONN_FAILED;
 				return NEXT_DONE;
 			}
-			*out = result_outcome(v, n);
-			return NEXT_DONE;
+			if (!(n == 6 && memcmp(v, "queued", 6) == 0)) {
+				*out = result_outcome(v, n);
+				return NEXT_DONE;
+			}
+			if (!take_position(cl, c, r)) {
+				cl->st.malformed_http++;
+				*out = LG_OUT_CONN_FAILED;
+				return NEXT_DONE;
+			}
+			if (c->clicks++ == 0)
+				cl->st.pop_entrants[c->bot ? LG_POP_BOTS : LG_POP_PEOPLE]++;
+			snprintf(c->path, sizeof(c->path), "/api/v1/events/%" PRIu32 "/result",
+				o->event);
+			c->step = LG_STEP_RESULT;
+			c->attempts = 0;
+			c->polls = 0;
+			c->t_next = now + queued_wait(cl, r);
+			c->plain_poll = c->t_next == now + cl->poll;
+			return NEXT_STEP;
 		}
 		if (s != 202)
 			break;
@@ -651,6 +670,11 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			return NEXT_DONE;
 		}
 		if (n == 6 && memcmp(v, "queued", 6) == 0) {
+			if (!take_position(cl, c, r)) {
+				cl->st.malformed_http++;
+				*out = LG_OUT_CONN_FAILED;
+				return NEXT_DONE;
+			}
 			/* After a 410 a result that stays unknown means the user holds nothing. */
 			if (c->checking && ++c->polls >= LG_CHECK_POLLS) {
 				*out = LG_OUT_SOLD_OUT;
@@ -658,11 +682,6 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 			}
 			if (!c->checking && ++c->polls >= o->max_polls) {
 				*out = LG_OUT_STILL_QUEUED;
-				return NEXT_DONE;
-			}
-			if (!take_position(cl, c, r)) {
-				cl->st.malformed_http++;
-				*out = LG_OUT_CONN_FAILED;
 				return NEXT_DONE;
 			}
 			/* Answered: a 429 of the poll limit before it is no longer "in a row". */
