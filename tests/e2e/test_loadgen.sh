@@ -84,7 +84,8 @@ dp_stop() {
 	DP_RC=$FG_STOP_RC DP_PID=
 	cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
 }
-# lg_run NAME ARGS...: a data plane, then the loadgen; its text report in $E2E_TMP/NAME.out, its
+# lg_run NAME ARGS...: a data plane, then (after LG_HOOK, when set, once its bridge is ready) the
+# loadgen; its text report in $E2E_TMP/NAME.out, its
 # JSON report (--report-json) in NAME.json, which must hold the text's figures (but for a run
 # that ends before its report: exit status 2); the data plane's final counters in dp-NAME.json,
 # which must hold those of its log.
@@ -95,6 +96,7 @@ lg_run() {
 	dp_start || rc=$?
 	tap_ok "$rc" "$name: data plane is ready on a memif server port"
 	[ -z "$WAIT_BRIDGE" ] || e2e_wait_until 20 bridge_ready || true
+	[ -z "${LG_HOOK:-}" ] || "$LG_HOOK" # the test peer's state for this data plane
 	timeout 90 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \
 		--log-level=error -- --dst 198.18.0.2 --linger-s 30 \
@@ -418,12 +420,126 @@ tap_is "$LG_RC/$(field steps users "done")/$(field steps users unfinished)" "0/2
 tap_is "$(answer steps 202)/$(grep -o ' reserved=[0-9]*' "$E2E_TMP/steps.out")" "20/ reserved=20" \
 	"sale steps: each user's token, reserve (202) and result polls (reserved) answered"
 
+# --- bots and people, a pre-queue: 200 users, a quarter of them bots (100x faster), half of
+# them arriving over the 2 s before the start and half in a burst at it, for 50 items ---------
+N_FAIR=200 FAIR_STOCK=50
+rc=0
+e2e_peer_cmd "restock 1 $FAIR_STOCK" || rc=$?
+tap_ok "$rc" "the test peer restocks the sale with $FAIR_STOCK items ($E2E_PEER_REPLY)"
+start=$(($(date +%s) + 5))
+lg_run fair --mode sale --users "$N_FAIR" --user-base 1000000 --bots 25% --think-ms 200 \
+	--arrive-before 2 --burst 50 --start-at "$start" --concurrency 256 --poll-ms 50 \
+	--retries 5 --duration-s 40 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(field fair users "done")/$(field fair users unfinished)" "0/$N_FAIR/0" \
+	"bots and a pre-queue: loadgen exits 0, all $N_FAIR users finished"
+tap_is "$(field fair bots users)/$(field fair people users)" "50/150" \
+	"bots and a pre-queue: 25 % of $N_FAIR users are bots (50), the rest people (150)"
+# First come: once the items are gone the token route answers 410, so the entrants are the
+# users whose reserve was answered 202 (each once: no second click here).
+n202=$(answer fair 202)
+tap_is "$(($(field fair bots entrants) + $(field fair people entrants)))" "${n202:-none}" \
+	"bots and a pre-queue: the populations' entrants add up to the reserves answered 202"
+tap_is "$(($(field fair bots items) + $(field fair people items)))/$(field fair outcomes \
+	reserved)" "$FAIR_STOCK/$FAIR_STOCK" \
+	"bots and a pre-queue: the populations' items add up to the $FAIR_STOCK reserved"
+tap_is "$(field fair arrivals before)/$(field fair arrivals at_start)" "100/100" \
+	"bots and a pre-queue: 100 users arrived before the start, 100 at it"
+first=$(field fair arrivals first_before_s) last=$(field fair arrivals last_before_s)
+burst=$(field fair arrivals first_at_start_s)
+tap_run "bots and a pre-queue: the early arrivals began within the 2 s before the start, the \
+burst at it (first $first s, last $last s, burst $burst s)" \
+	awk -v f="$first" -v l="$last" -v b="$burst" \
+	'BEGIN { exit !(f >= -2.001 && f < 0 && l >= f && b >= 0) }'
+tap_diag "shares (first come, no draw):" "$(grep -E '^(bots|people):' "$E2E_TMP/fair.out")"
+tap_is "$(field fair pow challenges)/$(field fair queue rises)" "0/0" \
+	"bots and a pre-queue: no challenge (the event has none), no position that rose"
+
+# --- a challenge: the event's tokens carry one of 12 bits (a FAIR record from the test peer);
+# each user solves its own, a slice at a time, and its reserve carries the solution ---------
+N_POW=100 POW_BITS=12
+rc=0
+e2e_peer_cmd "restock 1 100000" || rc=$?
+[ "$rc" -ne 0 ] || e2e_peer_cmd "fair 1 0 $POW_BITS 0 0 0" || rc=$?
+tap_ok "$rc" "the test peer sets challenges of $POW_BITS bits on the sale ($E2E_PEER_REPLY)"
+lg_run pow --mode sale --users "$N_POW" --user-base 1100000 --concurrency 64 --poll-ms 50 \
+	--pow-tries-per-loop 64 --duration-s 40 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(field pow users "done")/$(field pow outcomes reserved)" "0/$N_POW/$N_POW" \
+	"challenge: loadgen exits 0, all $N_POW users reserved"
+tap_is "$(field pow pow challenges)/$(field pow pow solved)/$(field pow pow unsolved)" \
+	"$N_POW/$N_POW/0" "challenge: $N_POW token answers with a challenge, each solved"
+tap_is "$(field pow pow bits_min)/$(field pow pow bits_max)/$(field pow pow_cpu_us count)" \
+	"$POW_BITS/$POW_BITS/$N_POW" "challenge: all of $POW_BITS bits, the solving time of each kept"
+tries=$(field pow pow tries)
+tap_run "challenge: at least one try per solution (tries $tries, per solution \
+$(field pow pow tries_per_solution), $(field pow pow cpu_us_per_solution) us each)" \
+	test "${tries:-0}" -ge "$N_POW"
+tap_is "$(run_counter reject pow_missing)/$(run_counter reject pow_wrong)/$(answer pow 403)" \
+	"0/0/" "challenge: the data plane refused no solution as missing or wrong"
+got=$(run_counter admit reserve_admitted)
+tap_run "challenge: the data plane admitted the $N_POW reserves with their solutions ($got)" \
+	test "${got:-0}" -ge "$N_POW"
+
+# --- entrants of a draw in progress: 20 users ranked 11..30 (QUEUED results from the test peer,
+# published to the run's data plane before the users come), none decided yet at 1 a second, so
+# each is 10..29 s from its turn; 4 other users are no entrants. An entrant's reserve is
+# answered 200 with its place, and it polls when its wait_ms says, within [--poll-ms 50,
+# --poll-max-ms 1000]: every 1 s here, not every 50 ms; the others are told 425 (the draw in
+# progress) until they give up. ---------------------------------------------------------------
+N_Q=20 N_NQ=4
+# shellcheck disable=SC2317 # called by lg_run
+queued_hook() {
+	local i
+	for ((i = 0; i < N_Q; i++)); do
+		e2e_peer_cmd "queued 1 $((1200000 + i)) $((i + 11))" || return 1
+	done
+	e2e_peer_cmd "fair 1 2 0 $((N_Q + 10)) 0 1"
+}
+LG_HOOK=queued_hook
+lg_run queued --mode sale --users $((N_Q + N_NQ)) --user-base 1200000 --concurrency 64 \
+	--bots 50% --think-ms 20 --poll-ms 50 --poll-max-ms 1000 --max-polls 3 --retries 1 \
+	--duration-s 30 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+LG_HOOK=
+tap_is "$LG_RC/$(field queued outcomes still_queued)/$(field queued outcomes gave_up)" \
+	"0/$N_Q/$N_NQ" "draw in progress: loadgen exits 0, $N_Q entrants still queued after their \
+polls, the $N_NQ others gave up"
+tap_is "$(($(field queued bots entrants) + $(field queued people entrants)))" "$N_Q" \
+	"draw in progress: the $N_Q entrants counted (reserve answered 200 queued with a place)"
+want=$((N_Q * 4))
+tap_is "$(field queued queue polls)/$(field queued queue position)/$(field queued queue \
+	wait)/$(field queued queue rises)" "$want/$want/$want/0" \
+	"draw in progress: each entrant's reserve and 3 polls answered queued with position and \
+wait_ms, no position rose"
+n425=$(answer queued 425)
+tap_run "draw in progress: the other users' reserves answered 425 (${n425:-0})" \
+	test "${n425:-0}" -ge "$N_NQ"
+# Each entrant waits at least --poll-max-ms (1 s) between its polls: no more polls than one a
+# second each over the run, plus the first two (a poll every 50 ms would be 20 a second).
+el=$(value queued elapsed_s)
+tap_run "draw in progress: entrants polled at most once a second ($want answers in $el s)" \
+	awk -v n="$want" -v e="$el" -v u="$N_Q" 'BEGIN { exit !(n <= u * (e + 2)) }'
+rc=0
+e2e_peer_cmd "fair 1 0 0 0 0 0" || rc=$?
+tap_ok "$rc" "the test peer takes the challenge and the draw off ($E2E_PEER_REPLY)"
+
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
 	--log-level=error -- --mode reserve 2>&1) || rc=$?
 tap_is "$rc" 2 "reserve without --sale-key-hex: loadgen exits 2"
 tap_run "reserve without --sale-key-hex: it says what is missing" \
 	grep -q 'needs --sale-key-hex' <<<"$out"
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
+	--log-level=error -- --mode sale --auth-key-hex "$(hex "$AUTH_KEY")" --arrive-before 5 \
+	2>&1) || rc=$?
+tap_is "$rc" 2 "--arrive-before without --start-at: loadgen exits 2"
+tap_run "--arrive-before without --start-at: it says what is missing" \
+	grep -q 'give --start-at' <<<"$out"
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
+	--log-level=error -- --mode sale --auth-key-hex "$(hex "$AUTH_KEY")" --users 10 \
+	--bots 11 2>&1) || rc=$?
+tap_is "$rc" 2 "--bots above --users: loadgen exits 2"
+tap_run "--bots above --users: it says so" grep -q 'more than the 10 --users' <<<"$out"
 rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-nokey")"
 
 # --- a data plane that is not there: the loadgen says so instead of hanging ---------------------
