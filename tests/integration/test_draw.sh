@@ -86,7 +86,12 @@ feed f21 21 1-300 31 --final --log "$TMP/log21" --hold-ms 15000 &
 f21=$!
 feed f22 22 1-30000 32 &
 f22=$!
-sleep 1
+# dp 31's reserves first: wait until Redis holds all of them (a loaded host may be slow to
+# send), so that dp 33's second reserves are the second ones.
+for _ in $(seq 300); do
+	[ "$($R hlen 'fg:{21}:entrants')" = 300 ] && break
+	sleep 0.1
+done
 feed again 21 1-300 33
 tap_is "$(field again queued)/$(field again missing)" 300/0 \
 	"a second reservation of each entrant is answered queued too"
