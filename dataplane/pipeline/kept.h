@@ -696,7 +696,7 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 
 		/* Nothing in flight, data waiting, the peer's window shut: probed. */
 		if (unlikely(unacked && c->snd_wnd == 0 && c->snd_una == c->snd_nxt &&
-			    kept_seq_lt(c->snd_nxt, kept_data_end(c)))) {
+			     kept_seq_lt(c->snd_nxt, kept_data_end(c)))) {
 			uint8_t p = c->port;
 
 			if (kept_probe_slow(w, c, now, tx + k) != 0)

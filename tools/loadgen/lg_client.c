@@ -63,6 +63,41 @@ emit(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
 		lg_client_flush(cl);
 }
 
+static void rx_tcp(struct lg_client *cl, const struct lg_rx_seg *s, uint64_t now);
+
+/*
+ * A blast's flush waiting on a full TX ring takes the data plane's answers meanwhile: its
+ * worker receives nothing while its own TX queue (our RX ring) refuses frames (it holds them,
+ * dataplane/lcore_loop.c), so a loadgen that only waited would wait for the data plane while
+ * the data plane waits for it, both stalled until the wait ran out and frames were dropped
+ * (about 100 rounds a second, a few hundred connections/s). A blast's answers are only
+ * counted (rx_blast_mode() sends nothing); anything else (ARP) is counted and dropped here:
+ * its sender asks again. Returns how many frames it took.
+ */
+static uint16_t
+blast_take_answers(struct lg_client *cl)
+{
+	struct rte_mbuf *rx[LG_BURST];
+	uint16_t n = rte_eth_rx_burst(cl->port_id, cl->queue_id, rx, LG_BURST);
+	uint64_t now = rte_get_tsc_cycles();
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct lg_rx_seg s;
+
+		cl->st.rx_pkts++;
+		cl->st.rx_bytes += rte_pktmbuf_pkt_len(rx[i]);
+		if (cl->capturing)
+			lg_pcap_write(&cl->pcap, rte_pktmbuf_mtod(rx[i], void *),
+				rte_pktmbuf_data_len(rx[i]), now);
+		if (lg_pkt_rx(rx[i], &s) == LG_RX_TCP)
+			rx_tcp(cl, &s, now);
+		else
+			cl->st.other_rx++;
+	}
+	rte_pktmbuf_free_bulk(rx, n);
+	return n;
+}
+
 void
 lg_client_flush(struct lg_client *cl)
 {
@@ -70,14 +105,21 @@ lg_client_flush(struct lg_client *cl)
 
 	/* A full TX ring drains in microseconds; a bounded number of tries, then drop: the
 	 * retransmission timers recover what was dropped, as on a real link. A blast has no
-	 * timers, so what it drops is a connection lost: it waits up to 10 ms for the data plane
-	 * to take its frames (a worker whose core is briefly taken by something else). */
-	uint64_t until = lg_mode_blast(cl->o->mode) ? rte_get_tsc_cycles() + cl->hz / 100 : 0;
+	 * timers, so what it drops is a connection lost: it waits for the data plane to take its
+	 * frames, taking its answers meanwhile, until neither moved for 100 ms (a worker whose
+	 * core is taken by something else for a while). */
+	uint64_t wait = lg_mode_blast(cl->o->mode) ? cl->hz / 10 : 0;
+	uint64_t until = wait != 0 ? rte_get_tsc_cycles() + wait : 0;
 
 	for (int tries = 0; sent < cl->n_tx && (tries < 64 || rte_get_tsc_cycles() < until);
-		tries++)
-		sent += rte_eth_tx_burst(
+		tries++) {
+		uint16_t k = rte_eth_tx_burst(
 			cl->port_id, cl->queue_id, cl->tx + sent, (uint16_t)(cl->n_tx - sent));
+
+		sent += k;
+		if (wait != 0 && sent < cl->n_tx && (blast_take_answers(cl) != 0 || k != 0))
+			until = rte_get_tsc_cycles() + wait;
+	}
 	if (sent < cl->n_tx) {
 		cl->st.tx_dropped += cl->n_tx - sent;
 		cl->st.tx_pkts -= cl->n_tx - sent;
