@@ -26,12 +26,12 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
-# Each answer its own colour, far from the others' (202 blue, 401 brown: issue 19 saw them both
+# Each answer its own colour, far from the others' (202 blue, 401 black: issue 19 saw them both
 # blue, 401 falling to matplotlib's default first colour); statuses not named here take the
 # next of SPARE, never the default cycle.
 COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
-          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#8d5524"}
-SPARE = ["#212529", "#0ca678", "#e64980", "#74b816", "#5f3dc4", "#fab005"]
+          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#212529"}
+SPARE = ["#e64980", "#0b7285", "#74b816", "#99e9f2", "#ffa8a8"]
 
 
 def color_of(status, taken):

@@ -54,6 +54,10 @@ def main():
     ok("202" in demo and "401" in demo and dist(demo["202"], demo["401"]) >= 120,
        "in the demo's plot 202 and 401 are clearly different (%s, %s)"
        % (mcolors.to_hex(demo.get("202", (0, 0, 0))), mcolors.to_hex(demo.get("401", (0, 0, 0)))))
+    near = min((dist(demo["401"], c), s) for s, c in demo.items() if s != "401") \
+        if "401" in demo else (0, "?")
+    ok(near[0] >= 100, "401 is clearly apart from every other line of the demo's plot (nearest %s, "
+       "distance %d)" % (near[1], near[0]))
     # Every status a sale may see.
     statuses = ["200", "202", "400", "401", "403", "404", "410", "425", "429", "503"]
     got = plot(statuses)
