@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/admin_answer.h"
 
+#include "common/draw.h"
+
 void
 admin_json_ok(struct json_writer *j, char *buf, size_t cap)
 {
@@ -22,9 +24,30 @@ admin_json_event(struct json_writer *j, const char *key, const struct admin_even
 	jw_time(j, "ends_at", ev->ends_at_ms);
 	jw_u64(j, "pay_window_s", ev->pay_window_s);
 	jw_u64(j, "per_user_limit", ev->per_user_limit);
+	admin_json_event_fair(j, ev);
 	if (ev->created_at_ms != 0)
 		jw_time(j, "created_at", ev->created_at_ms);
 	jw_close(j, '}');
+}
+
+void
+admin_json_event_fair(struct json_writer *j, const struct admin_event *ev)
+{
+	if (ev->has_seed) {
+		uint8_t commitment[DRAW_DIGEST_LEN];
+		char hex[2 * DRAW_DIGEST_LEN + 1];
+
+		draw_commitment(ev->draw_seed, commitment);
+		draw_hex(commitment, hex);
+		jw_str(j, "seed_sha256", hex);
+	}
+	jw_u64(j, "draw_window_s", ev->draw_window_s);
+	if (ev->draw_window_s != 0) {
+		jw_time(j, "queue_opens_at", ev->queue_opens_at_ms);
+		jw_time(j, "draw_at", admin_event_draw_at_ms(ev));
+	}
+	jw_u64(j, "pow_bits", ev->pow_bits);
+	jw_u64(j, "pow_auto_max", ev->pow_auto_max);
 }
 
 void

@@ -25,6 +25,14 @@ void admin_json_ok(struct json_writer *j, char *buf, size_t cap);
 void admin_json_event(struct json_writer *j, const char *key, const struct admin_event *ev);
 
 /*
+ * The fair start's members of an event object (docs/fairness.md): seed_sha256 (the commitment
+ * to the draw's seed, when the event has a seed), draw_window_s, and for a draw queue_opens_at
+ * and draw_at; pow_bits and pow_auto_max. Never the seed: event show adds it to its "draw"
+ * once the draw is done.
+ */
+void admin_json_event_fair(struct json_writer *j, const struct admin_event *ev);
+
+/*
  * A key as an object: kid, kind, current, state (current, retiring, retired or previous),
  * created_at, retired_at and retires_at when known; never the secret.
  */

@@ -95,7 +95,8 @@ const char *
 admin_help_text(void)
 {
 	return "event create ID --name NAME --stock N --starts-at TIME --ends-at TIME "
-	       "--pay-window DURATION [--per-user-limit 1]\n"
+	       "--pay-window DURATION [--per-user-limit 1] [--queue-opens-at TIME] "
+	       "[--draw-window DURATION] [--pow-bits N] [--pow-auto-max M]\n"
 	       "event preheat ID        load the stock into Redis (not while open)\n"
 	       "event open ID           start selling a preheated event\n"
 	       "event close ID          end the sale (final)\n"
@@ -198,6 +199,50 @@ admin_event_check(const struct admin_event *ev, char *err, size_t errlen)
 		return admin_fail(err, errlen, NULL,
 			"--per-user-limit must be 1 (one item per user for now), got %" PRIu32,
 			ev->per_user_limit);
+	return admin_event_fair_check(ev, err, errlen);
+}
+
+int
+admin_event_fair_check(const struct admin_event *ev, char *err, size_t errlen)
+{
+	char a[40], b[40], c[40];
+
+	if (ev->draw_window_s > ADMIN_DRAW_WINDOW_MAX_S)
+		return admin_fail(err, errlen, NULL, "--draw-window must be 0..1d, got %" PRIu32 "s",
+			ev->draw_window_s);
+	if (ev->draw_window_s == 0 && ev->queue_opens_at_ms != 0)
+		return admin_fail(err, errlen, NULL,
+			"--queue-opens-at needs a draw: the pre-queue's entrants are decided by the "
+			"draw at the end of --draw-window (give one, such as --draw-window 30s)");
+	if (ev->draw_window_s != 0 && ev->queue_opens_at_ms > ev->starts_at_ms) {
+		parse_time_format(ev->queue_opens_at_ms, a, sizeof(a));
+		parse_time_format(ev->starts_at_ms, b, sizeof(b));
+		return admin_fail(err, errlen, NULL,
+			"--queue-opens-at (%s) must be at or before --starts-at (%s): the "
+			"pre-queue opens before the sale",
+			a, b);
+	}
+	if (ev->draw_window_s != 0 && admin_event_draw_at_ms(ev) >= ev->ends_at_ms) {
+		parse_time_format(admin_event_draw_at_ms(ev), a, sizeof(a));
+		parse_time_format(ev->ends_at_ms, b, sizeof(b));
+		parse_duration_format((uint64_t)ev->draw_window_s * 1000, c, sizeof(c));
+		return admin_fail(err, errlen, NULL,
+			"--draw-window %s puts the draw at %s, not before --ends-at (%s): the draw "
+			"must happen inside the sale",
+			c, a, b);
+	}
+	if (ev->pow_bits > ADMIN_POW_BITS_MAX)
+		return admin_fail(err, errlen, NULL,
+			"--pow-bits must be 0..%u (leading zero bits of the challenge), got %u",
+			ADMIN_POW_BITS_MAX, ev->pow_bits);
+	if (ev->pow_auto_max > ADMIN_POW_BITS_MAX)
+		return admin_fail(err, errlen, NULL, "--pow-auto-max must be 0..%u, got %u",
+			ADMIN_POW_BITS_MAX, ev->pow_auto_max);
+	if (ev->pow_auto_max != 0 && ev->pow_auto_max < ev->pow_bits)
+		return admin_fail(err, errlen, NULL,
+			"--pow-auto-max (%u) must be at least --pow-bits (%u), or 0 for no "
+			"automatic raise",
+			ev->pow_auto_max, ev->pow_bits);
 	return 0;
 }
 

@@ -39,6 +39,9 @@
 #define ADMIN_DEVICE_MAX       (WIRE_DEVICE_MAX - 1)
 #define ADMIN_RULE_TEXT_MAX    64  /* room for admin_rule_value() of any rule, with its NUL */
 #define ADMIN_ERR_MAX	       256 /* a message buffer that holds every message of the protocol */
+#define ADMIN_DRAW_WINDOW_MAX_S 86400u		  /* event create --draw-window: at most 1d */
+#define ADMIN_POW_BITS_MAX	WIRE_POW_BITS_MAX /* --pow-bits, --pow-auto-max: 0..30 */
+#define ADMIN_SEED_LEN		32		  /* a draw's seed (common/draw.h DRAW_SEED_LEN) */
 
 /* A word of a request quoted in a message: at most this many bytes of it. */
 #define ADMIN_SHOW "%.48s"
@@ -104,11 +107,38 @@ struct admin_event {
 	uint32_t pay_window_s;	       /* ADMIN_PAY_WINDOW_MIN_S..ADMIN_PAY_WINDOW_MAX_S */
 	uint32_t per_user_limit;       /* 1 */
 	char name[ADMIN_NAME_MAX + 1]; /* 1..63 bytes of UTF-8 without control characters */
+	/*
+	 * The fair start (docs/fairness.md). draw_window_s 0: first come, first served, and
+	 * queue_opens_at_ms 0. Otherwise entrants are taken from queue_opens_at_ms (<= starts_at)
+	 * and drawn at starts_at + draw_window_s (before ends_at). pow_bits: the proof-of-work
+	 * difficulty of new purchase tokens (0: none); pow_auto_max above it lets the control
+	 * plane raise it by itself up to that (0: never).
+	 */
+	uint64_t queue_opens_at_ms;
+	uint32_t draw_window_s; /* 0..ADMIN_DRAW_WINDOW_MAX_S */
+	uint8_t pow_bits;	/* 0..ADMIN_POW_BITS_MAX */
+	uint8_t pow_auto_max;	/* 0, or pow_bits..ADMIN_POW_BITS_MAX */
 	/* Filled by the store; ignored by event create. */
 	enum admin_event_state state;
 	uint32_t available; /* stock left in PostgreSQL */
 	uint64_t created_at_ms;
+	/* The draw as PostgreSQL holds it: the seed drawn (getrandom) at create, never shown
+	 * before draw_done_at_ms; the entrants' digest and count once they are fixed (has_digest);
+	 * when every entrant was decided (0: not yet). */
+	bool has_seed; /* events created before the fair start have none */
+	uint8_t draw_seed[ADMIN_SEED_LEN];
+	bool has_digest;
+	uint8_t draw_digest[ADMIN_SEED_LEN];
+	uint32_t draw_entrants;
+	uint64_t draw_done_at_ms;
 };
+
+/* The moment of event ev's draw (starts_at + draw window, Unix ms); 0 when it has none. */
+static inline uint64_t
+admin_event_draw_at_ms(const struct admin_event *ev)
+{
+	return ev->draw_window_s == 0 ? 0 : ev->starts_at_ms + (uint64_t)ev->draw_window_s * 1000;
+}
 
 /* The same values as enum wire_rule_kind. */
 enum admin_rule_kind {
@@ -149,10 +179,18 @@ struct admin_key {
 const char *admin_cmd_name(enum admin_cmd cmd);
 
 /*
- * Checks an event as event create does (id, name, stock, times, pay window, per-user limit).
- * Returns 0, or -EINVAL with a message naming the option ("--stock must be ...").
+ * Checks an event as event create does (id, name, stock, times, pay window, per-user limit,
+ * the pre-queue and draw window, the challenge's difficulty). Returns 0, or -EINVAL with a
+ * message naming the option ("--stock must be ...").
  */
 int admin_event_check(const struct admin_event *ev, char *err, size_t errlen);
+
+/*
+ * The fair start's part of admin_event_check(): the pre-queue (only with a draw, at or before
+ * the start), the draw window (its end inside the sale) and the difficulty (pow_bits 0..30,
+ * pow_auto_max 0 or pow_bits..30). Returns 0, or -EINVAL with a message naming the option.
+ */
+int admin_event_fair_check(const struct admin_event *ev, char *err, size_t errlen);
 
 /* "draft", "preheated", "open", "closed"; "?" for a value that is not a state. */
 const char *admin_event_state_name(enum admin_event_state st);

@@ -234,8 +234,21 @@ static int
 parse_event_create(struct ctx *c)
 {
 	static const char *const opts[] = {"--name", "--stock", "--starts-at", "--ends-at",
-		"--pay-window", "--per-user-limit"};
-	enum { O_NAME, O_STOCK, O_STARTS, O_ENDS, O_PAY, O_LIMIT, O_N };
+		"--pay-window", "--per-user-limit", "--queue-opens-at", "--draw-window",
+		"--pow-bits", "--pow-auto-max"};
+	enum {
+		O_NAME,
+		O_STOCK,
+		O_STARTS,
+		O_ENDS,
+		O_PAY,
+		O_LIMIT,
+		O_QUEUE,
+		O_DRAW,
+		O_POW,
+		O_POW_MAX,
+		O_N
+	};
 	struct admin_event *ev = &c->req->event;
 	bool given[O_N] = {false};
 	const char *last = NULL;
@@ -269,7 +282,8 @@ parse_event_create(struct ctx *c)
 			return admin_fail(c->err, c->errlen, c->cmd,
 				"unknown option '" ADMIN_SHOW
 				"' (expected --name, --stock, --starts-at, "
-				"--ends-at, --pay-window or --per-user-limit)",
+				"--ends-at, --pay-window, --per-user-limit, --queue-opens-at, "
+				"--draw-window, --pow-bits or --pow-auto-max)",
 				name);
 		if (given[o])
 			return admin_fail(c->err, c->errlen, c->cmd, "%s given twice", opts[o]);
@@ -293,8 +307,10 @@ parse_event_create(struct ctx *c)
 			break;
 		case O_STARTS:
 		case O_ENDS:
-			if (parse_time(val, o == O_STARTS ? &ev->starts_at_ms : &ev->ends_at_ms) !=
-				0)
+		case O_QUEUE:
+			if (parse_time(val, o == O_STARTS ? &ev->starts_at_ms
+					    : o == O_ENDS ? &ev->ends_at_ms
+							  : &ev->queue_opens_at_ms) != 0)
 				return admin_fail(c->err, c->errlen, c->cmd,
 					"%s is not a time: '" ADMIN_SHOW
 					"' (expected RFC 3339 such as "
@@ -318,8 +334,34 @@ parse_event_create(struct ctx *c)
 					val);
 			ev->per_user_limit = 1;
 			break;
+		case O_DRAW:
+			rc = parse_seconds(c->cmd, "--draw-window", val, 0, ADMIN_DRAW_WINDOW_MAX_S,
+				&v, c->err, c->errlen);
+			if (rc != 0)
+				return rc;
+			ev->draw_window_s = (uint32_t)v;
+			break;
+		case O_POW:
+		case O_POW_MAX:
+			if (parse_u64(val, 0, ADMIN_POW_BITS_MAX, &v) != 0)
+				return admin_fail(c->err, c->errlen, c->cmd,
+					"%s must be 0..%u (leading zero bits of the challenge), "
+					"got " ADMIN_SHOW,
+					opts[o], ADMIN_POW_BITS_MAX, val);
+			if (o == O_POW)
+				ev->pow_bits = (uint8_t)v;
+			else
+				ev->pow_auto_max = (uint8_t)v;
+			break;
 		}
 	}
+	if (given[O_QUEUE] && ev->queue_opens_at_ms == 0)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"--queue-opens-at must be after 1970-01-01T00:00:00Z, got " ADMIN_SHOW,
+			"0");
+	/* A draw without a pre-queue takes its entrants from the start. */
+	if (ev->draw_window_s != 0 && !given[O_QUEUE])
+		ev->queue_opens_at_ms = ev->starts_at_ms;
 	for (int o = 0; o < O_LIMIT; o++) {
 		if (!given[o])
 			return admin_fail(c->err, c->errlen, c->cmd,

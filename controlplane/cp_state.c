@@ -41,6 +41,16 @@ add_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
 	return 0;
 }
 
+uint8_t
+cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old)
+{
+	uint8_t top = ev->pow_auto_max > ev->pow_bits ? ev->pow_auto_max : ev->pow_bits;
+
+	if (old == NULL || old->pow_bits_now < ev->pow_bits || old->pow_bits_now > top)
+		return ev->pow_bits;
+	return old->pow_bits_now;
+}
+
 int
 cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
 	size_t errlen)
@@ -88,6 +98,8 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 			rs_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
 			e.stock_left = rst.stock;
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
+		e.pow_bits_now = cp_event_pow_bits_keep(&evs[i], old);
+		e.pow_moved_ms = old != NULL ? old->pow_moved_ms : 0;
 		if (evs[i].state == ADMIN_EV_OPEN && e.stock_left <= 0)
 			e.sold_out = true;
 		evs[i] = e.ev;

@@ -29,6 +29,12 @@ struct cp_event {
 	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
 	bool sold_out;        /* published SOLD_OUT and not restocked since */
 	bool window_set;      /* its window key in Redis says what ev says (cp_state_sync_windows) */
+	/* The challenge's difficulty for new purchase tokens now (published in FAIR): ev.pow_bits,
+	 * raised by the automatic difficulty (cp_cron(), up to ev.pow_auto_max) while the data
+	 * planes refuse reservations over the forward budget. Kept across reloads while within
+	 * [pow_bits, pow_auto_max]. */
+	uint8_t pow_bits_now;
+	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
 };
 
 struct cp_state {
@@ -77,6 +83,12 @@ int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *
  * (Redis unreachable: tried again at the next call).
  */
 unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
+
+/*
+ * The current difficulty of event ev as loaded again: what the event had before (old, may be
+ * NULL) while it is within [ev->pow_bits, ev->pow_auto_max], ev->pow_bits otherwise.
+ */
+uint8_t cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old);
 
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);

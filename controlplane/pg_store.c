@@ -11,6 +11,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "common/draw.h"
 #include "common/parse.h"
 #include "common/token.h"
 
@@ -29,7 +30,11 @@
 /* clang-format off */
 #define EVENT_COLUMNS                                                                        \
 	"e.id, e.name, " MS("e.starts_at") ", " MS("e.ends_at") ", e.pay_window_s, "          \
-	"e.per_user_limit, e.state, " MS("e.created_at") ", s.initial, s.available"
+	"e.per_user_limit, e.state, " MS("e.created_at") ", s.initial, s.available, "         \
+	"coalesce(" MS("e.queue_opens_at") ", 0), e.draw_window_s, e.pow_bits, "              \
+	"e.pow_auto_max, encode(e.draw_seed, 'hex'), encode(e.draw_digest, 'hex'), "          \
+	"coalesce(e.draw_entrants, 0), coalesce(" MS("e.draw_done_at") ", 0)"
+#define EVENT_NCOLUMNS 18
 /* clang-format on */
 
 struct pg_store {
@@ -530,6 +535,17 @@ event_from_row(const PGresult *res, int row, struct admin_event *ev)
 	ev->created_at_ms = get_u64(res, row, 7);
 	ev->stock = (uint32_t)get_u64(res, row, 8);
 	ev->available = (uint32_t)get_u64(res, row, 9);
+	ev->queue_opens_at_ms = get_u64(res, row, 10);
+	ev->draw_window_s = (uint32_t)get_u64(res, row, 11);
+	ev->pow_bits = (uint8_t)get_u64(res, row, 12);
+	ev->pow_auto_max = (uint8_t)get_u64(res, row, 13);
+	/* NULL reads as "": no seed (an event older than the fair start), no digest yet. */
+	ev->has_seed = draw_hex_parse(PQgetvalue(res, row, 14), (size_t)PQgetlength(res, row, 14),
+			       ev->draw_seed) == 0;
+	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15),
+				 (size_t)PQgetlength(res, row, 15), ev->draw_digest) == 0;
+	ev->draw_entrants = (uint32_t)get_u64(res, row, 16);
+	ev->draw_done_at_ms = get_u64(res, row, 17);
 }
 
 int
@@ -632,8 +648,8 @@ pg_event_list_slots(struct pg_store *s, struct admin_event *out, unsigned cap, u
 	for (unsigned i = 0; i < *n && i < cap; i++)
 		event_from_row(res, (int)i, &out[i]);
 	if (*n > 0) {
-		*n_live = (unsigned)get_u64(res, 0, 10);
-		*next_end_ms = get_u64(res, 0, 11);
+		*n_live = (unsigned)get_u64(res, 0, EVENT_NCOLUMNS);
+		*next_end_ms = get_u64(res, 0, EVENT_NCOLUMNS + 1);
 	}
 	PQclear(res);
 	return 0;
@@ -771,8 +787,11 @@ int
 pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_event *out,
 	char *err, size_t errlen)
 {
-	char id[16], starts[24], ends[24], pay[16], limit[16], stock[16];
-	const char *vals[7] = {id, ev->name, starts, ends, pay, limit, stock};
+	char id[16], starts[24], ends[24], pay[16], limit[16], stock[16], queue[24], window[16],
+		bits[8], bits_max[8], seed_hex[2 * DRAW_SEED_LEN + 1];
+	const char *vals[11] = {id, ev->name, starts, ends, pay, limit, queue, window, bits,
+		bits_max, seed_hex};
+	uint8_t seed[DRAW_SEED_LEN];
 	char t[40];
 	PGresult *res;
 	int rc;
@@ -780,6 +799,18 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 	rc = admin_event_check(ev, err, errlen);
 	if (rc != 0)
 		return rc;
+	/* The draw's seed: its SHA-256 is published from now on, the seed only after the draw
+	 * (docs/fairness.md). Every event gets one, so that none is ever without. */
+	if (getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+		snprintf(err, errlen, "getrandom: %s", strerror(errno));
+		return -EIO;
+	}
+	draw_hex(seed, seed_hex);
+	explicit_bzero(seed, sizeof(seed));
+	snprintf(queue, sizeof(queue), "%" PRIu64, ev->queue_opens_at_ms);
+	snprintf(window, sizeof(window), "%" PRIu32, ev->draw_window_s);
+	snprintf(bits, sizeof(bits), "%u", ev->pow_bits);
+	snprintf(bits_max, sizeof(bits_max), "%u", ev->pow_auto_max);
 	snprintf(id, sizeof(id), "%" PRIu32, ev->id);
 	snprintf(starts, sizeof(starts), "%" PRIu64, ev->starts_at_ms);
 	snprintf(ends, sizeof(ends), "%" PRIu64, ev->ends_at_ms);
@@ -792,11 +823,15 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 	/* The database's clock decides "in the past", as it does for everything else. */
 	/* clang-format off */
 	res = run(s,
-		"INSERT INTO events (id, name, starts_at, ends_at, pay_window_s, per_user_limit) "
-		"SELECT $1, $2, " TS("$3") ", " TS("$4") ", $5, $6 WHERE " TS("$4") " > now() "
+		"INSERT INTO events (id, name, starts_at, ends_at, pay_window_s, per_user_limit, "
+		"queue_opens_at, draw_window_s, pow_bits, pow_auto_max, draw_seed) "
+		"SELECT $1, $2, " TS("$3") ", " TS("$4") ", $5, $6, "
+		"CASE WHEN $8::int > 0 THEN " TS("$7") " END, $8, $9, $10, decode($11, 'hex') "
+		"WHERE " TS("$4") " > now() AND ($8::int = 0 OR " TS("$7") " > now()) "
 		"RETURNING id",
-		6, vals, &rc, err, errlen);
+		11, vals, &rc, err, errlen);
 	/* clang-format on */
+	explicit_bzero(seed_hex, sizeof(seed_hex));
 	if (res == NULL) {
 		if (rc == -EEXIST)
 			snprintf(err, errlen,
@@ -806,10 +841,27 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 	}
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		parse_time_format(ev->ends_at_ms, t, sizeof(t));
-		snprintf(
-			err, errlen, "--ends-at (%s) is in the past: the sale could never open", t);
 		rc = -EINVAL;
+		/* Which of the two: the end decides first, as before the fair start. */
+		res = run(s, "SELECT " TS("$1") " > now()", 1, (const char *[]){ends}, &rc, err,
+			errlen);
+		if (res == NULL)
+			goto fail;
+		bool end_ahead = get_bool(res, 0, 0);
+
+		PQclear(res);
+		rc = -EINVAL;
+		if (!end_ahead) {
+			parse_time_format(ev->ends_at_ms, t, sizeof(t));
+			snprintf(err, errlen,
+				"--ends-at (%s) is in the past: the sale could never open", t);
+		} else {
+			parse_time_format(ev->queue_opens_at_ms, t, sizeof(t));
+			snprintf(err, errlen,
+				"--queue-opens-at (%s) is in the past: the seed's commitment must "
+				"be published before the pre-queue opens (docs/fairness.md)",
+				t);
+		}
 		goto fail;
 	}
 	PQclear(res);

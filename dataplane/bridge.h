@@ -272,6 +272,8 @@ struct bridge_counters {
 	uint64_t ignored_before_snapshot; /* state updates before the first snapshot */
 	uint64_t events_rejected;	  /* events past DP_MAX_EVENTS */
 	uint64_t stock_unknown_event;	  /* SOLD_OUT/RESTOCK for an event we do not have */
+	uint64_t fair_unknown_event;	  /* FAIR for an event we do not have (refused) */
+	uint64_t fair_in_place;		  /* FAIR records applied in place (progress, pow bits) */
 	uint64_t keys_rejected;		  /* keys past the keyring's size */
 	uint64_t rules_rejected;	  /* rule sets that rules_build() refused (old set kept) */
 	uint64_t batches_sent;		  /* RESERVE messages */

@@ -41,6 +41,8 @@ build_events(const struct model *m)
 				t->e[i].sold_out = (m->ev[k].flags & WIRE_EVENT_F_SOLD_OUT) != 0;
 				t->e[i].closed = (m->ev[k].flags & WIRE_EVENT_F_CLOSED) != 0;
 				t->e[i].held = (m->ev[k].flags & WIRE_EVENT_F_HELD) != 0;
+				if (m->has_fair[k])
+					event_entry_set_fair(&t->e[i], &m->fair[k]);
 			}
 	event_table_count_selling(t);
 	return t;
@@ -168,6 +170,7 @@ model_upsert_event(struct model *m, const struct wire_event *e)
 	if (x == NULL) {
 		if (m->n_ev == DP_MAX_EVENTS)
 			return false;
+		m->has_fair[m->n_ev] = false; /* FAIR follows its EVENT */
 		x = &m->ev[m->n_ev++];
 	}
 	*x = *e;
@@ -280,6 +283,7 @@ on_result(struct bridge *b, const struct wire_msg *m)
 			.reservation_id = r.reservation_id,
 			.order_id = r.order_id,
 			.pay_deadline_ms = r.pay_deadline_ms,
+			.rank = r.verdict == WIRE_V_QUEUED ? r.rank : 0,
 			.verdict = r.verdict,
 		};
 
@@ -374,6 +378,97 @@ on_stock(struct bridge *b, const struct wire_msg *m)
 			CTR_INC(b->ctr.stock_unknown_event);
 	}
 	if (changed)
+		publish(b, CH_EVENTS, 0);
+}
+
+/*
+ * Whether FAIR records a and b differ only in what the bridge rewrites in place: the draw's
+ * progress (entrants, decided, rate) and the difficulty of new tokens.
+ */
+static bool
+fair_same_state(const struct wire_fair *a, const struct wire_fair *b)
+{
+	return a->event == b->event && a->draw_state == b->draw_state &&
+	       a->queue_opens_at_ms == b->queue_opens_at_ms && a->draw_at_ms == b->draw_at_ms &&
+	       memcmp(a->seed_sha256, b->seed_sha256, sizeof(a->seed_sha256)) == 0 &&
+	       memcmp(a->entrants_digest, b->entrants_digest, sizeof(a->entrants_digest)) == 0 &&
+	       memcmp(a->seed, b->seed, sizeof(a->seed)) == 0;
+}
+
+/*
+ * The draw's progress and the difficulty into the published event table in place, as
+ * result_stock() does with the stock: the progress comes up to five times a second per event
+ * while a draw runs, and the difficulty may change every second under load, neither worth a
+ * new version of the shared state (the bridge is the table's only writer; workers read these
+ * fields with relaxed loads). Returns false when the published table has no such event.
+ */
+static bool
+fair_progress(struct bridge *b, const struct wire_fair *f)
+{
+	const struct dp_shared *d = shared_get(&b->shared);
+	struct event_entry *x =
+		d != NULL ? (struct event_entry *)(uintptr_t)event_lookup(d->events, f->event)
+			  : NULL;
+
+	if (x == NULL || !x->has_fair)
+		return false;
+	__atomic_store_n(&x->entrants, f->entrants, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->decided, f->decided, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->rate, f->rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->pow_bits, f->pow_bits, __ATOMIC_RELAXED);
+	CTR_INC(b->ctr.fair_in_place);
+	return true;
+}
+
+/*
+ * FAIR: an event's draw and challenge, upserted into the model next to its EVENT (which comes
+ * first, in a snapshot as outside one). A record for an event the model does not have is
+ * refused and counted; one that changes the draw's state, times or digests makes a new
+ * version; one that only moves the progress or the difficulty is applied in place.
+ */
+static void
+on_fair(struct bridge *b, const struct wire_msg *m)
+{
+	bool snap;
+	struct model *t = target_model(b, m, &snap);
+	bool changed = false;
+
+	if (t == NULL)
+		return;
+	for (unsigned i = 0; i < m->count; i++) {
+		struct wire_fair f;
+
+		if (wire_get_fair(m, i, &f) != 0) {
+			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"bridge: a FAIR record of the control plane was refused: a field is out "
+				"of range (draw state, pow bits, decided > entrants or the times)");
+			continue;
+		}
+		struct wire_event *e = model_event(t, f.event);
+
+		if (e == NULL) {
+			CTR_INC(b->ctr.fair_unknown_event);
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"bridge: FAIR for event %" PRIu32 " that no EVENT announced: ignored",
+				f.event);
+			continue;
+		}
+		unsigned k = (unsigned)(e - t->ev);
+		bool same = t->has_fair[k] && fair_same_state(&t->fair[k], &f);
+
+		/* A waiting buyer's position is rank - 1 - decided: it never goes back up, even
+		 * when a resumed draw reports a count a moment old. */
+		if (same && f.decided < t->fair[k].decided && t->fair[k].decided <= f.entrants)
+			f.decided = t->fair[k].decided;
+		t->fair[k] = f;
+		t->has_fair[k] = true;
+		if (snap)
+			continue;
+		if (!same || !fair_progress(b, &f))
+			changed = true;
+	}
+	if (!snap && changed)
 		publish(b, CH_EVENTS, 0);
 }
 
@@ -632,6 +727,9 @@ handle_message(struct bridge *b, const void *data, size_t len)
 		break;
 	case WIRE_T_LIMITS:
 		on_limits(b, &m);
+		break;
+	case WIRE_T_FAIR:
+		on_fair(b, &m);
 		break;
 	case WIRE_T_SNAPSHOT_BEGIN:
 	case WIRE_T_SNAPSHOT_END:

@@ -27,6 +27,9 @@
 struct model {
 	struct wire_event ev[DP_MAX_EVENTS];
 	unsigned n_ev;
+	/* fair[i] is ev[i]'s FAIR record when has_fair[i]; an event without one has no draw. */
+	struct wire_fair fair[DP_MAX_EVENTS];
+	bool has_fair[DP_MAX_EVENTS];
 	struct wire_key keys[KEYS_MAX];
 	unsigned n_keys;
 	struct wire_rule *rules;

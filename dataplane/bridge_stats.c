@@ -98,6 +98,8 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		OWN("bridge_snapshots_incomplete", snapshots_incomplete),
 		OWN("bridge_ignored_before_snapshot", ignored_before_snapshot),
 		OWN("bridge_events_rejected", events_rejected),
+		OWN("bridge_fair_unknown_event", fair_unknown_event),
+		OWN("bridge_fair_in_place", fair_in_place),
 		OWN("bridge_keys_rejected", keys_rejected),
 		OWN("bridge_rules_rejected", rules_rejected),
 		OWN("bridge_wrong_direction", wrong_direction),

@@ -88,7 +88,10 @@ enum dp_answer_kind { DP_ANSWER_KINDS(DP_X_ENUM) DP_ANS_MAX };
 	X(OTHER_HOST, "other_host")               /* 400: an absolute-form URI of another host */  \
 	X(BRIDGE_FULL, "bridge_full")             /* 503: the ring to the bridge is full */        \
 	X(LIMIT_POLL, "limit_poll")               /* 429: the user's result polls (poll_rate) */   \
-	X(STOPPING, "stopping")                   /* 503: stopping, handing over what it took */
+	X(STOPPING, "stopping")                   /* 503: stopping, handing over what it took */ \
+	X(POW_MISSING, "pow_missing")             /* 403: a p2 token without X-Flash-Solution */ \
+	X(POW_WRONG, "pow_wrong")                 /* 403: a solution that does not solve it */   \
+	X(DRAWING, "drawing")                     /* 425: the draw is in progress */
 
 #define DP_X_ENUM(name, str) DP_REJ_##name,
 enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
@@ -104,7 +107,9 @@ enum dp_reject_reason { DP_REJECT_REASONS(DP_X_ENUM) DP_REJ_MAX };
 	X(RESULT_LOST, "result_lost")             /* an old receipt without result: "retry" */     \
 	X(RESULT_COOLED, "result_cooled")         /* no result, queried within the cooldown */     \
 	X(RESERVE_KNOWN, "reserve_known")         /* a known buyer's reserve: 200, not forwarded */\
-	X(CORS_PREFLIGHT, "cors_preflight")
+	X(CORS_PREFLIGHT, "cors_preflight")                                                        \
+	X(TOKEN_CHALLENGE, "token_challenge")     /* a token issued with a challenge (p2) */       \
+	X(RESULT_POSITION, "result_position")     /* a poll answered an entrant's place in line */
 
 #define DP_X_ENUM(name, str) DP_ADM_##name,
 enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };

@@ -64,6 +64,22 @@ event_table_build(struct event_table *t, const struct dp_event_cfg *cfg, unsigne
 	return 0;
 }
 
+void
+event_entry_set_fair(struct event_entry *e, const struct wire_fair *f)
+{
+	e->has_fair = 1;
+	e->draw_state = f->draw_state;
+	e->pow_bits = f->pow_bits;
+	e->queue_opens_at_ms = f->queue_opens_at_ms;
+	e->draw_at_ms = f->draw_at_ms;
+	e->entrants = f->entrants;
+	e->decided = f->decided;
+	e->rate = f->rate;
+	memcpy(e->seed_sha256, f->seed_sha256, sizeof(e->seed_sha256));
+	memcpy(e->entrants_digest, f->entrants_digest, sizeof(e->entrants_digest));
+	memcpy(e->seed, f->seed, sizeof(e->seed));
+}
+
 const char *
 event_state_name(enum event_state s)
 {
@@ -76,6 +92,10 @@ event_state_name(enum event_state s)
 		return "sold_out";
 	case EVENT_CLOSED:
 		return "closed";
+	case EVENT_QUEUEING:
+		return "queueing";
+	case EVENT_DRAWING:
+		return "drawing";
 	}
 	return "unknown";
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/wire.h"
 #include "dataplane/dp_config-t.h"
 
 enum event_state {
@@ -16,6 +17,8 @@ enum event_state {
 	EVENT_OPEN,
 	EVENT_SOLD_OUT,
 	EVENT_CLOSED,
+	EVENT_QUEUEING, /* a draw's pre-queue: [queue_opens_at, draw_at), reserves make entrants */
+	EVENT_DRAWING,	/* [draw_at, the draw done): the entrants are being decided */
 };
 
 struct event_entry {
@@ -26,8 +29,23 @@ struct event_entry {
 	uint8_t sold_out;        /* the control plane says no stock is left */
 	uint8_t closed;          /* the operator ended the sale early */
 	uint8_t held;            /* the operator has not opened it yet: upcoming */
+	uint8_t draw_state;      /* enum wire_draw_state of its FAIR record; NONE without one */
+	uint8_t pow_bits;        /* the challenge of new purchase tokens; 0: none (in place) */
+	uint8_t has_fair;        /* the control plane sent a FAIR record for it */
 	uint8_t name_json_len;
 	char name_json[2 * DP_EVENT_NAME_MAX + 8]; /* the name as a JSON string, quotes included */
+	/* The rest of the FAIR record (docs/api.md): read by GET /api/v1/events/{id} and the
+	 * result polls of entrants, never by a reserve. entrants, decided and rate (and
+	 * pow_bits above) are rewritten in place by the bridge as the draw goes (bridge_in.c
+	 * fair_progress()): read them with relaxed atomic loads. */
+	uint64_t queue_opens_at_ms;
+	uint64_t draw_at_ms;
+	uint32_t entrants;
+	uint32_t decided;
+	uint32_t rate; /* entrants decided per second lately */
+	uint8_t seed_sha256[WIRE_DIGEST_LEN];
+	uint8_t entrants_digest[WIRE_DIGEST_LEN]; /* zero until the draw */
+	uint8_t seed[WIRE_DIGEST_LEN];		  /* zero until the draw is done */
 };
 
 struct event_table {
@@ -43,6 +61,13 @@ struct event_table {
  * two events share an id (the config loader already refuses that).
  */
 int event_table_build(struct event_table *t, const struct dp_event_cfg *cfg, unsigned n);
+
+/*
+ * Gives e the fair start of FAIR record f (a draw's state, times, progress, digests, and the
+ * challenge's difficulty), on an entry not published yet. Cannot fail; f is trusted
+ * (wire_get_fair() checked it).
+ */
+void event_entry_set_fair(struct event_entry *e, const struct wire_fair *f);
 
 /* Sets t->selling from its entries' flags; call after changing them. */
 static inline void
@@ -72,10 +97,49 @@ event_lookup(const struct event_table *t, uint32_t id)
 	return NULL;
 }
 
-/* The state of e at Unix time now_ms: [starts_at, ends_at) is the sale window. */
+/*
+ * The state of an event whose draw is not done (event_state_at()): upcoming before
+ * queue_opens_at, queueing until draw_at (while the control plane takes entrants), drawing
+ * from then until the control plane says the draw is done; held, closed and sold out as
+ * outside a draw.
+ */
+static inline enum event_state
+event_state_draw(const struct event_entry *e, uint64_t now_ms)
+{
+	if (now_ms < e->queue_opens_at_ms || e->held)
+		return EVENT_UPCOMING;
+	if (now_ms >= e->ends_at_ms || e->closed)
+		return EVENT_CLOSED;
+	if (e->sold_out)
+		return EVENT_SOLD_OUT;
+	if (now_ms < e->draw_at_ms && e->draw_state == WIRE_DRAW_QUEUEING)
+		return EVENT_QUEUEING;
+	return EVENT_DRAWING;
+}
+
+/* Whether e has a draw that is not done yet (queueing or drawing by the control plane). */
+static inline int
+event_draw_pending(const struct event_entry *e)
+{
+	return e->draw_state == WIRE_DRAW_QUEUEING || e->draw_state == WIRE_DRAW_DRAWING;
+}
+
+/* When e takes its first reserves: queue_opens_at for a pending draw, else starts_at. */
+static inline uint64_t
+event_opens_at(const struct event_entry *e)
+{
+	return event_draw_pending(e) ? e->queue_opens_at_ms : e->starts_at_ms;
+}
+
+/*
+ * The state of e at Unix time now_ms: [starts_at, ends_at) is the sale window; an event with
+ * a draw not done yet has its own (event_state_draw()).
+ */
 static inline enum event_state
 event_state_at(const struct event_entry *e, uint64_t now_ms)
 {
+	if (__builtin_expect(event_draw_pending(e), 0))
+		return event_state_draw(e, now_ms);
 	if (now_ms < e->starts_at_ms || e->held)
 		return EVENT_UPCOMING;
 	if (now_ms >= e->ends_at_ms || e->closed)
@@ -83,7 +147,7 @@ event_state_at(const struct event_entry *e, uint64_t now_ms)
 	return e->sold_out ? EVENT_SOLD_OUT : EVENT_OPEN;
 }
 
-/* "upcoming", "open", "sold_out" or "closed". */
+/* "upcoming", "open", "sold_out", "closed", "queueing" or "drawing". */
 const char *event_state_name(enum event_state s);
 
 #endif

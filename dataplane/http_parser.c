@@ -522,6 +522,7 @@ enum known_field {
 	KF_TRANSFER_ENCODING,
 	KF_XFF,	      /* may repeat: a list over several lines (RFC 9110 §5.3) */
 	KF_FORWARDED, /* may repeat too (RFC 7239 §4) */
+	KF_FLASH_SOLUTION,
 	KF_NONE,
 };
 
@@ -533,7 +534,8 @@ _Static_assert(HTTP_SEEN_HOST == 1u << KF_HOST && HTTP_SEEN_ACRM == 1u << KF_ACR
 		       HTTP_SEEN_DEVICE_ID == 1u << KF_DEVICE_ID &&
 		       HTTP_SEEN_CONTENT_TYPE == 1u << KF_CONTENT_TYPE &&
 		       HTTP_SEEN_CONTENT_LEN == 1u << KF_CONTENT_LENGTH &&
-		       HTTP_SEEN_XFF == 1u << KF_XFF && HTTP_SEEN_FORWARDED == 1u << KF_FORWARDED,
+		       HTTP_SEEN_XFF == 1u << KF_XFF && HTTP_SEEN_FORWARDED == 1u << KF_FORWARDED &&
+		       HTTP_SEEN_FLASH_SOLUTION == 1u << KF_FLASH_SOLUTION,
 	"HTTP_SEEN_* bits follow enum known_field");
 
 static const char *const known_dup_reason[] = {
@@ -545,6 +547,7 @@ static const char *const known_dup_reason[] = {
 	[KF_CONTENT_TYPE] = "duplicate Content-Type",
 	[KF_ACRM] = "duplicate Access-Control-Request-Method",
 	[KF_CONTENT_LENGTH] = "duplicate Content-Length",
+	[KF_FLASH_SOLUTION] = "duplicate X-Flash-Solution",
 };
 
 /* Which well-known field a name (tchar only) is; dispatch on length first. */
@@ -570,6 +573,8 @@ classify_name(const uchar *n, size_t len)
 		return token_ieq(n, "content-length", 14) ? KF_CONTENT_LENGTH : KF_NONE;
 	case 15:
 		return token_ieq(n, "x-forwarded-for", 15) ? KF_XFF : KF_NONE;
+	case 16:
+		return token_ieq(n, "x-flash-solution", 16) ? KF_FLASH_SOLUTION : KF_NONE;
 	case 17:
 		return token_ieq(n, "transfer-encoding", 17) ? KF_TRANSFER_ENCODING : KF_NONE;
 	case 29:
@@ -630,6 +635,9 @@ capture_known(enum known_field kf, struct http_str value, struct http_request *r
 		break;
 	case KF_ACRM:
 		slot = &req->access_control_request_method;
+		break;
+	case KF_FLASH_SOLUTION:
+		slot = &req->flash_solution;
 		break;
 	default:
 		return 0;
@@ -739,6 +747,7 @@ http_parse_request(const char *buf, size_t len, struct http_request *req)
 	req->device_id = none;
 	req->content_type = none;
 	req->access_control_request_method = none;
+	req->flash_solution = none;
 	req->seen = 0;
 	req->content_length = -1;
 	req->head_len = 0;

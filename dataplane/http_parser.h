@@ -53,6 +53,7 @@ enum http_method {
 #define HTTP_SEEN_CONTENT_LEN	(1u << 7)
 #define HTTP_SEEN_XFF		(1u << 9)  /* X-Forwarded-For, one line or more */
 #define HTTP_SEEN_FORWARDED	(1u << 10) /* Forwarded (RFC 7239), one line or more */
+#define HTTP_SEEN_FLASH_SOLUTION (1u << 11) /* X-Flash-Solution */
 
 struct http_request {
 	enum http_method method;
@@ -68,7 +69,8 @@ struct http_request {
 	/* Well-known headers captured while parsing (len 0 when absent or empty; tell the two
 	 * apart with seen). Each may appear at most once. */
 	struct http_str host, authorization, origin, flash_token /* X-Flash-Token */,
-		device_id /* X-Device-Id */, content_type, access_control_request_method;
+		device_id /* X-Device-Id */, content_type, access_control_request_method,
+		flash_solution /* X-Flash-Solution: a challenge's solution (docs/api.md) */;
 	uint32_t seen;		/* HTTP_SEEN_* bits */
 	int64_t content_length; /* -1 when absent */
 	struct http_str body;	/* content_length bytes after the header section */

@@ -200,7 +200,8 @@ slot_write(struct rt_slot *s, uint32_t event, uint64_t user, const struct rt_res
 	__atomic_store_n(&s->reservation_id, r->reservation_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->order_id, r->order_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pay_deadline_ms, r->pay_deadline_ms, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->verdict, (uint64_t)r->verdict, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->verdict_rank, (uint64_t)r->verdict | (uint64_t)r->rank << 32,
+		__ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -222,15 +223,33 @@ life_rank(unsigned verdict)
 	}
 }
 
+/* Whether verdict v decided the user's attempt (not retry, closed, not started, queued). */
+static bool
+decided(unsigned v)
+{
+	return v == WIRE_V_RESERVED || v == WIRE_V_DUPLICATE || v == WIRE_V_SOLD_OUT ||
+	       life_rank(v) > 0;
+}
+
 /* Whether new may replace old (see result_table_put()). */
 static bool
 may_replace(const struct rt_slot *old, const struct rt_result *new)
 {
-	unsigned ro = life_rank((unsigned)old->verdict), rn = life_rank(new->verdict);
+	unsigned vo = (uint8_t)old->verdict_rank;
+	unsigned ro = life_rank(vo), rn = life_rank(new->verdict);
+
+	/* A draw's entrant: its place never hides a decision, and a decision (the draw's, or
+	 * one that came first) always shows; a place once ranked is not unranked. A retry is
+	 * about another attempt: the entry stands. */
+	if (new->verdict == WIRE_V_QUEUED)
+		return !decided(vo) &&
+		       !(vo == WIRE_V_QUEUED && (old->verdict_rank >> 32) != 0 && new->rank == 0);
+	if (vo == WIRE_V_QUEUED)
+		return new->verdict != WIRE_V_RETRY;
 
 	/* A reservation that never became an order (PostgreSQL had no stock left for it) is
 	 * released as sold out: about the same reservation, not a new attempt. */
-	if (old->verdict == WIRE_V_RESERVED && new->verdict == WIRE_V_SOLD_OUT &&
+	if (vo == WIRE_V_RESERVED && new->verdict == WIRE_V_SOLD_OUT &&
 		old->reservation_id == new->reservation_id)
 		return true;
 	if (ro > 0 && rn == 0)

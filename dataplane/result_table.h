@@ -32,6 +32,7 @@ struct rt_result {
 	uint64_t reservation_id;
 	uint64_t order_id;	  /* 0 until ordered */
 	uint64_t pay_deadline_ms; /* 0 until ordered */
+	uint32_t rank;		  /* QUEUED: the entrant's place in the draw, 1-based; 0: not yet */
 	uint8_t verdict;
 };
 
@@ -49,7 +50,7 @@ struct rt_slot {
 	uint64_t reservation_id;
 	uint64_t order_id;
 	uint64_t pay_deadline_ms;
-	uint64_t verdict;
+	uint64_t verdict_rank; /* verdict | rank << 32: one word, read and written as one */
 };
 
 /* Written by the bridge thread only; readers may see a value one update old. */
@@ -95,7 +96,9 @@ void result_table_free(struct result_table *t);
  * unless that would hide an order's life: a new attempt's verdict (duplicate, sold out,
  * retry) never replaces reserved/ordered/paid/expired/cancelled, and the result of one
  * reservation never goes back (ordered -> reserved); sold out about the same reservation does
- * replace reserved (it was released before it became an order). When the table is full the oldest
+ * replace reserved (it was released before it became an order). A draw's QUEUED never replaces
+ * a decision (reserved, duplicate, sold out, or an order's life) nor a ranked QUEUED with an
+ * unranked one, and every verdict but retry replaces QUEUED. When the table is full the oldest
  * key is evicted. Returns an enum rt_put, or -ENOSPC when no slot could be found (counted
  * as dropped).
  */
@@ -148,7 +151,7 @@ result_table_lookup(
 		uint64_t rid = __atomic_load_n(&s->reservation_id, __ATOMIC_RELAXED);
 		uint64_t oid = __atomic_load_n(&s->order_id, __ATOMIC_RELAXED);
 		uint64_t dl = __atomic_load_n(&s->pay_deadline_ms, __ATOMIC_RELAXED);
-		uint64_t v = __atomic_load_n(&s->verdict, __ATOMIC_RELAXED);
+		uint64_t v = __atomic_load_n(&s->verdict_rank, __ATOMIC_RELAXED);
 
 		/* Orders the loads above before the second read of the count. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -160,6 +163,7 @@ result_table_lookup(
 		out->order_id = oid;
 		out->pay_deadline_ms = dl;
 		out->verdict = (uint8_t)v;
+		out->rank = (uint32_t)(v >> 32);
 		return 0;
 	}
 	return -EBUSY;

@@ -142,6 +142,8 @@ tel_bridge_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "snapshots_incomplete", c.snapshots_incomplete);
 	rte_tel_data_add_dict_u64(d, "rules_rejected", c.rules_rejected);
 	rte_tel_data_add_dict_u64(d, "events_rejected", c.events_rejected);
+	rte_tel_data_add_dict_u64(d, "fair_unknown_event", c.fair_unknown_event);
+	rte_tel_data_add_dict_u64(d, "fair_in_place", c.fair_in_place);
 	rte_tel_data_add_dict_u64(d, "unsent_at_stop", c.unsent_at_stop);
 	rte_tel_data_add_dict_u64(d, "unconfirmed_at_stop", c.unconfirmed_at_stop);
 	rte_tel_data_add_dict_u64(d, "results_inserted", c.results.inserted);

@@ -117,8 +117,8 @@ adm_no_event(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 }
 
 /*
- * The sale's state for admission: 0 when open, else the refusal written
- * (404 unknown, 425 not yet, 410 sold out or closed). *slot gets the event's
+ * The sale's state for admission: 0 when open (or queueing or drawing, for a draw), else the
+ * refusal written (404 unknown, 425 not yet, 410 sold out or closed). *slot gets the event's
  * index in the table (for its forward budget).
  */
 static inline uint16_t
@@ -133,12 +133,14 @@ adm_check_event(struct worker *w, const struct req_view *q, char *out, uint16_t 
 	switch (event_state_at(e, w->now_ms)) {
 	case EVENT_UPCOMING:
 		return ans_refuse(w, q, out, cap, 425, DP_REJ_TOO_EARLY, "the sale has not started",
-			adm_seconds_until(w->now_ms, e->starts_at_ms));
+			adm_seconds_until(w->now_ms, event_opens_at(e)));
 	case EVENT_SOLD_OUT:
 		return ans_refuse(w, q, out, cap, 410, DP_REJ_SOLD_OUT, "sold out", 0);
 	case EVENT_CLOSED:
 		return ans_refuse(w, q, out, cap, 410, DP_REJ_CLOSED, "the sale is closed", 0);
 	case EVENT_OPEN:
+	case EVENT_QUEUEING: /* a draw's entrants: admitted as when open (docs/api.md) */
+	case EVENT_DRAWING:  /* the routes decide (route_reserve(): 425 but to entrants) */
 		break;
 	}
 	*ev = e;

@@ -24,7 +24,7 @@
 /* "Access-Control-Allow-Headers: ..." and Max-Age of a preflight (route_preflight()). */
 #define ANS_PREFLIGHT_TAIL                                                                         \
 	"Access-Control-Allow-Headers: Authorization, X-Flash-Token, X-Device-Id, "                \
-	"Content-Type\r\nAccess-Control-Max-Age: 600\r\n"
+	"X-Flash-Solution, Content-Type\r\nAccess-Control-Max-Age: 600\r\n"
 /* The longest Allow value (ROUTE_METHODS_GET in routes.h). */
 #define ANS_ALLOW_MAX sizeof("GET, HEAD, OPTIONS")
 

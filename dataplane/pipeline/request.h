@@ -78,10 +78,15 @@ req_claimed_user(const char *p, size_t len, unsigned field)
 	return v;
 }
 
-/* The CORS lines of an answer to the configured origin: Access-Control-Allow-Origin, Vary. */
+/*
+ * The CORS lines of an answer to the configured origin: Access-Control-Allow-Origin, Vary, and
+ * Access-Control-Expose-Headers so that a page can read Retry-After (the Fetch standard
+ * exposes only the CORS-safelisted response headers otherwise).
+ */
+#define REQ_CORS_EXPOSE "Access-Control-Expose-Headers: Retry-After\r\n"
 #define REQ_CORS_LINES_MAX                                                                         \
 	(sizeof("Access-Control-Allow-Origin: \r\nVary: Origin\r\n") - 1 +                         \
-		sizeof(((struct worker *)0)->cors_origin) - 1)
+		sizeof(((struct worker *)0)->cors_origin) - 1 + sizeof(REQ_CORS_EXPOSE) - 1)
 
 /*
  * Writes the CORS lines of an answer to the configured origin (admission.cors_origin) at dst,
@@ -97,13 +102,13 @@ req_cors_lines(const struct worker *w, char *dst)
 	if (w->cors_len == 0)
 		return 0;
 	if (w->cors_any) {
-		REQ_PUT("Access-Control-Allow-Origin: *\r\n");
+		REQ_PUT("Access-Control-Allow-Origin: *\r\n" REQ_CORS_EXPOSE);
 		return (size_t)(p - dst);
 	}
 	REQ_PUT("Access-Control-Allow-Origin: ");
 	memcpy(p, w->cors_origin, w->cors_len);
 	p += w->cors_len;
-	REQ_PUT("\r\nVary: Origin\r\n");
+	REQ_PUT("\r\nVary: Origin\r\n" REQ_CORS_EXPOSE);
 	return (size_t)(p - dst);
 #undef REQ_PUT
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/pow.h"
 #include "common/token.h"
 #include "common/wire.h"
 #include "dataplane/bridge.h"
@@ -101,11 +102,87 @@ route_preflight(struct worker *w, const struct req_view *q, char *out, uint16_t 
 	return http_resp_write(out, cap, &w->resp, 204, h.b, h.n, "", 0, true);
 }
 
+/* Writes the n bytes at d as lowercase hex, quoted. */
+static inline void
+route_hex(struct out_buf *b, const uint8_t *d, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[2 * WIRE_DIGEST_LEN];
+
+	for (size_t i = 0; i < n && i < WIRE_DIGEST_LEN; i++) {
+		hex[2 * i] = digits[d[i] >> 4];
+		hex[2 * i + 1] = digits[d[i] & 15];
+	}
+	out_lit(b, "\"");
+	out_mem(b, hex, 2 * (n < WIRE_DIGEST_LEN ? n : WIRE_DIGEST_LEN));
+	out_lit(b, "\"");
+}
+
+/* A digest as hex, or null while it is all zeros (not published yet). */
+static inline void
+route_hex_or_null(struct out_buf *b, const uint8_t *d)
+{
+	uint8_t any = 0;
+
+	for (size_t i = 0; i < WIRE_DIGEST_LEN; i++)
+		any |= d[i];
+	if (any)
+		route_hex(b, d, WIRE_DIGEST_LEN);
+	else
+		out_lit(b, "null");
+}
+
+/*
+ * The fair start's fields of GET /api/v1/events/{id} (docs/api.md): the challenge's
+ * difficulty for new tokens, the seed's commitment, and for a draw its times and progress.
+ * Out of line: the event answer is not the hot path, and this keeps it short.
+ */
+static __rte_noinline void
+route_event_fair(struct out_buf *b, const struct event_entry *e, uint64_t now_ms)
+{
+	out_lit(b, ",\"challenge_bits\":");
+	out_u64(b, e->has_fair ? __atomic_load_n(&e->pow_bits, __ATOMIC_RELAXED) : 0);
+	if (!e->has_fair)
+		return;
+	out_lit(b, ",\"seed_sha256\":");
+	route_hex(b, e->seed_sha256, WIRE_DIGEST_LEN);
+	if (e->draw_state == WIRE_DRAW_NONE)
+		return;
+
+	const char *st = e->draw_state == WIRE_DRAW_DONE ? "done"
+			 : e->draw_state == WIRE_DRAW_DRAWING || now_ms >= e->draw_at_ms
+				 ? "drawing"
+				 : "queueing";
+
+	out_lit(b, ",\"queue_opens_at\":");
+	out_u64(b, e->queue_opens_at_ms);
+	out_lit(b, ",\"draw_at\":");
+	out_u64(b, e->draw_at_ms);
+	out_lit(b, ",\"draw\":{\"state\":\"");
+	out_mem(b, st, strlen(st));
+	out_lit(b, "\",\"seed_sha256\":");
+	route_hex(b, e->seed_sha256, WIRE_DIGEST_LEN);
+	out_lit(b, ",\"entrants\":");
+	out_u64(b, __atomic_load_n(&e->entrants, __ATOMIC_RELAXED));
+	out_lit(b, ",\"entrants_digest\":");
+	route_hex_or_null(b, e->entrants_digest);
+	out_lit(b, ",\"decided\":");
+	out_u64(b, __atomic_load_n(&e->decided, __ATOMIC_RELAXED));
+	out_lit(b, ",\"seed\":");
+	if (e->draw_state == WIRE_DRAW_DONE)
+		route_hex_or_null(b, e->seed);
+	else
+		out_lit(b, "null");
+	out_lit(b, "}");
+}
+
 static inline uint16_t
 route_event_info(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint32_t id)
 {
 	const struct event_entry *e = event_lookup(worker_events(w), id);
-	char body[384];
+	/* Up to ~330 bytes without a draw, ~700 with one (five digests in hex): one segment
+	 * at a usual MSS, more at a small one (tcp.h sends an answer in several). */
+	char body[1024];
 	struct out_buf b = { body, body + sizeof(body), true };
 
 	if (e == NULL) {
@@ -133,6 +210,7 @@ route_event_info(struct worker *w, const struct req_view *q, char *out, uint16_t
 	out_lit(&b, ",\"stock\":");
 	/* The bridge updates it in place as results come (bridge_in.c result_stock()). */
 	out_u64(&b, __atomic_load_n(&e->stock, __ATOMIC_RELAXED));
+	route_event_fair(&b, e, w->now_ms);
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);
 	out_lit(&b, "}");
@@ -187,7 +265,10 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 
 	char tok[TOK_BUF_SIZE];
 	uint64_t expires_s = w->now_ms / 1000 + w->purchase_ttl_s;
-	int tl = tok_purchase_mint(&w->sh->sale, id, s.user, expires_s, tok, sizeof(tok));
+	/* The event's difficulty now (the bridge changes it in place): a p2 token with a
+	 * challenge when it is on, p1 otherwise. */
+	unsigned bits = __atomic_load_n(&e->pow_bits, __ATOMIC_RELAXED);
+	int tl = tok_purchase_mint_pow(&w->sh->sale, id, s.user, expires_s, bits, tok, sizeof(tok));
 	const struct worker_path *path = adm_path(w, slot, id);
 
 	if (unlikely(tl < 0 || path == NULL))
@@ -205,6 +286,15 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	out_mem(&b, path->seg, path->len);
 	out_lit(&b, "\",\"expires_at\":");
 	out_u64(&b, expires_s * 1000);
+	if (bits != 0) {
+		/* The challenge's prefix is the token's MAC text (common/pow.h). */
+		out_lit(&b, ",\"challenge\":{\"prefix\":\"");
+		out_mem(&b, tok + tl - TOK_MAC_CHARS, TOK_MAC_CHARS);
+		out_lit(&b, "\",\"bits\":");
+		out_u64(&b, bits);
+		out_lit(&b, "}");
+		w->ctr.admit[DP_ADM_TOKEN_CHALLENGE]++;
+	}
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);
 	out_lit(&b, "}");
@@ -214,9 +304,48 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 
 static inline const char *route_verdict_name(uint8_t v);
 
-/* Writes ,"status":"...", and the order's fields when there is an order, for result r. */
+/*
+ * A draw entrant's place in line (docs/api.md), from what the control plane pushed (the
+ * result's rank, the event's decided and rate), never by a query: once ranked, "position"
+ * (entrants ahead not decided yet: rank - 1 - decided, at least 0) and "wait_ms" (position at
+ * the recent rate; absent while the rate is 0); before the draw, "draw_at" and "wait_ms"
+ * until it. Out of line: only entrants' polls come here.
+ */
+static __rte_noinline void
+route_queued_fields(struct out_buf *b, const struct event_entry *e, const struct rt_result *r,
+	uint64_t now_ms)
+{
+	if (e == NULL)
+		return;
+	if (r->rank == 0) {
+		if (e->draw_at_ms == 0)
+			return;
+		out_lit(b, ",\"draw_at\":");
+		out_u64(b, e->draw_at_ms);
+		out_lit(b, ",\"wait_ms\":");
+		out_u64(b, e->draw_at_ms > now_ms ? e->draw_at_ms - now_ms : 0);
+		return;
+	}
+	uint64_t decided = __atomic_load_n(&e->decided, __ATOMIC_RELAXED);
+	uint64_t rate = __atomic_load_n(&e->rate, __ATOMIC_RELAXED);
+	uint64_t ahead = (uint64_t)r->rank - 1;
+	uint64_t pos = ahead > decided ? ahead - decided : 0;
+
+	out_lit(b, ",\"position\":");
+	out_u64(b, pos);
+	if (rate != 0) {
+		out_lit(b, ",\"wait_ms\":");
+		out_u64(b, pos * 1000 / rate);
+	}
+}
+
+/*
+ * Writes ,"status":"...", and the order's fields when there is an order, for result r of
+ * event e (NULL: not known here); a draw entrant's place in line when it is queued.
+ */
 static inline void
-route_result_fields(struct out_buf *b, const struct rt_result *r)
+route_result_fields(struct out_buf *b, const struct event_entry *e, const struct rt_result *r,
+	uint64_t now_ms)
 {
 	const char *v = route_verdict_name(r->verdict);
 
@@ -229,25 +358,28 @@ route_result_fields(struct out_buf *b, const struct rt_result *r)
 		out_lit(b, ",\"pay_deadline\":");
 		out_u64(b, r->pay_deadline_ms);
 	}
+	if (unlikely(r->verdict == WIRE_V_QUEUED))
+		route_queued_fields(b, e, r, now_ms);
 }
 
 /*
  * A reserve from a user whose result here shows they hold (or held) an item of the sale:
  * reserved, ordered, paid, expired, cancelled, or duplicate (Redis knows them as a buyer, so
- * a new attempt could only be decided duplicate). Answered 200 with that result, as a poll
+ * a new attempt could only be decided duplicate); or an entrant of the sale's draw, queued
+ * (a second entry changes nothing). Answered 200 with that result, as a poll
  * would be, without taking from the forward budget or reaching the control plane. Out of line:
  * rare next to the reserves that go through.
  */
 static __rte_noinline uint16_t
 route_reserve_known(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
-	uint32_t id, const struct rt_result *r)
+	const struct event_entry *e, const struct rt_result *r)
 {
 	char body[256];
 	struct out_buf b = {body, body + sizeof(body), true};
 
 	out_lit(&b, "{\"event\":");
-	out_u64(&b, id);
-	route_result_fields(&b, r);
+	out_u64(&b, e->id);
+	route_result_fields(&b, e, r, w->now_ms);
 	out_lit(&b, ",\"server_time\":");
 	out_u64(&b, w->now_ms);
 	out_lit(&b, "}");
@@ -260,7 +392,46 @@ static inline bool
 route_known_buyer(uint8_t v)
 {
 	return v == WIRE_V_RESERVED || v == WIRE_V_DUPLICATE || v == WIRE_V_ORDERED ||
-	       v == WIRE_V_PAID || v == WIRE_V_EXPIRED || v == WIRE_V_CANCELLED;
+	       v == WIRE_V_PAID || v == WIRE_V_EXPIRED || v == WIRE_V_CANCELLED ||
+	       v == WIRE_V_QUEUED;
+}
+
+/*
+ * Whether user (claimed, not verified yet) is an entrant of event's draw here: during the
+ * draw only they get past the 425 (to be answered their place), the others are refused before
+ * any hash. A forged claim only reaches the token's HMAC, which refuses it.
+ */
+static inline bool
+route_entrant(struct worker *w, uint32_t event, uint64_t user)
+{
+	struct rt_result r;
+
+	return user != 0 && result_table_lookup(w->bridge->results, event, user, &r) == 0 &&
+	       r.verdict == WIRE_V_QUEUED;
+}
+
+/*
+ * A p2 token's challenge (common/pow.h): X-Flash-Solution must solve it. Checked from the
+ * token's text before its HMAC, one SHA-256 block, so a flood without work costs little; a
+ * lowered difficulty in the text fails the HMAC afterwards, and a solution for another token
+ * (another MAC text, so another prefix) fails here. Returns 0 to go on, or the refusal's length.
+ */
+static inline uint16_t
+route_check_solution(struct worker *w, const struct req_view *q, char *out, uint16_t cap)
+{
+	const struct http_request *r = q->r;
+	unsigned bits;
+	const char *prefix;
+
+	if (likely(!tok_purchase_challenge(r->flash_token.p, r->flash_token.len, &bits, &prefix)))
+		return 0;
+	if (r->flash_solution.len == 0)
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_POW_MISSING,
+			"solve the challenge: X-Flash-Solution is required", 0);
+	if (!pow_check(prefix, TOK_MAC_CHARS, r->flash_solution.p, r->flash_solution.len, bits))
+		return ans_refuse(w, q, out, cap, 403, DP_REJ_POW_WRONG,
+			"X-Flash-Solution does not solve the challenge", 0);
+	return 0;
 }
 
 /*
@@ -294,6 +465,12 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 	if (r->flash_token.len == 0)
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_NO_TOKEN,
 			"X-Flash-Token with the purchase token is required", 0);
+	/* The draw decides its entrants now: nobody new is taken, an entrant learns its place. */
+	bool drawing = unlikely(event_draw_pending(e)) &&
+		       event_state_draw(e, w->now_ms) == EVENT_DRAWING;
+
+	if (unlikely(drawing) && !route_entrant(w, id, claimed))
+		return ans_refuse(w, q, out, cap, 425, DP_REJ_DRAWING, "the draw is in progress", 1);
 
 	struct tok_purchase pt;
 	/* req_parse() made the device's key while a sale was selling; otherwise it is made here. */
@@ -305,6 +482,8 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
 		return n;
 	if ((n = adm_shed_claims(w, q, out, cap, claimed, dev)) != 0)
+		return n;
+	if ((n = route_check_solution(w, q, out, cap)) != 0)
 		return n;
 	switch (tok_purchase_verify(&w->sh->sale, r->flash_token.p, r->flash_token.len, id,
 		w->now_ms / 1000, &pt)) {
@@ -353,7 +532,9 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 
 	if (unlikely(result_table_lookup(w->bridge->results, id, pt.user, &known) == 0) &&
 		route_known_buyer(known.verdict))
-		return route_reserve_known(w, q, out, cap, id, &known);
+		return route_reserve_known(w, q, out, cap, e, &known);
+	if (unlikely(drawing)) /* claimed an entrant's id, proved another user */
+		return ans_refuse(w, q, out, cap, 425, DP_REJ_DRAWING, "the draw is in progress", 1);
 
 	/* A stopping data plane takes nothing new: what it took is being handed over. */
 	if (unlikely(bridge_port_stopping(w->bridge)))
@@ -405,9 +586,29 @@ route_verdict_name(uint8_t v)
 		[WIRE_V_ORDERED] = "ordered",   [WIRE_V_PAID] = "paid",
 		[WIRE_V_EXPIRED] = "expired",   [WIRE_V_CANCELLED] = "cancelled",
 		[WIRE_V_CLOSED] = "closed",     [WIRE_V_NOT_STARTED] = "not_started",
+		[WIRE_V_QUEUED] = "queued",
 	};
 
 	return v < WIRE_V_MAX && names[v] != NULL ? names[v] : "unknown";
+}
+
+/*
+ * A poll that found the user queued in the draw: counted; and when the draw is past the
+ * user's rank (decided beyond it, or done) while the table still says queued, the decision
+ * was missed (evicted, or published before this data plane listened): the control plane is
+ * asked, once per cooldown as for any missing result. Never while the user is still waiting.
+ */
+static __rte_noinline void
+route_result_queued(struct worker *w, const struct event_entry *e, uint32_t id, uint64_t user,
+	const struct rt_result *r)
+{
+	w->ctr.admit[DP_ADM_RESULT_POSITION]++;
+	if (e->draw_state == WIRE_DRAW_QUEUEING || e->draw_state == WIRE_DRAW_NONE)
+		return;
+	if (r->rank != 0 && r->rank > __atomic_load_n(&e->decided, __ATOMIC_RELAXED))
+		return;
+	if (w->bridge != NULL && bridge_query(w->bridge, id, user, w->now_ms) == 0)
+		w->ctr.admit[DP_ADM_RESULT_QUERY]++;
 }
 
 /*
@@ -421,9 +622,11 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	const struct http_request *r = q->r;
 	uint16_t n;
 
+	const struct event_entry *e;
+
 	if ((n = adm_check_ip(w, q, out, cap)) != 0)
 		return n;
-	if (event_lookup(worker_events(w), id) == NULL)
+	if ((e = event_lookup(worker_events(w), id)) == NULL)
 		return adm_no_event(w, q, out, cap);
 	if (unlikely(w->sh == NULL))
 		return ans_refuse(w, q, out, cap, 503, DP_REJ_NOT_READY,
@@ -483,8 +686,10 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	out_lit(&b, "{\"event\":");
 	out_u64(&b, id);
 	if (found == 0) {
-		route_result_fields(&b, &res);
+		route_result_fields(&b, e, &res, w->now_ms);
 		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
+		if (unlikely(res.verdict == WIRE_V_QUEUED))
+			route_result_queued(w, e, id, user, &res);
 	} else {
 		/* No result here: a young receipt is simply still queued; for anything older
 		 * the result may have been missed or evicted, so the control plane is asked.

@@ -10,6 +10,7 @@
 
 #include <rte_cycles.h>
 
+#include "common/pow.h"
 #include "tests/lib/dp_harness.h"
 #include "tests/tap.h"
 
@@ -389,6 +390,36 @@ main(int argc, char **argv)
 		"GET /api/v1/events/1/result HTTP/1.1\r\nHost: 198.18.0.2\r\n"
 		"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\n\r\n",
 		receipt);
+	/* Issue 18: the same reserve with a challenge (a p2 token of 8 bits, user 44, and its
+	 * solution), and refused at the solution (a wrong one, or none): the difference of the
+	 * last two is the solution's check in the pipeline, one SHA-256 block. */
+	char ptok[TOK_BUF_SIZE], psol[POW_SOLUTION_MAX + 1], pres[640], pwrong[640], pnone[640];
+	unsigned pbits;
+	const char *pprefix;
+	uint64_t ptries;
+
+	if (tok_purchase_mint_pow(&H.w->sh->sale, 1, 44, now / 1000 + 3600, 8, ptok,
+		    sizeof(ptok)) < 0 ||
+		!tok_purchase_challenge(ptok, strlen(ptok), &pbits, &pprefix) ||
+		pow_solve(pprefix, TOK_MAC_CHARS, pbits, UINT64_C(1) << 24, psol, &ptries) != 0)
+		abort();
+	/* A wrong solution: the first number from 10^9 on that does not solve it. */
+	char wsol[24];
+
+	for (uint64_t v = 1000000000;; v++) {
+		snprintf(wsol, sizeof(wsol), "%" PRIu64, v);
+		if (!pow_check(pprefix, TOK_MAC_CHARS, wsol, strlen(wsol), pbits))
+			break;
+	}
+	const char *sols[3] = {psol, wsol, ""};
+	char *reqs[3] = {pres, pwrong, pnone};
+
+	for (int i = 0; i < 3; i++)
+		snprintf(reqs[i], sizeof(pres),
+			"POST /api/v1/events/1/reserve/%s HTTP/1.1\r\nHost: 198.18.0.2\r\n"
+			"User-Agent: Mozilla/5.0\r\nX-Flash-Token: %s\r\nX-Flash-Solution: %s\r\n"
+			"X-Device-Id: dev-42\r\nContent-Length: 0\r\n\r\n",
+			seg, ptok, sols[i]);
 	struct rt_result res = { .reservation_id = 1, .verdict = WIRE_V_RESERVED };
 	/* A burst of reserves of 32 users, each with its own purchase token. */
 	static uint8_t many[BURST * FRAME_ROOM];
@@ -480,6 +511,12 @@ main(int argc, char **argv)
 			pb_request(dph_mbuf(&H), isn, cookie + 7, healthz, 50000) },
 		{ "reserve admitted -> 202 + receipt", 1000, data_flags,
 			pb_request(dph_mbuf(&H), isn, cookie, reserve, 50000), 202, setup_open },
+		{ "reserve admitted, challenge solved (p2) -> 202", 0, data_flags,
+			pb_request(dph_mbuf(&H), isn, cookie, pres, 50000), 202, NULL },
+		{ "reserve, wrong solution -> 403", 0, data_flags,
+			pb_request(dph_mbuf(&H), isn, cookie, pwrong, 50000), 403, NULL },
+		{ "reserve, empty solution -> 403", 0, data_flags,
+			pb_request(dph_mbuf(&H), isn, cookie, pnone, 50000), 403, NULL },
 		{ "result poll (receipt) -> 200", 0, data_flags,
 			pb_request(dph_mbuf(&H), isn, cookie, poll, 50000), 200, NULL },
 		{ "reserve with a forged token -> 403", 800, data_flags,

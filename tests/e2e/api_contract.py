@@ -650,7 +650,7 @@ def check_routes(rows, ctx):
             if a.header(h) != v:
                 probs.append("%s is %r" % (h, a.header(h)))
         allow_h = a.header("Access-Control-Allow-Headers") or ""
-        for h in ("Authorization", "X-Flash-Token", "X-Device-Id"):
+        for h in ("Authorization", "X-Flash-Token", "X-Device-Id", "X-Flash-Solution"):
             if h not in allow_h:
                 probs.append("Access-Control-Allow-Headers lacks " + h)
         if a.status != 204 or a.body:

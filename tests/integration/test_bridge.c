@@ -587,6 +587,84 @@ test_all(const char *peer_exe)
 	tap_ok(WAIT_FOR(results_all(2, 5000, 1, WIRE_V_SOLD_OUT), 5000),
 		"a reservation after the sell-out gets 'sold_out'");
 
+	/* 4b. FAIR (issue 18): an event's draw and challenge into the event table; progress in
+	 * place, state changes as a new version; a malformed or unknown one refused, counted. */
+	uint64_t fv0 = shared_get(bridge_shared(br))->version;
+
+	tap_ok(cur_event(1) != NULL && !cur_event(1)->has_fair &&
+			cur_event(1)->draw_state == WIRE_DRAW_NONE,
+		"FAIR: an event without a FAIR record has no draw");
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 1 0 3 0 0") == 0 &&
+			WAIT_FOR(cur_event(1)->has_fair, 5000) &&
+			shared_get(bridge_shared(br))->version > fv0,
+		"FAIR: a record makes a new version with the event's draw");
+	const struct event_entry *fe = cur_event(1);
+
+	tap_ok(fe->draw_state == WIRE_DRAW_QUEUEING && fe->entrants == 3 && fe->pow_bits == 0 &&
+			fe->draw_at_ms > fe->queue_opens_at_ms && fe->seed_sha256[0] == 0xc5 &&
+			fe->seed_sha256[31] == 0xc5 &&
+			event_state_at(fe, (uint64_t)time(NULL) * 1000) == EVENT_QUEUEING,
+		"FAIR: queueing, 3 entrants, the times and the seed's commitment");
+	fv0 = shared_get(bridge_shared(br))->version;
+	uint64_t inplace0 = counters().fair_in_place;
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 1 9 40 0 0") == 0 &&
+			WAIT_FOR(__atomic_load_n(&fe->entrants, __ATOMIC_RELAXED) == 40, 5000) &&
+			__atomic_load_n(&fe->pow_bits, __ATOMIC_RELAXED) == 9 &&
+			shared_get(bridge_shared(br))->version == fv0 &&
+			counters().fair_in_place == inplace0 + 1,
+		"FAIR: entrants and pow bits change in place, without a new version");
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 2 9 40 5 25") == 0 &&
+			WAIT_FOR(shared_get(bridge_shared(br))->version > fv0, 5000) &&
+			(fe = cur_event(1))->draw_state == WIRE_DRAW_DRAWING &&
+			fe->entrants_digest[0] == 0xd6 && fe->decided == 5 && fe->rate == 25,
+		"FAIR: the draw's state changes: a new version, with the entrants' digest");
+	fv0 = shared_get(bridge_shared(br))->version;
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 2 9 40 17 30") == 0 &&
+			WAIT_FOR(__atomic_load_n(&fe->decided, __ATOMIC_RELAXED) == 17, 5000) &&
+			__atomic_load_n(&fe->rate, __ATOMIC_RELAXED) == 30 &&
+			shared_get(bridge_shared(br))->version == fv0,
+		"FAIR: the draw's progress (decided, rate) in place");
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 2 9 40 12 31") == 0 &&
+			WAIT_FOR(__atomic_load_n(&fe->rate, __ATOMIC_RELAXED) == 31, 5000) &&
+			__atomic_load_n(&fe->decided, __ATOMIC_RELAXED) == 17 &&
+			peer_cmd(reply, sizeof(reply), "fair 1 2 9 40 18 30") == 0 &&
+			WAIT_FOR(__atomic_load_n(&fe->decided, __ATOMIC_RELAXED) == 18, 5000),
+		"FAIR: a decided count a moment old (12 after 17) never takes it back");
+	uint64_t field0 = counters().decode_errors[WIRE_ERRI_FIELD];
+	uint64_t unk0 = counters().fair_unknown_event;
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair_bad 1") == 0 &&
+			WAIT_FOR(counters().decode_errors[WIRE_ERRI_FIELD] == field0 + 1, 5000) &&
+			cur_event(1)->draw_state == WIRE_DRAW_DRAWING &&
+			__atomic_load_n(&cur_event(1)->decided, __ATOMIC_RELAXED) == 18,
+		"FAIR: a malformed record (decided > entrants) is refused, counted bad_field, "
+		"nothing changed");
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 77 1 0 0 0 0") == 0 &&
+			WAIT_FOR(counters().fair_unknown_event == unk0 + 1, 5000) &&
+			cur_event(77) == NULL,
+		"FAIR: a record for an event no EVENT announced is refused, counted");
+	uint64_t snaps0 = counters().snapshots_applied;
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "snapshot") == 0 &&
+			WAIT_FOR(counters().snapshots_applied > snaps0, 5000) &&
+			(fe = cur_event(1))->has_fair && fe->draw_state == WIRE_DRAW_DRAWING &&
+			fe->decided == 18 && !cur_event(2)->has_fair,
+		"FAIR: a snapshot carries it after the EVENTs; the other event still has none");
+	tap_ok(peer_cmd(reply, sizeof(reply), "queued 1 4242 12") == 0 &&
+			WAIT_FOR(results_all(1, 4242, 1, WIRE_V_QUEUED), 5000),
+		"a QUEUED result lands in the result table");
+	struct rt_result qr;
+
+	tap_ok(result_table_lookup(bridge_results(br), 1, 4242, &qr) == 0 && qr.rank == 12,
+		"  with its rank (12)");
+	tap_ok(peer_cmd(reply, sizeof(reply), "fair 1 3 0 40 40 0") == 0 &&
+			WAIT_FOR(cur_event(1)->draw_state == WIRE_DRAW_DONE, 5000) &&
+			cur_event(1)->seed[0] == 0x5e &&
+			event_state_at(cur_event(1), (uint64_t)time(NULL) * 1000) == EVENT_OPEN,
+		"FAIR: done, the seed revealed; the event is open (first come) again");
+	rte_rcu_qsbr_quiescent(qsbr, 0);
+
 	/* 5. A rules replacement swaps the pointer. */
 	const struct rules *old_rules = shared_get(bridge_shared(br))->rules;
 
@@ -715,8 +793,8 @@ test_all(const char *peer_exe)
 	k = counters();
 	tap_ok(now_mono_ms() - t0 < 10000 && k.unsent_at_stop == 0,
 		"bridge_stop returns with nothing left unsent");
-	tap_ok(k.decode_errors[WIRE_ERRI_FIELD] == 1 && k.wrong_direction == 0,
-		"no other message was refused");
+	tap_ok(k.decode_errors[WIRE_ERRI_FIELD] == 2 && k.wrong_direction == 0,
+		"no other message was refused (the garbage's and the malformed FAIR's)");
 	bridge_destroy(br);
 	br = NULL;
 	tap_ok(peer_cmd(reply, sizeof(reply), "quit") == 0, "the peer quits");

@@ -201,7 +201,7 @@ test_event_create(struct pg_store *s)
 		const char *what;
 		struct admin_event ev;
 		const char *want;
-	} cases[16];
+	} cases[24];
 	int n = 0;
 
 #define CASE(what_, field_, value_, want_)     \
@@ -223,6 +223,18 @@ test_event_create(struct pg_store *s)
 	CASE("ends in the past", starts_at_ms, 946684800000ull, "");
 	cases[n - 1].ev.ends_at_ms = 946688400000ull;
 	cases[n - 1].want = "is in the past";
+	CASE("a pre-queue without a draw", queue_opens_at_ms, FAR_START - 60000,
+		"--queue-opens-at needs a draw");
+	CASE("a pre-queue after the start", draw_window_s, 30, "must be at or before --starts-at");
+	cases[n - 1].ev.queue_opens_at_ms = FAR_START + 1000;
+	CASE("a draw at the end", draw_window_s, 3600, "the draw must happen inside the sale");
+	cases[n - 1].ev.queue_opens_at_ms = FAR_START;
+	CASE("a pre-queue in the past", draw_window_s, 30,
+		"--queue-opens-at (2000-01-01T00:00:00Z) is in the past: the seed's commitment");
+	cases[n - 1].ev.queue_opens_at_ms = 946684800000ull;
+	CASE("31 bits", pow_bits, 31, "--pow-bits must be 0..30");
+	CASE("an automatic maximum below", pow_bits, 12, "--pow-auto-max (8) must be at least");
+	cases[n - 1].ev.pow_auto_max = 8;
 #undef CASE
 	for (int i = 0; i < n; i++) {
 		err[0] = '\0';
@@ -265,9 +277,32 @@ test_event_create(struct pg_store *s)
 			out.per_user_limit == 1 && out.state == ADMIN_EV_DRAFT &&
 			out.created_at_ms != 0,
 		"it reads back exactly, in state draft, with all its stock available");
+	tap_ok(out.has_seed && !out.has_digest && out.draw_window_s == 0 &&
+			out.queue_opens_at_ms == 0 && out.pow_bits == 0 && out.pow_auto_max == 0 &&
+			out.draw_done_at_ms == 0,
+		"it has a seed, no draw and no challenge");
 	rc = pg_event_create(s, &ev, NULL, err, sizeof(err));
 	tap_ok(rc == -EEXIST && has(err, "event 7 exists already"),
 		"the same id again is refused: %s", err);
+	{
+		struct admin_event d = good_event(11), d2 = good_event(12), o2;
+
+		d.queue_opens_at_ms = FAR_START - 600000;
+		d.draw_window_s = 30;
+		d.pow_bits = 12;
+		d.pow_auto_max = 20;
+		tap_eq_int(pg_event_create(s, &d, &out, err, sizeof(err)), 0,
+			"an event with a pre-queue, a draw and a challenge is created");
+		tap_ok(out.queue_opens_at_ms == d.queue_opens_at_ms && out.draw_window_s == 30 &&
+				out.pow_bits == 12 && out.pow_auto_max == 20 && out.has_seed &&
+				!out.has_digest && out.draw_entrants == 0 && out.draw_done_at_ms == 0,
+			"it reads back: pre-queue, window, difficulty, a seed, no entrants yet");
+		tap_eq_int(sql_num(s, "SELECT octet_length(draw_seed) FROM events WHERE id = 11"), 32,
+			"its seed is 32 bytes in events.draw_seed");
+		tap_eq_int(pg_event_create(s, &d2, &o2, err, sizeof(err)), 0, "another event");
+		tap_ok(o2.has_seed && memcmp(o2.draw_seed, out.draw_seed, 32) != 0,
+			"gets another seed (drawn at create, not derived)");
+	}
 	tap_eq_int(sql_num(s, "SELECT initial FROM stock WHERE event_id = 7"), 1000,
 		"its stock row holds the initial stock");
 	rc = pg_event_get(s, 8, &out, err, sizeof(err));
@@ -285,7 +320,7 @@ test_event_create(struct pg_store *s)
 		unsigned cnt = 0;
 
 		tap_eq_int(pg_event_list(s, list, 2, &cnt, err, sizeof(err)), 0, "event list");
-		tap_eq_int(cnt, 3, "event list counts every event");
+		tap_eq_int(cnt, 5, "event list counts every event");
 		tap_ok(list[0].id == 3 && list[1].id == 7, "event list is ordered by id");
 	}
 }

@@ -4,9 +4,11 @@
  * requests in real frames through pipeline_burst(), the shared state published
  * as the bridge would, and the ring and result table read as the bridge would.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pow.h"
 #include "tests/lib/dp_harness.h"
 #include "tests/tap.h"
 
@@ -1051,8 +1053,9 @@ test_preflight_longest_origin(void)
 
 		snprintf(want, sizeof(want),
 			"Allow: %s\r\nAccess-Control-Allow-Origin: %s\r\nVary: Origin\r\n"
+			"Access-Control-Expose-Headers: Retry-After\r\n"
 			"Access-Control-Allow-Methods: %s\r\nAccess-Control-Allow-Headers: "
-			"Authorization, X-Flash-Token, X-Device-Id, Content-Type\r\n"
+			"Authorization, X-Flash-Token, X-Device-Id, X-Flash-Solution, Content-Type\r\n"
 			"Access-Control-Max-Age: 600\r\n\r\n",
 			routes[i].methods, origin, routes[i].methods);
 		tap_ok(a.status == 204 && tl > strlen(want) &&
@@ -1249,6 +1252,461 @@ test_burst_order(void)
 	tap_eq_int(ring_count(), 0, "  and nothing else");
 }
 
+/* ---- issue 18: the fair start (pre-queue, draw, positions, challenge) -------------------- */
+
+#define EV_FAIR_PLAIN 11 /* open, no FAIR record */
+#define EV_FAIR_POW   12 /* open, a FAIR record without a draw: the challenge */
+#define EV_FAIR_DRAW  13 /* a draw: queue opens, draw_at, done */
+
+static struct dp_event_cfg fair_events[3];
+static struct wire_fair fair_rec[3];
+static bool fair_has[3];
+
+/* Publishes the fair tests' events, then gives them their FAIR records as the bridge does. */
+static void
+fair_publish(void)
+{
+	dph_publish(&H, fair_events, NULL, 3, NULL, &limits);
+	for (unsigned i = 0; i < 3; i++) {
+		struct event_entry *e = (struct event_entry *)(uintptr_t)event_lookup(
+			H.w->sh->events, fair_events[i].id);
+
+		if (fair_has[i])
+			event_entry_set_fair(e, &fair_rec[i]);
+	}
+}
+
+/* The published entry of event id, which the test changes in place as the bridge does. */
+static struct event_entry *
+fair_entry(uint32_t id)
+{
+	return (struct event_entry *)(uintptr_t)event_lookup(H.w->sh->events, id);
+}
+
+/* A token for user on event: *bits and prefix (the MAC text) from its challenge, 0 without. */
+static void
+fair_token(uint32_t event, uint64_t user, struct answer *a, char *tok, char *path)
+{
+	char s[TOK_BUF_SIZE];
+
+	session(user, 3600, s);
+	get_token(event, s, a, tok, path);
+}
+
+/* The solution of tok's challenge (tok_purchase_challenge() must say it has one). */
+static void
+fair_solve(const char *tok, char *sol)
+{
+	unsigned bits;
+	const char *prefix;
+	uint64_t tries;
+
+	if (!tok_purchase_challenge(tok, strlen(tok), &bits, &prefix) ||
+		pow_solve(prefix, TOK_MAC_CHARS, bits, UINT64_C(1) << 32, sol, &tries) != 0)
+		abort();
+}
+
+/* POST reserve with the token and X-Flash-Solution: sol (none when NULL). */
+static void
+fair_reserve(const char *path, const char *tok, const char *sol, struct answer *a)
+{
+	char extra[128] = "";
+
+	if (sol != NULL)
+		snprintf(extra, sizeof(extra), "X-Flash-Solution: %s\r\n", sol);
+	reserve(path, tok, extra, a);
+}
+
+/*
+ * The challenge (issue 18 §4): p1 without one; with the event's difficulty on, a p2 token and
+ * its challenge in the answer; a reserve without a solution, with a wrong one, with another
+ * token's, refused 403 and counted before the token's HMAC; the right one admitted. A new
+ * difficulty applies to the next tokens; an older token keeps its own.
+ */
+static void
+test_fair_challenge(void)
+{
+	struct answer a;
+	char tok[TOK_BUF_SIZE], tok2[TOK_BUF_SIZE], path[128], prefix[64], sol[32], sol2[32];
+	uint64_t miss0 = rej(DP_REJ_POW_MISSING), wrong0 = rej(DP_REJ_POW_WRONG);
+
+	ring_drain();
+	fair_token(EV_FAIR_PLAIN, 3001, &a, tok, path);
+	tap_ok(a.status == 200 && strncmp(tok, "p1.", 3) == 0 && !has(&a, "\"challenge\""),
+		"challenge: an event without a FAIR record mints p1 tokens, no challenge");
+	ask("GET /api/v1/events/11 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(a.status == 200 && has(&a, "\"challenge_bits\":0") && !has(&a, "seed_sha256") &&
+		       !has(&a, "\"draw\""),
+		"  its JSON: challenge_bits 0, no seed commitment, no draw");
+	fair_token(EV_FAIR_POW, 3002, &a, tok, path);
+	tap_ok(a.status == 200 && strncmp(tok, "p1.", 3) == 0,
+		"challenge: a FAIR record with pow_bits 0 mints p1 too");
+
+	__atomic_store_n(&fair_entry(EV_FAIR_POW)->pow_bits, 8, __ATOMIC_RELAXED);
+	fair_token(EV_FAIR_POW, 3003, &a, tok, path);
+	json_str(a.body, "prefix", prefix, sizeof(prefix));
+	tap_ok(a.status == 200 && strncmp(tok, "p2.", 3) == 0 && strstr(tok, ".8.7.") != NULL &&
+		       has(&a, "\"challenge\":{\"prefix\":\"") && has(&a, "\"bits\":8}") &&
+		       strlen(prefix) == TOK_MAC_CHARS &&
+		       strcmp(prefix, tok + strlen(tok) - TOK_MAC_CHARS) == 0,
+		"challenge: pow_bits 8 mints a p2 token of 8 bits; the answer's challenge is its MAC "
+		"text and 8 bits (%s)",
+		a.body);
+	ask("GET /api/v1/events/12 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(has(&a, "\"challenge_bits\":8") && has(&a, "\"seed_sha256\":\"0101") &&
+		       !has(&a, "\"draw\"") && !has(&a, "draw_at"),
+		"  the event's JSON: challenge_bits 8 and the seed's commitment, no draw");
+
+	fair_reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 403 && has(&a, "solve the challenge: X-Flash-Solution is required") &&
+		       rej(DP_REJ_POW_MISSING) == miss0 + 1 && ring_count() == 0,
+		"challenge: a reserve without X-Flash-Solution: 403, counted pow_missing");
+	fair_solve(tok, sol);
+	/* A wrong one: the right one's neighbours fail at 8 bits but for one in 256. */
+	for (uint64_t v = strtoull(sol, NULL, 10) + 1;; v++) {
+		snprintf(sol2, sizeof(sol2), "%" PRIu64, v);
+		if (!pow_check(prefix, TOK_MAC_CHARS, sol2, strlen(sol2), 8))
+			break;
+	}
+	fair_reserve(path, tok, sol2, &a);
+	tap_ok(a.status == 403 && has(&a, "X-Flash-Solution does not solve the challenge") &&
+		       rej(DP_REJ_POW_WRONG) == wrong0 + 1 && ring_count() == 0,
+		"challenge: a wrong solution: 403, counted pow_wrong");
+	fair_reserve(path, tok, "12a4", &a);
+	tap_ok(a.status == 403 && rej(DP_REJ_POW_WRONG) == wrong0 + 2,
+		"challenge: a solution that is no number: pow_wrong");
+	fair_reserve(path, tok, "123456789012345678901", &a);
+	tap_ok(a.status == 403 && rej(DP_REJ_POW_WRONG) == wrong0 + 3,
+		"challenge: 21 digits: pow_wrong");
+
+	/* Another user's token and its solution: replayed on this token, it is wrong. */
+	fair_token(EV_FAIR_POW, 3004, &a, tok2, path);
+	fair_solve(tok2, sol2);
+	if (pow_check(prefix, TOK_MAC_CHARS, sol2, strlen(sol2), 8)) {
+		/* One in 256: that solution happens to solve both; take the other user's next. */
+		fair_token(EV_FAIR_POW, 3005, &a, tok2, path);
+		fair_solve(tok2, sol2);
+	}
+	fair_reserve(path, tok, sol2, &a);
+	tap_ok(a.status == 403 && rej(DP_REJ_POW_WRONG) == wrong0 + 4 && ring_count() == 0,
+		"challenge: another token's solution replayed on this one: pow_wrong");
+
+	uint64_t inv0 = rej(DP_REJ_TOKEN_INVALID);
+
+	/* The claim says fewer bits than were minted: the solution passes, the MAC does not. */
+	char low[TOK_BUF_SIZE], low_sol[32];
+	char *p8 = strstr(strcpy(low, tok), ".8.7.");
+
+	p8[1] = '1';
+	fair_solve(low, low_sol);
+	fair_reserve(path, low, low_sol, &a);
+	tap_ok(a.status == 403 && rej(DP_REJ_TOKEN_INVALID) == inv0 + 1,
+		"challenge: a token whose bits were lowered to 1 (solved at 1): the HMAC refuses it");
+
+	fair_reserve(path, tok, sol, &a);
+	struct wire_reserve rec;
+
+	tap_ok(a.status == 202 && ring_pop(&rec) && rec.user == 3003 && rec.event == EV_FAIR_POW,
+		"challenge: the right solution: 202, forwarded (%d %s)", a.status, a.body);
+
+	/* A new difficulty: the next tokens carry it, older ones keep theirs. */
+	char old_tok[TOK_BUF_SIZE], old_sol[32];
+
+	fair_token(EV_FAIR_POW, 3006, &a, old_tok, path);
+	fair_solve(old_tok, old_sol);
+	__atomic_store_n(&fair_entry(EV_FAIR_POW)->pow_bits, 3, __ATOMIC_RELAXED);
+	fair_token(EV_FAIR_POW, 3007, &a, tok, path);
+	tap_ok(strstr(tok, ".3.7.") != NULL && has(&a, "\"bits\":3}"),
+		"difficulty 8 -> 3: the next token carries 3 bits");
+	fair_solve(tok, sol);
+	fair_reserve(path, tok, sol, &a);
+	tap_ok(a.status == 202 && ring_count() == 1, "  and is admitted with its 3-bit solution");
+	fair_reserve(path, old_tok, old_sol, &a);
+	tap_ok(a.status == 202 && ring_count() == 2,
+		"  a token minted at 8 bits before the change still works with its 8-bit solution");
+	fair_reserve(path, old_tok, NULL, &a);
+	tap_ok(a.status == 403 && has(&a, "X-Flash-Solution is required"),
+		"  and still needs it");
+	__atomic_store_n(&fair_entry(EV_FAIR_POW)->pow_bits, 0, __ATOMIC_RELAXED);
+	fair_token(EV_FAIR_POW, 3008, &a, tok, path);
+	tap_ok(strncmp(tok, "p1.", 3) == 0 && !has(&a, "challenge"),
+		"difficulty back to 0: p1 tokens again");
+	ring_drain();
+}
+
+/*
+ * The pre-queue and the draw (issue 18 §1, §3): queueing admits before the start, drawing
+ * answers 425 but to entrants (200, their place), the JSON shows the draw, and after it
+ * first come as today.
+ */
+static void
+test_fair_draw(void)
+{
+	struct answer a;
+	char tok[TOK_BUF_SIZE], path[128];
+	struct event_entry *e = fair_entry(EV_FAIR_DRAW);
+	uint64_t now = H.w->now_ms;
+
+	ring_drain();
+	/* Before the queue opens: upcoming, 425 until it opens. */
+	e->queue_opens_at_ms = now + 30000;
+	fair_token(EV_FAIR_DRAW, 4001, &a, tok, path);
+	tap_ok(a.status == 425 && has(&a, "Retry-After: 30\r\n") && has(&a, "not started"),
+		"draw: before queue_opens_at the token is 425 with Retry-After until it opens");
+	ask("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(has(&a, "\"state\":\"upcoming\"") && has(&a, "\"draw\":{\"state\":\"queueing\""),
+		"  the event is upcoming; its draw is taking entrants from queue_opens_at");
+	e->queue_opens_at_ms = fair_rec[2].queue_opens_at_ms;
+
+	/* Queueing, before starts_at: tokens and reserves as when open. */
+	char want[128];
+
+	ask_mss("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", 1460, &a);
+	snprintf(want, sizeof(want), "\"queue_opens_at\":%" PRIu64 ",\"draw_at\":%" PRIu64,
+		e->queue_opens_at_ms, e->draw_at_ms);
+	tap_ok(a.status == 200 && has(&a, "\"state\":\"queueing\"") && has(&a, want) &&
+		       has(&a, "\"draw\":{\"state\":\"queueing\",\"seed_sha256\":\"0303") &&
+		       has(&a, "\"entrants\":0,\"entrants_digest\":null,\"decided\":0,\"seed\":null}"),
+		"draw: queueing before the start; the JSON has the times and the draw (%s)", a.body);
+	fair_token(EV_FAIR_DRAW, 4002, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	struct wire_reserve rec;
+
+	tap_ok(a.status == 202 && has(&a, "\"status\":\"queued\"") && ring_pop(&rec) &&
+		       rec.user == 4002,
+		"draw: a reserve while queueing, before starts_at: 202 with a receipt, forwarded");
+	/* The control plane makes the user an entrant: QUEUED, rank 0. */
+	struct rt_result q0 = {.reservation_id = rec.reservation_id, .verdict = WIRE_V_QUEUED};
+
+	result_table_put(H.results, EV_FAIR_DRAW, 4002, &q0);
+	uint64_t known0 = H.w->ctr.admit[DP_ADM_RESERVE_KNOWN];
+
+	reserve(path, tok, NULL, &a);
+	snprintf(want, sizeof(want), "\"draw_at\":%" PRIu64 ",\"wait_ms\":%" PRIu64, e->draw_at_ms,
+		e->draw_at_ms - H.w->now_ms);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\"") && has(&a, want) &&
+		       ring_count() == 0 && H.w->ctr.admit[DP_ADM_RESERVE_KNOWN] == known0 + 1,
+		"draw: an entrant reserving again: 200 queued with draw_at and the wait, not "
+		"forwarded (%s)",
+		a.body);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\"") && has(&a, want) &&
+		       !has(&a, "position") && qring_count() == 0,
+		"draw: the entrant's poll before the draw: draw_at and wait_ms, no query");
+
+	/* The clock passes draw_at: drawing, even before the control plane says so. */
+	uint64_t d0 = rej(DP_REJ_DRAWING);
+
+	e->starts_at_ms = H.w->now_ms - 1; /* queue_opens_at <= starts_at <= draw_at */
+	e->draw_at_ms = H.w->now_ms;
+	fair_token(EV_FAIR_DRAW, 4003, &a, tok, path);
+	tap_ok(a.status == 200, "draw: tokens are still minted while drawing");
+	reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 425 && has(&a, "the draw is in progress") &&
+		       has(&a, "Retry-After: 1\r\n") && rej(DP_REJ_DRAWING) == d0 + 1 &&
+		       ring_count() == 0,
+		"draw: a reserve at draw_at: 425 the draw is in progress, Retry-After 1, counted");
+	ask("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(has(&a, "\"state\":\"drawing\"") && has(&a, "\"draw\":{\"state\":\"drawing\""),
+		"  the event and its draw say drawing");
+	/* A token that claims the entrant's user id but is not theirs: refused by its HMAC. */
+	char forged[TOK_BUF_SIZE];
+
+	fair_token(EV_FAIR_DRAW, 4003, &a, tok, path);
+	snprintf(forged, sizeof(forged), "%s", tok);
+	memcpy(strstr(forged, ".4003.") + 1, "4002", 4);
+	reserve(path, forged, NULL, &a);
+	tap_ok(a.status == 403 && ring_count() == 0,
+		"draw: a token forged to claim an entrant's id gets past the 425 only to its "
+		"HMAC: 403");
+
+	/* The draw ranks the entrants (FAIR DRAWING, digest) and decides them in order. */
+	e->draw_state = WIRE_DRAW_DRAWING;
+	memset(e->entrants_digest, 0xab, sizeof(e->entrants_digest));
+	__atomic_store_n(&e->entrants, 100, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->rate, 20, __ATOMIC_RELAXED);
+	struct rt_result q50 = {.reservation_id = rec.reservation_id,
+		.verdict = WIRE_V_QUEUED,
+		.rank = 50};
+
+	result_table_put(H.results, EV_FAIR_DRAW, 4002, &q50);
+	fair_token(EV_FAIR_DRAW, 4002, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 200 && has(&a, "\"status\":\"queued\",\"position\":49,\"wait_ms\":2450") &&
+		       ring_count() == 0,
+		"draw: the entrant's reserve while drawing: 200 with its place (rank 50, none "
+		"decided: 49 ahead, 2450 ms at 20/s) (%s)",
+		a.body);
+	ask_mss("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", 536, &a);
+	tap_ok(has(&a, "\"entrants\":100,\"entrants_digest\":\"abababab") &&
+		       has(&a, "\"seed\":null}"),
+		"draw: the JSON shows the entrants and their digest, not the seed, also at MSS 536");
+
+	/* Its poll as the draw goes: the position never increases. */
+	unsigned last = UINT32_MAX, ups = 0, polls = 0, queried_waiting = 0;
+	bool zero_at_end = false;
+
+	struct rl_table *poll_rl = H.w->rl_poll; /* many polls at one instant */
+
+	H.w->rl_poll = NULL;
+	for (uint32_t decided = 0; decided <= 100; decided += 7) {
+		__atomic_store_n(&e->decided, decided, __ATOMIC_RELAXED);
+		poll_result(EV_FAIR_DRAW, tok, &a);
+		const char *p = strstr(a.body, "\"position\":");
+
+		if (a.status != 200 || p == NULL) {
+			tap_diag("poll at decided %u: %u %s", decided, a.status, a.body);
+			continue;
+		}
+		unsigned pos = (unsigned)atoi(p + 11);
+
+		polls++;
+		queried_waiting += decided < 50 && qring_count() != 0;
+		ups += pos > last;
+		last = pos;
+		zero_at_end = pos == 0;
+	}
+	tap_ok(polls == 15 && ups == 0 && zero_at_end && queried_waiting == 0,
+		"draw: 15 polls as decided grows 0..98: the position never increases, ends at 0; "
+		"no query while the entrant waits");
+	ring_drain();
+	__atomic_store_n(&e->decided, 10, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->rate, 0, __ATOMIC_RELAXED);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(has(&a, "\"position\":39,\"server_time\""),
+		"draw: rate 0: the position (39) without wait_ms");
+
+	/* The draw decides the entrant: the decision replaces its place. */
+	struct rt_result dec = {.reservation_id = rec.reservation_id, .verdict = WIRE_V_SOLD_OUT};
+
+	result_table_put(H.results, EV_FAIR_DRAW, 4002, &dec);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(has(&a, "\"status\":\"sold_out\"") && !has(&a, "position"),
+		"draw: an entrant beyond the stock learns sold_out from the pushed RESULT");
+
+	/* Done: first come as today; the seed is shown. */
+	e->draw_state = WIRE_DRAW_DONE;
+	memset(e->seed, 0x5e, sizeof(e->seed));
+	ask("GET /api/v1/events/13 HTTP/1.1\r\nHost: s\r\n\r\n", &a);
+	tap_ok(has(&a, "\"state\":\"open\"") && has(&a, "\"draw\":{\"state\":\"done\"") &&
+		       has(&a, "\"seed\":\"5e5e5e"),
+		"draw: done: the event is open, the draw done with its seed revealed");
+	fair_token(EV_FAIR_DRAW, 4004, &a, tok, path);
+	reserve(path, tok, NULL, &a);
+	tap_ok(a.status == 202 && ring_count() == 1, "draw: done: a newcomer's reserve is admitted");
+	ring_drain();
+
+	/* A place still queued after the draw is done was missed: the control plane is asked. */
+	struct rt_result stale = {.reservation_id = 77, .verdict = WIRE_V_QUEUED, .rank = 3};
+
+	result_table_put(H.results, EV_FAIR_DRAW, 4005, &stale);
+	fair_token(EV_FAIR_DRAW, 4005, &a, tok, path);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(has(&a, "\"status\":\"queued\",\"position\":0") && qring_count() == 1,
+		"draw: a place still queued once the draw is done asks the control plane again");
+	ring_drain();
+	H.w->rl_poll = poll_rl;
+}
+
+/* QUEUED in the result table: never over a decision, always under one (issue 18 §3). */
+static void
+test_fair_result_table(void)
+{
+	struct rt_result r, q = {.reservation_id = 1, .verdict = WIRE_V_QUEUED, .rank = 0};
+	struct rt_result res = {.reservation_id = 1, .verdict = WIRE_V_RESERVED};
+	struct rt_result q9 = {.reservation_id = 1, .verdict = WIRE_V_QUEUED, .rank = 9};
+	struct rt_result retry = {.reservation_id = 2, .verdict = WIRE_V_RETRY};
+	struct rt_result so = {.reservation_id = 3, .verdict = WIRE_V_SOLD_OUT};
+	static const uint8_t decisions[] = {WIRE_V_RESERVED, WIRE_V_DUPLICATE, WIRE_V_SOLD_OUT,
+		WIRE_V_ORDERED, WIRE_V_PAID, WIRE_V_EXPIRED, WIRE_V_CANCELLED};
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < sizeof(decisions); i++) {
+		struct rt_result d = {.reservation_id = 1, .verdict = decisions[i]};
+
+		result_table_put(H.results, 14, 6000 + i, &d);
+		kept += result_table_put(H.results, 14, 6000 + i, &q9) == RT_PUT_KEPT &&
+			result_table_lookup(H.results, 14, 6000 + i, &r) == 0 &&
+			r.verdict == decisions[i];
+	}
+	tap_eq_int(kept, sizeof(decisions),
+		"result table: QUEUED never replaces a decision (each of the 7 kept)");
+	result_table_put(H.results, 14, 6100, &q);
+	tap_ok(result_table_put(H.results, 14, 6100, &q9) == RT_PUT_REPLACED &&
+		       result_table_lookup(H.results, 14, 6100, &r) == 0 && r.rank == 9 &&
+		       r.verdict == WIRE_V_QUEUED,
+		"result table: QUEUED rank 0 then rank 9: the rank is stored");
+	tap_ok(result_table_put(H.results, 14, 6100, &q) == RT_PUT_KEPT &&
+		       result_table_lookup(H.results, 14, 6100, &r) == 0 && r.rank == 9,
+		"result table: an unranked QUEUED does not unrank it");
+	tap_ok(result_table_put(H.results, 14, 6100, &retry) == RT_PUT_KEPT,
+		"result table: a RETRY (another attempt) does not replace the entry");
+	tap_ok(result_table_put(H.results, 14, 6100, &res) == RT_PUT_REPLACED &&
+		       result_table_lookup(H.results, 14, 6100, &r) == 0 &&
+		       r.verdict == WIRE_V_RESERVED && r.rank == 0,
+		"result table: the draw's decision (reserved) replaces QUEUED, rank gone");
+	struct rt_result nst = {.reservation_id = 4, .verdict = WIRE_V_NOT_STARTED};
+
+	result_table_put(H.results, 14, 6101, &nst);
+	tap_ok(result_table_put(H.results, 14, 6101, &q) == RT_PUT_REPLACED,
+		"result table: QUEUED replaces not_started (no decision)");
+	tap_ok(result_table_put(H.results, 14, 6101, &so) == RT_PUT_REPLACED,
+		"result table: sold_out replaces QUEUED");
+}
+
+/* Issue 16 leftover: a page can read Retry-After (Access-Control-Expose-Headers). */
+static void
+test_fair_cors(void)
+{
+	struct answer a;
+	const char *origin = "https://shop.example";
+
+	strcpy(H.w->cors_origin, origin);
+	H.w->cors_len = (uint8_t)strlen(origin);
+	ask("POST /api/v1/events/2/token HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n"
+	    "Content-Length: 0\r\n\r\n",
+		&a);
+	tap_ok(a.status == 425 && has(&a, "Retry-After: ") &&
+		       has(&a, "Access-Control-Expose-Headers: Retry-After\r\n"),
+		"CORS: a 425 with Retry-After exposes it to the page");
+	ask("GET /api/v1/events/1 HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example\r\n\r\n", &a);
+	tap_ok(a.status == 200 && has(&a, "Access-Control-Expose-Headers: Retry-After\r\n"),
+		"CORS: every answer to the shop's origin says so");
+	ask("OPTIONS /api/v1/events/1/reserve/x HTTP/1.1\r\nHost: s\r\nOrigin: https://shop.example"
+	    "\r\nAccess-Control-Request-Method: POST\r\n\r\n",
+		&a);
+	tap_ok(a.status == 204 && has(&a, "X-Flash-Token, X-Device-Id, X-Flash-Solution,"),
+		"CORS: the preflight allows X-Flash-Solution");
+	H.w->cors_len = 0;
+}
+
+static void
+test_fair(void)
+{
+	uint64_t now = H.w->now_ms;
+
+	fair_events[0] = (struct dp_event_cfg){.id = EV_FAIR_PLAIN, .name = "plain",
+		.starts_at_ms = now - 1000, .ends_at_ms = now + 3600000, .stock = 10};
+	fair_events[1] = (struct dp_event_cfg){.id = EV_FAIR_POW, .name = "pow",
+		.starts_at_ms = now - 1000, .ends_at_ms = now + 3600000, .stock = 10};
+	fair_events[2] = (struct dp_event_cfg){.id = EV_FAIR_DRAW, .name = "draw",
+		.starts_at_ms = now + 60000, .ends_at_ms = now + 3600000, .stock = 10};
+	fair_rec[1] = (struct wire_fair){.event = EV_FAIR_POW, .draw_state = WIRE_DRAW_NONE};
+	memset(fair_rec[1].seed_sha256, 0x01, WIRE_DIGEST_LEN);
+	fair_rec[2] = (struct wire_fair){.event = EV_FAIR_DRAW,
+		.draw_state = WIRE_DRAW_QUEUEING,
+		.queue_opens_at_ms = now - 1000,
+		.draw_at_ms = now + 120000};
+	memset(fair_rec[2].seed_sha256, 0x03, WIRE_DIGEST_LEN);
+	fair_has[1] = fair_has[2] = true;
+	fair_publish();
+	test_fair_challenge();
+	test_fair_draw();
+	test_fair_result_table();
+	publish();
+	test_fair_cors();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1286,6 +1744,7 @@ main(int argc, char **argv)
 	test_preflight_longest_origin();
 	test_parser_refusals_cors();
 	test_burst_order();
+	test_fair();
 	/* Every path above (admitted, refused, limited, blocked, sold out, results, CORS) gave
 	 * back every mbuf it took. */
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0,

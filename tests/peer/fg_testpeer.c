@@ -37,6 +37,14 @@
  *   hello                       the latest HELLO: "ok hellos=N sender=S epoch=E instance=I"
  *   refuse [any]                publish a DP_REFUSED for the latest HELLO's data plane (its
  *                               instance; with "any", instance 0: every one of its epoch)
+ *   fair EV STATE BITS ENTRANTS DECIDED RATE
+ *                               publish a FAIR record (issue 18): draw state 0..3, pow bits,
+ *                               the draw's progress; the queue opened a second before the
+ *                               first fair command, the draw is a minute after it; seed_sha256 bytes 0xc5, the digest 0xd6
+ *                               from state 2, the seed 0x5e at 3. Kept for the snapshots (after
+ *                               the EVENTs) when EV is one of ours
+ *   fair_bad EV                 publish a FAIR record with decided > entrants (refused)
+ *   queued EV USER RANK         publish a RESULT: USER is an entrant of EV's draw at RANK
  *   quit
  * It prints "ready" once both sockets are bound.
  */
@@ -122,6 +130,8 @@ static struct {
 	struct wire_rule rules[MAX_RULES];
 	unsigned n_rules;
 	struct wire_limits limits;
+	struct wire_fair fair[MAX_EVENTS]; /* FAIR records of the snapshots */
+	unsigned n_fair;
 	uint64_t snapshot_id;
 	bool paused, muted;
 	struct map rids;    /* reservation id -> times received */
@@ -161,6 +171,8 @@ publish_snapshot(void)
 	publish(WIRE_T_SNAPSHOT_BEGIN, &s, 1);
 	if (P.n_ev > 0)
 		publish(WIRE_T_EVENT, P.ev, P.n_ev);
+	if (P.n_fair > 0)
+		publish(WIRE_T_FAIR, P.fair, P.n_fair);
 	publish(WIRE_T_KEYS, P.keys, P.n_keys);
 	publish(WIRE_T_RULES, P.rules, P.n_rules);
 	publish(WIRE_T_LIMITS, &P.limits, 1);
@@ -465,6 +477,57 @@ command(char *line)
 			printf("err no hello yet\n");
 		} else {
 			publish(WIRE_T_DP_REFUSED, &d, 1);
+			printf("ok\n");
+		}
+	} else if (strncmp(line, "fair ", 5) == 0) {
+		unsigned st, bits, ent, dec, rate;
+		struct wire_fair f = {0};
+		static uint64_t now; /* the first fair command's time: the times stay put */
+
+		if (now == 0)
+			now = now_wall_ms();
+		if (sscanf(line, "fair %u %u %u %u %u %u", &ev, &st, &bits, &ent, &dec, &rate) != 6) {
+			printf("err usage: fair EV STATE BITS ENTRANTS DECIDED RATE\n");
+		} else {
+			f.event = ev;
+			f.draw_state = (uint8_t)st;
+			f.pow_bits = (uint8_t)bits;
+			f.entrants = ent;
+			f.decided = dec;
+			f.rate = rate;
+			if (st != WIRE_DRAW_NONE) {
+				f.queue_opens_at_ms = now - 1000;
+				f.draw_at_ms = now + 60000;
+			}
+			memset(f.seed_sha256, 0xc5, sizeof(f.seed_sha256));
+			if (st >= WIRE_DRAW_DRAWING)
+				memset(f.entrants_digest, 0xd6, sizeof(f.entrants_digest));
+			if (st == WIRE_DRAW_DONE)
+				memset(f.seed, 0x5e, sizeof(f.seed));
+			if (find_event(ev) != NULL) {
+				unsigned i = 0;
+
+				while (i < P.n_fair && P.fair[i].event != ev)
+					i++;
+				P.fair[i] = f;
+				P.n_fair += i == P.n_fair;
+			}
+			publish(WIRE_T_FAIR, &f, 1);
+			printf("ok\n");
+		}
+	} else if (sscanf(line, "fair_bad %u", &ev) == 1) {
+		struct wire_fair f = {.event = ev, .entrants = 1, .decided = 2};
+
+		publish(WIRE_T_FAIR, &f, 1);
+		printf("ok\n");
+	} else if (strncmp(line, "queued ", 7) == 0) {
+		struct wire_result r = {.reservation_id = 1, .verdict = WIRE_V_QUEUED};
+
+		if (sscanf(line, "queued %u %" SCNu64 " %u", &r.event, &r.user, &r.rank) != 3) {
+			printf("err usage: queued EV USER RANK\n");
+		} else {
+			r.reservation_id = r.user;
+			publish(WIRE_T_RESULT, &r, 1);
 			printf("ok\n");
 		}
 	} else if (strcmp(line, "snapshot") == 0) {

@@ -53,9 +53,32 @@ test_answers(void)
 				"耳机\",\"state\":\"open\",\"stock\":1000,\"available\":998,"
 				"\"starts_at\":\"2026-12-01T10:00:00Z\",\"ends_at\":"
 				"\"2026-12-01T11:00:00.500Z\",\"pay_window_s\":900,"
-				"\"per_user_limit\":1}}\n") == 0,
+				"\"per_user_limit\":1,\"draw_window_s\":0,\"pow_bits\":0,"
+				"\"pow_auto_max\":0}}\n") == 0,
 		"an event answer, exactly: %s", vis(buf));
 	tap_eq_int(n, (long long)strlen(buf), "admin_json_end returns the length with the newline");
+
+	/* A draw: the commitment (SHA-256 of the seed 00 01 .. 1f, tests/unit/test_draw.c), the
+	 * pre-queue and the draw's moment; never the seed itself, even once drawn. */
+	ev.has_seed = true;
+	for (unsigned i = 0; i < ADMIN_SEED_LEN; i++)
+		ev.draw_seed[i] = (uint8_t)i;
+	ev.draw_window_s = 30;
+	ev.queue_opens_at_ms = 1796118600000ull;
+	ev.pow_bits = 12;
+	ev.pow_auto_max = 20;
+	ev.draw_done_at_ms = 1796119300000ull;
+	admin_json_ok(&j, buf, sizeof(buf));
+	admin_json_event_fair(&j, &ev);
+	n = admin_json_end(&j);
+	tap_ok(n > 0 && strcmp(buf,
+				"{\"ok\":true,\"seed_sha256\":\"630dcd2966c4336691125448bbb25b4f"
+				"f412a49c732db2c8abc1b8581bd710dd\",\"draw_window_s\":30,"
+				"\"queue_opens_at\":\"2026-12-01T09:50:00Z\",\"draw_at\":"
+				"\"2026-12-01T10:00:30Z\",\"pow_bits\":12,\"pow_auto_max\":20}\n") ==
+			0,
+		"an event's fair start, exactly: %s", vis(buf));
+	tap_ok(strstr(buf, "000102030405") == NULL, "and not the seed");
 
 	admin_json_ok(&j, buf, sizeof(buf));
 	jw_open(&j, "keys", '[');

@@ -60,6 +60,26 @@ test_good(void)
 		       &r) == 0 &&
 			r.event.stock == 100000000 && r.event.pay_window_s == 10,
 		"event create at the bounds: stock 1e8, pay window 10s: %s", err);
+	tap_ok(parse("event create 7 --name S --stock 10 --starts-at 2026-12-01T10:00:00Z "
+		     "--ends-at 2026-12-01T11:00:00Z --pay-window 15m --queue-opens-at "
+		     "2026-12-01T09:50:00Z --draw-window 30s --pow-bits 12 --pow-auto-max 20",
+		       &r) == 0 &&
+			r.event.queue_opens_at_ms == 1796118600000ull &&
+			r.event.draw_window_s == 30 && r.event.pow_bits == 12 &&
+			r.event.pow_auto_max == 20 &&
+			admin_event_draw_at_ms(&r.event) == 1796119230000ull,
+		"event create with a pre-queue, a draw window and a challenge: %s", err);
+	tap_ok(parse("event create 7 --name S --stock 10 --starts-at 1000 --ends-at 2000 "
+		     "--pay-window 15m --draw-window 1m",
+		       &r) == 0 &&
+			r.event.queue_opens_at_ms == 1000000 && r.event.draw_window_s == 60,
+		"a draw without --queue-opens-at takes its entrants from the start: %s", err);
+	tap_ok(parse("event create 7 --name S --stock 10 --starts-at 1000 --ends-at 2000 "
+		     "--pay-window 15m --draw-window 0 --pow-bits 30 --pow-auto-max 0",
+		       &r) == 0 &&
+			r.event.queue_opens_at_ms == 0 && r.event.draw_window_s == 0 &&
+			r.event.pow_bits == 30 && admin_event_draw_at_ms(&r.event) == 0,
+		"--draw-window 0 is first come; --pow-bits 30 is the hardest: %s", err);
 	tap_ok(parse("event list", &r) == 0 && r.cmd == ADMIN_EVENT_LIST && !r.list_state_given &&
 			r.list_after == 0 && r.list_limit == ADMIN_LIST_LIMIT_DEFAULT,
 		"event list: every state, from the first id, 100 at a time: %s", err);
@@ -286,7 +306,52 @@ test_bad(void)
 			"1m "
 			"--colour red",
 			"event create: unknown option '--colour' (expected --name, --stock, "
-			"--starts-at, --ends-at, --pay-window or --per-user-limit)"},
+			"--starts-at, --ends-at, --pay-window, --per-user-limit, --queue-opens-at, "
+			"--draw-window, --pow-bits or --pow-auto-max)"},
+		{"a pre-queue without a draw",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --queue-opens-at 900",
+			"event create: --queue-opens-at needs a draw: the pre-queue's entrants are "
+			"decided by the draw at the end of --draw-window (give one, such as "
+			"--draw-window 30s)"},
+		{"a pre-queue after the start",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --draw-window 30s --queue-opens-at 1001",
+			"event create: --queue-opens-at (1970-01-01T00:16:41Z) must be at or before "
+			"--starts-at (1970-01-01T00:16:40Z): the pre-queue opens before the sale"},
+		{"a pre-queue at 0",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --draw-window 30s --queue-opens-at 0",
+			"event create: --queue-opens-at must be after 1970-01-01T00:00:00Z, got 0"},
+		{"a draw at the end of the sale",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 1060 "
+			"--pay-window 1m --draw-window 1m",
+			"event create: --draw-window 1m puts the draw at 1970-01-01T00:17:40Z, not "
+			"before --ends-at (1970-01-01T00:17:40Z): the draw must happen inside the "
+			"sale"},
+		{"a draw window over a day",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 900000 "
+			"--pay-window 1m --draw-window 25h",
+			"event create: --draw-window must be 0..1d, got 25h"},
+		{"a draw window of a fraction",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --draw-window 1500ms",
+			"event create: --draw-window must be whole seconds, got 1500ms"},
+		{"a challenge over 30 bits",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --pow-bits 31",
+			"event create: --pow-bits must be 0..30 (leading zero bits of the challenge), "
+			"got 31"},
+		{"an automatic maximum over 30 bits",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --pow-auto-max 99",
+			"event create: --pow-auto-max must be 0..30 (leading zero bits of the "
+			"challenge), got 99"},
+		{"an automatic maximum below the difficulty",
+			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
+			"--pay-window 1m --pow-bits 12 --pow-auto-max 8",
+			"event create: --pow-auto-max (8) must be at least --pow-bits (12), or 0 for "
+			"no automatic raise"},
 		{"an option given twice",
 			"event create 7 --stock 1 --name S --stock 2 --starts-at 1 --ends-at 2 "
 			"--pay-window 1m",

@@ -163,6 +163,14 @@ test_valid(void)
 		CHECK_STR(authorization, "a"); CHECK_STR(origin, "o"); CHECK_STR(content_type, "c");
 		CHECK_STR(access_control_request_method, "m"); CHECK_INT(content_length, 0);
 		CHECK_INT(total_len, 162););
+	/* A challenge's solution (docs/api.md): captured as it comes, judged by the route. */
+	PARSE("POST /r HTTP/1.1\r\nHost: x\r\nX-Flash-Token: p2.t\r\nX-Flash-Solution:  4711 \r\n"
+	      "Content-Length: 0\r\n\r\n",
+		0, CHECK_STR(flash_solution, "4711"); CHECK_STR(flash_token, "p2.t");
+		CHECK_INT(seen, HTTP_SEEN_HOST | HTTP_SEEN_FLASH_TOKEN | HTTP_SEEN_FLASH_SOLUTION |
+					HTTP_SEEN_CONTENT_LEN););
+	PARSE("GET / HTTP/1.1\r\nHost: x\r\nX-Flash-Solutions: 1\r\n\r\n", 0,
+		CHECK_INT(flash_solution.len, 0); CHECK_INT(seen, HTTP_SEEN_HOST););
 	/* Look-alike names are ordinary headers, not captured. */
 	PARSE("GET / HTTP/1.1\r\nHost: x\r\nHosts: y\r\nX-Flash-Tokens: t\r\nOrigin_: o\r\n"
 	      "Content-Lengthy: 9\r\nHost-: z\r\n\r\n",
@@ -431,6 +439,7 @@ static const struct reject_case rejects[] = {
 	R(400, H "Authorization: a\r\nauthorization: a\r\n\r\n"),
 	R(400, H "Origin: a\r\nOrigin: b\r\n\r\n"),
 	R(400, H "X-Device-Id: a\r\nX-Device-Id: b\r\n\r\n"),
+	R(400, H "X-Flash-Solution: 1\r\nx-flash-solution: 1\r\n\r\n"),
 	/* Content-Length (RFC 9110 §8.6, RFC 9112 §6.3) */
 	R(400, H "Content-Length: abc\r\n\r\n"),
 	R(400, H "Content-Length: -5\r\n\r\n"),
@@ -883,7 +892,8 @@ check_accepted(const struct http_request *req, const char *buf, size_t len)
 	if (!inside_or_absent(req->host, buf, end) ||
 		!inside_or_absent(req->flash_token, buf, end) ||
 		!inside_or_absent(req->authorization, buf, end) ||
-		!inside_or_absent(req->device_id, buf, end))
+		!inside_or_absent(req->device_id, buf, end) ||
+		!inside_or_absent(req->flash_solution, buf, end))
 		return "well-known header outside buffer";
 	if (req->minor == 1 && !(req->seen & HTTP_SEEN_HOST))
 		return "HTTP/1.1 without Host";
