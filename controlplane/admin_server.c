@@ -359,6 +359,9 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "duplicates_republished", dc.held_published);
 	jw_u64(&j, "bad_records", dc.bad_records);
 	jw_u64(&j, "outside_sale", dc.outside_sale);
+	jw_u64(&j, "enter_batches", dc.enter_batches);
+	jw_u64(&j, "entrants_new", dc.entrants_new);
+	jw_u64(&j, "draw_waiting", dc.draw_waiting);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", rs_connected(c->rs));
@@ -367,6 +370,7 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 	jw_u64(&j, "errors", rs.errors);
 	jw_u64(&j, "retry", rs.retry);
 	jw_u64(&j, "outside_window", rs.outside_window);
+	jw_u64(&j, "draw_refused", rs.draw_refused);
 	jw_close(&j, '}');
 	jw_open(&j, "links", '{');
 	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
@@ -405,6 +409,8 @@ do_stats(struct cp_ctx *c, char *out, size_t cap)
 		jw_u64(&j, "client_gone", ac.client_gone);
 		jw_close(&j, '}');
 	}
+	if (c->draws != NULL)
+		draw_runner_json(c->draws, &j);
 	if (c->ids != NULL)
 		dp_ids_json(c->ids, &j, now_ms);
 	if (c->dps != NULL)

@@ -93,6 +93,15 @@ static const struct cfg_key cp_keys[] = {
 		.doc = "The longest a reservation waits for its batch to fill (at most 1s).",
 	},
 	{
+		.name = "draw_batch",
+		.type = CFG_UINT,
+		CP_FIELD(draw_batch),
+		.min = 1,
+		.max = 2048,
+		.def = "1024",
+		.doc = "Entrants of a draw decided by one run of reserve.lua, in rank order.",
+	},
+	{
 		.name = "heartbeat",
 		.type = CFG_DURATION,
 		CP_FIELD(heartbeat_ms),

@@ -20,6 +20,7 @@ struct cp_config {
 	uint16_t metrics_port;        /* 0: no metrics */
 	uint32_t batch_max;           /* reservations per event per EVALSHA */
 	uint32_t batch_wait_ms;       /* longest a reservation waits for its batch */
+	uint32_t draw_batch;          /* entrants per reserve.lua run of a draw (draw_runner.h) */
 	uint32_t heartbeat_ms;
 	uint32_t dp_timeout_ms; /* a data plane silent this long no longer holds its dp id */
 	uint32_t purchase_token_ttl_ms; /* the data planes' longest: how long a retired key verifies */

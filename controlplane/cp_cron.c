@@ -139,7 +139,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		follow_token_ttl(c);
 		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
 	}
+	/* The draws' work, in steps: reservations of other events are decided in between. */
+	uint64_t draw_wake = c->draws != NULL ? draw_runner_step(c->draws, now_ms) : UINT64_MAX;
+
 	wake = decider_deadline(c->dec);
+	if (draw_wake < wake)
+		wake = draw_wake;
 	if (c->st->next_key_retire_ms != 0) {
 		uint64_t due = c->st->next_key_retire_ms > retire_from ? c->st->next_key_retire_ms
 								     : retire_from;

@@ -16,6 +16,8 @@
  *   - every heartbeat interval: a HEARTBEAT to the data planes, and a reconnect to Redis when
  *     it is down (so that the "back" notice does not wait for traffic), and the longest
  *     purchase token lifetime the data planes report raises how long retired keys verify;
+ *   - the draws (controlplane/draw_runner.h): a bounded step of each draw that is due, and the
+ *     FAIR updates that are due;
  *   - when a retiring sale key's time is up: it is deleted and the data planes get the keys
  *     without it (a database error tries again a heartbeat later).
  * Returns when the next work is due (Unix ms): the next heartbeat, the decider's deadline or

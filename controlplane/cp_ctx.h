@@ -10,6 +10,7 @@
 #include "controlplane/cp_state.h"
 #include "controlplane/decider.h"
 #include "controlplane/dp_ids.h"
+#include "controlplane/draw_runner.h"
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
 #include "controlplane/pg_store.h"
@@ -22,6 +23,7 @@ struct cp_ctx {
 	struct cp_links *links;
 	struct cp_state *st;
 	struct decider *dec;
+	struct draw_runner *draws; /* the draws of events with a draw window (draw_runner.h) */
 	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
 	struct dp_ids *ids;       /* which data plane holds each dp id */
 	struct metrics *metrics;  /* GET /metrics */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
 #include "store/store_event.h"
@@ -100,6 +101,8 @@ cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, 
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
 		e.pow_bits_now = cp_event_pow_bits_keep(&evs[i], old);
 		e.pow_moved_ms = old != NULL ? old->pow_moved_ms : 0;
+		if (old != NULL)
+			e.draw = old->draw;
 		if (evs[i].state == ADMIN_EV_OPEN && e.stock_left <= 0)
 			e.sold_out = true;
 		evs[i] = e.ev;
@@ -198,6 +201,70 @@ cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
 	snprintf(out->name, sizeof(out->name), "%s", e->ev.name);
 }
 
+bool
+cp_event_has_fair(const struct cp_event *e)
+{
+	return e->ev.draw_window_s > 0 || e->pow_bits_now > 0;
+}
+
+void
+cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out)
+{
+	const struct admin_event *ev = &e->ev;
+
+	memset(out, 0, sizeof(*out));
+	out->event = ev->id;
+	out->pow_bits = e->pow_bits_now;
+	if (ev->has_seed)
+		draw_commitment(ev->draw_seed, out->seed_sha256);
+	if (ev->draw_window_s == 0)
+		return;
+	out->queue_opens_at_ms = ev->queue_opens_at_ms ? ev->queue_opens_at_ms : ev->starts_at_ms;
+	out->draw_at_ms = admin_event_draw_at_ms(ev);
+	out->draw_state = e->draw.state != WIRE_DRAW_NONE ? e->draw.state : WIRE_DRAW_QUEUEING;
+	if (ev->draw_done_at_ms != 0)
+		out->draw_state = WIRE_DRAW_DONE;
+	out->entrants = (uint32_t)(ev->has_digest ? ev->draw_entrants : e->draw.entrants);
+	out->decided = (uint32_t)e->draw.decided;
+	out->rate = e->draw.rate;
+	if (e->draw.has_digest)
+		memcpy(out->entrants_digest, e->draw.digest, WIRE_DIGEST_LEN);
+	else if (ev->has_digest)
+		memcpy(out->entrants_digest, ev->draw_digest, WIRE_DIGEST_LEN);
+	if (out->draw_state == WIRE_DRAW_DONE) {
+		out->decided = out->entrants;
+		out->rate = 0;
+		if (ev->has_seed)
+			memcpy(out->seed, ev->draw_seed, WIRE_DIGEST_LEN);
+	}
+}
+
+int
+cp_state_publish_fair(const struct cp_state *st, struct cp_links *l)
+{
+	struct wire_fair w[CP_MAX_EVENTS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->n_ev; i++)
+		if (cp_event_has_fair(&st->ev[i]))
+			cp_state_fair_to_wire(&st->ev[i], &w[n++]);
+	return n ? cp_links_publish(l, WIRE_T_FAIR, w, n) : 0;
+}
+
+int
+cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_ms)
+{
+	struct wire_fair w;
+
+	e->draw.dirty = false;
+	e->draw.state_dirty = false;
+	e->draw.fair_ms = now_ms;
+	if (!cp_event_has_fair(e))
+		return 0;
+	cp_state_fair_to_wire(e, &w);
+	return cp_links_publish(l, WIRE_T_FAIR, &w, 1);
+}
+
 int
 cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 {
@@ -205,7 +272,10 @@ cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 
 	for (unsigned i = 0; i < st->n_ev; i++)
 		cp_state_event_to_wire(&st->ev[i], &w[i]);
-	return st->n_ev ? cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) : 0;
+	if (st->n_ev && cp_links_publish(l, WIRE_T_EVENT, w, st->n_ev) != 0)
+		return -EIO;
+	/* Every event's FAIR after the events: a data plane has the event when it reads it. */
+	return cp_state_publish_fair(st, l);
 }
 
 int

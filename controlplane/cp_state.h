@@ -35,6 +35,19 @@ struct cp_event {
 	 * [pow_bits, pow_auto_max]. */
 	uint8_t pow_bits_now;
 	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
+	/* The draw as this control plane follows it (controlplane/draw_runner.h), published in
+	 * FAIR; kept across reloads. */
+	struct cp_draw {
+		uint8_t state;	   /* enum wire_draw_state as far as this control plane knows */
+		bool has_digest;   /* digest: the entrants' (from the freeze on) */
+		uint8_t digest[WIRE_DIGEST_LEN];
+		uint64_t entrants; /* so far (QUEUEING), fixed from DRAWING on */
+		uint64_t decided;  /* in rank order */
+		uint32_t rate;	   /* entrants decided per second over the last ~2 s */
+		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
+		bool state_dirty;  /* the state changed: FAIR at once */
+		uint64_t fair_ms;  /* when its last FAIR went out (Unix ms) */
+	} draw;
 };
 
 struct cp_state {
@@ -123,5 +136,22 @@ int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */
 void cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out);
+
+/* Whether event e has a FAIR record: a draw (draw_window_s > 0) or a challenge now. */
+bool cp_event_has_fair(const struct cp_event *e);
+
+/*
+ * The FAIR record of event e (common/wire.h struct wire_fair): its draw's state (NONE without
+ * a draw; DONE once PostgreSQL or the draw says so; else what the draw runner set, QUEUEING
+ * before the draw), times, counts, the seed's commitment, the entrants' digest once fixed and
+ * the seed only when done, and the current difficulty (pow_bits_now).
+ */
+void cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out);
+
+/* Publishes the FAIR records of every event that has one (none: nothing sent). 0 or -EIO. */
+int cp_state_publish_fair(const struct cp_state *st, struct cp_links *l);
+
+/* Publishes event e's FAIR record (when it has one) and clears its dirty flags. 0 or -EIO. */
+int cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_ms);
 
 #endif

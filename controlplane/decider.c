@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "controlplane/draw_runner.h"
+#include "store/store_draw.h"
 #include "store/store_result.h"
 
 /* Result queries waiting to be answered (at most this many; more are shed, counted). */
@@ -16,6 +18,7 @@
 /* Reservations of one event waiting for their round. */
 struct pending {
 	uint32_t event;
+	bool enter; /* entrants of the event's draw (enter.lua), not decided */
 	unsigned n;
 	struct wire_reserve *recs; /* batch_max */
 	uint8_t *verdicts;         /* batch_max */
@@ -37,6 +40,7 @@ struct decider {
 	unsigned n_refused;
 	struct wire_result_query *held; /* CP_MAX_EVENTS * batch_max: a round's duplicates */
 	struct wire_result_query *qq;	/* DECIDER_QUERIES_MAX, a ring: queries to answer */
+	const struct draw_runner *draws; /* the ranks of draws under way (may be NULL) */
 	unsigned qq_head, qq_len;
 	struct decider_counters ctr;
 };
@@ -74,6 +78,12 @@ fail:
 }
 
 void
+decider_set_draws(struct decider *d, const struct draw_runner *r)
+{
+	d->draws = r;
+}
+
+void
 decider_free(struct decider *d)
 {
 	if (d == NULL)
@@ -88,9 +98,8 @@ decider_free(struct decider *d)
 	free(d);
 }
 
-/* Marks the events whose stock the round used up, and tells every data plane at once. */
-static void
-note_stock(struct decider *d, uint32_t event, int64_t stock_left)
+void
+decider_note_stock(struct decider *d, uint32_t event, int64_t stock_left)
 {
 	struct cp_event *e = cp_state_event(d->st, event);
 
@@ -108,6 +117,57 @@ note_stock(struct decider *d, uint32_t event, int64_t stock_left)
 }
 
 /*
+ * Whether event e's entrants may be waiting for their decision: it has a draw that this
+ * control plane does not know done.
+ */
+static bool
+draw_pending(const struct cp_event *e)
+{
+	return e != NULL && e->ev.draw_window_s > 0 && e->ev.draw_done_at_ms == 0 &&
+	       e->draw.state != WIRE_DRAW_DONE;
+}
+
+/*
+ * For the pairs of q without a result whose event's draw is not done: an entrant is answered
+ * QUEUED, with its rank when the draw runner holds the order (res[i].order_id carries the rank
+ * to the caller), else rank 0 when the entrants hash has the user (not drawn yet). Returns 0,
+ * or -1 when Redis could not be read.
+ */
+static int
+find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
+	struct rs_result *res)
+{
+	struct wire_result_query ask[DECIDER_LOOKUP_MAX];
+	unsigned idx[DECIDER_LOOKUP_MAX], m = 0;
+	uint64_t rids[DECIDER_LOOKUP_MAX];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t rank;
+		uint64_t rid;
+
+		if (res[i].verdict != 0 || !draw_pending(cp_state_event(d->st, q[i].event)))
+			continue;
+		if (d->draws != NULL &&
+			draw_runner_rank(d->draws, q[i].event, q[i].user, &rank, &rid) == 0) {
+			res[i] = (struct rs_result){
+				.verdict = WIRE_V_QUEUED, .reservation_id = rid, .order_id = rank};
+			continue;
+		}
+		ask[m] = q[i];
+		idx[m++] = i;
+	}
+	if (m == 0)
+		return 0;
+	if (rs_entrants_get(d->rs, ask, m, rids) != 0)
+		return -1;
+	for (unsigned i = 0; i < m; i++)
+		if (rids[i] != 0)
+			res[idx[i]] = (struct rs_result){
+				.verdict = WIRE_V_QUEUED, .reservation_id = rids[i]};
+	return 0;
+}
+
+/*
  * Publishes the results Redis holds for the n (event, user) pairs q, DECIDER_LOOKUP_MAX at a
  * time (pipelined HGETs); a pair without one is left out. Returns how many were published, or
  * -1 when Redis could not be read (the rest is not tried).
@@ -122,9 +182,19 @@ publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
 	for (unsigned at = 0; at < n; at += DECIDER_LOOKUP_MAX) {
 		unsigned m = n - at < DECIDER_LOOKUP_MAX ? n - at : DECIDER_LOOKUP_MAX, k = 0;
 
-		if (rs_results(d->rs, q + at, m, res) != 0)
+		if (rs_results(d->rs, q + at, m, res) != 0 || find_entrants(d, q + at, m, res) != 0)
 			return -1;
 		for (unsigned i = 0; i < m; i++) {
+			if (res[i].verdict == WIRE_V_QUEUED) {
+				out[k++] = (struct wire_result){
+					.reservation_id = res[i].reservation_id,
+					.user = q[at + i].user,
+					.event = q[at + i].event,
+					.verdict = WIRE_V_QUEUED,
+					.rank = (uint32_t)res[i].order_id, /* find_entrants() */
+				};
+				continue;
+			}
 			if (res[i].verdict == 0)
 				continue; /* never reserved here: nothing to say */
 			out[k++] = (struct wire_result){
@@ -166,29 +236,79 @@ publish_held(struct decider *d, unsigned n_out)
 		d->ctr.held_published += (uint64_t)k;
 }
 
+/*
+ * The round's entrants: one enter.lua per event batch, each reservation answered QUEUED (rank
+ * 0: not drawn yet), or RETRY / CLOSED / NOT_STARTED as enter.lua says, into d->out. Returns
+ * how many results it wrote there.
+ */
+static unsigned
+enter_round(struct decider *d)
+{
+	unsigned n_out = 0;
+
+	for (unsigned i = 0; i < d->n_p; i++) {
+		struct pending *p = &d->p[i];
+		unsigned added = 0;
+		uint64_t entrants = 0;
+
+		if (!p->enter)
+			continue;
+		d->ctr.enter_batches++;
+		if (rs_enter(d->rs, p->event, p->recs, p->n, p->verdicts, &added, &entrants) != 0)
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"Redis could not take %u entrants of event %u: answered retry", p->n,
+				p->event);
+		struct cp_event *e = cp_state_event(d->st, p->event);
+
+		if (entrants > 0 && e != NULL && e->draw.entrants != entrants) {
+			e->draw.entrants = entrants;
+			e->draw.dirty = true;
+		}
+		d->ctr.entrants_new += added;
+		for (unsigned k = 0; k < p->n; k++) {
+			uint8_t v = p->verdicts[k];
+
+			d->out[n_out++] = (struct wire_result){
+				.reservation_id = p->recs[k].reservation_id,
+				.user = p->recs[k].user,
+				.event = p->event,
+				.stock_left = e != NULL && e->stock_left > 0 ? (uint32_t)e->stock_left : 0,
+				.verdict = v,
+			};
+			if (v < WIRE_V_MAX)
+				d->ctr.verdicts[v]++;
+		}
+	}
+	return n_out;
+}
+
 unsigned
 decider_flush(struct decider *d, uint64_t now_ms, bool force)
 {
 	unsigned n_out = 0;
 
+	unsigned n_b = 0;
+
 	if (d->queued == 0 || (!force && now_ms < decider_deadline(d)))
 		return 0;
 	for (unsigned i = 0; i < d->n_p; i++) {
-		d->b[i] = (struct rs_batch){
+		if (d->p[i].enter)
+			continue;
+		d->b[n_b++] = (struct rs_batch){
 			.event = d->p[i].event,
 			.n = d->p[i].n,
 			.res = d->p[i].recs,
 			.verdicts = d->p[i].verdicts,
+			.now_ms = now_ms, /* reserve.lua checks the window by our clock too */
 		};
 	}
 	d->ctr.rounds++;
-	d->ctr.batches += d->n_p;
-	for (unsigned i = 0; i < d->n_p; i++)
-		d->b[i].now_ms = now_ms; /* reserve.lua checks the window by our clock too */
-	if (rs_reserve(d->rs, d->b, d->n_p) != 0)
+	d->ctr.batches += n_b;
+	if (n_b > 0 && rs_reserve(d->rs, d->b, n_b) != 0)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"Redis could not decide a round of %u reservations: answered retry", d->queued);
-	for (unsigned i = 0; i < d->n_p; i++) {
+	n_out = enter_round(d);
+	for (unsigned i = 0; i < n_b; i++) {
 		const struct rs_batch *b = &d->b[i];
 
 		for (unsigned k = 0; k < b->n; k++) {
@@ -210,9 +330,9 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	}
 	cp_links_publish(d->l, WIRE_T_RESULT, d->out, n_out);
 	publish_held(d, n_out);
-	for (unsigned i = 0; i < d->n_p; i++)
+	for (unsigned i = 0; i < n_b; i++)
 		if (d->b[i].status == 0)
-			note_stock(d, d->b[i].event, d->b[i].stock_left);
+			decider_note_stock(d, d->b[i].event, d->b[i].stock_left);
 	for (unsigned i = 0; i < d->n_p; i++)
 		d->p[i].n = 0;
 	d->n_p = 0;
@@ -236,7 +356,12 @@ outside_sale(const struct cp_event *e, uint64_t now_ms)
 		return 0;
 	if (e->ev.state == ADMIN_EV_CLOSED || now_ms >= e->ev.ends_at_ms)
 		return WIRE_V_CLOSED;
-	if (now_ms < e->ev.starts_at_ms)
+	/* An event with a draw takes entrants from its pre-queue's opening (docs/fairness.md). */
+	uint64_t from = e->ev.draw_window_s > 0 && e->ev.queue_opens_at_ms != 0
+				? e->ev.queue_opens_at_ms
+				: e->ev.starts_at_ms;
+
+	if (now_ms < from)
 		return WIRE_V_NOT_STARTED;
 	return 0;
 }
@@ -265,6 +390,10 @@ refuse(struct decider *d, const struct wire_reserve *r, const struct cp_event *e
 		.verdict = v,
 	};
 	d->ctr.verdicts[v]++;
+	if (v == WIRE_V_RETRY) { /* the event's draw is under way */
+		d->ctr.draw_waiting++;
+		return;
+	}
 	d->ctr.outside_sale++;
 	LOG_RL(LOG_LEVEL_NOTICE, 10000,
 		"reservations for event %u refused: %s by this control plane's clock (a data "
@@ -292,20 +421,35 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 			refuse(d, &r, e, out);
 			continue;
 		}
+		/* An event with a draw (docs/fairness.md): before draw_at an entrant, from then
+		 * until the draw is done nobody (the entrants go first; reserve.lua refuses a
+		 * first-come batch meanwhile by itself), then first come as any event. */
+		bool enter = false;
+
+		if (draw_pending(e)) {
+			if (now_ms >= admin_event_draw_at_ms(&e->ev)) {
+				refuse(d, &r, e, WIRE_V_RETRY);
+				continue;
+			}
+			enter = true;
+		}
 		for (unsigned k = 0; k < d->n_p; k++) {
 			if (d->p[k].event == r.event) {
 				p = &d->p[k];
 				break;
 			}
 		}
-		/* A full batch, or more events than one round holds: decide what waits first. */
-		if ((p != NULL && p->n == d->batch_max) || (p == NULL && d->n_p == CP_MAX_EVENTS)) {
+		/* A full batch, or more events than one round holds, or an event's batch of the
+		 * other kind (its draw_at came): decide what waits first. */
+		if ((p != NULL && (p->n == d->batch_max || p->enter != enter)) ||
+			(p == NULL && d->n_p == CP_MAX_EVENTS)) {
 			decider_flush(d, now_ms, true);
 			p = NULL;
 		}
 		if (p == NULL) {
 			p = &d->p[d->n_p++];
 			p->event = r.event;
+			p->enter = enter;
 			p->n = 0;
 		}
 		if (d->queued == 0)

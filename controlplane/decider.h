@@ -12,6 +12,13 @@
  * data plane's client tries again, and Redis's atomic script makes a retry of
  * something that did run a DUPLICATE (store/store_reserve.h explains why nothing is
  * lost or doubled).
+ *
+ * An event with a draw (draw_window_s > 0, docs/fairness.md) is on from queue_opens_at: until
+ * draw_at its reservations go to enter.lua instead (the user becomes an entrant, answered
+ * QUEUED with rank 0, nothing decided); from draw_at until the draw is done they are answered
+ * RETRY without reaching Redis (controlplane/draw_runner.h decides the entrants first); then
+ * first come as any event. A result query of an undecided entrant is answered QUEUED, with
+ * its rank once drawn.
  */
 #include <stdint.h>
 
@@ -36,15 +43,23 @@ struct decider_counters {
 	/* Answered closed / not started without reaching Redis: the event is not open, or the
 	 * control plane's clock is outside [starts_at, ends_at) (also in verdicts[]). */
 	uint64_t outside_sale;
+	/* Events with a draw (docs/fairness.md): */
+	uint64_t enter_batches; /* enter.lua runs */
+	uint64_t entrants_new;	/* users that became entrants (a repeated one is not counted) */
+	uint64_t draw_waiting;	/* answered retry: after draw_at, before the draw was done */
 };
 
 struct decider;
+struct draw_runner;
 
 /* A decider over rs, publishing on l, keeping st's stock current. NULL when out of memory. */
 struct decider *decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
 	unsigned batch_max, unsigned wait_ms);
 
 void decider_free(struct decider *d);
+
+/* The draw runner whose ranks answer entrants' result queries (NULL: none; rank 0 then). */
+void decider_set_draws(struct decider *d, const struct draw_runner *r);
 
 /* Queues the reservations of a RESERVE message received at now_ms; may decide a full round. */
 void decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms);
@@ -71,6 +86,13 @@ unsigned decider_serve_queries(struct decider *d, unsigned max);
 
 /* Result queries queued and not yet answered. */
 unsigned decider_queries_waiting(const struct decider *d);
+
+/*
+ * Keeps event's stock as a decision left it (stock_left, from Redis): the first time it reaches
+ * 0, SOLD_OUT goes to every data plane at once. Also for the draw's batches
+ * (controlplane/draw_runner.h).
+ */
+void decider_note_stock(struct decider *d, uint32_t event, int64_t stock_left);
 
 /* A copy of the counters. */
 void decider_counters(const struct decider *d, struct decider_counters *out);

@@ -276,6 +276,8 @@ render_metrics(void *arg, struct metrics_text *t)
 	metrics_counter(t, "flashgate_cp_dp_id_conflicts_total",
 		"Times a second live data plane showed up with a dp id in use.", NULL, ic.conflicts);
 	dp_stats_metrics(c->dps, t, now_wall_ms());
+	if (c->draws != NULL)
+		draw_runner_metrics(c->draws, t);
 }
 
 int
@@ -354,12 +356,17 @@ main(int argc, char **argv)
 		goto out;
 	}
 	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
+	c.draws = c.dec != NULL ? draw_runner_create(c.rs, c.links, &st, c.dec,
+					  cfg.store.pg_conninfo, cfg.draw_batch)
+				: NULL;
+	if (c.draws != NULL)
+		decider_set_draws(c.dec, c.draws);
 	c.dps = dp_stats_create();
 	c.ids = dp_ids_create(cfg.dp_timeout_ms);
 	admin_fd = admin_listen(cfg.admin_socket, err, sizeof(err));
 	if (admin_fd >= 0)
 		c.admin = admin_conns_create(admin_fd, cfg.admin_timeout_ms, exec_admin, &c);
-	if (c.dec == NULL || c.dps == NULL || c.ids == NULL || admin_fd < 0 || c.admin == NULL) {
+	if (c.dec == NULL || c.draws == NULL || c.dps == NULL || c.ids == NULL || admin_fd < 0 || c.admin == NULL) {
 		LOG_ERR("%s", admin_fd >= 0 ? "out of memory" : err);
 		goto out;
 	}
@@ -434,6 +441,7 @@ out:
 		close(admin_fd);
 		unlink(cfg.admin_socket);
 	}
+	draw_runner_free(c.draws);
 	decider_free(c.dec);
 	dp_stats_destroy(c.dps);
 	dp_ids_destroy(c.ids);

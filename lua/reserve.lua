@@ -11,8 +11,11 @@
 -- KEYS[4] fg:{ev}:window   string: "<starts_ms> <ends_ms>" (the sale is open in [starts, ends)
 --                          by the control plane's clock), "held" (not opened yet) or "closed";
 --                          missing: no window recorded (the control plane's own check stands)
+-- KEYS[5] fg:{ev}:draw     hash: the event's draw (enter.lua, draw_freeze.lua): state
+--                          (open|frozen|done; missing: no draw), n, next
 -- ARGV    n users, then their n reservation ids, then now_ms (the control plane's clock), all
---         decimal; 1 <= n <= 2048 (unpack() below is bounded by Lua's C stack)
+--         decimal, then the cursor: "-" for a first-come batch, or the draw's index of the
+--         batch's first entrant; 1 <= n <= 2048 (unpack() below is bounded by Lua's C stack)
 --
 -- Returns n verdicts and then the stock left: 1 reserved, -1 duplicate (already a buyer,
 -- also earlier in this batch), 0 sold out: for every user exactly what the one-user script
@@ -20,6 +23,16 @@
 -- (window "closed" or now >= ends: -2 closed; "held" or now < starts: -3 not started) every
 -- verdict is the same and nothing is written: closing the sale is one SET of the window key,
 -- so a batch runs wholly before a close or is refused wholly after it.
+--
+-- The draw (docs/fairness.md): while the draw key exists and its state is not done, a
+-- first-come batch is refused whole (every verdict -4: retry, nothing written). A draw batch
+-- (cursor = an index) runs only when the state is frozen and "next" equals the cursor (else
+-- every verdict is -5 and nothing is written: another control plane decided it, or it is not
+-- this batch's turn); it advances next by n in the same script, and sets state done when
+-- next reaches the draw's n. So each entrant is decided exactly once, in rank order, whoever
+-- runs the batches and however often they are retried. A draw batch outside the window: a
+-- closed sale advances the cursor too (its entrants are answered closed once), a held one
+-- does not.
 --
 -- Why it looks like this: the per-user work is what limits the control plane, so the reads
 -- are done once per batch (GET, HMGET), the decisions in plain Lua, and the writes once per
@@ -29,9 +42,12 @@
 -- script changes nothing anyone can see: a script runs alone, and Redis writes its effects to
 -- the AOF and replicas as one MULTI/EXEC. One argument per field was measured faster than one
 -- packed string per field split here with gmatch.
-local n = (#ARGV - 1) / 2
-if n < 1 or n > 2048 or n % 1 ~= 0 or not string.find(ARGV[#ARGV], '^%d+$') then
-	return redis.error_reply('ERR reserve.lua: ARGV must be 1..2048 users, their ids and now_ms')
+local n = (#ARGV - 2) / 2
+local cursor = ARGV[#ARGV]
+if n < 1 or n > 2048 or n % 1 ~= 0 or not string.find(ARGV[#ARGV - 1], '^%d+$') or
+	(cursor ~= '-' and not string.find(cursor, '^%d+$')) then
+	return redis.error_reply('ERR reserve.lua: ARGV must be 1..2048 users, their ids, now_ms ' ..
+		'and the cursor')
 end
 local stock = redis.call('GET', KEYS[1]) or '0'
 -- DECRBY below must not fail after a write, so refuse what it would refuse first.
@@ -39,6 +55,38 @@ if not string.find(stock, '^%-?%d+$') then
 	return redis.error_reply('ERR reserve.lua: the stock key does not hold an integer')
 end
 stock = tonumber(stock)
+local function all(v)
+	local out = {}
+	for i = 1, n do
+		out[i] = v
+	end
+	out[n + 1] = stock
+	return out
+end
+local draw = redis.call('HMGET', KEYS[5], 'state', 'n', 'next')
+local draw_next
+if cursor == '-' then
+	if draw[1] and draw[1] ~= 'done' then
+		return all(-4)
+	end
+else
+	if draw[1] ~= 'frozen' or draw[3] ~= cursor then
+		return all(-5)
+	end
+	draw_next = tonumber(cursor) + n
+	if draw_next > tonumber(draw[2]) then
+		return redis.error_reply('ERR reserve.lua: a draw batch past the last entrant')
+	end
+end
+-- Advances a draw batch's cursor: the last write of the script (the draw key is a hash).
+local function advance()
+	if draw_next then
+		redis.call('HSET', KEYS[5], 'next', draw_next)
+		if draw_next == tonumber(draw[2]) then
+			redis.call('HSET', KEYS[5], 'state', 'done')
+		end
+	end
+end
 local window = redis.call('GET', KEYS[4])
 if window then
 	local refuse
@@ -52,7 +100,7 @@ if window then
 			return redis.error_reply('ERR reserve.lua: the window key holds neither ' ..
 				'"<starts_ms> <ends_ms>", "held" nor "closed"')
 		end
-		local now = tonumber(ARGV[#ARGV])
+		local now = tonumber(ARGV[#ARGV - 1])
 		if now >= tonumber(e) then
 			refuse = -2
 		elseif now < tonumber(s) then
@@ -60,12 +108,10 @@ if window then
 		end
 	end
 	if refuse then
-		local out = {}
-		for i = 1, n do
-			out[i] = refuse
+		if refuse == -2 then
+			advance()
 		end
-		out[n + 1] = stock
-		return out
+		return all(refuse)
 	end
 end
 local have = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, n))
@@ -107,5 +153,6 @@ if taken > 0 then
 	stock = redis.call('DECRBY', KEYS[1], taken)
 	redis.call('HSET', KEYS[2], unpack(hset))
 end
+advance()
 out[n + 1] = stock
 return out

@@ -27,9 +27,11 @@
  * the other scripts on every connection.
  */
 static const char preheat_lua[] =
-	"if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then\n"
+	"if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 or\n"
+	"\tredis.call('EXISTS', KEYS[4]) == 1 then\n"
 	"\treturn 0\n"
 	"end\n"
+	"redis.call('DEL', KEYS[5])\n"
 	"redis.call('SET', KEYS[1], ARGV[1])\n"
 	"return 1\n";
 
@@ -297,6 +299,14 @@ rs_open(const struct rs_config *c, char *err, size_t err_len)
 		.want_sha1 = lua_script_release.sha1};
 	rs->scripts[RS_SCRIPT_PREHEAT] = (struct rs_script){
 		.name = "preheat", .text = preheat_lua, .len = sizeof(preheat_lua) - 1};
+	rs->scripts[RS_SCRIPT_ENTER] = (struct rs_script){.name = "enter",
+		.text = lua_script_enter.text,
+		.len = lua_script_enter.len,
+		.want_sha1 = lua_script_enter.sha1};
+	rs->scripts[RS_SCRIPT_FREEZE] = (struct rs_script){.name = "draw_freeze",
+		.text = lua_script_draw_freeze.text,
+		.len = lua_script_draw_freeze.len,
+		.want_sha1 = lua_script_draw_freeze.sha1};
 
 	/* A write to a socket Redis closed raises SIGPIPE, whose default ends the process. */
 	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
@@ -387,9 +397,9 @@ rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
 	const enum rs_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
 	long long *out)
 {
-	char keys[4][RS_KEY_MAX];
-	const char *argv[3 + 4 + 4];
-	size_t len[3 + 4 + 4];
+	char keys[5][RS_KEY_MAX];
+	const char *argv[3 + 5 + 4];
+	size_t len[3 + 5 + 4];
 	char numkeys[2] = {(char)('0' + nkeys), '\0'};
 	int argc = 0, err = 0;
 
@@ -495,4 +505,27 @@ rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const 
 	}
 	freeReplyObject(r);
 	return err;
+}
+
+int
+rs_append_hgets(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
+	enum rs_key_kind kind)
+{
+	if (rs_ensure_connected(rs) != 0)
+		return -ENOTCONN;
+	for (unsigned i = 0; i < n; i++) {
+		char key[RS_KEY_MAX], user[RS_U64_DIGITS];
+		const char *argv[] = {"HGET", key, user};
+		size_t len[] = {4, 0, 0};
+
+		len[1] = (size_t)rs_key(key, sizeof(key), q[i].event, kind);
+		len[2] = rs_u64_to_dec(user, q[i].user);
+		if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
+			/* hiredis keeps what it appended: drop the connection rather than misalign
+			 * the replies of the next call. */
+			rs_lost(rs, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }

@@ -54,6 +54,9 @@ struct rs_stats {
 	/* Refused by reserve.lua: closed or not started (the window key). */
 	uint64_t outside_window;
 	uint64_t retry;	       /* reservations answered RETRY (connection lost or error reply) */
+	/* Reservations reserve.lua refused whole because of a draw (store/store_keys.h): a
+	 * first-come batch during the draw, or a draw batch whose turn it was not. */
+	uint64_t draw_refused;
 	uint64_t errors;       /* error replies */
 	uint64_t outages;      /* connections lost */
 	uint64_t connects;     /* successful (re)connections, the first included */

@@ -13,20 +13,28 @@
 
 #include <hiredis/hiredis.h>
 
+#include "common/wire.h"
 #include "store/store_conn.h"
 #include "store/store_keys.h"
 
 #define RS_U64_DIGITS 20
 
-/* reserve.lua's keys: stock, result, outbox, window. */
-#define RS_RESERVE_KEYS 4
-/* EVALSHA sha numkeys, the keys, then users, ids and now_ms. */
-#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n) + 1)
+/* reserve.lua's keys: stock, result, outbox, window, draw. */
+#define RS_RESERVE_KEYS 5
+/* EVALSHA sha numkeys, the keys, then users, ids, now_ms and the draw's cursor. */
+#define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n) + 2)
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */
 #define RS_RESERVE_CMD_MAX (16 + RS_RESERVE_ARGC(RS_BATCH_MAX) * (6 + 2 + 64))
 
 /* The scripts loaded on every connection, run with EVALSHA. */
-enum rs_script_id { RS_SCRIPT_RESERVE, RS_SCRIPT_RELEASE, RS_SCRIPT_PREHEAT, RS_SCRIPT_MAX };
+enum rs_script_id {
+	RS_SCRIPT_RESERVE,
+	RS_SCRIPT_RELEASE,
+	RS_SCRIPT_PREHEAT,
+	RS_SCRIPT_ENTER,
+	RS_SCRIPT_FREEZE,
+	RS_SCRIPT_MAX
+};
 
 struct rs_script {
 	const char *name;
@@ -137,7 +145,7 @@ redisReply *rs_command_ok(struct redis_store *rs, int argc, const char **argv, c
 	int *err, uint32_t event);
 
 /*
- * EVALSHA of one small script with up to 4 keys and 4 arguments; on NOSCRIPT loads the
+ * EVALSHA of one small script with up to 5 keys and 4 arguments; on NOSCRIPT loads the
  * scripts and tries once more. Returns the integer it answered in *out and 0, or -ENOTCONN,
  * -ENOMEM, or -EIO (an error reply or a reply that is not an integer).
  */
@@ -152,6 +160,14 @@ int rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
  */
 redisReply *rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd,
 	uint32_t event, enum rs_key_kind kind, const uint64_t *vals, unsigned n, int *err);
+
+/*
+ * Appends (does not send) one "HGET <event's key of kind> <user>" per pair of q, so that the
+ * caller reads n replies. Returns 0, -ENOTCONN (not connected) or -ENOMEM (the connection is
+ * then dropped, so that no half-appended pipeline misaligns the next call's replies).
+ */
+int rs_append_hgets(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
+	enum rs_key_kind kind);
 
 /*
  * SMISMEMBER (on a set) or HMGET (on a hash) of n numbers (1..RS_BATCH_MAX) on one of an

@@ -11,7 +11,8 @@
 int
 rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
 {
-	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX};
+	static const enum rs_key_kind kinds[] = {
+		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_ENTRANTS, RS_KEY_DRAW};
 	char stock_s[RS_U64_DIGITS + 1];
 	const char *args[] = {stock_s};
 	long long v;
@@ -19,7 +20,7 @@ rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
 	if (event == 0 || stock < 0)
 		return -EINVAL;
 	stock_s[rs_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
-	int rc = rs_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 3, args, 1, &v);
+	int rc = rs_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 5, args, 1, &v);
 
 	if (rc != 0)
 		return rc;

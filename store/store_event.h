@@ -21,8 +21,9 @@ struct rs_event_state {
 /*
  * Sets an event's stock before its sale, atomically with the check that nobody has reserved
  * yet: a repeated preheat before the start overwrites the stock (the operator changed it in
- * PostgreSQL). Returns 0, -EBUSY when the event has results or outbox entries (a sale ran:
- * stock is repaired by reconciliation, never overwritten), -EINVAL for a negative stock or
+ * PostgreSQL). Returns 0, -EBUSY when the event has results, outbox entries or entrants (a
+ * sale or a pre-queue ran: stock is repaired by reconciliation, never overwritten; a draw key
+ * without entrants is deleted, so the draw starts afresh), -EINVAL for a negative stock or
  * event 0, -ENOTCONN or -EIO.
  */
 int rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock);

@@ -14,9 +14,11 @@ rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind)
 		[RS_KEY_OUTBOX] = "outbox",
 		[RS_KEY_RELEASED] = "released",
 		[RS_KEY_WINDOW] = "window",
+		[RS_KEY_ENTRANTS] = "entrants",
+		[RS_KEY_DRAW] = "draw",
 	};
 
-	if ((unsigned)kind > RS_KEY_WINDOW)
+	if ((unsigned)kind >= RS_KEY_KINDS)
 		return -EINVAL;
 	int n = snprintf(buf, cap, "fg:{%" PRIu32 "}:%s", event, suffix[kind]);
 

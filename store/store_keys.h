@@ -3,7 +3,7 @@
 #define FG_STORE_STORE_KEYS_H
 /*
  * Every Redis key of an event, in one place: what it holds, who writes it and who reads it.
- * The other store modules (store/store_*.c) and lua/{reserve,release}.lua use only these keys.
+ * The other store modules (store/store_*.c) and the scripts of lua/ use only these keys.
  *
  * Keys of event EV share the hash tag {EV}, so every script touches one cluster slot:
  *
@@ -62,7 +62,31 @@
  *                     nothing) and rs_sale_window_get(). Missing: no window recorded, so only the
  *                     control plane's own check refuses (events of older builds).
  *
- * rs_purge_event() (store_event) deletes all five.
+ *   fg:{EV}:entrants  hash, user -> "<rid>": the entrants of the event's draw (docs/fairness.md),
+ *                     each with the reservation that made them one. Written by enter.lua
+ *                     (store_draw: rs_enter(), HSETNX semantics: a user's second reservation
+ *                     changes nothing) while the control plane's clock is in [queue_opens_at,
+ *                     draw_at) and the draw key is open; never changed after the freeze. Read
+ *                     by draw_freeze.lua (HLEN), rs_entrants_scan() (the draw reads them all
+ *                     with HSCAN), rs_entrants_get() (a result query of an entrant) and
+ *                     rs_preheat() (a pre-queue ran).
+ *
+ *   fg:{EV}:draw      hash, the draw's state: "state" open | frozen | done (missing: open, or
+ *                     no draw), "n" the entrants fixed at the freeze, "next" the index (0-based,
+ *                     rank - 1) of the first entrant not decided yet, "digest" the entrants'
+ *                     digest in hex (common/draw.h). Created (state open) by enter.lua's first
+ *                     entrant; open -> frozen (n, next 0; done at once when n is 0) by
+ *                     draw_freeze.lua (rs_draw_freeze()); next advanced by reserve.lua's draw
+ *                     batches, which set state done when next reaches n; digest set once by
+ *                     rs_draw_set_digest(). Read by enter.lua (frozen: refuse), reserve.lua (a
+ *                     first-come batch is refused while the key exists and is not done; a draw
+ *                     batch runs only when next equals its first index), rs_draw_freeze().
+ *                     Deleted by rs_preheat() when there is no entrant.
+ *                     The ranks themselves are not in Redis: the control plane that runs the
+ *                     draw holds them in memory (controlplane/draw_runner.h) and PostgreSQL in
+ *                     draw_entrants; a restarted control plane reads them back from there.
+ *
+ * rs_purge_event() (store_event) deletes all seven.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -81,8 +105,10 @@ enum rs_key_kind {
 	RS_KEY_OUTBOX,
 	RS_KEY_RELEASED,
 	RS_KEY_WINDOW,
+	RS_KEY_ENTRANTS,
+	RS_KEY_DRAW,
 };
-#define RS_KEY_KINDS (RS_KEY_WINDOW + 1)
+#define RS_KEY_KINDS (RS_KEY_DRAW + 1)
 
 /*
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,

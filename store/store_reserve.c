@@ -49,9 +49,9 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 	*p++ = '\n';
 	p = rs_resp_bulk(p, "EVALSHA", 7);
 	p = rs_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = rs_resp_bulk(p, "4", 1);
+	p = rs_resp_bulk(p, "5", 1);
 	static const enum rs_key_kind kinds[RS_RESERVE_KEYS] = {
-		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_WINDOW};
+		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW};
 
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];
@@ -66,6 +66,7 @@ rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
 	for (unsigned i = 0; i < n; i++)
 		p = rs_resp_u64(p, b->res[i].reservation_id);
 	p = rs_resp_u64(p, b->now_ms != 0 ? b->now_ms : now_wall_ms());
+	p = b->draw ? rs_resp_u64(p, b->draw_index) : rs_resp_bulk(p, "-", 1);
 	return (size_t)(p - rs->cmd);
 }
 
@@ -102,6 +103,15 @@ rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
 			goto bad;
 	uint64_t counts[5] = {0}; /* sold out, reserved, duplicate, closed, not started */
 
+	/* The draw's guard refused the whole batch: nothing was written. */
+	if (b->n > 0 && (r->element[0]->integer == -4 || r->element[0]->integer == -5)) {
+		bool stale = r->element[0]->integer == -5;
+
+		memset(b->verdicts, WIRE_V_RETRY, b->n);
+		b->stock_left = r->element[b->n]->integer;
+		rs->st.draw_refused += b->n;
+		return stale ? -ESTALE : 0;
+	}
 	for (unsigned i = 0; i < b->n; i++) {
 		switch (r->element[i]->integer) {
 		case 1:
@@ -245,6 +255,11 @@ rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n)
 			b->status = rs->c != NULL ? -EIO : -ENOTCONN;
 		if (b->status == 0)
 			continue;
+		if (b->status == -ESTALE) { /* verdicts set; not an error of the store */
+			if (first_err == 0)
+				first_err = b->status;
+			continue;
+		}
 		if (b->verdicts != NULL && b->n <= RS_BATCH_MAX)
 			memset(b->verdicts, WIRE_V_RETRY, b->n);
 		if (b->n <= RS_BATCH_MAX)

@@ -16,6 +16,7 @@
  * persistence off, a Redis restart loses everything since the preheat: reconciliation from
  * PostgreSQL repairs it, which is why production runs appendonly yes, appendfsync always.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/wire.h"
@@ -27,6 +28,12 @@ struct rs_batch {
 	unsigned n;			/* in: 1..RS_BATCH_MAX */
 	const struct wire_reserve *res; /* in: n reservations, each with .event == event */
 	uint64_t now_ms;    /* in: the control plane's clock for the sale window; 0: read it here */
+	/* in: a draw batch (controlplane/draw_runner.h): res are the entrants of ranks
+	 * draw_index + 1 .. draw_index + n, decided only if the draw key's "next" is draw_index
+	 * (store/store_keys.h). false: a first-come batch, refused (all RETRY, nothing written)
+	 * while the event's draw is under way. */
+	bool draw;
+	uint64_t draw_index;
 	uint8_t *verdicts;  /* out: n of WIRE_V_RESERVED, _DUPLICATE, _SOLD_OUT, or all _RETRY,
 			     * or all _CLOSED / _NOT_STARTED (outside the window: nothing written) */
 	int64_t stock_left; /* out: the event's stock after the batch (0 if it had none) */
@@ -39,7 +46,9 @@ struct rs_batch {
  * that was not decided (status != 0) has all its verdicts set to WIRE_V_RETRY: -ENOTCONN when
  * the connection is down or was lost before its reply was read (it may have run: see the top
  * of this file), -EIO when Redis answered an error (logged, rate-limited), -EINVAL when the
- * batch itself is malformed (n out of range, an event 0, a reservation of another event).
+ * batch itself is malformed (n out of range, an event 0, a reservation of another event),
+ * -ESTALE for a draw batch that was not this batch's turn (the draw's "next" is elsewhere or
+ * the draw is not frozen: nothing written; read the draw again).
  * Replies read before a connection loss stay valid. A NOSCRIPT answer (the script cache was
  * flushed) makes the store load the scripts again and resend those batches once.
  * Returns 0 when every batch was decided, else the first batch's error.

@@ -79,22 +79,8 @@ rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n
 
 	if (n == 0)
 		return 0;
-	if (rs_ensure_connected(rs) != 0)
-		return -ENOTCONN;
-	for (unsigned i = 0; i < n; i++) {
-		char key[RS_KEY_MAX], user[RS_U64_DIGITS];
-		const char *argv[] = {"HGET", key, user};
-		size_t len[] = {4, 0, 0};
-
-		len[1] = (size_t)rs_key(key, sizeof(key), q[i].event, RS_KEY_RESULT);
-		len[2] = rs_u64_to_dec(user, q[i].user);
-		if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
-			/* hiredis keeps what it appended: drop the connection rather than misalign
-			 * the replies of the next call. */
-			rs_lost(rs, "out of memory");
-			return -ENOMEM;
-		}
-	}
+	if ((rc = rs_append_hgets(rs, q, n, RS_KEY_RESULT)) != 0)
+		return rc;
 	for (unsigned i = 0; i < n; i++) {
 		redisReply *r = rs_read_reply(rs);
 

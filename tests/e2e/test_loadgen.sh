@@ -418,12 +418,59 @@ tap_is "$LG_RC/$(field steps users "done")/$(field steps users unfinished)" "0/2
 tap_is "$(answer steps 202)/$(grep -o ' reserved=[0-9]*' "$E2E_TMP/steps.out")" "20/ reserved=20" \
 	"sale steps: each user's token, reserve (202) and result polls (reserved) answered"
 
+# --- bots and people, a pre-queue: 200 users, a quarter of them bots (100x faster), half of
+# them arriving over the 2 s before the start and half in a burst at it, for 50 items ---------
+N_FAIR=200 FAIR_STOCK=50
+rc=0
+e2e_peer_cmd "restock 1 $FAIR_STOCK" || rc=$?
+tap_ok "$rc" "the test peer restocks the sale with $FAIR_STOCK items ($E2E_PEER_REPLY)"
+start=$(($(date +%s) + 5))
+lg_run fair --mode sale --users "$N_FAIR" --user-base 1000000 --bots 25% --think-ms 200 \
+	--arrive-before 2 --burst 50 --start-at "$start" --concurrency 256 --poll-ms 50 \
+	--retries 5 --duration-s 40 --auth-key-hex "$(hex "$AUTH_KEY")" --kid "$AUTH_KID"
+tap_is "$LG_RC/$(field fair users "done")/$(field fair users unfinished)" "0/$N_FAIR/0" \
+	"bots and a pre-queue: loadgen exits 0, all $N_FAIR users finished"
+tap_is "$(field fair bots users)/$(field fair people users)" "50/150" \
+	"bots and a pre-queue: 25 % of $N_FAIR users are bots (50), the rest people (150)"
+# First come: once the items are gone the token route answers 410, so the entrants are the
+# users whose reserve was answered 202 (each once: no second click here).
+n202=$(answer fair 202)
+tap_is "$(($(field fair bots entrants) + $(field fair people entrants)))" "${n202:-none}" \
+	"bots and a pre-queue: the populations' entrants add up to the reserves answered 202"
+tap_is "$(($(field fair bots items) + $(field fair people items)))/$(field fair outcomes \
+	reserved)" "$FAIR_STOCK/$FAIR_STOCK" \
+	"bots and a pre-queue: the populations' items add up to the $FAIR_STOCK reserved"
+tap_is "$(field fair arrivals before)/$(field fair arrivals at_start)" "100/100" \
+	"bots and a pre-queue: 100 users arrived before the start, 100 at it"
+first=$(field fair arrivals first_before_s) last=$(field fair arrivals last_before_s)
+burst=$(field fair arrivals first_at_start_s)
+tap_run "bots and a pre-queue: the early arrivals began within the 2 s before the start, the \
+burst at it (first $first s, last $last s, burst $burst s)" \
+	awk -v f="$first" -v l="$last" -v b="$burst" \
+	'BEGIN { exit !(f >= -2.001 && f < 0 && l >= f && b >= 0) }'
+tap_diag "shares (first come, no draw):" "$(grep -E '^(bots|people):' "$E2E_TMP/fair.out")"
+tap_is "$(field fair pow challenges)/$(field fair queue rises)" "0/0" \
+	"bots and a pre-queue: no challenge (the event has none), no position that rose"
+
 rc=0
 out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
 	--log-level=error -- --mode reserve 2>&1) || rc=$?
 tap_is "$rc" 2 "reserve without --sale-key-hex: loadgen exits 2"
 tap_run "reserve without --sale-key-hex: it says what is missing" \
 	grep -q 'needs --sale-key-hex' <<<"$out"
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
+	--log-level=error -- --mode sale --auth-key-hex "$(hex "$AUTH_KEY")" --arrive-before 5 \
+	2>&1) || rc=$?
+tap_is "$rc" 2 "--arrive-before without --start-at: loadgen exits 2"
+tap_run "--arrive-before without --start-at: it says what is missing" \
+	grep -q 'give --start-at' <<<"$out"
+rc=0
+out=$("$LG_EXE" --no-huge -m 64 --no-pci --vdev net_null0 --file-prefix "$LG_PREFIX-nokey" \
+	--log-level=error -- --mode sale --auth-key-hex "$(hex "$AUTH_KEY")" --users 10 \
+	--bots 11 2>&1) || rc=$?
+tap_is "$rc" 2 "--bots above --users: loadgen exits 2"
+tap_run "--bots above --users: it says so" grep -q 'more than the 10 --users' <<<"$out"
 rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-nokey")"
 
 # --- a data plane that is not there: the loadgen says so instead of hanging ---------------------

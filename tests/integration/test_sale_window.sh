@@ -85,8 +85,8 @@ tap_is "$buyers_at_close/$($R hlen 'fg:{13}:result')" "$r/$r" \
 tap_is "$($R get 'fg:{13}:stock')" $((100000 - r)) "stock + buyers == preheated stock"
 # Redis refuses by itself: a reservation straight into reserve.lua after the close.
 sha=$($R script load "$(sed -n '1,$p' "$ROOT/lua/reserve.lua")")
-tap_is "$($R evalsha "$sha" 4 'fg:{13}:stock' 'fg:{13}:result' 'fg:{13}:outbox' \
-	'fg:{13}:window' 999999 777 "$(($(date +%s) * 1000))" | head -1)" -2 \
+tap_is "$($R evalsha "$sha" 5 'fg:{13}:stock' 'fg:{13}:result' 'fg:{13}:outbox' \
+	'fg:{13}:window' 'fg:{13}:draw' 999999 777 "$(($(date +%s) * 1000))" - | head -1)" -2 \
 	"reserve.lua run straight after the close refuses it itself (closed)"
 
 fg_stop_pid "$CP_PID" 10

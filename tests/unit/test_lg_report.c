@@ -47,6 +47,18 @@ fill_stats(struct lg_stats *s)
 		lg_hist_add(&s->req_lat, v);
 	for (uint64_t v = 5000; v < 900000; v += 4999)
 		lg_hist_add(&s->conn_lat, v);
+	s->pow_challenges = 290, s->pow_solved = 280, s->pow_unsolved = 3;
+	s->pow_tries = 280000, s->pow_cycles = 140000000;
+	s->queued_polls = 900, s->queued_position = 600, s->queued_wait = 800;
+	s->position_rises = 0;
+	s->pop_users[LG_POP_PEOPLE] = 200, s->pop_users[LG_POP_BOTS] = 100;
+	s->pop_entrants[LG_POP_PEOPLE] = 150, s->pop_entrants[LG_POP_BOTS] = 100;
+	s->pop_items[LG_POP_PEOPLE] = 20, s->pop_items[LG_POP_BOTS] = 80;
+	s->arrived_pre = 150, s->arrived_burst = 150;
+	for (uint64_t v = 100000; v < 2000000; v += 9973)
+		lg_hist_add(&s->pow_cpu, v);
+	for (uint64_t v = 200000; v < 9000000; v += 49999)
+		lg_hist_add(&s->pow_wait, v);
 }
 
 static void
@@ -99,6 +111,7 @@ test_every_mode(void)
 		{"healthz-blast", LG_MODE_HEALTHZ_BLAST, false, false, false},
 		{"reserve-blast", LG_MODE_RESERVE_BLAST, false, false, true},
 		{"healthz", LG_MODE_HEALTHZ, true, true, false},
+		{"sale", LG_MODE_SALE, false, false, false}, /* with bots and a pre-queue */
 	};
 	static struct lg_stats s;
 	char json[65536], diff[2048];
@@ -118,6 +131,11 @@ test_every_mode(void)
 		r.pcap = cases[i].pcap;
 		r.pcap_path = cases[i].pcap ? "/tmp/run.pcap" : NULL;
 		r.pcap_frames = 100;
+		if (i == sizeof(cases) / sizeof(cases[0]) - 1) {
+			r.populations = r.arrivals = true;
+			r.pow_bits_min = 12, r.pow_bits_max = 14;
+			r.arr_first_pre = -9.987, r.arr_last_pre = -0.012, r.arr_first_burst = 0.001;
+		}
 		bool ok = text_and_json_agree(&r, json, sizeof(json), diff, sizeof(diff));
 
 		tap_ok(ok, "%s%s%s: the JSON report has the text's figures, name for name%s%s",
@@ -192,6 +210,78 @@ test_overflow_and_write_errors(void)
 	unlink(path);
 }
 
+/* Whether line (a whole line, its '\n' too) is in text. */
+static bool
+has_line(const char *text, const char *line)
+{
+	for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+		if (p == text || p[-1] == '\n')
+			return true;
+	return false;
+}
+
+/*
+ * A sale's own lines as exact text: the challenges' cost (solutions, tries, solving time per
+ * solution), the queued polls, each population's users, entrants and items with their shares
+ * printed directly, the pre-queue's arrivals. Without --bots or --arrive-before, no such line.
+ */
+static void
+test_sale_lines(void)
+{
+	static struct lg_stats s;
+	struct lg_report r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&s, 0, sizeof(s));
+	s.pow_challenges = 5, s.pow_solved = 4, s.pow_unsolved = 1, s.pow_tries = 4000;
+	s.pow_cycles = 2000000; /* 2 ms at HZ */
+	s.queued_polls = 9, s.queued_position = 6, s.queued_wait = 8, s.position_rises = 1;
+	s.pop_users[LG_POP_PEOPLE] = 200, s.pop_users[LG_POP_BOTS] = 100;
+	s.pop_entrants[LG_POP_PEOPLE] = 150, s.pop_entrants[LG_POP_BOTS] = 100;
+	s.pop_items[LG_POP_PEOPLE] = 20, s.pop_items[LG_POP_BOTS] = 80;
+	s.arrived_pre = 150, s.arrived_burst = 150;
+	lg_hist_add(&s.pow_cpu, 500000);
+	make_report(&r, &s, "sale", LG_MODE_SALE);
+	r.pow_bits_min = 10, r.pow_bits_max = 12;
+	r.populations = r.arrivals = true;
+	r.arr_first_pre = -9.9871, r.arr_last_pre = -0.0124, r.arr_first_burst = 0.0011;
+	f = open_memstream(&text, &len);
+	if (f == NULL)
+		return;
+	lg_report_text(f, &r);
+	fclose(f);
+	tap_ok(has_line(text, "pow: challenges 5 solved 4 unsolved 1 bits_min 10 bits_max 12 "
+			      "tries 4000 tries_per_solution 1000 cpu_s 0.002 "
+			      "cpu_us_per_solution 500.0\n"),
+		"sale report: challenges, solutions, tries and solving time per solution");
+	tap_ok(has_line(text, "pow_cpu_us: count 1 p50 500.0 p99 500.0 p999 500.0 max 500.0\n"),
+		"sale report: the solving time of each solution as a distribution");
+	tap_ok(has_line(text, "queue: polls 9 position 6 wait 8 rises 1\n"),
+		"sale report: queued polls, with a position, with a wait, positions that rose");
+	tap_ok(has_line(text, "bots: users 100 entrants 100 items 80 share_users 33.3 "
+			      "share_entrants 40.0 share_items 80.0\n") &&
+			has_line(text, "people: users 200 entrants 150 items 20 share_users 66.7 "
+				       "share_entrants 60.0 share_items 20.0\n"),
+		"sale report with --bots: users, entrants and items per population, and their shares");
+	tap_ok(has_line(text, "arrivals: before 150 at_start 150 first_before_s -9.987 "
+			      "last_before_s -0.012 first_at_start_s 0.001\n"),
+		"sale report with --arrive-before: arrivals before and at the start, and when");
+	free(text);
+	text = NULL;
+	r.populations = r.arrivals = false;
+	f = open_memstream(&text, &len);
+	if (f == NULL)
+		return;
+	lg_report_text(f, &r);
+	fclose(f);
+	tap_ok(strstr(text, "\nbots:") == NULL && strstr(text, "\npeople:") == NULL &&
+			strstr(text, "\narrivals:") == NULL && strstr(text, "\npow:") != NULL,
+		"sale report without --bots and --arrive-before: no population or arrival line");
+	free(text);
+}
+
 /* lg_report_fill takes the figures that live outside the counters from the options and client. */
 static void
 test_fill(void)
@@ -233,5 +323,6 @@ main(int argc, char **argv)
 	test_exact_names();
 	test_overflow_and_write_errors();
 	test_fill();
+	test_sale_lines();
 	return tap_done();
 }

@@ -16,6 +16,8 @@
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_http.h"
 #include "tools/loadgen/lg_pkt.h"
+#include "tools/loadgen/lg_pow.h"
+#include "tools/loadgen/lg_sched.h"
 #include "tools/loadgen/lg_stats.h"
 
 #define OK_200 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n"
@@ -663,6 +665,296 @@ test_args(void)
 		tap_eq_int(lg_parse_net(bad[i], &base, &n, NULL, NULL), -EINVAL, bad[i]);
 }
 
+/* lg_json_object() and lg_json_uint(): a token answer's challenge, a queued poll's place. */
+static void
+test_json_members(void)
+{
+	static const char chal[] = "{\"token\":\"p2.x\",\"reserve_path\":\"/r\","
+				   "\"challenge\":{\"prefix\":\"AbC-_d\",\"bits\":12}}";
+	const char *o = NULL;
+	size_t n = 0;
+	uint64_t v = 0;
+
+	tap_ok(lg_json_object(chal, strlen(chal), "challenge", &o, &n) == 0 &&
+			n == strlen("{\"prefix\":\"AbC-_d\",\"bits\":12}") && o[0] == '{' &&
+			o[n - 1] == '}',
+		"json object: the challenge, braces included");
+	tap_ok(lg_json_uint(o, n, "bits", &v) == 0 && v == 12, "json uint: bits 12 in the object");
+	tap_eq_int(lg_json_object(chal, strlen(chal), "token", &o, &n), -ENOENT,
+		"json object: a string member is not an object");
+	tap_eq_int(lg_json_object("{\"challenge\":null}", 18, "challenge", &o, &n), -ENOENT,
+		"json object: null is no object");
+	tap_eq_int(lg_json_object("{\"challenge\":{\"prefix\":\"}\"", 26, "challenge", &o, &n),
+		-EINVAL, "json object: cut before its end (a brace in a string does not end it)");
+	tap_ok(lg_json_object("{\"a\":{\"b\":{\"c\":1}},\"d\":2}", 25, "a", &o, &n) == 0 &&
+			n == strlen("{\"b\":{\"c\":1}}"),
+		"json object: nested objects");
+
+	static const struct {
+		const char *body;
+		int rc;
+		uint64_t want;
+	} t[] = {
+		{"{\"status\":\"queued\",\"position\":42,\"wait_ms\":1500}", 0, 42},
+		{"{\"position\": 0}", 0, 0},
+		{"{\"position\":null}", -ENOENT, 0},
+		{"{\"status\":\"queued\"}", -ENOENT, 0},
+		{"{\"status\":\"position\"}", -ENOENT, 0},
+		{"{\"position\":-1}", -EINVAL, 0},
+		{"{\"position\":1.5}", -EINVAL, 0},
+		{"{\"position\":\"3\"}", -EINVAL, 0},
+		{"{\"position\":99999999999999999999}", -EINVAL, 0},
+		{"{\"position\":7", 0, 7},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct guard_buf g = {0};
+		size_t len = strlen(t[i].body);
+		const char *in = guard_place(&g, t[i].body, len);
+		int rc = lg_json_uint(in, len, "position", &v);
+
+		tap_ok(rc == t[i].rc && (rc != 0 || v == t[i].want), "json uint \"position\" in %s: rc %d",
+			t[i].body, rc);
+		guard_free(&g);
+	}
+}
+
+/* Bots spread evenly, think times per user, the pre-queue's arrivals. */
+static void
+test_sched(void)
+{
+	bool exact = true, spread = true;
+
+	for (uint64_t n = 1; n <= 300; n += 37) {
+		for (uint64_t nb = 0; nb <= n; nb += 1 + n / 7) {
+			uint64_t count = 0, run = 0, max_run = 0;
+
+			for (uint64_t i = 0; i < n; i++) {
+				bool b = lg_sched_is_bot(i, n, nb);
+
+				count += b;
+				run = b ? 0 : run + 1;
+				max_run = run > max_run ? run : max_run;
+			}
+			exact &= count == nb;
+			/* No stretch of people longer than n / nb: the bots are spread. */
+			spread &= nb == 0 || max_run <= n / nb;
+		}
+	}
+	tap_ok(exact, "sched: exactly nb of n users are bots");
+	tap_ok(spread, "sched: bots spread evenly (no run of people longer than n / nb)");
+	tap_ok(!lg_sched_is_bot(5, 5, 5) && lg_sched_is_bot(4, 5, 5) && !lg_sched_is_bot(0, 0, 0),
+		"sched: out of range is no bot");
+
+	bool range = true, again = true, faster = true;
+	double sum = 0;
+
+	for (uint64_t u = 1; u <= 10000; u++) {
+		double p = lg_sched_think_ms(u, 1, 1000, false, 100);
+		double b = lg_sched_think_ms(u, 1, 1000, true, 100);
+
+		range &= p >= 500 && p < 1500;
+		again &= p == lg_sched_think_ms(u, 1, 1000, false, 100);
+		faster &= b * 100 > p * 0.999999 && b * 100 < p * 1.000001;
+		sum += p;
+	}
+	tap_ok(range, "sched: people think 500..1500 ms for a mean of 1000");
+	tap_ok(sum / 10000 > 980 && sum / 10000 < 1020, "sched: their mean is about 1000 ms (%.1f)",
+		sum / 10000);
+	tap_ok(again, "sched: a user's think time is the same each time it is asked");
+	tap_ok(faster, "sched: a bot thinks --bot-speed (100) times faster than the same draw");
+	tap_ok(lg_sched_think_ms(1, 1, 1000, false, 100) != lg_sched_think_ms(1, 2, 1000, false, 100),
+		"sched: another seed, another draw");
+	tap_ok(lg_sched_think_ms(7, 1, 0, false, 100) == 0 && lg_sched_think_ms(7, 1, 0, true, 100) == 0,
+		"sched: no --think-ms, no think time");
+
+	/* 1000 users, 30 % in the burst: 700 over the 10 s before the start, in order, each in
+	 * its slice, every second of the span holding 70 of them. */
+	uint64_t n_pre = lg_sched_pre_count(1000, 30);
+	unsigned per_s[10] = {0};
+	bool inside = true, ordered = true, burst = true;
+	double last = -1e9;
+
+	tap_eq_int((long long)n_pre, 700, "sched: 1000 users with a 30 %% burst: 700 before");
+	tap_ok(lg_sched_pre_count(1000, 0) == 1000 && lg_sched_pre_count(1000, 100) == 0 &&
+			lg_sched_pre_count(3, 50) == 2,
+		"sched: no burst, all burst, and rounding (3 users, 50 %%: 2 before)");
+	for (uint64_t k = 0; k < 1000; k++) {
+		double a = lg_sched_arrival_s(k, n_pre, 10, lg_sched_unit(k, 5));
+
+		if (k >= n_pre) {
+			burst &= a == 0;
+			continue;
+		}
+		inside &= a >= -10 && a < 0;
+		inside &= a >= -10 + 10.0 * (double)k / 700 && a < -10 + 10.0 * (double)(k + 1) / 700;
+		ordered &= a >= last;
+		last = a;
+		if (a >= -10 && a < 0)
+			per_s[(int)(a + 10)]++;
+	}
+	tap_ok(inside, "sched: each early arrival in [-10 s, 0), in its own slice of the span");
+	tap_ok(ordered, "sched: early arrivals in launch order");
+	tap_ok(burst, "sched: the other 300 arrive at the start");
+	bool even = true;
+
+	for (int i = 0; i < 10; i++)
+		even &= per_s[i] == 70;
+	tap_ok(even, "sched: every second of the span holds 70 arrivals");
+	tap_ok(lg_sched_arrival_s(0, 0, 10, 0.5) == 0 && lg_sched_arrival_s(0, 5, 0, 0.5) == 0,
+		"sched: no pre-queue, everyone at the start");
+}
+
+/*
+ * The challenge of a token answer, built as the data plane builds it (a "p2" token minted
+ * with tok_purchase_mint_pow() and its MAC as the prefix), and the solver, which must find
+ * what pow_solve() finds whatever slices it is given.
+ */
+static void
+test_pow(void)
+{
+	struct tok_keyring ring;
+	static const uint8_t key[32] = "sale-key-of-the-loadgen-test-123";
+	char p2[TOK_BUF_SIZE], p1[TOK_BUF_SIZE], body[512], other[TOK_BUF_SIZE];
+	struct lg_pow_challenge ch;
+	const char *mac;
+
+	tok_keyring_init(&ring);
+	tok_keyring_set(&ring, 3, key, sizeof(key), true);
+	int n2 = tok_purchase_mint_pow(&ring, 9, 1234, 2000000000, 11, p2, sizeof(p2));
+	int n1 = tok_purchase_mint(&ring, 9, 1234, 2000000000, p1, sizeof(p1));
+	int no = tok_purchase_mint_pow(&ring, 9, 1235, 2000000000, 11, other, sizeof(other));
+
+	if (!tap_ok(n2 > 0 && n1 > 0 && no > 0, "pow: tokens minted"))
+		return;
+	mac = p2 + n2 - TOK_MAC_CHARS;
+	snprintf(body, sizeof(body),
+		"{\"token\":\"%s\",\"reserve_path\":\"/r\",\"challenge\":{\"prefix\":\"%.*s\","
+		"\"bits\":11}}",
+		p2, TOK_MAC_CHARS, mac);
+	tap_ok(lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch) == 1 && ch.bits == 11 &&
+			ch.plen == TOK_MAC_CHARS && memcmp(ch.prefix, mac, TOK_MAC_CHARS) == 0 &&
+			ch.prefix[TOK_MAC_CHARS] == '\0',
+		"pow: a p2 token's answer: its challenge, prefix the token's MAC, 11 bits");
+	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"reserve_path\":\"/r\"}", p1);
+	tap_eq_int(lg_pow_from_answer(body, strlen(body), p1, (size_t)n1, &ch), 0,
+		"pow: a p1 token's answer without a challenge: none to solve");
+	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"challenge\":null}", p1);
+	tap_eq_int(lg_pow_from_answer(body, strlen(body), p1, (size_t)n1, &ch), 0,
+		"pow: a challenge of null: none to solve");
+	snprintf(body, sizeof(body), "{\"token\":\"%s\",\"reserve_path\":\"/r\"}", p2);
+	tap_eq_int(lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch), -EINVAL,
+		"pow: a p2 token without its challenge is malformed");
+
+	static const char *const bad[] = {
+		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":12}}", /* not the token's bits */
+		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":0}}",
+		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":\"11\"}}",
+		"{\"challenge\":{\"prefix\":\"%.*s\"}}",
+		"{\"challenge\":{\"prefix\":\"%.*sx\",\"bits\":11}}",
+		"{\"challenge\":\"%.*s\"}",
+		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":11", /* never closed */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), bad[i], TOK_MAC_CHARS, mac);
+		tap_eq_int(lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch), -EINVAL,
+			body);
+	}
+	/* Another token's challenge (a replayed answer) and a challenge beside a p1 token. */
+	snprintf(body, sizeof(body), "{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":11}}",
+		TOK_MAC_CHARS, other + no - TOK_MAC_CHARS);
+	tap_eq_int(lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch), -EINVAL,
+		"pow: a challenge whose prefix is another token's is malformed");
+	snprintf(body, sizeof(body), "{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":11}}",
+		TOK_MAC_CHARS, mac);
+	tap_eq_int(lg_pow_from_answer(body, strlen(body), p1, (size_t)n1, &ch), -EINVAL,
+		"pow: a challenge beside a p1 token is malformed");
+	tap_ok(!lg_pow_of_token(p1, (size_t)n1, &ch) && lg_pow_of_token(p2, (size_t)n2, &ch) &&
+			ch.bits == 11,
+		"pow: a token's own claim");
+
+	/* The solver in slices of 7, 1000 and all at once finds pow_solve()'s nonce. */
+	bool same = true, bounded = true;
+
+	for (unsigned bits = 1; bits <= 14; bits++) {
+		char want[POW_SOLUTION_MAX + 1];
+		uint64_t want_tries = 0;
+
+		ch.bits = (uint8_t)bits;
+		if (pow_solve(ch.prefix, ch.plen, bits, 1u << 24, want, &want_tries) != 0) {
+			same = false;
+			continue;
+		}
+		static const uint64_t slice[] = {7, 1000, UINT64_MAX / 4};
+
+		for (size_t k = 0; k < 3; k++) {
+			struct lg_pow_solver sv;
+			uint64_t calls = 0;
+
+			lg_pow_start(&sv, &ch);
+			for (;;) {
+				uint64_t before = sv.tries;
+				bool found = lg_pow_step(&sv, slice[k]);
+
+				bounded &= sv.tries - before <= slice[k];
+				calls++;
+				if (found || calls > (1u << 24))
+					break;
+			}
+			same &= strcmp(sv.nonce, want) == 0 && sv.tries == want_tries &&
+				pow_check(ch.prefix, ch.plen, sv.nonce, sv.nlen, bits);
+		}
+	}
+	tap_ok(same, "pow: the solver finds pow_solve()'s nonce and tries at 1..14 bits, in any slices");
+	tap_ok(bounded, "pow: a slice never tries more nonces than it is given");
+
+	/* The nonces' text counts on past 9, 99, 999: 1234 tries without a solution end at 1234. */
+	struct lg_pow_solver sv;
+
+	ch.bits = 30; /* 2^-30 a try: none of the first 1234 solves it (checked by pow_check) */
+	lg_pow_start(&sv, &ch);
+	bool found = lg_pow_step(&sv, 1234);
+
+	tap_ok(!found && sv.tries == 1234 && strcmp(sv.nonce, "1234") == 0 && sv.nlen == 4,
+		"pow: after 1234 tries without a solution the next nonce is \"1234\" (%s)",
+		sv.nonce);
+	tok_keyring_wipe(&ring);
+}
+
+/* The timer heap: waits of any length woken in the order of their times. */
+static void
+test_timer(void)
+{
+	struct lg_table *t = lg_table_create(8, 1024);
+	static const uint64_t due[8] = {500, 100, 900, 300, 700, 200, 800, 600};
+	bool order = true;
+	uint64_t last = 0;
+
+	if (!tap_ok(t != NULL, "timer: table"))
+		return;
+	for (int i = 0; i < 8; i++) {
+		struct lg_conn *c = lg_table_take(t);
+
+		c->state = LG_CS_IDLE;
+		c->t_due = due[(c - t->c)];
+		lg_table_timer_at(t, c);
+	}
+	tap_ok(lg_table_timer_next(t, 99) == NULL, "timer: nothing before the first is due");
+	/* Slot 3 (due 300) moved on: its timer is dropped, not woken. */
+	t->c[3].t_due = 5000;
+	for (int i = 0; i < 7; i++) {
+		struct lg_conn *c = lg_table_timer_next(t, 1000);
+
+		order &= c != NULL && c->t_due >= last && c != &t->c[3];
+		last = c ? c->t_due : UINT64_MAX;
+	}
+	tap_ok(order, "timer: the 7 still waiting woken in the order of their times");
+	tap_ok(lg_table_timer_next(t, 1000) == NULL && t->timer_n == 0,
+		"timer: the moved slot's stale entry dropped, the heap empty");
+	lg_table_free(t);
+}
+
 int
 main(void)
 {
@@ -678,5 +970,9 @@ main(void)
 	test_flood_request();
 	test_flood_answer();
 	test_flood_classify();
+	test_json_members();
+	test_sched();
+	test_pow();
+	test_timer();
 	return tap_done();
 }

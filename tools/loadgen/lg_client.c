@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,6 +13,7 @@
 #include "common/now.h"
 #include "tools/loadgen/lg_client.h"
 #include "tools/loadgen/lg_http.h"
+#include "tools/loadgen/lg_sched.h"
 
 /* What an answer means for the user who got it. */
 /* Result polls after a 410 to a reserve before the user is taken to hold nothing. */
@@ -238,10 +240,13 @@ build_request(struct lg_client *cl, struct lg_conn *c)
 		break;
 	}
 	case LG_STEP_RESERVE:
+		/* With a challenge, its solution (docs/api.md): every reserve of the token. */
 		n = snprintf(c->req, sizeof(c->req),
-			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n"
+			"POST %s HTTP/1.1\r\nHost: %s\r\nX-Flash-Token: %s\r\n%s%s%s"
 			"Content-Length: 0\r\n\r\n",
-			c->path, o->host, c->token);
+			c->path, o->host, c->token,
+			c->pow == LG_POW_SOLVED ? "X-Flash-Solution: " : "",
+			c->pow == LG_POW_SOLVED ? c->sol : "", c->pow == LG_POW_SOLVED ? "\r\n" : "");
 		break;
 	case LG_STEP_RESULT:
 		n = snprintf(c->req, sizeof(c->req),
@@ -345,6 +350,8 @@ client_end(struct lg_client *cl, struct lg_conn *c, enum lg_outcome out)
 	if (cl->o->mode == LG_MODE_SALE) {
 		cl->st.outcome[out]++;
 		cl->st.users_done++;
+		cl->st.pop_items[c->bot ? LG_POP_BOTS : LG_POP_PEOPLE] +=
+			out == LG_OUT_RESERVED || out == LG_OUT_ORDERED || out == LG_OUT_PAID;
 	}
 	lg_table_put(cl->tab, c);
 }
@@ -356,13 +363,70 @@ conn_fail(struct lg_client *cl, struct lg_conn *c)
 	client_end(cl, c, LG_OUT_CONN_FAILED);
 }
 
-/* The wait before asking again after 425/429/503: Retry-After plus up to 1/4 s of jitter. */
+/*
+ * The wait of c's user before asking again after 425/429/503: Retry-After plus up to 1/4 s of
+ * jitter; a bot's is --bot-speed times shorter.
+ */
 static uint64_t
-retry_wait(const struct lg_client *cl, long retry_after)
+retry_wait(const struct lg_client *cl, const struct lg_conn *c, long retry_after)
 {
 	uint64_t s = retry_after > 0 ? (uint64_t)retry_after : 1;
+	uint64_t w = s * cl->hz + rte_rand_max(cl->hz / 4 + 1);
 
-	return s * cl->hz + rte_rand_max(cl->hz / 4 + 1);
+	return c->bot ? (uint64_t)((double)w / cl->o->bot_speed) : w;
+}
+
+/* How many answers 425/429/503 in a row c's user takes: a bot as many more as it is faster. */
+static unsigned
+retry_limit(const struct lg_client *cl, const struct lg_conn *c)
+{
+	return c->bot ? (unsigned)(cl->o->retries * cl->o->bot_speed) : cl->o->retries;
+}
+
+/* TSC cycles of c's user's think time (lg_sched_think_ms()): 0 without --think-ms. */
+static uint64_t
+think_cycles(const struct lg_client *cl, const struct lg_conn *c)
+{
+	const struct lg_opts *o = cl->o;
+	double ms = lg_sched_think_ms(c->user, o->seed, o->think_ms, c->bot, o->bot_speed);
+
+	return (uint64_t)(ms * (double)cl->hz / 1000.0);
+}
+
+/*
+ * The wait of a queued user before its next poll: the answer's wait_ms (the time to the draw,
+ * or the estimated wait for its turn) within [--poll-ms, --poll-max-ms], plus up to a quarter
+ * of it (at most 1/4 s) of jitter so that a line of buyers told the same wait does not come
+ * back in the same millisecond; --poll-ms when the answer has no wait_ms.
+ */
+static uint64_t
+queued_wait(const struct lg_client *cl, const struct lg_http_resp *r)
+{
+	const struct lg_opts *o = cl->o;
+	uint64_t ms, w, j;
+
+	if (lg_json_uint(r->body, r->body_len, "wait_ms", &ms) != 0)
+		return cl->poll;
+	ms = ms < o->poll_ms ? o->poll_ms : ms > o->poll_max_ms ? o->poll_max_ms : ms;
+	w = ms * cl->hz / 1000;
+	j = w / 4 < cl->hz / 4 ? w / 4 : cl->hz / 4;
+	return w + rte_rand_max(j + 1);
+}
+
+/* Puts c's user in line for the solver (lg_client_solve()). Returns false when it is full. */
+static bool
+solve_enqueue(struct lg_client *cl, struct lg_conn *c)
+{
+	uint32_t i;
+
+	if (cl->solve_n == cl->solve_cap)
+		return false;
+	i = cl->solve_head + cl->solve_n;
+	if (i >= cl->solve_cap)
+		i -= cl->solve_cap;
+	cl->solve_q[i] = (struct lg_solve_wait){ .slot = (uint32_t)(c - cl->tab->c), .user = c->user };
+	cl->solve_n++;
+	return true;
 }
 
 static bool
@@ -418,6 +482,56 @@ learn_reserve_path(struct lg_client *cl, const char *path)
 }
 
 /*
+ * A token answer's challenge (lg_pow.h): puts c's user in line for its solution. Returns false
+ * when the answer's challenge is malformed or not its token's (or the line is full).
+ */
+static bool
+take_challenge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uint64_t now)
+{
+	struct lg_pow_challenge ch;
+	int rc = lg_pow_from_answer(r->body, r->body_len, c->token, strlen(c->token), &ch);
+
+	c->pow = LG_POW_NONE;
+	if (rc <= 0)
+		return rc == 0;
+	cl->st.pow_challenges++;
+	if (cl->pow_bits_min == 0 || ch.bits < cl->pow_bits_min)
+		cl->pow_bits_min = ch.bits;
+	if (ch.bits > cl->pow_bits_max)
+		cl->pow_bits_max = ch.bits;
+	c->t_chal = now;
+	c->pow = LG_POW_WAITING;
+	return solve_enqueue(cl, c);
+}
+
+/*
+ * A "queued" result's place in line (docs/api.md): counts it, and a position above the user's
+ * last one (the design says it never rises) as unexpected. Returns false when position or
+ * wait_ms is there but not a number.
+ */
+static bool
+take_position(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r)
+{
+	uint64_t pos, w;
+	int rc = lg_json_uint(r->body, r->body_len, "position", &pos);
+	int rw = lg_json_uint(r->body, r->body_len, "wait_ms", &w);
+
+	if (rc == -EINVAL || rw == -EINVAL)
+		return false;
+	cl->st.queued_polls++;
+	cl->st.queued_wait += rw == 0;
+	if (rc != 0)
+		return true;
+	cl->st.queued_position++;
+	if (c->last_pos != LG_POS_NONE && pos > c->last_pos) {
+		cl->st.position_rises++;
+		cl->st.unexpected_status++;
+	}
+	c->last_pos = pos < LG_POS_NONE ? (uint32_t)pos : LG_POS_NONE - 1;
+	return true;
+}
+
+/*
  * Decides what a well-formed answer r to c's step means (docs/api.md's flow), counting
  * answers an honest client should not get as unexpected.
  */
@@ -429,6 +543,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 	unsigned s = r->status;
 
 	*out = LG_OUT_REFUSED;
+	c->plain_poll = 0;
 	if (c->step == LG_STEP_HEALTHZ) {
 		/* A reserve may also be told 503 "busy" when the link to the control plane is
 		 * backed up (docs/api.md): the data plane's backpressure, counted by status. */
@@ -453,12 +568,13 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		*out = LG_OUT_SOLD_OUT;
 		return NEXT_DONE;
 	}
-	if (is_retry_status(s) && !(s == 425 && c->step != LG_STEP_TOKEN)) {
-		if (++c->attempts > o->retries) {
+	/* 425: a token before the sale (or its pre-queue) opens, a reserve while the draw runs. */
+	if (is_retry_status(s) && !(s == 425 && c->step == LG_STEP_RESULT)) {
+		if (++c->attempts > retry_limit(cl, c)) {
 			*out = LG_OUT_GAVE_UP;
 			return NEXT_DONE;
 		}
-		c->t_next = now + retry_wait(cl, r->retry_after);
+		c->t_next = now + retry_wait(cl, c, r->retry_after);
 		return NEXT_RETRY;
 	}
 	switch ((enum lg_step)c->step) {
@@ -474,9 +590,14 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		}
 		if (unlikely(!cl->have_reserve_path))
 			learn_reserve_path(cl, c->path);
+		if (!take_challenge(cl, c, r, now)) {
+			cl->st.malformed_http++;
+			*out = LG_OUT_CONN_FAILED;
+			return NEXT_DONE;
+		}
 		c->step = LG_STEP_RESERVE;
 		c->attempts = 0;
-		c->t_next = now;
+		c->t_next = now + think_cycles(cl, c);
 		return NEXT_STEP;
 	case LG_STEP_RESERVE:
 		if (s == 200 && c->clicks > 0) {
@@ -498,6 +619,8 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		/* --double-click: a chosen share of users reserve again with the same token, as
 		 * an impatient buyer clicks twice; the control plane answers the second duplicate
 		 * and the user's result stays the first one's. */
+		if (c->clicks == 0)
+			cl->st.pop_entrants[c->bot ? LG_POP_BOTS : LG_POP_PEOPLE]++;
 		if (c->clicks++ == 0 && (c->user - o->user_base) % 100 < o->double_click) {
 			cl->st.double_clicks++;
 			c->attempts = 0;
@@ -514,6 +637,7 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 		c->step = LG_STEP_RESULT;
 		c->attempts = 0;
 		c->t_next = now + cl->poll;
+		c->plain_poll = 1;
 		return NEXT_STEP;
 	case LG_STEP_RESULT: {
 		const char *v;
@@ -536,9 +660,15 @@ judge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *r, uin
 				*out = LG_OUT_STILL_QUEUED;
 				return NEXT_DONE;
 			}
+			if (!take_position(cl, c, r)) {
+				cl->st.malformed_http++;
+				*out = LG_OUT_CONN_FAILED;
+				return NEXT_DONE;
+			}
 			/* Answered: a 429 of the poll limit before it is no longer "in a row". */
 			c->attempts = 0;
-			c->t_next = now + cl->poll;
+			c->t_next = now + queued_wait(cl, r);
+			c->plain_poll = c->t_next == now + cl->poll;
 			return NEXT_STEP;
 		}
 		*out = result_outcome(v, n);
@@ -601,6 +731,24 @@ on_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	c->verdict = (uint8_t)(next == NEXT_DONE ? 2 + out : 1);
 }
 
+/*
+ * Idle sale user c starts its next connection at due: at once when due is now, as a browser
+ * would (the reserve after the token); a plain poll's wait (--poll-ms, the same for everyone)
+ * ends on time in the wake queue, waits of other lengths (think times, Retry-After, a queued
+ * user's wait_ms) on the timer heap, or at the timer scan when either is full.
+ */
+static void
+idle_until(struct lg_client *cl, struct lg_conn *c, uint64_t due, uint64_t now)
+{
+	c->t_due = due;
+	if (now >= c->t_due)
+		conn_open(cl, c, now);
+	else if (c->plain_poll && c->t_due - now <= cl->poll)
+		lg_table_wake_at(cl->tab, c);
+	else
+		lg_table_timer_at(cl->tab, c);
+}
+
 /* Our FIN was acknowledged: the connection is complete. */
 static void
 conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
@@ -620,16 +768,18 @@ conn_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 			c->verdict >= 2 ? (enum lg_outcome)(c->verdict - 2) : LG_OUT_CONN_FAILED);
 		return;
 	}
-	/* t_due was our FIN's retransmission timer; judge() said when the next step is due. */
+	if (c->pow == LG_POW_FAILED) {
+		client_end(cl, c, LG_OUT_GAVE_UP);
+		return;
+	}
+	/* t_due was our FIN's retransmission timer; judge() said when the next step is due. A
+	 * reserve that waits for its challenge's solution is started by lg_client_solve(). */
 	c->state = LG_CS_IDLE;
-	c->t_due = c->t_next;
-	/* The next step that is due now (reserve after the token) starts at once, as a browser
-	 * would; a poll's wait ends on time (the wake queue), longer ones (Retry-After) at the
-	 * timer scan. */
-	if (now >= c->t_due)
-		conn_open(cl, c, now);
-	else if (c->t_due - now <= cl->poll)
-		lg_table_wake_at(cl->tab, c);
+	if (c->pow == LG_POW_WAITING && c->step == LG_STEP_RESERVE) {
+		c->t_due = UINT64_MAX;
+		return;
+	}
+	idle_until(cl, c, c->t_next, now);
 }
 
 /*
@@ -1171,6 +1321,47 @@ launch_floods(struct lg_client *cl, uint64_t now)
 	}
 }
 
+/* The TSC at which the k-th sale user arrives (lg_sched_arrival_s(): at the start but for a
+ * pre-queue's). */
+static uint64_t
+arrival_tsc(const struct lg_client *cl, uint64_t k)
+{
+	const struct lg_opts *o = cl->o;
+	double s = lg_sched_arrival_s(
+		k, cl->n_pre, o->arrive_before, lg_sched_unit(o->user_base + k, ~o->seed));
+	double d = s * (double)cl->hz;
+
+	return d >= 0 ? cl->t_start + (uint64_t)d
+		      : cl->t_start - (uint64_t)(-d < (double)cl->t_start ? -d : (double)cl->t_start);
+}
+
+/*
+ * Sale user c (the launched-th) arrives now: counted in its population (and, with a pre-queue,
+ * in the arrivals before or at the start); its first request, the token, goes after its think
+ * time.
+ */
+static void
+sale_arrive(struct lg_client *cl, struct lg_conn *c, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+	uint64_t k = cl->launched;
+	double at = ((double)now - (double)cl->t_start) / (double)cl->hz;
+
+	c->bot = lg_sched_is_bot(k, o->count, o->bots);
+	cl->st.users_started++;
+	cl->st.pop_users[c->bot ? LG_POP_BOTS : LG_POP_PEOPLE]++;
+	if (o->arrive_before > 0 && k < cl->n_pre) {
+		if (cl->st.arrived_pre++ == 0)
+			cl->arr_first_pre = at;
+		cl->arr_last_pre = at;
+	} else if (o->arrive_before > 0) {
+		if (cl->st.arrived_burst++ == 0)
+			cl->arr_first_burst = at;
+	}
+	c->state = LG_CS_IDLE;
+	idle_until(cl, c, now + think_cycles(cl, c), now);
+}
+
 static void
 launch_honest(struct lg_client *cl, uint64_t now)
 {
@@ -1187,6 +1378,10 @@ launch_honest(struct lg_client *cl, uint64_t now)
 			cl->credit = cap;
 	}
 	for (unsigned k = 0; k < LG_BURST && cl->launched < o->count; k++) {
+		/* Sale users arrive in order, each at its time: a pre-queue's over the span before
+		 * the start, the others at the start (lg_sched.h). */
+		if (o->mode == LG_MODE_SALE && now < arrival_tsc(cl, cl->launched))
+			return;
 		if (o->rate > 0) {
 			if (cl->credit < 1)
 				return;
@@ -1227,10 +1422,17 @@ launch_honest(struct lg_client *cl, uint64_t now)
 		c->polls = 0;
 		c->checking = 0;
 		c->clicks = 0;
-		if (o->mode == LG_MODE_SALE)
-			cl->st.users_started++;
+		c->bot = 0;
+		c->plain_poll = 0;
+		c->pow = LG_POW_NONE;
+		c->last_pos = LG_POS_NONE;
+		if (o->mode != LG_MODE_SALE) {
+			cl->launched++;
+			conn_open(cl, c, now);
+			continue;
+		}
+		sale_arrive(cl, c, now);
 		cl->launched++;
-		conn_open(cl, c, now);
 	}
 }
 
@@ -1295,6 +1497,11 @@ lg_client_timers(struct lg_client *cl, uint64_t now)
 	     (c = lg_table_wake_next(cl->tab, now)) != NULL;
 	     k++)
 		conn_open(cl, c, now);
+	/* Waits of other lengths whose time has come, as many a call. */
+	for (unsigned k = 0; k < LG_BURST && cl->tab != NULL &&
+	     (c = lg_table_timer_next(cl->tab, now)) != NULL;
+	     k++)
+		conn_open(cl, c, now);
 	/* A scan of the tables each 1/4 of the first RTO is enough for timers of that size. */
 	if (now < cl->t_next_scan)
 		return;
@@ -1303,6 +1510,94 @@ lg_client_timers(struct lg_client *cl, uint64_t now)
 		scan_table(cl, cl->tab, now);
 	if (cl->ftab != NULL && cl->ftab->active != 0)
 		scan_table(cl, cl->ftab, now);
+}
+
+void
+lg_client_set_start(struct lg_client *cl, uint64_t start)
+{
+	cl->t_start = start;
+	cl->n_pre = cl->o->arrive_before > 0 ? lg_sched_pre_count(cl->o->count, cl->o->burst_pct)
+					      : 0;
+}
+
+/* The next user in line for a solution who still waits for one, taken off the line; false if none. */
+static bool
+solve_next(struct lg_client *cl)
+{
+	while (cl->solve_n != 0) {
+		struct lg_solve_wait w = cl->solve_q[cl->solve_head];
+		const struct lg_conn *c = &cl->tab->c[w.slot];
+
+		if (++cl->solve_head == cl->solve_cap)
+			cl->solve_head = 0;
+		cl->solve_n--;
+		if (c->state != LG_CS_FREE && c->user == w.user && c->pow == LG_POW_WAITING) {
+			struct lg_pow_challenge ch;
+
+			/* The token's claim, which take_challenge() found equal to the answer's. */
+			if (!lg_pow_of_token(c->token, strlen(c->token), &ch))
+				continue;
+			cl->solving_for = w;
+			cl->solving_cycles = 0;
+			lg_pow_start(&cl->solver, &ch);
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+lg_client_solve(struct lg_client *cl, uint64_t now)
+{
+	const struct lg_opts *o = cl->o;
+
+	if (!cl->solving && !(cl->solving = solve_next(cl)))
+		return;
+	struct lg_conn *c = &cl->tab->c[cl->solving_for.slot];
+
+	if (c->state == LG_CS_FREE || c->user != cl->solving_for.user || c->pow != LG_POW_WAITING) {
+		cl->solving = false; /* the user ended meanwhile (a failed connection) */
+		return;
+	}
+	uint64_t before = cl->solver.tries, left = o->pow_max_tries - before;
+	uint64_t t0 = rte_get_tsc_cycles();
+	bool found;
+
+	if (o->pow_tries_per_loop == 0) {
+		/* Whole, with pow_solve() (the run loop waits for it): the solver's own speed. */
+		found = pow_solve(cl->solver.ch.prefix, cl->solver.ch.plen, cl->solver.ch.bits,
+				left, cl->solver.nonce, &cl->solver.tries) == 0;
+		cl->solver.nlen = (uint8_t)strlen(cl->solver.nonce);
+		cl->solver.tries += before;
+	} else {
+		found = lg_pow_step(&cl->solver, left < o->pow_tries_per_loop
+							 ? left
+							 : o->pow_tries_per_loop);
+	}
+	uint64_t t1 = rte_get_tsc_cycles();
+
+	cl->solving_cycles += t1 - t0;
+	cl->st.pow_tries += cl->solver.tries - before;
+	cl->st.pow_cycles += t1 - t0;
+	if (!found && cl->solver.tries < o->pow_max_tries)
+		return;
+	cl->solving = false;
+	if (!found) {
+		cl->st.pow_unsolved++;
+		c->pow = LG_POW_FAILED;
+		if (c->state == LG_CS_IDLE)
+			client_end(cl, c, LG_OUT_GAVE_UP);
+		return;
+	}
+	memcpy(c->sol, cl->solver.nonce, (size_t)cl->solver.nlen + 1);
+	c->pow = LG_POW_SOLVED;
+	cl->st.pow_solved++;
+	lg_hist_add(&cl->st.pow_cpu, cl->solving_cycles);
+	lg_hist_add(&cl->st.pow_wait, t1 - c->t_chal);
+	/* Its reserve goes when its think time is over too (conn_closed() when its token's
+	 * connection is still closing). */
+	if (c->state == LG_CS_IDLE)
+		idle_until(cl, c, c->t_next > now ? c->t_next : t1, t1);
 }
 
 bool
@@ -1393,6 +1688,7 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 	cl->flood_salt = rte_rand();
 	cl->ack_salt = rte_rand();
 	cl->t_flood_credit = cl->t_credit;
+	lg_client_set_start(cl, cl->t_credit);
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
 		cl->any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
 	if (cl->any_flood) {
@@ -1438,7 +1734,13 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 		cl->blast_req_len = (uint16_t)n;
 	} else if (o->mode != LG_MODE_SYN_FLOOD) {
 		cl->tab = lg_table_create(o->concurrency, LG_PORT_BASE);
-		if (cl->tab == NULL) {
+		cl->solve_cap = o->concurrency * LG_WAKE_PER_SLOT;
+		cl->solve_q = calloc(cl->solve_cap, sizeof(*cl->solve_q));
+		if (cl->tab == NULL || cl->solve_q == NULL) {
+			free(cl->solve_q);
+			cl->solve_q = NULL;
+			lg_table_free(cl->tab);
+			cl->tab = NULL;
 			fprintf(stderr,
 				"loadgen: no memory for %u connection slots; lower "
 				"--concurrency\n",
@@ -1459,6 +1761,8 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 			cl->tab = NULL;
 			lg_table_free(cl->ftab);
 			cl->ftab = NULL;
+			free(cl->solve_q);
+			cl->solve_q = NULL;
 			return rc;
 		}
 		cl->capturing = true;
@@ -1480,5 +1784,7 @@ lg_client_fini(struct lg_client *cl)
 	cl->tab = NULL;
 	lg_table_free(cl->ftab);
 	cl->ftab = NULL;
+	free(cl->solve_q);
+	cl->solve_q = NULL;
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_pcap.h"
 #include "tools/loadgen/lg_pkt.h"
+#include "tools/loadgen/lg_pow.h"
 #include "tools/loadgen/lg_stats.h"
 
 #define LG_BURST     32
@@ -105,6 +106,17 @@ struct lg_opts {
 	bool proxy_v2;		       /* a PROXY v2 header at the start of each connection */
 	uint32_t proxy_src_base;       /* the client addresses it gives (host order) */
 	uint32_t n_proxy_src;
+	/* Sale: bots, people and a pre-queue (tools/loadgen/lg_sched.h), challenges. */
+	uint64_t bots;		    /* --bots: users that are bots, spread over the users */
+	bool populations;	    /* --bots was given: the report has a line per population */
+	double think_ms;	    /* people's mean think time before a request of their own */
+	double bot_speed;	    /* bots think and retry this many times faster (>= 1) */
+	uint64_t seed;		    /* the think times' draw */
+	double arrive_before;	    /* pre-queue: seconds before --start-at the arrivals begin */
+	unsigned burst_pct;	    /* pre-queue: percent of users arriving at the start */
+	unsigned poll_max_ms;	    /* a queued user's longest wait between polls */
+	uint64_t pow_tries_per_loop; /* challenge nonces tried per run loop iteration */
+	uint64_t pow_max_tries;	    /* a challenge not solved in this many tries: the user gives up */
 };
 
 /* Whether o asks for any flood, and for a flood of kind k. */
@@ -155,6 +167,24 @@ struct lg_client {
 	char blast_req[512];
 	uint16_t blast_req_len;
 	uint64_t blast_exp; /* reserve-blast: the purchase tokens' expiry, Unix s */
+	/* Sale: the start (--start-at, else the run's first loop) in TSC cycles, which the
+	 * pre-queue's arrivals are placed around, and the first users that arrive before it. */
+	uint64_t t_start;
+	uint64_t n_pre;
+	double arr_first_pre, arr_last_pre, arr_first_burst; /* arrivals, s from the start */
+	/* Challenges (lg_pow.h): users waiting for their solution, in the order they got their
+	 * challenge (slot and user: an entry of a user who has ended is skipped), and the one
+	 * being solved, a slice of --pow-tries-per-loop tries per run loop iteration. */
+	struct lg_solve_wait {
+		uint32_t slot;
+		uint64_t user;
+	} *solve_q;
+	uint32_t solve_cap, solve_head, solve_n;
+	bool solving;
+	struct lg_solve_wait solving_for;
+	struct lg_pow_solver solver;
+	uint64_t solving_cycles; /* TSC cycles spent on the current challenge so far */
+	unsigned pow_bits_min, pow_bits_max;
 };
 
 /*
@@ -178,6 +208,19 @@ void lg_client_launch(struct lg_client *cl, uint64_t now);
 
 /* Retransmits, times out and wakes idle sale users whose time has come. */
 void lg_client_timers(struct lg_client *cl, uint64_t now);
+
+/*
+ * Spends one slice (at most --pow-tries-per-loop tries) on the challenge of the user first in
+ * line for a solution; a user whose solution is found goes on with its reserve (at once when
+ * its think time is over). Does nothing when no user waits for one.
+ */
+void lg_client_solve(struct lg_client *cl, uint64_t now);
+
+/*
+ * Sets the sale's start: start is its TSC (--start-at, or the run's first loop) and the
+ * pre-queue's arrivals are placed around it. Call before the run loop.
+ */
+void lg_client_set_start(struct lg_client *cl, uint64_t start);
 
 /* Sends what the TX buffer holds; what the port does not take is dropped and counted. */
 void lg_client_flush(struct lg_client *cl);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/pow.h"
 #include "common/token.h"
 
 #define LG_REQ_MAX  800 /* a request, and a PROXY v2 header before a connection's first */
@@ -24,6 +25,16 @@ enum lg_conn_state {
 	LG_CS_REQ_SENT, /* handshake ACK with the request sent, reading the answer */
 	LG_CS_FIN_SENT, /* answer and its FIN read, our FIN sent, waiting for its ACK */
 };
+
+/* A sale user's challenge (the token answer's, docs/api.md). */
+enum lg_pow_state {
+	LG_POW_NONE,	/* no challenge: the reserve goes without X-Flash-Solution */
+	LG_POW_WAITING, /* in line for the solver (lg_client_solve()) */
+	LG_POW_SOLVED,	/* solution in sol: the reserves carry it */
+	LG_POW_FAILED,	/* not solved within --pow-max-tries: the user gives up */
+};
+
+#define LG_POS_NONE UINT32_MAX /* no position seen yet */
 
 /* What the current connection asks (docs/api.md). */
 enum lg_step {
@@ -49,6 +60,9 @@ struct lg_conn {
 	uint8_t verdict;  /* after the answer: 1 go on, 2 + enum lg_outcome: the client ends */
 	uint8_t checking; /* sale: polling after a 410 to a reserve (an earlier try may hold) */
 	uint8_t clicks;	  /* sale: reserves admitted so far (--double-click sends a second) */
+	uint8_t bot;	  /* sale: the user is a bot (--bots) */
+	uint8_t pow;	  /* sale: enum lg_pow_state */
+	uint8_t plain_poll; /* sale: the wait before the next step is --poll-ms (wake queue) */
 	uint16_t sport;
 	uint16_t req_len;
 	uint16_t resp_len;
@@ -64,6 +78,9 @@ struct lg_conn {
 	uint64_t t_due;	   /* TSC of the next retransmission, or of the next connection (IDLE) */
 	uint64_t t_next;   /* sale: TSC the next step is due, said by the answer (judge()) */
 	uint64_t user;	   /* sale: the user id; healthz: the connection number */
+	uint64_t t_chal;   /* sale: TSC when the challenge came */
+	uint32_t last_pos; /* sale: the last position in line a poll gave, or LG_POS_NONE */
+	char sol[POW_SOLUTION_MAX + 1]; /* sale: the challenge's solution */
 	char req[LG_REQ_MAX];
 	char resp[LG_RESP_MAX];
 	char token[TOK_BUF_SIZE]; /* purchase token, then receipt */
@@ -90,6 +107,10 @@ struct lg_table {
 	 * RTO/4, far too seldom for a poll every millisecond, so these are woken on time. */
 	struct lg_wake *wake;
 	uint32_t wake_cap, wake_head, wake_n;
+	/* Waits of any length (think times, Retry-After, a queued buyer's wait_ms): a min-heap by
+	 * due time, so each is woken on time whatever the order they began in. */
+	struct lg_wake *timer;
+	uint32_t timer_cap, timer_n;
 };
 
 /*
@@ -164,6 +185,18 @@ lg_table_wake_next(struct lg_table *t, uint64_t now)
 	}
 	return NULL;
 }
+
+/*
+ * Queues slot c, IDLE until c->t_due, to be woken by lg_table_timer_next() at that time: for
+ * waits of any length. Returns false when the heap is full: the timer scan wakes the slot then.
+ */
+bool lg_table_timer_at(struct lg_table *t, const struct lg_conn *c);
+
+/*
+ * The slot of the earliest timer due by now that still waits for it (IDLE with the t_due it was
+ * queued with), or NULL. Timers of slots that moved on are dropped on the way.
+ */
+struct lg_conn *lg_table_timer_next(struct lg_table *t, uint64_t now);
 
 /*
  * The slot that a segment to client address cip, port dport belongs to, or NULL if no busy

@@ -208,19 +208,21 @@ lg_http_err_name(enum lg_http_err e)
 	return (unsigned)e < LG_HTTP_ERR_N ? names[e] : "?";
 }
 
-int
-lg_json_string(const char *body, size_t len, const char *name, const char **val, size_t *vlen)
+/*
+ * The value of the next member "name" (nlen bytes) that starts at or after *from, before end:
+ * past the name's closing quote, optional spaces, ':' and optional spaces. NULL when there is
+ * none; *from moves past the name found, so that a caller may look for the next one.
+ */
+static const char *
+json_next_value(const char **from, const char *end, const char *name, size_t nlen)
 {
-	size_t nlen = strlen(name);
-	const char *end = body + len;
-
-	/* Look for "name" followed by optional spaces, ':', optional spaces and '"'. */
-	for (const char *p = body; p + nlen + 2 <= end; p++) {
+	for (const char *p = *from; p + nlen + 2 <= end; p++) {
 		if (*p != '"' || (size_t)(end - p - 1) < nlen + 1 ||
 			memcmp(p + 1, name, nlen) != 0 || p[nlen + 1] != '"')
 			continue;
 		const char *q = p + nlen + 2;
 
+		*from = q;
 		while (q < end && *q == ' ')
 			q++;
 		if (q >= end || *q != ':')
@@ -228,7 +230,22 @@ lg_json_string(const char *body, size_t len, const char *name, const char **val,
 		q++;
 		while (q < end && *q == ' ')
 			q++;
-		if (q >= end || *q != '"')
+		if (q < end)
+			return q;
+	}
+	*from = end;
+	return NULL;
+}
+
+int
+lg_json_string(const char *body, size_t len, const char *name, const char **val, size_t *vlen)
+{
+	const char *end = body + len, *from = body, *q;
+	size_t nlen = strlen(name);
+
+	/* Look for "name" followed by optional spaces, ':', optional spaces and '"'. */
+	while ((q = json_next_value(&from, end, name, nlen)) != NULL) {
+		if (*q != '"')
 			continue;
 		q++;
 		const char *s = q;
@@ -245,4 +262,61 @@ lg_json_string(const char *body, size_t len, const char *name, const char **val,
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int
+lg_json_object(const char *body, size_t len, const char *name, const char **obj, size_t *olen)
+{
+	const char *end = body + len, *from = body, *q;
+	size_t nlen = strlen(name);
+
+	while ((q = json_next_value(&from, end, name, nlen)) != NULL) {
+		if (*q != '{')
+			continue;
+		unsigned depth = 0;
+		bool in_str = false;
+
+		for (const char *p = q; p < end; p++) {
+			if (in_str) {
+				if (*p == '\\')
+					p++;
+				else if (*p == '"')
+					in_str = false;
+			} else if (*p == '"') {
+				in_str = true;
+			} else if (*p == '{') {
+				depth++;
+			} else if (*p == '}' && --depth == 0) {
+				*obj = q;
+				*olen = (size_t)(p + 1 - q);
+				return 0;
+			}
+		}
+		return -EINVAL;
+	}
+	return -ENOENT;
+}
+
+int
+lg_json_uint(const char *body, size_t len, const char *name, uint64_t *v)
+{
+	const char *end = body + len, *from = body, *q;
+	size_t nlen = strlen(name);
+	uint64_t x = 0;
+
+	q = json_next_value(&from, end, name, nlen);
+	if (q == NULL || (end - q >= 4 && memcmp(q, "null", 4) == 0))
+		return -ENOENT;
+	if (*q < '0' || *q > '9')
+		return -EINVAL;
+	for (; q < end && *q >= '0' && *q <= '9'; q++) {
+		if (x > (UINT64_MAX / 2 - 9) / 10)
+			return -EINVAL;
+		x = x * 10 + (uint64_t)(*q - '0');
+	}
+	/* A number ends at a separator: no fraction, exponent or trailing letters. */
+	if (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != ']')
+		return -EINVAL;
+	*v = x;
+	return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum lg_http_err {
 	LG_HTTP_OK = 0,
@@ -58,5 +59,20 @@ const char *lg_http_err_name(enum lg_http_err e);
  * when there is no such string member, or -EINVAL when its value holds a backslash.
  */
 int lg_json_string(const char *body, size_t len, const char *name, const char **val, size_t *vlen);
+
+/*
+ * Finds the member "name" of body whose value is an object and points *obj and *olen at it,
+ * braces included (strings inside are skipped, objects may nest). Returns 0, -ENOENT when
+ * there is no such member (or its value is not an object, e.g. null), or -EINVAL when the
+ * object does not end within len bytes.
+ */
+int lg_json_object(const char *body, size_t len, const char *name, const char **obj, size_t *olen);
+
+/*
+ * Finds the member "name" of body whose value is a non-negative integer (decimal digits only)
+ * and stores it in *v. Returns 0, -ENOENT when there is no such member or its value is null,
+ * or -EINVAL when the value is anything else (a sign, a fraction, a string, past 2^63).
+ */
+int lg_json_uint(const char *body, size_t len, const char *name, uint64_t *v);
 
 #endif

@@ -32,9 +32,92 @@ lg_report_fill(struct lg_report *r, const struct lg_opts *o, const struct lg_cli
 	r->pcap = cl->capturing || o->pcap_path;
 	r->pcap_path = o->pcap_path;
 	r->pcap_frames = cl->pcap.frames;
+	r->pow_bits_min = cl->pow_bits_min;
+	r->pow_bits_max = cl->pow_bits_max;
+	r->populations = o->mode == LG_MODE_SALE && o->populations;
+	r->arrivals = o->mode == LG_MODE_SALE && o->arrive_before > 0;
+	r->arr_first_pre = cl->arr_first_pre;
+	r->arr_last_pre = cl->arr_last_pre;
+	r->arr_first_burst = cl->arr_first_burst;
 	r->hz = cl->hz;
 	r->st = &cl->st;
 }
+
+/* n as a percent of total (0 when total is 0). */
+static double
+pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0;
+}
+
+/*
+ * The sale's own figures, each line a name and its "word value" pairs, written once for both
+ * forms: challenges (solutions, tries, solving time), queued polls, the populations' shares
+ * and the pre-queue's arrivals. kind: 'u' a count, 'd' a number with `dec` decimals.
+ */
+struct sale_item {
+	const char *word;
+	char kind;
+	unsigned dec;
+	uint64_t u;
+	double d;
+};
+
+#define SALE_LINE_MAX 12
+
+struct sale_line {
+	const char *key;
+	unsigned n;
+	struct sale_item it[SALE_LINE_MAX];
+};
+
+#define U(w, v)	   {.word = (w), .kind = 'u', .u = (v)}
+#define D(w, v, p) {.word = (w), .kind = 'd', .dec = (p), .d = (v)}
+
+/* The sale's lines of r into out (at most 6). Returns how many. */
+static unsigned
+sale_lines(const struct lg_report *r, struct sale_line *out)
+{
+	const struct lg_stats *s = r->st;
+	uint64_t solved = s->pow_solved;
+	double cpu_s = (double)s->pow_cycles / (double)r->hz;
+	unsigned n = 0;
+
+	out[n++] = (struct sale_line){"pow", 9,
+		{U("challenges", s->pow_challenges), U("solved", solved),
+			U("unsolved", s->pow_unsolved), U("bits_min", r->pow_bits_min),
+			U("bits_max", r->pow_bits_max), U("tries", s->pow_tries),
+			D("tries_per_solution", solved ? (double)s->pow_tries / (double)solved : 0, 0),
+			D("cpu_s", cpu_s, 3),
+			D("cpu_us_per_solution", solved ? cpu_s * 1e6 / (double)solved : 0, 1)}};
+	out[n++] = (struct sale_line){"queue", 4,
+		{U("polls", s->queued_polls), U("position", s->queued_position),
+			U("wait", s->queued_wait), U("rises", s->position_rises)}};
+	if (r->populations) {
+		static const char *const key[2] = {"people", "bots"};
+		uint64_t tu = s->pop_users[0] + s->pop_users[1];
+		uint64_t te = s->pop_entrants[0] + s->pop_entrants[1];
+		uint64_t ti = s->pop_items[0] + s->pop_items[1];
+
+		for (int p = LG_POP_BOTS; p >= LG_POP_PEOPLE; p--)
+			out[n++] = (struct sale_line){key[p], 6,
+				{U("users", s->pop_users[p]), U("entrants", s->pop_entrants[p]),
+					U("items", s->pop_items[p]),
+					D("share_users", pct(s->pop_users[p], tu), 1),
+					D("share_entrants", pct(s->pop_entrants[p], te), 1),
+					D("share_items", pct(s->pop_items[p], ti), 1)}};
+	}
+	if (r->arrivals)
+		out[n++] = (struct sale_line){"arrivals", 5,
+			{U("before", s->arrived_pre), U("at_start", s->arrived_burst),
+				D("first_before_s", r->arr_first_pre, 3),
+				D("last_before_s", r->arr_last_pre, 3),
+				D("first_at_start_s", r->arr_first_burst, 3)}};
+	return n;
+}
+
+#undef U
+#undef D
 
 static double
 us_of(uint64_t cycles, uint64_t hz)
@@ -86,6 +169,30 @@ text_flood(FILE *f, const struct lg_report *r, enum lg_flood_kind k)
 	fprintf(f, "\n");
 }
 
+static void
+text_sale(FILE *f, const struct lg_report *r)
+{
+	struct sale_line l[6];
+	unsigned n = sale_lines(r, l);
+
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(f, "%s:", l[i].key);
+		for (unsigned k = 0; k < l[i].n; k++) {
+			const struct sale_item *it = &l[i].it[k];
+
+			if (it->kind == 'u')
+				fprintf(f, " %s %" PRIu64, it->word, it->u);
+			else
+				fprintf(f, " %s %.*f", it->word, (int)it->dec, it->d);
+		}
+		fprintf(f, "\n");
+		if (i == 0) {
+			text_hist(f, "pow_cpu_us", &r->st->pow_cpu, r->hz);
+			text_hist(f, "pow_wait_us", &r->st->pow_wait, r->hz);
+		}
+	}
+}
+
 void
 lg_report_text(FILE *f, const struct lg_report *r)
 {
@@ -129,6 +236,7 @@ lg_report_text(FILE *f, const struct lg_report *r)
 			fprintf(f, " %s=%" PRIu64, lg_outcome_name((enum lg_outcome)i),
 				s->outcome[i]);
 		fprintf(f, "\n");
+		text_sale(f, r);
 	}
 	fprintf(f, "answers:");
 	for (unsigned i = 0; i < LG_STATUS_MAX; i++)
@@ -223,6 +331,30 @@ json_flood(struct json_writer *j, const struct lg_report *r, enum lg_flood_kind 
 	jw_close(j, '}');
 }
 
+static void
+json_sale(struct json_writer *j, const struct lg_report *r)
+{
+	struct sale_line l[6];
+	unsigned n = sale_lines(r, l);
+
+	for (unsigned i = 0; i < n; i++) {
+		jw_open(j, l[i].key, '{');
+		for (unsigned k = 0; k < l[i].n; k++) {
+			const struct sale_item *it = &l[i].it[k];
+
+			if (it->kind == 'u')
+				jw_u64(j, it->word, it->u);
+			else
+				jw_double(j, it->word, it->d, it->dec);
+		}
+		jw_close(j, '}');
+		if (i == 0) {
+			json_hist(j, "pow_cpu_us", &r->st->pow_cpu, r->hz);
+			json_hist(j, "pow_wait_us", &r->st->pow_wait, r->hz);
+		}
+	}
+}
+
 int
 lg_report_json(const struct lg_report *r, char *buf, size_t cap)
 {
@@ -277,6 +409,7 @@ lg_report_json(const struct lg_report *r, char *buf, size_t cap)
 		for (int i = 0; i < LG_OUT_N; i++)
 			jw_u64(&j, lg_outcome_name((enum lg_outcome)i), s->outcome[i]);
 		jw_close(&j, '}');
+		json_sale(&j, r);
 	}
 	json_statuses(&j, s->status);
 	jw_open(&j, "malformed", '{');

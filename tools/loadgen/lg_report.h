@@ -30,6 +30,10 @@ struct lg_report {
 	bool pcap;			       /* a capture was asked (--pcap) */
 	const char *pcap_path;
 	uint64_t pcap_frames;
+	unsigned pow_bits_min, pow_bits_max; /* sale: the challenges' difficulties (0: none) */
+	bool populations;		     /* sale with --bots: a line per population */
+	bool arrivals;			     /* sale with --arrive-before: the arrivals' line */
+	double arr_first_pre, arr_last_pre, arr_first_burst; /* s from the start */
 	uint64_t hz; /* TSC cycles per second: the latencies are kept in cycles */
 	const struct lg_stats *st;
 };

@@ -62,6 +62,8 @@ lg_stats_add(struct lg_stats *dst, const struct lg_stats *src)
 		d[i] += s[i];
 	hist_add(&dst->req_lat, &src->req_lat);
 	hist_add(&dst->conn_lat, &src->conn_lat);
+	hist_add(&dst->pow_cpu, &src->pow_cpu);
+	hist_add(&dst->pow_wait, &src->pow_wait);
 }
 
 const char *

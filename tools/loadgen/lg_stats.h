@@ -72,9 +72,23 @@ struct lg_stats {
 	uint64_t double_clicks; /* sale: users who sent their reserve twice (--double-click) */
 	uint64_t outcome[LG_OUT_N];
 	struct lg_flood_stats flood[LG_FLOOD_N];
+	/* Sale, challenges: token answers with one, solved, given up (--pow-max-tries), nonces
+	 * tried and TSC cycles spent trying them */
+	uint64_t pow_challenges, pow_solved, pow_unsolved, pow_tries, pow_cycles;
+	/* Sale, queued: result answers "queued", those with a position, with a wait_ms, and the
+	 * polls whose position was above the user's last one (the design forbids it) */
+	uint64_t queued_polls, queued_position, queued_wait, position_rises;
+	/* Sale, per population (LG_POP_PEOPLE, LG_POP_BOTS): users, entrants (a first reserve
+	 * answered 202), items (a result reserved, ordered or paid) */
+	uint64_t pop_users[2], pop_entrants[2], pop_items[2];
+	uint64_t arrived_pre, arrived_burst; /* sale with --arrive-before: arrivals */
 	struct lg_hist req_lat;	 /* request sent → whole response received, in TSC cycles */
 	struct lg_hist conn_lat; /* SYN sent → our FIN acknowledged, in TSC cycles */
+	struct lg_hist pow_cpu;	 /* TSC cycles the solver spent on one solution */
+	struct lg_hist pow_wait; /* challenge received → solution found (time in line too) */
 };
+
+enum { LG_POP_PEOPLE, LG_POP_BOTS };
 
 /* The bucket that holds value v: exact below 16, then 16 steps per power of two. */
 static inline unsigned

@@ -106,6 +106,25 @@ usage(FILE *f)
 		"                       (keys on the command line show in ps)\n"
 		"  --kid N              its key id (default 1)\n"
 		"  --double-click P     sale: P percent of the users reserve twice (default 0)\n"
+		"  --bots N|P%%          sale: N users (or P percent of them) are bots, spread over\n"
+		"                       the users; the report counts bots and people apart\n"
+		"  --think-ms MS        sale: people's mean think time before the token and the\n"
+		"                       reserve, drawn per user in [MS/2, 3MS/2] (default 1000\n"
+		"                       with --bots, else 0)\n"
+		"  --bot-speed X        sale: bots think and retry X times faster and retry X\n"
+		"                       times as often (1..10000, default 100)\n"
+		"  --seed N             sale: the think times' and arrivals' draw (default 1)\n"
+		"  --arrive-before S    sale: a pre-queue: users arrive over the S seconds before\n"
+		"                       --start-at (needed), the --burst share at it\n"
+		"  --burst P            sale with --arrive-before: percent of the users arriving\n"
+		"                       in a burst at the start (0..100, default 50)\n"
+		"  --poll-max-ms MS     sale: a queued user's longest wait between polls when the\n"
+		"                       answer's wait_ms is longer (default 5000)\n"
+		"  --pow-tries-per-loop N  sale: challenge nonces tried per loop iteration, so\n"
+		"                       solving never stalls the other clients (default 256);\n"
+		"                       0: each challenge solved whole by pow_solve() at once\n"
+		"  --pow-max-tries N    sale: a challenge not solved in N tries makes its user\n"
+		"                       give up (default 4294967296)\n"
 		"  --sale-key-hex HEX   reserve, result: the data plane's current sale key, to "
 		"mint\n"
 		"                       purchase tokens and receipts (one user per connection "
@@ -181,6 +200,15 @@ enum {
 	OPT_PROXY_V2,
 	OPT_PROXY_SRC_NET,
 	OPT_REPORT_JSON,
+	OPT_BOTS,
+	OPT_THINK_MS,
+	OPT_BOT_SPEED,
+	OPT_SEED,
+	OPT_ARRIVE_BEFORE,
+	OPT_BURST,
+	OPT_POLL_MAX,
+	OPT_POW_TRIES,
+	OPT_POW_MAX_TRIES,
 };
 
 /* The name of mode m, as --mode takes it. */
@@ -262,6 +290,15 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		{"proxy-v2", no_argument, NULL, OPT_PROXY_V2},
 		{"proxy-src-net", required_argument, NULL, OPT_PROXY_SRC_NET},
 		{"report-json", required_argument, NULL, OPT_REPORT_JSON},
+		{"bots", required_argument, NULL, OPT_BOTS},
+		{"think-ms", required_argument, NULL, OPT_THINK_MS},
+		{"bot-speed", required_argument, NULL, OPT_BOT_SPEED},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"arrive-before", required_argument, NULL, OPT_ARRIVE_BEFORE},
+		{"burst", required_argument, NULL, OPT_BURST},
+		{"poll-max-ms", required_argument, NULL, OPT_POLL_MAX},
+		{"pow-tries-per-loop", required_argument, NULL, OPT_POW_TRIES},
+		{"pow-max-tries", required_argument, NULL, OPT_POW_MAX_TRIES},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -271,7 +308,9 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	uint8_t sale_key[TOK_SECRET_MAX];
 	size_t sale_len = 0;
 	const char *host = NULL, *what = NULL;
-	bool have_cookie_secret = false;
+	bool have_cookie_secret = false, think_set = false, bots_pct = false;
+	uint64_t bots = 0;
+	unsigned poll_max = 5000;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -296,6 +335,11 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 	o->n_flood = 65534;
 	o->flood_concurrency = 64;
 	o->cookie_slot_s = 64;
+	o->bot_speed = 100;
+	o->seed = 1;
+	o->burst_pct = 50;
+	o->pow_tries_per_loop = 256;
+	o->pow_max_tries = 1ull << 32;
 	tok_keyring_init(&o->auth);
 	tok_keyring_init(&o->sale);
 	optind = 1;
@@ -521,6 +565,56 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 			       "syncookie_secret)";
 			break;
 		}
+		case OPT_BOTS: {
+			size_t n = strlen(optarg);
+			char num[32];
+
+			bots_pct = n > 1 && optarg[n - 1] == '%';
+			rc = n - bots_pct < sizeof(num) ? 0 : -EINVAL;
+			if (rc == 0) {
+				memcpy(num, optarg, n - bots_pct);
+				num[n - bots_pct] = '\0';
+				rc = parse_u64(num, 0, bots_pct ? 100 : UINT64_MAX / 2, &bots);
+			}
+			o->populations = true;
+			what = "--bots: a number of users, or a percent of them (0%..100%)";
+			break;
+		}
+		case OPT_THINK_MS:
+			rc = parse_double(optarg, 0, 600000, &o->think_ms);
+			think_set = true;
+			what = "--think-ms: milliseconds, 0..600000";
+			break;
+		case OPT_BOT_SPEED:
+			rc = parse_double(optarg, 1, 10000, &o->bot_speed);
+			what = "--bot-speed: 1..10000 (times faster than people)";
+			break;
+		case OPT_SEED:
+			rc = parse_u64(optarg, 0, UINT64_MAX, &o->seed);
+			what = "--seed: a number";
+			break;
+		case OPT_ARRIVE_BEFORE:
+			rc = parse_double(optarg, 0, 86400, &o->arrive_before);
+			what = "--arrive-before: seconds, 0..86400";
+			break;
+		case OPT_BURST:
+			rc = parse_u64(optarg, 0, 100, &v);
+			o->burst_pct = (unsigned)v;
+			what = "--burst: a percent, 0..100";
+			break;
+		case OPT_POLL_MAX:
+			rc = parse_u64(optarg, 1, 600000, &v);
+			poll_max = (unsigned)v;
+			what = "--poll-max-ms: 1..600000";
+			break;
+		case OPT_POW_TRIES:
+			rc = parse_u64(optarg, 0, 1000000000, &o->pow_tries_per_loop);
+			what = "--pow-tries-per-loop: 0..1000000000";
+			break;
+		case OPT_POW_MAX_TRIES:
+			rc = parse_u64(optarg, 1, UINT64_MAX / 2, &o->pow_max_tries);
+			what = "--pow-max-tries: a positive number";
+			break;
 		case OPT_COOKIE_SLOT:
 			rc = parse_u64(optarg, 1, 600, &v);
 			o->cookie_slot_s = (uint32_t)v;
@@ -545,6 +639,24 @@ parse_args(int argc, char **argv, struct lg_opts *o)
 		return -1;
 	}
 	o->count = o->mode == LG_MODE_SALE ? users : connections;
+	if ((o->populations || o->arrive_before > 0 || think_set) && o->mode != LG_MODE_SALE) {
+		fprintf(stderr, PROG ": --bots, --think-ms and --arrive-before go with --mode sale\n");
+		return -1;
+	}
+	o->bots = bots_pct ? (uint64_t)((unsigned __int128)users * bots / 100) : bots;
+	if (o->bots > users) {
+		fprintf(stderr, PROG ": --bots %" PRIu64 " is more than the %" PRIu64 " --users\n",
+			o->bots, users);
+		return -1;
+	}
+	if (!think_set)
+		o->think_ms = o->populations ? 1000 : 0;
+	if (o->arrive_before > 0 && o->start_at <= 0) {
+		fprintf(stderr, PROG ": --arrive-before places the arrivals before the sale's start: "
+				     "give --start-at\n");
+		return -1;
+	}
+	o->poll_max_ms = poll_max < o->poll_ms ? o->poll_ms : poll_max;
 	if (lg_mode_blast(o->mode) && !have_cookie_secret) {
 		fprintf(stderr,
 			PROG ": --mode %s computes the data plane's SYN cookies: "
@@ -817,11 +929,15 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return stop_requested ? 1 : 2;
 	}
+	double lead = 0; /* seconds from the run's first loop to --start-at */
+
 	if (o.start_at > 0) {
 		struct timespec ts;
 
+		/* A pre-queue's first users arrive --arrive-before seconds ahead of the start. */
 		clock_gettime(CLOCK_REALTIME, &ts);
-		double wait = o.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+		double wait = o.start_at - o.arrive_before -
+			      ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
 
 		if (wait > 0) {
 			uint64_t start = now + (uint64_t)(wait * (double)hz);
@@ -838,8 +954,18 @@ main(int argc, char **argv)
 		}
 	}
 
+	if (o.start_at > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		lead = o.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	}
 	uint64_t t_run = now;
 
+	lg_client_set_start(&cl, lead >= 0 ? now + (uint64_t)(lead * (double)hz)
+					   : now - (uint64_t)(-lead * (double)hz < (double)now
+								   ? -lead * (double)hz
+								   : (double)now));
 	cl.t_credit = now;
 	cl.t_flood_credit = now;
 	while (!stop_requested && now < deadline && !lg_client_done(&cl)) {
@@ -848,6 +974,7 @@ main(int argc, char **argv)
 		lg_client_rx(&cl, rx, n, now);
 		lg_client_launch(&cl, now);
 		lg_client_timers(&cl, now);
+		lg_client_solve(&cl, now);
 		lg_client_flush(&cl);
 		now = rte_get_tsc_cycles();
 	}

@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/draw_runner.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/draw.h"
+#include "common/log.h"
+#include "common/now.h"
+#include "controlplane/draw_pg.h"
+#include "store/store_draw.h"
+#include "store/store_reserve.h"
+
+/* One step's work: about this long (ms) before the loop gets its turn again. */
+#define DR_STEP_MS 10
+/* Entrants per HSCAN, per PostgreSQL FETCH and COPY chunk, per rank-key chunk. */
+#define DR_SCAN_COUNT 10000
+#define DR_PG_CHUNK   20000
+#define DR_KEY_CHUNK  20000
+/* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark). */
+#define DR_RANKS_PER_STEP 8192
+/* Draw batches pipelined per round. */
+#define DR_BATCHES_PER_ROUND 8
+/* After a failure, the job starts again from the freeze this much later. */
+#define DR_RETRY_MS 1000
+/* FAIR progress updates at most this often. */
+#define DR_FAIR_MS 200
+/* The decision rate: samples this far apart, over this long. */
+#define DR_RATE_SAMPLE_MS 250
+#define DR_RATE_SAMPLES	  9
+
+enum dr_phase {
+	DR_FREEZE,   /* freeze (or read) the draw key */
+	DR_SCAN,     /* HSCAN the entrants */
+	DR_LOAD,     /* read draw_entrants from PostgreSQL by rank */
+	DR_KEYS,     /* rank keys, then sort */
+	DR_WRITE,    /* COPY to PostgreSQL */
+	DR_RANKS,    /* publish QUEUED with ranks */
+	DR_DECIDE,   /* reserve.lua draw batches */
+	DR_FINISH,   /* draw_done_at, FAIR DONE */
+	DR_DONE,     /* nothing left */
+};
+
+static const char *const phase_name[] = {
+	[DR_FREEZE] = "freezing",
+	[DR_SCAN] = "reading",
+	[DR_LOAD] = "loading",
+	[DR_KEYS] = "ordering",
+	[DR_WRITE] = "writing",
+	[DR_RANKS] = "ranking",
+	[DR_DECIDE] = "deciding",
+	[DR_FINISH] = "finishing",
+	[DR_DONE] = "done",
+};
+
+struct dr_rank {
+	uint64_t user;
+	uint32_t rank;
+};
+
+struct dr_keyed {
+	uint64_t key;
+	uint64_t user;
+	uint64_t rid;
+};
+
+struct dr_job {
+	uint32_t event;
+	enum dr_phase phase;
+	uint64_t retry_ms; /* not before this (after a failure) */
+	uint64_t n;	   /* entrants fixed at the freeze */
+	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
+	uint64_t at;	   /* the current phase's progress */
+	uint64_t scan_cursor;
+	struct rs_entrant *v; /* the entrants: scan order, then rank order */
+	size_t nv, cap;
+	struct dr_keyed *keyed; /* DR_KEYS */
+	struct dr_rank *by_user; /* sorted by user: ranks for queries */
+	bool has_seed;
+	uint8_t seed[DRAW_SEED_LEN];
+	uint8_t digest[DRAW_DIGEST_LEN];
+	uint64_t rate_ms[DR_RATE_SAMPLES], rate_dec[DR_RATE_SAMPLES];
+	unsigned rate_at;
+	uint64_t failures;
+};
+
+struct draw_runner {
+	struct redis_store *rs;
+	struct cp_links *l;
+	struct cp_state *st;
+	struct decider *dec;
+	struct draw_pg *pg;
+	unsigned batch;
+	struct dr_job jobs[CP_MAX_EVENTS];
+	unsigned n_jobs;
+	struct wire_reserve *res;    /* DR_BATCHES_PER_ROUND * batch */
+	uint8_t *verdicts;	     /* the same */
+	struct wire_result *out;     /* the same, and DR_RANKS_PER_STEP */
+};
+
+struct draw_runner *
+draw_runner_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
+	struct decider *dec, const char *pg_conninfo, unsigned batch)
+{
+	struct draw_runner *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->rs = rs;
+	r->l = l;
+	r->st = st;
+	r->dec = dec;
+	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
+	size_t per = (size_t)DR_BATCHES_PER_ROUND * r->batch;
+
+	r->pg = draw_pg_create(pg_conninfo);
+	r->res = calloc(per, sizeof(*r->res));
+	r->verdicts = calloc(per, 1);
+	r->out = calloc(per > DR_RANKS_PER_STEP ? per : DR_RANKS_PER_STEP, sizeof(*r->out));
+	if (r->pg == NULL || r->res == NULL || r->verdicts == NULL || r->out == NULL) {
+		draw_runner_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Drops what a job holds (not its identity or counters). */
+static void
+job_clear(struct dr_job *j)
+{
+	free(j->v);
+	free(j->keyed);
+	free(j->by_user);
+	j->v = NULL;
+	j->keyed = NULL;
+	j->by_user = NULL;
+	j->nv = j->cap = 0;
+	j->at = 0;
+	j->scan_cursor = 0;
+	explicit_bzero(j->seed, sizeof(j->seed));
+}
+
+void
+draw_runner_free(struct draw_runner *r)
+{
+	if (r == NULL)
+		return;
+	for (unsigned i = 0; i < r->n_jobs; i++)
+		job_clear(&r->jobs[i]);
+	draw_pg_free(r->pg);
+	free(r->res);
+	free(r->verdicts);
+	free(r->out);
+	free(r);
+}
+
+/* Gives a job up for now: everything again from the freeze a second later. */
+static void
+job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *what, int rc,
+	const char *err)
+{
+	LOG_RL(LOG_LEVEL_WARN, 10000,
+		"draw of event %" PRIu32 ": %s failed (%s%s%s); trying again from the freeze in "
+		"1 s",
+		j->event, what, strerror(rc < 0 ? -rc : rc), err ? ": " : "", err ? err : "");
+	draw_pg_abort(r->pg);
+	job_clear(j);
+	j->failures++;
+	j->phase = DR_FREEZE;
+	j->retry_ms = now_ms + DR_RETRY_MS;
+}
+
+/* Sets the event's published draw state (FAIR at once when it changed). */
+static void
+set_state(struct cp_event *e, uint8_t s)
+{
+	if (e == NULL || e->draw.state == s)
+		return;
+	e->draw.state = s;
+	e->draw.state_dirty = true;
+}
+
+static int
+cmp_entrant_user(const void *a, const void *b)
+{
+	const struct rs_entrant *x = a, *y = b;
+
+	return x->user < y->user ? -1 : x->user > y->user;
+}
+
+static int
+cmp_keyed(const void *a, const void *b)
+{
+	const struct dr_keyed *x = a, *y = b;
+
+	/* common/draw.c's order: ascending key, ties by user. */
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->user < y->user ? -1 : x->user > y->user;
+}
+
+static int
+cmp_rank_user(const void *a, const void *b)
+{
+	const struct dr_rank *x = a, *y = b;
+
+	return x->user < y->user ? -1 : x->user > y->user;
+}
+
+/* The digest of the entrants j->v (any order): sorted users through common/draw. */
+static int
+entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
+{
+	uint64_t *u = malloc((j->nv ? j->nv : 1) * sizeof(*u));
+	int rc;
+
+	if (u == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < j->nv; i++)
+		u[i] = j->v[i].user;
+	qsort(u, j->nv, sizeof(*u), (int (*)(const void *, const void *))cmp_entrant_user);
+	rc = draw_entrants_digest(j->event, u, j->nv, out);
+	free(u);
+	return rc;
+}
+
+/* DR_FREEZE: the draw key after the freeze says where to go on. */
+static void
+step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	struct rs_draw d;
+	char err[256] = "";
+	bool pg_digest;
+	uint8_t digest[DRAW_DIGEST_LEN];
+	uint64_t pg_n, done_ms;
+	int rc;
+
+	if ((rc = rs_draw_freeze(r->rs, j->event, &d)) != 0)
+		return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
+	if ((rc = draw_pg_get(r->pg, j->event, &pg_digest, digest, &pg_n, &done_ms, &j->has_seed,
+		     j->seed, err, sizeof(err))) != 0)
+		return job_fail(r, j, now_ms, "reading the event from PostgreSQL", rc, err);
+	if (!j->has_seed) {
+		LOG_RL(LOG_LEVEL_ERR, 60000,
+			"draw of event %" PRIu32 ": the event has no seed in PostgreSQL (created "
+			"before the fair start?): it cannot be drawn",
+			j->event);
+		j->retry_ms = now_ms + 60000;
+		return;
+	}
+	j->n = d.n;
+	j->next = d.next;
+	e->draw.entrants = d.n;
+	if (d.state == RS_DRAW_DONE && (pg_digest || d.n > 0)) {
+		if (!pg_digest) {
+			/* Redis says done but PostgreSQL never got the draw: an operator's mix. */
+			LOG_RL(LOG_LEVEL_ERR, 60000,
+				"draw of event %" PRIu32 ": Redis holds it done but PostgreSQL has no "
+				"entrants' digest; not marked done",
+				j->event);
+			j->retry_ms = now_ms + 60000;
+			return;
+		}
+		e->draw.decided = d.n;
+		j->phase = DR_FINISH;
+		return;
+	}
+	set_state(e, WIRE_DRAW_DRAWING);
+	if (pg_digest) {
+		if (pg_n != d.n)
+			return job_fail(r, j, now_ms, "comparing PostgreSQL's entrants with Redis's",
+				EPROTO, "their counts differ");
+		memcpy(j->digest, digest, sizeof(digest));
+		if ((rc = draw_pg_load_begin(r->pg, j->event, err, sizeof(err))) != 0)
+			return job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
+		j->cap = d.n ? d.n : 1;
+		j->v = malloc(j->cap * sizeof(*j->v));
+		if (j->v == NULL)
+			return job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
+		j->phase = DR_LOAD;
+		LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants, %" PRIu64
+			   " decided; reading the order from PostgreSQL",
+			j->event, d.n, d.next);
+		return;
+	}
+	if (d.next != 0)
+		return job_fail(r, j, now_ms, "resuming", EPROTO,
+			"Redis has decided entrants that PostgreSQL has no draw for");
+	j->phase = DR_SCAN;
+	j->scan_cursor = 0;
+	LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants frozen", j->event, d.n);
+}
+
+/* DR_SCAN: the entrants from Redis; then their digest. Returns whether it is over. */
+static bool
+step_scan(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	int rc = rs_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
+		&j->cap);
+
+	if (rc != 0) {
+		job_fail(r, j, now_ms, "reading the entrants", rc, NULL);
+		return true;
+	}
+	if (j->scan_cursor != 0)
+		return false;
+	/* HSCAN may return an entrant twice: sorted by user, repeats dropped. */
+	qsort(j->v, j->nv, sizeof(*j->v), cmp_entrant_user);
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->nv; i++)
+		if (k == 0 || j->v[k - 1].user != j->v[i].user)
+			j->v[k++] = j->v[i];
+	j->nv = k;
+	if (j->nv != j->n) {
+		job_fail(r, j, now_ms, "reading the entrants", EPROTO,
+			"their number differs from the freeze's");
+		return true;
+	}
+	if ((rc = entrants_digest(j, j->digest)) != 0) {
+		job_fail(r, j, now_ms, "the entrants' digest", rc, NULL);
+		return true;
+	}
+	(void)e;
+	j->keyed = malloc((j->nv ? j->nv : 1) * sizeof(*j->keyed));
+	if (j->keyed == NULL) {
+		job_fail(r, j, now_ms, "allocating the order", ENOMEM, NULL);
+		return true;
+	}
+	j->at = 0;
+	j->phase = DR_KEYS;
+	return true;
+}
+
+/* DR_KEYS: rank keys in chunks, then the sort into j->v. */
+static void
+step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
+{
+	size_t end = j->at + DR_KEY_CHUNK < j->nv ? j->at + DR_KEY_CHUNK : j->nv;
+
+	(void)r;
+	(void)now_ms;
+	for (size_t i = j->at; i < end; i++)
+		j->keyed[i] = (struct dr_keyed){
+			.key = draw_rank_key(j->seed, j->event, j->digest, j->v[i].user),
+			.user = j->v[i].user,
+			.rid = j->v[i].reservation_id,
+		};
+	j->at = end;
+	if (j->at < j->nv)
+		return;
+	qsort(j->keyed, j->nv, sizeof(*j->keyed), cmp_keyed);
+	for (size_t i = 0; i < j->nv; i++)
+		j->v[i] = (struct rs_entrant){.user = j->keyed[i].user,
+			.reservation_id = j->keyed[i].rid};
+	free(j->keyed);
+	j->keyed = NULL;
+	j->at = 0;
+	j->phase = DR_WRITE;
+}
+
+/* After the order: the digest in Redis, the ranks for queries, FAIR DRAWING with the digest. */
+static int
+order_ready(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	int rc = rs_draw_set_digest(r->rs, j->event, j->digest);
+
+	if (rc != 0) {
+		job_fail(r, j, now_ms, "recording the digest in Redis", rc,
+			rc == -EEXIST ? "Redis holds another digest: the entrants changed" : NULL);
+		return rc;
+	}
+	j->by_user = malloc((j->nv ? j->nv : 1) * sizeof(*j->by_user));
+	if (j->by_user == NULL) {
+		job_fail(r, j, now_ms, "allocating the ranks", ENOMEM, NULL);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < j->nv; i++)
+		j->by_user[i] = (struct dr_rank){.user = j->v[i].user, .rank = (uint32_t)(i + 1)};
+	qsort(j->by_user, j->nv, sizeof(*j->by_user), cmp_rank_user);
+	e->draw.has_digest = true;
+	memcpy(e->draw.digest, j->digest, DRAW_DIGEST_LEN);
+	e->draw.entrants = j->n;
+	e->draw.decided = j->next;
+	e->draw.state_dirty = true; /* the digest is news: FAIR at once */
+	j->at = j->next;
+	j->rate_at = 0;
+	memset(j->rate_ms, 0, sizeof(j->rate_ms));
+	j->phase = DR_RANKS;
+	return 0;
+}
+
+/* DR_WRITE: draw_entrants in PostgreSQL, in COPY chunks; or the digest found there compared. */
+static bool
+step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	char err[256] = "";
+	int rc;
+
+	if (j->at == 0) {
+		uint8_t have[DRAW_DIGEST_LEN];
+		uint64_t have_n = 0;
+
+		rc = draw_pg_write_begin(r->pg, j->event, have, &have_n, err, sizeof(err));
+		if (rc == -EEXIST) {
+			/* Another control plane wrote it meanwhile: the same entrants, the same
+			 * order, or something is badly wrong. */
+			if (have_n != j->n || memcmp(have, j->digest, DRAW_DIGEST_LEN) != 0) {
+				LOG_RL(LOG_LEVEL_ERR, 10000,
+					"draw of event %" PRIu32 ": PostgreSQL holds another "
+					"entrants' digest than Redis's entrants give: not drawn",
+					j->event);
+				job_fail(r, j, now_ms, "comparing digests", EPROTO, NULL);
+				return true;
+			}
+			order_ready(r, j, e, now_ms);
+			return true;
+		}
+		if (rc != 0) {
+			job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
+			return true;
+		}
+	}
+	size_t end = j->at + DR_PG_CHUNK < j->nv ? j->at + DR_PG_CHUNK : j->nv;
+
+	if ((rc = draw_pg_write_rows(r->pg, j->event, j->v, j->at, end, err, sizeof(err))) != 0) {
+		job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
+		return true;
+	}
+	j->at = end == 0 ? 1 : end; /* 0 entrants: begun all the same */
+	if (end < j->nv)
+		return false;
+	if ((rc = draw_pg_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err))) != 0) {
+		job_fail(r, j, now_ms, "committing draw_entrants", rc, err);
+		return true;
+	}
+	e->ev.has_digest = true;
+	memcpy(e->ev.draw_digest, j->digest, DRAW_DIGEST_LEN);
+	e->ev.draw_entrants = (uint32_t)j->n;
+	LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants ordered and written", j->event,
+		j->n);
+	order_ready(r, j, e, now_ms);
+	return true;
+}
+
+/* DR_LOAD: the order back from PostgreSQL, checked against its digest. */
+static bool
+step_load(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	char err[256] = "";
+	bool end = false;
+	uint8_t digest[DRAW_DIGEST_LEN];
+	unsigned max = DR_PG_CHUNK;
+	int rc;
+
+	if (j->nv + max > j->cap) {
+		/* More rows than the freeze's count: read one past it to notice. */
+		struct rs_entrant *nv = realloc(j->v, (j->nv + max) * sizeof(*nv));
+
+		if (nv == NULL) {
+			job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
+			return true;
+		}
+		j->v = nv;
+		j->cap = j->nv + max;
+	}
+	if ((rc = draw_pg_load_step(r->pg, j->v, &j->nv, max, &end, err, sizeof(err))) != 0) {
+		job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
+		return true;
+	}
+	if (!end)
+		return false;
+	if (j->nv != j->n || entrants_digest(j, digest) != 0 ||
+		memcmp(digest, j->digest, DRAW_DIGEST_LEN) != 0) {
+		LOG_RL(LOG_LEVEL_ERR, 10000,
+			"draw of event %" PRIu32 ": draw_entrants in PostgreSQL (%zu rows) do not "
+			"match events.draw_digest and the %" PRIu64 " frozen entrants",
+			j->event, j->nv, j->n);
+		job_fail(r, j, now_ms, "checking draw_entrants", EPROTO, NULL);
+		return true;
+	}
+	order_ready(r, j, e, now_ms);
+	return true;
+}
+
+/* DR_RANKS: QUEUED with its rank for every entrant not decided yet, a chunk per step. */
+static bool
+step_ranks(struct draw_runner *r, struct dr_job *j, const struct cp_event *e)
+{
+	size_t end = j->at + DR_RANKS_PER_STEP < j->nv ? j->at + DR_RANKS_PER_STEP : j->nv;
+	unsigned k = 0;
+
+	for (size_t i = j->at; i < end; i++)
+		r->out[k++] = (struct wire_result){
+			.reservation_id = j->v[i].reservation_id,
+			.user = j->v[i].user,
+			.event = j->event,
+			.stock_left = e->stock_left > 0 ? (uint32_t)e->stock_left : 0,
+			.verdict = WIRE_V_QUEUED,
+			.rank = (uint32_t)(i + 1),
+		};
+	if (k)
+		cp_links_publish(r->l, WIRE_T_RESULT, r->out, k);
+	j->at = end;
+	if (end < j->nv)
+		return false;
+	j->phase = DR_DECIDE;
+	return true;
+}
+
+/* The decisions per second over the last ~2 s. */
+static uint32_t
+rate_of(struct dr_job *j, uint64_t now_ms, uint64_t decided)
+{
+	unsigned last = (j->rate_at + DR_RATE_SAMPLES - 1) % DR_RATE_SAMPLES;
+
+	if (j->rate_ms[last] == 0 || now_ms >= j->rate_ms[last] + DR_RATE_SAMPLE_MS) {
+		j->rate_ms[j->rate_at] = now_ms;
+		j->rate_dec[j->rate_at] = decided;
+		j->rate_at = (j->rate_at + 1) % DR_RATE_SAMPLES;
+	}
+	/* The oldest sample is the next one to be overwritten (or the first, while filling). */
+	unsigned old = j->rate_at;
+
+	if (j->rate_ms[old] == 0)
+		old = 0;
+	if (j->rate_ms[old] == 0 || now_ms <= j->rate_ms[old])
+		return 0;
+	return (uint32_t)((decided - j->rate_dec[old]) * 1000 / (now_ms - j->rate_ms[old]));
+}
+
+/* DR_DECIDE: a round of draw batches from "next". Returns whether the phase is over. */
+static bool
+step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	struct rs_batch b[DR_BATCHES_PER_ROUND];
+	unsigned nb = 0, n_out = 0;
+	uint64_t at = j->next;
+
+	while (nb < DR_BATCHES_PER_ROUND && at < j->n) {
+		unsigned n = j->n - at < r->batch ? (unsigned)(j->n - at) : r->batch;
+		struct wire_reserve *res = r->res + (size_t)nb * r->batch;
+
+		for (unsigned i = 0; i < n; i++)
+			res[i] = (struct wire_reserve){.reservation_id = j->v[at + i].reservation_id,
+				.user = j->v[at + i].user,
+				.admitted_ms = now_ms,
+				.event = j->event};
+		b[nb] = (struct rs_batch){.event = j->event,
+			.n = n,
+			.res = res,
+			.now_ms = now_ms,
+			.draw = true,
+			.draw_index = at,
+			.verdicts = r->verdicts + (size_t)nb * r->batch};
+		at += n;
+		nb++;
+	}
+	if (nb == 0) {
+		j->phase = DR_FINISH;
+		return true;
+	}
+	rs_reserve(r->rs, b, nb);
+	bool stale = false, failed = false;
+
+	for (unsigned i = 0; i < nb; i++) {
+		if (b[i].status == -ESTALE) {
+			stale = true;
+			break;
+		}
+		/* Held (not opened): reserve.lua refused it without moving the cursor. */
+		if (b[i].status != 0 || b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
+			failed = true;
+			break;
+		}
+		/* Decided here, in rank order: published as the decider publishes. */
+		for (unsigned k = 0; k < b[i].n; k++) {
+			uint64_t idx = b[i].draw_index + k;
+
+			r->out[n_out++] = (struct wire_result){
+				.reservation_id = b[i].res[k].reservation_id,
+				.user = b[i].res[k].user,
+				.event = j->event,
+				.stock_left = b[i].stock_left > 0 ? (uint32_t)b[i].stock_left : 0,
+				.verdict = b[i].verdicts[k],
+				.flags = WIRE_RESULT_F_STOCK,
+				.rank = (uint32_t)(idx + 1),
+			};
+		}
+		j->next = b[i].draw_index + b[i].n;
+		decider_note_stock(r->dec, j->event, b[i].stock_left);
+	}
+	if (n_out)
+		cp_links_publish(r->l, WIRE_T_RESULT, r->out, n_out);
+	if (stale) {
+		/* Not our turn: another control plane decides this draw too. Go on from its
+		 * cursor (its data planes were told; ours learn by result queries). */
+		struct rs_draw d;
+
+		if (rs_draw_get(r->rs, j->event, &d) != 0) {
+			job_fail(r, j, now_ms, "reading the draw's cursor", EIO, NULL);
+			return true;
+		}
+		j->next = d.next;
+		if (d.state == RS_DRAW_DONE)
+			j->next = j->n;
+	} else if (failed) {
+		job_fail(r, j, now_ms, "deciding a draw batch", ENOTCONN, NULL);
+		return true;
+	}
+	e->draw.decided = j->next;
+	e->draw.rate = rate_of(j, now_ms, j->next);
+	e->draw.dirty = true;
+	if (j->next >= j->n) {
+		j->phase = DR_FINISH;
+		return true;
+	}
+	return false;
+}
+
+/* DR_FINISH: PostgreSQL's draw_done_at, FAIR DONE with the seed, memory freed. */
+static void
+step_finish(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	char err[256] = "";
+	int rc = draw_pg_done(r->pg, j->event, err, sizeof(err));
+
+	if (rc != 0)
+		return job_fail(r, j, now_ms, "setting draw_done_at", rc, err);
+	e->ev.draw_done_at_ms = now_ms;
+	e->draw.decided = j->n;
+	e->draw.rate = 0;
+	set_state(e, WIRE_DRAW_DONE);
+	LOG_NOTICE("draw of event %" PRIu32 ": done, %" PRIu64 " entrants decided in rank order; "
+		   "first come, first served from now on",
+		j->event, j->n);
+	job_clear(j);
+	j->phase = DR_DONE;
+}
+
+/* The job of event, created when missing; NULL when the table is full. */
+static struct dr_job *
+job_of(struct draw_runner *r, uint32_t event)
+{
+	for (unsigned i = 0; i < r->n_jobs; i++)
+		if (r->jobs[i].event == event)
+			return &r->jobs[i];
+	if (r->n_jobs == CP_MAX_EVENTS) {
+		/* An event no longer loaded, whose job is over, makes room. */
+		for (unsigned i = 0; i < r->n_jobs; i++) {
+			if (r->jobs[i].phase == DR_DONE &&
+				cp_state_event(r->st, r->jobs[i].event) == NULL) {
+				r->jobs[i] = r->jobs[--r->n_jobs];
+				break;
+			}
+		}
+		if (r->n_jobs == CP_MAX_EVENTS)
+			return NULL;
+	}
+	struct dr_job *j = &r->jobs[r->n_jobs++];
+
+	memset(j, 0, sizeof(*j));
+	j->event = event;
+	j->phase = DR_FREEZE;
+	return j;
+}
+
+/* Whether event e's draw is this control plane's to run now. */
+static bool
+draw_due(const struct cp_event *e, uint64_t now_ms)
+{
+	const struct admin_event *ev = &e->ev;
+
+	return ev->draw_window_s > 0 && ev->draw_done_at_ms == 0 &&
+	       (ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
+	       now_ms >= admin_event_draw_at_ms(ev);
+}
+
+/* One step of job j. Returns whether it has more to do at once. */
+static bool
+job_step(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+{
+	switch (j->phase) {
+	case DR_FREEZE:
+		step_freeze(r, j, e, now_ms);
+		return j->phase != DR_FREEZE;
+	case DR_SCAN:
+		step_scan(r, j, e, now_ms);
+		return j->retry_ms <= now_ms;
+	case DR_LOAD:
+		step_load(r, j, e, now_ms);
+		return j->retry_ms <= now_ms;
+	case DR_KEYS:
+		step_keys(r, j, now_ms);
+		return true;
+	case DR_WRITE:
+		step_write(r, j, e, now_ms);
+		return j->retry_ms <= now_ms;
+	case DR_RANKS:
+		step_ranks(r, j, e);
+		return true;
+	case DR_DECIDE:
+		step_decide(r, j, e, now_ms);
+		return j->retry_ms <= now_ms;
+	case DR_FINISH:
+		step_finish(r, j, e, now_ms);
+		return false;
+	case DR_DONE:
+		return false;
+	}
+	return false;
+}
+
+uint64_t
+draw_runner_step(struct draw_runner *r, uint64_t now_ms)
+{
+	uint64_t wake = UINT64_MAX, until = now_mono_ms() + DR_STEP_MS;
+
+	for (unsigned i = 0; i < r->st->n_ev; i++) {
+		struct cp_event *e = &r->st->ev[i];
+		const struct admin_event *ev = &e->ev;
+
+		if (ev->draw_window_s == 0)
+			continue;
+		if (ev->draw_done_at_ms != 0) {
+			set_state(e, WIRE_DRAW_DONE);
+		} else if (draw_due(e, now_ms)) {
+			struct dr_job *j = job_of(r, ev->id);
+			bool more = true;
+
+			while (j != NULL && more && j->retry_ms <= now_ms &&
+				now_mono_ms() < until)
+				more = job_step(r, j, e, now_ms);
+			if (j != NULL && j->phase != DR_DONE)
+				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
+							    : now_ms;
+		} else {
+			uint64_t at = admin_event_draw_at_ms(ev);
+
+			if (e->draw.state == WIRE_DRAW_NONE)
+				set_state(e, WIRE_DRAW_QUEUEING);
+			if ((ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
+				at > now_ms && at < wake)
+				wake = at;
+		}
+		/* FAIR: a state change at once, progress at most every 200 ms. */
+		if (e->draw.state_dirty ||
+			(e->draw.dirty && now_ms >= e->draw.fair_ms + DR_FAIR_MS))
+			cp_state_publish_fair_one(e, r->l, now_ms);
+		else if (e->draw.dirty && e->draw.fair_ms + DR_FAIR_MS < wake)
+			wake = e->draw.fair_ms + DR_FAIR_MS;
+	}
+	return wake;
+}
+
+int
+draw_runner_rank(
+	const struct draw_runner *r, uint32_t event, uint64_t user, uint32_t *rank, uint64_t *rid)
+{
+	for (unsigned i = 0; i < r->n_jobs; i++) {
+		const struct dr_job *j = &r->jobs[i];
+
+		if (j->event != event || j->by_user == NULL)
+			continue;
+		struct dr_rank key = {.user = user};
+		const struct dr_rank *f =
+			bsearch(&key, j->by_user, j->nv, sizeof(key), cmp_rank_user);
+
+		if (f == NULL)
+			return -ENOENT;
+		*rank = f->rank;
+		*rid = j->v[f->rank - 1].reservation_id;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void
+draw_runner_json(const struct draw_runner *r, struct json_writer *j)
+{
+	jw_open(j, "draws", '[');
+	for (unsigned i = 0; i < r->n_jobs; i++) {
+		const struct dr_job *d = &r->jobs[i];
+
+		jw_open(j, NULL, '{');
+		jw_u64(j, "event", d->event);
+		jw_str(j, "phase", phase_name[d->phase]);
+		jw_u64(j, "entrants", d->n);
+		jw_u64(j, "decided", d->phase == DR_DONE ? d->n : d->next);
+		jw_u64(j, "failures", d->failures);
+		jw_close(j, '}');
+	}
+	jw_close(j, ']');
+}
+
+void
+draw_runner_metrics(const struct draw_runner *r, struct metrics_text *t)
+{
+	for (unsigned i = 0; i < r->n_jobs && i < CP_MAX_EVENTS; i++) {
+		const struct dr_job *d = &r->jobs[i];
+		char labels[32] = "", ev[16];
+
+		snprintf(ev, sizeof(ev), "%" PRIu32, d->event);
+		metrics_label(labels, sizeof(labels), "event", ev);
+		metrics_gauge_int(t, "flashgate_draw_entrants",
+			"Entrants of a draw this control plane runs or ran (fixed at the freeze).",
+			labels, (int64_t)d->n);
+		metrics_gauge_int(t, "flashgate_draw_decided",
+			"Entrants of a draw decided so far, in rank order.", labels,
+			(int64_t)(d->phase == DR_DONE ? d->n : d->next));
+	}
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_DRAW_RUNNER_H
+#define FG_CP_DRAW_RUNNER_H
+/*
+ * The draw of events with a draw window (docs/fairness.md), run by the control plane in small
+ * steps from its loop (cp_cron()), so that reservations of other events keep being decided
+ * while a large draw runs. For each event whose draw_at (starts_at + draw_window_s) has come by
+ * this control plane's clock and that PostgreSQL does not hold done:
+ *
+ *   freeze   draw_freeze.lua: the entrants are fixed (enter.lua refuses from now on), n of them
+ *   read     HSCAN of the entrants in steps (or, when PostgreSQL holds the draw already: its
+ *            draw_entrants in rank order, checked against events.draw_digest)
+ *   order    digest and rank keys (common/draw.h) in steps, then one sort
+ *   write    draw_entrants and events.draw_digest/draw_entrants in one transaction (COPY in
+ *            steps, controlplane/draw_pg.h); a control plane that finds them compares digests
+ *   ranks    RESULT QUEUED with each undecided entrant's rank, and FAIR DRAWING with the digest
+ *   decide   reserve.lua draw batches of [controlplane] draw_batch entrants from the draw
+ *            key's "next" (store/store_keys.h): a batch runs only at its turn and advances the
+ *            cursor in the same script, so each entrant is decided exactly once, in rank
+ *            order, by whichever control plane runs it; results published as the decider's
+ *   done     events.draw_done_at, FAIR DONE with the seed
+ *
+ * Any failure (Redis or PostgreSQL away, a loss mid-way) drops what the job holds and starts it
+ * again a second later from the freeze, which answers the state Redis holds: a restarted control
+ * plane does the same, reading the order back from PostgreSQL and going on at "next". The ranks
+ * stay in this control plane's memory until the draw is done, for result queries.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/json_writer.h"
+#include "controlplane/cp_links.h"
+#include "controlplane/cp_state.h"
+#include "controlplane/decider.h"
+#include "controlplane/metrics.h"
+#include "store/store_conn.h"
+
+struct draw_runner;
+
+/* A runner over rs and a PostgreSQL connection of its own (conninfo); NULL when out of memory. */
+struct draw_runner *draw_runner_create(struct redis_store *rs, struct cp_links *l,
+	struct cp_state *st, struct decider *dec, const char *pg_conninfo, unsigned batch);
+
+void draw_runner_free(struct draw_runner *r);
+
+/*
+ * Does the draws' due work at now_ms (Unix ms), a bounded amount (about 10 ms), and publishes
+ * the FAIR updates that are due (progress at most every 200 ms, state changes at once).
+ * Returns when it wants to run again (Unix ms): now_ms when work remains.
+ */
+uint64_t draw_runner_step(struct draw_runner *r, uint64_t now_ms);
+
+/*
+ * An entrant's rank (1-based) and reservation in the draw of event that this control plane
+ * holds in memory (from the order on, until done). Returns 0, or -ENOENT.
+ */
+int draw_runner_rank(
+	const struct draw_runner *r, uint32_t event, uint64_t user, uint32_t *rank, uint64_t *rid);
+
+/*
+ * The draws this control plane ran or runs, for flashgatectl stats: "draws": [{"event",
+ * "phase" (freezing, reading, loading, ordering, writing, ranking, deciding, finishing, done),
+ * "entrants", "decided", "failures"}].
+ */
+void draw_runner_json(const struct draw_runner *r, struct json_writer *j);
+
+/*
+ * The same as metrics (on the metrics thread: plain words, a moment old at worst):
+ * flashgate_draw_entrants{event} and flashgate_draw_decided{event}.
+ */
+void draw_runner_metrics(const struct draw_runner *r, struct metrics_text *t);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_STORE_STORE_DRAW_H
+#define FG_STORE_STORE_DRAW_H
+/*
+ * An event's draw in Redis (docs/fairness.md; the keys fg:{EV}:entrants and fg:{EV}:draw in
+ * store/store_keys.h): entering users (lua/enter.lua), freezing the entrants
+ * (lua/draw_freeze.lua), reading them back, and the draw's cursor. The draw's batches
+ * themselves are reserve.lua's (store/store_reserve.h, struct rs_batch .draw).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "store/store_conn.h"
+
+/* The draw key's state. */
+enum rs_draw_state {
+	RS_DRAW_OPEN = 0,   /* entrants are taken (also: no key) */
+	RS_DRAW_FROZEN = 1, /* entrants fixed (n); being decided from "next" */
+	RS_DRAW_DONE = 2,   /* every entrant decided */
+};
+
+struct rs_draw {
+	enum rs_draw_state state;
+	bool exists;	    /* the draw key exists */
+	uint64_t n;	    /* entrants fixed at the freeze (0 while open) */
+	uint64_t next;	    /* the index (rank - 1) of the first entrant not decided yet */
+	bool has_digest;    /* digest was set (rs_draw_set_digest()) */
+	uint8_t digest[32]; /* the entrants' digest (common/draw.h) */
+};
+
+/* One entrant as the entrants hash holds it. */
+struct rs_entrant {
+	uint64_t user;
+	uint64_t reservation_id;
+};
+
+/*
+ * Makes the n users of res (one event's reservations, 1..RS_BATCH_MAX) entrants of its draw
+ * with one enter.lua: verdicts[i] = WIRE_V_QUEUED (a new entrant, or one already: nothing
+ * changed), or every verdict WIRE_V_RETRY (the entrants are frozen: the draw began; or Redis
+ * could not be asked), WIRE_V_CLOSED / WIRE_V_NOT_STARTED (the window key says closed /
+ * held; nothing written). *added counts the new entrants, *entrants the event's entrants
+ * after the batch (both 0 when not decided). Returns 0, -EINVAL (a malformed batch),
+ * -ENOTCONN or -EIO (verdicts all RETRY then).
+ */
+int rs_enter(struct redis_store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
+	uint8_t *verdicts, unsigned *added, uint64_t *entrants);
+
+/*
+ * Freezes event's entrants (draw_freeze.lua: open or missing -> frozen with n = the entrants
+ * and next 0, or done at once without entrants) and reads the draw key into out; a frozen or
+ * done draw is only read. Returns 0, -EINVAL, -ENOTCONN or -EIO (a draw key this build cannot
+ * read).
+ */
+int rs_draw_freeze(struct redis_store *rs, uint32_t event, struct rs_draw *out);
+
+/* Reads event's draw key into out without changing it. Returns 0, -EINVAL, -ENOTCONN or -EIO. */
+int rs_draw_get(struct redis_store *rs, uint32_t event, struct rs_draw *out);
+
+/*
+ * Records the entrants' digest in the draw key once (HSETNX). Returns 0 when it holds this
+ * digest now, -EEXIST when it holds another one (the entrants changed under the draw: stop),
+ * -EINVAL, -ENOTCONN or -EIO.
+ */
+int rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t digest[32]);
+
+/*
+ * One HSCAN step over event's entrants from *cursor (0 to begin; 0 again when the scan is
+ * over), asking for about count of them: appends what it returns to *v (n used, cap
+ * allocated; grown with realloc). HSCAN may return an entrant twice: callers sort and drop
+ * the repeats. Returns 0, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ */
+int rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsigned count,
+	struct rs_entrant **v, size_t *n, size_t *cap);
+
+/*
+ * Looks up n (event, user) pairs in their events' entrants hashes (pipelined HGETs):
+ * rids[i] is the reservation that made the user an entrant, 0 when the user is not one.
+ * Returns 0, -ENOTCONN or -EIO.
+ */
+int rs_entrants_get(
+	struct redis_store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);
+
+#endif
