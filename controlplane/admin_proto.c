@@ -34,6 +34,8 @@ static const char *const cmd_names[] = {
 	[ADMIN_ORDER_CANCEL] = "order cancel",
 	[ADMIN_RECONCILE] = "reconcile",
 	[ADMIN_EVENT_ARCHIVE] = "event archive",
+	[ADMIN_EVENT_POW] = "event pow",
+	[ADMIN_EVENT_VERIFY_DRAW] = "event verify-draw",
 };
 
 const char *
@@ -105,6 +107,10 @@ admin_help_text(void)
 	       "at a time\n"
 	       "event archive ID        put away an event that is over: Redis keys freed, "
 	       "rows kept\n"
+	       "event pow ID BITS [--auto-max M]   the challenge's difficulty for the next "
+	       "tokens (0..30 bits; M: the control plane may raise it up to M, 0: never)\n"
+	       "event verify-draw ID [--commitment HEX]   recompute the draw from PostgreSQL "
+	       "and check the orders\n"
 	       "stats\n"
 	       "keys rotate             new current sale key; the previous one keeps verifying\n"
 	       "keys list\n"
@@ -208,12 +214,13 @@ admin_event_fair_check(const struct admin_event *ev, char *err, size_t errlen)
 	char a[40], b[40], c[40];
 
 	if (ev->draw_window_s > ADMIN_DRAW_WINDOW_MAX_S)
-		return admin_fail(err, errlen, NULL, "--draw-window must be 0..1d, got %" PRIu32 "s",
-			ev->draw_window_s);
+		return admin_fail(err, errlen, NULL,
+			"--draw-window must be 0..1d, got %" PRIu32 "s", ev->draw_window_s);
 	if (ev->draw_window_s == 0 && ev->queue_opens_at_ms != 0)
 		return admin_fail(err, errlen, NULL,
-			"--queue-opens-at needs a draw: the pre-queue's entrants are decided by the "
-			"draw at the end of --draw-window (give one, such as --draw-window 30s)");
+			"--queue-opens-at needs a draw: the pre-queue's entrants are decided by "
+			"the draw at the end of --draw-window (give one, such as --draw-window "
+			"30s)");
 	if (ev->draw_window_s != 0 && ev->queue_opens_at_ms > ev->starts_at_ms) {
 		parse_time_format(ev->queue_opens_at_ms, a, sizeof(a));
 		parse_time_format(ev->starts_at_ms, b, sizeof(b));

@@ -41,7 +41,7 @@
 #define ADMIN_ERR_MAX	       256 /* a message buffer that holds every message of the protocol */
 #define ADMIN_DRAW_WINDOW_MAX_S 86400u		  /* event create --draw-window: at most 1d */
 #define ADMIN_POW_BITS_MAX	WIRE_POW_BITS_MAX /* --pow-bits, --pow-auto-max: 0..30 */
-#define ADMIN_SEED_LEN		32		  /* a draw's seed (common/draw.h DRAW_SEED_LEN) */
+#define ADMIN_SEED_LEN		32		  /* a draw's seed (common/draw.h's) */
 
 /* A word of a request quoted in a message: at most this many bytes of it. */
 #define ADMIN_SHOW "%.48s"
@@ -68,6 +68,8 @@ enum admin_cmd {
 	ADMIN_ORDER_CANCEL,
 	ADMIN_RECONCILE,
 	ADMIN_EVENT_ARCHIVE,
+	ADMIN_EVENT_POW,
+	ADMIN_EVENT_VERIFY_DRAW,
 };
 
 /*

@@ -379,6 +379,94 @@ parse_event_create(struct ctx *c)
 	return 0;
 }
 
+/* event pow ID BITS [--auto-max M] */
+static int
+parse_event_pow(struct ctx *c)
+{
+	struct admin_req *req = c->req;
+	const char *w;
+	uint64_t v;
+	int rc = event_id_arg(c, &req->event_id);
+
+	if (rc != 0)
+		return rc;
+	w = next_word(c);
+	if (w == NULL)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"missing the difficulty: event pow ID BITS (0..%u leading zero bits; 0: no "
+			"challenge)",
+			ADMIN_POW_BITS_MAX);
+	if (parse_u64(w, 0, ADMIN_POW_BITS_MAX, &v) != 0)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"BITS must be 0..%u (leading zero bits of the challenge), got " ADMIN_SHOW,
+			ADMIN_POW_BITS_MAX, w);
+	req->pow_bits = (uint8_t)v;
+	while (c->i < c->ws->n) {
+		const char *val;
+		char name[32];
+
+		w = next_word(c);
+		if (!option(c, w, name, sizeof(name), &val))
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unexpected argument '" ADMIN_SHOW "'", w);
+		if (strcmp(name, "--auto-max") != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unknown option '" ADMIN_SHOW "' (expected --auto-max)", name);
+		if (req->pow_auto_given)
+			return admin_fail(c->err, c->errlen, c->cmd, "--auto-max given twice");
+		if (val == NULL)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"--auto-max needs a value: the most bits the control plane may "
+				"raise it to by itself (0: never)");
+		if (parse_u64(val, 0, ADMIN_POW_BITS_MAX, &v) != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"--auto-max must be 0..%u, got " ADMIN_SHOW, ADMIN_POW_BITS_MAX,
+				val);
+		req->pow_auto_given = true;
+		req->pow_auto_max = (uint8_t)v;
+	}
+	if (req->pow_auto_given && req->pow_auto_max != 0 && req->pow_auto_max < req->pow_bits)
+		return admin_fail(c->err, c->errlen, c->cmd,
+			"--auto-max (%u) must be at least BITS (%u), or 0 for no automatic raise",
+			req->pow_auto_max, req->pow_bits);
+	return 0;
+}
+
+/* event verify-draw ID [--commitment HEX] */
+static int
+parse_event_verify(struct ctx *c)
+{
+	struct admin_req *req = c->req;
+	int rc = event_id_arg(c, &req->event_id);
+
+	if (rc != 0)
+		return rc;
+	while (c->i < c->ws->n) {
+		const char *w = next_word(c), *val;
+		char name[32];
+		size_t n;
+
+		if (!option(c, w, name, sizeof(name), &val))
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unexpected argument '" ADMIN_SHOW "'", w);
+		if (strcmp(name, "--commitment") != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unknown option '" ADMIN_SHOW "' (expected --commitment)", name);
+		if (req->has_commitment)
+			return admin_fail(c->err, c->errlen, c->cmd, "--commitment given twice");
+		if (val == NULL ||
+			parse_hex(val, req->commitment, sizeof(req->commitment), &n) != 0 ||
+			n != sizeof(req->commitment))
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"--commitment must be the 64 hex digits of the seed's SHA-256 (the "
+				"seed_sha256 published before the pre-queue opened), "
+				"got " ADMIN_SHOW,
+				val != NULL ? val : "nothing");
+		req->has_commitment = true;
+	}
+	return 0;
+}
+
 /* event list [--state STATE] [--limit N] [--after ID] */
 static int
 parse_event_list(struct ctx *c)
@@ -446,14 +534,16 @@ parse_event(struct ctx *c)
 		{"show", ADMIN_EVENT_SHOW},
 		{"list", ADMIN_EVENT_LIST},
 		{"archive", ADMIN_EVENT_ARCHIVE},
+		{"pow", ADMIN_EVENT_POW},
+		{"verify-draw", ADMIN_EVENT_VERIFY_DRAW},
 	};
 	const char *w = next_word(c);
 	int rc;
 
 	if (w == NULL)
 		return admin_fail(c->err, c->errlen, "event",
-			"expected a subcommand: create, preheat, open, close, show, list or "
-			"archive");
+			"expected a subcommand: create, preheat, open, close, show, list, "
+			"archive, pow or verify-draw");
 	for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
 		if (strcmp(w, subs[k].word) != 0)
 			continue;
@@ -464,6 +554,10 @@ parse_event(struct ctx *c)
 			return parse_event_create(c);
 		case ADMIN_EVENT_LIST:
 			return parse_event_list(c);
+		case ADMIN_EVENT_POW:
+			return parse_event_pow(c);
+		case ADMIN_EVENT_VERIFY_DRAW:
+			return parse_event_verify(c);
 		default:
 			rc = event_id_arg(c, &c->req->event_id);
 			return rc != 0 ? rc : expect_end(c);
@@ -471,7 +565,8 @@ parse_event(struct ctx *c)
 	}
 	return admin_fail(c->err, c->errlen, "event",
 		"unknown subcommand '" ADMIN_SHOW
-		"' (expected create, preheat, open, close, show, list or archive)",
+		"' (expected create, preheat, open, close, show, list, archive, pow or "
+		"verify-draw)",
 		w);
 }
 

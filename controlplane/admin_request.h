@@ -44,6 +44,15 @@ struct admin_req {
 	uint64_t order_id;	   /* order pay, order cancel */
 	bool repair;		   /* reconcile --repair */
 	bool force;		   /* reconcile --repair --force: even while the sale is open */
+	/* event pow ID BITS [--auto-max M]: the operator's difficulty, and the automatic
+	 * maximum when given (pow_auto_given; otherwise the event keeps its own). */
+	uint8_t pow_bits;
+	bool pow_auto_given;
+	uint8_t pow_auto_max;
+	/* event verify-draw ID [--commitment HEX]: the SHA-256 of the seed published before the
+	 * pre-queue opened, to compare with the seed's. */
+	bool has_commitment;
+	uint8_t commitment[ADMIN_SEED_LEN];
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
@@ -146,6 +147,58 @@ end(struct json_writer *j, char *out, size_t cap)
 	return n >= 0 ? n : admin_answer_error(out, cap, "the answer does not fit: use --json");
 }
 
+/* The state of event ev's draw at now_ms, as event show names it (PostgreSQL and the clock). */
+static const char *
+draw_state_name(const struct admin_event *ev, uint64_t now_ms)
+{
+	if (ev->draw_done_at_ms != 0)
+		return "done";
+	if (ev->has_digest || now_ms >= admin_event_draw_at_ms(ev))
+		return "drawing";
+	return now_ms >= ev->queue_opens_at_ms ? "queueing" : "scheduled";
+}
+
+/*
+ * "draw" of an event with one (docs/fairness.md): its state (scheduled, queueing, drawing,
+ * done), the entrants (so far, then fixed) and their digest once fixed, decided and the rate
+ * (what this control plane's draw runner knows, ce; NULL: PostgreSQL's), and once done when
+ * and the seed.
+ */
+static void
+json_draw(struct json_writer *j, const struct admin_event *ev, const struct cp_event *ce,
+	uint64_t now_ms)
+{
+	char hex[2 * DRAW_DIGEST_LEN + 1];
+	bool done = ev->draw_done_at_ms != 0;
+	const struct cp_draw *d = ce != NULL ? &ce->draw : NULL;
+
+	if (ev->draw_window_s == 0)
+		return;
+	jw_open(j, "draw", '{');
+	jw_str(j, "state", draw_state_name(ev, now_ms));
+	if (ev->has_digest)
+		jw_u64(j, "entrants", ev->draw_entrants);
+	else if (d != NULL && d->state != WIRE_DRAW_NONE)
+		jw_u64(j, "entrants", d->entrants);
+	if (ev->has_digest || (d != NULL && d->has_digest)) {
+		draw_hex(ev->has_digest ? ev->draw_digest : d->digest, hex);
+		jw_str(j, "entrants_digest", hex);
+	}
+	if (done) {
+		jw_u64(j, "decided", ev->draw_entrants);
+		jw_time(j, "done_at", ev->draw_done_at_ms);
+	} else if (d != NULL && d->state >= WIRE_DRAW_DRAWING) {
+		jw_u64(j, "decided", d->decided);
+		jw_u64(j, "rate", d->rate);
+	}
+	/* The seed only once every entrant is decided: before, it would tell who wins. */
+	if (done && ev->has_seed) {
+		draw_hex(ev->draw_seed, hex);
+		jw_str(j, "seed", hex);
+	}
+	jw_close(j, '}');
+}
+
 /*
  * An event as event show, preheat, open and close answer it (docs/operations.md): "event" is
  * the event object, the same as event create and event list write; its sold_out, Redis and
@@ -162,6 +215,8 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_even
 	admin_json_event(j, "event", ev);
 	if (ce != NULL)
 		jw_bool(j, "sold_out", ce->sold_out);
+	jw_u64(j, "pow_bits_now", ce != NULL ? ce->pow_bits_now : ev->pow_bits);
+	json_draw(j, ev, ce, now_wall_ms());
 	if (rs_event_state(c->rs, ev->id, &rst) == 0) {
 		jw_open(j, "redis", '{');
 		jw_bool(j, "preheated", rst.preheated);
@@ -615,13 +670,222 @@ current_sale_kid(struct cp_ctx *c, uint32_t *kid, char *err, size_t errlen)
 	return rc;
 }
 
+/* event pow: the operator's difficulty, for the next tokens (the automatic one starts from it). */
+static int
+do_pow(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
+{
+	struct admin_event ev;
+	struct json_writer j;
+	struct cp_event *ce;
+	char err[512];
+	int rc;
+
+	rc = pg_event_set_pow(c->pg, req->event_id, req->pow_bits, req->pow_auto_given,
+		req->pow_auto_max, &ev, err, sizeof(err));
+	if (rc != 0)
+		return admin_answer_error(out, cap, err);
+	if (reload(c, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after event pow: %s", err);
+	ce = cp_state_event(c->st, ev.id);
+	if (ce != NULL) {
+		ce->pow_bits_now = ev.pow_bits;
+		ce->pow_moved_ms = now_wall_ms();
+		cp_pow_publish(ce, c->links);
+		if (c->pow != NULL)
+			cp_pow_show(c->pow, c->st);
+	}
+	LOG_NOTICE("event %u: challenge set to %u bits (automatic up to %u)", ev.id, ev.pow_bits,
+		ev.pow_auto_max);
+	admin_json_ok(&j, out, cap);
+	admin_json_event(&j, "event", &ev);
+	jw_u64(&j, "pow_bits_now", ev.pow_bits);
+	if (ce == NULL)
+		jw_str(&j, "note",
+			"the event is on no data plane now: they get its difficulty with its slot");
+	return end(&j, out, cap);
+}
+
+/* A failed check of event verify-draw: the first mismatch, with what was checked. */
+static int verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n,
+	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n, const char *fmt, ...)
+{
+	char what[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	LOG_WARN("event verify-draw %u: the draw does NOT check out: %s", ev->id, what);
+	return answer_error(out, cap,
+		"event verify-draw: event %u: the draw does NOT check out (%zu entrants, stock "
+		"%u): %s",
+		ev->id, n, ev->stock, what);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * event verify-draw: recomputes event req->event_id's draw from what PostgreSQL holds (the
+ * seed against its commitment, the entrants' digest, every rank, which entrants hold orders)
+ * with common/draw, as docs/fairness.md says anyone can. The first mismatch is a refusal.
+ */
+static int
+do_verify_draw(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
+{
+	struct admin_event ev;
+	struct pg_entrant *v = NULL;
+	uint64_t *users = NULL, *ranked = NULL;
+	uint8_t commitment[DRAW_DIGEST_LEN], digest[DRAW_DIGEST_LEN];
+	char hex[2 * DRAW_DIGEST_LEN + 1], hex2[2 * DRAW_DIGEST_LEN + 1];
+	struct json_writer j;
+	size_t n = 0, winners, ordered = 0;
+	char err[512];
+	int rc;
+
+	if ((rc = pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err))) != 0)
+		return admin_answer_error(out, cap, err);
+	if (ev.draw_window_s == 0)
+		return answer_error(out, cap,
+			"event verify-draw: event %u has no draw (draw window 0: first come, first "
+			"served): there is nothing to verify",
+			ev.id);
+	if (ev.draw_done_at_ms == 0)
+		return answer_error(out, cap,
+			"event verify-draw: event %u's draw is not done yet (%s): its seed is "
+			"revealed, and the draw can be checked, once every entrant is decided",
+			ev.id, draw_state_name(&ev, now_wall_ms()));
+	if (!ev.has_seed || !ev.has_digest)
+		return verify_failed(out, cap, &ev, 0,
+			"PostgreSQL has no %s for a draw that is done",
+			!ev.has_seed ? "seed (events.draw_seed)" : "digest (events.draw_digest)");
+	if ((rc = pg_draw_entrants(c->pg, ev.id, &v, &n, err, sizeof(err))) != 0)
+		return admin_answer_error(out, cap, err);
+	if (n > 0 && ((users = malloc(n * sizeof(*users))) == NULL ||
+			     (ranked = malloc(n * sizeof(*ranked))) == NULL)) {
+		rc = answer_error(out, cap, "event verify-draw: out of memory for %zu entrants", n);
+		goto out;
+	}
+	draw_commitment(ev.draw_seed, commitment);
+	draw_hex(commitment, hex);
+	if (req->has_commitment && memcmp(commitment, req->commitment, sizeof(commitment)) != 0) {
+		draw_hex(req->commitment, hex2);
+		rc = verify_failed(out, cap, &ev, n,
+			"SHA-256 of the seed is %s, not the commitment given (%s)", hex, hex2);
+		goto out;
+	}
+	if (n != ev.draw_entrants) {
+		rc = verify_failed(out, cap, &ev, n,
+			"draw_entrants holds %zu entrants, events.draw_entrants says %u", n,
+			ev.draw_entrants);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].rank != i + 1) {
+			rc = verify_failed(out, cap, &ev, n,
+				"the ranks are not 1..%zu: rank %zu is missing (user %" PRIu64
+				" has rank %" PRIu32 ")",
+				n, i + 1, v[i].user, v[i].rank);
+			goto out;
+		}
+		users[i] = ranked[i] = v[i].user;
+	}
+	if (n > 0)
+		qsort(users, n, sizeof(*users), cmp_u64);
+	if (draw_entrants_digest(ev.id, users, n, digest) != 0 ||
+		memcmp(digest, ev.draw_digest, sizeof(digest)) != 0) {
+		draw_hex(digest, hex);
+		draw_hex(ev.draw_digest, hex2);
+		rc = verify_failed(out, cap, &ev, n,
+			"the digest of the entrants' users is %s, events.draw_digest is %s (the "
+			"entrants changed after they were fixed)",
+			hex, hex2);
+		goto out;
+	}
+	if (draw_order(ev.draw_seed, ev.id, ev.draw_digest, users, n) != 0) {
+		rc = answer_error(out, cap, "event verify-draw: out of memory for %zu entrants", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (users[i] != ranked[i]) {
+			rc = verify_failed(out, cap, &ev, n,
+				"rank %zu is user %" PRIu64 " in draw_entrants, the draw gives "
+				"user %" PRIu64,
+				i + 1, ranked[i], users[i]);
+			goto out;
+		}
+	}
+	winners = ev.stock < n ? ev.stock : n;
+	for (size_t i = 0; i < n; i++) {
+		ordered += v[i].ordered;
+		if (v[i].ordered && i >= winners) {
+			rc = verify_failed(out, cap, &ev, n,
+				"user %" PRIu64 " (rank %zu) has an order of reservation %" PRIu64
+				", but only the first %zu by rank could win",
+				v[i].user, i + 1, v[i].reservation_id, winners);
+			goto out;
+		}
+		if (!v[i].ordered && i < winners) {
+			rc = verify_failed(out, cap, &ev, n,
+				"user %" PRIu64 " (rank %zu, one of the first %zu) has no order of "
+				"reservation %" PRIu64 " (if the sale just ended, the order writer "
+				"may not have written it yet: stats shows its backlog)",
+				v[i].user, i + 1, winners, v[i].reservation_id);
+			goto out;
+		}
+	}
+	char msg[320];
+
+	snprintf(msg, sizeof(msg),
+		"event %u: the draw checks out: %zu entrants, every rank recomputed from the seed "
+		"and the entrants' digest; the first %zu by rank (stock %u) hold the orders, no "
+		"other entrant does%s",
+		ev.id, n, winners, ev.stock,
+		req->has_commitment ? "; the seed matches the commitment given"
+				    : "; compare seed_sha256 with the one published before the "
+				      "pre-queue opened (or give --commitment)");
+	admin_json_ok(&j, out, cap);
+	jw_str(&j, "message", msg);
+	jw_str(&j, "verdict", "ok");
+	jw_u64(&j, "event_id", ev.id);
+	jw_u64(&j, "entrants", n);
+	jw_u64(&j, "stock", ev.stock);
+	jw_u64(&j, "winners", winners);
+	jw_u64(&j, "ordered", ordered);
+	jw_u64(&j, "ranks_checked", n);
+	draw_hex(commitment, hex);
+	jw_str(&j, "seed_sha256", hex);
+	jw_bool(&j, "commitment_checked", req->has_commitment);
+	draw_hex(ev.draw_digest, hex);
+	jw_str(&j, "entrants_digest", hex);
+	draw_hex(ev.draw_seed, hex);
+	jw_str(&j, "seed", hex);
+	rc = end(&j, out, cap);
+out:
+	free(v);
+	free(users);
+	free(ranked);
+	return rc;
+}
+
 /* Whether two events are the same as event create writes them. */
 static bool
 same_event(const struct admin_event *a, const struct admin_event *b)
 {
 	return a->id == b->id && a->stock == b->stock && a->starts_at_ms == b->starts_at_ms &&
 	       a->ends_at_ms == b->ends_at_ms && a->pay_window_s == b->pay_window_s &&
-	       a->per_user_limit == b->per_user_limit && strcmp(a->name, b->name) == 0;
+	       a->per_user_limit == b->per_user_limit && strcmp(a->name, b->name) == 0 &&
+	       a->queue_opens_at_ms == b->queue_opens_at_ms &&
+	       a->draw_window_s == b->draw_window_s && a->pow_bits == b->pow_bits &&
+	       a->pow_auto_max == b->pow_auto_max;
 }
 
 /* One run of a parsed request (admin_execute() makes a second when a connection broke). */
@@ -677,6 +941,10 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 	}
 	case ADMIN_EVENT_ARCHIVE:
 		return do_archive(c, &req, out, cap);
+	case ADMIN_EVENT_POW:
+		return do_pow(c, &req, out, cap);
+	case ADMIN_EVENT_VERIFY_DRAW:
+		return do_verify_draw(c, &req, out, cap);
 	case ADMIN_EVENT_OPEN:
 		return do_transition(c, &req, ADMIN_EV_OPEN, t, out, cap);
 	case ADMIN_EVENT_CLOSE:
@@ -865,6 +1133,7 @@ cmd_reads(enum admin_cmd cmd)
 	switch (cmd) {
 	case ADMIN_EVENT_SHOW:
 	case ADMIN_EVENT_LIST:
+	case ADMIN_EVENT_VERIFY_DRAW:
 	case ADMIN_STATS:
 	case ADMIN_KEYS_LIST:
 	case ADMIN_RULES_LIST:

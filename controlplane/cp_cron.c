@@ -145,6 +145,12 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	wake = decider_deadline(c->dec);
 	if (draw_wake < wake)
 		wake = draw_wake;
+	if (c->pow != NULL) {
+		uint64_t due = cp_pow_tick(c->pow, c->st, c->dps, c->links, now_ms);
+
+		if (due < wake)
+			wake = due;
+	}
 	if (c->st->next_key_retire_ms != 0) {
 		uint64_t due = c->st->next_key_retire_ms > retire_from ? c->st->next_key_retire_ms
 								     : retire_from;

@@ -7,6 +7,7 @@
 #include "controlplane/admin_conn.h"
 #include "controlplane/cp_config.h"
 #include "controlplane/cp_links.h"
+#include "controlplane/cp_pow.h"
 #include "controlplane/cp_state.h"
 #include "controlplane/decider.h"
 #include "controlplane/dp_ids.h"
@@ -27,6 +28,7 @@ struct cp_ctx {
 	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
 	struct dp_ids *ids;       /* which data plane holds each dp id */
 	struct metrics *metrics;  /* GET /metrics */
+	struct cp_pow *pow;       /* the challenge's automatic difficulty (may be NULL in tests) */
 	uint64_t started_ms;
 	struct admin_conns *admin; /* the admin socket's connections */
 	uint64_t snapshots_sent;

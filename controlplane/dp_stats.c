@@ -420,34 +420,63 @@ dp_stats_totals(const struct dp_stats *cs, uint64_t now_ms, struct wire_stat *ou
 	return n;
 }
 
-int
-dp_stats_gauge_max(const struct dp_stats *s, const char *name, uint64_t *max, uint32_t *dp_id)
+/* The interned id of name, or -1 (never interns it). Under the lock. */
+static int
+name_find(const struct dp_stats *s, const char *name)
 {
-	uint32_t h = name_hash(name) & (HASH_SLOTS - 1);
+	for (uint32_t h = name_hash(name) & (HASH_SLOTS - 1); s->hash[h] != 0;
+		h = (h + 1) & (HASH_SLOTS - 1)) {
+		uint16_t id = (uint16_t)(s->hash[h] - 1);
+
+		if (strcmp(s->names[id].name, name) == 0)
+			return id;
+	}
+	return -1;
+}
+
+/*
+ * The values of name over every data plane that reported it: their sum (sum) or their largest
+ * and who reported it (*dp_id, may be NULL), in *acc. Returns 0, or -ENOENT (*acc untouched).
+ */
+static int
+name_fold(const struct dp_stats *s, const char *name, bool sum, uint64_t *acc, uint32_t *dp_id)
+{
 	int found = -ENOENT;
 
 	lock(s);
-	for (; s->hash[h] != 0; h = (h + 1) & (HASH_SLOTS - 1)) {
-		uint16_t id = (uint16_t)(s->hash[h] - 1);
+	int id = name_find(s, name);
 
-		if (strcmp(s->names[id].name, name) != 0)
+	for (unsigned d = 1; id >= 0 && d <= WIRE_DP_ID_MAX; d++) {
+		const struct dp_ent *e = s->dp[d];
+
+		if (e == NULL || e->slot[id] == 0)
 			continue;
-		for (unsigned d = 1; d <= WIRE_DP_ID_MAX; d++) {
-			const struct dp_ent *e = s->dp[d];
+		uint64_t v = e->value[e->slot[id] - 1];
 
-			if (e == NULL || e->slot[id] == 0)
-				continue;
-			if (found != 0 || e->value[e->slot[id] - 1] > *max) {
-				*max = e->value[e->slot[id] - 1];
-				if (dp_id != NULL)
-					*dp_id = e->id;
-			}
-			found = 0;
+		if (sum) {
+			*acc = found != 0 ? v : *acc + v;
+		} else if (found != 0 || v > *acc) {
+			*acc = v;
+			if (dp_id != NULL)
+				*dp_id = e->id;
 		}
-		break;
+		found = 0;
 	}
 	unlock(s);
 	return found;
+}
+
+int
+dp_stats_gauge_max(const struct dp_stats *s, const char *name, uint64_t *max, uint32_t *dp_id)
+{
+	return name_fold(s, name, false, max, dp_id);
+}
+
+int
+dp_stats_sum(const struct dp_stats *s, const char *name, uint64_t *sum)
+{
+	*sum = 0;
+	return name_fold(s, name, true, sum, NULL);
 }
 
 void

@@ -118,6 +118,12 @@ unsigned dp_stats_totals(
  */
 int dp_stats_gauge_max(const struct dp_stats *s, const char *name, uint64_t *max, uint32_t *dp_id);
 
+/*
+ * The sum of name (such as "rejects.reason=forward_budget") over every data plane, stale or
+ * not, as last reported, in *sum. Returns 0, or -ENOENT (*sum 0) when none reported it.
+ */
+int dp_stats_sum(const struct dp_stats *s, const char *name, uint64_t *sum);
+
 /* A copy of the table's own counters. */
 void dp_stats_read_counters(const struct dp_stats *s, struct dp_stats_counters *out);
 

@@ -276,6 +276,7 @@ render_metrics(void *arg, struct metrics_text *t)
 	metrics_counter(t, "flashgate_cp_dp_id_conflicts_total",
 		"Times a second live data plane showed up with a dp id in use.", NULL, ic.conflicts);
 	dp_stats_metrics(c->dps, t, now_wall_ms());
+	cp_pow_metrics(c->pow, t);
 	if (c->draws != NULL)
 		draw_runner_metrics(c->draws, t);
 }
@@ -285,8 +286,9 @@ main(int argc, char **argv)
 {
 	static struct cp_config cfg;
 	static struct cp_state st;
+	static struct cp_pow pow;
 	static struct zlink_keys keys;
-	struct cp_ctx c = { .cfg = &cfg, .st = &st };
+	struct cp_ctx c = { .cfg = &cfg, .st = &st, .pow = &pow };
 	int migrate_only = 0, admin_fd = -1, rc = 1;
 	char err[512];
 

@@ -542,8 +542,8 @@ event_from_row(const PGresult *res, int row, struct admin_event *ev)
 	/* NULL reads as "": no seed (an event older than the fair start), no digest yet. */
 	ev->has_seed = draw_hex_parse(PQgetvalue(res, row, 14), (size_t)PQgetlength(res, row, 14),
 			       ev->draw_seed) == 0;
-	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15),
-				 (size_t)PQgetlength(res, row, 15), ev->draw_digest) == 0;
+	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15), (size_t)PQgetlength(res, row, 15),
+				 ev->draw_digest) == 0;
 	ev->draw_entrants = (uint32_t)get_u64(res, row, 16);
 	ev->draw_done_at_ms = get_u64(res, row, 17);
 }
@@ -612,6 +612,25 @@ event_row(
 	}
 	(void)admin_event_state_parse(PQgetvalue(res, 0, 0), from);
 	return res;
+}
+
+/*
+ * The end of a change of event id in an open transaction: runs sql (n parameters vals),
+ * commits, and reads the event into *out (may be NULL); rolls back on an error.
+ */
+static int
+event_update_commit(struct pg_store *s, const char *sql, int n, const char *const *vals,
+	uint32_t id, struct admin_event *out, char *err, size_t errlen)
+{
+	int rc = exec(s, sql, n, vals, err, errlen);
+
+	if (rc == 0)
+		rc = commit(s, err, errlen);
+	if (rc != 0) {
+		rollback(s);
+		return rc;
+	}
+	return out != NULL ? pg_event_get(s, id, out, err, errlen) : 0;
 }
 
 /* Live: a sale still to come or running (docs/operations.md "More than 64 events"). */
@@ -789,8 +808,8 @@ pg_event_create(struct pg_store *s, const struct admin_event *ev, struct admin_e
 {
 	char id[16], starts[24], ends[24], pay[16], limit[16], stock[16], queue[24], window[16],
 		bits[8], bits_max[8], seed_hex[2 * DRAW_SEED_LEN + 1];
-	const char *vals[11] = {id, ev->name, starts, ends, pay, limit, queue, window, bits,
-		bits_max, seed_hex};
+	const char *vals[11] = {
+		id, ev->name, starts, ends, pay, limit, queue, window, bits, bits_max, seed_hex};
 	uint8_t seed[DRAW_SEED_LEN];
 	char t[40];
 	PGresult *res;
@@ -919,16 +938,101 @@ pg_event_set_state(struct pg_store *s, uint32_t id, enum admin_event_state to,
 	PQclear(res);
 	if (rc != 0)
 		goto fail;
-	rc = exec(s, "UPDATE events SET state = $2, updated_at = now() WHERE id = $1", 2, vals, err,
-		errlen);
-	if (rc == 0)
-		rc = commit(s, err, errlen);
-	if (rc != 0)
-		goto fail;
-	return out != NULL ? pg_event_get(s, id, out, err, errlen) : 0;
+	return event_update_commit(s,
+		"UPDATE events SET state = $2, updated_at = now() WHERE id = $1", 2, vals, id, out,
+		err, errlen);
 fail:
 	rollback(s);
 	return rc;
+}
+
+int
+pg_event_set_pow(struct pg_store *s, uint32_t id, uint8_t bits, bool auto_given, uint8_t auto_max,
+	struct admin_event *out, char *err, size_t errlen)
+{
+	char ids[16], b[8], m[8];
+	const char *vals[3] = {ids, b, m};
+	enum admin_event_state from = ADMIN_EV_DRAFT;
+	PGresult *res;
+	int rc;
+
+	if (bits > ADMIN_POW_BITS_MAX || auto_max > ADMIN_POW_BITS_MAX) {
+		snprintf(err, errlen, "event pow: the difficulty must be 0..%u bits",
+			ADMIN_POW_BITS_MAX);
+		return -EINVAL;
+	}
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	snprintf(b, sizeof(b), "%u", bits);
+	rc = begin(s, err, errlen);
+	if (rc != 0)
+		return rc;
+	res = run(s, "SELECT state, pow_auto_max FROM events WHERE id = $1 FOR UPDATE", 1, vals,
+		&rc, err, errlen);
+	if ((res = event_row(res, id, &from, &rc, err, errlen)) == NULL)
+		goto fail;
+	if (!auto_given)
+		auto_max = (uint8_t)get_u64(res, 0, 1);
+	PQclear(res);
+	if (from == ADMIN_EV_CLOSED || from == ADMIN_EV_ARCHIVED) {
+		snprintf(err, errlen,
+			"event pow: event %" PRIu32 " is %s: no more tokens are minted for it", id,
+			admin_event_state_name(from));
+		rc = -EPERM;
+		goto fail;
+	}
+	if (auto_max != 0 && auto_max < bits) {
+		snprintf(err, errlen,
+			"event pow: event %" PRIu32 " may be raised automatically up to %u bits, "
+			"below %u: give --auto-max %u or more (or --auto-max 0: never)",
+			id, auto_max, bits, bits);
+		rc = -EINVAL;
+		goto fail;
+	}
+	snprintf(m, sizeof(m), "%u", auto_max);
+	return event_update_commit(s,
+		"UPDATE events SET pow_bits = $2, pow_auto_max = $3, updated_at = now() "
+		"WHERE id = $1",
+		3, vals, id, out, err, errlen);
+fail:
+	rollback(s);
+	return rc;
+}
+
+int
+pg_draw_entrants(
+	struct pg_store *s, uint32_t id, struct pg_entrant **v, size_t *n, char *err, size_t errlen)
+{
+	char ids[16];
+	const char *vals[1] = {ids};
+	PGresult *res;
+	int rc, rows;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	res = run(s,
+		"SELECT d.user_id, d.reservation_id, d.rank, EXISTS (SELECT 1 FROM orders o "
+		"WHERE o.reservation_id = d.reservation_id AND o.event_id = d.event_id "
+		"AND o.user_id = d.user_id) "
+		"FROM draw_entrants d WHERE d.event_id = $1 ORDER BY d.rank",
+		1, vals, &rc, err, errlen);
+	if (res == NULL)
+		return rc;
+	rows = PQntuples(res);
+	if (rows > 0 && (*v = malloc((size_t)rows * sizeof(**v))) == NULL) {
+		PQclear(res);
+		snprintf(err, errlen, "out of memory for %d entrants", rows);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < rows; i++) {
+		(*v)[i].user = get_u64(res, i, 0);
+		(*v)[i].reservation_id = get_u64(res, i, 1);
+		(*v)[i].rank = (uint32_t)get_u64(res, i, 2);
+		(*v)[i].ordered = get_bool(res, i, 3);
+	}
+	*n = (size_t)rows;
+	PQclear(res);
+	return 0;
 }
 
 int

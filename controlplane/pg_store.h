@@ -148,6 +148,30 @@ int pg_event_archive(struct pg_store *s, uint32_t id, uint64_t redis_buyers,
 int pg_event_set_state(struct pg_store *s, uint32_t id, enum admin_event_state to,
 	struct admin_event *out, char *err, size_t errlen);
 
+/*
+ * event pow: sets event id's challenge difficulty to bits and, when auto_given, its automatic
+ * maximum to auto_max (otherwise it keeps its own, which must then be 0 or at least bits).
+ * Refused (-EPERM) for a closed or archived event; -EINVAL for values out of range. *out (may
+ * be NULL) receives the event after the change.
+ */
+int pg_event_set_pow(struct pg_store *s, uint32_t id, uint8_t bits, bool auto_given,
+	uint8_t auto_max, struct admin_event *out, char *err, size_t errlen);
+
+/* One entrant of a draw as PostgreSQL holds it (draw_entrants), for event verify-draw. */
+struct pg_entrant {
+	uint64_t user;
+	uint64_t reservation_id;
+	uint32_t rank;
+	bool ordered; /* an order of the event exists for this user and reservation (any status) */
+};
+
+/*
+ * The entrants of event id's draw by rank, in a malloc'd array (*v, free it) of *n, each with
+ * whether its reservation became an order. One statement: one snapshot.
+ */
+int pg_draw_entrants(struct pg_store *s, uint32_t id, struct pg_entrant **v, size_t *n, char *err,
+	size_t errlen);
+
 /* Stock and orders of event id by status. -ENOENT when there is no such event. */
 int pg_event_counts(
 	struct pg_store *s, uint32_t id, struct pg_event_counts *out, char *err, size_t errlen);

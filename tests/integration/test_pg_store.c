@@ -295,10 +295,11 @@ test_event_create(struct pg_store *s)
 			"an event with a pre-queue, a draw and a challenge is created");
 		tap_ok(out.queue_opens_at_ms == d.queue_opens_at_ms && out.draw_window_s == 30 &&
 				out.pow_bits == 12 && out.pow_auto_max == 20 && out.has_seed &&
-				!out.has_digest && out.draw_entrants == 0 && out.draw_done_at_ms == 0,
+				!out.has_digest && out.draw_entrants == 0 &&
+				out.draw_done_at_ms == 0,
 			"it reads back: pre-queue, window, difficulty, a seed, no entrants yet");
-		tap_eq_int(sql_num(s, "SELECT octet_length(draw_seed) FROM events WHERE id = 11"), 32,
-			"its seed is 32 bytes in events.draw_seed");
+		tap_eq_int(sql_num(s, "SELECT octet_length(draw_seed) FROM events WHERE id = 11"),
+			32, "its seed is 32 bytes in events.draw_seed");
 		tap_eq_int(pg_event_create(s, &d2, &o2, err, sizeof(err)), 0, "another event");
 		tap_ok(o2.has_seed && memcmp(o2.draw_seed, out.draw_seed, 32) != 0,
 			"gets another seed (drawn at create, not derived)");

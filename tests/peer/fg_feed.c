@@ -39,6 +39,11 @@
  * for a snapshot, sends its counters (a DP_STATS message, as a data plane does
  * every second) every 500 ms and prints each LIMITS record the control plane publishes as a line
  * "limits forward=RATE/BURST ip=RATE/BURST" at once. Exit 0.
+ *   ... --watch-limits MS [--refuse-ms R]
+ * also prints each FAIR record as "fair event=E state=S pow_bits=B entrants=N decided=D";
+ * --refuse-ms makes its counters report reservations refused over the forward budget
+ * ("rejects.reason=forward_budget"), 100 more each report for the first R milliseconds, then
+ * no more (the automatic difficulty follows them).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -73,14 +78,16 @@ send_until(void *push, const void *buf, size_t len, uint64_t deadline)
 
 /* --watch-limits: a live data plane's counters out, the LIMITS it is given printed. */
 static int
-watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watch_ms)
+watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watch_ms,
+	unsigned refuse_ms)
 {
-	uint8_t buf[4096];
+	static uint8_t buf[WIRE_MSG_MAX_FROM_CP];
 	void *ctx = zmq_ctx_new();
 	void *push = zmq_socket(ctx, ZMQ_PUSH);
 	void *sub = zmq_socket(ctx, ZMQ_SUB);
 	struct wire_sender tx = { .id = dp, .epoch = (uint32_t)time(NULL) };
-	struct wire_stat st = { .value = 1, .kind = WIRE_STAT_GAUGE, .name = "bridge_ready" };
+	struct wire_stat st[2] = {{.value = 1, .kind = WIRE_STAT_GAUGE, .name = "bridge_ready"},
+		{.value = 0, .kind = WIRE_STAT_COUNTER, .name = "rejects.reason=forward_budget"}};
 	int linger = 0;
 
 	if (zmq_connect(push, push_ep) != 0 || zmq_connect(sub, sub_ep) != 0 ||
@@ -89,7 +96,7 @@ watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watc
 		fprintf(stderr, "fg_feed: cannot connect: %s\n", zmq_strerror(zmq_errno()));
 		return 2;
 	}
-	uint64_t end = now_mono_ms() + watch_ms, next_stats = 0;
+	uint64_t start = now_mono_ms(), end = start + watch_ms, next_stats = 0;
 	int rq = wire_encode(&tx, WIRE_T_SNAPSHOT_REQUEST, NULL, 0, buf, sizeof(buf));
 
 	usleep(300 * 1000); /* a SUB misses what is published before it joined */
@@ -98,7 +105,10 @@ watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watc
 
 	while (now_mono_ms() < end) {
 		if (now_mono_ms() >= next_stats) {
-			int len = wire_encode(&tx, WIRE_T_DP_STATS, &st, 1, buf, sizeof(buf));
+			if (now_mono_ms() - start < refuse_ms)
+				st[1].value += 100;
+			int len = wire_encode(&tx, WIRE_T_DP_STATS, st, refuse_ms != 0 ? 2 : 1, buf,
+				sizeof(buf));
 
 			if (len > 0)
 				zmq_send(push, buf, (size_t)len, ZMQ_DONTWAIT);
@@ -111,9 +121,17 @@ watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watc
 		int len = zmq_recv(sub, buf, sizeof(buf), 0);
 		struct wire_msg m;
 		struct wire_limits l;
+		struct wire_fair f;
 
-		if (len <= 0 || len > (int)sizeof(buf) || wire_decode(buf, (size_t)len, &m) != 0 ||
-			m.type != WIRE_T_LIMITS || wire_get_limits(&m, 0, &l) != 0)
+		if (len <= 0 || len > (int)sizeof(buf) || wire_decode(buf, (size_t)len, &m) != 0)
+			continue;
+		for (unsigned i = 0; m.type == WIRE_T_FAIR && i < m.count; i++)
+			if (wire_get_fair(&m, i, &f) == 0)
+				printf("fair event=%" PRIu32 " state=%u pow_bits=%u "
+				       "entrants=%" PRIu32 " decided=%" PRIu32 "\n",
+					f.event, f.draw_state, f.pow_bits, f.entrants, f.decided);
+		fflush(stdout);
+		if (m.type != WIRE_T_LIMITS || wire_get_limits(&m, 0, &l) != 0)
 			continue;
 		printf("limits forward=%" PRIu32 "/%" PRIu32 " ip=%" PRIu32 "/%" PRIu32 "\n",
 			l.event_forward_per_s, l.event_forward_burst, l.ip_rate, l.ip_burst);
@@ -140,7 +158,7 @@ main(int argc, char **argv)
 	unsigned after_closed = 0;
 	unsigned storm = 0;
 	bool want_others = false;
-	unsigned watch_ms = 0;
+	unsigned watch_ms = 0, refuse_ms = 0;
 	int c;
 
 	static const struct option opts[] = {
@@ -164,6 +182,7 @@ main(int argc, char **argv)
 		{ "query", required_argument, NULL, 'q' },
 		{ "storm", required_argument, NULL, 'T' },
 		{ "watch-limits", required_argument, NULL, 'w' },
+		{ "refuse-ms", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -233,12 +252,15 @@ main(int argc, char **argv)
 		case 'w':
 			watch_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'R':
+			refuse_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (watch_ms != 0 && push_ep != NULL && sub_ep != NULL && dp != 0 && dp <= WIRE_DP_ID_MAX)
-		return watch_limits(push_ep, sub_ep, dp, watch_ms);
+		return watch_limits(push_ep, sub_ep, dp, watch_ms, refuse_ms);
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
 		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX ||
 		qlast < qfirst || storm > 65535 || (storm > 0 && (qfirst == 0 || storm < qlast - qfirst + 1))) {

@@ -80,6 +80,18 @@ test_good(void)
 			r.event.queue_opens_at_ms == 0 && r.event.draw_window_s == 0 &&
 			r.event.pow_bits == 30 && admin_event_draw_at_ms(&r.event) == 0,
 		"--draw-window 0 is first come; --pow-bits 30 is the hardest: %s", err);
+	tap_ok(parse("event pow 7 12", &r) == 0 && r.cmd == ADMIN_EVENT_POW && r.event_id == 7 &&
+			r.pow_bits == 12 && !r.pow_auto_given,
+		"event pow ID BITS: %s", err);
+	tap_ok(parse("event pow 7 0 --auto-max=30", &r) == 0 && r.pow_bits == 0 &&
+			r.pow_auto_given && r.pow_auto_max == 30,
+		"event pow ID 0 --auto-max=30: %s", err);
+	tap_ok(parse("event verify-draw 9 --commitment "
+		     "630DCD2966C4336691125448BBB25B4FF412A49C732DB2C8ABC1B8581BD710DD",
+		       &r) == 0 &&
+			r.cmd == ADMIN_EVENT_VERIFY_DRAW && r.event_id == 9 && r.has_commitment &&
+			r.commitment[0] == 0x63 && r.commitment[31] == 0xdd,
+		"event verify-draw ID --commitment HEX (either case): %s", err);
 	tap_ok(parse("event list", &r) == 0 && r.cmd == ADMIN_EVENT_LIST && !r.list_state_given &&
 			r.list_after == 0 && r.list_limit == ADMIN_LIST_LIMIT_DEFAULT,
 		"event list: every state, from the first id, 100 at a time: %s", err);
@@ -199,11 +211,31 @@ test_bad(void)
 			"session-token, order, reconcile or help)"},
 		{"a command in capitals", "EVENT list", "unknown command 'EVENT'*"},
 		{"event without a subcommand", "event",
-			"event: expected a subcommand: create, preheat, open, close, show, list or "
-			"archive"},
+			"event: expected a subcommand: create, preheat, open, close, show, list, "
+			"archive, pow or verify-draw"},
 		{"an unknown event subcommand", "event start 7",
 			"event: unknown subcommand 'start' (expected create, preheat, open, close, "
-			"show, list or archive)"},
+			"show, list, archive, pow or verify-draw)"},
+		/* event pow, event verify-draw */
+		{"event pow without bits", "event pow 7",
+			"event pow: missing the difficulty: event pow ID BITS (0..30 leading zero "
+			"bits; 0: no challenge)"},
+		{"event pow over 30 bits", "event pow 7 31",
+			"event pow: BITS must be 0..30 (leading zero bits of the challenge), "
+			"got 31"},
+		{"event pow with a maximum below", "event pow 7 12 --auto-max 8",
+			"event pow: --auto-max (8) must be at least BITS (12), or 0 for no "
+			"automatic raise"},
+		{"event pow with an unknown option", "event pow 7 12 --max 8",
+			"event pow: unknown option '--max' (expected --auto-max)"},
+		{"event pow --auto-max twice", "event pow 7 12 --auto-max 13 --auto-max 14",
+			"event pow: --auto-max given twice"},
+		{"a short commitment", "event verify-draw 7 --commitment abcd",
+			"event verify-draw: --commitment must be the 64 hex digits of the seed's "
+			"SHA-256 (the seed_sha256 published before the pre-queue opened), "
+			"got abcd"},
+		{"verify-draw with an argument", "event verify-draw 7 now",
+			"event verify-draw: unexpected argument 'now'"},
 		{"a missing event id", "event open",
 			"event open: missing event id (a number 1..4294967295)"},
 		{"an extra argument", "event open 7 8", "event open: unexpected argument '8'"},
@@ -317,8 +349,9 @@ test_bad(void)
 		{"a pre-queue after the start",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --draw-window 30s --queue-opens-at 1001",
-			"event create: --queue-opens-at (1970-01-01T00:16:41Z) must be at or before "
-			"--starts-at (1970-01-01T00:16:40Z): the pre-queue opens before the sale"},
+			"event create: --queue-opens-at (1970-01-01T00:16:41Z) must be at or "
+			"before --starts-at (1970-01-01T00:16:40Z): the pre-queue opens before the "
+			"sale"},
 		{"a pre-queue at 0",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --draw-window 30s --queue-opens-at 0",
@@ -340,8 +373,8 @@ test_bad(void)
 		{"a challenge over 30 bits",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-bits 31",
-			"event create: --pow-bits must be 0..30 (leading zero bits of the challenge), "
-			"got 31"},
+			"event create: --pow-bits must be 0..30 (leading zero bits of the "
+			"challenge), got 31"},
 		{"an automatic maximum over 30 bits",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-auto-max 99",
@@ -350,8 +383,8 @@ test_bad(void)
 		{"an automatic maximum below the difficulty",
 			"event create 7 --name S --stock 1 --starts-at 1000 --ends-at 2000 "
 			"--pay-window 1m --pow-bits 12 --pow-auto-max 8",
-			"event create: --pow-auto-max (8) must be at least --pow-bits (12), or 0 for "
-			"no automatic raise"},
+			"event create: --pow-auto-max (8) must be at least --pow-bits (12), or 0 "
+			"for no automatic raise"},
 		{"an option given twice",
 			"event create 7 --stock 1 --name S --stock 2 --starts-at 1 --ends-at 2 "
 			"--pay-window 1m",

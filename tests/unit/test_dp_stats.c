@@ -477,6 +477,27 @@ test_gauge_max(void)
 	dp_stats_destroy(s);
 }
 
+/* A counter summed over the data planes: the forward budget's refusals (automatic difficulty). */
+static void
+test_sum(void)
+{
+	struct dp_stats *s = dp_stats_create();
+	const struct rec a[] = {{"rejects.reason=forward_budget", 40, 0}, {"rx", 5, 0}};
+	const struct rec b[] = {{"rejects.reason=forward_budget", 2, 0}};
+	uint64_t sum = 9;
+
+	if (!tap_ok(s != NULL, "dp_stats_create"))
+		return;
+	tap_ok(dp_stats_sum(s, "rejects.reason=forward_budget", &sum) == -ENOENT && sum == 0,
+		"sum: -ENOENT and 0 before any data plane reported it");
+	apply(s, 3, 100, 1, a, 2, 1000);
+	apply(s, 5, 100, 1, b, 1, 1000);
+	tap_ok(dp_stats_sum(s, "rejects.reason=forward_budget", &sum) == 0 && sum == 42,
+		"sum: 40 + 2 over two data planes (%llu)", (unsigned long long)sum);
+	tap_ok(dp_stats_sum(s, "rejects", &sum) == -ENOENT, "sum: a family is not a name");
+	dp_stats_destroy(s);
+}
+
 int
 main(void)
 {
@@ -484,5 +505,6 @@ main(void)
 	test_refusals();
 	test_views();
 	test_gauge_max();
+	test_sum();
 	return tap_done();
 }

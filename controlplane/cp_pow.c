@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/cp_pow.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/now.h"
+
+/* Whether event e's difficulty may move by itself now: a live sale with room above. */
+static bool
+auto_on(const struct cp_event *e, uint64_t now_ms)
+{
+	return e->ev.pow_auto_max > e->ev.pow_bits &&
+	       (e->ev.state == ADMIN_EV_OPEN || e->ev.state == ADMIN_EV_PREHEATED) &&
+	       now_ms < e->ev.ends_at_ms;
+}
+
+uint64_t
+cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct cp_links *l,
+	uint64_t now_ms)
+{
+	uint64_t sum = 0;
+	bool grew;
+
+	if (now_ms < p->next_tick_ms)
+		return p->next_tick_ms;
+	p->next_tick_ms = now_ms + CP_POW_TICK_MS;
+	(void)dp_stats_sum(dps, CP_POW_REFUSALS, &sum);
+	/* Fewer than before: a data plane restarted (its counters start again), not a calm. */
+	grew = p->have_last && sum > p->last_refusals;
+	p->last_refusals = sum;
+	p->have_last = true;
+	if (grew)
+		p->last_growth_ms = now_ms;
+	for (unsigned i = 0; i < st->n_ev; i++) {
+		struct cp_event *e = &st->ev[i];
+		uint8_t was = e->pow_bits_now;
+
+		if (!auto_on(e, now_ms))
+			continue;
+		if (grew && e->pow_bits_now < e->ev.pow_auto_max) {
+			e->pow_bits_now++;
+			p->raised++;
+		} else if (!grew && e->pow_bits_now > e->ev.pow_bits &&
+			   now_ms - p->last_growth_ms >= CP_POW_QUIET_MS &&
+			   now_ms - e->pow_moved_ms >= CP_POW_QUIET_MS) {
+			e->pow_bits_now--;
+			p->lowered++;
+		} else {
+			continue;
+		}
+		e->pow_moved_ms = now_ms;
+		LOG_NOTICE("event %" PRIu32 ": challenge %u -> %u bits (%s; set %u, "
+			   "automatic up to %u)",
+			e->ev.id, was, e->pow_bits_now,
+			grew ? "the data planes refuse reservations over the forward budget"
+			     : "no refusals over the forward budget for 5 s",
+			e->ev.pow_bits, e->ev.pow_auto_max);
+		cp_pow_publish(e, l);
+	}
+	cp_pow_show(p, st);
+	return p->next_tick_ms;
+}
+
+void
+cp_pow_show(struct cp_pow *p, const struct cp_state *st)
+{
+	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+		uint64_t v =
+			i < st->n_ev ? (uint64_t)st->ev[i].ev.id << 8 | st->ev[i].pow_bits_now : 0;
+
+		atomic_store_explicit(&p->shown[i], v, memory_order_relaxed);
+	}
+}
+
+void
+cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t)
+{
+	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+		uint64_t v = atomic_load_explicit(&p->shown[i], memory_order_relaxed);
+		char labels[48] = "", id[24];
+
+		if (v == 0)
+			break;
+		snprintf(id, sizeof(id), "%" PRIu64, v >> 8);
+		metrics_label(labels, sizeof(labels), "event", id);
+		metrics_gauge_int(t, "flashgate_pow_bits",
+			"The challenge's difficulty for new purchase tokens now (leading zero "
+			"bits; 0: none), the automatic raise included.",
+			labels, (int64_t)(v & 0xff));
+	}
+}
+
+int
+cp_pow_publish(struct cp_event *e, struct cp_links *l)
+{
+	struct wire_fair w;
+
+	cp_state_fair_to_wire(e, &w);
+	return cp_links_publish(l, WIRE_T_FAIR, &w, 1);
+}
