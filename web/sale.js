@@ -253,8 +253,7 @@
 			else if (ev.state === "queueing") ui.countdownTime.textContent = hms(ev.draw_at - now);
 		}
 		// Queued before the draw: the time left until it, counting down between polls.
-		if (shown === "queued" && rec.position == null && rec.draw_at)
-			ui.wait.textContent = t("draw_in", { t: duration(rec.draw_at - now) });
+		if (shown === "queued" && rec.position == null && rec.draw_at) ui.wait.textContent = drawIn(now);
 		if (ev && ev.ends_at && now >= ev.ends_at && ev.state !== "closed" && !rec.clicked) {
 			ev.state = "closed";
 			showEventState();
@@ -519,12 +518,16 @@
 			await sleep(retry.next(r.retryAfter));
 		}
 	}
+	// "The draw is in T" until draw_at, then "The draw is in progress" until the place is known.
+	function drawIn(now) {
+		return rec.draw_at > now ? t("draw_in", { t: duration(rec.draw_at - now) }) : t("drawing");
+	}
 	function showQueued() {
 		ui.position.hidden = rec.position == null;
 		if (rec.position != null) ui.position.textContent = t("position", { n: rec.position });
 		const drawAt = rec.position == null ? rec.draw_at : null;
 		ui.wait.hidden = rec.wait_ms == null && !drawAt;
-		if (drawAt) ui.wait.textContent = t("draw_in", { t: duration(drawAt - serverNow()) });
+		if (drawAt) ui.wait.textContent = drawIn(serverNow());
 		else if (rec.wait_ms != null) ui.wait.textContent = t("wait", { t: duration(rec.wait_ms) });
 		show("queued", {}, drawAt ? "queued_draw" : "queued");
 	}
