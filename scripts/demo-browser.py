@@ -7,11 +7,14 @@ usage: demo-browser.py --base URL --event ID --session-file FILE --spki-file FIL
                        --out FILE [--stop-file FILE] [--timeout S]
 
 Opens the sale page with the session token of FILE (the shop's login cookie), takes a
-screenshot of each state it shows (the countdown, queued with its place in line when the API
-gives one, the result), clicks "buy" once as soon as the button is enabled, and follows the page
-until its state is final, --stop-file appears or --timeout seconds pass. Writes to --out a JSON
-object: "states" (each state shown, in order, with the seconds since the page was opened),
-"shots" (the screenshots' paths) and "final".
+screenshot of each state it shows (the countdown; with a draw, the open line, queued waiting for
+the draw and the draw; queued with its place in line when the API gives one; the result), clicks
+the button once as soon as it is enabled ("Buy now", or "Join the line" while a draw's line is
+open), and follows the page until its state is final, --stop-file appears or --timeout seconds
+pass. Writes to --out a JSON object: "states" (each state shown, in order, with the seconds since
+the page was opened; "queued-draw" is queued before the draw, "queued-position" queued with a
+place in line), "shots" (the screenshots' paths), "final", "positions" (the places in line
+shown, in order) and "solve_ms" (the challenge's time in the browser, null without one).
 """
 
 import argparse
@@ -35,7 +38,7 @@ def main():
     ap.add_argument("--stop-file")
     ap.add_argument("--timeout", type=float, default=120)
     a = ap.parse_args()
-    result = {"states": [], "shots": [], "final": None}
+    result = {"states": [], "shots": [], "final": None, "positions": [], "solve_ms": None}
 
     def write():
         with open(a.out + ".tmp", "w") as f:
@@ -46,21 +49,31 @@ def main():
     try:
         t0 = time.monotonic()
         b.open("%s/?event=%d" % (a.base, a.event), session=open(a.session_file).read().strip())
-        last, clicked = None, False
+        last, last_label, clicked = None, None, False
         while time.monotonic() - t0 < a.timeout:
             st = b.state()
             # Click first, as a person waiting for the button does; the screenshot after.
-            if not clicked and st == "open" and b.button_enabled():
+            if not clicked and st in ("open", "queueing") and b.button_enabled():
                 b.click_buy()
                 clicked = True
                 st = b.state()
-            if st != last and st not in (None, "loading"):
-                result["states"].append([st, round(time.monotonic() - t0, 2)])
-                label = st
-                if st == "queued" and b.shown("position"):
+            label = st
+            if st == "queued":
+                rec = b.record() or {}
+                if rec.get("position") is not None:
                     label = "queued-position"
+                    if not result["positions"] or result["positions"][-1] != rec["position"]:
+                        result["positions"].append(rec["position"])
+                elif rec.get("draw_at"):
+                    label = "queued-draw"
+            if label != last_label and st not in (None, "loading"):
+                result["states"].append([label, round(time.monotonic() - t0, 2)])
                 result["shots"].append(b.shot(label))
+                rec = b.record() or {}
+                result["solve_ms"] = rec.get("solve_ms")
                 write()
+                last_label = label
+            if st not in (None, "loading"):
                 last = st
             if st in FINAL or (a.stop_file and os.path.exists(a.stop_file)):
                 break

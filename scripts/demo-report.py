@@ -26,8 +26,22 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
+# Each answer its own colour, far from the others' (202 blue, 401 black: issue 19 saw them both
+# blue, 401 falling to matplotlib's default first colour); statuses not named here take the
+# next of SPARE, never the default cycle.
 COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
-          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9"}
+          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#212529"}
+SPARE = ["#e64980", "#0b7285", "#74b816", "#99e9f2", "#ffa8a8"]
+
+
+def color_of(status, taken):
+    """The colour of status: its own, else the first spare colour no other line uses."""
+    if status in COLORS:
+        return COLORS[status]
+    for c in SPARE:
+        if c not in taken:
+            return c
+    return SPARE[hash(status) % len(SPARE)]
 
 
 def finish(fig, ax, path, heading, ylabel, grid_axis="both", **legend):
@@ -57,6 +71,7 @@ def plot_requests(rows, t0, path):
     rows = [r for r in rows if "http" in r]
     fig, ax = plt.subplots(figsize=(9, 4))
     statuses = sorted({k for r in rows for k, v in r["http"].items() if v})
+    taken = {COLORS[s] for s in statuses if s in COLORS}
     for s in statuses:
         xs, ys = [], []
         for a, b in zip(rows, rows[1:]):
@@ -65,7 +80,9 @@ def plot_requests(rows, t0, path):
                 xs.append(b["t"] - t0)
                 ys.append(max(0, b["http"].get(s, 0) - a["http"].get(s, 0)) / dt)
         if any(ys):
-            ax.plot(xs, ys, label=s, color=COLORS.get(s), linewidth=1.6)
+            c = color_of(s, taken)
+            taken.add(c)
+            ax.plot(xs, ys, label=s, color=c, linewidth=1.6)
     ax.axvline(0, color="#000", linestyle=":", linewidth=1)
     # Refusals outnumber admissions a hundredfold: a log scale keeps both readable.
     ax.set_yscale("symlog", linthresh=10)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The sale page's proof-of-work solver, run in a Web Worker so that the page stays responsive.
-// Provisional format until the API documents the challenge (issue 18; docs/page.md): the
-// message is {prefix, bits}; the answer is the smallest decimal nonce such that
-// SHA-256(prefix + nonce) starts with `bits` zero bits. Progress (0-99, the chance of having
-// found it by now) is posted about every 4096 tries, then {solution, tries}.
+// The message is the token answer's challenge, {prefix, bits} (docs/api.md, docs/tokens.md:
+// prefix is the purchase token's 22-character MAC text, bits at most 30); the answer is the
+// smallest decimal nonce such that SHA-256(prefix + nonce) starts with `bits` zero bits, as
+// common/pow.h checks it. Progress (0-99, the chance of having found it by now) is posted about
+// every 4096 tries, then {solution, tries}.
 "use strict";
 function zeroBits(d, bits) {
 	let i = 0;

@@ -14,7 +14,9 @@
 	const ui = {
 		main: $("sale"), name: $("name"), stock: $("stock"), status: $("status"),
 		countdown: $("countdown"), countdownTime: $("countdown-time"), startsAt: $("starts-at"),
+		countdownLabel: $("countdown-label"),
 		line: $("line"), position: $("position"), wait: $("wait"), solve: $("solve"),
+		solved: $("solved"),
 		deadline: $("deadline"), deadlineTime: $("deadline-time"), order: $("order"),
 		buy: $("buy"), pay: $("pay"), login: $("login"),
 	};
@@ -156,16 +158,27 @@
 	let shown = null;
 	const FINAL = ["paid", "sold_out", "expired", "cancelled", "closed", "no_event", "blocked",
 		"session_bad", "error"];
-	function show(state, vals) {
+	function show(state, vals, textKey) {
 		ui.main.dataset.state = state;
-		const text = t(state, vals);
+		const text = t(textKey || state, vals);
 		// The live region speaks on change only: a state, not every poll.
 		if (ui.status.textContent !== text) ui.status.textContent = text;
 		shown = state;
-		const upcoming = ev && state === "upcoming";
-		ui.countdown.hidden = !upcoming;
+		// The countdown: to the start (or, with a draw, to the line's opening) while upcoming,
+		// to the draw while the line is open.
+		ui.countdown.hidden = !(ev && (state === "upcoming" || state === "queueing"));
+		if (!ui.countdown.hidden) {
+			const draw = !!ev.draw_at;
+			ui.countdownLabel.textContent = t(state === "queueing" ? "draw_in_label" :
+				draw ? "line_opens_in" : "starts_in");
+			ui.startsAt.textContent = draw ? t("draw_at", { time: localTime(ev.draw_at) }) :
+				t("starts_at", { time: localTime(ev.starts_at) });
+		}
 		ui.line.hidden = state !== "queued";
 		ui.solve.hidden = state !== "solving";
+		// The challenge's cost in this browser, once solved (kept in the record: solve_ms).
+		ui.solved.hidden = !(rec.clicked && rec.solve_ms != null && state !== "solving");
+		if (!ui.solved.hidden) ui.solved.textContent = t("solved_in", { t: seconds1(rec.solve_ms) });
 		const hasOrder = !!rec.order_id && ["ordered", "paid", "expired", "cancelled"].includes(state);
 		ui.order.hidden = !hasOrder;
 		if (hasOrder) ui.order.textContent = t("order_id", { id: rec.order_id });
@@ -186,7 +199,18 @@
 	}
 	let session = null;
 	function updateButton() {
-		const can = !rec.clicked && !!session && ev && ev.state === "open" && shown === "open";
+		// Open: "Buy now". With a draw, while the line is open (before the start too): "Join
+		// the line"; while drawing, nothing to click.
+		const line = !!ev && ev.state === "queueing";
+		const can = !rec.clicked && !!session && !!ev && (ev.state === "open" || line) &&
+			shown === ev.state;
+		const key = line || (rec.clicked && rec.joined) ? "join" : "buy";
+		if (ui.buy.dataset.text !== key) {
+			ui.buy.dataset.text = key;
+			ui.buy.dataset.label = key + "_label";
+			ui.buy.textContent = t(key);
+			ui.buy.setAttribute("aria-label", t(key + "_label"));
+		}
 		ui.buy.disabled = !can;
 		ui.buy.classList.toggle("clicked", !!rec.clicked);
 		ui.buy.setAttribute("aria-disabled", String(!can));
@@ -200,6 +224,12 @@
 		const clock = two(Math.floor(s / 3600) % 24) + ":" + two(Math.floor(s / 60) % 60) + ":" + two(s % 60);
 		return d > 0 ? t("days", { n: d }) + " " + clock : clock;
 	}
+	function localTime(ms) {
+		return new Date(ms).toLocaleString(document.documentElement.lang);
+	}
+	function seconds1(ms) {
+		return t("seconds", { n: (ms / 1000).toFixed(ms < 10000 ? 2 : 1) });
+	}
 	function duration(ms) {
 		const s = Math.max(1, Math.ceil(ms / 1000));
 		return s < 120 ? t("seconds", { n: s }) : t("minutes", { n: Math.ceil(s / 60) });
@@ -212,13 +242,18 @@
 	// Four times a second: the countdowns, and the start reached by the server's clock.
 	function tick() {
 		const now = serverNow();
-		if (ev && ev.state === "upcoming") {
-			ui.countdownTime.textContent = hms(ev.starts_at - now);
-			if (now >= ev.starts_at) {
-				ev.state = "open";
+		if (ev) {
+			const was = ev.state;
+			advance(ev, now);
+			if (ev.state !== was) {
 				if (!rec.clicked) showEventState();
+				if (ev.state === "drawing") scheduleRefresh();
 			}
+			if (ev.state === "upcoming") ui.countdownTime.textContent = hms(opensAt() - now);
+			else if (ev.state === "queueing") ui.countdownTime.textContent = hms(ev.draw_at - now);
 		}
+		// Queued before the draw: the time left until it, counting down between polls.
+		if (shown === "queued" && rec.position == null && rec.draw_at) ui.wait.textContent = drawIn(now);
 		if (ev && ev.ends_at && now >= ev.ends_at && ev.state !== "closed" && !rec.clicked) {
 			ev.state = "closed";
 			showEventState();
@@ -227,23 +262,36 @@
 	}
 
 	// ---- before the click: the event ----------------------------------------------------
+	// When buyers may first click: the start, or with a draw the opening of the line.
+	const opensAt = () => (ev.queue_opens_at || ev.starts_at);
+	// The event's state by the server's clock, between fetches: upcoming turns open at the
+	// start; with a draw, upcoming turns queueing when the line opens and queueing drawing at
+	// draw_at. What follows the draw (open, sold out) only the server says.
+	function advance(e, now) {
+		if (e.state === "upcoming" && now >= (e.queue_opens_at || e.starts_at))
+			e.state = e.draw_at ? "queueing" : "open";
+		if (e.state === "queueing" && e.draw_at && now >= e.draw_at) e.state = "drawing";
+	}
 	async function fetchEvent() {
 		const retry = backoff(1000, 15000);
 		for (;;) {
 			const r = await call("GET", "/api/v1/events/" + encodeURIComponent(eventId));
 			if (r.status === 200 && r.body.starts_at) {
 				const b = r.body;
-				// The server says "upcoming" until starts_at; the page's tick opens it on time (and
-				// an answer stamped just before the start does not close it again).
-				ev = { name: b.name, state: b.state, starts_at: b.starts_at, ends_at: b.ends_at, stock: b.stock };
-				if (ev.state === "upcoming" && serverNow() >= ev.starts_at) ev.state = "open";
+				// The server says "upcoming" until starts_at (or queue_opens_at); the page's tick
+				// opens it on time (and an answer stamped just before does not close it again).
+				// A sale with a draw (docs/fairness.md) has queue_opens_at and draw_at.
+				const num = (v) => (typeof v === "number" ? v : null);
+				ev = {
+					name: b.name, state: b.state, starts_at: b.starts_at, ends_at: b.ends_at,
+					stock: b.stock, queue_opens_at: num(b.queue_opens_at), draw_at: num(b.draw_at),
+					challenge_bits: num(b.challenge_bits) || 0, draw: b.draw || null,
+				};
+				advance(ev, serverNow());
 				if (b.name) {
 					ui.name.textContent = b.name;
 					document.title = b.name;
 				}
-				ui.startsAt.textContent = t("starts_at", {
-					time: new Date(b.starts_at).toLocaleString(document.documentElement.lang),
-				});
 				return true;
 			}
 			if (r.status === 404) return false;
@@ -254,9 +302,9 @@
 	function showEventState() {
 		showStock();
 		if (!ev) return;
-		if (ev.state === "open" && !session) return show("login");
-		show(ev.state === "upcoming" || ev.state === "open" || ev.state === "sold_out" ||
-			ev.state === "closed" ? ev.state : "loading");
+		if ((ev.state === "open" || ev.state === "queueing") && !session) return show("login");
+		show(["upcoming", "queueing", "drawing", "open", "sold_out", "closed"].includes(ev.state) ?
+			ev.state : "loading");
 	}
 	// Until the click: the event again now and then (state, stock, the clock), more often
 	// near the start; a sold-out sale can open again when unpaid orders expire.
@@ -265,7 +313,9 @@
 		clearTimeout(refreshTimer);
 		if (rec.clicked || !ev || ev.state === "closed") return;
 		let ms = 15000;
-		if (ev.state === "upcoming") ms = Math.max(1000, Math.min(15000, (ev.starts_at - serverNow()) / 3));
+		if (ev.state === "upcoming") ms = Math.max(1000, Math.min(15000, (opensAt() - serverNow()) / 3));
+		else if (ev.state === "queueing") ms = Math.max(1000, Math.min(15000, (ev.draw_at - serverNow()) / 3));
+		else if (ev.state === "drawing") ms = 1000; // the sale opens (or sells out) once drawn
 		refreshTimer = setTimeout(async () => {
 			if (rec.clicked) return;
 			if (await fetchEvent()) {
@@ -280,6 +330,7 @@
 		if (rec.clicked || ui.buy.disabled) return; // a second click does nothing
 		rec.clicked = true;
 		rec.clicked_at = Math.round(serverNow());
+		rec.joined = ev.state === "queueing"; // in the line for the draw
 		save();
 		updateButton();
 		clearTimeout(refreshTimer);
@@ -320,8 +371,9 @@
 				return true;
 			}
 			if (r.status === 425) {
-				// Too early by the server: until its start, whether or not Retry-After is readable.
-				const until = ev ? ev.starts_at - serverNow() : 0;
+				// Too early by the server: until its start (or the line's opening), whether or not
+				// Retry-After is readable.
+				const until = ev ? opensAt() - serverNow() : 0;
 				await sleep(Math.max(until, r.retryAfter != null ? r.retryAfter * 1000 : 1000) +
 					Math.random() * 500);
 				continue;
@@ -363,7 +415,9 @@
 				return probe === "again" ? "again" : "stop";
 			}
 			if (r.status === 425) {
-				await sleep(Math.max(1000, ev ? ev.starts_at - serverNow() : 1000) + Math.random() * 500);
+				// Too early, or the draw is in progress (Retry-After says when to come back).
+				await sleep(Math.max(1000, ev ? opensAt() - serverNow() : 1000,
+					r.retryAfter != null ? r.retryAfter * 1000 : 0) + Math.random() * 500);
 				continue;
 			}
 			if (r.status === 403) {
@@ -372,8 +426,9 @@
 					finish("blocked");
 					return "stop";
 				}
-				// An expired purchase token or a retired reserve path: a new token, a few times.
-				if (tries < 3 && /expired|reserve path/.test(e)) {
+				// An expired purchase token, a retired reserve path or a challenge not solved (the
+				// worker failed, docs/api.md: pow_missing, pow_wrong): a new token, a few times.
+				if (tries < 3 && /expired|reserve path|challenge|solution|pow/.test(e)) {
 					rec.token = null;
 					save();
 					return "again";
@@ -412,8 +467,12 @@
 					queued++;
 					if (probe && queued >= 3) return "none";
 					rec.status = "queued";
+					// Before the draw: draw_at and wait_ms (until it); once drawn: position (the
+					// entrants ahead not yet decided) and wait_ms (estimated), docs/api.md.
 					rec.position = typeof b.position === "number" ? b.position : null;
 					rec.wait_ms = typeof b.wait_ms === "number" ? b.wait_ms : null;
+					rec.draw_at = rec.position == null && typeof b.draw_at === "number" ?
+						b.draw_at : null;
 					showQueued();
 					// 1 s, growing to 4 s while nothing changes; sooner when the wait is short.
 					wait = Math.min(4000, 1000 * 1.25 ** queued);
@@ -459,12 +518,18 @@
 			await sleep(retry.next(r.retryAfter));
 		}
 	}
+	// "The draw is in T" until draw_at, then "The draw is in progress" until the place is known.
+	function drawIn(now) {
+		return rec.draw_at > now ? t("draw_in", { t: duration(rec.draw_at - now) }) : t("drawing");
+	}
 	function showQueued() {
 		ui.position.hidden = rec.position == null;
 		if (rec.position != null) ui.position.textContent = t("position", { n: rec.position });
-		ui.wait.hidden = rec.wait_ms == null;
-		if (rec.wait_ms != null) ui.wait.textContent = t("wait", { t: duration(rec.wait_ms) });
-		show("queued");
+		const drawAt = rec.position == null ? rec.draw_at : null;
+		ui.wait.hidden = rec.wait_ms == null && !drawAt;
+		if (drawAt) ui.wait.textContent = drawIn(serverNow());
+		else if (rec.wait_ms != null) ui.wait.textContent = t("wait", { t: duration(rec.wait_ms) });
+		show("queued", {}, drawAt ? "queued_draw" : "queued");
 	}
 	// A final state: stored, so that a reload shows it again without asking.
 	function finish(state, vals) {
@@ -476,10 +541,10 @@
 		return true;
 	}
 
-	// ---- the proof-of-work challenge (issue 18) -----------------------------------------
-	// When the token answer carries a challenge, a Web Worker (pow-worker.js) finds a
-	// solution while the page shows its progress; the reserve carries it in
-	// X-Flash-Solution. The format is provisional until the API documents it (docs/page.md).
+	// ---- the proof-of-work challenge ----------------------------------------------------
+	// When the token answer carries a challenge ({"prefix", "bits"}, docs/api.md), a Web Worker
+	// (pow-worker.js) finds a solution while the page shows its progress; the reserve carries
+	// it in X-Flash-Solution. The time it took here is kept (solve_ms, solve_tries) and shown.
 	function solve(challenge) {
 		return new Promise((done) => {
 			show("solving", { pct: 0 });
@@ -498,6 +563,8 @@
 					return;
 				}
 				rec.solve_ms = Math.round(performance.now() - t0);
+				rec.solve_tries = m.data.tries;
+				rec.solve_bits = challenge.bits;
 				w.terminate();
 				done(m.data.solution != null ? m.data.solution : null);
 			};

@@ -365,8 +365,9 @@ e2e_peer_stop() {
 	E2E_PEER_PID=
 }
 
-# e2e_services_cp CP_EXE PULL PUB: Redis and PostgreSQL in $E2E_TMP/svc (scripts/services, their
-# FG_REDIS_* and FG_PG_* variables set here) and the control plane on them, binding PULL and PUB,
+# e2e_services_cp CP_EXE PULL PUB [-s KEY=VALUE...]: Redis and PostgreSQL in $E2E_TMP/svc
+# (scripts/services, their FG_REDIS_* and FG_PG_* variables set here) and the control plane on
+# them (with the extra settings given), binding PULL and PUB,
 # its admin socket $E2E_TMP/admin.sock, its log $E2E_TMP/cp.log, its pid in E2E_CP_PID; both are
 # stopped by e2e_cleanup. Ends the test when either does not start.
 e2e_services_cp() {
@@ -377,7 +378,7 @@ e2e_services_cp() {
 	eval "$("$FG_ROOT/scripts/services" env "$E2E_SVC")"
 	"$1" -s "controlplane.pull_endpoint=$2" -s "controlplane.pub_endpoint=$3" \
 		-s "controlplane.admin_socket=$E2E_TMP/admin.sock" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" "${@:4}" \
 		>>"$E2E_TMP/cp.log" 2>&1 &
 	E2E_CP_PID=$!
 	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$E2E_CP_PID" 20 ||
@@ -434,6 +435,29 @@ e2e_open_sale() {
 		ctl event create "$1" --name "$2" --stock "$3" --starts-at 2026-01-01T00:00:00Z \
 			--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null &&
 		ctl event preheat "$1" >/dev/null && ctl event open "$1" >/dev/null
+}
+
+# e2e_relay PID FILE ERRFILE WHAT: follows FILE, the output of a helper script (process PID, a
+# child of this shell, e.g. run in the client namespace), until PID exits: each of its lines
+# "ok DESC" or "not ok DESC" is one check here, "skip DESC # SKIP REASON" one passed check,
+# "# ..." a comment printed as it is. Then one check that it exited 0 ("WHAT ran to its end"),
+# with the end of ERRFILE, its standard error, when it did not.
+e2e_relay() {
+	local line rc=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap_ok 0 "${line#ok }" ;;
+		"not ok "*) tap_ok 1 "${line#not ok }" ;;
+		"skip "*)
+			tap_n=$((tap_n + 1))
+			printf 'ok %d - %s\n' "$tap_n" "${line#skip }"
+			;;
+		"# "*) printf '%s\n' "$line" ;;
+		esac
+	done < <(tail -n +1 -f --pid="$1" "$2")
+	wait "$1" || rc=$?
+	tap_is "$rc" 0 "$4 ran to its end"
+	[ "$rc" -eq 0 ] || tap_diag "$(tail -n 30 "$3")"
 }
 
 # e2e_invariants ARGS...: runs scripts/check-invariants ARGS, its output in $E2E_TMP/inv.out,
