@@ -29,6 +29,7 @@ union rec {
 	struct wire_stat stat;
 	struct wire_hello hello;
 	struct wire_dp_refused dp_refused;
+	struct wire_fair fair;
 };
 
 /* Every accessor, with the types it reads. */
@@ -46,6 +47,7 @@ enum {
 	G_STAT,
 	G_HELLO,
 	G_DP_REFUSED,
+	G_FAIR,
 	G_N
 };
 static const uint8_t getter_types[G_N][2] = {
@@ -62,6 +64,7 @@ static const uint8_t getter_types[G_N][2] = {
 	[G_STAT] = {WIRE_T_DP_STATS, WIRE_T_DP_STATS},
 	[G_HELLO] = {WIRE_T_HELLO, WIRE_T_HELLO},
 	[G_DP_REFUSED] = {WIRE_T_DP_REFUSED, WIRE_T_DP_REFUSED},
+	[G_FAIR] = {WIRE_T_FAIR, WIRE_T_FAIR},
 };
 
 static int
@@ -92,6 +95,8 @@ get(unsigned g, const struct wire_msg *m, unsigned i, union rec *u)
 		return wire_get_hello(m, i, &u->hello);
 	case G_DP_REFUSED:
 		return wire_get_dp_refused(m, i, &u->dp_refused);
+	case G_FAIR:
+		return wire_get_fair(m, i, &u->fair);
 	default:
 		return wire_get_stat(m, i, &u->stat);
 	}
@@ -115,8 +120,10 @@ check_accepted(unsigned g, const union rec *u)
 		if (u->rule.kind == WIRE_RULE_BLOCK_DEVICE)
 			FUZZ_CHECK(memchr(u->rule.device, '\0', sizeof(u->rule.device)) != NULL &&
 				   u->rule.device[0] != '\0');
+		else if (u->rule.kind == WIRE_RULE_BLOCK_IP6_CIDR)
+			FUZZ_CHECK(u->rule.prefix <= 128);
 		else
-			FUZZ_CHECK(u->rule.kind == WIRE_RULE_BLOCK_IP_CIDR ||
+			FUZZ_CHECK((u->rule.kind == WIRE_RULE_BLOCK_IP_CIDR && u->rule.prefix <= 32) ||
 				   u->rule.kind == WIRE_RULE_BLOCK_USER);
 		break;
 	case G_STAT:
@@ -139,6 +146,11 @@ check_accepted(unsigned g, const union rec *u)
 		break;
 	case G_DP_REFUSED:
 		FUZZ_CHECK(u->dp_refused.dp_id != 0);
+		break;
+	case G_FAIR:
+		FUZZ_CHECK(u->fair.event != 0 && u->fair.draw_state < WIRE_DRAW_STATES &&
+			   u->fair.pow_bits <= WIRE_POW_BITS_MAX &&
+			   u->fair.decided <= u->fair.entrants);
 		break;
 	default:
 		break;
