@@ -5,15 +5,16 @@
 
 usage: demo-report.py --out DIR --samples FILE --loadgen FILE --commits FILE --cap N
                       --invariants FILE --start T [--browser FILE] [--shares FILE]
-                      [--title TEXT]
+                      [--loadgen-label TEXT] [--title TEXT]
 
 --samples: scripts/demo-sampler.py's JSON lines (answers by HTTP status, items left);
 --loadgen: flashgate-loadgen's --report-json; --commits: "UNIX_SECOND COUNT" lines of orders
 committed; --cap: the order writer's cap a second; --invariants: the demo's PASS/FAIL lines;
 --start: the sale's start (Unix seconds); --browser: scripts/demo-browser.py's JSON (its
 screenshots are shown); --shares: scripts/demo-shares.py's JSON (the bots' share of the
-buyers and of the items, with the draw and first come). Writes DIR/index.html, DIR/requests.png, DIR/stock.png,
-DIR/commits.png and DIR/latency.png, and prints the page's path.
+buyers and of the items, with the draw and first come); --loadgen-label: what --loadgen's run
+was, before its figures. Writes DIR/index.html,
+DIR/requests.png, DIR/stock.png, DIR/commits.png and DIR/latency.png, and prints the page's path.
 """
 
 import argparse
@@ -148,6 +149,7 @@ def main():
     ap.add_argument("--start", type=float, required=True)
     ap.add_argument("--browser")
     ap.add_argument("--shares")
+    ap.add_argument("--loadgen-label", default="")
     ap.add_argument("--title", default="flashgate demo: the sale report")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -189,8 +191,8 @@ def main():
            % ("PASS" if ok else "FAIL", "every check passed" if ok else "a check failed")]
     users = lg.get("users", {})
     outcomes = ", ".join("%s %s" % (k, v) for k, v in (lg.get("outcomes") or {}).items() if v)
-    out.append("<p>%s buyers played by the generator in %s s; %s requests answered. "
-               "Final results: %s.</p>" % (e(str(users.get("done", "?"))),
+    out.append("<p>%s%s buyers played by the generator in %s s; %s requests answered. "
+               "Final results: %s.</p>" % (e(a.loadgen_label), e(str(users.get("done", "?"))),
                                            e(str(lg.get("elapsed_s", "?"))),
                                            e(str((lg.get("requests") or {}).get("answered", "?"))),
                                            e(outcomes or "none")))

@@ -61,9 +61,12 @@ page=$(sed -n 's/^the sale report: //p' "$out")
 ok "$([ -n "$page" ] && [ -f "$page" ] && grep -q requests.png "$page" &&
 	grep -q commits.png "$page"; echo $?)" "the demo wrote its sale report (${page:-none})"
 ok "$(grep -q 'shots/buyer-.*\.png' "$out"; echo $?)" "the browser buyer's screenshots were saved"
-ok "$([ -n "$page" ] && grep -q "Bots and people" "$page"; echo $?)" "the report shows the bots' shares"
+ok "$([ -n "$page" ] && grep -q "Bots and people" "$page"; echo $?)" \
+	"the report shows the bots' shares"
 ok "$(grep -q "shots/buyer-.*-queueing\.png" "$out" && grep -q "shots/buyer-.*-queued-draw\.png" \
 	"$out"; echo $?)" "the browser buyer joined the draw's line (screenshots queueing, queued-draw)"
+ok "$(grep -q "shots/buyer-.*-queued-position\.png" "$out"; echo $?)" \
+	"the browser buyer was shown its place in line during the draw (screenshot queued-position)"
 if [ "$failed" -ne 0 ] || [ "$rc" -ne 0 ]; then
 	tail -n 60 "$out" | sed 's/^/# /'
 fi
