@@ -4,14 +4,17 @@
 (python3-matplotlib) that a person can look at.
 
 usage: demo-report.py --out DIR --samples FILE --loadgen FILE --commits FILE --cap N
-                      --invariants FILE --start T [--browser FILE] [--title TEXT]
+                      --invariants FILE --start T [--browser FILE] [--shares FILE]
+                      [--loadgen-label TEXT] [--title TEXT]
 
 --samples: scripts/demo-sampler.py's JSON lines (answers by HTTP status, items left);
 --loadgen: flashgate-loadgen's --report-json; --commits: "UNIX_SECOND COUNT" lines of orders
 committed; --cap: the order writer's cap a second; --invariants: the demo's PASS/FAIL lines;
 --start: the sale's start (Unix seconds); --browser: scripts/demo-browser.py's JSON (its
-screenshots are shown). Writes DIR/index.html, DIR/requests.png, DIR/stock.png,
-DIR/commits.png and DIR/latency.png, and prints the page's path.
+screenshots are shown); --shares: scripts/demo-shares.py's JSON (the bots' share of the
+buyers and of the items, with the draw and first come); --loadgen-label: what --loadgen's run
+was, before its figures. Writes DIR/index.html,
+DIR/requests.png, DIR/stock.png, DIR/commits.png and DIR/latency.png, and prints the page's path.
 """
 
 import argparse
@@ -145,6 +148,8 @@ def main():
     ap.add_argument("--cap", type=int, required=True)
     ap.add_argument("--start", type=float, required=True)
     ap.add_argument("--browser")
+    ap.add_argument("--shares")
+    ap.add_argument("--loadgen-label", default="")
     ap.add_argument("--title", default="flashgate demo: the sale report")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -186,11 +191,34 @@ def main():
            % ("PASS" if ok else "FAIL", "every check passed" if ok else "a check failed")]
     users = lg.get("users", {})
     outcomes = ", ".join("%s %s" % (k, v) for k, v in (lg.get("outcomes") or {}).items() if v)
-    out.append("<p>%s buyers played by the generator in %s s; %s requests answered. "
-               "Final results: %s.</p>" % (e(str(users.get("done", "?"))),
+    out.append("<p>%s%s buyers played by the generator in %s s; %s requests answered. "
+               "Final results: %s.</p>" % (e(a.loadgen_label), e(str(users.get("done", "?"))),
                                            e(str(lg.get("elapsed_s", "?"))),
                                            e(str((lg.get("requests") or {}).get("answered", "?"))),
                                            e(outcomes or "none")))
+    if a.shares and os.path.exists(a.shares):
+        with open(a.shares) as f:
+            sh = json.load(f)
+
+        def pct(p, w):
+            return "%.1f %%" % (100.0 * p / w) if w else "-"
+
+        out.append("<h2>Bots and people: the draw against first come</h2>"
+                   "<p>The same crowd in two sales at once: sale %s drew the order of everyone in "
+                   "its line, sale %s served the first to come. A fair draw gives the bots about "
+                   "their share of the entrants (between %s and %s items here); first come "
+                   "gives them what their speed takes.</p><table><tr><th>sale</th>"
+                   "<th>bots' share of the buyers (entrants)</th><th>bots' share of the items"
+                   "</th></tr>" % (sh["draw"]["event"], sh["first"]["event"], sh["draw"]["lo"],
+                                   sh["draw"]["hi"]))
+        for key, name in (("draw", "with the draw"), ("first", "first come")):
+            d = sh[key]
+            out.append("<tr><td>%s %s</td><td>%s (%d of %d)</td><td><b>%s</b> (%d of %d)</td>"
+                       "</tr>" % (d["event"], name, pct(d["bot_entrants"], d["entrants"]),
+                                  d["bot_entrants"], d["entrants"], pct(d["bot_items"],
+                                                                        d["items"]),
+                                  d["bot_items"], d["items"]))
+        out.append("</table>")
     for png, cap in (("requests.png", "Requests a second by answer"),
                      ("stock.png", "Items left"),
                      ("commits.png", "Orders committed a second against the cap"),

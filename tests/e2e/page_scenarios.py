@@ -10,10 +10,21 @@ edge, one reservation in Redis), is ordered and does not pay: expired. Buyer 202
 is paid with flashgate_pay(). Buyer 203 comes after the sell-out and is shown sold out without
 clicking. Sale B (open): buyer 301 clicks while the control plane is stopped (SIGSTOP), is
 queued, reloads: the page resumes the same receipt, and no second reserve is sent.
+
+Sale C (created here with flashgatectl: a line that opens a few seconds later, a draw window and
+a challenge, docs/fairness.md): buyer 401's page counts down to the line, shows "Join the line"
+enabled before the start, solves the challenge (accepted: 202 at the edge; its time in the
+browser printed) and waits queued for the draw; then, the control plane stopped (SIGSTOP) as soon
+as the draw decides its first entrant, the page shows its place in line (screenshot), and its
+result once the control plane runs again. Other entrants join over HTTP; buyer 401's user id is
+picked, with the seed PostgreSQL holds (the test plays the operator), to be drawn last, so that
+it is still waiting when the control plane is stopped.
 """
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +32,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mint_token  # noqa: E402 (docs/tokens.md in Python)
+from fair_lib import draw_order, hold_draw, solve  # noqa: E402 (docs/fairness.md in Python)
 from fg_browser import Browser  # noqa: E402
 
 E = os.environ
@@ -35,6 +47,9 @@ PAY_WINDOW = int(E["PAGE_PAY_WINDOW"])
 CP_PID = int(E["PAGE_CP_PID"])
 REDIS = ["redis-cli", "-s", E["PAGE_REDIS_SOCK"]]
 PSQL = E["PAGE_PSQL"].split()
+CTL = [E["PAGE_CTL"], "--socket", E["PAGE_ADMIN"]]
+EV_C = int(E["PAGE_EV_C"])
+DP = E["PAGE_DP_ADDR"]
 HOLDS = {"reserved", "ordered", "duplicate"}
 
 
@@ -60,6 +75,17 @@ def session(user):
 
 def url(event, extra=""):
     return "%s/?event=%d%s" % (BASE, event, extra)
+
+
+def edge_status(user, what):
+    """The statuses the edge answered user's requests of what."""
+    out = []
+    with open(ACCESS_LOG) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 5 and w[4] == str(user) and "/" + what in w[2]:
+                out.append(w[3])
+    return out
 
 
 def edge_requests(user, what):
@@ -240,6 +266,127 @@ def sale_b_chinese():
         b.quit()
 
 
+# ---- sale C: a line, a draw and a challenge ---------------------------------------------------
+
+def dp_http(method, path, headers=None):
+    """One request straight to the data plane (as the edge sends it): (status, JSON body)."""
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: " + DP, "Connection: close"]
+    lines += ["%s: %s" % kv for kv in (headers or {}).items()]
+    if method == "POST":
+        lines.append("Content-Length: 0")
+    got = b""
+    with socket.create_connection((DP, 80), timeout=5) as c:
+        c.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    head, _, body = got.partition(b"\r\n\r\n")
+    try:
+        j = json.loads(body)
+    except ValueError:
+        j = {}
+    return int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else 0, j
+
+
+def join_line(user):
+    """An entrant over HTTP: token, the challenge solved, reserve. Returns the reserve's status."""
+    st, j = dp_http("POST", "/api/v1/events/%d/token" % EV_C,
+                    {"Authorization": "Bearer " + session(user)})
+    if st != 200:
+        return st
+    h = {"X-Flash-Token": j["token"]}
+    if j.get("challenge"):
+        h["X-Flash-Solution"] = solve(j["challenge"])
+    return dp_http("POST", j["reserve_path"], h)[0]
+
+
+def drawn_last(seed, others, candidates):
+    """The first of candidates that the draw (docs/fairness.md) puts after all of others."""
+    for u in candidates:
+        if draw_order(seed, EV_C, others + [u])[-1] == u:
+            return u
+    return None
+
+
+def sale_c_draw():
+    now = int(time.time())
+    opens, starts, window, bits = now + 8, now + 11, 9, 12
+    utc = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
+    r = subprocess.run(CTL + ["event", "create", str(EV_C), "--name", "Page test: a draw",
+                              "--stock", "1", "--starts-at", utc(starts), "--ends-at",
+                              "2036-01-01T00:00:00Z", "--pay-window", "10m", "--queue-opens-at",
+                              utc(opens), "--draw-window", "%ds" % window, "--pow-bits",
+                              str(bits)], capture_output=True, text=True, timeout=20)
+    ok = r.returncode == 0
+    for what in ("preheat", "open"):
+        ok = ok and subprocess.run(CTL + ["event", what, str(EV_C)], capture_output=True,
+                                   timeout=20).returncode == 0
+    if not check(ok, "sale C: a line opening in 8 s, a draw window of %d s, a challenge of %d "
+                 "bits (flashgatectl)" % (window, bits), r.stdout + r.stderr):
+        return
+    seed = bytes.fromhex(sql("select encode(draw_seed, 'hex') from events where id = %d" % EV_C))
+    others = list(range(4001, 4041))
+    user = drawn_last(seed, others, range(401, 2000))
+    diag("buyer %s is the one the draw will put last of %d" % (user, len(others) + 1))
+    b = fresh("buyer%d-draw" % user)
+    try:
+        b.open(url(EV_C), session=session(user))
+        st = b.wait_state({"upcoming", "queueing"}, 20)
+        check(st == "upcoming" and b.text("countdown-label") == "The line opens in" and
+              not b.button_enabled(), "before the line opens: \"The line opens in\" and a "
+              "disabled button (%s, %s)" % (st, b.text("countdown-label")))
+        b.shot("line-opens-in")
+        st = b.wait_state({"queueing"}, opens - time.time() + 10)
+        check(st == "queueing" and time.time() < starts, "when the line opens (before the "
+              "start) the page shows it open", "state %s, status %r" % (st, b.status()))
+        check(b.wait(b.button_enabled, 5) and b.text("buy") == "Join the line" and
+              b.text("countdown-label") == "Draw in",
+              "... the button \"Join the line\" is enabled, the draw counts down (%s, %s)"
+              % (b.text("buy"), b.text("countdown-time")))
+        b.shot("line-open")
+        refused = [u for u in others if join_line(u) != 202]
+        check(not refused, "%d other buyers join the line over HTTP, each solving the challenge"
+              % len(others), refused)
+        check(b.click_buy(), "buyer %d clicks \"Join the line\"" % user)
+        st = b.wait_state({"queued"}, 30)
+        rec = b.record() or {}
+        check(st == "queued" and rec.get("solve_ms") is not None and
+              edge_requests(user, "reserve") == 1 and edge_status(user, "reserve") == ["202"],
+              "the challenge is solved in the browser and its solution accepted (202 at the edge)",
+              "state %s, record %s, reserves %s" % (st, rec, edge_status(user, "reserve")))
+        diag("the challenge of %s bits took %s ms in the browser (%s tries)"
+             % (rec.get("solve_bits"), rec.get("solve_ms"), rec.get("solve_tries")))
+        check(b.shown("solved") and "solved in" in b.text("solved"),
+              "the page shows the challenge's time (%s)" % b.text("solved"))
+        check(b.shown("wait") and b.text("wait").startswith("The draw is in") and
+              rec.get("position") is None,
+              "queued before the draw: the page counts down to it (%s)" % b.text("wait"))
+        b.shot("queued-draw")
+        # The draw held (Redis pauses writes) once the entrants are ordered: the ranks go out,
+        # the data plane answers positions, the decisions wait; the buyer is drawn last.
+        def seen_in_line(nxt):
+            pos = b.wait(lambda: (b.record() or {}).get("position"), 6)
+            check(b.state() == "queued" and isinstance(pos, int) and pos > 0 and
+                  b.shown("position") and str(pos) in b.text("position"),
+                  "during the draw (%d of %d decided) the queued buyer sees a place in line (%s)"
+                  % (nxt, len(others) + 1, b.text("position")),
+                  "state %s, record %s" % (b.state(), b.record()))
+            b.shot("queued-position")
+
+        stops = hold_draw(REDIS[2], EV_C, starts + window - time.time() + 15,
+                          on_hold=seen_in_line)
+        if not check(stops, "the draw starts deciding while the buyer waits"):
+            return
+        st = b.wait_state({"sold_out", "ordered", "reserved"}, 30)
+        check(st == "sold_out", "once the draw goes on, buyer %d (drawn last, 1 item) is told "
+              "sold out" % user, "state %s" % st)
+        b.shot(st or "after")
+    finally:
+        b.quit()
+
+
 def sale_a_expired(b1):
     st = b1.wait_state({"expired"}, PAY_WINDOW + 40)
     check(st == "expired", "buyer 201, who did not pay, is shown expired after the deadline",
@@ -264,6 +411,7 @@ def main():
         b2 = None
         sale_b_reload_queued()
         sale_b_chinese()
+        sale_c_draw()
         sale_a_expired(b1)
     finally:
         for b in (b1, b2):

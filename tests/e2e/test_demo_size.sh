@@ -4,7 +4,9 @@
 # scripts/demo at a second size, one whose order backlog outlasts the pay window (2,000 orders
 # at 100 a second, a 10 s window): its verdict must follow what the sale did. Each PASS or FAIL
 # line the demo prints is one check here, then its exit status, the report and the browser
-# buyer's screenshots. Its own test network names, so it runs beside nothing else's.
+# buyer's screenshots; the two sales (a draw, first come) with the bots' shares printed and
+# checked, in the report too, and the browser buyer in the draw's line. Its own test network
+# names, so it runs beside nothing else's.
 #
 # usage: test_demo_size.sh DEMO BUILD_DIR
 set -euo pipefail
@@ -42,13 +44,29 @@ while IFS= read -r line; do
 		;;
 	esac
 done <"$out"
-# scripts/demo's own checks (6 with the browser buyer) and check-invariants' 12.
-ok "$( ((checks >= 18)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
+# scripts/demo's own checks (6 with the browser buyer), check-invariants' 12 for each sale, and
+# the draw's (verify-draw, the bots' share of items with the draw and first come).
+ok "$( ((checks >= 33)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
+for want in "sale 1: verify-draw" "sale 1: bots' items as a fair draw gives" \
+	"sale 2: bots' items above a fair draw's chance" "sale 2: 3 reconcile"; do
+	ok "$(grep -Eq "^  (PASS|FAIL)  $want" "$out"; echo $?)" "the demo checked \"$want\""
+done
+shares=$(grep -E '^  sale (1, with the draw|2, first come):' "$out" || true)
+ok "$([ "$(printf '%s\n' "$shares" | grep -c %)" = 2 ]; echo $?)" \
+	"the bots' shares of buyers and items printed for both sales"
+[ -z "$shares" ] || printf '%s\n' "$shares" | sed 's/^/# /'
+
 ok "$rc" "the demo exits 0 (status $rc)"
 page=$(sed -n 's/^the sale report: //p' "$out")
 ok "$([ -n "$page" ] && [ -f "$page" ] && grep -q requests.png "$page" &&
 	grep -q commits.png "$page"; echo $?)" "the demo wrote its sale report (${page:-none})"
 ok "$(grep -q 'shots/buyer-.*\.png' "$out"; echo $?)" "the browser buyer's screenshots were saved"
+ok "$([ -n "$page" ] && grep -q "Bots and people" "$page"; echo $?)" \
+	"the report shows the bots' shares"
+ok "$(grep -q "shots/buyer-.*-queueing\.png" "$out" && grep -q "shots/buyer-.*-queued-draw\.png" \
+	"$out"; echo $?)" "the browser buyer joined the draw's line (screenshots queueing, queued-draw)"
+ok "$(grep -q "shots/buyer-.*-queued-position\.png" "$out"; echo $?)" \
+	"the browser buyer was shown its place in line during the draw (screenshot queued-position)"
 if [ "$failed" -ne 0 ] || [ "$rc" -ne 0 ]; then
 	tail -n 60 "$out" | sed 's/^/# /'
 fi
