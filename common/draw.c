@@ -10,6 +10,7 @@
 #include <openssl/sha.h>
 
 #include "common/hmac_sha256.h"
+#include "common/parse.h"
 
 static const char entrants_tag[] = "flashgate-entrants-v1";
 static const char draw_tag[] = "flashgate-draw-v1";
@@ -143,18 +144,6 @@ draw_hex(const uint8_t v[DRAW_DIGEST_LEN], char out[2 * DRAW_DIGEST_LEN + 1])
 	out[2 * DRAW_DIGEST_LEN] = '\0';
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 draw_hex_parse(const char *s, size_t len, uint8_t out[DRAW_DIGEST_LEN])
 {
@@ -163,7 +152,7 @@ draw_hex_parse(const char *s, size_t len, uint8_t out[DRAW_DIGEST_LEN])
 	if (s == NULL || len != 2 * DRAW_DIGEST_LEN)
 		return -EINVAL;
 	for (unsigned i = 0; i < DRAW_DIGEST_LEN; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		int hi = parse_hex_digit(s[2 * i]), lo = parse_hex_digit(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
