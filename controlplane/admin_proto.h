@@ -6,7 +6,7 @@
  * (the client), so that both name and check things the same way (docs/operations.md is the
  * reference of every command): the limits of every value, the commands, the states of an event
  * and its transitions, the risk rules and the keys, with their names and checks. The types below
- * are also what controlplane/pg_store.h stores.
+ * are also what pg/pg.h stores.
  *
  * On top of it: controlplane/admin_request.h turns a request line into a struct admin_req (both
  * sides), controlplane/admin_answer.h writes the JSON answers (the server, and flashgatectl's

@@ -742,7 +742,7 @@ static int
 do_verify_draw(struct cp_ctx *c, const struct admin_req *req, char *out, size_t cap)
 {
 	struct admin_event ev;
-	struct pg_entrant *v = NULL;
+	struct pg_draw_entrant *v = NULL;
 	uint64_t *users = NULL, *ranked = NULL;
 	uint8_t commitment[DRAW_DIGEST_LEN], digest[DRAW_DIGEST_LEN];
 	char hex[2 * DRAW_DIGEST_LEN + 1], hex2[2 * DRAW_DIGEST_LEN + 1];
@@ -999,7 +999,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 				return admin_answer_error(out, cap, err);
 			t->kid_known = true;
 		}
-		if (note == NULL && (rc = pg_key_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err))) != 0)
+		if (note == NULL && (rc = pg_keys_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		reload_and_publish(c, "keys rotate", cp_state_publish_keys);
 		LOG_NOTICE("sale key %u is now current", kid);
@@ -1028,7 +1028,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		return end(&j, out, cap);
 	}
 	case ADMIN_KEYS_AUTH_SET:
-		rc = pg_auth_key_set(c->pg, req.kid, req.secret, req.secret_len, err, sizeof(err));
+		rc = pg_keys_auth_set(c->pg, req.kid, req.secret, req.secret_len, err, sizeof(err));
 		explicit_bzero(req.secret, sizeof(req.secret));
 		if (rc != 0)
 			return admin_answer_error(out, cap, err);
@@ -1095,7 +1095,7 @@ execute(struct cp_ctx *c, const struct admin_req *r, struct admin_try *t, char *
 		char result[64];
 		bool pay = req.cmd == ADMIN_ORDER_PAY;
 
-		if ((rc = pg_order_call(c->pg, pay ? "flashgate_pay" : "flashgate_cancel",
+		if ((rc = pg_orders_call(c->pg, pay ? "flashgate_pay" : "flashgate_cancel",
 			     req.order_id, result, sizeof(result), err, sizeof(err))) != 0)
 			return admin_answer_error(out, cap, err);
 		admin_json_ok(&j, out, cap);
@@ -1123,7 +1123,7 @@ losses(struct cp_ctx *c)
 	struct rs_stats rs;
 
 	rs_get_stats(c->rs, &rs);
-	return pg_losses(c->pg) + rs.outages;
+	return pg_conn_losses(c->pg) + rs.outages;
 }
 
 /* Whether a command only reads (running it again changes nothing). */

@@ -14,12 +14,12 @@
 #include "controlplane/draw_runner.h"
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"
-#include "controlplane/pg_store.h"
+#include "pg/pg.h"
 #include "store/store_conn.h"
 
 struct cp_ctx {
 	const struct cp_config *cfg;
-	struct pg_store *pg;
+	struct pg_conn *pg;
 	struct redis_store *rs;
 	struct cp_links *links;
 	struct cp_state *st;

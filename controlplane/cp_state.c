@@ -56,7 +56,7 @@ cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old)
 }
 
 int
-cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
+cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, char *err,
 	size_t errlen)
 {
 	struct admin_event evs[CP_MAX_EVENTS];

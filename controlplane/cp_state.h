@@ -13,7 +13,7 @@
 #include "common/wire.h"
 #include "controlplane/admin_proto.h"
 #include "controlplane/cp_links.h"
-#include "controlplane/pg_store.h"
+#include "pg/pg.h"
 #include "store/store_conn.h"
 
 #define CP_MAX_EVENTS 64
@@ -87,7 +87,7 @@ struct cp_state {
  * ones first, archived ones never). Returns 0, or -errno with err; on failure
  * st keeps what it had.
  */
-int cp_state_load(struct cp_state *st, struct pg_store *pg, struct redis_store *rs, char *err,
+int cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, char *err,
 	size_t errlen);
 
 /*

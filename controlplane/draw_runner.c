@@ -10,7 +10,7 @@
 #include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
-#include "controlplane/draw_pg.h"
+#include "pg/pg_draw.h"
 #include "store/store_draw.h"
 #include "store/store_reserve.h"
 
@@ -93,7 +93,7 @@ struct draw_runner {
 	struct cp_links *l;
 	struct cp_state *st;
 	struct decider *dec;
-	struct draw_pg *pg;
+	struct pg_draw *pg;
 	unsigned batch;
 	struct dr_job jobs[CP_MAX_EVENTS];
 	unsigned n_jobs;
@@ -117,7 +117,7 @@ draw_runner_create(struct redis_store *rs, struct cp_links *l, struct cp_state *
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 	size_t per = (size_t)DR_BATCHES_PER_ROUND * r->batch;
 
-	r->pg = draw_pg_create(pg_conninfo);
+	r->pg = pg_draw_create(pg_conninfo);
 	r->res = calloc(per, sizeof(*r->res));
 	r->verdicts = calloc(per, 1);
 	r->out = calloc(per > DR_RANKS_PER_STEP ? per : DR_RANKS_PER_STEP, sizeof(*r->out));
@@ -151,7 +151,7 @@ draw_runner_free(struct draw_runner *r)
 		return;
 	for (unsigned i = 0; i < r->n_jobs; i++)
 		job_clear(&r->jobs[i]);
-	draw_pg_free(r->pg);
+	pg_draw_free(r->pg);
 	free(r->res);
 	free(r->verdicts);
 	free(r->out);
@@ -167,7 +167,7 @@ job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *w
 		"draw of event %" PRIu32 ": %s failed (%s%s%s); trying again from the freeze in "
 		"1 s",
 		j->event, what, strerror(rc < 0 ? -rc : rc), err ? ": " : "", err ? err : "");
-	draw_pg_abort(r->pg);
+	pg_draw_abort(r->pg);
 	job_clear(j);
 	j->failures++;
 	j->phase = DR_FREEZE;
@@ -253,7 +253,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 
 	if ((rc = rs_draw_freeze(r->rs, j->event, &d)) != 0)
 		return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
-	if ((rc = draw_pg_get(r->pg, j->event, &pg_digest, digest, &pg_n, &done_ms, &j->has_seed,
+	if ((rc = pg_draw_get(r->pg, j->event, &pg_digest, digest, &pg_n, &done_ms, &j->has_seed,
 		     j->seed, err, sizeof(err))) != 0)
 		return job_fail(r, j, now_ms, "reading the event from PostgreSQL", rc, err);
 	if (!j->has_seed) {
@@ -287,7 +287,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 			return job_fail(r, j, now_ms, "comparing PostgreSQL's entrants with Redis's",
 				EPROTO, "their counts differ");
 		memcpy(j->digest, digest, sizeof(digest));
-		if ((rc = draw_pg_load_begin(r->pg, j->event, err, sizeof(err))) != 0)
+		if ((rc = pg_draw_load_begin(r->pg, j->event, err, sizeof(err))) != 0)
 			return job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
 		j->cap = d.n ? d.n : 1;
 		j->v = malloc(j->cap * sizeof(*j->v));
@@ -417,7 +417,7 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t
 		uint8_t have[DRAW_DIGEST_LEN];
 		uint64_t have_n = 0;
 
-		rc = draw_pg_write_begin(r->pg, j->event, have, &have_n, err, sizeof(err));
+		rc = pg_draw_write_begin(r->pg, j->event, have, &have_n, err, sizeof(err));
 		if (rc == -EEXIST) {
 			/* Another control plane wrote it meanwhile: the same entrants, the same
 			 * order, or something is badly wrong. */
@@ -444,7 +444,7 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t
 	if (j->at == 0)
 		j->at = 1;
 	if (from < j->nv) {
-		rc = draw_pg_write_rows(r->pg, j->event, j->v, from, end, &sent, err, sizeof(err));
+		rc = pg_draw_write_rows(r->pg, j->event, j->v, from, end, &sent, err, sizeof(err));
 		if (rc != 0) {
 			job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
 			return true;
@@ -456,7 +456,7 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t
 			return false;
 		}
 	}
-	rc = draw_pg_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err));
+	rc = pg_draw_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err));
 	if (rc == -EAGAIN) {
 		j->retry_ms = now_ms + 2;
 		return false;
@@ -495,7 +495,7 @@ step_load(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t 
 		j->v = nv;
 		j->cap = j->nv + max;
 	}
-	if ((rc = draw_pg_load_step(r->pg, j->v, &j->nv, max, &end, err, sizeof(err))) != 0) {
+	if ((rc = pg_draw_load_step(r->pg, j->v, &j->nv, max, &end, err, sizeof(err))) != 0) {
 		job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
 		return true;
 	}
@@ -665,7 +665,7 @@ static void
 step_finish(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
 {
 	char err[256] = "";
-	int rc = draw_pg_done(r->pg, j->event, err, sizeof(err));
+	int rc = pg_draw_done(r->pg, j->event, err, sizeof(err));
 
 	if (rc != 0)
 		return job_fail(r, j, now_ms, "setting draw_done_at", rc, err);

@@ -12,7 +12,7 @@
  *            draw_entrants in rank order, checked against events.draw_digest)
  *   order    digest and rank keys (common/draw.h) in steps, then one sort
  *   write    draw_entrants and events.draw_digest/draw_entrants in one transaction (COPY in
- *            steps, controlplane/draw_pg.h); a control plane that finds them compares digests
+ *            steps, pg/pg_draw.h); a control plane that finds them compares digests
  *   ranks    RESULT QUEUED with each undecided entrant's rank, and FAIR DRAWING with the digest
  *   decide   reserve.lua draw batches of [controlplane] draw_batch entrants from the draw
  *            key's "next" (store/store_keys.h): a batch runs only at its turn and advances the

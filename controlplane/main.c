@@ -317,7 +317,7 @@ main(int argc, char **argv)
 	if (keys.curve)
 		LOG_NOTICE("links: CURVE on both sockets, the clients of %s", cfg.clients_file);
 
-	c.pg = pg_open(cfg.store.pg_conninfo, err, sizeof(err));
+	c.pg = pg_conn_open(cfg.store.pg_conninfo, err, sizeof(err));
 	if (c.pg == NULL) {
 		LOG_ERR("PostgreSQL: %s", err);
 		return 1;
@@ -449,7 +449,7 @@ out:
 	dp_ids_destroy(c.ids);
 	cp_links_close(c.links);
 	rs_close(c.rs);
-	pg_close(c.pg);
+	pg_conn_close(c.pg);
 	cp_state_free(&st);
 	return rc;
 }

@@ -13,10 +13,10 @@
 
 /* Applies releases to Redis; *more is set when a full batch was read. */
 static int
-expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+expiry_apply(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
 	struct expiry_stats *st, bool *more)
 {
-	struct ostore_release *rel = malloc(batch * sizeof(*rel));
+	struct pg_orders_release *rel = malloc(batch * sizeof(*rel));
 	uint64_t *done = malloc(batch * sizeof(*done));
 	struct wire_result *res = malloc(batch * sizeof(*res));
 	struct wire_stock *restock = malloc(batch * sizeof(*restock));
@@ -27,7 +27,7 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 	*more = false;
 	if (rel == NULL || done == NULL || res == NULL || restock == NULL)
 		goto out;
-	rc = ostore_releases_pending(os, rel, batch, &n, err, sizeof(err));
+	rc = pg_orders_releases_pending(os, rel, batch, &n, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
 		goto out;
@@ -72,7 +72,7 @@ expiry_apply(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 		done[n_done++] = rel[i].id;
 	}
 	if (n_done > 0) {
-		int r = ostore_releases_applied(os, done, n_done, err, sizeof(err));
+		int r = pg_orders_releases_applied(os, done, n_done, err, sizeof(err));
 
 		if (r != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
@@ -99,7 +99,7 @@ out:
 }
 
 int
-expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+expiry_sweep(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
 	unsigned rounds, struct expiry_stats *st)
 {
 	char err[512];
@@ -108,7 +108,7 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 	for (unsigned i = 0; i < rounds; i++) {
 		unsigned expired;
 
-		rc = ostore_expire(os, batch, &expired, err, sizeof(err));
+		rc = pg_orders_expire(os, batch, &expired, err, sizeof(err));
 		if (rc != 0) {
 			st->errors++;
 			LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
@@ -122,8 +122,8 @@ expiry_sweep(struct order_store *os, struct redis_store *rs, struct ow_link *lin
 }
 
 int
-expiry_releases(struct order_store *os, struct redis_store *rs, struct ow_link *link,
-	unsigned batch, unsigned rounds, struct expiry_stats *st)
+expiry_releases(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+	unsigned rounds, struct expiry_stats *st)
 {
 	bool more;
 	int rc;

@@ -114,13 +114,13 @@ main(int argc, char **argv)
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
-	c.os = ostore_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+	c.os = pg_orders_open(c.cfg.store.pg_conninfo, err, sizeof(err));
 	if (c.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
 	for (unsigned i = 0; i + 1 < c.cfg.connections; i++) {
-		c.more[i] = ostore_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+		c.more[i] = pg_orders_open(c.cfg.store.pg_conninfo, err, sizeof(err));
 		if (c.more[i] == NULL) {
 			LOG_ERR("%s (check [postgres] conninfo)", err);
 			return 1;
@@ -128,7 +128,7 @@ main(int argc, char **argv)
 	}
 	c.link = ow_link_open(c.cfg.push_endpoint, c.cfg.id, &keys, err, sizeof(err));
 	zlink_keys_wipe(&keys);
-	c.reader = oreader_open(c.rs, c.cfg.group, consumer);
+	c.reader = outbox_reader_open(c.rs, c.cfg.group, consumer);
 	if (c.link == NULL || c.reader == NULL) {
 		LOG_ERR("%s", c.link == NULL ? err : "out of memory");
 		return 1;
@@ -157,10 +157,10 @@ main(int argc, char **argv)
 	ow_writer_free(&c.w);
 	ow_cron_log_stats(&c);
 	ow_link_close(c.link);
-	oreader_close(c.reader);
-	ostore_close(c.os);
+	outbox_reader_close(c.reader);
+	pg_orders_close(c.os);
 	for (unsigned i = 0; i + 1 < c.cfg.connections; i++)
-		ostore_close(c.more[i]);
+		pg_orders_close(c.more[i]);
 	rs_close(c.publish_rs);
 	rs_close(c.rs);
 	rs_outbox_buf_free(&c.buf);

@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "store/store_keys.h"
 
-struct oreader_event {
+struct outbox_reader_event {
 	uint32_t id;
 	bool open;
 	bool grouped;	    /* the consumer group exists */
@@ -24,11 +24,11 @@ struct outbox_reader {
 	char group[64];
 	char consumer[128];
 	unsigned n;
-	struct oreader_event ev[OREADER_EVENTS_MAX];
+	struct outbox_reader_event ev[OUTBOX_READER_EVENTS_MAX];
 };
 
 struct outbox_reader *
-oreader_open(struct redis_store *rs, const char *group, const char *consumer)
+outbox_reader_open(struct redis_store *rs, const char *group, const char *consumer)
 {
 	struct outbox_reader *r = calloc(1, sizeof(*r));
 
@@ -41,23 +41,23 @@ oreader_open(struct redis_store *rs, const char *group, const char *consumer)
 }
 
 void
-oreader_close(struct outbox_reader *r)
+outbox_reader_close(struct outbox_reader *r)
 {
 	free(r);
 }
 
 int
-oreader_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n)
+outbox_reader_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n)
 {
-	struct oreader_event *next = calloc(OREADER_EVENTS_MAX, sizeof(*next));
+	struct outbox_reader_event *next = calloc(OUTBOX_READER_EVENTS_MAX, sizeof(*next));
 	int first_err = 0;
 
 	if (next == NULL)
 		return -ENOMEM;
-	if (n > OREADER_EVENTS_MAX)
-		n = OREADER_EVENTS_MAX;
+	if (n > OUTBOX_READER_EVENTS_MAX)
+		n = OUTBOX_READER_EVENTS_MAX;
 	for (unsigned i = 0; i < n; i++) {
-		struct oreader_event *e = &next[i];
+		struct outbox_reader_event *e = &next[i];
 
 		e->id = ids[i];
 		/* Until an entry is seen, assume the largest reserve.lua writes. */
@@ -88,20 +88,20 @@ oreader_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *ope
 }
 
 unsigned
-oreader_n_events(const struct outbox_reader *r)
+outbox_reader_n_events(const struct outbox_reader *r)
 {
 	return r->n;
 }
 
 uint32_t
-oreader_event_id(const struct outbox_reader *r, unsigned i)
+outbox_reader_event_id(const struct outbox_reader *r, unsigned i)
 {
 	return r->ev[i].id;
 }
 
 /* Entries to ask for to get about want reservations. */
 static unsigned
-oreader_count(const struct oreader_event *e, unsigned want)
+outbox_reader_count(const struct outbox_reader_event *e, unsigned want)
 {
 	unsigned c = (want + e->per_entry - 1) / e->per_entry;
 
@@ -110,7 +110,7 @@ oreader_count(const struct oreader_event *e, unsigned want)
 
 /* Learns the reservations per entry from what a read or claim gave. */
 static void
-oreader_learn(struct oreader_event *e, const struct rs_outbox_buf *out)
+outbox_reader_learn(struct outbox_reader_event *e, const struct rs_outbox_buf *out)
 {
 	if (out->entries > 0)
 		e->per_entry = (out->n + out->entries - 1) / out->entries;
@@ -119,9 +119,9 @@ oreader_learn(struct oreader_event *e, const struct rs_outbox_buf *out)
 }
 
 int
-oreader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
+outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
 {
-	struct oreader_event *e = &r->ev[i];
+	struct outbox_reader_event *e = &r->ev[i];
 	uint64_t pending, ms, seq;
 	int n;
 
@@ -129,9 +129,9 @@ oreader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbo
 	out->entries = 0;
 	if (!e->grouped || e->drained)
 		return 0;
-	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, oreader_count(e, want), out);
+	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
 	if (n > 0)
-		oreader_learn(e, out);
+		outbox_reader_learn(e, out);
 	if (n == 0 && !e->open &&
 		rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
@@ -142,10 +142,10 @@ oreader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbo
 }
 
 int
-oreader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
+outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
 	struct rs_outbox_buf *out, bool *done)
 {
-	struct oreader_event *e = &r->ev[i];
+	struct outbox_reader_event *e = &r->ev[i];
 	int n;
 
 	*done = true;
@@ -154,12 +154,12 @@ oreader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigne
 	if (!e->grouped)
 		return 0;
 	n = rs_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
-		sizeof(e->cursor), oreader_count(e, want), out);
+		sizeof(e->cursor), outbox_reader_count(e, want), out);
 	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
 	} else {
 		*done = strcmp(e->cursor, "0-0") == 0;
-		oreader_learn(e, out);
+		outbox_reader_learn(e, out);
 	}
 	return n;
 }

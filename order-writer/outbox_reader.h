@@ -15,25 +15,27 @@
 
 #include "store/store_outbox.h"
 
-#define OREADER_EVENTS_MAX 1024
+#define OUTBOX_READER_EVENTS_MAX 1024
 
 struct outbox_reader;
 
 /* group and consumer are copied. Returns the reader or NULL (out of memory). */
-struct outbox_reader *oreader_open(struct redis_store *rs, const char *group, const char *consumer);
+struct outbox_reader *outbox_reader_open(
+	struct redis_store *rs, const char *group, const char *consumer);
 
-void oreader_close(struct outbox_reader *r);
+void outbox_reader_close(struct outbox_reader *r);
 
 /*
  * Replaces the event list with ids[0..n) (open[i]: the sale is open), keeping what is known of
  * events already listed, and creates the group on the new ones. Returns 0 or the first error
  * (an event whose group could not be created is tried again at the next call).
  */
-int oreader_set_events(struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n);
+int outbox_reader_set_events(
+	struct outbox_reader *r, const uint32_t *ids, const bool *open, unsigned n);
 
 /* The number of events read, and the id of event i. */
-unsigned oreader_n_events(const struct outbox_reader *r);
-uint32_t oreader_event_id(const struct outbox_reader *r, unsigned i);
+unsigned outbox_reader_n_events(const struct outbox_reader *r);
+uint32_t outbox_reader_event_id(const struct outbox_reader *r, unsigned i);
 
 /*
  * Reads new entries of event i into out (its records are replaced): as many entries as make
@@ -41,15 +43,16 @@ uint32_t oreader_event_id(const struct outbox_reader *r, unsigned i);
  * least one, so out may hold more or fewer than want. Returns how many entries (0: none, or the
  * event is drained), or a negative errno.
  */
-int oreader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out);
+int outbox_reader_read(
+	struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out);
 
 /*
- * Claims entries of event i pending for min_idle_ms or more into out, as many as oreader_read()
- * would read, going on from where the previous call for this event stopped. *done is set when
- * the scan of event i reached the end (the next call starts again from the beginning). Returns
- * how many entries or a negative errno.
+ * Claims entries of event i pending for min_idle_ms or more into out, as many as
+ * outbox_reader_read() would read, going on from where the previous call for this event stopped.
+ * *done is set when the scan of event i reached the end (the next call starts again from the
+ * beginning). Returns how many entries or a negative errno.
  */
-int oreader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
+int outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
 	struct rs_outbox_buf *out, bool *done);
 
 #endif

@@ -12,24 +12,25 @@
 static void
 ow_cron_refresh_events(struct ow_ctx *c)
 {
-	static uint32_t ids[OREADER_EVENTS_MAX];
-	static bool open[OREADER_EVENTS_MAX];
+	static uint32_t ids[OUTBOX_READER_EVENTS_MAX];
+	static bool open[OUTBOX_READER_EVENTS_MAX];
 	unsigned n;
 	char err[512];
 
-	if (ostore_active_events(c->os, ids, open, OREADER_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
+	if (pg_orders_active_events(
+		    c->os, ids, open, OUTBOX_READER_EVENTS_MAX, &n, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 10000, "%s", err);
 		return;
 	}
-	oreader_set_events(c->reader, ids, open, n);
+	outbox_reader_set_events(c->reader, ids, open, n);
 }
 
 /* Deletes the acknowledged entries of every event's outbox. */
 static void
 ow_cron_trim(struct ow_ctx *c)
 {
-	for (unsigned i = 0; i < oreader_n_events(c->reader); i++) {
-		uint32_t event = oreader_event_id(c->reader, i);
+	for (unsigned i = 0; i < outbox_reader_n_events(c->reader); i++) {
+		uint32_t event = outbox_reader_event_id(c->reader, i);
 		uint64_t trimmed = 0;
 
 		if (rs_outbox_trim(c->rs, event, c->cfg.group, &trimmed) == 0 && trimmed > 0)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "order-writer/expiry.h"
-#include "order-writer/order_store.h"
+#include "pg/pg_orders.h"
 #include "order-writer/outbox_reader.h"
 #include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
@@ -19,9 +19,9 @@ struct ow_ctx {
 	struct ow_config cfg;
 	struct redis_store *rs;
 	struct redis_store *publish_rs; /* the publisher thread's (ow_writer.h) */
-	struct order_store *os;
+	struct pg_orders *os;
 	/* connections - 1 more for batches */
-	struct order_store *more[OW_CONFIG_CONNECTIONS_MAX - 1];
+	struct pg_orders *more[OW_CONFIG_CONNECTIONS_MAX - 1];
 	struct ow_link *link;
 	struct outbox_reader *reader;
 	struct ow_writer w;

@@ -63,20 +63,20 @@ ow_feed_write(struct ow_ctx *c, uint32_t event, const struct rs_outbox_buf *b)
 void
 ow_feed_claim(struct ow_ctx *c)
 {
-	for (unsigned i = 0; i < oreader_n_events(c->reader) && !*c->stop; i++) {
+	for (unsigned i = 0; i < outbox_reader_n_events(c->reader) && !*c->stop; i++) {
 		bool done = false;
 
 		/* Bounded: a scan that keeps failing is taken up again at the next interval. */
 		for (unsigned round = 0; round < 1000 && !done && !*c->stop; round++) {
-			int n = oreader_claim(c->reader, i, c->cfg.claim_idle_ms, c->cfg.batch_size,
-				&c->buf, &done);
+			int n = outbox_reader_claim(c->reader, i, c->cfg.claim_idle_ms,
+				c->cfg.batch_size, &c->buf, &done);
 
 			if (n <= 0)
 				break;
 			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries (%u "
 				 "reservations)",
-				oreader_event_id(c->reader, i), n, c->buf.n);
-			if (ow_feed_write(c, oreader_event_id(c->reader, i), &c->buf) != 0)
+				outbox_reader_event_id(c->reader, i), n, c->buf.n);
+			if (ow_feed_write(c, outbox_reader_event_id(c->reader, i), &c->buf) != 0)
 				break;
 		}
 	}
@@ -87,13 +87,13 @@ ow_feed_read(struct ow_ctx *c)
 {
 	bool work = false;
 
-	for (unsigned i = 0; i < oreader_n_events(c->reader) && !*c->stop; i++) {
-		int n = oreader_read(c->reader, i, c->cfg.batch_size, &c->buf);
+	for (unsigned i = 0; i < outbox_reader_n_events(c->reader) && !*c->stop; i++) {
+		int n = outbox_reader_read(c->reader, i, c->cfg.batch_size, &c->buf);
 
 		if (n <= 0)
 			continue;
 		work = true;
-		ow_feed_write(c, oreader_event_id(c->reader, i), &c->buf);
+		ow_feed_write(c, outbox_reader_event_id(c->reader, i), &c->buf);
 	}
 	return work;
 }

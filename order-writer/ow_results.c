@@ -13,10 +13,10 @@
 
 /* One batch of rows; *more is set when it was full. */
 static int
-ow_results_round(struct order_store *os, struct redis_store *rs, struct ow_link *link,
-	unsigned batch, struct ow_results_stats *st, bool *more)
+ow_results_round(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+	struct ow_results_stats *st, bool *more)
 {
-	struct ostore_paid *rows = malloc(batch * sizeof(*rows));
+	struct pg_orders_paid *rows = malloc(batch * sizeof(*rows));
 	struct rs_paid *p = malloc(batch * sizeof(*p));
 	struct wire_result *res = malloc(batch * sizeof(*res));
 	uint64_t *ids = malloc(batch * sizeof(*ids));
@@ -28,7 +28,7 @@ ow_results_round(struct order_store *os, struct redis_store *rs, struct ow_link 
 	*more = false;
 	if (rows == NULL || p == NULL || res == NULL || ids == NULL || done == NULL)
 		goto out;
-	rc = ostore_paid_pending(os, rows, batch, &n, err, sizeof(err));
+	rc = pg_orders_paid_pending(os, rows, batch, &n, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "results: %s", err);
 		goto out;
@@ -72,7 +72,7 @@ ow_results_round(struct order_store *os, struct redis_store *rs, struct ow_link 
 		ow_link_results(link, res, n_res);
 	for (unsigned i = 0; i < n; i++)
 		ids[i] = rows[i].id;
-	rc = ostore_paid_done(os, ids, n, err, sizeof(err));
+	rc = pg_orders_paid_done(os, ids, n, err, sizeof(err));
 	if (rc != 0)
 		LOG_RL(LOG_LEVEL_WARN, 5000, "results: %s", err);
 	*more = rc == 0 && n == batch;
@@ -86,8 +86,8 @@ out:
 }
 
 int
-ow_results_paid(struct order_store *os, struct redis_store *rs, struct ow_link *link,
-	unsigned batch, unsigned rounds, struct ow_results_stats *st)
+ow_results_paid(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+	unsigned rounds, struct ow_results_stats *st)
 {
 	bool more = true;
 

@@ -13,7 +13,7 @@
  */
 #include <stdint.h>
 
-#include "order-writer/order_store.h"
+#include "pg/pg_orders.h"
 #include "order-writer/ow_link.h"
 #include "store/store_conn.h"
 
@@ -27,7 +27,7 @@ struct ow_results_stats {
  * Publishes the paid orders' results, batch rows at a time, until none is left (at most rounds
  * batches). link may be NULL (nothing sent; tests). Returns 0 or the first error (logged).
  */
-int ow_results_paid(struct order_store *os, struct redis_store *rs, struct ow_link *link,
+int ow_results_paid(struct pg_orders *os, struct redis_store *rs, struct ow_link *link,
 	unsigned batch, unsigned rounds, struct ow_results_stats *st);
 
 #endif

@@ -17,22 +17,22 @@
  * holds are acknowledged with it.
  */
 struct ow_writer_slot {
-	struct order_store *os; /* the connection it was sent on */
+	struct pg_orders *os; /* the connection it was sent on */
 	uint32_t event;
 	unsigned n;	 /* reservations delivered */
 	unsigned n_todo; /* the ones sent to PostgreSQL */
-	bool sent;	 /* n_todo > 0 and ostore_batch_send() succeeded */
+	bool sent;	 /* n_todo > 0 and pg_orders_batch_send() succeeded */
 	/* Its COMMIT failed or is unknown: nothing of it is published or acknowledged, and no
 	 * later batch acknowledges the entry it shares with them (ow_writer_publish_next()). */
 	bool failed;
 	int pub_rc;	   /* what publishing it gave: 0 or < 0 (its entries stay pending) */
 	unsigned n_pub;	   /* orders published (RESULT records to send) */
 	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
-	struct ostore_batch_result br;
+	struct pg_orders_batch br;
 	struct rs_outbox_rec e[RS_BATCH_MAX];
 	struct rs_outbox_rec todo[RS_BATCH_MAX];
 	struct rs_outbox_rec ack[RS_BATCH_MAX];
-	struct ostore_order orders[RS_BATCH_MAX];
+	struct pg_orders_row orders[RS_BATCH_MAX];
 	struct rs_order_result pub[RS_BATCH_MAX];
 	struct wire_result res[RS_BATCH_MAX];
 	uint64_t rids[RS_BATCH_MAX];
@@ -72,7 +72,7 @@ struct ow_writer_slots {
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
 static int
 ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e,
-	unsigned n, const struct ostore_order *have, unsigned n_have, struct wire_result *res,
+	unsigned n, const struct pg_orders_row *have, unsigned n_have, struct wire_result *res,
 	unsigned *n_res)
 {
 	*n_res = 0;
@@ -115,8 +115,8 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_o
  * to PostgreSQL. Returns 0 (the slot is in flight, or has nothing to write) or < 0 (logged).
  */
 static int
-ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct order_store *os,
-	uint32_t event, const struct rs_outbox_rec *e, unsigned n)
+ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct pg_orders *os, uint32_t event,
+	const struct rs_outbox_rec *e, unsigned n)
 {
 	char err[512];
 	int rc;
@@ -161,7 +161,7 @@ ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct order_stor
 	b->n_todo = k;
 	if (k == 0)
 		return 0;
-	rc = ostore_batch_send(os, event, b->todo, k, err, sizeof(err));
+	rc = pg_orders_batch_send(os, event, b->todo, k, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s", event,
 			k, err);
@@ -186,7 +186,7 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 	if (!b->sent)
 		return 0;
 	b->sent = false;
-	rc = ostore_batch_wait(
+	rc = pg_orders_batch_wait(
 		b->os, b->orders, &b->n_orders, &b->br, w->commit_hook, err, sizeof(err));
 	if (rc != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %u orders not written: %s",
@@ -255,7 +255,7 @@ ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_w
 	/* Every pending order of the batch is published, also after a redelivery: the first
 	 * delivery may have died between COMMIT and publishing. */
 	for (unsigned i = 0; i < b->n_orders; i++) {
-		const struct ostore_order *o = &b->orders[i];
+		const struct pg_orders_row *o = &b->orders[i];
 
 		if (!o->pending)
 			continue;
@@ -411,7 +411,7 @@ ow_writer_reap(struct ow_writer *w, bool wait)
 
 /* Whether connection os has a batch in flight. */
 static bool
-ow_writer_store_busy(const struct ow_writer_slots *q, const struct order_store *os)
+ow_writer_store_busy(const struct ow_writer_slots *q, const struct pg_orders *os)
 {
 	for (unsigned i = 0; i < q->n_fifo; i++)
 		if (q->fifo[i]->os == os)
@@ -437,7 +437,7 @@ ow_writer_free_slot(struct ow_writer *w)
 }
 
 /* A connection with no batch in flight (one exists when the queue is not full). */
-static struct order_store *
+static struct pg_orders *
 ow_writer_free_store(const struct ow_writer *w, const struct ow_writer_slots *q)
 {
 	if (!ow_writer_store_busy(q, w->os))

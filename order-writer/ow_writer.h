@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "store/store_outbox.h"
-#include "order-writer/order_store.h"
+#include "pg/pg_orders.h"
 #include "order-writer/ow_config.h"
 #include "order-writer/ow_link.h"
 
@@ -56,9 +56,9 @@ struct ow_writer {
 	struct redis_store *rs;
 	/* Another connection, for the publisher thread; NULL: ow_writer_write() publishes. */
 	struct redis_store *publish_rs;
-	struct order_store *os;
+	struct pg_orders *os;
 	/* More connections for batches, more[0..n_more): one batch in flight on each and on os. */
-	struct order_store *more[OW_CONFIG_CONNECTIONS_MAX - 1];
+	struct pg_orders *more[OW_CONFIG_CONNECTIONS_MAX - 1];
 	unsigned n_more;
 	struct ow_link *link; /* may be NULL */
 	const char *group;

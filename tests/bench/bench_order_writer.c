@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/now.h"
-#include "controlplane/pg_store.h"
+#include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
 #include "store/store_reserve.h"
@@ -120,7 +120,7 @@ main(int argc, char **argv)
 	unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 100000, single = n / 10;
 	char err[256], conf[160], log[160];
 	struct rs_config rc = {0};
-	struct pg_store *ps;
+	struct pg_conn *ps;
 	unsigned applied;
 	PGconn *db;
 	struct redis_store *rs;
@@ -131,9 +131,9 @@ main(int argc, char **argv)
 		tap_ok(0, "Redis and PostgreSQL start");
 		return tap_done();
 	}
-	ps = pg_open(psrv.conninfo, err, sizeof(err));
+	ps = pg_conn_open(psrv.conninfo, err, sizeof(err));
 	tap_ok(ps != NULL && pg_migrate(ps, NULL, &applied, err, sizeof(err)) == 0, "migrated");
-	pg_close(ps);
+	pg_conn_close(ps);
 	db = PQconnectdb(psrv.conninfo);
 	rc.unix_path = rsrv.sock;
 	rs = rs_open(&rc, err, sizeof(err));

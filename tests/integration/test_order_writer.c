@@ -19,7 +19,7 @@
 #include <zmq.h>
 
 #include "common/now.h"
-#include "controlplane/pg_store.h"
+#include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
 #include "store/store_reserve.h"
@@ -195,7 +195,9 @@ wait_for(const char *sql_fmt, uint32_t ev, long long want, unsigned ms)
 
 /*
  * How many of users first..first+n-1 of ev have in the result hash exactly what PostgreSQL holds
- * for them: "ordered" with their pending order's id, reservation id and deadline (ms).
+ * for them: "ordered" with their pending order's id, reservation id and deadline (ms, rounded
+ * down from the microseconds PostgreSQL holds, as every program of flashgate reads a time: a
+ * deadline at 12:00:00.999600 is 12:00:00.999, never 12:00:01.000).
  */
 static unsigned
 published_matches(uint32_t ev, uint64_t first, unsigned n)
@@ -212,7 +214,7 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 	rs_results(rs, q, n, res);
 	snprintf(sql, sizeof(sql),
 		"SELECT user_id, id, reservation_id, (extract(epoch FROM pay_deadline) * "
-		"1000)::bigint "
+		"1000000)::bigint "
 		"FROM orders WHERE event_id = %u AND status = 'pending'",
 		ev);
 	PGresult *r = PQexec(db, sql);
@@ -227,7 +229,7 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 		good += x->verdict == WIRE_V_ORDERED &&
 			x->order_id == strtoull(PQgetvalue(r, i, 1), NULL, 10) &&
 			x->reservation_id == strtoull(PQgetvalue(r, i, 2), NULL, 10) &&
-			x->pay_deadline_ms == strtoull(PQgetvalue(r, i, 3), NULL, 10);
+			x->pay_deadline_ms == strtoull(PQgetvalue(r, i, 3), NULL, 10) / 1000;
 	}
 	PQclear(r);
 	return good;
@@ -819,12 +821,68 @@ test_publish_fails(void)
 	invariants(ev, 1000, true);
 }
 
+/*
+ * A time reads the same in every program: rounded down to the millisecond (pg/pg_row.h). Orders
+ * whose deadlines PostgreSQL holds at .9996 s read .999 s wherever the order writer reads them:
+ * in a redelivered batch's answer, in the stock release of an expiry and in a paid order's
+ * result (the order writer rounded them to the next millisecond before pg/ had one expression
+ * for all).
+ */
+static void
+test_deadline_ms(void)
+{
+	const uint32_t ev = 95;
+	const uint64_t past_ms = UINT64_C(1577836800999);   /* 2020-01-01 00:00:00.999 UTC */
+	const uint64_t future_ms = UINT64_C(4070908800999); /* 2099-01-01 00:00:00.999 UTC */
+	struct rs_outbox_rec rec[2] = {
+		{.id_ms = 1700000000000, .user = 9501, .reservation_id = 950001, .valid = true},
+		{.id_ms = 1700000000000, .user = 9502, .reservation_id = 950002, .valid = true},
+	};
+	static struct pg_orders_release rel[256];
+	static struct pg_orders_paid paid[256];
+	struct pg_orders_row out[2];
+	struct pg_orders_batch res;
+	unsigned n = 0, nrel = 0, npaid = 0, expired = 0, good = 0;
+	char err[256] = "";
+	bool ok;
+	struct pg_orders *os = pg_orders_open(psrv.conninfo, err, sizeof(err));
+
+	if (!tap_ok(os != NULL, "the order writer's PostgreSQL opened: %s", os ? "" : err))
+		return;
+	event_create(ev, 10, 10);
+	ok = pg_orders_write_batch(os, ev, rec, 2, out, &n, &res, NULL, err, sizeof(err)) == 0;
+	tap_ok(ok && res.inserted == 2, "deadlines: two orders written: %s", err);
+	q1("UPDATE orders SET pay_deadline = CASE user_id WHEN 9501 THEN "
+	   "timestamptz '2020-01-01 00:00:00.9996+00' ELSE "
+	   "timestamptz '2099-01-01 00:00:00.9996+00' END WHERE event_id = %u",
+		ev);
+	n = 0;
+	ok = pg_orders_write_batch(os, ev, rec, 2, out, &n, &res, NULL, err, sizeof(err)) == 0;
+	tap_ok(ok && res.existing == 2 && n == 2, "  the batch delivered again finds both: %s",
+		err);
+	for (unsigned i = 0; i < n; i++)
+		good += out[i].pay_deadline_ms == (out[i].user == 9501 ? past_ms : future_ms);
+	tap_eq_int(good, 2, "  their deadlines (.9996 s) read .999 s in the batch's answer");
+	q1("SELECT flashgate_pay(id) FROM orders WHERE event_id = %u AND user_id = 9502", ev);
+	ok = pg_orders_expire(os, 1000, &expired, err, sizeof(err)) == 0 &&
+	     pg_orders_releases_pending(os, rel, 256, &nrel, err, sizeof(err)) == 0 &&
+	     pg_orders_paid_pending(os, paid, 256, &npaid, err, sizeof(err)) == 0;
+	tap_ok(ok, "  expired (%u), releases and paid results read: %s", expired, err);
+	good = 0;
+	for (unsigned i = 0; i < nrel; i++)
+		good += rel[i].event == ev && rel[i].pay_deadline_ms == past_ms;
+	for (unsigned i = 0; i < npaid; i++)
+		good += paid[i].event == ev && paid[i].pay_deadline_ms == future_ms;
+	tap_eq_int(good, 2, "  and in the expired order's stock release and the paid one's result");
+	pg_orders_close(os);
+}
+
 int
 main(int argc, char **argv)
 {
 	char err[256];
 	unsigned applied;
-	struct pg_store *ps;
+	struct pg_conn *ps;
 	struct rs_config rc = {0};
 
 	if (argc < 2) {
@@ -836,10 +894,10 @@ main(int argc, char **argv)
 		tap_ok(0, "Redis and PostgreSQL start");
 		return tap_done();
 	}
-	ps = pg_open(psrv.conninfo, err, sizeof(err));
+	ps = pg_conn_open(psrv.conninfo, err, sizeof(err));
 	tap_ok(ps != NULL && pg_migrate(ps, NULL, &applied, err, sizeof(err)) == 0,
 		"schema migrated");
-	pg_close(ps);
+	pg_conn_close(ps);
 	db = PQconnectdb(psrv.conninfo);
 	rc.unix_path = rsrv.sock;
 	rs = rs_open(&rc, err, sizeof(err));
@@ -859,6 +917,7 @@ main(int argc, char **argv)
 	test_id_blocks();
 	test_publish_fails();
 	test_shared_rid();
+	test_deadline_ms();
 
 	if (tap_failed) {
 		char cmd[256];

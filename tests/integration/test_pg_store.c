@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "controlplane/pg_store.h"
+#include "pg/pg.h"
 #include "tests/lib/pg_server.h"
 #include "tests/tap.h"
 
@@ -31,10 +31,10 @@ has(const char *s, const char *sub)
 
 /* Runs test SQL (constants only); returns the SQLSTATE ("" on success) in a static buffer. */
 static const char *
-sql_state(struct pg_store *s, const char *sql)
+sql_state(struct pg_conn *s, const char *sql)
 {
 	static char st[8];
-	PGresult *r = PQexec(pg_conn(s), sql);
+	PGresult *r = PQexec(pg_conn_libpq(s), sql);
 	ExecStatusType es = PQresultStatus(r);
 
 	st[0] = '\0';
@@ -49,9 +49,9 @@ sql_state(struct pg_store *s, const char *sql)
 
 /* The first column of the first row of a query, as a number (-1 on error or no row). */
 static long long
-sql_num(struct pg_store *s, const char *sql)
+sql_num(struct pg_conn *s, const char *sql)
 {
-	PGresult *r = PQexec(pg_conn(s), sql);
+	PGresult *r = PQexec(pg_conn_libpq(s), sql);
 	long long v = -1;
 
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
@@ -76,34 +76,34 @@ good_event(uint32_t id)
 	return ev;
 }
 
-static struct pg_store *
+static struct pg_conn *
 open_db(const char *dbname)
 {
 	char ci[256];
 
 	snprintf(ci, sizeof(ci), "host=%s port=%u dbname=%s user=postgres", srv.dir, srv.port,
 		dbname);
-	return pg_open(ci, err, sizeof(err));
+	return pg_conn_open(ci, err, sizeof(err));
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
 static void
-test_migrations(struct pg_store *s)
+test_migrations(struct pg_conn *s)
 {
 	unsigned applied = 99;
 	int version = -1, rc;
 	char dir[] = "/tmp/fg-sql-XXXXXX", path[128];
-	struct pg_store *t2;
+	struct pg_conn *t2;
 	FILE *f;
 
-	tap_eq_int(pg_schema_version(s, &version, err, sizeof(err)), 0, "schema version readable");
+	tap_eq_int(pg_migrate_version(s, &version, err, sizeof(err)), 0, "schema version readable");
 	tap_eq_int(version, 0, "a new database has schema version 0");
 	tap_eq_int(pg_migrate(s, NULL, &applied, err, sizeof(err)), 0, "first migration run");
 	tap_eq_int(applied, pg_n_migrations, "every embedded migration applied");
 	tap_eq_int(pg_migrate(s, NULL, &applied, err, sizeof(err)), 0, "second migration run");
 	tap_eq_int(applied, 0, "migrations are idempotent: the second run applies nothing");
-	rc = pg_schema_version(s, &version, err, sizeof(err));
+	rc = pg_migrate_version(s, &version, err, sizeof(err));
 	tap_ok(rc == 0 && version == pg_migrations[pg_n_migrations - 1].version,
 		"schema version is the last migration's (rc %d, version %d)", rc, version);
 	tap_eq_int(sql_num(s, "SELECT count(*) FROM schema_migrations"), pg_n_migrations,
@@ -132,7 +132,7 @@ test_migrations(struct pg_store *s)
 	tap_eq_int(applied, 1, "the good migration before it stays applied");
 	tap_eq_int(sql_num(t2, "SELECT count(*) FROM pg_tables WHERE tablename = 'half_done'"), 0,
 		"nothing of the bad migration remains");
-	rc = pg_schema_version(t2, &version, err, sizeof(err));
+	rc = pg_migrate_version(t2, &version, err, sizeof(err));
 	tap_ok(rc == 0 && version == 1,
 		"the schema version stays at the last good migration (rc %d, version %d)", rc,
 		version);
@@ -147,7 +147,7 @@ test_migrations(struct pg_store *s)
 	tap_ok(has(err, "01_short.sql"), "and named: %s", err);
 	remove(path);
 	rmdir(dir);
-	pg_close(t2);
+	pg_conn_close(t2);
 
 	/* Control planes starting together: each migration is applied once. */
 	tap_eq_int(strlen(sql_state(s, "CREATE DATABASE t_race")), 0, "third database created");
@@ -159,12 +159,12 @@ test_migrations(struct pg_store *s)
 		for (int i = 0; i < N; i++) {
 			kids[i] = fork();
 			if (kids[i] == 0) {
-				struct pg_store *c = open_db("t_race");
+				struct pg_conn *c = open_db("t_race");
 				unsigned a = 0;
 				int mrc =
 					c != NULL ? pg_migrate(c, NULL, &a, err, sizeof(err)) : -1;
 
-				pg_close(c);
+				pg_conn_close(c);
 				_exit(mrc == 0 ? (int)a : 100);
 			}
 		}
@@ -184,13 +184,13 @@ test_migrations(struct pg_store *s)
 }
 
 static long long
-n_events(struct pg_store *s)
+n_events(struct pg_conn *s)
 {
 	return sql_num(s, "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM stock)");
 }
 
 static void
-test_event_create(struct pg_store *s)
+test_event_create(struct pg_conn *s)
 {
 	struct admin_event ev, out;
 	long long before = n_events(s);
@@ -328,7 +328,7 @@ test_event_create(struct pg_store *s)
 
 /* Drives a new event to state `to` by allowed steps. */
 static int
-make_event_in(struct pg_store *s, uint32_t id, enum admin_event_state st)
+make_event_in(struct pg_conn *s, uint32_t id, enum admin_event_state st)
 {
 	struct admin_event ev = good_event(id);
 	int rc = pg_event_create(s, &ev, NULL, err, sizeof(err));
@@ -343,7 +343,7 @@ make_event_in(struct pg_store *s, uint32_t id, enum admin_event_state st)
 }
 
 static void
-test_state_machine(struct pg_store *s)
+test_state_machine(struct pg_conn *s)
 {
 	static const struct {
 		enum admin_event_state from, to;
@@ -419,7 +419,7 @@ key_is(const struct admin_key *k, uint8_t kind, uint32_t kid, bool current)
 
 /* The keys now, and the index of sale key kid in k (-1: not there; -2: no list). */
 static int
-key_index(struct pg_store *s, struct admin_key *k, unsigned *n, uint32_t kid)
+key_index(struct pg_conn *s, struct admin_key *k, unsigned *n, uint32_t kid)
 {
 	if (pg_keys_list(s, LIFE, k, 8, n, err, sizeof(err)) != 0)
 		return -2; /* no list: every caller's check fails */
@@ -430,7 +430,7 @@ key_index(struct pg_store *s, struct admin_key *k, unsigned *n, uint32_t kid)
 }
 
 static void
-test_keys(struct pg_store *s)
+test_keys(struct pg_conn *s)
 {
 	struct admin_key k[8];
 	uint8_t first_secret[ADMIN_SECRET_MAX];
@@ -443,14 +443,14 @@ test_keys(struct pg_store *s)
 	memset(auth2, 0xb2, sizeof(auth2));
 	tap_ok(pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err)) == 0 && n == 0,
 		"a new database has no keys");
-	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 1,
+	tap_ok(pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 1,
 		"the first rotation makes sale key 1");
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 1 && key_is(&k[0], WIRE_KEY_SALE, 1, true) && k[0].len == 32 &&
 			k[0].retire_at_ms == 0 && k[0].retired_at_ms == 0,
 		"sale key 1 is current, 32 bytes, not retiring");
 	memcpy(first_secret, k[0].secret, sizeof(first_secret));
-	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 2,
+	tap_ok(pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 2,
 		"rotation makes key 2");
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 2 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
@@ -466,8 +466,8 @@ test_keys(struct pg_store *s)
 
 	/* Three rotations within a token's lifetime: every key still verifies. */
 	err[0] = '\0';
-	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 3 &&
-			pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 4,
+	tap_ok(pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 3 &&
+			pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 4,
 		"two more rotations make keys 3 and 4: %s", err);
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 4 && key_is(&k[0], WIRE_KEY_SALE, 1, false) &&
@@ -480,7 +480,7 @@ test_keys(struct pg_store *s)
 		"with its secret) and 4 current");
 	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 0,
 		"none of them is past its retirement: nothing removed");
-	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == -ENOSPC &&
+	tap_ok(pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == -ENOSPC &&
 			has(err, "4 sale keys still verify") && has(err, "rotate after 20") &&
 			has(err, "when key 1 retires"),
 		"a fourth rotation is refused: a data plane holds 4 sale keys, and dropping key 1 "
@@ -503,7 +503,7 @@ test_keys(struct pg_store *s)
 	tap_ok(pg_keys_expire(s, LIFE, &removed, err, sizeof(err)) == 0 && removed == 1 &&
 			key_index(s, k, &n, 1) == -1 && n == 3,
 		"the cron's pg_keys_expire() removes key 1, and only it: %s", err);
-	tap_ok(pg_key_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 5,
+	tap_ok(pg_keys_rotate(s, LIFE, &kid, err, sizeof(err)) == 0 && kid == 5,
 		"then a rotation makes key 5: %s", err);
 
 	/* Receipts: a key verifies until the sales it could have signed for are over. */
@@ -539,29 +539,29 @@ test_keys(struct pg_store *s)
 				       "keys WHERE kind = 'sale' AND kid = 3")),
 		0, "(the test's sales and key 3 go: 4 retiring and 5 current stay)");
 
-	tap_eq_int(
-		pg_auth_key_set(s, 7, auth1, sizeof(auth1), err, sizeof(err)), 0, "auth key 7 set");
+	tap_eq_int(pg_keys_auth_set(s, 7, auth1, sizeof(auth1), err, sizeof(err)), 0,
+		"auth key 7 set");
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 3 && key_is(&k[2], WIRE_KEY_AUTH, 7, true) && k[2].len == 16 &&
 			memcmp(k[2].secret, auth1, 16) == 0,
 		"auth key 7 is current with its exact secret (listed after the sale keys)");
-	pg_auth_key_set(s, 8, auth2, sizeof(auth2), err, sizeof(err));
+	pg_keys_auth_set(s, 8, auth2, sizeof(auth2), err, sizeof(err));
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 7, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 8, true) && k[3].len == 20,
 		"auth key 8 is current, 7 stays as the previous one");
-	pg_auth_key_set(s, 9, auth1, sizeof(auth1), err, sizeof(err));
+	pg_keys_auth_set(s, 9, auth1, sizeof(auth1), err, sizeof(err));
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true),
 		"auth key 9: 8 previous, 7 gone");
-	pg_auth_key_set(s, 9, auth2, sizeof(auth2), err, sizeof(err));
+	pg_keys_auth_set(s, 9, auth2, sizeof(auth2), err, sizeof(err));
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
 	tap_ok(rc == 0 && n == 4 && key_is(&k[2], WIRE_KEY_AUTH, 8, false) &&
 			key_is(&k[3], WIRE_KEY_AUTH, 9, true) && k[3].len == 20 &&
 			memcmp(k[3].secret, auth2, 20) == 0,
 		"setting the current auth key again replaces its secret and keeps the previous");
-	tap_ok(pg_auth_key_set(s, 10, auth1, 15, err, sizeof(err)) == -EINVAL &&
+	tap_ok(pg_keys_auth_set(s, 10, auth1, 15, err, sizeof(err)) == -EINVAL &&
 			has(err, "16..64 bytes"),
 		"a 15-byte auth key is refused: %s", err);
 	rc = pg_keys_list(s, LIFE, k, 8, &n, err, sizeof(err));
@@ -596,7 +596,7 @@ collect_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
 }
 
 static void
-test_rules(struct pg_store *s)
+test_rules(struct pg_conn *s)
 {
 	static const char *const adds[][2] = {
 		{"ip", "198.18.0.0/24"},
@@ -692,7 +692,7 @@ test_rules(struct pg_store *s)
 }
 
 static void
-test_limits(struct pg_store *s)
+test_limits(struct pg_conn *s)
 {
 	struct wire_limits l, in = {0};
 	int rc;
@@ -732,14 +732,14 @@ test_limits(struct pg_store *s)
 		"the limits table holds one row");
 }
 
-/* One check: pg_order_call(fn, order_id) returns 0 and answers want. Its answer starts empty
+/* One check: pg_orders_call(fn, order_id) returns 0 and answers want. Its answer starts empty
  * each time, so a failed call never shows the previous call's. */
 static void
-check_order_call(struct pg_store *s, const char *fn, uint64_t order_id, const char *want,
-	const char *name)
+check_order_call(
+	struct pg_conn *s, const char *fn, uint64_t order_id, const char *want, const char *name)
 {
 	char result[32] = "", perr[256] = "";
-	int rc = pg_order_call(s, fn, order_id, result, sizeof(result), perr, sizeof(perr));
+	int rc = pg_orders_call(s, fn, order_id, result, sizeof(result), perr, sizeof(perr));
 
 	tap_ok(rc == 0 && strcmp(result, want) == 0, "%s: %s (rc %d, got '%s'%s%s)", name, want, rc,
 		result, perr[0] != '\0' ? ": " : "", perr);
@@ -749,7 +749,7 @@ check_order_call(struct pg_store *s, const char *fn, uint64_t order_id, const ch
 #define check_cancel(s, id, want, name) check_order_call(s, "flashgate_cancel", id, want, name)
 
 static void
-test_orders(struct pg_store *s)
+test_orders(struct pg_conn *s)
 {
 	struct pg_event_counts c;
 	char result[32];
@@ -806,9 +806,9 @@ test_orders(struct pg_store *s)
 		1, "and it stays pending for the expiry sweeper");
 	check_pay(s, 14, "expired_refund_needed", "a cancelled order: refund");
 	check_pay(s, 424242, "no_such_order", "an unknown order");
-	tap_eq_int(pg_order_call(s, "flashgate_pay", 0, result, sizeof(result), err, sizeof(err)),
+	tap_eq_int(pg_orders_call(s, "flashgate_pay", 0, result, sizeof(result), err, sizeof(err)),
 		-EINVAL, "order id 0 is refused before asking PostgreSQL");
-	tap_eq_int(pg_order_call(s, "pg_sleep", 1, result, sizeof(result), err, sizeof(err)),
+	tap_eq_int(pg_orders_call(s, "pg_sleep", 1, result, sizeof(result), err, sizeof(err)),
 		-EINVAL, "only flashgate_pay and flashgate_cancel are called");
 
 	tap_eq_int(strlen(sql_state(s, "INSERT INTO stock_releases (event_id, order_id, "
@@ -854,7 +854,7 @@ test_orders(struct pg_store *s)
 }
 
 static void
-test_restart(struct pg_store *s)
+test_restart(struct pg_conn *s)
 {
 	struct admin_event ev;
 	int rc;
@@ -874,18 +874,18 @@ test_restart(struct pg_store *s)
 	tap_ok(rc == -ENOTCONN && has(err, "PostgreSQL"),
 		"with PostgreSQL down, calls fail with -ENOTCONN: %s", err);
 	{
-		struct pg_store *none = pg_open(
+		struct pg_conn *none = pg_conn_open(
 			"host=127.0.0.1 port=1 dbname=x connect_timeout=2", err, sizeof(err));
 
 		tap_ok(none == NULL && has(err, "cannot connect to PostgreSQL"),
-			"pg_open of an unreachable server: %s", err);
+			"pg_conn_open of an unreachable server: %s", err);
 	}
 }
 
 int
 main(void)
 {
-	struct pg_store *s;
+	struct pg_conn *s;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!tap_ok(pg_server_start(&srv, false) == 0, "PostgreSQL started")) {
@@ -893,8 +893,8 @@ main(void)
 		return tap_done();
 	}
 	tap_diag("PostgreSQL in %s, port %u", srv.dir, srv.port);
-	s = pg_open(srv.conninfo, err, sizeof(err));
-	if (!tap_ok(s != NULL, "pg_open: %s", s != NULL ? "connected" : err))
+	s = pg_conn_open(srv.conninfo, err, sizeof(err));
+	if (!tap_ok(s != NULL, "pg_conn_open: %s", s != NULL ? "connected" : err))
 		return tap_done();
 	test_migrations(s);
 	test_event_create(s);
@@ -904,7 +904,7 @@ main(void)
 	test_limits(s);
 	test_orders(s);
 	test_restart(s);
-	pg_close(s);
+	pg_conn_close(s);
 	pg_server_stop(&srv);
 	return tap_done();
 }

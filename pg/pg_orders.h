@@ -1,26 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_OW_ORDER_STORE_H
-#define FG_OW_ORDER_STORE_H
+#ifndef FG_PG_PG_ORDERS_H
+#define FG_PG_PG_ORDERS_H
 /*
- * The order writer's PostgreSQL code (libpq, one connection, synchronous_commit on): a batch of
- * outbox reservations becomes orders in one transaction, pending orders past their deadline expire
- * with their stock returned, and the stock releases that still have to reach Redis are read
- * and marked applied.
+ * The orders. For the order writer (struct pg_orders: one connection, synchronous_commit on,
+ * its batch statements prepared on each new connection): a batch of outbox reservations
+ * becomes orders in one transaction, pending orders past their deadline expire with their
+ * stock returned, the stock releases that still have to reach Redis are read and marked
+ * applied, and paid orders' results are read. For the control plane (pg_orders_call()): pay
+ * or cancel one order.
  *
- * Every function returns 0 or a negative errno and, on error, writes one line to err:
- * -ENOTCONN PostgreSQL cannot be reached (the next call reconnects), -EIO any other database
- * error, -ENOENT no such event. Values travel as parameters, never inside SQL text.
+ * Every function returns 0 or a negative errno with one line in err, as pg/pg_conn.h says
+ * (-ENOTCONN: PostgreSQL cannot be reached, the next call reconnects), and -ENOENT no such
+ * event, -EBUSY a batch is in flight.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pg/pg_conn.h"
 #include "store/store_outbox.h"
 
-struct order_store;
+struct pg_orders;
 
 /* One order of a batch, inserted now or found from an earlier delivery. */
-struct ostore_order {
+struct pg_orders_row {
 	uint64_t order_id;
 	uint64_t user;
 	uint64_t reservation_id;
@@ -30,7 +33,7 @@ struct ostore_order {
 };
 
 /* What one batch did. */
-struct ostore_batch_result {
+struct pg_orders_batch {
 	unsigned inserted; /* new orders (0 when conflict) */
 	unsigned existing; /* reservations whose order existed (a redelivery) */
 	/* The stock decrement was refused (it would go below 0): nothing was committed. */
@@ -46,7 +49,7 @@ struct ostore_batch_result {
 };
 
 /* One stock release still to apply to Redis. */
-struct ostore_release {
+struct pg_orders_release {
 	uint64_t id;
 	uint32_t event;
 	uint64_t order_id;
@@ -58,7 +61,7 @@ struct ostore_release {
 };
 
 /* A paid order whose result the data planes do not know yet (table result_changes). */
-struct ostore_paid {
+struct pg_orders_paid {
 	uint64_t id; /* the result_changes row */
 	uint32_t event;
 	uint64_t user;
@@ -69,10 +72,10 @@ struct ostore_paid {
 };
 
 /* Connects with a libpq conninfo string. Returns the store, or NULL with the reason in err. */
-struct order_store *ostore_open(const char *conninfo, char *err, size_t errlen);
+struct pg_orders *pg_orders_open(const char *conninfo, char *err, size_t errlen);
 
 /* Closes the connection and frees s; NULL is allowed. */
-void ostore_close(struct order_store *s);
+void pg_orders_close(struct pg_orders *s);
 
 /*
  * Writes the n reservations (1..RS_BATCH_MAX) of event's outbox (each .valid) as orders in one
@@ -83,33 +86,33 @@ void ostore_close(struct order_store *s);
  * *n_out their number (one whose user already holds another order of the event has none).
  * When the decrement is refused, nothing is committed, res->conflict is set, and out holds only
  * the existing orders. -ENOENT: the event is not in PostgreSQL (nothing written). commit_hook
- * (may be NULL) runs right after the COMMIT is known to be durable. ostore_write_batch() is
- * ostore_batch_send() followed by ostore_batch_wait().
+ * (may be NULL) runs right after the COMMIT is known to be durable. pg_orders_write_batch() is
+ * pg_orders_batch_send() followed by pg_orders_batch_wait().
  */
-int ostore_write_batch(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e,
-	unsigned n, struct ostore_order *out, unsigned *n_out, struct ostore_batch_result *res,
+int pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e,
+	unsigned n, struct pg_orders_row *out, unsigned *n_out, struct pg_orders_batch *res,
 	void (*commit_hook)(void), char *err, size_t errlen);
 
 /*
- * The first half of ostore_write_batch(): sends the batch (the records are copied) and returns
+ * The first half of pg_orders_write_batch(): sends the batch (the records are copied) and returns
  * without waiting, so that the caller works on Redis while PostgreSQL inserts and commits.
- * Until ostore_batch_wait() every other function of the store fails with -EBUSY.
+ * Until pg_orders_batch_wait() every other function of the store fails with -EBUSY.
  */
-int ostore_batch_send(struct order_store *s, uint32_t event, const struct rs_outbox_rec *e,
+int pg_orders_batch_send(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e,
 	unsigned n, char *err, size_t errlen);
 
-/* The second half: waits for the batch sent and returns what ostore_write_batch() returns. */
-int ostore_batch_wait(struct order_store *s, struct ostore_order *out, unsigned *n_out,
-	struct ostore_batch_result *res, void (*commit_hook)(void), char *err, size_t errlen);
+/* The second half: waits for the batch sent and returns what pg_orders_write_batch() returns. */
+int pg_orders_batch_wait(struct pg_orders *s, struct pg_orders_row *out, unsigned *n_out,
+	struct pg_orders_batch *res, void (*commit_hook)(void), char *err, size_t errlen);
 
 /* True while a batch was sent and not waited for. */
-bool ostore_batch_busy(const struct order_store *s);
+bool pg_orders_batch_busy(const struct pg_orders *s);
 
 /*
  * The events whose outboxes are read: state open or closed (a closed sale may still have a
  * backlog), in ids[0..cap), open[i] true for the open ones; *n their number (<= cap).
  */
-int ostore_active_events(struct order_store *s, uint32_t *ids, bool *open, unsigned cap,
+int pg_orders_active_events(struct pg_orders *s, uint32_t *ids, bool *open, unsigned cap,
 	unsigned *n, char *err, size_t errlen);
 
 /*
@@ -118,26 +121,35 @@ int ostore_active_events(struct order_store *s, uint32_t *ids, bool *open, unsig
  * payment and an expiry never both win), returns their stock to PostgreSQL and records one
  * stock release per order. *expired receives how many.
  */
-int ostore_expire(
-	struct order_store *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
+int pg_orders_expire(
+	struct pg_orders *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
 
 /* Reads at most cap stock releases not applied to Redis yet, oldest first. */
-int ostore_releases_pending(struct order_store *s, struct ostore_release *out, unsigned cap,
+int pg_orders_releases_pending(struct pg_orders *s, struct pg_orders_release *out, unsigned cap,
 	unsigned *n, char *err, size_t errlen);
 
 /* Marks n releases applied (applied_at = now()); ones already marked are left alone. */
-int ostore_releases_applied(
-	struct order_store *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
+int pg_orders_releases_applied(
+	struct pg_orders *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
 
 /*
  * Reads up to cap paid orders whose result is still to publish (result_changes, oldest first,
  * written by the trigger on orders that flashgate_pay() fires). Returns 0 or < 0 (err says why).
  */
-int ostore_paid_pending(struct order_store *s, struct ostore_paid *out, unsigned cap, unsigned *n,
-	char *err, size_t errlen);
+int pg_orders_paid_pending(struct pg_orders *s, struct pg_orders_paid *out, unsigned cap,
+	unsigned *n, char *err, size_t errlen);
 
 /* Deletes the n result_changes rows whose results were stored and sent. Returns 0 or < 0. */
-int ostore_paid_done(struct order_store *s, const uint64_t *ids, unsigned n, char *err,
-	size_t errlen);
+int pg_orders_paid_done(
+	struct pg_orders *s, const uint64_t *ids, unsigned n, char *err, size_t errlen);
+
+/*
+ * Calls fn, "flashgate_pay" or "flashgate_cancel", on order order_id: *result (len bytes)
+ * receives its answer: "paid", "already_paid", "expired_refund_needed" or "no_such_order"
+ * (pay); "cancelled", "already_cancelled", "paid", "expired" or "no_such_order" (cancel).
+ * Returns 0, or < 0 with err set (-EINVAL: another fn, or an order id out of range).
+ */
+int pg_orders_call(struct pg_conn *s, const char *fn, uint64_t order_id, char *result, size_t len,
+	char *err, size_t errlen);
 
 #endif
