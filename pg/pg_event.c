@@ -53,42 +53,17 @@ event_from_row(const PGresult *res, int row, struct admin_event *ev)
 	ev->draw_done_at_ms = pg_row_u64(res, row, 17);
 }
 
-int
-pg_event_get(struct pg_conn *s, uint32_t id, struct admin_event *out, char *err, size_t errlen)
+/*
+ * Runs sql, a SELECT of EVENT_COLUMNS, and reads its first cap rows into out; *n receives how
+ * many rows it answered (more than cap: the rest are not read). Returns 0 or < 0 with err.
+ */
+static int
+event_query(struct pg_conn *s, const char *sql, int nv, const char *const *vals,
+	struct admin_event *out, unsigned cap, unsigned *n, char *err, size_t errlen)
 {
-	char ids[16];
-	const char *vals[1] = {ids};
-	PGresult *res;
 	int rc;
+	PGresult *res = pg_conn_query(s, sql, nv, vals, &rc, err, errlen);
 
-	snprintf(ids, sizeof(ids), "%" PRIu32, id);
-	res = pg_conn_query(s,
-		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
-		"WHERE e.id = $1",
-		1, vals, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		snprintf(err, errlen, "no event %" PRIu32 " (event list shows the events)", id);
-		return -ENOENT;
-	}
-	event_from_row(res, 0, out);
-	PQclear(res);
-	return 0;
-}
-
-int
-pg_event_list(struct pg_conn *s, struct admin_event *out, unsigned cap, unsigned *n, char *err,
-	size_t errlen)
-{
-	PGresult *res;
-	int rc;
-
-	res = pg_conn_query(s,
-		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
-		"ORDER BY e.id",
-		0, NULL, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	*n = (unsigned)PQntuples(res);
@@ -96,6 +71,36 @@ pg_event_list(struct pg_conn *s, struct admin_event *out, unsigned cap, unsigned
 		event_from_row(res, (int)i, &out[i]);
 	PQclear(res);
 	return 0;
+}
+
+int
+pg_event_get(struct pg_conn *s, uint32_t id, struct admin_event *out, char *err, size_t errlen)
+{
+	char ids[16];
+	const char *vals[1] = {ids};
+	unsigned n = 0;
+	int rc;
+
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	rc = event_query(s,
+		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
+		"WHERE e.id = $1",
+		1, vals, out, 1, &n, err, errlen);
+	if (rc == 0 && n == 0) {
+		snprintf(err, errlen, "no event %" PRIu32 " (event list shows the events)", id);
+		return -ENOENT;
+	}
+	return rc;
+}
+
+int
+pg_event_list(struct pg_conn *s, struct admin_event *out, unsigned cap, unsigned *n, char *err,
+	size_t errlen)
+{
+	return event_query(s,
+		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
+		"ORDER BY e.id",
+		0, NULL, out, cap, n, err, errlen);
 }
 
 /*
@@ -185,25 +190,20 @@ pg_event_page(struct pg_conn *s, bool has_state, enum admin_event_state state, u
 {
 	char aft[16], lim[16];
 	const char *vals[3] = {aft, has_state ? admin_event_state_name(state) : NULL, lim};
-	PGresult *res;
 	int rc;
 
 	snprintf(aft, sizeof(aft), "%" PRIu32, after);
 	snprintf(lim, sizeof(lim), "%u", limit + 1);
-	res = pg_conn_query(s,
+	rc = event_query(s,
 		"SELECT " EVENT_COLUMNS " FROM events e JOIN stock s ON s.event_id = e.id "
 		"WHERE e.id > $1::bigint AND ($2::text IS NULL OR e.state = $2) "
 		"ORDER BY e.id LIMIT $3",
-		3, vals, &rc, err, errlen);
-	if (res == NULL)
+		3, vals, out, limit, n, err, errlen);
+	if (rc != 0)
 		return rc;
-	*n = (unsigned)PQntuples(res);
 	*more = *n > limit;
 	if (*more)
 		*n = limit;
-	for (unsigned i = 0; i < *n; i++)
-		event_from_row(res, (int)i, &out[i]);
-	PQclear(res);
 	return 0;
 }
 
@@ -212,19 +212,17 @@ pg_event_count_ready(struct pg_conn *s, uint32_t except, unsigned *n, char *err,
 {
 	char ex[16];
 	const char *vals[1] = {ex};
-	PGresult *res;
+	uint64_t v;
 	int rc;
 
 	snprintf(ex, sizeof(ex), "%" PRIu32, except);
-	res = pg_conn_query(s,
+	rc = pg_conn_query_u64(s,
 		"SELECT count(*) FROM events e WHERE e.state IN ('preheated', 'open') "
 		"AND e.ends_at > now() AND e.id <> $1::bigint",
-		1, vals, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	*n = (unsigned)pg_row_u64(res, 0, 0);
-	PQclear(res);
-	return 0;
+		1, vals, &v, err, errlen);
+	if (rc == 0)
+		*n = (unsigned)v;
+	return rc;
 }
 
 int

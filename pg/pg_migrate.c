@@ -221,22 +221,15 @@ pg_migrate(struct pg_conn *s, const char *dir, unsigned *applied, char *err, siz
 int
 pg_migrate_version(struct pg_conn *s, int *version, char *err, size_t errlen)
 {
-	PGresult *res;
+	uint64_t v = 0;
 	int rc;
 
-	res = pg_conn_query(s, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0, NULL, &rc,
-		err, errlen);
-	if (res == NULL)
-		return rc;
-	*version = 0;
-	if (pg_row_bool(res, 0, 0)) {
-		PQclear(res);
-		res = pg_conn_query(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0,
-			NULL, &rc, err, errlen);
-		if (res == NULL)
-			return rc;
-		*version = (int)pg_row_u64(res, 0, 0);
-	}
-	PQclear(res);
-	return 0;
+	rc = pg_conn_query_u64(s, "SELECT (to_regclass('schema_migrations') IS NOT NULL)::int", 0,
+		NULL, &v, err, errlen);
+	if (rc == 0 && v != 0)
+		rc = pg_conn_query_u64(s, "SELECT coalesce(max(version), 0) FROM schema_migrations",
+			0, NULL, &v, err, errlen);
+	if (rc == 0)
+		*version = (int)v;
+	return rc;
 }

@@ -42,21 +42,17 @@ pg_rule_del(struct pg_conn *s, const struct admin_rule *r, char *err, size_t err
 {
 	char value[ADMIN_RULE_TEXT_MAX];
 	const char *vals[2] = {admin_rule_kind_name(r->kind), value};
-	PGresult *res;
+	uint64_t rows = 0;
 	int rc;
 
 	rc = rule_text(r, value, sizeof(value), err, errlen);
-	if (rc != 0)
-		return rc;
-	res = pg_conn_query(
-		s, "DELETE FROM rules WHERE kind = $1 AND value = $2", 2, vals, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	if (strcmp(PQcmdTuples(res), "0") == 0) {
+	if (rc == 0)
+		rc = pg_conn_exec_rows(s, "DELETE FROM rules WHERE kind = $1 AND value = $2", 2,
+			vals, &rows, err, errlen);
+	if (rc == 0 && rows == 0) {
 		snprintf(err, errlen, "no rule %s %s (rules list shows the rules)", vals[0], value);
 		rc = -ENOENT;
 	}
-	PQclear(res);
 	return rc;
 }
 
@@ -114,15 +110,5 @@ pg_rule_foreach(struct pg_conn *s,
 int
 pg_rule_count(struct pg_conn *s, uint64_t *n, char *err, size_t errlen)
 {
-	PGresult *res;
-	int rc;
-
-	res = pg_conn_query(s, "SELECT count(*) FROM rules", 0, NULL, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	*n = pg_row_u64(res, 0, 0);
-	PQclear(res);
-	return 0;
+	return pg_conn_query_u64(s, "SELECT count(*) FROM rules", 0, NULL, n, err, errlen);
 }
-
-/* ---------------------------------------------------------------------------------------- */

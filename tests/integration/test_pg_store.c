@@ -853,6 +853,42 @@ test_orders(struct pg_conn *s)
 		"paying wrote the order's result change (for the order writer) once");
 }
 
+/*
+ * A connection lost inside a transaction is not replaced under it: the statements after the
+ * loss would run on the new connection outside any transaction, and COMMIT would commit
+ * nothing, silently. The call fails with -ENOTCONN, nothing of the transaction stays, and the
+ * next call works.
+ */
+static void
+test_lost_in_tx(struct pg_conn *s)
+{
+	struct pg_conn *killer = pg_conn_open(srv.conninfo, err, sizeof(err));
+	char pid[16];
+	const char *vals[1] = {pid};
+	int rc;
+
+	err[0] = '\0';
+	if (!tap_ok(killer != NULL, "a second connection: %s", killer != NULL ? "" : err))
+		return;
+	pg_conn_exec(s, "CREATE TABLE lost_tx (v int)", 0, NULL, err, sizeof(err));
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(pg_conn_libpq(s)));
+	rc = pg_conn_begin(s, NULL, NULL, err, sizeof(err));
+	if (rc == 0)
+		rc = pg_conn_exec(s, "INSERT INTO lost_tx VALUES (1)", 0, NULL, err, sizeof(err));
+	tap_ok(rc == 0 && pg_conn_in_tx(s), "a transaction begun, a row inserted: %s", err);
+	tap_eq_int(pg_conn_query_u64(killer, "SELECT pg_terminate_backend($1::int)::int", 1, vals,
+			   &(uint64_t){0}, err, sizeof(err)),
+		0, "  its connection terminated from another");
+	usleep(300 * 1000);
+	rc = pg_conn_exec(s, "INSERT INTO lost_tx VALUES (2)", 0, NULL, err, sizeof(err));
+	tap_ok(rc == -ENOTCONN && !pg_conn_in_tx(s),
+		"the next statement of the transaction fails with -ENOTCONN: %s", err);
+	pg_conn_rollback(s);
+	tap_eq_int(sql_num(s, "SELECT count(*) FROM lost_tx"), 0,
+		"  nothing of the transaction stayed, and the next call works");
+	pg_conn_close(killer);
+}
+
 static void
 test_restart(struct pg_conn *s)
 {
@@ -903,6 +939,7 @@ main(void)
 	test_rules(s);
 	test_limits(s);
 	test_orders(s);
+	test_lost_in_tx(s);
 	test_restart(s);
 	pg_conn_close(s);
 	pg_server_stop(&srv);
