@@ -12,37 +12,41 @@
 	"ip_rate, ip_burst, user_rate, user_burst, device_rate, device_burst, " \
 	"forward_per_s, forward_burst"
 
-static void
-limits_from_row(const PGresult *res, struct wire_limits *l)
+/*
+ * Runs sql, whose answer is the one row of LIMIT_COLUMNS, into *l (may be NULL: not read).
+ * -ENOENT when it answered no row.
+ */
+static int
+limits_query(struct pg_conn *s, const char *sql, int n, const char *const *vals,
+	struct wire_limits *l, char *err, size_t errlen)
 {
-	memset(l, 0, sizeof(*l));
-	l->ip_rate = (uint32_t)pg_row_u64(res, 0, 0);
-	l->ip_burst = (uint32_t)pg_row_u64(res, 0, 1);
-	l->user_rate = (uint32_t)pg_row_u64(res, 0, 2);
-	l->user_burst = (uint32_t)pg_row_u64(res, 0, 3);
-	l->device_rate = (uint32_t)pg_row_u64(res, 0, 4);
-	l->device_burst = (uint32_t)pg_row_u64(res, 0, 5);
-	l->event_forward_per_s = (uint32_t)pg_row_u64(res, 0, 6);
-	l->event_forward_burst = (uint32_t)pg_row_u64(res, 0, 7);
+	int rc;
+	PGresult *res = pg_conn_query(s, sql, n, vals, &rc, err, errlen);
+
+	if (res == NULL)
+		return rc;
+	if (PQntuples(res) != 1) {
+		snprintf(err, errlen, "the limits table has no row: is the schema migrated?");
+		rc = -ENOENT;
+	} else if (l != NULL) {
+		memset(l, 0, sizeof(*l));
+		l->ip_rate = pg_row_u32(res, 0, 0);
+		l->ip_burst = pg_row_u32(res, 0, 1);
+		l->user_rate = pg_row_u32(res, 0, 2);
+		l->user_burst = pg_row_u32(res, 0, 3);
+		l->device_rate = pg_row_u32(res, 0, 4);
+		l->device_burst = pg_row_u32(res, 0, 5);
+		l->event_forward_per_s = pg_row_u32(res, 0, 6);
+		l->event_forward_burst = pg_row_u32(res, 0, 7);
+	}
+	PQclear(res);
+	return rc;
 }
 
 int
 pg_limits_get(struct pg_conn *s, struct wire_limits *out, char *err, size_t errlen)
 {
-	PGresult *res;
-	int rc;
-
-	res = pg_conn_query(s, "SELECT " LIMIT_COLUMNS " FROM limits", 0, NULL, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	if (PQntuples(res) != 1) {
-		PQclear(res);
-		snprintf(err, errlen, "the limits table has no row: is the schema migrated?");
-		return -ENOENT;
-	}
-	limits_from_row(res, out);
-	PQclear(res);
-	return 0;
+	return limits_query(s, "SELECT " LIMIT_COLUMNS " FROM limits", 0, NULL, out, err, errlen);
 }
 
 int
@@ -54,8 +58,6 @@ pg_limits_set(struct pg_conn *s, const struct wire_limits *l, unsigned given,
 		l->device_burst, l->event_forward_per_s, l->event_forward_burst};
 	char text[8][16];
 	const char *vals[8];
-	PGresult *res;
-	int rc;
 
 	for (int i = 0; i < 3; i++) {
 		if (!(given & (1u << i)))
@@ -83,7 +85,7 @@ pg_limits_set(struct pg_conn *s, const struct wire_limits *l, unsigned given,
 		snprintf(text[i], sizeof(text[i]), "%" PRIu32, v[i]);
 		vals[i] = set ? text[i] : NULL;
 	}
-	res = pg_conn_query(s,
+	return limits_query(s,
 		"UPDATE limits SET ip_rate = coalesce($1::int, ip_rate), "
 		"ip_burst = coalesce($2::int, ip_burst), user_rate = coalesce($3::int, user_rate), "
 		"user_burst = coalesce($4::int, user_burst), "
@@ -92,18 +94,5 @@ pg_limits_set(struct pg_conn *s, const struct wire_limits *l, unsigned given,
 		"forward_per_s = coalesce($7::int, forward_per_s), "
 		"forward_burst = coalesce($8::int, forward_burst), updated_at = now() "
 		"RETURNING " LIMIT_COLUMNS,
-		8, vals, &rc, err, errlen);
-	if (res == NULL)
-		return rc;
-	if (PQntuples(res) != 1) {
-		PQclear(res);
-		snprintf(err, errlen, "the limits table has no row: is the schema migrated?");
-		return -ENOENT;
-	}
-	if (out != NULL)
-		limits_from_row(res, out);
-	PQclear(res);
-	return 0;
+		8, vals, out, err, errlen);
 }
-
-/* ---------------------------------------------------------------------------------------- */
