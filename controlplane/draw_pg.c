@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "common/draw.h"
+#include "common/hex.h"
 
 /* timestamptz -> Unix ms, exact (as pg_store.c). */
 #define DPG_MS(col) "floor(extract(epoch FROM " col ") * 1000)::bigint"
@@ -135,11 +136,11 @@ draw_pg_get(struct draw_pg *dp, uint32_t event, bool *has_digest, uint8_t digest
 		snprintf(err, errlen, "no event %" PRIu32 " in PostgreSQL", event);
 		return -ENOENT;
 	}
-	*has_digest = draw_hex_parse(PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0),
-			      digest) == 0;
+	*has_digest = hex_decode(PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0),
+			      digest, DRAW_DIGEST_LEN) == 0;
 	*entrants = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
 	*done_at_ms = strtoull(PQgetvalue(res, 0, 2), NULL, 10);
-	*has_seed = draw_hex_parse(PQgetvalue(res, 0, 3), (size_t)PQgetlength(res, 0, 3), seed) ==
+	*has_seed = hex_decode(PQgetvalue(res, 0, 3), (size_t)PQgetlength(res, 0, 3), seed, DRAW_DIGEST_LEN) ==
 		    0;
 	PQclear(res);
 	return 0;
@@ -170,7 +171,7 @@ draw_pg_write_begin(struct draw_pg *dp, uint32_t event, uint8_t have_digest[32],
 		snprintf(err, errlen, "no event %" PRIu32 " in PostgreSQL", event);
 		goto fail;
 	}
-	if (draw_hex_parse(PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0), have_digest) ==
+	if (hex_decode(PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0), have_digest, DRAW_DIGEST_LEN) ==
 		0) {
 		*have_n = strtoull(PQgetvalue(res, 0, 1), NULL, 10);
 		PQclear(res);
@@ -277,7 +278,7 @@ draw_pg_write_end(struct draw_pg *dp, uint32_t event, const uint8_t digest[32], 
 	if (!ok)
 		goto fail;
 	snprintf(id, sizeof(id), "%" PRIu32, event);
-	draw_hex(digest, hex);
+	hex_str(digest, DRAW_DIGEST_LEN, hex);
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, n);
 	if (dpg_cmd(dp,
 		    "UPDATE events SET draw_digest = decode($2, 'hex'), draw_entrants = $3 "
