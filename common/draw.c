@@ -10,7 +10,6 @@
 #include <openssl/sha.h>
 
 #include "common/hmac_sha256.h"
-#include "common/parse.h"
 
 static const char entrants_tag[] = "flashgate-entrants-v1";
 static const char draw_tag[] = "flashgate-draw-v1";
@@ -129,35 +128,5 @@ draw_order(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
 	for (size_t i = 0; i < n; i++)
 		users[i] = r[i].user;
 	free(r);
-	return 0;
-}
-
-void
-draw_hex(const uint8_t v[DRAW_DIGEST_LEN], char out[2 * DRAW_DIGEST_LEN + 1])
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (unsigned i = 0; i < DRAW_DIGEST_LEN; i++) {
-		out[2 * i] = hex[v[i] >> 4];
-		out[2 * i + 1] = hex[v[i] & 15];
-	}
-	out[2 * DRAW_DIGEST_LEN] = '\0';
-}
-
-int
-draw_hex_parse(const char *s, size_t len, uint8_t out[DRAW_DIGEST_LEN])
-{
-	uint8_t v[DRAW_DIGEST_LEN];
-
-	if (s == NULL || len != 2 * DRAW_DIGEST_LEN)
-		return -EINVAL;
-	for (unsigned i = 0; i < DRAW_DIGEST_LEN; i++) {
-		int hi = parse_hex_digit(s[2 * i]), lo = parse_hex_digit(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		v[i] = (uint8_t)(hi << 4 | lo);
-	}
-	memcpy(out, v, sizeof(v));
 	return 0;
 }

@@ -43,10 +43,6 @@ uint64_t draw_rank_key(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
 int draw_order(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
 	const uint8_t digest[DRAW_DIGEST_LEN], uint64_t *users, size_t n);
 
-/* Writes the 64 lowercase hex digits of a 32-byte value and a NUL to out. */
-void draw_hex(const uint8_t v[DRAW_DIGEST_LEN], char out[2 * DRAW_DIGEST_LEN + 1]);
-
-/* Reads 64 hex digits (either case) into out. Returns 0, or -EINVAL. */
-int draw_hex_parse(const char *s, size_t len, uint8_t out[DRAW_DIGEST_LEN]);
+/* Seeds, commitments and digests are written and read as hex with common/hex.h. */
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
+
 /* ---------------------------------------------------------------------------------------- */
 /* Numbers                                                                                   */
 
@@ -367,7 +369,7 @@ parse_ipv6_n(const char *s, size_t len, uint8_t out[16])
 		unsigned v = 0;
 		int d = 0, h;
 
-		while (i < len && d < 5 && (h = parse_hex_digit(s[i])) >= 0) {
+		while (i < len && d < 5 && (h = hex_digit(s[i])) >= 0) {
 			v = v << 4 | (unsigned)h;
 			i++;
 			d++;
@@ -439,24 +441,13 @@ parse_cidr6(const char *s, uint8_t addr[16], unsigned *prefix)
 /* Bytes and text                                                                            */
 
 int
-parse_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int
 parse_hex(const char *s, uint8_t *out, size_t cap, size_t *len)
 {
 	size_t n = strlen(s);
 
+	/* Where the first wrong character is, or how many digits, for the caller's message. */
 	for (size_t i = 0; i < n; i++) {
-		if (parse_hex_digit(s[i]) < 0) {
+		if (hex_digit(s[i]) < 0) {
 			*len = i;
 			return -EINVAL;
 		}
@@ -465,10 +456,8 @@ parse_hex(const char *s, uint8_t *out, size_t cap, size_t *len)
 		*len = n;
 		return -ERANGE;
 	}
-	for (size_t i = 0; i < n / 2; i++)
-		out[i] = (uint8_t)(parse_hex_digit(s[2 * i]) << 4 | parse_hex_digit(s[2 * i + 1]));
 	*len = n / 2;
-	return 0;
+	return hex_decode(s, n, out, n / 2);
 }
 
 long

@@ -99,12 +99,9 @@ parse_prefix_mask(unsigned prefix)
 	return prefix == 0 ? 0 : UINT32_MAX << (32 - prefix);
 }
 
-/* The value of a hex digit (0-9, a-f, A-F), or -1. */
-int parse_hex_digit(char c);
-
 /*
- * Hex digits, either case, an even number of them, as bytes into out[0..cap). Returns 0 with the
- * byte count in *len; -EINVAL when a character is not a hex digit (*len: its offset; a secret's
+ * Hex digits, either case, an even number of them, as bytes into out[0..cap) (common/hex.h's
+ * hex_decode() of a C string, with a message's details). Returns 0 with the byte count in *len; -EINVAL when a character is not a hex digit (*len: its offset; a secret's
  * message can say where without quoting it); -ERANGE when the number of digits is odd or more
  * than 2 * cap (*len: that number). out is written only on success.
  */

@@ -21,7 +21,7 @@ follow_token_ttl(struct cp_ctx *c)
 	if (dp_stats_gauge_max(c->dps, "purchase_token_ttl_s", &ttl_s, &dp) != 0 ||
 		ttl_s * 1000 <= c->cfg->purchase_token_ttl_ms)
 		return;
-	life = ttl_s * 1000 + CP_KEY_LATE_MS;
+	life = ttl_s * 1000 + CP_STATE_KEY_LATE_MS;
 	if (life <= c->st->key_life_ms)
 		return;
 	c->st->key_life_ms = life;
@@ -118,7 +118,7 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	/* After a start, the data planes first report how long their tokens live (they send
 	 * their counters at once when they connect, then every second; a longer lifetime
 	 * learned before the restart is not stored): no key goes before that. */
-	uint64_t retire_from = c->started_ms + CP_KEY_RETIRE_HOLD_MS;
+	uint64_t retire_from = c->started_ms + CP_STATE_KEY_RETIRE_HOLD_MS;
 
 	if (c->st->next_key_retire_ms != 0 && now_ms >= c->st->next_key_retire_ms &&
 		now_ms >= retire_from)

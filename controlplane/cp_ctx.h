@@ -4,7 +4,7 @@
 /* Everything the control plane's loop and its admin commands work on. */
 #include <stdint.h>
 
-#include "controlplane/admin_conn.h"
+#include "controlplane/admin_conns.h"
 #include "controlplane/cp_config.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_pow.h"

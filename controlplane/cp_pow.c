@@ -11,7 +11,7 @@
 
 /* Whether event e's difficulty may move by itself now: a live sale with room above. */
 static bool
-auto_on(const struct cp_event *e, uint64_t now_ms)
+auto_on(const struct cp_state_event *e, uint64_t now_ms)
 {
 	return e->ev.pow_auto_max > e->ev.pow_bits &&
 	       (e->ev.state == ADMIN_EV_OPEN || e->ev.state == ADMIN_EV_PREHEATED) &&
@@ -36,7 +36,7 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 	if (grew)
 		p->last_growth_ms = now_ms;
 	for (unsigned i = 0; i < st->n_ev; i++) {
-		struct cp_event *e = &st->ev[i];
+		struct cp_state_event *e = &st->ev[i];
 		uint8_t was = e->pow_bits_now;
 
 		if (!auto_on(e, now_ms))
@@ -68,7 +68,7 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 void
 cp_pow_show(struct cp_pow *p, const struct cp_state *st)
 {
-	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		uint64_t v =
 			i < st->n_ev ? (uint64_t)st->ev[i].ev.id << 8 | st->ev[i].pow_bits_now : 0;
 
@@ -79,7 +79,7 @@ cp_pow_show(struct cp_pow *p, const struct cp_state *st)
 void
 cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t)
 {
-	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		uint64_t v = atomic_load_explicit(&p->shown[i], memory_order_relaxed);
 		char labels[48] = "", id[24];
 
@@ -95,7 +95,7 @@ cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t)
 }
 
 int
-cp_pow_publish(struct cp_event *e, struct cp_links *l)
+cp_pow_publish(struct cp_state_event *e, struct cp_links *l)
 {
 	struct wire_fair w;
 

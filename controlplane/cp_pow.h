@@ -35,7 +35,7 @@ struct cp_pow {
 	uint64_t raised, lowered; /* moves made, for tests and stats */
 	/* For the metrics thread: (event << 8 | difficulty now) of each event, 0 after the
 	 * last; written by the main thread (cp_pow_show()). */
-	_Atomic uint64_t shown[CP_MAX_EVENTS];
+	_Atomic uint64_t shown[CP_STATE_EVENTS_MAX];
 };
 
 /*
@@ -55,6 +55,6 @@ void cp_pow_metrics(const struct cp_pow *p, struct metrics_text *t);
  * Publishes event e's FAIR record (cp_state_fair_to_wire()) on l, with or without a draw or a
  * challenge now: a difficulty back to 0 must reach the data planes too. 0 or -EIO.
  */
-int cp_pow_publish(struct cp_event *e, struct cp_links *l);
+int cp_pow_publish(struct cp_state_event *e, struct cp_links *l);
 
 #endif

@@ -46,7 +46,7 @@ add_rule(const struct admin_rule *r, uint64_t created_at_ms, void *arg)
 }
 
 uint8_t
-cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old)
+cp_state_pow_bits_keep(const struct admin_event *ev, const struct cp_state_event *old)
 {
 	uint8_t top = ev->pow_auto_max > ev->pow_bits ? ev->pow_auto_max : ev->pow_bits;
 
@@ -59,8 +59,8 @@ int
 cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, char *err,
 	size_t errlen)
 {
-	struct admin_event evs[CP_MAX_EVENTS];
-	struct admin_key keys[CP_MAX_KEYS];
+	struct admin_event evs[CP_STATE_EVENTS_MAX];
+	struct admin_key keys[CP_STATE_KEYS_MAX];
 	struct rule_acc acc = { 0 };
 	struct wire_limits lim;
 	unsigned n_ev, n_live, n_keys;
@@ -68,23 +68,23 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, c
 	int rc;
 
 	if ((rc = pg_event_list_slots(
-		     pg, evs, CP_MAX_EVENTS, &n_ev, &n_live, &next_end_ms, err, errlen)) != 0 ||
-		(rc = pg_keys_list(pg, st->key_life_ms, keys, CP_MAX_KEYS, &n_keys, err, errlen)) !=
+		     pg, evs, CP_STATE_EVENTS_MAX, &n_ev, &n_live, &next_end_ms, err, errlen)) != 0 ||
+		(rc = pg_keys_list(pg, st->key_life_ms, keys, CP_STATE_KEYS_MAX, &n_keys, err, errlen)) !=
 			0 ||
 		(rc = pg_limits_get(pg, &lim, err, errlen)) != 0 ||
 		(rc = pg_rule_foreach(pg, add_rule, &acc, err, errlen)) != 0) {
 		free(acc.v);
 		return rc;
 	}
-	if (n_live > CP_MAX_EVENTS)
+	if (n_live > CP_STATE_EVENTS_MAX)
 		LOG_RL(LOG_LEVEL_WARN, 60000,
 			"%u upcoming or selling events: data planes hold %d, open and preheated "
 			"ones first, then by starts_at; the rest get a slot as sales end (close or "
 			"archive the ones that are over; docs/operations.md \"More than 64 "
 			"events\")",
-			n_live, CP_MAX_EVENTS);
-	if (n_keys > CP_MAX_KEYS)
-		n_keys = CP_MAX_KEYS;
+			n_live, CP_STATE_EVENTS_MAX);
+	if (n_keys > CP_STATE_KEYS_MAX)
+		n_keys = CP_STATE_KEYS_MAX;
 	for (unsigned i = 0; i < st->n_ev && !st->events_dropped; i++) {
 		bool kept = false;
 
@@ -94,15 +94,15 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, c
 	}
 	st->events_next_end_ms = next_end_ms;
 	for (unsigned i = 0; i < n_ev; i++) {
-		struct cp_event *old = cp_state_event(st, evs[i].id);
-		struct cp_event e = { .ev = evs[i], .stock_left = evs[i].available };
+		struct cp_state_event *old = cp_state_event(st, evs[i].id);
+		struct cp_state_event e = { .ev = evs[i], .stock_left = evs[i].available };
 		struct rs_event_state rst;
 
 		if (evs[i].state != ADMIN_EV_DRAFT && rs != NULL &&
 			rs_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
 			e.stock_left = rst.stock;
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
-		e.pow_bits_now = cp_event_pow_bits_keep(&evs[i], old);
+		e.pow_bits_now = cp_state_pow_bits_keep(&evs[i], old);
 		e.pow_moved_ms = old != NULL ? old->pow_moved_ms : 0;
 		if (old != NULL)
 			e.draw = old->draw;
@@ -157,7 +157,7 @@ cp_state_free(struct cp_state *st)
 	explicit_bzero(st, sizeof(*st));
 }
 
-struct cp_event *
+struct cp_state_event *
 cp_state_event(struct cp_state *st, uint32_t id)
 {
 	for (unsigned i = 0; i < st->n_ev; i++)
@@ -166,13 +166,31 @@ cp_state_event(struct cp_state *st, uint32_t id)
 	return NULL;
 }
 
+bool
+cp_state_note_stock(struct cp_state *st, struct cp_links *l, uint32_t event, int64_t stock_left)
+{
+	struct cp_state_event *e = cp_state_event(st, event);
+	struct wire_stock s = {.event = event, .stock_left = 0};
+
+	if (e == NULL)
+		return false;
+	e->stock_left = stock_left;
+	if (stock_left > 0 || e->sold_out)
+		return false;
+	e->sold_out = true;
+	st->sold_out_published++;
+	cp_links_publish(l, WIRE_T_SOLD_OUT, &s, 1);
+	LOG_NOTICE("event %u sold out", event);
+	return true;
+}
+
 unsigned
 cp_state_sync_windows(struct cp_state *st, struct redis_store *rs)
 {
 	unsigned failed = 0;
 
 	for (unsigned i = 0; i < st->n_ev; i++) {
-		struct cp_event *e = &st->ev[i];
+		struct cp_state_event *e = &st->ev[i];
 		enum rs_sale_state s = e->ev.state == ADMIN_EV_OPEN	 ? RS_SALE_OPEN
 				       : e->ev.state == ADMIN_EV_CLOSED ? RS_SALE_CLOSED
 									: RS_SALE_HELD;
@@ -188,7 +206,7 @@ cp_state_sync_windows(struct cp_state *st, struct redis_store *rs)
 }
 
 void
-cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
+cp_state_event_to_wire(const struct cp_state_event *e, struct wire_event *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->id = e->ev.id;
@@ -205,13 +223,13 @@ cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out)
 }
 
 bool
-cp_event_has_fair(const struct cp_event *e)
+cp_state_event_has_fair(const struct cp_state_event *e)
 {
 	return e->ev.draw_window_s > 0 || e->pow_bits_now > 0;
 }
 
 void
-cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out)
+cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out)
 {
 	const struct admin_event *ev = &e->ev;
 
@@ -245,24 +263,24 @@ cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out)
 int
 cp_state_publish_fair(const struct cp_state *st, struct cp_links *l)
 {
-	struct wire_fair w[CP_MAX_EVENTS];
+	struct wire_fair w[CP_STATE_EVENTS_MAX];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < st->n_ev; i++)
-		if (cp_event_has_fair(&st->ev[i]))
+		if (cp_state_event_has_fair(&st->ev[i]))
 			cp_state_fair_to_wire(&st->ev[i], &w[n++]);
 	return n ? cp_links_publish(l, WIRE_T_FAIR, w, n) : 0;
 }
 
 int
-cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_ms)
+cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t now_ms)
 {
 	struct wire_fair w;
 
 	e->draw.dirty = false;
 	e->draw.state_dirty = false;
 	e->draw.fair_ms = now_ms;
-	if (!cp_event_has_fair(e))
+	if (!cp_state_event_has_fair(e))
 		return 0;
 	cp_state_fair_to_wire(e, &w);
 	return cp_links_publish(l, WIRE_T_FAIR, &w, 1);
@@ -271,7 +289,7 @@ cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_m
 int
 cp_state_publish_events(const struct cp_state *st, struct cp_links *l)
 {
-	struct wire_event w[CP_MAX_EVENTS];
+	struct wire_event w[CP_STATE_EVENTS_MAX];
 
 	for (unsigned i = 0; i < st->n_ev; i++)
 		cp_state_event_to_wire(&st->ev[i], &w[i]);

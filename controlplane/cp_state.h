@@ -11,20 +11,20 @@
 #include <stdint.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "controlplane/cp_links.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 
-#define CP_MAX_EVENTS 64
-#define CP_MAX_KEYS   16
+#define CP_STATE_EVENTS_MAX 64
+#define CP_STATE_KEYS_MAX   16
 /* A data plane that learns of a rotation late (resync) keeps minting with the old key meanwhile. */
-#define CP_KEY_LATE_MS 30000
+#define CP_STATE_KEY_LATE_MS 30000
 /* After a start, no retired key is removed this long: the data planes report their purchase
  * token lifetime first. */
-#define CP_KEY_RETIRE_HOLD_MS 5000
+#define CP_STATE_KEY_RETIRE_HOLD_MS 5000
 
-struct cp_event {
+struct cp_state_event {
 	struct admin_event ev;
 	int64_t stock_left;   /* in Redis once preheated; the PostgreSQL stock before */
 	bool sold_out;        /* published SOLD_OUT and not restocked since */
@@ -37,7 +37,7 @@ struct cp_event {
 	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
 	/* The draw as this control plane follows it (controlplane/draw_runner.h), published in
 	 * FAIR; kept across reloads. */
-	struct cp_draw {
+	struct cp_state_draw {
 		uint8_t state;	   /* enum wire_draw_state as far as this control plane knows */
 		bool has_digest;   /* digest: the entrants' (from the freeze on) */
 		uint8_t digest[WIRE_DIGEST_LEN];
@@ -52,7 +52,7 @@ struct cp_event {
 };
 
 struct cp_state {
-	struct cp_event ev[CP_MAX_EVENTS];
+	struct cp_state_event ev[CP_STATE_EVENTS_MAX];
 	unsigned n_ev;
 	/* An event left the set since it was last published: the data planes must replace
 	 * theirs (a snapshot), since EVENT messages only add. Cleared by the publisher. */
@@ -61,7 +61,7 @@ struct cp_state {
 	 * cp_cron() loads the events again then. */
 	uint64_t events_next_end_ms;
 	uint64_t events_retry_ms; /* cp_cron()'s: not before this (a failed or early load) */
-	struct wire_key keys[CP_MAX_KEYS];
+	struct wire_key keys[CP_STATE_KEYS_MAX];
 	unsigned n_keys;
 	struct wire_rule *rules;
 	unsigned n_rules, cap_rules;
@@ -74,6 +74,8 @@ struct cp_state {
 	uint64_t key_life_ms;
 	/* When the next retiring sale key retires (Unix ms; 0: none): cp_cron() removes it. */
 	uint64_t next_key_retire_ms;
+	/* SOLD_OUT messages published by cp_state_note_stock() since the start. */
+	uint64_t sold_out_published;
 	/* The current auth key, for session-token. */
 	uint32_t auth_kid;
 	uint8_t auth_len;
@@ -82,7 +84,7 @@ struct cp_state {
 
 /*
  * Reads events, keys, rules and limits from pg, and each preheated event's
- * stock from rs (when it is reachable). The events are the CP_MAX_EVENTS that
+ * stock from rs (when it is reachable). The events are the CP_STATE_EVENTS_MAX that
  * the data planes need most (pg_event_list_slots(): the upcoming and selling
  * ones first, archived ones never). Returns 0, or -errno with err; on failure
  * st keeps what it had.
@@ -102,13 +104,22 @@ unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
  * The current difficulty of event ev as loaded again: what the event had before (old, may be
  * NULL) while it is within [ev->pow_bits, ev->pow_auto_max], ev->pow_bits otherwise.
  */
-uint8_t cp_event_pow_bits_keep(const struct admin_event *ev, const struct cp_event *old);
+uint8_t cp_state_pow_bits_keep(const struct admin_event *ev, const struct cp_state_event *old);
 
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);
 
 /* The event with this id, or NULL. */
-struct cp_event *cp_state_event(struct cp_state *st, uint32_t id);
+struct cp_state_event *cp_state_event(struct cp_state *st, uint32_t id);
+
+/*
+ * Keeps event's stock as a decision in Redis left it (stock_left: the decider's rounds and the
+ * draw runner's batches both tell it here, the one place that holds it): the first time it
+ * reaches 0, SOLD_OUT goes to every data plane on l at once (counted in sold_out_published).
+ * An event st does not hold is ignored. Returns true when SOLD_OUT was published now.
+ */
+bool cp_state_note_stock(struct cp_state *st, struct cp_links *l, uint32_t event,
+	int64_t stock_left);
 
 /*
  * The limits one of n data planes gets: the per-event forward budget's rate and burst divided
@@ -136,10 +147,10 @@ int cp_state_publish_limits(const struct cp_state *st, struct cp_links *l);
 int cp_state_publish_snapshot(struct cp_state *st, struct cp_links *l);
 
 /* The wire form of one event: held until opened, closed, sold out. */
-void cp_state_event_to_wire(const struct cp_event *e, struct wire_event *out);
+void cp_state_event_to_wire(const struct cp_state_event *e, struct wire_event *out);
 
 /* Whether event e has a FAIR record: a draw (draw_window_s > 0) or a challenge now. */
-bool cp_event_has_fair(const struct cp_event *e);
+bool cp_state_event_has_fair(const struct cp_state_event *e);
 
 /*
  * The FAIR record of event e (common/wire.h struct wire_fair): its draw's state (NONE without
@@ -147,12 +158,12 @@ bool cp_event_has_fair(const struct cp_event *e);
  * before the draw), times, counts, the seed's commitment, the entrants' digest once fixed and
  * the seed only when done, and the current difficulty (pow_bits_now).
  */
-void cp_state_fair_to_wire(const struct cp_event *e, struct wire_fair *out);
+void cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out);
 
 /* Publishes the FAIR records of every event that has one (none: nothing sent). 0 or -EIO. */
 int cp_state_publish_fair(const struct cp_state *st, struct cp_links *l);
 
 /* Publishes event e's FAIR record (when it has one) and clears its dirty flags. 0 or -EIO. */
-int cp_state_publish_fair_one(struct cp_event *e, struct cp_links *l, uint64_t now_ms);
+int cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t now_ms);
 
 #endif

@@ -30,15 +30,15 @@ struct decider {
 	struct cp_state *st;
 	unsigned batch_max;
 	unsigned wait_ms;
-	struct pending p[CP_MAX_EVENTS];
+	struct pending p[CP_STATE_EVENTS_MAX];
 	unsigned n_p;          /* events with something pending */
 	unsigned queued;       /* reservations pending */
 	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
-	struct rs_batch b[CP_MAX_EVENTS];
-	struct wire_result *out; /* CP_MAX_EVENTS * batch_max */
+	struct rs_batch b[CP_STATE_EVENTS_MAX];
+	struct wire_result *out; /* CP_STATE_EVENTS_MAX * batch_max */
 	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
 	unsigned n_refused;
-	struct wire_result_query *held; /* CP_MAX_EVENTS * batch_max: a round's duplicates */
+	struct wire_result_query *held; /* CP_STATE_EVENTS_MAX * batch_max: a round's duplicates */
 	struct wire_result_query *qq;	/* DECIDER_QUERIES_MAX, a ring: queries to answer */
 	const struct draw_runner *draws; /* the ranks of draws under way (may be NULL) */
 	unsigned qq_head, qq_len;
@@ -60,12 +60,12 @@ decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st, 
 	d->st = st;
 	d->batch_max = batch_max ? batch_max : 1;
 	d->wait_ms = wait_ms;
-	d->out = calloc((size_t)CP_MAX_EVENTS * d->batch_max, sizeof(*d->out));
-	d->held = calloc((size_t)CP_MAX_EVENTS * d->batch_max, sizeof(*d->held));
+	d->out = calloc((size_t)CP_STATE_EVENTS_MAX * d->batch_max, sizeof(*d->out));
+	d->held = calloc((size_t)CP_STATE_EVENTS_MAX * d->batch_max, sizeof(*d->held));
 	d->qq = calloc(DECIDER_QUERIES_MAX, sizeof(*d->qq));
 	if (d->out == NULL || d->held == NULL || d->qq == NULL)
 		goto fail;
-	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		d->p[i].recs = calloc(d->batch_max, sizeof(*d->p[i].recs));
 		d->p[i].verdicts = calloc(d->batch_max, 1);
 		if (d->p[i].recs == NULL || d->p[i].verdicts == NULL)
@@ -88,7 +88,7 @@ decider_free(struct decider *d)
 {
 	if (d == NULL)
 		return;
-	for (unsigned i = 0; i < CP_MAX_EVENTS; i++) {
+	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		free(d->p[i].recs);
 		free(d->p[i].verdicts);
 	}
@@ -98,30 +98,12 @@ decider_free(struct decider *d)
 	free(d);
 }
 
-void
-decider_note_stock(struct decider *d, uint32_t event, int64_t stock_left)
-{
-	struct cp_event *e = cp_state_event(d->st, event);
-
-	if (e == NULL)
-		return;
-	e->stock_left = stock_left;
-	if (stock_left <= 0 && !e->sold_out) {
-		struct wire_stock s = { .event = event, .stock_left = 0 };
-
-		e->sold_out = true;
-		d->ctr.sold_out_published++;
-		cp_links_publish(d->l, WIRE_T_SOLD_OUT, &s, 1);
-		LOG_NOTICE("event %u sold out", event);
-	}
-}
-
 /*
  * Whether event e's entrants may be waiting for their decision: it has a draw that this
  * control plane does not know done.
  */
 static bool
-draw_pending(const struct cp_event *e)
+draw_pending(const struct cp_state_event *e)
 {
 	return e != NULL && e->ev.draw_window_s > 0 && e->ev.draw_done_at_ms == 0 &&
 	       e->draw.state != WIRE_DRAW_DONE;
@@ -258,7 +240,7 @@ enter_round(struct decider *d)
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"Redis could not take %u entrants of event %u: answered retry", p->n,
 				p->event);
-		struct cp_event *e = cp_state_event(d->st, p->event);
+		struct cp_state_event *e = cp_state_event(d->st, p->event);
 
 		if (entrants > 0 && e != NULL && e->draw.entrants != entrants) {
 			e->draw.entrants = entrants;
@@ -332,7 +314,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	publish_held(d, n_out);
 	for (unsigned i = 0; i < n_b; i++)
 		if (d->b[i].status == 0)
-			decider_note_stock(d, d->b[i].event, d->b[i].stock_left);
+			cp_state_note_stock(d->st, d->l, d->b[i].event, d->b[i].stock_left);
 	for (unsigned i = 0; i < d->n_p; i++)
 		d->p[i].n = 0;
 	d->n_p = 0;
@@ -350,7 +332,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
  * (held: not started; closed: closed; nothing written either way).
  */
 static uint8_t
-outside_sale(const struct cp_event *e, uint64_t now_ms)
+outside_sale(const struct cp_state_event *e, uint64_t now_ms)
 {
 	if (e == NULL)
 		return 0;
@@ -378,7 +360,7 @@ flush_refused(struct decider *d)
 
 /* Answers r with verdict v without deciding it: nothing reaches Redis. */
 static void
-refuse(struct decider *d, const struct wire_reserve *r, const struct cp_event *e, uint8_t v)
+refuse(struct decider *d, const struct wire_reserve *r, const struct cp_state_event *e, uint8_t v)
 {
 	if (d->n_refused == sizeof(d->refused) / sizeof(d->refused[0]))
 		flush_refused(d);
@@ -415,7 +397,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 			continue;
 		}
 		d->ctr.received++;
-		const struct cp_event *e = cp_state_event(d->st, r.event);
+		const struct cp_state_event *e = cp_state_event(d->st, r.event);
 
 		if ((out = outside_sale(e, now_ms)) != 0) {
 			refuse(d, &r, e, out);
@@ -442,7 +424,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		/* A full batch, or more events than one round holds, or an event's batch of the
 		 * other kind (its draw_at came): decide what waits first. */
 		if ((p != NULL && (p->n == d->batch_max || p->enter != enter)) ||
-			(p == NULL && d->n_p == CP_MAX_EVENTS)) {
+			(p == NULL && d->n_p == CP_STATE_EVENTS_MAX)) {
 			decider_flush(d, now_ms, true);
 			p = NULL;
 		}
@@ -521,4 +503,6 @@ void
 decider_counters(const struct decider *d, struct decider_counters *out)
 {
 	*out = d->ctr;
+	/* Published by whoever decided the last item: this decider or a draw's batch. */
+	out->sold_out_published = d->st->sold_out_published;
 }

@@ -33,7 +33,7 @@ struct decider_counters {
 	uint64_t verdicts[WIRE_V_MAX];
 	uint64_t rounds;     /* rs_reserve() calls */
 	uint64_t batches;    /* event batches (EVALSHAs) */
-	uint64_t sold_out_published;
+	uint64_t sold_out_published; /* cp_state's: by this decider and the draws' batches */
 	uint64_t queries;    /* result queries answered (looked up in Redis) */
 	uint64_t queries_in; /* result query records received */
 	uint64_t queries_found; /* ... of them with a stored result, published */
@@ -52,7 +52,11 @@ struct decider_counters {
 struct decider;
 struct draw_runner;
 
-/* A decider over rs, publishing on l, keeping st's stock current. NULL when out of memory. */
+/*
+ * A decider over rs, publishing on l, keeping st's stock current (cp_state_note_stock()). NULL
+ * when out of memory. The decider asks the draw runner for ranks (decider_set_draws()); the
+ * draw runner never calls the decider.
+ */
 struct decider *decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
 	unsigned batch_max, unsigned wait_ms);
 
@@ -86,13 +90,6 @@ unsigned decider_serve_queries(struct decider *d, unsigned max);
 
 /* Result queries queued and not yet answered. */
 unsigned decider_queries_waiting(const struct decider *d);
-
-/*
- * Keeps event's stock as a decision left it (stock_left, from Redis): the first time it reaches
- * 0, SOLD_OUT goes to every data plane at once. Also for the draw's batches
- * (controlplane/draw_runner.h).
- */
-void decider_note_stock(struct decider *d, uint32_t event, int64_t stock_left);
 
 /* A copy of the counters. */
 void decider_counters(const struct decider *d, struct decider_counters *out);

@@ -92,10 +92,9 @@ struct draw_runner {
 	struct redis_store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
-	struct decider *dec;
 	struct pg_draw *pg;
 	unsigned batch;
-	struct dr_job jobs[CP_MAX_EVENTS];
+	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
 	struct wire_reserve *res;    /* DR_BATCHES_PER_ROUND * batch */
 	uint8_t *verdicts;	     /* the same */
@@ -104,7 +103,7 @@ struct draw_runner {
 
 struct draw_runner *
 draw_runner_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
-	struct decider *dec, const char *pg_conninfo, unsigned batch)
+	const char *pg_conninfo, unsigned batch)
 {
 	struct draw_runner *r = calloc(1, sizeof(*r));
 
@@ -113,7 +112,6 @@ draw_runner_create(struct redis_store *rs, struct cp_links *l, struct cp_state *
 	r->rs = rs;
 	r->l = l;
 	r->st = st;
-	r->dec = dec;
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 	size_t per = (size_t)DR_BATCHES_PER_ROUND * r->batch;
 
@@ -188,7 +186,7 @@ job_phase(struct dr_job *j, enum dr_phase p)
 
 /* Sets the event's published draw state (FAIR at once when it changed). */
 static void
-set_state(struct cp_event *e, uint8_t s)
+set_state(struct cp_state_event *e, uint8_t s)
 {
 	if (e == NULL || e->draw.state == s)
 		return;
@@ -242,7 +240,7 @@ entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
 
 /* DR_FREEZE: the draw key after the freeze says where to go on. */
 static void
-step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	struct rs_draw d;
 	char err[256] = "";
@@ -309,7 +307,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 
 /* DR_SCAN: the entrants from Redis; then their digest. Returns whether it is over. */
 static bool
-step_scan(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_scan(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	int rc = rs_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
 		&j->cap);
@@ -377,7 +375,7 @@ step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 
 /* After the order: the digest in Redis, the ranks for queries, FAIR DRAWING with the digest. */
 static int
-order_ready(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+order_ready(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	int rc = rs_draw_set_digest(r->rs, j->event, j->digest);
 
@@ -408,7 +406,7 @@ order_ready(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 
 /* DR_WRITE: draw_entrants in PostgreSQL, in COPY chunks; or the digest found there compared. */
 static bool
-step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_write(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	char err[256] = "";
 	int rc;
@@ -476,7 +474,7 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t
 
 /* DR_LOAD: the order back from PostgreSQL, checked against its digest. */
 static bool
-step_load(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_load(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	char err[256] = "";
 	bool end = false;
@@ -516,7 +514,7 @@ step_load(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t 
 
 /* DR_RANKS: QUEUED with its rank for every entrant not decided yet, a chunk per step. */
 static bool
-step_ranks(struct draw_runner *r, struct dr_job *j, const struct cp_event *e)
+step_ranks(struct draw_runner *r, struct dr_job *j, const struct cp_state_event *e)
 {
 	size_t end = j->at + DR_RANKS_PER_STEP < j->nv ? j->at + DR_RANKS_PER_STEP : j->nv;
 	unsigned k = 0;
@@ -562,7 +560,7 @@ rate_of(struct dr_job *j, uint64_t now_ms, uint64_t decided)
 
 /* DR_DECIDE: a round of draw batches from "next". Returns whether the phase is over. */
 static bool
-step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	struct rs_batch b[DR_BATCHES_PER_ROUND];
 	unsigned nb = 0, n_out = 0;
@@ -624,7 +622,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 			};
 		}
 		j->next = b[i].draw_index + b[i].n;
-		decider_note_stock(r->dec, j->event, b[i].stock_left);
+		cp_state_note_stock(r->st, r->l, j->event, b[i].stock_left);
 	}
 	if (n_out)
 		cp_links_publish(r->l, WIRE_T_RESULT, r->out, n_out);
@@ -662,7 +660,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_
 
 /* DR_FINISH: PostgreSQL's draw_done_at, FAIR DONE with the seed, memory freed. */
 static void
-step_finish(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	char err[256] = "";
 	int rc = pg_draw_done(r->pg, j->event, err, sizeof(err));
@@ -687,7 +685,7 @@ job_of(struct draw_runner *r, uint32_t event)
 	for (unsigned i = 0; i < r->n_jobs; i++)
 		if (r->jobs[i].event == event)
 			return &r->jobs[i];
-	if (r->n_jobs == CP_MAX_EVENTS) {
+	if (r->n_jobs == CP_STATE_EVENTS_MAX) {
 		/* An event no longer loaded, whose job is over, makes room. */
 		for (unsigned i = 0; i < r->n_jobs; i++) {
 			if (r->jobs[i].phase == DR_DONE &&
@@ -696,7 +694,7 @@ job_of(struct draw_runner *r, uint32_t event)
 				break;
 			}
 		}
-		if (r->n_jobs == CP_MAX_EVENTS)
+		if (r->n_jobs == CP_STATE_EVENTS_MAX)
 			return NULL;
 	}
 	struct dr_job *j = &r->jobs[r->n_jobs++];
@@ -710,7 +708,7 @@ job_of(struct draw_runner *r, uint32_t event)
 
 /* Whether event e's draw is this control plane's to run now. */
 static bool
-draw_due(const struct cp_event *e, uint64_t now_ms)
+draw_due(const struct cp_state_event *e, uint64_t now_ms)
 {
 	const struct admin_event *ev = &e->ev;
 
@@ -721,7 +719,7 @@ draw_due(const struct cp_event *e, uint64_t now_ms)
 
 /* One step of job j. Returns whether it has more to do at once. */
 static bool
-job_step(struct draw_runner *r, struct dr_job *j, struct cp_event *e, uint64_t now_ms)
+job_step(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	switch (j->phase) {
 	case DR_FREEZE:
@@ -760,7 +758,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 	uint64_t wake = UINT64_MAX, until = now_mono_ms() + DR_STEP_MS;
 
 	for (unsigned i = 0; i < r->st->n_ev; i++) {
-		struct cp_event *e = &r->st->ev[i];
+		struct cp_state_event *e = &r->st->ev[i];
 		const struct admin_event *ev = &e->ev;
 
 		if (ev->draw_window_s == 0)
@@ -857,7 +855,7 @@ draw_runner_metrics(const struct draw_runner *r, struct metrics_text *t)
 {
 	/* A family's samples are written together: entrants of every draw, then decided. */
 	for (unsigned m = 0; m < 2; m++) {
-		for (unsigned i = 0; i < r->n_jobs && i < CP_MAX_EVENTS; i++) {
+		for (unsigned i = 0; i < r->n_jobs && i < CP_STATE_EVENTS_MAX; i++) {
 			const struct dr_job *d = &r->jobs[i];
 			char labels[32] = "", ev[16];
 

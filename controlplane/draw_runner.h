@@ -31,15 +31,18 @@
 #include "common/json_writer.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
-#include "controlplane/decider.h"
 #include "controlplane/metrics.h"
 #include "store/store_conn.h"
 
 struct draw_runner;
 
-/* A runner over rs and a PostgreSQL connection of its own (conninfo); NULL when out of memory. */
+/*
+ * A runner over rs and a PostgreSQL connection of its own (conninfo), publishing on l; the
+ * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). NULL when out
+ * of memory.
+ */
 struct draw_runner *draw_runner_create(struct redis_store *rs, struct cp_links *l,
-	struct cp_state *st, struct decider *dec, const char *pg_conninfo, unsigned batch);
+	struct cp_state *st, const char *pg_conninfo, unsigned batch);
 
 void draw_runner_free(struct draw_runner *r);
 

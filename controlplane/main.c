@@ -103,7 +103,7 @@ relay_restock(struct cp_ctx *c, const struct wire_msg *m)
 {
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_stock s;
-		struct cp_event *e;
+		struct cp_state_event *e;
 
 		if (wire_get_stock(m, i, &s) != 0 || (e = cp_state_event(c->st, s.event)) == NULL)
 			continue;
@@ -168,7 +168,7 @@ drain_pull(struct cp_ctx *c)
 static int
 exec_admin(void *arg, const char *line, char *out, size_t cap)
 {
-	return admin_execute(arg, line, out, cap);
+	return admin_server_execute(arg, line, out, cap);
 }
 
 /*
@@ -352,20 +352,20 @@ main(int argc, char **argv)
 		LOG_ERR("%s", err);
 		goto out;
 	}
-	st.key_life_ms = (uint64_t)cfg.purchase_token_ttl_ms + CP_KEY_LATE_MS;
+	st.key_life_ms = (uint64_t)cfg.purchase_token_ttl_ms + CP_STATE_KEY_LATE_MS;
 	if (cp_state_load(&st, c.pg, c.rs, err, sizeof(err)) != 0) {
 		LOG_ERR("reading the state from PostgreSQL: %s", err);
 		goto out;
 	}
 	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
-	c.draws = c.dec != NULL ? draw_runner_create(c.rs, c.links, &st, c.dec,
+	c.draws = c.dec != NULL ? draw_runner_create(c.rs, c.links, &st,
 					  cfg.store.pg_conninfo, cfg.draw_batch)
 				: NULL;
 	if (c.draws != NULL)
 		decider_set_draws(c.dec, c.draws);
 	c.dps = dp_stats_create();
 	c.ids = dp_ids_create(cfg.dp_timeout_ms);
-	admin_fd = admin_listen(cfg.admin_socket, err, sizeof(err));
+	admin_fd = admin_server_listen(cfg.admin_socket, err, sizeof(err));
 	if (admin_fd >= 0)
 		c.admin = admin_conns_create(admin_fd, cfg.admin_timeout_ms, exec_admin, &c);
 	if (c.dec == NULL || c.draws == NULL || c.dps == NULL || c.ids == NULL || admin_fd < 0 || c.admin == NULL) {
@@ -408,10 +408,10 @@ main(int argc, char **argv)
 
 			timeout = admin_ms < timeout ? admin_ms : timeout;
 		}
-		zmq_pollitem_t items[1 + ADMIN_POLLITEMS] = {
+		zmq_pollitem_t items[1 + ADMIN_CONNS_POLLITEMS] = {
 			{.socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN},
 		};
-		unsigned n = 1 + admin_conns_pollitems(c.admin, items + 1, ADMIN_POLLITEMS);
+		unsigned n = 1 + admin_conns_pollitems(c.admin, items + 1, ADMIN_CONNS_POLLITEMS);
 
 		if (zmq_poll(items, (int)n, timeout) < 0 && zmq_errno() != EINTR) {
 			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));

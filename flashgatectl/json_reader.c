@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/parse.h"
+#include "common/hex.h"
 
 struct jreader {
 	const char *p, *end;
@@ -59,7 +59,7 @@ hex4(const char *p, unsigned *out)
 	unsigned v = 0;
 
 	for (int i = 0; i < 4; i++) {
-		int d = parse_hex_digit(p[i]);
+		int d = hex_digit(p[i]);
 
 		if (d < 0)
 			return -1;

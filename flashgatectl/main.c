@@ -4,7 +4,7 @@
  *
  *   flashgatectl [--socket PATH] [--config FILE] [--json] [--timeout DURATION] COMMAND [ARGS...]
  *
- * It checks the command with the same parser as the control plane (controlplane/admin_request.h,
+ * It checks the command with the same parser as the control plane (admin/admin_request.h,
  * linked from the fg_admin library), sends it as one line, and prints the one-line JSON answer
  * for people (flashgatectl/render.h), or as it is with --json.
  * Exit status: 0 done, 1 refused by the control plane, 2 a usage error or no control plane
@@ -29,11 +29,12 @@
 
 #include <ini.h>
 
+#include "common/hex.h"
 #include "common/parse.h"
 #include "common/secret_input.h"
 #include "common/token.h"
-#include "controlplane/admin_answer.h"
-#include "controlplane/admin_request.h"
+#include "admin/admin_answer.h"
+#include "admin/admin_request.h"
 #include "flashgatectl/curve_keygen.h"
 #include "flashgatectl/render.h"
 
@@ -357,8 +358,9 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 	if (secret_read_hex(path, what, secret, ADMIN_SECRET_MIN, sizeof(secret), &len, err,
 		    sizeof(err)) != 0)
 		return die_usage("%s", err);
-	for (size_t i = 0; i < len && 2 * i + 2 < cap; i++)
-		snprintf(hex + 2 * i, 3, "%02x", secret[i]);
+	if (2 * len + 1 > cap)
+		len = (cap - 1) / 2; /* cannot happen: cap holds ADMIN_SECRET_MAX bytes */
+	hex_str(secret, len, hex);
 	explicit_bzero(secret, sizeof(secret));
 	words[0] = o->argv[0];
 	words[1] = o->argv[1];

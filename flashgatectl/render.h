@@ -2,7 +2,7 @@
 #ifndef FG_FLASHGATECTL_RENDER_H
 #define FG_FLASHGATECTL_RENDER_H
 /*
- * flashgatectl's printer of the admin socket's answers (controlplane/admin_answer.h) for people,
+ * flashgatectl's printer of the admin socket's answers (admin/admin_answer.h) for people,
  * read with flashgatectl/json_reader.h. Only flashgatectl links it; the daemon never renders.
  */
 #include <stddef.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/draw.h"
+#include "common/hex.h"
 #include "pg/pg_row.h"
 
 struct pg_draw {
@@ -131,11 +132,11 @@ pg_draw_get(struct pg_draw *dp, uint32_t event, bool *has_digest, uint8_t digest
 		return -ENOENT;
 	}
 	*has_digest =
-		draw_hex_parse(pg_row_text(res, 0, 0), (size_t)PQgetlength(res, 0, 0), digest) == 0;
+		hex_decode(pg_row_text(res, 0, 0), (size_t)PQgetlength(res, 0, 0), digest, DRAW_DIGEST_LEN) == 0;
 	*entrants = pg_row_u64(res, 0, 1);
 	*done_at_ms = pg_row_u64(res, 0, 2);
 	*has_seed =
-		draw_hex_parse(pg_row_text(res, 0, 3), (size_t)PQgetlength(res, 0, 3), seed) == 0;
+		hex_decode(pg_row_text(res, 0, 3), (size_t)PQgetlength(res, 0, 3), seed, DRAW_DIGEST_LEN) == 0;
 	PQclear(res);
 	return 0;
 }
@@ -163,7 +164,7 @@ pg_draw_write_begin(struct pg_draw *dp, uint32_t event, uint8_t have_digest[32],
 		snprintf(err, errlen, "no event %" PRIu32 " in PostgreSQL", event);
 		goto fail;
 	}
-	if (draw_hex_parse(pg_row_text(res, 0, 0), (size_t)PQgetlength(res, 0, 0), have_digest) ==
+	if (hex_decode(pg_row_text(res, 0, 0), (size_t)PQgetlength(res, 0, 0), have_digest, DRAW_DIGEST_LEN) ==
 		0) {
 		*have_n = pg_row_u64(res, 0, 1);
 		PQclear(res);
@@ -273,7 +274,7 @@ pg_draw_write_end(struct pg_draw *dp, uint32_t event, const uint8_t digest[32], 
 	if (!ok)
 		goto fail;
 	snprintf(id, sizeof(id), "%" PRIu32, event);
-	draw_hex(digest, hex);
+	hex_str(digest, DRAW_DIGEST_LEN, hex);
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, n);
 	if (pg_conn_exec(dp->c,
 		    "UPDATE events SET draw_digest = decode($2, 'hex'), draw_entrants = $3 "

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "common/draw.h"
+#include "common/hex.h"
 #include "common/parse.h"
 #include "pg/pg_row.h"
 
@@ -45,10 +46,8 @@ event_from_row(const PGresult *res, int row, struct admin_event *ev)
 	ev->pow_bits = (uint8_t)pg_row_u64(res, row, 12);
 	ev->pow_auto_max = (uint8_t)pg_row_u64(res, row, 13);
 	/* NULL reads as "": no seed (an event older than the fair start), no digest yet. */
-	ev->has_seed = draw_hex_parse(PQgetvalue(res, row, 14), (size_t)PQgetlength(res, row, 14),
-			       ev->draw_seed) == 0;
-	ev->has_digest = draw_hex_parse(PQgetvalue(res, row, 15), (size_t)PQgetlength(res, row, 15),
-				 ev->draw_digest) == 0;
+	ev->has_seed = hex_decode(PQgetvalue(res, row, 14), (size_t)PQgetlength(res, row, 14), ev->draw_seed, DRAW_DIGEST_LEN) == 0;
+	ev->has_digest = hex_decode(PQgetvalue(res, row, 15), (size_t)PQgetlength(res, row, 15), ev->draw_digest, DRAW_DIGEST_LEN) == 0;
 	ev->draw_entrants = (uint32_t)pg_row_u64(res, row, 16);
 	ev->draw_done_at_ms = pg_row_u64(res, row, 17);
 }
@@ -327,7 +326,7 @@ pg_event_create(struct pg_conn *s, const struct admin_event *ev, struct admin_ev
 		snprintf(err, errlen, "getrandom: %s", strerror(errno));
 		return -EIO;
 	}
-	draw_hex(seed, seed_hex);
+	hex_str(seed, DRAW_DIGEST_LEN, seed_hex);
 	explicit_bzero(seed, sizeof(seed));
 	snprintf(queue, sizeof(queue), "%" PRIu64, ev->queue_opens_at_ms);
 	snprintf(window, sizeof(window), "%" PRIu32, ev->draw_window_s);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "pg/pg_conn.h"
 
 /* Orders of an event by status, and its stock, for stats and reconciliation. */
@@ -44,7 +44,7 @@ int pg_event_list(struct pg_conn *s, struct admin_event *out, unsigned cap, unsi
 	size_t errlen);
 
 /*
- * The events the data planes hold (up to cap, their CP_MAX_EVENTS slots), best claim first:
+ * The events the data planes hold (up to cap, their CP_STATE_EVENTS_MAX slots), best claim first:
  * the live ones (draft, preheated or open, and before their ends_at) by state, open first,
  * then preheated, then draft, each by starts_at; then those that are over (closed, or past
  * their ends_at), the most recently ended (or closed) first, so that buyers of a sale just

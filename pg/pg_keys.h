@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "pg/pg_conn.h"
 
 /*

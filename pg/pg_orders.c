@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "pg/pg_row.h"
 
 /* PostgreSQL's type oids of the batch statement's parameters (pg_type.h is server-side). */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "pg/pg_conn.h"
 
 /* Adds rule r (checked again here). -EEXIST when the same rule exists. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/draw.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "store/store_conn_int.h"
 #include "store/store_draw.h"
@@ -52,7 +53,7 @@ rs_draw_parse(const redisReply *r, struct rs_draw *out)
 		out->next > out->n)
 		return -EIO;
 	if (dg->type == REDIS_REPLY_STRING) {
-		if (draw_hex_parse(dg->str, dg->len, out->digest) != 0)
+		if (hex_decode(dg->str, dg->len, out->digest, DRAW_DIGEST_LEN) != 0)
 			return -EIO;
 		out->has_digest = true;
 	} else if (dg->type != REDIS_REPLY_NIL) {
@@ -240,7 +241,7 @@ rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t digest[
 	if (event == 0)
 		return -EINVAL;
 	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_DRAW);
-	draw_hex(digest, hex);
+	hex_str(digest, DRAW_DIGEST_LEN, hex);
 	redisReply *r = rs_command_ok(rs, 4, argv, len, &rc, event);
 
 	if (r == NULL)

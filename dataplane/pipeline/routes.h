@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "common/pow.h"
 #include "common/token.h"
 #include "common/wire.h"
@@ -102,19 +103,16 @@ route_preflight(struct worker *w, const struct req_view *q, char *out, uint16_t 
 	return http_resp_write(out, cap, &w->resp, 204, h.b, h.n, "", 0, true);
 }
 
-/* Writes the n bytes at d as lowercase hex, quoted. */
+/* Writes the n bytes at d (at most WIRE_DIGEST_LEN) as lowercase hex, quoted. */
 static inline void
 route_hex(struct out_buf *b, const uint8_t *d, size_t n)
 {
-	static const char digits[] = "0123456789abcdef";
 	char hex[2 * WIRE_DIGEST_LEN];
 
-	for (size_t i = 0; i < n && i < WIRE_DIGEST_LEN; i++) {
-		hex[2 * i] = digits[d[i] >> 4];
-		hex[2 * i + 1] = digits[d[i] & 15];
-	}
+	n = n < WIRE_DIGEST_LEN ? n : WIRE_DIGEST_LEN;
+	hex_encode(d, n, hex);
 	out_lit(b, "\"");
-	out_mem(b, hex, 2 * (n < WIRE_DIGEST_LEN ? n : WIRE_DIGEST_LEN));
+	out_mem(b, hex, 2 * n);
 	out_lit(b, "\"");
 }
 

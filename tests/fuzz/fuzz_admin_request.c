@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for the admin socket's request parser (controlplane/admin_request.c:
+ * libFuzzer target for the admin socket's request parser (admin/admin_request.c:
  * admin_parse() and admin_join()), which reads every line a client of the admin socket sends
  * (docs/testing.md).
  *
@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "controlplane/admin_request.h"
+#include "admin/admin_request.h"
 #include "tests/fuzz/fuzz.h"
 
 /* What a caller relies on after a 0 result: the command's values in their ranges. */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The admin socket's answers (controlplane/admin_answer): the exact JSON written, and overflow. */
+/* The admin socket's answers (admin/admin_answer): the exact JSON written, and overflow. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controlplane/admin_answer.h"
+#include "admin/admin_answer.h"
 #include "tests/lib/vis.h"
 #include "tests/tap.h"
 

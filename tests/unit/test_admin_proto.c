@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The admin protocol's vocabulary (controlplane/admin_proto): the states of an event and the
+ * The admin protocol's vocabulary (admin/admin_proto): the states of an event and the
  * transitions between them, names, risk rules as parsed and written back, and the checks of an
  * event.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "tests/tap.h"
 
 static char err[ADMIN_ERR_MAX];

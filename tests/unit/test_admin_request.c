@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The admin socket's request parser (controlplane/admin_request): every command parses into the
+ * The admin socket's request parser (admin/admin_request): every command parses into the
  * values it means, every bad input is refused with its own message, and quoting splits (and
  * admin_join() quotes) as documented.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controlplane/admin_request.h"
+#include "admin/admin_request.h"
 #include "tests/guard.h"
 #include "tests/lib/vis.h"
 #include "tests/tap.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_answer.h"
+#include "admin/admin_answer.h"
 #include "flashgatectl/render.h"
 #include "controlplane/dp_stats.h"
 #include "controlplane/metrics.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "common/token.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 #include "flashgatectl/render.h"
 #include "tests/guard.h"
 #include "tests/lib/vis.h"

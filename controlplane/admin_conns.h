@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_CP_ADMIN_CONN_H
-#define FG_CP_ADMIN_CONN_H
+#ifndef FG_CP_ADMIN_CONNS_H
+#define FG_CP_ADMIN_CONNS_H
 /*
  * The admin socket's connections, served without ever blocking: the control plane's loop
  * decides reservations, and no admin client, however slow, may hold it up.
@@ -9,7 +9,7 @@
  * sockets (admin_conns_pollitems(), then admin_conns_serve() with what zmq_poll() found). Each
  * connection keeps its own state: the bytes of its request line read so far, then its answer
  * and how much of it was written. Every read and write is non-blocking and takes what the
- * socket has room for. A request line is executed (the exec callback: admin_execute()) as soon
+ * socket has room for. A request line is executed (the exec callback: admin_server_execute()) as soon
  * as its '\n' arrives; its answer is written as the client reads it. A connection whose
  * request and answer are not done within the deadline, whose request line is longer than
  * ADMIN_LINE_MAX, or that arrives while ADMIN_CONNS_MAX are open is closed (the last two with
@@ -23,14 +23,14 @@
 #include <zmq.h>
 
 #define ADMIN_CONNS_MAX	 16	      /* connections open at once */
-#define ADMIN_ANSWER_MAX (256 * 1024) /* the longest answer */
-#define ADMIN_POLLITEMS	 (1 + ADMIN_CONNS_MAX)
+#define ADMIN_CONNS_ANSWER_MAX (256 * 1024) /* the longest answer */
+#define ADMIN_CONNS_POLLITEMS	 (1 + ADMIN_CONNS_MAX)
 
 /*
  * Executes one request line (without its '\n') and writes the answer with its '\n' into out
  * (cap bytes). Returns the answer's length, or a negative value when none could be written.
  */
-typedef int (*admin_exec_fn)(void *arg, const char *line, char *out, size_t cap);
+typedef int (*admin_conns_exec_fn)(void *arg, const char *line, char *out, size_t cap);
 
 /* What the connections did since admin_conns_create(). */
 struct admin_conns_counters {
@@ -47,12 +47,12 @@ struct admin_conns_counters {
 struct admin_conns;
 
 /*
- * Serves the listening socket listen_fd (non-blocking, from admin_listen()); exec runs each
+ * Serves the listening socket listen_fd (non-blocking, from admin_server_listen()); exec runs each
  * request with arg; deadline_ms bounds each connection from its accept. Returns the table, or
  * NULL when memory is short. listen_fd stays the caller's.
  */
 struct admin_conns *admin_conns_create(
-	int listen_fd, unsigned deadline_ms, admin_exec_fn exec, void *arg);
+	int listen_fd, unsigned deadline_ms, admin_conns_exec_fn exec, void *arg);
 
 /* Closes every open connection and frees t. NULL is a no-op. */
 void admin_conns_destroy(struct admin_conns *t);
@@ -60,7 +60,7 @@ void admin_conns_destroy(struct admin_conns *t);
 /*
  * Fills items[0..) with the listening socket (ZMQ_POLLIN while a connection can be taken) and
  * each open connection (ZMQ_POLLIN while reading its request, ZMQ_POLLOUT while writing its
- * answer). cap must be at least ADMIN_POLLITEMS. Returns how many were filled.
+ * answer). cap must be at least ADMIN_CONNS_POLLITEMS. Returns how many were filled.
  */
 unsigned admin_conns_pollitems(const struct admin_conns *t, zmq_pollitem_t *items, unsigned cap);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/admin_answer.h"
+#include "admin/admin_answer.h"
 
 #include "common/draw.h"
+#include "common/hex.h"
 
 void
 admin_json_ok(struct json_writer *j, char *buf, size_t cap)
@@ -38,7 +39,7 @@ admin_json_event_fair(struct json_writer *j, const struct admin_event *ev)
 		char hex[2 * DRAW_DIGEST_LEN + 1];
 
 		draw_commitment(ev->draw_seed, commitment);
-		draw_hex(commitment, hex);
+		hex_str(commitment, DRAW_DIGEST_LEN, hex);
 		jw_str(j, "seed_sha256", hex);
 	}
 	jw_u64(j, "draw_window_s", ev->draw_window_s);

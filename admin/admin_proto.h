@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_CONTROLPLANE_ADMIN_PROTO_H
-#define FG_CONTROLPLANE_ADMIN_PROTO_H
+#ifndef FG_ADMIN_ADMIN_PROTO_H
+#define FG_ADMIN_ADMIN_PROTO_H
 /*
  * The admin socket's vocabulary, shared by flashgate-controlplane (the server) and flashgatectl
  * (the client), so that both name and check things the same way (docs/operations.md is the
@@ -8,11 +8,11 @@
  * and its transitions, the risk rules and the keys, with their names and checks. The types below
  * are also what pg/pg.h stores.
  *
- * On top of it: controlplane/admin_request.h turns a request line into a struct admin_req (both
- * sides), controlplane/admin_answer.h writes the JSON answers (the server, and flashgatectl's
- * offline tokens); flashgatectl/render.h prints an answer for people (flashgatectl only). All
- * three of controlplane/ are one library, fg_admin, that both programs link. Nothing here
- * touches PostgreSQL, Redis or the network.
+ * On top of it: admin/admin_request.h turns a request line into a struct admin_req (both
+ * sides), admin/admin_answer.h writes the JSON answers (the server, and flashgatectl's
+ * offline tokens); flashgatectl/render.h prints an answer for people (flashgatectl only). The
+ * three modules of admin/ are one library, fg_admin, that both programs link. Nothing here
+ * touches PostgreSQL, Redis or the network, and nothing here includes a program's folder.
  */
 #include <stdbool.h>
 #include <stddef.h>

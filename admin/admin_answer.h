@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_CONTROLPLANE_ADMIN_ANSWER_H
-#define FG_CONTROLPLANE_ADMIN_ANSWER_H
+#ifndef FG_ADMIN_ADMIN_ANSWER_H
+#define FG_ADMIN_ADMIN_ANSWER_H
 /*
  * The admin socket's answers: one JSON object on one line, {"ok":true,...} or
  * {"ok":false,"error":"..."}, written into a caller's buffer with common/json_writer.h.
@@ -11,7 +11,7 @@
 
 #include "common/json_writer.h"
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 
 /*
  * Admin answers are written with common/json_writer.h: admin_json_ok() starts one, the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The admin socket's connection table (controlplane/admin_conn.h) on a real Unix socket, its
+ * The admin socket's connection table (controlplane/admin_conns.h) on a real Unix socket, its
  * clock given by the test: several clients at once, each request split over several writes; a
  * client that never reads a large answer and one that never ends its line, both closed at the
  * deadline and never in the way of the others; a line over ADMIN_LINE_MAX; a connection past
@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "controlplane/admin_conn.h"
+#include "controlplane/admin_conns.h"
 #include "controlplane/admin_server.h"
 #include "tests/tap.h"
 
@@ -59,8 +59,8 @@ client(void)
 static void
 round_at(struct admin_conns *t, uint64_t now_ms)
 {
-	zmq_pollitem_t items[ADMIN_POLLITEMS];
-	unsigned n = admin_conns_pollitems(t, items, ADMIN_POLLITEMS);
+	zmq_pollitem_t items[ADMIN_CONNS_POLLITEMS];
+	unsigned n = admin_conns_pollitems(t, items, ADMIN_CONNS_POLLITEMS);
 
 	zmq_poll(items, (int)n, 0);
 	admin_conns_serve(t, items, n, now_ms);
@@ -113,7 +113,7 @@ main(void)
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/admin.sock", dir);
-	int lfd = admin_listen(sa.sun_path, err, sizeof(err));
+	int lfd = admin_server_listen(sa.sun_path, err, sizeof(err));
 	struct admin_conns *t = admin_conns_create(lfd, 5000, exec_echo, NULL);
 
 	if (lfd < 0 || t == NULL) {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_CONTROLPLANE_ADMIN_REQUEST_H
-#define FG_CONTROLPLANE_ADMIN_REQUEST_H
+#ifndef FG_ADMIN_ADMIN_REQUEST_H
+#define FG_ADMIN_ADMIN_REQUEST_H
 /*
  * The admin socket's requests: the daemon's request parser, which flashgatectl runs too before it
  * sends a command, so that both refuse a command the same way.
  *
  * A request is one line of words, "event create 7 --name \"Big sale\" --stock 1000 ...",
- * ended by '\n'; the answer is one JSON object on one line (controlplane/admin_answer.h). Words
+ * ended by '\n'; the answer is one JSON object on one line (admin/admin_answer.h). Words
  * are split at spaces and tabs; "double quotes" group words (inside them \" and \\ stand for "
  * and \), 'single quotes' group them literally, and quoted and unquoted parts next to each other
  * make one word, as in a shell. Options are "--name VALUE" or "--name=VALUE".
@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "common/wire.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_proto.h"
 
 /* A parsed request. Only the fields of its command are set; the rest are zero. */
 struct admin_req {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/admin_conn.h"
+#include "controlplane/admin_conns.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +11,8 @@
 
 #include "common/log.h"
 #include "common/now.h"
-#include "controlplane/admin_answer.h"
-#include "controlplane/admin_proto.h"
+#include "admin/admin_answer.h"
+#include "admin/admin_proto.h"
 
 /* One client: reading its request line (out == NULL), then writing its answer. */
 struct admin_conn {
@@ -28,14 +28,14 @@ struct admin_conn {
 struct admin_conns {
 	int lfd;
 	unsigned deadline_ms;
-	admin_exec_fn exec;
+	admin_conns_exec_fn exec;
 	void *arg;
 	struct admin_conns_counters cnt;
 	struct admin_conn conn[ADMIN_CONNS_MAX];
 };
 
 struct admin_conns *
-admin_conns_create(int listen_fd, unsigned deadline_ms, admin_exec_fn exec, void *arg)
+admin_conns_create(int listen_fd, unsigned deadline_ms, admin_conns_exec_fn exec, void *arg)
 {
 	struct admin_conns *t = calloc(1, sizeof(*t));
 
@@ -154,7 +154,7 @@ conn_refuse(struct admin_conns *t, struct admin_conn *k, const char *msg)
 static void
 conn_execute(struct admin_conns *t, struct admin_conn *k)
 {
-	char *out = malloc(ADMIN_ANSWER_MAX);
+	char *out = malloc(ADMIN_CONNS_ANSWER_MAX);
 
 	if (out == NULL) {
 		LOG_WARN("admin: out of memory for an answer; closing the client's connection");
@@ -163,7 +163,7 @@ conn_execute(struct admin_conns *t, struct admin_conn *k)
 	}
 	t->cnt.requests++;
 	uint64_t started_us = now_mono_us();
-	int len = t->exec(t->arg, k->line, out, ADMIN_ANSWER_MAX);
+	int len = t->exec(t->arg, k->line, out, ADMIN_CONNS_ANSWER_MAX);
 
 	/* The deadline is the client's: the time the command itself ran is not counted. */
 	k->deadline_ms += (now_mono_us() - started_us) / 1000;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/admin_request.h"
+#include "admin/admin_request.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/admin_reconcile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin/admin_answer.h"
+#include "common/log.h"
+#include "store/store_event.h"
+#include "store/store_reconcile.h"
+
+/*
+ * One reading of an event's figures: PostgreSQL's counts and active users, then Redis's state
+ * and which of those users it has no buyer for. Every figure is true at its own moment; during a
+ * live sale the moments differ (an expiry recorded in PostgreSQL, then its release applied in
+ * Redis, between the two reads), so one reading alone can show a difference that is not there.
+ */
+struct reading {
+	struct pg_event_counts pc;
+	struct rs_event_state rst;
+	uint64_t *missing; /* users with an order and no buyer in Redis */
+	size_t n_missing;
+};
+
+/* Reads event id's figures into *r (r->missing: free it). Returns 0, or -1 with err. */
+static int
+read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
+{
+	uint64_t *users = NULL;
+	size_t n_users = 0;
+	int rc;
+
+	*r = (struct reading){0};
+	if (pg_event_counts(c->pg, id, &r->pc, err, errlen) != 0 ||
+		pg_event_active_users(c->pg, id, &users, &n_users, err, errlen) != 0)
+		return -1;
+	if ((rc = rs_event_state(c->rs, id, &r->rst)) != 0) {
+		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
+		goto fail;
+	}
+	r->missing = calloc(n_users ? n_users : 1, sizeof(*r->missing));
+	if (r->missing == NULL) {
+		snprintf(err, errlen, "reconcile: out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < n_users; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
+		uint8_t miss[RS_BATCH_MAX];
+
+		if ((rc = rs_buyers_missing(c->rs, id, users + i, k, miss)) != 0) {
+			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+			goto fail;
+		}
+		for (unsigned m = 0; m < k; m++)
+			if (miss[m])
+				r->missing[r->n_missing++] = users[i + m];
+	}
+	free(users);
+	return 0;
+fail:
+	free(users);
+	free(r->missing);
+	r->missing = NULL;
+	return -1;
+}
+
+/* Whether two readings show the same figures. */
+static bool
+same_reading(const struct reading *a, const struct reading *b)
+{
+	const struct pg_event_counts *p = &a->pc, *q = &b->pc;
+
+	return p->initial == q->initial && p->available == q->available &&
+	       p->pending == q->pending && p->paid == q->paid && p->expired == q->expired &&
+	       p->cancelled == q->cancelled && p->releases_pending == q->releases_pending &&
+	       a->rst.stock == b->rst.stock && a->rst.preheated == b->rst.preheated &&
+	       a->rst.buyers == b->rst.buyers && a->rst.outbox_len == b->rst.outbox_len &&
+	       a->rst.released == b->rst.released && a->n_missing == b->n_missing &&
+	       (a->n_missing == 0 ||
+		       memcmp(a->missing, b->missing, a->n_missing * sizeof(*a->missing)) == 0);
+}
+
+/*
+ * Reads until two readings in a row agree, at most ADMIN_RECONCILE_READINGS times: PostgreSQL
+ * did not move from the first's read to the second's, nor Redis, so the second's Redis figures
+ * were read while PostgreSQL held the second's: one moment of both. *r is the last reading;
+ * *settled says whether it is such a one, *readings how many were taken. Returns 0, or -1 with
+ * err.
+ */
+static int
+read_settled(struct cp_ctx *c, uint32_t id, struct reading *r, bool *settled, unsigned *readings,
+	char *err, size_t errlen)
+{
+	struct reading next;
+
+	*settled = false;
+	if (read_once(c, id, r, err, errlen) != 0)
+		return -1;
+	*readings = 1;
+	while (!*settled && *readings < ADMIN_RECONCILE_READINGS) {
+		if (read_once(c, id, &next, err, errlen) != 0) {
+			free(r->missing);
+			return -1;
+		}
+		(*readings)++;
+		*settled = same_reading(r, &next);
+		free(r->missing);
+		*r = next;
+	}
+	return 0;
+}
+
+/* The figures reconcile compares, from one reading. */
+struct verdict {
+	int64_t in_flight; /* releases Redis has taken that PostgreSQL does not mark applied yet */
+	int64_t unapplied; /* releases PostgreSQL has written that Redis has not taken yet */
+	int64_t backlog, expected;
+	bool stock_ok, ok;
+};
+
+/*
+ * Judges one reading. Every expired or cancelled order has one release row in PostgreSQL, so
+ * (expired + cancelled - releases not marked applied) releases are marked applied there; Redis
+ * has taken |released|. The difference is the releases in flight: the order writer applied
+ * them in Redis and has not yet marked them (a step of every release, long when the writer
+ * stopped in between), counted once, on Redis's side.
+ */
+static struct verdict
+judge(const struct reading *r)
+{
+	struct verdict v;
+	int64_t active_pg = (int64_t)(r->pc.pending + r->pc.paid);
+	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - (int64_t)r->rst.released;
+	int64_t pending = (int64_t)r->pc.releases_pending;
+	int64_t marked = (int64_t)(r->pc.expired + r->pc.cancelled) - pending;
+
+	v.in_flight = (int64_t)r->rst.released - marked;
+	v.in_flight = v.in_flight < 0 ? 0 : v.in_flight > pending ? pending : v.in_flight;
+	v.unapplied = pending - v.in_flight;
+	v.backlog = held - active_pg - v.unapplied;
+	v.expected = (int64_t)r->pc.available - (v.backlog > 0 ? v.backlog : 0) - v.unapplied;
+	v.stock_ok = r->rst.preheated && r->rst.stock == v.expected;
+	v.ok = v.stock_ok && r->n_missing == 0 && v.backlog >= 0;
+	if (v.expected < 0)
+		v.expected = 0;
+	return v;
+}
+
+/* Makes Redis agree with reading r (verdict v) for event ev. Returns 0, or a negative errno. */
+static int
+repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
+	const struct verdict *v)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < r->n_missing; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(r->n_missing - i < RS_BATCH_MAX ? r->n_missing - i
+									: RS_BATCH_MAX);
+
+		rc = rs_repair(c->rs, ev->id, v->expected, r->missing + i, k);
+		if (rc != 0)
+			return rc;
+	}
+	if (r->n_missing == 0)
+		rc = rs_repair(c->rs, ev->id, v->expected, NULL, 0);
+	if (rc == 0)
+		LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
+			   ", %zu buyer(s) restored",
+			ev->id, r->rst.stock, v->expected, r->n_missing);
+	return rc;
+}
+
+/* The answer's "differences": what does not agree in reading r (verdict v), for people. */
+static void
+json_differences(struct json_writer *j, const struct reading *r, const struct verdict *v,
+	bool settled, unsigned readings)
+{
+	char d[320];
+
+	jw_open(j, "differences", '[');
+	if (!settled) {
+		snprintf(d, sizeof(d),
+			"the figures moved between every two of %u readings (a live sale: "
+			"reservations, orders, expiries and releases in flight), so none of them "
+			"shows one moment of both: nothing is judged; run reconcile again once the "
+			"sale is closed and its orders and releases are written",
+			readings);
+		jw_str(j, NULL, d);
+		jw_close(j, ']');
+		return;
+	}
+	if (!r->rst.preheated)
+		jw_str(j, NULL, "Redis has no stock for this event (not preheated, or lost)");
+	else if (!v->stock_ok) {
+		snprintf(d, sizeof(d),
+			"Redis stock is %" PRId64 ", PostgreSQL says %" PRId64
+			" (available %u - backlog %" PRId64 " - releases not in Redis yet %" PRId64 ")",
+			r->rst.stock, v->expected, r->pc.available, v->backlog > 0 ? v->backlog : 0,
+			v->unapplied);
+		jw_str(j, NULL, d);
+	}
+	for (size_t i = 0; i < r->n_missing && i < 20; i++) {
+		snprintf(d, sizeof(d),
+			"user %" PRIu64
+			" has an order but is not a buyer in Redis (no result field)",
+			r->missing[i]);
+		jw_str(j, NULL, d);
+	}
+	if (r->n_missing > 20) {
+		snprintf(d, sizeof(d), "... %zu users in all", r->n_missing);
+		jw_str(j, NULL, d);
+	}
+	if (v->backlog < 0) {
+		snprintf(d, sizeof(d),
+			"Redis holds %" PRId64 " reservation(s) fewer than PostgreSQL has orders",
+			-v->backlog);
+		jw_str(j, NULL, d);
+	}
+	jw_close(j, ']');
+}
+
+int
+admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
+	size_t cap)
+{
+	struct admin_event ev;
+	struct reading r;
+	struct verdict v;
+	struct json_writer j;
+	bool settled, repaired = false;
+	unsigned readings = 0;
+	char err[512];
+	int rc;
+
+	(void)t; /* repeatable: a second run compares again */
+	if (pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err)) != 0 ||
+		read_settled(c, ev.id, &r, &settled, &readings, err, sizeof(err)) != 0)
+		return admin_answer_error(out, cap, err);
+	v = judge(&r);
+	if (req->repair && !v.ok) {
+		if (ev.state == ADMIN_EV_OPEN && !req->force) {
+			free(r.missing);
+			return admin_exec_error(out, cap,
+				"reconcile: event %u is open: repairing a running sale could "
+				"resell stock; close it first, or add --force",
+				ev.id);
+		}
+		if (!settled) {
+			free(r.missing);
+			return admin_exec_error(out, cap,
+				"reconcile: event %u: the figures moved between every two of %u "
+				"readings: nothing repaired (a repair needs one moment of both); "
+				"close the sale and let its orders and releases be written first",
+				ev.id, readings);
+		}
+		if ((rc = repair(c, &ev, &r, &v)) != 0) {
+			free(r.missing);
+			return admin_exec_error(
+				out, cap, "reconcile: repair failed in Redis: %s", strerror(-rc));
+		}
+		repaired = true;
+		if (admin_exec_reload(c, err, sizeof(err)) == 0)
+			cp_state_publish_events(c->st, c->links);
+	}
+	admin_json_ok(&j, out, cap);
+	jw_u64(&j, "event_id", ev.id);
+	/* Only a settled reading is judged: "consistent" false is never said of figures read at
+	 * different moments. */
+	if (settled)
+		jw_bool(&j, "consistent", v.ok);
+	jw_bool(&j, "settled", settled);
+	jw_u64(&j, "readings", readings);
+	jw_bool(&j, "repaired", repaired);
+	jw_open(&j, "postgres", '{');
+	jw_u64(&j, "initial", r.pc.initial);
+	jw_u64(&j, "available", r.pc.available);
+	jw_u64(&j, "pending", r.pc.pending);
+	jw_u64(&j, "paid", r.pc.paid);
+	jw_u64(&j, "expired", r.pc.expired);
+	jw_u64(&j, "cancelled", r.pc.cancelled);
+	jw_u64(&j, "releases_unapplied", r.pc.releases_pending);
+	jw_close(&j, '}');
+	jw_open(&j, "redis", '{');
+	jw_bool(&j, "preheated", r.rst.preheated);
+	jw_i64(&j, "stock", r.rst.stock);
+	jw_u64(&j, "buyers", r.rst.buyers);
+	jw_u64(&j, "released", r.rst.released);
+	jw_u64(&j, "outbox", r.rst.outbox_len);
+	jw_close(&j, '}');
+	jw_i64(&j, "releases_in_flight", v.in_flight);
+	jw_i64(&j, "backlog", v.backlog);
+	jw_i64(&j, "expected_stock", v.expected);
+	json_differences(&j, &r, &v, settled, readings);
+	free(r.missing);
+	return admin_exec_end(&j, out, cap);
+}
