@@ -670,7 +670,7 @@ on_heartbeat(struct bridge *b, const struct wire_msg *m)
 	if (wire_get_heartbeat(m, 0, &hb) != 0)
 		return;
 	uint64_t mine =
-		b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
+		b->cfg.clock != NULL ? clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
 	int64_t skew = (int64_t)(mine - hb.now_ms);
 	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
 	bool over = b->cfg.clock_skew_max_ms != 0 && mag > b->cfg.clock_skew_max_ms;

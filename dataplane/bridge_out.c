@@ -64,7 +64,7 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		struct wire_hello h = {
 			.instance = b->instance,
 			.now_ms = b->cfg.clock != NULL
-					  ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
+					  ? clock_ms(&b->cfg.clock->ref, rte_rdtsc())
 					  : now_wall_ms(),
 		};
 
