@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/ctr.h"
 #include "dataplane/bridge.h"
 
 #define SENDERS_MAX    8   /* control planes whose sequence numbers we follow */
@@ -121,10 +122,6 @@ struct bridge {
 	int64_t skew_ms;
 	bool skew_known, skew_over;
 };
-
-/* Counters are read by other threads: single writer, so relaxed atomic increments suffice. */
-#define CTR_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
-#define CTR_INC(field)	  CTR_ADD(field, 1)
 
 /* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
  * many. */
