@@ -10,7 +10,7 @@
 
 #include "common/json_writer.h"
 #include "common/log.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/worker.h"
 
 /* The members of one counters object: counters_table[] in its order, every value, zero or not. */

@@ -25,7 +25,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "dataplane/dp_config.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters_json.h"
 #include "dataplane/events.h"
 #include "dataplane/lcore_loop.h"

@@ -13,7 +13,7 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/clock.h"
 #include "dataplane/conn_table.h"
 #include "dataplane/counters.h"

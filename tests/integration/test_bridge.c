@@ -31,7 +31,7 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters.h"
 #include "dataplane/rules.h"
 #include "tests/lib/eal_rundir.h"

@@ -14,7 +14,7 @@
 
 #include <rte_cycles.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters_json.h"
 #include "tests/lib/pycheck.h"
 #include "tests/tap.h"

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The data plane's and the bridge's counters as DP_STATS records for the control plane. */
+/*
+ * The data plane's and the bridge's counters as DP_STATS records for the control plane, and
+ * the bridge's counters for any thread (bridge_counters_read()).
+ */
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplane/bridge_int.h"
+#include "dataplane/bridge/bridge_int.h"
 #include "dataplane/counters.h"
 
 /* ---- counters to the control plane -------------------------------------------------------- */
@@ -48,6 +51,37 @@ bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, u
 	}
 	return n;
 }
+
+void
+bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
+{
+	const uint64_t *src = (const uint64_t *)&b->ctr;
+	uint64_t *dst = (uint64_t *)out;
+
+	/* Every field is a u64 written by one thread: copy them one atomic word at a time. */
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	out->submitted = out->ring_full = out->queries = out->queries_refused = 0;
+	out->queries_cooled = 0;
+	for (unsigned i = 0; i < b->cfg.n_workers; i++) {
+		const struct bridge_port *p = &b->ports[i];
+
+		out->submitted += __atomic_load_n(&p->submitted, __ATOMIC_RELAXED);
+		out->ring_full += __atomic_load_n(&p->ring_full, __ATOMIC_RELAXED);
+		out->queries += __atomic_load_n(&p->queries, __ATOMIC_RELAXED);
+		out->queries_refused += __atomic_load_n(&p->queries_refused, __ATOMIC_RELAXED);
+		out->queries_cooled += __atomic_load_n(&p->queries_cooled, __ATOMIC_RELAXED);
+	}
+	const uint64_t *rs = (const uint64_t *)&b->results->ctr;
+	uint64_t *rd = (uint64_t *)&out->results;
+
+	for (size_t i = 0; i < sizeof(out->results) / sizeof(uint64_t); i++)
+		rd[i] = __atomic_load_n(&rs[i], __ATOMIC_RELAXED);
+	out->shared_versions = __atomic_load_n(&b->shared.published, __ATOMIC_RELAXED);
+}
+
+_Static_assert(sizeof(struct bridge_counters) % sizeof(uint64_t) == 0, "counters are u64s");
+_Static_assert(sizeof(struct result_table_counters) % sizeof(uint64_t) == 0, "counters are u64s");
 
 /* The bridge's own counters, after the data plane's: the health of its link. */
 static unsigned
@@ -99,12 +133,12 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		WIRE_STAT_COUNTER);
 	for (unsigned i = 0; i < b->cfg.n_workers; i++)
 		backlog += rte_ring_count(b->ports[i].ring);
-	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
-	put_stat(out, cap, &n, "bridge_refused", bridge_refused(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_ready", bridge_is_ready(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_refused", bridge_is_refused(b), WIRE_STAT_GAUGE);
 	int64_t skew = 0;
 
 	/* The skew as two gauges (a gauge is unsigned): one of them is 0. */
-	if (bridge_clock_skew(b, &skew)) {
+	if (bridge_skew_read(b, &skew)) {
 		put_stat(out, cap, &n, "clock_ahead_ms", skew > 0 ? (uint64_t)skew : 0,
 			WIRE_STAT_GAUGE);
 		put_stat(out, cap, &n, "clock_behind_ms", skew < 0 ? (uint64_t)-skew : 0,
