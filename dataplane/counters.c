@@ -45,34 +45,17 @@ counters_drop_name(enum dp_drop_reason r)
 	return r < DP_DROP_MAX ? names[r] : "unknown";
 }
 
+/* struct dp_counters is 64-bit counters and nothing else: added word by word. */
+_Static_assert(sizeof(struct dp_counters) % sizeof(uint64_t) == 0, "dp_counters is u64s");
+
 void
 counters_add(struct dp_counters *dst, const struct dp_counters *src)
 {
-	dst->rx_packets += src->rx_packets;
-	dst->rx_bytes += src->rx_bytes;
-	dst->tx_packets += src->tx_packets;
-	dst->tx_bytes += src->tx_bytes;
-	dst->requests += src->requests;
-	dst->busy_cycles += src->busy_cycles;
-	dst->rx_bursts += src->rx_bursts;
-	dst->tx_held += src->tx_held;
-	for (unsigned i = 0; i < DP_DROP_MAX; i++)
-		dst->drops[i] += src->drops[i];
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		dst->answers[i] += src->answers[i];
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
-		dst->http[i] += src->http[i];
-	for (unsigned i = 0; i < DP_REJ_MAX; i++)
-		dst->reject[i] += src->reject[i];
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		dst->admit[i] += src->admit[i];
-	for (unsigned t = 0; t < DP_LIM_MAX; t++)
-		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
-			dst->limit[t][e] += src->limit[t][e];
-	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
-		dst->kept[i] += src->kept[i];
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		dst->client[i] += src->client[i];
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		d[i] += s[i];
 }
 
 void

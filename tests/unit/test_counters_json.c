@@ -159,6 +159,38 @@ test_members(void)
 		"the second worker is the last member");
 }
 
+/* counters_table[] names every value of struct dp_counters exactly once, each name once. */
+static void
+test_table(void)
+{
+	enum { WORDS = sizeof(struct dp_counters) / sizeof(uint64_t) };
+	unsigned seen[WORDS] = {0}, outside = 0, twice = 0, missing = 0, same_name = 0;
+
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *d = &counters_table[k];
+
+		for (unsigned i = 0; i < d->n; i++) {
+			size_t w = d->offset / sizeof(uint64_t) + (size_t)i * d->stride;
+
+			if (w >= WORDS)
+				outside++;
+			else
+				seen[w]++;
+		}
+		for (unsigned j = 0; j < k; j++)
+			same_name += strcmp(counters_table[j].name, d->name) == 0;
+	}
+	for (unsigned w = 0; w < WORDS; w++) {
+		missing += seen[w] == 0;
+		twice += seen[w] > 1;
+	}
+	tap_ok(outside == 0 && twice == 0 && missing == 0,
+		"counters_table[] covers every counter of struct dp_counters once (%u missing, %u "
+		"twice, %u outside)",
+		missing, twice, outside);
+	tap_eq_int(same_name, 0, "no two entries of counters_table[] share a name");
+}
+
 static void
 test_errors(void)
 {
@@ -185,6 +217,7 @@ main(int argc, char **argv)
 	fill();
 	test_text_and_json();
 	test_members();
+	test_table();
 	test_errors();
 	return tap_done();
 }
