@@ -309,10 +309,10 @@ stream() {
 stream syn "$N_SYN"
 tap_is "$(counter syn answers syn_ack)/$(counter syn rx_packets)/$(counter syn tx_packets)" \
 	"$N_SYN/$N_SYN/$N_SYN" "syn: final counters: $N_SYN SYN-ACKs, rx and tx $N_SYN"
-bursts=$(awk '/final counters/ { f = 1 } f && $1 == "busy" { print $(NF - 1) }' \
+bursts=$(awk '/final counters/ { f = 1 } f && $1 == "rx_bursts" { print $2 }' \
 	"$E2E_TMP/syn.counters")
 tap_ok "$([ "${bursts:-0}" -ge $(((N_SYN + 31) / 32)) ] && [ "${bursts:-0}" -le "$N_SYN" ]
-	echo $?)" "syn: the busy line counts the bursts that brought the $N_SYN frames (${bursts:-none}, \
+	echo $?)" "syn: rx_bursts counts the bursts that brought the $N_SYN frames (${bursts:-none}, \
 at most 32 frames each)"
 
 stream bad-ack "$N_BAD"
@@ -367,7 +367,7 @@ once, within 30 s ($(e2e_peer_stat reserves 2>/dev/null || echo ?))"
 known() {
 	local v
 	v=$(fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
-print(json.load(sys.stdin)["/flashgate/stats"].get("reserve_known", 0))' 2>/dev/null) || v=0
+print(json.load(sys.stdin)["/flashgate/stats"].get("admits_reserve_known", 0))' 2>/dev/null) || v=0
 	[ "${v:-0}" -ge "$1" ]
 }
 rc=0
