@@ -11,6 +11,7 @@
 
 #include <zmq.h>
 
+#include "common/ctr.h"
 #include "common/log.h"
 #include "common/now.h"
 
@@ -31,10 +32,6 @@ struct cp_zap {
 	unsigned n_clients;
 	struct cp_zap_counters ctr; /* written by the thread only */
 };
-
-/* Written by the thread only, read by any: relaxed stores suffice. */
-#define CTR_ADD(f, n) __atomic_store_n(&(f), (f) + (n), __ATOMIC_RELAXED)
-#define CTR_INC(f)    CTR_ADD(f, 1)
 
 int
 cp_zap_load_clients(

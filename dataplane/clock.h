@@ -5,7 +5,7 @@
  * Wall-clock time from the TSC, without a syscall per read: one calibration
  * point (TSC, Unix time) taken at start, a fixed-point multiplier, and an
  * offset that a slow-path thread re-synchronises against CLOCK_REALTIME every
- * DP_CLOCK_RESYNC_MS (dp_clock_resync()), so that a TSC that drifts from the
+ * DP_CLOCK_RESYNC_MS (clock_resync()), so that a TSC that drifts from the
  * wall clock, or a wall clock that NTP stepped, is followed within a second.
  * Workers read it once per burst: one relaxed load of the shared offset more.
  */
@@ -27,30 +27,30 @@
  */
 #define DP_CLOCK_TEST_OFFSET_ENV "FG_TEST_CLOCK_OFFSET_MS"
 
-struct dp_clock {
+struct clock {
 	uint64_t base_tsc;
 	uint64_t base_unix_ms;
 	uint64_t ms_mult; /* milliseconds per TSC tick, in 32.32 fixed point */
 	uint64_t tsc_hz;
-	const int64_t *offset_ms; /* added to every reading (dp_clock_sync's); NULL: none */
+	const int64_t *offset_ms; /* added to every reading (clock_sync's); NULL: none */
 };
 
 /*
  * The shared calibration of a data plane's workers: ref is copied into each worker's clock
- * (dp_clock_attach()), offset_ms is written by the thread that calls dp_clock_resync() and
+ * (clock_attach()), offset_ms is written by the thread that calls clock_resync() and
  * read by the workers (an aligned 64-bit word: never torn).
  */
-struct dp_clock_sync {
-	struct dp_clock ref;
+struct clock_sync {
+	struct clock ref;
 	int64_t test_offset_ms; /* DP_CLOCK_TEST_OFFSET_ENV at start; 0 in production */
-	uint64_t resyncs;	/* dp_clock_resync() calls */
+	uint64_t resyncs;	/* clock_resync() calls */
 	int64_t last_step_ms;	/* how far the last resync moved the clock */
 	int64_t offset_ms __rte_cache_aligned;
 };
 
 /* Calibrates c against CLOCK_REALTIME; needs rte_get_tsc_hz(), so call after rte_eal_init(). */
 static inline void
-dp_clock_init(struct dp_clock *c)
+clock_init(struct clock *c)
 {
 	c->tsc_hz = rte_get_tsc_hz();
 	c->base_unix_ms = now_wall_ms();
@@ -61,7 +61,7 @@ dp_clock_init(struct dp_clock *c)
 
 /* Unix time in milliseconds at TSC value tsc, before the offset. */
 static inline uint64_t
-dp_clock_raw_ms(const struct dp_clock *c, uint64_t tsc)
+clock_raw_ms(const struct clock *c, uint64_t tsc)
 {
 	return c->base_unix_ms +
 	       (uint64_t)(((unsigned __int128)(tsc - c->base_tsc) * c->ms_mult) >> 32);
@@ -69,9 +69,9 @@ dp_clock_raw_ms(const struct dp_clock *c, uint64_t tsc)
 
 /* Unix time in milliseconds at TSC value tsc. */
 static inline uint64_t
-dp_clock_ms(const struct dp_clock *c, uint64_t tsc)
+clock_ms(const struct clock *c, uint64_t tsc)
 {
-	uint64_t ms = dp_clock_raw_ms(c, tsc);
+	uint64_t ms = clock_raw_ms(c, tsc);
 
 	if (c->offset_ms != NULL)
 		ms += (uint64_t)__atomic_load_n(c->offset_ms, __ATOMIC_RELAXED);
@@ -83,13 +83,13 @@ dp_clock_ms(const struct dp_clock *c, uint64_t tsc)
  * shifted by it. Returns the test offset (0 when unset or not a number).
  */
 static inline int64_t
-dp_clock_sync_init(struct dp_clock_sync *s)
+clock_sync_init(struct clock_sync *s)
 {
 	const char *t = getenv(DP_CLOCK_TEST_OFFSET_ENV);
 	char *end = NULL;
 	long long v = t != NULL ? strtoll(t, &end, 10) : 0;
 
-	dp_clock_init(&s->ref);
+	clock_init(&s->ref);
 	s->ref.offset_ms = &s->offset_ms;
 	s->test_offset_ms = t != NULL && end != t && *end == '\0' ? (int64_t)v : 0;
 	s->resyncs = 0;
@@ -100,7 +100,7 @@ dp_clock_sync_init(struct dp_clock_sync *s)
 
 /* Gives c the shared calibration of s (before the worker reads it). */
 static inline void
-dp_clock_attach(struct dp_clock *c, const struct dp_clock_sync *s)
+clock_attach(struct clock *c, const struct clock_sync *s)
 {
 	*c = s->ref;
 }
@@ -110,10 +110,10 @@ dp_clock_attach(struct dp_clock *c, const struct dp_clock_sync *s)
  * test offset). Slow path (one writer). Returns how far the clock moved, in ms.
  */
 static inline int64_t
-dp_clock_resync(struct dp_clock_sync *s, uint64_t wall_ms, uint64_t tsc)
+clock_resync(struct clock_sync *s, uint64_t wall_ms, uint64_t tsc)
 {
 	int64_t old = __atomic_load_n(&s->offset_ms, __ATOMIC_RELAXED);
-	int64_t off = (int64_t)(wall_ms - dp_clock_raw_ms(&s->ref, tsc)) + s->test_offset_ms;
+	int64_t off = (int64_t)(wall_ms - clock_raw_ms(&s->ref, tsc)) + s->test_offset_ms;
 
 	__atomic_store_n(&s->offset_ms, off, __ATOMIC_RELAXED);
 	s->resyncs++;

@@ -1,161 +1,80 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dataplane/counters.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
-#include <rte_cycles.h>
+#define COUNTERS_X_DESC(name_, kind_, label_, first_, n_, stride_, members_, help_)                \
+	{.name = name_,                                                                            \
+		.kind = COUNTERS_##kind_,                                                          \
+		.label = label_,                                                                   \
+		.offset = offsetof(struct dp_counters, first_),                                    \
+		.n = n_,                                                                           \
+		.stride = stride_,                                                                 \
+		.members = members_,                                                               \
+		.help = help_},
+const struct counters_desc counters_table[COUNTERS_TABLE_LEN] = {COUNTERS_TABLE(COUNTERS_X_DESC)};
+#undef COUNTERS_X_DESC
 
-#define DP_X_NAME(name, str) [DP_DROP_##name] = str,
-static const char *const drop_names[DP_DROP_MAX] = { DP_DROP_REASONS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_ANS_##name] = str,
-static const char *const answer_names[DP_ANS_MAX] = { DP_ANSWER_KINDS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_REJ_##name] = str,
-static const char *const reject_names[DP_REJ_MAX] = { DP_REJECT_REASONS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_ADM_##name] = str,
-static const char *const admit_names[DP_ADM_MAX] = { DP_ADMIT_KINDS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_LIM_##name] = str,
-static const char *const limit_table_names[DP_LIM_MAX] = { DP_LIMIT_TABLES(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_LIM_EV_##name] = str,
-static const char *const limit_event_names[DP_LIM_EV_MAX] = { DP_LIMIT_EVENTS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_KEPT_##name] = str,
-static const char *const kept_names[DP_KEPT_MAX] = { DP_KEPT_COUNTERS(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_NAME(name, str) [DP_CLIENT_##name] = str,
-static const char *const client_names[DP_CLIENT_MAX] = { DP_CLIENT_SOURCES(DP_X_NAME) };
-#undef DP_X_NAME
-#define DP_X_CODE(code) [DP_HTTP_##code] = code,
-static const unsigned http_codes[DP_HTTP_MAX] = { DP_HTTP_STATUSES(DP_X_CODE) };
-#undef DP_X_CODE
+/* Every value of the table lies inside struct dp_counters. */
+#define COUNTERS_X_FITS(name_, kind_, label_, first_, n_, stride_, members_, help_)                \
+	_Static_assert(offsetof(struct dp_counters, first_) +                                      \
+				       (((size_t)(n_) - 1) * (stride_) + 1) * sizeof(uint64_t) <=  \
+			       sizeof(struct dp_counters),                                         \
+		name_ " lies inside struct dp_counters");
+COUNTERS_TABLE(COUNTERS_X_FITS)
+#undef COUNTERS_X_FITS
 
-const char *
-dp_drop_name(enum dp_drop_reason r)
+int
+counters_flat_name(const struct counters_desc *d, unsigned i, char sep, char *buf, size_t cap)
 {
-	return r < DP_DROP_MAX ? drop_names[r] : "unknown";
+	int len = d->members == NULL ? snprintf(buf, cap, "%s", d->name)
+				     : snprintf(buf, cap, "%s%c%s", d->name, sep, d->members[i]);
+
+	return len < 0 || (size_t)len >= cap ? -ENOSPC : len;
 }
 
 const char *
-dp_answer_name(enum dp_answer_kind k)
+counters_drop_name(enum dp_drop_reason r)
 {
-	return k < DP_ANS_MAX ? answer_names[k] : "unknown";
+	static const char *const names[DP_DROP_MAX] = {DP_DROP_REASONS(COUNTERS_X_NAME)};
+
+	return r < DP_DROP_MAX ? names[r] : "unknown";
 }
 
-const char *
-dp_reject_name(enum dp_reject_reason r)
-{
-	return r < DP_REJ_MAX ? reject_names[r] : "unknown";
-}
+/* struct dp_counters is 64-bit counters and nothing else: added word by word. */
+_Static_assert(sizeof(struct dp_counters) % sizeof(uint64_t) == 0, "dp_counters is u64s");
 
-const char *
-dp_admit_name(enum dp_admit_kind k)
+void
+counters_add(struct dp_counters *dst, const struct dp_counters *src)
 {
-	return k < DP_ADM_MAX ? admit_names[k] : "unknown";
-}
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
 
-const char *
-dp_kept_name(enum dp_kept_counter k)
-{
-	return k < DP_KEPT_MAX ? kept_names[k] : "unknown";
-}
-
-const char *
-dp_client_name(enum dp_client_source s)
-{
-	return s < DP_CLIENT_MAX ? client_names[s] : "unknown";
-}
-
-unsigned
-dp_http_status_of(enum dp_http_slot s)
-{
-	return s < DP_HTTP_MAX ? http_codes[s] : 0;
-}
-
-const char *
-dp_limit_table_name(enum dp_limit_table t)
-{
-	return t < DP_LIM_MAX ? limit_table_names[t] : "unknown";
-}
-
-const char *
-dp_limit_event_name(enum dp_limit_event e)
-{
-	return e < DP_LIM_EV_MAX ? limit_event_names[e] : "unknown";
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		d[i] += s[i];
 }
 
 void
-dp_counters_add(struct dp_counters *dst, const struct dp_counters *src)
+counters_print(FILE *f, const struct dp_counters *c)
 {
-	dst->rx_packets += src->rx_packets;
-	dst->rx_bytes += src->rx_bytes;
-	dst->tx_packets += src->tx_packets;
-	dst->tx_bytes += src->tx_bytes;
-	dst->requests += src->requests;
-	dst->busy_cycles += src->busy_cycles;
-	dst->rx_bursts += src->rx_bursts;
-	dst->tx_held += src->tx_held;
-	for (unsigned i = 0; i < DP_DROP_MAX; i++)
-		dst->drops[i] += src->drops[i];
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		dst->answers[i] += src->answers[i];
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
-		dst->http[i] += src->http[i];
-	for (unsigned i = 0; i < DP_REJ_MAX; i++)
-		dst->reject[i] += src->reject[i];
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		dst->admit[i] += src->admit[i];
-	for (unsigned t = 0; t < DP_LIM_MAX; t++)
-		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
-			dst->limit[t][e] += src->limit[t][e];
-	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
-		dst->kept[i] += src->kept[i];
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		dst->client[i] += src->client[i];
-}
+	enum { WIDTH = 44 }; /* where the values start, for the longest names */
 
-void
-dp_counters_print(FILE *f, const struct dp_counters *c)
-{
-	fprintf(f, "  rx %" PRIu64 " packets %" PRIu64 " bytes, tx %" PRIu64 " packets %" PRIu64
-		   " bytes, %" PRIu64 " HTTP requests\n",
-		c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes, c->requests);
-	fprintf(f, "  busy %" PRIu64 " cycles (TSC %" PRIu64 " Hz) in %" PRIu64 " bursts\n",
-		c->busy_cycles, rte_get_tsc_hz(), c->rx_bursts);
-	if (c->tx_held)
-		fprintf(f, "  tx held %" PRIu64 " frames (TX queue full; sent later)\n",
-			c->tx_held);
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		if (c->answers[i])
-			fprintf(f, "  answer %-22s %" PRIu64 "\n", answer_names[i], c->answers[i]);
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++)
-		if (c->http[i])
-			fprintf(f, "  http %-24u %" PRIu64 "\n", http_codes[i], c->http[i]);
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		if (c->admit[i])
-			fprintf(f, "  admit %-23s %" PRIu64 "\n", admit_names[i], c->admit[i]);
-	for (unsigned i = 0; i < DP_REJ_MAX; i++)
-		if (c->reject[i])
-			fprintf(f, "  reject %-22s %" PRIu64 "\n", reject_names[i], c->reject[i]);
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		if (c->client[i])
-			fprintf(f, "  client_address %-15s %" PRIu64 "\n", client_names[i],
-				c->client[i]);
-	for (unsigned i = 0; i < DP_DROP_MAX; i++)
-		if (c->drops[i])
-			fprintf(f, "  drop %-24s %" PRIu64 "\n", drop_names[i], c->drops[i]);
-	for (unsigned t = 0; t < DP_LIM_MAX; t++)
-		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++)
-			if (c->limit[t][e])
-				fprintf(f, "  ratelimit %s_%-*s %" PRIu64 "\n",
-					limit_table_names[t],
-					(int)(18 - strlen(limit_table_names[t])),
-					limit_event_names[e], c->limit[t][e]);
-	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
-		if (c->kept[i])
-			fprintf(f, "  kept %-24s %" PRIu64 "\n", kept_names[i], c->kept[i]);
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *d = &counters_table[k];
+		int pad = WIDTH - 1 - (int)strlen(d->name);
+
+		for (unsigned i = 0; i < d->n; i++) {
+			uint64_t v = counters_value(c, d, i);
+
+			if (d->members == NULL)
+				fprintf(f, "  %-*s %" PRIu64 "\n", WIDTH, d->name, v);
+			else if (v != 0)
+				fprintf(f, "  %s %-*s %" PRIu64 "\n", d->name, pad, d->members[i],
+					v);
+		}
+	}
 }

@@ -216,7 +216,7 @@ struct dp_counters {
 
 /* Maps an HTTP status to its counter slot; unknown statuses share the 500 slot. */
 static inline enum dp_http_slot
-dp_http_slot_of(unsigned status)
+counters_http_slot(unsigned status)
 {
 	switch (status) {
 #define DP_X_CASE(code)                                                                            \
@@ -229,21 +229,116 @@ dp_http_slot_of(unsigned status)
 	}
 }
 
-/* Name of a drop reason, answer kind or HTTP slot, as shown in telemetry. */
-const char *dp_drop_name(enum dp_drop_reason r);
-const char *dp_answer_name(enum dp_answer_kind k);
-const char *dp_reject_name(enum dp_reject_reason r);
-const char *dp_admit_name(enum dp_admit_kind k);
-const char *dp_kept_name(enum dp_kept_counter k);
-const char *dp_client_name(enum dp_client_source s);
-unsigned dp_http_status_of(enum dp_http_slot s);
-const char *dp_limit_table_name(enum dp_limit_table t);
-const char *dp_limit_event_name(enum dp_limit_event e);
+/* How a counter reads: a running total since the start, or a value now. */
+enum counters_kind { COUNTERS_COUNTER, COUNTERS_GAUGE };
+
+/* The names of an X(ENUM, "name") list, indexed by its enum, as a static array. */
+#define COUNTERS_X_NAME(e, str) str,
+#define COUNTERS_NAMES(list)	((const char *const[]){list(COUNTERS_X_NAME)})
+#define COUNTERS_X_CODE(code)	#code,
+#define COUNTERS_HTTP_NAMES	((const char *const[]){DP_HTTP_STATUSES(COUNTERS_X_CODE)})
+
+/*
+ * Every counter of struct dp_counters, with its one name: every reporter walks this table, in
+ * this order (counters_table[]): the text at exit (counters_print()), the JSON file
+ * (counters_json()), DPDK telemetry (/flashgate/stats), the DP_STATS records to the control
+ * plane (bridge_stats_from_counters()) and so the Prometheus metrics (flashgate_dp_<name>_total
+ * or flashgate_dp_<name> for a gauge) and `flashgatectl stats`. Each entry:
+ *   X(name, kind, label, first, n, stride, members, help)
+ * A single counter (label NULL, n 1, members NULL) is shown as name. A family (label the key
+ * that tells its members apart) holds n values from first, stride uint64_t apart, named by
+ * members: shown as "name.label=member" to the control plane, name_member in telemetry, an
+ * object "name": {"member": ...} in JSON and "name member" in the text. A member appended to a
+ * family's list (DP_KEPT_COUNTERS, ...) is reported everywhere without a change here.
+ */
+#define COUNTERS_TABLE(X)                                                                          \
+	X("rx_packets", COUNTER, NULL, rx_packets, 1, 1, NULL, "Packets received")                 \
+	X("rx_bytes", COUNTER, NULL, rx_bytes, 1, 1, NULL, "Bytes received")                       \
+	X("tx_packets", COUNTER, NULL, tx_packets, 1, 1, NULL, "Packets sent")                     \
+	X("tx_bytes", COUNTER, NULL, tx_bytes, 1, 1, NULL, "Bytes sent")                           \
+	X("http_requests", COUNTER, NULL, requests, 1, 1, NULL,                                    \
+		"HTTP requests parsed or rejected")                                                \
+	X("busy_cycles", COUNTER, NULL, busy_cycles, 1, 1, NULL,                                   \
+		"TSC cycles spent on bursts that brought packets")                                 \
+	X("rx_bursts", COUNTER, NULL, rx_bursts, 1, 1, NULL,                                       \
+		"Receive bursts that brought packets")                                             \
+	X("tx_held", COUNTER, NULL, tx_held, 1, 1, NULL,                                           \
+		"Frames the TX queue refused at first, held and sent later")                       \
+	X("answers", COUNTER, "kind", answers, DP_ANS_MAX, 1, COUNTERS_NAMES(DP_ANSWER_KINDS),     \
+		"Answers sent, by kind")                                                           \
+	X("http_responses", COUNTER, "status", http, DP_HTTP_MAX, 1, COUNTERS_HTTP_NAMES,          \
+		"HTTP responses sent, by status")                                                  \
+	X("admits", COUNTER, "kind", admit, DP_ADM_MAX, 1, COUNTERS_NAMES(DP_ADMIT_KINDS),         \
+		"Admission requests said yes to, by what was done")                                \
+	X("rejects", COUNTER, "reason", reject, DP_REJ_MAX, 1, COUNTERS_NAMES(DP_REJECT_REASONS),  \
+		"Admission requests refused, by reason")                                           \
+	X("client_addresses", COUNTER, "source", client, DP_CLIENT_MAX, 1,                         \
+		COUNTERS_NAMES(DP_CLIENT_SOURCES),                                                 \
+		"Routed requests by where their client address came from")                         \
+	X("drops", COUNTER, "reason", drops, DP_DROP_MAX, 1, COUNTERS_NAMES(DP_DROP_REASONS),      \
+		"Received packets not answered, by reason")                                        \
+	X("ratelimit_inserts", COUNTER, "table", limit[0][DP_LIM_EV_INSERTS], DP_LIM_MAX,          \
+		DP_LIM_EV_MAX, COUNTERS_NAMES(DP_LIMIT_TABLES),                                    \
+		"Rate-limit table inserts, by table")                                              \
+	X("ratelimit_recycled", COUNTER, "table", limit[0][DP_LIM_EV_RECYCLED], DP_LIM_MAX,        \
+		DP_LIM_EV_MAX, COUNTERS_NAMES(DP_LIMIT_TABLES),                                    \
+		"Idle rate-limit entries reused for a new key, by table")                          \
+	X("ratelimit_moved", COUNTER, "table", limit[0][DP_LIM_EV_MOVED], DP_LIM_MAX,              \
+		DP_LIM_EV_MAX, COUNTERS_NAMES(DP_LIMIT_TABLES),                                    \
+		"Rate-limit entries moved to their other set, by table")                           \
+	X("ratelimit_evictions", COUNTER, "table", limit[0][DP_LIM_EV_EVICTIONS], DP_LIM_MAX,      \
+		DP_LIM_EV_MAX, COUNTERS_NAMES(DP_LIMIT_TABLES),                                    \
+		"Hot rate-limit entries replaced for want of room, by table")                      \
+	X("kept_connections_capacity", GAUGE, NULL, kept[DP_KEPT_CAPACITY], 1, 1, NULL,            \
+		"Entries of the kept connections' table")                                          \
+	X("kept_connections_in_use", GAUGE, NULL, kept[DP_KEPT_IN_USE], 1, 1, NULL,                \
+		"Kept connections' entries in use")                                                \
+	X("kept_connections", COUNTER, "event", kept[DP_KEPT_OPENED],                              \
+		DP_KEPT_MAX - DP_KEPT_OPENED, 1,                                                   \
+		COUNTERS_NAMES(DP_KEPT_COUNTERS) + DP_KEPT_OPENED, "Kept connections' events")
+
+/* One entry of COUNTERS_TABLE. */
+struct counters_desc {
+	const char *name;
+	enum counters_kind kind;
+	const char *label; /* the key of a family's members; NULL for a single counter */
+	size_t offset;	   /* of the first value in struct dp_counters */
+	unsigned n, stride;
+	const char *const *members; /* n names; NULL for a single counter */
+	const char *help;
+};
+
+#define COUNTERS_X_ONE(...) +1
+enum { COUNTERS_TABLE_LEN = 0 COUNTERS_TABLE(COUNTERS_X_ONE) };
+#undef COUNTERS_X_ONE
+
+/* COUNTERS_TABLE, COUNTERS_TABLE_LEN entries. */
+extern const struct counters_desc counters_table[COUNTERS_TABLE_LEN];
+
+/* Value i (0 <= i < d->n) of entry d of counters_table in c. */
+static inline uint64_t
+counters_value(const struct dp_counters *c, const struct counters_desc *d, unsigned i)
+{
+	return ((const uint64_t *)((const char *)c + d->offset))[(size_t)i * d->stride];
+}
+
+/*
+ * Writes value i's name into buf (cap bytes): d->name for a single counter, else d->name, sep
+ * and the member's name ("drops_ip_checksum" with '_'). Returns its length, or -ENOSPC (buf
+ * holds a cut name) when it does not fit.
+ */
+int counters_flat_name(const struct counters_desc *d, unsigned i, char sep, char *buf, size_t cap);
+
+/* Name of a drop reason (as in counters_table[]'s "drops"), or "unknown". */
+const char *counters_drop_name(enum dp_drop_reason r);
 
 /* Adds every counter of src to dst (for totals over workers). */
-void dp_counters_add(struct dp_counters *dst, const struct dp_counters *src);
+void counters_add(struct dp_counters *dst, const struct dp_counters *src);
 
-/* Writes a human-readable multi-line summary of non-zero counters to f. */
-void dp_counters_print(FILE *f, const struct dp_counters *c);
+/*
+ * Writes c to f as text, one counter a line: every single counter ("  rx_packets 5"), and the
+ * members of a family that are not 0 ("  drops ip_checksum 3").
+ */
+void counters_print(FILE *f, const struct dp_counters *c);
 
 #endif

@@ -10,68 +10,29 @@
 
 #include "common/json_writer.h"
 #include "common/log.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/worker.h"
 
-/* The members of one counters object, in the order dp_counters_print() shows them. */
+/* The members of one counters object: counters_table[] in its order, every value, zero or not. */
 static void
 counters_members(struct json_writer *j, const struct dp_counters *c)
 {
-	char code[8];
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *d = &counters_table[k];
 
-	jw_u64(j, "rx_packets", c->rx_packets);
-	jw_u64(j, "rx_bytes", c->rx_bytes);
-	jw_u64(j, "tx_packets", c->tx_packets);
-	jw_u64(j, "tx_bytes", c->tx_bytes);
-	jw_u64(j, "http_requests", c->requests);
-	jw_u64(j, "busy_cycles", c->busy_cycles);
-	jw_u64(j, "rx_bursts", c->rx_bursts);
-	jw_u64(j, "tx_held", c->tx_held);
-	jw_open(j, "answer", '{');
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		jw_u64(j, dp_answer_name(i), c->answers[i]);
-	jw_close(j, '}');
-	jw_open(j, "http", '{');
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++) {
-		snprintf(code, sizeof(code), "%u", dp_http_status_of(i));
-		jw_u64(j, code, c->http[i]);
-	}
-	jw_close(j, '}');
-	jw_open(j, "admit", '{');
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		jw_u64(j, dp_admit_name(i), c->admit[i]);
-	jw_close(j, '}');
-	jw_open(j, "reject", '{');
-	for (unsigned i = 0; i < DP_REJ_MAX; i++)
-		jw_u64(j, dp_reject_name(i), c->reject[i]);
-	jw_close(j, '}');
-	jw_open(j, "client_address", '{');
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		jw_u64(j, dp_client_name(i), c->client[i]);
-	jw_close(j, '}');
-	jw_open(j, "drop", '{');
-	for (unsigned i = 0; i < DP_DROP_MAX; i++)
-		jw_u64(j, dp_drop_name(i), c->drops[i]);
-	jw_close(j, '}');
-	/* "ip_evictions", as the text's "ratelimit ip_evictions N". */
-	jw_open(j, "ratelimit", '{');
-	for (unsigned t = 0; t < DP_LIM_MAX; t++)
-		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
-			char name[32];
-
-			snprintf(name, sizeof(name), "%s_%s", dp_limit_table_name(t),
-				dp_limit_event_name(e));
-			jw_u64(j, name, c->limit[t][e]);
+		if (d->members == NULL) {
+			jw_u64(j, d->name, counters_value(c, d, 0));
+			continue;
 		}
-	jw_close(j, '}');
-	jw_open(j, "kept", '{');
-	for (unsigned i = 0; i < DP_KEPT_MAX; i++)
-		jw_u64(j, dp_kept_name(i), c->kept[i]);
-	jw_close(j, '}');
+		jw_open(j, d->name, '{');
+		for (unsigned i = 0; i < d->n; i++)
+			jw_u64(j, d->members[i], counters_value(c, d, i));
+		jw_close(j, '}');
+	}
 }
 
 int
-dp_counters_json(char *buf, size_t cap, uint64_t tsc_hz, const struct dp_counters_of *w, unsigned n,
+counters_json(char *buf, size_t cap, uint64_t tsc_hz, const struct counters_of *w, unsigned n,
 	const struct bridge_counters *bc)
 {
 	struct dp_counters sum;
@@ -79,7 +40,7 @@ dp_counters_json(char *buf, size_t cap, uint64_t tsc_hz, const struct dp_counter
 
 	memset(&sum, 0, sizeof(sum));
 	for (unsigned i = 0; i < n; i++)
-		dp_counters_add(&sum, w[i].ctr);
+		counters_add(&sum, w[i].ctr);
 	jw_init(&j, buf, cap);
 	jw_open(&j, NULL, '{');
 	jw_u64(&j, "workers", n);
@@ -112,10 +73,10 @@ dp_counters_json(char *buf, size_t cap, uint64_t tsc_hz, const struct dp_counter
 }
 
 int
-dp_counters_json_write(
+counters_json_write(
 	const char *path, struct worker *const *workers, unsigned n, const struct bridge *b)
 {
-	struct dp_counters_of *w = calloc(n ? n : 1, sizeof(*w));
+	struct counters_of *w = calloc(n ? n : 1, sizeof(*w));
 	struct dp_counters *copy = calloc(n ? n : 1, sizeof(*copy));
 	struct bridge_counters bc;
 	/* About 2.5 KB per counters object. */
@@ -126,11 +87,11 @@ dp_counters_json_write(
 	if (w != NULL && copy != NULL && buf != NULL) {
 		for (unsigned i = 0; i < n; i++) {
 			worker_counters_read(workers[i], &copy[i]);
-			w[i] = (struct dp_counters_of){workers[i]->lcore_id, &copy[i]};
+			w[i] = (struct counters_of){workers[i]->lcore_id, &copy[i]};
 		}
 		if (b != NULL)
 			bridge_counters_read(b, &bc);
-		len = dp_counters_json(buf, cap, rte_get_tsc_hz(), w, n, b != NULL ? &bc : NULL);
+		len = counters_json(buf, cap, rte_get_tsc_hz(), w, n, b != NULL ? &bc : NULL);
 	}
 	rc = len < 0 ? len : jw_write_file(path, buf, (size_t)len);
 	if (rc != 0)

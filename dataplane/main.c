@@ -25,7 +25,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "dataplane/dp_config.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters_json.h"
 #include "dataplane/events.h"
 #include "dataplane/lcore_loop.h"
@@ -48,7 +48,7 @@ struct app {
 	struct worker *workers[RTE_MAX_LCORE];
 	struct rte_mempool *pools[RTE_MAX_LCORE];
 	struct bridge *bridge;
-	struct dp_clock_sync clock; /* the workers' shared calibration, resynced by the main loop */
+	struct clock_sync clock; /* the workers' shared calibration, resynced by the main loop */
 	unsigned n_workers;
 	uint16_t ports[WORKER_MAX_PORTS];
 	bool port_started[WORKER_MAX_PORTS];
@@ -204,7 +204,7 @@ setup_workers(struct app *a)
 		}
 		for (unsigned i = 0; i < cfg->n_listen_ports; i++)
 			worker_listen_add(w, cfg->listen_ports[i]);
-		dp_clock_attach(&w->clock, &a->clock);
+		clock_attach(&w->clock, &a->clock);
 		if (worker_init(w, secret, cfg->syncookie_slot_s, cfg->host) != 0) {
 			LOG_ERR("worker on lcore %u: SYN cookie setup failed", lcore);
 			return -1;
@@ -351,8 +351,9 @@ report_counters(const struct app *a, FILE *f)
 	struct dp_counters sum;
 
 	worker_counters_sum(a->workers, a->n_workers, &sum);
-	fprintf(f, PROG ": final counters (%u worker(s)):\n", a->n_workers);
-	dp_counters_print(f, &sum);
+	fprintf(f, PROG ": final counters (%u worker(s), TSC %" PRIu64 " Hz):\n", a->n_workers,
+		rte_get_tsc_hz());
+	counters_print(f, &sum);
 	if (a->bridge != NULL) {
 		struct bridge_counters bc;
 
@@ -371,13 +372,13 @@ report_counters(const struct app *a, FILE *f)
 
 			worker_counters_read(a->workers[i], &one);
 			fprintf(f, "worker lcore %u:\n", a->workers[i]->lcore_id);
-			dp_counters_print(f, &one);
+			counters_print(f, &one);
 		}
 	}
 	fflush(f);
 	if (a->counters_json == NULL)
 		return 0;
-	return dp_counters_json_write(a->counters_json, a->workers, a->n_workers, a->bridge);
+	return counters_json_write(a->counters_json, a->workers, a->n_workers, a->bridge);
 }
 
 /*
@@ -498,7 +499,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (dp_clock_sync_init(&a.clock) != 0)
+	if (clock_sync_init(&a.clock) != 0)
 		LOG_WARN("clock: shifted by %" PRId64 " ms by " DP_CLOCK_TEST_OFFSET_ENV
 			 " (for tests only: unset it in production)",
 			a.clock.test_offset_ms);
@@ -542,7 +543,7 @@ main(int argc, char **argv)
 		usleep(100 * 1000);
 		if (now_mono_ms() >= next_resync) {
 			/* The workers' clock follows the wall clock (NTP) without a syscall of theirs. */
-			int64_t step = dp_clock_resync(&a.clock, now_wall_ms(), rte_rdtsc());
+			int64_t step = clock_resync(&a.clock, now_wall_ms(), rte_rdtsc());
 
 			if (step > 1000 || step < -1000)
 				LOG_NOTICE("clock: the wall clock moved %" PRId64 " ms against the TSC; "

@@ -12,58 +12,18 @@ static struct worker *const *tel_workers;
 static unsigned tel_n;
 static const struct bridge *tel_bridge;
 
+/* Every value of counters_table[], a family's members as "name_member" ("drops_ip_checksum"). */
 static void
 add_counters(struct rte_tel_data *d, const struct dp_counters *c)
 {
-	rte_tel_data_add_dict_u64(d, "rx_packets", c->rx_packets);
-	rte_tel_data_add_dict_u64(d, "busy_cycles", c->busy_cycles);
-	rte_tel_data_add_dict_u64(d, "rx_bursts", c->rx_bursts);
-	rte_tel_data_add_dict_u64(d, "tx_held", c->tx_held);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", c->rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_packets", c->tx_packets);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", c->tx_bytes);
-	rte_tel_data_add_dict_u64(d, "http_requests", c->requests);
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		rte_tel_data_add_dict_u64(d, dp_answer_name(i), c->answers[i]);
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++) {
-		char name[16];
+	char name[RTE_TEL_MAX_STRING_LEN];
 
-		snprintf(name, sizeof(name), "http_%u", dp_http_status_of(i));
-		rte_tel_data_add_dict_u64(d, name, c->http[i]);
-	}
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		rte_tel_data_add_dict_u64(d, dp_admit_name(i), c->admit[i]);
-	for (unsigned i = 0; i < DP_REJ_MAX; i++) {
-		char name[48];
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *t = &counters_table[k];
 
-		snprintf(name, sizeof(name), "reject_%s", dp_reject_name(i));
-		rte_tel_data_add_dict_u64(d, name, c->reject[i]);
-	}
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++) {
-		char name[48];
-
-		snprintf(name, sizeof(name), "client_address_%s", dp_client_name(i));
-		rte_tel_data_add_dict_u64(d, name, c->client[i]);
-	}
-	for (unsigned i = 0; i < DP_DROP_MAX; i++) {
-		char name[48];
-
-		snprintf(name, sizeof(name), "drop_%s", dp_drop_name(i));
-		rte_tel_data_add_dict_u64(d, name, c->drops[i]);
-	}
-	for (unsigned t = 0; t < DP_LIM_MAX; t++)
-		for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
-			char name[48];
-
-			snprintf(name, sizeof(name), "ratelimit_%s_%s", dp_limit_table_name(t),
-				dp_limit_event_name(e));
-			rte_tel_data_add_dict_u64(d, name, c->limit[t][e]);
-		}
-	for (unsigned i = 0; i < DP_KEPT_MAX; i++) {
-		char name[48];
-
-		snprintf(name, sizeof(name), "kept_%s", dp_kept_name(i));
-		rte_tel_data_add_dict_u64(d, name, c->kept[i]);
+		for (unsigned i = 0; i < t->n; i++)
+			if (counters_flat_name(t, i, '_', name, sizeof(name)) > 0)
+				rte_tel_data_add_dict_u64(d, name, counters_value(c, t, i));
 	}
 }
 

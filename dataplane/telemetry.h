@@ -9,7 +9,7 @@
  *   /flashgate/workers          the worker lcores
  *   /flashgate/bridge           the ZeroMQ bridge to the control plane
  */
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/worker.h"
 
 /*

@@ -46,10 +46,10 @@ worker_init(struct worker *w, const uint8_t secret[16], uint32_t cookie_slot_s, 
 	if (rc != 0)
 		return rc;
 
-	if (w->clock.tsc_hz == 0) /* not attached to a shared dp_clock_sync */
-		dp_clock_init(&w->clock);
+	if (w->clock.tsc_hz == 0) /* not attached to a shared clock_sync */
+		clock_init(&w->clock);
 	tsc = rte_rdtsc();
-	w->now_ms = dp_clock_ms(&w->clock, tsc);
+	w->now_ms = clock_ms(&w->clock, tsc);
 	rc = syncookie_init(&w->cookies, secret, cookie_slot_s, w->now_ms / 1000);
 	if (rc != 0)
 		return rc;
@@ -88,6 +88,6 @@ worker_counters_sum(struct worker *const *workers, unsigned n, struct dp_counter
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned i = 0; i < n; i++) {
 		worker_counters_read(workers[i], &one);
-		dp_counters_add(sum, &one);
+		counters_add(sum, &one);
 	}
 }

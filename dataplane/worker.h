@@ -13,7 +13,7 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/clock.h"
 #include "dataplane/conn_table.h"
 #include "dataplane/counters.h"
@@ -103,7 +103,7 @@ struct worker {
 	uint32_t kept_idle_ms;            /* dataplane.kept_idle_timeout */
 
 	/* Time, refreshed once per burst. */
-	struct dp_clock clock;
+	struct clock clock;
 	uint64_t now_ms;
 
 	struct syncookie_ctx cookies;
@@ -145,7 +145,7 @@ worker_listens(const struct worker *w, uint16_t port)
 static inline void
 worker_clock_update(struct worker *w, uint64_t tsc)
 {
-	w->now_ms = dp_clock_ms(&w->clock, tsc);
+	w->now_ms = clock_ms(&w->clock, tsc);
 	http_resp_tick(&w->resp, w->now_ms);
 	syncookie_tick(&w->cookies, w->now_ms / 1000);
 }
@@ -168,7 +168,7 @@ void worker_counters_sum(struct worker *const *workers, unsigned n, struct dp_co
 
 /*
  * Prepares w for use: clock (its own calibration unless w->clock was attached to a shared one
- * first, dp_clock_attach()), cookie keys, response lines, and the names it answers an
+ * first, clock_attach()), cookie keys, response lines, and the names it answers an
  * absolute-form request to (its ipv4_addr, dotted, and host unless NULL or empty; at most
  * DP_HOST_MAX bytes; w->names, allocated here). secret is the SYN cookie master key. A mss_floor
  * left 0 becomes 536. Returns 0 or a negative errno (-EINVAL: host too long; -ENOMEM).

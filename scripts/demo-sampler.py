@@ -35,7 +35,8 @@ class Telemetry:
                 self.s.recv(16384)  # its greeting
             self.s.send(b"/flashgate/stats")
             d = json.loads(self.s.recv(1 << 20))["/flashgate/stats"]
-            return {k[5:]: v for k, v in d.items() if k.startswith("http_") and k[5:].isdigit()}
+            p = "http_responses_"
+            return {k[len(p):]: v for k, v in d.items() if k.startswith(p) and k[len(p):].isdigit()}
         except (OSError, ValueError, KeyError, TypeError):
             if self.s is not None:
                 self.s.close()

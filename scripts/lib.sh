@@ -157,7 +157,7 @@ fg_dpdk_runtime_dir() {
 
 # fg_json FILE PATH...: from the JSON document in FILE (flashgate-loadgen --report-json,
 # flashgate-dataplane --counters-json), the value at each dotted PATH ("answers.200",
-# "users.done", "total.drop.tx_full", "per_worker.0.lcore"), one line each: a number as the file
+# "users.done", "total.drops.tx_full", "per_worker.0.lcore"), one line each: a number as the file
 # writes it, a string as it is, an object as "name=value ..." of its members in order, and an
 # empty line where the path is not there (or FILE is not JSON).
 fg_json() {

@@ -118,7 +118,7 @@ ans_refuse(struct worker *w, const struct req_view *q, char *out, uint16_t cap, 
 	if (retry_after_s)
 		ans_hdr_retry_after(&h, retry_after_s);
 	w->ctr.reject[reason]++;
-	w->ctr.http[dp_http_slot_of(status)]++;
+	w->ctr.http[counters_http_slot(status)]++;
 	return http_resp_error(out, cap, &w->resp, status, text, h.b, h.n, q->head);
 }
 
@@ -132,7 +132,7 @@ ans_json(struct worker *w, const struct req_view *q, char *out, uint16_t cap, un
 	ans_hdrs_init(&h);
 
 	ans_hdr_cors(&h, w, q->cors);
-	w->ctr.http[dp_http_slot_of(status)]++;
+	w->ctr.http[counters_http_slot(status)]++;
 	return http_resp_write(out, cap, &w->resp, status, h.b, h.n, body, body_len, q->head);
 }
 

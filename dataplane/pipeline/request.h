@@ -123,7 +123,7 @@ req_refuse_slow(struct worker *w, char *out, uint16_t cap, unsigned status, cons
 {
 	char cors[REQ_CORS_LINES_MAX];
 
-	w->ctr.http[dp_http_slot_of(status)]++;
+	w->ctr.http[counters_http_slot(status)]++;
 	return http_resp_error(out, cap, &w->resp, status, text, cors, req_cors_lines(w, cors),
 		false);
 }

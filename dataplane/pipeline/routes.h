@@ -22,7 +22,7 @@
 #include "common/pow.h"
 #include "common/token.h"
 #include "common/wire.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/events.h"
 #include "dataplane/http_parser.h"
 #include "dataplane/http_response.h"

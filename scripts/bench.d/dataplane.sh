@@ -267,12 +267,12 @@ pipeline_case() {
 		printf "%s %.0f\n", c, m * 1e6; exit }' "$TMP/bench_pipeline.out"
 }
 
-# stats_pair: "http_requests busy_cycles http_202" of the data plane's /flashgate/stats, now.
+# stats_pair: "http_requests busy_cycles http_responses_202" of /flashgate/stats, now.
 stats_pair() {
 	fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["/flashgate/stats"]
-print(d["http_requests"], d["busy_cycles"], d["http_202"])'
+print(d["http_requests"], d["busy_cycles"], d["http_responses_202"])'
 }
 
 # replay_run: the data plane on a net_pcap port that replays a flashgate-pcapgen reserve stream

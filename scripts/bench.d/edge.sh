@@ -158,8 +158,8 @@ for s in ss: print(s.getsockname()[1])')
 		ng_rps=$WRK_RPS
 		fg_stop_pid "$dp_pid" 20 >/dev/null 2>&1 || true
 		local opened reqs
-		opened=$(fg_json "$TMP/edge/dataplane.json" total.kept.opened)
-		reqs=$(fg_json "$TMP/edge/dataplane.json" total.kept.requests)
+		opened=$(fg_json "$TMP/edge/dataplane.json" total.kept_connections.opened)
+		reqs=$(fg_json "$TMP/edge/dataplane.json" total.kept_connections.requests)
 		row edge "GET /healthz, wrk (64 keep-alive connections) through HAProxy (http-reuse \
 always, forwardfor) to the data plane on a veth (net_af_packet), requests/s" "$dp_rps" \
 			"the same HAProxy to nginx limit_req (keyed by X-Forwarded-For)" "$ng_rps" \

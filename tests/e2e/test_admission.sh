@@ -81,7 +81,7 @@ token() {
 # get_token NAME EVENT USER: a purchase token for USER (checked to be 200); sets TOK and RPATH.
 get_token() {
 	token "$1" "$2" -H "Authorization: Bearer $(session "$3")"
-	expect token_issued
+	expect admits_token_issued
 	TOK=$(e2e_json_field "$1" token)
 	RPATH=$(e2e_json_field "$1" reserve_path)
 	[ "$E2E_CODE" = 200 ] && [ -n "$TOK" ] && [ -n "$RPATH" ]
@@ -142,18 +142,18 @@ tap_run "the Python minter reproduces every worked example of docs/tokens.md" \
 tap_is "$(bridge ready)" 0 "/flashgate/bridge: not ready before the control plane answers"
 
 token early "$EV" -H "Authorization: Bearer $(session 900)"
-expect reject_not_ready
+expect rejects_not_ready
 tap_is "$E2E_CODE" 503 "token before the snapshot: 503"
 tap_run "token before the snapshot: Retry-After" test -n "$(header early retry-after)"
 
 reserve early-res "/api/v1/events/$EV/reserve/$SALE_KID-AAAAAAAAAAAAAAAA" -H 'X-Flash-Token: x'
-expect reject_not_ready
+expect rejects_not_ready
 tap_is "$E2E_CODE" 503 "reserve before the snapshot: 503"
 
 # Event 2 of the config starts tomorrow; the peer has no upcoming events (its --event makes sales
 # that are open now), so 425 is checked here, while the config's events are in force.
 token upcoming 2 -H "Authorization: Bearer $(session 900)"
-expect reject_too_early
+expect rejects_too_early
 tap_is "$E2E_CODE" 425 "token of an upcoming sale: 425"
 ra=$(header upcoming retry-after)
 tap_run "425: Retry-After is the seconds until the start (1..86400, got '$ra')" \
@@ -185,31 +185,31 @@ tap_is "$E2E_CODE" 404 "GET event 2: the control plane's events replaced the con
 
 # --- token --------------------------------------------------------------------------------------
 token no-auth "$EV"
-expect reject_no_session
+expect rejects_no_session
 tap_is "$E2E_CODE" 401 "token without Authorization: 401"
 tap_is "$(e2e_json_field no-auth error)" "log in first: Authorization: Bearer <session token>" \
 	"401: the error says how to log in"
 
 token basic "$EV" -H "Authorization: Basic dXNlcjpwYXNz"
-expect reject_no_session
+expect rejects_no_session
 tap_is "$E2E_CODE" 401 "token with Authorization: Basic: 401"
 
 token tampered "$EV" -H "Authorization: Bearer $(tamper "$(session 1001)")"
-expect reject_session_invalid
+expect rejects_session_invalid
 tap_is "$E2E_CODE/$(e2e_json_field tampered error)" "401/invalid session" \
 	"token with a tampered session: 401 invalid session"
 
 token wrong-key "$EV" -H "Authorization: Bearer $("${MINT[@]}" session "text:$AUTH_KEY" 9 1001 +600)"
-expect reject_session_invalid
+expect rejects_session_invalid
 tap_is "$E2E_CODE" 401 "token with a session of an unknown key id: 401"
 
 token expired "$EV" -H "Authorization: Bearer $(session 1001 -10)"
-expect reject_session_expired
+expect rejects_session_expired
 tap_is "$E2E_CODE/$(e2e_json_field expired error)" "401/session expired: log in again" \
 	"token with an expired session: 401 session expired"
 
 token no-event 999 -H "Authorization: Bearer $(session 1001)"
-expect reject_no_event
+expect rejects_no_event
 tap_is "$E2E_CODE" 404 "token of an unknown event: 404"
 
 # User A (1001) buys in event 1.
@@ -228,16 +228,16 @@ tap_run "expires_at is purchase_token_ttl (5 min) after server_time (got ${ttl} 
 # --- reserve ------------------------------------------------------------------------------------
 reserve wrong-path "/api/v1/events/$EV/reserve/$SALE_KID-AAAAAAAAAAAAAAAA" \
 	-H "X-Flash-Token: $TOK_A"
-expect reject_bad_reserve_path
+expect rejects_bad_reserve_path
 tap_is "$E2E_CODE/$(e2e_json_field wrong-path error)" "403/no such reserve path" \
 	"reserve on a wrong path: 403"
 
 reserve no-token "$PATH_A"
-expect reject_no_token
+expect rejects_no_token
 tap_is "$E2E_CODE" 403 "reserve without X-Flash-Token: 403"
 
 reserve bad-token "$PATH_A" -H "X-Flash-Token: $(tamper "$TOK_A")"
-expect reject_token_invalid
+expect rejects_token_invalid
 tap_is "$E2E_CODE/$(e2e_json_field bad-token error)" "403/invalid purchase token" \
 	"reserve with a tampered purchase token: 403"
 
@@ -246,24 +246,24 @@ get_token tok-b5 "$EV_OTHER" 1002 || rc=$?
 tap_ok "$rc" "user B gets a purchase token of event $EV_OTHER"
 TOK_B5=$TOK
 reserve other-event "$PATH_A" -H "X-Flash-Token: $TOK_B5"
-expect reject_token_other_event
+expect rejects_token_other_event
 tap_is "$E2E_CODE/$(e2e_json_field other-event error)" \
 	"403/the purchase token is for another event" \
 	"reserve in event $EV with a token of event $EV_OTHER: 403"
 
 reserve tok-expired "$PATH_A" -H "X-Flash-Token: $("${MINT[@]}" purchase "text:$SALE_KEY" \
 	"$SALE_KID" "$EV" 1001 -10)"
-expect reject_token_expired
+expect rejects_token_expired
 tap_is "$E2E_CODE" 403 "reserve with an expired purchase token: 403"
 
 reserve other-user "$PATH_A" -H "X-Flash-Token: $TOK_A" -H "Authorization: Bearer $(session 1002)"
-expect reject_token_other_user
+expect rejects_token_other_user
 tap_is "$E2E_CODE/$(e2e_json_field other-user error)" \
 	"403/the purchase token belongs to another user" \
 	"reserve with user A's token and user B's session: 403"
 
 reserve res-a "$PATH_A" -H "X-Flash-Token: $TOK_A" -H "Authorization: Bearer $(session 1001)"
-expect reserve_admitted
+expect admits_reserve_admitted
 tap_is "$E2E_CODE/$(e2e_json_field res-a status)" 202/queued \
 	"reserve with the token (and the same user's session): 202 queued"
 RC_A=$(e2e_json_field res-a receipt)
@@ -295,14 +295,14 @@ TOK_C=$TOK
 poll poll-c "$EV" "$TOK_C"
 tap_is "$rc/$STATUS" 0/queued "user C (no reservation) polls: queued, not user A's result"
 poll poll-a-ev5 "$EV_OTHER" "$RC_A"
-expect reject_token_other_event
+expect rejects_token_other_event
 tap_is "$E2E_CODE" 403 "user A's receipt on another event's result: 403"
 forged=${RC_A/#r1.$EV.1001./r1.$EV.1003.}
 poll poll-forged "$EV" "$forged"
-expect reject_token_invalid
+expect rejects_token_invalid
 tap_is "$E2E_CODE" 403 "user A's receipt relabelled for user C: 403"
 poll poll-none "$EV" ""
-expect reject_no_token
+expect rejects_no_token
 tap_is "$E2E_CODE" 403 "result without X-Flash-Token: 403"
 
 # --- stock: 3 items, 5 buyers -------------------------------------------------------------------
@@ -319,7 +319,7 @@ tap_run "the peer pauses (it reads nothing until resumed)" e2e_peer_cmd pause
 rc=0
 for u in 301 302 303 304 305; do
 	reserve "res-$u" "${PATHS[u]}" -H "X-Flash-Token: ${TOKS[u]}"
-	expect reserve_admitted
+	expect admits_reserve_admitted
 	[ "$E2E_CODE" = 202 ] || rc=1
 	RCS[u]=$(e2e_json_field "res-$u" receipt)
 done
@@ -350,10 +350,10 @@ tap_ok "$rc" "the peer's SOLD_OUT reached the data plane: event $EV_STOCK is sol
 
 reserves=$(e2e_peer_stat reserves || echo "no answer")
 token sold-tok "$EV_STOCK" -H "Authorization: Bearer $(session 307)"
-expect reject_sold_out
+expect rejects_sold_out
 tap_is "$E2E_CODE/$(e2e_json_field sold-tok error)" "410/sold out" "token after sold out: 410"
 reserve sold-res "${PATHS[306]}" -H "X-Flash-Token: ${TOKS[306]}"
-expect reject_sold_out
+expect rejects_sold_out
 tap_is "$E2E_CODE" 410 "reserve after sold out (with a token from before): 410"
 sleep 0.5 # what a forwarded reservation would need to reach the peer
 after=$(e2e_peer_stat reserves || echo "no answer")
@@ -364,13 +364,13 @@ tap_ok "$([[ $reserves =~ ^[0-9]+$ && $after == "$reserves" ]]; echo $?)" \
 # --- risk rules, pushed at run time ---------------------------------------------------------------
 peer_change "the peer blocks the client's address" "rules ip $FG_CL_ADDR"
 token blk-tok "$EV" -H "Authorization: Bearer $(session 401)"
-expect reject_blocked_ip
+expect rejects_blocked_ip
 tap_is "$E2E_CODE/$(e2e_json_field blk-tok error)" 403/blocked "blocked address: token 403"
 reserve blk-res "$PATH_A" -H "X-Flash-Token: $TOK_C"
-expect reject_blocked_ip
+expect rejects_blocked_ip
 tap_is "$E2E_CODE" 403 "blocked address: reserve 403"
 poll blk-poll "$EV" "$RC_A"
-expect reject_blocked_ip
+expect rejects_blocked_ip
 tap_is "$E2E_CODE" 403 "blocked address: result 403"
 e2e_curl blk-ev "$E2E_BASE/api/v1/events/$EV"
 tap_is "$E2E_CODE" 200 "blocked address: GET of the event still 200 (rules guard admission)"
@@ -382,7 +382,7 @@ tap_ok "$rc" "no rules: the same token request is 200 again"
 
 peer_change "the peer blocks user 42" "rules user 42"
 token blk-42 "$EV" -H "Authorization: Bearer $(session 42)"
-expect reject_blocked_user
+expect rejects_blocked_user
 tap_is "$E2E_CODE/$(e2e_json_field blk-42 error)" 403/blocked "blocked user 42: token 403"
 rc=0
 get_token ok-43 "$EV" 43 || rc=$?
@@ -391,7 +391,7 @@ TOK_43=$TOK PATH_43=$RPATH
 
 peer_change "the peer blocks device bot-7" "rules device bot-7"
 reserve blk-dev "$PATH_43" -H "X-Flash-Token: $TOK_43" -H "X-Device-Id: bot-7"
-expect reject_blocked_device
+expect rejects_blocked_device
 tap_is "$E2E_CODE" 403 "blocked device: reserve 403"
 peer_change "the peer clears the rules again" "rules"
 
@@ -417,8 +417,8 @@ tap_is "$first" "$(printf '200 %.0s' $(seq "$USER_BURST"))" \
 n429=$(printf '%s\n' "${limit_codes[@]}" | grep -c '^429 [1-9][0-9]*$' || true)
 tap_run "a request beyond the burst: 429 with Retry-After (got $n429)" test "$n429" -ge 1
 n200=$(printf '%s\n' "${limit_codes[@]}" | grep -c '^200' || true)
-for ((i = 0; i < n429; i++)); do expect reject_limit_user; done
-for ((i = 0; i < n200; i++)); do expect token_issued; done
+for ((i = 0; i < n429; i++)); do expect rejects_limit_user; done
+for ((i = 0; i < n200; i++)); do expect admits_token_issued; done
 tap_is "$((n200 + n429))" 6 "every one of the six was answered 200 or 429"
 
 # --- CORS ---------------------------------------------------------------------------------------
@@ -430,14 +430,14 @@ e2e_curl cors-no "$E2E_BASE/api/v1/events/$EV" -H "Origin: https://evil.example"
 tap_run "another Origin: no Access-Control-Allow-Origin" \
 	lacks_header cors-no '^access-control-allow-origin:'
 token cors-401 "$EV" -H "Origin: $ORIGIN"
-expect reject_no_session
+expect rejects_no_session
 tap_is "$E2E_CODE/$(header cors-401 access-control-allow-origin)" "401/$ORIGIN" \
 	"a refusal (401) to $ORIGIN carries Access-Control-Allow-Origin too"
 
 e2e_curl pre "$E2E_BASE/api/v1/events/$EV/token" -X OPTIONS -H "Origin: $ORIGIN" \
 	-H "Access-Control-Request-Method: POST" \
 	-H "Access-Control-Request-Headers: authorization"
-expect cors_preflight
+expect admits_cors_preflight
 tap_is "$E2E_CODE" 204 "OPTIONS preflight from $ORIGIN: 204"
 tap_run "preflight: Access-Control-Allow-Methods with POST" \
 	e2e_has_header pre '^access-control-allow-methods:.*POST'
@@ -450,7 +450,7 @@ tap_is "$(header pre access-control-allow-origin)" "$ORIGIN" \
 tap_run "preflight: no Content-Length on the 204" lacks_header pre '^content-length:'
 e2e_curl pre-no "$E2E_BASE/api/v1/events/$EV/token" -X OPTIONS -H "Origin: https://evil.example" \
 	-H "Access-Control-Request-Method: POST"
-expect cors_preflight
+expect admits_cors_preflight
 tap_is "$E2E_CODE" 204 "preflight from another Origin: 204"
 tap_run "preflight from another Origin: no Access-Control-Allow-* (the browser refuses)" \
 	lacks_header pre-no '^access-control-allow-'
@@ -469,21 +469,22 @@ want = {k: int(v) for k, v in (a.split("=") for a in sys.argv[3:])}
 bad = 0
 # Every refusal and every "yes" this test caused, and none it did not.
 for k in sorted(stats):
-    if not (k.startswith("reject_") or k in ("token_issued", "reserve_admitted", "cors_preflight")):
+    if not (k.startswith("rejects_") or k in ("admits_token_issued", "admits_reserve_admitted",
+                                          "admits_cors_preflight")):
         continue
     ok = stats[k] == want.get(k, 0)
     bad += not ok
     if stats[k] or want.get(k, 0):
         print(f"# {k}: {stats[k]} (this test expects {want.get(k, 0)}){'' if ok else '  <-- differs'}")
-got = stats.get("result_found", 0) + stats.get("result_queued", 0)
-print(f"# result_found + result_queued: {got} (polls answered 200: {polls})")
+got = stats.get("admits_result_found", 0) + stats.get("admits_result_queued", 0)
+print(f"# admits_result_found + admits_result_queued: {got} (polls answered 200: {polls})")
 bad += got != polls
 sys.exit(1 if bad else 0)
 EOF
 cat "$E2E_TMP/counters.out"
-tap_ok "$rc" "/flashgate/stats: the reject_* and admit counters equal what this test did"
+tap_ok "$rc" "/flashgate/stats: the rejects_* and admits_* counters equal what this test did"
 
-admitted=${EXP[reserve_admitted]}
+admitted=${EXP[admits_reserve_admitted]}
 tap_is "$(bridge submitted)" "$admitted" "/flashgate/bridge: $admitted reservations handed over"
 tap_is "$(e2e_peer_stat reserves || echo ?)/$(e2e_peer_stat dups || echo ?)" "$admitted/0" \
 	"the peer received each of the $admitted admitted reservations exactly once"

@@ -284,8 +284,8 @@ tap_ok "$(grep -Eq '^flashgate_dp_ratelimit_evictions_total\{dp="[0-9]+",table="
 	"GET /metrics: flashgate_dp_ratelimit_evictions_total{table=\"ip\"} > 0"
 tap_ok "$(grep -Eq '^flashgate_dp_ratelimit_moved_total\{dp="[0-9]+",table="user"\} [0-9]' <<<"$metrics"; echo $?)" \
 	"  and the moves, recycles and inserts of each table (the user table's moves)"
-tel=$(e2e_telemetry_field /flashgate/stats ratelimit_ip_evictions || echo 0)
-tap_ok "$([ "${tel:-0}" -gt 0 ]; echo $?)" "telemetry /flashgate/stats: ratelimit_ip_evictions $tel > 0"
+tel=$(e2e_telemetry_field /flashgate/stats ratelimit_evictions_ip || echo 0)
+tap_ok "$([ "${tel:-0}" -gt 0 ]; echo $?)" "telemetry /flashgate/stats: ratelimit_evictions_ip $tel > 0"
 
 refuse 1 "exists already" event create $EV --name dup --stock 1 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m

@@ -155,7 +155,7 @@ tap_run "flashgatectl rules add ip $BLOCKED_ONE" ctl rules add ip "$BLOCKED_ONE"
 tap_is "$(ctlj rules list | python3 -c 'import json, sys
 print(" ".join(r["value"] for r in json.load(sys.stdin)["rules"]))')" \
 	"2001:db8:bad::/48 2001:db8:1::66" "rules list shows both, in canonical form"
-blk0=$(stat reject_blocked_ip)
+blk0=$(stat rejects_blocked_ip)
 blocked() { [ "$(token_answer 2001:db8:bad::5 proxy)" = 403/blocked ]; }
 tap_run "a client of $BLOCKED_NET (PROXY v2: 2001:db8:bad::5) is refused: 403 blocked" \
 	e2e_wait_until 10 blocked
@@ -164,7 +164,7 @@ tap_is "$(token_answer 2001:db8:bad:ffff:ffff:ffff:ffff:ffff xff)" 403/blocked \
 tap_is "$(token_answer 2001:db8:1::66 proxy)" 403/blocked \
 	"the blocked address $BLOCKED_ONE: 403 blocked"
 tap_is "$(token_answer 2001:db8:1::66 xff)" 403/blocked "  through X-Forwarded-For too"
-blk1=$(stat reject_blocked_ip)
+blk1=$(stat rejects_blocked_ip)
 tap_ok "$( ((blk1 - blk0 >= 4)) && echo 0 || echo 1)" \
 	"  counted as blocked_ip ($((blk1 - blk0)) more)"
 tap_is "$(sale 2001:db8:1::67 proxy 401)" 200/202/reserved \

@@ -86,8 +86,8 @@ tap_run "MSS 536: Access-Control-Allow-Origin is the whole origin" \
 	e2e_has_header long "^access-control-allow-origin: $ORIGIN\$"
 long_len=$(($(wc -c <"$E2E_TMP/long.h") + $(wc -c <"$E2E_TMP/long.b")))
 tap_run "MSS 536: the answer ($long_len bytes) is longer than one segment" test "$long_len" -gt 536
-seg=$(grew "$E2E_TMP/stats-seg0.json" "$E2E_TMP/stats-seg1.json" http_more_segments)
-tap_is "$seg" 1 "MSS 536: it went out in 2 segments (http_more_segments grew by 1)"
+seg=$(grew "$E2E_TMP/stats-seg0.json" "$E2E_TMP/stats-seg1.json" answers_http_more_segments)
+tap_is "$seg" 1 "MSS 536: it went out in 2 segments (answers_http_more_segments grew by 1)"
 
 # --- a SYN whose MSS is below dataplane.mss_floor (536) is dropped and counted --------------------
 # connect_with_mss MSS: "connected" or "no answer" (within 2 s) for a SYN announcing MSS.
@@ -107,8 +107,8 @@ EOF
 e2e_stats "$E2E_TMP/stats-mss0.json" || true
 tap_is "$(connect_with_mss 500)" "no answer" "a SYN with MSS 500 gets no SYN-ACK"
 e2e_stats "$E2E_TMP/stats-mss1.json" || true
-floor=$(grew "$E2E_TMP/stats-mss0.json" "$E2E_TMP/stats-mss1.json" drop_tcp_mss_below_floor)
-tap_run "  counted as drop_tcp_mss_below_floor (grew by $floor)" test "${floor/\?/0}" -ge 1
+floor=$(grew "$E2E_TMP/stats-mss0.json" "$E2E_TMP/stats-mss1.json" drops_tcp_mss_below_floor)
+tap_run "  counted as drops_tcp_mss_below_floor (grew by $floor)" test "${floor/\?/0}" -ge 1
 tap_is "$(connect_with_mss 536)" connected "a SYN with MSS 536 connects"
 
 # --- RFC 9112 3.2.2: the absolute form, for our address or dataplane.host; another host: 400 ---
@@ -122,8 +122,8 @@ e2e_stats "$E2E_TMP/stats-abs1.json" || true
 tap_is "$E2E_CODE" 400 "GET http://other.example/healthz (another host) answers 400"
 tap_is "$(e2e_json_field absother error)" "absolute-form request-target names another host" \
 	"  with the reason"
-tap_is "$(grew "$E2E_TMP/stats-abs0.json" "$E2E_TMP/stats-abs1.json" reject_other_host)" 1 \
-	"  counted as reject_other_host"
+tap_is "$(grew "$E2E_TMP/stats-abs0.json" "$E2E_TMP/stats-abs1.json" rejects_other_host)" 1 \
+	"  counted as rejects_other_host"
 
 # --- telemetry, before the load ----------------------------------------------------------------
 rc=0

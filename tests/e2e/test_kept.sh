@@ -62,7 +62,7 @@ EOF
 # field JSON KEY: a field of client()'s line.
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
-opened0=$(stat kept_opened)
+opened0=$(stat kept_connections_opened)
 res=$(client "$FG_CL_ADDR" "$REQUESTS" 0) || res='{}'
 tap_diag "trusted: $res"
 tap_is "$(field "$res" status 2>/dev/null | tr -d ' ')" "[$(printf '200,%.0s' $(seq 2 "$REQUESTS"))200]" \
@@ -71,13 +71,13 @@ tap_is "$(field "$res" bodies_ok 2>/dev/null)" "$REQUESTS" "  every body whole"
 tap_is "$(field "$res" ports 2>/dev/null)" 1 "  all on one connection (one local port)"
 tap_is "$(field "$res" connection 2>/dev/null | grep -c close)" 0 \
 	"  no answer says Connection: close"
-tap_is "$(($(stat kept_opened) - ${opened0:-0}))" 1 "  the data plane opened one kept connection"
+tap_is "$(($(stat kept_connections_opened) - ${opened0:-0}))" 1 "  the data plane opened one kept connection"
 tap_run "  and counted the requests on kept connections" \
-	test "$(stat kept_requests)" -ge "$REQUESTS"
-tap_is "$(stat kept_capacity)" 64 "kept_capacity shows the table's size"
+	test "$(stat kept_connections_requests)" -ge "$REQUESTS"
+tap_is "$(stat kept_connections_capacity)" 64 "kept_connections_capacity shows the table's size"
 # http.client's close sent a FIN: ours answers it, and the entry is freed on its ACK.
-e2e_wait_until 5 test "$(stat kept_in_use)" = 0 || true
-tap_is "$(stat kept_in_use)" 0 "after the client closed, no entry in use"
+e2e_wait_until 5 test "$(stat kept_connections_in_use)" = 0 || true
+tap_is "$(stat kept_connections_in_use)" 0 "after the client closed, no entry in use"
 
 res=$(client "$UNTRUSTED" 5 0) || res='{}'
 tap_diag "untrusted: $res"
@@ -85,15 +85,15 @@ tap_is "$(field "$res" connection 2>/dev/null | grep -o close | wc -l)" 5 \
 	"from an untrusted address every answer says Connection: close (stateless path)"
 tap_is "$(field "$res" ports 2>/dev/null)" 5 "  one connection per request"
 
-idle0=$(stat kept_idle_closed)
+idle0=$(stat kept_connections_idle_closed)
 res=$(client "$FG_CL_ADDR" 3 4) || res='{}'
 tap_diag "idle: $res"
 tap_is "$(field "$res" ports 2>/dev/null)" 1 "three requests on one kept connection"
 tap_is "$(field "$res" idle_read 2>/dev/null)" eof \
 	"left idle past kept_idle_timeout (2 s), the data plane closes it with a FIN"
-tap_is "$(($(stat kept_idle_closed) - ${idle0:-0}))" 1 "  counted as kept_idle_closed"
-e2e_wait_until 5 test "$(stat kept_in_use)" = 0 || true
-tap_is "$(stat kept_in_use)" 0 "  and its entry freed"
+tap_is "$(($(stat kept_connections_idle_closed) - ${idle0:-0}))" 1 "  counted as kept_connections_idle_closed"
+e2e_wait_until 5 test "$(stat kept_connections_in_use)" = 0 || true
+tap_is "$(stat kept_connections_in_use)" 0 "  and its entry freed"
 
 e2e_stop_dataplane
 tap_done

@@ -131,8 +131,8 @@ flood_answer() {
 	n=$(fg_lg_field "$E2E_TMP/$1.json" "$2" "$3")
 	echo "${n:-0}"
 }
-# run_counter GROUP NAME: a counter of the last run's data plane only ("answer syn_ack",
-# "http 401", "reject limit_ip"), from its --counters-json.
+# run_counter GROUP NAME: a counter of the last run's data plane only ("answers syn_ack",
+# "http_responses 401", "rejects limit_ip"), from its --counters-json.
 run_counter() {
 	local v
 	v=$(fg_json "$E2E_TMP/dp-run.json" "total.$1.$2")
@@ -310,18 +310,18 @@ tap_run "floods: one address's 200s ($f_200) within burst + rate x time" \
 	'BEGIN { exit !(e > 0 && n <= b + r * (e + 1)) }'
 # The data plane's own counters of this run agree (>=: a retransmitted request is counted there
 # once more, and an answer lost on the way is not in the loadgen's counts).
-got=$(run_counter answer rst_bad_cookie)
+got=$(run_counter answers rst_bad_cookie)
 tap_run "floods: data plane sent rst_bad_cookie $got >= the $f_ba_rst RSTs the loadgen got" \
 	test "$got" -ge "$f_ba_rst" -a "$f_ba_rst" -gt 0
-got=$(run_counter http 401)
+got=$(run_counter http_responses 401)
 tap_run "floods: data plane's 401s ($got) >= the unsigned flood's ($f_401)" test "$got" -ge "$f_401"
-got=$(run_counter http 403)
+got=$(run_counter http_responses 403)
 tap_run "floods: data plane's 403s ($got) >= the unsigned flood's ($f_403)" test "$got" -ge "$f_403"
 f_429_all=$((f_429 + $(flood_answer floods flood_unsigned 429)))
-got=$(run_counter reject limit_ip)
+got=$(run_counter rejects limit_ip)
 tap_run "floods: data plane's limit_ip refusals ($got) >= the floods' 429s ($f_429_all)" \
 	test "$got" -ge "$f_429_all"
-got=$(run_counter answer syn_ack)
+got=$(run_counter answers syn_ack)
 want=$((f_syn_ack + $(field floods connections completed) + $(field floods flood_unsigned \
 	sent) + $(field floods flood_one_ip sent)))
 tap_run "floods: data plane's SYN-ACKs ($got) >= honest, flood and SYN-flood handshakes \
@@ -349,7 +349,7 @@ lg_run reserve --mode reserve --connections "$N_RES" --concurrency 64 --event 1 
 	--user-base 700000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
 tap_is "$LG_RC/$(answer reserve 202)/$(value reserve unexpected_status)" "0/$N_RES/0" \
 	"reserve: loadgen exits 0, all $N_RES reserves admitted (202), nothing unexpected"
-got=$(dp_counter admit reserve_admitted)
+got=$(dp_counter admits reserve_admitted)
 tap_run "reserve: the data plane admitted at least $N_RES reserves (got '$got')" \
 	test "${got:-0}" -ge "$N_RES"
 lg_run result --mode result --connections "$N_RES" --concurrency 64 --event 1 \
@@ -360,14 +360,14 @@ tap_is "$LG_RC/$(answer result 200)" "0/$N_RES" \
 # Kept connections from a trusted edge (the loadgen's --src-net in [edge] trusted): many
 # requests on each, as an edge sends them; reserves of one user each, forwarded once each.
 DP_EXTRA=(-s "edge.trusted=198.18.2.0/24")
-before=$(dp_counter admit reserve_admitted)
+before=$(dp_counter admits reserve_admitted)
 lg_run kres --mode kept-reserve --connections 40 --per-conn 50 --concurrency 16 --event 1 \
 	--user-base 750000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
 tap_is "$LG_RC/$(answer kres 202)/$(field kres requests kept)" "0/$N_RES/$N_RES" \
 	"kept-reserve: loadgen exits 0, all $N_RES reserves admitted (202) on kept connections"
-tap_is "$(run_counter kept opened)/$(run_counter kept requests)/$(field kres connections \
-	completed)" "40/$N_RES/40" "kept-reserve: the data plane kept 40 connections for them"
-tap_is "$(($(dp_counter admit reserve_admitted) - before))" "$N_RES" \
+tap_is "$(run_counter kept_connections opened)/$(run_counter kept_connections requests)/$(field \
+	kres connections completed)" "40/$N_RES/40" "kept-reserve: the data plane kept 40 connections for them"
+tap_is "$(($(dp_counter admits reserve_admitted) - before))" "$N_RES" \
 	"kept-reserve: each reserve admitted (forwarded) once"
 lg_run khz --mode kept-healthz --connections 20 --per-conn 100 --concurrency 8 --proxy-v2 \
 	--duration-s 30
@@ -380,8 +380,9 @@ lg_run kfull --mode kept-healthz --connections 20 --per-conn 10 --concurrency 8 
 tap_is "$LG_RC/$(answer kfull 200)" "0/200" \
 	"kept-healthz, table of 4: loadgen exits 0, all 200 requests answered 200"
 tap_run "kept-healthz, table of 4: some answered Connection: close ($(field kfull requests \
-kept_closed)), counted table_full ($(run_counter kept table_full))" \
-	test "$(field kfull requests kept_closed)" -gt 0 -a "$(run_counter kept table_full)" -gt 0
+kept_closed)), counted table_full ($(run_counter kept_connections table_full))" \
+	test "$(field kfull requests kept_closed)" -gt 0 -a \
+	"$(run_counter kept_connections table_full)" -gt 0
 DP_EXTRA=()
 
 # The same reserves sent as whole connections (reserve-blast): each answered 202, or 503 when
@@ -389,7 +390,7 @@ DP_EXTRA=()
 e2e_config_add "$E2E_TMP/flashgate.conf" "$E2E_TMP/cookie.conf" dataplane \
 	"syncookie_secret = $COOKIE_SECRET"
 DP_CONF=$E2E_TMP/cookie.conf
-before=$(dp_counter admit reserve_admitted)
+before=$(dp_counter admits reserve_admitted)
 lg_run rblast --mode reserve-blast --connections "$N_RES" --rate 50000 --event 1 \
 	--user-base 800000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
 	--cookie-secret-hex "$COOKIE_SECRET" --duration-s 20
@@ -400,7 +401,7 @@ tap_run "reserve-blast: at least 99 % answered 202 or 503 (202: $r202, 503: $r50
 	awk -v a="$r202" -v b="$r503" -v n="$N_RES" 'BEGIN { exit !(a + b >= n * 0.99 && a + b <= n && a > 0) }'
 tap_is "$(field rblast malformed tcp)/$(field rblast malformed http)/$(value rblast \
 	unexpected_status)" 0/0/0 "reserve-blast: zero malformed answers, no unexpected status"
-got=$(($(dp_counter admit reserve_admitted) - before))
+got=$(($(dp_counter admits reserve_admitted) - before))
 tap_run "reserve-blast: the data plane admitted at least the $r202 reserves answered 202 (got $got)" \
 	test "$got" -ge "$r202" -a "$got" -le "$N_RES"
 lg_run rblastkey --mode reserve-blast --connections 200 --rate 2000 --event 1 \
@@ -482,9 +483,9 @@ tries=$(field pow pow tries)
 tap_run "challenge: at least one try per solution (tries $tries, per solution \
 $(field pow pow tries_per_solution), $(field pow pow cpu_us_per_solution) us each)" \
 	test "${tries:-0}" -ge "$N_POW"
-tap_is "$(run_counter reject pow_missing)/$(run_counter reject pow_wrong)/$(answer pow 403)" \
+tap_is "$(run_counter rejects pow_missing)/$(run_counter rejects pow_wrong)/$(answer pow 403)" \
 	"0/0/" "challenge: the data plane refused no solution as missing or wrong"
-got=$(run_counter admit reserve_admitted)
+got=$(run_counter admits reserve_admitted)
 tap_run "challenge: the data plane admitted the $N_POW reserves with their solutions ($got)" \
 	test "${got:-0}" -ge "$N_POW"
 
@@ -561,11 +562,11 @@ tap_run "wrong --dst: it says that nobody answered ARP" grep -q 'no ARP answer' 
 # The data plane counted what the loadgen did, from its side of the link: at least one SYN-ACK
 # and one 200 for each the loadgen received (more if segments were retransmitted).
 want_syn_acks=$((N_CONN + syn_acks + $(field sale connections completed) + want))
-got=$(dp_counter answer syn_ack)
+got=$(dp_counter answers syn_ack)
 tap_run "data plane: SYN-ACKs sent >= loadgen's connections and flood SYN-ACKs (got '$got', \
 want >= $want_syn_acks)" test "${got:-0}" -ge "$want_syn_acks"
 want_200=$((N_CONN + $(answer sale 200)))
-got=$(dp_counter http 200)
+got=$(dp_counter http_responses 200)
 tap_run "data plane: 200s sent >= the loadgen's 200s (got '$got', want >= $want_200)" \
 	test "${got:-0}" -ge "$want_200"
 tap_done

@@ -100,15 +100,13 @@ tx_packets 2>/dev/null || echo ?))"
 		sed 's/^/#   /'; }
 }
 
-# counter NAME KEY...: a counter of NAME's final counters ("answer syn_ack", "rx", "tx"); 0 when
-# the data plane did not print it (it prints only counters that are not zero).
+# counter NAME KEY...: a counter of NAME's final counters ("answers syn_ack", "rx_packets"); 0
+# when the data plane did not print it (it prints a family's members only when not zero).
 counter() {
 	local name=$1
 	shift
 	awk -v n="$*" '
 		/final counters/ { f = 1; next }
-		f && $1 == "rx" && n == "rx" { print $2; found = 1 }
-		f && $1 == "rx" && n == "tx" { print $7; found = 1 }
 		f { k = $0; sub(/^ +/, "", k); sub(/ +[0-9]+$/, "", k);
 			if (k == n) { print $NF; found = 1 } }
 		END { if (!found) print 0 }' "$E2E_TMP/$name.counters" | head -n 1
@@ -290,7 +288,7 @@ LOG_MAC=$(sed -n 's/.*port 0 (net_pcap0): mac \([0-9A-Fa-f:]*\),.*/\1/p' "$E2E_T
 	"$E2E_TMP/dataplane.log" | head -n 1 | tr 'A-F' 'a-f')
 tap_is "${DP_MAC:-none}" "${LOG_MAC:-none}" "arp: the MAC in the replies is the one the data \
 plane logs for its port"
-tap_is "$(counter arp answer arp_reply)/$(counter arp rx)/$(counter arp tx)" \
+tap_is "$(counter arp answers arp_reply)/$(counter arp rx_packets)/$(counter arp tx_packets)" \
 	"$N_ARP/$N_ARP/$N_ARP" "arp: final counters: $N_ARP ARP replies, rx and tx $N_ARP"
 
 # --- syn and bad-ack: to the MAC the data plane answered ARP with --------------------------------
@@ -309,17 +307,17 @@ stream() {
 }
 
 stream syn "$N_SYN"
-tap_is "$(counter syn answer syn_ack)/$(counter syn rx)/$(counter syn tx)" \
+tap_is "$(counter syn answers syn_ack)/$(counter syn rx_packets)/$(counter syn tx_packets)" \
 	"$N_SYN/$N_SYN/$N_SYN" "syn: final counters: $N_SYN SYN-ACKs, rx and tx $N_SYN"
-bursts=$(awk '/final counters/ { f = 1 } f && $1 == "busy" { print $(NF - 1) }' \
+bursts=$(awk '/final counters/ { f = 1 } f && $1 == "rx_bursts" { print $2 }' \
 	"$E2E_TMP/syn.counters")
 tap_ok "$([ "${bursts:-0}" -ge $(((N_SYN + 31) / 32)) ] && [ "${bursts:-0}" -le "$N_SYN" ]
-	echo $?)" "syn: the busy line counts the bursts that brought the $N_SYN frames (${bursts:-none}, \
+	echo $?)" "syn: rx_bursts counts the bursts that brought the $N_SYN frames (${bursts:-none}, \
 at most 32 frames each)"
 
 stream bad-ack "$N_BAD"
-tap_is "$(counter bad-ack answer rst_bad_cookie)/$(counter bad-ack answer rst)/$(counter \
-	bad-ack answer http_response)/$(counter bad-ack rx)/$(counter bad-ack tx)" \
+tap_is "$(counter bad-ack answers rst_bad_cookie)/$(counter bad-ack answers rst)/$(counter \
+	bad-ack answers http_response)/$(counter bad-ack rx_packets)/$(counter bad-ack tx_packets)" \
 	"$N_BAD/0/0/$N_BAD/$N_BAD" \
 	"bad-ack: final counters: $N_BAD rst_bad_cookie, no other RST, no HTTP answer, rx and tx $N_BAD"
 
@@ -369,7 +367,7 @@ once, within 30 s ($(e2e_peer_stat reserves 2>/dev/null || echo ?))"
 known() {
 	local v
 	v=$(fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
-print(json.load(sys.stdin)["/flashgate/stats"].get("reserve_known", 0))' 2>/dev/null) || v=0
+print(json.load(sys.stdin)["/flashgate/stats"].get("admits_reserve_known", 0))' 2>/dev/null) || v=0
 	[ "${v:-0}" -ge "$1" ]
 }
 rc=0
@@ -380,11 +378,11 @@ DP_PID=
 tap_is "$FG_STOP_RC" 0 "reserve: data plane exits with status 0 on SIGTERM"
 awk '/final counters/ { f = 1 } f' "$E2E_TMP/dp-run.log" >"$E2E_TMP/reserve.counters"
 cat "$E2E_TMP/dp-run.log" >>"$E2E_TMP/dataplane.log"
-syn=$(counter reserve answer syn_ack) fin=$(counter reserve answer fin_ack)
-resp=$(counter reserve answer http_response) h202=$(counter reserve http 202)
-h200=$(counter reserve http 200) known=$(counter reserve admit reserve_known)
-h503=$(counter reserve http 503) notready=$(counter reserve reject not_ready)
-full=$(counter reserve reject bridge_full) stopping=$(counter reserve reject stopping)
+syn=$(counter reserve answers syn_ack) fin=$(counter reserve answers fin_ack)
+resp=$(counter reserve answers http_response) h202=$(counter reserve http_responses 202)
+h200=$(counter reserve http_responses 200) known=$(counter reserve admits reserve_known)
+h503=$(counter reserve http_responses 503) notready=$(counter reserve rejects not_ready)
+full=$(counter reserve rejects bridge_full) stopping=$(counter reserve rejects stopping)
 tap_ok "$([ "$syn" -gt 0 ] && [ "$fin" -ge $((syn - 1)) ] && [ "$fin" -le "$syn" ] &&
 	[ "$resp" -ge $((syn - 1)) ] && [ "$resp" -le "$syn" ]; echo $?)" \
 	"reserve: one SYN-ACK, one answer and one ACK of the FIN per connection ($syn/$resp/$fin; the \
@@ -394,7 +392,7 @@ tap_ok "$([ "$h202" -ge "$N_RES" ] && [ $((h202 + h200 + h503)) -eq "$resp" ] &&
 	[ "$h503" -eq $((notready + full + stopping)) ]; echo $?)" \
 	"reserve: every answer 202 ($h202), 200 to a known buyer ($h200 = reserve_known $known), \
 or 503 before the snapshot, with the ring full or while stopping ($notready + $full + $stopping)"
-tap_is "$(counter reserve answer rst)/$(counter reserve answer rst_bad_cookie)" "0/0" \
+tap_is "$(counter reserve answers rst)/$(counter reserve answers rst_bad_cookie)" "0/0" \
 	"reserve: no RST: every ACK carried the data plane's cookie"
 tap_is "$(e2e_peer_stat dups 2>/dev/null || echo ?)" 0 "reserve: no reservation reached the peer twice"
 e2e_peer_stop

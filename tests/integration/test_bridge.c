@@ -31,7 +31,7 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters.h"
 #include "dataplane/rules.h"
 #include "tests/lib/eal_rundir.h"
@@ -42,7 +42,7 @@
 
 #define CLOCK_SHIFT_MS 90000 /* FG_TEST_CLOCK_OFFSET_MS: this "data plane" runs 90 s ahead */
 
-static struct dp_clock_sync clk;
+static struct clock_sync clk;
 static pid_t peer_pid = -1;
 static int peer_in = -1, peer_out = -1;
 static struct bridge *br;
@@ -431,7 +431,7 @@ test_all(const char *peer_exe)
 	c.stats_fn = stats_fn;
 	c.stats_arg = &dp_ctr;
 	setenv(DP_CLOCK_TEST_OFFSET_ENV, "90000", 1);
-	tap_eq_int(dp_clock_sync_init(&clk), CLOCK_SHIFT_MS,
+	tap_eq_int(clock_sync_init(&clk), CLOCK_SHIFT_MS,
 		"the clock takes the test-only offset from " DP_CLOCK_TEST_OFFSET_ENV);
 	unsetenv(DP_CLOCK_TEST_OFFSET_ENV);
 	c.clock = &clk;
@@ -511,6 +511,9 @@ test_all(const char *peer_exe)
 	__atomic_store_n(&dp_ctr.limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS], 9, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.kept[DP_KEPT_CAPACITY], 64, __ATOMIC_RELAXED);
 	__atomic_store_n(&dp_ctr.kept[DP_KEPT_OPENED], 5, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.busy_cycles, 4242, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.rx_bursts, 21, __ATOMIC_RELAXED);
+	__atomic_store_n(&dp_ctr.tx_held, 6, __ATOMIC_RELAXED);
 	tap_ok(WAIT_FOR(peer_dpstat("rx_packets") == 12345, 5000),
 		"DP_STATS reach the peer with the data plane's rx_packets");
 	tap_ok(peer_dpstat("drops.reason=ip_checksum") == 7 &&
@@ -523,6 +526,9 @@ test_all(const char *peer_exe)
 	tap_ok(peer_dpstat("kept_connections_capacity") == 64 &&
 			peer_dpstat("kept_connections.event=opened") == 5,
 		"the kept-connection table's size and events travel too");
+	tap_ok(peer_dpstat("busy_cycles") == 4242 && peer_dpstat("rx_bursts") == 21 &&
+			peer_dpstat("tx_held") == 6,
+		"so do busy_cycles, rx_bursts and tx_held");
 	tap_ok(WAIT_FOR(peer_dpstat("bridge_submitted") == 1000, 5000) &&
 			peer_dpstat("bridge_reservations_sent") == 1000 &&
 			peer_dpstat("bridge_ready") == 1 &&
@@ -535,7 +541,7 @@ test_all(const char *peer_exe)
 		struct dp_counters zero = {0};
 		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
 		unsigned want =
-			5 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
+			8 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
 			DP_LIM_MAX * DP_LIM_EV_MAX + DP_CLIENT_MAX + DP_KEPT_MAX;
 		const char *rp;
 
@@ -801,20 +807,20 @@ test_all(const char *peer_exe)
 
 	/* 12. The clock follows the wall clock it is resynchronised with. */
 	uint64_t tsc = rte_rdtsc(), wall = now_wall_ms();
-	int64_t ahead = (int64_t)(dp_clock_ms(&clk.ref, tsc) - wall);
-	int64_t step = dp_clock_resync(&clk, wall + 5000, tsc);
+	int64_t ahead = (int64_t)(clock_ms(&clk.ref, tsc) - wall);
+	int64_t step = clock_resync(&clk, wall + 5000, tsc);
 
 	tap_ok(ahead >= CLOCK_SHIFT_MS - 1000 && ahead <= CLOCK_SHIFT_MS + 1000 &&
 			step >= 4000 && step <= 6000 &&
-			(int64_t)(dp_clock_ms(&clk.ref, tsc) - wall) == CLOCK_SHIFT_MS + 5000 &&
+			(int64_t)(clock_ms(&clk.ref, tsc) - wall) == CLOCK_SHIFT_MS + 5000 &&
 			clk.resyncs == 1,
 		"a resync against a wall clock 5 s later moves the clock 5 s (step %lld ms)",
 		(long long)step);
-	struct dp_clock w;
+	struct clock w;
 
-	dp_clock_attach(&w, &clk);
-	dp_clock_resync(&clk, wall, tsc);
-	tap_ok(dp_clock_ms(&w, tsc) == wall + CLOCK_SHIFT_MS,
+	clock_attach(&w, &clk);
+	clock_resync(&clk, wall, tsc);
+	tap_ok(clock_ms(&w, tsc) == wall + CLOCK_SHIFT_MS,
 		"a worker's clock attached before a resync follows it (the shared offset)");
 }
 

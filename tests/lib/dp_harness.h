@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "common/token.h"
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/events.h"
 #include "dataplane/pipeline.h"
 #include "dataplane/result_table.h"

@@ -395,7 +395,7 @@ expect_drop(struct rte_mbuf *m, enum dp_drop_reason reason, const char *what)
 	uint64_t before = H.w->ctr.drops[reason];
 
 	tap_ok(dph_one(&H, m) == NULL, "%s is dropped", what);
-	tap_eq_int(H.w->ctr.drops[reason] - before, 1, dp_drop_name(reason));
+	tap_eq_int(H.w->ctr.drops[reason] - before, 1, counters_drop_name(reason));
 }
 
 static void

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dataplane/counters_json: the final counters as JSON (--counters-json). Two workers' counters
- * and the bridge's are written as the data plane's log shows them (dp_counters_print() under the
+ * and the bridge's are written as the data plane's log shows them (counters_print() under the
  * "final counters" line) and as JSON; python3 parses the JSON and reads the text back
  * (tests/lib/dp_counters_check.py, the first argument): the same figures. Exact member names of
  * the parts scripts read, a total that is the workers' sum, and the errors.
@@ -14,7 +14,7 @@
 
 #include <rte_cycles.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/counters_json.h"
 #include "tests/lib/pycheck.h"
 #include "tests/tap.h"
@@ -35,8 +35,8 @@ fill(void)
 		c->rx_bursts = 77 + w;
 		c->tx_held = 4 + w;
 		c->answers[DP_ANS_SYN_ACK] = 300 + w, c->answers[DP_ANS_HTTP] = 299 + w;
-		c->http[dp_http_slot_of(200)] = 100 + w, c->http[dp_http_slot_of(202)] = 150;
-		c->http[dp_http_slot_of(429)] = w;
+		c->http[counters_http_slot(200)] = 100 + w, c->http[counters_http_slot(202)] = 150;
+		c->http[counters_http_slot(429)] = w;
 		c->admit[DP_ADM_RESERVE_ADMITTED] = 150, c->reject[DP_REJ_LIMIT_IP] = w;
 		c->drops[DP_DROP_TCP_PURE_ACK] = 600 + w, c->drops[DP_DROP_TX_FULL] = 3 * w;
 		c->limit[DP_LIM_IP][DP_LIM_EV_EVICTIONS] = 9 + w;
@@ -51,15 +51,17 @@ fill(void)
 
 /* The log as flashgate-dataplane's report_counters() writes it. */
 static void
-write_log(FILE *f, const struct dp_counters_of *w, unsigned n, bool bridge)
+write_log(FILE *f, const struct counters_of *w, unsigned n, bool bridge)
 {
 	struct dp_counters sum;
 
 	memset(&sum, 0, sizeof(sum));
 	for (unsigned i = 0; i < n; i++)
-		dp_counters_add(&sum, w[i].ctr);
-	fprintf(f, "EAL: a line before\nflashgate-dataplane: final counters (%u worker(s)):\n", n);
-	dp_counters_print(f, &sum);
+		counters_add(&sum, w[i].ctr);
+	fprintf(f, "EAL: a line before\n");
+	fprintf(f, "flashgate-dataplane: final counters (%u worker(s), TSC %" PRIu64 " Hz):\n", n,
+		rte_get_tsc_hz());
+	counters_print(f, &sum);
 	if (bridge)
 		fprintf(f,
 			"  bridge: %" PRIu64 " reservations handed over, %" PRIu64 " refused (ring "
@@ -71,7 +73,7 @@ write_log(FILE *f, const struct dp_counters_of *w, unsigned n, bool bridge)
 	if (n > 1) {
 		for (unsigned i = 0; i < n; i++) {
 			fprintf(f, "worker lcore %u:\n", w[i].lcore);
-			dp_counters_print(f, w[i].ctr);
+			counters_print(f, w[i].ctr);
 		}
 	}
 	fprintf(f, "EAL: a line after\n");
@@ -79,12 +81,12 @@ write_log(FILE *f, const struct dp_counters_of *w, unsigned n, bool bridge)
 
 /* Runs the checker on the log and JSON of w[0..n); true when they agree. */
 static bool
-agree(const struct dp_counters_of *w, unsigned n, bool bridge, char *diff, size_t dcap)
+agree(const struct counters_of *w, unsigned n, bool bridge, char *diff, size_t dcap)
 {
 	char *log = NULL;
 	size_t log_len = 0;
 	FILE *f = open_memstream(&log, &log_len);
-	int len = dp_counters_json(json, sizeof(json), rte_get_tsc_hz(), w, n, bridge ? &bc : NULL);
+	int len = counters_json(json, sizeof(json), rte_get_tsc_hz(), w, n, bridge ? &bc : NULL);
 	bool ok = false;
 
 	diff[0] = '\0';
@@ -100,7 +102,7 @@ agree(const struct dp_counters_of *w, unsigned n, bool bridge, char *diff, size_
 static void
 test_text_and_json(void)
 {
-	const struct dp_counters_of w[2] = {{1, &ctr[0]}, {3, &ctr[1]}};
+	const struct counters_of w[2] = {{1, &ctr[0]}, {3, &ctr[1]}};
 	char diff[2048];
 	bool ok;
 
@@ -118,8 +120,8 @@ test_text_and_json(void)
 static void
 test_members(void)
 {
-	const struct dp_counters_of w[2] = {{1, &ctr[0]}, {3, &ctr[1]}};
-	int n = dp_counters_json(json, sizeof(json), 2000000000ull, w, 2, &bc);
+	const struct counters_of w[2] = {{1, &ctr[0]}, {3, &ctr[1]}};
+	int n = counters_json(json, sizeof(json), 2000000000ull, w, 2, &bc);
 
 	tap_ok(n > 0 && json[n - 1] == '\n' && strchr(json, '\n') == json + n - 1,
 		"one JSON object on one line, ended by a newline (%d bytes)", n);
@@ -127,21 +129,27 @@ test_members(void)
 		       "{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
 		       "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
 		       "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
-		       "\"answer\":{\"arp_reply\":0,",
+		       "\"answers\":{\"arp_reply\":0,",
 		       strlen("{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
 			      "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
 			      "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
-			      "\"answer\":{\"arp_reply\":0,")) == 0,
+			      "\"answers\":{\"arp_reply\":0,")) == 0,
 		"\"workers\", \"tsc_hz\", then the total's sums under their names");
-	tap_ok(strstr(json, "\"http\":{\"200\":201,\"202\":300,") != NULL &&
-			strstr(json, "\"drop\":{\"eth_runt\":0,") != NULL &&
+	tap_ok(strstr(json, "\"http_responses\":{\"200\":201,\"202\":300,") != NULL &&
+			strstr(json, "\"drops\":{\"eth_runt\":0,") != NULL &&
 			strstr(json, "\"tcp_pure_ack\":1201,\"tcp_mss_below_floor\":0,") != NULL &&
 			strstr(json, "\"tx_full\":3,\"answer_no_mbuf\":0,") != NULL &&
-			strstr(json, "\"kept\":{\"capacity\":0,\"in_use\":0,") != NULL &&
-			strstr(json, "\"admit\":{\"token_issued\":0,\"reserve_admitted\":300,") !=
+			strstr(json, "\"kept_connections_capacity\":0,"
+				     "\"kept_connections_in_use\":0,"
+				     "\"kept_connections\":{\"opened\":0,") != NULL &&
+			strstr(json, "\"admits\":{\"token_issued\":0,\"reserve_admitted\":300,") !=
 				NULL &&
-			strstr(json, "\"limit_ip\":1,") != NULL,
-		"http by status, drops, admits and rejects by the names of counters.h, zeros too");
+			strstr(json, "\"rejects\":{\"blocked_ip\":0,") != NULL &&
+			strstr(json, "\"limit_ip\":1,") != NULL &&
+			strstr(json, "\"ratelimit_evictions\":{\"ip\":19,") != NULL &&
+			strstr(json, "\"ratelimit_moved\":{\"ip\":0,\"user\":0,\"device\":1}") !=
+				NULL,
+		"families as objects by member, with counters_table[]'s names, zeros too");
 	tap_ok(strstr(json, "\"bridge\":{\"submitted\":300,\"ring_full\":1,\"batches_sent\":12,"
 			    "\"unsent_at_stop\":0,\"unconfirmed_at_stop\":0,\"snapshots_applied\":2,\"results_stored\":300},"
 			    "\"per_worker\":[{\"lcore\":1,\"rx_packets\":1000,") != NULL,
@@ -151,17 +159,49 @@ test_members(void)
 		"the second worker is the last member");
 }
 
+/* counters_table[] names every value of struct dp_counters exactly once, each name once. */
+static void
+test_table(void)
+{
+	enum { WORDS = sizeof(struct dp_counters) / sizeof(uint64_t) };
+	unsigned seen[WORDS] = {0}, outside = 0, twice = 0, missing = 0, same_name = 0;
+
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *d = &counters_table[k];
+
+		for (unsigned i = 0; i < d->n; i++) {
+			size_t w = d->offset / sizeof(uint64_t) + (size_t)i * d->stride;
+
+			if (w >= WORDS)
+				outside++;
+			else
+				seen[w]++;
+		}
+		for (unsigned j = 0; j < k; j++)
+			same_name += strcmp(counters_table[j].name, d->name) == 0;
+	}
+	for (unsigned w = 0; w < WORDS; w++) {
+		missing += seen[w] == 0;
+		twice += seen[w] > 1;
+	}
+	tap_ok(outside == 0 && twice == 0 && missing == 0,
+		"counters_table[] covers every counter of struct dp_counters once (%u missing, %u "
+		"twice, %u outside)",
+		missing, twice, outside);
+	tap_eq_int(same_name, 0, "no two entries of counters_table[] share a name");
+}
+
 static void
 test_errors(void)
 {
-	const struct dp_counters_of w[1] = {{1, &ctr[0]}};
+	const struct counters_of w[1] = {{1, &ctr[0]}};
 	char small[100];
 
-	tap_eq_int(dp_counters_json(small, sizeof(small), 1, w, 1, NULL), -ENOSPC,
+	tap_eq_int(counters_json(small, sizeof(small), 1, w, 1, NULL), -ENOSPC,
 		"counters larger than the buffer: -ENOSPC");
-	tap_eq_int(dp_counters_json_write("/nonexistent-dir/c.json", NULL, 0, NULL), -ENOENT,
+	tap_eq_int(counters_json_write("/nonexistent-dir/c.json", NULL, 0, NULL), -ENOENT,
 		"--counters-json into a missing directory: -ENOENT (after a message)");
-	tap_eq_int(dp_counters_json(json, sizeof(json), 1, w, 0, NULL) > 0, 1,
+	tap_eq_int(counters_json(json, sizeof(json), 1, w, 0, NULL) > 0, 1,
 		"no worker: still an object (zeros and an empty per_worker)");
 	tap_ok(strstr(json, "\"per_worker\":[]}") != NULL, "no worker: \"per_worker\" is []");
 }
@@ -177,6 +217,7 @@ main(int argc, char **argv)
 	fill();
 	test_text_and_json();
 	test_members();
+	test_table();
 	test_errors();
 	return tap_done();
 }

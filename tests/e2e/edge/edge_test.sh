@@ -144,13 +144,13 @@ buy 202 "$SHOP_B"
 tap_is "$BOUGHT" 200/202/reserved "user 202 from shopper B's address: the same"
 buy 203 "$SHOP_A"
 tap_is "$BOUGHT" 200/202/reserved "user 203 from shopper A's address: the same"
-xff=$(stat "client_address_$EDGE_SRC")
+xff=$(stat "client_addresses_$EDGE_SRC")
 tap_ok "$( ((xff >= 6)) && echo 0 || echo 1)" \
 	"the data plane took every shopper's address from $SRC_NAME ($xff requests)"
-tap_is "$(stat client_address_packet)/$(stat client_address_refused)" 0/0 \
+tap_is "$(stat client_addresses_packet)/$(stat client_addresses_refused)" 0/0 \
 	"  none was taken as the edge's packets' address, none refused"
 if [ "$EDGE_KIND" = haproxy ]; then
-	tap_ok "$( (($(stat client_address_edge) > 0)) && echo 0 || echo 1)" \
+	tap_ok "$( (($(stat client_addresses_edge) > 0)) && echo 0 || echo 1)" \
 		"  HAProxy's health checks are the edge's own requests (counted edge)"
 fi
 
@@ -160,18 +160,18 @@ fi
 conns() {
 	fg_telemetry "$E2E_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
 d = json.load(sys.stdin)["/flashgate/stats"]
-print(d["kept_opened"] - d["client_address_edge"])'
+print(d["kept_connections_opened"] - d["client_addresses_edge"])'
 }
 if [ "$EDGE_SRC" = proxy ]; then
-	c0=$(conns) r0=$(stat kept_requests) p0=$(stat client_address_proxy)
+	c0=$(conns) r0=$(stat kept_connections_requests) p0=$(stat client_addresses_proxy)
 	shop many "$SHOP_A" 20 "/api/v1/events/$EV" >"$E2E_TMP/keep20.json"
 	tap_is "$(jget statuses.200 <"$E2E_TMP/keep20.json")" 20 \
 		"20 requests of shopper A on one connection through the edge: 20 answers 200"
-	c1=$(conns) r1=$(stat kept_requests) p1=$(stat client_address_proxy)
+	c1=$(conns) r1=$(stat kept_connections_requests) p1=$(stat client_addresses_proxy)
 	tap_ok "$( ((c1 - c0 <= 2 && r1 - r0 >= 20 && p1 - p0 >= 20)) && echo 0 || echo 1)" \
 		"  the data plane kept the connection: $((c1 - c0)) opened for them (the PROXY header's and at most one health check's race), $((r1 - r0)) kept requests, $((p1 - p0)) addressed by PROXY v2"
-	tap_ok "$( (($(stat kept_proxy_alone) > 0)) && echo 0 || echo 1)" \
-		"  HAProxy sent each PROXY v2 header alone in its first segment (kept proxy_alone $(stat kept_proxy_alone))"
+	tap_ok "$( (($(stat kept_connections_proxy_alone) > 0)) && echo 0 || echo 1)" \
+		"  HAProxy sent each PROXY v2 header alone in its first segment (kept proxy_alone $(stat kept_connections_proxy_alone))"
 	# A shopper past the edge, straight to the data plane, with a PROXY v2 header of its own
 	# (naming shopper B) before its request in one segment: not from a trusted edge, so the
 	# connection is reset and counted, and nothing is answered for B.
@@ -191,10 +191,10 @@ except OSError as e:
     print("error: %s" % e)
 EOF
 	}
-	u0=$(stat client_address_proxy_untrusted)
+	u0=$(stat client_addresses_proxy_untrusted)
 	tap_is "$(proxy_direct)" reset \
 		"a PROXY v2 header sent straight to the data plane by a shopper (not the edge): reset"
-	tap_is "$(($(stat client_address_proxy_untrusted) - u0))" 1 \
+	tap_is "$(($(stat client_addresses_proxy_untrusted) - u0))" 1 \
 		"  counted proxy_untrusted"
 fi
 
@@ -226,13 +226,13 @@ tap_is "$(jget status <<<"$a")/$(jget body.status <<<"$a")" 200/reserved \
 # HAProxy (http-reuse always) and nginx (keepalive) share a few kept connections among every
 # shopper's requests; in mode tcp each shopper's connection is one of the data plane's, carrying
 # all of that shopper's requests.
-kept_c=$(conns) kept_r=$(stat kept_requests) src_r=$(stat "client_address_$EDGE_SRC")
-tap_diag "kept: $(stat kept_opened) opened, $(stat client_address_edge) edge requests, $kept_r kept requests, $src_r from $SRC_NAME, $(stat kept_close_answered) close_answered, $(stat kept_table_full) table_full"
+kept_c=$(conns) kept_r=$(stat kept_connections_requests) src_r=$(stat "client_addresses_$EDGE_SRC")
+tap_diag "kept: $(stat kept_connections_opened) opened, $(stat client_addresses_edge) edge requests, $kept_r kept requests, $src_r from $SRC_NAME, $(stat kept_connections_close_answered) close_answered, $(stat kept_connections_table_full) table_full"
 div=5
 [ "$EDGE_SRC" != proxy ] || div=2
 tap_ok "$( ((kept_c >= 1 && kept_c * div <= src_r && kept_r >= src_r)) && echo 0 || echo 1)" \
 	"the edge's connections for shoppers ($kept_c) are at most 1/$div of their requests ($src_r), all on kept connections ($kept_r kept requests)"
-tap_is "$(stat kept_table_full)" 0 "  the kept-connection table was never full"
+tap_is "$(stat kept_connections_table_full)" 0 "  the kept-connection table was never full"
 
 # --- the data plane killed under the edge, and started again --------------------------------
 kill -KILL "$E2E_DP_PID"

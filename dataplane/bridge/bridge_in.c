@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "common/now.h"
-#include "dataplane/bridge_int.h"
+#include "dataplane/bridge/bridge_int.h"
 #include "dataplane/rules.h"
 
 /* ---- building versions of the shared state ------------------------------------------- */
@@ -262,7 +262,7 @@ static struct wire_event *model_event(struct model *m, uint32_t id);
 static void
 result_stock(struct bridge *b, uint32_t event, uint32_t stock)
 {
-	struct wire_event *e = bridge_ready(b) ? model_event(&b->cur, event) : NULL;
+	struct wire_event *e = bridge_is_ready(b) ? model_event(&b->cur, event) : NULL;
 	const struct dp_shared *d = shared_get(&b->shared);
 	struct event_entry *x;
 
@@ -274,16 +274,30 @@ result_stock(struct bridge *b, uint32_t event, uint32_t stock)
 		__atomic_store_n(&x->stock, stock, __ATOMIC_RELAXED);
 }
 
+/*
+ * Counts one record of a message as its handler decoded it (rc, from wire_get_*()): in
+ * a snapshot, one more of its kind seen (*seen; seen NULL: not counted); refused, a decode
+ * error. Returns whether it decoded.
+ */
+static bool
+record_decoded(struct bridge *b, bool snap, unsigned *seen, int rc)
+{
+	if (snap && seen != NULL)
+		(*seen)++;
+	if (rc == 0)
+		return true;
+	CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+	return false;
+}
+
 static void
 on_result(struct bridge *b, const struct wire_msg *m)
 {
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_result r;
 
-		if (wire_get_result(m, i, &r) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, false, NULL, wire_get_result(m, i, &r)))
 			continue;
-		}
 		struct rt_result v = {
 			.reservation_id = r.reservation_id,
 			.order_id = r.order_id,
@@ -310,7 +324,7 @@ target_model(struct bridge *b, const struct wire_msg *m, bool *in_snapshot)
 	*in_snapshot = b->snap.active && b->snap.sender == m->sender;
 	if (*in_snapshot)
 		return &b->snap.m;
-	if (!bridge_ready(b)) {
+	if (!bridge_is_ready(b)) {
 		CTR_INC(b->ctr.ignored_before_snapshot);
 		return NULL;
 	}
@@ -329,12 +343,8 @@ on_events(struct bridge *b, const struct wire_msg *m)
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_event e;
 
-		if (snap)
-			b->snap.seen_ev++;
-		if (wire_get_event(m, i, &e) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, snap, &b->snap.seen_ev, wire_get_event(m, i, &e)))
 			continue;
-		}
 		if (!model_upsert_event(t, &e)) {
 			CTR_INC(b->ctr.events_rejected);
 			LOG_RL(LOG_LEVEL_WARN, 10000,
@@ -357,14 +367,12 @@ on_stock(struct bridge *b, const struct wire_msg *m)
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_stock s;
 
-		if (wire_get_stock(m, i, &s) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, false, NULL, wire_get_stock(m, i, &s)))
 			continue;
-		}
 		/* A change that arrives while a snapshot is on its way applies to both. */
 		struct wire_event *staged =
 			b->snap.active ? model_event(&b->snap.m, s.event) : NULL;
-		struct wire_event *e = bridge_ready(b) ? model_event(&b->cur, s.event) : NULL;
+		struct wire_event *e = bridge_is_ready(b) ? model_event(&b->cur, s.event) : NULL;
 
 		for (int k = 0; k < 2; k++) {
 			struct wire_event *x = k == 0 ? staged : e;
@@ -443,8 +451,7 @@ on_fair(struct bridge *b, const struct wire_msg *m)
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_fair f;
 
-		if (wire_get_fair(m, i, &f) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, snap, NULL, wire_get_fair(m, i, &f))) {
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"bridge: a FAIR record of the control plane was refused: a field is out "
 				"of range (draw state, pow bits, decided > entrants or the times)");
@@ -491,12 +498,8 @@ on_keys(struct bridge *b, const struct wire_msg *m)
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_key k;
 
-		if (snap)
-			b->snap.seen_keys++;
-		if (wire_get_key(m, i, &k) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, snap, &b->snap.seen_keys, wire_get_key(m, i, &k)))
 			continue;
-		}
 		if (t->n_keys == KEYS_MAX) {
 			CTR_INC(b->ctr.keys_rejected);
 			continue;
@@ -520,12 +523,8 @@ on_rules(struct bridge *b, const struct wire_msg *m)
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_rule r;
 
-		if (snap)
-			b->snap.seen_rules++;
-		if (wire_get_rule(m, i, &r) != 0) {
-			CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+		if (!record_decoded(b, snap, &b->snap.seen_rules, wire_get_rule(m, i, &r)))
 			continue;
-		}
 		if (!model_add_rule(t, &r))
 			CTR_INC(b->ctr.rules_rejected);
 	}
@@ -540,12 +539,8 @@ on_limits(struct bridge *b, const struct wire_msg *m)
 	struct model *t = target_model(b, m, &snap);
 	struct wire_limits l;
 
-	if (t == NULL)
+	if (t == NULL || !record_decoded(b, snap, NULL, wire_get_limits(m, 0, &l)))
 		return;
-	if (wire_get_limits(m, 0, &l) != 0) {
-		CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
-		return;
-	}
 	t->limits = l;
 	t->have_limits = true;
 	if (!snap)
@@ -557,10 +552,8 @@ on_snapshot(struct bridge *b, const struct wire_msg *m)
 {
 	struct wire_snapshot s;
 
-	if (wire_get_snapshot(m, 0, &s) != 0) {
-		CTR_INC(b->ctr.decode_errors[WIRE_ERRI_FIELD]);
+	if (!record_decoded(b, false, NULL, wire_get_snapshot(m, 0, &s)))
 		return;
-	}
 	if (m->type == WIRE_T_SNAPSHOT_BEGIN) {
 		if (b->snap.active)
 			CTR_INC(b->ctr.snapshots_incomplete);
@@ -593,7 +586,7 @@ on_snapshot(struct bridge *b, const struct wire_msg *m)
 	b->cur = st->m;
 	st->m = tmp;
 	st->active = false;
-	bool first = !bridge_ready(b);
+	bool first = !bridge_is_ready(b);
 
 	publish(b, CH_ALL, s.snapshot_id);
 	b->want_snapshot = false;
@@ -670,7 +663,7 @@ on_heartbeat(struct bridge *b, const struct wire_msg *m)
 	if (wire_get_heartbeat(m, 0, &hb) != 0)
 		return;
 	uint64_t mine =
-		b->cfg.clock != NULL ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
+		b->cfg.clock != NULL ? clock_ms(&b->cfg.clock->ref, rte_rdtsc()) : now_wall_ms();
 	int64_t skew = (int64_t)(mine - hb.now_ms);
 	uint64_t mag = skew < 0 ? (uint64_t)-skew : (uint64_t)skew;
 	bool over = b->cfg.clock_skew_max_ms != 0 && mag > b->cfg.clock_skew_max_ms;
@@ -785,7 +778,7 @@ void
 bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms)
 {
 	const struct bridge_config *c = &b->cfg;
-	bool ready = bridge_ready(b);
+	bool ready = bridge_is_ready(b);
 
 	/* A snapshot whose END never came is abandoned after a few retry periods. */
 	if (b->snap.active && now_ms - b->snap.started_ms > 4 * (uint64_t)c->snapshot_retry_ms) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The bridge's set-up and its thread (dataplane/bridge_int.h says where the rest is). */
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -16,7 +16,7 @@
 
 #include "common/log.h"
 #include "common/now.h"
-#include "dataplane/bridge_int.h"
+#include "dataplane/bridge/bridge_int.h"
 
 void
 bridge_config_defaults(struct bridge_config *c)
@@ -207,54 +207,20 @@ bridge_results(const struct bridge *b)
 bool
 bridge_ready(const struct bridge *b)
 {
-	return shared_get(&b->shared) != NULL && !bridge_refused(b);
+	return bridge_is_ready(b);
 }
 
 bool
 bridge_refused(const struct bridge *b)
 {
-	return b->cfg.n_workers > 0 && __atomic_load_n(&b->ports[0].refused, __ATOMIC_RELAXED);
+	return bridge_is_refused(b);
 }
 
 bool
 bridge_clock_skew(const struct bridge *b, int64_t *skew_ms)
 {
-	if (!__atomic_load_n(&b->skew_known, __ATOMIC_ACQUIRE))
-		return false;
-	*skew_ms = __atomic_load_n(&b->skew_ms, __ATOMIC_RELAXED);
-	return true;
+	return bridge_skew_read(b, skew_ms);
 }
-
-void
-bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
-{
-	const uint64_t *src = (const uint64_t *)&b->ctr;
-	uint64_t *dst = (uint64_t *)out;
-
-	/* Every field is a u64 written by one thread: copy them one atomic word at a time. */
-	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
-	out->submitted = out->ring_full = out->queries = out->queries_refused = 0;
-	out->queries_cooled = 0;
-	for (unsigned i = 0; i < b->cfg.n_workers; i++) {
-		const struct bridge_port *p = &b->ports[i];
-
-		out->submitted += __atomic_load_n(&p->submitted, __ATOMIC_RELAXED);
-		out->ring_full += __atomic_load_n(&p->ring_full, __ATOMIC_RELAXED);
-		out->queries += __atomic_load_n(&p->queries, __ATOMIC_RELAXED);
-		out->queries_refused += __atomic_load_n(&p->queries_refused, __ATOMIC_RELAXED);
-		out->queries_cooled += __atomic_load_n(&p->queries_cooled, __ATOMIC_RELAXED);
-	}
-	const uint64_t *rs = (const uint64_t *)&b->results->ctr;
-	uint64_t *rd = (uint64_t *)&out->results;
-
-	for (size_t i = 0; i < sizeof(out->results) / sizeof(uint64_t); i++)
-		rd[i] = __atomic_load_n(&rs[i], __ATOMIC_RELAXED);
-	out->shared_versions = __atomic_load_n(&b->shared.published, __ATOMIC_RELAXED);
-}
-
-_Static_assert(sizeof(struct bridge_counters) % sizeof(uint64_t) == 0, "counters are u64s");
-_Static_assert(sizeof(struct result_table_counters) % sizeof(uint64_t) == 0, "counters are u64s");
 
 /*
  * With CURVE, a handshake the control plane refuses is said in the log (at most every 10 s):
@@ -342,6 +308,8 @@ bridge_main(void *arg)
 			bridge_in_schedule_snapshot(b, now_ms);
 		if (!stopping && b->cfg.stats_ms != 0 &&
 			now_ms - b->last_stats_ms >= b->cfg.stats_ms) {
+			/* Collected now, sent by bridge_out_prepare() when nothing goes before. */
+			b->n_stats = bridge_stats_collect(b);
 			b->stats_due = true;
 			b->hello_due = true;
 			b->last_stats_ms = now_ms;

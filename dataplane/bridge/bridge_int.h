@@ -2,19 +2,25 @@
 #ifndef FG_DP_BRIDGE_INT_H
 #define FG_DP_BRIDGE_INT_H
 /*
- * The bridge's insides, shared by its four files and included by nothing else:
- *   bridge.c        set-up, the thread's loop, start and stop, the workers' view;
+ * The bridge's insides: the one header its four parts include, and nothing else does.
+ *   bridge.c        set-up, the thread's loop, start and stop, the workers' view; the only
+ *                   part that calls the others' functions (declared below), in its loop;
  *   bridge_in.c     the SUB side: the control plane's messages into the model, and new
  *                   versions of the shared state (events, keys, rules, limits) and results;
  *   bridge_out.c    the PUSH side: the workers' rings drained into batches, one message at a
  *                   time sent without blocking;
- *   bridge_stats.c  the data plane's and the bridge's counters as DP_STATS records.
- * Everything here runs on the bridge thread.
+ *   bridge_stats.c  the data plane's and the bridge's counters as DP_STATS records, and
+ *                   bridge_counters_read().
+ * bridge_in.c, bridge_out.c and bridge_stats.c share struct bridge and the inline readers
+ * below, and call no function of another part: the loop hands them what they need (the
+ * DP_STATS records bridge_out.c sends are collected by the loop into stats/n_stats).
+ * Everything here runs on the bridge thread, except the readers, which any thread may call.
  */
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/bridge.h"
+#include "common/ctr.h"
+#include "dataplane/bridge/bridge.h"
 
 #define SENDERS_MAX    8   /* control planes whose sequence numbers we follow */
 #define RECV_PER_ROUND 256 /* messages handled before the bridge looks at its rings again */
@@ -104,6 +110,7 @@ struct bridge {
 	unsigned rr; /* the ring drained first, rotating for fairness */
 	bool last_was_reserve; /* the last message sent of the two kinds: they take turns */
 	struct wire_stat *stats; /* WIRE_STATS_MAX records of the next DP_STATS */
+	unsigned n_stats;	 /* how many of them, collected when stats_due was set */
 	bool stats_due;
 	bool hello_due;	   /* a HELLO goes with each DP_STATS */
 	uint64_t instance; /* random, never 0: tells this data plane from another with its dp id */
@@ -122,9 +129,31 @@ struct bridge {
 	bool skew_known, skew_over;
 };
 
-/* Counters are read by other threads: single writer, so relaxed atomic increments suffice. */
-#define CTR_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
-#define CTR_INC(field)	  CTR_ADD(field, 1)
+/* Whether the control plane refused this data plane (bridge_refused()). Any thread. */
+static inline bool
+bridge_is_refused(const struct bridge *b)
+{
+	return b->cfg.n_workers > 0 && __atomic_load_n(&b->ports[0].refused, __ATOMIC_RELAXED);
+}
+
+/* Whether a snapshot was applied and the control plane does not refuse us (bridge_ready()).
+ * Any thread. */
+static inline bool
+bridge_is_ready(const struct bridge *b)
+{
+	return shared_get(&b->shared) != NULL && !bridge_is_refused(b);
+}
+
+/* The clock skew against the control plane into *skew_ms, when known (bridge_clock_skew()).
+ * Any thread. */
+static inline bool
+bridge_skew_read(const struct bridge *b, int64_t *skew_ms)
+{
+	if (!__atomic_load_n(&b->skew_known, __ATOMIC_ACQUIRE))
+		return false;
+	*skew_ms = __atomic_load_n(&b->skew_ms, __ATOMIC_RELAXED);
+	return true;
+}
 
 /* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
  * many. */
@@ -141,8 +170,8 @@ void bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms);
 unsigned bridge_out_drain(struct bridge *b, uint64_t now_us);
 
 /* bridge_out.c: encodes the next message to send into b->msg if none is pending (a snapshot
- * request, counters, then a reservation batch that is full, old enough or flushing and result
- * queries, taking turns when both wait). */
+ * request, a HELLO, the counters in b->stats when stats_due, then a reservation batch that is
+ * full, old enough or flushing and result queries, taking turns when both wait). */
 void bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing);
 
 /* bridge_out.c: tries to send the pending message without blocking. Returns true when it went

@@ -3,7 +3,7 @@
 #include <zmq.h>
 
 #include "common/now.h"
-#include "dataplane/bridge_int.h"
+#include "dataplane/bridge/bridge_int.h"
 
 /* ---- outgoing ----------------------------------------------------------------------------- */
 
@@ -64,7 +64,7 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 		struct wire_hello h = {
 			.instance = b->instance,
 			.now_ms = b->cfg.clock != NULL
-					  ? dp_clock_ms(&b->cfg.clock->ref, rte_rdtsc())
+					  ? clock_ms(&b->cfg.clock->ref, rte_rdtsc())
 					  : now_wall_ms(),
 		};
 
@@ -75,7 +75,7 @@ bridge_out_prepare(struct bridge *b, uint64_t now_us, bool flushing)
 	} else if (b->stats_due) {
 		/* Before reservations: once per stats_ms it is cheap, and under a steady stream
 		 * of batches it would never go otherwise. */
-		unsigned n = bridge_stats_collect(b);
+		unsigned n = b->n_stats;
 
 		len = wire_encode(&b->tx, WIRE_T_DP_STATS, b->stats, n, b->msg, b->msg_cap);
 		b->stats_due = false;

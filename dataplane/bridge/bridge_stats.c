@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The data plane's and the bridge's counters as DP_STATS records for the control plane. */
+/*
+ * The data plane's and the bridge's counters as DP_STATS records for the control plane, and
+ * the bridge's counters for any thread (bridge_counters_read()).
+ */
 #include <stdio.h>
 #include <string.h>
 
-#include "dataplane/bridge_int.h"
+#include "dataplane/bridge/bridge_int.h"
 #include "dataplane/counters.h"
 
 /* ---- counters to the control plane -------------------------------------------------------- */
@@ -17,62 +20,68 @@ put_stat(struct wire_stat *out, unsigned cap, unsigned *n, const char *name, uin
 		(*n)++;
 }
 
-/* Appends the counter "family.label=value". */
+/* Appends the counter or gauge "family.label=value". */
 static void
 put_labelled(struct wire_stat *out, unsigned cap, unsigned *n, const char *family,
-	const char *label, const char *value, uint64_t v)
+	const char *label, const char *value, uint64_t v, enum wire_stat_kind kind)
 {
 	char name[WIRE_STAT_NAME_MAX];
 
 	if (snprintf(name, sizeof(name), "%s.%s=%s", family, label, value) < (int)sizeof(name))
-		put_stat(out, cap, n, name, v, WIRE_STAT_COUNTER);
+		put_stat(out, cap, n, name, v, kind);
 }
 
 unsigned
 bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out, unsigned cap)
 {
 	unsigned n = 0;
-	char status[8];
 
-	put_stat(out, cap, &n, "rx_packets", c->rx_packets, WIRE_STAT_COUNTER);
-	put_stat(out, cap, &n, "rx_bytes", c->rx_bytes, WIRE_STAT_COUNTER);
-	put_stat(out, cap, &n, "tx_packets", c->tx_packets, WIRE_STAT_COUNTER);
-	put_stat(out, cap, &n, "tx_bytes", c->tx_bytes, WIRE_STAT_COUNTER);
-	put_stat(out, cap, &n, "http_requests", c->requests, WIRE_STAT_COUNTER);
-	for (unsigned i = 0; i < DP_DROP_MAX; i++)
-		put_labelled(out, cap, &n, "drops", "reason", dp_drop_name(i), c->drops[i]);
-	for (unsigned i = 0; i < DP_ANS_MAX; i++)
-		put_labelled(out, cap, &n, "answers", "kind", dp_answer_name(i), c->answers[i]);
-	for (unsigned i = 0; i < DP_HTTP_MAX; i++) {
-		snprintf(status, sizeof(status), "%u", dp_http_status_of(i));
-		put_labelled(out, cap, &n, "http_responses", "status", status, c->http[i]);
-	}
-	for (unsigned i = 0; i < DP_REJ_MAX; i++)
-		put_labelled(out, cap, &n, "rejects", "reason", dp_reject_name(i), c->reject[i]);
-	for (unsigned i = 0; i < DP_ADM_MAX; i++)
-		put_labelled(out, cap, &n, "admits", "kind", dp_admit_name(i), c->admit[i]);
-	/* "ratelimit_evictions.table=ip": flashgate_dp_ratelimit_evictions{table="ip"}. */
-	for (unsigned e = 0; e < DP_LIM_EV_MAX; e++) {
-		char family[32];
+	for (unsigned k = 0; k < COUNTERS_TABLE_LEN; k++) {
+		const struct counters_desc *d = &counters_table[k];
+		enum wire_stat_kind kind =
+			d->kind == COUNTERS_GAUGE ? WIRE_STAT_GAUGE : WIRE_STAT_COUNTER;
 
-		snprintf(family, sizeof(family), "ratelimit_%s", dp_limit_event_name(e));
-		for (unsigned t = 0; t < DP_LIM_MAX; t++)
-			put_labelled(out, cap, &n, family, "table", dp_limit_table_name(t),
-				c->limit[t][e]);
+		for (unsigned i = 0; i < d->n; i++) {
+			if (d->members == NULL)
+				put_stat(out, cap, &n, d->name, counters_value(c, d, i), kind);
+			else
+				put_labelled(out, cap, &n, d->name, d->label, d->members[i],
+					counters_value(c, d, i), kind);
+		}
 	}
-	/* The table's size and use are gauges, the rest counters. */
-	put_stat(out, cap, &n, "kept_connections_capacity", c->kept[DP_KEPT_CAPACITY],
-		WIRE_STAT_GAUGE);
-	put_stat(out, cap, &n, "kept_connections_in_use", c->kept[DP_KEPT_IN_USE],
-		WIRE_STAT_GAUGE);
-	for (unsigned i = DP_KEPT_OPENED; i < DP_KEPT_MAX; i++)
-		put_labelled(out, cap, &n, "kept_connections", "event", dp_kept_name(i),
-			c->kept[i]);
-	for (unsigned i = 0; i < DP_CLIENT_MAX; i++)
-		put_labelled(out, cap, &n, "client_addresses", "source", dp_client_name(i),
-			c->client[i]);
 	return n;
 }
+
+void
+bridge_counters_read(const struct bridge *b, struct bridge_counters *out)
+{
+	const uint64_t *src = (const uint64_t *)&b->ctr;
+	uint64_t *dst = (uint64_t *)out;
+
+	/* Every field is a u64 written by one thread: copy them one atomic word at a time. */
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	out->submitted = out->ring_full = out->queries = out->queries_refused = 0;
+	out->queries_cooled = 0;
+	for (unsigned i = 0; i < b->cfg.n_workers; i++) {
+		const struct bridge_port *p = &b->ports[i];
+
+		out->submitted += __atomic_load_n(&p->submitted, __ATOMIC_RELAXED);
+		out->ring_full += __atomic_load_n(&p->ring_full, __ATOMIC_RELAXED);
+		out->queries += __atomic_load_n(&p->queries, __ATOMIC_RELAXED);
+		out->queries_refused += __atomic_load_n(&p->queries_refused, __ATOMIC_RELAXED);
+		out->queries_cooled += __atomic_load_n(&p->queries_cooled, __ATOMIC_RELAXED);
+	}
+	const uint64_t *rs = (const uint64_t *)&b->results->ctr;
+	uint64_t *rd = (uint64_t *)&out->results;
+
+	for (size_t i = 0; i < sizeof(out->results) / sizeof(uint64_t); i++)
+		rd[i] = __atomic_load_n(&rs[i], __ATOMIC_RELAXED);
+	out->shared_versions = __atomic_load_n(&b->shared.published, __ATOMIC_RELAXED);
+}
+
+_Static_assert(sizeof(struct bridge_counters) % sizeof(uint64_t) == 0, "counters are u64s");
+_Static_assert(sizeof(struct result_table_counters) % sizeof(uint64_t) == 0, "counters are u64s");
 
 /* The bridge's own counters, after the data plane's: the health of its link. */
 static unsigned
@@ -124,12 +133,12 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		WIRE_STAT_COUNTER);
 	for (unsigned i = 0; i < b->cfg.n_workers; i++)
 		backlog += rte_ring_count(b->ports[i].ring);
-	put_stat(out, cap, &n, "bridge_ready", bridge_ready(b), WIRE_STAT_GAUGE);
-	put_stat(out, cap, &n, "bridge_refused", bridge_refused(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_ready", bridge_is_ready(b), WIRE_STAT_GAUGE);
+	put_stat(out, cap, &n, "bridge_refused", bridge_is_refused(b), WIRE_STAT_GAUGE);
 	int64_t skew = 0;
 
 	/* The skew as two gauges (a gauge is unsigned): one of them is 0. */
-	if (bridge_clock_skew(b, &skew)) {
+	if (bridge_skew_read(b, &skew)) {
 		put_stat(out, cap, &n, "clock_ahead_ms", skew > 0 ? (uint64_t)skew : 0,
 			WIRE_STAT_GAUGE);
 		put_stat(out, cap, &n, "clock_behind_ms", skew < 0 ? (uint64_t)-skew : 0,
@@ -142,16 +151,20 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		out, cap, &n, "purchase_token_ttl_s", b->cfg.purchase_token_ttl_s, WIRE_STAT_GAUGE);
 	for (unsigned i = 0; i < WIRE_ERR_MAX; i++)
 		put_labelled(out, cap, &n, "bridge_decode_errors", "reason",
-			wire_err_name(-(int)i - 1), c.decode_errors[i]);
+			wire_err_name(-(int)i - 1), c.decode_errors[i], WIRE_STAT_COUNTER);
 	for (unsigned t = WIRE_T_RESULT; t < WIRE_T_MAX; t++)
 		if (strcmp(wire_type_name(t), "unknown") != 0)
 			put_labelled(out, cap, &n, "bridge_messages_in", "type", wire_type_name(t),
-				c.msgs_in[t]);
-	put_labelled(out, cap, &n, "bridge_results", "outcome", "inserted", c.results.inserted);
-	put_labelled(out, cap, &n, "bridge_results", "outcome", "replaced", c.results.replaced);
-	put_labelled(out, cap, &n, "bridge_results", "outcome", "kept", c.results.kept);
-	put_labelled(out, cap, &n, "bridge_results", "outcome", "evicted", c.results.evicted);
-	put_labelled(out, cap, &n, "bridge_results", "outcome", "dropped", c.results.dropped);
+				c.msgs_in[t], WIRE_STAT_COUNTER);
+	const struct {
+		const char *outcome;
+		uint64_t v;
+	} results[] = {{"inserted", c.results.inserted}, {"replaced", c.results.replaced},
+		{"kept", c.results.kept}, {"evicted", c.results.evicted},
+		{"dropped", c.results.dropped}};
+	for (size_t i = 0; i < RTE_DIM(results); i++)
+		put_labelled(out, cap, &n, "bridge_results", "outcome", results[i].outcome,
+			results[i].v, WIRE_STAT_COUNTER);
 	return n;
 }
 

@@ -83,7 +83,7 @@ struct bridge_config {
 	struct zlink_keys keys;
 	/* The workers' clock: its skew against the control plane's (HEARTBEAT now_ms) is shown in
 	 * DP_STATS. NULL: the wall clock. */
-	const struct dp_clock_sync *clock;
+	const struct clock_sync *clock;
 	/* A skew beyond this (either way) is logged once per excursion; 0: never. */
 	uint32_t clock_skew_max_ms;
 };
@@ -371,11 +371,10 @@ void bridge_counters_read(const struct bridge *b, struct bridge_counters *out);
 struct dp_counters;
 
 /*
- * Writes c as DP_STATS records into out (up to cap): rx_packets, rx_bytes, tx_packets,
- * tx_bytes, http_requests, then drops.reason=*, answers.kind=*, http_responses.status=*,
- * rejects.reason=*, admits.kind=* with the names of dataplane/counters.h. For a stats_fn that
- * sums the workers' counters and calls this. Returns how many it wrote: all of them (about
- * 90) unless cap is smaller.
+ * Writes c as DP_STATS records into out (up to cap): every value of counters_table[]
+ * (dataplane/counters.h) in its order, a single counter as its name, a family's member as
+ * "name.label=member", with the table's kind. For a stats_fn that sums the workers' counters
+ * and calls this. Returns how many it wrote: all of them (about 150) unless cap is smaller.
  */
 unsigned bridge_stats_from_counters(const struct dp_counters *c, struct wire_stat *out,
 	unsigned cap);
