@@ -20,7 +20,7 @@ PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
 # it to tell the shopper's address (X-Forwarded-For), as docs/page.md says to set it up.
 EDGE_IP=198.18.10.1
 E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
-	-s "edge.trusted=$EDGE_IP")
+	-s "edge.trusted=$EDGE_IP" -s admission.cors_origin=https://shop.example)
 E2E_TOOLS=(redis-cli psql nginx openssl chromium chromedriver)
 e2e_begin pg "$1"
 [ "$FG_CL_ADDR" = "$EDGE_IP" ] || tap_bail "the client's address is $EDGE_IP (edge.trusted)"
@@ -103,6 +103,15 @@ rc=0
 e2e_has_header page "$csp" || rc=$?
 tap_ok $rc "the page comes with a strict Content-Security-Policy (no inline script, scripts, \
 workers and connections only from its origin)"
+# A trusted edge's X-Forwarded-For that does not parse (this namespace's address is the trusted
+# edge's): 400, with the CORS lines as every refusal of the parser (docs/api.md, CORS).
+e2e_curl badxff "$E2E_BASE/api/v1/events/$EV_B" -H "X-Forwarded-For: not-an-address" \
+	-H "Origin: https://shop.example"
+rc=0
+e2e_has_header badxff "^access-control-allow-origin: https://shop.example" || rc=$?
+tap_ok $rc "a trusted edge's malformed X-Forwarded-For: $E2E_CODE, with the CORS lines \
+($(tr -d '\r' <"$E2E_TMP/badxff.h" | grep -ci '^access-control') of them)"
+tap_is "$E2E_CODE" 400 "  refused with 400"
 
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS"
