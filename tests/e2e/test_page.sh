@@ -61,7 +61,7 @@ OW_PID=$!
 ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 # Sale A starts in START_IN seconds: 2 items, a pay window of 20 s. Sale B is open: 5 items.
-EV_A=21 EV_B=22 START_IN=60 PAY_WINDOW=20
+EV_A=21 EV_B=22 START_IN=90 PAY_WINDOW=20
 starts_a=$(($(date +%s) + START_IN))
 setup() {
 	ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
