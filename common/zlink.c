@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -17,6 +20,10 @@
 #define KEYGEN_HINT                                                                       \
 	"make keys with `flashgatectl curve keygen NAME --dir DIR` (docs/operations.md, " \
 	"\"Link keys\")"
+#define LOCAL_HINT                                                                              \
+	"give the links keys (curve_key_dir, or curve_secret_key_file: docs/operations.md, "    \
+	"\"Link keys\"), or, for a closed lab only, set insecure_plaintext_links = yes (links " \
+	"without authentication)"
 
 bool
 zlink_endpoint_is_loopback(const char *ep)
@@ -131,6 +138,19 @@ read_secret(const char *path, const char *what, struct zlink_keys *k, char *err,
 	return 0;
 }
 
+/* The opt-out's warning, once per endpoint at start. */
+static void
+warn_plaintext(const char *section, const char *const *eps, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		LOG_WARN("[%s] insecure_plaintext_links = yes: the ZeroMQ link %s is PLAINTEXT, "
+			 "without authentication: whoever reaches it%s reads the sale keys and can "
+			 "push records. For a closed lab only; %s",
+			section, eps[i],
+			zlink_endpoint_is_loopback(eps[i]) ? " (any user of this host)" : "",
+			KEYGEN_HINT);
+}
+
 int
 zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *section,
 	const char *const *eps, unsigned n, struct zlink_keys *k, char *err, size_t errlen)
@@ -147,28 +167,21 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 				section, KEYGEN_HINT);
 			return -EINVAL;
 		}
-		for (unsigned i = 0; i < n; i++) {
-			if (zlink_endpoint_is_loopback(eps[i]))
-				continue;
-			if (s->insecure_plaintext) {
-				LOG_WARN("[%s] insecure_plaintext_links = yes: the ZeroMQ "
-					 "endpoint %s is not on this host and its link is "
-					 "PLAINTEXT, without authentication: whoever reaches it "
-					 "reads the sale keys and can push records. For a closed "
-					 "lab network only; %s",
-					section, eps[i], KEYGEN_HINT);
-				continue;
-			}
-			snprintf(err, errlen,
-				"[%s] the ZeroMQ endpoint %s is not on this host and the link "
-				"has no CURVE keys: whoever reaches it could read the sale keys "
-				"or push records. Set curve_secret_key_file%s in [%s]: %s; or, "
-				"on a closed lab network only, insecure_plaintext_links = yes",
-				section, eps[i], is_server ? "" : " and curve_server_key_file",
-				section, KEYGEN_HINT);
-			return -EPERM;
+		if (s->insecure_plaintext) {
+			warn_plaintext(section, eps, n);
+			return 0;
 		}
-		return 0;
+		char dir[ZLINK_PATH_MAX];
+
+		if (zlink_local_dir(s, dir, sizeof(dir)) != 0) {
+			snprintf(err, errlen, "[%s] curve_key_dir: the path is too long", section);
+			return -ENAMETOOLONG;
+		}
+		return zlink_local_keys(dir,
+			strcmp(section, "controlplane") == 0   ? ZLINK_ROLE_CONTROLPLANE
+			: strcmp(section, "order_writer") == 0 ? ZLINK_ROLE_ORDER_WRITER
+							       : ZLINK_ROLE_DATAPLANE,
+			section, k, err, errlen);
 	}
 	if (!zlink_has_curve()) {
 		snprintf(err, errlen,
@@ -197,6 +210,206 @@ zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *sect
 		zlink_keys_wipe(k);
 		return rc;
 	}
+	k->curve = true;
+	return 0;
+}
+
+int
+zlink_local_dir(const struct zlink_settings *s, char *out, size_t outlen)
+{
+	const char *st = getenv("STATE_DIRECTORY");
+	int n;
+
+	if (s->key_dir[0] != '\0')
+		n = snprintf(out, outlen, "%s", s->key_dir);
+	else if (st != NULL && st[0] == '/')
+		/* systemd lists several directories separated by ':': ours is the first. */
+		n = snprintf(out, outlen, "%.*s/links", (int)strcspn(st, ":"), st);
+	else
+		n = snprintf(out, outlen, "%s", ZLINK_KEY_DIR_DEFAULT);
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/* Writes text to dir/name through a temporary file renamed over it, of mode mode. */
+static int
+write_file(
+	const char *dir, const char *name, const char *text, mode_t mode, char *err, size_t errlen)
+{
+	char path[ZLINK_PATH_MAX + 64], tmp[ZLINK_PATH_MAX + 80];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0 || fchmod(fd, mode) != 0 || write(fd, text, len) != (ssize_t)len ||
+		fsync(fd) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return -EIO;
+	}
+	close(fd);
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot rename %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Whether dir/name holds exactly text. */
+static bool
+file_holds(const char *dir, const char *name, const char *text)
+{
+	char path[ZLINK_PATH_MAX + 64], buf[512];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strcmp(buf, text) == 0;
+}
+
+/* Reads dir/ROLE.key into sec and its public key into pub, making the pair when absent. */
+static int
+local_pair(const char *dir, const char *role, char pub[ZLINK_KEY_LEN + 1],
+	char sec[ZLINK_KEY_LEN + 1], char *err, size_t errlen)
+{
+	char path[ZLINK_PATH_MAX + 64], name[64], line[ZLINK_KEY_LEN + 2];
+	size_t len;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s.key", dir, role);
+	if (access(path, F_OK) != 0 && errno == ENOENT) {
+		if (zmq_curve_keypair(pub, sec) != 0) {
+			snprintf(err, errlen, "zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
+			return -EIO;
+		}
+		snprintf(line, sizeof(line), "%.*s\n", ZLINK_KEY_LEN, sec);
+		snprintf(name, sizeof(name), "%s.key", role);
+		rc = write_file(dir, name, line, 0600, err, errlen);
+		explicit_bzero(line, sizeof(line));
+		if (rc != 0)
+			return rc;
+		LOG_NOTICE("links: made the local key pair %s/%s.key", dir, role);
+	}
+	rc = secret_read_text(path, "local key", sec, ZLINK_KEY_LEN + 1, &len, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (!key_ok(sec) || zmq_curve_public(pub, sec) != 0) {
+		snprintf(err, errlen,
+			"%s does not hold a CURVE secret key: remove it to make another", path);
+		return -EINVAL;
+	}
+	/* The public half is written again from the secret one: never a stale or missing .pub. */
+	snprintf(line, sizeof(line), "%.*s\n", ZLINK_KEY_LEN, pub);
+	snprintf(name, sizeof(name), "%s.pub", role);
+	return write_file(dir, name, line, 0644, err, errlen);
+}
+
+/* Makes dir (mode 0700) and its parent when absent; refuses one others can enter. */
+static int
+local_dir_ok(const char *dir, char *err, size_t errlen)
+{
+	char parent[ZLINK_PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash != NULL && slash != parent) {
+		*slash = '\0';
+		if (mkdir(parent, 0755) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot make %s: %s", parent, strerror(errno));
+			return -errno;
+		}
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen,
+			"%s must belong to this program's user (uid %u; it is %u's) and be closed "
+			"to its group and others (mode 0%o: chmod 700 it)",
+			dir, (unsigned)geteuid(), (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+int
+zlink_local_keys(const char *dir, const char *role, const char *section, struct zlink_keys *k,
+	char *err, size_t errlen)
+{
+	static const char *const roles[] = {
+		ZLINK_ROLE_CONTROLPLANE, ZLINK_ROLE_DATAPLANE, ZLINK_ROLE_ORDER_WRITER};
+	char pub[3][ZLINK_KEY_LEN + 1], sec[ZLINK_KEY_LEN + 1], why[512], lock[ZLINK_PATH_MAX + 8];
+	char clients[256];
+	int fd = -1, rc;
+
+	memset(k, 0, sizeof(*k));
+	if (!zlink_has_curve()) {
+		snprintf(err, errlen,
+			"[%s] the libzmq this program runs with has no CURVE "
+			"(zmq_has(\"curve\") is false), so its links cannot be authenticated: install a libzmq built with "
+			"libsodium (Debian's libzmq5 is), or %s",
+			section, LOCAL_HINT);
+		return -ENOTSUP;
+	}
+	rc = local_dir_ok(dir, why, sizeof(why));
+	if (rc == 0) {
+		snprintf(lock, sizeof(lock), "%s/.lock", dir);
+		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+			snprintf(why, sizeof(why), "cannot lock %s: %s", lock, strerror(errno));
+			rc = -EIO;
+		}
+	}
+	for (unsigned i = 0; rc == 0 && i < 3; i++) {
+		rc = local_pair(dir, roles[i], pub[i], sec, why, sizeof(why));
+		if (rc == 0 && strcmp(role, roles[i]) == 0) {
+			memcpy(k->secret_key, sec, sizeof(k->secret_key));
+			memcpy(k->public_key, pub[i], sizeof(k->public_key));
+		}
+		explicit_bzero(sec, sizeof(sec));
+	}
+	if (rc == 0) {
+		snprintf(clients, sizeof(clients),
+			"# The local data planes' and order writers' keys (made by flashgate).\n"
+			"%s local %s\n%s local %s\n",
+			ZLINK_ROLE_DATAPLANE, pub[1], ZLINK_ROLE_ORDER_WRITER, pub[2]);
+		/* Written only when it changes: the control plane reads it again on a change. */
+		if (!file_holds(dir, ZLINK_LOCAL_CLIENTS, clients))
+			rc = write_file(dir, ZLINK_LOCAL_CLIENTS, clients, 0600, why, sizeof(why));
+	}
+	if (fd >= 0)
+		close(fd); /* and the lock with it */
+	if (rc != 0) {
+		snprintf(err, errlen, "[%s] the local link keys in %s: %s; %s", section, dir, why,
+			LOCAL_HINT);
+		zlink_keys_wipe(k);
+		return rc;
+	}
+	memcpy(k->server_key, pub[0], sizeof(k->server_key));
+	if (strcmp(role, ZLINK_ROLE_CONTROLPLANE) == 0)
+		snprintf(k->clients_file, sizeof(k->clients_file), "%s/%s", dir,
+			ZLINK_LOCAL_CLIENTS);
 	k->curve = true;
 	return 0;
 }

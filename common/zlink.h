@@ -40,19 +40,39 @@
 #define ZLINK_ROLE_DATAPLANE	"dataplane"
 #define ZLINK_ROLE_ORDER_WRITER "order-writer"
 
-/* A program's CURVE keys; curve false: a plaintext link (loopback, or the lab opt-out). */
+/* The role of the control plane's own key pair in a local key directory. */
+#define ZLINK_ROLE_CONTROLPLANE "controlplane"
+
+/*
+ * The local key directory when [SECTION] curve_key_dir is empty: $STATE_DIRECTORY/links
+ * (systemd's StateDirectory=, the first of its list) or else this.
+ */
+#define ZLINK_KEY_DIR_DEFAULT "/var/lib/flashgate/links"
+
+/* The allow-list a local key directory holds for the control plane (cp_zap.h's format). */
+#define ZLINK_LOCAL_CLIENTS "clients"
+
+/* A program's CURVE keys; curve false: a plaintext link (the insecure_plaintext_links opt-out). */
 struct zlink_keys {
 	bool curve;
 	char public_key[ZLINK_KEY_LEN + 1]; /* this program's */
 	char secret_key[ZLINK_KEY_LEN + 1]; /* this program's */
 	char server_key[ZLINK_KEY_LEN + 1]; /* a client's: the control plane's public key */
+	/* The control plane's with local keys: the allow-list file of the key directory. */
+	char clients_file[ZLINK_PATH_MAX];
 };
 
-/* The settings every program has in its section (config keys curve_*, insecure_plaintext_links). */
+/*
+ * The settings every program has in its section (config keys curve_*, insecure_plaintext_links).
+ * Without key files a program uses the key pairs of a local key directory (key_dir), made at
+ * the first start of any of the three programs: a link is never plaintext unless
+ * insecure_plaintext says so.
+ */
 struct zlink_settings {
-	char secret_key_file[ZLINK_PATH_MAX]; /* "": no CURVE */
+	char secret_key_file[ZLINK_PATH_MAX]; /* "": the local key directory's */
 	char server_key_file[ZLINK_PATH_MAX]; /* clients only: the control plane's public key */
-	int insecure_plaintext;		      /* the lab opt-out */
+	char key_dir[ZLINK_PATH_MAX];	      /* "": ZLINK_KEY_DIR_DEFAULT's rule */
+	int insecure_plaintext;		      /* the opt-out: no keys, plaintext links */
 };
 
 /*
@@ -67,8 +87,7 @@ struct zlink_settings {
 		.def = "",                                                                        \
 		.doc = "This program's CURVE secret key for its ZeroMQ links, a file of mode "    \
 		       "0600 written by `flashgatectl curve keygen` (docs/operations.md); \"\": " \
-		       "no CURVE, allowed only on loopback endpoints or with "                    \
-		       "insecure_plaintext_links."                                                \
+		       "the key pairs of curve_key_dir, made at first start (one host only)."     \
 	}
 #define ZLINK_CFG_SERVER_KEY(T, M)                                                                \
 	{                                                                                         \
@@ -79,14 +98,26 @@ struct zlink_settings {
 		.doc = "The control plane's CURVE public key (its NAME.pub file); required with " \
 		       "curve_secret_key_file."                                                   \
 	}
+#define ZLINK_CFG_KEY_DIR(T, M)                                                                   \
+	{                                                                                         \
+		.name = "curve_key_dir", .type = CFG_STRING, .offset = offsetof(T, M.key_dir),    \
+		.size = sizeof(((T *)0)->M.key_dir), .min = 0, .max = ZLINK_PATH_MAX - 1,         \
+		.def = "",                                                                        \
+		.doc = "Without curve_secret_key_file: the directory of this host's link keys, "  \
+		       "made at the first start of any program (a key pair per role and the "     \
+		       "control plane's allow-list), mode 0700, owned by the user all three run " \
+		       "as. \"\": $STATE_DIRECTORY/links under systemd, else "                    \
+		       "/var/lib/flashgate/links."                                                \
+	}
 #define ZLINK_CFG_INSECURE(T, M)                                                                   \
 	{                                                                                          \
 		.name = "insecure_plaintext_links", .type = CFG_BOOL,                              \
 		.offset = offsetof(T, M.insecure_plaintext),                                       \
 		.size = sizeof(((T *)0)->M.insecure_plaintext), .def = "no",                       \
-		.doc = "yes: allow plaintext ZeroMQ links to endpoints off this host, on a "       \
-		       "closed lab network only (anyone who reaches them reads the sale keys and " \
-		       "can push records); logged as a warning at start."                          \
+		.doc = "yes: without curve_secret_key_file, plaintext ZeroMQ links without "       \
+		       "authentication, on this host too: whoever reaches an endpoint (any local " \
+		       "user on loopback) reads the sale keys and can push records. For a closed " \
+		       "lab only; logged as a warning at start."                                   \
 	}
 
 /* Whether endpoint is on this host: ipc://, inproc://, or tcp:// to 127.0.0.0/8 or [::1]. */
@@ -94,14 +125,35 @@ bool zlink_endpoint_is_loopback(const char *endpoint);
 
 /*
  * Loads a program's keys from its settings, as a server (is_server: no server key) or a
- * client, and applies the rule on plaintext: every endpoint of eps[0..n) not on this host
- * needs CURVE unless s->insecure_plaintext. section names the program's config section in
- * messages ("bridge"). Checks that the linked libzmq has CURVE when keys are given.
- * Returns 0 with *k filled (k->curve false without keys); or a negative errno with one line
- * in err saying what was wrong and how to make keys; *k is then wiped.
+ * client. With key files, those. Without: plaintext when s->insecure_plaintext (a warning is
+ * logged naming eps[0..n)); otherwise the local key directory's (zlink_local_keys()), whose
+ * pair is picked by section: "controlplane" (the server's), "order_writer", else a data
+ * plane's ("bridge"). section names the program's config section in messages. Checks that the
+ * linked libzmq has CURVE. Returns 0 with *k filled (k->curve false only with the opt-out);
+ * or a negative errno with one line in err saying what was wrong, how to make keys, and the
+ * opt-out's name; *k is then wiped.
  */
 int zlink_keys_load(const struct zlink_settings *s, bool is_server, const char *section,
 	const char *const *eps, unsigned n, struct zlink_keys *k, char *err, size_t errlen);
+
+/*
+ * The local key directory of s (s->key_dir, or ZLINK_KEY_DIR_DEFAULT's rule) into out.
+ * Returns 0, or -ENAMETOOLONG.
+ */
+int zlink_local_dir(const struct zlink_settings *s, char *out, size_t outlen);
+
+/*
+ * Makes what is missing in the local key directory dir and loads role's keys from it: dir
+ * (created mode 0700 when absent, its parent too) must be a directory of this user that its
+ * group and others cannot enter; under an exclusive lock, each of ROLE.key (mode 0600) and
+ * ROLE.pub for the three roles (ZLINK_ROLE_*) is made when absent, and ZLINK_LOCAL_CLIENTS
+ * (the data plane's and the order writer's public keys, named "local") written again. role
+ * ZLINK_ROLE_CONTROLPLANE loads the server's pair and clients_file; the other two their pair
+ * and the control plane's public key. Returns 0 with k->curve true, or a negative errno with
+ * err (section names the config section in it); *k is then wiped.
+ */
+int zlink_local_keys(const char *dir, const char *role, const char *section, struct zlink_keys *k,
+	char *err, size_t errlen);
 
 /* Reads a public key file: one line of 40 Z85 characters. Returns 0 or -errno with err. */
 int zlink_read_public(

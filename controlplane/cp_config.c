@@ -146,6 +146,7 @@ static const struct cfg_key cp_keys[] = {
 		       "order-writer keys may send RESULT and RESTOCK, only dataplane keys the rest "
 		       "and subscribe (docs/operations.md, \"Link keys\").",
 	},
+	ZLINK_CFG_KEY_DIR(struct cp_config, links),
 	ZLINK_CFG_INSECURE(struct cp_config, links),
 	{
 		.name = "log_level",

@@ -61,6 +61,9 @@ cp_links_open(const char *pull_ep, const char *pub_ep, uint32_t sender_id,
 		goto fail;
 	/* The ZAP handler is in place before a client can connect. */
 	l->curve = keys->curve;
+	/* With the local key directory's keys, its allow-list (zlink_local_keys()). */
+	if (keys->clients_file[0] != '\0')
+		clients_file = keys->clients_file;
 	l->zap = cp_zap_start(l->ctx, keys->curve ? clients_file : NULL, l->pull, l->pub, err,
 		errlen);
 	if (l->zap == NULL)

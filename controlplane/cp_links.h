@@ -41,7 +41,8 @@ struct cp_links;
 /*
  * Creates the context and binds PULL on pull_ep and PUB on pub_ep. sender_id
  * names this control plane on the wire. With keys->curve both are CURVE servers
- * and clients_file is the allow-list (read here: an error in it fails the open);
+ * and clients_file is the allow-list (read here: an error in it fails the open;
+ * keys->clients_file, the local key directory's, when set, instead);
  * otherwise clients_file is ignored. Returns NULL with err on failure (an
  * endpoint in use or malformed, the allow-list refused).
  */

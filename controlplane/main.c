@@ -315,7 +315,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (keys.curve)
-		LOG_NOTICE("links: CURVE on both sockets, the clients of %s", cfg.clients_file);
+		LOG_NOTICE("links: CURVE on both sockets, the clients of %s",
+			keys.clients_file[0] != '\0' ? keys.clients_file : cfg.clients_file);
 
 	c.pg = pg_conn_open(cfg.store.pg_conninfo, err, sizeof(err));
 	if (c.pg == NULL) {

@@ -407,6 +407,7 @@ static const struct cfg_key dp_bridge_keys[] = {
 	},
 	ZLINK_CFG_SECRET_KEY(struct dp_config, links),
 	ZLINK_CFG_SERVER_KEY(struct dp_config, links),
+	ZLINK_CFG_KEY_DIR(struct dp_config, links),
 	ZLINK_CFG_INSECURE(struct dp_config, links),
 	{
 		.name = "stop_timeout",

@@ -153,6 +153,7 @@ static const struct cfg_key ow_config_keys[] = {
 	},
 	ZLINK_CFG_SECRET_KEY(struct ow_config, links),
 	ZLINK_CFG_SERVER_KEY(struct ow_config, links),
+	ZLINK_CFG_KEY_DIR(struct ow_config, links),
 	ZLINK_CFG_INSECURE(struct ow_config, links),
 	{
 		.name = "log_level",

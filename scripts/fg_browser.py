@@ -10,6 +10,8 @@ scripts/demo's browser buyer (scripts/demo-browser.py).
 
 What a buyer sees is read from the page itself: the state it shows (data-state of <main>), the
 text of its live region, the button; `record()` is what the page stored to resume after a reload.
+`csp_violations()` lists what the browser's console said about the Content-Security-Policy
+(a blocked script, style, connection or worker), kept across calls.
 """
 
 import os
@@ -40,6 +42,10 @@ class Browser:
                   "--disable-component-update", "--disable-sync", "--hide-scrollbars",
                   "--window-size=%d,%d" % size, "--lang=" + lang):
             opts.add_argument(a)
+        # The console's messages, for the Content-Security-Policy violations it reports.
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.console = []
+        self.gone = False  # quit: its console was read for the last time
         if spki:
             # Trust the edge's own certificate by its key, as a browser trusts a real CA.
             opts.add_argument("--ignore-certificate-errors-spki-list=" + spki.strip())
@@ -137,7 +143,19 @@ class Browser:
     def reload(self):
         self.driver.refresh()
 
+    def csp_violations(self):
+        """The console messages so far that report a Content-Security-Policy violation."""
+        if not self.gone:
+            try:
+                self.console += [e.get("message", "") for e in self.driver.get_log("browser")]
+            except Exception:  # noqa: BLE001 (a browser that died: what it said so far)
+                pass
+        return [m for m in self.console if "Content Security Policy" in m or
+                "Content-Security-Policy" in m]
+
     def quit(self):
+        self.csp_violations()  # what the console said, before it goes
+        self.gone = True
         try:
             self.driver.quit()
         except WebDriverException:

@@ -132,22 +132,24 @@
 		return typeof s === "string" && /^s1\.[0-9]+\./.test(s) ? s : null;
 	}
 
-	// ---- what this browser remembers (localStorage) -------------------------------------
+	// ---- what this tab remembers (sessionStorage) ---------------------------------------
 	// One record per API, event and user: the click, the purchase token, the receipt and the
-	// last result. A reload resumes from it instead of reserving again.
+	// last result. A reload resumes from it instead of reserving again. sessionStorage, not
+	// localStorage: the bearer token and the receipt live only as long as the tab, never on
+	// disk after the browser closes, nor in other tabs (docs/page.md, "Reload").
 	let storeKey = null;
 	let rec = {};
 	function load(user) {
 		storeKey = "flashgate:" + (api || location.origin) + ":" + eventId + ":" + user;
 		try {
-			rec = JSON.parse(localStorage.getItem(storeKey) || "{}") || {};
+			rec = JSON.parse(sessionStorage.getItem(storeKey) || "{}") || {};
 		} catch (e) {
 			rec = {};
 		}
 	}
 	function save() {
 		try {
-			if (storeKey) localStorage.setItem(storeKey, JSON.stringify(rec));
+			if (storeKey) sessionStorage.setItem(storeKey, JSON.stringify(rec));
 		} catch (e) {
 			/* private mode or full: the page goes on without resuming */
 		}
@@ -198,12 +200,18 @@
 		tick();
 	}
 	let session = null;
+	// Whether a click may buy now: the page's own state decides, not the button's disabled
+	// attribute alone (a script or an extension may take that off).
+	function buyable() {
+		const line = !!ev && ev.state === "queueing";
+		return !rec.clicked && !!session && !!ev && (ev.state === "open" || line) &&
+			shown === ev.state;
+	}
 	function updateButton() {
 		// Open: "Buy now". With a draw, while the line is open (before the start too): "Join
 		// the line"; while drawing, nothing to click.
 		const line = !!ev && ev.state === "queueing";
-		const can = !rec.clicked && !!session && !!ev && (ev.state === "open" || line) &&
-			shown === ev.state;
+		const can = buyable();
 		const key = line || (rec.clicked && rec.joined) ? "join" : "buy";
 		if (ui.buy.dataset.text !== key) {
 			ui.buy.dataset.text = key;
@@ -327,7 +335,8 @@
 
 	// ---- the click ----------------------------------------------------------------------
 	function onBuy() {
-		if (rec.clicked || ui.buy.disabled) return; // a second click does nothing
+		// A second click does nothing, nor a click before the start.
+		if (rec.clicked || ui.buy.disabled || !buyable()) return;
 		rec.clicked = true;
 		rec.clicked_at = Math.round(serverNow());
 		rec.joined = ev.state === "queueing"; // in the line for the draw

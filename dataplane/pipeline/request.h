@@ -152,13 +152,13 @@ req_other_host_slow(struct worker *w, const struct http_request *r, char *out, u
 	return true;
 }
 
-/* A 400 for a trusted edge's request whose client address cannot be known; counted. */
+/* A 400 for a trusted edge's request whose client address cannot be known; counted. With the
+ * CORS lines, as the parser's refusals: a cross-origin page can read why (docs/api.md). */
 static __rte_noinline bool
 req_client_refuse(struct worker *w, const char *why, char *out, uint16_t cap, uint16_t *answer_len)
 {
 	w->ctr.client[DP_CLIENT_REFUSED]++;
-	w->ctr.http[DP_HTTP_400]++;
-	*answer_len = http_resp_error(out, cap, &w->resp, 400, why, "", 0, false);
+	*answer_len = req_refuse_slow(w, out, cap, 400, why);
 	return true;
 }
 

@@ -6,7 +6,8 @@
 # data plane, against the real control plane, order writer, Redis and PostgreSQL. The buyers'
 # scenarios are in page_scenarios.py (countdown, one click, sold out, expired, paid, a reload
 # while queued, a sale with a line, a draw and a challenge: the challenge's time in the browser
-# printed, the place in line shown); screenshots of every step go to SHOTS_DIR.
+# printed, the place in line shown), all under the edge's Content-Security-Policy (a violation
+# the browser reports fails the test); screenshots of every step go to SHOTS_DIR.
 #
 # usage: test_page.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER SHOTS_DIR
 set -euo pipefail
@@ -15,9 +16,14 @@ set -euo pipefail
 CP_EXE=${2:-} CTL_EXE=${3:-} OW_EXE=${4:-} SHOTS=${5:-}
 mapfile -t PORTS < <(fg_free_ports 2)
 PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
-E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB")
+# The page's edge runs on the client's address (the harness's 198.18.10.1): the data plane trusts
+# it to tell the shopper's address (X-Forwarded-For), as docs/page.md says to set it up.
+EDGE_IP=198.18.10.1
+E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
+	-s "edge.trusted=$EDGE_IP" -s admission.cors_origin=https://shop.example)
 E2E_TOOLS=(redis-cli psql nginx openssl chromium chromedriver)
 e2e_begin pg "$1"
+[ "$FG_CL_ADDR" = "$EDGE_IP" ] || tap_bail "the client's address is $EDGE_IP (edge.trusted)"
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] && [ -n "$SHOTS" ] ||
 	tap_bail "control plane, flashgatectl, order writer and a screenshot folder given"
 /usr/bin/python3 -c 'import selenium' 2>/dev/null ||
@@ -55,7 +61,7 @@ OW_PID=$!
 ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 # Sale A starts in START_IN seconds: 2 items, a pay window of 20 s. Sale B is open: 5 items.
-EV_A=21 EV_B=22 START_IN=30 PAY_WINDOW=20
+EV_A=21 EV_B=22 START_IN=90 PAY_WINDOW=20
 starts_a=$(($(date +%s) + START_IN))
 setup() {
 	ctl keys auth-set 1 <<<"$AUTH" >/dev/null && ctl keys rotate >/dev/null &&
@@ -89,6 +95,23 @@ e2e_wait_until 20 edge_up || {
 tap_ok 0 "the nginx edge serves web/ over https and proxies /api/ to the data plane"
 e2e_curl api "https://$EDGE_ADDR/api/v1/events/$EV_B" -k
 tap_is "$E2E_CODE" 200 "GET /api/v1/events/$EV_B through the edge answers 200"
+e2e_curl page "https://$EDGE_ADDR/index.html" -k
+csp="^content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; \
+img-src 'self'; connect-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; \
+frame-ancestors 'none'"
+rc=0
+e2e_has_header page "$csp" || rc=$?
+tap_ok $rc "the page comes with a strict Content-Security-Policy (no inline script, scripts, \
+workers and connections only from its origin)"
+# A trusted edge's X-Forwarded-For that does not parse (this namespace's address is the trusted
+# edge's): 400, with the CORS lines as every refusal of the parser (docs/api.md, CORS).
+e2e_curl badxff "$E2E_BASE/api/v1/events/$EV_B" -H "X-Forwarded-For: not-an-address" \
+	-H "Origin: https://shop.example"
+rc=0
+e2e_has_header badxff "^access-control-allow-origin: https://shop.example" || rc=$?
+tap_ok $rc "a trusted edge's malformed X-Forwarded-For: $E2E_CODE, with the CORS lines \
+($(tr -d '\r' <"$E2E_TMP/badxff.h" | grep -ci '^access-control') of them)"
+tap_is "$E2E_CODE" 400 "  refused with 400"
 
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS"
@@ -108,6 +131,37 @@ PY_PID=$!
 e2e_relay "$PY_PID" "$E2E_TMP/scenarios.out" "$E2E_TMP/scenarios.err" "the browser scenarios"
 PY_PID=
 [ "$tap_failed" -eq 0 ] || tap_diag "edge log: $(tail -n 40 "$EDGE/access.log")"
+
+# Two shoppers on two addresses through the page's edge are limited each on its own address
+# (docs/page.md): with 2 requests of burst per IP, the first shopper's 4 token requests meet a
+# 429, and the second's is still let through. An edge that forwarded no address would make them
+# one (the edge's) or, trusted, none.
+SHOP_A=${FG_CL_ADDR%.*}.201 SHOP_B=${FG_CL_ADDR%.*}.202
+rc=0
+fg_ns_exec ip addr add "$SHOP_A/32" dev lo && fg_ns_exec ip addr add "$SHOP_B/32" dev lo || rc=$?
+tap_ok $rc "two shoppers' addresses in the client namespace ($SHOP_A, $SHOP_B)"
+rc=0
+ctl limits set ip 1/2 user 100/100 device 100/100 forward 100000 >/dev/null || rc=$?
+tap_ok $rc "per-IP limit set to 1/s, a burst of 2"
+sleep 1 # the limits reach the data plane
+shop() { # ADDR USER N: N token requests of USER from ADDR through the edge, at once on one
+	# connection (minted first: a slow start must not let the bucket refill); prints statuses
+	local tok o=()
+	tok=$(python3 "$E2E_DIR/mint_token.py" session "hex:$AUTH" 1 "$2" +3600)
+	for _ in $(seq "$3"); do o+=(-o /dev/null "https://$EDGE_ADDR/api/v1/events/$EV_B/token"); done
+	fg_ns_exec curl -sk --interface "$1" --max-time 10 -w '%{http_code} ' -X POST \
+		-H "Authorization: Bearer $tok" "${o[@]}"
+}
+a=$(shop "$SHOP_A" 501 4) || true
+b=$(shop "$SHOP_B" 511 1) || true
+b=${b% }
+tap_diag "shopper A: $a; shopper B: $b"
+rc=0
+[[ $a == *429* ]] && [[ ${a%% *} != 429 ]] || rc=1
+tap_ok $rc "shopper A is limited on its own address through the page's edge ($a)"
+rc=0
+[ "$b" != 429 ] && [ "$b" != 000 ] || rc=1
+tap_ok $rc "shopper B, on another address, is not limited by A's requests ($b)"
 
 e2e_invariants --event $EV_A --admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 30
 e2e_invariants --event $EV_B --admin-socket "$ADMIN" --ctl "$CTL_EXE" --services "$SVC" --wait 30

@@ -33,6 +33,7 @@
 
 #include "dataplane/bridge/bridge.h"
 #include "dataplane/counters.h"
+#include "common/zlink.h"
 #include "dataplane/rules.h"
 #include "tests/lib/eal_rundir.h"
 #include "tests/lib/child_proc.h"
@@ -405,7 +406,7 @@ results_all(uint32_t event, uint64_t first_user, unsigned n, uint8_t verdict)
 static void
 test_all(const char *peer_exe)
 {
-	char pull_ep[64], pub_ep[64], reply[512], err[256];
+	char pull_ep[64], pub_ep[64], reply[512], err[512] = "";
 	unsigned p1 = child_free_port(), p2 = child_free_port();
 
 	snprintf(pull_ep, sizeof(pull_ep), "tcp://127.0.0.1:%u", p1);
@@ -417,6 +418,12 @@ test_all(const char *peer_exe)
 	struct bridge_config c;
 
 	bridge_config_defaults(&c);
+	/* CURVE with the local keys, as the data plane and the test peer have them by default. */
+	struct zlink_settings zs = {0};
+
+	if (!tap_ok(zlink_keys_load(&zs, false, "bridge", NULL, 0, &c.keys, err, sizeof(err)) == 0,
+		    "the local link keys: %s", err[0] ? err : "ok"))
+		return;
 	c.dp_id = DP_ID;
 	snprintf(c.push_endpoint, sizeof(c.push_endpoint), "%s", pull_ep);
 	snprintf(c.sub_endpoint, sizeof(c.sub_endpoint), "%s", pub_ep);

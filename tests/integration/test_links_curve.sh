@@ -11,8 +11,8 @@
 #     plane decides on;
 #   - a client key added to the allow-list is let in without a restart, a removed one no more;
 #   - a secret key file others can read is refused, by the control plane and by a client;
-#   - a program whose endpoint is not loopback and that has no keys refuses to start and says
-#     how to make them; the lab opt-out starts with a warning.
+#   - a program without key files whose local key directory cannot be used refuses to start and
+#     says how to give keys; the lab opt-out starts with a warning.
 #
 # usage: test_links_curve.sh CONTROLPLANE ORDER_WRITER DATAPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -240,22 +240,28 @@ timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.curve_secret_key_file=$K/cp
 rc=$?
 [ $rc -ne 0 ] && grep -q "curve_secret_key_file and curve_clients_file go together" "$TMP/cp4.log"
 ok $? "a control plane with its key but no allow-list refuses to start (exit $rc)"
+# Without key files the local key directory's keys are used (tests/integration/
+# test_links_local.sh); one that cannot be used stops every program, naming the opt-out.
+mkdir -m 755 "$TMP/open"
 timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.pull_endpoint=tcp://0.0.0.0:${P[0]}" \
-	>"$TMP/cp3.log" 2>&1
+	-s "controlplane.curve_key_dir=$TMP/open" >"$TMP/cp3.log" 2>&1
 rc=$?
-[ $rc -ne 0 ] && grep -q "tcp://0.0.0.0:${P[0]} is not on this host.*flashgatectl curve keygen" \
-	"$TMP/cp3.log" && ! grep -q "ready:" "$TMP/cp3.log"
-ok $? "a control plane bound off loopback without keys refuses to start, saying how to make \
-keys (exit $rc: $(tail -c 400 "$TMP/cp3.log"))"
+[ $rc -ne 0 ] && grep -q "\[controlplane\] the local link keys in $TMP/open: .*chmod 700.*\
+curve_secret_key_file.*insecure_plaintext_links = yes" "$TMP/cp3.log" && ! grep -q "ready:" "$TMP/cp3.log"
+ok $? "a control plane without key files and a key directory it cannot use refuses to start, \
+saying how to give keys and naming the opt-out (exit $rc: $(tail -c 400 "$TMP/cp3.log"))"
 timeout 30 "$OW" -s "order_writer.push_endpoint=tcp://198.18.0.1:${P[0]}" \
+	-s "order_writer.curve_key_dir=$TMP/open" \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow2.log" 2>&1
 rc=$?
-[ $rc -ne 0 ] && grep -q "198.18.0.1:${P[0]} is not on this host.*curve keygen" "$TMP/ow2.log"
+[ $rc -ne 0 ] && grep -q "\[order_writer\] the local link keys.*insecure_plaintext_links" "$TMP/ow2.log"
 ok $? "so does an order writer (exit $rc)"
-timeout 30 "$DP" -- -s "bridge.sub_endpoint=tcp://198.18.0.1:${P[1]}" >"$TMP/dp.log" 2>&1
+timeout 30 "$DP" -- -s "bridge.sub_endpoint=tcp://198.18.0.1:${P[1]}" \
+	-s "bridge.curve_key_dir=$TMP/open" >"$TMP/dp.log" 2>&1
 rc=$?
-[ $rc -ne 0 ] && grep -q "198.18.0.1:${P[1]} is not on this host.*curve keygen" "$TMP/dp.log"
-ok $? "and a data plane, before DPDK starts (exit $rc)"
+[ $rc -ne 0 ] && grep -q "\[bridge\] the local link keys.*insecure_plaintext_links" "$TMP/dp.log" &&
+	! grep -qi "EAL" "$TMP/dp.log"
+ok $? "and a data plane, before DPDK starts (exit $rc: $(tail -c 300 "$TMP/dp.log"))"
 timeout 30 "$DP" -- -s "dataplane.syncookie_secret=00112233445566778899aabbccddeeff" \
 	>"$TMP/dp2.log" 2>&1
 rc=$?

@@ -11,7 +11,9 @@
  *           [--hold-ms H] [--others] [--query FIRST-LAST --storm N]
  *           [--final] [--log FILE]
  *
- * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h);
+ * --secret-key and --server-key make both sockets CURVE clients (common/zlink.h); without
+ * them the feed uses the data plane's pair of the local key directory ($STATE_DIRECTORY/links,
+ * as the programs do), and --plaintext makes plain ZeroMQ sockets (a stranger's feed);
  * --snapshot sends a SNAPSHOT_REQUEST first; --send result pushes, instead of
  * reservations, one ORDERED RESULT per user (what only an order writer may send:
  * the control plane relays it to every data plane, so the feed sees it come back);
@@ -180,6 +182,7 @@ main(int argc, char **argv)
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "secret-key", required_argument, NULL, 'k' },
 		{ "server-key", required_argument, NULL, 'K' },
+		{ "plaintext", no_argument, NULL, 'N' },
 		{ "snapshot", no_argument, NULL, 'S' },
 		{ "send", required_argument, NULL, 'm' },
 		{ "oversize", no_argument, NULL, 'o' },
@@ -222,6 +225,9 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			snprintf(zs.secret_key_file, sizeof(zs.secret_key_file), "%s", optarg);
+			break;
+		case 'N':
+			zs.insecure_plaintext = 1;
 			break;
 		case 'K':
 			snprintf(zs.server_key_file, sizeof(zs.server_key_file), "%s", optarg);
@@ -295,7 +301,6 @@ main(int argc, char **argv)
 	struct zlink_keys keys;
 	char err[512];
 
-	/* Test endpoints are on loopback: the plaintext rule never refuses here. */
 	if (zlink_keys_load(&zs, false, "fg_feed", NULL, 0, &keys, err, sizeof(err)) != 0) {
 		fprintf(stderr, "fg_feed: %s\n", err);
 		return 2;

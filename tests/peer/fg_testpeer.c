@@ -61,6 +61,7 @@
 
 #include "common/now.h"
 #include "common/wire.h"
+#include "common/zlink.h"
 
 #define MAX_EVENTS 64
 #define MAX_KEYS   16
@@ -645,6 +646,19 @@ main(int argc, char **argv)
 	zmq_setsockopt(P.pub, ZMQ_SNDHWM, &big, sizeof(big)); /* 0: no limit, drop nothing */
 	zmq_setsockopt(P.pull, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(P.pub, ZMQ_LINGER, &zero, sizeof(zero));
+	/* A CURVE server with the local key directory's control plane pair, as the real one
+	 * (common/zlink.h); no ZAP handler: any client key is let in. */
+	struct zlink_settings zs = {0};
+	struct zlink_keys keys;
+	char err[512];
+
+	if (zlink_keys_load(&zs, true, "controlplane", NULL, 0, &keys, err, sizeof(err)) != 0 ||
+		zlink_socket_setup(P.pull, &keys, ZLINK_DOMAIN_PULL, 1 << 24, err, sizeof(err)) != 0 ||
+		zlink_socket_setup(P.pub, &keys, ZLINK_DOMAIN_PUB, 0, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fg_testpeer: %s\n", err);
+		return 1;
+	}
+	zlink_keys_wipe(&keys);
 	if (zmq_bind(P.pull, pull_ep) != 0 || zmq_bind(P.pub, pub_ep) != 0) {
 		fprintf(stderr, "fg_testpeer: cannot bind %s / %s: %s\n", pull_ep, pub_ep,
 			zmq_strerror(zmq_errno()));

@@ -68,6 +68,89 @@ test_loopback(void)
 			cases[i].ep, cases[i].local ? "on this host" : "not on this host");
 }
 
+/* Reads dir/name's first line into out (cap bytes). */
+static void
+first_line(const char *name, char *out, size_t cap)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	out[0] = '\0';
+	f = fopen(path, "r");
+	if (f != NULL && fgets(out, (int)cap, f) != NULL)
+		out[strcspn(out, "\n")] = '\0';
+	if (f != NULL)
+		fclose(f);
+}
+
+/* Without key files: the local key directory, made at first start (issue 25 item 5). */
+static void
+test_local_keys(struct zlink_settings *s, const char **loop, const char **off)
+{
+	char path[512], pub[64], again[64], text[512], err[1024];
+	struct zlink_keys k, o, c;
+	struct stat st;
+	int rc;
+
+	snprintf(s->key_dir, sizeof(s->key_dir), "%s/state/links", dir);
+	rc = zlink_keys_load(s, false, "bridge", loop, 2, &k, err, sizeof(err));
+	first_line("state/links/controlplane.pub", pub, sizeof(pub));
+	tap_ok(rc == 0 && k.curve && strcmp(k.server_key, pub) == 0,
+		"no key files, loopback: CURVE with the local keys, never plaintext: %s",
+		rc ? err : "ok");
+	tap_ok(stat(s->key_dir, &st) == 0 && (st.st_mode & 0777) == 0700,
+		"the key directory is made mode 0700 (0%o)", (unsigned)(st.st_mode & 0777));
+	snprintf(path, sizeof(path), "%s/dataplane.key", s->key_dir);
+	tap_ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
+		"a secret key file of mode 0600 (0%o)", (unsigned)(st.st_mode & 0777));
+	first_line("state/links/dataplane.pub", again, sizeof(again));
+	tap_ok(strcmp(again, k.public_key) == 0, "the data plane's pair is dataplane.key/.pub");
+	rc = zlink_keys_load(s, false, "bridge", off, 2, &o, err, sizeof(err));
+	tap_ok(rc == 0 && o.curve && strcmp(o.public_key, k.public_key) == 0 &&
+			strcmp(o.secret_key, k.secret_key) == 0,
+		"off the host too, and a second start finds the same keys: %s", rc ? err : "ok");
+	rc = zlink_keys_load(s, false, "order_writer", loop, 1, &o, err, sizeof(err));
+	tap_ok(rc == 0 && o.curve && strcmp(o.public_key, k.public_key) != 0 &&
+			strcmp(o.server_key, pub) == 0,
+		"[order_writer] has a pair of its own: %s", rc ? err : "ok");
+	rc = zlink_keys_load(s, true, "controlplane", loop, 2, &c, err, sizeof(err));
+	first_line("state/links/clients", text, sizeof(text));
+	snprintf(path, sizeof(path), "%s/%s", s->key_dir, ZLINK_LOCAL_CLIENTS);
+	tap_ok(rc == 0 && c.curve && strcmp(c.public_key, pub) == 0 &&
+			strcmp(c.clients_file, path) == 0,
+		"the control plane: its pair and the directory's allow-list: %s", rc ? err : "ok");
+	struct cp_zap_client *cl = NULL;
+	unsigned n = 0;
+
+	rc = cp_zap_load_clients(c.clients_file, &cl, &n, err, sizeof(err));
+	tap_ok(rc == 0 && n == 2 && cl[0].role == CP_ZAP_DATAPLANE &&
+			cl[1].role == CP_ZAP_ORDER_WRITER,
+		"which lists the local data plane's and order writer's keys: %s", rc ? err : "ok");
+	free(cl);
+	zlink_keys_wipe(&k);
+	zlink_keys_wipe(&o);
+	zlink_keys_wipe(&c);
+
+	chmod(s->key_dir, 0755);
+	rc = zlink_keys_load(s, false, "bridge", loop, 2, &k, err, sizeof(err));
+	tap_ok(rc == -EPERM && strstr(err, "chmod 700") != NULL &&
+			strstr(err, "insecure_plaintext_links = yes") != NULL &&
+			strstr(err, "[bridge]") != NULL && !k.curve,
+		"a key directory others can enter: refused, naming the opt-out: %s", err);
+	chmod(s->key_dir, 0700);
+
+	struct zlink_settings d = {0};
+
+	setenv("STATE_DIRECTORY", "/var/lib/fg-a:/var/lib/fg-b", 1);
+	zlink_local_dir(&d, path, sizeof(path));
+	tap_ok(strcmp(path, "/var/lib/fg-a/links") == 0, "\"\": $STATE_DIRECTORY's first, /links");
+	unsetenv("STATE_DIRECTORY");
+	zlink_local_dir(&d, path, sizeof(path));
+	tap_ok(strcmp(path, ZLINK_KEY_DIR_DEFAULT) == 0, "else " ZLINK_KEY_DIR_DEFAULT);
+	s->key_dir[0] = '\0';
+}
+
 static void
 test_keys(void)
 {
@@ -84,16 +167,12 @@ test_keys(void)
 	zmq_curve_keypair(spub, ssec);
 
 	memset(&s, 0, sizeof(s));
-	rc = zlink_keys_load(&s, false, "bridge", loop, 2, &k, err, sizeof(err));
-	tap_ok(rc == 0 && !k.curve, "no keys on loopback: plaintext, allowed");
-	rc = zlink_keys_load(&s, false, "bridge", off, 2, &k, err, sizeof(err));
-	tap_ok(rc == -EPERM && strstr(err, "tcp://10.1.2.3:5602 is not on this host") != NULL &&
-			strstr(err, "flashgatectl curve keygen NAME --dir DIR") != NULL &&
-			strstr(err, "insecure_plaintext_links") != NULL && strstr(err, "[bridge]"),
-		"no keys off the host: refused, with how to make keys: %s", err);
+	test_local_keys(&s, loop, off);
 	s.insecure_plaintext = 1;
+	rc = zlink_keys_load(&s, false, "bridge", loop, 2, &k, err, sizeof(err));
+	tap_ok(rc == 0 && !k.curve, "insecure_plaintext_links: plaintext, on loopback too");
 	rc = zlink_keys_load(&s, false, "bridge", off, 2, &k, err, sizeof(err));
-	tap_ok(rc == 0 && !k.curve, "the lab opt-out allows it");
+	tap_ok(rc == 0 && !k.curve, "and off the host");
 	s.insecure_plaintext = 0;
 
 	snprintf(text, sizeof(text), "%s\n", sec);
