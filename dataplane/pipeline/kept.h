@@ -30,11 +30,14 @@
  * Everything else (untrusted sources, a full table) takes tcp.h's stateless path, whose cost
  * is one test of w->conns when no edge is trusted.
  *
- * Private to the pipeline: included by tcp.h, whose helpers it uses.
+ * Private to the pipeline: included by tcp_dispatch.h; builds on tcp.h (its request slot,
+ * its stateless answer for what is too long to keep) and segment.h (the segment writer).
  */
 #include <rte_tcp.h>
 
 #include "dataplane/conn_table.h"
+#include "dataplane/pipeline/segment.h"
+#include "dataplane/pipeline/tcp.h"
 #include "dataplane/worker.h"
 
 /* Entries the sweep looks at per call (once a millisecond): at least this many... */
@@ -100,70 +103,32 @@ kept_ack_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m
 /*
  * Sends c's data from sequence from, as far as the peer's window (SND.UNA + SND.WND) and
  * max_frames segments of c->mss allow, with our FIN after the last byte when it is due
- * (c->fin_sent) and every byte before it goes: in m's frame, a segment received from the peer
- * or written as one (kept_frame_new()), whose headers are turned round, and in new mbufs with
- * m's headers copied for the segments after the first; a bare ACK when nothing fits. Frames go
- * to tx[0..) (tx[0] = m). Returns how many; 0 when the pool had no mbufs (m freed, counted):
- * what was not sent goes again on the next ACK or from the sweep.
+ * (c->fin_sent) and every byte before it goes, by seg_write_slow(): in m's frame, a segment
+ * received from the peer or written as one (kept_frame_new()), and in new mbufs for the
+ * segments after the first; a bare ACK when nothing fits. Frames go to tx[0..) (tx[0] = m).
+ * Returns how many; 0 when the pool had no mbufs (m freed, counted): what was not sent goes
+ * again on the next ACK or from the sweep.
  */
 static __rte_noinline uint16_t
 kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, struct rte_mbuf *m,
 	uint32_t from, unsigned max_frames, struct rte_mbuf **tx)
 {
-	struct rte_ether_hdr *eth0 = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	struct rte_ipv4_hdr *ip0 = (struct rte_ipv4_hdr *)(eth0 + 1);
-	struct rte_tcp_hdr *th0 = (struct rte_tcp_hdr *)(ip0 + 1);
 	uint32_t end = kept_data_end(c);
 	uint32_t wnd_end = c->snd_una + c->snd_wnd;
 	uint32_t stop = kept_seq_lt(wnd_end, end) ? wnd_end : end;
 	uint32_t n = kept_seq_lt(from, stop) ? stop - from : 0;
-	unsigned k = n != 0 ? (n + c->mss - 1u) / c->mss : 1;
-	struct rte_mbuf *more[TCP_SEGS_MAX - 1];
 
 	if (max_frames > TCP_SEGS_MAX)
 		max_frames = TCP_SEGS_MAX;
-	if (k > max_frames) {
-		k = max_frames;
-		n = (uint32_t)k * c->mss;
-	}
+	if (n > (uint32_t)max_frames * c->mss)
+		n = (uint32_t)max_frames * c->mss;
 
 	bool fin = c->fin_sent && from + n == end;
+	uint16_t k = seg_write_slow(w, wp, m, c->ans + (from - c->ans_seq), (uint16_t)n, c->mss,
+		from, c->rcv_nxt, fin, tx);
 
-	if (k > 1 && unlikely(rte_pktmbuf_alloc_bulk(w->pool, more, k - 1) != 0)) {
-		rte_pktmbuf_free(m);
-		return (uint16_t)worker_drop(w, DP_DROP_ANSWER_NO_MBUF);
-	}
-	/* The later segments first: they copy m's headers before they are turned round. */
-	for (unsigned i = 1; i < k; i++) {
-		struct rte_mbuf *s = more[i - 1];
-		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(s, struct rte_ether_hdr *);
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
-		bool last = i + 1 == k;
-		uint32_t off = (uint32_t)i * c->mss;
-		uint16_t len = (uint16_t)(last ? n - off : c->mss);
-
-		memcpy(eth, eth0, sizeof(*eth) + sizeof(*ip) + sizeof(*th));
-		memcpy(th + 1, c->ans + (from + off - c->ans_seq), len);
-		tcp_reply_finish(w, wp, s, eth, ip, th,
-			RTE_TCP_ACK_FLAG |
-				(last ? RTE_TCP_PSH_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0) : 0),
-			from + off, c->rcv_nxt, 0, len);
-		tx[i] = s;
-	}
-
-	uint16_t len0 = (uint16_t)(n < c->mss ? n : c->mss);
-	uint8_t fl = RTE_TCP_ACK_FLAG;
-
-	if (len0 != 0) {
-		memcpy(th0 + 1, c->ans + (from - c->ans_seq), len0);
-		if (k == 1)
-			fl |= RTE_TCP_PSH_FLAG;
-	}
-	if (k == 1 && fin)
-		fl |= RTE_TCP_FIN_FLAG;
-	tcp_reply_finish(w, wp, m, eth0, ip0, th0, fl, from, c->rcv_nxt, 0, len0);
-	tx[0] = m;
+	if (k == 0)
+		return 0;
 	if (n != 0 || fin) {
 		uint32_t next = from + n + fin;
 
@@ -175,7 +140,7 @@ kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, s
 	} else {
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	}
-	return (uint16_t)k;
+	return k;
 }
 
 /*
