@@ -84,8 +84,11 @@ conn_insert(struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16_t d
 	while (t->slot[i] != 0)
 		i = (i + 1) & t->mask;
 	t->slot[i] = n + 1;
+	uint32_t gen = c->gen;
+
 	/* The answer's bytes need no clearing: ans_len says what is held. */
 	memset(c, 0, offsetof(struct conn, ans));
+	c->gen = gen + 1;
 	c->src_ip = src_ip;
 	c->src_port = src_port;
 	c->dst_port = dst_port;

@@ -59,6 +59,10 @@ struct conn {
 	uint64_t zwnd_ms;   /* when the zero window began holding the answer back (zwnd) */
 	struct rte_ether_addr peer_mac;
 	struct edge_client client; /* from the connection's PROXY header, when proxied */
+	/* Which connection holds the entry: changed by every conn_insert() (and kept, unlike
+	 * the fields above, across conn_remove()), so that a request held for a connection
+	 * whose entry was freed and taken again is told apart from the new one's. */
+	uint32_t gen;
 	char ans[CONN_ANS_MAX];
 };
 
@@ -115,8 +119,9 @@ conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint
 }
 
 /*
- * A new entry for a 4-tuple that has none (conn_lookup() said so), zeroed but for its key
- * and state CONN_ESTABLISHED; NULL when the table is full.
+ * A new entry for a 4-tuple that has none (conn_lookup() said so), zeroed but for its key,
+ * state CONN_ESTABLISHED and a generation (gen) other than the entry's last one; NULL when
+ * the table is full.
  */
 struct conn *conn_insert(struct conn_table *t, uint32_t src_ip, uint16_t src_port,
 	uint16_t dst_port);

@@ -361,9 +361,10 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 {
 	struct conn *c = p->c;
 
-	/* A RST later in the burst may have freed the entry (and a new connection taken it):
-	 * then nobody waits for the answer, and nothing is routed. */
-	if (unlikely(c->state == CONN_FREE || !c->pending)) {
+	/* A RST later in the burst may have freed the entry, and a new connection taken it
+	 * (pending again, for its own request: the generation tells them apart): then nobody
+	 * waits for this answer, and nothing is routed. */
+	if (unlikely(c->state == CONN_FREE || c->gen != p->gen || !c->pending)) {
 		rte_pktmbuf_free(p->m);
 		return 0;
 	}
@@ -507,6 +508,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		req_len = (uint16_t)(payload_len - hl);
 	}
 	tcp_pending_set(pend, wp, m, eth, ip, th, c->snd_nxt, seq + payload_len + fin, c->mss, c);
+	pend->gen = c->gen;
 	pend->close = fin;
 	/* The request is taken now: a copy of it later in this burst is an old segment, and a
 	 * next request waits for this one's answer (c->pending). */

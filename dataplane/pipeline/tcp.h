@@ -101,6 +101,7 @@ struct tcp_pending {
 	uint16_t cap;		/* its room: the buffer's, at most TCP_SEGS_MAX segments */
 	uint16_t seg;		/* the largest segment: the client's MSS (cookie), <= ours */
 	struct conn *c;		/* a kept connection's entry (kept.h); NULL: stateless */
+	uint32_t gen;		/* kept: c->gen when the request was taken */
 	bool close;		/* kept: close after this answer (Connection: close, FIN, ...) */
 	struct req_claims claims;
 	struct edge_client client; /* whom rules and per-IP limits see (req_client()) */

@@ -725,6 +725,74 @@ test_proxy(void)
 	dph_publish(&H, ev, NULL, 1, NULL, &limits);
 }
 
+/* A segment from the peer of k, built and not yet sent (for a burst of several). */
+static struct rte_mbuf *
+frame_of(const struct kc *k, uint8_t flags, uint32_t seq, uint32_t ack, const char *payload,
+	uint16_t len)
+{
+	struct pb_tcp t = { .src_ip = k->ip, .sport = k->sport, .seq = seq, .ack = ack,
+		.flags = flags, .payload = payload, .payload_len = len, .win = k->win };
+
+	return pb_tcp_frame(dph_mbuf(&H), &t);
+}
+
+/* Whether frame r goes to k's port with a payload starting with text. */
+static bool
+is_to(struct rte_mbuf *r, const struct kc *k, const char *text)
+{
+	uint16_t len;
+	const char *p = pb_payload(r, &len);
+
+	return pb_th(r)->dst_port == rte_cpu_to_be_16(k->sport) && len >= strlen(text) &&
+	       memcmp(p, text, strlen(text)) == 0;
+}
+
+/*
+ * Issue 25, 1: one receive burst holds a request on kept connection A (routed a frame late),
+ * then A's RST at RCV.NXT, which frees A's entry, then the first request of a new connection B,
+ * which takes the same entry (the free stack is LIFO): A's answer must not become B's.
+ */
+static void
+test_rst_then_new_connection(void)
+{
+	static const char nope[] = "GET /nope-of-a HTTP/1.1\r\nHost: s\r\n\r\n";
+	uint16_t nl = (uint16_t)strlen(nope), hl = (uint16_t)strlen(healthz);
+	struct rte_mbuf *in[3], *tx[3 * PIPELINE_TX_PER_RX];
+	struct kc a, b;
+	struct ans r;
+
+	drain_table();
+	connect_from(&a, EDGE_IP);
+	send_req(&a, healthz, &r);
+	none(seg(&a, RTE_TCP_ACK_FLAG, a.snd, a.rcv, NULL, 0));
+	struct conn *entry = conn_of(&a);
+
+	connect_from(&b, EDGE_IP);
+	in[0] = frame_of(&a, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, a.snd, a.rcv, nope, nl);
+	in[1] = frame_of(&a, RTE_TCP_RST_FLAG, a.snd + nl, 0, NULL, 0);
+	in[2] = frame_of(&b, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, b.snd, b.rcv, healthz, hl);
+
+	uint16_t n = pipeline_burst(H.w, 0, in, 3, tx);
+	bool to_a = false, b_ok = false;
+
+	for (uint16_t i = 0; i < n; i++) {
+		to_a |= pb_th(tx[i])->dst_port == rte_cpu_to_be_16(a.sport);
+		b_ok |= is_to(tx[i], &b, "HTTP/1.1 200 ") &&
+			rte_be_to_cpu_32(pb_th(tx[i])->sent_seq) == b.rcv &&
+			rte_be_to_cpu_32(pb_th(tx[i])->recv_ack) == b.snd + hl;
+	}
+	rte_pktmbuf_free_bulk(tx, n);
+	tap_ok(entry != NULL && conn_of(&b) == entry && conn_of(&a) == NULL,
+		"a request held on A, A's RST at RCV.NXT, B's first request, one burst: B has A's "
+		"entry");
+	tap_ok(b_ok && !to_a && n == 1, "  B gets B's answer (200), A's is dropped (%u frames)", n);
+	/* B's request again (lost answer): the kept answer is B's, never A's 404. */
+	tap_ok(read_ans(seg(&b, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, b.snd, b.rcv, healthz, hl),
+		       &r) &&
+		       strncmp(r.text, "HTTP/1.1 200 ", 13) == 0,
+		"  B's retransmitted request gets B's kept answer: %.12s", r.text);
+}
+
 /* The table full: a new connection falls back to Connection: close. */
 static void
 test_table_full(void)
@@ -783,6 +851,7 @@ main(int argc, char **argv)
 	test_window_and_timers();
 	test_zero_window();
 	test_proxy();
+	test_rst_then_new_connection();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
 	return tap_done();
