@@ -105,7 +105,8 @@ kept_ack_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m
  * max_frames segments of c->mss allow, with our FIN after the last byte when it is due
  * (c->fin_sent) and every byte before it goes, by seg_write_slow(): in m's frame, a segment
  * received from the peer or written as one (kept_frame_new()), and in new mbufs for the
- * segments after the first; a bare ACK when nothing fits. Frames go to tx[0..) (tx[0] = m).
+ * segments after the first; a bare ACK when nothing fits. from lies in the held answer
+ * [ans_seq, ans_seq + ans_len]: nothing outside it is read. Frames go to tx[0..) (tx[0] = m).
  * Returns how many; 0 when the pool had no mbufs (m freed, counted): what was not sent goes
  * again on the next ACK or from the sweep.
  */
@@ -116,6 +117,11 @@ kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, s
 	uint32_t end = kept_data_end(c);
 	uint32_t wnd_end = c->snd_una + c->snd_wnd;
 	uint32_t stop = kept_seq_lt(wnd_end, end) ? wnd_end : end;
+
+	/* Never before the answer: its bytes are all the entry holds. */
+	if (unlikely(kept_seq_lt(from, c->ans_seq)))
+		from = c->ans_seq;
+
 	uint32_t n = kept_seq_lt(from, stop) ? stop - from : 0;
 
 	if (max_frames > TCP_SEGS_MAX)
@@ -368,6 +374,12 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 		rte_pktmbuf_free(p->m);
 		return 0;
 	}
+	/* The peer's FIN came after the request (kept_input()): the answer closes, and
+	 * acknowledges the FIN. */
+	if (unlikely(c->peer_fin)) {
+		p->close = true;
+		p->next_seq = c->rcv_nxt;
+	}
 
 	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
 
@@ -469,6 +481,15 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 			c->max_wnd = c->snd_wnd;
 	}
 	if (unlikely(c->state != CONN_ESTABLISHED || payload_len == 0 || c->pending)) {
+		/* The peer's FIN behind a request still held (routed a frame late, later in this
+		 * burst): taken now, and acknowledged by that request's answer, which closes with
+		 * our FIN after it (kept_answer()). Our FIN never goes before the held answer. */
+		if (c->pending && fin && payload_len == 0 && seq == c->rcv_nxt &&
+			c->state == CONN_ESTABLISHED) {
+			c->rcv_nxt++;
+			c->peer_fin = true;
+			return worker_drop(w, DP_DROP_TCP_PURE_ACK);
+		}
 		if (payload_len != 0 && c->state == CONN_ESTABLISHED)
 			return worker_drop(w, DP_DROP_KEPT_EARLY); /* c->pending */
 		if (c->state != CONN_ESTABLISHED || fin)

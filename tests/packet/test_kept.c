@@ -793,6 +793,55 @@ test_rst_then_new_connection(void)
 		"  B's retransmitted request gets B's kept answer: %.12s", r.text);
 }
 
+/*
+ * Issue 25, 3: the peer's FIN in the same burst as a request still held: the answer goes
+ * first, our FIN after it, and a resend copies the answer from its first byte.
+ */
+static void
+test_fin_behind_held_request(void)
+{
+	uint16_t hl = (uint16_t)strlen(healthz);
+	struct rte_mbuf *in[2], *tx[2 * PIPELINE_TX_PER_RX];
+	struct kc k;
+	struct ans r;
+
+	drain_table();
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &r);
+	none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	in[0] = frame_of(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, healthz, hl);
+	in[1] = frame_of(&k, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, k.snd + hl, k.rcv, NULL, 0);
+
+	uint16_t n = pipeline_burst(H.w, 0, in, 2, tx);
+
+	read_ans(n >= 1 ? tx[0] : NULL, &r);
+	for (uint16_t i = 1; i < n; i++)
+		rte_pktmbuf_free(tx[i]);
+	tap_ok(n == 1 && strncmp(r.text, "HTTP/1.1 200 ", 13) == 0 && is_closed_answer(&r) &&
+		       rte_be_to_cpu_32(r.th.sent_seq) == k.rcv &&
+		       rte_be_to_cpu_32(r.th.recv_ack) == k.snd + hl + 1,
+		"a request and the peer's FIN in one burst: the answer, then our FIN on it, "
+		"acknowledging both (%u frames, seq %+d)", n,
+		(int)(rte_be_to_cpu_32(r.th.sent_seq) - k.rcv));
+
+	/* Unacknowledged: the timer sends it again, from the answer's first byte. */
+	uint16_t len = r.len;
+	uint64_t now = H.w->now_ms;
+
+	H.w->now_ms += CONN_RTO_MS + 1;
+	read_ans(sweep_find(k.sport), &r);
+	H.w->now_ms = now;
+	tap_ok(strncmp(r.text, "HTTP/1.1 200 ", 13) == 0 && r.len == len &&
+		       rte_be_to_cpu_32(r.th.sent_seq) == k.rcv &&
+		       (r.th.tcp_flags & RTE_TCP_FIN_FLAG),
+		"  sent again by the timer: the same bytes from the answer's start, FIN after "
+		"(\"%.8s\", seq %+d)", r.text, (int)(rte_be_to_cpu_32(r.th.sent_seq) - k.rcv));
+	k.snd += hl + 1;
+	k.rcv += len + 1;
+	none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	tap_ok(conn_of(&k) == NULL, "  our FIN acknowledged: the entry freed");
+}
+
 /* The table full: a new connection falls back to Connection: close. */
 static void
 test_table_full(void)
@@ -852,6 +901,7 @@ main(int argc, char **argv)
 	test_zero_window();
 	test_proxy();
 	test_rst_then_new_connection();
+	test_fin_behind_held_request();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
 	return tap_done();
