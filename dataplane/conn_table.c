@@ -23,7 +23,8 @@ size_t
 conn_table_mem_size(uint32_t cap)
 {
 	return sizeof(struct conn_table) + (size_t)conn_slots(cap) * sizeof(uint32_t) +
-	       (size_t)cap * sizeof(uint32_t) + (size_t)cap * sizeof(struct conn);
+	       (size_t)conn_slots(cap) * sizeof(uint16_t) + (size_t)cap * sizeof(uint32_t) +
+	       (size_t)cap * sizeof(struct conn);
 }
 
 struct conn_table *
@@ -46,7 +47,9 @@ conn_table_create(uint32_t cap, int socket)
 	t->free = rte_malloc_socket("conn_free", (size_t)cap * sizeof(uint32_t), 0, socket);
 	t->e = rte_zmalloc_socket("conn_entries", (size_t)cap * sizeof(struct conn),
 		RTE_CACHE_LINE_SIZE, socket);
-	if (t->slot == NULL || t->free == NULL || t->e == NULL)
+	t->per_client = rte_zmalloc_socket("conn_per_client",
+		(size_t)(t->mask + 1) * sizeof(uint16_t), RTE_CACHE_LINE_SIZE, socket);
+	if (t->slot == NULL || t->free == NULL || t->e == NULL || t->per_client == NULL)
 		goto fail;
 	/* Entry 0 on top: a lightly used table stays in few cache lines. */
 	for (uint32_t i = 0; i < cap; i++)
@@ -67,6 +70,7 @@ conn_table_free(struct conn_table *t)
 	rte_free(t->slot);
 	rte_free(t->free);
 	rte_free(t->e);
+	rte_free(t->per_client);
 	rte_free(t);
 }
 
@@ -121,9 +125,40 @@ conn_remove(struct conn_table *t, struct conn *c)
 		}
 	}
 	t->slot[i] = 0;
+	if (c->client_slot != 0) {
+		t->per_client[c->client_slot - 1]--;
+		c->client_slot = 0;
+	}
 	c->src_ip = 0;
 	c->state = CONN_FREE;
 	c->ans_len = 0;
 	t->free[t->n_free++] = n;
 	t->used--;
+}
+
+bool
+conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client *cl, uint32_t max)
+{
+	uint64_t k;
+
+	if (cl->family == 4) {
+		k = cl->ip4;
+	} else if (cl->family == 6) {
+		uint64_t hi, lo;
+
+		memcpy(&hi, cl->ip6, 8);
+		memcpy(&lo, cl->ip6 + 8, 8);
+		k = (hi * UINT64_C(0x9e3779b97f4a7c15)) ^ lo ^ UINT64_C(1) << 63;
+	} else {
+		return true;
+	}
+	k = (k ^ ((uint64_t)t->seed << 32 | t->seed)) * UINT64_C(0xff51afd7ed558ccd);
+
+	uint32_t i = (uint32_t)(k >> 32) & t->mask;
+
+	if (t->per_client[i] >= max)
+		return false;
+	t->per_client[i]++;
+	c->client_slot = i + 1;
+	return true;
 }

@@ -170,7 +170,7 @@ kept_open_slow(struct worker *w, const struct worker_port *wp, struct rte_ether_
 	c->rcv_nxt = seq;
 	c->snd_una = c->snd_nxt = c->ans_seq = ack;
 	c->snd_wnd = c->max_wnd = rte_be_to_cpu_16(th->rx_win);
-	c->last_ms = w->now_ms;
+	c->last_ms = c->open_ms = w->now_ms;
 	rte_ether_addr_copy(&eth->src_addr, &c->peer_mac);
 	w->ctr.kept[DP_KEPT_OPENED]++;
 	w->ctr.kept[DP_KEPT_IN_USE] = w->conns->used;
@@ -393,7 +393,8 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
  * length when a request follows in the segment; 0 when the bytes are no PROXY header after
  * all; -1 when m became the answer: the ACK of a header alone in its segment (as HAProxy sends
  * it; with a FIN, our FIN too), or a RST for a malformed or cut one (the entry freed, counted
- * proxy_malformed); -2 when m is to be dropped.
+ * proxy_malformed) or for a client that holds w->kept_per_client entries already
+ * (conn_client_take(); counted kept client_limit); -2 when m is to be dropped.
  */
 static __rte_noinline int
 kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
@@ -405,20 +406,26 @@ kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf 
 
 	if (hl == PROXY_NONE)
 		return 0;
-	if (hl < 0) {
+	if (hl >= 0) {
+		c->client.family = pi.family;
+		c->client.src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
+		c->client.ip4 = pi.src4;
+		memcpy(c->client.ip6, pi.src6, 16);
+	}
+	/* A malformed header, or a client that holds its share of the table already
+	 * (dataplane.kept_per_client): reset, the entry freed. */
+	if (hl < 0 || (w->kept_per_client != 0 &&
+			      !conn_client_take(w->conns, c, &c->client, w->kept_per_client))) {
 		uint32_t snd = c->snd_nxt;
 
-		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
-		kept_free(w, c, DP_KEPT_RESET);
+		if (hl < 0)
+			w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
+		kept_free(w, c, hl < 0 ? DP_KEPT_RESET : DP_KEPT_CLIENT_LIMIT);
 		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return -1;
 	}
 	c->proxied = true;
-	c->client.family = pi.family;
-	c->client.src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
-	c->client.ip4 = pi.src4;
-	memcpy(c->client.ip6, pi.src6, 16);
 	c->has_request = true;
 	if (hl < len)
 		return hl;
@@ -538,6 +545,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	c->req_len = payload_len;
 	c->pending = true;
 	c->has_request = true;
+	c->requested = true;
 	c->peer_fin = fin;
 	if (likely(req_parse(w, ip->src_addr, c->proxied ? &c->client : NULL, req, req_len,
 		    pend->out, pend->seg, &pend->r, &pend->claims, &pend->client, &resp_len))) {
@@ -655,7 +663,8 @@ kept_probe_slow(struct worker *w, struct conn *c, uint64_t now, struct rte_mbuf 
  * (KEPT_SWEEP_MIN, or 1 / 2^KEPT_SWEEP_SHIFT of it when more) and
  *   - sends unacknowledged data (or FIN) again from SND.UNA once CONN_RTO_MS << retries passed
  *     since it was last sent; after CONN_RETRIES, sends a RST and frees the entry;
- *   - closes a connection idle for w->kept_idle_ms with our FIN, and frees one whose FIN was
+ *   - closes a connection idle for w->kept_idle_ms, or one that carried no request within
+ *     w->kept_first_ms of its opening, with our FIN, and frees one whose FIN was
  *     acknowledged but whose peer stayed silent that long again;
  *   - probes a zero window that holds data back (kept_probe_slow()).
  * Frames to tx[0..max), each with its port index in port[]; returns how many.
@@ -692,7 +701,11 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			continue;
 		}
 		bool resend = unacked && now - c->sent_ms >= (uint64_t)CONN_RTO_MS << c->retries;
-		bool idle = !unacked && now - c->last_ms >= w->kept_idle_ms;
+		/* An entry that never carried a request (a PROXY header alone) is closed sooner:
+		 * dataplane.kept_first_request_timeout after it was made, whatever came since. */
+		bool unused = !c->requested && c->state == CONN_ESTABLISHED &&
+			      w->kept_first_ms != 0 && now - c->open_ms >= w->kept_first_ms;
+		bool idle = !unacked && (now - c->last_ms >= w->kept_idle_ms || unused);
 
 		if (!resend && !idle)
 			continue;
@@ -734,7 +747,7 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			c->fin_sent = true;
 			c->last_ms = now;
 			from = c->snd_nxt;
-			w->ctr.kept[DP_KEPT_IDLE_CLOSED]++;
+			w->ctr.kept[unused ? DP_KEPT_NO_REQUEST : DP_KEPT_IDLE_CLOSED]++;
 		}
 
 		uint16_t f = kept_emit_slow(w, &w->ports[c->port], c, m, from, TCP_SEGS_MAX, tx + k);

@@ -842,6 +842,86 @@ test_fin_behind_held_request(void)
 	tap_ok(conn_of(&k) == NULL, "  our FIN acknowledged: the entry freed");
 }
 
+/*
+ * Issue 25, 2: behind an L4 edge each client connection takes an entry with its PROXY header,
+ * before any request: one client address holds at most kept_per_client entries, and an entry
+ * that carries no request is closed after kept_first_request_timeout.
+ */
+static void
+test_per_client_bound(void)
+{
+	enum { BOUND = 3 };
+	struct kc k[BOUND + 1], other;
+	struct ans a;
+	uint8_t hdr[64];
+	uint64_t limit = kept(DP_KEPT_CLIENT_LIMIT), unused = kept(DP_KEPT_NO_REQUEST);
+	uint32_t used;
+	bool all = true;
+	int got = 0;
+
+	drain_table();
+	H.w->kept_per_client = BOUND;
+	H.w->kept_first_ms = 2000; /* below kept_idle_timeout (5 s here) */
+	/* One client opens connections through the edge until refused. */
+	for (int i = 0; i <= BOUND; i++) {
+		uint16_t hl = proxy_v2(hdr, RTE_IPV4(198, 19, 9, 1));
+
+		connect_from(&k[i], EDGE_IP);
+		read_ans(seg(&k[i], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k[i].snd, k[i].rcv,
+				 (char *)hdr, hl),
+			&a);
+		k[i].snd += hl;
+		if (a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&k[i]) != NULL)
+			got++;
+		else
+			break;
+	}
+	tap_eq_int(got, BOUND,
+		"one client's PROXY headers on new connections: kept_per_client (3) of them kept");
+	tap_ok((a.th.tcp_flags & RTE_TCP_RST_FLAG) && conn_of(&k[BOUND]) == NULL,
+		"  the next one is reset, its entry freed");
+	tap_eq_int(kept(DP_KEPT_CLIENT_LIMIT) - limit, 1, "  counted kept client_limit");
+	used = H.w->conns->used;
+	tap_ok(used < H.w->conns->cap, "  the table is not full (%u of %u)", used,
+		H.w->conns->cap);
+
+	/* Another client still gets in, and is answered. */
+	uint16_t hl = proxy_v2(hdr, RTE_IPV4(198, 19, 9, 2));
+
+	connect_from(&other, EDGE_IP);
+	read_ans(seg(&other, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, other.snd, other.rcv,
+			 (char *)hdr, hl),
+		&a);
+	other.snd += hl;
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&other) != NULL,
+		"another client's PROXY header meanwhile: kept");
+	tap_ok(send_req(&other, healthz, &a) && is_kept_200(&a), "  and its request answered");
+
+	/* The first client's entries carried no request: closed after 2 s, the other kept. */
+	uint64_t now = H.w->now_ms;
+	struct rte_mbuf *tx[16];
+	uint16_t port[16];
+
+	H.w->now_ms = now + 1900;
+	rte_pktmbuf_free_bulk(tx, pipeline_kept_sweep(H.w, tx, port, 16));
+	for (int i = 0; i < BOUND; i++)
+		all &= conn_of(&k[i]) != NULL && conn_of(&k[i])->state == CONN_ESTABLISHED;
+	tap_ok(all, "entries without a request, 1.9 s after their PROXY header: still open");
+	H.w->now_ms = now + 2000;
+	rte_pktmbuf_free_bulk(tx, pipeline_kept_sweep(H.w, tx, port, 16));
+	all = true;
+	for (int i = 0; i < BOUND; i++)
+		all &= conn_of(&k[i]) != NULL && conn_of(&k[i])->state == CONN_CLOSING;
+	tap_ok(all && conn_of(&other)->state == CONN_ESTABLISHED,
+		"  at kept_first_request_timeout (2 s): closed with our FIN; the one that asked "
+		"stays");
+	tap_eq_int(kept(DP_KEPT_NO_REQUEST) - unused, BOUND, "  counted kept no_request_closed");
+	H.w->now_ms = now;
+	drain_table();
+	H.w->kept_per_client = 0;
+	H.w->kept_first_ms = 0;
+}
+
 /* The table full: a new connection falls back to Connection: close. */
 static void
 test_table_full(void)
@@ -902,6 +982,7 @@ main(int argc, char **argv)
 	test_proxy();
 	test_rst_then_new_connection();
 	test_fin_behind_held_request();
+	test_per_client_bound();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
 	return tap_done();
