@@ -8,6 +8,17 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+/* Slots clients are counted in for cap entries: CONN_CLIENT_SLOTS, or the index's when more. */
+static uint32_t
+conn_client_slots(uint32_t cap)
+{
+	uint32_t n = CONN_CLIENT_SLOTS;
+
+	while (n < 2 * cap)
+		n <<= 1;
+	return n;
+}
+
 /* Index slots for cap entries: at least twice as many, a power of two. */
 static uint32_t
 conn_slots(uint32_t cap)
@@ -23,7 +34,7 @@ size_t
 conn_table_mem_size(uint32_t cap)
 {
 	return sizeof(struct conn_table) + (size_t)conn_slots(cap) * sizeof(uint32_t) +
-	       (size_t)conn_slots(cap) * sizeof(uint16_t) + (size_t)cap * sizeof(uint32_t) +
+	       (size_t)conn_client_slots(cap) * sizeof(uint16_t) + (size_t)cap * sizeof(uint32_t) +
 	       (size_t)cap * sizeof(struct conn);
 }
 
@@ -47,8 +58,9 @@ conn_table_create(uint32_t cap, int socket)
 	t->free = rte_malloc_socket("conn_free", (size_t)cap * sizeof(uint32_t), 0, socket);
 	t->e = rte_zmalloc_socket("conn_entries", (size_t)cap * sizeof(struct conn),
 		RTE_CACHE_LINE_SIZE, socket);
+	t->pc_mask = conn_client_slots(cap) - 1;
 	t->per_client = rte_zmalloc_socket("conn_per_client",
-		(size_t)(t->mask + 1) * sizeof(uint16_t), RTE_CACHE_LINE_SIZE, socket);
+		(size_t)(t->pc_mask + 1) * sizeof(uint16_t), RTE_CACHE_LINE_SIZE, socket);
 	if (t->slot == NULL || t->free == NULL || t->e == NULL || t->per_client == NULL)
 		goto fail;
 	/* Entry 0 on top: a lightly used table stays in few cache lines. */
@@ -141,20 +153,31 @@ conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client 
 {
 	uint64_t k;
 
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
 	if (cl->family == 4) {
 		k = cl->ip4;
-	} else if (cl->family == 6) {
-		uint64_t hi, lo;
+	} else if (cl->family == 6 && memcmp(cl->ip6, mapped, sizeof(mapped)) == 0) {
+		uint32_t v4;
 
-		memcpy(&hi, cl->ip6, 8);
-		memcpy(&lo, cl->ip6 + 8, 8);
-		k = (hi * UINT64_C(0x9e3779b97f4a7c15)) ^ lo ^ UINT64_C(1) << 63;
+		memcpy(&v4, cl->ip6 + 12, 4); /* ::ffff:a.b.c.d is the IPv4 client a.b.c.d */
+		k = v4;
+	} else if (cl->family == 6) {
+		/* An IPv6 client is its /64, as for the per-IP limit: one host has them all. */
+		memcpy(&k, cl->ip6, 8);
+		k ^= UINT64_C(1) << 63;
 	} else {
 		return true;
 	}
-	k = (k ^ ((uint64_t)t->seed << 32 | t->seed)) * UINT64_C(0xff51afd7ed558ccd);
+	/* Every bit of the key into the slot's bits (MurmurHash3's 64-bit finalizer). */
+	k ^= (uint64_t)t->seed << 32 | t->seed;
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	k *= UINT64_C(0xc4ceb9fe1a85ec53);
+	k ^= k >> 33;
 
-	uint32_t i = (uint32_t)(k >> 32) & t->mask;
+	uint32_t i = (uint32_t)k & t->pc_mask;
 
 	if (t->per_client[i] >= max)
 		return false;

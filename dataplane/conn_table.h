@@ -80,9 +80,11 @@ struct conn_table {
 	uint32_t *slot;     /* index: entry number + 1, 0 empty */
 	uint32_t *free;     /* the free stack of entry numbers */
 	struct conn *e;     /* the entries */
-	/* Entries per client address named by a PROXY header, counted in mask + 1 slots by a
-	 * seeded hash of the address (two addresses may share a slot, and then a bound). */
+	/* Entries per client address named by a PROXY header, counted in pc_mask + 1 slots
+	 * (CONN_CLIENT_SLOTS, or the index's size when more) by a seeded hash of the address:
+	 * two addresses may share a slot, and then a bound. */
 	uint16_t *per_client;
+	uint32_t pc_mask;
 };
 
 /*
@@ -138,13 +140,18 @@ void conn_remove(struct conn_table *t, struct conn *c);
 
 /* Most entries of one client conn_client_take() allows (dataplane.kept_per_client's maximum). */
 #define CONN_PER_CLIENT_MAX 65535u
+/* The fewest slots clients are counted in (128 kB a worker): two addresses share one with a
+ * chance of 1 in 65,536. */
+#define CONN_CLIENT_SLOTS (1u << 16)
 
 /*
  * Counts entry c of t (in use, not yet counted) for client cl, the address its PROXY header
- * named, when that address holds fewer than max (1..CONN_PER_CLIENT_MAX) entries of t: returns
+ * named (an IPv6 client by its /64, ::ffff:a.b.c.d as a.b.c.d, as the per-IP limit counts
+ * them), when that address holds fewer than max (1..CONN_PER_CLIENT_MAX) entries of t: returns
  * true, and conn_remove() uncounts it. Returns false, counting nothing, when it holds max
  * already. Addresses are counted by a seeded hash: one that shares its slot with another
- * shares that one's bound (a chance of 1 in 2 * cap per pair). A client of family 0 (a PROXY
+ * shares that one's bound (a chance of 1 in CONN_CLIENT_SLOTS per pair, or fewer). A client
+ * of family 0 (a PROXY
  * LOCAL or UNKNOWN header: the edge's own connection) is not counted: true.
  */
 bool conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client *cl,

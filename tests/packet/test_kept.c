@@ -636,6 +636,25 @@ proxy_v2(uint8_t *h, uint32_t src)
 	return 28;
 }
 
+/* A PROXY v2 header (TCP over IPv6) naming client src[0..16). */
+static uint16_t
+proxy_v2_6(uint8_t *h, const uint8_t src[16])
+{
+	uint16_t n = proxy_v2(h, 0);
+
+	(void)n;
+	h[13] = 0x21;
+	h[15] = 36;
+	memcpy(h + 16, src, 16);
+	memset(h + 32, 0, 16);
+	h[47] = 2; /* ::2, ours */
+	h[48] = 0x9c;
+	h[49] = 0x40;
+	h[50] = 0;
+	h[51] = 80;
+	return 52;
+}
+
 /* A reserve request of user into req (NUL-ended); returns its length. */
 static uint16_t
 reserve_req(uint64_t user, char *req, size_t cap)
@@ -917,6 +936,33 @@ test_per_client_bound(void)
 		"stays");
 	tap_eq_int(kept(DP_KEPT_NO_REQUEST) - unused, BOUND, "  counted kept no_request_closed");
 	H.w->now_ms = now;
+	drain_table();
+
+	/* An IPv6 client is its /64 (as for the per-IP limit): other addresses of it share the
+	 * bound, another /64 does not. */
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 1 };
+	bool kept6 = true;
+
+	for (int i = 0; i <= BOUND; i++) {
+		a6[15] = (uint8_t)(1 + i);
+		hl = proxy_v2_6(hdr, a6);
+		connect_from(&k[i], EDGE_IP);
+		read_ans(seg(&k[i], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k[i].snd, k[i].rcv,
+				 (char *)hdr, hl),
+			&a);
+		if (i < BOUND)
+			kept6 &= a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&k[i]) != NULL;
+	}
+	tap_ok(kept6 && (a.th.tcp_flags & RTE_TCP_RST_FLAG) && conn_of(&k[BOUND]) == NULL,
+		"IPv6: three addresses of 2001:db8:77::/64 kept, a fourth of it reset");
+	a6[5] = 0x78;
+	hl = proxy_v2_6(hdr, a6);
+	connect_from(&other, EDGE_IP);
+	read_ans(seg(&other, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, other.snd, other.rcv,
+			 (char *)hdr, hl),
+		&a);
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&other) != NULL,
+		"  an address of 2001:db8:78::/64 meanwhile: kept");
 	drain_table();
 	H.w->kept_per_client = 0;
 	H.w->kept_first_ms = 0;
