@@ -8,6 +8,17 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+/* Slots clients are counted in for cap entries: CONN_CLIENT_SLOTS, or the index's when more. */
+static uint32_t
+conn_client_slots(uint32_t cap)
+{
+	uint32_t n = CONN_CLIENT_SLOTS;
+
+	while (n < 2 * cap)
+		n <<= 1;
+	return n;
+}
+
 /* Index slots for cap entries: at least twice as many, a power of two. */
 static uint32_t
 conn_slots(uint32_t cap)
@@ -23,7 +34,8 @@ size_t
 conn_table_mem_size(uint32_t cap)
 {
 	return sizeof(struct conn_table) + (size_t)conn_slots(cap) * sizeof(uint32_t) +
-	       (size_t)cap * sizeof(uint32_t) + (size_t)cap * sizeof(struct conn);
+	       (size_t)conn_client_slots(cap) * sizeof(uint16_t) + (size_t)cap * sizeof(uint32_t) +
+	       (size_t)cap * sizeof(struct conn);
 }
 
 struct conn_table *
@@ -46,7 +58,10 @@ conn_table_create(uint32_t cap, int socket)
 	t->free = rte_malloc_socket("conn_free", (size_t)cap * sizeof(uint32_t), 0, socket);
 	t->e = rte_zmalloc_socket("conn_entries", (size_t)cap * sizeof(struct conn),
 		RTE_CACHE_LINE_SIZE, socket);
-	if (t->slot == NULL || t->free == NULL || t->e == NULL)
+	t->pc_mask = conn_client_slots(cap) - 1;
+	t->per_client = rte_zmalloc_socket("conn_per_client",
+		(size_t)(t->pc_mask + 1) * sizeof(uint16_t), RTE_CACHE_LINE_SIZE, socket);
+	if (t->slot == NULL || t->free == NULL || t->e == NULL || t->per_client == NULL)
 		goto fail;
 	/* Entry 0 on top: a lightly used table stays in few cache lines. */
 	for (uint32_t i = 0; i < cap; i++)
@@ -67,6 +82,7 @@ conn_table_free(struct conn_table *t)
 	rte_free(t->slot);
 	rte_free(t->free);
 	rte_free(t->e);
+	rte_free(t->per_client);
 	rte_free(t);
 }
 
@@ -84,8 +100,11 @@ conn_insert(struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16_t d
 	while (t->slot[i] != 0)
 		i = (i + 1) & t->mask;
 	t->slot[i] = n + 1;
+	uint32_t gen = c->gen;
+
 	/* The answer's bytes need no clearing: ans_len says what is held. */
 	memset(c, 0, offsetof(struct conn, ans));
+	c->gen = gen + 1;
 	c->src_ip = src_ip;
 	c->src_port = src_port;
 	c->dst_port = dst_port;
@@ -118,9 +137,51 @@ conn_remove(struct conn_table *t, struct conn *c)
 		}
 	}
 	t->slot[i] = 0;
+	if (c->client_slot != 0) {
+		t->per_client[c->client_slot - 1]--;
+		c->client_slot = 0;
+	}
 	c->src_ip = 0;
 	c->state = CONN_FREE;
 	c->ans_len = 0;
 	t->free[t->n_free++] = n;
 	t->used--;
+}
+
+bool
+conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client *cl, uint32_t max)
+{
+	uint64_t k;
+
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (cl->family == 4) {
+		k = cl->ip4;
+	} else if (cl->family == 6 && memcmp(cl->ip6, mapped, sizeof(mapped)) == 0) {
+		uint32_t v4;
+
+		memcpy(&v4, cl->ip6 + 12, 4); /* ::ffff:a.b.c.d is the IPv4 client a.b.c.d */
+		k = v4;
+	} else if (cl->family == 6) {
+		/* An IPv6 client is its /64, as for the per-IP limit: one host has them all. */
+		memcpy(&k, cl->ip6, 8);
+		k ^= UINT64_C(1) << 63;
+	} else {
+		return true;
+	}
+	/* Every bit of the key into the slot's bits (MurmurHash3's 64-bit finalizer). */
+	k ^= (uint64_t)t->seed << 32 | t->seed;
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	k *= UINT64_C(0xc4ceb9fe1a85ec53);
+	k ^= k >> 33;
+
+	uint32_t i = (uint32_t)k & t->pc_mask;
+
+	if (t->per_client[i] >= max)
+		return false;
+	t->per_client[i]++;
+	c->client_slot = i + 1;
+	return true;
 }

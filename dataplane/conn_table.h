@@ -45,6 +45,7 @@ struct conn {
 	bool has_request;   /* data came on it: a PROXY header is no longer accepted */
 	bool proxied;       /* its PROXY header named the client (client) */
 	bool pending;       /* a request taken, its answer not yet sent (routed a frame late) */
+	bool requested;     /* a request was taken on it (a PROXY header alone is none) */
 	uint16_t mss;       /* the largest segment we send on it (the cookie's MSS, <= ours) */
 	uint16_t ans_len;   /* bytes of ans: the last answer, from sequence ans_seq */
 	uint16_t req_len;   /* the payload length of the request ans answers */
@@ -57,8 +58,15 @@ struct conn {
 	uint64_t last_ms;   /* the last acceptable segment from the peer */
 	uint64_t sent_ms;   /* the held answer's (or FIN's) last sending, or window probe */
 	uint64_t zwnd_ms;   /* when the zero window began holding the answer back (zwnd) */
+	uint64_t open_ms;   /* when the entry was made (a first request is due within
+			     * dataplane.kept_first_request_timeout) */
+	uint32_t client_slot; /* its client's count in per_client + 1 (conn_client_take()); 0 */
 	struct rte_ether_addr peer_mac;
 	struct edge_client client; /* from the connection's PROXY header, when proxied */
+	/* Which connection holds the entry: changed by every conn_insert() (and kept, unlike
+	 * the fields above, across conn_remove()), so that a request held for a connection
+	 * whose entry was freed and taken again is told apart from the new one's. */
+	uint32_t gen;
 	char ans[CONN_ANS_MAX];
 };
 
@@ -72,6 +80,11 @@ struct conn_table {
 	uint32_t *slot;     /* index: entry number + 1, 0 empty */
 	uint32_t *free;     /* the free stack of entry numbers */
 	struct conn *e;     /* the entries */
+	/* Entries per client address named by a PROXY header, counted in pc_mask + 1 slots
+	 * (CONN_CLIENT_SLOTS, or the index's size when more) by a seeded hash of the address:
+	 * two addresses may share a slot, and then a bound. */
+	uint16_t *per_client;
+	uint32_t pc_mask;
 };
 
 /*
@@ -115,13 +128,33 @@ conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint
 }
 
 /*
- * A new entry for a 4-tuple that has none (conn_lookup() said so), zeroed but for its key
- * and state CONN_ESTABLISHED; NULL when the table is full.
+ * A new entry for a 4-tuple that has none (conn_lookup() said so), zeroed but for its key,
+ * state CONN_ESTABLISHED and a generation (gen) other than the entry's last one; NULL when
+ * the table is full.
  */
 struct conn *conn_insert(struct conn_table *t, uint32_t src_ip, uint16_t src_port,
 	uint16_t dst_port);
 
-/* Frees c, an entry of t in use. */
+/* Frees c, an entry of t in use (and its count of conn_client_take(), if any). */
 void conn_remove(struct conn_table *t, struct conn *c);
+
+/* Most entries of one client conn_client_take() allows (dataplane.kept_per_client's maximum). */
+#define CONN_PER_CLIENT_MAX 65535u
+/* The fewest slots clients are counted in (128 kB a worker): two addresses share one with a
+ * chance of 1 in 65,536. */
+#define CONN_CLIENT_SLOTS (1u << 16)
+
+/*
+ * Counts entry c of t (in use, not yet counted) for client cl, the address its PROXY header
+ * named (an IPv6 client by its /64, ::ffff:a.b.c.d as a.b.c.d, as the per-IP limit counts
+ * them), when that address holds fewer than max (1..CONN_PER_CLIENT_MAX) entries of t: returns
+ * true, and conn_remove() uncounts it. Returns false, counting nothing, when it holds max
+ * already. Addresses are counted by a seeded hash: one that shares its slot with another
+ * shares that one's bound (a chance of 1 in CONN_CLIENT_SLOTS per pair, or fewer). A client
+ * of family 0 (a PROXY
+ * LOCAL or UNKNOWN header: the edge's own connection) is not counted: true.
+ */
+bool conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client *cl,
+	uint32_t max);
 
 #endif

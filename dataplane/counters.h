@@ -139,7 +139,9 @@ enum dp_admit_kind { DP_ADMIT_KINDS(DP_X_ENUM) DP_ADM_MAX };
 	X(DATA_AFTER_CLOSE, "data_after_close") /* data after our FIN: reset */               \
 	X(PROXY_HEADERS, "proxy_alone")       /* a PROXY header alone in its segment: ACKed */ \
 	X(WINDOW_PROBES, "window_probes")     /* zero-window probes sent (RFC 9293 §3.8.6.1) */   \
-	X(WINDOW_RESET, "zero_window_reset")  /* the window shut for kept_idle_timeout: reset */
+	X(WINDOW_RESET, "zero_window_reset")  /* the window shut for kept_idle_timeout: reset */ \
+	X(CLIENT_LIMIT, "client_limit")       /* a PROXY client over kept_per_client: reset */     \
+	X(NO_REQUEST, "no_request_closed")    /* no request by kept_first_request_timeout: FIN */
 
 #define DP_X_ENUM(name, str) DP_KEPT_##name,
 enum dp_kept_counter { DP_KEPT_COUNTERS(DP_X_ENUM) DP_KEPT_MAX };

@@ -39,6 +39,8 @@ struct dp_config {
 	uint8_t ip_ttl;            /* TTL of the packets we send */
 	uint32_t kept_connections; /* kept connections per worker from trusted edges; 0: none */
 	uint32_t kept_idle_ms;     /* a kept connection idle this long is closed */
+	uint32_t kept_first_ms;    /* one without a request this long after opening is closed */
+	uint32_t kept_per_client;  /* kept connections per worker of one PROXY header's client */
 	uint32_t stats_interval_s; /* 0: no periodic counter line in the log */
 	int log_level;             /* enum log_level */
 	/* [admission] */

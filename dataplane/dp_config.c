@@ -171,6 +171,30 @@ static const struct cfg_key dp_keys[] = {
 		       "the connection is reset.",
 	},
 	{
+		.name = "kept_first_request_timeout",
+		.type = CFG_DURATION,
+		DP_FIELD(kept_first_ms),
+		.min = 100,
+		.max = 3600u * DP_MS_PER_S,
+		.def = "5s",
+		.doc = "A kept connection that has carried no request this long after its first "
+		       "segment (an L4 edge's PROXY header alone) is closed with a FIN, whatever "
+		       "else came on it: a client of an L4 edge cannot hold an entry of the table "
+		       "for kept_idle_timeout without asking anything.",
+	},
+	{
+		.name = "kept_per_client",
+		.type = CFG_UINT,
+		DP_FIELD(kept_per_client),
+		.min = 1,
+		.max = 65535,
+		.def = "64",
+		.doc = "Kept connections each worker holds for one client address named by a PROXY "
+		       "header (an L4 edge's); a connection beyond it is reset. Raise it for "
+		       "shoppers behind one NAT address (browsers open about six connections "
+		       "each). Connections of an HTTP edge (no PROXY header) are not counted.",
+	},
+	{
 		.name = "stats_interval",
 		.type = CFG_DURATION,
 		DP_FIELD(stats_interval_s),

@@ -22,6 +22,8 @@
 
 #include <arpa/inet.h>
 
+#include "dataplane/sorted.h"
+
 #define EDGE_TRUSTED_MAX      64   /* networks per address family in [edge] trusted */
 #define EDGE_TRUSTED_TEXT_MAX 4095 /* bytes of the [edge] trusted value */
 
@@ -89,6 +91,13 @@ edge_ip6_le(struct edge_ip6 a, struct edge_ip6 b)
 	return ((unsigned __int128)a.hi << 64 | a.lo) <= ((unsigned __int128)b.hi << 64 | b.lo);
 }
 
+/* le for sorted_floor() over struct edge_ip6. */
+static inline bool
+edge_ip6_le_p(const void *elem, const void *key)
+{
+	return edge_ip6_le(*(const struct edge_ip6 *)elem, *(const struct edge_ip6 *)key);
+}
+
 /* The last address of the IPv6 network of prefix len (0..128) that starts at first. */
 struct edge_ip6 edge_ip6_last(struct edge_ip6 first, unsigned len);
 
@@ -107,18 +116,13 @@ static inline bool
 edge_ip6_in(
 	const struct edge_ip6 *first, const struct edge_ip6 *last, uint32_t n, struct edge_ip6 ip)
 {
-	uint32_t base = 0;
-
 	if (n == 0)
 		return false;
-	/* The last range whose first address is <= ip, if any. */
-	while (n > 1) {
-		uint32_t half = n / 2;
 
-		base = edge_ip6_le(first[base + half], ip) ? base + half : base;
-		n -= half;
-	}
-	return edge_ip6_le(first[base], ip) && edge_ip6_le(ip, last[base]);
+	/* The last range whose first address is <= ip, if any. */
+	uint32_t i = sorted_floor(first, sizeof(*first), n, &ip, edge_ip6_le_p);
+
+	return edge_ip6_le(first[i], ip) && edge_ip6_le(ip, last[i]);
 }
 
 /*
@@ -128,19 +132,13 @@ edge_ip6_in(
 static inline bool
 edge_trusted4_host(const struct edge_trust *t, uint32_t ip)
 {
-	uint32_t n, base = 0;
-
 	if (t == NULL || t->n4 == 0)
 		return false;
-	n = t->n4;
-	/* The last range whose first address is <= ip, if any. */
-	while (n > 1) {
-		uint32_t half = n / 2;
 
-		base = t->first4[base + half] <= ip ? base + half : base;
-		n -= half;
-	}
-	return t->first4[base] <= ip && ip <= t->last4[base];
+	/* The last range whose first address is <= ip, if any. */
+	uint32_t i = sorted_floor(t->first4, sizeof(*t->first4), t->n4, &ip, sorted_le_u32);
+
+	return t->first4[i] <= ip && ip <= t->last4[i];
 }
 
 /* edge_trusted4_host() for an address in network byte order, as in a packet. */

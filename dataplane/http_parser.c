@@ -930,10 +930,11 @@ fwd_node(const char *v, size_t n, struct http_addr *out)
 	if (v[0] == '[') {
 		const char *rb = memchr(v, ']', n);
 
-		if (rb == NULL || fwd_addr(v + 1, (size_t)(rb - v - 1), out) != 0 ||
-			out->family != 6)
+		/* An IPv6 literal (a colon in it); ::ffff:a.b.c.d in brackets is the IPv4
+		 * client fwd_addr() makes of it (family 4), [a.b.c.d] is refused. */
+		if (rb == NULL || memchr(v + 1, ':', (size_t)(rb - v - 1)) == NULL ||
+			fwd_addr(v + 1, (size_t)(rb - v - 1), out) != 0)
 			return -1;
-		/* ::ffff:a.b.c.d in brackets is still an IPv4 client. */
 		host_end = rb + 1;
 	} else {
 		host_end = memchr(v, ':', n);

@@ -192,6 +192,8 @@ setup_workers(struct app *a)
 		}
 		/* Kept connections only where a trusted edge may open them. */
 		w->kept_idle_ms = cfg->kept_idle_ms;
+		w->kept_first_ms = cfg->kept_first_ms;
+		w->kept_per_client = cfg->kept_per_client;
 		if (cfg->kept_connections != 0 && a->edge.n4 != 0) {
 			w->conns = conn_table_create(cfg->kept_connections, socket);
 			if (w->conns == NULL) {

@@ -7,7 +7,7 @@
 
 #include "dataplane/pipeline/arp.h"
 #include "dataplane/pipeline/icmp.h"
-#include "dataplane/pipeline/tcp.h"
+#include "dataplane/pipeline/tcp_dispatch.h"
 #include "net/net_cksum.h"
 
 /* A source we must never answer: broadcast, multicast/reserved, "this network", loopback. */

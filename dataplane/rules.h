@@ -40,6 +40,7 @@
 #include <rte_lpm.h>
 
 #include "dataplane/edge.h"
+#include "dataplane/sorted.h"
 
 enum rule_kind {
 	RULE_BLOCK_IP = 1, /* an IPv4 network a.b.c.d/len; /32 for one address */
@@ -126,34 +127,14 @@ int rule_spec_format(const struct rule_spec *s, char *buf, size_t len);
 static inline bool
 rules_has_u64(const uint64_t *a, uint32_t n, uint64_t k)
 {
-	const uint64_t *base = a;
-
-	if (n == 0)
-		return false;
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		base = base[half] <= k ? base + half : base;
-		n -= half;
-	}
-	return *base == k;
+	return n != 0 && a[sorted_floor(a, sizeof(*a), n, &k, sorted_le_u64)] == k;
 }
 
 /* rules_has_u64() for u32 values. */
 static inline bool
 rules_has_u32(const uint32_t *a, uint32_t n, uint32_t k)
 {
-	const uint32_t *base = a;
-
-	if (n == 0)
-		return false;
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		base = base[half] <= k ? base + half : base;
-		n -= half;
-	}
-	return *base == k;
+	return n != 0 && a[sorted_floor(a, sizeof(*a), n, &k, sorted_le_u32)] == k;
 }
 
 /* Whether r blocks the IPv4 address ip_be (network byte order). r may be NULL (no rules). */

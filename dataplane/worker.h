@@ -101,6 +101,8 @@ struct worker {
 	 * dataplane.kept_connections = 0), and every connection is stateless. */
 	struct conn_table *conns;
 	uint32_t kept_idle_ms;            /* dataplane.kept_idle_timeout */
+	uint32_t kept_first_ms;           /* dataplane.kept_first_request_timeout; 0: none */
+	uint32_t kept_per_client;         /* dataplane.kept_per_client; 0: no bound */
 
 	/* Time, refreshed once per burst. */
 	struct clock clock;

@@ -30,11 +30,14 @@
  * Everything else (untrusted sources, a full table) takes tcp.h's stateless path, whose cost
  * is one test of w->conns when no edge is trusted.
  *
- * Private to the pipeline: included by tcp.h, whose helpers it uses.
+ * Private to the pipeline: included by tcp_dispatch.h; builds on tcp.h (its request slot,
+ * its stateless answer for what is too long to keep) and segment.h (the segment writer).
  */
 #include <rte_tcp.h>
 
 #include "dataplane/conn_table.h"
+#include "dataplane/pipeline/segment.h"
+#include "dataplane/pipeline/tcp.h"
 #include "dataplane/worker.h"
 
 /* Entries the sweep looks at per call (once a millisecond): at least this many... */
@@ -100,70 +103,38 @@ kept_ack_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m
 /*
  * Sends c's data from sequence from, as far as the peer's window (SND.UNA + SND.WND) and
  * max_frames segments of c->mss allow, with our FIN after the last byte when it is due
- * (c->fin_sent) and every byte before it goes: in m's frame, a segment received from the peer
- * or written as one (kept_frame_new()), whose headers are turned round, and in new mbufs with
- * m's headers copied for the segments after the first; a bare ACK when nothing fits. Frames go
- * to tx[0..) (tx[0] = m). Returns how many; 0 when the pool had no mbufs (m freed, counted):
- * what was not sent goes again on the next ACK or from the sweep.
+ * (c->fin_sent) and every byte before it goes, by seg_write_slow(): in m's frame, a segment
+ * received from the peer or written as one (kept_frame_new()), and in new mbufs for the
+ * segments after the first; a bare ACK when nothing fits. from lies in the held answer
+ * [ans_seq, ans_seq + ans_len]: nothing outside it is read. Frames go to tx[0..) (tx[0] = m).
+ * Returns how many; 0 when the pool had no mbufs (m freed, counted): what was not sent goes
+ * again on the next ACK or from the sweep.
  */
 static __rte_noinline uint16_t
 kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, struct rte_mbuf *m,
 	uint32_t from, unsigned max_frames, struct rte_mbuf **tx)
 {
-	struct rte_ether_hdr *eth0 = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	struct rte_ipv4_hdr *ip0 = (struct rte_ipv4_hdr *)(eth0 + 1);
-	struct rte_tcp_hdr *th0 = (struct rte_tcp_hdr *)(ip0 + 1);
 	uint32_t end = kept_data_end(c);
 	uint32_t wnd_end = c->snd_una + c->snd_wnd;
 	uint32_t stop = kept_seq_lt(wnd_end, end) ? wnd_end : end;
+
+	/* Never before the answer: its bytes are all the entry holds. */
+	if (unlikely(kept_seq_lt(from, c->ans_seq)))
+		from = c->ans_seq;
+
 	uint32_t n = kept_seq_lt(from, stop) ? stop - from : 0;
-	unsigned k = n != 0 ? (n + c->mss - 1u) / c->mss : 1;
-	struct rte_mbuf *more[TCP_SEGS_MAX - 1];
 
 	if (max_frames > TCP_SEGS_MAX)
 		max_frames = TCP_SEGS_MAX;
-	if (k > max_frames) {
-		k = max_frames;
-		n = (uint32_t)k * c->mss;
-	}
+	if (n > (uint32_t)max_frames * c->mss)
+		n = (uint32_t)max_frames * c->mss;
 
 	bool fin = c->fin_sent && from + n == end;
+	uint16_t k = seg_write_slow(w, wp, m, c->ans + (from - c->ans_seq), (uint16_t)n, c->mss,
+		from, c->rcv_nxt, fin, tx);
 
-	if (k > 1 && unlikely(rte_pktmbuf_alloc_bulk(w->pool, more, k - 1) != 0)) {
-		rte_pktmbuf_free(m);
-		return (uint16_t)worker_drop(w, DP_DROP_ANSWER_NO_MBUF);
-	}
-	/* The later segments first: they copy m's headers before they are turned round. */
-	for (unsigned i = 1; i < k; i++) {
-		struct rte_mbuf *s = more[i - 1];
-		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(s, struct rte_ether_hdr *);
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
-		bool last = i + 1 == k;
-		uint32_t off = (uint32_t)i * c->mss;
-		uint16_t len = (uint16_t)(last ? n - off : c->mss);
-
-		memcpy(eth, eth0, sizeof(*eth) + sizeof(*ip) + sizeof(*th));
-		memcpy(th + 1, c->ans + (from + off - c->ans_seq), len);
-		tcp_reply_finish(w, wp, s, eth, ip, th,
-			RTE_TCP_ACK_FLAG |
-				(last ? RTE_TCP_PSH_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0) : 0),
-			from + off, c->rcv_nxt, 0, len);
-		tx[i] = s;
-	}
-
-	uint16_t len0 = (uint16_t)(n < c->mss ? n : c->mss);
-	uint8_t fl = RTE_TCP_ACK_FLAG;
-
-	if (len0 != 0) {
-		memcpy(th0 + 1, c->ans + (from - c->ans_seq), len0);
-		if (k == 1)
-			fl |= RTE_TCP_PSH_FLAG;
-	}
-	if (k == 1 && fin)
-		fl |= RTE_TCP_FIN_FLAG;
-	tcp_reply_finish(w, wp, m, eth0, ip0, th0, fl, from, c->rcv_nxt, 0, len0);
-	tx[0] = m;
+	if (k == 0)
+		return 0;
 	if (n != 0 || fin) {
 		uint32_t next = from + n + fin;
 
@@ -175,7 +146,7 @@ kept_emit_slow(struct worker *w, const struct worker_port *wp, struct conn *c, s
 	} else {
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	}
-	return (uint16_t)k;
+	return k;
 }
 
 /*
@@ -199,7 +170,7 @@ kept_open_slow(struct worker *w, const struct worker_port *wp, struct rte_ether_
 	c->rcv_nxt = seq;
 	c->snd_una = c->snd_nxt = c->ans_seq = ack;
 	c->snd_wnd = c->max_wnd = rte_be_to_cpu_16(th->rx_win);
-	c->last_ms = w->now_ms;
+	c->last_ms = c->open_ms = w->now_ms;
 	rte_ether_addr_copy(&eth->src_addr, &c->peer_mac);
 	w->ctr.kept[DP_KEPT_OPENED]++;
 	w->ctr.kept[DP_KEPT_IN_USE] = w->conns->used;
@@ -396,11 +367,18 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 {
 	struct conn *c = p->c;
 
-	/* A RST later in the burst may have freed the entry (and a new connection taken it):
-	 * then nobody waits for the answer, and nothing is routed. */
-	if (unlikely(c->state == CONN_FREE || !c->pending)) {
+	/* A RST later in the burst may have freed the entry, and a new connection taken it
+	 * (pending again, for its own request: the generation tells them apart): then nobody
+	 * waits for this answer, and nothing is routed. */
+	if (unlikely(c->state == CONN_FREE || c->gen != p->gen || !c->pending)) {
 		rte_pktmbuf_free(p->m);
 		return 0;
+	}
+	/* The peer's FIN came after the request (kept_input()): the answer closes, and
+	 * acknowledges the FIN. */
+	if (unlikely(c->peer_fin)) {
+		p->close = true;
+		p->next_seq = c->rcv_nxt;
 	}
 
 	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
@@ -415,7 +393,8 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
  * length when a request follows in the segment; 0 when the bytes are no PROXY header after
  * all; -1 when m became the answer: the ACK of a header alone in its segment (as HAProxy sends
  * it; with a FIN, our FIN too), or a RST for a malformed or cut one (the entry freed, counted
- * proxy_malformed); -2 when m is to be dropped.
+ * proxy_malformed) or for a client that holds w->kept_per_client entries already
+ * (conn_client_take(); counted kept client_limit); -2 when m is to be dropped.
  */
 static __rte_noinline int
 kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
@@ -427,20 +406,26 @@ kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf 
 
 	if (hl == PROXY_NONE)
 		return 0;
-	if (hl < 0) {
+	if (hl >= 0) {
+		c->client.family = pi.family;
+		c->client.src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
+		c->client.ip4 = pi.src4;
+		memcpy(c->client.ip6, pi.src6, 16);
+	}
+	/* A malformed header, or a client that holds its share of the table already
+	 * (dataplane.kept_per_client): reset, the entry freed. */
+	if (hl < 0 || (w->kept_per_client != 0 &&
+			      !conn_client_take(w->conns, c, &c->client, w->kept_per_client))) {
 		uint32_t snd = c->snd_nxt;
 
-		w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
-		kept_free(w, c, DP_KEPT_RESET);
+		if (hl < 0)
+			w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
+		kept_free(w, c, hl < 0 ? DP_KEPT_RESET : DP_KEPT_CLIENT_LIMIT);
 		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return -1;
 	}
 	c->proxied = true;
-	c->client.family = pi.family;
-	c->client.src = pi.family != 0 ? DP_CLIENT_PROXY : DP_CLIENT_EDGE;
-	c->client.ip4 = pi.src4;
-	memcpy(c->client.ip6, pi.src6, 16);
 	c->has_request = true;
 	if (hl < len)
 		return hl;
@@ -503,6 +488,15 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 			c->max_wnd = c->snd_wnd;
 	}
 	if (unlikely(c->state != CONN_ESTABLISHED || payload_len == 0 || c->pending)) {
+		/* The peer's FIN behind a request still held (routed a frame late, later in this
+		 * burst): taken now, and acknowledged by that request's answer, which closes with
+		 * our FIN after it (kept_answer()). Our FIN never goes before the held answer. */
+		if (c->pending && fin && payload_len == 0 && seq == c->rcv_nxt &&
+			c->state == CONN_ESTABLISHED) {
+			c->rcv_nxt++;
+			c->peer_fin = true;
+			return worker_drop(w, DP_DROP_TCP_PURE_ACK);
+		}
 		if (payload_len != 0 && c->state == CONN_ESTABLISHED)
 			return worker_drop(w, DP_DROP_KEPT_EARLY); /* c->pending */
 		if (c->state != CONN_ESTABLISHED || fin)
@@ -542,6 +536,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		req_len = (uint16_t)(payload_len - hl);
 	}
 	tcp_pending_set(pend, wp, m, eth, ip, th, c->snd_nxt, seq + payload_len + fin, c->mss, c);
+	pend->gen = c->gen;
 	pend->close = fin;
 	/* The request is taken now: a copy of it later in this burst is an old segment, and a
 	 * next request waits for this one's answer (c->pending). */
@@ -550,6 +545,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	c->req_len = payload_len;
 	c->pending = true;
 	c->has_request = true;
+	c->requested = true;
 	c->peer_fin = fin;
 	if (likely(req_parse(w, ip->src_addr, c->proxied ? &c->client : NULL, req, req_len,
 		    pend->out, pend->seg, &pend->r, &pend->claims, &pend->client, &resp_len))) {
@@ -667,7 +663,8 @@ kept_probe_slow(struct worker *w, struct conn *c, uint64_t now, struct rte_mbuf 
  * (KEPT_SWEEP_MIN, or 1 / 2^KEPT_SWEEP_SHIFT of it when more) and
  *   - sends unacknowledged data (or FIN) again from SND.UNA once CONN_RTO_MS << retries passed
  *     since it was last sent; after CONN_RETRIES, sends a RST and frees the entry;
- *   - closes a connection idle for w->kept_idle_ms with our FIN, and frees one whose FIN was
+ *   - closes a connection idle for w->kept_idle_ms, or one that carried no request within
+ *     w->kept_first_ms of its opening, with our FIN, and frees one whose FIN was
  *     acknowledged but whose peer stayed silent that long again;
  *   - probes a zero window that holds data back (kept_probe_slow()).
  * Frames to tx[0..max), each with its port index in port[]; returns how many.
@@ -704,7 +701,11 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			continue;
 		}
 		bool resend = unacked && now - c->sent_ms >= (uint64_t)CONN_RTO_MS << c->retries;
-		bool idle = !unacked && now - c->last_ms >= w->kept_idle_ms;
+		/* An entry that never carried a request (a PROXY header alone) is closed sooner:
+		 * dataplane.kept_first_request_timeout after it was made, whatever came since. */
+		bool unused = !c->requested && c->state == CONN_ESTABLISHED &&
+			      w->kept_first_ms != 0 && now - c->open_ms >= w->kept_first_ms;
+		bool idle = !unacked && (now - c->last_ms >= w->kept_idle_ms || unused);
 
 		if (!resend && !idle)
 			continue;
@@ -746,7 +747,7 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			c->fin_sent = true;
 			c->last_ms = now;
 			from = c->snd_nxt;
-			w->ctr.kept[DP_KEPT_IDLE_CLOSED]++;
+			w->ctr.kept[unused ? DP_KEPT_NO_REQUEST : DP_KEPT_IDLE_CLOSED]++;
 		}
 
 		uint16_t f = kept_emit_slow(w, &w->ports[c->port], c, m, from, TCP_SEGS_MAX, tx + k);

@@ -123,6 +123,22 @@ ctr_rej(enum dp_reject_reason r)
 			#counter, (unsigned long long)((counter)-before_));                \
 	} while (0)
 
+/*
+ * Expects the request past the client's risk rule and per-IP limit, to its token's check
+ * (403 token_invalid: a rule that blocked the client would say blocked_ip, a limit 429), and
+ * counter (where the address came from) to grow by one.
+ */
+#define EXPECT_PASSES(a, counter, what, ...)                                                     \
+	do {                                                                                     \
+		uint64_t before_ = (counter), tok_ = ctr_rej(DP_REJ_TOKEN_INVALID);              \
+		__VA_ARGS__;                                                                     \
+		tap_ok((a).status == 403 && (counter)-before_ == 1 &&                            \
+				ctr_rej(DP_REJ_TOKEN_INVALID) - tok_ == 1,                       \
+			what " (status %u; %s grew by %llu; token_invalid by %llu)", (a).status, \
+			#counter, (unsigned long long)((counter)-before_),                       \
+			(unsigned long long)(ctr_rej(DP_REJ_TOKEN_INVALID) - tok_));             \
+	} while (0)
+
 static void
 publish(void)
 {
@@ -135,11 +151,11 @@ test_xff(void)
 {
 	struct answer a;
 
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF), "XFF from the edge: a client's request",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF), "XFF from the edge: a client's request",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.1\r\n", &a));
 	EXPECT(a, 429, ctr_rej(DP_REJ_LIMIT_IP), "  the same client again: over its limit, 429",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.1\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF),
 		"  another client behind the same edge is not limited",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.2\r\n", &a));
 	EXPECT(a, 429, ctr_rej(DP_REJ_LIMIT_IP),
@@ -150,7 +166,7 @@ test_xff(void)
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
 		"the rightmost address that is not an edge's decides (blocked one, then edges)",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.3, 198.18.9.8, 198.18.0.51\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF),
 		"  what a client wrote left of it is not believed (a blocked address there)",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.9.9 , 198.18.5.4\r\n", &a));
 	tap_eq_int(ctr_rej(DP_REJ_BLOCKED_IP), 2, "  (only the two blocked clients were blocked)");
@@ -158,7 +174,7 @@ test_xff(void)
 		"several X-Forwarded-For lines: the last line's last address",
 		poll_from(EDGE_IP,
 			"X-Forwarded-For: 198.18.5.5\r\nX-Forwarded-For: 198.18.9.10\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF), "  and not the first line's",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF), "  and not the first line's",
 		poll_from(EDGE_IP,
 			"X-Forwarded-For: 198.18.9.11\r\nx-forwarded-for: 198.18.5.6\r\n", &a));
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP), "IPv4-mapped IPv6 is the IPv4 client",
@@ -172,12 +188,12 @@ test_edge_and_strangers(void)
 	struct answer a;
 
 	for (int i = 0; i < 3; i++)
-		EXPECT(a, 403, ctr_client(DP_CLIENT_EDGE),
+		EXPECT_PASSES(a, ctr_client(DP_CLIENT_EDGE),
 			"the edge's own request (no X-Forwarded-For) is never limited",
 			poll_from(EDGE_IP, "", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_EDGE), "an X-Forwarded-For of edges only: the edge's",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_EDGE), "an X-Forwarded-For of edges only: the edge's",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.0.51\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_IGNORED),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_IGNORED),
 		"X-Forwarded-For from a stranger: ignored and counted",
 		poll_from(STRANGER_IP, "X-Forwarded-For: 198.18.5.7\r\n", &a));
 	EXPECT(a, 429, ctr_rej(DP_REJ_LIMIT_IP), "  the stranger is its packets' source: limited",
@@ -197,20 +213,33 @@ test_forwarded(void)
 
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP), "Forwarded for= from the edge: blocked client",
 		poll_from(EDGE_IP, "Forwarded: for=198.18.9.20;proto=https;by=198.18.0.2\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_FORWARDED), "  an unblocked one, quoted with a port",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_FORWARDED), "  an unblocked one, quoted with a port",
 		poll_from(EDGE_IP, "Forwarded: For=\"198.18.5.20:4711\"\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_FORWARDED), "an IPv6 client, quoted in brackets",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_FORWARDED), "an IPv6 client, quoted in brackets",
 		poll_from(EDGE_IP, "Forwarded: for=\"[2001:db8:cafe::17]:4711\"\r\n", &a));
 	EXPECT(a, 429, ctr_rej(DP_REJ_LIMIT_IP), "  another address of its /64: the same limit",
 		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:cafe::99\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF), "  another /64 is another client",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF), "  another /64 is another client",
 		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:cafe:1::17\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_FORWARDED),
-		"elements over two lines and an edge's: the rightmost not an edge's",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_FORWARDED),
+		"elements over two lines and an edge's: the rightmost not an edge's (the blocked "
+		"198.18.9.21 on the first line not believed)",
 		poll_from(EDGE_IP,
 			"Forwarded: for=198.18.9.21\r\nForwarded: for=198.18.5.21, "
 			"for=\"198.18.0.51\";proto=http\r\n",
 			&a));
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"  the blocked address on the last line: 403 blocked (not the first line's client)",
+		poll_from(EDGE_IP,
+			"Forwarded: for=198.18.5.22\r\nForwarded: for=198.18.9.22;proto=http\r\n",
+			&a));
+	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
+		"an IPv4-mapped client in brackets (for=\"[::ffff:198.18.9.23]\"): the IPv4 "
+		"client, blocked by 198.18.9.0/24",
+		poll_from(EDGE_IP, "Forwarded: for=\"[::ffff:198.18.9.23]\"\r\n", &a));
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_FORWARDED),
+		"  and [::ffff:198.18.5.23], with a port, not blocked",
+		poll_from(EDGE_IP, "Forwarded: for=\"[::ffff:198.18.5.23]:443\"\r\n", &a));
 }
 
 /* A trusted edge's malformed header: 400, counted, the edge not taken for the client. */
@@ -243,7 +272,7 @@ test_refused(void)
 			"malformed from the edge: 400 and counted refused: %.*s (%u)",
 			(int)strcspn(bad[i], "\r"), bad[i], a.status);
 	}
-	EXPECT(a, 403, ctr_client(DP_CLIENT_IGNORED), "  the same from a stranger: just ignored",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_IGNORED), "  the same from a stranger: just ignored",
 		poll_from(RTE_IPV4(198, 18, 0, 3), bad[0], &a));
 }
 
@@ -264,7 +293,7 @@ test_proxy(void)
 		"PROXY v2 from the edge: its source is the client",
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	v2[16 + 2] = 5; /* 198.18.5.30 */
-	EXPECT(a, 403, ctr_client(DP_CLIENT_PROXY),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_PROXY),
 		"  an unblocked one goes through, counted proxy",
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	EXPECT(a, 429, ctr_rej(DP_REJ_LIMIT_IP), "  and is limited as itself",
@@ -278,11 +307,11 @@ test_proxy(void)
 	static const char v1u[] = "PROXY UNKNOWN\r\n";
 
 	for (int i = 0; i < 2; i++)
-		EXPECT(a, 403, ctr_client(DP_CLIENT_EDGE),
+		EXPECT_PASSES(a, ctr_client(DP_CLIENT_EDGE),
 			"PROXY UNKNOWN: the edge's own, not limited",
 			poll_proxied(EDGE_IP, v1u, sizeof(v1u) - 1, &a));
 	v2[12] = 0x20; /* LOCAL */
-	EXPECT(a, 403, ctr_client(DP_CLIENT_EDGE), "PROXY v2 LOCAL: the edge's own",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_EDGE), "PROXY v2 LOCAL: the edge's own",
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	v2[12] = 0x21;
 
@@ -306,7 +335,7 @@ test_proxy(void)
 		"a PROXY header alone (needs a kept connection): reset",
 		send_raw(EDGE_IP, v2, sizeof(v2), &a));
 	tap_eq_int(H.w->ctr.answers[DP_ANS_RST] - rst, 5, "  every one of them a reset");
-	EXPECT(a, 403, ctr_client(DP_CLIENT_IGNORED),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_IGNORED),
 		"X-Forwarded-For after a PROXY header is the client's own: ignored",
 		send_raw(EDGE_IP,
 			"PROXY TCP4 198.18.5.32 198.18.0.2 40000 80\r\nGET /api/v1/events/1/result "
@@ -383,10 +412,10 @@ test_ip6_rules(void)
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
 		"  the blocked address 2001:db8:1::66 in Forwarded: 403 blocked",
 		poll_from(EDGE_IP, "Forwarded: for=\"[2001:db8:1::66]:443\"\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF),
 		"  its neighbour 2001:db8:1::67 is not blocked (its request goes on)",
 		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:1::67\r\n", &a));
-	EXPECT(a, 403, ctr_client(DP_CLIENT_XFF), "  nor is 2001:db8:bac::1, outside the /48",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF), "  nor is 2001:db8:bac::1, outside the /48",
 		poll_from(EDGE_IP, "X-Forwarded-For: 2001:db8:bac::1\r\n", &a));
 	/* PROXY v2, TCP over IPv6. */
 	v2[12] = 0x21;
@@ -415,10 +444,10 @@ test_ip6_rules(void)
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	v2[30] = 5;
 	v2[31] = 60;
-	EXPECT(a, 403, ctr_client(DP_CLIENT_PROXY), "  ::ffff:198.18.5.60 is not blocked",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_PROXY), "  ::ffff:198.18.5.60 is not blocked",
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	v2[31] = 61;
-	EXPECT(a, 403, ctr_client(DP_CLIENT_PROXY),
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_PROXY),
 		"  ::ffff:198.18.5.61 has a bucket of its own (not 429 after .60's request)",
 		poll_proxied(EDGE_IP, v2, sizeof(v2), &a));
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP),
@@ -435,7 +464,7 @@ test_no_edges(void)
 	const struct edge_trust *t = H.w->edge;
 
 	H.w->edge = NULL;
-	EXPECT(a, 403, ctr_client(DP_CLIENT_IGNORED), "no trusted edge: X-Forwarded-For ignored",
+	EXPECT_PASSES(a, ctr_client(DP_CLIENT_IGNORED), "no trusted edge: X-Forwarded-For ignored",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.50\r\n", &a));
 	EXPECT(a, 0, ctr_client(DP_CLIENT_PROXY_UNTRUSTED), "  a PROXY header refused",
 		poll_proxied(EDGE_IP, "PROXY UNKNOWN\r\n", 15, &a));

@@ -636,6 +636,25 @@ proxy_v2(uint8_t *h, uint32_t src)
 	return 28;
 }
 
+/* A PROXY v2 header (TCP over IPv6) naming client src[0..16). */
+static uint16_t
+proxy_v2_6(uint8_t *h, const uint8_t src[16])
+{
+	uint16_t n = proxy_v2(h, 0);
+
+	(void)n;
+	h[13] = 0x21;
+	h[15] = 36;
+	memcpy(h + 16, src, 16);
+	memset(h + 32, 0, 16);
+	h[47] = 2; /* ::2, ours */
+	h[48] = 0x9c;
+	h[49] = 0x40;
+	h[50] = 0;
+	h[51] = 80;
+	return 52;
+}
+
 /* A reserve request of user into req (NUL-ended); returns its length. */
 static uint16_t
 reserve_req(uint64_t user, char *req, size_t cap)
@@ -725,6 +744,230 @@ test_proxy(void)
 	dph_publish(&H, ev, NULL, 1, NULL, &limits);
 }
 
+/* A segment from the peer of k, built and not yet sent (for a burst of several). */
+static struct rte_mbuf *
+frame_of(const struct kc *k, uint8_t flags, uint32_t seq, uint32_t ack, const char *payload,
+	uint16_t len)
+{
+	struct pb_tcp t = { .src_ip = k->ip, .sport = k->sport, .seq = seq, .ack = ack,
+		.flags = flags, .payload = payload, .payload_len = len, .win = k->win };
+
+	return pb_tcp_frame(dph_mbuf(&H), &t);
+}
+
+/* Whether frame r goes to k's port with a payload starting with text. */
+static bool
+is_to(struct rte_mbuf *r, const struct kc *k, const char *text)
+{
+	uint16_t len;
+	const char *p = pb_payload(r, &len);
+
+	return pb_th(r)->dst_port == rte_cpu_to_be_16(k->sport) && len >= strlen(text) &&
+	       memcmp(p, text, strlen(text)) == 0;
+}
+
+/*
+ * Issue 25, 1: one receive burst holds a request on kept connection A (routed a frame late),
+ * then A's RST at RCV.NXT, which frees A's entry, then the first request of a new connection B,
+ * which takes the same entry (the free stack is LIFO): A's answer must not become B's.
+ */
+static void
+test_rst_then_new_connection(void)
+{
+	static const char nope[] = "GET /nope-of-a HTTP/1.1\r\nHost: s\r\n\r\n";
+	uint16_t nl = (uint16_t)strlen(nope), hl = (uint16_t)strlen(healthz);
+	struct rte_mbuf *in[3], *tx[3 * PIPELINE_TX_PER_RX];
+	struct kc a, b;
+	struct ans r;
+
+	drain_table();
+	connect_from(&a, EDGE_IP);
+	send_req(&a, healthz, &r);
+	none(seg(&a, RTE_TCP_ACK_FLAG, a.snd, a.rcv, NULL, 0));
+	struct conn *entry = conn_of(&a);
+
+	connect_from(&b, EDGE_IP);
+	in[0] = frame_of(&a, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, a.snd, a.rcv, nope, nl);
+	in[1] = frame_of(&a, RTE_TCP_RST_FLAG, a.snd + nl, 0, NULL, 0);
+	in[2] = frame_of(&b, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, b.snd, b.rcv, healthz, hl);
+
+	uint16_t n = pipeline_burst(H.w, 0, in, 3, tx);
+	bool to_a = false, b_ok = false;
+
+	for (uint16_t i = 0; i < n; i++) {
+		to_a |= pb_th(tx[i])->dst_port == rte_cpu_to_be_16(a.sport);
+		b_ok |= is_to(tx[i], &b, "HTTP/1.1 200 ") &&
+			rte_be_to_cpu_32(pb_th(tx[i])->sent_seq) == b.rcv &&
+			rte_be_to_cpu_32(pb_th(tx[i])->recv_ack) == b.snd + hl;
+	}
+	rte_pktmbuf_free_bulk(tx, n);
+	tap_ok(entry != NULL && conn_of(&b) == entry && conn_of(&a) == NULL,
+		"a request held on A, A's RST at RCV.NXT, B's first request, one burst: B has A's "
+		"entry");
+	tap_ok(b_ok && !to_a && n == 1, "  B gets B's answer (200), A's is dropped (%u frames)", n);
+	/* B's request again (lost answer): the kept answer is B's, never A's 404. */
+	tap_ok(read_ans(seg(&b, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, b.snd, b.rcv, healthz, hl),
+		       &r) &&
+		       strncmp(r.text, "HTTP/1.1 200 ", 13) == 0,
+		"  B's retransmitted request gets B's kept answer: %.12s", r.text);
+}
+
+/*
+ * Issue 25, 3: the peer's FIN in the same burst as a request still held: the answer goes
+ * first, our FIN after it, and a resend copies the answer from its first byte.
+ */
+static void
+test_fin_behind_held_request(void)
+{
+	uint16_t hl = (uint16_t)strlen(healthz);
+	struct rte_mbuf *in[2], *tx[2 * PIPELINE_TX_PER_RX];
+	struct kc k;
+	struct ans r;
+
+	drain_table();
+	connect_from(&k, EDGE_IP);
+	send_req(&k, healthz, &r);
+	none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	in[0] = frame_of(&k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k.snd, k.rcv, healthz, hl);
+	in[1] = frame_of(&k, RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG, k.snd + hl, k.rcv, NULL, 0);
+
+	uint16_t n = pipeline_burst(H.w, 0, in, 2, tx);
+
+	read_ans(n >= 1 ? tx[0] : NULL, &r);
+	for (uint16_t i = 1; i < n; i++)
+		rte_pktmbuf_free(tx[i]);
+	tap_ok(n == 1 && strncmp(r.text, "HTTP/1.1 200 ", 13) == 0 && is_closed_answer(&r) &&
+		       rte_be_to_cpu_32(r.th.sent_seq) == k.rcv &&
+		       rte_be_to_cpu_32(r.th.recv_ack) == k.snd + hl + 1,
+		"a request and the peer's FIN in one burst: the answer, then our FIN on it, "
+		"acknowledging both (%u frames, seq %+d)", n,
+		(int)(rte_be_to_cpu_32(r.th.sent_seq) - k.rcv));
+
+	/* Unacknowledged: the timer sends it again, from the answer's first byte. */
+	uint16_t len = r.len;
+	uint64_t now = H.w->now_ms;
+
+	H.w->now_ms += CONN_RTO_MS + 1;
+	read_ans(sweep_find(k.sport), &r);
+	H.w->now_ms = now;
+	tap_ok(strncmp(r.text, "HTTP/1.1 200 ", 13) == 0 && r.len == len &&
+		       rte_be_to_cpu_32(r.th.sent_seq) == k.rcv &&
+		       (r.th.tcp_flags & RTE_TCP_FIN_FLAG),
+		"  sent again by the timer: the same bytes from the answer's start, FIN after "
+		"(\"%.8s\", seq %+d)", r.text, (int)(rte_be_to_cpu_32(r.th.sent_seq) - k.rcv));
+	k.snd += hl + 1;
+	k.rcv += len + 1;
+	none(seg(&k, RTE_TCP_ACK_FLAG, k.snd, k.rcv, NULL, 0));
+	tap_ok(conn_of(&k) == NULL, "  our FIN acknowledged: the entry freed");
+}
+
+/*
+ * Issue 25, 2: behind an L4 edge each client connection takes an entry with its PROXY header,
+ * before any request: one client address holds at most kept_per_client entries, and an entry
+ * that carries no request is closed after kept_first_request_timeout.
+ */
+static void
+test_per_client_bound(void)
+{
+	enum { BOUND = 3 };
+	struct kc k[BOUND + 1], other;
+	struct ans a;
+	uint8_t hdr[64];
+	uint64_t limit = kept(DP_KEPT_CLIENT_LIMIT), unused = kept(DP_KEPT_NO_REQUEST);
+	uint32_t used;
+	bool all = true;
+	int got = 0;
+
+	drain_table();
+	H.w->kept_per_client = BOUND;
+	H.w->kept_first_ms = 2000; /* below kept_idle_timeout (5 s here) */
+	/* One client opens connections through the edge until refused. */
+	for (int i = 0; i <= BOUND; i++) {
+		uint16_t hl = proxy_v2(hdr, RTE_IPV4(198, 19, 9, 1));
+
+		connect_from(&k[i], EDGE_IP);
+		read_ans(seg(&k[i], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k[i].snd, k[i].rcv,
+				 (char *)hdr, hl),
+			&a);
+		k[i].snd += hl;
+		if (a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&k[i]) != NULL)
+			got++;
+		else
+			break;
+	}
+	tap_eq_int(got, BOUND,
+		"one client's PROXY headers on new connections: kept_per_client (3) of them kept");
+	tap_ok((a.th.tcp_flags & RTE_TCP_RST_FLAG) && conn_of(&k[BOUND]) == NULL,
+		"  the next one is reset, its entry freed");
+	tap_eq_int(kept(DP_KEPT_CLIENT_LIMIT) - limit, 1, "  counted kept client_limit");
+	used = H.w->conns->used;
+	tap_ok(used < H.w->conns->cap, "  the table is not full (%u of %u)", used,
+		H.w->conns->cap);
+
+	/* Another client still gets in, and is answered. */
+	uint16_t hl = proxy_v2(hdr, RTE_IPV4(198, 19, 9, 2));
+
+	connect_from(&other, EDGE_IP);
+	read_ans(seg(&other, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, other.snd, other.rcv,
+			 (char *)hdr, hl),
+		&a);
+	other.snd += hl;
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&other) != NULL,
+		"another client's PROXY header meanwhile: kept");
+	tap_ok(send_req(&other, healthz, &a) && is_kept_200(&a), "  and its request answered");
+
+	/* The first client's entries carried no request: closed after 2 s, the other kept. */
+	uint64_t now = H.w->now_ms;
+	struct rte_mbuf *tx[16];
+	uint16_t port[16];
+
+	H.w->now_ms = now + 1900;
+	rte_pktmbuf_free_bulk(tx, pipeline_kept_sweep(H.w, tx, port, 16));
+	for (int i = 0; i < BOUND; i++)
+		all &= conn_of(&k[i]) != NULL && conn_of(&k[i])->state == CONN_ESTABLISHED;
+	tap_ok(all, "entries without a request, 1.9 s after their PROXY header: still open");
+	H.w->now_ms = now + 2000;
+	rte_pktmbuf_free_bulk(tx, pipeline_kept_sweep(H.w, tx, port, 16));
+	all = true;
+	for (int i = 0; i < BOUND; i++)
+		all &= conn_of(&k[i]) != NULL && conn_of(&k[i])->state == CONN_CLOSING;
+	tap_ok(all && conn_of(&other)->state == CONN_ESTABLISHED,
+		"  at kept_first_request_timeout (2 s): closed with our FIN; the one that asked "
+		"stays");
+	tap_eq_int(kept(DP_KEPT_NO_REQUEST) - unused, BOUND, "  counted kept no_request_closed");
+	H.w->now_ms = now;
+	drain_table();
+
+	/* An IPv6 client is its /64 (as for the per-IP limit): other addresses of it share the
+	 * bound, another /64 does not. */
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x77, [15] = 1 };
+	bool kept6 = true;
+
+	for (int i = 0; i <= BOUND; i++) {
+		a6[15] = (uint8_t)(1 + i);
+		hl = proxy_v2_6(hdr, a6);
+		connect_from(&k[i], EDGE_IP);
+		read_ans(seg(&k[i], RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k[i].snd, k[i].rcv,
+				 (char *)hdr, hl),
+			&a);
+		if (i < BOUND)
+			kept6 &= a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&k[i]) != NULL;
+	}
+	tap_ok(kept6 && (a.th.tcp_flags & RTE_TCP_RST_FLAG) && conn_of(&k[BOUND]) == NULL,
+		"IPv6: three addresses of 2001:db8:77::/64 kept, a fourth of it reset");
+	a6[5] = 0x78;
+	hl = proxy_v2_6(hdr, a6);
+	connect_from(&other, EDGE_IP);
+	read_ans(seg(&other, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, other.snd, other.rcv,
+			 (char *)hdr, hl),
+		&a);
+	tap_ok(a.th.tcp_flags == RTE_TCP_ACK_FLAG && conn_of(&other) != NULL,
+		"  an address of 2001:db8:78::/64 meanwhile: kept");
+	drain_table();
+	H.w->kept_per_client = 0;
+	H.w->kept_first_ms = 0;
+}
+
 /* The table full: a new connection falls back to Connection: close. */
 static void
 test_table_full(void)
@@ -783,6 +1026,9 @@ main(int argc, char **argv)
 	test_window_and_timers();
 	test_zero_window();
 	test_proxy();
+	test_rst_then_new_connection();
+	test_fin_behind_held_request();
+	test_per_client_bound();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
 	return tap_done();
