@@ -95,13 +95,14 @@ shows() {
 	e2e_curl p$1 "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: ${3:-${RC[$1]}}"
 	grep -q "\"status\":\"$2\"" "$E2E_TMP/p$1.b"
 }
-# has_order U: U's last poll names its order (PostgreSQL's id) and its pay deadline (ms).
+# has_order U: U's last poll names its order (PostgreSQL's id) and its pay deadline (ms, rounded
+# down from PostgreSQL's microseconds, as every program reads a time).
 has_order() {
 	local oid dl want_dl
 	oid=$(jget order_id <"$E2E_TMP/p$1.b" 2>/dev/null) || return 1
 	dl=$(jget pay_deadline <"$E2E_TMP/p$1.b" 2>/dev/null) || return 1
-	want_dl=$($PSQL -c "select (extract(epoch from pay_deadline) * 1000)::bigint from orders
-		where event_id = $EV and user_id = $1")
+	want_dl=$($PSQL -c "select (extract(epoch from pay_deadline) * 1000000)::bigint / 1000
+		from orders where event_id = $EV and user_id = $1")
 	[ "$oid" = "$(order_of "$1")" ] && [ "$dl" = "$want_dl" ]
 }
 order_of() { $PSQL -c "select id from orders where event_id = $EV and user_id = $1"; }
