@@ -244,6 +244,9 @@ check "flashgatectl sets up sale 9 (3 items)" sh -c "
 sleep 4
 check "GET /healthz of the data plane answers 200" \
 	test "$(in_root curl -s -o /dev/null -w '%{http_code}' --max-time 5 $FG/healthz)" = 200
+ready=$(in_root curl -s -w ' %{http_code}' --max-time 5 $FG/readyz)
+check "GET /readyz answers 200, ready to sell ($ready)" \
+	test "$ready" = '{"status":"ready","events":1} 200'
 
 admitted=0
 for user in 1001 1002 1003 1004; do
