@@ -18,6 +18,7 @@
 #include "common/config_cli.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/sdnotify.h"
 #include "controlplane/admin_server.h"
 #include "controlplane/cp_config.h"
 #include "controlplane/cp_cron.h"
@@ -395,6 +396,7 @@ main(int argc, char **argv)
 		cfg.pull_endpoint, cfg.pub_endpoint, cfg.admin_socket, metrics_port(c.metrics),
 		st.n_ev, st.n_keys, st.n_rules);
 
+	sdnotify_ready("deciding");
 	uint64_t wake = cp_cron(&c, now_wall_ms());
 
 	while (!stop_requested) {
@@ -427,8 +429,10 @@ main(int argc, char **argv)
 			decider_queries_waiting(c.dec) > 0)
 			wake = now_wall_ms(); /* none answered: Redis is away, wait as usual */
 		admin_conns_serve(c.admin, items + 1, n - 1, now_mono_ms());
+		sdnotify_watchdog(now_mono_ms());
 	}
 	LOG_NOTICE("stopping");
+	sdnotify_stopping("deciding what was received");
 	/* What was received is decided before the sockets close: nothing accepted is dropped. */
 	drain_pull(&c);
 	decider_flush(c.dec, now_wall_ms(), true);

@@ -24,6 +24,7 @@
 #include "common/hmac_sha256.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/sdnotify.h"
 #include "dataplane/dp_config.h"
 #include "dataplane/bridge/bridge.h"
 #include "dataplane/counters_json.h"
@@ -539,10 +540,12 @@ main(int argc, char **argv)
 			addr, a.cfg.n_listen_ports, a.cfg.listen_ports[0], a.n_ports, a.n_workers,
 			a.events.n, a.cfg.push_endpoint, a.cfg.sub_endpoint);
 	}
+	sdnotify_ready("answering");
 	uint64_t next_stats = rte_get_timer_cycles(), next_resync = now_mono_ms();
 
 	while (!stop_requested) {
 		usleep(100 * 1000);
+		sdnotify_watchdog(now_mono_ms());
 		if (now_mono_ms() >= next_resync) {
 			/* The workers' clock follows the wall clock (NTP) without a syscall of theirs. */
 			int64_t step = clock_resync(&a.clock, now_wall_ms(), rte_rdtsc());
@@ -559,6 +562,7 @@ main(int argc, char **argv)
 				     (uint64_t)a.cfg.stats_interval_s * rte_get_timer_hz();
 		}
 	}
+	sdnotify_stopping("handing over the accepted reservations");
 	drain_bridge(&a);
 	workers_stop = true;
 	rte_eal_mp_wait_lcore();

@@ -21,6 +21,7 @@
 #include "common/config_cli.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/sdnotify.h"
 #include "order-writer/ow_cron.h"
 #include "order-writer/ow_ctx.h"
 #include "order-writer/ow_feed.h"
@@ -148,12 +149,15 @@ main(int argc, char **argv)
 		   "connection(s)",
 		consumer, c.cfg.group, c.cfg.max_rate, c.cfg.batch_size, c.cfg.connections);
 
+	sdnotify_ready("writing orders");
 	while (!stop_requested) {
+		sdnotify_watchdog(now_mono_ms());
 		ow_link_flush(c.link);
 		ow_cron(&c, now_mono_ns() / 1000000u);
 		if (!ow_feed_read(&c))
 			ow_feed_idle(&c);
 	}
+	sdnotify_stopping(NULL);
 	ow_writer_free(&c.w);
 	ow_cron_log_stats(&c);
 	ow_link_close(c.link);

@@ -5,6 +5,7 @@
  * The data plane's HTTP API (docs/api.md): every route, and the dispatcher route_request()
  * that picks one for a request req_parse() (request.h) parsed.
  *   GET|HEAD /healthz
+ *   GET|HEAD /readyz                                 can this data plane sell now (readyz.h)
  *   GET|HEAD /api/v1/events/{id}
  *   POST     /api/v1/events/{id}/token             session token -> purchase token + reserve path
  *   POST     /api/v1/events/{id}/reserve/{kid-key} purchase token -> 202 + receipt, forwarded
@@ -28,6 +29,7 @@
 #include "dataplane/http_response.h"
 #include "dataplane/pipeline/admission.h"
 #include "dataplane/pipeline/answer.h"
+#include "dataplane/pipeline/readyz.h"
 #include "dataplane/pipeline/request.h"
 #include "dataplane/result_table.h"
 #include "dataplane/worker.h"
@@ -810,6 +812,13 @@ route_request(struct worker *w, const struct edge_client *client, const struct h
 		}
 		if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
 			return ans_json(w, &q, out, cap, 200, "{\"status\":\"ok\"}", 15);
+		if (r->method == HTTP_M_OPTIONS)
+			return ROUTE_PREFLIGHT(w, &q, out, cap, ROUTE_METHODS_GET);
+		return ROUTE_ALLOW(w, &q, out, cap, ROUTE_METHODS_GET);
+	}
+	if (route_str_is(&r->path, "/readyz", 7)) {
+		if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
+			return route_readyz(w, &q, out, cap);
 		if (r->method == HTTP_M_OPTIONS)
 			return ROUTE_PREFLIGHT(w, &q, out, cap, ROUTE_METHODS_GET);
 		return ROUTE_ALLOW(w, &q, out, cap, ROUTE_METHODS_GET);
