@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 
-#include "dataplane/bridge.h"
+#include "dataplane/bridge/bridge.h"
 #include "dataplane/pipeline/answer.h"
 #include "dataplane/worker.h"
 

@@ -86,9 +86,12 @@ send_until(void *push, const void *buf, size_t len, uint64_t deadline)
 
 /* --watch-limits: a live data plane's counters out, the LIMITS it is given printed. */
 static int
-watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watch_ms,
-	unsigned refuse_ms)
+watch_limits(const struct zlink_settings *zs, const char *push_ep, const char *sub_ep, uint32_t dp,
+	unsigned watch_ms, unsigned refuse_ms)
 {
+	struct zlink_keys keys;
+	char err[512];
+
 	static uint8_t buf[WIRE_MSG_MAX_FROM_CP];
 	void *ctx = zmq_ctx_new();
 	void *push = zmq_socket(ctx, ZMQ_PUSH);
@@ -98,6 +101,14 @@ watch_limits(const char *push_ep, const char *sub_ep, uint32_t dp, unsigned watc
 		{.value = 0, .kind = WIRE_STAT_COUNTER, .name = "rejects.reason=forward_budget"}};
 	int linger = 0;
 
+	/* Keys as every other mode: a live data plane's link is CURVE unless --plaintext. */
+	if (zlink_keys_load(zs, false, "fg_feed", NULL, 0, &keys, err, sizeof(err)) != 0 ||
+		zlink_socket_setup(push, &keys, NULL, 0, err, sizeof(err)) != 0 ||
+		zlink_socket_setup(sub, &keys, NULL, WIRE_MSG_MAX_FROM_CP, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fg_feed: %s\n", err);
+		return 2;
+	}
+	zlink_keys_wipe(&keys);
 	if (zmq_connect(push, push_ep) != 0 || zmq_connect(sub, sub_ep) != 0 ||
 		zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0) != 0 ||
 		zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof(linger)) != 0) {
@@ -286,7 +297,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (watch_ms != 0 && push_ep != NULL && sub_ep != NULL && dp != 0 && dp <= WIRE_DP_ID_MAX)
-		return watch_limits(push_ep, sub_ep, dp, watch_ms, refuse_ms);
+		return watch_limits(&zs, push_ep, sub_ep, dp, watch_ms, refuse_ms);
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
 		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX ||
 		qlast < qfirst || storm > 65535 || (storm > 0 && (qfirst == 0 || storm < qlast - qfirst + 1))) {
