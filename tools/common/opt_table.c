@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "common/parse.h"
@@ -171,6 +172,17 @@ opt_table_parse(
 		return -1;
 	}
 	return 0;
+}
+
+int
+opt_table_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
 }
 
 /* Writes e's line(s) of the help to f, its help from column col. */

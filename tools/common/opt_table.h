@@ -96,6 +96,13 @@ struct opt_table {
 int opt_table_parse(
 	const struct opt_table *t, int argc, char **argv, void *dst, char *err, size_t errlen);
 
+/*
+ * Writes a message (printf's fmt and what follows) to err, errlen bytes, for a check of the
+ * command line beyond one option's value. Returns -EINVAL, to be returned in turn.
+ */
+int opt_table_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Writes t's options with their help to f, one line each and the help's own lines below. */
 void opt_table_usage(const struct opt_table *t, FILE *f);
 

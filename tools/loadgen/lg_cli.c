@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -463,18 +462,6 @@ blast_user_base(uint64_t n)
 	return p;
 }
 
-/* Writes the message to err (errlen bytes); returns -EINVAL. */
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* The defaults, before the command line. */
 static void
 defaults(struct lg_cli *cli)
@@ -526,17 +513,18 @@ check_sale(struct lg_cli *cli, char *err, size_t errlen)
 	bool think_set = o->think_ms >= 0;
 
 	if ((o->populations || o->arrive_before > 0 || think_set) && o->mode != LG_MODE_SALE)
-		return fail(
+		return opt_table_fail(
 			err, errlen, "--bots, --think-ms and --arrive-before go with --mode sale");
 	o->bots = cli->bots_pct ? (uint64_t)((unsigned __int128)cli->users * cli->bots / 100)
 				: cli->bots;
 	if (o->bots > cli->users)
-		return fail(err, errlen, "--bots %" PRIu64 " is more than the %" PRIu64 " --users",
-			o->bots, cli->users);
+		return opt_table_fail(err, errlen,
+			"--bots %" PRIu64 " is more than the %" PRIu64 " --users", o->bots,
+			cli->users);
 	if (!think_set)
 		o->think_ms = o->populations ? 1000 : 0;
 	if (o->arrive_before > 0 && o->start_at <= 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--arrive-before places the arrivals before the sale's start: give "
 			"--start-at");
 	o->poll_max_ms = cli->poll_max < o->poll_ms ? o->poll_ms : cli->poll_max;
@@ -551,18 +539,18 @@ check_sale_key(struct lg_cli *cli, char *err, size_t errlen)
 	uint64_t conns = cli->connections;
 
 	if (cli->sale_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--mode %s needs --sale-key-hex (and --sale-kid), the sale key the data "
 			"plane signs purchase tokens and receipts with",
 			lg_cli_mode_name(o->mode));
 	if (o->user_base > TOK_USER_MAX - (conns * (lg_mode_kept(o->mode) ? o->per_conn : 1) - 1))
-		return fail(
+		return opt_table_fail(
 			err, errlen, "--user-base + --connections goes past the largest user id");
 	/* A blast's answers are told apart by their acknowledgement numbers alone, so every
 	 * request has the same length: user ids of as many digits. */
 	if (o->mode == LG_MODE_RESERVE_BLAST &&
 		parse_dec_digits(o->user_base) != parse_dec_digits(o->user_base + conns - 1))
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--mode reserve-blast needs user ids of one length: --user-base %" PRIu64
 			" to %" PRIu64 " changes digits (try --user-base %" PRIu64 ")",
 			o->user_base, o->user_base + conns - 1, blast_user_base(conns));
@@ -572,7 +560,7 @@ check_sale_key(struct lg_cli *cli, char *err, size_t errlen)
 
 	if (tok_path_mint(&o->sale, o->event, o->reserve_path + n,
 		    sizeof(o->reserve_path) - (size_t)n) < 0)
-		return fail(
+		return opt_table_fail(
 			err, errlen, "cannot make the reserve path of event %" PRIu32, o->event);
 	return 0;
 }
@@ -587,15 +575,15 @@ check_floods(struct lg_cli *cli, char *err, size_t errlen)
 	for (unsigned k = 0; k < LG_FLOOD_N; k++)
 		any_flood |= lg_opts_flood(o, (enum lg_flood_kind)k);
 	if (any_flood && (o->mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o->mode)))
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--flood goes with --mode healthz or sale; for SYNs alone use --mode "
 			"syn-flood, or --flood syn beside healthz clients");
 	if (any_flood && (ranges_meet(o->flood_base, o->n_flood, o->src_base, o->n_src) ||
 				 o->dst_ip - o->flood_base < o->n_flood))
-		return fail(
+		return opt_table_fail(
 			err, errlen, "--flood-src-net must not overlap --src-net nor hold --dst");
 	if (lg_opts_flood(o, LG_FLOOD_ONE_IP) && cli->key_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--flood one-ip sends token requests with valid sessions; give "
 			"--auth-key-hex (and --kid)");
 	return 0;
@@ -608,12 +596,12 @@ check(struct lg_cli *cli, char *err, size_t errlen)
 	struct lg_opts *o = &cli->o;
 
 	if (o->dst_ip - o->src_base < o->n_src)
-		return fail(err, errlen, "--dst must not be inside --src-net");
+		return opt_table_fail(err, errlen, "--dst must not be inside --src-net");
 	o->count = o->mode == LG_MODE_SALE ? cli->users : cli->connections;
 	if (check_sale(cli, err, errlen) != 0)
 		return -EINVAL;
 	if (lg_mode_blast(o->mode) && cli->cookie_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--mode %s computes the data plane's SYN cookies: give --cookie-secret-hex "
 			"with its syncookie_secret",
 			lg_cli_mode_name(o->mode));
@@ -627,11 +615,12 @@ check(struct lg_cli *cli, char *err, size_t errlen)
 	if (cli->key_len != 0)
 		tok_keyring_set(&o->auth, (uint32_t)cli->kid, cli->key, cli->key_len, true);
 	if (o->mode == LG_MODE_SALE && cli->key_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--mode sale needs --auth-key-hex (and --kid), the auth key the data plane "
 			"verifies session tokens with");
 	if (o->mode == LG_MODE_SALE && o->user_base > TOK_USER_MAX - (cli->users - 1))
-		return fail(err, errlen, "--user-base + --users goes past the largest user id");
+		return opt_table_fail(
+			err, errlen, "--user-base + --users goes past the largest user id");
 	if (cli->host != NULL) {
 		snprintf(o->host, sizeof(o->host), "%s", cli->host);
 	} else {

@@ -2,7 +2,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,18 +13,6 @@
 #include "tools/loadgen/lg_args.h"
 
 #define PROG "flashgate-pcapgen"
-
-/* Writes the message to err (errlen bytes); returns -EINVAL. */
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* An address the data plane drops as a source (dataplane/pipeline.c ipv4_bad_source()). */
 static int
@@ -55,16 +42,17 @@ set_src_net(const struct opt_table_entry *e __rte_unused, const char *s, void *d
 	int rc = lg_parse_net(s, &base, &n, &net, &plen);
 
 	if (rc == -EDOM)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--src-net '%s' has host bits set; give the network, e.g. "
 			"%u.%u.%u.%u/%u",
 			s, net >> 24, net >> 16 & 255, net >> 8 & 255, net & 255, plen);
 	if (rc != 0)
-		return fail(err, errlen, "--src-net '%s' is not A.B.C.D/P with P in 8..32", s);
+		return opt_table_fail(
+			err, errlen, "--src-net '%s' is not A.B.C.D/P with P in 8..32", s);
 	uint32_t size = plen == 32 ? 1 : 1u << (32 - plen);
 
 	if (bad_source(net) || bad_source(net + (size - 1)))
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--src-net '%s' reaches into 0/8, 127/8 or 224/3, which the "
 			"data plane drops as sources",
 			s);
@@ -149,7 +137,7 @@ set_host(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
 	size_t errlen)
 {
 	if (!host_ok(v))
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--host '%s' is not a host name (letters, digits, '.', '-', ':'; under %u "
 			"characters)",
 			v, PCAPGEN_HOST_MAX);
@@ -302,15 +290,15 @@ check_reserve(struct pcapgen_cli *cli, char *err, size_t errlen)
 	struct pcapgen_reserve_cfg *rc = &c->reserve;
 
 	if (cli->cookie_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--stream reserve needs --cookie-secret-hex, the data plane's "
 			"syncookie_secret: its ACKs carry the cookies it will answer with");
 	if (cli->sale_len == 0)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--stream reserve needs --sale-key-hex (and --sale-kid), the data "
 			"plane's current sale key, for the purchase tokens and the path");
 	if (c->count > PCAPGEN_COUNT_MAX / 3)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--count %" PRIu64 " connections is more than %llu (3 frames each)",
 			c->count, PCAPGEN_COUNT_MAX / 3);
 	tok_keyring_set(&rc->sale, (uint32_t)cli->sale_kid, cli->sale_key, cli->sale_len, true);
@@ -326,27 +314,28 @@ check(struct pcapgen_cli *cli, char *err, size_t errlen)
 	struct pcapgen_stream_cfg *c = &cli->a.cfg;
 
 	if (!cli->have_stream)
-		return fail(err, errlen, "--stream is missing; give syn, bad-ack, arp or reserve");
+		return opt_table_fail(
+			err, errlen, "--stream is missing; give syn, bad-ack, arp or reserve");
 	if (c->kind == PCAPGEN_STREAM_RESERVE && check_reserve(cli, err, errlen) != 0)
 		return -EINVAL;
 	if (cli->a.out == NULL)
-		return fail(err, errlen, "--out FILE is missing");
+		return opt_table_fail(err, errlen, "--out FILE is missing");
 	if (c->kind != PCAPGEN_STREAM_ARP) {
 		if (!cli->have_dst_mac)
-			return fail(err, errlen,
+			return opt_table_fail(err, errlen,
 				"--stream %s needs --dst-mac: the data plane answers only frames "
 				"to "
 				"its port's MAC, which it logs as 'port N (...): mac MAC' at start",
 				pcapgen_stream_kind_name(c->kind));
 		if (!rte_is_unicast_ether_addr(&c->dst_mac))
-			return fail(err, errlen,
+			return opt_table_fail(err, errlen,
 				"--dst-mac must be the data plane's unicast MAC for --stream %s",
 				pcapgen_stream_kind_name(c->kind));
 	}
 	if (c->dst_ip - c->src_base < c->n_src)
-		return fail(err, errlen, "--dst must not be inside --src-net");
+		return opt_table_fail(err, errlen, "--dst must not be inside --src-net");
 	if (c->count > (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT)
-		return fail(err, errlen,
+		return opt_table_fail(err, errlen,
 			"--count %" PRIu64 " is more than the %" PRIu64
 			" distinct address/port pairs of --src-net; give a larger network",
 			c->count, (uint64_t)c->n_src * PCAPGEN_SPORT_COUNT);
