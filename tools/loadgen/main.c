@@ -5,15 +5,9 @@
  *   flashgate-loadgen [EAL options] -- --mode healthz|syn-flood|sale|reserve|result|kept-healthz|
  *                                            kept-reserve|healthz-blast|reserve-blast [options]
  */
-#include <errno.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-
-#include <arpa/inet.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -80,7 +74,7 @@ port_setup(uint16_t port, struct rte_mempool *pool, struct rte_ether_addr *mac)
 	return rc;
 }
 
-/* Whether the run is a success for the exit status (see usage()). */
+/* Whether the run is a success for the exit status (see lg_cli_usage()). */
 static bool
 run_ok(const struct lg_opts *o, const struct lg_client *cl, bool timed_out)
 {
@@ -133,19 +127,18 @@ linger(const struct lg_opts *o, uint16_t port)
 	}
 }
 
-int
-main(int argc, char **argv)
+/*
+ * EAL, the command line, the port and the client. Returns -1 when the run may begin (o, cl and
+ * *port set), else the exit status: 0 after --help, 2 after saying what was wrong.
+ */
+static int
+start(int argc, char **argv, struct lg_opts *o, struct lg_client *cl, uint16_t *port)
 {
-	struct lg_opts o;
-	struct lg_client cl;
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
-	struct rte_mbuf *rx[LG_BURST];
-	uint16_t port = 0;
 	char err[512];
-	int rc, ret;
+	int rc = rte_eal_init(argc, argv);
 
-	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr,
 			PROG ": EAL initialisation failed: %s (check the EAL options "
@@ -156,153 +149,211 @@ main(int argc, char **argv)
 	argc -= rc;
 	argv += rc;
 	argv[0] = (char *)PROG;
-	rc = lg_cli_parse(argc, argv, &o, err, sizeof(err));
-	if (rc != 0) {
-		if (rc > 0)
-			lg_cli_usage(stdout);
-		else if (err[0] != '\0')
-			fprintf(stderr, PROG ": %s\n", err);
-		else
-			lg_cli_usage(stderr); /* after getopt_long()'s own message */
-		rte_eal_cleanup();
-		return rc > 0 ? 0 : 2;
-	}
+	rc = lg_cli_parse(argc, argv, o, err, sizeof(err));
+	if (rc > 0)
+		lg_cli_usage(stdout);
+	else if (rc < 0 && err[0] != '\0')
+		fprintf(stderr, PROG ": %s\n", err);
+	else if (rc < 0)
+		lg_cli_usage(stderr); /* after getopt_long()'s own message */
+	if (rc != 0)
+		goto fail;
+	rc = -1;
 	if (rte_eth_dev_count_avail() == 0) {
 		fprintf(stderr, PROG ": no DPDK port; give one with -a PCI or --vdev "
 				     "net_memif0,role=client,socket=PATH\n");
-		rte_eal_cleanup();
-		return 2;
+		goto fail;
 	}
-	RTE_ETH_FOREACH_DEV(port)
+	RTE_ETH_FOREACH_DEV(*port)
 	break;
 	pool = rte_pktmbuf_pool_create(
 		"lg_pool", NB_MBUFS, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 	if (pool == NULL) {
 		fprintf(stderr, PROG ": no memory for %u mbufs: %s (give EAL more with -m)\n",
 			NB_MBUFS, rte_strerror(rte_errno));
-		rte_eal_cleanup();
-		return 2;
+		goto fail;
 	}
-	if (port_setup(port, pool, &mac) != 0 || lg_client_init(&cl, &o, port, pool, &mac) != 0) {
-		rte_eal_cleanup();
-		return 2;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	if (port_setup(*port, pool, &mac) != 0 || lg_client_init(cl, o, *port, pool, &mac) != 0)
+		goto fail;
+	return -1;
+fail:
+	rte_eal_cleanup();
+	return rc > 0 ? 0 : 2;
+}
 
+/* Polls the port for what comes in and sends what the client has to send. */
+static uint16_t
+poll_port(struct lg_client *cl, uint16_t port, uint64_t now)
+{
+	struct rte_mbuf *rx[LG_BURST];
+	uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+	lg_client_rx(cl, rx, n, now);
+	lg_client_flush(cl);
+	return n;
+}
+
+/*
+ * The link (a memif peer may connect a little later) and the data plane's MAC, by ARP, until
+ * deadline or LINK_WAIT_S. Returns the time it is known at, or 0 when it is not (said).
+ */
+static uint64_t
+find_peer(struct lg_client *cl, uint16_t port, uint64_t deadline)
+{
 	uint64_t hz = rte_get_tsc_hz(), now = rte_get_tsc_cycles();
-	uint64_t deadline = now + (uint64_t)(o.duration_s * (double)hz);
 	uint64_t next_probe = now, link_deadline = now + LINK_WAIT_S * hz;
 	struct rte_eth_link link;
 
-	/* The link (a memif peer may connect a little later) and the data plane's MAC. */
-	while (!stop_requested && !cl.have_peer_mac && now < deadline && now < link_deadline) {
+	while (!stop_requested && !cl->have_peer_mac && now < deadline && now < link_deadline) {
 		if (now >= next_probe && rte_eth_link_get_nowait(port, &link) == 0 &&
 			link.link_status == RTE_ETH_LINK_UP) {
-			lg_client_arp_probe(&cl, now);
+			lg_client_arp_probe(cl, now);
 			next_probe = now + hz / 5;
 		}
-		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
-
-		lg_client_rx(&cl, rx, n, now);
-		lg_client_flush(&cl);
-		if (n == 0)
+		if (poll_port(cl, port, now) == 0)
 			rte_delay_us_sleep(1000);
 		now = rte_get_tsc_cycles();
 	}
-	if (!cl.have_peer_mac) {
-		fprintf(stderr,
-			PROG ": no ARP answer for the --dst address from port %u (link %s); "
-			     "is the data plane running with that address on this link?\n",
-			port,
-			rte_eth_link_get_nowait(port, &link) == 0 && link.link_status ? "up"
-										      : "down");
+	if (cl->have_peer_mac)
+		return now;
+	fprintf(stderr,
+		PROG ": no ARP answer for the --dst address from port %u (link %s); "
+		     "is the data plane running with that address on this link?\n",
+		port,
+		rte_eth_link_get_nowait(port, &link) == 0 && link.link_status ? "up" : "down");
+	return 0;
+}
+
+/* Seconds from now to Unix time t. */
+static double
+until_unix(double t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return t - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+}
+
+/*
+ * With --start-at: waits, answering ARP, for the first arrivals (a pre-queue's --arrive-before
+ * seconds ahead), within the deadline, then sets the sale's start. Returns the time after it.
+ */
+static uint64_t
+wait_start(struct lg_client *cl, const struct lg_opts *o, uint16_t port, uint64_t now,
+	uint64_t deadline)
+{
+	uint64_t hz = rte_get_tsc_hz();
+	double lead = 0; /* seconds from the run's first loop to --start-at */
+
+	if (o->start_at > 0) {
+		double wait = until_unix(o->start_at - o->arrive_before);
+		uint64_t start = wait > 0 ? now + (uint64_t)(wait * (double)hz) : 0;
+
+		while (!stop_requested && now < start && now < deadline) {
+			poll_port(cl, port, now);
+			rte_delay_us_sleep(500);
+			now = rte_get_tsc_cycles();
+		}
+		lead = until_unix(o->start_at);
+	}
+	lg_client_set_start(cl,
+		lead >= 0 ? now + (uint64_t)(lead * (double)hz)
+			  : now - (uint64_t)(-lead * (double)hz < (double)now ? -lead * (double)hz
+									      : (double)now));
+	return now;
+}
+
+/* The run: until every client has ended, the deadline, or a signal. Returns when it ended. */
+static uint64_t
+run(struct lg_client *cl, uint16_t port, uint64_t now, uint64_t deadline)
+{
+	struct rte_mbuf *rx[LG_BURST];
+
+	cl->t_credit = now;
+	cl->t_flood_credit = now;
+	while (!stop_requested && now < deadline && !lg_client_done(cl)) {
+		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
+
+		lg_client_rx(cl, rx, n, now);
+		lg_client_launch(cl, now);
+		lg_client_timers(cl, now);
+		lg_client_solve(cl, now);
+		lg_client_flush(cl);
+		now = rte_get_tsc_cycles();
+	}
+	return now;
+}
+
+/* A syn-flood (or a syn or bad-ack flood) ends when its segments are out; the last answers
+ * are still on the way: 100 ms more of them. Returns the time after. */
+static uint64_t
+drain(struct lg_client *cl, const struct lg_opts *o, uint16_t port, uint64_t now)
+{
+	uint64_t end = now + rte_get_tsc_hz() / 10;
+
+	if (o->mode != LG_MODE_SYN_FLOOD && !lg_mode_blast(o->mode) &&
+		!lg_opts_flood(o, LG_FLOOD_SYN) && !lg_opts_flood(o, LG_FLOOD_BAD_ACK))
+		return now;
+	while (!stop_requested && now < end) {
+		poll_port(cl, port, now);
+		now = rte_get_tsc_cycles();
+	}
+	return now;
+}
+
+/* The report, as text and as JSON; the end of the client. Returns the exit status. */
+static int
+report(struct lg_client *cl, const struct lg_opts *o, uint64_t cycles, bool timed_out)
+{
+	struct lg_report rep;
+	int ret;
+
+	lg_report_fill(&rep, o, cl, lg_cli_mode_name(o->mode), cycles, timed_out);
+	lg_report_text(stdout, &rep);
+	ret = run_ok(o, cl, timed_out) ? 0 : 1;
+	if (o->report_json != NULL && lg_report_json_write(&rep, o->report_json) != 0)
+		ret = 1;
+	if (lg_client_fini(cl) != 0) {
+		fprintf(stderr, PROG ": writing %s failed\n", o->pcap_path);
+		ret = 1;
+	}
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct lg_opts o;
+	struct lg_client cl;
+	uint16_t port = 0;
+	int ret = start(argc, argv, &o, &cl, &port);
+
+	if (ret >= 0)
+		return ret;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	uint64_t now = rte_get_tsc_cycles();
+	uint64_t deadline = now + (uint64_t)(o.duration_s * (double)rte_get_tsc_hz());
+
+	now = find_peer(&cl, port, deadline);
+	if (now == 0) {
 		lg_client_fini(&cl);
 		linger(&o, port);
 		rte_eth_dev_stop(port);
 		rte_eal_cleanup();
 		return stop_requested ? 1 : 2;
 	}
-	double lead = 0; /* seconds from the run's first loop to --start-at */
+	now = wait_start(&cl, &o, port, now, deadline);
 
-	if (o.start_at > 0) {
-		struct timespec ts;
-
-		/* A pre-queue's first users arrive --arrive-before seconds ahead of the start. */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		double wait = o.start_at - o.arrive_before -
-			      ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-
-		if (wait > 0) {
-			uint64_t start = now + (uint64_t)(wait * (double)hz);
-
-			/* Answer ARP while waiting; the duration bounds the wait too. */
-			while (!stop_requested && now < start && now < deadline) {
-				uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
-
-				lg_client_rx(&cl, rx, n, now);
-				lg_client_flush(&cl);
-				rte_delay_us_sleep(500);
-				now = rte_get_tsc_cycles();
-			}
-		}
-	}
-
-	if (o.start_at > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		lead = o.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-	}
-	uint64_t t_run = now;
-
-	lg_client_set_start(&cl,
-		lead >= 0 ? now + (uint64_t)(lead * (double)hz)
-			  : now - (uint64_t)(-lead * (double)hz < (double)now ? -lead * (double)hz
-									      : (double)now));
-	cl.t_credit = now;
-	cl.t_flood_credit = now;
-	while (!stop_requested && now < deadline && !lg_client_done(&cl)) {
-		uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
-
-		lg_client_rx(&cl, rx, n, now);
-		lg_client_launch(&cl, now);
-		lg_client_timers(&cl, now);
-		lg_client_solve(&cl, now);
-		lg_client_flush(&cl);
-		now = rte_get_tsc_cycles();
-	}
+	uint64_t t_run = now, t_end = run(&cl, port, now, deadline);
 	bool timed_out = !lg_client_honest_done(&cl) && !stop_requested;
-	uint64_t t_end = now;
 
-	/* A syn-flood (or a syn or bad-ack flood) ends when its segments are out; the last
-	 * answers are still on the way. */
-	if (o.mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o.mode) ||
-		lg_opts_flood(&o, LG_FLOOD_SYN) || lg_opts_flood(&o, LG_FLOOD_BAD_ACK)) {
-		uint64_t drain = now + hz / 10;
-
-		while (!stop_requested && now < drain) {
-			uint16_t n = rte_eth_rx_burst(port, 0, rx, LG_BURST);
-
-			lg_client_rx(&cl, rx, n, now);
-			lg_client_flush(&cl);
-			now = rte_get_tsc_cycles();
-		}
-	}
-	struct lg_report rep;
-
+	now = drain(&cl, &o, port, t_end);
 	/* --mode syn-flood's rate counts the SYN-ACKs' drain in, as it always did. */
-	lg_report_fill(&rep, &o, &cl, lg_cli_mode_name(o.mode),
+	ret = report(&cl, &o,
 		(o.mode == LG_MODE_SYN_FLOOD || lg_mode_blast(o.mode) ? now : t_end) - t_run,
 		timed_out);
-	lg_report_text(stdout, &rep);
-	ret = run_ok(&o, &cl, timed_out) ? 0 : 1;
-	if (o.report_json != NULL && lg_report_json_write(&rep, o.report_json) != 0)
-		ret = 1;
-	if (lg_client_fini(&cl) != 0) {
-		fprintf(stderr, PROG ": writing %s failed\n", o.pcap_path);
-		ret = 1;
-	}
 	tok_keyring_wipe(&o.auth);
 	tok_keyring_wipe(&o.sale);
 	fflush(stdout);
