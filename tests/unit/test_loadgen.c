@@ -6,12 +6,15 @@
  * option parser, requests and checks of answers.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/guard.h"
 #include "tests/lib/pktbuild.h"
 #include "tests/tap.h"
 #include "tools/loadgen/lg_args.h"
+#include "tools/loadgen/lg_cli.h"
 #include "tools/loadgen/lg_conn.h"
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_http.h"
@@ -129,7 +132,7 @@ test_http_kept(void)
 	const char *in = guard_place(&g, ka, sizeof(ka) - 1);
 
 	tap_ok(lg_http_parse_kept(in, sizeof(ka) - 1, &r) == LG_HTTP_OK && r.status == 200 &&
-		       r.body_len == 15,
+			r.body_len == 15,
 		"kept: a 200 without Connection: close is well-formed");
 	tap_eq_int((long long)lg_http_response_len(in, sizeof(ka) - 1), sizeof(ka) - 1,
 		"kept: the whole answer is its header section and Content-Length bytes");
@@ -713,8 +716,8 @@ test_json_members(void)
 		const char *in = guard_place(&g, t[i].body, len);
 		int rc = lg_json_uint(in, len, "position", &v);
 
-		tap_ok(rc == t[i].rc && (rc != 0 || v == t[i].want), "json uint \"position\" in %s: rc %d",
-			t[i].body, rc);
+		tap_ok(rc == t[i].rc && (rc != 0 || v == t[i].want),
+			"json uint \"position\" in %s: rc %d", t[i].body, rc);
 		guard_free(&g);
 	}
 }
@@ -763,9 +766,11 @@ test_sched(void)
 		sum / 10000);
 	tap_ok(again, "sched: a user's think time is the same each time it is asked");
 	tap_ok(faster, "sched: a bot thinks --bot-speed (100) times faster than the same draw");
-	tap_ok(lg_sched_think_ms(1, 1, 1000, false, 100) != lg_sched_think_ms(1, 2, 1000, false, 100),
+	tap_ok(lg_sched_think_ms(1, 1, 1000, false, 100) !=
+			lg_sched_think_ms(1, 2, 1000, false, 100),
 		"sched: another seed, another draw");
-	tap_ok(lg_sched_think_ms(7, 1, 0, false, 100) == 0 && lg_sched_think_ms(7, 1, 0, true, 100) == 0,
+	tap_ok(lg_sched_think_ms(7, 1, 0, false, 100) == 0 &&
+			lg_sched_think_ms(7, 1, 0, true, 100) == 0,
 		"sched: no --think-ms, no think time");
 
 	/* 1000 users, 30 % in the burst: 700 over the 10 s before the start, in order, each in
@@ -787,7 +792,8 @@ test_sched(void)
 			continue;
 		}
 		inside &= a >= -10 && a < 0;
-		inside &= a >= -10 + 10.0 * (double)k / 700 && a < -10 + 10.0 * (double)(k + 1) / 700;
+		inside &=
+			a >= -10 + 10.0 * (double)k / 700 && a < -10 + 10.0 * (double)(k + 1) / 700;
 		ordered &= a >= last;
 		last = a;
 		if (a >= -10 && a < 0)
@@ -859,15 +865,14 @@ test_pow(void)
 		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":0}}",
 		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":\"11\"}}",
 		"{\"challenge\":{\"prefix\":\"%.*s\"}}",
-		"{\"challenge\":{\"prefix\":\"%.*sx\",\"bits\":11}}",
-		"{\"challenge\":\"%.*s\"}",
+		"{\"challenge\":{\"prefix\":\"%.*sx\",\"bits\":11}}", "{\"challenge\":\"%.*s\"}",
 		"{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":11", /* never closed */
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(body, sizeof(body), bad[i], TOK_MAC_CHARS, mac);
-		tap_eq_int(lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch), -EINVAL,
-			body);
+		tap_eq_int(
+			lg_pow_from_answer(body, strlen(body), p2, (size_t)n2, &ch), -EINVAL, body);
 	}
 	/* Another token's challenge (a replayed answer) and a challenge beside a p1 token. */
 	snprintf(body, sizeof(body), "{\"challenge\":{\"prefix\":\"%.*s\",\"bits\":11}}",
@@ -914,7 +919,8 @@ test_pow(void)
 				pow_check(ch.prefix, ch.plen, sv.nonce, sv.nlen, bits);
 		}
 	}
-	tap_ok(same, "pow: the solver finds pow_solve()'s nonce and tries at 1..14 bits, in any slices");
+	tap_ok(same,
+		"pow: the solver finds pow_solve()'s nonce and tries at 1..14 bits, in any slices");
 	tap_ok(bounded, "pow: a slice never tries more nonces than it is given");
 
 	/* The nonces' text counts on past 9, 99, 999: 1234 tries without a solution end at 1234. */
@@ -963,10 +969,156 @@ test_timer(void)
 	lg_table_free(t);
 }
 
+#define KEY16 "00112233445566778899aabbccddeeff"
+
+/* The loadgen's command line: every message is the one the loadgen has always given. */
+static const struct {
+	const char *argv[16];
+	int want;
+	const char *msg; /* err, whole */
+} cli_cases[] = {
+	{{"--mode", "sale", "--auth-key-hex", KEY16}, 0, ""},
+	{{"-h"}, 1, ""},
+	{{"--concurrency", "0", "--help"}, -1, "bad value '0' for --concurrency: 1..64000"},
+	{{"--help", "--concurrency", "0"}, 1, ""},
+	{{"--mode", "x"}, -1,
+		"bad value 'x' for --mode: healthz, syn-flood, sale, reserve, result, "
+		"healthz-blast "
+		"or reserve-blast"},
+	{{"--duration-s", "0"}, -1,
+		"bad value '0' for --duration-s: seconds, more than 0 and at most 86400"},
+	{{"--port", "65536"}, -1, "bad value '65536' for --port: 1..65535"},
+	{{"--dst", "1.2.3"}, -1, "bad value '1.2.3' for --dst: an IPv4 address"},
+	{{"--src-net", "198.18.2.1/24"}, -1,
+		"bad value '198.18.2.1/24' for --src-net: A.B.C.D/P with P 8..32 and no host bits "
+		"set"},
+	{{"--flood-src-net", "198.19.2.0/32"}, -1,
+		"bad value '198.19.2.0/32' for --flood-src-net: A.B.C.D/P with P 8..31 and no host "
+		"bits set"},
+	{{"--host", "a b"}, -1,
+		"bad value 'a b' for --host: a host name of at most 63 characters, no spaces"},
+	{{"--bots", "101%"}, -1,
+		"bad value '101%' for --bots: a number of users, or a percent of them (0%..100%)"},
+	{{"--auth-key-hex", "0011"}, -1,
+		"bad value '0011' for --auth-key-hex: 32 to 128 hex digits (16 to 64 bytes)"},
+	{{"--cookie-secret-hex", KEY16 "00"}, -1,
+		"bad value '" KEY16 "00' for --cookie-secret-hex: 32 hex digits (the data plane's "
+		"syncookie_secret)"},
+	{{"--flood", "syn:10", "--flood", "syn:20"}, -1,
+		"--flood syn given twice; give each kind once"},
+	{{"--flood", "foo:5"}, -1,
+		"bad value 'foo:5' for --flood: KIND:RATE, KIND syn, bad-ack, unsigned or one-ip, "
+		"RATE per second 1..1e7"},
+	{{"stray"}, -1, "unexpected argument 'stray' (options go after --)"},
+	{{"--dst", "198.18.2.5"}, -1, "--dst must not be inside --src-net"},
+	{{"--think-ms", "5"}, -1, "--bots, --think-ms and --arrive-before go with --mode sale"},
+	{{"--mode", "sale", "--bots", "200", "--users", "100", "--auth-key-hex", KEY16}, -1,
+		"--bots 200 is more than the 100 --users"},
+	{{"--mode", "sale", "--arrive-before", "5", "--auth-key-hex", KEY16}, -1,
+		"--arrive-before places the arrivals before the sale's start: give --start-at"},
+	{{"--mode", "sale"}, -1,
+		"--mode sale needs --auth-key-hex (and --kid), the auth key the data plane "
+		"verifies "
+		"session tokens with"},
+	{{"--mode", "healthz-blast"}, -1,
+		"--mode healthz-blast computes the data plane's SYN cookies: give "
+		"--cookie-secret-hex "
+		"with its syncookie_secret"},
+	{{"--mode", "reserve"}, -1,
+		"--mode reserve needs --sale-key-hex (and --sale-kid), the sale key the data plane "
+		"signs purchase tokens and receipts with"},
+	{{"--mode", "reserve-blast", "--sale-key-hex", KEY16, "--cookie-secret-hex", KEY16,
+		 "--user-base", "95", "--connections", "10"},
+		-1,
+		"--mode reserve-blast needs user ids of one length: --user-base 95 to 104 changes "
+		"digits (try --user-base 10)"},
+	{{"--mode", "reserve", "--sale-key-hex", KEY16, "--user-base", "9223372036854775807",
+		 "--connections", "2"},
+		-1, "--user-base + --connections goes past the largest user id"},
+	{{"--flood", "syn:10", "--mode", "syn-flood"}, -1,
+		"--flood goes with --mode healthz or sale; for SYNs alone use --mode syn-flood, or "
+		"--flood syn beside healthz clients"},
+	{{"--flood", "syn:10", "--flood-src-net", "198.18.2.0/24"}, -1,
+		"--flood-src-net must not overlap --src-net nor hold --dst"},
+	{{"--flood", "one-ip:10"}, -1,
+		"--flood one-ip sends token requests with valid sessions; give --auth-key-hex (and "
+		"--kid)"},
+	{{"--bogus"}, -1, ""}, /* getopt_long() says it, the usage follows */
+	{{"--users"}, -1, ""},
+};
+
+static void
+test_cli(void)
+{
+	struct lg_opts o;
+	char err[512];
+
+	for (unsigned i = 0; i < RTE_DIM(cli_cases); i++) {
+		char *argv[18] = {"flashgate-loadgen"};
+		int argc = 1;
+
+		for (unsigned k = 0; cli_cases[i].argv[k] != NULL; k++)
+			argv[argc++] = (char *)(uintptr_t)cli_cases[i].argv[k];
+		int rc = lg_cli_parse(argc, argv, &o, err, sizeof(err));
+
+		tap_ok(rc == cli_cases[i].want && strcmp(err, cli_cases[i].msg) == 0,
+			"cli %u (%s ...): result %d, message '%s'", i, argv[1], rc, err);
+		tok_keyring_wipe(&o.auth);
+		tok_keyring_wipe(&o.sale);
+	}
+
+	/* The defaults, and the values of a good line where they belong. */
+	char *def[] = {"flashgate-loadgen"};
+
+	tap_ok(lg_cli_parse(1, def, &o, err, sizeof(err)) == 0 && o.mode == LG_MODE_HEALTHZ &&
+			o.count == 1000 && o.concurrency == 64 && o.duration_s == 10 &&
+			o.src_base == RTE_IPV4(198, 18, 2, 1) && o.n_src == 254 &&
+			o.dst_ip == RTE_IPV4(198, 18, 0, 2) && o.dport == 80 && o.think_ms == 0 &&
+			o.poll_max_ms == 5000 && o.pow_max_tries == 1ull << 32 &&
+			strcmp(o.host, "198.18.0.2") == 0,
+		"cli: the defaults (%s)", err);
+	char *good[] = {"flashgate-loadgen", "--mode", "sale", "--users", "50", "--bots", "10%",
+		"--concurrency", "7", "--port", "8080", "--retries", "0", "--dst", "10.9.0.1",
+		"--src-net", "10.8.0.0/16", "--poll-ms", "6000", "--proxy-v2", "--pcap", "x.pcap",
+		"--auth-key-hex", KEY16, "--kid", "4", "--host", "shop", "--rate", "2.5"};
+
+	tap_ok(lg_cli_parse((int)RTE_DIM(good), good, &o, err, sizeof(err)) == 0 &&
+			o.mode == LG_MODE_SALE && o.count == 50 && o.bots == 5 && o.populations &&
+			o.think_ms == 1000 && o.concurrency == 7 && o.dport == 8080 &&
+			o.retries == 0 && o.dst_ip == RTE_IPV4(10, 9, 0, 1) &&
+			o.src_base == RTE_IPV4(10, 8, 0, 1) && o.n_src == 65534 &&
+			o.poll_max_ms == 6000 && o.proxy_v2 && strcmp(o.pcap_path, "x.pcap") == 0 &&
+			o.kid == 4 && strcmp(o.host, "shop") == 0 && o.rate == 2.5,
+		"cli: a sale line's values land in the settings (%s)", err);
+	tok_keyring_wipe(&o.auth);
+
+	/* --help: each option on its line, the help from column 24, long names followed by two
+	 * spaces, continuation lines indented. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	lg_cli_usage(f);
+	fclose(f);
+	tap_ok(strstr(text, "\n  --mode MODE          healthz (GET /healthz), syn-flood, sale "
+			    "(token, reserve,\n                       result polls") != NULL &&
+			strstr(text,
+				"\n  --cookie-secret-hex HEX  the blasts: the data plane's "
+				"syncookie_secret (32 hex\n                       digits)\n") !=
+				NULL &&
+			strstr(text, "\n  --auth-key-file PATH the same from a file") != NULL &&
+			strstr(text, "\n  --bots N|P%          sale: N users") != NULL &&
+			strstr(text, "\n  -h, --help           this text\n\nExit status: 0") !=
+				NULL,
+		"cli: --help lays out each option and its help");
+	free(text);
+}
+
 int
 main(void)
 {
 	test_args();
+	test_cli();
 	test_http();
 	test_http_kept();
 	test_json();

@@ -67,7 +67,7 @@ lg_mode_blast(enum lg_mode m)
 	return m == LG_MODE_HEALTHZ_BLAST || m == LG_MODE_RESERVE_BLAST;
 }
 
-/* What the operator asked for (tools/loadgen/main.c parses it; docs/loadgen.md). */
+/* What the operator asked for (tools/loadgen/lg_cli.c parses it; docs/loadgen.md). */
 struct lg_opts {
 	enum lg_mode mode;
 	uint64_t count;	      /* connections (healthz, reserve, result), SYNs or users (sale) */

@@ -59,7 +59,7 @@ lg_flood_of_step(unsigned step)
 	return step == LG_STEP_FLOOD_ONE_IP ? LG_FLOOD_ONE_IP : LG_FLOOD_UNSIGNED;
 }
 
-/* What a flood request is built from (tools/loadgen/lg_client.c keeps one). */
+/* What a flood request is built from (tools/loadgen/lg_request.c, lg_client.c). */
 struct lg_flood_req {
 	uint32_t event;
 	const char *host;
