@@ -21,7 +21,7 @@ shown, in order), "solve_ms" (the challenge's time in the browser, null without 
 A draw decides its entrants fast (about 180,000 a second here, docs/fairness.md): the places in
 line of a few thousand entrants are gone before a page polls again. With --hold-redis (Redis's
 Unix socket), once the buyer waits for the draw and the draw has ordered its entrants, Redis's
-writes are paused (tests/e2e/fair_lib.py hold_draw, CLIENT PAUSE WRITE) until the page has shown
+writes are paused (tests/lib/fgtest.py hold_draw, CLIENT PAUSE WRITE) until the page has shown
 its place in line, at most --hold-s seconds (default 3), as a draw of a million entrants shows
 them for half a minute: the ranks, the positions and the decisions are the draw's own, only
 later. The programs using Redis need a redis.timeout longer than that.
@@ -36,8 +36,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
-from fair_lib import hold_draw  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
+from fgtest import hold_draw  # noqa: E402
 from fg_browser import Browser  # noqa: E402
 
 FINAL = {"paid", "sold_out", "expired", "cancelled", "closed", "no_event", "blocked",

@@ -16,8 +16,15 @@ event (with the draw: an order made of the user's entrant reservation, the items
 gave). Of k items given to k entrants drawn at random from n of whom b are bots, the bots'
 count has mean k b / n and variance k (b/n) (1 - b/n) (n - k) / (n - 1) (hypergeometric); "lo"
 and "hi" are that mean -/+ 4.5 standard deviations and one item, the bounds a fair draw stays
-in (it leaves them about once in 150,000 sales). Writes one JSON object to FILE:
-{"draw": {...}, "first": {...}}, each with entrants, bot_entrants, items, bot_items, lo, hi.
+in (it leaves them about once in 150,000 sales): what the draw gave, for the report. They say
+nothing of the bots' advantage (the draw's own order, flashgatectl event verify-draw, keeps
+them), so the check is against the crowd: a fair sale lets the bots in and gives them items at
+their share of the crowd (c people, cb bots), the entrants and the items each a pick of the
+crowd at random; "bot_entrants_max" and "bot_items_max" are the most bots such a pick of that
+many gives, one-sided (the bots may do worse, never better): the mean + 4 standard deviations
+and one (a fair sale goes above it about once in 30,000). Writes one JSON object to FILE:
+{"draw": {...}, "first": {...}}, each with crowd, crowd_bots, entrants, bot_entrants, items,
+bot_items, lo, hi, bot_entrants_max, bot_items_max.
 """
 
 import argparse
@@ -48,6 +55,17 @@ def chance(n, b, k):
     return max(0, math.floor(mean - 4.5 * sd - 1)), min(k, b, math.ceil(mean + 4.5 * sd + 1))
 
 
+def at_most(c, cb, k, z=4.0):
+    """The most bots a fair pick of k of c people (cb of them bots) gives, one-sided: the
+    hypergeometric mean + z standard deviations and one, at most min(k, cb)."""
+    if c <= 0 or k <= 0:
+        return 0
+    k = min(k, c)
+    p = cb / c
+    sd = math.sqrt(k * p * (1 - p) * ((c - k) / (c - 1) if c > 1 else 0))
+    return min(k, cb, math.ceil(k * p + z * sd + 1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--psql", required=True)
@@ -75,12 +93,17 @@ def main():
                                 % ev)
             n, b = len(entrants), bots(entrants, a.draw_users, a.draw_bots)
             bot_items = bots(items, a.draw_users, a.draw_bots)
+            c = a.draw_users
+            cb = bots(range(a.user_base, a.user_base + c), a.draw_users, a.draw_bots)
         else:
             n, b = a.users, crowd_bots
             bot_items = bots(items)
+            c, cb = a.users, crowd_bots
         lo, hi = chance(n, b, len(items))
-        out[name] = {"event": ev, "entrants": n, "bot_entrants": b, "items": len(items),
-                     "bot_items": bot_items, "lo": lo, "hi": hi}
+        out[name] = {"event": ev, "crowd": c, "crowd_bots": cb, "entrants": n,
+                     "bot_entrants": b, "items": len(items), "bot_items": bot_items, "lo": lo,
+                     "hi": hi, "bot_entrants_max": at_most(c, cb, n),
+                     "bot_items_max": at_most(c, cb, len(items))}
     with open(a.out, "w") as f:
         json.dump(out, f)
     return 0

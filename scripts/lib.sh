@@ -232,16 +232,3 @@ for s in socks:
     s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
-
-# fg_test_services_up DIR: for a test printing TAP, starts scripts/services' Redis and
-# PostgreSQL (fast, not durable) in DIR and exports their FG_* variables; when they do not start,
-# prints their log as TAP comments and "Bail out!" and exits 1. The caller stops them
-# (scripts/services down DIR) in its cleanup.
-fg_test_services_up() {
-	if ! "$FG_ROOT/scripts/services" up "$1" --fast >"$1.log" 2>&1; then
-		sed 's/^/# /' "$1.log"
-		echo "Bail out! scripts/services up"
-		exit 1
-	fi
-	eval "$("$FG_ROOT/scripts/services" env "$1")"
-}

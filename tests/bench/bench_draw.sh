@@ -15,13 +15,16 @@ set -uo pipefail
 
 CP=$1 CTL=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/integration/cp_feed_harness.sh
-. "$ROOT/tests/integration/cp_feed_harness.sh"
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin bdraw
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL T_CTL_OUT=$TMP/ctl.out
 N=1000000
 [ "${FG_BENCH_QUICK:-0}" = 1 ] && N=100000
-cpf_start
-ctl() { "$CTL" --socket "$TMP/admin.sock" "$@" >>"$TMP/ctl.out" 2>&1; }
-PSQL() { psql "$FG_PG_CONNINFO" -XAtq -v ON_ERROR_STOP=1 "$@"; }
+t_cp_up
+tap_ok $? "the control plane is ready"
+R="redis-cli -s $FG_REDIS_SOCK"
 mem() { $R info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
 ms_of() { # the log line's timestamp (ms since the epoch) of the first line matching $1
 	grep -m1 "$1" "$TMP/cp.log" | cut -d' ' -f1 | python3 -c 'import sys, datetime
@@ -48,12 +51,12 @@ tap_is "$($R hlen 'fg:{1}:entrants')" "$N" "$N entrants in Redis"
 m1=$(mem)
 draw_at=$(((q + 1 + w) * 1000))
 for _ in $(seq $((w * 10 + 1200))); do
-	[ "$(PSQL -c "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" = t ] && break
+	[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" = t ] && break
 	sleep 0.1
 done
-tap_is "$(PSQL -c "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" t "the draw is done"
+tap_is "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" t "the draw is done"
 m2=$(mem)
-tap_is "$(PSQL -c "SELECT count(*) FROM draw_entrants WHERE event_id = 1")/$($R hlen 'fg:{1}:result')" \
+tap_is "$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 1")/$($R hlen 'fg:{1}:result')" \
 	"$N/$N" "draw_entrants holds $N rows, Redis $N buyers"
 t_frozen=$(ms_of 'entrants frozen') t_written=$(ms_of 'ordered and written') t_done=$(ms_of ': done,')
 python3 - "$N" "$draw_at" "$t_frozen" "$t_written" "$t_done" "$m0" "$m1" "$m2" <<'PY' | while read -r l; do tap_diag "$l"; done

@@ -34,9 +34,10 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mint_token  # noqa: E402 (docs/tokens.md in Python)
-from fair_lib import draw_order, entrants_digest, hold_draw, solve, solves  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import fgtest  # noqa: E402 (TAP, docs/tokens.md and docs/fairness.md in Python)
+from fgtest import (diag, draw_order, entrants_digest, find, hold_draw, solve,  # noqa: E402
+                    solves, until)
 
 E = os.environ
 HOST = E["FS_DP_ADDR"]
@@ -56,16 +57,7 @@ HOLDS = {"reserved", "ordered", "paid", "duplicate"}
 # ---- TAP --------------------------------------------------------------------------------------
 
 
-def check(cond, desc, why=None):
-    print(("ok " if cond else "not ok ") + desc, flush=True)
-    if not cond and why is not None:
-        for line in str(why).splitlines()[:20]:
-            print("# " + line, flush=True)
-    return bool(cond)
-
-
-def diag(text):
-    print("# " + text, flush=True)
+check = fgtest.ok
 
 
 # ---- HTTP: one request per connection ---------------------------------------------------------
@@ -124,7 +116,7 @@ def event():
 
 
 def session(user):
-    return mint_token.session(AUTH, 1, user, int(time.time()) + 3600)
+    return fgtest.session(AUTH, 1, user, int(time.time()) + 3600)
 
 
 def token(user):
@@ -167,24 +159,6 @@ def redis(*args):
                           timeout=10).stdout.strip()
 
 
-def until(fn, timeout, step=0.1):
-    end = time.time() + timeout
-    while True:
-        v = fn()
-        if v or time.time() >= end:
-            return v
-        time.sleep(step)
-
-
-def find(d, *keys):
-    """d[k1][k2]... or None."""
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
-
-
 # ---- the steps --------------------------------------------------------------------------------
 
 
@@ -214,9 +188,17 @@ def before_the_line():
     return commit
 
 
+class Buyer:
+    def __init__(self, user, receipt=None):
+        self.user = user
+        self.receipt = receipt
+        self.seen = []  # (status, position) of each poll
+        self.final = None
+
+
 def challenge_checks():
     """The challenge: p2 tokens, 403 without a solution, with a wrong or a replayed one. Returns
-    the users refused (never entrants) and the one who entered here."""
+    the users refused (never entrants) and the Buyer who entered here (a list)."""
     a, tok, path, ch = token(9001)
     if not check(a.status == 200 and isinstance(ch, dict),
                  "while the line is open a purchase token comes with a challenge", a):
@@ -246,12 +228,12 @@ def challenge_checks():
     a = reserve(path, tok, good)
     check(a.status == 202 and a.json.get("status") == "queued",
           "the same token with its own solution: 202 queued (%s)" % a)
-    return [9002, 9003], ([9001] if a.status == 202 else [])
+    return [9002, 9003], ([Buyer(9001, a.json.get("receipt"))] if a.status == 202 else [])
 
 
 def difficulty_change():
     """flashgatectl event pow: the next tokens get the new bits; an older token keeps its own.
-    Returns the users who entered here."""
+    Returns the Buyers who entered here."""
     a, old_tok, old_path, old_ch = token(9101)
     rc, out, err = ctl("event", "pow", str(EV), str(BITS + 2), json_out=False)
     check(rc == 0, "flashgatectl event pow %d %d" % (EV, BITS + 2), err or out)
@@ -265,7 +247,7 @@ def difficulty_change():
     a = reserve(old_path, old_tok, solve(old_ch))
     if check(a.status == 202, "a token minted before it is still accepted with its %d bits (%s)"
              % (old_ch["bits"], a)):
-        entered.append(9101)
+        entered.append(Buyer(9101, a.json.get("receipt")))
     # The old difficulty's solution does not pass for the new token (unless it happens to).
     n = 0
     while not solves(ch["prefix"], n, BITS) or solves(ch["prefix"], n, BITS + 2):
@@ -275,19 +257,11 @@ def difficulty_change():
           % (BITS, BITS + 2, a))
     a = reserve(path, tok, solve(ch))
     if check(a.status == 202, "... and one of %d bits: 202 (%s)" % (BITS + 2, a)):
-        entered.append(9102)
+        entered.append(Buyer(9102, a.json.get("receipt")))
     rc, out, err = ctl("event", "pow", str(EV), str(BITS), json_out=False)
     check(rc == 0 and until(lambda: event().get("challenge_bits") == BITS, 10),
           "the difficulty set back to %d" % BITS, err)
     return entered
-
-
-class Buyer:
-    def __init__(self, user):
-        self.user = user
-        self.receipt = None
-        self.seen = []  # (status, position) of each poll
-        self.final = None
 
 
 def enter(b, twice):
@@ -341,7 +315,7 @@ def main():
             errors.append("%d: %s" % (b.user, e))
     check(not errors, "%d buyers solve the challenge and join the line (202), every other one "
           "twice" % BUYERS, "\n".join(errors))
-    users = sorted(entered + [b.user for b in buyers if b.receipt])
+    users = sorted([b.user for b in entered] + [b.user for b in buyers if b.receipt])
     q = until(lambda: (lambda a: a if a.json.get("draw_at") else None)(poll(buyers[0].receipt)),
               3) or poll(buyers[0].receipt)
     check(q.status == 200 and q.json.get("status") == "queued" and
@@ -417,8 +391,15 @@ def main():
             [st for st, _, _, _ in b.seen if st != "queued"][:1] not in ([], ["sold_out"])]
     check(not late, "an entrant beyond the stock learns sold_out as the first result after queued",
           late)
+    # The told file holds what the buyers were told, not the test's own winners: every entrant
+    # whose last poll says it holds an item (check-invariants compares it with the orders).
+    for b in entered:
+        if b.receipt:
+            b.final = poll(b.receipt).json.get("status")
+    told = sorted(b.user for b in buyers + entered if b.final in HOLDS)
+    diag("told they hold an item: %d users" % len(told))
     with open(TOLD, "w") as f:
-        for u in sorted(winners):
+        for u in told:
             f.write("%d\n" % u)
 
     # verify-draw, once every winner's order is written.

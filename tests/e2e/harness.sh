@@ -16,95 +16,25 @@
 # plane) before e2e_begin, picks ports with fg_free_ports, and plays the control plane with the
 # test peer (tests/peer/fg_testpeer.c): e2e_peer_start, e2e_peer_cmd, e2e_peer_stop.
 #
+# A test that needs Redis, PostgreSQL and a control plane uses the tests' library
+# (tests/lib/testlib.sh, sourced here: TAP, t_services_up, t_cp_start, ctl, ...).
+#
 # Every wait is bounded; nothing is sent anywhere but the test's own namespace.
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/lib.sh
-. "$E2E_DIR/../../scripts/lib.sh"
+# shellcheck source=tests/lib/testlib.sh
+. "$E2E_DIR/../lib/testlib.sh"
 
 E2E_READY_TIMEOUT_S=${E2E_READY_TIMEOUT_S:-60}
 E2E_PORT=80
 E2E_CLOSED_PORT=9 # a port the data plane does not listen on
 
-tap_n=0
-tap_failed=0
-E2E_DONE=
-E2E_RC=1
-# Where a command failed under set -e, for e2e_finish to name.
-E2E_ERR_AT=
-set -o errtrace # the ERR trap in functions too: a failure inside one is named where it is
-trap 'E2E_ERR_AT="line $LINENO: $BASH_COMMAND"' ERR
 E2E_DP_PID=
 E2E_TMP=
 E2E_PREFIX=
 E2E_PEER_PID=
 E2E_PEER_FD=
-E2E_SVC=
-E2E_CP_PID=
-
-# tap_ok RC DESCRIPTION: one check; passes when RC is 0.
-tap_ok() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		printf 'ok %d - %s\n' "$tap_n" "$2"
-	else
-		tap_failed=$((tap_failed + 1))
-		printf 'not ok %d - %s\n' "$tap_n" "$2"
-	fi
-}
-
-# tap_is GOT WANT DESCRIPTION: one check; passes when the two strings are equal.
-tap_is() {
-	if [ "$1" = "$2" ]; then
-		tap_ok 0 "$3"
-	else
-		tap_ok 1 "$3 (got '$1', want '$2')"
-	fi
-}
-
-# tap_diag TEXT...: diagnostic lines, not counted.
-tap_diag() {
-	printf '%s\n' "$*" | sed 's/^/# /'
-}
-
-# tap_run DESCRIPTION CMD...: one check; passes when CMD exits 0.
-tap_run() {
-	local desc=$1 rc=0
-	shift
-	"$@" || rc=$?
-	tap_ok "$rc" "$desc"
-}
-
-# tap_done: prints the plan; exits 0 when every check passed, 1 otherwise.
-tap_done() {
-	printf '1..%d\n' "$tap_n"
-	E2E_DONE=1
-	E2E_RC=1
-	if [ "$tap_failed" -eq 0 ] && [ "$tap_n" -gt 0 ]; then
-		E2E_RC=0
-	fi
-	exit "$E2E_RC"
-}
-
-# e2e_finish: the last word of every EXIT trap, after the test's cleanup. A test that ended
-# through tap_done exits as it decided; one that stopped before it (a command failed under
-# set -e, a signal) gets a "not ok" naming where, its plan and exit status 1, whatever status
-# its cleanup left behind.
-e2e_finish() {
-	if [ -z "$E2E_DONE" ]; then
-		tap_ok 1 "the test ran to its end (it stopped at ${E2E_ERR_AT:-an exit before tap_done})"
-		printf '1..%d\n' "$tap_n"
-		exit 1
-	fi
-	exit "$E2E_RC"
-}
-
-# tap_bail REASON: stops the test here; the checks not run are not counted, the failure is.
-tap_bail() {
-	tap_ok 1 "$1"
-	e2e_show_log
-	tap_done
-}
+T_BAIL_HOOK=e2e_show_log
 
 e2e_show_log() {
 	[ -n "$E2E_TMP" ] && [ -s "$E2E_TMP/dataplane.log" ] || return 0
@@ -127,18 +57,18 @@ e2e_reap_stale() {
 	done
 }
 
+# e2e_cleanup: the EXIT trap: the library's t_stop_all (hooks, pids, control plane, services),
+# the data plane, the peer, the test network, then t_cleanup (the directory, t_finish).
 e2e_cleanup() {
 	trap - EXIT INT TERM
-	[ -z "$E2E_CP_PID" ] || fg_stop_pid "$E2E_CP_PID" 10 >/dev/null 2>&1 || true
-	[ -z "$E2E_SVC" ] || "$FG_ROOT/scripts/services" down "$E2E_SVC" >/dev/null 2>&1 || true
+	t_stop_all
 	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
 		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1
 	fi
 	[ -z "$E2E_PEER_PID" ] || e2e_peer_stop >/dev/null 2>&1
 	"$FG_ROOT/scripts/testnet" down >/dev/null 2>&1 || printf '# testnet down failed\n'
 	[ -z "$E2E_PREFIX" ] || rm -rf "$(fg_dpdk_runtime_dir "$E2E_PREFIX")"
-	[ -z "$E2E_TMP" ] || rm -rf "$E2E_TMP"
-	e2e_finish
+	t_cleanup
 }
 
 # e2e_write_config FILE: a config with one open and one upcoming sale, whatever the date.
@@ -211,6 +141,7 @@ e2e_begin() {
 		command -v "$t" >/dev/null || tap_bail "tool '$t' is installed (scripts/install-deps)"
 	done
 	E2E_TMP=$(mktemp -d "/tmp/fg-e2e-$tag.XXXXXX")
+	T_TMP=$E2E_TMP
 	e2e_reap_stale
 	"$FG_ROOT/scripts/testnet" up >"$E2E_TMP/testnet.log" 2>&1 || {
 		tap_diag "$(cat "$E2E_TMP/testnet.log")"
@@ -277,17 +208,6 @@ e2e_stop_dataplane() {
 		awk 'f && /[0-9]/ { n++ } /final counters/ { f = 1 } END { exit !(n > 0) }' \
 		<(tail -n "+$((lines + 1))" "$log")
 	[ "$tap_failed" -eq 0 ] || e2e_show_log
-}
-
-# e2e_wait_until TIMEOUT_S CMD...: runs CMD every 0.1 s until it succeeds (returns 0) or TIMEOUT_S
-# seconds have passed (returns 1).
-e2e_wait_until() {
-	local deadline=$((SECONDS + $1))
-	shift
-	while ! "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
 }
 
 # e2e_telemetry_field COMMAND FIELD: prints one field of the data plane's telemetry reply to
@@ -365,65 +285,10 @@ e2e_peer_stop() {
 	E2E_PEER_PID=
 }
 
-# e2e_services_cp CP_EXE PULL PUB [-s KEY=VALUE...]: Redis and PostgreSQL in $E2E_TMP/svc
-# (scripts/services, their FG_REDIS_* and FG_PG_* variables set here) and the control plane on
-# them (with the extra settings given), binding PULL and PUB,
-# its admin socket $E2E_TMP/admin.sock, its log $E2E_TMP/cp.log, its pid in E2E_CP_PID; both are
-# stopped by e2e_cleanup. Ends the test when either does not start.
-e2e_services_cp() {
-	E2E_SVC=$E2E_TMP/svc
-	chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
-	"$FG_ROOT/scripts/services" up "$E2E_SVC" >"$E2E_TMP/services.log" 2>&1 ||
-		{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
-	eval "$("$FG_ROOT/scripts/services" env "$E2E_SVC")"
-	"$1" -s "controlplane.pull_endpoint=$2" -s "controlplane.pub_endpoint=$3" \
-		-s "controlplane.admin_socket=$E2E_TMP/admin.sock" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" "${@:4}" \
-		>>"$E2E_TMP/cp.log" 2>&1 &
-	E2E_CP_PID=$!
-	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$E2E_CP_PID" 20 ||
-		{ tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
-}
-
-# e2e_services_up DIR: Redis and PostgreSQL of scripts/services (--fast) in DIR, their settings
-# (FG_REDIS_SOCK, FG_PG_CONNINFO, ...) in the environment; ends the test when they do not start.
-# The test's cleanup runs `scripts/services down DIR`.
-e2e_services_up() {
-	"$FG_ROOT/scripts/services" up "$1" --fast >"$E2E_TMP/services.log" 2>&1 ||
-		tap_bail "scripts/services up"
-	eval "$("$FG_ROOT/scripts/services" env "$1")"
-}
-
-# e2e_cp_start EXE PULL PUB ADMIN: starts flashgate-controlplane on those endpoints and admin
-# socket with the services' Redis and PostgreSQL, its log appended to $E2E_TMP/cp.log (across
-# restarts), sets CP_PID and waits up to 20 s for the ready line of that pid.
-e2e_cp_start() {
-	"$1" -s "controlplane.pull_endpoint=$2" -s "controlplane.pub_endpoint=$3" \
-		-s "controlplane.admin_socket=$4" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-		>>"$E2E_TMP/cp.log" 2>&1 &
-	CP_PID=$!
-	fg_wait_line "$E2E_TMP/cp.log" "\\[$CP_PID\\] [a-z]+: ready:" "$CP_PID" 20
-}
-
 # e2e_sale_open EVENT: true when the data plane shows sale EVENT open (for e2e_wait_until).
 e2e_sale_open() {
 	e2e_curl ev "$E2E_BASE/api/v1/events/$1"
 	grep -q '"state":"open"' "$E2E_TMP/ev.b"
-}
-
-# e2e_sessions AUTH_HEX FIRST_USER N: prints N lines "USER SESSION_TOKEN" for users FIRST_USER..,
-# valid for an hour, minted as the shop's login service does (docs/tokens.md, in Python).
-e2e_sessions() {
-	python3 - "$@" <<'PY'
-import base64, hashlib, hmac, sys, time
-key, first, n = bytes.fromhex(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-exp = int(time.time()) + 3600
-for u in range(first, first + n):
-    text = "s1.%d.%d.1" % (u, exp)
-    mac = hmac.new(key, text.encode(), hashlib.sha256).digest()[:16]
-    print(u, text + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
-PY
 }
 
 # e2e_open_sale EVENT NAME STOCK AUTH_HEX: through the test's ctl function (flashgatectl on its
@@ -440,14 +305,23 @@ e2e_open_sale() {
 # e2e_relay PID FILE ERRFILE WHAT: follows FILE, the output of a helper script (process PID, a
 # child of this shell, e.g. run in the client namespace), until PID exits: each of its lines
 # "ok DESC" or "not ok DESC" is one check here, "skip DESC # SKIP REASON" one passed check,
-# "# ..." a comment printed as it is. Then one check that it exited 0 ("WHAT ran to its end"),
+# "# ..." a comment printed as it is; a number after "ok " or "not ok " (tests/lib/fgtest.py's
+# TAP) is left out. Then one check that it exited 0 ("WHAT ran to its end"),
 # with the end of ERRFILE, its standard error, when it did not.
 e2e_relay() {
 	local line rc=0
 	while IFS= read -r line; do
 		case $line in
-		"ok "*) tap_ok 0 "${line#ok }" ;;
-		"not ok "*) tap_ok 1 "${line#not ok }" ;;
+		"ok "*)
+			line=${line#ok }
+			[[ $line =~ ^[0-9]+\ -\ (.*)$ ]] && line=${BASH_REMATCH[1]}
+			tap_ok 0 "$line"
+			;;
+		"not ok "*)
+			line=${line#not ok }
+			[[ $line =~ ^[0-9]+\ -\ (.*)$ ]] && line=${BASH_REMATCH[1]}
+			tap_ok 1 "$line"
+			;;
 		"skip "*)
 			tap_n=$((tap_n + 1))
 			printf 'ok %d - %s\n' "$tap_n" "${line#skip }"

@@ -31,8 +31,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import mint_token  # noqa: E402 (docs/tokens.md in Python)
-from fair_lib import draw_order, hold_draw, solve  # noqa: E402 (docs/fairness.md in Python)
+from fgtest import draw_order, hold_draw, solve  # noqa: E402 (docs/fairness.md in Python)
 from fg_browser import Browser  # noqa: E402
 
 E = os.environ

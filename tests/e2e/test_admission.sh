@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# shellcheck disable=SC2317 # some functions are only called through e2e_wait_until or tap_run
+# shellcheck disable=SC2317 # some functions are only called through t_wait_until or tap_run
 #
 # Admission end to end: the data plane on the test network, the test peer (tests/peer/fg_testpeer.c)
 # as its control plane over real ZeroMQ on 127.0.0.1, curl from the client namespace, and session
@@ -132,7 +132,7 @@ peer_change() {
 	local v rc=0
 	v=$(bridge shared_versions)
 	e2e_peer_cmd "$2" || rc=$?
-	[ "$rc" -ne 0 ] || e2e_wait_until 10 bridge_above shared_versions "$v" || rc=$?
+	[ "$rc" -ne 0 ] || t_wait_until 10 bridge_above shared_versions "$v" || rc=$?
 	tap_ok "$rc" "$1 (peer: ${E2E_PEER_REPLY:-no answer})"
 }
 
@@ -173,7 +173,7 @@ tap_ok "$rc" "the test peer is ready on $PULL_EP and $PUB_EP"
 	tap_bail "the test peer started"
 }
 rc=0
-e2e_wait_until 20 bridge_ready || rc=$?
+t_wait_until 20 bridge_ready || rc=$?
 tap_ok "$rc" "/flashgate/bridge: ready once the peer's snapshot arrived (within 20 s)"
 [ "$rc" -eq 0 ] || tap_bail "the data plane became ready"
 
@@ -345,7 +345,7 @@ sold_out() {
 	[ "$(e2e_json_field ev-sold state)" = sold_out ]
 }
 rc=0
-e2e_wait_until 10 sold_out || rc=$?
+t_wait_until 10 sold_out || rc=$?
 tap_ok "$rc" "the peer's SOLD_OUT reached the data plane: event $EV_STOCK is sold_out"
 
 reserves=$(e2e_peer_stat reserves || echo "no answer")

@@ -27,32 +27,13 @@ e2e_begin api "$1"
 
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
 	tap_bail "control plane, flashgatectl and order writer given"
-SVC=$E2E_TMP/svc
-CP_PID=
-chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
-
-api_cleanup() {
-	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
-}
-trap 'api_cleanup; e2e_cleanup' EXIT
-
-"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
-	{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
-
-ADMIN=$E2E_TMP/admin.sock
-"$CP_EXE" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$PULL_PORT" \
-	-s "controlplane.pub_endpoint=tcp://127.0.0.1:$PUB_PORT" \
-	-s "controlplane.admin_socket=$ADMIN" -s "controlplane.metrics_port=$METRICS_PORT" \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	>>"$E2E_TMP/cp.log" 2>&1 &
-CP_PID=$!
-fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 ||
-	{ tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
+t_services_up "$E2E_TMP/svc"
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=$E2E_TMP/ctl.log
+T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT T_METRICS_PORT=$METRICS_PORT
+t_cp_up || tap_bail "control plane ready"
+ADMIN=$T_ADMIN
 tap_ok 0 "control plane is ready"
 
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@" >>"$E2E_TMP/ctl.log" 2>&1; }
 FAR=(--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m)
 setup() {
 	ctl keys auth-set 1 <<<"$AUTH_KEY" && ctl keys rotate && ctl limits set $LIMITS &&
@@ -71,7 +52,7 @@ state_is() { # EVENT STATE
 	e2e_curl ev "$E2E_BASE/api/v1/events/$1"
 	grep -q "\"state\":\"$2\"" "$E2E_TMP/ev.b"
 }
-tap_run "the data plane has the control plane's events" e2e_wait_until 20 state_is 34 closed
+tap_run "the data plane has the control plane's events" t_wait_until 20 state_is 34 closed
 
 SRC=
 for i in $(seq 100 119); do

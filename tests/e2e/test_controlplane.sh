@@ -46,50 +46,28 @@ e2e_begin cp "$1"
 unset FG_TEST_CLOCK_OFFSET_MS
 
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] || tap_bail "control plane and flashgatectl given"
-SVC=$E2E_TMP/svc
-CP_PID=
-chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
-
-cp_cleanup() {
+cp_stop() {
 	[ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true
-	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
 	rm -rf "$KEYS"
 }
-trap 'cp_cleanup; e2e_cleanup' EXIT
+T_CLEANUP+=(cp_stop)
 
-"$FG_ROOT/scripts/services" up "$SVC" >"$E2E_TMP/services.log" 2>&1 ||
-	{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
-pg_one=$(psql -qtA -h "$FG_PG_HOST" -p "$FG_PG_PORT" -U postgres -c 'select 1' || true)
-tap_is "$(redis-cli -s "$FG_REDIS_SOCK" ping || true)/$pg_one" PONG/1 \
+t_services_up "$E2E_TMP/svc"
+SVC=$T_SVC
+tap_is "$(t_redis ping || true)/$(t_sql 'select 1' || true)" PONG/1 \
 	"Redis and PostgreSQL are up in a temporary directory and answer"
 
-ADMIN=$E2E_TMP/admin.sock
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
+T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT T_METRICS_PORT=$METRICS_PORT
 start_cp() {
-	"$CP_EXE" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$PULL_PORT" \
-		-s "controlplane.pub_endpoint=tcp://127.0.0.1:$PUB_PORT" \
-		-s "controlplane.admin_socket=$ADMIN" -s "controlplane.metrics_port=$METRICS_PORT" \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-		-s "controlplane.curve_secret_key_file=$KEYS/cp.key" \
-		-s "controlplane.curve_clients_file=$KEYS/clients" >>"$E2E_TMP/cp.log" 2>&1 &
-	CP_PID=$!
-	fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20
+	t_cp_up -s "controlplane.curve_secret_key_file=$KEYS/cp.key" \
+		-s "controlplane.curve_clients_file=$KEYS/clients"
 }
-start_cp || { tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
+start_cp || tap_bail "control plane ready"
+ADMIN=$T_ADMIN
 
 # flashgatectl's human output goes into the TAP stream as comments.
-ctl() {
-	"$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'
-	return "${PIPESTATUS[0]}"
-}
-ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
 tap_run "the control plane is ready and answers on its admin socket" eval 'ctlj stats >/dev/null'
-jget() { python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(d)' "$1"; }
 
 # --- the operator sets up the sale -------------------------------------------------------
 tap_run "event create" ctl event create $EV --name "e2e sale" --stock $STOCK \
@@ -103,11 +81,11 @@ state_is() { # STATE: the data plane shows event EV in STATE
 	grep -q "\"state\":\"$1\"" "$E2E_TMP/ev.b"
 }
 tap_run "a created event is upcoming on the data plane until the operator opens it" \
-	e2e_wait_until 20 state_is upcoming
+	t_wait_until 20 state_is upcoming
 tap_run "event preheat" ctl event preheat $EV
-tap_is "$(redis-cli -s "$FG_REDIS_SOCK" get "fg:{$EV}:stock")" $STOCK "preheat loaded the stock into Redis"
+tap_is "$(t_redis get "fg:{$EV}:stock")" $STOCK "preheat loaded the stock into Redis"
 tap_run "event open" ctl event open $EV
-tap_run "the data plane shows the sale open" e2e_wait_until 10 state_is open
+tap_run "the data plane shows the sale open" t_wait_until 10 state_is open
 
 # --- the sale: USERS users, STOCK items ----------------------------------------------------
 # The first DOUBLE users reserve twice with the same purchase token while stock remains: both
@@ -149,7 +127,7 @@ for u in $(seq 101 $((100 + USERS))); do
 		got=$(jget status <"$E2E_TMP/poll$u.b")
 		[ "$got" != queued ]
 	}
-	e2e_wait_until 10 poll || true
+	t_wait_until 10 poll || true
 	case $got in
 	reserved)
 		reserved=$((reserved + 1))
@@ -168,13 +146,12 @@ tap_is "$reserved" $STOCK "exactly $STOCK of $USERS users reserved"
 tap_is "$stocks" "$(seq -s ' ' -f ' %g' $((STOCK - 1)) -1 0 | tr -s ' ')" \
 	"GET /api/v1/events/$EV shows the stock going down as buyers reserve"
 tap_is "$sold" $((USERS - STOCK)) "the other $((USERS - STOCK)) were told sold out"
-R="redis-cli -s $FG_REDIS_SOCK"
-tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0"
+tap_is "$(t_redis get "fg:{$EV}:stock")" 0 "Redis stock is 0"
 # Buyers are the fields of the result hash; an outbox entry holds a batch's reservations,
 # u r t repeated: the value after each "u" is one reservation's user.
-outbox_users() { $R xrange "$1" - + | awk 'prev == "u" { print } { prev = $0 }'; }
+outbox_users() { t_redis xrange "$1" - + | awk 'prev == "u" { print } { prev = $0 }'; }
 outbox_reservations() { outbox_users "$1" | wc -l; }
-tap_is "$($R hlen "fg:{$EV}:result")" $STOCK "Redis has $STOCK buyers"
+tap_is "$(t_redis hlen "fg:{$EV}:result")" $STOCK "Redis has $STOCK buyers"
 tap_is "$(outbox_reservations "fg:{$EV}:outbox")" $STOCK "the outbox holds one reservation per buyer"
 tap_is "$(outbox_users "fg:{$EV}:outbox" | sort | uniq -d | wc -l)" 0 \
 	"one reservation per user: no user twice in the outbox"
@@ -195,21 +172,20 @@ old_rc=$(jget receipt <"$E2E_TMP/res101.b")
 	-s "order_writer.curve_secret_key_file=$KEYS/ow1.key" \
 	-s "order_writer.curve_server_key_file=$KEYS/cp.pub" >"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
-PSQL="psql -qtA -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
-orders_made() { [ "$($PSQL -c "select count(*) from orders where event_id = $EV" 2>/dev/null)" = $STOCK ]; }
-tap_run "the order writer makes one order per reservation" e2e_wait_until 15 orders_made
+orders_made() { [ "$(t_sql "select count(*) from orders where event_id = $EV" 2>/dev/null)" = $STOCK ]; }
+tap_run "the order writer makes one order per reservation" t_wait_until 15 orders_made
 ordered_poll() {
 	e2e_curl op "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: $rc"
 	grep -q '"status":"ordered","order_id":' "$E2E_TMP/op.b"
 }
-if e2e_wait_until 10 ordered_poll; then
+if t_wait_until 10 ordered_poll; then
 	tap_ok 0 "a buyer's poll shows ordered, with the order id and pay deadline"
 else
 	tap_ok 1 "a buyer's poll shows ordered, with the order id and pay deadline"
 	tap_diag "poll: $(cat "$E2E_TMP/op.b")"
 	tap_diag "order writer: $(tail -5 "$E2E_TMP/ow.log" | tr '\n' '|')"
 	tap_diag "control plane: $(tail -5 "$E2E_TMP/cp.log" | tr '\n' '|')"
-	tap_diag "result hash: $($R hgetall "fg:{$EV}:result" | tr '\n' ' ')"
+	tap_diag "result hash: $(t_redis hgetall "fg:{$EV}:result" | tr '\n' ' ')"
 fi
 refuse() { # WANT_RC MESSAGE_PART ARGS...
 	local want=$1 part=$2 out rc=0
@@ -219,24 +195,24 @@ refuse() { # WANT_RC MESSAGE_PART ARGS...
 		"flashgatectl $* -> exit $want, says '$part' (got $rc: $out)"
 }
 recon() { ctlj reconcile $EV "$@"; }
-tap_is "$(recon | jget consistent)" True "reconcile: Redis agrees with PostgreSQL after the sale"
-victim=$($PSQL -c "select user_id from orders where event_id = $EV order by user_id limit 1")
-$R set "fg:{$EV}:stock" 3 >/dev/null
-$R hdel "fg:{$EV}:result" "$victim" >/dev/null
-tap_is "$(recon | jget consistent)" False "drift injected in Redis (stock changed, a buyer removed) is reported"
+tap_is "$(recon | jget consistent)" true "reconcile: Redis agrees with PostgreSQL after the sale"
+victim=$(t_sql "select user_id from orders where event_id = $EV order by user_id limit 1")
+t_redis set "fg:{$EV}:stock" 3 >/dev/null
+t_redis hdel "fg:{$EV}:result" "$victim" >/dev/null
+tap_is "$(recon | jget consistent)" false "drift injected in Redis (stock changed, a buyer removed) is reported"
 tap_ok "$(recon | grep -q "user $victim has an order but is not a buyer"; echo $?)" \
 	"  naming the user whose buyer entry is gone"
 refuse 1 "is open" reconcile $EV --repair
 tap_run "event close" ctl event close $EV
-tap_is "$(recon --repair | jget repaired)" True "reconcile --repair repairs a closed sale"
-tap_is "$(recon | jget consistent)" True "  and Redis agrees with PostgreSQL again"
-tap_is "$($R get "fg:{$EV}:stock")" 0 "  stock restored"
-tap_is "$($R hexists "fg:{$EV}:result" "$victim")" 1 "  buyer restored"
+tap_is "$(recon --repair | jget repaired)" true "reconcile --repair repairs a closed sale"
+tap_is "$(recon | jget consistent)" true "  and Redis agrees with PostgreSQL again"
+tap_is "$(t_redis get "fg:{$EV}:stock")" 0 "  stock restored"
+tap_is "$(t_redis hexists "fg:{$EV}:result" "$victim")" 1 "  buyer restored"
 
 # --- flashgatectl: stats, metrics and refusals ----------------------------------------------
 stats_have_dp() { ctlj stats | python3 -c 'import json,sys
 d=json.load(sys.stdin); sys.exit(0 if d.get("data_planes") else 1)'; }
-tap_run "stats include the data plane's counters" e2e_wait_until 5 stats_have_dp
+tap_run "stats include the data plane's counters" t_wait_until 5 stats_have_dp
 ahead_ok() { # the data plane's skew against the control plane, 90 s give or take 1 s
 	local a
 	a=$(ctlj stats | python3 -c 'import json,sys
@@ -244,7 +220,7 @@ d = json.load(sys.stdin)["dp_counters"]
 print(max((v.get("clock_ahead_ms", -1) for v in d.values()), default=-1))')
 	[ "$a" -ge 89000 ] && [ "$a" -le 91000 ]
 }
-tap_run "stats show the data plane's clock 90 s ahead (clock_ahead_ms)" e2e_wait_until 5 ahead_ok
+tap_run "stats show the data plane's clock 90 s ahead (clock_ahead_ms)" t_wait_until 5 ahead_ok
 tap_is "$(ctlj stats | jget decisions.reserved)" $STOCK "stats count $STOCK reserved"
 tap_ok "$(grep -q 'links: dataplane:dp1 connected' "$E2E_TMP/cp.log" &&
 	grep -q 'links: order-writer:ow1 connected' "$E2E_TMP/cp.log"; echo $?)" \
@@ -276,7 +252,7 @@ churn() { # the 40 addresses ask once each; true once evictions show in flashgat
 }
 ctl limits set ip 1/20
 tap_run "flashgatectl stats: the address table's inserts (>= 40) and evictions (> 0)" \
-	e2e_wait_until 30 churn
+	t_wait_until 30 churn
 ctl limits set ip 1000/2000
 tap_diag "address table: $(rl_stat inserts) inserts, $(rl_stat recycled) recycled, $(rl_stat moved) moved, $(rl_stat evictions) evictions"
 metrics=$(curl -s --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" || true)
@@ -294,7 +270,7 @@ refuse 2 "--stock" event create 9 --name x --stock -5 --starts-at 2026-01-01T00:
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m
 refuse 2 "unknown command" frobnicate
 refuse 1 "closed" event preheat $EV
-tap_is "$($R get "fg:{$EV}:stock")" 0 "a refused preheat changed nothing in Redis"
+tap_is "$(t_redis get "fg:{$EV}:stock")" 0 "a refused preheat changed nothing in Redis"
 
 # --- Redis killed and restarted mid-sale ----------------------------------------------------
 tap_run "event create (a second sale)" ctl event create 8 --name "second" --stock 3 \
@@ -335,24 +311,18 @@ tap_ok "$([[ $got =~ ^(reserved|ordered)$ ]]; echo $?)" "after Redis is back the
 got=$(one_try 201)
 tap_ok "$([[ $got =~ ^(reserved|ordered)$ ]]; echo $?)" \
 	"the user whose first try was answered retry reserves now ($got)"
-tap_is "$(( $($R get 'fg:{8}:stock') + $($R hlen 'fg:{8}:result') ))" 3 \
+tap_is "$(( $(t_redis get 'fg:{8}:stock') + $(t_redis hlen 'fg:{8}:result') ))" 3 \
 	"after the restart: stock + buyers == preheated stock"
-tap_is "$(outbox_reservations 'fg:{8}:outbox')" "$($R hlen 'fg:{8}:result')" \
+tap_is "$(outbox_reservations 'fg:{8}:outbox')" "$(t_redis hlen 'fg:{8}:result')" \
 	"every reservation in the outbox has a buyer"
 
 # --- keys retire by age: three rotations within a token's lifetime -------------------------
-PG="psql -qtA -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
 # A purchase token of user U for event EV signed with sale key KID, read from PostgreSQL as
-# the data plane would mint it (docs/tokens.md).
+# the data plane would mint it (docs/tokens.md, tests/lib/fgtest.py).
 mint_with() { # KID USER
-	python3 - "$($PG -c "select encode(secret, 'hex') from keys where kind = 'sale' and kid = $1")" \
-		"$1" "$2" "$EV" <<'PY'
-import base64, hashlib, hmac, sys, time
-key, kid, user, ev = bytes.fromhex(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-msg = f"p1.{ev}.{user}.{int(time.time()) + 300}.{kid}"
-mac = hmac.new(key, msg.encode(), hashlib.sha256).digest()[:16]
-print(msg + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode())
-PY
+	python3 "$E2E_DIR/mint_token.py" purchase \
+		"hex:$(t_sql "select encode(secret, 'hex') from keys where kind = 'sale' and kid = $1")" \
+		"$1" "$EV" "$2" +300
 }
 polls_as() { # WANT_CODE TOKEN: a result poll with TOKEN is answered WANT_CODE
 	e2e_curl kp "$E2E_BASE/api/v1/events/$EV/result" -H "X-Flash-Token: $2"
@@ -363,7 +333,7 @@ tap_ok "$(case $old_tok in p1.$EV.101.*.1.*) echo 0 ;; *) echo 1 ;; esac)" \
 tap_run "three rotations within the token's lifetime (keys 2, 3, 4)" \
 	eval 'ctl keys rotate && ctl keys rotate && ctl keys rotate'
 new_tok=$(mint_with 4 101)
-tap_run "the data plane has key 4: a token of it polls 200" e2e_wait_until 10 polls_as 200 "$new_tok"
+tap_run "the data plane has key 4: a token of it polls 200" t_wait_until 10 polls_as 200 "$new_tok"
 tap_run "key 1's purchase token still polls 200" polls_as 200 "$old_tok"
 tap_run "key 1's receipt still polls 200" polls_as 200 "$old_rc"
 keys_json=$(ctlj keys list)
@@ -378,7 +348,7 @@ tap_ok "$([ "$rc4" = 1 ] && grep -q "as many as a data plane holds" <<<"$refuse4
 	"a fourth rotation while key 1 may be in use is refused, saying when to retry (exit $rc4)"
 tap_run "  and the data plane still takes key 1's receipt" polls_as 200 "$old_rc"
 # Key 1 past its retirement: it stopped being current long ago, before this sale began.
-$PG -c "update keys set created_at = '2025-01-01Z', retired_at = '2025-01-02Z'
+t_sql "update keys set created_at = '2025-01-01Z', retired_at = '2025-01-02Z'
 	where kind = 'sale' and kid = 1" >/dev/null
 # The data plane mints tokens valid 10 min, longer than the control plane's 5 min default: it
 # reports that, and retired keys verify 10 min 30 s after they stopped being current.
@@ -390,9 +360,9 @@ for k in json.load(sys.stdin)["keys"]:
 	"retired 2025-01-02T00:10:30Z" "keys list: key 1 retired 10 min 30 s after it stopped being current"
 ctl limits set forward 10000 >/dev/null # any change makes the control plane read the keys again
 tap_run "a key past its retirement is removed: its receipt polls 403" \
-	e2e_wait_until 10 polls_as 403 "$old_rc"
+	t_wait_until 10 polls_as 403 "$old_rc"
 tap_run "  and its purchase token too" polls_as 403 "$old_tok"
-tap_is "$($PG -c "select count(*) from keys where kind = 'sale' and kid = 1")" 0 \
+tap_is "$(t_sql "select count(*) from keys where kind = 'sale' and kid = 1")" 0 \
 	"  key 1 is gone from PostgreSQL"
 tap_run "  key 2 still verifies" polls_as 200 "$(mint_with 2 101)"
 

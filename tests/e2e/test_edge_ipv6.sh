@@ -32,18 +32,9 @@ e2e_begin six "${1:-}"
 if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
 	tap_bail "control plane and flashgatectl given"
 fi
-e2e_services_cp "$CP_EXE" "$PULL" "$PUB"
-ADMIN=$E2E_TMP/admin.sock
-ctl() {
-	"$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'
-	return "${PIPESTATUS[0]}"
-}
-ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
-jget() { python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-for k in sys.argv[1].split("."):
-    d = d.get(k, "")
-print(d)' "$1"; }
+t_services_up "$E2E_TMP/svc"
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=diag
+t_cp_up || tap_bail "control plane ready"
 
 tap_run "the sale is set up: keys, generous limits, event $EV with 10 items, open" \
 	e2e_open_sale $EV "ipv6 sale" 10 \
@@ -145,7 +136,7 @@ stat() { e2e_telemetry_field /flashgate/stats "$1"; }
 
 open_seen() { [ "$(edge xff 2001:db8:2::5 get "/api/v1/events/$EV" | jget body.state)" = open ]; }
 tap_run "the sale is open, seen by an IPv6 client through X-Forwarded-For" \
-	e2e_wait_until 20 open_seen
+	t_wait_until 20 open_seen
 tap_is "$(token_answer 2001:db8:bad::5 proxy)" 200/ \
 	"before any rule: an IPv6 client (PROXY v2) gets its purchase token, 200"
 
@@ -158,7 +149,7 @@ print(" ".join(r["value"] for r in json.load(sys.stdin)["rules"]))')" \
 blk0=$(stat rejects_blocked_ip)
 blocked() { [ "$(token_answer 2001:db8:bad::5 proxy)" = 403/blocked ]; }
 tap_run "a client of $BLOCKED_NET (PROXY v2: 2001:db8:bad::5) is refused: 403 blocked" \
-	e2e_wait_until 10 blocked
+	t_wait_until 10 blocked
 tap_is "$(token_answer 2001:db8:bad:ffff:ffff:ffff:ffff:ffff xff)" 403/blocked \
 	"  its last address, through X-Forwarded-For: 403 blocked"
 tap_is "$(token_answer 2001:db8:1::66 proxy)" 403/blocked \
@@ -177,7 +168,7 @@ tap_is "$(sale 198.18.30.7 xff 403)" 200/202/reserved \
 # --- the rule deleted: its network's clients are admitted again -------------------------------
 tap_run "flashgatectl rules del ip $BLOCKED_NET" ctl rules del ip "$BLOCKED_NET"
 admitted() { [ "$(token_answer 2001:db8:bad::5 proxy)" = 200/ ]; }
-tap_run "2001:db8:bad::5 is admitted again: 200" e2e_wait_until 10 admitted
+tap_run "2001:db8:bad::5 is admitted again: 200" t_wait_until 10 admitted
 tap_is "$(token_answer 2001:db8:1::66 proxy)" 403/blocked \
 	"  while $BLOCKED_ONE stays blocked"
 

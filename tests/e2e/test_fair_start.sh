@@ -34,14 +34,15 @@ fs_cleanup() {
 trap 'fs_cleanup; e2e_cleanup' EXIT
 # The draw decides one entrant a batch, so that the buyers' script can hold it between them
 # (Redis paused for up to a second: a longer reply timeout).
-e2e_services_cp "$CP_EXE" "$PULL" "$PUB" -s controlplane.draw_batch=1 -s redis.timeout=10s
-ADMIN=$E2E_TMP/admin.sock
+t_services_up "$E2E_TMP/svc"
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=$E2E_TMP/ctl.log
+t_cp_up -s controlplane.draw_batch=1 -s redis.timeout=10s || tap_bail "control plane ready"
+ADMIN=$T_ADMIN
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.max_rate=0 \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@" >>"$E2E_TMP/ctl.log" 2>&1; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 now=$(date +%s)
 opens=$((now + QUEUE_IN)) starts=$((now + QUEUE_IN + START_AFTER))
@@ -62,7 +63,7 @@ upcoming() {
 	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
 	grep -q '"state":"upcoming"' "$E2E_TMP/ev.b"
 }
-tap_run "the data plane shows it upcoming" e2e_wait_until 8 upcoming
+tap_run "the data plane shows it upcoming" t_wait_until 8 upcoming
 
 set +e
 FS_DP_ADDR=$FG_DP_ADDR FS_EV=$EV FS_AUTH_HEX=$AUTH FS_CTL=$CTL_EXE FS_ADMIN=$ADMIN \
@@ -78,11 +79,11 @@ PY_PID=
 
 [ -s "$E2E_TMP/told" ] || : >"$E2E_TMP/told"
 e2e_invariants --event $EV --told "$E2E_TMP/told" --admin-socket "$ADMIN" --ctl "$CTL_EXE" \
-	--services "$E2E_SVC" --wait 30
+	--services "$T_SVC" --wait 30
 fg_stop_pid "$OW_PID" 10
 OW_PID=
-fg_stop_pid "$E2E_CP_PID" 10
+fg_stop_pid "$CP_PID" 10
 tap_is "$FG_STOP_RC" 0 "the control plane exits with status 0 on SIGTERM"
-E2E_CP_PID=
+CP_PID=
 e2e_stop_dataplane
 tap_done

@@ -59,6 +59,10 @@ print(json.dumps(out))
 EOF
 }
 
+# kept_free: no kept connection's entry in use, read anew at each call (for t_wait_until).
+# shellcheck disable=SC2317 # called by t_wait_until
+kept_free() { [ "$(stat kept_connections_in_use)" = 0 ]; }
+
 # field JSON KEY: a field of client()'s line.
 field() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
@@ -76,7 +80,7 @@ tap_run "  and counted the requests on kept connections" \
 	test "$(stat kept_connections_requests)" -ge "$REQUESTS"
 tap_is "$(stat kept_connections_capacity)" 64 "kept_connections_capacity shows the table's size"
 # http.client's close sent a FIN: ours answers it, and the entry is freed on its ACK.
-e2e_wait_until 5 test "$(stat kept_connections_in_use)" = 0 || true
+t_wait_until 5 kept_free || true
 tap_is "$(stat kept_connections_in_use)" 0 "after the client closed, no entry in use"
 
 res=$(client "$UNTRUSTED" 5 0) || res='{}'
@@ -92,7 +96,7 @@ tap_is "$(field "$res" ports 2>/dev/null)" 1 "three requests on one kept connect
 tap_is "$(field "$res" idle_read 2>/dev/null)" eof \
 	"left idle past kept_idle_timeout (2 s), the data plane closes it with a FIN"
 tap_is "$(($(stat kept_connections_idle_closed) - ${idle0:-0}))" 1 "  counted as kept_connections_idle_closed"
-e2e_wait_until 5 test "$(stat kept_connections_in_use)" = 0 || true
+t_wait_until 5 kept_free || true
 tap_is "$(stat kept_connections_in_use)" 0 "  and its entry freed"
 
 e2e_stop_dataplane

@@ -23,18 +23,16 @@ E2E_TOOLS=(redis-cli psql)
 e2e_begin kd "$1"
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] || tap_bail "daemons given"
 
-SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock
-CP_PID= OW_PID= SHOP_PID=
-chmod o+x "$E2E_TMP"
-kd_cleanup() {
-	for p in $SHOP_PID $OW_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
-}
-trap 'kd_cleanup; e2e_cleanup' EXIT
-e2e_services_up "$SVC"
+OW_PID= SHOP_PID=
+kd_stop() { for p in $SHOP_PID $OW_PID; do fg_stop_pid "$p" 10 || true; done; }
+T_CLEANUP+=(kd_stop)
+t_services_up "$E2E_TMP/svc"
+SVC=$T_SVC
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB
+ADMIN=$E2E_TMP/admin.sock
 
 # Each start waits for the ready line of its own pid (the logs are appended across restarts).
-start_cp() { e2e_cp_start "$CP_EXE" "$PULL" "$PUB" "$ADMIN"; }
+start_cp() { t_cp_up; }
 start_ow() {
 	"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.claim_idle=1s \
 		-s order_writer.claim_interval=500ms -s order_writer.max_rate=2000 \
@@ -51,14 +49,13 @@ start_dp() {
 }
 start_cp || tap_bail "control plane ready"
 start_ow || tap_bail "order writer ready"
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 tap_run "the sale is set up: $STOCK items, $USERS buyers" \
 	e2e_open_sale $EV "kill test" $STOCK "$AUTH"
-tap_run "the data plane shows the sale open" e2e_wait_until 20 e2e_sale_open $EV
+tap_run "the data plane shows the sale open" t_wait_until 20 e2e_sale_open $EV
 
 # The shop's login service mints the session tokens (docs/tokens.md, in Python).
-e2e_sessions "$AUTH" 5001 $USERS >"$E2E_TMP/sessions"
+t_sessions "$AUTH" 5001 $USERS >"$E2E_TMP/sessions"
 fg_ns_exec python3 "$FG_ROOT/scripts/demo-shopper.py" --base "$E2E_BASE" --event $EV \
 	--sessions "$E2E_TMP/sessions" --parallel 8 --deadline 60 --double-every 0 \
 	--out "$E2E_TMP/shop.json" >"$E2E_TMP/shop.log" 2>&1 &
@@ -93,9 +90,8 @@ holding=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["holdi
 	"$E2E_TMP/shop.json" 2>/dev/null || echo 0)
 tap_is "$holding" $STOCK "every item found a buyer despite the kills"
 
-R="redis-cli -s $FG_REDIS_SOCK"
-tap_is "$($R hlen "fg:{$EV}:result")" $STOCK "Redis: $STOCK buyers (result fields), no more"
-tap_is "$($R get "fg:{$EV}:stock")" 0 "Redis stock is 0, never below"
+tap_is "$(t_redis hlen "fg:{$EV}:result")" $STOCK "Redis: $STOCK buyers (result fields), no more"
+tap_is "$(t_redis get "fg:{$EV}:stock")" 0 "Redis stock is 0, never below"
 # Every invariant (scripts/check-invariants waits for the order writer to drain the outbox);
 # the users the buyers were told hold an item are exactly the users with an order.
 python3 -c 'import json,sys; print("\n".join(map(str, json.load(open(sys.argv[1]))["reserved_users"])))' \

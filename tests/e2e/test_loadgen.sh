@@ -37,7 +37,7 @@ DP_CONF=$E2E_TMP/flashgate.conf # its config file (one with the SYN cookie secre
 DP_EXTRA=() # more -s overrides (no secrets) for the data plane of the next runs
 COOKIE_SECRET=0123456789abcdef0123456789abcdef
 
-# shellcheck disable=SC2317 # called by e2e_wait_until
+# shellcheck disable=SC2317 # called by t_wait_until
 bridge_ready() { [ "$(e2e_telemetry_field /flashgate/bridge ready 2>/dev/null)" = 1 ]; }
 
 # shellcheck disable=SC2317 # called by the EXIT trap
@@ -49,7 +49,7 @@ cleanup() {
 	[ -z "$E2E_PEER_PID" ] || e2e_peer_stop >/dev/null 2>&1
 	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$(fg_dpdk_runtime_dir "$LG_PREFIX")"
 	rm -rf "$E2E_TMP"
-	e2e_finish
+	t_finish
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
@@ -95,7 +95,7 @@ lg_run() {
 	LG_RC=0
 	dp_start || rc=$?
 	tap_ok "$rc" "$name: data plane is ready on a memif server port"
-	[ -z "$WAIT_BRIDGE" ] || e2e_wait_until 20 bridge_ready || true
+	[ -z "$WAIT_BRIDGE" ] || t_wait_until 20 bridge_ready || true
 	[ -z "${LG_HOOK:-}" ] || "$LG_HOOK" # the test peer's state for this data plane
 	timeout 90 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
 		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \

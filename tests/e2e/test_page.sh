@@ -40,25 +40,19 @@ pg_cleanup() {
 	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
 }
 trap 'pg_cleanup; e2e_cleanup' EXIT
-"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
-	tap_bail "scripts/services up"
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
+t_services_up "$SVC"
 
 # Sale C's draw decides one entrant a batch, so that the scenario can hold it (Redis paused for
 # a few seconds: a longer reply timeout).
-"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
-	-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	-s controlplane.draw_batch=1 -s redis.timeout=10s >"$E2E_TMP/cp.log" 2>&1 &
-CP_PID=$!
-fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 || tap_bail "control plane ready"
+t_cp_start "$CP_EXE" "$E2E_TMP/cp.log" "$ADMIN" "$PULL" "$PUB" -s controlplane.draw_batch=1 \
+	-s redis.timeout=10s || tap_bail "control plane ready"
 # Unpaid orders expire within a second of their deadline.
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.sweep_interval=1s \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
+T_CTL=$CTL_EXE T_ADMIN=$ADMIN
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 # Sale A starts in START_IN seconds: 2 items, a pay window of 20 s. Sale B is open: 5 items.
 EV_A=21 EV_B=22 START_IN=90 PAY_WINDOW=20
@@ -80,7 +74,7 @@ state_is() { # EVENT STATE
 	e2e_curl ev "$E2E_BASE/api/v1/events/$1"
 	grep -q "\"state\":\"$2\"" "$E2E_TMP/ev.b"
 }
-tap_run "the data plane shows sale B open" e2e_wait_until 20 state_is $EV_B open
+tap_run "the data plane shows sale B open" t_wait_until 20 state_is $EV_B open
 
 # The edge in the client namespace, on the client's address, as the buyers' https origin.
 EDGE_ADDR=$FG_CL_ADDR:8443
@@ -88,7 +82,7 @@ fg_ns_exec "$FG_ROOT/scripts/page-edge" "$EDGE" "$EDGE_ADDR" "$FG_DP_ADDR:$E2E_P
 	>"$E2E_TMP/edge.out" 2>&1 &
 EDGE_PID=$!
 edge_up() { fg_ns_exec curl -sk --max-time 2 -o /dev/null "https://$EDGE_ADDR/index.html"; }
-e2e_wait_until 20 edge_up || {
+t_wait_until 20 edge_up || {
 	tap_diag "$(cat "$E2E_TMP/edge.out")"
 	tap_bail "the nginx edge answers https://$EDGE_ADDR/"
 }

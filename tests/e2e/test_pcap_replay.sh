@@ -54,7 +54,7 @@ cleanup() {
 	fi
 	e2e_peer_stop >/dev/null 2>&1 || true
 	rm -rf "$(fg_dpdk_runtime_dir "$DP_PREFIX")" "$E2E_TMP"
-	e2e_finish
+	t_finish
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
@@ -66,7 +66,7 @@ e2e_write_config "$E2E_TMP/flashgate.conf"
 : >"$E2E_TMP/dataplane.log"
 
 # consumed N: true once the data plane has read N frames and sent N answers.
-# shellcheck disable=SC2317 # called by e2e_wait_until
+# shellcheck disable=SC2317 # called by t_wait_until
 consumed() {
 	[ "$(e2e_telemetry_field /flashgate/stats rx_packets 2>/dev/null)" = "$1" ] &&
 		[ "$(e2e_telemetry_field /flashgate/stats tx_packets 2>/dev/null)" = "$1" ]
@@ -86,7 +86,7 @@ replay() {
 	DP_PID=$!
 	fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60 || rc=$?
 	tap_ok "$rc" "$name: data plane is ready on a net_pcap port"
-	[ "$rc" -ne 0 ] || e2e_wait_until 30 consumed "$n" || rc=$?
+	[ "$rc" -ne 0 ] || t_wait_until 30 consumed "$n" || rc=$?
 	tap_ok "$rc" "$name: all $n frames read and answered within 30 s (rx $(e2e_telemetry_field \
 /flashgate/stats rx_packets 2>/dev/null || echo ?), tx $(e2e_telemetry_field /flashgate/stats \
 tx_packets 2>/dev/null || echo ?))"
@@ -342,7 +342,7 @@ e2e_peer_start "$PEER_EXE" --pull "tcp://127.0.0.1:${zmq_ports[0]}" \
 tap_ok "$rc" "reserve: the test peer plays the control plane"
 
 # admitted N: true once the peer has received N reservations.
-# shellcheck disable=SC2317 # called by e2e_wait_until
+# shellcheck disable=SC2317 # called by t_wait_until
 admitted() { [ "$(e2e_peer_stat reserves 2>/dev/null || echo 0)" -ge "$1" ]; }
 
 lopt=-l lcores=$(fg_lcores)
@@ -359,11 +359,11 @@ rc=0
 fg_wait_line "$E2E_TMP/dp-run.log" 'ready:' "$DP_PID" 60 || rc=$?
 tap_ok "$rc" "reserve: data plane is ready, replaying the stream over and over (infinite_rx)"
 rc=0
-e2e_wait_until 30 admitted "$N_RES" || rc=$?
+t_wait_until 30 admitted "$N_RES" || rc=$?
 tap_ok "$rc" "reserve: the peer received $N_RES reservations, each connection's at least \
 once, within 30 s ($(e2e_peer_stat reserves 2>/dev/null || echo ?))"
 # The stream goes round at least once more: replays of users whose result is here by now.
-# shellcheck disable=SC2317 # called by e2e_wait_until
+# shellcheck disable=SC2317 # called by t_wait_until
 known() {
 	local v
 	v=$(fg_telemetry "$DP_PREFIX" /flashgate/stats 2>/dev/null | python3 -c 'import json, sys
@@ -371,7 +371,7 @@ print(json.load(sys.stdin)["/flashgate/stats"].get("admits_reserve_known", 0))' 
 	[ "${v:-0}" -ge "$1" ]
 }
 rc=0
-e2e_wait_until 30 known "$N_RES" || rc=$?
+t_wait_until 30 known "$N_RES" || rc=$?
 tap_ok "$rc" "reserve: the stream replayed again, its known buyers answered from the result table"
 fg_stop_pid "$DP_PID" 20
 DP_PID=

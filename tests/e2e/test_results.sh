@@ -30,39 +30,14 @@ e2e_begin rsl "$1"
 
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
 	tap_bail "control plane, flashgatectl and order writer given"
-SVC=$E2E_TMP/svc
-chmod o+x "$E2E_TMP" # PostgreSQL runs as postgres and lives below it
-
-res_cleanup() {
-	[ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true
-	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
-}
-trap 'res_cleanup; e2e_cleanup' EXIT
-
-"$FG_ROOT/scripts/services" up "$SVC" >"$E2E_TMP/services.log" 2>&1 ||
-	{ tap_diag "$(tail -20 "$E2E_TMP/services.log")"; tap_bail "scripts/services up"; }
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
-ADMIN=$E2E_TMP/admin.sock
-"$CP_EXE" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$PULL_PORT" \
-	-s "controlplane.pub_endpoint=tcp://127.0.0.1:$PUB_PORT" \
-	-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	>"$E2E_TMP/cp.log" 2>&1 &
-CP_PID=$!
-fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 ||
-	{ tap_diag "$(tail -20 "$E2E_TMP/cp.log")"; tap_bail "control plane ready"; }
+res_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
+T_CLEANUP+=(res_stop)
+t_services_up "$E2E_TMP/svc"
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
+T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT
+t_cp_up || tap_bail "control plane ready"
+ADMIN=$T_ADMIN
 tap_ok 0 "Redis, PostgreSQL and the control plane are up"
-
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'; return "${PIPESTATUS[0]}"; }
-ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
-jget() { python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(d)' "$1"; }
-PSQL="psql -qtA -h $FG_PG_HOST -p $FG_PG_PORT -U postgres flashgate"
-R="redis-cli -s $FG_REDIS_SOCK"
 
 tap_run "the sale is set up (event, keys, limits, preheat, open)" eval "
 	ctl event create $EV --name 'results' --stock 50 --starts-at 2026-01-01T00:00:00Z \
@@ -74,7 +49,7 @@ open_here() {
 	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
 	grep -q '"state":"open"' "$E2E_TMP/ev.b"
 }
-tap_run "the data plane shows the sale open" e2e_wait_until 20 open_here
+tap_run "the data plane shows the sale open" t_wait_until 20 open_here
 
 # buy U: a purchase token, the reserve; leaves TOK_U, PATH_U and RC_U (the receipt).
 declare -A TOK PATHS RC
@@ -101,16 +76,16 @@ has_order() {
 	local oid dl want_dl
 	oid=$(jget order_id <"$E2E_TMP/p$1.b" 2>/dev/null) || return 1
 	dl=$(jget pay_deadline <"$E2E_TMP/p$1.b" 2>/dev/null) || return 1
-	want_dl=$($PSQL -c "select (extract(epoch from pay_deadline) * 1000000)::bigint / 1000
-		from orders where event_id = $EV and user_id = $1")
+	want_dl=$(t_sql "select (extract(epoch from pay_deadline) * 1000000)::bigint / 1000 from orders
+		where event_id = $EV and user_id = $1")
 	[ "$oid" = "$(order_of "$1")" ] && [ "$dl" = "$want_dl" ]
 }
-order_of() { $PSQL -c "select id from orders where event_id = $EV and user_id = $1"; }
+order_of() { t_sql "select id from orders where event_id = $EV and user_id = $1"; }
 # until_shows U STATUS [TOKEN]: waits (at most 10 s) for it and prints how long it took in ms.
 until_shows() {
 	local t0 t1
 	t0=$(date +%s%3N)
-	e2e_wait_until 10 shows "$@" || return 1
+	t_wait_until 10 shows "$@" || return 1
 	t1=$(date +%s%3N)
 	WAITED_MS=$((t1 - t0))
 }
@@ -122,13 +97,16 @@ tap_ok 0 "four buyers reserved (202)"
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
+# One buyer not shown ordered in time fails the check (a bare "break" would leave the loop's
+# status 0).
+rc=0
 for u in 301 302 303 304; do
-	e2e_wait_until 15 shows $u ordered || { tap_diag "$u: $(cat "$E2E_TMP/p$u.b")"; break; }
+	t_wait_until 15 shows $u ordered || { tap_diag "$u: $(cat "$E2E_TMP/p$u.b")"; rc=1; break; }
 done
-tap_ok $? "their polls show ordered"
+tap_ok $rc "their polls show ordered"
 
 # --- paid, by the shop's backend and by flashgatectl ------------------------------------------
-tap_is "$($PSQL -c "select flashgate_pay($(order_of 301))")" paid "flashgate_pay() pays user 301's order"
+tap_is "$(t_sql "select flashgate_pay($(order_of 301))")" paid "flashgate_pay() pays user 301's order"
 until_shows 301 paid && rc=0 || rc=$?
 tap_ok $rc "user 301's poll shows paid"
 tap_diag "paid reached the poll ${WAITED_MS:-?} ms after flashgate_pay() returned (results_interval 200 ms)"
@@ -138,22 +116,22 @@ tap_run "user 302's poll shows paid, with its order" eval 'until_shows 302 paid 
 tap_diag "paid reached the poll ${WAITED_MS:-?} ms after flashgatectl order pay returned"
 
 # --- cancelled ---------------------------------------------------------------------------------
-stock0=$($R get "fg:{$EV}:stock")
-tap_is "$($PSQL -c "select flashgate_cancel($(order_of 303))")" cancelled "flashgate_cancel() cancels user 303's order"
+stock0=$(t_redis get "fg:{$EV}:stock")
+tap_is "$(t_sql "select flashgate_cancel($(order_of 303))")" cancelled "flashgate_cancel() cancels user 303's order"
 tap_is "$(ctlj order cancel "$(order_of 303)" | jget result)" already_cancelled \
 	"  a second cancel (flashgatectl order cancel) changes nothing"
-tap_is "$($PSQL -c "select flashgate_cancel($(order_of 301))")" paid "  a paid order is not cancelled"
-tap_is "$($PSQL -c "select flashgate_cancel(987654321)")" no_such_order "  nor one that does not exist"
+tap_is "$(t_sql "select flashgate_cancel($(order_of 301))")" paid "  a paid order is not cancelled"
+tap_is "$(t_sql "select flashgate_cancel(987654321)")" no_such_order "  nor one that does not exist"
 until_shows 303 cancelled && rc=0 || rc=$?
 tap_ok $rc "user 303's poll shows cancelled"
 tap_diag "cancelled reached the poll ${WAITED_MS:-?} ms after flashgate_cancel() returned"
 tap_run "  with its order id and pay deadline" has_order 303
-tap_is "$($R get "fg:{$EV}:stock")" $((stock0 + 1)) "  and its item is back on sale in Redis"
-tap_is "$($PSQL -c "select flashgate_pay($(order_of 303))")" expired_refund_needed \
+tap_is "$(t_redis get "fg:{$EV}:stock")" $((stock0 + 1)) "  and its item is back on sale in Redis"
+tap_is "$(t_sql "select flashgate_pay($(order_of 303))")" expired_refund_needed \
 	"paying a cancelled order: refund"
 
 # --- expired: user 304's deadline is moved into the past ----------------------------------------
-$PSQL -c "update orders set pay_deadline = now() - interval '1 s' where event_id = $EV and user_id = 304" >/dev/null
+t_sql "update orders set pay_deadline = now() - interval '1 s' where event_id = $EV and user_id = 304" >/dev/null
 tap_run "user 304's poll shows expired once the sweeper took the order" \
 	eval 'until_shows 304 expired && has_order 304'
 tap_ok "$(grep -q '"status":"expired","order_id":' "$E2E_TMP/p304.b"; echo $?)" \
@@ -165,23 +143,23 @@ E2E_DP_PID=
 fg_dp_start "$1" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashgate.conf" "${E2E_DP_ARGS[@]}"
 E2E_DP_PID=$FG_DP_PID
 fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" 60 || tap_bail "data plane restarted"
-tap_run "the restarted data plane has the sale again" e2e_wait_until 20 open_here
+tap_run "the restarted data plane has the sale again" t_wait_until 20 open_here
 for u in 301 303 304; do
 	want=$(case $u in 301) echo paid ;; 303) echo cancelled ;; *) echo expired ;; esac)
 	# The purchase token: a poll without a result here asks the control plane (Redis).
 	tap_run "after the restart user $u's poll shows $want from Redis, with its order" \
-		eval "e2e_wait_until 10 shows $u $want '${TOK[$u]}' && has_order $u"
+		eval "t_wait_until 10 shows $u $want '${TOK[$u]}' && has_order $u"
 done
 
 # --- a known buyer reserving again is answered here --------------------------------------------
-fwd0=$($R xlen "fg:{$EV}:outbox")
+fwd0=$(t_redis xlen "fg:{$EV}:outbox")
 e2e_curl again "$E2E_BASE${PATHS[301]}" -X POST -H "X-Flash-Token: ${TOK[301]}"
 tap_is "$E2E_CODE" 200 "user 301 (paid) reserving again is answered 200 from the result table"
 tap_ok "$(grep -q '"status":"paid"' "$E2E_TMP/again.b"; echo $?)" "  with the user's result: paid"
 dup0=$(ctlj stats | jget decisions.duplicate)
 sleep 0.5
 tap_is "$(ctlj stats | jget decisions.duplicate)" "$dup0" "  nothing reached the control plane (no duplicate decided)"
-tap_is "$($R xlen "fg:{$EV}:outbox")" "$fwd0" "  nor Redis"
+tap_is "$(t_redis xlen "fg:{$EV}:outbox")" "$fwd0" "  nor Redis"
 
 # --- a poll storm while reservations flow -------------------------------------------------------
 # Users 401-430 reserve while 1,600 polls of users without a result (purchase tokens of users
@@ -216,7 +194,7 @@ for u in $(seq 401 430); do
 done
 for u in $(seq 401 430); do
 	[ -n "${RC[$u]:-}" ] || continue
-	e2e_wait_until 10 eval "! shows $u queued" && decided=$((decided + 1))
+	t_wait_until 10 eval "! shows $u queued" && decided=$((decided + 1))
 done
 t1=$(date +%s%3N)
 wait $STORM

@@ -24,36 +24,27 @@ e2e_begin sl "$1"
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] && [ -x "$LG_EXE" ] ||
 	tap_bail "control plane, flashgatectl, order writer and loadgen given"
 
-SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock
-CP_PID= OW_PID= LG_PID=
-chmod o+x "$E2E_TMP"
-sl_cleanup() {
-	# The data plane stops before the loadgen (docs/loadgen.md: memif); e2e_cleanup stops it
-	# when it still runs, so stop it here first.
+OW_PID= LG_PID=
+# The data plane stops before the loadgen (docs/loadgen.md: memif); e2e_cleanup stops it when it
+# still runs, after the hooks, so stop it here first.
+sl_stop() {
 	if [ -n "$E2E_DP_PID" ] && kill -0 "$E2E_DP_PID" 2>/dev/null; then
 		fg_stop_pid "$E2E_DP_PID" 10 >/dev/null 2>&1 || true
 	fi
-	for p in $LG_PID $OW_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
+	for p in $LG_PID $OW_PID; do fg_stop_pid "$p" 10 || true; done
 	rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX")" "$MEMIF_SOCK"
 }
-trap 'sl_cleanup; e2e_cleanup' EXIT
-"$FG_ROOT/scripts/services" up "$SVC" --fast >"$E2E_TMP/services.log" 2>&1 ||
-	tap_bail "scripts/services up"
-eval "$("$FG_ROOT/scripts/services" env "$SVC")"
-
-"$CP_EXE" -s "controlplane.pull_endpoint=$PULL" -s "controlplane.pub_endpoint=$PUB" \
-	-s "controlplane.admin_socket=$ADMIN" -s controlplane.metrics_port=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-	>"$E2E_TMP/cp.log" 2>&1 &
-CP_PID=$!
-fg_wait_line "$E2E_TMP/cp.log" 'ready:' "$CP_PID" 20 || tap_bail "control plane ready"
+T_CLEANUP+=(sl_stop)
+t_services_up "$E2E_TMP/svc"
+SVC=$T_SVC
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB
+t_cp_up || tap_bail "control plane ready"
+ADMIN=$T_ADMIN
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.max_rate=5000 \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 # The generator reads the key from a file of mode 0600, not from its command line.
 (umask 077 && printf '%s\n' "$AUTH" >"$E2E_TMP/auth.key")
@@ -64,7 +55,7 @@ open_now() {
 	grep -q '"state":"open"' "$E2E_TMP/ev.b"
 }
 tap_run "the data plane shows the sale open (curl from the client namespace)" \
-	e2e_wait_until 20 open_now
+	t_wait_until 20 open_now
 
 # The generator on the data plane's memif port; it shares the data plane's first core.
 LG_LCORES=0
@@ -106,8 +97,7 @@ tap_run "the control plane decided second clicks duplicate (${dup:-0})" test "${
 # Never a second item: of the buyers who clicked twice (offset from USER_BASE 0..9 mod 100),
 # those holding an item (some must) have one reservation each in the outbox, not two. The
 # outbox holds each reservation's user as the value after a "u" field.
-R=(redis-cli -s "$FG_REDIS_SOCK")
-read -r dc_held dc_twice < <("${R[@]}" --raw xrange "fg:{$EV}:outbox" - + |
+read -r dc_held dc_twice < <(t_redis --raw xrange "fg:{$EV}:outbox" - + |
 	awk -v b=$USER_BASE 'u { if (($0 - b) % 100 < 10) n[$0]++; u = 0; next } $0 == "u" { u = 1 }
 		END { for (k in n) { h++; t += n[k] > 1 } print h + 0, t + 0 }')
 tap_run "buyers who clicked twice hold items (${dc_held:-?})" test "${dc_held:-0}" -gt 0
@@ -119,10 +109,10 @@ e2e_invariants --event $EV --users "$USER_BASE-$((USER_BASE + USERS - 1))" \
 
 # The checker sees drift: one item taken in Redis behind everybody's back, one buyer removed
 # (a buyer is a field of the result hash).
-"${R[@]}" decr "fg:{$EV}:stock" >/dev/null
-gone=$("${R[@]}" hrandfield "fg:{$EV}:result")
-gone_state=$("${R[@]}" hget "fg:{$EV}:result" "$gone")
-"${R[@]}" hdel "fg:{$EV}:result" "$gone" >/dev/null
+t_redis decr "fg:{$EV}:stock" >/dev/null
+gone=$(t_redis hrandfield "fg:{$EV}:result")
+gone_state=$(t_redis hget "fg:{$EV}:result" "$gone")
+t_redis hdel "fg:{$EV}:result" "$gone" >/dev/null
 rc=0
 "$FG_ROOT/scripts/check-invariants" --event $EV --admin-socket "$ADMIN" --ctl "$CTL_EXE" \
 	--services "$SVC" --wait 0 >"$E2E_TMP/drift.out" 2>&1 || rc=$?
@@ -131,8 +121,8 @@ broken='^FAIL +(1 Redis stock >= 0|3 Redis: stock|4 orders without a Redis buyer
 tap_is "$(grep -c '^FAIL' "$E2E_TMP/drift.out")/$(grep -Ec "$broken" "$E2E_TMP/drift.out")" 4/4 \
 	"it names the four invariants the drift breaks"
 tap_diag "$(grep '^FAIL' "$E2E_TMP/drift.out")"
-"${R[@]}" incr "fg:{$EV}:stock" >/dev/null
-"${R[@]}" hset "fg:{$EV}:result" "$gone" "$gone_state" >/dev/null
+t_redis incr "fg:{$EV}:stock" >/dev/null
+t_redis hset "fg:{$EV}:result" "$gone" "$gone_state" >/dev/null
 
 for p in OW_PID CP_PID; do
 	fg_stop_pid "${!p}" 10

@@ -28,17 +28,14 @@ E2E_TOOLS=(redis-cli psql)
 e2e_begin sh "$1"
 [ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] || tap_bail "control plane and flashgatectl given"
 
-SVC=$E2E_TMP/svc ADMIN=$E2E_TMP/admin.sock
-CP_PID= STREAM_PID=
-chmod o+x "$E2E_TMP"
-sh_cleanup() {
-	[ -z "$STREAM_PID" ] || stream_end
-	[ -z "$CP_PID" ] || fg_stop_pid "$CP_PID" 10 || true
-	"$FG_ROOT/scripts/services" down "$SVC" >/dev/null 2>&1 || true
-}
-trap 'sh_cleanup; e2e_cleanup' EXIT
-e2e_services_up "$SVC"
-start_cp() { e2e_cp_start "$CP_EXE" "$PULL" "$PUB" "$ADMIN"; }
+STREAM_PID=
+sh_stop() { [ -z "$STREAM_PID" ] || stream_end; }
+T_CLEANUP+=(sh_stop)
+t_services_up "$E2E_TMP/svc"
+SVC=$T_SVC
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB
+ADMIN=$E2E_TMP/admin.sock
+start_cp() { t_cp_up; }
 kill_cp() {
 	kill -KILL "$CP_PID"
 	wait "$CP_PID" 2>/dev/null || true
@@ -51,14 +48,12 @@ start_dp() {
 	E2E_DP_PID=$FG_DP_PID
 	fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' "$E2E_DP_PID" 30
 }
-ctl() { "$CTL_EXE" --socket "$ADMIN" "$@"; }
-R="redis-cli -s $FG_REDIS_SOCK"
 
 start_cp || tap_bail "control plane ready"
 AUTH=$(python3 -c 'import os; print(os.urandom(32).hex())')
 tap_run "the sale is set up: $STOCK items" e2e_open_sale $EV "stop test" $STOCK "$AUTH"
-tap_run "the data plane shows the sale open" e2e_wait_until 20 e2e_sale_open $EV
-e2e_sessions "$AUTH" 1001 $USERS >"$E2E_TMP/sessions"
+tap_run "the data plane shows the sale open" t_wait_until 20 e2e_sale_open $EV
+t_sessions "$AUTH" 1001 $USERS >"$E2E_TMP/sessions"
 
 # stream FIRST COUNT OUT: buyers FIRST.. in the client namespace, in the foreground.
 stream() {
@@ -85,7 +80,7 @@ at_least() { [ "$(count "$1" "$2")" -ge "$3" ]; }  # FILE STATUS N
 missing_in_redis() {
 	local n=0 u
 	for u in $(awk '$2 == 202 { print $1 }' "$1"); do
-		[ "$($R hexists "fg:{$EV}:result" "$u")" = 1 ] || n=$((n + 1))
+		[ "$(t_redis hexists "fg:{$EV}:result" "$u")" = 1 ] || n=$((n + 1))
 	done
 	echo $n
 }
@@ -113,17 +108,17 @@ wait_dp() { # TIMEOUT_S: waits for the data plane to exit; sets DP_RC
 stream 0 200 "$E2E_TMP/s1" >"$E2E_TMP/s1.summary" 2>&1 || true
 tap_diag "answers: $(cat "$E2E_TMP/s1.summary")"
 tap_is "$(count "$E2E_TMP/s1" 202)" 200 "200 buyers reserved with the control plane up (202)"
-decided1() { [ "$($R hlen "fg:{$EV}:result")" -ge 200 ]; }
-tap_run "the control plane decided them all in Redis" e2e_wait_until 20 decided1
+decided1() { [ "$(t_redis hlen "fg:{$EV}:result")" -ge 200 ]; }
+tap_run "the control plane decided them all in Redis" t_wait_until 20 decided1
 sleep 1 # their results reach the data plane
 kill_cp
 sleep 0.5
 stream_bg 200 "$E2E_TMP/s2"
 tap_run "with the control plane down the data plane still admits (50 x 202)" \
-	e2e_wait_until 30 at_least "$E2E_TMP/s2" 202 50
+	t_wait_until 30 at_least "$E2E_TMP/s2" 202 50
 kill -TERM "$E2E_DP_PID"
 tap_run "after SIGTERM new reserves are answered 503" \
-	e2e_wait_until 20 at_least "$E2E_TMP/s2" 503 5
+	t_wait_until 20 at_least "$E2E_TMP/s2" 503 5
 # Longer than the 2-second flush the data plane used to give its reservations.
 sleep 3
 tap_ok "$(kill -0 "$E2E_DP_PID" 2>/dev/null; echo $?)" \
@@ -146,23 +141,23 @@ tap_ok "$(grep -Eq 'reject +stopping +[1-9]' "$E2E_TMP/dataplane.log"; echo $?)"
 
 # ---- 2. the control plane stays gone --------------------------------------------------------
 start_dp "$1" || tap_bail "the data plane starts again"
-tap_run "the data plane shows the sale open again" e2e_wait_until 20 e2e_sale_open $EV
+tap_run "the data plane shows the sale open again" t_wait_until 20 e2e_sale_open $EV
 used=$((200 + $(wc -l <"$E2E_TMP/s2") + 10))
 [ $((used + 2000)) -lt $USERS ] || tap_bail "enough buyers left for part 2 (used $used of $USERS)"
-before=$($R hlen "fg:{$EV}:result")
+before=$(t_redis hlen "fg:{$EV}:result")
 stream $used 100 "$E2E_TMP/s3" >"$E2E_TMP/s3.summary" 2>&1 || true
 tap_diag "answers: $(cat "$E2E_TMP/s3.summary")"
 tap_is "$(count "$E2E_TMP/s3" 202)" 100 "100 more buyers reserved (202)"
-decided3() { [ "$($R hlen "fg:{$EV}:result")" -ge $((before + 100)) ]; }
-tap_run "the control plane decided them in Redis" e2e_wait_until 20 decided3
+decided3() { [ "$(t_redis hlen "fg:{$EV}:result")" -ge $((before + 100)) ]; }
+tap_run "the control plane decided them in Redis" t_wait_until 20 decided3
 sleep 1
 kill_cp
 sleep 0.5
 stream_bg $((used + 100)) "$E2E_TMP/s4"
 tap_run "with the control plane down the data plane admits (30 x 202)" \
-	e2e_wait_until 30 at_least "$E2E_TMP/s4" 202 30
+	t_wait_until 30 at_least "$E2E_TMP/s4" 202 30
 kill -TERM "$E2E_DP_PID"
-e2e_wait_until 20 at_least "$E2E_TMP/s4" 503 1 || true
+t_wait_until 20 at_least "$E2E_TMP/s4" 503 1 || true
 n4=$(count "$E2E_TMP/s4" 202)
 tap_diag "answers before the stop ended: $(cut -d' ' -f2 "$E2E_TMP/s4" | sort | uniq -c |
 	tr '\n' ' ')"

@@ -18,51 +18,20 @@ set -uo pipefail
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DEADLINE_S=40 # controlplane.admin_timeout here: far longer than the feed needs
-# TAP: tap_ok, tap_is, tap_done (the end-to-end tests' harness; nothing else of it is used).
-. "$ROOT/tests/e2e/harness.sh"
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the user postgres)"
-	exit 0
-fi
-TMP=$(mktemp -d /tmp/fg-admin.XXXXXX)
-chmod o+x "$TMP"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	[ -n "${FG_KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
-mapfile -t P < <(fg_free_ports 2)
-SOCK=$TMP/admin.sock
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin admin
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL T_CTL_OPTS=(--timeout 50s)
+t_cp_up -s "controlplane.admin_timeout=${DEADLINE_S}s" || tap_bail "the control plane is ready"
+tap_ok 0 "the control plane is ready"
+SOCK=$T_ADMIN
 LOG=$TMP/cp.log
 
-"$CP" -s "controlplane.pull_endpoint=tcp://127.0.0.1:${P[0]}" \
-	-s "controlplane.pub_endpoint=tcp://127.0.0.1:${P[1]}" \
-	-s "controlplane.admin_socket=$SOCK" -s "controlplane.admin_timeout=${DEADLINE_S}s" \
-	-s controlplane.metrics_port=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$LOG" 2>&1 &
-CP_PID=$!
-PIDS+=("$CP_PID")
-ready=1
-for _ in $(seq 100); do grep -q 'ready:' "$LOG" && { ready=0; break; }; sleep 0.1; done
-tap_ok $ready "the control plane is ready"
-[ $ready -eq 0 ] || { sed 's/^/# /' "$LOG"; echo "Bail out! no control plane"; exit 1; }
-
 # Every admin command of the test is bounded: a control plane that hangs fails it, not the run.
-ctl() { timeout 60 "$CTL" --socket "$SOCK" --timeout 50s "$@"; }
-ctl_json() { timeout 60 "$CTL" --socket "$SOCK" --timeout 50s --json "$@"; }
 field() { # PYTHON-EXPRESSION on the answer "a": reads one JSON answer on stdin
 	python3 -c "import json, sys; a = json.load(sys.stdin); print($1)" 2>/dev/null || echo '?'
 }
-PSQL() { psql "$FG_PG_CONNINFO" -XAtq -v ON_ERROR_STOP=1 "$@"; }
 
 ctl event create 5 --name "slow clients" --stock 100000 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null &&
@@ -77,10 +46,10 @@ tap_ok $? "event 5 created, preheated and opened with 100000 items"
 WMEM=$(cat /proc/sys/net/core/wmem_default)
 N_RULES=$((WMEM / 128 + 100))
 [ "$N_RULES" -ge 1800 ] || N_RULES=1800
-PSQL -c "INSERT INTO rules (kind, value) SELECT 'device', lpad(i::text, 63, 'd')
+t_sql "INSERT INTO rules (kind, value) SELECT 'device', lpad(i::text, 63, 'd')
 	FROM generate_series(1, $N_RULES) AS i" &&
 	tap_ok 0 "$N_RULES rules inserted" || tap_ok 1 "$N_RULES rules inserted"
-ANSWER=$(ctl_json rules list | wc -c)
+ANSWER=$(ctlj rules list | wc -c)
 [ "$ANSWER" -gt "$WMEM" ] && [ "$ANSWER" -le $((256 * 1024)) ]
 tap_ok $? "rules list answers $ANSWER bytes: more than a socket buffers ($WMEM), within 256 KiB"
 
@@ -96,7 +65,7 @@ print("open", flush=True)
 time.sleep(600)
 EOF
 NEVER=$!
-PIDS+=("$NEVER")
+T_PIDS+=("$NEVER")
 python3 - "$SOCK" >"$TMP/trickle.out" 2>&1 <<'EOF' &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
@@ -112,7 +81,7 @@ except OSError:
 time.sleep(600)
 EOF
 TRICKLE=$!
-PIDS+=("$TRICKLE")
+T_PIDS+=("$TRICKLE")
 for _ in $(seq 50); do
 	grep -q open "$TMP/never.out" && grep -q open "$TMP/trickle.out" && break
 	sleep 0.1
@@ -120,13 +89,13 @@ done
 sleep 1 # the control plane has accepted both and is writing to / reading from them
 
 # A sale decided at full speed meanwhile: 20,000 reservations of one stand-in data plane.
-"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 5 \
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 5 \
 	--users 1-20000 --dp 7 --batch 100 --timeout-ms 15000 >"$TMP/feed.out" 2>&1
 rc=$?
 echo "# feed: $(cat "$TMP/feed.out")"
 tap_ok $rc "all 20000 reservations got a verdict while both slow clients were connected"
 tap_is "$(grep -o 'reserved=[0-9]*' "$TMP/feed.out")" reserved=20000 "every one was reserved"
-STATS=$(ctl_json stats)
+STATS=$(ctlj stats)
 tap_is "$(field 'a["admin"]["open"]' <<<"$STATS")" 3 \
 	"stats answered meanwhile: 3 admin connections open (the two slow ones and its own)"
 tap_is "$(field 'a["decisions"]["reserved"]' <<<"$STATS")" 20000 "stats: 20000 decided reserved"
@@ -135,7 +104,7 @@ tap_is "$(grep -c 'admin: client' "$LOG")" 0 "neither slow client was cut off ye
 # Several clients at once.
 SHOWS=()
 for i in $(seq 8); do
-	ctl_json event show 5 >"$TMP/show$i.out" &
+	ctlj event show 5 >"$TMP/show$i.out" &
 	SHOWS+=($!)
 done
 wait "${SHOWS[@]}"
@@ -172,7 +141,7 @@ tap_is "$(grep -c "did not read its answer within ${DEADLINE_S}000 ms" "$LOG")" 
 	"the client that never read is closed at the deadline, logged once"
 tap_is "$(grep -c "did not send a whole request line within ${DEADLINE_S}000 ms" "$LOG")" 1 \
 	"the client that sent a byte a second is closed at the deadline, logged once"
-tap_is "$(ctl_json stats | field 'a["admin"]["timed_out"]')" 2 "stats: admin timed_out 2"
+tap_is "$(ctlj stats | field 'a["admin"]["timed_out"]')" 2 "stats: admin timed_out 2"
 kill "$NEVER" "$TRICKLE" 2>/dev/null
 
 # PostgreSQL restarted (a crash, then recovery): the first command answers, a read and a change.
@@ -182,15 +151,15 @@ pg_restart() {
 }
 pg_restart
 tap_ok $? "PostgreSQL killed and started again"
-A=$(ctl_json event show 5)
+A=$(ctlj event show 5)
 echo "# $A"
 tap_is "$(field 'a["ok"]' <<<"$A")" True "after the restart, the first event show answers"
 pg_restart
 tap_ok $? "PostgreSQL killed and started again"
-A=$(ctl_json event close 5)
+A=$(ctlj event close 5)
 echo "# $A"
 tap_is "$(field 'a["ok"]' <<<"$A")" True "after the restart, the first event close answers"
-tap_is "$(PSQL -c "SELECT state FROM events WHERE id = 5")" closed "... and the event is closed"
+tap_is "$(t_sql "SELECT state FROM events WHERE id = 5")" closed "... and the event is closed"
 
 # Redis restarted three times: each time the first command that needs it finds it.
 for round in 1 2 3; do
@@ -198,12 +167,12 @@ for round in 1 2 3; do
 	# The control plane notices (its heartbeat) and tries again with a backoff that grows
 	# to 2 s: Redis comes back inside such a wait.
 	for _ in $(seq 100); do
-		[ "$(ctl_json stats | field 'a["redis"]["connected"]')" = False ] && break
+		[ "$(ctlj stats | field 'a["redis"]["connected"]')" = False ] && break
 		sleep 0.1
 	done
 	sleep 4
 	"$ROOT/scripts/services" redis-start "$TMP/svc" >/dev/null
-	A=$(ctl_json event show 5)
+	A=$(ctlj event show 5)
 	tap_is "$(field 'type(a["redis"]).__name__' <<<"$A")" dict \
 		"Redis restart $round: the first event show reads Redis (not unreachable)"
 done
@@ -232,7 +201,7 @@ SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
 EOF
 		done
 		echo "COMMIT;"
-	} | PSQL 2>&1 | tr '\n' ' ' | sed 's/ $//'
+	} | t_sql 2>&1 | tr '\n' ' ' | sed 's/ $//'
 	for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
 }
 retried() { # COMMAND-NAME LINE: log lines after LINE that say COMMAND ran once more
@@ -258,7 +227,7 @@ tap_is "$(cut_while_waiting 1 "SELECT 1 FROM events WHERE id = 6 FOR UPDATE" "$T
 A=$(cat "$TMP/close6.out")
 echo "# $A"
 tap_is "$(field 'a["ok"]' <<<"$A")" True "event close 6 answers ok after its connection broke"
-tap_is "$(PSQL -c "SELECT state FROM events WHERE id = 6")" closed "... and event 6 is closed"
+tap_is "$(t_sql "SELECT state FROM events WHERE id = 6")" closed "... and event 6 is closed"
 tap_is "$(retried "event close" "$mark")" 1 "the control plane logged that it ran it once more"
 
 # The change is made while the second run waits: it finds it in place and says so (here this
@@ -285,10 +254,10 @@ A=$(cat "$TMP/close7.out")
 echo "# $A"
 [[ $A == *'"ok":false'*'event close: the connection was lost during the command, and again'*'whether it took effect is not known'* ]]
 tap_ok $? "event close 7 answers that whether it took effect is not known"
-tap_is "$(PSQL -c "SELECT state FROM events WHERE id = 7")" draft "... and event 7 is still a draft"
+tap_is "$(t_sql "SELECT state FROM events WHERE id = 7")" draft "... and event 7 is still a draft"
 
 kill "$CP_PID"
 wait "$CP_PID"
 tap_is $? 0 "the control plane exits with status 0 on SIGTERM"
-PIDS=("$NEVER" "$TRICKLE")
+CP_PID=
 tap_done

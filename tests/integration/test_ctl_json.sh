@@ -13,42 +13,13 @@ set -uo pipefail
 
 CP=$1 CTL=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the user postgres)"
-	exit 0
-fi
-TMP=$(mktemp -d /tmp/fg-ctljson.XXXXXX)
-chmod o+x "$TMP"
-CP_PID=
-cleanup() {
-	if [ -n "$CP_PID" ]; then
-		kill "$CP_PID" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$CP_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$CP_PID" 2>/dev/null
-	fi
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	[ -n "${FG_KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
-mapfile -t P < <(fg_free_ports 2)
-SOCK=$TMP/admin.sock
-LOG=$TMP/cp.log
-"$CP" -s "controlplane.pull_endpoint=tcp://127.0.0.1:${P[0]}" \
-	-s "controlplane.pub_endpoint=tcp://127.0.0.1:${P[1]}" \
-	-s "controlplane.admin_socket=$SOCK" -s controlplane.metrics_port=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$LOG" 2>&1 &
-CP_PID=$!
-for _ in $(seq 100); do grep -q 'ready:' "$LOG" && break; sleep 0.1; done
-if ! grep -q 'ready:' "$LOG"; then
-	sed 's/^/# /' "$LOG"
-	echo "Bail out! no control plane"
-	exit 1
-fi
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin ctljson
+t_services_up "$TMP/svc"
+T_CP=$CP
+t_cp_up || { echo "Bail out! no control plane"; t_end 1; }
+SOCK=$T_ADMIN
 
 python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" \
 	"$FG_REDIS_SOCK" <<'EOF'
@@ -56,7 +27,7 @@ import json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time
 
 CTL, SOCK, PG, DOC, LIB, REDIS = sys.argv[1:]
 sys.path.insert(0, LIB)
-import tap  # tests/lib/tap.py
+import fgtest  # tests/lib/fgtest.py
 
 ran = set()
 
@@ -92,7 +63,7 @@ m = re.search(r"An event object:\s*```json\n(.*?)```", doc, re.S)
 # queue_opens_at and draw_at are there only for an event with a draw (the example has one).
 EVENT = [k for k in (json.loads(m.group(1)).keys() if m else [])
          if k not in ("queue_opens_at", "draw_at")]
-tap.ok("id" in EVENT and "state" in EVENT and "available" in EVENT,
+fgtest.ok("id" in EVENT and "state" in EVENT and "available" in EVENT,
     "docs/operations.md has the event object example: " + ",".join(EVENT))
 KEY = ["kid", "kind", "current", "created_at"]
 RULE = ["kind", "value", "created_at"]
@@ -114,7 +85,7 @@ def full_event_ok(a, ev_id, state):
 
 # The commands flashgatectl knows, from its own help.
 p = subprocess.run([CTL, "help"], capture_output=True, text=True, timeout=30)
-tap.ok(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists the commands")
+fgtest.ok(p.returncode == 0 and "Commands:" in p.stdout, "flashgatectl help lists the commands")
 ran.add("help")
 listed = set()
 for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
@@ -134,23 +105,23 @@ for line in p.stdout.split("Commands:\n", 1)[-1].splitlines():
 T = ["--starts-at", "2026-01-01T00:00:00Z", "--ends-at", "2036-01-01T00:00:00Z",
      "--pay-window", "15m"]
 rc, a, raw = ctl("event", "create", "1", "--name", "json shapes", "--stock", "10", *T)
-tap.ok(rc == 0 and event_ok(a, 1, "draft") and a["event"]["stock"] == 10,
+fgtest.ok(rc == 0 and event_ok(a, 1, "draft") and a["event"]["stock"] == 10,
     "event create: .event is the event object", raw)
 rc, a, raw = ctl("event", "show", "1")
-tap.ok(rc == 0 and full_event_ok(a, 1, "draft"),
+fgtest.ok(rc == 0 and full_event_ok(a, 1, "draft"),
     "event show: .event.id, .event.state; .redis and .orders beside it", raw)
 rc, a, raw = ctl("event", "preheat", "1")
-tap.ok(rc == 0 and full_event_ok(a, 1, "preheated") and a["redis"]["preheated"] is True and
+fgtest.ok(rc == 0 and full_event_ok(a, 1, "preheated") and a["redis"]["preheated"] is True and
     a["redis"]["stock"] == 10, "event preheat: .event.state preheated, .redis.stock 10", raw)
 rc, a, raw = ctl("event", "open", "1")
-tap.ok(rc == 0 and full_event_ok(a, 1, "open") and a["orders"]["pending"] == 0,
+fgtest.ok(rc == 0 and full_event_ok(a, 1, "open") and a["orders"]["pending"] == 0,
     "event open: .event.state open, .orders.pending 0", raw)
 rc, a, raw = ctl("event", "list")
-tap.ok(rc == 0 and isinstance(a.get("events"), list) and len(a["events"]) == 1 and
+fgtest.ok(rc == 0 and isinstance(a.get("events"), list) and len(a["events"]) == 1 and
     has(a["events"][0], EVENT) and a["events"][0]["id"] == 1, "event list: .events[].id", raw)
 
 rc, a, raw = ctl("stats")
-tap.ok(rc == 0 and isinstance(a.get("uptime_s"), int) and
+fgtest.ok(rc == 0 and isinstance(a.get("uptime_s"), int) and
     has(a.get("decisions"), ["received", "decided", "reserved", "duplicate", "sold_out", "retry",
                              "rounds", "batches", "sold_out_published", "result_queries",
                              "bad_records"]) and
@@ -165,27 +136,27 @@ tap.ok(rc == 0 and isinstance(a.get("uptime_s"), int) and
 # keys: only the members they have today (their commands are being changed elsewhere).
 rc, a, raw = ctl("keys", "rotate")
 kid = a.get("kid") if isinstance(a, dict) else None
-tap.ok(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
+fgtest.ok(rc == 0 and isinstance(kid, int) and isinstance(a.get("message"), str),
     "keys rotate: .kid, .message", raw)
 rc, a, raw = ctl("keys", "auth-set", "3", stdin="000102030405060708090a0b0c0d0e0f\n")
-tap.ok(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
+fgtest.ok(rc == 0 and a.get("kid") == 3, "keys auth-set: .kid", raw)
 rc, a, raw = ctl("keys", "list")
 keys = a.get("keys") if isinstance(a, dict) else None
-tap.ok(rc == 0 and isinstance(keys, list) and all(has(k, KEY) for k in keys) and
+fgtest.ok(rc == 0 and isinstance(keys, list) and all(has(k, KEY) for k in keys) and
     any(k["kid"] == kid and k["kind"] == "sale" and k["current"] for k in keys) and
     any(k["kid"] == 3 and k["kind"] == "auth" and k["current"] for k in keys) and
     "secret" not in raw, "keys list: .keys[].kid/kind/current/created_at, no secret", raw)
 
 rc, a, raw = ctl("rules", "add", "ip", "198.18.0.0/24")
-tap.ok(rc == 0 and a == {"ok": True}, "rules add: {\"ok\":true}", raw)
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules add: {\"ok\":true}", raw)
 rc, a, raw = ctl("rules", "list")
-tap.ok(rc == 0 and isinstance(a.get("rules"), list) and
+fgtest.ok(rc == 0 and isinstance(a.get("rules"), list) and
     [(r["kind"], r["value"]) for r in a["rules"] if has(r, RULE)] == [("ip", "198.18.0.0/24")],
     "rules list: .rules[].kind/value/created_at", raw)
 rc, a, raw = ctl("rules", "del", "ip", "198.18.0.0/24")
-tap.ok(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules del: {\"ok\":true}", raw)
 rc, a, raw = ctl("rules", "list")
-tap.ok(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
+fgtest.ok(rc == 0 and a.get("rules") == [], "rules list after the del: .rules empty", raw)
 
 # IPv6 address rules (docs/limits.md): stored in their canonical text (RFC 5952), so that one
 # network written two ways is one rule; bad ones refused with the reason and nothing stored.
@@ -194,10 +165,10 @@ def rule_rows():
 
 
 rc, a, raw = ctl("rules", "add", "ip", "2001:DB8:0::/32")
-tap.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:DB8:0::/32 (IPv6)", raw)
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:DB8:0::/32 (IPv6)", raw)
 rc, a, raw = ctl("rules", "add", "ip", "2001:db8:0:0:0:0:0:7")
-tap.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:db8:0:0:0:0:0:7 (one IPv6 address)", raw)
-tap.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules add ip 2001:db8:0:0:0:0:0:7 (one IPv6 address)", raw)
+fgtest.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
     "PostgreSQL holds them in canonical text: 'ip 2001:db8::/32', 'ip 2001:db8::7'",
     repr(rule_rows()))
 for value, want in [
@@ -211,7 +182,7 @@ for value, want in [
     # A rule that does not parse is flashgatectl's usage error (status 2); the control plane
     # refuses the same line itself when it comes straight to its socket.
     rc, a, raw = ctl("rules", "add", "ip", value)
-    tap.ok(rc == (1 if "exists" in want else 2) and want in raw,
+    fgtest.ok(rc == (1 if "exists" in want else 2) and want in raw,
            "rules add ip %s is refused: %s" % (value, want), raw)
     sk = socket.socket(socket.AF_UNIX)
     sk.settimeout(30)
@@ -223,36 +194,36 @@ for value, want in [
         a = json.loads(line)
     except ValueError:
         a = None
-    tap.ok(isinstance(a, dict) and a.get("ok") is False and want in (a.get("error") or ""),
+    fgtest.ok(isinstance(a, dict) and a.get("ok") is False and want in (a.get("error") or ""),
            "  and by the control plane on its admin socket", line)
-tap.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
+fgtest.ok(rule_rows() == ["ip 2001:db8::/32", "ip 2001:db8::7"],
     "  and nothing changed in PostgreSQL", repr(rule_rows()))
 rc, a, raw = ctl("rules", "list")
-tap.ok(rc == 0 and [(r["kind"], r["value"]) for r in a.get("rules", []) if has(r, RULE)] ==
+fgtest.ok(rc == 0 and [(r["kind"], r["value"]) for r in a.get("rules", []) if has(r, RULE)] ==
     [("ip", "2001:db8::/32"), ("ip", "2001:db8::7")], "rules list shows the IPv6 rules", raw)
 rc, a, raw = ctl("rules", "del", "ip", "2001:0db8::/32")
-tap.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:0db8::/32 (another spelling)", raw)
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:0db8::/32 (another spelling)", raw)
 rc, a, raw = ctl("rules", "del", "ip", "2001:db8::7")
-tap.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:db8::7", raw)
+fgtest.ok(rc == 0 and a == {"ok": True}, "rules del ip 2001:db8::7", raw)
 rc, a, raw = ctl("rules", "del", "ip", "2001:db8::7")
-tap.ok(rc == 1 and "no rule ip 2001:db8::7" in (a or {}).get("error", ""),
+fgtest.ok(rc == 1 and "no rule ip 2001:db8::7" in (a or {}).get("error", ""),
     "rules del of a rule that is not there: refused", raw)
-tap.ok(psql("SELECT count(*) FROM rules") == "0", "  PostgreSQL's rules table is empty again")
+fgtest.ok(psql("SELECT count(*) FROM rules") == "0", "  PostgreSQL's rules table is empty again")
 
 rc, a, raw = ctl("limits", "set", "ip", "20/40", "forward", "20000")
 lim = a.get("limits") if isinstance(a, dict) else None
-tap.ok(rc == 0 and all(has(lim.get(b), BUCKET) for b in ("ip", "user", "device")) and
+fgtest.ok(rc == 0 and all(has(lim.get(b), BUCKET) for b in ("ip", "user", "device")) and
     lim["ip"] == {"rate": 20, "burst": 40} and lim["forward_per_s"] == 20000,
     "limits set: .limits.ip.rate/burst, .limits.forward_per_s", raw)
 rc, a, raw = ctl("limits", "show")
-tap.ok(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
+fgtest.ok(rc == 0 and a.get("limits") == lim, "limits show: the same .limits", raw)
 
 rc, a, raw = ctl("session-token", "42", "--ttl", "2h")
-tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+fgtest.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token: .token, .user, .expires_at", raw)
 rc, a, raw = ctl("session-token", "42", "--ttl", "2h", "--auth-key-file", "-", "--kid", "3",
                  sock=False, stdin="000102030405060708090a0b0c0d0e0f\n")
-tap.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
+fgtest.ok(rc == 0 and isinstance(a.get("token"), str) and a.get("user") == 42 and
     isinstance(a.get("expires_at"), str), "session-token offline: .token, .user, .expires_at",
     raw)
 
@@ -261,12 +232,12 @@ ctl("event", "create", "2", "--name", "orders", "--stock", "5", *T)
 oid = int(psql("INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
                "VALUES (2, 42, 4242, now() + interval '15 minutes') RETURNING id"))
 rc, a, raw = ctl("order", "pay", str(oid))
-tap.ok(rc == 0 and a.get("order_id") == oid and a.get("result") == "paid",
+fgtest.ok(rc == 0 and a.get("order_id") == oid and a.get("result") == "paid",
     "order pay: .order_id, .result paid", raw)
 rc, a, raw = ctl("order", "pay", str(oid))
-tap.ok(rc == 0 and a.get("result") == "already_paid", "order pay again: .result already_paid", raw)
+fgtest.ok(rc == 0 and a.get("result") == "already_paid", "order pay again: .result already_paid", raw)
 rc, a, raw = ctl("order", "pay", "987654321")
-tap.ok(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
+fgtest.ok(rc == 0 and a.get("result") == "no_such_order", "order pay of none: .result no_such_order",
     raw)
 # An order takes its item from the stock, as the order writer's do; cancelling gives it back.
 oid2 = int(psql("WITH o AS (INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline) "
@@ -274,13 +245,13 @@ oid2 = int(psql("WITH o AS (INSERT INTO orders (event_id, user_id, reservation_i
                 "s AS (UPDATE stock SET available = available - 1 WHERE event_id = 2) "
                 "SELECT id FROM o"))
 rc, a, raw = ctl("order", "cancel", str(oid2))
-tap.ok(rc == 0 and a.get("order_id") == oid2 and a.get("result") == "cancelled",
+fgtest.ok(rc == 0 and a.get("order_id") == oid2 and a.get("result") == "cancelled",
     "order cancel: .order_id, .result cancelled", raw)
 rc, a, raw = ctl("order", "cancel", str(oid))
-tap.ok(rc == 0 and a.get("result") == "paid", "order cancel of a paid one: .result paid", raw)
+fgtest.ok(rc == 0 and a.get("result") == "paid", "order cancel of a paid one: .result paid", raw)
 
 rc, a, raw = ctl("reconcile", "1")
-tap.ok(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
+fgtest.ok(rc == 0 and a.get("event_id") == 1 and a.get("consistent") is True and
     a.get("settled") is True and a.get("repaired") is False and
     has(a.get("postgres"), ["initial", "available", "pending", "paid", "expired", "cancelled",
                             "releases_unapplied"]) and
@@ -320,7 +291,7 @@ redis("DECRBY", "fg:{3}:stock", N)
 for u in range(1, N + 1):
     redis("HSET", "fg:{3}:result", u, 70000 + u)
 rc, a, raw = ctl("reconcile", "3")
-tap.ok(rc == 0 and a.get("consistent") is True and a.get("settled") is True and
+fgtest.ok(rc == 0 and a.get("consistent") is True and a.get("settled") is True and
     a.get("readings") == 2 and a.get("expected_stock") == 1000 - N,
     "reconcile of a quiet sale: settled at the second reading, consistent", raw)
 
@@ -362,11 +333,11 @@ while not done.is_set() and time.monotonic() < deadline:
         wrong.append(raw)
     time.sleep(0.01)  # room for the releases on a small host
 done.wait(max(0, deadline - time.monotonic()))
-tap.ok(answers >= 20 and not wrong and not errors,
+fgtest.ok(answers >= 20 and not wrong and not errors,
     "reconcile during %d releases in flight: %d answers, none says inconsistent" % (N, answers),
     "".join(errors + wrong[:2]))
 rc, a, raw = ctl("reconcile", "3")
-tap.ok(rc == 0 and a.get("consistent") is True and a.get("settled") is True and
+fgtest.ok(rc == 0 and a.get("consistent") is True and a.get("settled") is True and
     a.get("postgres", {}).get("releases_unapplied") == 0 and
     a.get("redis", {}).get("released") == N and a.get("expected_stock") == 1000,
     "after the releases: settled and consistent, every item back", raw)
@@ -378,42 +349,42 @@ p = subprocess.run([os.path.join(os.path.dirname(LIB), "..", "scripts", "check-i
                    capture_output=True, text=True, timeout=120,
                    env=dict(os.environ, FG_REDIS_SOCK=REDIS, FG_PG_HOST=pg_env.get("host", ""),
                             FG_PG_PORT=pg_env.get("port", "")))
-tap.ok(p.returncode == 0 and re.search(r"^PASS +3 reconcile", p.stdout, re.M) is not None,
+fgtest.ok(p.returncode == 0 and re.search(r"^PASS +3 reconcile", p.stdout, re.M) is not None,
     "check-invariants after the releases: every invariant PASS, reconcile's included",
     p.stdout + p.stderr)
 
 rc, a, raw = ctl("event", "pow", "1", "3", "--auto-max", "5")
-tap.ok(rc == 0 and event_ok(a, 1, "open") and a["event"]["pow_bits"] == 3 and
+fgtest.ok(rc == 0 and event_ok(a, 1, "open") and a["event"]["pow_bits"] == 3 and
     a["event"]["pow_auto_max"] == 5 and a.get("pow_bits_now") == 3,
     "event pow: .event.pow_bits, .event.pow_auto_max, .pow_bits_now", raw)
 rc, a, raw = ctl("event", "verify-draw", "1")
-tap.ok(rc == 1 and a is not None and a.get("ok") is False and "has no draw" in a.get("error", ""),
+fgtest.ok(rc == 1 and a is not None and a.get("ok") is False and "has no draw" in a.get("error", ""),
     "event verify-draw of an event without a draw: a refusal, status 1", raw)
 rc, a, raw = ctl("event", "close", "1")
-tap.ok(rc == 0 and full_event_ok(a, 1, "closed"), "event close: .event.state closed", raw)
+fgtest.ok(rc == 0 and full_event_ok(a, 1, "closed"), "event close: .event.state closed", raw)
 
 rc, a, raw = ctl("event", "open", "1")
-tap.ok(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
+fgtest.ok(rc == 1 and a is not None and a.get("ok") is False and isinstance(a.get("error"), str),
     "a refusal: {\"ok\":false,\"error\":...}, status 1", raw)
 
 rc, a, raw = ctl("event", "archive", "1")
-tap.ok(rc == 0 and event_ok(a, 1, "archived"), "event archive: .event.state archived", raw)
+fgtest.ok(rc == 0 and event_ok(a, 1, "archived"), "event archive: .event.state archived", raw)
 rc, a, raw = ctl("event", "list", "--limit", "1")
-tap.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [1] and a.get("next_after") == 1,
+fgtest.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [1] and a.get("next_after") == 1,
     "event list --limit 1: .events, .next_after (the id to list --after)", raw)
 rc, a, raw = ctl("event", "list", "--after", "1", "--state", "draft")
-tap.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [2] and "next_after" not in a,
+fgtest.ok(rc == 0 and [e["id"] for e in a.get("events", [])] == [2] and "next_after" not in a,
     "event list --after 1 --state draft: the rest, no .next_after", raw)
 
 p = subprocess.run([CTL, "--socket", SOCK, "event", "show", "1"], capture_output=True,
                    text=True, timeout=60)
-tap.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
+fgtest.ok(p.returncode == 0 and re.search(r"^event:\n  id: +1\n", p.stdout, re.M) is not None and
     "\nredis:\n" in p.stdout,
     "without --json: event show is printed for people", p.stdout + p.stderr)
 
 kdir = tempfile.mkdtemp()
 rc, a, raw = ctl("curve", "keygen", "dp1", "--dir", kdir, "--role", "dataplane", sock=False)
-tap.ok(rc == 0 and a is not None and a.get("ok") is True and
+fgtest.ok(rc == 0 and a is not None and a.get("ok") is True and
     a.get("secret_key_file") == kdir + "/dp1.key" and a.get("public_key_file") == kdir + "/dp1.pub"
     and len(a.get("public_key", "")) == 40 and a.get("role") == "dataplane" and
     os.stat(kdir + "/dp1.key").st_mode & 0o777 == 0o600,
@@ -422,9 +393,9 @@ tap.ok(rc == 0 and a is not None and a.get("ok") is True and
 shutil.rmtree(kdir)
 
 missing = sorted(listed - ran)
-tap.ok(len(listed) >= 19 and not missing,
+fgtest.ok(len(listed) >= 19 and not missing,
     "every command of flashgatectl help was run (%d): %s" % (len(listed), sorted(listed)),
     "not covered: %s" % missing)
-tap.done()
+fgtest.done()
 EOF
-exit $?
+t_end $?

@@ -13,30 +13,34 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/integration/cp_feed_harness.sh
-. "$ROOT/tests/integration/cp_feed_harness.sh"
-cpf_start controlplane.dp_timeout=2s
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin dpids
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL
+t_cp_up -s controlplane.dp_timeout=2s
+tap_ok $? "the control plane is ready controlplane.dp_timeout=2s"
 
 now=$(date +%s)
-"$CTL" --socket "$TMP/admin.sock" event create 3 --name "one id, two data planes" --stock 1000 \
+ctl event create 3 --name "one id, two data planes" --stock 1000 \
 	--starts-at $((now - 60)) --ends-at $((now + 3600)) --pay-window 15m >/dev/null &&
-	"$CTL" --socket "$TMP/admin.sock" event preheat 3 >/dev/null &&
-	"$CTL" --socket "$TMP/admin.sock" event open 3 >/dev/null
+	ctl event preheat 3 >/dev/null &&
+	ctl event open 3 >/dev/null
 tap_ok $? "event 3 created, preheated and opened"
 
 feed() { # OUT DP EPOCH USERS [ARGS...]
 	local out=$1 dp=$2 epoch=$3 users=$4
 	shift 4
-	"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 3 \
+	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 3 \
 		--users "$users" --dp "$dp" --epoch "$epoch" --hello --batch 10 "$@" \
 		>"$TMP/$out" 2>&1
 }
-field() { cpf_field "$@"; }
-ids() { cpf_stat dp_ids "$1"; }
+field() { t_field "$TMP/$1" "$2"; }
+ids() { t_stat dp_ids "$1"; }
 users_in_redis() { # FIRST LAST: how many of these users are buyers of event 3
 	local n=0 u
 	for u in $(seq "$1" "$2"); do
-		[ "$($R hexists 'fg:{3}:result' "$u")" = 1 ] && n=$((n + 1))
+		[ "$(t_redis hexists 'fg:{3}:result' "$u")" = 1 ] && n=$((n + 1))
 	done
 	echo $n
 }
@@ -44,7 +48,7 @@ users_in_redis() { # FIRST LAST: how many of these users are buyers of event 3
 # --- a second live data plane with dp id 5 ------------------------------------------------------
 feed first 5 1000 1-50 --hold-ms 6000 --timeout-ms 10000 &
 first=$!
-for _ in $(seq 100); do [ "$($R hlen 'fg:{3}:result')" -ge 50 ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ "$(t_redis hlen 'fg:{3}:result')" -ge 50 ] && break; sleep 0.05; done
 feed second 5 1001 51-100 --timeout-ms 2500
 tap_diag "second: $(cat "$TMP/second")"
 tap_is "$(field second refused)" 1 "the second data plane with dp id 5 is told it is refused"
@@ -56,13 +60,13 @@ tap_ok $? "the first data plane's reservations were all answered"
 tap_diag "first: $(cat "$TMP/first")"
 tap_is "$(field first reserved)/$(field first refused)" 50/0 \
 	"the first (the holder) got its 50 reserved, and was never refused"
-tap_is "$($R hlen 'fg:{3}:result')" 50 "Redis: 50 buyers, all the first's"
+tap_is "$(t_redis hlen 'fg:{3}:result')" 50 "Redis: 50 buyers, all the first's"
 tap_is "$(ids refused_reservations)" 50 "flashgatectl stats: dp_ids.refused_reservations 50"
 tap_ok "$([ "$(ids conflicts)" -ge 1 ]; echo $?)" "  and dp_ids.conflicts counts it"
 grep -q 'dp_id 5 is in use by a live data plane (epoch 1000): a second one (epoch 1001) is refused' \
 	"$TMP/cp.log"
 tap_ok $? "the control plane logs the refusal, naming the id and both epochs"
-m=$(curl -s "http://127.0.0.1:${P[2]}/metrics")
+m=$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics")
 tap_is "$(grep -c '^flashgate_cp_dp_refused_reservations_total 50$' <<<"$m")" 1 \
 	"metric flashgate_cp_dp_refused_reservations_total 50"
 

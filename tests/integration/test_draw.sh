@@ -21,29 +21,32 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/integration/cp_feed_harness.sh
-. "$ROOT/tests/integration/cp_feed_harness.sh"
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin draw
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL
 # Small draw batches: the draw of event 22 takes long enough to be killed half way.
-cpf_start controlplane.draw_batch=3
+t_cp_up -s controlplane.draw_batch=3
+tap_ok $? "the control plane is ready controlplane.draw_batch=3"
 
-ctl() { "$CTL" --socket "$TMP/admin.sock" "$@" >>"$TMP/ctl.out" 2>&1; }
-PSQL() { psql "$FG_PG_CONNINFO" -XAtq -v ON_ERROR_STOP=1 "$@"; }
+T_CTL_OUT=$TMP/ctl.out
 feed() { # OUT EVENT USERS DP [ARGS...]
 	local out=$1 ev=$2 users=$3 dp=$4
 	shift 4
-	"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event "$ev" \
+	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event "$ev" \
 		--users "$users" --dp "$dp" --batch 500 --timeout-ms 60000 "$@" >"$TMP/$out" 2>&1
 }
-field() { cpf_field "$@"; }
+field() { t_field "$TMP/$1" "$2"; }
 wait_until() { # UNIX_S: sleeps until then
 	local now_ms
 	now_ms=$(date +%s%3N)
 	[ "$now_ms" -ge $(($1 * 1000)) ] || sleep "$(python3 -c "print(($1*1000 - $now_ms)/1000)")"
 }
-draw_field() { $R hget "fg:{$1}:draw" "$2"; }
+draw_field() { t_redis hget "fg:{$1}:draw" "$2"; }
 wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
 	for _ in $(seq $(($2 * 10))); do
-		[ "$(PSQL -c "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ] &&
+		[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ] &&
 			return 0
 		sleep 0.1
 	done
@@ -51,9 +54,9 @@ wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
 }
 # The order recomputed from PostgreSQL's seed and entrants: "$TMP/order.EV" (digest, users).
 recompute() {
-	PSQL -c "SELECT user_id FROM draw_entrants WHERE event_id = $1" |
+	t_sql "SELECT user_id FROM draw_entrants WHERE event_id = $1" |
 		python3 "$ROOT/tests/integration/draw_order.py" "$1" \
-			"$(PSQL -c "SELECT encode(draw_seed, 'hex') FROM events WHERE id = $1")" \
+			"$(t_sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = $1")" \
 			>"$TMP/order.$1"
 }
 now=$(date +%s)
@@ -71,13 +74,15 @@ ctl event create 21 --name "draw" --stock 50 --queue-opens-at $q --starts-at $((
 	ctl event create 24 --name "draw held" --stock 5 --queue-opens-at $q \
 		--starts-at $((q + 1)) --draw-window 5s --ends-at $((now + 3600)) --pay-window 15m
 tap_ok $? "events 21, 22, 23, 24 created with a pre-queue and a draw window"
-PSQL -c "UPDATE events SET draw_seed = NULL WHERE id = 23"
-for e in 21 22 23 24; do ctl event preheat $e && ctl event open $e || break; done
-tap_ok $? "preheated and opened"
+t_sql "UPDATE events SET draw_seed = NULL WHERE id = 23"
+# A failed step ends the loop with status 1 (a bare "|| break" would leave it 0).
+rc=0
+for e in 21 22 23 24; do ctl event preheat $e && ctl event open $e || { rc=1; break; }; done
+tap_ok $rc "preheated and opened"
 
 # The pre-queue is not open yet: not started, nothing recorded.
 feed early 21 1-10 31
-tap_is "$(field early not_started)/$($R hlen 'fg:{21}:entrants')" 10/0 \
+tap_is "$(field early not_started)/$(t_redis hlen 'fg:{21}:entrants')" 10/0 \
 	"before queue_opens_at: answered not_started, no entrant"
 wait_until $q
 
@@ -89,32 +94,32 @@ f22=$!
 # dp 31's reserves first: wait until Redis holds all of them (a loaded host may be slow to
 # send), so that dp 33's second reserves are the second ones.
 for _ in $(seq 300); do
-	[ "$($R hlen 'fg:{21}:entrants')" = 300 ] && break
+	[ "$(t_redis hlen 'fg:{21}:entrants')" = 300 ] && break
 	sleep 0.1
 done
 feed again 21 1-300 33
 tap_is "$(field again queued)/$(field again missing)" 300/0 \
 	"a second reservation of each entrant is answered queued too"
-tap_is "$($R hlen 'fg:{21}:entrants')" 300 "300 entrants in Redis, one per user"
+tap_is "$(t_redis hlen 'fg:{21}:entrants')" 300 "300 entrants in Redis, one per user"
 # A result query of an entrant (users 1-10); the querying feed's own user 301 enters too.
-tap_is "$($R hget 'fg:{21}:entrants' 7 | python3 -c 'import sys; print(int(sys.stdin.read()) >> 54)')" \
+tap_is "$(t_redis hget 'fg:{21}:entrants' 7 | python3 -c 'import sys; print(int(sys.stdin.read()) >> 54)')" \
 	31 "an entrant keeps the reservation of its first reserve (dp 31's, not dp 33's)"
 feed ask 21 301-301 34 --query 1-10 --storm 10
 tap_is "$(field ask queried)" 10 "a result query of an entrant is answered (queued)"
 wait $f22
 tap_is "$(field f22 queued)/$(field f22 missing)" 30000/0 "30,000 entrants of event 22 queued"
-tap_is "$(cpf_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
+tap_is "$(t_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
 
 # --- event 24: ranks answered to result queries while the draw waits -------------------------------
 feed f24 24 1-20 37
 tap_is "$(field f24 queued)" 20 "20 entrants of event 24"
-$R set 'fg:{24}:window' held >/dev/null
+t_redis set 'fg:{24}:window' held >/dev/null
 for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
 sleep 0.3
 tap_is "$(draw_field 24 state)/$(draw_field 24 next)/$(draw_field 24 n)" frozen/0/20 \
 	"event 24 drawn (digest set) and waiting: its window key says held"
 feed ask24 24 900-900 38 --query 1-20 --storm 20 --log "$TMP/log24" --timeout-ms 10000
-PSQL -c "SELECT user_id, rank FROM draw_entrants WHERE event_id = 24 ORDER BY user_id" |
+t_sql "SELECT user_id, rank FROM draw_entrants WHERE event_id = 24 ORDER BY user_id" |
 	tr '|' ' ' >"$TMP/pg.24"
 awk '$1 == "result" && $3 == "queued" && $2 <= 20 { print $2, $4 }' "$TMP/log24" | sort -n -u \
 	>"$TMP/q.24"
@@ -122,16 +127,16 @@ tap_is "$(field ask24 queried)/$(field ask24 retry)" 20/1 \
 	"result queries of the 20 entrants answered (and a new reserve answered retry)"
 tap_ok "$(cmp -s "$TMP/q.24" "$TMP/pg.24"; echo $?)" \
 	"  each answered QUEUED with its rank, the rank in draw_entrants"
-$R set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
+t_redis set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
 wait_done 24 30
-tap_is "$?/$($R hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
+tap_is "$?/$(t_redis hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
 
 # --- a draw that is not done: nothing first come --------------------------------------------------
 wait_until $((q + 3))
 feed stuck 23 500-599 35 --timeout-ms 5000
-tap_is "$(field stuck retry)/$($R hlen 'fg:{23}:result')/$($R get 'fg:{23}:stock')" 100/0/10 \
+tap_is "$(field stuck retry)/$(t_redis hlen 'fg:{23}:result')/$(t_redis get 'fg:{23}:stock')" 100/0/10 \
 	"after draw_at, before the draw is done: all 100 answered retry, nothing decided"
-tap_is "$(cpf_stat decisions draw_waiting)" 101 \
+tap_is "$(t_stat decisions draw_waiting)" 101 \
 	"  counted in decisions.draw_waiting (with event 24's one)"
 
 # --- event 22: killed during its draw ----------------------------------------------------------
@@ -150,14 +155,15 @@ tap_ok "$([ "$(draw_field 22 state)" = frozen ] && [ "${nx:-0}" -gt 0 ] &&
 	[ "$nx" -lt "$n22" ]; echo $?)" \
 	"the control plane was killed during the draw of event 22 ($nx of $n22 decided)"
 # Redis by itself: a first-come batch while the draw is under way writes nothing.
-sha=$($R script load "$(cat "$ROOT/lua/reserve.lua")")
-tap_is "$($R evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
-	'fg:{22}:window' 'fg:{22}:draw' 999999 777 "$(date +%s%3N)" - | head -1)/$($R hexists \
+sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
+tap_is "$(t_redis evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+	'fg:{22}:window' 'fg:{22}:draw' 999999 777 "$(date +%s%3N)" - | head -1)/$(t_redis hexists \
 	'fg:{22}:result' 999999)" -4/0 "reserve.lua refuses a first-come batch during the draw (retry)"
-tap_is "$($R evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+tap_is "$(t_redis evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
 	'fg:{22}:window' 'fg:{22}:draw' 999999 777 "$(date +%s%3N)" $((nx + 3)) | head -1)/$(draw_field 22 next)" \
 	"-5/$nx" "  and a draw batch out of its turn (the cursor stays)"
-cpf_start controlplane.draw_batch=3
+t_cp_up -s controlplane.draw_batch=3
+tap_ok $? "the control plane is ready controlplane.draw_batch=3"
 wait_done 22 120
 tap_ok $? "the control plane started again finishes the draw of event 22"
 grep -q 'reading the order from PostgreSQL' "$TMP/cp.log"
@@ -172,30 +178,30 @@ tap_is "$((r21 + $(field f21 sold_out)))/$(field f21 missing)/$(field f21 queued
 	300/0/300 "every entrant of event 21's feed was decided ($r21 reserved, the rest sold out)"
 
 for e in 21 22; do
-	stock=$(PSQL -c "SELECT initial FROM stock WHERE event_id = $e")
-	n=$(PSQL -c "SELECT count(*) FROM draw_entrants WHERE event_id = $e")
+	stock=$(t_sql "SELECT initial FROM stock WHERE event_id = $e")
+	n=$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = $e")
 	recompute $e
-	tap_is "$n/$(PSQL -c "SELECT draw_entrants FROM events WHERE id = $e")" \
-		"$($R hlen "fg:{$e}:entrants")/$($R hlen "fg:{$e}:entrants")" \
+	tap_is "$n/$(t_sql "SELECT draw_entrants FROM events WHERE id = $e")" \
+		"$(t_redis hlen "fg:{$e}:entrants")/$(t_redis hlen "fg:{$e}:entrants")" \
 		"event $e: draw_entrants holds every entrant ($n), and events.draw_entrants"
-	tap_is "$(PSQL -c "SELECT encode(draw_digest, 'hex') FROM events WHERE id = $e")" \
+	tap_is "$(t_sql "SELECT encode(draw_digest, 'hex') FROM events WHERE id = $e")" \
 		"$(head -1 "$TMP/order.$e")" "  events.draw_digest == the digest recomputed from the users"
-	PSQL -c "SELECT user_id FROM draw_entrants WHERE event_id = $e ORDER BY rank" >"$TMP/pg.$e"
+	t_sql "SELECT user_id FROM draw_entrants WHERE event_id = $e ORDER BY rank" >"$TMP/pg.$e"
 	tap_ok "$(tail -n +2 "$TMP/order.$e" | cmp -s - "$TMP/pg.$e"; echo $?)" \
 		"  the ranks in PostgreSQL == the order recomputed from the seed (reproducible)"
 	# Each entrant decided exactly once: the outbox holds min(stock, n) reservations, each of
 	# a distinct user, exactly the first by rank, each with the entrant's reservation id.
-	$R xrange "fg:{$e}:outbox" - + | awk 'prev == "u" { print } { prev = $0 }' | sort -n \
+	t_redis xrange "fg:{$e}:outbox" - + | awk 'prev == "u" { print } { prev = $0 }' | sort -n \
 		>"$TMP/ob.$e"
 	want=$((stock < n ? stock : n))
-	tap_is "$(wc -l <"$TMP/ob.$e")/$(sort -u "$TMP/ob.$e" | wc -l)/$($R hlen "fg:{$e}:result")" \
+	tap_is "$(wc -l <"$TMP/ob.$e")/$(sort -u "$TMP/ob.$e" | wc -l)/$(t_redis hlen "fg:{$e}:result")" \
 		"$want/$want/$want" "  $want reservations in the outbox, $want distinct buyers"
 	tap_ok "$(head -n "$want" "$TMP/pg.$e" | sort -n | cmp -s - "$TMP/ob.$e"; echo $?)" \
 		"  the buyers are exactly the first $want by rank"
 	tap_is "$(draw_field $e state)/$(draw_field $e next)/$(draw_field $e n)" "done/$n/$n" \
 		"  Redis: the draw is done, its cursor at n"
-	$R xrange "fg:{$e}:outbox" - + | awk 'prev == "r" { print } { prev = $0 }' | sort >"$TMP/obr.$e"
-	PSQL -c "SELECT reservation_id FROM draw_entrants WHERE event_id = $e AND rank <= $want" |
+	t_redis xrange "fg:{$e}:outbox" - + | awk 'prev == "r" { print } { prev = $0 }' | sort >"$TMP/obr.$e"
+	t_sql "SELECT reservation_id FROM draw_entrants WHERE event_id = $e AND rank <= $want" |
 		sort >"$TMP/pgr.$e"
 	tap_ok "$(cmp -s "$TMP/obr.$e" "$TMP/pgr.$e"; echo $?)" \
 		"  each buyer's reservation is the one that made them an entrant"
@@ -219,7 +225,7 @@ tap_ok "$(awk '$1 == "result" && $3 == "queued" && $4 > 0 { n++ } END { exit n !
 	"  and QUEUED with its rank before the decision, each of its 300 users"
 tap_diag "event 21's feed got: $(awk '$1 == "result" { print $3 ($4 > 0 ? "+rank" : "") }' "$TMP/log21" | sort | uniq -c | tr -s ' \n' ' ')"
 # FAIR: queueing with the entrants counted, drawing with the digest, done with the seed.
-seed21=$(PSQL -c "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 21")
+seed21=$(t_sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 21")
 sha21=$(python3 -c "import hashlib,sys; print(hashlib.sha256(bytes.fromhex(sys.argv[1])).hexdigest())" "$seed21")
 zero=$(printf '0%.0s' $(seq 64))
 tap_diag "FAIR records of event 21: $(grep -c '^fair' "$TMP/log21"), the last: $(grep '^fair' "$TMP/log21" | tail -1 | cut -c1-40)"
@@ -237,11 +243,11 @@ s = [int(x) for x in sys.stdin]; sys.exit(0 if s == sorted(s) else 1)'; echo $?)
 feed after 21 1001-1010 36
 tap_is "$(field after sold_out)/$(field after missing)" 10/0 \
 	"after the draw, reservations are decided first come (sold out: the draw took all 50)"
-tap_ok "$("$CTL" --socket "$TMP/admin.sock" --json stats | python3 -c 'import json, sys
+tap_ok "$(ctlj stats | python3 -c 'import json, sys
 d = {x["event"]: x for x in json.load(sys.stdin)["draws"]}
 sys.exit(0 if d[22]["phase"] == "done" and d[22]["decided"] == 30000 else 1)'; echo $?)" \
 	"flashgatectl stats shows the draw of event 22 done, 30000 decided"
-m=$(curl -s "http://127.0.0.1:${P[2]}/metrics")
+m=$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics")
 tap_ok "$(grep -q '^flashgate_draw_decided{event="22"} 30000$' <<<"$m"; echo $?)" \
 	"the metric flashgate_draw_decided of event 22 is 30000"
 

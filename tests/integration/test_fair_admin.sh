@@ -10,7 +10,7 @@
 #     before draw_done_at and shown after;
 #   - event verify-draw: refused without a draw or before it is done; passes on a correct draw
 #     (its rows written as the draw writes them, with the ranks of docs/fairness.md's own
-#     Python verifier, tests/lib/fairdraw.py); catches two ranks swapped, an entrant changed, an
+#     Python verifier, through tests/lib/fgtest.py); catches two ranks swapped, an entrant changed, an
 #     order given to a loser, a winner without an order, and a wrong commitment;
 #   - event pow: what is published to a data plane (FAIR records seen by tests/peer/fg_feed),
 #     shown in event show and the metrics; refusals;
@@ -26,31 +26,17 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3 OW=$4
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/integration/cp_feed_harness.sh
-. "$ROOT/tests/integration/cp_feed_harness.sh"
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin fairadm
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL
 W1_PID='' W2_PID='' OW_PID=''
-fair_cleanup() {
-	for p in $W1_PID $W2_PID $OW_PID; do fg_stop_pid "$p" 10 || true; done
-	cpf_cleanup
-}
-trap fair_cleanup EXIT
-# shellcheck disable=SC2119 # no extra settings
-cpf_start
+fair_stop() { for p in $W1_PID $W2_PID $OW_PID; do fg_stop_pid "$p" 10 || true; done; }
+T_CLEANUP+=(fair_stop)
+t_cp_up
+tap_ok $? "the control plane is ready"
 
-ctl() { "$CTL" --socket "$TMP/admin.sock" "$@"; }
-ctlj() { "$CTL" --socket "$TMP/admin.sock" --json "$@"; }
-sql() { psql "$FG_PG_CONNINFO" -XAtq -c "$1"; }
-# jget KEY.PATH...: members of the JSON on stdin, joined by "/" ("" for one that is absent)
-jget() {
-	python3 -c 'import json,sys
-doc = json.load(sys.stdin)
-def get(path):
-    v = doc
-    for k in path.split("."):
-        v = v.get(k) if isinstance(v, dict) else None
-    return "" if v is None else str(v)
-print("/".join(get(p) for p in sys.argv[1:]))' "$@"
-}
 # raw LINE: one request straight on the admin socket, the answer on stdout
 raw() {
 	python3 -c 'import socket,sys
@@ -67,7 +53,7 @@ out=$(ctlj event create 31 --name "with a draw" --stock 100 --starts-at $S --end
 tap_ok $? "event create with a pre-queue, a 30 s draw window and a challenge"
 show31=$(ctlj event show 31)
 c31=$(jget event.seed_sha256 <<<"$show31")
-tap_is "$c31" "$(sql "SELECT encode(sha256(draw_seed), 'hex') FROM events WHERE id = 31")" \
+tap_is "$c31" "$(t_sql "SELECT encode(sha256(draw_seed), 'hex') FROM events WHERE id = 31")" \
 	"event show: seed_sha256 is SHA-256 of events.draw_seed, from create on"
 tap_is "$(jget event.seed_sha256 <<<"$out")" "$c31" "  and event create's answer shows it too"
 tap_is "$(jget event.draw_window_s event.draw_at <<<"$show31")" \
@@ -78,7 +64,7 @@ tap_is "$(jget event.pow_bits pow_bits_now event.pow_auto_max <<<"$show31")" "4/
 	"  pow_bits 4, pow_bits_now 4, pow_auto_max 6"
 tap_is "$(jget draw.state <<<"$show31")" scheduled \
 	"  draw.state scheduled (the pre-queue opens later)"
-seed31=$(sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 31")
+seed31=$(t_sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 31")
 [[ $seed31 =~ ^[0-9a-f]{64}$ ]] && [[ $show31 != *"$seed31"* ]] && [[ $out != *"$seed31"* ]]
 tap_ok $? "  the seed (32 bytes in PostgreSQL) is in no answer"
 ctl event show 31 >"$TMP/show31.txt"
@@ -93,7 +79,7 @@ tap_is "$(jget event.draw_window_s event.pow_bits <<<"$out")/$(ctlj event show 3
 [[ $(jget event.seed_sha256 <<<"$out") =~ ^[0-9a-f]{64}$ ]]
 tap_ok $? "  it has a seed's commitment too"
 
-before=$(sql "SELECT count(*) FROM events")
+before=$(t_sql "SELECT count(*) FROM events")
 bad() { # WANT_MESSAGE ARGS...: flashgatectl refuses, and so does the control plane itself
 	local want=$1 o
 	shift
@@ -114,19 +100,19 @@ bad "--pow-auto-max (3) must be at least --pow-bits (8)" --pow-bits 8 --pow-auto
 bad "--draw-window must be 0..1d" --draw-window 2d
 bad "is in the past: the seed's commitment must be published before the pre-queue opens" \
 	--draw-window 30s --queue-opens-at $((now - 60))
-tap_is "$(sql "SELECT count(*) FROM events")" "$before" "nothing was written by the refusals"
+tap_is "$(t_sql "SELECT count(*) FROM events")" "$before" "nothing was written by the refusals"
 
 # --- a finished draw, written as the draw writes it --------------------------------------------
 ctl event create 33 --name "drawn" --stock 3 --starts-at $S --ends-at $E --pay-window 15m \
 	--queue-opens-at $Q --draw-window 1m >/dev/null
-seed33=$(sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 33")
+seed33=$(t_sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 33")
 c33=$(jget event.seed_sha256 <<<"$(ctlj event show 33)")
 # users and reservations of the six entrants; the ranks from docs/fairness.md's verifier
 python3 - "$seed33" >"$TMP/draw33.sql" <<'PY'
 import sys
 sys.path.insert(0, "tests/lib")
-import fairdraw
-ns = fairdraw.load()
+import fgtest
+ns = fgtest.fairness()
 seed = bytes.fromhex(sys.argv[1])
 users = [5, 17, 42, 99, 1000, 23]
 order = ns["draw"](seed, 33, users)
@@ -142,7 +128,7 @@ print("-- order: %s" % " ".join(map(str, order)))
 PY
 tap_ok $? "the draw of six entrants computed with docs/fairness.md's Python"
 read -ra order < <(sed -n 's/^-- order: //p' "$TMP/draw33.sql")
-sql "$(cat "$TMP/draw33.sql")"
+t_sql "$(cat "$TMP/draw33.sql")"
 tap_ok $? "  its rows written: draw_entrants, the digest, orders for the first 3 (stock 3)"
 show=$(ctlj event show 33)
 tap_is "$(jget draw.state draw.entrants draw.seed <<<"$show")" \
@@ -155,7 +141,7 @@ out=$(ctl event verify-draw 32 2>&1)
 rc=$?
 [ "$rc" = 1 ] && [[ $out == *"has no draw"* ]]
 tap_ok $? "verify-draw refuses an event without a draw: $out"
-sql "UPDATE events SET draw_done_at = now() WHERE id = 33"
+t_sql "UPDATE events SET draw_done_at = now() WHERE id = 33"
 show=$(ctlj event show 33)
 tap_is "$(jget draw.state draw.decided draw.seed <<<"$show")" \
 	"done/6/$seed33" "after draw_done_at: done, 6 decided, the seed shown"
@@ -182,33 +168,33 @@ verify 0 "matches the commitment given" "  with the commitment published at crea
 	--commitment "$c33"
 verify 1 "not the commitment given" "a wrong commitment is caught" --commitment "$c31"
 r1=${order[0]} r2=${order[1]}
-sql "UPDATE draw_entrants SET rank = 100 WHERE event_id = 33 AND user_id = $r1;
+t_sql "UPDATE draw_entrants SET rank = 100 WHERE event_id = 33 AND user_id = $r1;
 	UPDATE draw_entrants SET rank = 1 WHERE event_id = 33 AND user_id = $r2;
 	UPDATE draw_entrants SET rank = 2 WHERE event_id = 33 AND user_id = $r1"
 verify 1 "rank 1 is user $r2 in draw_entrants, the draw gives user $r1" \
 	"two ranks swapped in draw_entrants are caught"
-sql "UPDATE draw_entrants SET rank = 100 WHERE event_id = 33 AND user_id = $r2;
+t_sql "UPDATE draw_entrants SET rank = 100 WHERE event_id = 33 AND user_id = $r2;
 	UPDATE draw_entrants SET rank = 1 WHERE event_id = 33 AND user_id = $r1;
 	UPDATE draw_entrants SET rank = 2 WHERE event_id = 33 AND user_id = $r2"
 verify 0 "the draw checks out" "  swapped back, it passes"
 loser=${order[4]}
-sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
+t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
 	VALUES (33, $loser, $((5000 + loser)), now())"
 verify 1 "user $loser (rank 5) has an order of reservation $((5000 + loser)), but only the first" \
 	"an order given to a loser (rank 5 of stock 3) is caught"
-sql "DELETE FROM orders WHERE event_id = 33 AND user_id = $loser"
-sql "UPDATE orders SET status = 'expired' WHERE event_id = 33 AND user_id = ${order[2]}"
+t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = $loser"
+t_sql "UPDATE orders SET status = 'expired' WHERE event_id = 33 AND user_id = ${order[2]}"
 verify 0 "the draw checks out" "  an expired order of a winner still counts as its order"
-sql "DELETE FROM orders WHERE event_id = 33 AND user_id = ${order[2]}"
+t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = ${order[2]}"
 verify 1 "user ${order[2]} (rank 3, one of the first 3) has no order" \
 	"a winner without an order is caught"
-sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
+t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
 	VALUES (33, ${order[2]}, $((5000 + order[2])), now())"
-sql "UPDATE draw_entrants SET user_id = 7 WHERE event_id = 33 AND user_id = ${order[5]}"
+t_sql "UPDATE draw_entrants SET user_id = 7 WHERE event_id = 33 AND user_id = ${order[5]}"
 verify 1 "the digest of the entrants' users is" "an entrant replaced after the draw is caught"
 
 # --- event pow: published, shown, refused ------------------------------------------------------
-"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --dp 1 \
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 1 \
 	--watch-limits 120000 >"$TMP/w1.out" 2>&1 &
 W1_PID=$!
 fg_wait_line "$TMP/w1.out" '^fair event=31 state=1 pow_bits=4 ' "$W1_PID" 20
@@ -228,7 +214,7 @@ out=$(ctl event pow 31 31 2>&1)
 rc=$?
 [ "$rc" = 2 ] && [[ $out == *"BITS must be 0..30"* ]]
 tap_ok $? "event pow 31 31 is refused: $out"
-tap_is "$(sql "SELECT pow_bits || '/' || pow_auto_max FROM events WHERE id = 31")" 5/6 \
+tap_is "$(t_sql "SELECT pow_bits || '/' || pow_auto_max FROM events WHERE id = 31")" 5/6 \
 	"  nothing changed in PostgreSQL"
 ctl event pow 31 9 --auto-max 0 >/dev/null
 fg_wait_line "$TMP/w1.out" '^fair event=31 state=1 pow_bits=9 ' "$W1_PID" 20
@@ -248,7 +234,7 @@ tap_ok $? "event pow on a closed event is refused: $out"
 wait_metric() {
 	local _
 	for _ in $(seq 40); do
-		[ "$(curl -s "http://127.0.0.1:${P[2]}/metrics" |
+		[ "$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics" |
 			grep -E "^flashgate_pow_bits\{event=\"$1\"\} ")" = "$2" ] && return 0
 		sleep 0.25
 	done
@@ -265,7 +251,7 @@ tap_ok $? "event 34 open with 2 bits, automatic up to 4"
 sleep 3
 tap_is "$(jget pow_bits_now <<<"$(ctlj event show 34)")" 2 "  no refusals: it stays at 2"
 # A second data plane whose counters report refusals over the forward budget for 4 s.
-"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --dp 2 \
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 2 \
 	--watch-limits 60000 --refuse-ms 4000 >"$TMP/w2.out" 2>&1 &
 W2_PID=$!
 fg_wait_line "$TMP/w2.out" '^fair event=34 state=0 pow_bits=4 ' "$W2_PID" 30
@@ -303,7 +289,7 @@ ctl event create 35 --name "real draw" --stock 5 --starts-at $((t0 + 8)) --ends-
 tap_ok $? "event 35: pre-queue in 2 s, start in 8 s, a 3 s draw window, 5 items; open"
 c35=$(ctlj event show 35 | jget event.seed_sha256)
 while [ "$(date +%s)" -lt $((t0 + 3)) ]; do sleep 0.2; done
-"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 35 \
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 35 \
 	--users 501-520 --dp 5 --batch 4 --timeout-ms 20000 >"$TMP/f35.out" 2>&1
 tap_ok $? "20 users reserve in the pre-queue, each answered: $(head -c 120 "$TMP/f35.out")"
 show=$(ctlj event show 35)
@@ -318,23 +304,23 @@ tap_is "$(jget draw.state draw.entrants draw.decided <<<"$show")" "done/20/20" \
 	"the draw runs at start + 3 s: done, 20 entrants, 20 decided"
 tap_is "$(sha256hex "$(jget draw.seed <<<"$show")")" "$c35" \
 	"  the seed is shown now, and its SHA-256 is the commitment shown from create"
-"$OW" -s "order_writer.push_endpoint=tcp://127.0.0.1:${P[0]}" -s order_writer.max_rate=0 \
+"$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$TMP/ow.log" 2>&1 &
 OW_PID=$!
 for _ in $(seq 80); do
-	[ "$(sql "SELECT count(*) FROM orders WHERE event_id = 35")" = 5 ] && break
+	[ "$(t_sql "SELECT count(*) FROM orders WHERE event_id = 35")" = 5 ] && break
 	sleep 0.25
 done
-tap_is "$(sql "SELECT count(*) FROM orders WHERE event_id = 35")" 5 \
+tap_is "$(t_sql "SELECT count(*) FROM orders WHERE event_id = 35")" 5 \
 	"the order writer wrote the 5 winners' orders"
 out=$(ctl event verify-draw 35 --commitment "$c35" 2>&1)
 rc=$?
 [ "$rc" = 0 ] && [[ $out == *"the draw checks out: 20 entrants"*"the first 5 by rank (stock 5)"* ]]
 tap_ok $? "verify-draw passes on the real draw: ${out%%$'\n'*}"
-read -r u1 u2 < <(sql "SELECT string_agg(user_id::text, ' ' ORDER BY rank) FROM draw_entrants
+read -r u1 u2 < <(t_sql "SELECT string_agg(user_id::text, ' ' ORDER BY rank) FROM draw_entrants
 	WHERE event_id = 35 AND rank IN (4, 9)")
-sql "UPDATE draw_entrants SET rank = 1000 WHERE event_id = 35 AND user_id = $u1;
+t_sql "UPDATE draw_entrants SET rank = 1000 WHERE event_id = 35 AND user_id = $u1;
 	UPDATE draw_entrants SET rank = 4 WHERE event_id = 35 AND user_id = $u2;
 	UPDATE draw_entrants SET rank = 9 WHERE event_id = 35 AND user_id = $u1"
 out=$(ctl event verify-draw 35 2>&1)

@@ -10,30 +10,15 @@
 # usage: test_forward_share.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 CP=$1 CTL=$2 FEED=$3
-# The TAP helpers and the control plane's start of the end-to-end tests (no data plane here).
-. "$(dirname "$0")/../e2e/harness.sh"
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the postgres user)"
-	exit 0
-fi
-E2E_TMP=$(mktemp -d /tmp/fg-fwd.XXXXXX)
-TMP=$E2E_TMP
-chmod o+x "$TMP"
-CP_PID= A_PID= B_PID=
-cleanup() {
-	for p in $A_PID $B_PID $CP_PID; do fg_stop_pid "$p" 10 || true; done
-	"$FG_ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	rm -rf "$TMP"
-	e2e_finish
-}
-trap cleanup EXIT
-
-e2e_services_up "$TMP/svc"
-mapfile -t P < <(fg_free_ports 2)
-PULL=tcp://127.0.0.1:${P[0]} PUB=tcp://127.0.0.1:${P[1]}
-start_cp() { e2e_cp_start "$CP" "$PULL" "$PUB" "$TMP/admin.sock"; }
-ctlj() { "$CTL" --socket "$TMP/admin.sock" --json "$@"; }
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin fwd
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL
+A_PID='' B_PID=''
+fwd_stop() { for p in $A_PID $B_PID; do fg_stop_pid "$p" 10 || true; done; }
+T_CLEANUP+=(fwd_stop)
 share() { # JSON: "data_planes rate burst" of forward_share, and the stored budget
 	python3 -c 'import json,sys
 d = json.loads(sys.stdin.read()); s = d["forward_share"]; l = d["limits"]
@@ -41,7 +26,7 @@ print("%d/%d %d %d/%d" % (l["forward_per_s"], l["forward_burst"], s["data_planes
                           s["rate"], s["burst"]))'
 }
 
-start_cp
+t_cp_up
 tap_ok $? "the control plane is ready"
 tap_is "$(ctlj limits set forward 20000/5000 | share)" "20000/5000 1 20000/5000" \
 	"limits set forward 20000/5000: stored, and the only data plane's share is all of it"
@@ -50,14 +35,14 @@ rc=$?
 [ "$rc" -ne 0 ] && [[ $out == *"a burst needs a rate"* ]]
 tap_ok $? "limits set forward 0/10 is refused with a clear message: $out"
 fg_stop_pid "$CP_PID" 10
-start_cp
+t_cp_up
 tap_ok $? "the control plane starts again"
 tap_is "$(ctlj limits show | share)" "20000/5000 1 20000/5000" \
 	"the burst is kept in PostgreSQL across the restart"
 
 # watch ID MS: a data plane that lives MS milliseconds, its LIMITS in $TMP/dpID.out.
 watch() {
-	"$FEED" --push "$PULL" --sub "$PUB" --dp "$1" --watch-limits "$2" >"$TMP/dp$1.out" 2>&1 &
+	"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp "$1" --watch-limits "$2" >"$TMP/dp$1.out" 2>&1 &
 }
 watch 1 60000
 A_PID=$!

@@ -19,38 +19,13 @@ set -uo pipefail
 
 CP=$1 OW=$2 DP=$3 CTL=$4 FEED=$5
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-n=0 failed=0
-ok() { # RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
-is() { [ "$1" = "$2" ]; ok $? "$3 (got $1, want $2)"; }
-has() { grep -q -- "$2" "$1"; ok $? "$3"; } # FILE TEXT DESCRIPTION
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin links
+t_services_up "$TMP/svc"
+T_CTL=$CTL T_ADMIN=$TMP/admin.sock
+has() { grep -q -- "$2" "$1"; tap_ok $? "$3"; } # FILE TEXT DESCRIPTION
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the postgres user)"
-	exit 0
-fi
-TMP=$(mktemp -d /tmp/fg-links.XXXXXX)
-chmod o+x "$TMP"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 2)
 PULL=tcp://127.0.0.1:${P[0]} PUB=tcp://127.0.0.1:${P[1]}
 K=$TMP/keys
@@ -58,22 +33,22 @@ mkdir -m 700 "$K"
 
 # ---- keys --------------------------------------------------------------------------------
 "$CTL" curve keygen cp --dir "$K" >"$TMP/kg.out" 2>&1
-ok $? "flashgatectl curve keygen makes the control plane's key pair"
-is "$(stat -c %a "$K/cp.key") $(stat -c %a "$K/cp.pub")" "600 644" \
+tap_ok $? "flashgatectl curve keygen makes the control plane's key pair"
+tap_is "$(stat -c %a "$K/cp.key") $(stat -c %a "$K/cp.pub")" "600 644" \
 	"the secret key file is mode 0600, the public one 0644"
-is "$(tr -d '\n' <"$K/cp.pub" | wc -c) $(tr -d '\n' <"$K/cp.key" | wc -c)" "40 40" \
+tap_is "$(tr -d '\n' <"$K/cp.pub" | wc -c) $(tr -d '\n' <"$K/cp.key" | wc -c)" "40 40" \
 	"each holds one key of 40 Z85 characters"
 "$CTL" curve keygen cp --dir "$K" >"$TMP/kg2.out" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "never overwritten" "$TMP/kg2.out"
-ok $? "a key pair is never overwritten (exit $rc: $(head -c 200 "$TMP/kg2.out"))"
+tap_ok $? "a key pair is never overwritten (exit $rc: $(head -c 200 "$TMP/kg2.out"))"
 : >"$TMP/clients"
 for c in dp1:dataplane ow1:order-writer dp2:dataplane stranger:dataplane; do
-	"$CTL" curve keygen "${c%%:*}" --dir "$K" --role "${c#*:}" >"$TMP/kg.out" || ok 1 "keygen $c"
+	"$CTL" curve keygen "${c%%:*}" --dir "$K" --role "${c#*:}" >"$TMP/kg.out" || tap_ok 1 "keygen $c"
 	# Not listed: the stranger, and dp2 until the rotation below.
 	case $c in dp1:* | ow1:*) tail -n 1 "$TMP/kg.out" >>"$TMP/clients" ;; esac
 done
-is "$(awk '{ print $1, $2 }' "$TMP/clients" | tr '\n' ,)" "dataplane dp1,order-writer ow1," \
+tap_is "$(awk '{ print $1, $2 }' "$TMP/clients" | tr '\n' ,)" "dataplane dp1,order-writer ow1," \
 	"--role prints the allow-list line"
 
 # ---- the control plane with CURVE ---------------------------------------------------------
@@ -94,23 +69,21 @@ cp_conf() {
 cp_conf "$TMP/cp.conf" "curve_secret_key_file = $K/cp.key" "curve_clients_file = $TMP/clients"
 "$CP" -c "$TMP/cp.conf" >"$TMP/cp.log" 2>&1 &
 CP_PID=$!
-PIDS+=("$CP_PID")
+T_PIDS+=("$CP_PID")
 fg_wait_line "$TMP/cp.log" 'ready:' "$CP_PID" 30
-ok $? "the control plane starts with CURVE on both sockets"
+tap_ok $? "the control plane starts with CURVE on both sockets"
 has "$TMP/cp.log" "links: CURVE on both sockets" "and says so in its log"
 
-ctl() { "$CTL" --socket "$TMP/admin.sock" "$@"; }
 ctl event create 5 --name "links" --stock 1000 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null && ctl event preheat 5 \
 	>/dev/null && ctl event open 5 >/dev/null
-ok $? "event 5 created, preheated and opened"
+tap_ok $? "event 5 created, preheated and opened"
 
 # link FIELD: a counter of "flashgatectl stats" links section.
 link() {
 	ctl --json stats >"$TMP/stats.json" 2>/dev/null
 	fg_json "$TMP/stats.json" "links.$1"
 }
-R="redis-cli -s $FG_REDIS_SOCK"
 # Each feed has a dp id of its own (from its first user): one live data plane per dp id, and a
 # feed that just ended still holds its id for [controlplane] dp_timeout.
 feed() { # NAME USERS [fg_feed options...]: prints its line; the feed's exit status ignored
@@ -126,36 +99,36 @@ field() { grep -o "$1=[0-9]*" <<<"$2" | cut -d= -f2; } # FIELD LINE
 refused0=$(link clients_refused)
 out=$(feed stranger 1-20 --snapshot --timeout-ms 3000)
 echo "# stranger: $out"
-is "$(field msgs "$out") $(field keys "$out")" "0 0" \
+tap_is "$(field msgs "$out") $(field keys "$out")" "0 0" \
 	"a client with an unknown key receives nothing: no message, no KEYS"
-is "$(field missing "$out")" 20 "none of its 20 reservations is answered"
-is "$(link reservations_in) $($R hlen 'fg:{5}:result')" "0 0" \
+tap_is "$(field missing "$out")" 20 "none of its 20 reservations is answered"
+tap_is "$(link reservations_in) $(t_redis hlen 'fg:{5}:result')" "0 0" \
 	"none reached the decider: 0 received, no result in Redis"
 [ "$(link clients_refused)" -gt "$refused0" ]
-ok $? "its handshakes are refused and counted (clients_refused $(link clients_refused))"
+tap_ok $? "its handshakes are refused and counted (clients_refused $(link clients_refused))"
 has "$TMP/cp.log" "its key is not in curve_clients_file" "and logged"
 
 # ---- a listed data plane ----------------------------------------------------------------
 out=$(feed dp1 1-20 --snapshot --timeout-ms 20000)
 echo "# dp1: $out"
-is "$(field reserved "$out")" 20 "a listed data plane's 20 reservations are decided"
+tap_is "$(field reserved "$out")" 20 "a listed data plane's 20 reservations are decided"
 [ "$(field keys "$out")" -ge 1 ]
-ok $? "and it receives the keys (KEYS messages: $(field keys "$out"))"
+tap_ok $? "and it receives the keys (KEYS messages: $(field keys "$out"))"
 has "$TMP/cp.log" "links: dataplane:dp1 connected" "its role and name are logged"
 
 # ---- roles ------------------------------------------------------------------------------
 wrong0=$(link wrong_role) results0=$(link results_out)
 out=$(feed dp1 101-110 --send result --timeout-ms 3000)
 echo "# dp1 sends RESULT: $out"
-is "$(link wrong_role)" $((wrong0 + 1)) "a data plane's key cannot send RESULT: dropped, counted"
-is "$(link results_out)" "$results0" "and nothing of it is relayed to the data planes"
-is "$(field ordered "$out")" 0 "(the data plane sees no ORDERED come back)"
+tap_is "$(link wrong_role)" $((wrong0 + 1)) "a data plane's key cannot send RESULT: dropped, counted"
+tap_is "$(link results_out)" "$results0" "and nothing of it is relayed to the data planes"
+tap_is "$(field ordered "$out")" 0 "(the data plane sees no ORDERED come back)"
 has "$TMP/cp.log" "dropped a result message from dataplane:dp1" "and it is logged"
 out=$(feed ow1 111-120 --send result --timeout-ms 3000)
 echo "# ow1 sends RESULT: $out"
-is "$(link results_out)" $((results0 + 10)) "an order writer's key sends RESULT: 10 relayed"
-is "$(link wrong_role)" $((wrong0 + 1)) "nothing of it dropped"
-is "$(field msgs "$out")" 0 "an order writer's key may not subscribe: it receives nothing"
+tap_is "$(link results_out)" $((results0 + 10)) "an order writer's key sends RESULT: 10 relayed"
+tap_is "$(link wrong_role)" $((wrong0 + 1)) "nothing of it dropped"
+tap_is "$(field msgs "$out")" 0 "an order writer's key may not subscribe: it receives nothing"
 
 # ---- message size -----------------------------------------------------------------------
 disc0=$(link disconnected)
@@ -164,16 +137,16 @@ big=$!
 for _ in $(seq 70); do [ "$(link disconnected)" -gt "$disc0" ] && break; sleep 0.1; done
 disc1=$(link disconnected)
 kill -0 "$big" 2>/dev/null
-ok $? "(the feed still runs: it did not end its connection itself)"
+tap_ok $? "(the feed still runs: it did not end its connection itself)"
 [ "$disc1" -gt "$disc0" ]
-ok $? "a message over ZMQ_MAXMSGSIZE is dropped with its connection, counted (disconnected \
+tap_ok $? "a message over ZMQ_MAXMSGSIZE is dropped with its connection, counted (disconnected \
 $disc0 -> $disc1)"
 wait "$big"
 echo "# dp1 oversized: $(cat "$TMP/big.out")"
-is "$(grep -o '"decode_error_[a-z_]*"' "$TMP/stats.json")" "" \
+tap_is "$(grep -o '"decode_error_[a-z_]*"' "$TMP/stats.json")" "" \
 	"it never reached the decoder (no decode_error_* counted)"
 out=$(feed dp1 301-310 --timeout-ms 20000)
-is "$(field reserved "$out")" 10 "the control plane decides on afterwards"
+tap_is "$(field reserved "$out")" 10 "the control plane decides on afterwards"
 
 # ---- rotation: the allow-list read again --------------------------------------------------
 reloads0=$(link clients_file_reloads)
@@ -184,19 +157,19 @@ sleep 1.1 # a new modification time, whatever the file system's granularity
 } >"$TMP/clients.new" && mv "$TMP/clients.new" "$TMP/clients"
 for _ in $(seq 50); do [ "$(link clients_file_reloads)" -gt "$reloads0" ] && break; sleep 0.1; done
 [ "$(link clients_file_reloads)" -gt "$reloads0" ]
-ok $? "a changed allow-list is read again without a restart"
+tap_ok $? "a changed allow-list is read again without a restart"
 out=$(feed dp2 401-410 --timeout-ms 20000)
-is "$(field reserved "$out")" 10 "a key added to it is let in"
+tap_is "$(field reserved "$out")" 10 "a key added to it is let in"
 sleep 1.1
 grep -v " dp1 " "$TMP/clients" >"$TMP/clients.new" && mv "$TMP/clients.new" "$TMP/clients"
 for _ in $(seq 50); do [ "$(link clients_file_reloads)" -gt $((reloads0 + 1)) ] && break; sleep 0.1; done
 out=$(feed dp1 501-510 --snapshot --timeout-ms 3000)
-is "$(field missing "$out") $(field keys "$out")" "10 0" "a key removed from it is let in no more"
+tap_is "$(field missing "$out") $(field keys "$out")" "10 0" "a key removed from it is let in no more"
 echo "not a key" >>"$TMP/clients"
 for _ in $(seq 50); do [ "$(link clients_file_errors)" -gt 0 ] && break; sleep 0.1; done
-is "$(link clients_file_errors)" 1 "a broken allow-list is refused (the previous one stays)"
+tap_is "$(link clients_file_errors)" 1 "a broken allow-list is refused (the previous one stays)"
 out=$(feed dp2 601-610 --timeout-ms 20000)
-is "$(field reserved "$out")" 10 "and the keys of the previous one still get in"
+tap_is "$(field reserved "$out")" 10 "and the keys of the previous one still get in"
 grep -v "not a key" "$TMP/clients" >"$TMP/clients.new" && mv "$TMP/clients.new" "$TMP/clients"
 
 # ---- a client whose key is refused says so ------------------------------------------------
@@ -204,15 +177,15 @@ grep -v "not a key" "$TMP/clients" >"$TMP/clients.new" && mv "$TMP/clients.new" 
 	-s "order_writer.curve_server_key_file=$K/cp.pub" -s "redis.socket=$FG_REDIS_SOCK" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow-stranger.log" 2>&1 &
 OW_PID=$!
-PIDS+=("$OW_PID")
+T_PIDS+=("$OW_PID")
 fg_wait_line "$TMP/ow-stranger.log" "refused the CURVE handshake: is this order writer's public \
 key in its curve_clients_file" "$OW_PID" 20
-ok $? "an order writer whose key is not listed logs that the control plane refused it"
+tap_ok $? "an order writer whose key is not listed logs that the control plane refused it"
 fg_stop_pid "$OW_PID" 20
 
 fg_stop_pid "$CP_PID" 20
-is "$FG_STOP_RC" 0 "the control plane exits with status 0 on SIGTERM"
-PIDS=()
+tap_is "$FG_STOP_RC" 0 "the control plane exits with status 0 on SIGTERM"
+T_PIDS=() CP_PID=
 
 # ---- refusals at start --------------------------------------------------------------------
 cp "$K/cp.key" "$TMP/cp-open.key"
@@ -222,7 +195,7 @@ cp_conf "$TMP/cp2.conf" "curve_secret_key_file = $TMP/cp-open.key" \
 timeout 30 "$CP" -c "$TMP/cp2.conf" >"$TMP/cp2.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "mode 0644.*chmod 600" "$TMP/cp2.log"
-ok $? "a secret key file of mode 0644 is refused by the control plane (exit $rc: \
+tap_ok $? "a secret key file of mode 0644 is refused by the control plane (exit $rc: \
 $(tail -c 300 "$TMP/cp2.log"))"
 cp "$K/ow1.key" "$TMP/ow-open.key"
 chmod 640 "$TMP/ow-open.key"
@@ -232,14 +205,14 @@ timeout 30 "$OW" -s "order_writer.push_endpoint=$PULL" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "mode 0640.*chmod 600" "$TMP/ow.log"
-ok $? "and by an order writer (exit $rc: $(tail -c 200 "$TMP/ow.log"))"
+tap_ok $? "and by an order writer (exit $rc: $(tail -c 200 "$TMP/ow.log"))"
 
 cp_conf "$TMP/cp3.conf"
 timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.curve_secret_key_file=$K/cp.key" \
 	>"$TMP/cp4.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "curve_secret_key_file and curve_clients_file go together" "$TMP/cp4.log"
-ok $? "a control plane with its key but no allow-list refuses to start (exit $rc)"
+tap_ok $? "a control plane with its key but no allow-list refuses to start (exit $rc)"
 # Without key files the local key directory's keys are used (tests/integration/
 # test_links_local.sh); one that cannot be used stops every program, naming the opt-out.
 mkdir -m 755 "$TMP/open"
@@ -248,38 +221,37 @@ timeout 30 "$CP" -c "$TMP/cp3.conf" -s "controlplane.pull_endpoint=tcp://0.0.0.0
 rc=$?
 [ $rc -ne 0 ] && grep -q "\[controlplane\] the local link keys in $TMP/open: .*chmod 700.*\
 curve_secret_key_file.*insecure_plaintext_links = yes" "$TMP/cp3.log" && ! grep -q "ready:" "$TMP/cp3.log"
-ok $? "a control plane without key files and a key directory it cannot use refuses to start, \
+tap_ok $? "a control plane without key files and a key directory it cannot use refuses to start, \
 saying how to give keys and naming the opt-out (exit $rc: $(tail -c 400 "$TMP/cp3.log"))"
 timeout 30 "$OW" -s "order_writer.push_endpoint=tcp://198.18.0.1:${P[0]}" \
 	-s "order_writer.curve_key_dir=$TMP/open" \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow2.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "\[order_writer\] the local link keys.*insecure_plaintext_links" "$TMP/ow2.log"
-ok $? "so does an order writer (exit $rc)"
+tap_ok $? "so does an order writer (exit $rc)"
 timeout 30 "$DP" -- -s "bridge.sub_endpoint=tcp://198.18.0.1:${P[1]}" \
 	-s "bridge.curve_key_dir=$TMP/open" >"$TMP/dp.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "\[bridge\] the local link keys.*insecure_plaintext_links" "$TMP/dp.log" &&
 	! grep -qi "EAL" "$TMP/dp.log"
-ok $? "and a data plane, before DPDK starts (exit $rc: $(tail -c 300 "$TMP/dp.log"))"
+tap_ok $? "and a data plane, before DPDK starts (exit $rc: $(tail -c 300 "$TMP/dp.log"))"
 timeout 30 "$DP" -- -s "dataplane.syncookie_secret=00112233445566778899aabbccddeeff" \
 	>"$TMP/dp2.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "syncookie_secret is refused.*-c" "$TMP/dp2.log" &&
 	! grep -q 00112233 "$TMP/dp2.log"
-ok $? "a data plane refuses a secret given with -s, saying where it goes (exit $rc)"
+tap_ok $? "a data plane refuses a secret given with -s, saying where it goes (exit $rc)"
 
 "$OW" -s "order_writer.push_endpoint=tcp://198.18.0.1:${P[0]}" \
 	-s order_writer.insecure_plaintext_links=yes -s "redis.socket=$FG_REDIS_SOCK" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow3.log" 2>&1 &
 OW_PID=$!
-PIDS+=("$OW_PID")
+T_PIDS+=("$OW_PID")
 fg_wait_line "$TMP/ow3.log" 'consumer .* of group' "$OW_PID" 30
-ok $? "with insecure_plaintext_links = yes an order writer starts on a plaintext link off \
+tap_ok $? "with insecure_plaintext_links = yes an order writer starts on a plaintext link off \
 the host"
 has "$TMP/ow3.log" "warn: \[order_writer\] insecure_plaintext_links = yes: .*PLAINTEXT" \
 	"and logs a warning that names it"
 fg_stop_pid "$OW_PID" 20
-PIDS=()
-echo "1..$n"
-[ "$failed" -eq 0 ]
+T_PIDS=() CP_PID=
+tap_done

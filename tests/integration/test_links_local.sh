@@ -17,37 +17,16 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-n=0 failed=0
-ok() { # RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
-is() { [ "$1" = "$2" ]; ok $? "$3 (got $1, want $2)"; }
-
-if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
-	echo "1..0 # SKIP needs root, the user nobody and setpriv"
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_need_root
+if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
+	echo "1..0 # SKIP needs the user nobody and setpriv"
 	exit 0
 fi
-TMP=$(mktemp -d /tmp/fg-links-local.XXXXXX)
+t_begin links-local
 chmod 755 "$TMP"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
+t_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 2)
 PULL=tcp://127.0.0.1:${P[0]} PUB=tcp://127.0.0.1:${P[1]}
 # The daemons' state directory, as systemd's StateDirectory= gives it.
@@ -67,10 +46,10 @@ cp_start() {
 		-s controlplane.metrics_port=0 -s "redis.socket=$FG_REDIS_SOCK" \
 		-s "postgres.conninfo=$FG_PG_CONNINFO" "$@" >"$log" 2>&1 &
 	CP_PID=$!
-	PIDS+=("$CP_PID")
+	T_PIDS+=("$CP_PID")
 	fg_wait_line "$log" 'ready:' "$CP_PID" 30
 }
-ctl() { "$CTL" --socket "$TMP/admin.sock" "$@"; }
+T_CTL=$CTL T_ADMIN=$TMP/admin.sock
 link() { # FIELD: a counter of the links section of "flashgatectl stats"
 	ctl --json stats >"$TMP/stats.json" 2>/dev/null
 	fg_json "$TMP/stats.json" "links.$1"
@@ -89,59 +68,59 @@ stranger() {
 
 # ---- the default: local keys -------------------------------------------------------------
 cp_start "$TMP/cp.log"
-ok $? "the control plane starts with the shipped flashgate.conf and no key files"
+tap_ok $? "the control plane starts with the shipped flashgate.conf and no key files"
 grep -q "links: CURVE on both sockets, the clients of $KD/clients" "$TMP/cp.log"
-ok $? "its links are CURVE, the allow-list that of its state directory"
-is "$(stat -c '%a %U' "$KD")" "700 root" "the key directory is made at first start, mode 0700"
-is "$(stat -c %a "$KD/controlplane.key" "$KD/dataplane.key" "$KD/order-writer.key" | tr '\n' ' ')" \
+tap_ok $? "its links are CURVE, the allow-list that of its state directory"
+tap_is "$(stat -c '%a %U' "$KD")" "700 root" "the key directory is made at first start, mode 0700"
+tap_is "$(stat -c %a "$KD/controlplane.key" "$KD/dataplane.key" "$KD/order-writer.key" | tr '\n' ' ')" \
 	"600 600 600 " "a key pair per role, the secret halves mode 0600"
 setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$KD/dataplane.key" >/dev/null 2>&1
-ok $((!$?)) "nobody cannot read the keys"
+tap_ok $((!$?)) "nobody cannot read the keys"
 
 ctl event create 5 --name "local" --stock 1000 --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m >/dev/null && ctl event preheat 5 \
 	>/dev/null && ctl event open 5 >/dev/null
-ok $? "event 5 created, preheated and opened"
+tap_ok $? "event 5 created, preheated and opened"
 
 out=$(stranger 1-20 --plaintext --timeout-ms 3000)
 echo "# nobody, plain ZeroMQ: $out"
-is "$(field msgs "$out") $(field keys "$out")" "0 0" \
+tap_is "$(field msgs "$out") $(field keys "$out")" "0 0" \
 	"nobody subscribing with plain ZeroMQ receives nothing: no message, no KEYS"
-is "$(field missing "$out")" 20 "none of its 20 reservations is answered"
+tap_is "$(field missing "$out")" 20 "none of its 20 reservations is answered"
 
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$CTL" curve keygen own \
 	--dir "$TMP/nobody" >/dev/null 2>&1 && install -m 644 "$KD/controlplane.pub" "$TMP/nobody/cp.pub"
-ok $? "nobody makes a CURVE key of its own (and knows the control plane's public key)"
+tap_ok $? "nobody makes a CURVE key of its own (and knows the control plane's public key)"
 out=$(stranger 21-40 --secret-key "$TMP/nobody/own.key" --server-key "$TMP/nobody/cp.pub" \
 	--timeout-ms 3000)
 echo "# nobody, own CURVE key: $out"
-is "$(field msgs "$out") $(field keys "$out") $(field missing "$out")" "0 0 20" \
+tap_is "$(field msgs "$out") $(field keys "$out") $(field missing "$out")" "0 0 20" \
 	"with a key of its own: nothing received, none of its reservations answered"
-is "$(link reservations_in) $($R hlen 'fg:{5}:result')" "0 0" \
+tap_is "$(link reservations_in) $($R hlen 'fg:{5}:result')" "0 0" \
 	"nothing of nobody's reached the decider: 0 received, no result in Redis"
 
 out=$("$FEED" --push "$PULL" --sub "$PUB" --event 5 --users 101-110 --dp 101 --batch 10 \
 	--snapshot --timeout-ms 20000 2>&1)
 echo "# the local data plane's key: $out"
-is "$(field reserved "$out")" 10 "the local data plane's key: its 10 reservations decided"
+tap_is "$(field reserved "$out")" 10 "the local data plane's key: its 10 reservations decided"
 [ "$(field keys "$out")" -ge 1 ]
-ok $? "and it receives the keys (KEYS messages: $(field keys "$out"))"
+tap_ok $? "and it receives the keys (KEYS messages: $(field keys "$out"))"
 grep -q "links: dataplane:local connected" "$TMP/cp.log"
-ok $? "its role and name are logged (dataplane:local)"
+tap_ok $? "its role and name are logged (dataplane:local)"
 fg_stop_pid "$CP_PID" 20
-PIDS=()
+T_PIDS=()
 
 # ---- what the check sees when the links are plaintext --------------------------------------
 cp_start "$TMP/cp-open.log" -s controlplane.insecure_plaintext_links=yes
 grep -q "insecure_plaintext_links = yes: the ZeroMQ link $PUB is PLAINTEXT.*any user of this host" \
 	"$TMP/cp-open.log"
-ok $? "insecure_plaintext_links = yes starts plaintext, with a warning that names it"
+tap_ok $? "insecure_plaintext_links = yes starts plaintext, with a warning that names it"
 out=$(stranger 201-210 --plaintext --timeout-ms 10000)
 echo "# nobody, plaintext links: $out"
 [ "$(field keys "$out")" -ge 1 ] && [ "$(field reserved "$out")" -eq 10 ]
-ok $? "there the same stranger reads the keys and gets its reservations decided"
+tap_ok $? "there the same stranger reads the keys and gets its reservations decided"
 fg_stop_pid "$CP_PID" 20
-PIDS=()
+T_PIDS=()
 
 # ---- a key directory others may enter ----------------------------------------------------
 mkdir -m 755 "$TMP/open"
@@ -152,7 +131,6 @@ timeout 30 "$CP" -c "$ROOT/flashgate.conf" -s "controlplane.pull_endpoint=$PULL"
 rc=$?
 [ $rc -ne 0 ] && grep -q "chmod 700.*insecure_plaintext_links = yes" "$TMP/cp-refused.log" &&
 	! grep -q "ready:" "$TMP/cp-refused.log"
-ok $? "a key directory others may enter is refused, naming the opt-out (exit $rc: \
+tap_ok $? "a key directory others may enter is refused, naming the opt-out (exit $rc: \
 $(tail -c 300 "$TMP/cp-refused.log"))"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

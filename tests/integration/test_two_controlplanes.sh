@@ -10,61 +10,31 @@ set -uo pipefail
 
 CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
 STOCK=500
-n=0 failed=0
-ok() { # RC DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
-is() { [ "$1" = "$2" ]; ok $? "$3 (got $1, want $2)"; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root (PostgreSQL runs as the postgres user)"
-	exit 0
-fi
-TMP=$(mktemp -d /tmp/fg-two-cp.XXXXXX)
-chmod o+x "$TMP"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$p" 2>/dev/null
-	done
-	"$ROOT/scripts/services" down "$TMP/svc" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fg_test_services_up "$TMP/svc"
+t_begin twocp
+t_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 4)
 
-start_cp() { # N PULL PUB
-	"$CP" -s "controlplane.id=$((100 + $1))" -s "controlplane.pull_endpoint=tcp://127.0.0.1:$2" \
-		-s "controlplane.pub_endpoint=tcp://127.0.0.1:$3" \
-		-s "controlplane.admin_socket=$TMP/admin$1.sock" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
-		>"$TMP/cp$1.log" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 100); do grep -q 'ready:' "$TMP/cp$1.log" && return 0; sleep 0.1; done
-	sed 's/^/# /' "$TMP/cp$1.log"
-	return 1
+start_cp() { # N PULL_PORT PUB_PORT
+	t_cp_start "$CP" "$TMP/cp$1.log" "$TMP/admin$1.sock" "tcp://127.0.0.1:$2" \
+		"tcp://127.0.0.1:$3" -s "controlplane.id=$((100 + $1))"
+	local rc=$?
+	T_PIDS+=("$CP_PID")
+	CP_PID=
+	return $rc
 }
 start_cp 1 "${P[0]}" "${P[1]}"
-ok $? "control plane 1 is ready"
+tap_ok $? "control plane 1 is ready"
 start_cp 2 "${P[2]}" "${P[3]}"
-ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
+tap_ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
 
-ctl() { "$CTL" --socket "$TMP/admin1.sock" "$@" >/dev/null; }
+T_CTL=$CTL T_ADMIN=$TMP/admin1.sock T_CTL_OUT=quiet
 ctl event create 5 --name "two deciders" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
 	--ends-at 2036-01-01T00:00:00Z --pay-window 15m &&
 	ctl event preheat 5 && ctl event open 5
-ok $? "event 5 created, preheated and opened with $STOCK items"
+tap_ok $? "event 5 created, preheated and opened with $STOCK items"
 
 # Four feeds, two per control plane; users 1-400 and 201-600 overlap in 201-400.
 feed() { # N CP_PULL CP_PUB USERS
@@ -82,7 +52,7 @@ f4=$!
 rcs=0
 for f in $f1 $f2 $f3 $f4; do wait "$f" || rcs=$((rcs + 1)); done
 for i in 11 12 13 14; do echo "# feed $i: $(cat "$TMP/feed$i.out")"; done
-is "$rcs" 0 "every reservation of the four feeds got a verdict"
+tap_is "$rcs" 0 "every reservation of the four feeds got a verdict"
 
 sum() { # FIELD
 	local t=0 v
@@ -92,22 +62,20 @@ sum() { # FIELD
 	done
 	echo $t
 }
-R="redis-cli -s $FG_REDIS_SOCK"
-is "$(sum reserved)" $STOCK "exactly $STOCK reservations won over 1,600 tries of 600 users"
-is "$(($(sum reserved) + $(sum duplicate) + $(sum sold_out)))" 1600 "every try was decided"
-is "$(sum retry)" 0 "no try was answered retry"
-is "$($R get 'fg:{5}:stock')" 0 "Redis stock is 0, never negative"
+tap_is "$(sum reserved)" $STOCK "exactly $STOCK reservations won over 1,600 tries of 600 users"
+tap_is "$(($(sum reserved) + $(sum duplicate) + $(sum sold_out)))" 1600 "every try was decided"
+tap_is "$(sum retry)" 0 "no try was answered retry"
+tap_is "$(t_redis get 'fg:{5}:stock')" 0 "Redis stock is 0, never negative"
 # Buyers are the fields of the result hash; an outbox entry holds a batch's reservations,
 # u r t repeated: the value after each "u" is one reservation's user.
-is "$($R hlen 'fg:{5}:result')" $STOCK "$STOCK distinct buyers"
-outbox_users() { $R xrange 'fg:{5}:outbox' - + | awk 'prev == "u" { print } { prev = $0 }'; }
-is "$(outbox_users | wc -l)" $STOCK "one reservation in the outbox per buyer"
-is "$(outbox_users | sort | uniq -d | wc -l)" 0 "no user appears twice in the outbox"
+tap_is "$(t_redis hlen 'fg:{5}:result')" $STOCK "$STOCK distinct buyers"
+outbox_users() { t_redis xrange 'fg:{5}:outbox' - + | awk 'prev == "u" { print } { prev = $0 }'; }
+tap_is "$(outbox_users | wc -l)" $STOCK "one reservation in the outbox per buyer"
+tap_is "$(outbox_users | sort | uniq -d | wc -l)" 0 "no user appears twice in the outbox"
 for i in 1 2; do
-	kill "${PIDS[$((i - 1))]}"
-	wait "${PIDS[$((i - 1))]}"
-	is $? 0 "control plane $i exits with status 0 on SIGTERM"
+	kill "${T_PIDS[$((i - 1))]}"
+	wait "${T_PIDS[$((i - 1))]}"
+	tap_is $? 0 "control plane $i exits with status 0 on SIGTERM"
 done
-PIDS=()
-echo "1..$n"
-[ "$failed" -eq 0 ]
+T_PIDS=()
+tap_done

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # docs/fairness.md's Python verifier is the draw of common/draw.h: run from the page itself
-# (tests/lib/fairdraw.py), it gives the commitment, digest, rank key and order that the C code
+# (tests/lib/fgtest.py fairness()), it gives the commitment, digest, rank key and order that the C code
 # gives for the vectors of tests/unit/test_draw.c (read from that file, so both stay one set),
 # and its verify() accepts that draw and refuses a tampered one.
 #
@@ -13,15 +13,14 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-import fairdraw  # noqa: E402
-import tap  # noqa: E402
+import fgtest  # noqa: E402
 
 src = open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "test_draw.c")).read()
 
 
 def c_vector(pattern, what):
     m = re.search(pattern, src, re.S)
-    tap.ok(m is not None, "test_draw.c has the %s" % what)
+    fgtest.ok(m is not None, "test_draw.c has the %s" % what)
     return m.group(1) if m else ""
 
 
@@ -38,34 +37,34 @@ def c_list(text):
 
 
 try:
-    ns = fairdraw.load()
-    tap.ok(True, "docs/fairness.md has a Python block that runs")
+    ns = fgtest.fairness()
+    fgtest.ok(True, "docs/fairness.md has a Python block that runs")
 except Exception as e:  # noqa: BLE001
-    tap.ok(False, "docs/fairness.md has a Python block that runs", repr(e))
-    tap.done()
+    fgtest.ok(False, "docs/fairness.md has a Python block that runs", repr(e))
+    fgtest.done()
 
 seed = bytes(range(32))
 users = c_list(users_c)
 want = c_list(want_c)
 digest = ns["entrants_digest"](7, users)
-tap.ok(ns["commitment"](seed).hex() == want_commitment, "commitment = SHA-256(seed), as in C")
-tap.ok(digest.hex() == want_digest, "entrants' digest as in C: " + digest.hex())
-tap.ok(ns["rank_key"](seed, 7, digest, 42) == want_key, "rank key of user 42 as in C")
+fgtest.ok(ns["commitment"](seed).hex() == want_commitment, "commitment = SHA-256(seed), as in C")
+fgtest.ok(digest.hex() == want_digest, "entrants' digest as in C: " + digest.hex())
+fgtest.ok(ns["rank_key"](seed, 7, digest, 42) == want_key, "rank key of user 42 as in C")
 order = ns["draw"](seed, 7, users)
-tap.ok(order == want and len(want) == 5, "rank order as in C: %s" % order)
-tap.ok(ns["draw"](seed, 7, list(reversed(users))) == order,
+fgtest.ok(order == want and len(want) == 5, "rank order as in C: %s" % order)
+fgtest.ok(ns["draw"](seed, 7, list(reversed(users))) == order,
     "the order does not depend on the order the entrants are given in")
-tap.ok(ns["entrants_digest"](8, users) != digest, "another event gives another digest")
+fgtest.ok(ns["entrants_digest"](8, users) != digest, "another event gives another digest")
 msg = ns["verify"](seed.hex(), want_commitment, 7, want_digest, order, 2, order[:2])
-tap.ok(msg.startswith("ok: 5 entrants"), "verify() accepts the draw: " + msg)
+fgtest.ok(msg.startswith("ok: 5 entrants"), "verify() accepts the draw: " + msg)
 
 
 def refused(args, what):
     try:
         ns["verify"](*args)
-        tap.ok(False, "verify() refuses " + what)
+        fgtest.ok(False, "verify() refuses " + what)
     except AssertionError as e:
-        tap.ok(True, "verify() refuses %s: %s" % (what, e))
+        fgtest.ok(True, "verify() refuses %s: %s" % (what, e))
 
 
 swapped = [order[1], order[0]] + order[2:]
@@ -75,4 +74,4 @@ refused((seed.hex(), want_commitment, 7, want_digest, order, 2, [order[0], order
 refused((bytes(32).hex(), want_commitment, 7, want_digest, order, 2, order[:2]), "another seed")
 refused((seed.hex(), want_commitment, 7, want_digest, order[:4], 2, order[:2]),
     "an entrant left out")
-tap.done()
+fgtest.done()

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import tap  # noqa: E402 (tests/lib/tap.py)
+import fgtest  # noqa: E402 (tests/lib/fgtest.py)
 
 CONF, DP, CP, OW = sys.argv[1:5]
 
@@ -26,7 +26,7 @@ CONF, DP, CP, OW = sys.argv[1:5]
 def help_config(argv):
     """{section: {key: (describe, default or None when required)}} from --help-config."""
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    tap.ok(p.returncode == 0 and "[" in p.stdout, "%s prints its keys" % " ".join(argv[-2:]),
+    fgtest.ok(p.returncode == 0 and "[" in p.stdout, "%s prints its keys" % " ".join(argv[-2:]),
         p.stderr[-2000:])
     out = {}
     sec = None
@@ -123,7 +123,7 @@ for prog, secs in programs.items():
             where = "%s: [%s] %s" % (prog, sec, key)
             got = conf.get(sec, {}).get(key)
             if not got:
-                tap.ok(False, where + " is in flashgate.conf", "missing under [%s]" % sec)
+                fgtest.ok(False, where + " is in flashgate.conf", "missing under [%s]" % sec)
                 continue
             value, commented, comment = got[0]
             if default is not None:
@@ -133,20 +133,20 @@ for prog, secs in programs.items():
                 # says "Default: none".
                 ok = value == default or ("Default: " + default) in comment and \
                     (not commented or default == "none")
-                tap.ok(ok, where + " shows the default " + repr(default),
+                fgtest.ok(ok, where + " shows the default " + repr(default),
                     "flashgate.conf has %r%s" % (value, " (commented out)" if commented else ""))
             else:
-                tap.ok(all(not c for _, c, _ in got), where + " (required) is set in every [%s]"
+                fgtest.ok(all(not c for _, c, _ in got), where + " (required) is set in every [%s]"
                     % sec.replace(".ID", ".N"))
             r = range_text(describe)
             if r is not None:
                 flat = re.sub(r"\s*\n#\s*", " ", comment)
-                tap.ok(r in flat, "%s: its comment states the range %s" % (where, r),
+                fgtest.ok(r in flat, "%s: its comment states the range %s" % (where, r),
                     "--help-config: <%s>; the comment above it:\n%s" % (describe, comment))
 
 for sec, keys in conf.items():
     for key in keys:
-        tap.ok((sec, key) in known, "flashgate.conf: [%s] %s is a key a program knows" % (sec, key))
-tap.ok(tap.count() > 60, "the programs know %d keys" % len(known))
+        fgtest.ok((sec, key) in known, "flashgate.conf: [%s] %s is a key a program knows" % (sec, key))
+fgtest.ok(fgtest.count() > 60, "the programs know %d keys" % len(known))
 
-tap.done()
+fgtest.done()

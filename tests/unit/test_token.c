@@ -248,12 +248,14 @@ test_hmac(void)
 	test_hmac_with("openssl");
 	int rc = hmac_sha256_set_engine("sha-ni");
 
-	if (rc == 0)
+	if (rc == 0) {
 		test_hmac_with("sha-ni");
-	else
+	} else {
 		tap_ok(rc == -ENOTSUP && strcmp(dflt, "openssl") == 0,
 			"hmac engine: sha-ni refused (-ENOTSUP) only where it was not chosen at "
 			"start");
+		tap_skip("this CPU has not got SHA-NI", "HMAC-SHA256 [sha-ni]: every vector");
+	}
 	check_eq(hmac_sha256_set_engine("md5"), -EINVAL, "hmac engine: an unknown name is refused");
 	check_eq(hmac_sha256_set_engine(NULL), -EINVAL, "hmac engine: NULL is refused");
 	tap_ok(strcmp(hmac_sha256_engine(), rc == 0 ? "sha-ni" : "openssl") == 0,

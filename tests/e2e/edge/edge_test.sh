@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# shellcheck disable=SC2317 # functions called through e2e_wait_until and tap_run
+# shellcheck disable=SC2317 # functions called through t_wait_until and tap_run
 #
 # A sale behind a real TLS edge (docs/edge.md), sourced by test_edge_haproxy.sh and
 # test_edge_nginx.sh with EDGE_KIND set. In the test network's client namespace: the edge
@@ -55,23 +55,13 @@ if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
 	tap_bail "control plane and flashgatectl given"
 fi
 
-ADMIN=$E2E_TMP/admin.sock
 edge_cleanup() {
 	[ -z "$EDGE_PID" ] || fg_stop_pid "$EDGE_PID" 10 || true
 }
 trap 'edge_cleanup; e2e_cleanup' EXIT
-e2e_services_cp "$CP_EXE" "$PULL" "$PUB"
-
-ctl() {
-	"$CTL_EXE" --socket "$ADMIN" "$@" 2>&1 | sed 's/^/# /'
-	return "${PIPESTATUS[0]}"
-}
-ctlj() { "$CTL_EXE" --socket "$ADMIN" --json "$@"; }
-jget() { python3 -c 'import json,sys
-d=json.loads(sys.stdin.read())
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if isinstance(d, list) else d.get(k, "")
-print(d)' "$1"; }
+t_services_up "$E2E_TMP/svc"
+T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=diag
+t_cp_up || tap_bail "control plane ready"
 
 tap_run "the sale is set up: keys, generous limits, event $EV with $STOCK items, open" \
 	e2e_open_sale $EV "edge sale" $STOCK \
@@ -114,14 +104,14 @@ start_edge
 # --- shoppers ---------------------------------------------------------------------------------
 shop() { fg_ns_exec python3 "$EDGE_DIR/shopper.py" "$1" "$BASE" "$E2E_TMP/ca.pem" "${@:2}"; }
 healthz_ok() { [ "$(shop get "$SHOP_A" /healthz | jget status)" = 200 ]; }
-if e2e_wait_until 20 healthz_ok; then
+if t_wait_until 20 healthz_ok; then
 	tap_ok 0 "$EDGE_KIND answers https on $EDGE_ADDR:$EDGE_PORT with the data plane's /healthz"
 else
 	tap_diag "$(tail -5 "$RUN/edge.log" "$RUN/nginx-error.log" 2>/dev/null)"
 	tap_bail "$EDGE_KIND answers https with the data plane's /healthz"
 fi
 open_seen() { [ "$(shop get "$SHOP_A" "/api/v1/events/$EV" | jget body.state)" = open ]; }
-tap_run "the sale is open, seen through the edge" e2e_wait_until 20 open_seen
+tap_run "the sale is open, seen through the edge" t_wait_until 20 open_seen
 
 stat() { e2e_telemetry_field /flashgate/stats "$1"; }
 declare -A TOK PATHS
@@ -204,7 +194,7 @@ over_limit() {
 	shop many "$SHOP_A" 6 "/api/v1/events/$EV/result" "X-Flash-Token:x" >"$E2E_TMP/many.json"
 	[ "$(jget statuses.429 <"$E2E_TMP/many.json")" != "" ]
 }
-tap_run "shopper A, over its per-IP limit behind the edge: 429" e2e_wait_until 10 over_limit
+tap_run "shopper A, over its per-IP limit behind the edge: 429" t_wait_until 10 over_limit
 tap_diag "A's answers: $(cat "$E2E_TMP/many.json")"
 b=$(shop get "$SHOP_B" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[202]}")
 tap_is "$(jget status <<<"$b")/$(jget body.status <<<"$b")" 200/reserved \
@@ -217,7 +207,7 @@ blocked() {
 	c=$(shop get "$SHOP_C" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[201]}")
 	[ "$(jget status <<<"$c")/$(jget body.error <<<"$c")" = 403/blocked ]
 }
-tap_run "shopper C in the blocked network is refused: 403 blocked" e2e_wait_until 10 blocked
+tap_run "shopper C in the blocked network is refused: 403 blocked" t_wait_until 10 blocked
 a=$(shop get "$SHOP_A" "/api/v1/events/$EV/result" "X-Flash-Token:${TOK[201]}")
 tap_is "$(jget status <<<"$a")/$(jget body.status <<<"$a")" 200/reserved \
 	"  the same request from shopper A through the same edge: 200"
@@ -246,7 +236,7 @@ fg_dp_start "${1:-}" "$E2E_PREFIX" "$E2E_TMP/dataplane.log" -c "$E2E_TMP/flashga
 E2E_DP_PID=$FG_DP_PID
 tap_run "the data plane starts again" fg_wait_line "$E2E_TMP/dataplane.log" 'ready:' \
 	"$E2E_DP_PID" 30
-tap_run "the edge recovers: /healthz through it answers 200 again" e2e_wait_until 30 healthz_ok
+tap_run "the edge recovers: /healthz through it answers 200 again" t_wait_until 30 healthz_ok
 # Each buyer's reserve sent again after the restart, as a browser retries one that failed: the
 # control plane decides it a duplicate, and the result is the buyer's one item.
 for u in 201 202 203; do
@@ -256,7 +246,7 @@ for u in 201 202 203; do
 		shop again "$src" "$EV" "${TOK[$u]}" "${PATHS[$u]}" >"$E2E_TMP/again$u.json"
 		[ "$(jget reserve <"$E2E_TMP/again$u.json")" = 202 ]
 	}
-	e2e_wait_until 20 again_done || true
+	t_wait_until 20 again_done || true
 	r=$(cat "$E2E_TMP/again$u.json")
 	# reserved, or duplicate while the restarted data plane does not know the first one's
 	# result yet (docs/api.md): either way the one item the user holds, and no second.
@@ -264,16 +254,15 @@ for u in 201 202 203; do
 	case $got in 202/duplicate) got=202/reserved ;; esac
 	tap_is "$got" 202/reserved "user $u reserves again after the restart: 202, still its one item"
 done
-R="redis-cli -s $FG_REDIS_SOCK"
-tap_is "$($R hlen "fg:{$EV}:result")/$($R get "fg:{$EV}:stock")" "3/$((STOCK - 3))" \
+tap_is "$(t_redis hlen "fg:{$EV}:result")/$(t_redis get "fg:{$EV}:stock")" "3/$((STOCK - 3))" \
 	"Redis: 3 buyers, stock $((STOCK - 3)): nothing was decided twice"
 buy 204 "$SHOP_B"
 tap_is "$BOUGHT" 200/202/reserved "a new buyer after the restart gets the last item"
 buy 205 "$SHOP_A"
 tap_is "$BOUGHT" 410// "the next one is told sold out (410)"
-tap_is "$($R hlen "fg:{$EV}:result")/$($R get "fg:{$EV}:stock")" "$STOCK/0" \
+tap_is "$(t_redis hlen "fg:{$EV}:result")/$(t_redis get "fg:{$EV}:stock")" "$STOCK/0" \
 	"Redis: $STOCK buyers, stock 0"
-dups=$($R xrange "fg:{$EV}:outbox" - + | awk 'prev == "u" { print } { prev = $0 }' | sort |
+dups=$(t_redis xrange "fg:{$EV}:outbox" - + | awk 'prev == "u" { print } { prev = $0 }' | sort |
 	uniq -d | wc -l)
 tap_is "$dups" 0 "  no user twice in the outbox"
 st=$(ctlj stats)
