@@ -58,12 +58,12 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 {
 	struct decider_counters dc;
 	struct cp_links_counters lc;
-	struct rs_stats rs;
+	struct store_stats rs;
 	struct json_writer j;
 
 	decider_counters(c->dec, &dc);
 	cp_links_counters(c->links, &lc);
-	rs_get_stats(c->rs, &rs);
+	store_get_stats(c->rs, &rs);
 	uint64_t now_ms = now_wall_ms();
 
 	(void)req;
@@ -90,7 +90,7 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "draw_waiting", dc.draw_waiting);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
-	jw_bool(&j, "connected", rs_connected(c->rs));
+	jw_bool(&j, "connected", store_connected(c->rs));
 	jw_u64(&j, "outages", rs.outages);
 	jw_u64(&j, "connects", rs.connects);
 	jw_u64(&j, "errors", rs.errors);

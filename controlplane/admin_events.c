@@ -62,7 +62,7 @@ json_draw(struct json_writer *j, const struct admin_event *ev, const struct cp_s
 static void
 json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_event *ev)
 {
-	struct rs_event_state rst;
+	struct store_event_state rst;
 	struct pg_event_counts pc;
 	char err[256];
 	const struct cp_state_event *ce = cp_state_event(c->st, ev->id);
@@ -72,7 +72,7 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_even
 		jw_bool(j, "sold_out", ce->sold_out);
 	jw_u64(j, "pow_bits_now", ce != NULL ? ce->pow_bits_now : ev->pow_bits);
 	json_draw(j, ev, ce, now_wall_ms());
-	if (rs_event_state(c->rs, ev->id, &rst) == 0) {
+	if (store_event_state(c->rs, ev->id, &rst) == 0) {
 		jw_open(j, "redis", '{');
 		jw_bool(j, "preheated", rst.preheated);
 		jw_i64(j, "stock", rst.stock);
@@ -132,7 +132,7 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 		 * it: a preheat that Redis refuses changes nothing in PostgreSQL. */
 		if (admin_event_transition(ev.id, ev.state, to, err, sizeof(err)) != 0)
 			return admin_answer_error(out, cap, err);
-		rc = rs_preheat(c->rs, ev.id, ev.available);
+		rc = store_preheat(c->rs, ev.id, ev.available);
 		if (rc == -EBUSY)
 			return admin_exec_error(out, cap,
 				"event preheat: event %u already has buyers in Redis: a sale ran, "
@@ -197,14 +197,14 @@ admin_events_archive(struct cp_ctx *c, const struct admin_req *req, struct admin
 	char *out, size_t cap)
 {
 	struct admin_event ev;
-	struct rs_event_state rst;
+	struct store_event_state rst;
 	struct json_writer j;
 	char err[512];
 	int rc;
 
 	(void)t; /* repeatable: a second run finds the event archived and says so */
 	/* Every buyer Redis holds must be an order first: the order writer reads the outbox. */
-	if ((rc = rs_event_state(c->rs, req->event_id, &rst)) != 0)
+	if ((rc = store_event_state(c->rs, req->event_id, &rst)) != 0)
 		return admin_exec_error(out, cap,
 			"event archive: Redis is not reachable (%s): nothing changed",
 			strerror(-rc));
@@ -213,7 +213,7 @@ admin_events_archive(struct cp_ctx *c, const struct admin_req *req, struct admin
 
 	if (rc != 0 && !again)
 		return admin_answer_error(out, cap, err);
-	if ((rc = rs_purge_event(c->rs, ev.id)) != 0)
+	if ((rc = store_purge_event(c->rs, ev.id)) != 0)
 		return admin_exec_error(out, cap,
 			"event archive: event %u is archived, but Redis did not delete its keys "
 			"(%s): run event archive %u again",

@@ -20,7 +20,7 @@
  */
 struct reading {
 	struct pg_event_counts pc;
-	struct rs_event_state rst;
+	struct store_event_state rst;
 	uint64_t *missing; /* users with an order and no buyer in Redis */
 	size_t n_missing;
 };
@@ -37,7 +37,7 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 	if (pg_event_counts(c->pg, id, &r->pc, err, errlen) != 0 ||
 		pg_event_active_users(c->pg, id, &users, &n_users, err, errlen) != 0)
 		return -1;
-	if ((rc = rs_event_state(c->rs, id, &r->rst)) != 0) {
+	if ((rc = store_event_state(c->rs, id, &r->rst)) != 0) {
 		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
 		goto fail;
 	}
@@ -50,7 +50,7 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
 		uint8_t miss[RS_BATCH_MAX];
 
-		if ((rc = rs_buyers_missing(c->rs, id, users + i, k, miss)) != 0) {
+		if ((rc = store_buyers_missing(c->rs, id, users + i, k, miss)) != 0) {
 			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
 			goto fail;
 		}
@@ -160,12 +160,12 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 		unsigned k = (unsigned)(r->n_missing - i < RS_BATCH_MAX ? r->n_missing - i
 									: RS_BATCH_MAX);
 
-		rc = rs_repair(c->rs, ev->id, v->expected, r->missing + i, k);
+		rc = store_repair(c->rs, ev->id, v->expected, r->missing + i, k);
 		if (rc != 0)
 			return rc;
 	}
 	if (r->n_missing == 0)
-		rc = rs_repair(c->rs, ev->id, v->expected, NULL, 0);
+		rc = store_repair(c->rs, ev->id, v->expected, NULL, 0);
 	if (rc == 0)
 		LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
 			   ", %zu buyer(s) restored",

@@ -122,9 +122,9 @@ admin_server_listen(const char *path, char *err, size_t errlen)
 static uint64_t
 losses(struct cp_ctx *c)
 {
-	struct rs_stats rs;
+	struct store_stats rs;
 
-	rs_get_stats(c->rs, &rs);
+	store_get_stats(c->rs, &rs);
 	return pg_conn_losses(c->pg) + rs.outages;
 }
 
@@ -176,7 +176,7 @@ admin_server_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 	/* Right after Redis came back, an admin command must not find the store backing off;
 	 * a connection Redis closed since the last call is replaced here, before the count of
 	 * losses under the command starts. */
-	rs_reconnect_now(c->rs);
+	store_reconnect_now(c->rs);
 
 	const struct admin_command *cmd = command_of(req.cmd);
 
@@ -200,7 +200,7 @@ admin_server_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 			   "more on the new one",
 			admin_cmd_name(req.cmd));
 		t.again = true;
-		rs_reconnect_now(c->rs);
+		store_reconnect_now(c->rs);
 		lost = losses(c);
 		n = cmd->run(c, &req, &t, out, cap);
 		if (losses(c) != lost && !cmd->reads && refused(out, n))

@@ -129,7 +129,7 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
 		follow_data_planes(c, now_ms);
 		follow_events(c, now_ms);
-		rs_ensure_connected(c->rs);
+		store_ensure_connected(c->rs);
 		/* The window keys follow PostgreSQL's state (after a start, a reload, or Redis
 		 * coming back): reserve.lua refuses outside the sale by itself. */
 		if (cp_state_sync_windows(c->st, c->rs) != 0)

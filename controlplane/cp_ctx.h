@@ -20,7 +20,7 @@
 struct cp_ctx {
 	const struct cp_config *cfg;
 	struct pg_conn *pg;
-	struct redis_store *rs;
+	struct store *rs;
 	struct cp_links *links;
 	struct cp_state *st;
 	struct decider *dec;

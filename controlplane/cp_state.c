@@ -56,7 +56,7 @@ cp_state_pow_bits_keep(const struct admin_event *ev, const struct cp_state_event
 }
 
 int
-cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, char *err,
+cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *err,
 	size_t errlen)
 {
 	struct admin_event evs[CP_STATE_EVENTS_MAX];
@@ -96,10 +96,10 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, c
 	for (unsigned i = 0; i < n_ev; i++) {
 		struct cp_state_event *old = cp_state_event(st, evs[i].id);
 		struct cp_state_event e = { .ev = evs[i], .stock_left = evs[i].available };
-		struct rs_event_state rst;
+		struct store_event_state rst;
 
 		if (evs[i].state != ADMIN_EV_DRAFT && rs != NULL &&
-			rs_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
+			store_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
 			e.stock_left = rst.stock;
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
 		e.pow_bits_now = cp_state_pow_bits_keep(&evs[i], old);
@@ -185,19 +185,19 @@ cp_state_note_stock(struct cp_state *st, struct cp_links *l, uint32_t event, int
 }
 
 unsigned
-cp_state_sync_windows(struct cp_state *st, struct redis_store *rs)
+cp_state_sync_windows(struct cp_state *st, struct store *rs)
 {
 	unsigned failed = 0;
 
 	for (unsigned i = 0; i < st->n_ev; i++) {
 		struct cp_state_event *e = &st->ev[i];
-		enum rs_sale_state s = e->ev.state == ADMIN_EV_OPEN	 ? RS_SALE_OPEN
+		enum store_sale_state s = e->ev.state == ADMIN_EV_OPEN	 ? RS_SALE_OPEN
 				       : e->ev.state == ADMIN_EV_CLOSED ? RS_SALE_CLOSED
 									: RS_SALE_HELD;
 
 		if (e->window_set)
 			continue;
-		if (rs_sale_window(rs, e->ev.id, s, e->ev.starts_at_ms, e->ev.ends_at_ms) == 0)
+		if (store_sale_window(rs, e->ev.id, s, e->ev.starts_at_ms, e->ev.ends_at_ms) == 0)
 			e->window_set = true;
 		else
 			failed++;

@@ -89,16 +89,16 @@ struct cp_state {
  * ones first, archived ones never). Returns 0, or -errno with err; on failure
  * st keeps what it had.
  */
-int cp_state_load(struct cp_state *st, struct pg_conn *pg, struct redis_store *rs, char *err,
+int cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *err,
 	size_t errlen);
 
 /*
- * Writes the window key (store/store_event.h rs_sale_window()) of every event whose key is
+ * Writes the window key (store/store_event.h store_sale_window()) of every event whose key is
  * not known to match its state and times since the last load: held before open, the sale's
  * [starts_at, ends_at) while open, closed after. Returns how many could not be written
  * (Redis unreachable: tried again at the next call).
  */
-unsigned cp_state_sync_windows(struct cp_state *st, struct redis_store *rs);
+unsigned cp_state_sync_windows(struct cp_state *st, struct store *rs);
 
 /*
  * The current difficulty of event ev as loaded again: what the event had before (old, may be

@@ -25,7 +25,7 @@ struct pending {
 };
 
 struct decider {
-	struct redis_store *rs;
+	struct store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
 	unsigned batch_max;
@@ -34,7 +34,7 @@ struct decider {
 	unsigned n_p;          /* events with something pending */
 	unsigned queued;       /* reservations pending */
 	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
-	struct rs_batch b[CP_STATE_EVENTS_MAX];
+	struct store_batch b[CP_STATE_EVENTS_MAX];
 	struct wire_result *out; /* CP_STATE_EVENTS_MAX * batch_max */
 	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
 	unsigned n_refused;
@@ -46,7 +46,7 @@ struct decider {
 };
 
 struct decider *
-decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st, unsigned batch_max,
+decider_create(struct store *rs, struct cp_links *l, struct cp_state *st, unsigned batch_max,
 	unsigned wait_ms)
 {
 	struct decider *d = calloc(1, sizeof(*d));
@@ -117,7 +117,7 @@ draw_pending(const struct cp_state_event *e)
  */
 static int
 find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
-	struct rs_result *res)
+	struct store_result *res)
 {
 	struct wire_result_query ask[DECIDER_LOOKUP_MAX];
 	unsigned idx[DECIDER_LOOKUP_MAX], m = 0;
@@ -131,7 +131,7 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 			continue;
 		if (d->draws != NULL &&
 			draw_runner_rank(d->draws, q[i].event, q[i].user, &rank, &rid) == 0) {
-			res[i] = (struct rs_result){
+			res[i] = (struct store_result){
 				.verdict = WIRE_V_QUEUED, .reservation_id = rid, .order_id = rank};
 			continue;
 		}
@@ -140,11 +140,11 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 	}
 	if (m == 0)
 		return 0;
-	if (rs_entrants_get(d->rs, ask, m, rids) != 0)
+	if (store_entrants_get(d->rs, ask, m, rids) != 0)
 		return -1;
 	for (unsigned i = 0; i < m; i++)
 		if (rids[i] != 0)
-			res[idx[i]] = (struct rs_result){
+			res[idx[i]] = (struct store_result){
 				.verdict = WIRE_V_QUEUED, .reservation_id = rids[i]};
 	return 0;
 }
@@ -157,14 +157,14 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 static int
 publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
 {
-	struct rs_result res[DECIDER_LOOKUP_MAX];
+	struct store_result res[DECIDER_LOOKUP_MAX];
 	struct wire_result out[DECIDER_LOOKUP_MAX];
 	int published = 0;
 
 	for (unsigned at = 0; at < n; at += DECIDER_LOOKUP_MAX) {
 		unsigned m = n - at < DECIDER_LOOKUP_MAX ? n - at : DECIDER_LOOKUP_MAX, k = 0;
 
-		if (rs_results(d->rs, q + at, m, res) != 0 || find_entrants(d, q + at, m, res) != 0)
+		if (store_results(d->rs, q + at, m, res) != 0 || find_entrants(d, q + at, m, res) != 0)
 			return -1;
 		for (unsigned i = 0; i < m; i++) {
 			if (res[i].verdict == WIRE_V_QUEUED) {
@@ -236,7 +236,7 @@ enter_round(struct decider *d)
 		if (!p->enter)
 			continue;
 		d->ctr.enter_batches++;
-		if (rs_enter(d->rs, p->event, p->recs, p->n, p->verdicts, &added, &entrants) != 0)
+		if (store_enter(d->rs, p->event, p->recs, p->n, p->verdicts, &added, &entrants) != 0)
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"Redis could not take %u entrants of event %u: answered retry", p->n,
 				p->event);
@@ -276,7 +276,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	for (unsigned i = 0; i < d->n_p; i++) {
 		if (d->p[i].enter)
 			continue;
-		d->b[n_b++] = (struct rs_batch){
+		d->b[n_b++] = (struct store_batch){
 			.event = d->p[i].event,
 			.n = d->p[i].n,
 			.res = d->p[i].recs,
@@ -286,12 +286,12 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	}
 	d->ctr.rounds++;
 	d->ctr.batches += n_b;
-	if (n_b > 0 && rs_reserve(d->rs, d->b, n_b) != 0)
+	if (n_b > 0 && store_reserve(d->rs, d->b, n_b) != 0)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"Redis could not decide a round of %u reservations: answered retry", d->queued);
 	n_out = enter_round(d);
 	for (unsigned i = 0; i < n_b; i++) {
-		const struct rs_batch *b = &d->b[i];
+		const struct store_batch *b = &d->b[i];
 
 		for (unsigned k = 0; k < b->n; k++) {
 			struct wire_result *r = &d->out[n_out++];

@@ -6,7 +6,7 @@
  * control plane's clock (others are answered CLOSED or NOT_STARTED at once, never decided;
  * reserve.lua checks the event's window key as well, so a close races nothing): collects them by event for at most
  * batch_wait or batch_max records, runs one reserve.lua per event batch (all
- * events of a round pipelined in one rs_reserve()), and publishes a RESULT per
+ * events of a round pipelined in one store_reserve()), and publishes a RESULT per
  * reservation, then SOLD_OUT the moment an event's stock reaches 0. When
  * Redis cannot decide, every reservation of the round is answered RETRY: the
  * data plane's client tries again, and Redis's atomic script makes a retry of
@@ -31,7 +31,7 @@ struct decider_counters {
 	uint64_t received;   /* reservations from data planes */
 	uint64_t decided;    /* answered with a verdict from Redis */
 	uint64_t verdicts[WIRE_V_MAX];
-	uint64_t rounds;     /* rs_reserve() calls */
+	uint64_t rounds;     /* store_reserve() calls */
 	uint64_t batches;    /* event batches (EVALSHAs) */
 	uint64_t sold_out_published; /* cp_state's: by this decider and the draws' batches */
 	uint64_t queries;    /* result queries answered (looked up in Redis) */
@@ -57,7 +57,7 @@ struct draw_runner;
  * when out of memory. The decider asks the draw runner for ranks (decider_set_draws()); the
  * draw runner never calls the decider.
  */
-struct decider *decider_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
+struct decider *decider_create(struct store *rs, struct cp_links *l, struct cp_state *st,
 	unsigned batch_max, unsigned wait_ms);
 
 void decider_free(struct decider *d);

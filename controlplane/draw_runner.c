@@ -75,7 +75,7 @@ struct dr_job {
 	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
 	uint64_t at;	   /* the current phase's progress */
 	uint64_t scan_cursor;
-	struct rs_entrant *v; /* the entrants: scan order, then rank order */
+	struct store_entrant *v; /* the entrants: scan order, then rank order */
 	size_t nv, cap;
 	struct dr_keyed *keyed; /* DR_KEYS */
 	struct dr_rank *by_user; /* sorted by user: ranks for queries */
@@ -89,7 +89,7 @@ struct dr_job {
 };
 
 struct draw_runner {
-	struct redis_store *rs;
+	struct store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
 	struct pg_draw *pg;
@@ -102,7 +102,7 @@ struct draw_runner {
 };
 
 struct draw_runner *
-draw_runner_create(struct redis_store *rs, struct cp_links *l, struct cp_state *st,
+draw_runner_create(struct store *rs, struct cp_links *l, struct cp_state *st,
 	const char *pg_conninfo, unsigned batch)
 {
 	struct draw_runner *r = calloc(1, sizeof(*r));
@@ -197,7 +197,7 @@ set_state(struct cp_state_event *e, uint8_t s)
 static int
 cmp_entrant_user(const void *a, const void *b)
 {
-	const struct rs_entrant *x = a, *y = b;
+	const struct store_entrant *x = a, *y = b;
 
 	return x->user < y->user ? -1 : x->user > y->user;
 }
@@ -242,14 +242,14 @@ entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
 static void
 step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	struct rs_draw d;
+	struct store_draw d;
 	char err[256] = "";
 	bool pg_digest;
 	uint8_t digest[DRAW_DIGEST_LEN];
 	uint64_t pg_n, done_ms;
 	int rc;
 
-	if ((rc = rs_draw_freeze(r->rs, j->event, &d)) != 0)
+	if ((rc = store_draw_freeze(r->rs, j->event, &d)) != 0)
 		return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
 	if ((rc = pg_draw_get(r->pg, j->event, &pg_digest, digest, &pg_n, &done_ms, &j->has_seed,
 		     j->seed, err, sizeof(err))) != 0)
@@ -309,7 +309,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 static bool
 step_scan(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	int rc = rs_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
+	int rc = store_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
 		&j->cap);
 
 	if (rc != 0) {
@@ -365,7 +365,7 @@ step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 		return;
 	qsort(j->keyed, j->nv, sizeof(*j->keyed), cmp_keyed);
 	for (size_t i = 0; i < j->nv; i++)
-		j->v[i] = (struct rs_entrant){.user = j->keyed[i].user,
+		j->v[i] = (struct store_entrant){.user = j->keyed[i].user,
 			.reservation_id = j->keyed[i].rid};
 	free(j->keyed);
 	j->keyed = NULL;
@@ -377,7 +377,7 @@ step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 static int
 order_ready(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	int rc = rs_draw_set_digest(r->rs, j->event, j->digest);
+	int rc = store_draw_set_digest(r->rs, j->event, j->digest);
 
 	if (rc != 0) {
 		job_fail(r, j, now_ms, "recording the digest in Redis", rc,
@@ -484,7 +484,7 @@ step_load(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uin
 
 	if (j->nv + max > j->cap) {
 		/* More rows than the freeze's count: read one past it to notice. */
-		struct rs_entrant *nv = realloc(j->v, (j->nv + max) * sizeof(*nv));
+		struct store_entrant *nv = realloc(j->v, (j->nv + max) * sizeof(*nv));
 
 		if (nv == NULL) {
 			job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
@@ -562,7 +562,7 @@ rate_of(struct dr_job *j, uint64_t now_ms, uint64_t decided)
 static bool
 step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	struct rs_batch b[DR_BATCHES_PER_ROUND];
+	struct store_batch b[DR_BATCHES_PER_ROUND];
 	unsigned nb = 0, n_out = 0;
 	uint64_t at = j->next;
 
@@ -575,7 +575,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 				.user = j->v[at + i].user,
 				.admitted_ms = now_ms,
 				.event = j->event};
-		b[nb] = (struct rs_batch){.event = j->event,
+		b[nb] = (struct store_batch){.event = j->event,
 			.n = n,
 			.res = res,
 			.now_ms = now_ms,
@@ -589,7 +589,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		j->phase = DR_FINISH;
 		return true;
 	}
-	rs_reserve(r->rs, b, nb);
+	store_reserve(r->rs, b, nb);
 	bool stale = false, failed = false, held = false;
 
 	for (unsigned i = 0; i < nb; i++) {
@@ -629,9 +629,9 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	if (stale) {
 		/* Not our turn: another control plane decides this draw too. Go on from its
 		 * cursor (its data planes were told; ours learn by result queries). */
-		struct rs_draw d;
+		struct store_draw d;
 
-		if (rs_draw_get(r->rs, j->event, &d) != 0) {
+		if (store_draw_get(r->rs, j->event, &d) != 0) {
 			job_fail(r, j, now_ms, "reading the draw's cursor", EIO, NULL);
 			return true;
 		}
@@ -789,7 +789,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 			uint64_t n = 0;
 
 			if (!e->draw.counted && now_ms >= ev->queue_opens_at_ms &&
-				rs_entrants_count(r->rs, ev->id, &n) == 0) {
+				store_entrants_count(r->rs, ev->id, &n) == 0) {
 				e->draw.counted = true;
 				if (n > e->draw.entrants) {
 					e->draw.entrants = n;

@@ -41,7 +41,7 @@ struct draw_runner;
  * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). NULL when out
  * of memory.
  */
-struct draw_runner *draw_runner_create(struct redis_store *rs, struct cp_links *l,
+struct draw_runner *draw_runner_create(struct store *rs, struct cp_links *l,
 	struct cp_state *st, const char *pg_conninfo, unsigned batch);
 
 void draw_runner_free(struct draw_runner *r);

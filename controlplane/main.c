@@ -183,12 +183,12 @@ render_metrics(void *arg, struct metrics_text *t)
 	struct cp_ctx *c = arg;
 	struct decider_counters dc;
 	struct cp_links_counters lc;
-	struct rs_stats rs;
+	struct store_stats rs;
 	char labels[64];
 
 	decider_counters(c->dec, &dc);
 	cp_links_counters(c->links, &lc);
-	rs_get_stats(c->rs, &rs);
+	store_get_stats(c->rs, &rs);
 	metrics_counter(t, "flashgate_cp_reservations_received_total",
 		"Reservations received from data planes.", NULL, dc.received);
 	for (unsigned v = 1; v < WIRE_V_MAX; v++) {
@@ -221,7 +221,7 @@ render_metrics(void *arg, struct metrics_text *t)
 	metrics_counter(t, "flashgate_cp_duplicates_republished_total",
 		"Stored results published for duplicates.", NULL, dc.held_published);
 	metrics_gauge_int(t, "flashgate_cp_redis_connected", "1 while Redis is reachable.", NULL,
-		rs_connected(c->rs));
+		store_connected(c->rs));
 	metrics_counter(t, "flashgate_cp_redis_outages_total", "Redis connections lost.", NULL,
 		rs.outages);
 	metrics_counter(t, "flashgate_cp_results_published_total", "RESULT records published.",
@@ -340,9 +340,9 @@ main(int argc, char **argv)
 
 	char host[INET_ADDRSTRLEN];
 	/* Redis may come up after us: reservations are answered retry until it does. */
-	struct rs_config rsc = store_config_rs(&cfg.store, host);
+	struct store_conn_config rsc = store_config_conn(&cfg.store, host);
 
-	c.rs = rs_open(&rsc, err, sizeof(err));
+	c.rs = store_open(&rsc, err, sizeof(err));
 	if (c.rs == NULL) {
 		LOG_ERR("Redis: %s", err);
 		goto out;
@@ -453,7 +453,7 @@ out:
 	dp_stats_destroy(c.dps);
 	dp_ids_destroy(c.ids);
 	cp_links_close(c.links);
-	rs_close(c.rs);
+	store_close(c.rs);
 	pg_conn_close(c.pg);
 	cp_state_free(&st);
 	return rc;

@@ -13,7 +13,7 @@
 
 /* Applies releases to Redis; *more is set when a full batch was read. */
 static int
-expiry_apply(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	struct expiry_stats *st, bool *more)
 {
 	struct pg_orders_release *rel = malloc(batch * sizeof(*rel));
@@ -33,12 +33,12 @@ expiry_apply(struct pg_orders *os, struct redis_store *rs, struct ow_link *link,
 		goto out;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		struct rs_release_as as = {
+		struct store_release_as as = {
 			.verdict = rel[i].cancelled ? WIRE_V_CANCELLED : WIRE_V_EXPIRED,
 			.order_id = rel[i].order_id,
 			.pay_deadline_ms = rel[i].pay_deadline_ms,
 		};
-		int r = rs_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n,
+		int r = store_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n,
 			&as);
 
 		if (r == -ENOENT || r == -EINVAL) {
@@ -82,9 +82,9 @@ expiry_apply(struct pg_orders *os, struct redis_store *rs, struct ow_link *link,
 	if (link != NULL && n_res > 0)
 		ow_link_results(link, res, n_res);
 	for (unsigned j = 0; j < n_restock; j++) {
-		struct rs_event_state es;
+		struct store_event_state es;
 
-		if (rs_event_state(rs, restock[j].event, &es) == 0)
+		if (store_event_state(rs, restock[j].event, &es) == 0)
 			restock[j].stock_left = es.stock > 0 ? (uint32_t)es.stock : 0;
 	}
 	if (link != NULL && n_restock > 0)
@@ -99,7 +99,7 @@ out:
 }
 
 int
-expiry_sweep(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+expiry_sweep(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	unsigned rounds, struct expiry_stats *st)
 {
 	char err[512];
@@ -122,7 +122,7 @@ expiry_sweep(struct pg_orders *os, struct redis_store *rs, struct ow_link *link,
 }
 
 int
-expiry_releases(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+expiry_releases(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	unsigned rounds, struct expiry_stats *st)
 {
 	bool more;

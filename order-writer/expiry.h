@@ -27,14 +27,14 @@ struct expiry_stats {
  * One sweep: expires up to rounds * batch orders, then applies every pending release (batch at a
  * time). Returns 0, or the first error (logged; the next sweep goes on where this one stopped).
  */
-int expiry_sweep(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+int expiry_sweep(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	unsigned rounds, struct expiry_stats *st);
 
 /*
  * The second half of a sweep alone: applies up to rounds * batch pending releases (expired and
  * cancelled orders') to Redis. Returns 0 or the first error (logged).
  */
-int expiry_releases(struct pg_orders *os, struct redis_store *rs, struct ow_link *link,
+int expiry_releases(struct pg_orders *os, struct store *rs, struct ow_link *link,
 	unsigned batch, unsigned rounds, struct expiry_stats *st);
 
 #endif

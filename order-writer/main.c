@@ -80,7 +80,7 @@ int
 main(int argc, char **argv)
 {
 	static struct ow_ctx c = {.stop = &stop_requested};
-	struct rs_config rsc = {0};
+	struct store_conn_config rsc = {0};
 	char err[512], host[INET_ADDRSTRLEN], consumer[128], hostname[64] = "host";
 	const char *crash = getenv("FG_OW_CRASH_AFTER_COMMIT");
 	int r = parse_args(argc, argv, &c.cfg);
@@ -103,14 +103,14 @@ main(int argc, char **argv)
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	snprintf(consumer, sizeof(consumer), "%s-%ld", hostname, (long)getpid());
-	rsc = store_config_rs(&c.cfg.store, host);
-	c.rs = rs_open(&rsc, err, sizeof(err));
+	rsc = store_config_conn(&c.cfg.store, host);
+	c.rs = store_open(&rsc, err, sizeof(err));
 	if (c.rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
 	/* The publisher thread's: results and XACKs while this one reads and writes batches. */
-	c.publish_rs = rs_open(&rsc, err, sizeof(err));
+	c.publish_rs = store_open(&rsc, err, sizeof(err));
 	if (c.publish_rs == NULL) {
 		LOG_ERR("redis: %s", err);
 		return 1;
@@ -165,8 +165,8 @@ main(int argc, char **argv)
 	pg_orders_close(c.os);
 	for (unsigned i = 0; i + 1 < c.cfg.connections; i++)
 		pg_orders_close(c.more[i]);
-	rs_close(c.publish_rs);
-	rs_close(c.rs);
-	rs_outbox_buf_free(&c.buf);
+	store_close(c.publish_rs);
+	store_close(c.rs);
+	store_outbox_buf_free(&c.buf);
 	return 0;
 }

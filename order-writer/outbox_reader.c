@@ -20,7 +20,7 @@ struct outbox_reader_event {
 };
 
 struct outbox_reader {
-	struct redis_store *rs;
+	struct store *rs;
 	char group[64];
 	char consumer[128];
 	unsigned n;
@@ -28,7 +28,7 @@ struct outbox_reader {
 };
 
 struct outbox_reader *
-outbox_reader_open(struct redis_store *rs, const char *group, const char *consumer)
+outbox_reader_open(struct store *rs, const char *group, const char *consumer)
 {
 	struct outbox_reader *r = calloc(1, sizeof(*r));
 
@@ -73,7 +73,7 @@ outbox_reader_set_events(struct outbox_reader *r, const uint32_t *ids, const boo
 			LOG_INFO("event %" PRIu32 ": reading its outbox", e->id);
 		e->open = open[i];
 		if (!e->grouped) {
-			int rc = rs_outbox_group_create(r->rs, e->id, r->group);
+			int rc = store_outbox_group_create(r->rs, e->id, r->group);
 
 			if (rc == 0)
 				e->grouped = true;
@@ -110,7 +110,7 @@ outbox_reader_count(const struct outbox_reader_event *e, unsigned want)
 
 /* Learns the reservations per entry from what a read or claim gave. */
 static void
-outbox_reader_learn(struct outbox_reader_event *e, const struct rs_outbox_buf *out)
+outbox_reader_learn(struct outbox_reader_event *e, const struct store_outbox_buf *out)
 {
 	if (out->entries > 0)
 		e->per_entry = (out->n + out->entries - 1) / out->entries;
@@ -119,7 +119,7 @@ outbox_reader_learn(struct outbox_reader_event *e, const struct rs_outbox_buf *o
 }
 
 int
-outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out)
+outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct store_outbox_buf *out)
 {
 	struct outbox_reader_event *e = &r->ev[i];
 	uint64_t pending, ms, seq;
@@ -129,11 +129,11 @@ outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs
 	out->entries = 0;
 	if (!e->grouped || e->drained)
 		return 0;
-	n = rs_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
+	n = store_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
 	if (n > 0)
 		outbox_reader_learn(e, out);
 	if (n == 0 && !e->open &&
-		rs_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
+		store_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
 		LOG_INFO("event %" PRIu32 ": closed and its outbox is drained", e->id);
 		e->drained = true;
@@ -143,7 +143,7 @@ outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct rs
 
 int
 outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
-	struct rs_outbox_buf *out, bool *done)
+	struct store_outbox_buf *out, bool *done)
 {
 	struct outbox_reader_event *e = &r->ev[i];
 	int n;
@@ -153,7 +153,7 @@ outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, u
 	out->entries = 0;
 	if (!e->grouped)
 		return 0;
-	n = rs_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
+	n = store_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
 		sizeof(e->cursor), outbox_reader_count(e, want), out);
 	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");

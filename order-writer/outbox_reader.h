@@ -21,7 +21,7 @@ struct outbox_reader;
 
 /* group and consumer are copied. Returns the reader or NULL (out of memory). */
 struct outbox_reader *outbox_reader_open(
-	struct redis_store *rs, const char *group, const char *consumer);
+	struct store *rs, const char *group, const char *consumer);
 
 void outbox_reader_close(struct outbox_reader *r);
 
@@ -44,7 +44,7 @@ uint32_t outbox_reader_event_id(const struct outbox_reader *r, unsigned i);
  * event is drained), or a negative errno.
  */
 int outbox_reader_read(
-	struct outbox_reader *r, unsigned i, unsigned want, struct rs_outbox_buf *out);
+	struct outbox_reader *r, unsigned i, unsigned want, struct store_outbox_buf *out);
 
 /*
  * Claims entries of event i pending for min_idle_ms or more into out, as many as
@@ -53,6 +53,6 @@ int outbox_reader_read(
  * beginning). Returns how many entries or a negative errno.
  */
 int outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
-	struct rs_outbox_buf *out, bool *done);
+	struct store_outbox_buf *out, bool *done);
 
 #endif

@@ -33,7 +33,7 @@ ow_cron_trim(struct ow_ctx *c)
 		uint32_t event = outbox_reader_event_id(c->reader, i);
 		uint64_t trimmed = 0;
 
-		if (rs_outbox_trim(c->rs, event, c->cfg.group, &trimmed) == 0 && trimmed > 0)
+		if (store_outbox_trim(c->rs, event, c->cfg.group, &trimmed) == 0 && trimmed > 0)
 			LOG_DEBUG("event %" PRIu32 ": trimmed %" PRIu64
 				  " acknowledged outbox entries",
 				event, trimmed);

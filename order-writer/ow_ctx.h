@@ -17,8 +17,8 @@
 
 struct ow_ctx {
 	struct ow_config cfg;
-	struct redis_store *rs;
-	struct redis_store *publish_rs; /* the publisher thread's (ow_writer.h) */
+	struct store *rs;
+	struct store *publish_rs; /* the publisher thread's (ow_writer.h) */
 	struct pg_orders *os;
 	/* connections - 1 more for batches */
 	struct pg_orders *more[OW_CONFIG_CONNECTIONS_MAX - 1];
@@ -27,7 +27,7 @@ struct ow_ctx {
 	struct ow_writer w;
 	struct expiry_stats ex;
 	struct ow_results_stats results; /* paid results published (ow_results.h) */
-	struct rs_outbox_buf buf; /* the reservations of the entries of one read or claim */
+	struct store_outbox_buf buf; /* the reservations of the entries of one read or claim */
 	uint64_t next_commit_ns;  /* the rate cap: no batch starts before this */
 	/* Set by SIGINT or SIGTERM: long work (pacing, claiming) stops early. */
 	const volatile sig_atomic_t *stop;

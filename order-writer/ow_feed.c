@@ -43,7 +43,7 @@ ow_feed_pace(struct ow_ctx *c, unsigned n)
  * and are claimed again whole. Returns 0 or the error.
  */
 static int
-ow_feed_write(struct ow_ctx *c, uint32_t event, const struct rs_outbox_buf *b)
+ow_feed_write(struct ow_ctx *c, uint32_t event, const struct store_outbox_buf *b)
 {
 	unsigned parts = (b->n + c->cfg.batch_size - 1) / c->cfg.batch_size;
 

@@ -13,11 +13,11 @@
 
 /* One batch of rows; *more is set when it was full. */
 static int
-ow_results_round(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+ow_results_round(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	struct ow_results_stats *st, bool *more)
 {
 	struct pg_orders_paid *rows = malloc(batch * sizeof(*rows));
-	struct rs_paid *p = malloc(batch * sizeof(*p));
+	struct store_paid *p = malloc(batch * sizeof(*p));
 	struct wire_result *res = malloc(batch * sizeof(*res));
 	uint64_t *ids = malloc(batch * sizeof(*ids));
 	bool *done = calloc(batch, sizeof(*done));
@@ -43,7 +43,7 @@ ow_results_round(struct pg_orders *os, struct redis_store *rs, struct ow_link *l
 			if (done[j] || rows[j].event != rows[i].event)
 				continue;
 			done[j] = true;
-			p[k++] = (struct rs_paid){.user = rows[j].user,
+			p[k++] = (struct store_paid){.user = rows[j].user,
 				.reservation_id = rows[j].reservation_id,
 				.order_id = rows[j].order_id,
 				.pay_deadline_ms = rows[j].pay_deadline_ms};
@@ -56,7 +56,7 @@ ow_results_round(struct pg_orders *os, struct redis_store *rs, struct ow_link *l
 				.verdict = WIRE_V_PAID,
 			};
 		}
-		rc = rs_results_paid(rs, rows[i].event, p, k, &stored);
+		rc = store_results_paid(rs, rows[i].event, p, k, &stored);
 		if (rc != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 5000,
 				"results: storing %u paid result(s) of event %" PRIu32
@@ -86,7 +86,7 @@ out:
 }
 
 int
-ow_results_paid(struct pg_orders *os, struct redis_store *rs, struct ow_link *link, unsigned batch,
+ow_results_paid(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
 	unsigned rounds, struct ow_results_stats *st)
 {
 	bool more = true;

@@ -29,11 +29,11 @@ struct ow_writer_slot {
 	unsigned n_pub;	   /* orders published (RESULT records to send) */
 	unsigned n_orders; /* after the wait: orders of the batch, inserted or existing */
 	struct pg_orders_batch br;
-	struct rs_outbox_rec e[RS_BATCH_MAX];
-	struct rs_outbox_rec todo[RS_BATCH_MAX];
-	struct rs_outbox_rec ack[RS_BATCH_MAX];
+	struct store_outbox_rec e[RS_BATCH_MAX];
+	struct store_outbox_rec todo[RS_BATCH_MAX];
+	struct store_outbox_rec ack[RS_BATCH_MAX];
 	struct pg_orders_row orders[RS_BATCH_MAX];
-	struct rs_order_result pub[RS_BATCH_MAX];
+	struct store_order_result pub[RS_BATCH_MAX];
 	struct wire_result res[RS_BATCH_MAX];
 	uint64_t rids[RS_BATCH_MAX];
 	uint64_t users[RS_BATCH_MAX];
@@ -71,7 +71,7 @@ struct ow_writer_slots {
 
 /* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
 static int
-ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e,
+ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct store_outbox_rec *e,
 	unsigned n, const struct pg_orders_row *have, unsigned n_have, struct wire_result *res,
 	unsigned *n_res)
 {
@@ -85,8 +85,8 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_o
 			continue;
 		/* No order was ever made of it: the buyer is told sold out (PostgreSQL had no
 		 * stock left for it), not that an order expired. */
-		static const struct rs_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
-		int rc = rs_release(w->rs, event, e[i].reservation_id, e[i].user, 1, &unordered);
+		static const struct store_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
+		int rc = store_release(w->rs, event, e[i].reservation_id, e[i].user, 1, &unordered);
 
 		if (rc == -ENOENT) {
 			LOG_WARN(
@@ -116,7 +116,7 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct rs_o
  */
 static int
 ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct pg_orders *os, uint32_t event,
-	const struct rs_outbox_rec *e, unsigned n)
+	const struct store_outbox_rec *e, unsigned n)
 {
 	char err[512];
 	int rc;
@@ -147,7 +147,7 @@ ow_writer_start(struct ow_writer *w, struct ow_writer_slot *b, struct pg_orders 
 	if (b->n_todo == 0)
 		return 0;
 	/* A reservation released after a refused batch must never become an order later. */
-	rc = rs_released_check(w->rs, event, b->rids, b->users, b->n_todo, b->released);
+	rc = store_released_check(w->rs, event, b->rids, b->users, b->n_todo, b->released);
 	if (rc != 0)
 		return rc;
 	unsigned k = 0;
@@ -235,7 +235,7 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
  * Returns 0 when acknowledged, < 0 when they stay pending.
  */
 static int
-ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_writer_slots *q,
+ow_writer_publish(struct ow_writer *w, struct store *rs, const struct ow_writer_slots *q,
 	struct ow_writer_slot *b)
 {
 	unsigned n_pub = 0, n_ack = 0;
@@ -244,9 +244,9 @@ ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_w
 	/* An entry is acknowledged with the batch of its last reservation: the batches before
 	 * held the rest of it and succeeded (else q->skip names it). */
 	for (unsigned i = 0; i < b->n; i++) {
-		const struct rs_outbox_rec *r = &b->e[i];
+		const struct store_outbox_rec *r = &b->e[i];
 
-		if (!rs_outbox_rec_last(r))
+		if (!store_outbox_rec_last(r))
 			continue;
 		if (q->skip && r->id_ms == q->skip_ms && r->id_seq == q->skip_seq)
 			continue;
@@ -259,7 +259,7 @@ ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_w
 
 		if (!o->pending)
 			continue;
-		b->pub[n_pub] = (struct rs_order_result){
+		b->pub[n_pub] = (struct store_order_result){
 			.user = o->user,
 			.reservation_id = o->reservation_id,
 			.order_id = o->order_id,
@@ -291,7 +291,7 @@ ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_w
 			"reconcile %" PRIu32 " and repair",
 			b->event, b->n_todo - b->n_orders, b->event);
 	/* The results and the acknowledgement in one round trip, the results first. */
-	rc = rs_results_ordered_ack(rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
+	rc = store_results_ordered_ack(rs, b->event, w->group, b->pub, n_pub, b->ack, n_ack);
 	if (rc < 0)
 		return rc;
 	b->n_pub = n_pub;
@@ -304,10 +304,10 @@ ow_writer_publish(struct ow_writer *w, struct redis_store *rs, const struct ow_w
  * q->skip when that entry goes on in later batches: none of them acknowledges it.
  */
 static void
-ow_writer_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_writer_slots *q,
+ow_writer_publish_next(struct ow_writer *w, struct store *rs, struct ow_writer_slots *q,
 	struct ow_writer_slot *b)
 {
-	const struct rs_outbox_rec *last = &b->e[b->n - 1];
+	const struct store_outbox_rec *last = &b->e[b->n - 1];
 
 	/* The skipped entry's first reservation again: a new delivery of it, acknowledged as any.
 	 */
@@ -316,7 +316,7 @@ ow_writer_publish_next(struct ow_writer *w, struct redis_store *rs, struct ow_wr
 			b->e[i].id_seq == q->skip_seq)
 			q->skip = false;
 	b->pub_rc = b->failed ? -EIO : ow_writer_publish(w, rs, q, b);
-	if (b->pub_rc != 0 && !rs_outbox_rec_last(last)) {
+	if (b->pub_rc != 0 && !store_outbox_rec_last(last)) {
 		q->skip = true;
 		q->skip_ms = last->id_ms;
 		q->skip_seq = last->id_seq;
@@ -495,7 +495,7 @@ ow_writer_slots_init(struct ow_writer *w)
 }
 
 int
-ow_writer_write(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n)
+ow_writer_write(struct ow_writer *w, uint32_t event, const struct store_outbox_rec *e, unsigned n)
 {
 	struct ow_writer_slot *b;
 	struct ow_writer_slots *q;

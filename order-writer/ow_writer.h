@@ -53,9 +53,9 @@ struct ow_writer_stats {
 struct ow_writer_slots;
 
 struct ow_writer {
-	struct redis_store *rs;
+	struct store *rs;
 	/* Another connection, for the publisher thread; NULL: ow_writer_write() publishes. */
-	struct redis_store *publish_rs;
+	struct store *publish_rs;
 	struct pg_orders *os;
 	/* More connections for batches, more[0..n_more): one batch in flight on each and on os. */
 	struct pg_orders *more[OW_CONFIG_CONNECTIONS_MAX - 1];
@@ -75,7 +75,7 @@ struct ow_writer {
  * when the oldest batch or this one failed (logged; its entries stay pending and are claimed
  * again): the caller then gives no more of the same read.
  */
-int ow_writer_write(struct ow_writer *w, uint32_t event, const struct rs_outbox_rec *e, unsigned n);
+int ow_writer_write(struct ow_writer *w, uint32_t event, const struct store_outbox_rec *e, unsigned n);
 
 /*
  * Completes the batches in flight, if any, oldest first (waits for each COMMIT), and waits until

@@ -190,7 +190,7 @@ fail:
 }
 
 int
-pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct rs_entrant *v, size_t from,
+pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t from,
 	size_t to, size_t *sent, char *err, size_t errlen)
 {
 	PGconn *conn = pg_conn_libpq(dp->c);
@@ -209,7 +209,7 @@ pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct rs_entrant *
 		size_t len = 0, i = from + *sent, k = 0;
 
 		for (; i + k < to && sizeof(buf) - len >= 128; k++) {
-			const struct rs_entrant *e = &v[i + k];
+			const struct store_entrant *e = &v[i + k];
 
 			/* A reservation id is the column's signed bigint with the same 64 bits. */
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
@@ -308,7 +308,7 @@ pg_draw_load_begin(struct pg_draw *dp, uint32_t event, char *err, size_t errlen)
 }
 
 int
-pg_draw_load_step(struct pg_draw *dp, struct rs_entrant *v, size_t *n, unsigned max, bool *end,
+pg_draw_load_step(struct pg_draw *dp, struct store_entrant *v, size_t *n, unsigned max, bool *end,
 	char *err, size_t errlen)
 {
 	char sql[64];

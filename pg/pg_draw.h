@@ -71,7 +71,7 @@ int pg_draw_write_begin(struct pg_draw *dp, uint32_t event, uint8_t have_digest[
  * takes without blocking: *sent says how many (call again from from + *sent). Returns 0, or
  * -EIO with err (rolled back).
  */
-int pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct rs_entrant *v, size_t from,
+int pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t from,
 	size_t to, size_t *sent, char *err, size_t errlen);
 
 /*
@@ -96,7 +96,7 @@ int pg_draw_load_begin(struct pg_draw *dp, uint32_t event, char *err, size_t err
  * advances *n; *end set when there are no more (the transaction is then over). Returns 0 or
  * -EIO with err.
  */
-int pg_draw_load_step(struct pg_draw *dp, struct rs_entrant *v, size_t *n, unsigned max, bool *end,
+int pg_draw_load_step(struct pg_draw *dp, struct store_entrant *v, size_t *n, unsigned max, bool *end,
 	char *err, size_t errlen);
 
 /* Sets events.draw_done_at (once: a second call keeps the first time). 0 or -EIO with err. */

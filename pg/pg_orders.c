@@ -377,7 +377,7 @@ pg_orders_timestamptz(uint64_t ms)
  * dimension, lower bound 1, then each element as length 8 and value). Returns its length.
  */
 static int
-pg_orders_array(uint8_t *buf, const struct rs_outbox_rec *e, unsigned n, int field)
+pg_orders_array(uint8_t *buf, const struct store_outbox_rec *e, unsigned n, int field)
 {
 	uint8_t *p = buf + PG_ORDERS_ARRAY_HDR;
 
@@ -414,7 +414,7 @@ pg_orders_send(struct pg_orders *s, enum pg_orders_stmt stmt)
 }
 
 int
-pg_orders_batch_send(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e, unsigned n,
+pg_orders_batch_send(struct pg_orders *s, uint32_t event, const struct store_outbox_rec *e, unsigned n,
 	char *err, size_t errlen)
 {
 	int rc;
@@ -656,7 +656,7 @@ again:
 }
 
 int
-pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e,
+pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct store_outbox_rec *e,
 	unsigned n, struct pg_orders_row *out, unsigned *n_out, struct pg_orders_batch *res,
 	void (*commit_hook)(void), char *err, size_t errlen)
 {

@@ -89,7 +89,7 @@ void pg_orders_close(struct pg_orders *s);
  * (may be NULL) runs right after the COMMIT is known to be durable. pg_orders_write_batch() is
  * pg_orders_batch_send() followed by pg_orders_batch_wait().
  */
-int pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e,
+int pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct store_outbox_rec *e,
 	unsigned n, struct pg_orders_row *out, unsigned *n_out, struct pg_orders_batch *res,
 	void (*commit_hook)(void), char *err, size_t errlen);
 
@@ -98,7 +98,7 @@ int pg_orders_write_batch(struct pg_orders *s, uint32_t event, const struct rs_o
  * without waiting, so that the caller works on Redis while PostgreSQL inserts and commits.
  * Until pg_orders_batch_wait() every other function of the store fails with -EBUSY.
  */
-int pg_orders_batch_send(struct pg_orders *s, uint32_t event, const struct rs_outbox_rec *e,
+int pg_orders_batch_send(struct pg_orders *s, uint32_t event, const struct store_outbox_rec *e,
 	unsigned n, char *err, size_t errlen);
 
 /* The second half: waits for the batch sent and returns what pg_orders_write_batch() returns. */

@@ -59,11 +59,11 @@ const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS] = {
 	},
 };
 
-struct rs_config
-store_config_rs(const struct store_config *s, char host[INET_ADDRSTRLEN])
+struct store_conn_config
+store_config_conn(const struct store_config *s, char host[INET_ADDRSTRLEN])
 {
 	inet_ntop(AF_INET, &s->redis_host, host, INET_ADDRSTRLEN);
-	return (struct rs_config){
+	return (struct store_conn_config){
 		.unix_path = s->redis_socket[0] != '\0' ? s->redis_socket : NULL,
 		.host = host,
 		.port = s->redis_port,

@@ -28,10 +28,10 @@ extern const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS];
 extern const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS];
 
 /*
- * The Redis connection settings of s for rs_open(): host receives the address as text and
+ * The Redis connection settings of s for store_open(): host receives the address as text and
  * must outlive the returned settings' use. Redis may come up after the program
  * (start_offline): callers decide reservations as retry until it does.
  */
-struct rs_config store_config_rs(const struct store_config *s, char host[INET_ADDRSTRLEN]);
+struct store_conn_config store_config_conn(const struct store_config *s, char host[INET_ADDRSTRLEN]);
 
 #endif

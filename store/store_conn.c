@@ -23,7 +23,7 @@
 /*
  * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
  * that the check and the write are one atomic step. KEYS: stock, result, outbox; ARGV: stock.
- * Returns 1 when set, 0 when refused. rs_preheat() (store_event.c) runs it; it is loaded with
+ * Returns 1 when set, 0 when refused. store_preheat() (store_event.c) runs it; it is loaded with
  * the other scripts on every connection.
  */
 static const char preheat_lua[] =
@@ -36,7 +36,7 @@ static const char preheat_lua[] =
 	"return 1\n";
 
 static struct timeval
-rs_timeval(unsigned ms)
+store_timeval(unsigned ms)
 {
 	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
 
@@ -44,7 +44,7 @@ rs_timeval(unsigned ms)
 }
 
 void
-rs_lost(struct redis_store *rs, const char *why)
+store_lost(struct store *rs, const char *why)
 {
 	if (rs->c != NULL) {
 		redisFree(rs->c);
@@ -65,7 +65,7 @@ rs_lost(struct redis_store *rs, const char *why)
 }
 
 redisReply *
-rs_read_reply(struct redis_store *rs)
+store_read_reply(struct store *rs)
 {
 	void *reply = NULL;
 
@@ -80,14 +80,14 @@ rs_read_reply(struct redis_store *rs)
 		else
 			snprintf(why, sizeof(why), "%s",
 				rs->c->errstr[0] ? rs->c->errstr : "no reply");
-		rs_lost(rs, why);
+		store_lost(rs, why);
 		return NULL;
 	}
 	return reply;
 }
 
 int
-rs_load_scripts(struct redis_store *rs, char *why, size_t why_len)
+store_load_scripts(struct store *rs, char *why, size_t why_len)
 {
 	int rc = 0;
 
@@ -98,14 +98,14 @@ rs_load_scripts(struct redis_store *rs, char *why, size_t why_len)
 
 		if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
 			/* The replies of what was appended would misalign the next call's. */
-			rs_lost(rs, "out of memory");
+			store_lost(rs, "out of memory");
 			snprintf(why, why_len, "out of memory");
 			return -1;
 		}
 	}
 	for (unsigned i = 0; i < RS_SCRIPT_MAX; i++) {
-		struct rs_script *s = &rs->scripts[i];
-		redisReply *r = rs_read_reply(rs);
+		struct store_script *s = &rs->scripts[i];
+		redisReply *r = store_read_reply(rs);
 
 		if (r == NULL) {
 			snprintf(why, why_len, "the connection was lost while loading the scripts");
@@ -134,9 +134,9 @@ rs_load_scripts(struct redis_store *rs, char *why, size_t why_len)
 
 /* One connection attempt, scripts included. Returns 0, or -1 with why filled. */
 static int
-rs_connect(struct redis_store *rs, char *why, size_t why_len)
+store_connect(struct store *rs, char *why, size_t why_len)
 {
-	struct timeval ctv = rs_timeval(rs->cfg.connect_timeout_ms);
+	struct timeval ctv = store_timeval(rs->cfg.connect_timeout_ms);
 	redisContext *c;
 
 	if (rs->unix_path[0] != '\0')
@@ -152,14 +152,14 @@ rs_connect(struct redis_store *rs, char *why, size_t why_len)
 		redisFree(c);
 		return -1;
 	}
-	if (redisSetTimeout(c, rs_timeval(rs->cfg.command_timeout_ms)) != REDIS_OK ||
+	if (redisSetTimeout(c, store_timeval(rs->cfg.command_timeout_ms)) != REDIS_OK ||
 		(rs->unix_path[0] == '\0' && redisEnableKeepAlive(c) != REDIS_OK)) {
 		snprintf(why, why_len, "cannot set socket options: %s", c->errstr);
 		redisFree(c);
 		return -1;
 	}
 	rs->c = c;
-	if (rs_load_scripts(rs, why, why_len) != 0) {
+	if (store_load_scripts(rs, why, why_len) != 0) {
 		if (rs->c != NULL) {
 			redisFree(rs->c);
 			rs->c = NULL;
@@ -171,7 +171,7 @@ rs_connect(struct redis_store *rs, char *why, size_t why_len)
 }
 
 int
-rs_ensure_connected(struct redis_store *rs)
+store_ensure_connected(struct store *rs)
 {
 	char why[256];
 	uint64_t now;
@@ -183,13 +183,13 @@ rs_ensure_connected(struct redis_store *rs)
 		 * connection (a restart): notice it now rather than fail the next pipeline. */
 		if (poll(&p, 1, 0) == 0)
 			return 0;
-		rs_lost(rs, "the server closed the connection");
+		store_lost(rs, "the server closed the connection");
 	}
 	now = now_mono_ms();
 	if (now < rs->next_attempt_ms)
 		return -ENOTCONN;
 	rs->attempts++;
-	if (rs_connect(rs, why, sizeof(why)) != 0) {
+	if (store_connect(rs, why, sizeof(why)) != 0) {
 		LOG_DEBUG("redis: %s: attempt %u failed: %s", rs->where, rs->attempts, why);
 		rs->next_attempt_ms = now + rs->backoff_ms;
 		rs->backoff_ms = rs->backoff_ms >= rs->cfg.backoff_max_ms / 2
@@ -206,22 +206,22 @@ rs_ensure_connected(struct redis_store *rs)
 }
 
 int
-rs_reconnect_now(struct redis_store *rs)
+store_reconnect_now(struct store *rs)
 {
 	if (rs->c == NULL)
 		rs->next_attempt_ms = 0;
-	return rs_ensure_connected(rs);
+	return store_ensure_connected(rs);
 }
 
 bool
-rs_connected(const struct redis_store *rs)
+store_connected(const struct store *rs)
 {
 	return rs->c != NULL;
 }
 
 /* Checks c and fills rs's copy with the defaults. Returns 0, or -1 with err filled. */
 static int
-rs_config_apply(struct redis_store *rs, const struct rs_config *c, char *err, size_t err_len)
+store_conn_config_apply(struct store *rs, const struct store_conn_config *c, char *err, size_t err_len)
 {
 	rs->cfg = *c;
 	if (c->unix_path != NULL && c->unix_path[0] != '\0') {
@@ -271,10 +271,10 @@ rs_config_apply(struct redis_store *rs, const struct rs_config *c, char *err, si
 	return 0;
 }
 
-struct redis_store *
-rs_open(const struct rs_config *c, char *err, size_t err_len)
+struct store *
+store_open(const struct store_conn_config *c, char *err, size_t err_len)
 {
-	struct redis_store *rs = calloc(1, sizeof(*rs));
+	struct store *rs = calloc(1, sizeof(*rs));
 	struct sigaction old;
 	char why[256];
 
@@ -282,28 +282,28 @@ rs_open(const struct rs_config *c, char *err, size_t err_len)
 		snprintf(err, err_len, "out of memory");
 		return NULL;
 	}
-	if (rs_config_apply(rs, c, err, err_len) != 0)
+	if (store_conn_config_apply(rs, c, err, err_len) != 0)
 		goto fail;
 	rs->cmd = malloc(RS_RESERVE_CMD_MAX);
 	if (rs->cmd == NULL) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
-	rs->scripts[RS_SCRIPT_RESERVE] = (struct rs_script){.name = "reserve",
+	rs->scripts[RS_SCRIPT_RESERVE] = (struct store_script){.name = "reserve",
 		.text = lua_script_reserve.text,
 		.len = lua_script_reserve.len,
 		.want_sha1 = lua_script_reserve.sha1};
-	rs->scripts[RS_SCRIPT_RELEASE] = (struct rs_script){.name = "release",
+	rs->scripts[RS_SCRIPT_RELEASE] = (struct store_script){.name = "release",
 		.text = lua_script_release.text,
 		.len = lua_script_release.len,
 		.want_sha1 = lua_script_release.sha1};
-	rs->scripts[RS_SCRIPT_PREHEAT] = (struct rs_script){
+	rs->scripts[RS_SCRIPT_PREHEAT] = (struct store_script){
 		.name = "preheat", .text = preheat_lua, .len = sizeof(preheat_lua) - 1};
-	rs->scripts[RS_SCRIPT_ENTER] = (struct rs_script){.name = "enter",
+	rs->scripts[RS_SCRIPT_ENTER] = (struct store_script){.name = "enter",
 		.text = lua_script_enter.text,
 		.len = lua_script_enter.len,
 		.want_sha1 = lua_script_enter.sha1};
-	rs->scripts[RS_SCRIPT_FREEZE] = (struct rs_script){.name = "draw_freeze",
+	rs->scripts[RS_SCRIPT_FREEZE] = (struct store_script){.name = "draw_freeze",
 		.text = lua_script_draw_freeze.text,
 		.len = lua_script_draw_freeze.len,
 		.want_sha1 = lua_script_draw_freeze.sha1};
@@ -314,7 +314,7 @@ rs_open(const struct rs_config *c, char *err, size_t err_len)
 
 	rs->backoff_ms = rs->cfg.backoff_min_ms;
 	rs->attempts = 1;
-	if (rs_connect(rs, why, sizeof(why)) != 0) {
+	if (store_connect(rs, why, sizeof(why)) != 0) {
 		if (!rs->cfg.start_offline) {
 			snprintf(err, err_len,
 				"cannot use Redis at %s: %s (is redis-server running there? check "
@@ -336,12 +336,12 @@ rs_open(const struct rs_config *c, char *err, size_t err_len)
 	}
 	return rs;
 fail:
-	rs_close(rs);
+	store_close(rs);
 	return NULL;
 }
 
 void
-rs_close(struct redis_store *rs)
+store_close(struct store *rs)
 {
 	if (rs == NULL)
 		return;
@@ -352,15 +352,15 @@ rs_close(struct redis_store *rs)
 }
 
 void
-rs_get_stats(const struct redis_store *rs, struct rs_stats *out)
+store_get_stats(const struct store *rs, struct store_stats *out)
 {
 	*out = rs->st;
 }
 
 redisReply *
-rs_command(struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err)
+store_command(struct store *rs, int argc, const char **argv, const size_t *len, int *err)
 {
-	if (rs_ensure_connected(rs) != 0) {
+	if (store_ensure_connected(rs) != 0) {
 		*err = -ENOTCONN;
 		return NULL;
 	}
@@ -368,7 +368,7 @@ rs_command(struct redis_store *rs, int argc, const char **argv, const size_t *le
 		*err = -ENOMEM;
 		return NULL;
 	}
-	redisReply *r = rs_read_reply(rs);
+	redisReply *r = store_read_reply(rs);
 
 	if (r == NULL)
 		*err = -ENOTCONN;
@@ -376,10 +376,10 @@ rs_command(struct redis_store *rs, int argc, const char **argv, const size_t *le
 }
 
 redisReply *
-rs_command_ok(struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err,
+store_command_ok(struct store *rs, int argc, const char **argv, const size_t *len, int *err,
 	uint32_t event)
 {
-	redisReply *r = rs_command(rs, argc, argv, len, err);
+	redisReply *r = store_command(rs, argc, argv, len, err);
 
 	if (r != NULL && r->type == REDIS_REPLY_ERROR) {
 		rs->st.errors++;
@@ -393,8 +393,8 @@ rs_command_ok(struct redis_store *rs, int argc, const char **argv, const size_t 
 }
 
 int
-rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
-	const enum rs_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
+store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
+	const enum store_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
 	long long *out)
 {
 	char keys[5][RS_KEY_MAX];
@@ -411,7 +411,7 @@ rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
 	len[argc++] = 1;
 	for (unsigned k = 0; k < nkeys; k++) {
 		argv[argc] = keys[k];
-		len[argc++] = (size_t)rs_key(keys[k], RS_KEY_MAX, event, kinds[k]);
+		len[argc++] = (size_t)store_key(keys[k], RS_KEY_MAX, event, kinds[k]);
 	}
 	for (unsigned a = 0; a < nargs; a++) {
 		argv[argc] = args[a];
@@ -419,13 +419,13 @@ rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char why[256];
-		redisReply *r = rs_command(rs, argc, argv, len, &err);
+		redisReply *r = store_command(rs, argc, argv, len, &err);
 
 		if (r == NULL)
 			return err;
-		if (rs_is_noscript(r) && attempt == 0) {
+		if (store_is_noscript(r) && attempt == 0) {
 			freeReplyObject(r);
-			if (rs_load_scripts(rs, why, sizeof(why)) != 0) {
+			if (store_load_scripts(rs, why, sizeof(why)) != 0) {
 				LOG_RL(LOG_LEVEL_WARN, 10000,
 					"redis: reloading the scripts failed: %s", why);
 				return rs->c != NULL ? -EIO : -ENOTCONN;
@@ -448,8 +448,8 @@ rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
 }
 
 redisReply *
-rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, uint32_t event,
-	enum rs_key_kind kind, const uint64_t *vals, unsigned n, int *err)
+store_key_numbers(struct store *rs, const char *const *cmd, unsigned ncmd, uint32_t event,
+	enum store_key_kind kind, const uint64_t *vals, unsigned n, int *err)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[4 + RS_BATCH_MAX];
@@ -465,7 +465,7 @@ rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, ui
 		*err = -ENOMEM;
 		return NULL;
 	}
-	rs_key(key, sizeof(key), event, kind);
+	store_key(key, sizeof(key), event, kind);
 	for (unsigned i = 0; i < ncmd; i++) {
 		argv[i] = cmd[i];
 		len[i] = strlen(cmd[i]);
@@ -474,22 +474,22 @@ rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd, ui
 	len[ncmd] = strlen(key);
 	for (unsigned i = 0; i < n; i++) {
 		argv[ncmd + 1 + i] = num[i];
-		len[ncmd + 1 + i] = rs_u64_to_dec(num[i], vals[i]);
+		len[ncmd + 1 + i] = store_u64_to_dec(num[i], vals[i]);
 	}
-	redisReply *r = rs_command_ok(rs, (int)(ncmd + 1 + n), argv, len, err, event);
+	redisReply *r = store_command_ok(rs, (int)(ncmd + 1 + n), argv, len, err, event);
 
 	free(num);
 	return r;
 }
 
 int
-rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
+store_members(struct store *rs, uint32_t event, enum store_key_kind kind, const uint64_t *vals,
 	unsigned n, uint8_t *member)
 {
 	bool hash = kind == RS_KEY_RESULT;
 	const char *cmd[] = {hash ? "HMGET" : "SMISMEMBER"};
 	int err = 0;
-	redisReply *r = rs_key_numbers(rs, cmd, 1, event, kind, vals, n, &err);
+	redisReply *r = store_key_numbers(rs, cmd, 1, event, kind, vals, n, &err);
 
 	if (r == NULL)
 		return err;
@@ -508,22 +508,22 @@ rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const 
 }
 
 int
-rs_append_hgets(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
-	enum rs_key_kind kind)
+store_append_hgets(struct store *rs, const struct wire_result_query *q, unsigned n,
+	enum store_key_kind kind)
 {
-	if (rs_ensure_connected(rs) != 0)
+	if (store_ensure_connected(rs) != 0)
 		return -ENOTCONN;
 	for (unsigned i = 0; i < n; i++) {
 		char key[RS_KEY_MAX], user[RS_U64_DIGITS];
 		const char *argv[] = {"HGET", key, user};
 		size_t len[] = {4, 0, 0};
 
-		len[1] = (size_t)rs_key(key, sizeof(key), q[i].event, kind);
-		len[2] = rs_u64_to_dec(user, q[i].user);
+		len[1] = (size_t)store_key(key, sizeof(key), q[i].event, kind);
+		len[2] = store_u64_to_dec(user, q[i].user);
 		if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
 			/* hiredis keeps what it appended: drop the connection rather than misalign
 			 * the replies of the next call. */
-			rs_lost(rs, "out of memory");
+			store_lost(rs, "out of memory");
 			return -ENOMEM;
 		}
 	}

@@ -4,7 +4,7 @@
 /*
  * The store's connection to Redis (hiredis, one blocking connection) and the scripts it loads
  * on every connection: lua/reserve.lua, lua/release.lua and the preheat check. The store's jobs
- * are in their own modules, each taking the struct redis_store this one opens:
+ * are in their own modules, each taking the struct store this one opens:
  *   store/store_keys.h       every key of an event (read this first)
  *   store/store_event.h      preheat, an event's counters, purge
  *   store/store_reserve.h    deciding batches of reservations (the control plane)
@@ -32,7 +32,7 @@
  */
 #define RS_BATCH_MAX 2048
 
-struct rs_config {
+struct store_conn_config {
 	const char *unix_path;	     /* a Unix socket; when set, host and port are not used */
 	const char *host;	     /* NULL: 127.0.0.1 */
 	unsigned port;		     /* 0: 6379 */
@@ -40,13 +40,13 @@ struct rs_config {
 	unsigned command_timeout_ms; /* 0: 2000; a reply that takes longer is a lost connection */
 	unsigned backoff_min_ms;     /* 0: 50; the first wait after an outage starts */
 	unsigned backoff_max_ms;     /* 0: 2000; the wait doubles up to this */
-	/* rs_open() succeeds even when Redis cannot be reached yet (the store then connects
-	 * like after an outage); otherwise rs_open() fails and says why. */
+	/* store_open() succeeds even when Redis cannot be reached yet (the store then connects
+	 * like after an outage); otherwise store_open() fails and says why. */
 	bool start_offline;
 };
 
-/* Counters since rs_open(), for stats and metrics. */
-struct rs_stats {
+/* Counters since store_open(), for stats and metrics. */
+struct store_stats {
 	uint64_t batches;  /* decided */
 	uint64_t reserved; /* verdicts, by kind */
 	uint64_t duplicate;
@@ -63,36 +63,36 @@ struct rs_stats {
 	uint64_t script_loads; /* SCRIPT LOAD rounds: one per connection, plus after NOSCRIPT */
 };
 
-struct redis_store;
+struct store;
 
 /*
  * Connects to Redis as c says and loads the scripts (SCRIPT LOAD, checking that Redis
  * computed the SHA1 embedded at build time). Returns the store, or NULL with a message that
  * says what was wrong in err (a bad config, or Redis not reachable unless c->start_offline).
  */
-struct redis_store *rs_open(const struct rs_config *c, char *err, size_t err_len);
+struct store *store_open(const struct store_conn_config *c, char *err, size_t err_len);
 
 /* Closes the connection and frees rs; NULL is allowed. */
-void rs_close(struct redis_store *rs);
+void store_close(struct store *rs);
 
 /*
  * Reconnects when the connection is down and the backoff period has passed. Returns 0 when
  * connected, else -ENOTCONN. The other calls do this themselves; a daemon may call it from
  * its cron so that the "back" notice does not wait for traffic.
  */
-int rs_ensure_connected(struct redis_store *rs);
+int store_ensure_connected(struct store *rs);
 
 /*
- * rs_ensure_connected() without waiting for the backoff: one attempt now when the connection
+ * store_ensure_connected() without waiting for the backoff: one attempt now when the connection
  * is down. For a rare caller a person waits on (an admin command right after Redis came back
  * must not find the store still backing off). Returns 0 when connected, else -ENOTCONN.
  */
-int rs_reconnect_now(struct redis_store *rs);
+int store_reconnect_now(struct store *rs);
 
 /* True while the store holds a working connection (as far as it knows). */
-bool rs_connected(const struct redis_store *rs);
+bool store_connected(const struct store *rs);
 
 /* Copies the counters. */
-void rs_get_stats(const struct redis_store *rs, struct rs_stats *out);
+void store_get_stats(const struct store *rs, struct store_stats *out);
 
 #endif

@@ -27,7 +27,7 @@
 #define RS_RESERVE_CMD_MAX (16 + RS_RESERVE_ARGC(RS_BATCH_MAX) * (6 + 2 + 64))
 
 /* The scripts loaded on every connection, run with EVALSHA. */
-enum rs_script_id {
+enum store_script_id {
 	RS_SCRIPT_RESERVE,
 	RS_SCRIPT_RELEASE,
 	RS_SCRIPT_PREHEAT,
@@ -36,7 +36,7 @@ enum rs_script_id {
 	RS_SCRIPT_MAX
 };
 
-struct rs_script {
+struct store_script {
 	const char *name;
 	const char *text;
 	size_t len;
@@ -44,8 +44,8 @@ struct rs_script {
 	char sha1[41];	       /* what SCRIPT LOAD answered */
 };
 
-struct redis_store {
-	struct rs_config cfg;
+struct store {
+	struct store_conn_config cfg;
 	char host[256];
 	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char where[300]; /* "127.0.0.1:6379" or "unix:/path", for messages */
@@ -58,8 +58,8 @@ struct redis_store {
 	unsigned backoff_ms;
 	unsigned attempts;
 
-	struct rs_script scripts[RS_SCRIPT_MAX];
-	struct rs_stats st;
+	struct store_script scripts[RS_SCRIPT_MAX];
+	struct store_stats st;
 
 	/* One EVALSHA of reserve.lua in RESP: hiredis copies it when it is appended, so one
 	 * buffer serves every batch of a pipeline. */
@@ -68,7 +68,7 @@ struct redis_store {
 
 /* Writes v in decimal to p (no NUL); returns the length. */
 static inline size_t
-rs_u64_to_dec(char *p, uint64_t v)
+store_u64_to_dec(char *p, uint64_t v)
 {
 	char tmp[RS_U64_DIGITS];
 	size_t n = 0;
@@ -84,7 +84,7 @@ rs_u64_to_dec(char *p, uint64_t v)
 
 /* Parses a whole string of 1..20 decimal digits that fits in uint64; returns 0 or -1. */
 static inline int
-rs_parse_u64(const char *s, size_t len, uint64_t *out)
+store_parse_u64(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -103,7 +103,7 @@ rs_parse_u64(const char *s, size_t len, uint64_t *out)
 
 /* True for the error reply of an EVALSHA whose script Redis does not know. */
 static inline bool
-rs_is_noscript(const redisReply *r)
+store_is_noscript(const redisReply *r)
 {
 	return r->type == REDIS_REPLY_ERROR && r->str != NULL &&
 	       strncmp(r->str, "NOSCRIPT", 8) == 0;
@@ -111,37 +111,37 @@ rs_is_noscript(const redisReply *r)
 
 /* Fills len[0..argc) with the lengths of the strings argv[0..argc). */
 static inline void
-rs_argv_strs(const char **argv, size_t *len, int argc)
+store_argv_strs(const char **argv, size_t *len, int argc)
 {
 	for (int i = 0; i < argc; i++)
 		len[i] = strlen(argv[i]);
 }
 
 /* Forgets a broken connection. The first loss of an outage is logged. */
-void rs_lost(struct redis_store *rs, const char *why);
+void store_lost(struct store *rs, const char *why);
 
 /* Reads one reply; on a connection error forgets the connection. Returns the reply or NULL. */
-redisReply *rs_read_reply(struct redis_store *rs);
+redisReply *store_read_reply(struct store *rs);
 
 /*
  * Loads every script on the current connection (pipelined SCRIPT LOADs) and checks that Redis
  * computed the SHA1s embedded at build time. Returns 0, or -1 with why filled; the connection
  * may have been forgotten.
  */
-int rs_load_scripts(struct redis_store *rs, char *why, size_t why_len);
+int store_load_scripts(struct store *rs, char *why, size_t why_len);
 
 /*
  * Runs one command and reads its reply. Returns the reply (free it with freeReplyObject), or
  * NULL with *err = -ENOTCONN or -ENOMEM. Error replies are returned as replies.
  */
-redisReply *rs_command(
-	struct redis_store *rs, int argc, const char **argv, const size_t *len, int *err);
+redisReply *store_command(
+	struct store *rs, int argc, const char **argv, const size_t *len, int *err);
 
 /*
- * As rs_command(), but an error reply is logged (naming argv[0] and event), counted, freed and
+ * As store_command(), but an error reply is logged (naming argv[0] and event), counted, freed and
  * becomes NULL with *err = -EIO.
  */
-redisReply *rs_command_ok(struct redis_store *rs, int argc, const char **argv, const size_t *len,
+redisReply *store_command_ok(struct store *rs, int argc, const char **argv, const size_t *len,
 	int *err, uint32_t event);
 
 /*
@@ -149,8 +149,8 @@ redisReply *rs_command_ok(struct redis_store *rs, int argc, const char **argv, c
  * scripts and tries once more. Returns the integer it answered in *out and 0, or -ENOTCONN,
  * -ENOMEM, or -EIO (an error reply or a reply that is not an integer).
  */
-int rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
-	const enum rs_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
+int store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
+	const enum store_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
 	long long *out);
 
 /*
@@ -158,23 +158,23 @@ int rs_eval_int(struct redis_store *rs, enum rs_script_id id, uint32_t event,
  * 1..RS_BATCH_MAX numbers) and returns its reply (free it), or NULL with *err = -EINVAL,
  * -ENOMEM, -ENOTCONN or -EIO.
  */
-redisReply *rs_key_numbers(struct redis_store *rs, const char *const *cmd, unsigned ncmd,
-	uint32_t event, enum rs_key_kind kind, const uint64_t *vals, unsigned n, int *err);
+redisReply *store_key_numbers(struct store *rs, const char *const *cmd, unsigned ncmd,
+	uint32_t event, enum store_key_kind kind, const uint64_t *vals, unsigned n, int *err);
 
 /*
  * Appends (does not send) one "HGET <event's key of kind> <user>" per pair of q, so that the
  * caller reads n replies. Returns 0, -ENOTCONN (not connected) or -ENOMEM (the connection is
  * then dropped, so that no half-appended pipeline misaligns the next call's replies).
  */
-int rs_append_hgets(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
-	enum rs_key_kind kind);
+int store_append_hgets(struct store *rs, const struct wire_result_query *q, unsigned n,
+	enum store_key_kind kind);
 
 /*
  * SMISMEMBER (on a set) or HMGET (on a hash) of n numbers (1..RS_BATCH_MAX) on one of an
  * event's keys: member[i] = 1 when vals[i] is a member or has a field. Returns 0, -EINVAL,
  * -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_members(struct redis_store *rs, uint32_t event, enum rs_key_kind kind, const uint64_t *vals,
+int store_members(struct store *rs, uint32_t event, enum store_key_kind kind, const uint64_t *vals,
 	unsigned n, uint8_t *member);
 
 #endif

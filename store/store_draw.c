@@ -13,7 +13,7 @@
 
 /* A reply's string element as a number (nil: 0). Returns 0 or -1. */
 static int
-rs_elem_u64(const redisReply *e, uint64_t *out)
+store_elem_u64(const redisReply *e, uint64_t *out)
 {
 	*out = 0;
 	if (e->type == REDIS_REPLY_NIL)
@@ -24,12 +24,12 @@ rs_elem_u64(const redisReply *e, uint64_t *out)
 	}
 	if (e->type != REDIS_REPLY_STRING)
 		return -1;
-	return rs_parse_u64(e->str, e->len, out);
+	return store_parse_u64(e->str, e->len, out);
 }
 
 /* Reads an HMGET state n next digest reply into out. Returns 0 or -EIO. */
 static int
-rs_draw_parse(const redisReply *r, struct rs_draw *out)
+store_draw_parse(const redisReply *r, struct store_draw *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
@@ -49,7 +49,7 @@ rs_draw_parse(const redisReply *r, struct rs_draw *out)
 	} else if (st->type != REDIS_REPLY_NIL) {
 		return -EIO;
 	}
-	if (rs_elem_u64(r->element[1], &out->n) != 0 || rs_elem_u64(r->element[2], &out->next) != 0 ||
+	if (store_elem_u64(r->element[1], &out->n) != 0 || store_elem_u64(r->element[2], &out->next) != 0 ||
 		out->next > out->n)
 		return -EIO;
 	if (dg->type == REDIS_REPLY_STRING) {
@@ -64,7 +64,7 @@ rs_draw_parse(const redisReply *r, struct rs_draw *out)
 
 /* Logs a draw key this build cannot read. */
 static int
-rs_draw_bad(struct redis_store *rs, uint32_t event)
+store_draw_bad(struct store *rs, uint32_t event)
 {
 	rs->st.errors++;
 	LOG_RL(LOG_LEVEL_WARN, 10000,
@@ -73,11 +73,11 @@ rs_draw_bad(struct redis_store *rs, uint32_t event)
 }
 
 int
-rs_enter(struct redis_store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
+store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
 	uint8_t *verdicts, unsigned *added, uint64_t *entrants)
 {
 	char keys[3][RS_KEY_MAX], sha[41];
-	static const enum rs_key_kind kinds[3] = {RS_KEY_ENTRANTS, RS_KEY_DRAW, RS_KEY_WINDOW};
+	static const enum store_key_kind kinds[3] = {RS_KEY_ENTRANTS, RS_KEY_DRAW, RS_KEY_WINDOW};
 	const char **argv = NULL;
 	size_t *len = NULL;
 	char(*num)[RS_U64_DIGITS] = NULL;
@@ -106,31 +106,31 @@ rs_enter(struct redis_store *rs, uint32_t event, const struct wire_reserve *res,
 	len[2] = 1;
 	for (unsigned k = 0; k < 3; k++) {
 		argv[3 + k] = keys[k];
-		len[3 + k] = (size_t)rs_key(keys[k], RS_KEY_MAX, event, kinds[k]);
+		len[3 + k] = (size_t)store_key(keys[k], RS_KEY_MAX, event, kinds[k]);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		argv[6 + i] = num[i];
-		len[6 + i] = rs_u64_to_dec(num[i], res[i].user);
+		len[6 + i] = store_u64_to_dec(num[i], res[i].user);
 		argv[6 + n + i] = num[n + i];
-		len[6 + n + i] = rs_u64_to_dec(num[n + i], res[i].reservation_id);
+		len[6 + n + i] = store_u64_to_dec(num[n + i], res[i].reservation_id);
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char why[256];
 
 		rc = 0;
-		if (rs_ensure_connected(rs) != 0) {
+		if (store_ensure_connected(rs) != 0) {
 			rc = -ENOTCONN;
 			goto out;
 		}
 		memcpy(sha, rs->scripts[RS_SCRIPT_ENTER].sha1, sizeof(sha));
-		r = rs_command(rs, (int)argc, argv, len, &rc);
+		r = store_command(rs, (int)argc, argv, len, &rc);
 		if (r == NULL)
 			goto out;
-		if (!rs_is_noscript(r) || attempt == 1)
+		if (!store_is_noscript(r) || attempt == 1)
 			break;
 		freeReplyObject(r);
 		r = NULL;
-		if (rs_load_scripts(rs, why, sizeof(why)) != 0) {
+		if (store_load_scripts(rs, why, sizeof(why)) != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 10000, "redis: reloading the scripts failed: %s", why);
 			rc = rs->c != NULL ? -EIO : -ENOTCONN;
 			goto out;
@@ -174,10 +174,10 @@ out:
 }
 
 int
-rs_draw_freeze(struct redis_store *rs, uint32_t event, struct rs_draw *out)
+store_draw_freeze(struct store *rs, uint32_t event, struct store_draw *out)
 {
 	char keys[2][RS_KEY_MAX];
-	static const enum rs_key_kind kinds[2] = {RS_KEY_ENTRANTS, RS_KEY_DRAW};
+	static const enum store_key_kind kinds[2] = {RS_KEY_ENTRANTS, RS_KEY_DRAW};
 	const char *argv[5] = {"EVALSHA", NULL, "2", keys[0], keys[1]};
 	size_t len[5] = {7, 40, 1, 0, 0};
 	int rc = 0;
@@ -185,32 +185,32 @@ rs_draw_freeze(struct redis_store *rs, uint32_t event, struct rs_draw *out)
 	if (event == 0)
 		return -EINVAL;
 	for (unsigned k = 0; k < 2; k++)
-		len[3 + k] = (size_t)rs_key(keys[k], RS_KEY_MAX, event, kinds[k]);
+		len[3 + k] = (size_t)store_key(keys[k], RS_KEY_MAX, event, kinds[k]);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char why[256];
 
-		if (rs_ensure_connected(rs) != 0)
+		if (store_ensure_connected(rs) != 0)
 			return -ENOTCONN;
 		argv[1] = rs->scripts[RS_SCRIPT_FREEZE].sha1;
-		redisReply *r = rs_command(rs, 5, argv, len, &rc);
+		redisReply *r = store_command(rs, 5, argv, len, &rc);
 
 		if (r == NULL)
 			return rc;
-		if (rs_is_noscript(r) && attempt == 0) {
+		if (store_is_noscript(r) && attempt == 0) {
 			freeReplyObject(r);
-			if (rs_load_scripts(rs, why, sizeof(why)) != 0)
+			if (store_load_scripts(rs, why, sizeof(why)) != 0)
 				return rs->c != NULL ? -EIO : -ENOTCONN;
 			continue;
 		}
-		rc = rs_draw_parse(r, out);
+		rc = store_draw_parse(r, out);
 		freeReplyObject(r);
-		return rc == 0 ? 0 : rs_draw_bad(rs, event);
+		return rc == 0 ? 0 : store_draw_bad(rs, event);
 	}
 	return -EIO;
 }
 
 int
-rs_draw_get(struct redis_store *rs, uint32_t event, struct rs_draw *out)
+store_draw_get(struct store *rs, uint32_t event, struct store_draw *out)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[6] = {"HMGET", key, "state", "n", "next", "digest"};
@@ -219,42 +219,42 @@ rs_draw_get(struct redis_store *rs, uint32_t event, struct rs_draw *out)
 
 	if (event == 0)
 		return -EINVAL;
-	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_DRAW);
-	redisReply *r = rs_command_ok(rs, 6, argv, len, &rc, event);
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_DRAW);
+	redisReply *r = store_command_ok(rs, 6, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;
-	rc = rs_draw_parse(r, out);
+	rc = store_draw_parse(r, out);
 	freeReplyObject(r);
-	return rc == 0 ? 0 : rs_draw_bad(rs, event);
+	return rc == 0 ? 0 : store_draw_bad(rs, event);
 }
 
 int
-rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t digest[32])
+store_draw_set_digest(struct store *rs, uint32_t event, const uint8_t digest[32])
 {
 	char key[RS_KEY_MAX], hex[2 * DRAW_DIGEST_LEN + 1];
 	const char *argv[4] = {"HSETNX", key, "digest", hex};
 	size_t len[4] = {6, 0, 6, 2 * DRAW_DIGEST_LEN};
-	struct rs_draw d;
+	struct store_draw d;
 	int rc = 0;
 
 	if (event == 0)
 		return -EINVAL;
-	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_DRAW);
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_DRAW);
 	hex_str(digest, DRAW_DIGEST_LEN, hex);
-	redisReply *r = rs_command_ok(rs, 4, argv, len, &rc, event);
+	redisReply *r = store_command_ok(rs, 4, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;
 	freeReplyObject(r);
-	if ((rc = rs_draw_get(rs, event, &d)) != 0)
+	if ((rc = store_draw_get(rs, event, &d)) != 0)
 		return rc;
 	return d.has_digest && memcmp(d.digest, digest, DRAW_DIGEST_LEN) == 0 ? 0 : -EEXIST;
 }
 
 int
-rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsigned count,
-	struct rs_entrant **v, size_t *n, size_t *cap)
+store_entrants_scan(struct store *rs, uint32_t event, uint64_t *cursor, unsigned count,
+	struct store_entrant **v, size_t *n, size_t *cap)
 {
 	char key[RS_KEY_MAX], cur[RS_U64_DIGITS], cnt[RS_U64_DIGITS];
 	const char *argv[5] = {"HSCAN", key, cur, "COUNT", cnt};
@@ -263,10 +263,10 @@ rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsig
 
 	if (event == 0 || count == 0)
 		return -EINVAL;
-	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_ENTRANTS);
-	len[2] = rs_u64_to_dec(cur, *cursor);
-	len[4] = rs_u64_to_dec(cnt, count);
-	redisReply *r = rs_command_ok(rs, 5, argv, len, &rc, event);
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_ENTRANTS);
+	len[2] = store_u64_to_dec(cur, *cursor);
+	len[4] = store_u64_to_dec(cnt, count);
+	redisReply *r = store_command_ok(rs, 5, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;
@@ -278,11 +278,11 @@ rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsig
 	const redisReply *kv = r->element[1];
 	uint64_t next;
 
-	if (rs_parse_u64(r->element[0]->str, r->element[0]->len, &next) != 0)
+	if (store_parse_u64(r->element[0]->str, r->element[0]->len, &next) != 0)
 		goto out;
 	if (*n + kv->elements / 2 > *cap) {
 		size_t want = (*cap ? *cap * 2 : 4096) + kv->elements / 2;
-		struct rs_entrant *nv = realloc(*v, want * sizeof(**v));
+		struct store_entrant *nv = realloc(*v, want * sizeof(**v));
 
 		if (nv == NULL) {
 			rc = -ENOMEM;
@@ -293,11 +293,11 @@ rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsig
 	}
 	for (size_t i = 0; i < kv->elements; i += 2) {
 		const redisReply *u = kv->element[i], *id = kv->element[i + 1];
-		struct rs_entrant e;
+		struct store_entrant e;
 
 		if (u->type != REDIS_REPLY_STRING || id->type != REDIS_REPLY_STRING ||
-			rs_parse_u64(u->str, u->len, &e.user) != 0 ||
-			rs_parse_u64(id->str, id->len, &e.reservation_id) != 0 || e.user == 0)
+			store_parse_u64(u->str, u->len, &e.user) != 0 ||
+			store_parse_u64(id->str, id->len, &e.reservation_id) != 0 || e.user == 0)
 			goto out;
 		(*v)[(*n)++] = e;
 	}
@@ -315,23 +315,23 @@ out:
 }
 
 int
-rs_entrants_get(
-	struct redis_store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids)
+store_entrants_get(
+	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids)
 {
 	int rc = 0;
 
 	if (n == 0)
 		return 0;
-	if ((rc = rs_append_hgets(rs, q, n, RS_KEY_ENTRANTS)) != 0)
+	if ((rc = store_append_hgets(rs, q, n, RS_KEY_ENTRANTS)) != 0)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
-		redisReply *r = rs_read_reply(rs);
+		redisReply *r = store_read_reply(rs);
 
 		if (r == NULL)
 			return -ENOTCONN;
 		rids[i] = 0;
 		if (r->type == REDIS_REPLY_STRING) {
-			if (rs_parse_u64(r->str, r->len, &rids[i]) != 0)
+			if (store_parse_u64(r->str, r->len, &rids[i]) != 0)
 				rids[i] = 0;
 		} else if (r->type != REDIS_REPLY_NIL) {
 			rs->st.errors++;
@@ -343,7 +343,7 @@ rs_entrants_get(
 }
 
 int
-rs_entrants_count(struct redis_store *rs, uint32_t event, uint64_t *n)
+store_entrants_count(struct store *rs, uint32_t event, uint64_t *n)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[2] = {"HLEN", key};
@@ -352,8 +352,8 @@ rs_entrants_count(struct redis_store *rs, uint32_t event, uint64_t *n)
 
 	if (event == 0)
 		return -EINVAL;
-	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_ENTRANTS);
-	redisReply *r = rs_command_ok(rs, 2, argv, len, &rc, event);
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_ENTRANTS);
+	redisReply *r = store_command_ok(rs, 2, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;

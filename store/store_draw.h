@@ -5,7 +5,7 @@
  * An event's draw in Redis (docs/fairness.md; the keys fg:{EV}:entrants and fg:{EV}:draw in
  * store/store_keys.h): entering users (lua/enter.lua), freezing the entrants
  * (lua/draw_freeze.lua), reading them back, and the draw's cursor. The draw's batches
- * themselves are reserve.lua's (store/store_reserve.h, struct rs_batch .draw).
+ * themselves are reserve.lua's (store/store_reserve.h, struct store_batch .draw).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,23 +14,23 @@
 #include "store/store_conn.h"
 
 /* The draw key's state. */
-enum rs_draw_state {
+enum store_draw_state {
 	RS_DRAW_OPEN = 0,   /* entrants are taken (also: no key) */
 	RS_DRAW_FROZEN = 1, /* entrants fixed (n); being decided from "next" */
 	RS_DRAW_DONE = 2,   /* every entrant decided */
 };
 
-struct rs_draw {
-	enum rs_draw_state state;
+struct store_draw {
+	enum store_draw_state state;
 	bool exists;	    /* the draw key exists */
 	uint64_t n;	    /* entrants fixed at the freeze (0 while open) */
 	uint64_t next;	    /* the index (rank - 1) of the first entrant not decided yet */
-	bool has_digest;    /* digest was set (rs_draw_set_digest()) */
+	bool has_digest;    /* digest was set (store_draw_set_digest()) */
 	uint8_t digest[32]; /* the entrants' digest (common/draw.h) */
 };
 
 /* One entrant as the entrants hash holds it. */
-struct rs_entrant {
+struct store_entrant {
 	uint64_t user;
 	uint64_t reservation_id;
 };
@@ -44,7 +44,7 @@ struct rs_entrant {
  * after the batch (both 0 when not decided). Returns 0, -EINVAL (a malformed batch),
  * -ENOTCONN or -EIO (verdicts all RETRY then).
  */
-int rs_enter(struct redis_store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
+int store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
 	uint8_t *verdicts, unsigned *added, uint64_t *entrants);
 
 /*
@@ -53,17 +53,17 @@ int rs_enter(struct redis_store *rs, uint32_t event, const struct wire_reserve *
  * done draw is only read. Returns 0, -EINVAL, -ENOTCONN or -EIO (a draw key this build cannot
  * read).
  */
-int rs_draw_freeze(struct redis_store *rs, uint32_t event, struct rs_draw *out);
+int store_draw_freeze(struct store *rs, uint32_t event, struct store_draw *out);
 
 /* Reads event's draw key into out without changing it. Returns 0, -EINVAL, -ENOTCONN or -EIO. */
-int rs_draw_get(struct redis_store *rs, uint32_t event, struct rs_draw *out);
+int store_draw_get(struct store *rs, uint32_t event, struct store_draw *out);
 
 /*
  * Records the entrants' digest in the draw key once (HSETNX). Returns 0 when it holds this
  * digest now, -EEXIST when it holds another one (the entrants changed under the draw: stop),
  * -EINVAL, -ENOTCONN or -EIO.
  */
-int rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t digest[32]);
+int store_draw_set_digest(struct store *rs, uint32_t event, const uint8_t digest[32]);
 
 /*
  * One HSCAN step over event's entrants from *cursor (0 to begin; 0 again when the scan is
@@ -71,18 +71,18 @@ int rs_draw_set_digest(struct redis_store *rs, uint32_t event, const uint8_t dig
  * allocated; grown with realloc). HSCAN may return an entrant twice: callers sort and drop
  * the repeats. Returns 0, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_entrants_scan(struct redis_store *rs, uint32_t event, uint64_t *cursor, unsigned count,
-	struct rs_entrant **v, size_t *n, size_t *cap);
+int store_entrants_scan(struct store *rs, uint32_t event, uint64_t *cursor, unsigned count,
+	struct store_entrant **v, size_t *n, size_t *cap);
 
 /* The number of event's entrants now (HLEN). Returns 0, -EINVAL, -ENOTCONN or -EIO. */
-int rs_entrants_count(struct redis_store *rs, uint32_t event, uint64_t *n);
+int store_entrants_count(struct store *rs, uint32_t event, uint64_t *n);
 
 /*
  * Looks up n (event, user) pairs in their events' entrants hashes (pipelined HGETs):
  * rids[i] is the reservation that made the user an entrant, 0 when the user is not one.
  * Returns 0, -ENOTCONN or -EIO.
  */
-int rs_entrants_get(
-	struct redis_store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);
+int store_entrants_get(
+	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);
 
 #endif

@@ -9,9 +9,9 @@
 #include "store/store_event.h"
 
 int
-rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
+store_preheat(struct store *rs, uint32_t event, int64_t stock)
 {
-	static const enum rs_key_kind kinds[] = {
+	static const enum store_key_kind kinds[] = {
 		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_ENTRANTS, RS_KEY_DRAW};
 	char stock_s[RS_U64_DIGITS + 1];
 	const char *args[] = {stock_s};
@@ -19,8 +19,8 @@ rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
 
 	if (event == 0 || stock < 0)
 		return -EINVAL;
-	stock_s[rs_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
-	int rc = rs_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 5, args, 1, &v);
+	stock_s[store_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
+	int rc = store_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 5, args, 1, &v);
 
 	if (rc != 0)
 		return rc;
@@ -28,7 +28,7 @@ rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock)
 }
 
 int
-rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out)
+store_event_state(struct store *rs, uint32_t event, struct store_event_state *out)
 {
 	char k[RS_KEY_KINDS][RS_KEY_MAX];
 	size_t kl[RS_KEY_KINDS];
@@ -36,10 +36,10 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 
 	if (event == 0)
 		return -EINVAL;
-	if (rs_ensure_connected(rs) != 0)
+	if (store_ensure_connected(rs) != 0)
 		return -ENOTCONN;
 	for (unsigned i = 0; i < RS_KEY_KINDS; i++)
-		kl[i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
+		kl[i] = (size_t)store_key(k[i], RS_KEY_MAX, event, (enum store_key_kind)i);
 	const char *cmds[][2] = {
 		{"MULTI", NULL},
 		{"GET", k[RS_KEY_STOCK]},
@@ -55,12 +55,12 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 		size_t len[2] = {strlen(cmds[i][0]), cmds[i][1] ? kl[key_of[i]] : 0};
 
 		if (redisAppendCommandArgv(rs->c, cmds[i][1] ? 2 : 1, cmds[i], len) != REDIS_OK) {
-			rs_lost(rs, "out of memory");
+			store_lost(rs, "out of memory");
 			return -ENOMEM;
 		}
 	}
 	for (unsigned i = 0; i < ncmd; i++) {
-		redisReply *r = rs_read_reply(rs);
+		redisReply *r = store_read_reply(rs);
 
 		if (r == NULL)
 			return -ENOTCONN;
@@ -84,7 +84,7 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 			if (st->type == REDIS_REPLY_STRING) {
 				bool neg = st->len > 0 && st->str[0] == '-';
 
-				if (rs_parse_u64(st->str + neg, (size_t)st->len - neg, &v) != 0 ||
+				if (store_parse_u64(st->str + neg, (size_t)st->len - neg, &v) != 0 ||
 					v > INT64_MAX)
 					rc = -EIO;
 				out->stock = neg ? -(int64_t)v : (int64_t)v;
@@ -109,7 +109,7 @@ rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *ou
 }
 
 int
-rs_purge_event(struct redis_store *rs, uint32_t event)
+store_purge_event(struct store *rs, uint32_t event)
 {
 	char k[RS_KEY_KINDS][RS_KEY_MAX];
 	const char *argv[1 + RS_KEY_KINDS] = {"DEL"};
@@ -120,9 +120,9 @@ rs_purge_event(struct redis_store *rs, uint32_t event)
 		return -EINVAL;
 	for (unsigned i = 0; i < RS_KEY_KINDS; i++) {
 		argv[1 + i] = k[i];
-		len[1 + i] = (size_t)rs_key(k[i], RS_KEY_MAX, event, (enum rs_key_kind)i);
+		len[1 + i] = (size_t)store_key(k[i], RS_KEY_MAX, event, (enum store_key_kind)i);
 	}
-	redisReply *r = rs_command(rs, 1 + RS_KEY_KINDS, argv, len, &err);
+	redisReply *r = store_command(rs, 1 + RS_KEY_KINDS, argv, len, &err);
 
 	if (r == NULL)
 		return err;
@@ -132,7 +132,7 @@ rs_purge_event(struct redis_store *rs, uint32_t event)
 }
 
 int
-rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state, uint64_t starts_ms,
+store_sale_window(struct store *rs, uint32_t event, enum store_sale_state state, uint64_t starts_ms,
 	uint64_t ends_ms)
 {
 	char key[RS_KEY_MAX], val[2 * RS_U64_DIGITS + 2];
@@ -149,16 +149,16 @@ rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state,
 		vl = (size_t)snprintf(val, sizeof(val), "closed");
 		break;
 	case RS_SALE_OPEN:
-		vl = rs_u64_to_dec(val, starts_ms);
+		vl = store_u64_to_dec(val, starts_ms);
 		val[vl++] = ' ';
-		vl += rs_u64_to_dec(val + vl, ends_ms);
+		vl += store_u64_to_dec(val + vl, ends_ms);
 		break;
 	default:
 		return -EINVAL;
 	}
 	const char *argv[3] = {"SET", key, val};
-	size_t len[3] = {3, (size_t)rs_key(key, sizeof(key), event, RS_KEY_WINDOW), vl};
-	redisReply *r = rs_command(rs, 3, argv, len, &err);
+	size_t len[3] = {3, (size_t)store_key(key, sizeof(key), event, RS_KEY_WINDOW), vl};
+	redisReply *r = store_command(rs, 3, argv, len, &err);
 
 	if (r == NULL)
 		return err;

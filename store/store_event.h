@@ -10,7 +10,7 @@
 
 #include "store/store_conn.h"
 
-struct rs_event_state {
+struct store_event_state {
 	int64_t stock;	     /* 0 when missing */
 	bool preheated;	     /* the stock key exists */
 	uint64_t buyers;     /* HLEN result: users holding a reservation, released ones included */
@@ -26,16 +26,16 @@ struct rs_event_state {
  * without entrants is deleted, so the draw starts afresh), -EINVAL for a negative stock or
  * event 0, -ENOTCONN or -EIO.
  */
-int rs_preheat(struct redis_store *rs, uint32_t event, int64_t stock);
+int store_preheat(struct store *rs, uint32_t event, int64_t stock);
 
 /*
  * Reads an event's counters in one MULTI/EXEC, so they are consistent with each other.
  * Returns 0, -EINVAL for event 0, -ENOTCONN or -EIO.
  */
-int rs_event_state(struct redis_store *rs, uint32_t event, struct rs_event_state *out);
+int store_event_state(struct store *rs, uint32_t event, struct store_event_state *out);
 
 /* What an event's window key says (store/store_keys.h). */
-enum rs_sale_state {
+enum store_sale_state {
 	RS_SALE_HELD = 1, /* not opened yet: reserve.lua answers not started */
 	RS_SALE_OPEN,	  /* open in [starts_at, ends_at) by the control plane's clock */
 	RS_SALE_CLOSED,	  /* closed by the operator: reserve.lua answers closed */
@@ -47,10 +47,10 @@ enum rs_sale_state {
  * matter for RS_SALE_OPEN only. Nothing reserved is touched. Returns 0, -EINVAL (event 0, an
  * unknown state, an open window that is empty), -ENOTCONN or -EIO.
  */
-int rs_sale_window(struct redis_store *rs, uint32_t event, enum rs_sale_state state,
+int store_sale_window(struct store *rs, uint32_t event, enum store_sale_state state,
 	uint64_t starts_ms, uint64_t ends_ms);
 
 /* Deletes every key of an event (tests, and an operator's explicit purge). Returns 0 or < 0. */
-int rs_purge_event(struct redis_store *rs, uint32_t event);
+int store_purge_event(struct store *rs, uint32_t event);
 
 #endif

@@ -6,7 +6,7 @@
 #include "store/store_keys.h"
 
 int
-rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind)
+store_key(char *buf, size_t cap, uint32_t event, enum store_key_kind kind)
 {
 	static const char *const suffix[] = {
 		[RS_KEY_STOCK] = "stock",

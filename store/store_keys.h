@@ -8,21 +8,21 @@
  * Keys of event EV share the hash tag {EV}, so every script touches one cluster slot:
  *
  *   fg:{EV}:stock     string, the stock left (an integer; missing = not preheated = 0).
- *                     Written by rs_preheat() (store_event: SET before the sale), reserve.lua
+ *                     Written by store_preheat() (store_event: SET before the sale), reserve.lua
  *                     (store_reserve: DECRBY), release.lua (store_release: INCRBY) and
- *                     rs_repair() (store_reconcile: SET). Read by reserve.lua and
- *                     rs_event_state().
+ *                     store_repair() (store_reconcile: SET). Read by reserve.lua and
+ *                     store_event_state().
  *
  *   fg:{EV}:result    hash, user -> the latest state of that user's reservation. It has exactly
  *                     one field per user holding a reservation (never removed, see
  *                     release.lua), so it is also the event's set of buyers: |buyers| is its
- *                     HLEN. The values (rs_results() reads them all, and the shorter X:, C:
+ *                     HLEN. The values (store_results() reads them all, and the shorter X:, C:
  *                     and P: forms older builds wrote):
  *                       "<rid>"                         reserved (reserve.lua; bare: the hot
  *                                                       path adds nothing)
  *                       "O:<rid>:<order id>:<deadline>" ordered (the order writer:
- *                                                       rs_results_ordered_ack(), store_outbox)
- *                       "P:<rid>:<order id>:<deadline>" paid (the order writer: rs_results_paid(),
+ *                                                       store_results_ordered_ack(), store_outbox)
+ *                       "P:<rid>:<order id>:<deadline>" paid (the order writer: store_results_paid(),
  *                                                       store_result)
  *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua)
  *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua)
@@ -30,12 +30,12 @@
  *                                                       no stock for it), stock returned
  *                                                       (release.lua)
  *                       "H"                             holds an order in PostgreSQL: restored
- *                                                       by reconciliation (rs_repair)
+ *                                                       by reconciliation (store_repair)
  *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a
- *                     buyer's stock goes back), rs_results() (store_result: the control plane
- *                     answers result queries), rs_results_ordered_ack() (a final X:, C:, P:
- *                     stays), rs_buyers_missing() (store_reconcile), rs_preheat() (a sale ran)
- *                     and rs_event_state() (HLEN).
+ *                     buyer's stock goes back), store_results() (store_result: the control plane
+ *                     answers result queries), store_results_ordered_ack() (a final X:, C:, P:
+ *                     stays), store_buyers_missing() (store_reconcile), store_preheat() (a sale ran)
+ *                     and store_event_state() (HLEN).
  *
  *   fg:{EV}:outbox    stream, one entry per batch of reserve.lua (per
  *                     RS_OUTBOX_ENTRY_RESERVATIONS reservations of a batch): the fields
@@ -44,49 +44,49 @@
  *                     Written by reserve.lua (XADD). The order writer reads it with a consumer
  *                     group (store_outbox: XREADGROUP, XAUTOCLAIM), acks an entry once every
  *                     reservation in it is an order (XACK) and trims acknowledged entries
- *                     (XTRIM). Read also by rs_preheat() (a sale ran) and rs_event_state()
+ *                     (XTRIM). Read also by store_preheat() (a sale ran) and store_event_state()
  *                     (XLEN).
  *
  *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
  *                     wrote a bare "<reservation id>", still read). Written by release.lua
  *                     (SADD, exactly once per reservation and user: store_release). Read by
- *                     rs_released_check() (the order writer makes no order of a released
- *                     reservation) and rs_event_state() (SCARD).
+ *                     store_released_check() (the order writer makes no order of a released
+ *                     reservation) and store_event_state() (SCARD).
  *
  *   fg:{EV}:window    string, whether the sale may decide now: "<starts_ms> <ends_ms>" (open in
  *                     [starts, ends) by the control plane's clock, which reserve.lua gets as
  *                     an argument), "held" (preheated, not opened) or "closed" (closed by the
- *                     operator). Written by rs_sale_window() (store_event: the control plane
+ *                     operator). Written by store_sale_window() (store_event: the control plane
  *                     on preheat, open, close and at start from PostgreSQL's state). Read by
  *                     reserve.lua (outside the window it refuses the whole batch and writes
- *                     nothing) and rs_sale_window_get(). Missing: no window recorded, so only the
+ *                     nothing) and store_sale_window_get(). Missing: no window recorded, so only the
  *                     control plane's own check refuses (events of older builds).
  *
  *   fg:{EV}:entrants  hash, user -> "<rid>": the entrants of the event's draw (docs/fairness.md),
  *                     each with the reservation that made them one. Written by enter.lua
- *                     (store_draw: rs_enter(), HSETNX semantics: a user's second reservation
+ *                     (store_draw: store_enter(), HSETNX semantics: a user's second reservation
  *                     changes nothing) while the control plane's clock is in [queue_opens_at,
  *                     draw_at) and the draw key is open; never changed after the freeze. Read
- *                     by draw_freeze.lua (HLEN), rs_entrants_scan() (the draw reads them all
- *                     with HSCAN), rs_entrants_get() (a result query of an entrant) and
- *                     rs_preheat() (a pre-queue ran).
+ *                     by draw_freeze.lua (HLEN), store_entrants_scan() (the draw reads them all
+ *                     with HSCAN), store_entrants_get() (a result query of an entrant) and
+ *                     store_preheat() (a pre-queue ran).
  *
  *   fg:{EV}:draw      hash, the draw's state: "state" open | frozen | done (missing: open, or
  *                     no draw), "n" the entrants fixed at the freeze, "next" the index (0-based,
  *                     rank - 1) of the first entrant not decided yet, "digest" the entrants'
  *                     digest in hex (common/draw.h). Created (state open) by enter.lua's first
  *                     entrant; open -> frozen (n, next 0; done at once when n is 0) by
- *                     draw_freeze.lua (rs_draw_freeze()); next advanced by reserve.lua's draw
+ *                     draw_freeze.lua (store_draw_freeze()); next advanced by reserve.lua's draw
  *                     batches, which set state done when next reaches n; digest set once by
- *                     rs_draw_set_digest(). Read by enter.lua (frozen: refuse), reserve.lua (a
+ *                     store_draw_set_digest(). Read by enter.lua (frozen: refuse), reserve.lua (a
  *                     first-come batch is refused while the key exists and is not done; a draw
- *                     batch runs only when next equals its first index), rs_draw_freeze().
- *                     Deleted by rs_preheat() when there is no entrant.
+ *                     batch runs only when next equals its first index), store_draw_freeze().
+ *                     Deleted by store_preheat() when there is no entrant.
  *                     The ranks themselves are not in Redis: the control plane that runs the
  *                     draw holds them in memory (controlplane/draw_runner.h) and PostgreSQL in
  *                     draw_entrants; a restarted control plane reads them back from there.
  *
- * rs_purge_event() (store_event) deletes all seven.
+ * store_purge_event() (store_event) deletes all seven.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -99,7 +99,7 @@
 /* A buffer this long holds any key name: "fg:{4294967295}:released" is 24 bytes. */
 #define RS_KEY_MAX 32
 
-enum rs_key_kind {
+enum store_key_kind {
 	RS_KEY_STOCK,
 	RS_KEY_RESULT,
 	RS_KEY_OUTBOX,
@@ -114,6 +114,6 @@ enum rs_key_kind {
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,
  * -ENOSPC when cap is too small (RS_KEY_MAX always suffices), or -EINVAL for an unknown kind.
  */
-int rs_key(char *buf, size_t cap, uint32_t event, enum rs_key_kind kind);
+int store_key(char *buf, size_t cap, uint32_t event, enum store_key_kind kind);
 
 #endif

@@ -14,26 +14,26 @@
 
 /* Parses a stream id "ms-seq". Returns 0 or -1. */
 static int
-rs_parse_stream_id(const char *s, size_t len, uint64_t *ms, uint64_t *seq)
+store_parse_stream_id(const char *s, size_t len, uint64_t *ms, uint64_t *seq)
 {
 	const char *dash = memchr(s, '-', len);
 
 	if (dash == NULL)
 		return -1;
-	return rs_parse_u64(s, (size_t)(dash - s), ms) == 0 &&
-			       rs_parse_u64(dash + 1, len - (size_t)(dash + 1 - s), seq) == 0
+	return store_parse_u64(s, (size_t)(dash - s), ms) == 0 &&
+			       store_parse_u64(dash + 1, len - (size_t)(dash + 1 - s), seq) == 0
 		       ? 0
 		       : -1;
 }
 
 static int
-rs_format_stream_id(char *buf, size_t cap, uint64_t ms, uint64_t seq)
+store_format_stream_id(char *buf, size_t cap, uint64_t ms, uint64_t seq)
 {
 	return snprintf(buf, cap, "%" PRIu64 "-%" PRIu64, ms, seq);
 }
 
 void
-rs_outbox_buf_free(struct rs_outbox_buf *b)
+store_outbox_buf_free(struct store_outbox_buf *b)
 {
 	free(b->rec);
 	memset(b, 0, sizeof(*b));
@@ -41,10 +41,10 @@ rs_outbox_buf_free(struct rs_outbox_buf *b)
 
 /* Makes room for want more records in b. Returns 0 or -ENOMEM. */
 static int
-rs_outbox_buf_reserve(struct rs_outbox_buf *b, size_t want)
+store_outbox_buf_reserve(struct store_outbox_buf *b, size_t want)
 {
 	size_t cap = b->cap ? b->cap : 256;
-	struct rs_outbox_rec *p;
+	struct store_outbox_rec *p;
 
 	if ((size_t)b->n + want <= b->cap)
 		return 0;
@@ -62,7 +62,7 @@ rs_outbox_buf_reserve(struct rs_outbox_buf *b, size_t want)
 
 /* Closes the reservation being parsed: checks it and counts it in the entry. */
 static void
-rs_rec_finish(struct rs_outbox_rec *r, bool have_u, bool have_r)
+store_rec_finish(struct store_outbox_rec *r, bool have_u, bool have_r)
 {
 	r->valid = have_u && have_r && r->user >= 1 && r->user <= WIRE_USER_MAX &&
 		   r->reservation_id != 0;
@@ -77,20 +77,20 @@ rs_rec_finish(struct rs_outbox_rec *r, bool have_u, bool have_r)
  * acknowledged without an order). Returns 0, -1 for a reply that is not an entry, or -ENOMEM.
  */
 static int
-rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
+store_take_entry(const redisReply *r, struct store_outbox_buf *b)
 {
 	uint64_t ms, seq;
 
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		r->element[0]->type != REDIS_REPLY_STRING ||
-		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) != 0)
+		store_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) != 0)
 		return -1;
 	const redisReply *f = r->element[1];
 	size_t pairs = f->type == REDIS_REPLY_ARRAY ? f->elements / 2 : 0;
 	unsigned first = b->n, have = 0; /* bits: u, r, t of the current reservation */
 	bool cur = false;
 
-	if (rs_outbox_buf_reserve(b, pairs > 0 ? pairs : 1) != 0)
+	if (store_outbox_buf_reserve(b, pairs > 0 ? pairs : 1) != 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < pairs; i++) {
 		const redisReply *k = f->element[2 * i], *v = f->element[2 * i + 1];
@@ -106,15 +106,15 @@ rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
 
 		if (!cur || (have & bit)) {
 			if (cur)
-				rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
-			b->rec[b->n++] = (struct rs_outbox_rec){
+				store_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
+			b->rec[b->n++] = (struct store_outbox_rec){
 				.id_ms = ms, .id_seq = seq, .admitted_ms = ms};
 			cur = true;
 			have = 0;
 		}
 		have |= bit;
-		num = v->type == REDIS_REPLY_STRING && rs_parse_u64(v->str, v->len, &x) == 0;
-		struct rs_outbox_rec *rec = &b->rec[b->n - 1];
+		num = v->type == REDIS_REPLY_STRING && store_parse_u64(v->str, v->len, &x) == 0;
+		struct store_outbox_rec *rec = &b->rec[b->n - 1];
 
 		if (bit == 1)
 			rec->user = num ? x : 0;
@@ -124,10 +124,10 @@ rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
 			rec->admitted_ms = x; /* entries written before 't' was dropped */
 	}
 	if (cur)
-		rs_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
+		store_rec_finish(&b->rec[b->n - 1], have & 1, have & 2);
 	else
 		b->rec[b->n++] =
-			(struct rs_outbox_rec){.id_ms = ms, .id_seq = seq, .admitted_ms = ms};
+			(struct store_outbox_rec){.id_ms = ms, .id_seq = seq, .admitted_ms = ms};
 	for (unsigned i = first; i < b->n; i++) {
 		b->rec[i].index = i - first;
 		b->rec[i].count = b->n - first;
@@ -138,14 +138,14 @@ rs_take_entry(const redisReply *r, struct rs_outbox_buf *b)
 
 /* Replaces b's records with those of the entries of a reply array. Returns entries or < 0. */
 static int
-rs_take_entries(const redisReply *list, struct rs_outbox_buf *b)
+store_take_entries(const redisReply *list, struct store_outbox_buf *b)
 {
 	b->n = 0;
 	b->entries = 0;
 	if (list->type != REDIS_REPLY_ARRAY)
 		return -EIO;
 	for (size_t i = 0; i < list->elements; i++)
-		if (rs_take_entry(list->element[i], b) == -ENOMEM) {
+		if (store_take_entry(list->element[i], b) == -ENOMEM) {
 			b->n = 0;
 			b->entries = 0;
 			return -ENOMEM;
@@ -154,7 +154,7 @@ rs_take_entries(const redisReply *list, struct rs_outbox_buf *b)
 }
 
 int
-rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group)
+store_outbox_group_create(struct store *rs, uint32_t event, const char *group)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[] = {"XGROUP", "CREATE", key, group, "0", "MKSTREAM"};
@@ -163,9 +163,9 @@ rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group
 
 	if (event == 0 || group == NULL || group[0] == '\0')
 		return -EINVAL;
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
-	rs_argv_strs(argv, len, 6);
-	redisReply *r = rs_command(rs, 6, argv, len, &err);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_argv_strs(argv, len, 6);
+	redisReply *r = store_command(rs, 6, argv, len, &err);
 
 	if (r == NULL)
 		return err;
@@ -179,8 +179,8 @@ rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group
 }
 
 int
-rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	unsigned max, struct rs_outbox_buf *out)
+store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
+	unsigned max, struct store_outbox_buf *out)
 {
 	char key[RS_KEY_MAX], count[16];
 	const char *argv[] = {
@@ -190,10 +190,10 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 
 	if (event == 0 || max == 0 || max > RS_BATCH_MAX)
 		return -EINVAL;
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
 	snprintf(count, sizeof(count), "%u", max);
-	rs_argv_strs(argv, len, 9);
-	redisReply *r = rs_command_ok(rs, 9, argv, len, &err, event);
+	store_argv_strs(argv, len, 9);
+	redisReply *r = store_command_ok(rs, 9, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;
@@ -203,7 +203,7 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 		n = 0;
 	} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
 		   r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
-		n = rs_take_entries(r->element[0]->element[1], out);
+		n = store_take_entries(r->element[0]->element[1], out);
 	} else {
 		n = -EIO;
 	}
@@ -212,9 +212,9 @@ rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const 
 }
 
 int
-rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+store_outbox_claim(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned max,
-	struct rs_outbox_buf *out)
+	struct store_outbox_buf *out)
 {
 	char key[RS_KEY_MAX], count[16], idle[24];
 	const char *argv[] = {"XAUTOCLAIM", key, group, consumer, idle, cursor, "COUNT", count};
@@ -224,11 +224,11 @@ rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const
 
 	if (event == 0 || max == 0 || max > RS_BATCH_MAX || cursor_cap < RS_STREAM_ID_MAX)
 		return -EINVAL;
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
 	snprintf(count, sizeof(count), "%u", max);
 	snprintf(idle, sizeof(idle), "%" PRIu64, min_idle_ms);
-	rs_argv_strs(argv, len, 8);
-	redisReply *r = rs_command_ok(rs, 8, argv, len, &err, event);
+	store_argv_strs(argv, len, 8);
+	redisReply *r = store_command_ok(rs, 8, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;
@@ -236,11 +236,11 @@ rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const
 	out->entries = 0;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
 		r->element[0]->type == REDIS_REPLY_STRING &&
-		rs_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) == 0) {
-		n = rs_take_entries(r->element[1], out);
+		store_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) == 0) {
+		n = store_take_entries(r->element[1], out);
 		/* Out of memory: the scan goes on from the same place next time. */
 		if (n >= 0)
-			rs_format_stream_id(cursor, cursor_cap, ms, seq);
+			store_format_stream_id(cursor, cursor_cap, ms, seq);
 	} else {
 		n = -EIO;
 	}
@@ -249,8 +249,8 @@ rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const
 }
 
 int
-rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_outbox_rec *e, unsigned n)
+store_outbox_ack(struct store *rs, uint32_t event, const char *group,
+	const struct store_outbox_rec *e, unsigned n)
 {
 	char key[RS_KEY_MAX];
 	const char **argv;
@@ -267,16 +267,16 @@ rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
 		err = -ENOMEM;
 		goto out;
 	}
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
 	argv[0] = "XACK";
 	argv[1] = key;
 	argv[2] = group;
 	for (unsigned i = 0; i < n; i++) {
-		rs_format_stream_id(ids[i], sizeof(ids[i]), e[i].id_ms, e[i].id_seq);
+		store_format_stream_id(ids[i], sizeof(ids[i]), e[i].id_ms, e[i].id_seq);
 		argv[3 + i] = ids[i];
 	}
-	rs_argv_strs(argv, len, (int)(3 + n));
-	redisReply *r = rs_command_ok(rs, (int)(3 + n), argv, len, &err, event);
+	store_argv_strs(argv, len, (int)(3 + n));
+	redisReply *r = store_command_ok(rs, (int)(3 + n), argv, len, &err, event);
 
 	if (r != NULL) {
 		err = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
@@ -290,7 +290,7 @@ out:
 }
 
 int
-rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uint64_t *count,
+store_outbox_pending(struct store *rs, uint32_t event, const char *group, uint64_t *count,
 	uint64_t *oldest_ms, uint64_t *oldest_seq)
 {
 	char key[RS_KEY_MAX];
@@ -298,9 +298,9 @@ rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uin
 	size_t len[3];
 	int err = 0;
 
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
-	rs_argv_strs(argv, len, 3);
-	redisReply *r = rs_command_ok(rs, 3, argv, len, &err, event);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_argv_strs(argv, len, 3);
+	redisReply *r = store_command_ok(rs, 3, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;
@@ -312,7 +312,7 @@ rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uin
 	} else {
 		*count = (uint64_t)r->element[0]->integer;
 		if (*count > 0 && (r->element[1]->type != REDIS_REPLY_STRING ||
-					  rs_parse_stream_id(r->element[1]->str, r->element[1]->len,
+					  store_parse_stream_id(r->element[1]->str, r->element[1]->len,
 						  oldest_ms, oldest_seq) != 0))
 			err = -EIO;
 	}
@@ -344,16 +344,16 @@ static const char outbox_trim_lua[] =
 	"return redis.call('XTRIM', KEYS[1], 'MINID', minid)\n";
 
 int
-rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64_t *trimmed)
+store_outbox_trim(struct store *rs, uint32_t event, const char *group, uint64_t *trimmed)
 {
 	char key[RS_KEY_MAX];
 	const char *argv[] = {"EVAL", outbox_trim_lua, "1", key, group};
 	size_t len[5];
 	int err = 0;
 
-	rs_key(key, sizeof(key), event, RS_KEY_OUTBOX);
-	rs_argv_strs(argv, len, 5);
-	redisReply *r = rs_command_ok(rs, 5, argv, len, &err, event);
+	store_key(key, sizeof(key), event, RS_KEY_OUTBOX);
+	store_argv_strs(argv, len, 5);
+	redisReply *r = store_command_ok(rs, 5, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;
@@ -400,8 +400,8 @@ static const char results_ack_lua[] =
 	"return redis.call('XACK', KEYS[2], ARGV[1], unpack(ARGV, 3 + 2 * p, #ARGV))\n";
 
 int
-rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_rec *e,
+store_results_ordered_ack(struct store *rs, uint32_t event, const char *group,
+	const struct store_order_result *res, unsigned n_res, const struct store_outbox_rec *e,
 	unsigned n)
 {
 	char key_res[RS_KEY_MAX], key_out[RS_KEY_MAX], pairs[16];
@@ -423,8 +423,8 @@ rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group
 		err = -ENOMEM;
 		goto out;
 	}
-	rs_key(key_res, sizeof(key_res), event, RS_KEY_RESULT);
-	rs_key(key_out, sizeof(key_out), event, RS_KEY_OUTBOX);
+	store_key(key_res, sizeof(key_res), event, RS_KEY_RESULT);
+	store_key(key_out, sizeof(key_out), event, RS_KEY_OUTBOX);
 	snprintf(pairs, sizeof(pairs), "%u", n_res);
 	argv[0] = "EVAL";
 	argv[1] = results_ack_lua;
@@ -433,11 +433,11 @@ rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group
 	argv[4] = key_out;
 	argv[5] = group;
 	argv[6] = pairs;
-	rs_argv_strs(argv, len, 7);
+	store_argv_strs(argv, len, 7);
 	for (unsigned i = 0; i < n_res; i++) {
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
-		len[7 + 2 * i] = rs_u64_to_dec(u, res[i].user);
+		len[7 + 2 * i] = store_u64_to_dec(u, res[i].user);
 		len[8 + 2 * i] =
 			(size_t)snprintf(v, sizeof(buf[0]), "O:%" PRIu64 ":%" PRIu64 ":%" PRIu64,
 				res[i].reservation_id, res[i].order_id, res[i].pay_deadline_ms);
@@ -447,11 +447,11 @@ rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group
 	for (unsigned i = 0; i < n; i++) {
 		char *id = buf[2 * n_res + i];
 
-		rs_format_stream_id(id, sizeof(buf[0]), e[i].id_ms, e[i].id_seq);
+		store_format_stream_id(id, sizeof(buf[0]), e[i].id_ms, e[i].id_seq);
 		argv[7 + 2 * n_res + i] = id;
 		len[7 + 2 * n_res + i] = strlen(id);
 	}
-	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
 
 	if (r != NULL) {
 		err = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;

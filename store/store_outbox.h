@@ -18,7 +18,7 @@
  * entries may add t); admitted_ms is t when given, else the entry's id ms.
  * Reading an entry gives one record per reservation, in order, index 0 .. count - 1.
  */
-struct rs_outbox_rec {
+struct store_outbox_rec {
 	uint64_t id_ms; /* the entry's stream id ms-seq (ms is when Redis decided) */
 	uint64_t id_seq;
 	uint64_t user;		 /* u */
@@ -31,24 +31,24 @@ struct rs_outbox_rec {
 
 /* True when r is the last reservation of its entry: acknowledging the entry follows it. */
 static inline bool
-rs_outbox_rec_last(const struct rs_outbox_rec *r)
+store_outbox_rec_last(const struct store_outbox_rec *r)
 {
 	return r->index + 1 >= r->count;
 }
 
 /* The records of the entries one read or claim delivered, in stream order. */
-struct rs_outbox_buf {
-	struct rs_outbox_rec *rec; /* grown as needed; free with rs_outbox_buf_free() */
+struct store_outbox_buf {
+	struct store_outbox_rec *rec; /* grown as needed; free with store_outbox_buf_free() */
 	unsigned n;		   /* records */
 	unsigned entries;	   /* entries they came from */
 	unsigned cap;
 };
 
 /* Frees b's records and empties it; b itself is the caller's. */
-void rs_outbox_buf_free(struct rs_outbox_buf *b);
+void store_outbox_buf_free(struct store_outbox_buf *b);
 
 /* What the order writer publishes in the result hash: "O:<rid>:<order id>:<deadline ms>". */
-struct rs_order_result {
+struct store_order_result {
 	uint64_t user;
 	uint64_t reservation_id;
 	uint64_t order_id;
@@ -60,7 +60,7 @@ struct rs_order_result {
  * entries added before the writer started are delivered too. Returns 0 also when the group
  * exists, -ENOTCONN or -EIO.
  */
-int rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *group);
+int store_outbox_group_create(struct store *rs, uint32_t event, const char *group);
 
 /*
  * Reads at most count (1..RS_BATCH_MAX) entries never delivered to the group (XREADGROUP GROUP
@@ -69,31 +69,31 @@ int rs_outbox_group_create(struct redis_store *rs, uint32_t event, const char *g
  * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN or -EIO (e.g. NOGROUP:
  * the group is gone).
  */
-int rs_outbox_read(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
-	unsigned count, struct rs_outbox_buf *out);
+int store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
+	unsigned count, struct store_outbox_buf *out);
 
 /*
  * Takes over at most count entries pending for min_idle_ms or longer, whoever they were
- * delivered to (XAUTOCLAIM), into out as rs_outbox_read() does. cursor (cap >= 48 bytes) is
+ * delivered to (XAUTOCLAIM), into out as store_outbox_read() does. cursor (cap >= 48 bytes) is
  * "0-0" for a scan from the start and receives where the next call goes on ("0-0" again when
  * the scan is complete). Returns how many entries, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_outbox_claim(struct redis_store *rs, uint32_t event, const char *group, const char *consumer,
+int store_outbox_claim(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned count,
-	struct rs_outbox_buf *out);
+	struct store_outbox_buf *out);
 
 /*
  * Acknowledges the entries of n records (XACK of each record's entry id; pass one record per
  * entry). Returns how many were pending, -ENOTCONN or -EIO.
  */
-int rs_outbox_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_outbox_rec *e, unsigned n);
+int store_outbox_ack(struct store *rs, uint32_t event, const char *group,
+	const struct store_outbox_rec *e, unsigned n);
 
 /*
  * The group's pending entries: their number in *count and the oldest one's id in *oldest_ms,
  * *oldest_seq (0, 0 when none). Returns 0, -ENOTCONN or -EIO.
  */
-int rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group, uint64_t *count,
+int store_outbox_pending(struct store *rs, uint32_t event, const char *group, uint64_t *count,
 	uint64_t *oldest_ms, uint64_t *oldest_seq);
 
 /*
@@ -102,18 +102,18 @@ int rs_outbox_pending(struct redis_store *rs, uint32_t event, const char *group,
  * none is pending, decided and done in one script. *trimmed (may be NULL) receives how many
  * went. Returns 0, -ENOTCONN or -EIO.
  */
-int rs_outbox_trim(struct redis_store *rs, uint32_t event, const char *group, uint64_t *trimmed);
+int store_outbox_trim(struct store *rs, uint32_t event, const char *group, uint64_t *trimmed);
 
 /*
  * Writes "O:<rid>:<order id>:<deadline ms>" to the event's result hash for the users of
  * res[0..n_res) whose result is not final (released X:, cancelled C:, paid P: stay), then
- * rs_outbox_ack() of the entries of e[0..n), in one round trip (one script: when the HSET fails
+ * store_outbox_ack() of the entries of e[0..n), in one round trip (one script: when the HSET fails
  * nothing is acknowledged). Either n may be 0.
  * Returns how many entries were pending (acknowledged now), -EINVAL (a count > RS_BATCH_MAX),
  * -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_results_ordered_ack(struct redis_store *rs, uint32_t event, const char *group,
-	const struct rs_order_result *res, unsigned n_res, const struct rs_outbox_rec *e,
+int store_results_ordered_ack(struct store *rs, uint32_t event, const char *group,
+	const struct store_order_result *res, unsigned n_res, const struct store_outbox_rec *e,
 	unsigned n);
 
 #endif

@@ -6,10 +6,10 @@
 #include "store/store_reconcile.h"
 
 int
-rs_buyers_missing(
-	struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n, uint8_t *missing)
+store_buyers_missing(
+	struct store *rs, uint32_t event, const uint64_t *users, unsigned n, uint8_t *missing)
 {
-	int rc = rs_members(rs, event, RS_KEY_RESULT, users, n, missing);
+	int rc = store_members(rs, event, RS_KEY_RESULT, users, n, missing);
 
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		missing[i] = !missing[i];
@@ -25,7 +25,7 @@ static const char repair_lua[] =
 	"return #ARGV\n";
 
 int
-rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
+store_repair(struct store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
 	unsigned n)
 {
 	char key[RS_KEY_MAX], sval[RS_U64_DIGITS + 1];
@@ -38,20 +38,20 @@ rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t 
 	if (n > 0) {
 		const char *cmd[] = {"EVAL", repair_lua, "1"};
 		redisReply *r =
-			rs_key_numbers(rs, cmd, 3, event, RS_KEY_RESULT, add_buyers, n, &err);
+			store_key_numbers(rs, cmd, 3, event, RS_KEY_RESULT, add_buyers, n, &err);
 
 		if (r == NULL)
 			return err;
 		freeReplyObject(r);
 	}
-	rs_key(key, sizeof(key), event, RS_KEY_STOCK);
+	store_key(key, sizeof(key), event, RS_KEY_STOCK);
 	argv[0] = "SET";
 	len[0] = 3;
 	argv[1] = key;
 	len[1] = strlen(key);
-	len[2] = rs_u64_to_dec(sval, (uint64_t)stock);
+	len[2] = store_u64_to_dec(sval, (uint64_t)stock);
 	argv[2] = sval;
-	redisReply *r = rs_command_ok(rs, 3, argv, len, &err, event);
+	redisReply *r = store_command_ok(rs, 3, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;

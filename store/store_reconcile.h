@@ -14,7 +14,7 @@
  * Which of users[0..n) (1..RS_BATCH_MAX) are not buyers of the event, i.e. have no field in
  * its result hash (missing[i] = 1). Returns 0, -EINVAL, -ENOTCONN or -EIO.
  */
-int rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *users, unsigned n,
+int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing);
 
 /*
@@ -22,7 +22,7 @@ int rs_buyers_missing(struct redis_store *rs, uint32_t event, const uint64_t *us
  * field, when missing, becomes "H": the order is in PostgreSQL), then sets the stock. Only for
  * a sale that is not running (the caller checks). Returns 0 or < 0.
  */
-int rs_repair(struct redis_store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
+int store_repair(struct store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
 	unsigned n);
 
 #endif

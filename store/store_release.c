@@ -9,10 +9,10 @@
 #include "store/store_release.h"
 
 int
-rs_release(struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
-	unsigned n, const struct rs_release_as *as)
+store_release(struct store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
+	unsigned n, const struct store_release_as *as)
 {
-	static const enum rs_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RELEASED, RS_KEY_RESULT};
+	static const enum store_key_kind kinds[] = {RS_KEY_STOCK, RS_KEY_RELEASED, RS_KEY_RESULT};
 	char rid_s[RS_U64_DIGITS + 1], user_s[RS_U64_DIGITS + 1], n_s[RS_U64_DIGITS + 1];
 	char value[3 * RS_U64_DIGITS + 8];
 	const char *args[] = {rid_s, user_s, n_s, value};
@@ -32,10 +32,10 @@ rs_release(struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint
 			return -EINVAL;
 		n_args = 4;
 	}
-	rid_s[rs_u64_to_dec(rid_s, reservation_id)] = '\0';
-	user_s[rs_u64_to_dec(user_s, user)] = '\0';
-	n_s[rs_u64_to_dec(n_s, n)] = '\0';
-	int rc = rs_eval_int(rs, RS_SCRIPT_RELEASE, event, kinds, 3, args, n_args, &v);
+	rid_s[store_u64_to_dec(rid_s, reservation_id)] = '\0';
+	user_s[store_u64_to_dec(user_s, user)] = '\0';
+	n_s[store_u64_to_dec(n_s, n)] = '\0';
+	int rc = store_eval_int(rs, RS_SCRIPT_RELEASE, event, kinds, 3, args, n_args, &v);
 
 	if (rc != 0)
 		return rc;
@@ -43,7 +43,7 @@ rs_release(struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint
 }
 
 int
-rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids,
+store_released_check(struct store *rs, uint32_t event, const uint64_t *rids,
 	const uint64_t *users, unsigned n, uint8_t *released)
 {
 	char key[RS_KEY_MAX];
@@ -64,18 +64,18 @@ rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids,
 	argv[0] = "SMISMEMBER";
 	len[0] = 10;
 	argv[1] = key;
-	len[1] = (size_t)rs_key(key, sizeof(key), event, RS_KEY_RELEASED);
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_RELEASED);
 	for (unsigned i = 0; i < n; i++) {
 		char *p = text + (size_t)i * (2 * RS_U64_DIGITS + 2);
-		size_t l = rs_u64_to_dec(p, rids[i]);
+		size_t l = store_u64_to_dec(p, rids[i]);
 
 		argv[2 + i] = p;
 		len[2 + i] = l;
 		argv[2 + n + i] = p;
 		p[l] = ':';
-		len[2 + n + i] = l + 1 + rs_u64_to_dec(p + l + 1, users[i]);
+		len[2 + n + i] = l + 1 + store_u64_to_dec(p + l + 1, users[i]);
 	}
-	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
 
 	if (r != NULL) {
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == argc - 2)

@@ -12,7 +12,7 @@
 #include "store/store_conn.h"
 
 /* Why a reservation's stock goes back, and so what its user's result becomes. */
-struct rs_release_as {
+struct store_release_as {
 	uint8_t verdict;	  /* WIRE_V_EXPIRED, WIRE_V_CANCELLED or WIRE_V_SOLD_OUT */
 	uint64_t order_id;	  /* the order (expired, cancelled); 0 for WIRE_V_SOLD_OUT */
 	uint64_t pay_deadline_ms; /* its pay deadline (Unix ms); 0 for WIRE_V_SOLD_OUT */
@@ -28,15 +28,15 @@ struct rs_release_as {
  * was released before, -ENOENT when user is not a buyer of the event (nothing changes), -EINVAL
  * for n outside 1..1000000, a zero id or another verdict, -ENOTCONN or -EIO.
  */
-int rs_release(struct redis_store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
-	unsigned n, const struct rs_release_as *as);
+int store_release(struct store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
+	unsigned n, const struct store_release_as *as);
 
 /*
  * Which of n reservations (rids[i] of users[i]) were released (SMISMEMBER on the released
  * set): released[i] is set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX, event 0),
  * -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_released_check(struct redis_store *rs, uint32_t event, const uint64_t *rids,
+int store_released_check(struct store *rs, uint32_t event, const uint64_t *rids,
 	const uint64_t *users, unsigned n, uint8_t *released);
 
 #endif

@@ -10,10 +10,10 @@
 
 /* Appends one RESP bulk string to p; returns the end. */
 static char *
-rs_resp_bulk(char *p, const char *s, size_t len)
+store_resp_bulk(char *p, const char *s, size_t len)
 {
 	*p++ = '$';
-	p += rs_u64_to_dec(p, len);
+	p += store_u64_to_dec(p, len);
 	*p++ = '\r';
 	*p++ = '\n';
 	memcpy(p, s, len);
@@ -25,11 +25,11 @@ rs_resp_bulk(char *p, const char *s, size_t len)
 
 /* Appends v in decimal as one RESP bulk string to p; returns the end. */
 static char *
-rs_resp_u64(char *p, uint64_t v)
+store_resp_u64(char *p, uint64_t v)
 {
 	char d[RS_U64_DIGITS];
 
-	return rs_resp_bulk(p, d, rs_u64_to_dec(d, v));
+	return store_resp_bulk(p, d, store_u64_to_dec(d, v));
 }
 
 /*
@@ -38,41 +38,41 @@ rs_resp_u64(char *p, uint64_t v)
  * formatting is a visible part of the control plane's time per decision.
  */
 static size_t
-rs_reserve_format(struct redis_store *rs, const struct rs_batch *b)
+store_reserve_format(struct store *rs, const struct store_batch *b)
 {
 	char *p = rs->cmd;
 	unsigned n = b->n;
 
 	*p++ = '*';
-	p += rs_u64_to_dec(p, RS_RESERVE_ARGC(n));
+	p += store_u64_to_dec(p, RS_RESERVE_ARGC(n));
 	*p++ = '\r';
 	*p++ = '\n';
-	p = rs_resp_bulk(p, "EVALSHA", 7);
-	p = rs_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = rs_resp_bulk(p, "5", 1);
-	static const enum rs_key_kind kinds[RS_RESERVE_KEYS] = {
+	p = store_resp_bulk(p, "EVALSHA", 7);
+	p = store_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
+	p = store_resp_bulk(p, "5", 1);
+	static const enum store_key_kind kinds[RS_RESERVE_KEYS] = {
 		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW};
 
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];
 
-		p = rs_resp_bulk(p, key, (size_t)rs_key(key, sizeof(key), b->event, kinds[k]));
+		p = store_resp_bulk(p, key, (size_t)store_key(key, sizeof(key), b->event, kinds[k]));
 	}
 	/* reserve.lua's layout: all users, then all ids, so that it can pass the users to HMGET
 	 * with unpack() instead of building a table, then the control plane's clock for the sale
 	 * window (an order's reserved_at is its outbox entry's, the moment Redis decided). */
 	for (unsigned i = 0; i < n; i++)
-		p = rs_resp_u64(p, b->res[i].user);
+		p = store_resp_u64(p, b->res[i].user);
 	for (unsigned i = 0; i < n; i++)
-		p = rs_resp_u64(p, b->res[i].reservation_id);
-	p = rs_resp_u64(p, b->now_ms != 0 ? b->now_ms : now_wall_ms());
-	p = b->draw ? rs_resp_u64(p, b->draw_index) : rs_resp_bulk(p, "-", 1);
+		p = store_resp_u64(p, b->res[i].reservation_id);
+	p = store_resp_u64(p, b->now_ms != 0 ? b->now_ms : now_wall_ms());
+	p = b->draw ? store_resp_u64(p, b->draw_index) : store_resp_bulk(p, "-", 1);
 	return (size_t)(p - rs->cmd);
 }
 
 /* Checks a batch's input; returns 0 or -EINVAL. */
 static int
-rs_batch_check(const struct rs_batch *b)
+store_batch_check(const struct store_batch *b)
 {
 	if (b->n == 0 || b->n > RS_BATCH_MAX || b->event == 0 || b->res == NULL ||
 		b->verdicts == NULL)
@@ -86,9 +86,9 @@ rs_batch_check(const struct rs_batch *b)
 
 /* Takes one reply of reserve.lua into b. Returns 0, -EIO, or 1 for NOSCRIPT. */
 static int
-rs_reserve_take(struct redis_store *rs, struct rs_batch *b, const redisReply *r)
+store_reserve_take(struct store *rs, struct store_batch *b, const redisReply *r)
 {
-	if (rs_is_noscript(r))
+	if (store_is_noscript(r))
 		return 1;
 	if (r->type == REDIS_REPLY_ERROR) {
 		rs->st.errors++;
@@ -156,7 +156,7 @@ bad:
 }
 
 /*
- * While rs_reserve() works, a batch's status says where it is; these values never reach the
+ * While store_reserve() works, a batch's status says where it is; these values never reach the
  * caller, who sees 0 or a negative errno.
  */
 enum {
@@ -170,12 +170,12 @@ enum {
  * ends with status 0, -EIO, -ENOTCONN or RS_ST_NOSCRIPT. Returns how many got NOSCRIPT.
  */
 static unsigned
-rs_reserve_round(struct redis_store *rs, struct rs_batch *batches, unsigned n)
+store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 {
 	unsigned noscript = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct rs_batch *b = &batches[i];
+		struct store_batch *b = &batches[i];
 		int done = 0;
 
 		if (b->status != RS_ST_TODO)
@@ -185,7 +185,7 @@ rs_reserve_round(struct redis_store *rs, struct rs_batch *batches, unsigned n)
 			continue;
 		}
 		/* hiredis appends all or nothing, so a failure here cannot misalign replies. */
-		if (redisAppendFormattedCommand(rs->c, rs->cmd, rs_reserve_format(rs, b)) !=
+		if (redisAppendFormattedCommand(rs->c, rs->cmd, store_reserve_format(rs, b)) !=
 			REDIS_OK) {
 			b->status = -ENOMEM;
 			continue;
@@ -194,21 +194,21 @@ rs_reserve_round(struct redis_store *rs, struct rs_batch *batches, unsigned n)
 		/* Send it now: Redis runs this batch while the next one is formatted. */
 		while (!done && rs->c != NULL)
 			if (redisBufferWrite(rs->c, &done) != REDIS_OK)
-				rs_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
+				store_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
 	}
 	for (unsigned i = 0; i < n; i++) {
-		struct rs_batch *b = &batches[i];
+		struct store_batch *b = &batches[i];
 
 		if (b->status != RS_ST_SENT)
 			continue;
 		/* After a loss, the replies still due will never come. */
-		redisReply *r = rs->c != NULL ? rs_read_reply(rs) : NULL;
+		redisReply *r = rs->c != NULL ? store_read_reply(rs) : NULL;
 
 		if (r == NULL) {
 			b->status = -ENOTCONN;
 			continue;
 		}
-		int rc = rs_reserve_take(rs, b, r);
+		int rc = store_reserve_take(rs, b, r);
 
 		freeReplyObject(r);
 		b->status = rc == 1 ? RS_ST_NOSCRIPT : rc;
@@ -218,23 +218,23 @@ rs_reserve_round(struct redis_store *rs, struct rs_batch *batches, unsigned n)
 }
 
 int
-rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n)
+store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
 {
 	int first_err = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct rs_batch *b = &batches[i];
+		struct store_batch *b = &batches[i];
 
 		b->stock_left = 0;
-		b->status = rs_batch_check(b) == 0 ? RS_ST_TODO : -EINVAL;
+		b->status = store_batch_check(b) == 0 ? RS_ST_TODO : -EINVAL;
 	}
-	if (rs_ensure_connected(rs) == 0 && rs_reserve_round(rs, batches, n) > 0 && rs->c != NULL) {
+	if (store_ensure_connected(rs) == 0 && store_reserve_round(rs, batches, n) > 0 && rs->c != NULL) {
 		char why[256];
 
 		/* The script cache was flushed (SCRIPT FLUSH, or a failover to a replica that never
 		 * loaded it). Nothing of those batches ran: load the scripts and resend them once.
 		 */
-		if (rs_load_scripts(rs, why, sizeof(why)) != 0) {
+		if (store_load_scripts(rs, why, sizeof(why)) != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 10000, "redis: loading the scripts again failed: %s",
 				why);
 		} else {
@@ -243,11 +243,11 @@ rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n)
 			for (unsigned i = 0; i < n; i++)
 				if (batches[i].status == RS_ST_NOSCRIPT)
 					batches[i].status = RS_ST_TODO;
-			rs_reserve_round(rs, batches, n);
+			store_reserve_round(rs, batches, n);
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
-		struct rs_batch *b = &batches[i];
+		struct store_batch *b = &batches[i];
 
 		if (b->status == RS_ST_TODO) /* never sent: no connection */
 			b->status = -ENOTCONN;

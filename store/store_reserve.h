@@ -23,7 +23,7 @@
 #include "store/store_conn.h"
 
 /* One event's reservations, decided by one EVALSHA. */
-struct rs_batch {
+struct store_batch {
 	uint32_t event;			/* in: 1..UINT32_MAX */
 	unsigned n;			/* in: 1..RS_BATCH_MAX */
 	const struct wire_reserve *res; /* in: n reservations, each with .event == event */
@@ -53,6 +53,6 @@ struct rs_batch {
  * flushed) makes the store load the scripts again and resend those batches once.
  * Returns 0 when every batch was decided, else the first batch's error.
  */
-int rs_reserve(struct redis_store *rs, struct rs_batch *batches, unsigned n);
+int store_reserve(struct store *rs, struct store_batch *batches, unsigned n);
 
 #endif

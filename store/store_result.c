@@ -11,7 +11,7 @@
 
 /* Parses a result hash value (see fg:{EV}:result in store_keys.h). Returns 0 or -1. */
 static int
-rs_parse_result(const char *s, size_t len, struct rs_result *out)
+store_parse_result(const char *s, size_t len, struct store_result *out)
 {
 	/* The numbers after "T:": reservation id, then order id and pay deadline where the form
 	 * has them (older builds wrote "X:<rid>", "C:<rid>" and "P:<rid>:<order id>"). */
@@ -54,7 +54,7 @@ rs_parse_result(const char *s, size_t len, struct rs_result *out)
 		const char *colon = memchr(s, ':', len);
 		size_t flen = colon != NULL ? (size_t)(colon - s) : len;
 
-		if (f == max || rs_parse_u64(s, flen, &v[f]) != 0)
+		if (f == max || store_parse_u64(s, flen, &v[f]) != 0)
 			return -1;
 		f++;
 		if (colon == NULL)
@@ -72,23 +72,23 @@ rs_parse_result(const char *s, size_t len, struct rs_result *out)
 }
 
 int
-rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
-	struct rs_result *out)
+store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
+	struct store_result *out)
 {
 	int rc = 0;
 
 	if (n == 0)
 		return 0;
-	if ((rc = rs_append_hgets(rs, q, n, RS_KEY_RESULT)) != 0)
+	if ((rc = store_append_hgets(rs, q, n, RS_KEY_RESULT)) != 0)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
-		redisReply *r = rs_read_reply(rs);
+		redisReply *r = store_read_reply(rs);
 
 		if (r == NULL)
 			return -ENOTCONN;
 		memset(&out[i], 0, sizeof(out[i]));
 		if (r->type == REDIS_REPLY_STRING) {
-			if (rs_parse_result(r->str, (size_t)r->len, &out[i]) != 0)
+			if (store_parse_result(r->str, (size_t)r->len, &out[i]) != 0)
 				LOG_RL(LOG_LEVEL_WARN, 10000,
 					"redis: the result of user %" PRIu64 " of event %" PRIu32
 					" is not understood: \"%.40s\"",
@@ -123,7 +123,7 @@ static const char results_paid_lua[] =
 	"return n\n";
 
 int
-rs_results_paid(struct redis_store *rs, uint32_t event, const struct rs_paid *p, unsigned n,
+store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p, unsigned n,
 	unsigned *stored)
 {
 	char key[RS_KEY_MAX];
@@ -145,23 +145,23 @@ rs_results_paid(struct redis_store *rs, uint32_t event, const struct rs_paid *p,
 		err = -ENOMEM;
 		goto out;
 	}
-	rs_key(key, sizeof(key), event, RS_KEY_RESULT);
+	store_key(key, sizeof(key), event, RS_KEY_RESULT);
 	argv[0] = "EVAL";
 	argv[1] = results_paid_lua;
 	argv[2] = "1";
 	argv[3] = key;
-	rs_argv_strs(argv, len, 4);
+	store_argv_strs(argv, len, 4);
 	for (unsigned i = 0; i < n; i++) {
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
-		len[4 + 2 * i] = rs_u64_to_dec(u, p[i].user);
+		len[4 + 2 * i] = store_u64_to_dec(u, p[i].user);
 		len[5 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
 			"P:%" PRIu64 ":%" PRIu64 ":%" PRIu64, p[i].reservation_id, p[i].order_id,
 			p[i].pay_deadline_ms);
 		argv[4 + 2 * i] = u;
 		argv[5 + 2 * i] = v;
 	}
-	redisReply *r = rs_command_ok(rs, (int)argc, argv, len, &err, event);
+	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
 
 	if (r != NULL) {
 		if (r->type == REDIS_REPLY_INTEGER)

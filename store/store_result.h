@@ -10,8 +10,8 @@
 #include "common/wire.h"
 #include "store/store_conn.h"
 
-/* What rs_results() found for one user. */
-struct rs_result {
+/* What store_results() found for one user. */
+struct store_result {
 	uint8_t verdict;	  /* 0 when the user has no entry, else a WIRE_V_* */
 	uint64_t reservation_id;  /* 0 when verdict is 0 */
 	uint64_t order_id;	  /* ORDERED, PAID, EXPIRED, CANCELLED (when stored), else 0 */
@@ -24,11 +24,11 @@ struct rs_result {
  * (restored by reconciliation, the order is in PostgreSQL) is verdict 0 without a log.
  * Returns 0, -ENOTCONN or -EIO (then out is unspecified).
  */
-int rs_results(struct redis_store *rs, const struct wire_result_query *q, unsigned n,
-	struct rs_result *out);
+int store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
+	struct store_result *out);
 
-/* A paid order, for rs_results_paid(). */
-struct rs_paid {
+/* A paid order, for store_results_paid(). */
+struct store_paid {
 	uint64_t user;
 	uint64_t reservation_id;
 	uint64_t order_id;
@@ -41,7 +41,7 @@ struct rs_paid {
  * cancelled or sold out (a final result of another kind stays). *stored is set to how many were
  * written. Returns 0, -EINVAL (event 0 or n > RS_BATCH_MAX), -ENOMEM, -ENOTCONN or -EIO.
  */
-int rs_results_paid(struct redis_store *rs, uint32_t event, const struct rs_paid *p, unsigned n,
+int store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p, unsigned n,
 	unsigned *stored);
 
 #endif

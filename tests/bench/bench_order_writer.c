@@ -52,20 +52,20 @@ add_event(PGconn *db, uint32_t ev, const char *state, unsigned stock)
 
 /* Reserves users first..first+n-1 of event ev in Redis, 2048 a batch. */
 static void
-fill(struct redis_store *rs, uint32_t ev, unsigned first, unsigned n)
+fill(struct store *rs, uint32_t ev, unsigned first, unsigned n)
 {
 	static struct wire_reserve res[2048];
 	static uint8_t verdicts[2048];
 
-	rs_preheat(rs, ev, n);
+	store_preheat(rs, ev, n);
 	for (unsigned done = 0; done < n;) {
 		unsigned k = n - done < 2048 ? n - done : 2048;
-		struct rs_batch b = {.event = ev, .n = k, .res = res, .verdicts = verdicts};
+		struct store_batch b = {.event = ev, .n = k, .res = res, .verdicts = verdicts};
 
 		for (unsigned i = 0; i < k; i++)
 			res[i] = (struct wire_reserve){.reservation_id = first + done + i,
 				.user = first + done + i, .admitted_ms = 1, .event = ev};
-		rs_reserve(rs, &b, 1);
+		store_reserve(rs, &b, 1);
 		done += k;
 	}
 }
@@ -119,11 +119,11 @@ main(int argc, char **argv)
 	static struct pg_server psrv;
 	unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 100000, single = n / 10;
 	char err[256], conf[160], log[160];
-	struct rs_config rc = {0};
+	struct store_conn_config rc = {0};
 	struct pg_conn *ps;
 	unsigned applied;
 	PGconn *db;
-	struct redis_store *rs;
+	struct store *rs;
 
 	if (argc < 2 || n < 1000)
 		return fprintf(stderr, "usage: %s WRITER [N >= 1000]\n", argv[0]), 2;
@@ -136,7 +136,7 @@ main(int argc, char **argv)
 	pg_conn_close(ps);
 	db = PQconnectdb(psrv.conninfo);
 	rc.unix_path = rsrv.sock;
-	rs = rs_open(&rc, err, sizeof(err));
+	rs = store_open(&rc, err, sizeof(err));
 	/* Event 1: the uncapped run; 2: the baseline's rows. */
 	for (unsigned ev = 1; ev <= 2; ev++)
 		add_event(db, ev, ev == 1 ? "open" : "draft", n);
@@ -202,7 +202,7 @@ main(int argc, char **argv)
 	tap_diag("under a cap of %u/s: %lld orders, %.0f orders/s between first and last COMMIT "
 		 "(%.1f%% of the cap)",
 		(unsigned)CAPPED_RATE, have, capped, capped * 100.0 / CAPPED_RATE);
-	rs_close(rs);
+	store_close(rs);
 	PQfinish(db);
 	return tap_done();
 }

@@ -4,7 +4,7 @@
  *
  *   (a) the seed's one-user script (its text from the seed document), one EVALSHA per
  *       decision, driven by redis-benchmark (50 clients) unpipelined and with -P 32;
- *   (b) lua/reserve.lua through rs_reserve(): batches of 64..2048 reservations of one event,
+ *   (b) lua/reserve.lua through store_reserve(): batches of 64..2048 reservations of one event,
  *       several batches pipelined per call, the outbox XADD and the result HSET included.
  *
  * Both over TCP on 127.0.0.1 to the same redis-server (persistence off), with a stock so large
@@ -76,13 +76,13 @@ raw_do(const char *cmd, const char *a, const char *b)
 }
 
 static const char *
-key(uint32_t event, enum rs_key_kind kind)
+key(uint32_t event, enum store_key_kind kind)
 {
 	static char buf[4][32];
 	static unsigned next;
 	char *k = buf[next++ % 4];
 
-	rs_key(k, 32, event, kind);
+	store_key(k, 32, event, kind);
 	return k;
 }
 
@@ -132,23 +132,23 @@ run_redis_benchmark(const char *sha, unsigned n, unsigned pipeline)
 }
 
 /*
- * Decides total reservations of a fresh event with the given stock through rs_reserve(): calls
+ * Decides total reservations of a fresh event with the given stock through store_reserve(): calls
  * of `depth` pipelined batches of `per` reservations, each user new. Returns decisions/s;
  * *wrong counts the verdicts that were not `want`.
  */
 static double
-run_rs_reserve(struct redis_store *rs, uint32_t ev, int64_t stock, uint8_t want, unsigned per,
+run_rs_reserve(struct store *rs, uint32_t ev, int64_t stock, uint8_t want, unsigned per,
 	unsigned depth, unsigned total, unsigned *wrong)
 {
 	struct wire_reserve *res = calloc((size_t)per * depth, sizeof(*res));
 	uint8_t *v = calloc((size_t)per * depth, 1);
-	struct rs_batch b[16];
+	struct store_batch b[16];
 	uint64_t user = 1, rid = 1;
 	unsigned done = 0;
 
 	*wrong = 0;
-	rs_purge_event(rs, ev);
-	rs_preheat(rs, ev, stock);
+	store_purge_event(rs, ev);
+	store_preheat(rs, ev, stock);
 	double t0 = now_s();
 
 	while (done < total) {
@@ -161,12 +161,12 @@ run_rs_reserve(struct redis_store *rs, uint32_t ev, int64_t stock, uint8_t want,
 				r->admitted_ms = UINT64_C(1767225600000) + done;
 				r->event = ev;
 			}
-			b[d] = (struct rs_batch){.event = ev,
+			b[d] = (struct store_batch){.event = ev,
 				.n = per,
 				.res = res + d * per,
 				.verdicts = v + d * per};
 		}
-		if (rs_reserve(rs, b, depth) != 0) {
+		if (store_reserve(rs, b, depth) != 0) {
 			*wrong += per * depth;
 			break;
 		}
@@ -188,7 +188,7 @@ main(int argc, char **argv)
 	bool quick = getenv("FG_BENCH_QUICK") != NULL && strcmp(getenv("FG_BENCH_QUICK"), "0") != 0;
 	/* The same number of decisions on both sides: the sets and hashes grow alike. */
 	unsigned n_seed = quick ? 32768 : 524288, n_ours = n_seed;
-	struct rs_config c = {.host = "127.0.0.1"};
+	struct store_conn_config c = {.host = "127.0.0.1"};
 	char err[256], sha[41] = "";
 	const char *from;
 
@@ -196,9 +196,9 @@ main(int argc, char **argv)
 	if (!tap_ok(redis_server_start(&srv, true, false) == 0, "redis-server starts"))
 		return tap_done();
 	c.port = srv.port;
-	struct redis_store *rs = rs_open(&c, err, sizeof(err));
+	struct store *rs = store_open(&c, err, sizeof(err));
 
-	if (!tap_ok(rs != NULL, "rs_open over TCP %s", rs ? "" : err))
+	if (!tap_ok(rs != NULL, "store_open over TCP %s", rs ? "" : err))
 		return tap_done();
 	raw = redisConnectUnix(srv.sock);
 
@@ -251,10 +251,10 @@ main(int argc, char **argv)
 		if (cnt != NULL)
 			freeReplyObject(cnt);
 		tap_ok(wrong == 0 && buyers >= n_ours && in_outbox == buyers,
-			"rs_reserve, batches of %u x %u pipelined: every decision reserved, "
+			"store_reserve, batches of %u x %u pipelined: every decision reserved, "
 			"reservations in the outbox (%lld entries) == buyers == %lld",
 			shapes[s].per, shapes[s].depth, outbox, buyers);
-		tap_diag("reserve.lua via rs_reserve, batch %4u x %u pipelined %10.0f decisions/s "
+		tap_diag("reserve.lua via store_reserve, batch %4u x %u pipelined %10.0f decisions/s "
 			 "(%.1fx the seed at -P 32)",
 			shapes[s].per, shapes[s].depth, rps, rps / seed_rps[1]);
 		if (rps > best) {
@@ -281,13 +281,13 @@ main(int argc, char **argv)
 
 	tap_ok(wrong == 0 && raw_int("HLEN %s", key(3, RS_KEY_RESULT)) == 0 &&
 			raw_int("XLEN %s", key(3, RS_KEY_OUTBOX)) == 0,
-		"sold out: rs_reserve answered sold out to all, wrote nothing");
+		"sold out: store_reserve answered sold out to all, wrote nothing");
 	tap_diag("sold out: seed -P 32 %.0f decisions/s, reserve.lua batch %u x %u %.0f "
 		 "decisions/s (%.1fx)",
 		seed_sold, shapes[best_i].per, shapes[best_i].depth, ours_sold,
 		ours_sold / seed_sold);
 	redisFree(raw);
-	rs_close(rs);
+	store_close(rs);
 	redis_server_stop(&srv);
 	return tap_done();
 }

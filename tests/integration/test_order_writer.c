@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flashgate-order-writer against a real Redis and PostgreSQL (tests/lib): reservations made by
- * reserve.lua (rs_reserve) become exactly one order each, also when the same entries are
+ * reserve.lua (store_reserve) become exactly one order each, also when the same entries are
  * delivered twice and when the writer is killed between COMMIT and XACK; a stock conflict
  * releases the batch back to Redis; the rate cap holds; payments racing the expiry at the
  * deadline give exactly one terminal state per order with stock returned once. The design's
@@ -30,7 +30,7 @@
 
 static struct redis_server rsrv;
 static struct pg_server psrv;
-static struct redis_store *rs;
+static struct store *rs;
 static PGconn *db;
 static const char *writer_bin;
 static char conf_path[128], log_path[128], pull_ep[160];
@@ -102,7 +102,7 @@ event_create(uint32_t ev, int pg_stock, int redis_stock)
 		ev, ev);
 	q1("INSERT INTO stock (event_id, initial, available) VALUES (%u, %d, %d)", ev, pg_stock,
 		pg_stock);
-	rs_preheat(rs, ev, redis_stock);
+	store_preheat(rs, ev, redis_stock);
 }
 
 /* Reserves users first..first+n-1 of ev through reserve.lua; returns how many were reserved. */
@@ -115,14 +115,14 @@ reserve(uint32_t ev, uint64_t first, unsigned n)
 
 	for (unsigned done = 0; done < n;) {
 		unsigned k = n - done < 512 ? n - done : 512;
-		struct rs_batch b = {.event = ev, .n = k, .res = res, .verdicts = verdicts};
+		struct store_batch b = {.event = ev, .n = k, .res = res, .verdicts = verdicts};
 
 		for (unsigned i = 0; i < k; i++)
 			res[i] = (struct wire_reserve){.reservation_id = next_rid++,
 				.user = first + done + i,
 				.admitted_ms = now_wall_ms(),
 				.event = ev};
-		rs_reserve(rs, &b, 1);
+		store_reserve(rs, &b, 1);
 		for (unsigned i = 0; i < k; i++)
 			reserved += verdicts[i] == WIRE_V_RESERVED;
 		done += k;
@@ -205,7 +205,7 @@ static unsigned
 published_matches(uint32_t ev, uint64_t first, unsigned n)
 {
 	static struct wire_result_query q[1000];
-	static struct rs_result res[1000];
+	static struct store_result res[1000];
 	unsigned good = 0;
 	char sql[256];
 
@@ -213,7 +213,7 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 		return 0;
 	for (unsigned i = 0; i < n; i++)
 		q[i] = (struct wire_result_query){.user = first + i, .event = ev};
-	rs_results(rs, q, n, res);
+	store_results(rs, q, n, res);
 	snprintf(sql, sizeof(sql),
 		"SELECT user_id, id, reservation_id, (extract(epoch FROM pay_deadline) * "
 		"1000000)::bigint "
@@ -226,7 +226,7 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 
 		if (user < first || user >= first + n)
 			continue;
-		const struct rs_result *x = &res[user - first];
+		const struct store_result *x = &res[user - first];
 
 		good += x->verdict == WIRE_V_ORDERED &&
 			x->order_id == strtoull(PQgetvalue(r, i, 1), NULL, 10) &&
@@ -325,7 +325,7 @@ test_exactly_once(void)
 {
 	unsigned ordered = 0, expired = 0, restock = 0;
 	struct wire_result_query q[1000];
-	static struct rs_result res[1000];
+	static struct store_result res[1000];
 	unsigned good = 0;
 
 	event_create(1, 1000, 1000);
@@ -347,7 +347,7 @@ test_exactly_once(void)
 	tap_eq_int(redis_int("XPENDING fg:{1}:outbox order-writer"), 0, "every entry acknowledged");
 	for (unsigned i = 0; i < 1000; i++)
 		q[i] = (struct wire_result_query){.user = 1 + i, .event = 1};
-	rs_results(rs, q, 1000, res);
+	store_results(rs, q, 1000, res);
 	for (unsigned i = 0; i < 1000; i++)
 		good += res[i].verdict == WIRE_V_ORDERED && res[i].order_id != 0 &&
 			res[i].pay_deadline_ms > now_wall_ms();
@@ -728,7 +728,7 @@ reserve_ids(uint32_t ev, uint64_t first, unsigned n, uint64_t rid0, unsigned rid
 {
 	struct wire_reserve res[64];
 	uint8_t v[64];
-	struct rs_batch b = {.event = ev, .n = n, .res = res, .verdicts = v};
+	struct store_batch b = {.event = ev, .n = n, .res = res, .verdicts = v};
 	unsigned reserved = 0;
 
 	for (unsigned i = 0; i < n; i++)
@@ -736,7 +736,7 @@ reserve_ids(uint32_t ev, uint64_t first, unsigned n, uint64_t rid0, unsigned rid
 			.user = first + i,
 			.admitted_ms = now_wall_ms(),
 			.event = ev};
-	rs_reserve(rs, &b, 1);
+	store_reserve(rs, &b, 1);
 	for (unsigned i = 0; i < n; i++)
 		reserved += v[i] == WIRE_V_RESERVED;
 	return reserved;
@@ -836,7 +836,7 @@ test_deadline_ms(void)
 	const uint32_t ev = 95;
 	const uint64_t past_ms = UINT64_C(1577836800999);   /* 2020-01-01 00:00:00.999 UTC */
 	const uint64_t future_ms = UINT64_C(4070908800999); /* 2099-01-01 00:00:00.999 UTC */
-	struct rs_outbox_rec rec[2] = {
+	struct store_outbox_rec rec[2] = {
 		{.id_ms = 1700000000000, .user = 9501, .reservation_id = 950001, .valid = true},
 		{.id_ms = 1700000000000, .user = 9502, .reservation_id = 950002, .valid = true},
 	};
@@ -885,7 +885,7 @@ main(int argc, char **argv)
 	char err[256];
 	unsigned applied;
 	struct pg_conn *ps;
-	struct rs_config rc = {0};
+	struct store_conn_config rc = {0};
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s PATH-OF-flashgate-order-writer\n", argv[0]);
@@ -902,7 +902,7 @@ main(int argc, char **argv)
 	pg_conn_close(ps);
 	db = PQconnectdb(psrv.conninfo);
 	rc.unix_path = rsrv.sock;
-	rs = rs_open(&rc, err, sizeof(err));
+	rs = store_open(&rc, err, sizeof(err));
 	snprintf(conf_path, sizeof(conf_path), "%s/ow.conf", rsrv.dir);
 	snprintf(log_path, sizeof(log_path), "%s/ow.log", rsrv.dir);
 	snprintf(pull_ep, sizeof(pull_ep), "ipc://%s/pull", rsrv.dir);
@@ -930,7 +930,7 @@ main(int argc, char **argv)
 	}
 	zmq_close(zpull);
 	zmq_ctx_term(zctx);
-	rs_close(rs);
+	store_close(rs);
 	PQfinish(db);
 	return tap_done();
 }

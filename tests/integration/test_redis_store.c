@@ -58,7 +58,7 @@
 
 static struct redis_server srv;
 static redisContext *raw; /* a plain connection for setting up and inspecting state */
-static struct redis_store *rs;
+static struct store *rs;
 static uint64_t next_rid = 1000;
 static uint64_t test_started_ms; /* Unix ms at start: no outbox entry is older */
 
@@ -118,13 +118,13 @@ raw_int(redisContext *c, const char *fmt, ...)
 }
 
 static const char *
-key(uint32_t event, enum rs_key_kind kind)
+key(uint32_t event, enum store_key_kind kind)
 {
 	static char buf[8][32];
 	static unsigned next;
 	char *k = buf[next++ % 8];
 
-	rs_key(k, 32, event, kind);
+	store_key(k, 32, event, kind);
 	return k;
 }
 
@@ -210,7 +210,7 @@ mkres(uint32_t event, uint64_t user)
 	return r;
 }
 
-/* Decides users[0..n) of event in batches of at most per_batch, one rs_reserve() call each.
+/* Decides users[0..n) of event in batches of at most per_batch, one store_reserve() call each.
  * Fills verdicts; returns the stock left after the last batch, or -1000 on an error. */
 static int64_t
 decide(uint32_t event, const uint64_t *users, unsigned n, unsigned per_batch, uint8_t *verdicts,
@@ -221,7 +221,7 @@ decide(uint32_t event, const uint64_t *users, unsigned n, unsigned per_batch, ui
 
 	for (unsigned done = 0; done < n;) {
 		unsigned k = n - done < per_batch ? n - done : per_batch;
-		struct rs_batch b = {
+		struct store_batch b = {
 			.event = event, .n = k, .res = res, .verdicts = verdicts + done};
 
 		for (unsigned i = 0; i < k; i++) {
@@ -229,7 +229,7 @@ decide(uint32_t event, const uint64_t *users, unsigned n, unsigned per_batch, ui
 			if (res_out != NULL)
 				res_out[done + i] = res[i];
 		}
-		if (rs_reserve(rs, &b, 1) != 0)
+		if (store_reserve(rs, &b, 1) != 0)
 			return -1000;
 		left = b.stock_left;
 		done += k;
@@ -309,7 +309,7 @@ test_exact_stock(void)
 
 		snprintf(name, sizeof(name), "%u users, stock %lld%s, batches of %u", t->users, s,
 			t->stock < 0 ? " (key missing)" : "", t->per_batch);
-		rs_purge_event(rs, ev);
+		store_purge_event(rs, ev);
 		if (t->stock >= 0)
 			raw_preheat(ev, t->stock);
 		for (unsigned i = 0; i < t->users; i++)
@@ -398,7 +398,7 @@ test_duplicates(void)
 		char got[9] = "";
 
 		if (c == 0 || cases[c - 1].ev != ev) {
-			rs_purge_event(rs, ev);
+			store_purge_event(rs, ev);
 			raw_preheat(ev, t->stock);
 		}
 		int64_t left = decide(ev, t->users, t->n, t->n, v, NULL);
@@ -537,7 +537,7 @@ test_seed_equivalence(const char *doc)
 /* --- The sale window ------------------------------------------------------------------------ */
 
 struct racer {
-	struct redis_store *rs;
+	struct store *rs;
 	uint32_t event;
 	atomic_bool closed_seen;
 	unsigned reserved, refused, reserved_after_refused, other, batches;
@@ -554,14 +554,14 @@ racer_run(void *arg)
 	unsigned after = 0;
 
 	while (after < 20 && r->batches < 200000) {
-		struct rs_batch b = {.event = r->event, .n = 5, .res = res, .verdicts = v};
+		struct store_batch b = {.event = r->event, .n = 5, .res = res, .verdicts = v};
 
 		for (unsigned i = 0; i < 5; i++)
 			res[i] = (struct wire_reserve){.reservation_id = 500000 + user + i,
 				.user = user + i,
 				.event = r->event};
 		user += 5;
-		if (rs_reserve(r->rs, &b, 1) != 0) {
+		if (store_reserve(r->rs, &b, 1) != 0) {
 			r->other += 5;
 			continue;
 		}
@@ -592,7 +592,7 @@ test_sale_window(void)
 	struct wire_reserve res[4];
 	struct {
 		const char *name;
-		enum rs_sale_state st;
+		enum store_sale_state st;
 		uint64_t now;
 		uint8_t want;
 	} cases[] = {
@@ -605,15 +605,15 @@ test_sale_window(void)
 
 	raw_preheat(ev, 10);
 	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct rs_batch b = {
+		struct store_batch b = {
 			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = cases[c].now};
 		bool all = true;
 
-		tap_ok(rs_sale_window(rs, ev, cases[c].st, t0, t0 + 1000) == 0,
-			"window %s: rs_sale_window", cases[c].name);
+		tap_ok(store_sale_window(rs, ev, cases[c].st, t0, t0 + 1000) == 0,
+			"window %s: store_sale_window", cases[c].name);
 		for (unsigned i = 0; i < 4; i++)
 			res[i] = mkres(ev, users[i]);
-		int rc = rs_reserve(rs, &b, 1);
+		int rc = store_reserve(rs, &b, 1);
 
 		for (unsigned i = 0; i < 4; i++)
 			all = all && v[i] == cases[c].want;
@@ -625,50 +625,50 @@ test_sale_window(void)
 			cases[c].name, wire_verdict_name(cases[c].want));
 	}
 	{
-		struct rs_batch b = {
+		struct store_batch b = {
 			.event = ev, .n = 4, .res = res, .verdicts = v, .now_ms = t0 + 999};
 
-		rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0 + 1000);
+		store_sale_window(rs, ev, RS_SALE_OPEN, t0, t0 + 1000);
 		for (unsigned i = 0; i < 4; i++)
 			res[i] = mkres(ev, users[i]);
-		tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED &&
+		tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED &&
 				v[3] == WIRE_V_RESERVED && b.stock_left == 6 &&
 				n_buyers(raw, ev) == 4,
 			"inside [starts_at, ends_at) (its last ms): reserved");
-		tap_ok(rs_sale_window(rs, ev, RS_SALE_OPEN, t0, t0) == -EINVAL &&
-				rs_sale_window(rs, 0, RS_SALE_CLOSED, 0, 0) == -EINVAL,
-			"rs_sale_window refuses an empty window and event 0");
+		tap_ok(store_sale_window(rs, ev, RS_SALE_OPEN, t0, t0) == -EINVAL &&
+				store_sale_window(rs, 0, RS_SALE_CLOSED, 0, 0) == -EINVAL,
+			"store_sale_window refuses an empty window and event 0");
 		freeReplyObject(raw_cmd(raw, "SET %s bogus", key(ev, RS_KEY_WINDOW)));
-		tap_ok(rs_reserve(rs, &b, 1) == -EIO && v[0] == WIRE_V_RETRY &&
+		tap_ok(store_reserve(rs, &b, 1) == -EIO && v[0] == WIRE_V_RETRY &&
 				n_buyers(raw, ev) == 4,
 			"a window key holding something else: an error reply, answered retry, "
 			"nothing "
 			"written");
 	}
-	rs_purge_event(rs, ev);
+	store_purge_event(rs, ev);
 	tap_ok(raw_int(raw, "EXISTS %s", key(ev, RS_KEY_WINDOW)) == 0,
-		"rs_purge_event deletes the window key too");
+		"store_purge_event deletes the window key too");
 
 	/* A close racing a stream of reserves from another connection. */
 	const uint32_t ev2 = 701;
-	struct rs_config c = {.unix_path = srv.sock};
+	struct store_conn_config c = {.unix_path = srv.sock};
 	char err[256];
 	struct racer r = {.event = ev2};
 	pthread_t th;
 
 	raw_preheat(ev2, 1000000);
-	rs_sale_window(rs, ev2, RS_SALE_OPEN, 1, UINT64_C(4000000000000));
-	r.rs = rs_open(&c, err, sizeof(err));
+	store_sale_window(rs, ev2, RS_SALE_OPEN, 1, UINT64_C(4000000000000));
+	r.rs = store_open(&c, err, sizeof(err));
 	if (!tap_ok(r.rs != NULL, "a second connection for the racing reserves"))
 		return;
 	pthread_create(&th, NULL, racer_run, &r);
 	while (n_buyers(raw, ev2) < 500)
 		usleep(1000);
-	int rc = rs_sale_window(rs, ev2, RS_SALE_CLOSED, 0, 0);
+	int rc = store_sale_window(rs, ev2, RS_SALE_CLOSED, 0, 0);
 	long long buyers_at_close = n_buyers(raw, ev2);
 
 	pthread_join(th, NULL);
-	rs_close(r.rs);
+	store_close(r.rs);
 	tap_ok(rc == 0 && r.refused > 0 && r.other == 0,
 		"event close racing %u batches of reserves: the close took (%u reserved, %u "
 		"refused)",
@@ -683,7 +683,7 @@ test_sale_window(void)
 		"reserved "
 		"%u, stock + buyers == preheated",
 		buyers_at_close, r.reserved);
-	rs_purge_event(rs, ev2);
+	store_purge_event(rs, ev2);
 }
 
 /* --- Release, results, preheat, state -------------------------------------------------------- */
@@ -694,12 +694,12 @@ draw_batch(uint32_t event, const uint64_t *users, unsigned n, uint64_t at, uint8
 	int64_t *stock)
 {
 	struct wire_reserve res[8];
-	struct rs_batch b = {.event = event, .n = n, .res = res, .verdicts = v, .draw = true,
+	struct store_batch b = {.event = event, .n = n, .res = res, .verdicts = v, .draw = true,
 		.draw_index = at};
 
 	for (unsigned i = 0; i < n; i++)
 		res[i] = mkres(event, users[i]);
-	int rc = rs_reserve(rs, &b, 1);
+	int rc = store_reserve(rs, &b, 1);
 
 	*stock = b.stock_left;
 	return rc;
@@ -713,7 +713,7 @@ test_draw(void)
 	uint8_t v[8];
 	unsigned added;
 	uint64_t entrants;
-	struct rs_draw d;
+	struct store_draw d;
 	int64_t stock;
 
 	raw_preheat(ev, 2);
@@ -722,60 +722,60 @@ test_draw(void)
 	res[4] = mkres(ev, 11); /* a repeat in the same batch */
 	uint64_t first_rid_11 = res[1].reservation_id;
 
-	tap_ok(rs_enter(rs, ev, res, 5, v, &added, &entrants) == 0 && added == 4 &&
+	tap_ok(store_enter(rs, ev, res, 5, v, &added, &entrants) == 0 && added == 4 &&
 			entrants == 4 && v[0] == WIRE_V_QUEUED && v[4] == WIRE_V_QUEUED,
 		"enter.lua: 4 entrants of 5 reservations (one user twice), all answered queued");
 	res[5] = mkres(ev, 12);
-	tap_ok(rs_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && added == 0 &&
+	tap_ok(store_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && added == 0 &&
 			entrants == 4 && v[0] == WIRE_V_QUEUED,
 		"  a second reserve of an entrant: queued, nothing added");
 	struct wire_result_query q[2] = {{.user = 11, .event = ev}, {.user = 99, .event = ev}};
 	uint64_t rids[2];
 
-	tap_ok(rs_entrants_get(rs, q, 2, rids) == 0 && rids[0] == first_rid_11 && rids[1] == 0,
+	tap_ok(store_entrants_get(rs, q, 2, rids) == 0 && rids[0] == first_rid_11 && rids[1] == 0,
 		"  an entrant keeps its first reservation; a query finds it (and not a stranger)");
-	tap_ok(rs_draw_get(rs, ev, &d) == 0 && d.exists && d.state == RS_DRAW_OPEN,
+	tap_ok(store_draw_get(rs, ev, &d) == 0 && d.exists && d.state == RS_DRAW_OPEN,
 		"  the first entrant opened the draw key");
 	uint64_t users[4] = {12, 10, 13, 11};
 	struct wire_reserve fc = mkres(ev, 500);
-	struct rs_batch b = {.event = ev, .n = 1, .res = &fc, .verdicts = v};
+	struct store_batch b = {.event = ev, .n = 1, .res = &fc, .verdicts = v};
 
-	tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RETRY && n_buyers(raw, ev) == 0 &&
+	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RETRY && n_buyers(raw, ev) == 0 &&
 			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 2,
 		"reserve.lua: a first-come batch while the draw is open: retry, nothing written");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && v[0] == WIRE_V_RETRY &&
 			n_buyers(raw, ev) == 0,
 		"  a draw batch before the freeze: refused (-ESTALE), nothing written");
-	tap_ok(rs_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4 &&
+	tap_ok(store_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4 &&
 			d.next == 0,
 		"freeze: frozen with n 4, next 0");
-	tap_ok(rs_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && v[0] == WIRE_V_RETRY &&
+	tap_ok(store_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && v[0] == WIRE_V_RETRY &&
 			raw_int(raw, "HLEN %s", key(ev, RS_KEY_ENTRANTS)) == 4,
 		"  enter.lua after the freeze: retry, the entrants unchanged");
-	tap_ok(rs_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4,
+	tap_ok(store_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4,
 		"  a second freeze changes nothing");
 	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == -ESTALE && n_buyers(raw, ev) == 0 &&
-			rs_draw_get(rs, ev, &d) == 0 && d.next == 0,
+			store_draw_get(rs, ev, &d) == 0 && d.next == 0,
 		"the cursor: a batch out of its turn is refused, nothing written, next stays 0");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == 0 && v[0] == WIRE_V_RESERVED &&
-			v[1] == WIRE_V_RESERVED && stock == 0 && rs_draw_get(rs, ev, &d) == 0 &&
+			v[1] == WIRE_V_RESERVED && stock == 0 && store_draw_get(rs, ev, &d) == 0 &&
 			d.next == 2 && d.state == RS_DRAW_FROZEN,
 		"  the batch at its turn: decided (2 reserved), next 2");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && n_buyers(raw, ev) == 2,
 		"  the same batch again (a retry): refused, nobody decided twice");
 	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == 0 && v[0] == WIRE_V_SOLD_OUT &&
-			v[1] == WIRE_V_SOLD_OUT && rs_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
+			v[1] == WIRE_V_SOLD_OUT && store_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
 			d.state == RS_DRAW_DONE,
 		"  the last batch: sold out (stock 0), next 4 == n, state done");
 	fc = mkres(ev, 500);
-	tap_ok(rs_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT,
+	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT,
 		"  after done, a first-come batch is decided (sold out)");
 	{
 		uint8_t dg[32] = {1, 2, 3}, other[32] = {9};
 
-		tap_ok(rs_draw_set_digest(rs, ev, dg) == 0 && rs_draw_set_digest(rs, ev, dg) == 0 &&
-				rs_draw_set_digest(rs, ev, other) == -EEXIST &&
-				rs_draw_get(rs, ev, &d) == 0 && d.has_digest &&
+		tap_ok(store_draw_set_digest(rs, ev, dg) == 0 && store_draw_set_digest(rs, ev, dg) == 0 &&
+				store_draw_set_digest(rs, ev, other) == -EEXIST &&
+				store_draw_get(rs, ev, &d) == 0 && d.has_digest &&
 				memcmp(d.digest, dg, 32) == 0,
 			"the digest is set once; another one is refused (-EEXIST)");
 	}
@@ -783,7 +783,7 @@ test_draw(void)
 	{
 		enum { N = 5000 };
 		struct wire_reserve many[512];
-		struct rs_entrant *e = NULL;
+		struct store_entrant *e = NULL;
 		size_t n = 0, cap = 0, distinct = 0;
 		uint64_t cur = 0;
 		int rc = 0;
@@ -794,10 +794,10 @@ test_draw(void)
 
 			for (; k < 512 && at + k <= N; k++)
 				many[k] = mkres(ev0, at + k);
-			rc |= rs_enter(rs, ev0, many, k, mv, &added, &entrants);
+			rc |= store_enter(rs, ev0, many, k, mv, &added, &entrants);
 		}
 		do
-			rc |= rs_entrants_scan(rs, ev0, &cur, 1000, &e, &n, &cap);
+			rc |= store_entrants_scan(rs, ev0, &cur, 1000, &e, &n, &cap);
 		while (rc == 0 && cur != 0);
 		for (size_t i = 0; i < n; i++)
 			if (e[i].user >= 1 && e[i].user <= N && !seen[e[i].user]++)
@@ -805,16 +805,16 @@ test_draw(void)
 		free(e);
 		tap_ok(rc == 0 && entrants == N && distinct == N,
 			"HSCAN reads all 5000 entrants (%zu returned, %zu distinct)", n, distinct);
-		tap_ok(rs_preheat(rs, ev0, 10) == -EBUSY,
+		tap_ok(store_preheat(rs, ev0, 10) == -EBUSY,
 			"preheat refuses after a pre-queue (entrants exist)");
 		freeReplyObject(raw_cmd(raw, "DEL %s", key(ev0, RS_KEY_ENTRANTS)));
-		tap_ok(rs_preheat(rs, ev0, 10) == 0 &&
+		tap_ok(store_preheat(rs, ev0, 10) == 0 &&
 				raw_int(raw, "EXISTS %s", key(ev0, RS_KEY_DRAW)) == 0,
 			"  without entrants it preheats and deletes the draw key");
-		tap_ok(rs_draw_freeze(rs, ev0, &d) == 0 && d.state == RS_DRAW_DONE && d.n == 0,
+		tap_ok(store_draw_freeze(rs, ev0, &d) == 0 && d.state == RS_DRAW_DONE && d.n == 0,
 			"a freeze without entrants: done at once (n 0)");
 	}
-	tap_ok(rs_purge_event(rs, ev) == 0 &&
+	tap_ok(store_purge_event(rs, ev) == 0 &&
 			raw_int(raw, "EXISTS %s %s", key(ev, RS_KEY_ENTRANTS), key(ev, RS_KEY_DRAW)) ==
 				0,
 		"purge deletes the entrants and the draw key");
@@ -827,36 +827,36 @@ test_release_and_results(void)
 	uint64_t users[] = {11, 12};
 	struct wire_reserve res[2];
 	uint8_t v[2];
-	struct rs_result out[4];
-	struct rs_event_state st;
+	struct store_result out[4];
+	struct store_event_state st;
 
-	rs_purge_event(rs, ev);
-	tap_eq_int(rs_preheat(rs, ev, 5), 0, "preheat a fresh event");
-	tap_eq_int(rs_preheat(rs, ev, 2), 0, "preheat again before the sale overwrites");
+	store_purge_event(rs, ev);
+	tap_eq_int(store_preheat(rs, ev, 5), 0, "preheat a fresh event");
+	tap_eq_int(store_preheat(rs, ev, 2), 0, "preheat again before the sale overwrites");
 	tap_eq_int(
 		raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 2, "  stock is the latest preheat");
-	tap_eq_int(rs_preheat(rs, ev, -1), -EINVAL, "preheat with a negative stock is refused");
-	tap_eq_int(rs_preheat(rs, 0, 1), -EINVAL, "preheat of event 0 is refused");
+	tap_eq_int(store_preheat(rs, ev, -1), -EINVAL, "preheat with a negative stock is refused");
+	tap_eq_int(store_preheat(rs, 0, 1), -EINVAL, "preheat of event 0 is refused");
 	decide(ev, users, 2, 2, v, res);
 	tap_ok(v[0] == WIRE_V_RESERVED && v[1] == WIRE_V_RESERVED, "two users reserve");
-	tap_eq_int(rs_preheat(rs, ev, 100), -EBUSY, "preheat once somebody reserved: -EBUSY");
+	tap_eq_int(store_preheat(rs, ev, 100), -EBUSY, "preheat once somebody reserved: -EBUSY");
 	tap_eq_int(
 		raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 0, "  and the stock is unchanged");
 
-	struct rs_release_as exp = {.verdict = WIRE_V_EXPIRED, .order_id = 5001,
+	struct store_release_as exp = {.verdict = WIRE_V_EXPIRED, .order_id = 5001,
 		.pay_deadline_ms = UINT64_C(1767225999000)};
 
-	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 1, "release: applied");
+	tap_eq_int(store_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 1, "release: applied");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  one item back");
-	tap_eq_int(rs_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 0, "release again: 0");
+	tap_eq_int(store_release(rs, ev, res[0].reservation_id, 11, 1, &exp), 0, "release again: 0");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock returned only once");
-	tap_eq_int(rs_release(rs, ev, 999999, 13, 1, NULL), -ENOENT,
+	tap_eq_int(store_release(rs, ev, 999999, 13, 1, NULL), -ENOENT,
 		"release for a user who is not a buyer: -ENOENT");
 	tap_eq_int(raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)), 1, "  stock unchanged");
-	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 0, NULL), -EINVAL,
+	tap_eq_int(store_release(rs, ev, res[1].reservation_id, 12, 0, NULL), -EINVAL,
 		"release of 0 items");
-	tap_eq_int(rs_release(rs, ev, res[1].reservation_id, 12, 1,
-			   &(struct rs_release_as){.verdict = WIRE_V_PAID}),
+	tap_eq_int(store_release(rs, ev, res[1].reservation_id, 12, 1,
+			   &(struct store_release_as){.verdict = WIRE_V_PAID}),
 		-EINVAL, "release as paid: -EINVAL");
 	decide(ev, users, 1, 1, v, NULL);
 	tap_eq_int(v[0], WIRE_V_DUPLICATE, "a user whose reservation expired stays a buyer");
@@ -868,28 +868,28 @@ test_release_and_results(void)
 			{.reservation_id = 4242, .user = 32, .event = ev_s},
 		};
 		uint8_t tv[2], rel[3];
-		struct rs_batch b = {.event = ev_s, .n = 2, .res = two, .verdicts = tv};
+		struct store_batch b = {.event = ev_s, .n = 2, .res = two, .verdicts = tv};
 		const uint64_t rids[3] = {4242, 4242, 4242}, us[3] = {31, 32, 33};
 
 		raw_preheat(ev_s, 5);
-		tap_ok(rs_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
+		tap_ok(store_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
 				tv[1] == WIRE_V_RESERVED,
 			"two buyers with one reservation id: both reserved");
-		tap_ok(rs_release(rs, ev_s, 4242, 31, 1, NULL) == 1 &&
-				rs_release(rs, ev_s, 4242, 32, 1, NULL) == 1,
+		tap_ok(store_release(rs, ev_s, 4242, 31, 1, NULL) == 1 &&
+				store_release(rs, ev_s, 4242, 32, 1, NULL) == 1,
 			"  each one's release applies (not taken for the other's)");
-		tap_ok(rs_release(rs, ev_s, 4242, 32, 1, NULL) == 0 &&
+		tap_ok(store_release(rs, ev_s, 4242, 32, 1, NULL) == 0 &&
 				raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 5 &&
 				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 2,
 			"  a second release of one is 0; stock back to 5, 2 released");
-		tap_ok(rs_released_check(rs, ev_s, rids, us, 3, rel) == 0 && rel[0] == 1 &&
+		tap_ok(store_released_check(rs, ev_s, rids, us, 3, rel) == 0 && rel[0] == 1 &&
 				rel[1] == 1 && rel[2] == 0,
-			"  rs_released_check by (reservation id, user)");
+			"  store_released_check by (reservation id, user)");
 		freeReplyObject(raw_cmd(raw, "SADD %s 5151", key(ev_s, RS_KEY_RELEASED)));
-		tap_ok(rs_released_check(rs, ev_s, (const uint64_t[]){5151}, us, 1, rel) == 0 &&
+		tap_ok(store_released_check(rs, ev_s, (const uint64_t[]){5151}, us, 1, rel) == 0 &&
 				rel[0] == 1,
 			"  an older build's bare reservation id still counts as released");
-		rs_purge_event(rs, ev_s);
+		store_purge_event(rs, ev_s);
 	}
 
 	freeReplyObject(raw_cmd(raw,
@@ -921,10 +921,10 @@ test_release_and_results(void)
 
 	for (unsigned i = 0; i < N_WANT; i++)
 		q[i] = (struct wire_result_query){.user = want[i].user, .event = ev};
-	struct rs_result got[N_WANT];
-	int rc = rs_results(rs, q, N_WANT, got);
+	struct store_result got[N_WANT];
+	int rc = store_results(rs, q, N_WANT, got);
 
-	tap_eq_int(rc, 0, "rs_results for 15 users");
+	tap_eq_int(rc, 0, "store_results for 15 users");
 	for (unsigned i = 0; i < N_WANT; i++)
 		tap_ok(got[i].verdict == want[i].verdict && got[i].reservation_id == want[i].rid &&
 				got[i].order_id == want[i].order &&
@@ -935,7 +935,7 @@ test_release_and_results(void)
 	(void)out;
 
 	/* Paid: over ordered (and H), never over another final result nor for a non-buyer. */
-	struct rs_paid paid[4] = {
+	struct store_paid paid[4] = {
 		{.user = 14, .reservation_id = 77, .order_id = 9001, .pay_deadline_ms = 1767225900000},
 		{.user = 19, .reservation_id = 87, .order_id = 9006, .pay_deadline_ms = 1767225903000},
 		{.user = 20, .reservation_id = 81, .order_id = 9003, .pay_deadline_ms = 1767225901000},
@@ -943,13 +943,13 @@ test_release_and_results(void)
 	};
 	unsigned stored = 99;
 
-	tap_ok(rs_results_paid(rs, ev, paid, 4, &stored) == 0 && stored == 2,
-		"rs_results_paid: 2 of 4 stored (%u)", stored);
+	tap_ok(store_results_paid(rs, ev, paid, 4, &stored) == 0 && stored == 2,
+		"store_results_paid: 2 of 4 stored (%u)", stored);
 	q[0] = (struct wire_result_query){.user = 14, .event = ev};
 	q[1] = (struct wire_result_query){.user = 19, .event = ev};
 	q[2] = (struct wire_result_query){.user = 20, .event = ev};
 	q[3] = (struct wire_result_query){.user = 13, .event = ev};
-	tap_ok(rs_results(rs, q, 4, got) == 0 && got[0].verdict == WIRE_V_PAID &&
+	tap_ok(store_results(rs, q, 4, got) == 0 && got[0].verdict == WIRE_V_PAID &&
 			got[0].order_id == 9001 && got[0].pay_deadline_ms == 1767225900000 &&
 			got[1].verdict == WIRE_V_PAID && got[1].reservation_id == 87 &&
 			got[2].verdict == WIRE_V_CANCELLED && got[3].verdict == 0,
@@ -961,7 +961,7 @@ test_release_and_results(void)
 
 	/* The order writer publishes "ordered": not over a result that became final meanwhile
 	 * (user 11 was released above: X:). */
-	struct rs_order_result ord[2] = {
+	struct store_order_result ord[2] = {
 		{.user = 11,
 			.reservation_id = res[0].reservation_id,
 			.order_id = 501,
@@ -972,8 +972,8 @@ test_release_and_results(void)
 			.pay_deadline_ms = 2},
 	};
 
-	tap_eq_int(rs_results_ordered_ack(rs, ev, "order-writer", ord, 2, NULL, 0), 0,
-		"rs_results_ordered_ack for a released and a reserved user");
+	tap_eq_int(store_results_ordered_ack(rs, ev, "order-writer", ord, 2, NULL, 0), 0,
+		"store_results_ordered_ack for a released and a reserved user");
 	redisReply *r11 = raw_cmd(raw, "HGET %s 11", key(ev, RS_KEY_RESULT));
 	redisReply *r12 = raw_cmd(raw, "HGET %s 12", key(ev, RS_KEY_RESULT));
 	char want12[64];
@@ -985,7 +985,7 @@ test_release_and_results(void)
 		"  the reserved user is ordered (got %s)", r12 && r12->str ? r12->str : "nil");
 	freeReplyObject(r11);
 	freeReplyObject(r12);
-	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state");
+	tap_eq_int(store_event_state(rs, ev, &st), 0, "store_event_state");
 	tap_ok(st.preheated && st.stock == 1 && st.buyers == 2 && st.outbox_len == 1 &&
 			st.released == 1,
 		"  stock 1, 2 buyers, 1 outbox entry, 1 released (got %" PRId64 ", %" PRIu64
@@ -993,8 +993,8 @@ test_release_and_results(void)
 		st.stock, st.buyers, st.outbox_len, st.released);
 	tap_ok((int64_t)st.stock + (int64_t)st.buyers - (int64_t)st.released == 2,
 		"  stock + buyers - released == preheated");
-	tap_eq_int(rs_purge_event(rs, ev), 0, "rs_purge_event");
-	tap_eq_int(rs_event_state(rs, ev, &st), 0, "rs_event_state of a purged event");
+	tap_eq_int(store_purge_event(rs, ev), 0, "store_purge_event");
+	tap_eq_int(store_event_state(rs, ev, &st), 0, "store_event_state of a purged event");
 	tap_ok(!st.preheated && st.stock == 0 && st.buyers == 0 && st.outbox_len == 0,
 		"  nothing left");
 }
@@ -1007,22 +1007,22 @@ test_pipeline(void)
 	enum { NB = 6, PER = 300 };
 	static struct wire_reserve res[NB][PER];
 	static uint8_t v[NB][PER];
-	struct rs_batch b[NB];
+	struct store_batch b[NB];
 	const long long stock[NB] = {0, 1, 150, 300, 1000, 77};
-	struct rs_stats before, after;
+	struct store_stats before, after;
 
 	for (unsigned i = 0; i < NB; i++) {
-		rs_purge_event(rs, 500 + i);
+		store_purge_event(rs, 500 + i);
 		raw_preheat(500 + i, stock[i]);
 		for (unsigned k = 0; k < PER; k++)
 			res[i][k] = mkres(500 + i, 1 + k);
-		b[i] = (struct rs_batch){
+		b[i] = (struct store_batch){
 			.event = 500 + i, .n = PER, .res = res[i], .verdicts = v[i]};
 	}
 	/* Batch 5 is malformed: one of its reservations belongs to another event. */
 	res[5][17].event = 999;
-	rs_get_stats(rs, &before);
-	int rc = rs_reserve(rs, b, NB);
+	store_get_stats(rs, &before);
+	int rc = store_reserve(rs, b, NB);
 
 	tap_eq_int(rc, -EINVAL, "6 events in one pipeline, one malformed: the first error");
 	for (unsigned i = 0; i < NB - 1; i++) {
@@ -1041,47 +1041,47 @@ test_pipeline(void)
 		retry += v[5][k] == WIRE_V_RETRY;
 	tap_ok(b[5].status == -EINVAL && retry == PER && n_buyers(raw, 505) == 0,
 		"  the malformed batch: -EINVAL, all RETRY, nothing written");
-	rs_get_stats(rs, &after);
+	store_get_stats(rs, &after);
 	tap_eq_int((long long)(after.reserved - before.reserved), 0 + 1 + 150 + 300 + 300,
 		"  stats count the reserved verdicts");
 
 	/* An error reply for one batch: its result key holds a string. */
 	res[5][17].event = 505;
 	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_RESULT)));
-	rs_purge_event(rs, 501);
+	store_purge_event(rs, 501);
 	raw_preheat(501, 5);
 	b[0].event = 501;
 	for (unsigned k = 0; k < PER; k++)
 		res[0][k] = mkres(501, 100000 + k);
-	rc = rs_reserve(rs, (struct rs_batch[]){b[5], b[0]}, 2);
+	rc = store_reserve(rs, (struct store_batch[]){b[5], b[0]}, 2);
 	tap_eq_int(rc, -EIO, "an error reply (WRONGTYPE): -EIO");
-	tap_ok(rs_connected(rs), "  the connection stays up");
+	tap_ok(store_connected(rs), "  the connection stays up");
 	tap_eq_int(raw_int(raw, "GET %s", key(505, RS_KEY_STOCK)), 77,
 		"  the failed batch wrote nothing (stock unchanged)");
 	tap_eq_int(raw_int(raw, "XLEN %s", key(505, RS_KEY_OUTBOX)), 0, "  nor an outbox entry");
 	tap_eq_int(n_buyers(raw, 501), 5, "  the other batch of the pipeline was decided");
 
 	/* The outbox key of another type: the first XADD fails before any other write. */
-	rs_purge_event(rs, 505);
+	store_purge_event(rs, 505);
 	raw_preheat(505, 77);
 	freeReplyObject(raw_cmd(raw, "SET %s oops", key(505, RS_KEY_OUTBOX)));
-	rc = rs_reserve(rs, &b[5], 1);
+	rc = store_reserve(rs, &b[5], 1);
 	tap_ok(rc == -EIO && raw_int(raw, "GET %s", key(505, RS_KEY_STOCK)) == 77 &&
 			raw_int(raw, "EXISTS %s", key(505, RS_KEY_RESULT)) == 0,
 		"the outbox key of another type: -EIO, and nothing written");
-	rs_purge_event(rs, 505);
+	store_purge_event(rs, 505);
 
 	/* A flushed script cache: the store loads the scripts again and resends. */
 	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
-	rs_purge_event(rs, 506);
+	store_purge_event(rs, 506);
 	raw_preheat(506, 3);
 	for (unsigned k = 0; k < 5; k++)
 		res[0][k] = mkres(506, 1 + k);
-	struct rs_batch one = {.event = 506, .n = 5, .res = res[0], .verdicts = v[0]};
+	struct store_batch one = {.event = 506, .n = 5, .res = res[0], .verdicts = v[0]};
 
-	rs_get_stats(rs, &before);
-	rc = rs_reserve(rs, &one, 1);
-	rs_get_stats(rs, &after);
+	store_get_stats(rs, &before);
+	rc = store_reserve(rs, &one, 1);
+	store_get_stats(rs, &after);
 	tap_ok(rc == 0 && one.stock_left == 0 && v[0][2] == WIRE_V_RESERVED &&
 			v[0][3] == WIRE_V_SOLD_OUT,
 		"after SCRIPT FLUSH: decided (NOSCRIPT, reload, resend)");
@@ -1089,19 +1089,19 @@ test_pipeline(void)
 		(long long)(after.script_loads - before.script_loads), 1, "  scripts loaded once");
 	tap_eq_int(n_buyers(raw, 506), 3, "  3 buyers, not 6");
 	freeReplyObject(raw_cmd(raw, "SCRIPT FLUSH"));
-	rs_purge_event(rs, 400);
-	rs_preheat(rs, 400, 1); /* also through NOSCRIPT: preheat.lua */
+	store_purge_event(rs, 400);
+	store_preheat(rs, 400, 1); /* also through NOSCRIPT: preheat.lua */
 	tap_eq_int(raw_int(raw, "GET %s", key(400, RS_KEY_STOCK)), 1,
 		"after SCRIPT FLUSH: preheat works too");
 
-	struct rs_batch bad[] = {
+	struct store_batch bad[] = {
 		{.event = 0, .n = 1, .res = res[0], .verdicts = v[0]},
 		{.event = 506, .n = 0, .res = res[0], .verdicts = v[0]},
 		{.event = 506, .n = RS_BATCH_MAX + 1, .res = res[0], .verdicts = v[0]},
 	};
 
 	for (unsigned i = 0; i < 3; i++)
-		tap_eq_int(rs_reserve(rs, &bad[i], 1), -EINVAL,
+		tap_eq_int(store_reserve(rs, &bad[i], 1), -EINVAL,
 			i == 0	 ? "event 0: -EINVAL"
 			: i == 1 ? "an empty batch: -EINVAL"
 				 : "a batch over RS_BATCH_MAX: -EINVAL");
@@ -1111,7 +1111,7 @@ test_pipeline(void)
 
 /* Checks that b holds the given (user, index, count) records; valid says which are valid. */
 static bool
-recs_are(const struct rs_outbox_buf *b, unsigned n, const uint64_t (*want)[4])
+recs_are(const struct store_outbox_buf *b, unsigned n, const uint64_t (*want)[4])
 {
 	if (b->n != n)
 		return false;
@@ -1128,13 +1128,13 @@ test_outbox_reading(void)
 	const uint32_t ev = 450;
 	static struct wire_reserve res[RS_BATCH_MAX];
 	static uint8_t v[RS_BATCH_MAX];
-	struct rs_outbox_buf b = {0};
+	struct store_outbox_buf b = {0};
 	char cursor[48] = "0-0";
 	uint64_t pending, ms, seq;
 
-	rs_purge_event(rs, ev);
+	store_purge_event(rs, ev);
 	raw_preheat(ev, 100000);
-	tap_eq_int(rs_outbox_group_create(rs, ev, "g"), 0, "outbox: group created");
+	tap_eq_int(store_outbox_group_create(rs, ev, "g"), 0, "outbox: group created");
 	/* An entry of an older build: one reservation. */
 	freeReplyObject(raw_cmd(raw, "XADD %s * u 1 r 101 t 5", key(ev, RS_KEY_OUTBOX)));
 	/* A batch of 3 (one duplicate): one entry of 2. */
@@ -1147,9 +1147,9 @@ test_outbox_reading(void)
 	/* A batch of 2048: two entries of 1,024. */
 	for (unsigned i = 0; i < RS_BATCH_MAX; i++)
 		res[i] = mkres(ev, 1000 + i);
-	struct rs_batch big = {.event = ev, .n = RS_BATCH_MAX, .res = res, .verdicts = v};
+	struct store_batch big = {.event = ev, .n = RS_BATCH_MAX, .res = res, .verdicts = v};
 
-	tap_ok(rs_reserve(rs, &big, 1) == 0 && v[RS_BATCH_MAX - 1] == WIRE_V_RESERVED,
+	tap_ok(store_reserve(rs, &big, 1) == 0 && v[RS_BATCH_MAX - 1] == WIRE_V_RESERVED,
 		"outbox: a batch of %u reserved", RS_BATCH_MAX);
 	tap_eq_int(raw_int(raw, "XLEN %s", key(ev, RS_KEY_OUTBOX)), 5,
 		"outbox: 5 entries (1, 2, a malformed one, 1024, 1024)");
@@ -1157,7 +1157,7 @@ test_outbox_reading(void)
 	const uint64_t first3[][4] = {
 		{1, 0, 1, 1}, {2, 0, 2, 1}, {3, 1, 2, 1}, {4, 0, 2, 0}, {5, 1, 2, 1}};
 
-	int got = rs_outbox_read(rs, ev, "g", "c1", 3, &b);
+	int got = store_outbox_read(rs, ev, "g", "c1", 3, &b);
 
 	tap_ok(got == 3 && b.entries == 3 && recs_are(&b, 5, first3) &&
 			b.rec[0].reservation_id == 101 && b.rec[0].admitted_ms == 5 &&
@@ -1165,16 +1165,16 @@ test_outbox_reading(void)
 		"outbox read of 3 entries: 5 reservations, old and new format, the malformed "
 		"one invalid (%u records)",
 		b.n);
-	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
+	tap_ok(store_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
 			b.rec[0].user == 1000 && b.rec[0].index == 0 && b.rec[1023].index == 1023 &&
-			b.rec[1023].count == 1024 && rs_outbox_rec_last(&b.rec[1023]) &&
-			!rs_outbox_rec_last(&b.rec[1022]) && b.rec[1023].user == 2023,
+			b.rec[1023].count == 1024 && store_outbox_rec_last(&b.rec[1023]) &&
+			!store_outbox_rec_last(&b.rec[1022]) && b.rec[1023].user == 2023,
 		"outbox read of 1 entry: its 1,024 reservations in order");
-	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
+	tap_ok(store_outbox_read(rs, ev, "g", "c1", 1, &b) == 1 && b.n == 1024 &&
 			b.rec[0].user == 2024,
 		"  and the next entry's");
-	tap_ok(rs_outbox_read(rs, ev, "g", "c1", 1, &b) == 0 && b.n == 0, "  then nothing new");
-	tap_ok(rs_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 5,
+	tap_ok(store_outbox_read(rs, ev, "g", "c1", 1, &b) == 0 && b.n == 0, "  then nothing new");
+	tap_ok(store_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 5,
 		"  5 entries pending");
 
 	/* Another consumer claims them all; one is deleted while pending. */
@@ -1183,7 +1183,7 @@ test_outbox_reading(void)
 	freeReplyObject(
 		raw_cmd(raw, "XDEL %s %s", key(ev, RS_KEY_OUTBOX), x->element[0]->element[0]->str));
 	freeReplyObject(x);
-	int n = rs_outbox_claim(rs, ev, "g", "c2", 0, cursor, sizeof(cursor), 100, &b);
+	int n = store_outbox_claim(rs, ev, "g", "c2", 0, cursor, sizeof(cursor), 100, &b);
 	unsigned valid = 0;
 
 	for (unsigned i = 0; i < b.n; i++)
@@ -1193,29 +1193,29 @@ test_outbox_reading(void)
 		"or invalid)",
 		n, b.n, valid);
 	/* Acknowledge by the last record of each entry. */
-	struct rs_outbox_rec last[8];
+	struct store_outbox_rec last[8];
 	unsigned n_last = 0;
 
 	for (unsigned i = 0; i < b.n && n_last < 8; i++)
-		if (rs_outbox_rec_last(&b.rec[i]))
+		if (store_outbox_rec_last(&b.rec[i]))
 			last[n_last++] = b.rec[i];
-	tap_eq_int(rs_outbox_ack(rs, ev, "g", last, n_last), n_last,
+	tap_eq_int(store_outbox_ack(rs, ev, "g", last, n_last), n_last,
 		"outbox ack: one id per entry acknowledges it");
-	tap_ok(rs_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 0,
+	tap_ok(store_outbox_pending(rs, ev, "g", &pending, &ms, &seq) == 0 && pending == 0,
 		"  nothing pending");
-	rs_outbox_buf_free(&b);
+	store_outbox_buf_free(&b);
 
 	/* Reconciliation: buyers are result fields; repair restores the missing ones. */
 	uint64_t who[] = {2, 3, 77, 1000};
 	uint8_t missing[4];
 
 	freeReplyObject(raw_cmd(raw, "HDEL %s 3", key(ev, RS_KEY_RESULT)));
-	tap_ok(rs_buyers_missing(rs, ev, who, 4, missing) == 0 && !missing[0] && missing[1] &&
+	tap_ok(store_buyers_missing(rs, ev, who, 4, missing) == 0 && !missing[0] && missing[1] &&
 			missing[2] && !missing[3],
-		"rs_buyers_missing: users without a result field");
+		"store_buyers_missing: users without a result field");
 	uint64_t add[] = {3, 2};
 
-	tap_eq_int(rs_repair(rs, ev, 42, add, 2), 0, "rs_repair");
+	tap_eq_int(store_repair(rs, ev, 42, add, 2), 0, "store_repair");
 	tap_ok(is_buyer(raw, ev, 3) == 1 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
 		"  the missing user is a buyer again, the stock is set");
 	redisReply *h = raw_cmd(raw, "HMGET %s 2 3", key(ev, RS_KEY_RESULT));
@@ -1226,7 +1226,7 @@ test_outbox_reading(void)
 			strcmp(h->element[1]->str, "H") == 0,
 		"  its field is \"H\", an existing field is left alone");
 	freeReplyObject(h);
-	rs_purge_event(rs, ev);
+	store_purge_event(rs, ev);
 }
 
 /* --- Two control planes at once ------------------------------------------------------------ */
@@ -1249,7 +1249,7 @@ test_two_processes(void)
 	pid_t pid[2];
 	static uint8_t got[2][USERS + 1]; /* 1 when that process was told RESERVED */
 
-	rs_purge_event(rs, ev);
+	store_purge_event(rs, ev);
 	raw_preheat(ev, STOCK);
 	for (unsigned p = 0; p < 2; p++) {
 		if (pipe(fd[p]) != 0)
@@ -1257,9 +1257,9 @@ test_two_processes(void)
 		pid[p] = fork();
 		if (pid[p] == 0) {
 			/* Process p sends users 1..SHARED, then its own block of OWN users. */
-			struct rs_config c = {.unix_path = srv.sock};
+			struct store_conn_config c = {.unix_path = srv.sock};
 			char err[256];
-			struct redis_store *mine = rs_open(&c, err, sizeof(err));
+			struct store *mine = store_open(&c, err, sizeof(err));
 			static struct wire_reserve res[PER];
 			uint8_t v[PER];
 			const unsigned count = SHARED + OWN;
@@ -1268,7 +1268,7 @@ test_two_processes(void)
 				_exit(2);
 			for (unsigned done = 0; done < count; done += PER) {
 				unsigned k = count - done < PER ? count - done : PER;
-				struct rs_batch b = {
+				struct store_batch b = {
 					.event = ev, .n = k, .res = res, .verdicts = v};
 
 				for (unsigned i = 0; i < k; i++) {
@@ -1281,14 +1281,14 @@ test_two_processes(void)
 						.admitted_ms = 1,
 						.event = ev};
 				}
-				if (rs_reserve(mine, &b, 1) != 0)
+				if (store_reserve(mine, &b, 1) != 0)
 					_exit(3);
 				for (unsigned i = 0; i < k; i++)
 					if (v[i] == WIRE_V_RESERVED &&
 						write(fd[p][1], &res[i].user, 8) != 8)
 						_exit(4);
 			}
-			rs_close(mine);
+			store_close(mine);
 			_exit(0);
 		}
 		close(fd[p][1]);
@@ -1328,14 +1328,14 @@ test_two_processes(void)
 
 /* --- Outages ----------------------------------------------------------------------------- */
 
-/* Calls rs_ensure_connected() until it connects, for at most 15 s; true when it did. */
+/* Calls store_ensure_connected() until it connects, for at most 15 s; true when it did. */
 static bool
-wait_connected(struct redis_store *s)
+wait_connected(struct store *s)
 {
 	uint64_t deadline = redis_server_now_ms() + 15000;
 
 	while (redis_server_now_ms() < deadline) {
-		if (rs_ensure_connected(s) == 0)
+		if (store_ensure_connected(s) == 0)
 			return true;
 		redis_server_sleep_ms(10);
 	}
@@ -1366,9 +1366,9 @@ test_restart_without_persistence(void)
 	char logpath[128];
 	int saved = dup(2);
 	unsigned notconn = 0, calls = 0;
-	struct rs_stats st;
+	struct store_stats st;
 
-	rs_preheat(rs, ev, 10);
+	store_preheat(rs, ev, 10);
 	snprintf(logpath, sizeof(logpath), "%s/store.log", srv.dir);
 	int lf = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -1379,9 +1379,9 @@ test_restart_without_persistence(void)
 	for (unsigned i = 0; i < 40; i++, calls++) {
 		uint64_t u = 10 + i;
 		struct wire_reserve r = mkres(ev, u);
-		struct rs_batch b = {.event = ev, .n = 1, .res = &r, .verdicts = v};
+		struct store_batch b = {.event = ev, .n = 1, .res = &r, .verdicts = v};
 
-		notconn += rs_reserve(rs, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY;
+		notconn += store_reserve(rs, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY;
 		redis_server_sleep_ms(5);
 	}
 	int restarted = redis_server_restart(&srv);
@@ -1401,7 +1401,7 @@ test_restart_without_persistence(void)
 	tap_eq_int(decide(ev, users, 3, 3, v, NULL), 0,
 		"  persistence off: the stock is gone, so answers are sold out (stock 0)");
 	tap_ok(v[0] == WIRE_V_SOLD_OUT && v[2] == WIRE_V_SOLD_OUT, "  verdicts: sold out");
-	rs_get_stats(rs, &st);
+	store_get_stats(rs, &st);
 	tap_ok(st.outages >= 1 && st.connects >= 2,
 		"  stats: %" PRIu64 " outage(s), %" PRIu64 " connections", st.outages, st.connects);
 }
@@ -1412,17 +1412,17 @@ test_stopped_server(void)
 	/* Redis frozen (SIGSTOP) past the command timeout: the call gives up with -ENOTCONN, and
 	 * the batch, already in Redis's socket buffer, may still run once Redis goes on. */
 	const uint32_t ev = 701;
-	struct rs_config c = {.unix_path = srv.sock, .command_timeout_ms = 300};
+	struct store_conn_config c = {.unix_path = srv.sock, .command_timeout_ms = 300};
 	char err[256];
-	struct redis_store *s = rs_open(&c, err, sizeof(err));
+	struct store *s = store_open(&c, err, sizeof(err));
 	struct wire_reserve r[2] = {mkres(ev, 1), mkres(ev, 2)};
 	uint8_t v[2];
-	struct rs_batch b = {.event = ev, .n = 2, .res = r, .verdicts = v};
+	struct store_batch b = {.event = ev, .n = 2, .res = r, .verdicts = v};
 
-	rs_purge_event(rs, ev);
-	rs_preheat(rs, ev, 5);
+	store_purge_event(rs, ev);
+	store_preheat(rs, ev, 5);
 	kill(srv.pid, SIGSTOP);
-	int rc = s != NULL ? rs_reserve(s, &b, 1) : -1;
+	int rc = s != NULL ? store_reserve(s, &b, 1) : -1;
 
 	kill(srv.pid, SIGCONT);
 	tap_ok(rc == -ENOTCONN && v[0] == WIRE_V_RETRY, "Redis stopped: the call times out with "
@@ -1431,7 +1431,7 @@ test_stopped_server(void)
 	/* The retry (new reservation ids, as a client's retry gets) learns the truth. */
 	r[0] = mkres(ev, 1);
 	r[1] = mkres(ev, 2);
-	rc = s != NULL ? rs_reserve(s, &b, 1) : -1;
+	rc = s != NULL ? store_reserve(s, &b, 1) : -1;
 	long long buyers = n_buyers(raw, ev);
 
 	tap_ok(rc == 0 && ((buyers == 2 && v[0] == WIRE_V_DUPLICATE && v[1] == WIRE_V_DUPLICATE) ||
@@ -1441,7 +1441,7 @@ test_stopped_server(void)
 		wire_verdict_name(v[0]), wire_verdict_name(v[1]));
 	tap_eq_int(outbox_reservations(raw, ev, NULL, 0), 2,
 		"  reservations in the outbox == buyers == 2");
-	rs_close(s);
+	store_close(s);
 }
 
 /* The append-only test: a thread kills Redis while the main thread streams batches. */
@@ -1474,7 +1474,7 @@ test_kill_with_aof(void)
 	static uint8_t v[DEPTH][PER];
 	unsigned queue[MAX_BATCHES], qhead = 0, qtail = 0, next_batch = 0;
 	unsigned failed_calls = 0, after_restart = 0, told_twice = 0;
-	struct rs_config c = {.unix_path = NULL, .command_timeout_ms = 1000};
+	struct store_conn_config c = {.unix_path = NULL, .command_timeout_ms = 1000};
 	char err[256];
 	pthread_t th;
 	unsigned delay = 3;
@@ -1484,12 +1484,12 @@ test_kill_with_aof(void)
 		return;
 	}
 	c.unix_path = aof_srv.sock;
-	struct redis_store *s = rs_open(&c, err, sizeof(err));
+	struct store *s = store_open(&c, err, sizeof(err));
 
 	tap_ok(s != NULL, "append-only Redis (appendfsync always): store opens");
 	if (s == NULL)
 		return;
-	rs_preheat(s, ev, STOCK);
+	store_preheat(s, ev, STOCK);
 	atomic_store(&aof_phase, 0);
 	pthread_create(&th, NULL, killer, &delay);
 	uint64_t deadline = redis_server_now_ms() + 60000;
@@ -1498,17 +1498,17 @@ test_kill_with_aof(void)
 	 * like a client's retry) before new ones. Stop 20 decided batches after the restart. */
 	while (after_restart < 20 && next_batch + DEPTH < MAX_BATCHES &&
 		redis_server_now_ms() < deadline && atomic_load(&aof_phase) >= 0) {
-		struct rs_batch b[DEPTH];
+		struct store_batch b[DEPTH];
 		unsigned idx[DEPTH];
 
 		for (unsigned d = 0; d < DEPTH; d++) {
 			idx[d] = qhead != qtail ? queue[qhead++ % MAX_BATCHES] : next_batch++;
 			for (unsigned i = 0; i < PER; i++)
 				res[d][i] = mkres(ev, (uint64_t)idx[d] * PER + i + 1);
-			b[d] = (struct rs_batch){
+			b[d] = (struct store_batch){
 				.event = ev, .n = PER, .res = res[d], .verdicts = v[d]};
 		}
-		int rc = rs_reserve(s, b, DEPTH);
+		int rc = store_reserve(s, b, DEPTH);
 		int phase = atomic_load(&aof_phase);
 
 		for (unsigned d = 0; d < DEPTH; d++) {
@@ -1585,7 +1585,7 @@ test_kill_with_aof(void)
 	tap_ok(orphan == 0 && doubled == 0,
 		"  every reservation in the outbox has a buyer, once (%u, %u)", orphan, doubled);
 	redisFree(r);
-	rs_close(s);
+	store_close(s);
 	redis_server_stop(&aof_srv);
 }
 
@@ -1596,57 +1596,57 @@ test_open(void)
 {
 	char err[256] = "";
 	char longpath[200];
-	struct rs_config c = {0};
+	struct store_conn_config c = {0};
 	struct wire_reserve r = mkres(1, 1);
 	uint8_t v[1] = {0};
-	struct rs_batch b = {.event = 1, .n = 1, .res = &r, .verdicts = v};
+	struct store_batch b = {.event = 1, .n = 1, .res = &r, .verdicts = v};
 
 	memset(longpath, 'a', sizeof(longpath) - 1);
 	longpath[sizeof(longpath) - 1] = '\0';
 	c.unix_path = longpath;
-	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "socket path") != NULL,
+	tap_ok(store_open(&c, err, sizeof(err)) == NULL && strstr(err, "socket path") != NULL,
 		"open: a socket path too long is refused: %s", err);
 	c.unix_path = "/nonexistent/redis.sock";
-	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "cannot use Redis") != NULL,
+	tap_ok(store_open(&c, err, sizeof(err)) == NULL && strstr(err, "cannot use Redis") != NULL,
 		"open: no server there: %s", err);
 	c.backoff_min_ms = 500;
 	c.backoff_max_ms = 100;
 	c.unix_path = srv.sock;
-	tap_ok(rs_open(&c, err, sizeof(err)) == NULL && strstr(err, "backoff") != NULL,
+	tap_ok(store_open(&c, err, sizeof(err)) == NULL && strstr(err, "backoff") != NULL,
 		"open: backoff min > max is refused: %s", err);
-	c = (struct rs_config){.unix_path = "/nonexistent/redis.sock", .start_offline = true};
+	c = (struct store_conn_config){.unix_path = "/nonexistent/redis.sock", .start_offline = true};
 	int saved = dup(2), null = open("/dev/null", O_WRONLY);
 
 	dup2(null, 2); /* the expected warning */
-	struct redis_store *off = rs_open(&c, err, sizeof(err));
+	struct store *off = store_open(&c, err, sizeof(err));
 
 	dup2(saved, 2);
 	close(saved);
 	close(null);
-	tap_ok(off != NULL && !rs_connected(off), "open: start_offline gives a store that is down");
-	tap_ok(off != NULL && rs_reserve(off, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY,
+	tap_ok(off != NULL && !store_connected(off), "open: start_offline gives a store that is down");
+	tap_ok(off != NULL && store_reserve(off, &b, 1) == -ENOTCONN && v[0] == WIRE_V_RETRY,
 		"  which answers -ENOTCONN and RETRY");
-	rs_close(off);
+	store_close(off);
 
 	char k[32];
 
-	tap_ok(rs_key(k, sizeof(k), 4294967295u, RS_KEY_RELEASED) > 0 &&
+	tap_ok(store_key(k, sizeof(k), 4294967295u, RS_KEY_RELEASED) > 0 &&
 			strcmp(k, "fg:{4294967295}:released") == 0,
 		"key names share the event's hash tag: %s", k);
-	tap_eq_int(rs_key(k, 8, 1, RS_KEY_STOCK), -ENOSPC, "rs_key: -ENOSPC when too small");
+	tap_eq_int(store_key(k, 8, 1, RS_KEY_STOCK), -ENOSPC, "store_key: -ENOSPC when too small");
 
-	c = (struct rs_config){.host = "127.0.0.1", .port = srv.port};
-	struct redis_store *tcp = rs_open(&c, err, sizeof(err));
+	c = (struct store_conn_config){.host = "127.0.0.1", .port = srv.port};
+	struct store *tcp = store_open(&c, err, sizeof(err));
 
-	tap_ok(tcp != NULL && rs_purge_event(tcp, 1) == 0, "open over TCP 127.0.0.1:%u", srv.port);
-	rs_close(tcp);
+	tap_ok(tcp != NULL && store_purge_event(tcp, 1) == 0, "open over TCP 127.0.0.1:%u", srv.port);
+	store_close(tcp);
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *doc = argc > 1 ? argv[1] : "../shared/seed-flash-sale.md";
-	struct rs_config c = {0};
+	struct store_conn_config c = {0};
 	char err[256];
 
 	struct timespec now;
@@ -1659,8 +1659,8 @@ main(int argc, char **argv)
 		return tap_done();
 	}
 	c.unix_path = srv.sock;
-	rs = rs_open(&c, err, sizeof(err));
-	if (!tap_ok(rs != NULL, "rs_open over the Unix socket %s", rs ? "" : err))
+	rs = store_open(&c, err, sizeof(err));
+	if (!tap_ok(rs != NULL, "store_open over the Unix socket %s", rs ? "" : err))
 		return tap_done();
 	raw = raw_connect(&srv);
 
@@ -1679,7 +1679,7 @@ main(int argc, char **argv)
 	test_kill_with_aof();
 
 	redisFree(raw);
-	rs_close(rs);
+	store_close(rs);
 	redis_server_stop(&srv);
 	return tap_done();
 }
