@@ -13,6 +13,25 @@
 static int tap_n;
 static int tap_failed;
 
+/*
+ * Prints a check's description on the one line TAP allows: a newline in it (a message, a usage
+ * text) is written as a backslash and an n, so that no line of it reaches the TAP reader as a
+ * line of its own.
+ */
+static inline void
+tap_vprint_line(const char *fmt, va_list ap)
+{
+	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	for (const char *p = buf; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*p);
+	}
+}
+
 static inline int __attribute__((format(printf, 2, 3)))
 tap_ok(int cond, const char *fmt, ...)
 {
@@ -23,7 +42,7 @@ tap_ok(int cond, const char *fmt, ...)
 		tap_failed++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vprint_line(fmt, ap);
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
