@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "tools/loadgen/lg_client.h"
+#include "tools/loadgen/lg_state.h"
 
 /*
  * Fills o from argv[1..argc) (what follows the EAL options' "--"). Returns 0; 1 after -h or

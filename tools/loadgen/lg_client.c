@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen's client (lg_client.h): its set-up and end, the TX buffer, and the challenge
- * solver; the other parts are listed in lg_client_int.h.
+ * The loadgen's client (lg_client.h), the top of its parts (lg_parts.h): its set-up and
+ * end, the challenge solver, and what main.c's run loop calls, each passed down to the part
+ * whose job it is (lg_rx.c, lg_launch.c, lg_connect.c; the TX buffer is lg_state.c's).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,106 +16,32 @@
 #include <rte_random.h>
 
 #include "common/now.h"
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_client.h"
+#include "tools/loadgen/lg_parts.h"
 #include "tools/loadgen/lg_sched.h"
 
-/* A connection's segment or answer failed the checks (http: the HTTP ones). */
 void
-lg_client_count_malformed(struct lg_client *cl, const struct lg_conn *c, bool http)
+lg_client_rx(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
-	struct lg_flood_stats *fs = lg_client_flood_stats(cl, c);
-
-	if (unlikely(fs != NULL)) {
-		fs->malformed++;
-		return;
-	}
-	if (http)
-		cl->st.malformed_http++;
-	else
-		cl->st.malformed_tcp++;
-	cl->st.conns_malformed++;
+	lg_rx_frames(cl, pkts, n, now);
 }
 
 void
-lg_client_emit(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
+lg_client_launch(struct lg_client *cl, uint64_t now)
 {
-	if (cl->capturing)
-		lg_pcap_write(&cl->pcap, rte_pktmbuf_mtod(m, void *), rte_pktmbuf_data_len(m), now);
-	cl->st.tx_pkts++;
-	cl->st.tx_bytes += rte_pktmbuf_data_len(m);
-	cl->tx[cl->n_tx++] = m;
-	if (cl->n_tx == LG_BURST)
-		lg_client_flush(cl);
+	lg_launch_due(cl, now);
+}
+
+void
+lg_client_timers(struct lg_client *cl, uint64_t now)
+{
+	lg_connect_timers(cl, now);
 }
 
 void
 lg_client_flush(struct lg_client *cl)
 {
-	uint16_t sent = 0;
-
-	/* A full TX ring drains in microseconds; a bounded number of tries, then drop: the
-	 * retransmission timers recover what was dropped, as on a real link. A blast has no
-	 * timers, so what it drops is a connection lost: it waits for the data plane to take its
-	 * frames, taking its answers meanwhile, until neither moved for 100 ms (a worker whose
-	 * core is taken by something else for a while). */
-	uint64_t wait = lg_mode_blast(cl->o->mode) ? cl->hz / 10 : 0;
-	uint64_t until = wait != 0 ? rte_get_tsc_cycles() + wait : 0;
-
-	for (int tries = 0; sent < cl->n_tx && (tries < 64 || rte_get_tsc_cycles() < until);
-		tries++) {
-		uint16_t k = rte_eth_tx_burst(
-			cl->port_id, cl->queue_id, cl->tx + sent, (uint16_t)(cl->n_tx - sent));
-
-		sent += k;
-		if (wait != 0 && sent < cl->n_tx && (lg_rx_blast_take_answers(cl) != 0 || k != 0))
-			until = rte_get_tsc_cycles() + wait;
-	}
-	if (sent < cl->n_tx) {
-		cl->st.tx_dropped += cl->n_tx - sent;
-		cl->st.tx_pkts -= cl->n_tx - sent;
-		rte_pktmbuf_free_bulk(cl->tx + sent, (unsigned)(cl->n_tx - sent));
-	}
-	cl->n_tx = 0;
-}
-
-void
-lg_client_send_seg(struct lg_client *cl, const struct lg_seg *s, uint64_t now)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(cl->pool);
-
-	if (unlikely(m == NULL || lg_pkt_tcp(m, &cl->link, s) != 0)) {
-		rte_pktmbuf_free(m);
-		cl->st.tx_dropped++;
-		return;
-	}
-	lg_client_emit(cl, m, now);
-}
-
-/* TSC cycles of c's user's think time (lg_sched_think_ms()): 0 without --think-ms. */
-uint64_t
-lg_client_think_cycles(const struct lg_client *cl, const struct lg_conn *c)
-{
-	const struct lg_opts *o = cl->o;
-	double ms = lg_sched_think_ms(c->user, o->seed, o->think_ms, c->bot, o->bot_speed);
-
-	return (uint64_t)(ms * (double)cl->hz / 1000.0);
-}
-
-/* Puts c's user in line for the solver (lg_client_solve()). Returns false when it is full. */
-bool
-lg_client_solve_enqueue(struct lg_client *cl, struct lg_conn *c)
-{
-	uint32_t i;
-
-	if (cl->solve_n == cl->solve_cap)
-		return false;
-	i = cl->solve_head + cl->solve_n;
-	if (i >= cl->solve_cap)
-		i -= cl->solve_cap;
-	cl->solve_q[i] =
-		(struct lg_solve_wait){.slot = (uint32_t)(c - cl->tab->c), .user = c->user};
-	cl->solve_n++;
-	return true;
+	lg_state_flush(cl);
 }
 
 void
@@ -127,8 +54,8 @@ lg_client_arp_probe(struct lg_client *cl, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	lg_client_emit(cl, m, now);
-	lg_client_flush(cl);
+	lg_state_emit(cl, m, now);
+	lg_state_flush(cl);
 }
 
 void
@@ -222,7 +149,7 @@ lg_client_solve(struct lg_client *cl, uint64_t now)
 bool
 lg_client_honest_done(const struct lg_client *cl)
 {
-	return cl->launched >= cl->o->count && (cl->tab == NULL || cl->tab->active == 0);
+	return lg_state_honest_done(cl);
 }
 
 bool
@@ -349,6 +276,7 @@ lg_client_init(struct lg_client *cl, const struct lg_opts *o, uint16_t port_id,
 	int rc = 0;
 
 	memset(cl, 0, sizeof(*cl));
+	cl->take_answers = lg_rx_blast_take_answers;
 	cl->o = o;
 	cl->port_id = port_id;
 	cl->pool = pool;
@@ -400,7 +328,7 @@ lg_client_fini(struct lg_client *cl)
 	int rc = 0;
 
 	if (cl->n_tx)
-		lg_client_flush(cl);
+		lg_state_flush(cl);
 	if (cl->capturing)
 		rc = lg_pcap_close(&cl->pcap);
 	cl->capturing = false;

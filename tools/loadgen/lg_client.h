@@ -4,7 +4,8 @@
 /*
  * The simulated clients of one worker lcore: opens connections at the configured rate and
  * concurrency, plays each one's TCP handshake, request, answer and close, checks every answer
- * and counts it. One struct lg_client per lcore, touched only by that lcore.
+ * and counts it. One struct lg_client (lg_state.h) per lcore, touched only by that lcore.
+ * The top of the client's parts (lg_parts.h): what main.c calls, passed down to them.
  */
 #include <stdbool.h>
 #include <stdint.h>

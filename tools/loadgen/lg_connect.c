@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen client's connections (lg_client_int.h): opened, sent on, retransmitted and
+ * The loadgen client's connections (lg_parts.h): opened, sent on, retransmitted and
  * closed; a client ended with its last one.
  */
 #include <stdint.h>
 
 #include <rte_random.h>
 
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_parts.h"
 
 /* Sends a segment of connection c with our sequence number seq. */
 void
@@ -27,7 +27,7 @@ lg_connect_send(struct lg_client *cl, const struct lg_conn *c, uint8_t flags, ui
 		.payload_len = len,
 	};
 
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 }
 
 void
@@ -55,7 +55,7 @@ lg_connect_fin(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 void
 lg_connect_open(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 {
-	struct lg_flood_stats *fs = lg_client_flood_stats(cl, c);
+	struct lg_flood_stats *fs = lg_state_flood_stats(cl, c);
 
 	if (lg_request_build(cl, c) != 0 || (cl->o->proxy_v2 && lg_request_proxy_v2(cl, c) != 0)) {
 		/* Only a --host too long for the request buffer gets here; lg_cli bounds it. */
@@ -152,7 +152,7 @@ lg_connect_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		return;
 	}
 	/* t_due was our FIN's retransmission timer; judge() said when the next step is due. A
-	 * reserve that waits for its challenge's solution is started by lg_client_solve(). */
+	 * reserve that waits for its challenge's solution is started by the solver (lg_client.c). */
 	c->state = LG_CS_IDLE;
 	if (c->pow == LG_POW_WAITING && c->step == LG_STEP_RESERVE) {
 		c->t_due = UINT64_MAX;
@@ -178,7 +178,7 @@ lg_connect_kept_next(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	}
 	c->user += lg_mode_reserve(cl->o->mode);
 	if (lg_request_build(cl, c) != 0) {
-		lg_client_count_malformed(cl, c, false);
+		lg_state_count_malformed(cl, c, false);
 		lg_connect_fail(cl, c);
 		return;
 	}
@@ -201,7 +201,7 @@ scan_table(struct lg_client *cl, struct lg_table *tab, uint64_t now)
 			lg_connect_open(cl, c, now);
 			continue;
 		}
-		struct lg_flood_stats *fs = lg_client_flood_stats(cl, c);
+		struct lg_flood_stats *fs = lg_state_flood_stats(cl, c);
 
 		if (c->rtx >= o->retries) {
 			if (unlikely(fs != NULL))
@@ -228,7 +228,7 @@ scan_table(struct lg_client *cl, struct lg_table *tab, uint64_t now)
 }
 
 void
-lg_client_timers(struct lg_client *cl, uint64_t now)
+lg_connect_timers(struct lg_client *cl, uint64_t now)
 {
 	struct lg_conn *c;
 

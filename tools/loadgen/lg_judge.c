@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen client's judging of answers (lg_client_int.h): what a well-formed answer means
+ * The loadgen client's judging of answers (lg_parts.h): what a well-formed answer means
  * for its user and what the user does next (docs/api.md's flow).
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include <rte_random.h>
 
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_parts.h"
 #include "tools/loadgen/lg_http.h"
 #include "tools/loadgen/lg_sched.h"
 
@@ -136,7 +136,7 @@ take_challenge(struct lg_client *cl, struct lg_conn *c, const struct lg_http_res
 		cl->pow_bits_max = ch.bits;
 	c->t_chal = now;
 	c->pow = LG_POW_WAITING;
-	return lg_client_solve_enqueue(cl, c);
+	return lg_state_solve_enqueue(cl, c);
 }
 
 /*
@@ -215,7 +215,7 @@ judge_token(struct lg_client *cl, struct lg_conn *c, const struct lg_http_resp *
 		return malformed(cl, out);
 	c->step = LG_STEP_RESERVE;
 	c->attempts = 0;
-	c->t_next = now + lg_client_think_cycles(cl, c);
+	c->t_next = now + lg_state_think_cycles(cl, c);
 	return NEXT_STEP;
 }
 
@@ -361,7 +361,7 @@ lg_judge_response(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 	enum lg_http_err e = lg_http_parse_response(c->resp, c->resp_len, &r);
 	enum lg_outcome out = LG_OUT_CONN_FAILED;
 	enum next_action next = NEXT_DONE;
-	struct lg_flood_stats *fs = lg_client_flood_stats(cl, c);
+	struct lg_flood_stats *fs = lg_state_flood_stats(cl, c);
 
 	if (unlikely(fs != NULL)) {
 		fs->answered++;

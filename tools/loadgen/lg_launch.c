@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen client's launches (lg_client_int.h): clients and floods begun at their rates,
+ * The loadgen client's launches (lg_parts.h): clients and floods begun at their rates,
  * within their concurrency.
  */
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <rte_random.h>
 
 #include "common/now.h"
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_parts.h"
 #include "tools/loadgen/lg_sched.h"
 
 /* --mode syn-flood: one SYN from a random --src-net address and port. */
@@ -29,7 +29,7 @@ launch_syn_flood_mode(struct lg_client *cl, uint64_t now)
 
 	s.seq = lg_flood_syn_isn(cl->flood_salt, s.src_ip, s.sport);
 	cl->st.syn_sent++;
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 }
 
 /*
@@ -46,8 +46,8 @@ launch_blast_mode(struct lg_client *cl, uint64_t now)
 	const struct lg_opts *o = cl->o;
 	uint64_t i = cl->launched;
 
-	/* The same length for every request: lg_client_init() and the option checks see to it
-	 * (users of as many digits, one expiry); one that differed would be answered unchecked. */
+	/* The same length for every request: the set-up (lg_client.c) and the option checks see
+	 * to it (users of as many digits, one expiry); one that differed would be answered unchecked. */
 	if (o->mode == LG_MODE_RESERVE_BLAST &&
 		unlikely(lg_request_reserve(cl->blast_req, sizeof(cl->blast_req), o,
 				 o->user_base + i, cl->blast_exp) != cl->blast_req_len)) {
@@ -68,19 +68,19 @@ launch_blast_mode(struct lg_client *cl, uint64_t now)
 		isn, syncookie_mss_index(LG_MSS));
 
 	s.seq = isn;
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 	s.seq = isn + 1;
 	s.ack = cookie + 1;
 	s.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
 	s.mss_opt = false;
 	s.payload = cl->blast_req;
 	s.payload_len = cl->blast_req_len;
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 	s.seq = isn + 1 + cl->blast_req_len;
 	s.flags = RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG;
 	s.payload = NULL;
 	s.payload_len = 0;
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 	cl->st.blast_sent++;
 	cl->st.requests++;
 }
@@ -116,7 +116,7 @@ launch_stateless(struct lg_client *cl, enum lg_flood_kind k, uint64_t now)
 		s.payload_len = cl->bad_ack_len;
 	}
 	cl->st.flood[k].sent++;
-	lg_client_send_seg(cl, &s, now);
+	lg_state_send_seg(cl, &s, now);
 }
 
 /* Opens one unsigned or one-ip flood connection. Returns 0, or -1 when every slot is busy. */
@@ -210,7 +210,7 @@ sale_arrive(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 			cl->arr_first_burst = at;
 	}
 	c->state = LG_CS_IDLE;
-	lg_connect_idle_until(cl, c, now + lg_client_think_cycles(cl, c), now);
+	lg_connect_idle_until(cl, c, now + lg_state_think_cycles(cl, c), now);
 }
 
 /* Slot c for the launched-th honest client: its user, address, first step, and a clean slate. */
@@ -295,12 +295,12 @@ launch_honest(struct lg_client *cl, uint64_t now)
 }
 
 void
-lg_client_launch(struct lg_client *cl, uint64_t now)
+lg_launch_due(struct lg_client *cl, uint64_t now)
 {
 	if (!cl->have_peer_mac)
 		return;
 	launch_honest(cl, now);
 	/* Floods go on while the honest clients do, and stop with them. */
-	if (cl->any_flood && !lg_client_honest_done(cl))
+	if (cl->any_flood && !lg_state_honest_done(cl))
 		launch_floods(cl, now);
 }

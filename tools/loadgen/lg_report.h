@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tools/loadgen/lg_client.h"
+#include "tools/loadgen/lg_state.h"
 #include "tools/loadgen/lg_flood.h"
 #include "tools/loadgen/lg_stats.h"
 

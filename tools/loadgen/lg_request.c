@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen client's requests (lg_client_int.h): what each client sends, tokens and receipts
+ * The loadgen client's requests (lg_parts.h): what each client sends, tokens and receipts
  * minted as the data plane mints them.
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "common/now.h"
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_parts.h"
 
 /* Writes the request of flood connection c into c->req. Returns its length, or -1. */
 static int

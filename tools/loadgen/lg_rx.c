@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loadgen client's receive path (lg_client_int.h): each frame to its connection, the
+ * The loadgen client's receive path (lg_parts.h): each frame to its connection, the
  * stateless modes' and floods' answers checked where they come in, ARP answered.
  */
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "tools/loadgen/lg_client_int.h"
+#include "tools/loadgen/lg_parts.h"
 #include "tools/loadgen/lg_http.h"
 
 /* --mode syn-flood: a SYN-ACK must ack one of our SYNs. */
@@ -104,7 +104,7 @@ rx_rst(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s)
 	bool ours = c->state == LG_CS_SYN_SENT
 			    ? (s->flags & RTE_TCP_ACK_FLAG) && s->ack == c->isn + 1
 			    : s->seq == c->rcv_nxt || s->seq == c->rcv_nxt - 1;
-	struct lg_flood_stats *fs = lg_client_flood_stats(cl, c);
+	struct lg_flood_stats *fs = lg_state_flood_stats(cl, c);
 
 	if (!ours) {
 		cl->st.stray++;
@@ -130,7 +130,7 @@ rx_syn_sent(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, 
 		return;
 	}
 	if (s->payload_len != 0) {
-		lg_client_count_malformed(cl, c, false);
+		lg_state_count_malformed(cl, c, false);
 		lg_connect_fail(cl, c);
 		return;
 	}
@@ -164,7 +164,7 @@ rx_req_sent(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, 
 	/* The answer must acknowledge the whole request (it answers all of it), and fit: a TCP
 	 * fault when it does not acknowledge it, an HTTP one when it is too long. */
 	if (s->ack != snd_end || s->payload_len > LG_RESP_MAX - c->resp_len) {
-		lg_client_count_malformed(cl, c, s->ack == snd_end);
+		lg_state_count_malformed(cl, c, s->ack == snd_end);
 		lg_connect_fail(cl, c);
 		return;
 	}
@@ -178,7 +178,7 @@ rx_req_sent(struct lg_client *cl, struct lg_conn *c, const struct lg_rx_seg *s, 
 		if (lg_mode_kept(cl->o->mode) && s->payload_len != 0 &&
 			(whole = lg_http_response_len(c->resp, c->resp_len)) != 0) {
 			if (whole != c->resp_len) {
-				lg_client_count_malformed(cl, c, true);
+				lg_state_count_malformed(cl, c, true);
 				lg_connect_fail(cl, c);
 				return;
 			}
@@ -352,14 +352,14 @@ rx_arp(struct lg_client *cl, struct rte_mbuf *m, uint64_t now)
 			return;
 		}
 		cl->st.arp_requests_answered++;
-		lg_client_emit(cl, r, now);
+		lg_state_emit(cl, r, now);
 		return;
 	}
 	cl->st.other_rx++;
 }
 
 void
-lg_client_rx(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+lg_rx_frames(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];

@@ -2,7 +2,7 @@
 #ifndef FG_LG_STATE_H
 #define FG_LG_STATE_H
 /*
- * The loadgen's shared state, the bottom of its client's parts (lg_client_int.h): what the
+ * The loadgen's shared state, the bottom of its client's parts (lg_parts.h): what the
  * operator asked for (struct lg_opts), the state of one worker lcore's clients (struct
  * lg_client), and what every part does to it: the TX buffer, counting, a user's think time,
  * the solver's line. It calls none of the parts above it (lg_client.c, lg_launch.c,
@@ -161,8 +161,9 @@ struct lg_client {
 	uint16_t n_tx;
 	struct rte_mbuf *tx[LG_BURST];
 	/* While a blast's flush waits on a full TX ring, it takes the data plane's answers with
-	 * this (set by lg_client_init() to lg_rx_blast_take_answers(); lg_state_flush()). Returns
-	 * how many frames it took. A hook, so that this bottom module calls no part above it. */
+	 * this (lg_state_flush()); the set-up (lg_client.c) sets it to lg_rx_blast_take_answers().
+	 * Returns how many frames it took. A hook, so that this bottom module calls no part above
+	 * it. */
 	uint16_t (*take_answers)(struct lg_client *cl);
 	struct lg_stats st;
 	/* The blasts: the data plane's cookies, as its workers make them, and the request of the
@@ -231,7 +232,7 @@ void lg_state_send_seg(struct lg_client *cl, const struct lg_seg *s, uint64_t no
 uint64_t lg_state_think_cycles(const struct lg_client *cl, const struct lg_conn *c);
 
 /*
- * Puts c's user last in line for the challenge solver (lg_client_solve()). Returns true, or
+ * Puts c's user last in line for the challenge solver (lg_client.c). Returns true, or
  * false (nothing done) when the line is full.
  */
 bool lg_state_solve_enqueue(struct lg_client *cl, struct lg_conn *c);

@@ -1,47 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_TOOLS_LG_CLIENT_INT_H
-#define FG_TOOLS_LG_CLIENT_INT_H
+#ifndef FG_TOOLS_LG_PARTS_H
+#define FG_TOOLS_LG_PARTS_H
 /*
- * The parts of the loadgen's client (lg_client.h), each a file of its job, and what they call
- * of each other; every part includes this header and no other part's:
- *   lg_client.c   set-up, the TX buffer, the challenge solver, the end of the run
- *   lg_request.c  the requests a client sends (healthz, sale steps, floods, PROXY v2)
+ * The parts of the loadgen's client, each a file of its job, and what they call of each other.
+ * They form layers, no circle:
+ *   lg_client.c   the top (lg_client.h, what main.c calls): set-up and end, the challenge
+ *                 solver, the run loop's calls passed down to the parts below
+ *   lg_launch.c   beginning clients and floods at their rates
+ *   lg_rx.c       the receive path: frames to connections, the stateless modes' answers, ARP
  *   lg_connect.c  connections: open, send, retransmit, close, end the client
  *   lg_judge.c    judging answers: what an answer means for its user, what comes next
- *   lg_rx.c       the receive path: frames to connections, the stateless modes' answers, ARP
- *   lg_launch.c   beginning clients and floods at their rates
- * Everything here runs on the loadgen's one lcore, in its run loop: no locks.
+ *   lg_request.c  the requests a client sends (healthz, sale steps, floods, PROXY v2)
+ *   lg_state.c    the bottom (lg_state.h): the shared state, the TX buffer, counting
+ * listed top to bottom, each calling only parts listed below it. Every part includes this
+ * header; none below lg_client.c includes lg_client.h. Everything here runs on the loadgen's
+ * one lcore, in its run loop: no locks.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "tools/loadgen/lg_client.h"
+#include <rte_mbuf.h>
 
-/* The flood counters of connection c, or NULL when c is an honest client's. */
-static inline struct lg_flood_stats *
-lg_client_flood_stats(struct lg_client *cl, const struct lg_conn *c)
-{
-	enum lg_flood_kind k = lg_flood_of_step(c->step);
-
-	return likely(k == LG_FLOOD_N) ? NULL : &cl->st.flood[k];
-}
-
-/* lg_client.c */
-
-/* Counts connection c's segment or answer as malformed (http: by the HTTP checks). */
-void lg_client_count_malformed(struct lg_client *cl, const struct lg_conn *c, bool http);
-
-/* Puts frame m in the TX buffer (captured, counted), flushing the buffer when it is full. */
-void lg_client_emit(struct lg_client *cl, struct rte_mbuf *m, uint64_t now);
-
-/* Builds segment s into a new mbuf and emits it; without an mbuf, counts it as dropped. */
-void lg_client_send_seg(struct lg_client *cl, const struct lg_seg *s, uint64_t now);
-
-/* TSC cycles of c's user's think time (lg_sched_think_ms()): 0 without --think-ms. */
-uint64_t lg_client_think_cycles(const struct lg_client *cl, const struct lg_conn *c);
-
-/* Puts c's user in line for the solver (lg_client_solve()). Returns false when it is full. */
-bool lg_client_solve_enqueue(struct lg_client *cl, struct lg_conn *c);
+#include "tools/loadgen/lg_state.h"
 
 /* lg_request.c */
 
@@ -66,6 +47,9 @@ int lg_request_build(struct lg_client *cl, struct lg_conn *c);
 int lg_request_proxy_v2(const struct lg_client *cl, struct lg_conn *c);
 
 /* lg_connect.c */
+
+/* Retransmits, times out and wakes idle sale users whose time has come (lg_client_timers()). */
+void lg_connect_timers(struct lg_client *cl, uint64_t now);
 
 /* Sends a segment of connection c with our sequence number seq and payload[0..len). */
 void lg_connect_send(struct lg_client *cl, const struct lg_conn *c, uint8_t flags, uint32_t seq,
@@ -110,10 +94,22 @@ void lg_judge_kept(struct lg_client *cl, struct lg_conn *c, uint64_t now);
 
 /* lg_rx.c */
 
+/* Handles n received frames and frees them; answers go to the TX buffer (lg_client_rx()). */
+void lg_rx_frames(struct lg_client *cl, struct rte_mbuf **pkts, uint16_t n, uint64_t now);
+
 /*
  * A blast's flush waiting on a full TX ring takes the data plane's answers meanwhile (counted
  * only; anything else is counted and dropped). Returns how many frames it took.
  */
 uint16_t lg_rx_blast_take_answers(struct lg_client *cl);
+
+/* lg_launch.c */
+
+/*
+ * Begins new clients as the rate and concurrency allow (at most one burst a call), and flood
+ * segments while the honest clients go on; nothing before the peer's MAC is known
+ * (lg_client_launch()).
+ */
+void lg_launch_due(struct lg_client *cl, uint64_t now);
 
 #endif
