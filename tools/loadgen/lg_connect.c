@@ -152,7 +152,8 @@ lg_connect_closed(struct lg_client *cl, struct lg_conn *c, uint64_t now)
 		return;
 	}
 	/* t_due was our FIN's retransmission timer; judge() said when the next step is due. A
-	 * reserve that waits for its challenge's solution is started by the solver (lg_client.c). */
+	 * reserve that waits for its challenge's solution is started by the solver
+	 * (lg_client.c). */
 	c->state = LG_CS_IDLE;
 	if (c->pow == LG_POW_WAITING && c->step == LG_STEP_RESERVE) {
 		c->t_due = UINT64_MAX;

@@ -47,7 +47,8 @@ launch_blast_mode(struct lg_client *cl, uint64_t now)
 	uint64_t i = cl->launched;
 
 	/* The same length for every request: the set-up (lg_client.c) and the option checks see
-	 * to it (users of as many digits, one expiry); one that differed would be answered unchecked. */
+	 * to it (users of as many digits, one expiry); one that differed would be answered
+	 * unchecked. */
 	if (o->mode == LG_MODE_RESERVE_BLAST &&
 		unlikely(lg_request_reserve(cl->blast_req, sizeof(cl->blast_req), o,
 				 o->user_base + i, cl->blast_exp) != cl->blast_req_len)) {

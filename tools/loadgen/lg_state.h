@@ -118,7 +118,7 @@ struct lg_opts {
 	unsigned burst_pct;	    /* pre-queue: percent of users arriving at the start */
 	unsigned poll_max_ms;	    /* a queued user's longest wait between polls */
 	uint64_t pow_tries_per_loop; /* challenge nonces tried per run loop iteration */
-	uint64_t pow_max_tries;	    /* a challenge not solved in this many tries: the user gives up */
+	uint64_t pow_max_tries;	    /* a challenge unsolved in this many tries: the user gives up */
 };
 
 /* Whether o asks for any flood, and for a flood of kind k. */
