@@ -5,6 +5,16 @@
 
 FG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# Debian's programs first: every tool flashgate uses comes from a Debian package
+# (scripts/install-deps), python3's modules too (python3-selenium, python3-matplotlib), and an
+# interpreter of a version manager earlier on PATH lacks them and, through its shim, costs a
+# second or two a start on a loaded host (the tests start python3 thousands of times).
+case ":$PATH:" in
+":/usr/sbin:/usr/bin:/sbin:/bin:"*) ;;
+*) PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH ;;
+esac
+export PATH
+
 # Names and addresses of the test network; each can be overridden from the environment so that
 # tests run their own network beside the demo's. Only 198.18.0.0/15 (RFC 2544 benchmarking) is used.
 FG_NS=${FG_NS:-fg-client}
