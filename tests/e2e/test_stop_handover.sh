@@ -136,8 +136,8 @@ tap_is "$(missing_in_redis "$E2E_TMP/s1")/$(missing_in_redis "$E2E_TMP/s2")" 0/0
 	"every user answered 202 ($((200 + n202))) has a decision in Redis"
 tap_is "$(final 'unsent at stop')/$(final 'unconfirmed at stop')" 0/0 \
 	"the final counters: 0 unsent at stop, 0 unconfirmed at stop"
-tap_ok "$(grep -Eq 'reject +stopping +[1-9]' "$E2E_TMP/dataplane.log"; echo $?)" \
-	"the 503s are counted as reject stopping"
+tap_ok "$(grep -Eq 'rejects +stopping +[1-9]' "$E2E_TMP/dataplane.log"; echo $?)" \
+	"the 503s are counted as rejects stopping"
 
 # ---- 2. the control plane stays gone --------------------------------------------------------
 start_dp "$1" || tap_bail "the data plane starts again"
