@@ -45,9 +45,11 @@ while IFS= read -r line; do
 	esac
 done <"$out"
 # scripts/demo's own checks (6 with the browser buyer), check-invariants' 12 for each sale, and
-# the draw's (verify-draw, the bots' share of items with the draw and first come).
+# the draw's (verify-draw, the bots' shares of the line and of the items against their share of
+# the crowd with the draw, and of the items first come).
 ok "$( ((checks >= 33)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
-for want in "sale 1: verify-draw" "sale 1: bots' items as a fair draw gives" \
+for want in "sale 1: verify-draw" "sale 1: bots' share of the entrants not above theirs" \
+	"sale 1: bots' share of the items not above theirs" \
 	"sale 2: bots' items above a fair draw's chance" "sale 2: 3 reconcile"; do
 	ok "$(grep -Eq "^  (PASS|FAIL)  $want" "$out"; echo $?)" "the demo checked \"$want\""
 done
