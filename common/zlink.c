@@ -230,6 +230,23 @@ zlink_local_dir(const struct zlink_settings *s, char *out, size_t outlen)
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * The owner of the local key directory, for the files a program run as root writes into it
+ * (the packaged data plane runs as root beside daemons run as the user flashgate): they are
+ * given to the directory's owner, so that those daemons can still read and replace them.
+ */
+static uid_t local_owner_uid = (uid_t)-1;
+static gid_t local_owner_gid = (gid_t)-1;
+
+/* Gives fd to the key directory's owner when this program is root and another user owns it. */
+static int
+give_to_owner(int fd)
+{
+	if (geteuid() != 0 || local_owner_uid == (uid_t)-1 || local_owner_uid == 0)
+		return 0;
+	return fchown(fd, local_owner_uid, local_owner_gid);
+}
+
 /* Writes text to dir/name through a temporary file renamed over it, of mode mode. */
 static int
 write_file(
@@ -242,8 +259,8 @@ write_file(
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0 || fchmod(fd, mode) != 0 || write(fd, text, len) != (ssize_t)len ||
-		fsync(fd) != 0) {
+	if (fd < 0 || fchmod(fd, mode) != 0 || give_to_owner(fd) != 0 ||
+		write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -324,6 +341,7 @@ local_dir_ok(const char *dir, char *err, size_t errlen)
 	char parent[ZLINK_PATH_MAX];
 	struct stat st;
 	char *slash;
+	bool made;
 
 	snprintf(parent, sizeof(parent), "%s", dir);
 	slash = strrchr(parent, '/');
@@ -334,15 +352,25 @@ local_dir_ok(const char *dir, char *err, size_t errlen)
 			return -errno;
 		}
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+	made = mkdir(dir, 0700) == 0;
+	if (!made && errno != EEXIST) {
 		snprintf(err, errlen, "cannot make %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	/* Made by root in the daemons' state directory: theirs, as if they had made it. */
+	if (made && geteuid() == 0 && slash != NULL && slash != parent && lstat(parent, &st) == 0 &&
+		st.st_uid != 0 && chown(dir, st.st_uid, st.st_gid) != 0) {
+		snprintf(err, errlen, "cannot give %s to uid %u: %s", dir, (unsigned)st.st_uid,
+			strerror(errno));
 		return -errno;
 	}
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "%s is not a directory", dir);
 		return -ENOTDIR;
 	}
-	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+	/* Root may use the directory of the daemons' user (the packaged data plane runs as root,
+	 * the control plane as flashgate); nobody else may use one that is not theirs. */
+	if ((st.st_uid != geteuid() && geteuid() != 0) || (st.st_mode & 077) != 0) {
 		snprintf(err, errlen,
 			"%s must belong to this program's user (uid %u; it is %u's) and be closed "
 			"to its group and others (mode 0%o: chmod 700 it)",
@@ -350,6 +378,8 @@ local_dir_ok(const char *dir, char *err, size_t errlen)
 			(unsigned)(st.st_mode & 0777));
 		return -EPERM;
 	}
+	local_owner_uid = st.st_uid;
+	local_owner_gid = st.st_gid;
 	return 0;
 }
 
@@ -376,7 +406,7 @@ zlink_local_keys(const char *dir, const char *role, const char *section, struct 
 	if (rc == 0) {
 		snprintf(lock, sizeof(lock), "%s/.lock", dir);
 		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+		if (fd < 0 || give_to_owner(fd) != 0 || flock(fd, LOCK_EX) != 0) {
 			snprintf(why, sizeof(why), "cannot lock %s: %s", lock, strerror(errno));
 			rc = -EIO;
 		}

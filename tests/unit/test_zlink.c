@@ -140,6 +140,37 @@ test_local_keys(struct zlink_settings *s, const char **loop, const char **off)
 		"a key directory others can enter: refused, naming the opt-out: %s", err);
 	chmod(s->key_dir, 0700);
 
+	/* The packaged data plane runs as root beside daemons run as the user flashgate: root uses
+	 * their directory, and what it writes there stays theirs. */
+	if (geteuid() == 0) {
+		struct zlink_settings r = *s;
+		struct stat ls;
+		char state[512];
+
+		snprintf(state, sizeof(state), "%s/daemons", dir);
+		snprintf(r.key_dir, sizeof(r.key_dir), "%s/links", state);
+		rc = mkdir(state, 0755) == 0 && chown(state, 65534, 65534) == 0 ? 0 : -errno;
+		if (rc == 0)
+			rc = zlink_keys_load(&r, false, "bridge", loop, 2, &k, err, sizeof(err));
+		snprintf(path, sizeof(path), "%s/dataplane.key", r.key_dir);
+		memset(&st, 0, sizeof(st));
+		memset(&ls, 0, sizeof(ls));
+		stat(r.key_dir, &st);
+		stat(path, &ls);
+		tap_ok(rc == 0 && k.curve && st.st_uid == 65534 && ls.st_uid == 65534,
+			"root in the daemons' state directory (uid 65534): the key directory and its "
+			"files are made theirs (dir uid %u, key uid %u): %s",
+			(unsigned)st.st_uid, (unsigned)ls.st_uid, rc ? err : "ok");
+		rc = zlink_keys_load(&r, false, "bridge", loop, 2, &o, err, sizeof(err));
+		tap_ok(rc == 0 && o.curve && strcmp(o.public_key, k.public_key) == 0,
+			"and root uses that directory again: %s", rc ? err : "ok");
+		zlink_keys_wipe(&k);
+		zlink_keys_wipe(&o);
+	} else {
+		tap_skip("not root", "root in the daemons' state directory");
+		tap_skip("not root", "and root uses that directory again");
+	}
+
 	struct zlink_settings d = {0};
 
 	setenv("STATE_DIRECTORY", "/var/lib/fg-a:/var/lib/fg-b", 1);
