@@ -145,7 +145,7 @@ test_local_keys(struct zlink_settings *s, const char **loop, const char **off)
 	if (geteuid() == 0) {
 		struct zlink_settings r = *s;
 		struct stat ls;
-		char state[512];
+		char state[ZLINK_PATH_MAX - 8];
 
 		snprintf(state, sizeof(state), "%s/daemons", dir);
 		snprintf(r.key_dir, sizeof(r.key_dir), "%s/links", state);
