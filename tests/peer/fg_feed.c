@@ -544,6 +544,11 @@ main(int argc, char **argv)
 	if (logf != NULL)
 		fclose(logf);
 	zlink_keys_wipe(&keys);
+	/* What was never sent (a link that never came up: a stranger's feed) is counted above as
+	 * unsent; it must not hold zmq_ctx_term() for ever. */
+	int no_linger = 0;
+
+	zmq_setsockopt(push, ZMQ_LINGER, &no_linger, sizeof(no_linger));
 	zmq_close(push);
 	zmq_close(sub);
 	zmq_ctx_term(ctx);
