@@ -44,6 +44,34 @@ const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS] = {
 		.doc = "A Redis reply that takes longer counts as a lost connection (the control "
 		       "plane answers its batch retry); the connection is made again with backoff.",
 	},
+	{
+		.name = "unsafe_settings",
+		.type = CFG_BOOL,
+		ST_FIELD(redis_unsafe_settings),
+		.def = "no",
+		.doc = "yes: connect to a Redis without appendonly yes, appendfsync always and "
+		       "maxmemory-policy noeviction, or whose CONFIG command is disabled (then "
+		       "check those settings yourself); no: refuse it with an error.",
+	},
+	{
+		.name = "user",
+		.type = CFG_STRING,
+		ST_FIELD(redis_user),
+		.min = 0,
+		.max = 63,
+		.def = "",
+		.doc = "The Redis ACL user of AUTH; empty: the default user (requirepass).",
+	},
+	{
+		.name = "password_file",
+		.type = CFG_STRING,
+		ST_FIELD(redis_password_file),
+		.min = 0,
+		.max = 255,
+		.def = "",
+		.doc = "A file (mode 0600) holding the Redis password, sent with AUTH on every "
+		       "connection; empty: no AUTH.",
+	},
 };
 
 const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS] = {
@@ -69,5 +97,8 @@ store_config_conn(const struct store_config *s, char host[INET_ADDRSTRLEN])
 		.port = s->redis_port,
 		.command_timeout_ms = s->redis_timeout_ms,
 		.start_offline = true,
+		.check_settings = !s->redis_unsafe_settings,
+		.user = s->redis_user,
+		.password_file = s->redis_password_file,
 	};
 }

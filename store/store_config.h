@@ -18,11 +18,14 @@ struct store_config {
 	uint32_t redis_host;	/* network order */
 	uint16_t redis_port;
 	uint32_t redis_timeout_ms;
+	int redis_unsafe_settings;
+	char redis_user[64];	       /* empty: the default user */
+	char redis_password_file[256]; /* empty: no AUTH */ /* yes: do not refuse a Redis that may lose or evict data */
 	/* [postgres] */
 	char pg_conninfo[256];
 };
 
-#define STORE_CONFIG_REDIS_N_KEYS 4
+#define STORE_CONFIG_REDIS_N_KEYS 7
 #define STORE_CONFIG_PG_N_KEYS	  1
 extern const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS];
 extern const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS];

@@ -9,6 +9,7 @@
 #include <sys/time.h>
 
 #include "common/log.h"
+#include "common/secret_input.h"
 #include "common/now.h"
 #include "lua/lua_scripts.h"
 #include "store/store_conn_int.h"
@@ -132,12 +133,67 @@ store_load_scripts(struct store *rs, char *why, size_t why_len)
 	return rc;
 }
 
+/*
+ * The settings an acknowledged reservation relies on: Redis writes every command to its
+ * append-only file and syncs it before replying (a crash must not forget a reservation the
+ * buyer was told about), and never evicts a key when memory runs out (an evicted stock or
+ * buyers set would sell again). Returns 0, -1 with why naming the setting, or -2 with why
+ * filled when the connection failed.
+ */
+static int
+store_check_settings(struct store *rs, char *why, size_t why_len)
+{
+	static const struct {
+		const char *name, *want, *because;
+	} need[] = {
+		{"appendonly", "yes",
+			"without the append-only file a restart forgets acknowledged reservations"},
+		{"appendfsync", "always",
+			"otherwise a crash of Redis or of the host loses the last acknowledged "
+			"reservations"},
+		{"maxmemory-policy", "noeviction",
+			"an evicted stock, buyers or outbox key would sell again or lose orders"},
+	};
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		redisReply *r = redisCommand(rs->c, "CONFIG GET %s", need[i].name);
+
+		if (r == NULL) {
+			snprintf(why, why_len, "the connection was lost while checking its settings: %s",
+				rs->c->errstr);
+			return -2;
+		}
+		if (r->type == REDIS_REPLY_ERROR || r->type != REDIS_REPLY_ARRAY ||
+			r->elements != 2 || r->element[1]->type != REDIS_REPLY_STRING) {
+			snprintf(why, why_len,
+				"its settings could not be checked (CONFIG GET %s: %s): check that "
+				"appendonly is yes, appendfsync always and maxmemory-policy "
+				"noeviction, then set redis.unsafe_settings = yes",
+				need[i].name, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			freeReplyObject(r);
+			return -1;
+		}
+		if (strcmp(r->element[1]->str, need[i].want) != 0) {
+			snprintf(why, why_len,
+				"it runs with %s %s, flashgate needs %s %s: %s (set it in redis.conf, "
+				"or redis.unsafe_settings = yes to accept the risk)",
+				need[i].name, r->element[1]->str, need[i].name, need[i].want,
+				need[i].because);
+			freeReplyObject(r);
+			return -1;
+		}
+		freeReplyObject(r);
+	}
+	return 0;
+}
+
 /* One connection attempt, scripts included. Returns 0, or -1 with why filled. */
 static int
 store_connect(struct store *rs, char *why, size_t why_len)
 {
 	struct timeval ctv = store_timeval(rs->cfg.connect_timeout_ms);
 	redisContext *c;
+	int rc;
 
 	if (rs->unix_path[0] != '\0')
 		c = redisConnectUnixWithTimeout(rs->unix_path, ctv);
@@ -159,6 +215,38 @@ store_connect(struct store *rs, char *why, size_t why_len)
 		return -1;
 	}
 	rs->c = c;
+	rs->settings_refused = false;
+	if (rs->password[0] != '\0') {
+		redisReply *r = rs->user[0] != '\0'
+					? redisCommand(c, "AUTH %s %s", rs->user, rs->password)
+					: redisCommand(c, "AUTH %s", rs->password);
+
+		if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+			snprintf(why, why_len, "AUTH%s%s refused: %s (check [redis] user and password_file)",
+				rs->user[0] ? " as " : "", rs->user,
+				r != NULL ? r->str : c->errstr);
+			rs->settings_refused = r != NULL;
+			freeReplyObject(r);
+			redisFree(rs->c);
+			rs->c = NULL;
+			return -1;
+		}
+		freeReplyObject(r);
+	}
+	if (rs->cfg.check_settings && (rc = store_check_settings(rs, why, why_len)) != 0) {
+		if (rc == -1) {
+			rs->settings_refused = true;
+			/* store_open() returns it; a reconnect logs it, once until it changes. */
+			if (rs->in_outage && strcmp(why, rs->settings_why) != 0) {
+				LOG_ERR("redis: refusing %s: %s", rs->where, why);
+				snprintf(rs->settings_why, sizeof(rs->settings_why), "%s", why);
+			}
+		}
+		redisFree(rs->c);
+		rs->c = NULL;
+		return -1;
+	}
+	rs->settings_why[0] = '\0';
 	if (store_load_scripts(rs, why, why_len) != 0) {
 		if (rs->c != NULL) {
 			redisFree(rs->c);
@@ -173,7 +261,7 @@ store_connect(struct store *rs, char *why, size_t why_len)
 int
 store_ensure_connected(struct store *rs)
 {
-	char why[256];
+	char why[512];
 	uint64_t now;
 
 	if (rs->c != NULL) {
@@ -276,7 +364,7 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 {
 	struct store *rs = calloc(1, sizeof(*rs));
 	struct sigaction old;
-	char why[256];
+	char why[512];
 
 	if (rs == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -284,6 +372,21 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 	}
 	if (store_conn_config_apply(rs, c, err, err_len) != 0)
 		goto fail;
+	if (c->user != NULL && c->user[0] != '\0') {
+		if (strlen(c->user) >= sizeof(rs->user)) {
+			snprintf(err, err_len, "the Redis user name is longer than %zu bytes",
+				sizeof(rs->user) - 1);
+			goto fail;
+		}
+		strcpy(rs->user, c->user);
+	}
+	if (c->password_file != NULL && c->password_file[0] != '\0') {
+		size_t len;
+
+		if (secret_read_text(c->password_file, "redis.password_file", rs->password,
+			    sizeof(rs->password), &len, err, err_len) != 0)
+			goto fail;
+	}
 	rs->cmd = malloc(RS_RESERVE_CMD_MAX);
 	if (rs->cmd == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -315,6 +418,11 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 	rs->backoff_ms = rs->cfg.backoff_min_ms;
 	rs->attempts = 1;
 	if (store_connect(rs, why, sizeof(why)) != 0) {
+		if (rs->settings_refused) {
+			/* Reached, but unfit: a configuration error, not an outage to wait out. */
+			snprintf(err, err_len, "refusing Redis at %s: %s", rs->where, why);
+			goto fail;
+		}
 		if (!rs->cfg.start_offline) {
 			snprintf(err, err_len,
 				"cannot use Redis at %s: %s (is redis-server running there? check "
@@ -347,6 +455,7 @@ store_close(struct store *rs)
 		return;
 	if (rs->c != NULL)
 		redisFree(rs->c);
+	explicit_bzero(rs->password, sizeof(rs->password));
 	free(rs->cmd);
 	free(rs);
 }
@@ -418,7 +527,7 @@ store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
 		len[argc++] = strlen(args[a]);
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
-		char why[256];
+		char why[512];
 		redisReply *r = store_command(rs, argc, argv, len, &err);
 
 		if (r == NULL)

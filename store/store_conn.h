@@ -43,6 +43,15 @@ struct store_conn_config {
 	/* store_open() succeeds even when Redis cannot be reached yet (the store then connects
 	 * like after an outage); otherwise store_open() fails and says why. */
 	bool start_offline;
+	/* Refuse a Redis that could lose an acknowledged reservation or evict a key: every
+	 * connection checks (CONFIG GET) appendonly yes, appendfsync always and
+	 * maxmemory-policy noeviction, and fails with the setting named when one differs or
+	 * cannot be read (CONFIG disabled or renamed). */
+	bool check_settings;
+	/* AUTH on every connection: user (NULL: Redis's default user) and the password read by
+	 * store_open() from password_file (NULL: no AUTH), a file only its owner may read. */
+	const char *user;
+	const char *password_file;
 };
 
 /* Counters since store_open(), for stats and metrics. */

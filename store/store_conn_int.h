@@ -53,6 +53,12 @@ struct store {
 
 	/* Outage bookkeeping: one warning when it starts, one notice when it ends. */
 	bool in_outage;
+	/* The last connection reached Redis but its settings were refused (check_settings);
+	 * settings_why is the message, logged as an error once until it changes. */
+	bool settings_refused;
+	char user[64];
+	char password[256]; /* empty: no AUTH; wiped by store_close() */
+	char settings_why[512];
 	uint64_t outage_since_ms;
 	uint64_t next_attempt_ms;
 	unsigned backoff_ms;
