@@ -20,6 +20,7 @@
 #define RS_DEFAULT_COMMAND_TIMEOUT 2000
 #define RS_DEFAULT_BACKOFF_MIN	   50
 #define RS_DEFAULT_BACKOFF_MAX	   2000
+#define RS_DEFAULT_WAIT_TIMEOUT	   500
 
 /*
  * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
@@ -84,6 +85,10 @@ store_read_reply(struct store *rs)
 		store_lost(rs, why);
 		return NULL;
 	}
+	/* The node became a replica: a failover (store/store_sentinel.h). */
+	if (((redisReply *)reply)->type == REDIS_REPLY_ERROR &&
+		strncmp(((redisReply *)reply)->str, "READONLY", 8) == 0)
+		rs->failover_seen = true;
 	return reply;
 }
 
@@ -195,6 +200,8 @@ store_connect(struct store *rs, char *why, size_t why_len)
 	redisContext *c;
 	int rc;
 
+	if (store_locate_primary(rs, why, why_len) != 0)
+		return -1;
 	if (rs->unix_path[0] != '\0')
 		c = redisConnectUnixWithTimeout(rs->unix_path, ctv);
 	else
@@ -233,7 +240,10 @@ store_connect(struct store *rs, char *why, size_t why_len)
 		}
 		freeReplyObject(r);
 	}
-	if (rs->cfg.check_settings && (rc = store_check_settings(rs, why, why_len)) != 0) {
+	rc = rs->cfg.check_settings ? store_check_settings(rs, why, why_len) : 0;
+	if (rc == 0)
+		rc = store_check_replication(rs, rs->c, why, why_len);
+	if (rc != 0) {
 		if (rc == -1) {
 			rs->settings_refused = true;
 			/* store_open() returns it; a reconnect logs it, once until it changes. */
@@ -269,9 +279,14 @@ store_ensure_connected(struct store *rs)
 
 		/* Between calls Redis owes no reply, so a readable socket means it closed the
 		 * connection (a restart): notice it now rather than fail the next pipeline. */
-		if (poll(&p, 1, 0) == 0)
+		if (store_failover_noticed(rs))
+			store_lost(rs, "a failover: asking Sentinel for the primary");
+		else if (poll(&p, 1, 0) == 0)
 			return 0;
-		store_lost(rs, "the server closed the connection");
+		else
+			store_lost(rs, "the server closed the connection");
+	} else if (store_failover_noticed(rs)) {
+		rs->next_attempt_ms = 0; /* the new primary is known: no backoff */
 	}
 	now = now_mono_ms();
 	if (now < rs->next_attempt_ms)
@@ -349,6 +364,26 @@ store_conn_config_apply(struct store *rs, const struct store_conn_config *c, cha
 		rs->cfg.backoff_min_ms = RS_DEFAULT_BACKOFF_MIN;
 	if (!rs->cfg.backoff_max_ms)
 		rs->cfg.backoff_max_ms = RS_DEFAULT_BACKOFF_MAX;
+	if (!rs->cfg.wait_timeout_ms)
+		rs->cfg.wait_timeout_ms = RS_DEFAULT_WAIT_TIMEOUT;
+	if (rs->cfg.wait_replicas > 0 && rs->cfg.wait_timeout_ms >= rs->cfg.command_timeout_ms) {
+		snprintf(err, err_len,
+			"redis.wait_timeout (%u ms) must be shorter than redis.timeout (%u ms)",
+			rs->cfg.wait_timeout_ms, rs->cfg.command_timeout_ms);
+		return -1;
+	}
+	if (c->sentinels != NULL && c->sentinels[0] != '\0') {
+		rs->sn = store_sentinel_new(c->sentinels, c->master_name, rs->cfg.connect_timeout_ms,
+			err, err_len);
+		if (rs->sn == NULL)
+			return -1;
+		rs->host[0] = '\0';
+		rs->unix_path[0] = '\0';
+		snprintf(rs->where, sizeof(rs->where), "the primary of %s",
+			store_sentinel_describe(rs->sn));
+	}
+	rs->cfg.sentinels = NULL;
+	rs->cfg.master_name = NULL;
 	if (rs->cfg.backoff_min_ms > rs->cfg.backoff_max_ms) {
 		snprintf(err, err_len,
 			"the Redis reconnect backoff minimum (%u ms) exceeds its "
@@ -455,6 +490,7 @@ store_close(struct store *rs)
 		return;
 	if (rs->c != NULL)
 		redisFree(rs->c);
+	store_sentinel_free(rs->sn);
 	explicit_bzero(rs->password, sizeof(rs->password));
 	free(rs->cmd);
 	free(rs);

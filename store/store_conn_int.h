@@ -16,6 +16,7 @@
 #include "common/wire.h"
 #include "store/store_conn.h"
 #include "store/store_keys.h"
+#include "store/store_sentinel.h"
 
 #define RS_U64_DIGITS 20
 
@@ -50,6 +51,10 @@ struct store {
 	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char where[300]; /* "127.0.0.1:6379" or "unix:/path", for messages */
 	redisContext *c;
+	struct store_sentinel *sn; /* NULL: one Redis, no Sentinel */
+	/* A reply said READONLY: the node became a replica (a failover); the next call finds the
+	 * primary again. */
+	bool failover_seen;
 
 	/* Outage bookkeeping: one warning when it starts, one notice when it ends. */
 	bool in_outage;

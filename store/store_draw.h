@@ -42,7 +42,8 @@ struct store_entrant {
  * could not be asked), WIRE_V_CLOSED / WIRE_V_NOT_STARTED (the window key says closed /
  * held; nothing written). *added counts the new entrants, *entrants the event's entrants
  * after the batch (both 0 when not decided). Returns 0, -EINVAL (a malformed batch),
- * -ENOTCONN or -EIO (verdicts all RETRY then).
+ * -ENOTCONN, -EIO or -ETIMEDOUT (the configured replicas did not acknowledge it in time;
+ * verdicts all RETRY then).
  */
 int store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
 	uint8_t *verdicts, unsigned *added, uint64_t *entrants);
