@@ -32,6 +32,7 @@
 #include "store/store_conn.h"
 #include "store/store_event.h"
 #include "store/store_keys.h"
+#include "store/store_outbox.h"
 #include "store/store_reserve.h"
 #include "tests/lib/redis_ha.h"
 #include "tests/tap.h"
@@ -210,6 +211,10 @@ test_replicas_stopped(void)
 		tap_ok(0, "store for the stopped replicas: %s", err);
 		return;
 	}
+	struct store_outbox_buf ob = {0};
+	char cursor[48] = "0-0"; /* the cursor capacity store_outbox_claim() asks for */
+
+	store_outbox_group_create(rs, EVENT, "ow");
 	kill(ha.redis[1].pid, SIGSTOP);
 	kill(ha.redis[2].pid, SIGSTOP);
 	/* Users 900001.. are of this check only. */
@@ -221,6 +226,11 @@ test_replicas_stopped(void)
 		"replicas stopped: the batch is answered retry, nothing acknowledged (status %d, "
 		"%u of %u retry)",
 		rc, retry, BATCH);
+	rc = store_outbox_read(rs, EVENT, "ow", "c1", 16, &ob);
+	tap_ok(rc == -ETIMEDOUT && ob.n == 0,
+		"the order writer's read of that batch's outbox entry waits for the replicas too: "
+		"nothing to make orders of (%d, %zu reservations)",
+		rc, (size_t)ob.n);
 	kill(ha.redis[1].pid, SIGCONT);
 	kill(ha.redis[2].pid, SIGCONT);
 	rha_wait_synced(&ha, 0, 2, 10000);
@@ -231,6 +241,12 @@ test_replicas_stopped(void)
 		"replicas back: the retry finds every reservation the primary kept (%u of %u "
 		"duplicate)",
 		dup, BATCH);
+	rc = store_outbox_claim(rs, EVENT, "ow", "c1", 0, cursor, sizeof(cursor), 16, &ob);
+	tap_ok(rc == 1 && ob.n == BATCH,
+		"replicas back: the entry left pending is claimed with its %u reservations (%d "
+		"entries, %zu reservations)",
+		BATCH, rc, (size_t)ob.n);
+	store_outbox_buf_free(&ob);
 	store_close(rs);
 }
 
