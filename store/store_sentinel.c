@@ -29,6 +29,8 @@ struct store_sentinel {
 	redisContext *sub; /* SUBSCRIBE +switch-master, read without blocking */
 	uint64_t sub_next_ms;
 	bool switched;
+	char to_host[256]; /* where the last +switch-master went */
+	unsigned to_port;
 };
 
 static struct timeval
@@ -253,9 +255,15 @@ sn_take(struct store_sentinel *sn, const redisReply *r)
 		return;
 	const char *m = r->element[2]->str;
 
-	if (strncmp(m, sn->master, mlen) == 0 && m[mlen] == ' ') {
+	char host[256];
+	unsigned port;
+
+	if (strncmp(m, sn->master, mlen) == 0 && m[mlen] == ' ' &&
+		sscanf(m + mlen, " %*s %*u %255s %u", host, &port) == 2) {
 		LOG_NOTICE("redis: Sentinel announced a failover: %s", m);
 		sn->switched = true;
+		strcpy(sn->to_host, host);
+		sn->to_port = port;
 	}
 }
 
@@ -468,6 +476,11 @@ store_failover_noticed(struct store *rs)
 {
 	bool switched = rs->sn != NULL && store_sentinel_switched(rs->sn);
 
+	/* A store that followed the failover already (its connection to the old primary was
+	 * lost first) stays where it is. */
+	if (switched && rs->c != NULL && rs->sn->to_port == rs->cfg.port &&
+		strcmp(rs->sn->to_host, rs->host) == 0)
+		switched = false;
 	if (!switched && !rs->failover_seen)
 		return false;
 	rs->failover_seen = false;

@@ -302,6 +302,8 @@ check_new_primary(int node, const struct stream *s)
 	unsigned missing = 0, wrong = 0, twice = 0, outbox = 0;
 	static uint8_t seen[MAX_USERS + 1];
 
+	memset(seen, 0, sizeof(seen));
+
 	store_key(key, sizeof(key), EVENT, RS_KEY_RESULT);
 	for (uint64_t u = 1; u < s->next_user && u <= MAX_USERS; u++) {
 		if (!acked_rid[u])
@@ -353,6 +355,57 @@ check_new_primary(int node, const struct stream *s)
 	redisFree(c);
 }
 
+/*
+ * The operator's failover (SENTINEL FAILOVER) from node to the other survivor: the old
+ * primary is demoted under the store's open connection, which must notice it (+switch-master
+ * or a READONLY answer) and go on with the new one.
+ */
+static void
+graceful_failover(struct store *rs, struct stream *s, int node)
+{
+	uint64_t deadline = now_mono_ms() + 30000;
+	redisContext *c = rha_connect(ha.sentinel[1].port);
+	redisReply *r;
+	struct store_stats st0, st;
+	int now;
+
+	if (rha_wait_synced(&ha, (unsigned)node, 1, 20000) != 0) {
+		tap_ok(0, "the survivors are in sync before the operator's failover");
+		redisFree(c);
+		return;
+	}
+	store_get_stats(rs, &st0);
+	/* Sentinel refuses a failover while the last one's timeout runs: ask until it takes it. */
+	do {
+		r = redisCommand(c, "SENTINEL FAILOVER %s", RHA_MASTER);
+		bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+		freeReplyObject(r);
+		if (ok)
+			break;
+		child_sleep_ms(200);
+	} while (now_mono_ms() < deadline);
+	redisFree(c);
+	s->killed_ms = now_mono_ms();
+	s->batches_after = 0;
+	s->first_after_ms = 0;
+	while ((now = rha_primary(&ha, 1)) == node && now_mono_ms() < deadline)
+		stream_step(rs, s);
+	/* Counted from the promotion on: the old primary refuses (no replica answers WAIT, then
+	 * NOREPLICAS) until the store follows. */
+	s->batches_after = 0;
+	while (s->batches_after < 20 && now_mono_ms() < deadline &&
+		s->next_user + BATCH < MAX_USERS)
+		stream_step(rs, s);
+	store_get_stats(rs, &st);
+	tap_ok(now == 3 - node && s->batches_after >= 20 && st.failovers > st0.failovers,
+		"the operator's failover to node %d: the store noticed it (%" PRIu64
+		" failovers) and decisions go on (%u batches)",
+		now, st.failovers - st0.failovers, s->batches_after);
+	if (now == 3 - node)
+		check_new_primary(now, s);
+}
+
 static void
 test_failover(void)
 {
@@ -391,6 +444,7 @@ test_failover(void)
 		check_new_primary(node, &s);
 		tap_ok(never_written(3 - (unsigned)node),
 			"the replica that stayed one was never written to");
+		graceful_failover(rs, &s, node);
 	}
 	store_close(rs);
 }
