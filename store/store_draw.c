@@ -342,7 +342,7 @@ store_entrants_get(
 		}
 		freeReplyObject(r);
 	}
-	return rc;
+	return rc == 0 ? store_wait_reads(rs) : rc;
 }
 
 int

@@ -81,7 +81,7 @@ int store_entrants_count(struct store *rs, uint32_t event, uint64_t *n);
 /*
  * Looks up n (event, user) pairs in their events' entrants hashes (pipelined HGETs):
  * rids[i] is the reservation that made the user an entrant, 0 when the user is not one.
- * Returns 0, -ENOTCONN or -EIO.
+ * Returns 0, -ENOTCONN, -EIO or -ETIMEDOUT (as store_results()).
  */
 int store_entrants_get(
 	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);

@@ -487,3 +487,31 @@ store_failover_noticed(struct store *rs)
 	rs->st.failovers++;
 	return true;
 }
+
+int
+store_wait_reads(struct store *rs)
+{
+	static const char *argv[] = {"PUBLISH", "fg:replicated", ""};
+	static const size_t len[] = {7, 13, 0};
+	redisReply *r;
+
+	if (rs->cfg.wait_replicas == 0)
+		return 0;
+	if (rs->c == NULL)
+		return -ENOTCONN;
+	if (redisAppendCommandArgv(rs->c, 3, argv, len) != REDIS_OK) {
+		store_lost(rs, "out of memory");
+		return -ENOTCONN;
+	}
+	if (store_append_wait(rs) != 0)
+		return -ENOTCONN;
+	r = store_read_reply(rs);
+	if (r == NULL)
+		return -ENOTCONN;
+	freeReplyObject(r);
+	r = rs->c != NULL ? store_read_reply(rs) : NULL;
+	int rc = store_wait_take(rs, r);
+
+	freeReplyObject(r);
+	return rc;
+}

@@ -85,6 +85,15 @@ int store_wait_take(struct store *rs, redisReply *r);
 int store_wait_replicas(struct store *rs);
 
 /*
+ * After reads (result queries): with wait_replicas, makes sure that what they returned is on
+ * the replicas, so that an old primary cut off from its replicas never reports a reservation
+ * that the failover then loses. WAIT counts the client's own writes only, so a PUBLISH (no
+ * key, but replicated) first puts the connection's offset after everything it read. Returns
+ * 0 (also without wait_replicas), -ETIMEDOUT or -ENOTCONN.
+ */
+int store_wait_reads(struct store *rs);
+
+/*
  * With Sentinel: asks it for the primary and points rs's address (host, port, where) at it.
  * Returns 0 (also without Sentinel: nothing to do), or -1 with why.
  */

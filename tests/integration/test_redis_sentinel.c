@@ -34,6 +34,7 @@
 #include "store/store_keys.h"
 #include "store/store_outbox.h"
 #include "store/store_reserve.h"
+#include "store/store_result.h"
 #include "tests/lib/redis_ha.h"
 #include "tests/tap.h"
 
@@ -226,6 +227,13 @@ test_replicas_stopped(void)
 		"replicas stopped: the batch is answered retry, nothing acknowledged (status %d, "
 		"%u of %u retry)",
 		rc, retry, BATCH);
+	struct wire_result_query q = {.event = EVENT, .user = 900001};
+	struct store_result res;
+
+	rc = store_results(rs, &q, 1, &res);
+	tap_ok(rc == -ETIMEDOUT,
+		"a result query of that batch is not answered while the replicas may lack it (%d)",
+		rc);
 	rc = store_outbox_read(rs, EVENT, "ow", "c1", 16, &ob);
 	tap_ok(rc == -ETIMEDOUT && ob.n == 0,
 		"the order writer's read of that batch's outbox entry waits for the replicas too: "
@@ -241,6 +249,9 @@ test_replicas_stopped(void)
 		"replicas back: the retry finds every reservation the primary kept (%u of %u "
 		"duplicate)",
 		dup, BATCH);
+	rc = store_results(rs, &q, 1, &res);
+	tap_ok(rc == 0 && res.verdict == WIRE_V_RESERVED && res.reservation_id == 900001,
+		"replicas back: the result query finds it (%d, verdict %u)", rc, res.verdict);
 	rc = store_outbox_claim(rs, EVENT, "ow", "c1", 0, cursor, sizeof(cursor), 16, &ob);
 	tap_ok(rc == 1 && ob.n == BATCH,
 		"replicas back: the entry left pending is claimed with its %u reservations (%d "
