@@ -80,8 +80,8 @@ const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS] = {
 		.max = 255,
 		.def = "",
 		.doc = "Redis with replicas (docs/ha.md): the Sentinels that name the primary, "
-		       "\"host:port,host:port,host:port\"; socket, host and port are then not used. "
-		       "Empty: one Redis at socket or host and port.",
+		       "\"host:port,host:port,host:port\"; socket, host and port are then not "
+		       "used. Empty: one Redis at socket or host and port.",
 	},
 	{
 		.name = "master_name",
@@ -100,9 +100,10 @@ const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS] = {
 		.max = 16,
 		.def = "0",
 		.doc = "How many replicas must hold a batch of reservations (WAIT) before its "
-		       "verdicts are answered; a batch that does not reach them within wait_timeout "
-		       "is answered retry. Above 0, the primary must run with min-replicas-to-write "
-		       "at least this (checked unless unsafe_settings). 0: no waiting.",
+		       "verdicts are answered; a batch that does not reach them within "
+		       "wait_timeout is answered retry. Above 0, the primary must run with "
+		       "min-replicas-to-write at least this (checked unless unsafe_settings). 0: "
+		       "no waiting.",
 	},
 	{
 		.name = "wait_timeout",

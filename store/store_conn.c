@@ -373,8 +373,8 @@ store_conn_config_apply(struct store *rs, const struct store_conn_config *c, cha
 		return -1;
 	}
 	if (c->sentinels != NULL && c->sentinels[0] != '\0') {
-		rs->sn = store_sentinel_new(c->sentinels, c->master_name, rs->cfg.connect_timeout_ms,
-			err, err_len);
+		rs->sn = store_sentinel_new(
+			c->sentinels, c->master_name, rs->cfg.connect_timeout_ms, err, err_len);
 		if (rs->sn == NULL)
 			return -1;
 		rs->host[0] = '\0';

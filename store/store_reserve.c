@@ -160,9 +160,9 @@ bad:
  * caller, who sees 0 or a negative errno.
  */
 enum {
-	RS_ST_TODO = 1,	    /* to be sent */
-	RS_ST_SENT = 2,	    /* sent, reply not read yet */
-	RS_ST_NOSCRIPT = 3, /* Redis did not know the script: nothing of the batch ran */
+	RS_ST_TODO = 1,	     /* to be sent */
+	RS_ST_SENT = 2,	     /* sent, reply not read yet */
+	RS_ST_NOSCRIPT = 3,  /* Redis did not know the script: nothing of the batch ran */
 	RS_ST_SENT_DONE = 4, /* decided in this round, the replicas' WAIT not read yet */
 };
 
