@@ -14,6 +14,9 @@
 
 /* A lost subscription is made again (to the next Sentinel) at most this often. */
 #define RS_SUBSCRIBE_EVERY_MS 1000
+/* The subscription is made from the daemon's loop: a Sentinel whose host is gone must not hold
+ * decisions up for a whole connect timeout. */
+#define RS_SUBSCRIBE_CONNECT_MS 100
 
 struct store_sentinel {
 	unsigned n;
@@ -138,10 +141,11 @@ store_sentinel_describe(const struct store_sentinel *sn)
 }
 
 static redisContext *
-sn_connect(const struct store_sentinel *sn, unsigned i, char *why, size_t why_len)
+sn_connect(
+	const struct store_sentinel *sn, unsigned i, unsigned connect_ms, char *why, size_t why_len)
 {
-	redisContext *c = redisConnectWithTimeout(
-		sn->s[i].host, (int)sn->s[i].port, sn_timeval(sn->timeout_ms));
+	redisContext *c =
+		redisConnectWithTimeout(sn->s[i].host, (int)sn->s[i].port, sn_timeval(connect_ms));
 
 	if (c == NULL || c->err) {
 		snprintf(why, why_len, "%s", c != NULL ? c->errstr : "out of memory");
@@ -162,7 +166,7 @@ static int
 sn_ask(struct store_sentinel *sn, unsigned i, char *host, size_t host_len, unsigned *port,
 	char *why, size_t why_len)
 {
-	redisContext *c = sn_connect(sn, i, why, why_len);
+	redisContext *c = sn_connect(sn, i, sn->timeout_ms, why, why_len);
 	redisReply *r;
 	int rc = -1;
 
@@ -225,7 +229,7 @@ sn_subscribe(struct store_sentinel *sn)
 	redisReply *r;
 
 	sn->sub_next = (sn->sub_next + 1) % sn->n;
-	sn->sub = sn_connect(sn, i, why, sizeof(why));
+	sn->sub = sn_connect(sn, i, RS_SUBSCRIBE_CONNECT_MS, why, sizeof(why));
 	if (sn->sub == NULL) {
 		LOG_DEBUG("redis: cannot subscribe to Sentinel %s:%u: %s", sn->s[i].host,
 			sn->s[i].port, why);
