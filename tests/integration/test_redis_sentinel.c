@@ -234,6 +234,10 @@ test_replicas_stopped(void)
 	tap_ok(rc == -ETIMEDOUT,
 		"a result query of that batch is not answered while the replicas may lack it (%d)",
 		rc);
+	rc = store_sale_window(rs, 99, RS_SALE_CLOSED, 0, 0);
+	tap_ok(rc == -ETIMEDOUT,
+		"an operator's close is not confirmed either while the replicas may lack it (%d)",
+		rc);
 	rc = store_outbox_read(rs, EVENT, "ow", "c1", 16, &ob);
 	tap_ok(rc == -ETIMEDOUT && ob.n == 0,
 		"the order writer's read of that batch's outbox entry waits for the replicas too: "
