@@ -478,7 +478,12 @@ store_check_replication(struct store *rs, redisContext *c, char *why, size_t why
 bool
 store_failover_noticed(struct store *rs)
 {
-	bool switched = rs->sn != NULL && store_sentinel_switched(rs->sn);
+	if (rs->sn == NULL) {
+		/* One Redis: reconnecting to the same replica would change nothing. */
+		rs->failover_seen = false;
+		return false;
+	}
+	bool switched = store_sentinel_switched(rs->sn);
 
 	/* A store that followed the failover already (its connection to the old primary was
 	 * lost first) stays where it is. */

@@ -109,8 +109,9 @@ int store_locate_primary(struct store *rs, char *why, size_t why_len);
 int store_check_replication(struct store *rs, redisContext *c, char *why, size_t why_len);
 
 /*
- * True when the connection of rs should be given up for a failover: a READONLY answer was
- * read, or Sentinel announced a +switch-master (counted in failovers). Never blocks.
+ * True when the connection of rs should be given up for a failover: with Sentinel, a READONLY
+ * answer was read, or Sentinel announced a +switch-master to another address (counted in
+ * failovers). Without Sentinel always false. Never blocks.
  */
 bool store_failover_noticed(struct store *rs);
 

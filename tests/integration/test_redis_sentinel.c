@@ -389,6 +389,18 @@ graceful_failover(struct store *rs, struct stream *s, int node)
 		redisFree(c);
 		return;
 	}
+	/* A second store whose subscription goes to a node, not a Sentinel: no +switch-master ever
+	 * reaches it. Redis closes its clients when it becomes a replica (7.0 does), so the lost
+	 * connection tells it; a READONLY answer would too. */
+	char list[200], err[512];
+	uint8_t v[BATCH];
+
+	snprintf(list, sizeof(list), "127.0.0.1:%u,%s", ha.redis[3 - node].port, ha.sentinels);
+	struct store *ro = open_store(list, RHA_MASTER, 1, false, err, sizeof(err));
+	struct store_stats ro_st;
+
+	tap_ok(ro != NULL && decide(ro, 800001, BATCH, 0, v) == 0,
+		"a store subscribed to no Sentinel decides on the primary %s", ro ? "" : err);
 	store_get_stats(rs, &st0);
 	/* Sentinel refuses a failover while the last one's timeout runs: ask until it takes it. */
 	do {
@@ -419,6 +431,22 @@ graceful_failover(struct store *rs, struct stream *s, int node)
 		now, st.failovers - st0.failovers, s->batches_after);
 	if (now == 3 - node)
 		check_new_primary(now, s);
+	/* The old primary is left once Sentinel made it a replica of the new one. */
+	uint64_t first = 800001 + BATCH;
+	int rc = -1;
+
+	while (ro != NULL && now_mono_ms() < deadline + 20000) {
+		rc = decide(ro, first, BATCH, 0, v);
+		if (rc == 0 && v[0] == WIRE_V_RESERVED)
+			break;
+		child_sleep_ms(50);
+	}
+	store_get_stats(ro, &ro_st);
+	tap_ok(rc == 0 && v[0] == WIRE_V_RESERVED && ro_st.connects >= 2,
+		"  a store that missed the +switch-master follows it too (%" PRIu64
+		" connections, status %d)",
+		ro_st.connects, rc);
+	store_close(ro);
 }
 
 static void
