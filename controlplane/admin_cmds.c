@@ -97,6 +97,8 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "retry", rs.retry);
 	jw_u64(&j, "outside_window", rs.outside_window);
 	jw_u64(&j, "draw_refused", rs.draw_refused);
+	jw_u64(&j, "failovers", rs.failovers);
+	jw_u64(&j, "wait_timeouts", rs.wait_timeouts);
 	jw_close(&j, '}');
 	jw_open(&j, "links", '{');
 	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);

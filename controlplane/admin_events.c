@@ -138,6 +138,11 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 				"event preheat: event %u already has buyers in Redis: a sale ran, "
 				"its stock is not overwritten (reconcile repairs it)",
 				ev.id);
+		if (rc == -ETIMEDOUT)
+			return admin_exec_error(out, cap,
+				"event preheat: Redis's replicas did not confirm the stock within "
+				"[redis] wait_timeout (docs/ha.md): the event stays as it was; run it "
+				"again");
 		if (rc != 0)
 			return admin_exec_error(out, cap,
 				"event preheat: Redis is not reachable (%s): nothing changed",

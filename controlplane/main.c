@@ -224,6 +224,12 @@ render_metrics(void *arg, struct metrics_text *t)
 		store_connected(c->rs));
 	metrics_counter(t, "flashgate_cp_redis_outages_total", "Redis connections lost.", NULL,
 		rs.outages);
+	metrics_counter(t, "flashgate_cp_redis_failovers_total",
+		"Redis failovers followed (Sentinel's +switch-master or a READONLY answer).", NULL,
+		rs.failovers);
+	metrics_counter(t, "flashgate_cp_redis_wait_timeouts_total",
+		"Batches answered retry: they did not reach [redis] wait_replicas in time.", NULL,
+		rs.wait_timeouts);
 	metrics_counter(t, "flashgate_cp_results_published_total", "RESULT records published.",
 		NULL, lc.records_out[WIRE_T_RESULT]);
 	metrics_counter(t, "flashgate_cp_snapshots_published_total", "Full snapshots published.",

@@ -18,11 +18,18 @@ struct store_config {
 	uint32_t redis_host;	/* network order */
 	uint16_t redis_port;
 	uint32_t redis_timeout_ms;
+	int redis_unsafe_settings;
+	char redis_user[64];	       /* empty: the default user */
+	char redis_password_file[256]; /* empty: no AUTH */ /* yes: do not refuse a Redis that may lose or evict data */
+	char redis_sentinels[256];     /* "host:port,..."; empty: no Sentinel (docs/ha.md) */
+	char redis_master_name[64];
+	uint32_t redis_wait_replicas;
+	uint32_t redis_wait_timeout_ms;
 	/* [postgres] */
 	char pg_conninfo[256];
 };
 
-#define STORE_CONFIG_REDIS_N_KEYS 4
+#define STORE_CONFIG_REDIS_N_KEYS 11
 #define STORE_CONFIG_PG_N_KEYS	  1
 extern const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS];
 extern const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS];

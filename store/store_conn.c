@@ -9,6 +9,7 @@
 #include <sys/time.h>
 
 #include "common/log.h"
+#include "common/secret_input.h"
 #include "common/now.h"
 #include "lua/lua_scripts.h"
 #include "store/store_conn_int.h"
@@ -19,6 +20,7 @@
 #define RS_DEFAULT_COMMAND_TIMEOUT 2000
 #define RS_DEFAULT_BACKOFF_MIN	   50
 #define RS_DEFAULT_BACKOFF_MAX	   2000
+#define RS_DEFAULT_WAIT_TIMEOUT	   500
 
 /*
  * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
@@ -83,6 +85,10 @@ store_read_reply(struct store *rs)
 		store_lost(rs, why);
 		return NULL;
 	}
+	/* The node became a replica: a failover (store/store_sentinel.h). */
+	if (((redisReply *)reply)->type == REDIS_REPLY_ERROR &&
+		strncmp(((redisReply *)reply)->str, "READONLY", 8) == 0)
+		rs->failover_seen = true;
 	return reply;
 }
 
@@ -132,13 +138,70 @@ store_load_scripts(struct store *rs, char *why, size_t why_len)
 	return rc;
 }
 
+/*
+ * The settings an acknowledged reservation relies on: Redis writes every command to its
+ * append-only file and syncs it before replying (a crash must not forget a reservation the
+ * buyer was told about), and never evicts a key when memory runs out (an evicted stock or
+ * buyers set would sell again). Returns 0, -1 with why naming the setting, or -2 with why
+ * filled when the connection failed.
+ */
+static int
+store_check_settings(struct store *rs, char *why, size_t why_len)
+{
+	static const struct {
+		const char *name, *want, *because;
+	} need[] = {
+		{"appendonly", "yes",
+			"without the append-only file a restart forgets acknowledged reservations"},
+		{"appendfsync", "always",
+			"otherwise a crash of Redis or of the host loses the last acknowledged "
+			"reservations"},
+		{"maxmemory-policy", "noeviction",
+			"an evicted stock, buyers or outbox key would sell again or lose orders"},
+	};
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		redisReply *r = redisCommand(rs->c, "CONFIG GET %s", need[i].name);
+
+		if (r == NULL) {
+			snprintf(why, why_len, "the connection was lost while checking its settings: %s",
+				rs->c->errstr);
+			return -2;
+		}
+		if (r->type == REDIS_REPLY_ERROR || r->type != REDIS_REPLY_ARRAY ||
+			r->elements != 2 || r->element[1]->type != REDIS_REPLY_STRING) {
+			snprintf(why, why_len,
+				"its settings could not be checked (CONFIG GET %s: %s): check that "
+				"appendonly is yes, appendfsync always and maxmemory-policy "
+				"noeviction, then set redis.unsafe_settings = yes",
+				need[i].name, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			freeReplyObject(r);
+			return -1;
+		}
+		if (strcmp(r->element[1]->str, need[i].want) != 0) {
+			snprintf(why, why_len,
+				"it runs with %s %s, flashgate needs %s %s: %s (set it in redis.conf, "
+				"or redis.unsafe_settings = yes to accept the risk)",
+				need[i].name, r->element[1]->str, need[i].name, need[i].want,
+				need[i].because);
+			freeReplyObject(r);
+			return -1;
+		}
+		freeReplyObject(r);
+	}
+	return 0;
+}
+
 /* One connection attempt, scripts included. Returns 0, or -1 with why filled. */
 static int
 store_connect(struct store *rs, char *why, size_t why_len)
 {
 	struct timeval ctv = store_timeval(rs->cfg.connect_timeout_ms);
 	redisContext *c;
+	int rc;
 
+	if (store_locate_primary(rs, why, why_len) != 0)
+		return -1;
 	if (rs->unix_path[0] != '\0')
 		c = redisConnectUnixWithTimeout(rs->unix_path, ctv);
 	else
@@ -159,6 +222,41 @@ store_connect(struct store *rs, char *why, size_t why_len)
 		return -1;
 	}
 	rs->c = c;
+	rs->settings_refused = false;
+	if (rs->password[0] != '\0') {
+		redisReply *r = rs->user[0] != '\0'
+					? redisCommand(c, "AUTH %s %s", rs->user, rs->password)
+					: redisCommand(c, "AUTH %s", rs->password);
+
+		if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+			snprintf(why, why_len, "AUTH%s%s refused: %s (check [redis] user and password_file)",
+				rs->user[0] ? " as " : "", rs->user,
+				r != NULL ? r->str : c->errstr);
+			rs->settings_refused = r != NULL;
+			freeReplyObject(r);
+			redisFree(rs->c);
+			rs->c = NULL;
+			return -1;
+		}
+		freeReplyObject(r);
+	}
+	rc = rs->cfg.check_settings ? store_check_settings(rs, why, why_len) : 0;
+	if (rc == 0)
+		rc = store_check_replication(rs, rs->c, why, why_len);
+	if (rc != 0) {
+		if (rc == -1) {
+			rs->settings_refused = true;
+			/* store_open() returns it; a reconnect logs it, once until it changes. */
+			if (rs->in_outage && strcmp(why, rs->settings_why) != 0) {
+				LOG_ERR("redis: refusing %s: %s", rs->where, why);
+				snprintf(rs->settings_why, sizeof(rs->settings_why), "%s", why);
+			}
+		}
+		redisFree(rs->c);
+		rs->c = NULL;
+		return -1;
+	}
+	rs->settings_why[0] = '\0';
 	if (store_load_scripts(rs, why, why_len) != 0) {
 		if (rs->c != NULL) {
 			redisFree(rs->c);
@@ -173,7 +271,7 @@ store_connect(struct store *rs, char *why, size_t why_len)
 int
 store_ensure_connected(struct store *rs)
 {
-	char why[256];
+	char why[512];
 	uint64_t now;
 
 	if (rs->c != NULL) {
@@ -181,9 +279,14 @@ store_ensure_connected(struct store *rs)
 
 		/* Between calls Redis owes no reply, so a readable socket means it closed the
 		 * connection (a restart): notice it now rather than fail the next pipeline. */
-		if (poll(&p, 1, 0) == 0)
+		if (store_failover_noticed(rs))
+			store_lost(rs, "a failover: asking Sentinel for the primary");
+		else if (poll(&p, 1, 0) == 0)
 			return 0;
-		store_lost(rs, "the server closed the connection");
+		else
+			store_lost(rs, "the server closed the connection");
+	} else if (store_failover_noticed(rs)) {
+		rs->next_attempt_ms = 0; /* the new primary is known: no backoff */
 	}
 	now = now_mono_ms();
 	if (now < rs->next_attempt_ms)
@@ -261,6 +364,26 @@ store_conn_config_apply(struct store *rs, const struct store_conn_config *c, cha
 		rs->cfg.backoff_min_ms = RS_DEFAULT_BACKOFF_MIN;
 	if (!rs->cfg.backoff_max_ms)
 		rs->cfg.backoff_max_ms = RS_DEFAULT_BACKOFF_MAX;
+	if (!rs->cfg.wait_timeout_ms)
+		rs->cfg.wait_timeout_ms = RS_DEFAULT_WAIT_TIMEOUT;
+	if (rs->cfg.wait_replicas > 0 && rs->cfg.wait_timeout_ms >= rs->cfg.command_timeout_ms) {
+		snprintf(err, err_len,
+			"redis.wait_timeout (%u ms) must be shorter than redis.timeout (%u ms)",
+			rs->cfg.wait_timeout_ms, rs->cfg.command_timeout_ms);
+		return -1;
+	}
+	if (c->sentinels != NULL && c->sentinels[0] != '\0') {
+		rs->sn = store_sentinel_new(
+			c->sentinels, c->master_name, rs->cfg.connect_timeout_ms, err, err_len);
+		if (rs->sn == NULL)
+			return -1;
+		rs->host[0] = '\0';
+		rs->unix_path[0] = '\0';
+		snprintf(rs->where, sizeof(rs->where), "the primary of %s",
+			store_sentinel_describe(rs->sn));
+	}
+	rs->cfg.sentinels = NULL;
+	rs->cfg.master_name = NULL;
 	if (rs->cfg.backoff_min_ms > rs->cfg.backoff_max_ms) {
 		snprintf(err, err_len,
 			"the Redis reconnect backoff minimum (%u ms) exceeds its "
@@ -276,7 +399,7 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 {
 	struct store *rs = calloc(1, sizeof(*rs));
 	struct sigaction old;
-	char why[256];
+	char why[512];
 
 	if (rs == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -284,6 +407,21 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 	}
 	if (store_conn_config_apply(rs, c, err, err_len) != 0)
 		goto fail;
+	if (c->user != NULL && c->user[0] != '\0') {
+		if (strlen(c->user) >= sizeof(rs->user)) {
+			snprintf(err, err_len, "the Redis user name is longer than %zu bytes",
+				sizeof(rs->user) - 1);
+			goto fail;
+		}
+		strcpy(rs->user, c->user);
+	}
+	if (c->password_file != NULL && c->password_file[0] != '\0') {
+		size_t len;
+
+		if (secret_read_text(c->password_file, "redis.password_file", rs->password,
+			    sizeof(rs->password), &len, err, err_len) != 0)
+			goto fail;
+	}
 	rs->cmd = malloc(RS_RESERVE_CMD_MAX);
 	if (rs->cmd == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -315,6 +453,11 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 	rs->backoff_ms = rs->cfg.backoff_min_ms;
 	rs->attempts = 1;
 	if (store_connect(rs, why, sizeof(why)) != 0) {
+		if (rs->settings_refused) {
+			/* Reached, but unfit: a configuration error, not an outage to wait out. */
+			snprintf(err, err_len, "refusing Redis at %s: %s", rs->where, why);
+			goto fail;
+		}
 		if (!rs->cfg.start_offline) {
 			snprintf(err, err_len,
 				"cannot use Redis at %s: %s (is redis-server running there? check "
@@ -347,6 +490,8 @@ store_close(struct store *rs)
 		return;
 	if (rs->c != NULL)
 		redisFree(rs->c);
+	store_sentinel_free(rs->sn);
+	explicit_bzero(rs->password, sizeof(rs->password));
 	free(rs->cmd);
 	free(rs);
 }
@@ -418,7 +563,7 @@ store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
 		len[argc++] = strlen(args[a]);
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
-		char why[256];
+		char why[512];
 		redisReply *r = store_command(rs, argc, argv, len, &err);
 
 		if (r == NULL)

@@ -43,6 +43,23 @@ struct store_conn_config {
 	/* store_open() succeeds even when Redis cannot be reached yet (the store then connects
 	 * like after an outage); otherwise store_open() fails and says why. */
 	bool start_offline;
+	/* Refuse a Redis that could lose an acknowledged reservation or evict a key: every
+	 * connection checks (CONFIG GET) appendonly yes, appendfsync always and
+	 * maxmemory-policy noeviction, and fails with the setting named when one differs or
+	 * cannot be read (CONFIG disabled or renamed). */
+	bool check_settings;
+	/* AUTH on every connection: user (NULL: Redis's default user) and the password read by
+	 * store_open() from password_file (NULL: no AUTH), a file only its owner may read. */
+	const char *user;
+	const char *password_file;
+	/* Redis with replicas (docs/ha.md, store/store_sentinel.h): the Sentinels to ask for the
+	 * primary ("host:port,..."; NULL or empty: host/port or unix_path is the one Redis), the
+	 * name they monitor it by, and how many replicas a batch of reservations must reach
+	 * (WAIT) within wait_timeout_ms (0: 500) before its verdicts are answered. */
+	const char *sentinels;
+	const char *master_name;
+	unsigned wait_replicas;
+	unsigned wait_timeout_ms;
 };
 
 /* Counters since store_open(), for stats and metrics. */
@@ -61,6 +78,8 @@ struct store_stats {
 	uint64_t outages;      /* connections lost */
 	uint64_t connects;     /* successful (re)connections, the first included */
 	uint64_t script_loads; /* SCRIPT LOAD rounds: one per connection, plus after NOSCRIPT */
+	uint64_t wait_timeouts; /* WAITs that fell short of wait_replicas: batches answered retry */
+	uint64_t failovers;	/* a +switch-master or READONLY made the store find the primary */
 };
 
 struct store;

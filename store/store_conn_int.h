@@ -16,6 +16,7 @@
 #include "common/wire.h"
 #include "store/store_conn.h"
 #include "store/store_keys.h"
+#include "store/store_sentinel.h"
 
 #define RS_U64_DIGITS 20
 
@@ -50,9 +51,19 @@ struct store {
 	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char where[300]; /* "127.0.0.1:6379" or "unix:/path", for messages */
 	redisContext *c;
+	struct store_sentinel *sn; /* NULL: one Redis, no Sentinel */
+	/* A reply said READONLY: the node became a replica (a failover); the next call finds the
+	 * primary again. */
+	bool failover_seen;
 
 	/* Outage bookkeeping: one warning when it starts, one notice when it ends. */
 	bool in_outage;
+	/* The last connection reached Redis but its settings were refused (check_settings);
+	 * settings_why is the message, logged as an error once until it changes. */
+	bool settings_refused;
+	char user[64];
+	char password[256]; /* empty: no AUTH; wiped by store_close() */
+	char settings_why[512];
 	uint64_t outage_since_ms;
 	uint64_t next_attempt_ms;
 	unsigned backoff_ms;

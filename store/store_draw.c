@@ -158,7 +158,10 @@ store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, un
 	if (verdicts[0] == WIRE_V_RETRY)
 		rs->st.draw_refused += n;
 	*entrants = (uint64_t)r->element[n]->integer;
-	rc = 0;
+	/* A queued verdict is a promise too: answered only once the replicas hold it. */
+	rc = store_wait_replicas(rs);
+	if (rc != 0)
+		*entrants = 0;
 out:
 	if (rc != 0) {
 		memset(verdicts, WIRE_V_RETRY, n);
@@ -339,7 +342,7 @@ store_entrants_get(
 		}
 		freeReplyObject(r);
 	}
-	return rc;
+	return rc == 0 ? store_wait_reads(rs) : rc;
 }
 
 int

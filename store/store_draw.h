@@ -42,7 +42,8 @@ struct store_entrant {
  * could not be asked), WIRE_V_CLOSED / WIRE_V_NOT_STARTED (the window key says closed /
  * held; nothing written). *added counts the new entrants, *entrants the event's entrants
  * after the batch (both 0 when not decided). Returns 0, -EINVAL (a malformed batch),
- * -ENOTCONN or -EIO (verdicts all RETRY then).
+ * -ENOTCONN, -EIO or -ETIMEDOUT (the configured replicas did not acknowledge it in time;
+ * verdicts all RETRY then).
  */
 int store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
 	uint8_t *verdicts, unsigned *added, uint64_t *entrants);
@@ -80,7 +81,7 @@ int store_entrants_count(struct store *rs, uint32_t event, uint64_t *n);
 /*
  * Looks up n (event, user) pairs in their events' entrants hashes (pipelined HGETs):
  * rids[i] is the reservation that made the user an entrant, 0 when the user is not one.
- * Returns 0, -ENOTCONN or -EIO.
+ * Returns 0, -ENOTCONN, -EIO or -ETIMEDOUT (as store_results()).
  */
 int store_entrants_get(
 	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);

@@ -24,7 +24,10 @@ store_preheat(struct store *rs, uint32_t event, int64_t stock)
 
 	if (rc != 0)
 		return rc;
-	return v == 1 ? 0 : v == 0 ? -EBUSY : -EIO;
+	if (v != 1)
+		return v == 0 ? -EBUSY : -EIO;
+	/* A stock lost in a failover would be answered sold out. */
+	return store_wait_replicas(rs);
 }
 
 int
@@ -164,5 +167,6 @@ store_sale_window(struct store *rs, uint32_t event, enum store_sale_state state,
 		return err;
 	err = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;
 	freeReplyObject(r);
-	return err;
+	/* A close lost in a failover would let the new primary take reservations again. */
+	return err == 0 ? store_wait_replicas(rs) : err;
 }

@@ -24,7 +24,8 @@ struct store_event_state {
  * PostgreSQL). Returns 0, -EBUSY when the event has results, outbox entries or entrants (a
  * sale or a pre-queue ran: stock is repaired by reconciliation, never overwritten; a draw key
  * without entrants is deleted, so the draw starts afresh), -EINVAL for a negative stock or
- * event 0, -ENOTCONN or -EIO.
+ * event 0, -ENOTCONN, -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not
+ * confirm it in time: it may be set on the primary; run it again).
  */
 int store_preheat(struct store *rs, uint32_t event, int64_t stock);
 
@@ -45,7 +46,8 @@ enum store_sale_state {
  * Sets an event's window key, so that reserve.lua itself refuses outside the sale: one SET,
  * atomic with every script (a batch runs wholly before it or after it). starts_ms < ends_ms
  * matter for RS_SALE_OPEN only. Nothing reserved is touched. Returns 0, -EINVAL (event 0, an
- * unknown state, an open window that is empty), -ENOTCONN or -EIO.
+ * unknown state, an open window that is empty), -ENOTCONN, -EIO or -ETIMEDOUT (as
+ * store_preheat()).
  */
 int store_sale_window(struct store *rs, uint32_t event, enum store_sale_state state,
 	uint64_t starts_ms, uint64_t ends_ms);

@@ -178,6 +178,25 @@ store_outbox_group_create(struct store *rs, uint32_t event, const char *group)
 	return err;
 }
 
+/*
+ * With [redis] wait_replicas: entries read are made orders only once the replicas hold them
+ * (WAIT after the read, whose own write to the group comes after every batch it returns): an
+ * old primary cut off from its replicas may hold batches that a failover loses (answered retry
+ * to their buyers), which must not become orders. Entries not confirmed stay pending, to be
+ * claimed again. Returns n, or -ETIMEDOUT / -ENOTCONN with out emptied.
+ */
+static int
+store_outbox_replicated(struct store *rs, struct store_outbox_buf *out, int n)
+{
+	int rc;
+
+	if (n <= 0 || (rc = store_wait_replicas(rs)) == 0)
+		return n;
+	out->n = 0;
+	out->entries = 0;
+	return rc;
+}
+
 int
 store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	unsigned max, struct store_outbox_buf *out)
@@ -208,7 +227,7 @@ store_outbox_read(struct store *rs, uint32_t event, const char *group, const cha
 		n = -EIO;
 	}
 	freeReplyObject(r);
-	return n;
+	return store_outbox_replicated(rs, out, n);
 }
 
 int
@@ -245,7 +264,7 @@ store_outbox_claim(struct store *rs, uint32_t event, const char *group, const ch
 		n = -EIO;
 	}
 	freeReplyObject(r);
-	return n;
+	return store_outbox_replicated(rs, out, n);
 }
 
 int

@@ -66,8 +66,9 @@ int store_outbox_group_create(struct store *rs, uint32_t event, const char *grou
  * Reads at most count (1..RS_BATCH_MAX) entries never delivered to the group (XREADGROUP GROUP
  * group consumer COUNT count STREAMS outbox >, not blocking) and replaces out's records with
  * their reservations (out grows as needed). Returns how many entries (0: none), -EINVAL,
- * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN or -EIO (e.g. NOGROUP:
- * the group is gone).
+ * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -EIO (e.g. NOGROUP:
+ * the group is gone) or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
+ * they hold the entries: out is empty, the entries stay pending; docs/ha.md).
  */
 int store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	unsigned count, struct store_outbox_buf *out);
@@ -76,7 +77,8 @@ int store_outbox_read(struct store *rs, uint32_t event, const char *group, const
  * Takes over at most count entries pending for min_idle_ms or longer, whoever they were
  * delivered to (XAUTOCLAIM), into out as store_outbox_read() does. cursor (cap >= 48 bytes) is
  * "0-0" for a scan from the start and receives where the next call goes on ("0-0" again when
- * the scan is complete). Returns how many entries, -EINVAL, -ENOMEM, -ENOTCONN or -EIO.
+ * the scan is complete). Returns how many entries, -EINVAL, -ENOMEM, -ENOTCONN, -EIO or
+ * -ETIMEDOUT (as store_outbox_read()).
  */
 int store_outbox_claim(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned count,

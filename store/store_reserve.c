@@ -160,19 +160,41 @@ bad:
  * caller, who sees 0 or a negative errno.
  */
 enum {
-	RS_ST_TODO = 1,	    /* to be sent */
-	RS_ST_SENT = 2,	    /* sent, reply not read yet */
-	RS_ST_NOSCRIPT = 3, /* Redis did not know the script: nothing of the batch ran */
+	RS_ST_TODO = 1,	     /* to be sent */
+	RS_ST_SENT = 2,	     /* sent, reply not read yet */
+	RS_ST_NOSCRIPT = 3,  /* Redis did not know the script: nothing of the batch ran */
+	RS_ST_SENT_DONE = 4, /* decided in this round, the replicas' WAIT not read yet */
 };
 
 /*
- * Appends one EVALSHA per batch in state RS_ST_TODO, then reads the replies in order: a batch
- * ends with status 0, -EIO, -ENOTCONN or RS_ST_NOSCRIPT. Returns how many got NOSCRIPT.
+ * With wait_replicas: sends one WAIT after the round's EVALSHAs (Redis answers it once the
+ * replicas acknowledged every write before it), so that a whole pipeline of batches waits for
+ * the replicas once. Returns true when it was sent.
+ */
+static bool
+store_reserve_send_wait(struct store *rs, unsigned sent)
+{
+	int done = 0;
+
+	if (rs->cfg.wait_replicas == 0 || sent == 0 || rs->c == NULL || store_append_wait(rs) != 0)
+		return false;
+	while (!done && rs->c != NULL)
+		if (redisBufferWrite(rs->c, &done) != REDIS_OK)
+			store_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
+	return true;
+}
+
+/*
+ * Appends one EVALSHA per batch in state RS_ST_TODO, then WAIT when replicas are configured,
+ * then reads the replies in order: a batch ends with status 0, -EIO, -ENOTCONN, -ESTALE,
+ * -ETIMEDOUT (decided, but the replicas did not acknowledge it: its verdicts must not be
+ * published) or RS_ST_NOSCRIPT. Returns how many got NOSCRIPT.
  */
 static unsigned
 store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 {
-	unsigned noscript = 0;
+	unsigned noscript = 0, sent = 0;
+	bool waiting;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct store_batch *b = &batches[i];
@@ -191,11 +213,13 @@ store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 			continue;
 		}
 		b->status = RS_ST_SENT;
+		sent++;
 		/* Send it now: Redis runs this batch while the next one is formatted. */
 		while (!done && rs->c != NULL)
 			if (redisBufferWrite(rs->c, &done) != REDIS_OK)
 				store_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
 	}
+	waiting = store_reserve_send_wait(rs, sent);
 	for (unsigned i = 0; i < n; i++) {
 		struct store_batch *b = &batches[i];
 
@@ -211,9 +235,22 @@ store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 		int rc = store_reserve_take(rs, b, r);
 
 		freeReplyObject(r);
-		b->status = rc == 1 ? RS_ST_NOSCRIPT : rc;
+		b->status = rc == 1 ? RS_ST_NOSCRIPT : rc == 0 ? RS_ST_SENT_DONE : rc;
 		noscript += rc == 1;
 	}
+	if (waiting) {
+		redisReply *r = rs->c != NULL ? store_read_reply(rs) : NULL;
+		int rc = store_wait_take(rs, r);
+
+		freeReplyObject(r);
+		/* Only what the replicas hold is answered: a failover now would keep it. */
+		for (unsigned i = 0; i < n && rc != 0; i++)
+			if (batches[i].status == RS_ST_SENT_DONE)
+				batches[i].status = rc;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (batches[i].status == RS_ST_SENT_DONE)
+			batches[i].status = 0;
 	return noscript;
 }
 

@@ -48,7 +48,11 @@ struct store_batch {
  * of this file), -EIO when Redis answered an error (logged, rate-limited), -EINVAL when the
  * batch itself is malformed (n out of range, an event 0, a reservation of another event),
  * -ESTALE for a draw batch that was not this batch's turn (the draw's "next" is elsewhere or
- * the draw is not frozen: nothing written; read the draw again).
+ * the draw is not frozen: nothing written; read the draw again), -ETIMEDOUT when the store
+ * waits for replicas (struct store_conn_config .wait_replicas) and they did not acknowledge
+ * the batch in time (it was decided on the primary: a retry of the same users finds it, as
+ * after -ENOTCONN; docs/ha.md). With wait_replicas, one WAIT follows the pipeline's EVALSHAs,
+ * so that no verdict is returned before the replicas hold its batch.
  * Replies read before a connection loss stay valid. A NOSCRIPT answer (the script cache was
  * flushed) makes the store load the scripts again and resend those batches once.
  * Returns 0 when every batch was decided, else the first batch's error.

@@ -101,7 +101,7 @@ store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
 		}
 		freeReplyObject(r);
 	}
-	return rc;
+	return rc == 0 ? store_wait_reads(rs) : rc;
 }
 
 /*

@@ -22,7 +22,8 @@ struct store_result {
  * Looks up the results of n (event, user) pairs (pipelined HGETs on each event's result hash)
  * into out[0..n). A value this build cannot parse is reported as verdict 0 and logged; "H"
  * (restored by reconciliation, the order is in PostgreSQL) is verdict 0 without a log.
- * Returns 0, -ENOTCONN or -EIO (then out is unspecified).
+ * Returns 0, -ENOTCONN, -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not
+ * confirm they hold what was read: docs/ha.md), and then out is unspecified.
  */
 int store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
 	struct store_result *out);

@@ -151,7 +151,7 @@ main(int argc, char **argv)
 	FILE *f = fopen(conf, "w");
 
 	fprintf(f, "[order_writer]\npush_endpoint = ipc://%s/pull\nmax_rate = 0\nbatch_size = 2048\n"
-		   "poll_interval = 1ms\nlog_level = warn\n%s%s%s[redis]\nsocket = %s\n[postgres]\n"
+		   "poll_interval = 1ms\nlog_level = warn\n%s%s%s[redis]\nsocket = %s\nunsafe_settings = yes\n[postgres]\n"
 		   "conninfo = \"%s\"\n",
 		rsrv.dir, conns ? "connections = " : "", conns ? conns : "", conns ? "\n" : "",
 		rsrv.sock, psrv.conninfo);

@@ -140,7 +140,7 @@ write_conf(const char *extra)
 		"claim_interval = 100ms\nevents_refresh = 50ms\nsweep_interval = 2ms\n"
 		"max_rate = 0\nlog_level = notice\n"
 		/* The stand-in control plane's PULL is plain ZeroMQ. */
-		"insecure_plaintext_links = yes\n%s\n[redis]\nsocket = %s\n[postgres]\n"
+		"insecure_plaintext_links = yes\n%s\n[redis]\nsocket = %s\nunsafe_settings = yes\n[postgres]\n"
 		"conninfo = \"%s\"\n",
 		pull_ep, extra, rsrv.sock, psrv.conninfo);
 	fclose(f);

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -1642,6 +1643,108 @@ test_open(void)
 	store_close(tcp);
 }
 
+
+/*
+ * check_settings: a Redis that could lose an acknowledged reservation (no append-only file,
+ * appendfsync other than always) or evict keys is refused, with the setting, its value and what
+ * is needed in the message; once all three are right, the store connects.
+ */
+static void
+test_settings_check(void)
+{
+	static const struct {
+		const char *name, *value, *want;
+	} cases[] = {
+		{"appendonly", "no", "appendonly no, flashgate needs appendonly yes"},
+		{"appendonly", "yes", NULL},
+		{"appendfsync", "everysec",
+			"appendfsync everysec, flashgate needs appendfsync always"},
+		{"appendfsync", "always", NULL},
+		{"maxmemory-policy", "allkeys-lru",
+			"maxmemory-policy allkeys-lru, flashgate needs maxmemory-policy noeviction"},
+	};
+	struct store_conn_config c = {.unix_path = srv.sock, .check_settings = true};
+	char err[512];
+	struct store *s;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		freeReplyObject(raw_cmd(raw, "CONFIG SET %s %s", cases[i].name, cases[i].value));
+		if (cases[i].want == NULL)
+			continue;
+		err[0] = '\0';
+		s = store_open(&c, err, sizeof(err));
+		tap_ok(s == NULL && strstr(err, cases[i].want) != NULL,
+			"check_settings refuses a Redis with %s (%s)", cases[i].want, err);
+		store_close(s);
+		c.start_offline = true;
+		s = store_open(&c, err, sizeof(err));
+		tap_ok(s == NULL, "also with start_offline: reached but unfit is an error, not an outage");
+		store_close(s);
+		c.start_offline = false;
+	}
+	freeReplyObject(raw_cmd(raw, "CONFIG SET maxmemory-policy noeviction"));
+	s = store_open(&c, err, sizeof(err));
+	tap_ok(s != NULL, "check_settings accepts appendonly yes, appendfsync always, noeviction %s",
+		s ? "" : err);
+	store_close(s);
+	freeReplyObject(raw_cmd(raw, "CONFIG SET appendfsync everysec"));
+	c.check_settings = false;
+	s = store_open(&c, err, sizeof(err));
+	tap_ok(s != NULL, "without check_settings (redis.unsafe_settings = yes) it connects %s",
+		s ? "" : err);
+	store_close(s);
+	freeReplyObject(raw_cmd(raw, "CONFIG SET appendonly no"));
+}
+
+/* AUTH: an ACL user and its password from a 0600 file; a wrong password or a readable file is
+ * refused with a clear error. */
+static void
+test_auth(void)
+{
+	char good[160], bad[160], open_file[160], err[512];
+	struct store_conn_config c = {.unix_path = srv.sock, .user = "fgshop"};
+	struct store *s;
+	FILE *f;
+
+	snprintf(good, sizeof(good), "%s/pw-good", srv.dir);
+	snprintf(bad, sizeof(bad), "%s/pw-bad", srv.dir);
+	snprintf(open_file, sizeof(open_file), "%s/pw-open", srv.dir);
+	freeReplyObject(raw_cmd(raw, "ACL SETUSER fgshop on >s3cret-pw ~* &* +@all"));
+	f = fopen(good, "w");
+	fputs("s3cret-pw\n", f);
+	fclose(f);
+	f = fopen(bad, "w");
+	fputs("wrong-pw\n", f);
+	fclose(f);
+	f = fopen(open_file, "w");
+	fputs("s3cret-pw\n", f);
+	fclose(f);
+	chmod(good, 0600);
+	chmod(bad, 0600);
+	chmod(open_file, 0644);
+
+	c.password_file = good;
+	s = store_open(&c, err, sizeof(err));
+	tap_ok(s != NULL,
+		"AUTH as an ACL user with the password from a 0600 file %s", s ? "" : err);
+	store_close(s);
+	c.password_file = bad;
+	c.start_offline = true;
+	s = store_open(&c, err, sizeof(err));
+	tap_ok(s == NULL && strstr(err, "AUTH as fgshop refused") != NULL,
+		"a wrong password is refused at start with a clear error (%s)", err);
+	store_close(s);
+	c.password_file = open_file;
+	s = store_open(&c, err, sizeof(err));
+	tap_ok(s == NULL && strstr(err, "redis.password_file") != NULL,
+		"a password file others may read is refused (%s)", err);
+	store_close(s);
+	freeReplyObject(raw_cmd(raw, "ACL DELUSER fgshop"));
+	unlink(good);
+	unlink(bad);
+	unlink(open_file);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1665,6 +1768,8 @@ main(int argc, char **argv)
 	raw = raw_connect(&srv);
 
 	test_open();
+	test_settings_check();
+	test_auth();
 	test_exact_stock();
 	test_duplicates();
 	test_seed_equivalence(doc);

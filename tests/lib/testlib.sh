@@ -208,7 +208,7 @@ t_cp_start() {
 	shift 5
 	"$exe" -s "controlplane.pull_endpoint=$pull" -s "controlplane.pub_endpoint=$pub" \
 		-s "controlplane.admin_socket=$admin" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" "$@" \
+		-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" "$@" \
 		>>"$log" 2>&1 &
 	CP_PID=$!
 	fg_wait_line "$log" "\\[$CP_PID\\] [a-z-]+: ready:" "$CP_PID" 20 && return 0

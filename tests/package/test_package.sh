@@ -155,6 +155,10 @@ ExecStart=/usr/sbin/runuser -u postgres -- createdb -O flashgate flashgate
 [Install]
 WantedBy=multi-user.target
 UNIT
+# Redis as flashgate needs it (docs/install.md): the append-only file, synced before each reply.
+grep -q '^appendfsync always' "$root/etc/redis/redis.conf" ||
+	printf 'appendonly yes\nappendfsync always\nmaxmemory-policy noeviction\n' \
+		>>"$root/etc/redis/redis.conf"
 cat >"$root/etc/systemd/system/fgtest-net.service" <<'UNIT'
 [Unit]
 Before=flashgate-dataplane.service

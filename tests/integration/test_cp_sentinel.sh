@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The real control plane on Redis with replicas (docs/ha.md): scripts/services' Redis as the
+# primary, two replicas and three redis-sentinel on free ports of 127.0.0.1, the control plane
+# configured with [redis] sentinels and wait_replicas = 1, reservations from a stand-in data
+# plane (tests/peer/fg_feed):
+# - the control plane finds the primary through Sentinel and decides;
+# - the primary SIGKILLed, Sentinel promotes a replica: the control plane follows it and decides
+#   again; every reservation acknowledged before the loss is in the new primary, nobody twice.
+#
+# usage: test_cp_sentinel.sh CONTROLPLANE FLASHGATECTL FG_FEED
+set -uo pipefail
+
+CP=$1 CTL=$2 FEED=$3
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin cpsent
+command -v redis-sentinel >/dev/null || {
+	tap_skip "redis-sentinel is not installed (Debian's redis-sentinel)" "Sentinel"
+	tap_done
+}
+t_services_up "$TMP/svc"
+T_CP=$CP T_CTL=$CTL T_CTL_OUT=$TMP/ctl.log
+mapfile -t P < <(fg_free_ports 5)
+R1=${P[0]} R2=${P[1]} S=("${P[2]}" "${P[3]}" "${P[4]}")
+
+rcli() { redis-cli -h 127.0.0.1 -p "$@"; } # PORT ARGS...
+rcli "$FG_REDIS_PORT" CONFIG SET min-replicas-to-write 1 >/dev/null &&
+	rcli "$FG_REDIS_PORT" CONFIG SET min-replicas-max-lag 10 >/dev/null
+tap_ok $? "the services' Redis is the primary (min-replicas-to-write 1)"
+for port in "$R1" "$R2"; do
+	mkdir -p "$TMP/r$port"
+	redis-server --bind 127.0.0.1 --port "$port" --dir "$TMP/r$port" --save '' \
+		--appendonly yes --appendfsync always --min-replicas-to-write 1 \
+		--min-replicas-max-lag 10 --replicaof 127.0.0.1 "$FG_REDIS_PORT" \
+		--logfile "$TMP/r$port/redis.log" --daemonize no &
+	T_PIDS+=($!)
+done
+for i in 0 1 2; do
+	printf 'bind 127.0.0.1\nport %s\ndir %s\nlogfile %s/sentinel%s.log\n' \
+		"${S[i]}" "$TMP" "$TMP" "$i" >"$TMP/sentinel$i.conf"
+	printf 'sentinel monitor flashgate 127.0.0.1 %s 2\n' "$FG_REDIS_PORT" >>"$TMP/sentinel$i.conf"
+	printf 'sentinel %s flashgate %s\n' down-after-milliseconds 1000 failover-timeout 10000 \
+		>>"$TMP/sentinel$i.conf"
+	redis-sentinel "$TMP/sentinel$i.conf" &
+	T_PIDS+=($!)
+done
+# Each Sentinel knows the two replicas and the two other Sentinels: a failover can happen.
+sentinels_ready() {
+	local i m
+	for i in 0 1 2; do
+		m=$(rcli "${S[i]}" SENTINEL MASTER flashgate 2>/dev/null | tr '\n' ' ')
+		[[ $m == *"num-slaves 2 "* && $m == *"num-other-sentinels 2 "* ]] || return 1
+	done
+}
+t_wait_until 40 sentinels_ready
+tap_ok $? "two replicas and three Sentinels are up and know each other"
+
+SENTINELS=127.0.0.1:${S[0]},127.0.0.1:${S[1]},127.0.0.1:${S[2]}
+# A loaded host's replicas (each fsyncs its append-only file) may take a while to answer WAIT.
+t_cp_up -s "redis.sentinels=$SENTINELS" -s redis.wait_replicas=1 -s redis.wait_timeout=1500ms
+tap_ok $? "the control plane starts with [redis] sentinels and wait_replicas = 1"
+grep -q "connected to 127.0.0.1:$FG_REDIS_PORT" "$T_TMP/cp.log"
+tap_ok $? "  it found the primary through Sentinel (127.0.0.1:$FG_REDIS_PORT)"
+ctl event create 5 --name "ha" --stock 5000 --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m && ctl event preheat 5 && ctl event open 5
+rc=$?
+tap_ok $rc "event 5 created, preheated and opened"
+[ $rc = 0 ] || tap_diag "$(tail -3 "$TMP/ctl.log"; grep -E 'warn|err' "$T_TMP/cp.log" | tail -5)"
+
+feed() { # OUT USERS
+	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 5 --users "$2" --dp 11 \
+		--timeout-ms 20000 --batch 50 >"$TMP/$1" 2>&1
+}
+feed before 1-300
+tap_is "$(t_field "$TMP/before" reserved)" 300 "300 users reserve before the loss ($(cat "$TMP/before"))"
+
+"$ROOT/scripts/services" redis-kill "$TMP/svc" >/dev/null
+new_primary() {
+	local p
+	p=$(rcli "${S[1]}" SENTINEL get-master-addr-by-name flashgate 2>/dev/null | tail -1)
+	[ -n "$p" ] && [ "$p" != "$FG_REDIS_PORT" ] && NEW=$p
+}
+t_wait_until 30 new_primary
+tap_ok $? "the primary SIGKILLed: Sentinel promoted a replica (port ${NEW:-none})"
+t_wait_until 30 grep -q "connected to 127.0.0.1:${NEW:-none} again" "$T_TMP/cp.log"
+tap_ok $? "the control plane follows it (its log: connected to the new primary)"
+# The other replica follows the new primary (a full sync) before a batch can reach it.
+replica_online() { rcli "${NEW:-0}" INFO replication | grep -q 'state=online'; }
+t_wait_until 30 replica_online
+tap_ok $? "  the other replica is in sync with the new primary"
+feed after 301-600
+tap_is "$(t_field "$TMP/after" reserved)" 300 "  300 more users reserve ($(cat "$TMP/after"))"
+tap_is "$(t_stat redis wait_timeouts)" 0 "  no batch waited in vain for a replica"
+
+buyers=$(rcli "${NEW:-0}" HLEN 'fg:{5}:result')
+stock=$(rcli "${NEW:-0}" GET 'fg:{5}:stock')
+tap_is "$buyers" 600 "the new primary holds every acknowledged reservation, before and after"
+tap_is "$((stock + buyers))" 5000 "  stock $stock + buyers $buyers == 5000: nobody twice"
+tap_done
