@@ -104,6 +104,7 @@ wire_verdict_name(unsigned verdict)
 		[WIRE_V_CLOSED] = "closed",
 		[WIRE_V_NOT_STARTED] = "not_started",
 		[WIRE_V_QUEUED] = "queued",
+		[WIRE_V_WAITING] = "waiting",
 	};
 
 	return verdict < WIRE_V_MAX && names[verdict] != NULL ? names[verdict] : "unknown";

@@ -248,6 +248,7 @@ cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out)
 	out->entrants = (uint32_t)(ev->has_digest ? ev->draw_entrants : e->draw.entrants);
 	out->decided = (uint32_t)e->draw.decided;
 	out->rate = e->draw.rate;
+	out->served = (uint32_t)e->draw.served;
 	if (e->draw.has_digest)
 		memcpy(out->entrants_digest, e->draw.digest, WIRE_DIGEST_LEN);
 	else if (ev->has_digest)

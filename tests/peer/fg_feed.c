@@ -536,11 +536,11 @@ main(int argc, char **argv)
 	}
 	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
 	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d "
-	       "others=%u queried=%u max_ms=%" PRIu64 " queued=%u\n",
+	       "others=%u queried=%u max_ms=%" PRIu64 " queued=%u waiting=%u\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
 		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
 		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused,
-		n_other, n_qgot, max_ms, queued);
+		n_other, n_qgot, max_ms, queued, counts[WIRE_V_WAITING]);
 	if (logf != NULL)
 		fclose(logf);
 	zlink_keys_wipe(&keys);
