@@ -180,9 +180,16 @@ verify 0 "the draw checks out" "  swapped back, it passes"
 loser=${order[4]}
 t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
 	VALUES (33, $loser, $((5000 + loser)), now())"
-verify 1 "user $loser (rank 5) has an order of reservation $((5000 + loser)), but only the first" \
-	"an order given to a loser (rank 5 of stock 3) is caught"
-t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = $loser"
+verify 1 "user $loser (rank 5) has an order of reservation $((5000 + loser)), but rank 4 (user ${order[3]}) before it has none" \
+	"an order given to rank 5 of stock 3 while rank 4 waits: not the waiting list's order, caught"
+t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
+	VALUES (33, ${order[3]}, $((5000 + order[3])), now())"
+verify 0 "and the next 2 by rank the items returned to the waiting list" \
+	"  ranks 4 and 5 both served from the waiting list (items returned), in rank order: passes"
+out=$(ctlj event verify-draw 33)
+tap_is "$(jget winners ordered returned_to_list <<<"$out")" "3/5/2" \
+	"  counts: 3 winners, 5 orders, 2 items returned to the list"
+t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id IN ($loser, ${order[3]})"
 t_sql "UPDATE orders SET status = 'expired' WHERE event_id = 33 AND user_id = ${order[2]}"
 verify 0 "the draw checks out" "  an expired order of a winner still counts as its order"
 t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = ${order[2]}"
