@@ -384,6 +384,24 @@ refuse(struct decider *d, const struct wire_reserve *r, const struct cp_state_ev
 		r->event, wire_verdict_name(v));
 }
 
+/*
+ * Whether a reservation of a draw's event makes its user an entrant: before draw_at by this
+ * control plane's clock, or admitted before draw_at by its data plane's clock (which answered
+ * it 202 queued with a receipt) and reaching here within DRAW_GRACE_MS after draw_at, before
+ * the freeze (draw_runner waits that long; enter.lua refuses after the freeze all the same, and
+ * the entry is then answered retry, never left queued). An admitted_ms from the future beyond
+ * the grace (a data plane's clock far ahead) counts as now.
+ */
+static bool
+draw_entry_in_time(const struct admin_event *ev, uint64_t admitted_ms, uint64_t now_ms)
+{
+	uint64_t at = admin_event_draw_at_ms(ev);
+
+	if (now_ms < at)
+		return true;
+	return admitted_ms < at && now_ms < at + DRAW_GRACE_MS;
+}
+
 void
 decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 {
@@ -397,7 +415,10 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 			continue;
 		}
 		d->ctr.received++;
-		const struct cp_state_event *e = cp_state_event(d->st, r.event);
+		struct cp_state_event *e = cp_state_event(d->st, r.event);
+
+		if (e != NULL)
+			e->forwarded++; /* the automatic difficulty's share of the refusals */
 
 		if ((out = outside_sale(e, now_ms)) != 0) {
 			refuse(d, &r, e, out);
@@ -409,9 +430,16 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		bool enter = false;
 
 		if (draw_pending(e)) {
-			if (now_ms >= admin_event_draw_at_ms(&e->ev)) {
+			if (!draw_entry_in_time(&e->ev, r.admitted_ms, now_ms)) {
 				refuse(d, &r, e, WIRE_V_RETRY);
 				continue;
+			}
+			uint64_t at = admin_event_draw_at_ms(&e->ev);
+
+			if (now_ms >= at) { /* measured: how late the grace's entries come */
+				d->ctr.entrants_late++;
+				if (now_ms - at > d->ctr.entrants_late_max_ms)
+					d->ctr.entrants_late_max_ms = now_ms - at;
 			}
 			enter = true;
 		}

@@ -732,7 +732,7 @@ job_of(struct draw_runner *r, uint32_t event)
 	return j;
 }
 
-/* Whether event e's draw is this control plane's to run now. */
+/* Whether event e's draw is this control plane's to run now: DRAW_GRACE_MS after draw_at. */
 static bool
 draw_due(const struct cp_state_event *e, uint64_t now_ms)
 {
@@ -740,7 +740,7 @@ draw_due(const struct cp_state_event *e, uint64_t now_ms)
 
 	return ev->draw_window_s > 0 && ev->draw_done_at_ms == 0 &&
 	       (ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
-	       now_ms >= admin_event_draw_at_ms(ev);
+	       now_ms >= admin_event_draw_at_ms(ev) + DRAW_GRACE_MS;
 }
 
 /* One step of job j. Returns whether it has more to do at once. */
@@ -823,6 +823,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 					e->draw.dirty = true;
 				}
 			}
+			at += DRAW_GRACE_MS;
 			if ((ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
 				at > now_ms && at < wake)
 				wake = at;

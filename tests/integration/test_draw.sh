@@ -15,6 +15,8 @@
 #     goes on where Redis's cursor says, nobody decided twice or skipped;
 #   - the entrants beyond the stock are on the waiting list once, in rank order, also across
 #     the kill; a returned item goes to the list's head, never to a first-come reserve;
+#   - a reservation admitted by its data plane 1 ms before draw_at and received after it is an
+#     entrant (the freeze waits DRAW_GRACE_MS); one admitted at draw_at is told retry;
 #   - while a draw is not done, a reservation is not decided first come (the control plane
 #     answers retry; reserve.lua refuses a first-come batch by itself).
 #
@@ -282,6 +284,31 @@ sys.exit(0 if d[22]["phase"] == "done" and d[22]["decided"] == 30000 else 1)'; e
 m=$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics")
 tap_ok "$(grep -q '^flashgate_draw_decided{event="22"} 30000$' <<<"$m"; echo $?)" \
 	"the metric flashgate_draw_decided of event 22 is 30000"
+
+# --- a receipt issued in the last millisecond before draw_at is in the draw (issue 27 §2) ----------
+# Event 25: its data planes' reservations reach the control plane 300 ms after draw_at, one
+# admitted (answered 202 queued) 1 ms before it by the data plane's clock, one at draw_at.
+now=$(date +%s)
+at25=$(((now + 6) * 1000))
+ctl event create 25 --name "late receipt" --stock 5 --queue-opens-at $((now + 2)) \
+	--starts-at $((now + 3)) --draw-window 3s --ends-at $((now + 3600)) --pay-window 15m &&
+	ctl event preheat 25 && ctl event open 25
+tap_ok $? "event 25 created and opened, draw_at in 6 s"
+feed late1 25 7001-7001 41 --admitted-ms $((at25 - 1)) --send-at-ms $((at25 + 300)) --final &
+l1=$!
+feed late2 25 7002-7002 42 --admitted-ms "$at25" --send-at-ms $((at25 + 300)) &
+l2=$!
+wait $l1 $l2
+wait_done 25 30
+tap_is "$?/$(field late1 queued)/$(field late1 reserved)/$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 25 AND user_id = 7001")" \
+	0/1/1/1 "admitted 1 ms before draw_at, received after it: queued, an entrant, drawn (reserved)"
+tap_is "$(field late2 retry)/$(t_redis hexists 'fg:{25}:entrants' 7002)" 1/0 \
+	"  admitted at draw_at: not an entrant, told retry (never left queued)"
+tap_ok "$(ctlj stats | python3 -c 'import json, sys
+d = json.load(sys.stdin)["decisions"]
+sys.exit(0 if d["entrants_late"] == 1 and 0 < d["entrants_late_max_ms"] < 1000 else 1)'; echo $?)" \
+	"  stats: decisions.entrants_late 1, within the grace ($(ctlj stats | python3 -c 'import json, sys
+print(json.load(sys.stdin)["decisions"]["entrants_late_max_ms"])') ms after draw_at)"
 
 fg_stop_pid "$CP_PID" 10
 tap_ok $? "the control plane stops"

@@ -16,7 +16,7 @@
 #     shown in event show and the metrics; refusals;
 #   - the automatic difficulty: up by one a second while a data plane reports forward-budget
 #     refusals growing, down again once they stop, never below the operator's, never above the
-#     maximum;
+#     maximum; only for the busy event (its reservations forwarded), not a quiet one;
 #   - a real draw (the control plane's draw runner, entrants from fg_feed in the pre-queue,
 #     orders from the order writer): event show follows it, the seed appears once it is done,
 #     verify-draw passes, and catches two of its ranks swapped.
@@ -257,8 +257,14 @@ ctl event create 34 --name auto --stock 10 --starts-at $((now - 60)) --ends-at $
 tap_ok $? "event 34 open with 2 bits, automatic up to 4"
 sleep 3
 tap_is "$(jget pow_bits_now <<<"$(ctlj event show 34)")" 2 "  no refusals: it stays at 2"
-# A second data plane whose counters report refusals over the forward budget for 4 s.
-"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 2 \
+# Event 36: a quiet sale with an automatic maximum too; the refusals are event 34's.
+ctl event create 36 --name quiet --stock 10 --starts-at $((now - 60)) --ends-at $E \
+	--pay-window 15m --pow-bits 2 --pow-auto-max 4 >/dev/null && ctl event preheat 36 >/dev/null &&
+	ctl event open 36 >/dev/null
+tap_ok $? "event 36 open with 2 bits, automatic up to 4 (a quiet sale)"
+# A second data plane whose counters report refusals over the forward budget for 4 s, while
+# event 34's reservations come through (the busy sale).
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 2 --event 34 \
 	--watch-limits 60000 --refuse-ms 4000 >"$TMP/w2.out" 2>&1 &
 W2_PID=$!
 fg_wait_line "$TMP/w2.out" '^fair event=34 state=0 pow_bits=4 ' "$W2_PID" 30
@@ -273,6 +279,8 @@ tap_is "$(ctlj event show 34 | jget pow_bits_now event.pow_bits)" 4/2 \
 	"  event show: pow_bits_now 4, pow_bits still 2"
 tap_is "$(grep '^fair event=31 ' "$TMP/w2.out" | grep -vc 'pow_bits=9 ')" 0 \
 	"  event 31 (a draft without an automatic maximum now) did not move"
+tap_is "$(grep '^fair event=36 ' "$TMP/w2.out" | grep -vc 'pow_bits=2 ')/$(ctlj event show 36 | jget pow_bits_now)" \
+	0/2 "  event 36 (quiet: none of its reservations refused) did not move: the refusals are counted per event"
 # moves: the values published for event 34 so far, each run of the same value once
 moves() {
 	awk '/^fair event=34 /{sub(/.*pow_bits=/, ""); sub(/ .*/, ""); if ($0 != last)
