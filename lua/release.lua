@@ -10,6 +10,8 @@
 --         "C:<rid>:<order id>:<deadline>" (cancelled) or "S:<rid>" (a reservation that never
 --         became an order: PostgreSQL had no stock left for it); "X:<rid>" without it
 -- ARGV[5] (optional, with KEYS[4..7]) the most items to hand to the waiting list (0..1000)
+-- ARGV[6] (optional, with ARGV[5]) now, Unix ms: a window "<starts_ms> <ends_ms>" past its end
+--         counts as closed
 --
 -- Returns {1, user, rid, rank, ...} (the three as decimal strings) when the stock went back, with one (user, rid, rank) per
 -- item handed to the waiting list; {0} when this reservation was released before (nothing
@@ -17,7 +19,7 @@
 -- hash (nothing changes: returning stock that was never taken would oversell).
 --
 -- The waiting list (reserve.lua's draw batches append the entrants beyond the stock in rank
--- order): while it holds entrants and the sale is not closed, each returned item goes to the
+-- order): while it holds entrants and the sale is not closed or over, each returned item goes to the
 -- list's head instead of the stock, in this same script: the entrant becomes a buyer (its
 -- result "<rid>", the entrant's reservation) and its reservation goes to the outbox, so the
 -- order writer makes its order as any other's; the draw key's "served" becomes its rank. An
@@ -47,7 +49,16 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 or
 end
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[4] or ('X:' .. ARGV[1]))
 local out, cap = {1}, tonumber(ARGV[5] or '0') or 0
-if KEYS[7] and cap > 0 and redis.call('GET', KEYS[7]) ~= 'closed' then
+-- A missing window key (GET answers false) is no window recorded: the list goes on.
+local list = KEYS[7] and cap > 0
+if list then
+	local window = redis.call('GET', KEYS[7])
+	local ends = window and string.match(window, '^%d+ (%d+)$')
+	if window == 'closed' or (ends and ARGV[6] and tonumber(ARGV[6]) >= tonumber(ends)) then
+		list = false
+	end
+end
+if list then
 	while n > 0 and cap > 0 do
 		local head = redis.call('LPOP', KEYS[5])
 		if not head then

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/now.h"
 
 #include "common/wire.h"
 #include "store/store_conn_int.h"
@@ -49,9 +50,9 @@ store_release_to(struct store *rs, uint32_t event, uint64_t reservation_id, uint
 		RS_KEY_DRAW, RS_KEY_WAIT, RS_KEY_OUTBOX, RS_KEY_WINDOW};
 	enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
 	char rid_s[RS_U64_DIGITS + 1], user_s[RS_U64_DIGITS + 1], n_s[RS_U64_DIGITS + 1];
-	char cap_s[RS_U64_DIGITS + 1], value[3 * RS_U64_DIGITS + 8], keys[NK][RS_KEY_MAX];
-	const char *argv[3 + NK + 5] = {"EVALSHA", NULL};
-	size_t len[3 + NK + 5] = {7, 40};
+	char cap_s[RS_U64_DIGITS + 1], now_s[RS_U64_DIGITS + 1], value[3 * RS_U64_DIGITS + 8], keys[NK][RS_KEY_MAX];
+	const char *argv[3 + NK + 6] = {"EVALSHA", NULL};
+	size_t len[3 + NK + 6] = {7, 40};
 	unsigned nk = 3, na = 3;
 	int rc = 0;
 
@@ -73,14 +74,15 @@ store_release_to(struct store *rs, uint32_t event, uint64_t reservation_id, uint
 	}
 	if (cap > 0) {
 		nk = NK;
-		na = 5;
+		na = 6;
 	}
 	rid_s[store_u64_to_dec(rid_s, reservation_id)] = '\0';
 	user_s[store_u64_to_dec(user_s, user)] = '\0';
 	n_s[store_u64_to_dec(n_s, n)] = '\0';
 	cap_s[store_u64_to_dec(cap_s, cap)] = '\0';
+	now_s[store_u64_to_dec(now_s, now_wall_ms())] = '\0';
 	char nk_s[2] = {(char)('0' + nk), '\0'};
-	const char *args[5] = {rid_s, user_s, n_s, value, cap_s};
+	const char *args[6] = {rid_s, user_s, n_s, value, cap_s, now_s};
 	unsigned argc = 3;
 
 	argv[2] = nk_s;

@@ -40,7 +40,7 @@ struct store_waiter {
 
 /*
  * As store_release(), and while the event's draw has entrants on its waiting list and the sale
- * is not closed (store/store_keys.h), the returned items go to them instead of the stock, in
+ * is neither closed nor past its end by this host's clock (store/store_keys.h), the returned items go to them instead of the stock, in
  * rank order, at most cap (1..1000; as must be set; 0: as store_release()), in the same script:
  * each becomes a buyer (its result "<rid>") with its reservation in the outbox, and is written
  * to to[0..*n_to). Returns as store_release(), or -EINVAL for cap over 1000 or to, n_to or as

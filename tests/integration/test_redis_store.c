@@ -742,15 +742,23 @@ test_waiting_list(uint32_t ev)
 	tap_ok(store_release_to(rs, ev, rid12, 12, 1, &as, to, 4, &n_to) == 0 && n_to == 0 &&
 			raw_int(raw, "LLEN %s", key(ev, RS_KEY_WAIT)) == 1,
 		"  the same release again: nothing (exactly once), user 11 still waiting");
-	uint64_t served = 0, waiting = 0;
+	uint64_t served = 0, waiting = 0, rid13 = to[0].reservation_id;
 
-	tap_ok(store_release_to(rs, ev, rid10, 10, 1, &as, to, 4, &n_to) == 1 && n_to == 1 &&
+	freeReplyObject(raw_cmd(raw, "SET %s %s", key(ev, RS_KEY_WINDOW), "1 2"));
+	tap_ok(store_release_to(rs, ev, rid10, 10, 1, &as, to, 4, &n_to) == 1 && n_to == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 1 &&
+			raw_int(raw, "LLEN %s", key(ev, RS_KEY_WAIT)) == 1,
+		"  the sale over (its window ended): user 10's item goes back to the stock, not "
+		"the list");
+	freeReplyObject(raw_cmd(raw, "DEL %s", key(ev, RS_KEY_WINDOW)));
+	tap_ok(store_release_to(rs, ev, rid13, 13, 1, &as, to, 4, &n_to) == 1 && n_to == 1 &&
 			to[0].user == 11 && to[0].rank == 4 &&
 			store_draw_waiting(rs, ev, &served, &waiting) == 0 && served == 4 &&
 			waiting == 0,
-		"  user 10's item went to user 11 (rank 4): the list in rank order, now empty");
+		"  open again, user 13's item went to user 11 (rank 4): the list in rank order, now "
+		"empty");
 	tap_ok(store_release_to(rs, ev, to[0].reservation_id, 11, 1, &as, to, 4, &n_to) == 1 &&
-			n_to == 0 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 1,
+			n_to == 0 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 2,
 		"  with nobody waiting, a returned item goes back to the stock (first come)");
 	fc = mkres(ev, 502);
 	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED,
