@@ -112,7 +112,8 @@ draw_pending(const struct cp_state_event *e)
 /*
  * For the pairs of q without a result whose event's draw is not done: an entrant is answered
  * QUEUED, with its rank when the draw runner holds the order (res[i].order_id carries the rank
- * to the caller), else rank 0 when the entrants hash has the user (not drawn yet). Returns 0,
+ * to the caller), WAITING when the draw decided it already (beyond the stock), else rank 0 when
+ * the entrants hash has the user (not drawn yet). Returns 0,
  * or -1 when Redis could not be read.
  */
 static int
@@ -131,8 +132,14 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 			continue;
 		if (d->draws != NULL &&
 			draw_runner_rank(d->draws, q[i].event, q[i].user, &rank, &rid) == 0) {
+			const struct cp_state_event *e = cp_state_event(d->st, q[i].event);
+
+			/* Decided already and not a buyer (no result): beyond the stock, on the
+			 * waiting list; never queued again (a data plane would show it queued). */
 			res[i] = (struct store_result){
-				.verdict = WIRE_V_QUEUED, .reservation_id = rid, .order_id = rank};
+				.verdict = rank <= e->draw.decided ? WIRE_V_WAITING : WIRE_V_QUEUED,
+				.reservation_id = rid,
+				.order_id = rank};
 			continue;
 		}
 		ask[m] = q[i];
@@ -167,12 +174,12 @@ publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
 		if (store_results(d->rs, q + at, m, res) != 0 || find_entrants(d, q + at, m, res) != 0)
 			return -1;
 		for (unsigned i = 0; i < m; i++) {
-			if (res[i].verdict == WIRE_V_QUEUED) {
+			if (res[i].verdict == WIRE_V_QUEUED || res[i].verdict == WIRE_V_WAITING) {
 				out[k++] = (struct wire_result){
 					.reservation_id = res[i].reservation_id,
 					.user = q[at + i].user,
 					.event = q[at + i].event,
-					.verdict = WIRE_V_QUEUED,
+					.verdict = res[i].verdict,
 					.rank = (uint32_t)res[i].order_id, /* find_entrants() */
 				};
 				continue;
