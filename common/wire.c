@@ -41,7 +41,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_DP_REFUSED] = {"dp_refused", sizeof(struct wire_dp_refused), 1, WIRE_MAX_RECORDS,
 		"QLL"},
 	[WIRE_T_FAIR] = {"fair", sizeof(struct wire_fair), 1, WIRE_MAX_RECORDS,
-		"LBBx2QQLLLx4B32B32B32"},
+		"LBBx2QQLLLLB32B32B32"},
 };
 
 static const struct wire_type_info *
@@ -104,6 +104,7 @@ wire_verdict_name(unsigned verdict)
 		[WIRE_V_CLOSED] = "closed",
 		[WIRE_V_NOT_STARTED] = "not_started",
 		[WIRE_V_QUEUED] = "queued",
+		[WIRE_V_WAITING] = "waiting",
 	};
 
 	return verdict < WIRE_V_MAX && names[verdict] != NULL ? names[verdict] : "unknown";

@@ -173,8 +173,10 @@ enum wire_verdict {
 	WIRE_V_CLOSED = 9, /* not decided: the sale is closed or ended (control plane's clock) */
 	WIRE_V_NOT_STARTED = 10, /* not decided: the sale is held or has not started yet */
 	WIRE_V_QUEUED = 11, /* an entrant of the event's draw, not decided yet; rank once drawn */
+	WIRE_V_WAITING = 12, /* a draw's entrant beyond the stock, on the waiting list (rank set):
+			      * a returned item goes to it in rank order (docs/fairness.md) */
 };
-#define WIRE_V_MAX 12
+#define WIRE_V_MAX 13
 
 struct wire_result {
 	uint64_t reservation_id;
@@ -186,7 +188,8 @@ struct wire_result {
 	uint8_t verdict;     /* enum wire_verdict */
 	uint8_t flags;	     /* WIRE_RESULT_F_* */
 	uint8_t pad[2];
-	uint32_t rank; /* QUEUED: the entrant's place in the draw, 1-based; 0: not drawn yet */
+	uint32_t rank; /* QUEUED, WAITING: the entrant's place in the draw, 1-based; 0: not drawn
+			* yet */
 };
 /* stock_left is the event's stock in Redis right after this decision: set by the control
  * plane's reserve rounds that Redis answered, never by a result read back or relayed. */
@@ -235,7 +238,9 @@ struct wire_fair {
 	uint32_t entrants;	    /* entrants so far (QUEUEING), fixed from DRAWING on */
 	uint32_t decided;	    /* entrants the draw has decided, in rank order */
 	uint32_t rate;		    /* entrants decided per second lately (estimated waits) */
-	uint32_t pad2;
+	uint32_t served; /* the highest rank holding an item (the draw's or the waiting list's);
+			  * an entrant of rank r waiting has r - 1 - served ahead; 0 from older
+			  * builds */
 	uint8_t seed_sha256[WIRE_DIGEST_LEN];	  /* the commitment: SHA-256 of the seed */
 	uint8_t entrants_digest[WIRE_DIGEST_LEN]; /* zero until DRAWING */
 	uint8_t seed[WIRE_DIGEST_LEN];		  /* zero until DONE */

@@ -88,6 +88,8 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "enter_batches", dc.enter_batches);
 	jw_u64(&j, "entrants_new", dc.entrants_new);
 	jw_u64(&j, "draw_waiting", dc.draw_waiting);
+	jw_u64(&j, "entrants_late", dc.entrants_late);
+	jw_u64(&j, "entrants_late_max_ms", dc.entrants_late_max_ms);
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", store_connected(c->rs));

@@ -131,15 +131,23 @@ admin_verify_draw(struct cp_ctx *c, const struct admin_req *req, struct admin_ex
 		}
 	}
 	winners = ev.stock < n ? ev.stock : n;
+	/* Beyond the first winners, the items returned went to the waiting list by rank: the
+	 * entrants holding orders are ranks 1..winners + returned, no gap (docs/fairness.md). */
+	size_t gap = 0; /* the first rank past the winners without an order (0: none yet) */
+
 	for (size_t i = 0; i < n; i++) {
 		ordered += v[i].ordered;
-		if (v[i].ordered && i >= winners) {
+		if (v[i].ordered && i >= winners && gap != 0) {
 			rc = verify_failed(out, cap, &ev, n,
 				"user %" PRIu64 " (rank %zu) has an order of reservation %" PRIu64
-				", but only the first %zu by rank could win",
-				v[i].user, i + 1, v[i].reservation_id, winners);
+				", but rank %zu (user %" PRIu64 ") before it has none: the items "
+				"returned did not go to the waiting list in rank order (if the sale "
+				"just ended, the order writer may not have written it yet)",
+				v[i].user, i + 1, v[i].reservation_id, gap, v[gap - 1].user);
 			goto out;
 		}
+		if (!v[i].ordered && i >= winners && gap == 0)
+			gap = i + 1;
 		if (!v[i].ordered && i < winners) {
 			rc = verify_failed(out, cap, &ev, n,
 				"user %" PRIu64 " (rank %zu, one of the first %zu) has no order of "
@@ -149,13 +157,15 @@ admin_verify_draw(struct cp_ctx *c, const struct admin_req *req, struct admin_ex
 			goto out;
 		}
 	}
-	char msg[320];
+	size_t returned = ordered - winners;
+	char msg[400];
 
 	snprintf(msg, sizeof(msg),
 		"event %u: the draw checks out: %zu entrants, every rank recomputed from the seed "
-		"and the entrants' digest; the first %zu by rank (stock %u) hold the orders, no "
-		"other entrant does%s",
-		ev.id, n, winners, ev.stock,
+		"and the entrants' digest; the first %zu by rank (stock %u) hold the orders, and "
+		"the next %zu by rank the items returned to the waiting list; no other entrant "
+		"does%s",
+		ev.id, n, winners, ev.stock, returned,
 		req->has_commitment ? "; the seed matches the commitment given"
 				    : "; compare seed_sha256 with the one published before the "
 				      "pre-queue opened (or give --commitment)");
@@ -167,6 +177,7 @@ admin_verify_draw(struct cp_ctx *c, const struct admin_req *req, struct admin_ex
 	jw_u64(&j, "stock", ev.stock);
 	jw_u64(&j, "winners", winners);
 	jw_u64(&j, "ordered", ordered);
+	jw_u64(&j, "returned_to_list", returned);
 	jw_u64(&j, "ranks_checked", n);
 	hex_str(commitment, DRAW_DIGEST_LEN, hex);
 	jw_str(&j, "seed_sha256", hex);

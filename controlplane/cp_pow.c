@@ -18,6 +18,35 @@ auto_on(const struct cp_state_event *e, uint64_t now_ms)
 	       now_ms < e->ev.ends_at_ms;
 }
 
+/*
+ * Which events the forward-budget refusals of this tick are put down to: each event's budget is
+ * the same, so the events refused are those whose reservations forwarded reach it, the busiest
+ * ones. An event counts when it forwarded at least half as many as the busiest one since the
+ * last tick; a quiet sale's challenge does not move with a busy one's. When nothing at all was
+ * forwarded (a data plane's counter alone, the link down), the refusals cannot be put down to
+ * any event: every one counts, as when they were not counted per event.
+ */
+static void
+pow_attribute(struct cp_state *st, uint64_t now_ms, bool grew)
+{
+	uint64_t most = 0;
+
+	for (unsigned i = 0; i < st->n_ev; i++) {
+		struct cp_state_event *e = &st->ev[i];
+		uint64_t d = e->forwarded - e->pow_fwd_last;
+
+		most = d > most ? d : most;
+	}
+	for (unsigned i = 0; i < st->n_ev; i++) {
+		struct cp_state_event *e = &st->ev[i];
+		uint64_t d = e->forwarded - e->pow_fwd_last;
+
+		e->pow_fwd_last = e->forwarded;
+		if (grew && (most == 0 || 2 * d >= most))
+			e->pow_growth_ms = now_ms;
+	}
+}
+
 uint64_t
 cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct cp_links *l,
 	uint64_t now_ms)
@@ -35,17 +64,19 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 	p->have_last = true;
 	if (grew)
 		p->last_growth_ms = now_ms;
+	pow_attribute(st, now_ms, grew);
 	for (unsigned i = 0; i < st->n_ev; i++) {
 		struct cp_state_event *e = &st->ev[i];
 		uint8_t was = e->pow_bits_now;
+		bool its = grew && e->pow_growth_ms == now_ms;
 
 		if (!auto_on(e, now_ms))
 			continue;
-		if (grew && e->pow_bits_now < e->ev.pow_auto_max) {
+		if (its && e->pow_bits_now < e->ev.pow_auto_max) {
 			e->pow_bits_now++;
 			p->raised++;
-		} else if (!grew && e->pow_bits_now > e->ev.pow_bits &&
-			   now_ms - p->last_growth_ms >= CP_POW_QUIET_MS &&
+		} else if (!its && e->pow_bits_now > e->ev.pow_bits &&
+			   now_ms - e->pow_growth_ms >= CP_POW_QUIET_MS &&
 			   now_ms - e->pow_moved_ms >= CP_POW_QUIET_MS) {
 			e->pow_bits_now--;
 			p->lowered++;
@@ -56,8 +87,8 @@ cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct 
 		LOG_NOTICE("event %" PRIu32 ": challenge %u -> %u bits (%s; set %u, "
 			   "automatic up to %u)",
 			e->ev.id, was, e->pow_bits_now,
-			grew ? "the data planes refuse reservations over the forward budget"
-			     : "no refusals over the forward budget for 5 s",
+			its ? "the data planes refuse its reservations over the forward budget"
+			    : "no refusals over its forward budget for 5 s",
 			e->ev.pow_bits, e->ev.pow_auto_max);
 		cp_pow_publish(e, l);
 	}

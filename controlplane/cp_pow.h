@@ -9,7 +9,9 @@
  * an automatic maximum above its difficulty is raised by one bit a second, up to that maximum;
  * once the refusals stop growing for CP_POW_QUIET_MS it is lowered by one bit every
  * CP_POW_QUIET_MS, never below the operator's. The data planes count the refusals per data
- * plane, not per event: all such events move together. Each move is logged and published.
+ * plane; the control plane puts them down to the events whose forwarded reservations reach the
+ * budget (at least half the busiest event's since the last tick, cp_state_event.forwarded), so
+ * a busy sale does not raise a quiet one's challenge. Each move is logged and published.
  *
  * The current difficulty is cp_event.pow_bits_now; it goes to the data planes in the event's
  * FAIR record (cp_state_fair_to_wire()) at each move. Slow path only.

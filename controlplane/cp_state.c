@@ -104,6 +104,11 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *e
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
 		e.pow_bits_now = cp_state_pow_bits_keep(&evs[i], old);
 		e.pow_moved_ms = old != NULL ? old->pow_moved_ms : 0;
+		if (old != NULL) {
+			e.forwarded = old->forwarded;
+			e.pow_fwd_last = old->pow_fwd_last;
+			e.pow_growth_ms = old->pow_growth_ms;
+		}
 		if (old != NULL)
 			e.draw = old->draw;
 		if (evs[i].state == ADMIN_EV_OPEN && e.stock_left <= 0)
@@ -248,6 +253,7 @@ cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out)
 	out->entrants = (uint32_t)(ev->has_digest ? ev->draw_entrants : e->draw.entrants);
 	out->decided = (uint32_t)e->draw.decided;
 	out->rate = e->draw.rate;
+	out->served = (uint32_t)e->draw.served;
 	if (e->draw.has_digest)
 		memcpy(out->entrants_digest, e->draw.digest, WIRE_DIGEST_LEN);
 	else if (ev->has_digest)

@@ -35,6 +35,12 @@ struct cp_state_event {
 	 * [pow_bits, pow_auto_max]. */
 	uint8_t pow_bits_now;
 	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
+	/* The event's reservations received from the data planes (the decider counts them), and
+	 * the automatic difficulty's reading of it a tick ago and last time the forward-budget
+	 * refusals were put down to it (Unix ms): the refusals are counted per event. */
+	uint64_t forwarded;
+	uint64_t pow_fwd_last;
+	uint64_t pow_growth_ms;
 	/* The draw as this control plane follows it (controlplane/draw_runner.h), published in
 	 * FAIR; kept across reloads. */
 	struct cp_state_draw {
@@ -44,6 +50,9 @@ struct cp_state_event {
 		uint64_t entrants; /* so far (QUEUEING), fixed from DRAWING on */
 		uint64_t decided;  /* in rank order */
 		uint32_t rate;	   /* entrants decided per second over the last ~2 s */
+		uint64_t served;   /* the highest rank holding an item (draw or waiting list) */
+		uint64_t waiting;  /* entrants on the waiting list (Redis's, last read) */
+		uint64_t wait_ms;  /* when the waiting list was last read (monotonic ms) */
 		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
 		bool state_dirty;  /* the state changed: FAIR at once */
 		bool counted;	   /* entrants read from Redis once (a start during the pre-queue) */

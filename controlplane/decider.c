@@ -112,7 +112,8 @@ draw_pending(const struct cp_state_event *e)
 /*
  * For the pairs of q without a result whose event's draw is not done: an entrant is answered
  * QUEUED, with its rank when the draw runner holds the order (res[i].order_id carries the rank
- * to the caller), else rank 0 when the entrants hash has the user (not drawn yet). Returns 0,
+ * to the caller), WAITING when the draw decided it already (beyond the stock), else rank 0 when
+ * the entrants hash has the user (not drawn yet). Returns 0,
  * or -1 when Redis could not be read.
  */
 static int
@@ -131,8 +132,14 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 			continue;
 		if (d->draws != NULL &&
 			draw_runner_rank(d->draws, q[i].event, q[i].user, &rank, &rid) == 0) {
+			const struct cp_state_event *e = cp_state_event(d->st, q[i].event);
+
+			/* Decided already and not a buyer (no result): beyond the stock, on the
+			 * waiting list; never queued again (a data plane would show it queued). */
 			res[i] = (struct store_result){
-				.verdict = WIRE_V_QUEUED, .reservation_id = rid, .order_id = rank};
+				.verdict = rank <= e->draw.decided ? WIRE_V_WAITING : WIRE_V_QUEUED,
+				.reservation_id = rid,
+				.order_id = rank};
 			continue;
 		}
 		ask[m] = q[i];
@@ -167,12 +174,12 @@ publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
 		if (store_results(d->rs, q + at, m, res) != 0 || find_entrants(d, q + at, m, res) != 0)
 			return -1;
 		for (unsigned i = 0; i < m; i++) {
-			if (res[i].verdict == WIRE_V_QUEUED) {
+			if (res[i].verdict == WIRE_V_QUEUED || res[i].verdict == WIRE_V_WAITING) {
 				out[k++] = (struct wire_result){
 					.reservation_id = res[i].reservation_id,
 					.user = q[at + i].user,
 					.event = q[at + i].event,
-					.verdict = WIRE_V_QUEUED,
+					.verdict = res[i].verdict,
 					.rank = (uint32_t)res[i].order_id, /* find_entrants() */
 				};
 				continue;
@@ -384,6 +391,24 @@ refuse(struct decider *d, const struct wire_reserve *r, const struct cp_state_ev
 		r->event, wire_verdict_name(v));
 }
 
+/*
+ * Whether a reservation of a draw's event makes its user an entrant: before draw_at by this
+ * control plane's clock, or admitted before draw_at by its data plane's clock (which answered
+ * it 202 queued with a receipt) and reaching here within DRAW_GRACE_MS after draw_at, before
+ * the freeze (draw_runner waits that long; enter.lua refuses after the freeze all the same, and
+ * the entry is then answered retry, never left queued). An admitted_ms from the future beyond
+ * the grace (a data plane's clock far ahead) counts as now.
+ */
+static bool
+draw_entry_in_time(const struct admin_event *ev, uint64_t admitted_ms, uint64_t now_ms)
+{
+	uint64_t at = admin_event_draw_at_ms(ev);
+
+	if (now_ms < at)
+		return true;
+	return admitted_ms < at && now_ms < at + DRAW_GRACE_MS;
+}
+
 void
 decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 {
@@ -397,7 +422,10 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 			continue;
 		}
 		d->ctr.received++;
-		const struct cp_state_event *e = cp_state_event(d->st, r.event);
+		struct cp_state_event *e = cp_state_event(d->st, r.event);
+
+		if (e != NULL)
+			e->forwarded++; /* the automatic difficulty's share of the refusals */
 
 		if ((out = outside_sale(e, now_ms)) != 0) {
 			refuse(d, &r, e, out);
@@ -409,9 +437,16 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		bool enter = false;
 
 		if (draw_pending(e)) {
-			if (now_ms >= admin_event_draw_at_ms(&e->ev)) {
+			if (!draw_entry_in_time(&e->ev, r.admitted_ms, now_ms)) {
 				refuse(d, &r, e, WIRE_V_RETRY);
 				continue;
+			}
+			uint64_t at = admin_event_draw_at_ms(&e->ev);
+
+			if (now_ms >= at) { /* measured: how late the grace's entries come */
+				d->ctr.entrants_late++;
+				if (now_ms - at > d->ctr.entrants_late_max_ms)
+					d->ctr.entrants_late_max_ms = now_ms - at;
 			}
 			enter = true;
 		}

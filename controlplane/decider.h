@@ -47,6 +47,8 @@ struct decider_counters {
 	uint64_t enter_batches; /* enter.lua runs */
 	uint64_t entrants_new;	/* users that became entrants (a repeated one is not counted) */
 	uint64_t draw_waiting;	/* answered retry: after draw_at, before the draw was done */
+	uint64_t entrants_late;	/* entries admitted before draw_at that came after it (grace) */
+	uint64_t entrants_late_max_ms; /* the latest of them: how long after draw_at it came */
 };
 
 struct decider;

@@ -31,6 +31,8 @@
 /* The decision rate: samples this far apart, over this long. */
 #define DR_RATE_SAMPLE_MS 250
 #define DR_RATE_SAMPLES	  9
+/* A drawn sale's waiting list is read this often (ms). */
+#define DR_WAIT_MS 1000
 
 enum dr_phase {
 	DR_FREEZE,   /* freeze (or read) the draw key */
@@ -611,6 +613,9 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		for (unsigned k = 0; k < b[i].n; k++) {
 			uint64_t idx = b[i].draw_index + k;
 
+			if (b[i].verdicts[k] == WIRE_V_RESERVED && idx + 1 > e->draw.served)
+				e->draw.served = idx + 1;
+
 			r->out[n_out++] = (struct wire_result){
 				.reservation_id = b[i].res[k].reservation_id,
 				.user = b[i].res[k].user,
@@ -678,6 +683,27 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	j->phase = DR_DONE;
 }
 
+/*
+ * A drawn sale still open: its waiting list read from Redis at most every DR_WAIT_MS, so that
+ * FAIR carries "served" (the waiting entrants' place) as returned items go to the list
+ * (release.lua, run by the order writer).
+ */
+static void
+follow_waiting(struct draw_runner *r, struct cp_state_event *e)
+{
+	uint64_t mono = now_mono_ms(), served, waiting;
+
+	if (e->ev.state != ADMIN_EV_OPEN || mono < e->draw.wait_ms + DR_WAIT_MS)
+		return;
+	e->draw.wait_ms = mono;
+	if (store_draw_waiting(r->rs, e->ev.id, &served, &waiting) != 0)
+		return;
+	if (served != e->draw.served)
+		e->draw.dirty = true;
+	e->draw.served = served;
+	e->draw.waiting = waiting;
+}
+
 /* The job of event, created when missing; NULL when the table is full. */
 static struct dr_job *
 job_of(struct draw_runner *r, uint32_t event)
@@ -706,7 +732,7 @@ job_of(struct draw_runner *r, uint32_t event)
 	return j;
 }
 
-/* Whether event e's draw is this control plane's to run now. */
+/* Whether event e's draw is this control plane's to run now: DRAW_GRACE_MS after draw_at. */
 static bool
 draw_due(const struct cp_state_event *e, uint64_t now_ms)
 {
@@ -714,7 +740,7 @@ draw_due(const struct cp_state_event *e, uint64_t now_ms)
 
 	return ev->draw_window_s > 0 && ev->draw_done_at_ms == 0 &&
 	       (ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
-	       now_ms >= admin_event_draw_at_ms(ev);
+	       now_ms >= admin_event_draw_at_ms(ev) + DRAW_GRACE_MS;
 }
 
 /* One step of job j. Returns whether it has more to do at once. */
@@ -765,6 +791,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 			continue;
 		if (ev->draw_done_at_ms != 0) {
 			set_state(e, WIRE_DRAW_DONE);
+			follow_waiting(r, e);
 		} else if (draw_due(e, now_ms)) {
 			struct dr_job *j = job_of(r, ev->id);
 			bool more = true;
@@ -796,6 +823,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 					e->draw.dirty = true;
 				}
 			}
+			at += DRAW_GRACE_MS;
 			if ((ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
 				at > now_ms && at < wake)
 				wake = at;

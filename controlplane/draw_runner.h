@@ -34,6 +34,14 @@
 #include "controlplane/metrics.h"
 #include "store/store_conn.h"
 
+/*
+ * How long after draw_at the freeze waits (ms): an entry its data plane admitted before draw_at
+ * by its own clock (answered 202 queued with a receipt) and that reaches the control plane
+ * within this time is an entrant (decider.c). Covers a data plane's clock behind the control
+ * plane's (dataplane.clock_skew_max, 500 ms by default) and the link's transit.
+ */
+#define DRAW_GRACE_MS 1000
+
 struct draw_runner;
 
 /*

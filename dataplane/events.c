@@ -75,6 +75,7 @@ event_entry_set_fair(struct event_entry *e, const struct wire_fair *f)
 	e->entrants = f->entrants;
 	e->decided = f->decided;
 	e->rate = f->rate;
+	e->served = f->served;
 	memcpy(e->seed_sha256, f->seed_sha256, sizeof(e->seed_sha256));
 	memcpy(e->entrants_digest, f->entrants_digest, sizeof(e->entrants_digest));
 	memcpy(e->seed, f->seed, sizeof(e->seed));

@@ -12,13 +12,15 @@
 --                          by the control plane's clock), "held" (not opened yet) or "closed";
 --                          missing: no window recorded (the control plane's own check stands)
 -- KEYS[5] fg:{ev}:draw     hash: the event's draw (enter.lua, draw_freeze.lua): state
---                          (open|frozen|done; missing: no draw), n, next
+--                          (open|frozen|done; missing: no draw), n, next, served
+-- KEYS[6] fg:{ev}:wait     list: the waiting list, "<user>:<rid>:<rank>" in rank order
 -- ARGV    n users, then their n reservation ids, then now_ms (the control plane's clock), all
 --         decimal, then the cursor: "-" for a first-come batch, or the draw's index of the
 --         batch's first entrant; 1 <= n <= 2048 (unpack() below is bounded by Lua's C stack)
 --
 -- Returns n verdicts and then the stock left: 1 reserved, -1 duplicate (already a buyer,
--- also earlier in this batch), 0 sold out: for every user exactly what the one-user script
+-- also earlier in this batch), 0 sold out, 2 waiting (a draw batch's entrant beyond the stock,
+-- appended to the waiting list): for every user exactly what the one-user script
 -- of the seed answers when the batch is run one user at a time, in order. Outside the sale
 -- (window "closed" or now >= ends: -2 closed; "held" or now < starts: -3 not started) every
 -- verdict is the same and nothing is written: closing the sale is one SET of the window key,
@@ -33,6 +35,12 @@
 -- runs the batches and however often they are retried. A draw batch outside the window: a
 -- closed sale advances the cursor too (its entrants are answered closed once), a held one
 -- does not.
+--
+-- The waiting list (docs/fairness.md): a draw batch's entrant beyond the stock is appended to
+-- KEYS[6] in the same script that advances the cursor (so once, in rank order, whoever runs the
+-- batch) and answered 2; release.lua hands returned items to the list's head. The draw key's
+-- "served" is the highest rank that holds an item (set here by a draw batch's last reserved
+-- entrant, by release.lua for the list): an entrant of rank r waits behind r - 1 - served.
 --
 -- Why it looks like this: the per-user work is what limits the control plane, so the reads
 -- are done once per batch (GET, HMGET), the decisions in plain Lua, and the writes once per
@@ -115,14 +123,18 @@ if window then
 	end
 end
 local have = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, n))
-local out, seen, hset, xadd = {}, {}, {}, {}
-local taken, x = 0, 0
+local out, seen, hset, xadd, wait = {}, {}, {}, {}, {}
+local taken, x, served = 0, 0, nil
 for i = 1, n do
 	local user = ARGV[i]
 	if have[i] or seen[user] then
 		out[i] = -1
 	elseif stock - taken <= 0 then
 		out[i] = 0
+		if draw_next then
+			out[i] = 2
+			wait[#wait + 1] = user .. ':' .. ARGV[n + i] .. ':' .. (tonumber(cursor) + i)
+		end
 	else
 		local rid = ARGV[n + i]
 		taken = taken + 1
@@ -135,6 +147,9 @@ for i = 1, n do
 		xadd[x + 4] = rid
 		x = x + 4
 		out[i] = 1
+		if draw_next then
+			served = tonumber(cursor) + i
+		end
 	end
 end
 if taken > 0 then
@@ -152,6 +167,12 @@ if taken > 0 then
 	end
 	stock = redis.call('DECRBY', KEYS[1], taken)
 	redis.call('HSET', KEYS[2], unpack(hset))
+end
+if #wait > 0 then
+	redis.call('RPUSH', KEYS[6], unpack(wait))
+end
+if served then
+	redis.call('HSET', KEYS[5], 'served', served)
 end
 advance()
 out[n + 1] = stock

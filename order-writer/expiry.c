@@ -11,6 +11,9 @@
 #include "store/store_event.h"
 #include "store/store_release.h"
 
+/* The most items of one release handed to the waiting list (the rest goes to the stock). */
+#define EXPIRY_WAITERS_MAX 16
+
 /* Applies releases to Redis; *more is set when a full batch was read. */
 static int
 expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsigned batch,
@@ -18,7 +21,9 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 {
 	struct pg_orders_release *rel = malloc(batch * sizeof(*rel));
 	uint64_t *done = malloc(batch * sizeof(*done));
-	struct wire_result *res = malloc(batch * sizeof(*res));
+	/* A release's own result and one per item it handed to the draw's waiting list. */
+	struct wire_result *res = malloc((size_t)batch * (1 + EXPIRY_WAITERS_MAX) * sizeof(*res));
+	struct store_waiter to[EXPIRY_WAITERS_MAX];
 	struct wire_stock *restock = malloc(batch * sizeof(*restock));
 	unsigned n = 0, n_done = 0, n_res = 0, n_restock = 0;
 	char err[512];
@@ -38,8 +43,9 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 			.order_id = rel[i].order_id,
 			.pay_deadline_ms = rel[i].pay_deadline_ms,
 		};
-		int r = store_release(rs, rel[i].event, rel[i].reservation_id, rel[i].user, rel[i].n,
-			&as);
+		unsigned n_to = 0;
+		int r = store_release_to(rs, rel[i].event, rel[i].reservation_id, rel[i].user,
+			rel[i].n, &as, to, EXPIRY_WAITERS_MAX, &n_to);
 
 		if (r == -ENOENT || r == -EINVAL) {
 			/* Nothing Redis could give back: marking it keeps it from blocking the
@@ -62,6 +68,18 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 				.event = rel[i].event,
 				.verdict = as.verdict,
 			};
+			/* The item went to the next entrant by rank on the draw's waiting list: its
+			 * poll turns reserved (its order follows from the outbox, as any other). */
+			for (unsigned k = 0; k < n_to; k++) {
+				st->to_waiting++;
+				res[n_res++] = (struct wire_result){
+					.reservation_id = to[k].reservation_id,
+					.user = to[k].user,
+					.event = rel[i].event,
+					.verdict = WIRE_V_RESERVED,
+					.rank = (uint32_t)to[k].rank,
+				};
+			}
 			bool seen = false;
 
 			for (unsigned j = 0; j < n_restock && !seen; j++)

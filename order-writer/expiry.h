@@ -20,6 +20,7 @@ struct expiry_stats {
 	uint64_t expired;  /* orders expired in PostgreSQL by this writer */
 	uint64_t applied;  /* releases that returned stock in Redis */
 	uint64_t repeated; /* releases Redis had already (applied before) */
+	uint64_t to_waiting; /* items of releases handed to a draw's waiting list */
 	uint64_t errors;
 };
 

@@ -84,8 +84,8 @@ def main():
     for name, ev in (("draw", a.draw_event), ("first", a.first_event)):
         items = users_of(psql, "select distinct user_id from orders where event_id = %d" % ev)
         if name == "draw":
-            # The items the draw gave: orders made of an entrant's reservation (an item sold
-            # again after an order expired goes first come, as after any draw).
+            # The items the draw gave: orders made of an entrant's reservation (the draw's
+            # and the waiting list's, which gives items that came back by rank).
             items = users_of(psql, "select distinct o.user_id from orders o join draw_entrants d"
                              " on d.event_id = o.event_id and d.user_id = o.user_id and"
                              " d.reservation_id = o.reservation_id where o.event_id = %d" % ev)

@@ -366,3 +366,30 @@ store_entrants_count(struct store *rs, uint32_t event, uint64_t *n)
 	freeReplyObject(r);
 	return rc;
 }
+
+int
+store_draw_waiting(struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting)
+{
+	char dkey[RS_KEY_MAX], wkey[RS_KEY_MAX];
+	const char *hget[3] = {"HGET", dkey, "served"}, *llen[2] = {"LLEN", wkey};
+	size_t hlen[3] = {4, 0, 6}, llen_len[2] = {4, 0};
+	int rc = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	hlen[1] = (size_t)store_key(dkey, sizeof(dkey), event, RS_KEY_DRAW);
+	llen_len[1] = (size_t)store_key(wkey, sizeof(wkey), event, RS_KEY_WAIT);
+	redisReply *r = store_command_ok(rs, 3, hget, hlen, &rc, event);
+
+	if (r == NULL)
+		return rc;
+	rc = store_elem_u64(r, served) == 0 ? 0 : -EIO;
+	freeReplyObject(r);
+	if (rc != 0)
+		return rc;
+	if ((r = store_command_ok(rs, 2, llen, llen_len, &rc, event)) == NULL)
+		return rc;
+	rc = store_elem_u64(r, waiting) == 0 ? 0 : -EIO;
+	freeReplyObject(r);
+	return rc;
+}

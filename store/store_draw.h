@@ -86,4 +86,11 @@ int store_entrants_count(struct store *rs, uint32_t event, uint64_t *n);
 int store_entrants_get(
 	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);
 
+/*
+ * The waiting list of event's draw (store/store_keys.h): *served, the highest rank holding an
+ * item (the draw key's "served", 0 when missing), and *waiting, the entrants on the list.
+ * Returns 0, -EINVAL (event 0), -ENOTCONN or -EIO.
+ */
+int store_draw_waiting(struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting);
+
 #endif

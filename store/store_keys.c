@@ -16,6 +16,7 @@ store_key(char *buf, size_t cap, uint32_t event, enum store_key_kind kind)
 		[RS_KEY_WINDOW] = "window",
 		[RS_KEY_ENTRANTS] = "entrants",
 		[RS_KEY_DRAW] = "draw",
+		[RS_KEY_WAIT] = "wait",
 	};
 
 	if ((unsigned)kind >= RS_KEY_KINDS)

@@ -86,7 +86,14 @@
  *                     draw holds them in memory (controlplane/draw_runner.h) and PostgreSQL in
  *                     draw_entrants; a restarted control plane reads them back from there.
  *
- * store_purge_event() (store_event) deletes all seven.
+ *   fg:{EV}:wait      list, "<user>:<rid>:<rank>": the draw's waiting list (docs/fairness.md),
+ *                     the entrants beyond the stock in rank order. Appended by reserve.lua's
+ *                     draw batches (an entrant answered waiting), popped from the head by
+ *                     release.lua (store_release_to()), which hands a returned item to the
+ *                     head instead of the stock while the sale is not closed. The draw key's
+ *                     "served" is the highest rank holding an item (the draw's or the list's).
+ *
+ * store_purge_event() (store_event) deletes all eight.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -107,8 +114,9 @@ enum store_key_kind {
 	RS_KEY_WINDOW,
 	RS_KEY_ENTRANTS,
 	RS_KEY_DRAW,
+	RS_KEY_WAIT,
 };
-#define RS_KEY_KINDS (RS_KEY_DRAW + 1)
+#define RS_KEY_KINDS (RS_KEY_WAIT + 1)
 
 /*
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,

@@ -31,6 +31,25 @@ struct store_release_as {
 int store_release(struct store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
 	unsigned n, const struct store_release_as *as);
 
+/* An entrant of the draw's waiting list a returned item went to. */
+struct store_waiter {
+	uint64_t user;
+	uint64_t reservation_id; /* the entrant's reservation: its order's */
+	uint64_t rank;		 /* its rank in the draw */
+};
+
+/*
+ * As store_release(), and while the event's draw has entrants on its waiting list and the sale
+ * is neither closed nor past its end by this host's clock (store/store_keys.h), the returned items go to them instead of the stock, in
+ * rank order, at most cap (1..1000; as must be set; 0: as store_release()), in the same script:
+ * each becomes a buyer (its result "<rid>") with its reservation in the outbox, and is written
+ * to to[0..*n_to). Returns as store_release(), or -EINVAL for cap over 1000 or to, n_to or as
+ * NULL with cap > 0.
+ */
+int store_release_to(struct store *rs, uint32_t event, uint64_t reservation_id, uint64_t user,
+	unsigned n, const struct store_release_as *as, struct store_waiter *to, unsigned cap,
+	unsigned *n_to);
+
 /*
  * Which of n reservations (rids[i] of users[i]) were released (SMISMEMBER on the released
  * set): released[i] is set to 1 or 0. Returns 0, -EINVAL (n 0 or > RS_BATCH_MAX, event 0),

@@ -49,9 +49,9 @@ store_reserve_format(struct store *rs, const struct store_batch *b)
 	*p++ = '\n';
 	p = store_resp_bulk(p, "EVALSHA", 7);
 	p = store_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = store_resp_bulk(p, "5", 1);
-	static const enum store_key_kind kinds[RS_RESERVE_KEYS] = {
-		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW};
+	p = store_resp_bulk(p, "6", 1);
+	static const enum store_key_kind kinds[RS_RESERVE_KEYS] = {RS_KEY_STOCK, RS_KEY_RESULT,
+		RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW, RS_KEY_WAIT};
 
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];
@@ -101,7 +101,8 @@ store_reserve_take(struct store *rs, struct store_batch *b, const redisReply *r)
 	for (unsigned i = 0; i <= b->n; i++)
 		if (r->element[i]->type != REDIS_REPLY_INTEGER)
 			goto bad;
-	uint64_t counts[5] = {0}; /* sold out, reserved, duplicate, closed, not started */
+	uint64_t counts[5] = {0}; /* sold out (or waiting), reserved, duplicate, closed, not
+				   * started */
 
 	/* The draw's guard refused the whole batch: nothing was written. */
 	if (b->n > 0 && (r->element[0]->integer == -4 || r->element[0]->integer == -5)) {
@@ -124,6 +125,12 @@ store_reserve_take(struct store *rs, struct store_batch *b, const redisReply *r)
 			break;
 		case 0:
 			b->verdicts[i] = WIRE_V_SOLD_OUT;
+			counts[0]++;
+			break;
+		case 2: /* a draw batch's entrant beyond the stock, on the waiting list */
+			if (!b->draw)
+				goto bad;
+			b->verdicts[i] = WIRE_V_WAITING;
 			counts[0]++;
 			break;
 		case -2:

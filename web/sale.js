@@ -486,6 +486,14 @@
 					// 1 s, growing to 4 s while nothing changes; sooner when the wait is short.
 					wait = Math.min(4000, 1000 * 1.25 ** queued);
 					if (rec.wait_ms != null) wait = Math.max(1000, Math.min(wait, rec.wait_ms / 2));
+				} else if (st === "waiting") {
+					// Beyond the stock after the draw: on the waiting list while items may come
+					// back (an order not paid in time); "ahead": entrants before it still
+					// without one (docs/api.md).
+					rec.status = "waiting";
+					rec.ahead = typeof b.ahead === "number" ? b.ahead : null;
+					show("waiting", { n: rec.ahead != null ? rec.ahead : "?" });
+					wait = 4000;
 				} else if (st === "retry") {
 					rec.receipt = null;
 					rec.status = null;
@@ -496,9 +504,11 @@
 					return "stop";
 				} else if (st === "ordered" || st === "reserved" || st === "duplicate") {
 					found = true;
+					// An item that came back to the waiting list: said so until it is paid.
+					if (rec.status === "waiting" || rec.came_back) rec.came_back = true;
 					rec.status = st;
 					save();
-					show(st);
+					show(st, {}, rec.came_back && st !== "duplicate" ? "came_back" : st);
 					// While the order waits for payment: slowly, then quickly near the deadline.
 					const left = rec.pay_deadline ? rec.pay_deadline - serverNow() : 0;
 					wait = st === "ordered" && left > 15000 ? 5000 : 1500;

@@ -302,7 +302,8 @@ on_result(struct bridge *b, const struct wire_msg *m)
 			.reservation_id = r.reservation_id,
 			.order_id = r.order_id,
 			.pay_deadline_ms = r.pay_deadline_ms,
-			.rank = r.verdict == WIRE_V_QUEUED ? r.rank : 0,
+			.rank = r.verdict == WIRE_V_QUEUED || r.verdict == WIRE_V_WAITING ? r.rank
+											     : 0,
 			.verdict = r.verdict,
 		};
 
@@ -428,6 +429,7 @@ fair_progress(struct bridge *b, const struct wire_fair *f)
 	__atomic_store_n(&x->entrants, f->entrants, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->decided, f->decided, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->rate, f->rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->served, f->served, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->pow_bits, f->pow_bits, __ATOMIC_RELAXED);
 	CTR_INC(b->ctr.fair_in_place);
 	return true;

@@ -340,14 +340,41 @@ route_queued_fields(struct out_buf *b, const struct event_entry *e, const struct
 }
 
 /*
+ * A draw's entrant beyond the stock on the waiting list (docs/api.md): while the sale is open
+ * and items may come back, "waiting" with its rank and "ahead" (rank - 1 - served: entrants by
+ * rank before it still without an item); once it is closed or ended, "sold_out" (final).
+ */
+static inline bool
+route_waiting_open(const struct event_entry *e, uint64_t now_ms)
+{
+	return e != NULL && !e->closed && now_ms < e->ends_at_ms;
+}
+
+static __rte_noinline void
+route_waiting_fields(struct out_buf *b, const struct event_entry *e, const struct rt_result *r)
+{
+	uint64_t served = __atomic_load_n(&e->served, __ATOMIC_RELAXED);
+	uint64_t ahead = (uint64_t)r->rank - 1;
+
+	out_lit(b, ",\"rank\":");
+	out_u64(b, r->rank);
+	out_lit(b, ",\"ahead\":");
+	out_u64(b, ahead > served ? ahead - served : 0);
+}
+
+/*
  * Writes ,"status":"...", and the order's fields when there is an order, for result r of
- * event e (NULL: not known here); a draw entrant's place in line when it is queued.
+ * event e (NULL: not known here); a draw entrant's place in line when it is queued, on the
+ * waiting list while it is open.
  */
 static inline void
 route_result_fields(struct out_buf *b, const struct event_entry *e, const struct rt_result *r,
 	uint64_t now_ms)
 {
-	const char *v = route_verdict_name(r->verdict);
+	bool waiting = unlikely(r->verdict == WIRE_V_WAITING) && route_waiting_open(e, now_ms);
+	const char *v = r->verdict == WIRE_V_WAITING && !waiting
+				? route_verdict_name(WIRE_V_SOLD_OUT)
+				: route_verdict_name(r->verdict);
 
 	out_lit(b, ",\"status\":\"");
 	out_mem(b, v, strlen(v));
@@ -360,6 +387,8 @@ route_result_fields(struct out_buf *b, const struct event_entry *e, const struct
 	}
 	if (unlikely(r->verdict == WIRE_V_QUEUED))
 		route_queued_fields(b, e, r, now_ms);
+	if (waiting)
+		route_waiting_fields(b, e, r);
 }
 
 /*
@@ -393,7 +422,7 @@ route_known_buyer(uint8_t v)
 {
 	return v == WIRE_V_RESERVED || v == WIRE_V_DUPLICATE || v == WIRE_V_ORDERED ||
 	       v == WIRE_V_PAID || v == WIRE_V_EXPIRED || v == WIRE_V_CANCELLED ||
-	       v == WIRE_V_QUEUED;
+	       v == WIRE_V_QUEUED || v == WIRE_V_WAITING;
 }
 
 /*
@@ -586,7 +615,7 @@ route_verdict_name(uint8_t v)
 		[WIRE_V_ORDERED] = "ordered",   [WIRE_V_PAID] = "paid",
 		[WIRE_V_EXPIRED] = "expired",   [WIRE_V_CANCELLED] = "cancelled",
 		[WIRE_V_CLOSED] = "closed",     [WIRE_V_NOT_STARTED] = "not_started",
-		[WIRE_V_QUEUED] = "queued",
+		[WIRE_V_QUEUED] = "queued",     [WIRE_V_WAITING] = "waiting",
 	};
 
 	return v < WIRE_V_MAX && names[v] != NULL ? names[v] : "unknown";

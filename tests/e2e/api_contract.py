@@ -797,6 +797,8 @@ def check_result_statuses(rows, orders):
         "retry": "needs Redis away (tests/e2e/test_controlplane.sh stops it mid-sale)",
         "expired": "needs an order past its pay window: tests/e2e/test_results.sh has one",
         "cancelled": "not brought about here: tests/e2e/test_results.sh cancels an order",
+        "waiting": "needs a drawn sale beyond its stock: tests/integration/test_draw.sh "
+                   "(draw_cp) and tests/e2e/fair_start.py",
     }
     for r in rows:
         name = unquote(r[0]) if r else ""

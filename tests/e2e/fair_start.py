@@ -20,7 +20,8 @@ items and a challenge of FS_BITS bits. In turn:
   never increases;
 - after the draw: the seed is revealed and its SHA-256 is the commitment; the entrants' digest
   and every rank recomputed here from docs/fairness.md's formulas match; the first
-  min(stock, n) entrants by rank hold an item, every other entrant is told sold_out;
+  min(stock, n) entrants by rank hold an item, every other entrant is told waiting (the
+  waiting list) with the entrants ahead of it;
   flashgatectl event verify-draw passes, and fails on a swapped pair of ranks.
 Writes the users told they hold an item to FS_TOLD (for check-invariants --told).
 """
@@ -289,9 +290,9 @@ def follow(b, stop):
         a = poll(b.receipt)
         if a.status == 200:
             st = a.json.get("status")
-            b.seen.append((st, a.json.get("position"), a.json.get("wait_ms"),
-                           a.json.get("draw_at")))
-            if st in HOLDS or st in ("sold_out", "expired", "cancelled"):
+            b.seen.append((st, a.json.get("position") if st == "queued" else a.json.get("ahead"),
+                           a.json.get("wait_ms"), a.json.get("draw_at")))
+            if st in HOLDS or st in ("sold_out", "expired", "cancelled", "waiting"):
                 b.final = st
                 return
         time.sleep(0.15 if time.time() * 1000 > DRAW_AT - 2000 else 0.5)
@@ -372,7 +373,7 @@ def main():
         if b.final is None:  # one last look
             a = poll(b.receipt)
             b.final = a.json.get("status")
-        want = "hold" if b.user in winners else "sold_out"
+        want = "hold" if b.user in winners else "waiting"
         got = "hold" if b.final in HOLDS else b.final
         if got != want:
             wrong.append("%d (rank %d): %s, want %s" % (b.user, order.index(b.user) + 1, b.final,
@@ -382,14 +383,24 @@ def main():
         if any(later > earlier for earlier, later in zip(ps, ps[1:])):
             rises.append("%d: %s" % (b.user, ps))
     check(not wrong, "the first %d entrants by rank hold an item, every other one is told "
-          "sold_out" % len(winners), "\n".join(wrong))
+          "waiting (the waiting list)" % len(winners), "\n".join(wrong))
+    # Nothing came back yet: a waiting entrant has everyone between the stock and itself ahead.
+    bad_ahead = []
+    for b in buyers:
+        if b.final == "waiting":
+            a = poll(b.receipt).json
+            if a.get("ahead") != order.index(b.user) - len(winners) or \
+                    a.get("rank") != order.index(b.user) + 1:
+                bad_ahead.append("%d (rank %d): %s" % (b.user, order.index(b.user) + 1, a))
+    check(not bad_ahead, "each waiting entrant is told how many are ahead of it on the list "
+          "(rank - 1 - stock)", "\n".join(bad_ahead))
     saw = sum(1 for b in buyers if any(p is not None for st, p, _, _ in b.seen if st == "queued"))
     check(saw >= len(buyers) // 2, "during the draw the waiting buyers poll their position "
           "(%d of %d saw one, %d positions in all)" % (saw, len(buyers), positions))
     check(not rises, "a waiting buyer's position never increases", "\n".join(rises))
     late = [b.user for b in buyers if b.user not in winners and
-            [st for st, _, _, _ in b.seen if st != "queued"][:1] not in ([], ["sold_out"])]
-    check(not late, "an entrant beyond the stock learns sold_out as the first result after queued",
+            [st for st, _, _, _ in b.seen if st != "queued"][:1] not in ([], ["waiting"])]
+    check(not late, "an entrant beyond the stock learns waiting as the first result after queued",
           late)
     # The told file holds what the buyers were told, not the test's own winners: every entrant
     # whose last poll says it holds an item (check-invariants compares it with the orders).

@@ -13,6 +13,10 @@
 #     exactly once; FAIR shows queueing, drawing with the digest, done with the seed;
 #   - the same with the control plane killed (SIGKILL) during the draw and started again: it
 #     goes on where Redis's cursor says, nobody decided twice or skipped;
+#   - the entrants beyond the stock are on the waiting list once, in rank order, also across
+#     the kill; a returned item goes to the list's head, never to a first-come reserve;
+#   - a reservation admitted by its data plane 1 ms before draw_at and received after it is an
+#     entrant (the freeze waits DRAW_GRACE_MS); one admitted at draw_at is told retry;
 #   - while a draw is not done, a reservation is not decided first come (the control plane
 #     answers retry; reserve.lua refuses a first-come batch by itself).
 #
@@ -161,11 +165,11 @@ tap_ok "$([ "$(draw_field 22 state)" = frozen ] && [ "${nx:-0}" -gt 0 ] &&
 	"the control plane was killed during the draw of event 22 ($nx of $n22 decided)"
 # Redis by itself: a first-come batch while the draw is under way writes nothing.
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
-tap_is "$(t_redis evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
-	'fg:{22}:window' 'fg:{22}:draw' 999999 777 "$(date +%s%3N)" - | head -1)/$(t_redis hexists \
+tap_is "$(t_redis evalsha "$sha" 6 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 999999 777 "$(date +%s%3N)" - | head -1)/$(t_redis hexists \
 	'fg:{22}:result' 999999)" -4/0 "reserve.lua refuses a first-come batch during the draw (retry)"
-tap_is "$(t_redis evalsha "$sha" 5 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
-	'fg:{22}:window' 'fg:{22}:draw' 999999 777 "$(date +%s%3N)" $((nx + 3)) | head -1)/$(draw_field 22 next)" \
+tap_is "$(t_redis evalsha "$sha" 6 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 999999 777 "$(date +%s%3N)" $((nx + 3)) | head -1)/$(draw_field 22 next)" \
 	"-5/$nx" "  and a draw batch out of its turn (the cursor stays)"
 t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready controlplane.draw_batch=3"
@@ -179,8 +183,8 @@ wait_done 21 60
 tap_ok $? "event 21's draw is done"
 wait $f21
 r21=$(field f21 reserved)
-tap_is "$((r21 + $(field f21 sold_out)))/$(field f21 missing)/$(field f21 queued)" \
-	300/0/300 "every entrant of event 21's feed was decided ($r21 reserved, the rest sold out)"
+tap_is "$((r21 + $(field f21 waiting)))/$(field f21 missing)/$(field f21 queued)" \
+	300/0/300 "every entrant of event 21's feed was decided ($r21 reserved, the rest waiting)"
 
 for e in 21 22; do
 	stock=$(t_sql "SELECT initial FROM stock WHERE event_id = $e")
@@ -211,6 +215,31 @@ for e in 21 22; do
 	tap_ok "$(cmp -s "$TMP/obr.$e" "$TMP/pgr.$e"; echo $?)" \
 		"  each buyer's reservation is the one that made them an entrant"
 done
+
+# --- the waiting list of event 22, drawn across a SIGKILL (issue 27) ---------------------------
+# Every entrant beyond the stock is on it once, in rank order, whoever decided their batch.
+t_redis lrange 'fg:{22}:wait' 0 -1 | cut -d: -f1 >"$TMP/wait.22"
+tail -n +5001 "$TMP/pg.22" >"$TMP/pgwait.22"
+tap_ok "$(cmp -s "$TMP/wait.22" "$TMP/pgwait.22"; echo $?)" \
+	"event 22: the waiting list is ranks 5001..30000 in rank order, each once ($(wc -l <"$TMP/wait.22"))"
+tap_is "$(draw_field 22 served)" 5000 "  the draw key: ranks up to 5000 served"
+# A faster first-come reserve gets nothing while anyone waits; a returned item (rank 1's
+# order expired: release.lua as the order writer runs it) goes to rank 5001.
+feed fast22 22 40001-40010 39
+tap_is "$(field fast22 sold_out)/$(field fast22 missing)" 10/0 \
+	"  first-come reserves while entrants wait: sold out"
+rel=$(t_redis script load "$(cat "$ROOT/lua/release.lua")")
+u1=$(sed -n 1p "$TMP/pg.22") u5001=$(sed -n 5001p "$TMP/pg.22")
+rid1=$(t_redis hget 'fg:{22}:result' "$u1")
+got=$(t_redis evalsha "$rel" 7 'fg:{22}:stock' 'fg:{22}:released' 'fg:{22}:result' \
+	'fg:{22}:draw' 'fg:{22}:wait' 'fg:{22}:outbox' 'fg:{22}:window' "$rid1" "$u1" 1 \
+	"X:$rid1:1:1" 16 | tr '\n' ' ')
+tap_is "$got" "1 $u5001 $(t_sql "SELECT reservation_id FROM draw_entrants WHERE event_id = 22 AND rank = 5001") 5001 " \
+	"  rank 1's item came back: it went to rank 5001 (user $u5001) with its entrant's reservation"
+tap_is "$(t_redis get 'fg:{22}:stock')/$(t_redis hexists 'fg:{22}:result' "$u5001")/$(draw_field 22 served)" \
+	0/1/5001 "  the stock stays 0, user $u5001 is a buyer, served 5001"
+feed fast22b 22 40011-40020 40
+tap_is "$(field fast22b sold_out)" 10 "  and a first-come reserve after it still gets nothing"
 
 # The results event 21's entrants were sent, in rank order.
 awk '$1 == "result" && $3 != "queued" && $2 <= 300 { print $2, $3, $4 }' "$TMP/log21" >"$TMP/dec21"
@@ -255,6 +284,31 @@ sys.exit(0 if d[22]["phase"] == "done" and d[22]["decided"] == 30000 else 1)'; e
 m=$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics")
 tap_ok "$(grep -q '^flashgate_draw_decided{event="22"} 30000$' <<<"$m"; echo $?)" \
 	"the metric flashgate_draw_decided of event 22 is 30000"
+
+# --- a receipt issued in the last millisecond before draw_at is in the draw (issue 27 §2) ----------
+# Event 25: its data planes' reservations reach the control plane 300 ms after draw_at, one
+# admitted (answered 202 queued) 1 ms before it by the data plane's clock, one at draw_at.
+now=$(date +%s)
+at25=$(((now + 6) * 1000))
+ctl event create 25 --name "late receipt" --stock 5 --queue-opens-at $((now + 2)) \
+	--starts-at $((now + 3)) --draw-window 3s --ends-at $((now + 3600)) --pay-window 15m &&
+	ctl event preheat 25 && ctl event open 25
+tap_ok $? "event 25 created and opened, draw_at in 6 s"
+feed late1 25 7001-7001 41 --admitted-ms $((at25 - 1)) --send-at-ms $((at25 + 300)) --final &
+l1=$!
+feed late2 25 7002-7002 42 --admitted-ms "$at25" --send-at-ms $((at25 + 300)) &
+l2=$!
+wait $l1 $l2
+wait_done 25 30
+tap_is "$?/$(field late1 queued)/$(field late1 reserved)/$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 25 AND user_id = 7001")" \
+	0/1/1/1 "admitted 1 ms before draw_at, received after it: queued, an entrant, drawn (reserved)"
+tap_is "$(field late2 retry)/$(t_redis hexists 'fg:{25}:entrants' 7002)" 1/0 \
+	"  admitted at draw_at: not an entrant, told retry (never left queued)"
+tap_ok "$(ctlj stats | python3 -c 'import json, sys
+d = json.load(sys.stdin)["decisions"]
+sys.exit(0 if d["entrants_late"] == 1 and 0 < d["entrants_late_max_ms"] < 1000 else 1)'; echo $?)" \
+	"  stats: decisions.entrants_late 1, within the grace ($(ctlj stats | python3 -c 'import json, sys
+print(json.load(sys.stdin)["decisions"]["entrants_late_max_ms"])') ms after draw_at)"
 
 fg_stop_pid "$CP_PID" 10
 tap_ok $? "the control plane stops"

@@ -16,7 +16,7 @@
 #     shown in event show and the metrics; refusals;
 #   - the automatic difficulty: up by one a second while a data plane reports forward-budget
 #     refusals growing, down again once they stop, never below the operator's, never above the
-#     maximum;
+#     maximum; only for the busy event (its reservations forwarded), not a quiet one;
 #   - a real draw (the control plane's draw runner, entrants from fg_feed in the pre-queue,
 #     orders from the order writer): event show follows it, the seed appears once it is done,
 #     verify-draw passes, and catches two of its ranks swapped.
@@ -180,9 +180,16 @@ verify 0 "the draw checks out" "  swapped back, it passes"
 loser=${order[4]}
 t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
 	VALUES (33, $loser, $((5000 + loser)), now())"
-verify 1 "user $loser (rank 5) has an order of reservation $((5000 + loser)), but only the first" \
-	"an order given to a loser (rank 5 of stock 3) is caught"
-t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = $loser"
+verify 1 "user $loser (rank 5) has an order of reservation $((5000 + loser)), but rank 4 (user ${order[3]}) before it has none" \
+	"an order given to rank 5 of stock 3 while rank 4 waits: not the waiting list's order, caught"
+t_sql "INSERT INTO orders (event_id, user_id, reservation_id, pay_deadline)
+	VALUES (33, ${order[3]}, $((5000 + order[3])), now())"
+verify 0 "and the next 2 by rank the items returned to the waiting list" \
+	"  ranks 4 and 5 both served from the waiting list (items returned), in rank order: passes"
+out=$(ctlj event verify-draw 33)
+tap_is "$(jget winners ordered returned_to_list <<<"$out")" "3/5/2" \
+	"  counts: 3 winners, 5 orders, 2 items returned to the list"
+t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id IN ($loser, ${order[3]})"
 t_sql "UPDATE orders SET status = 'expired' WHERE event_id = 33 AND user_id = ${order[2]}"
 verify 0 "the draw checks out" "  an expired order of a winner still counts as its order"
 t_sql "DELETE FROM orders WHERE event_id = 33 AND user_id = ${order[2]}"
@@ -250,8 +257,14 @@ ctl event create 34 --name auto --stock 10 --starts-at $((now - 60)) --ends-at $
 tap_ok $? "event 34 open with 2 bits, automatic up to 4"
 sleep 3
 tap_is "$(jget pow_bits_now <<<"$(ctlj event show 34)")" 2 "  no refusals: it stays at 2"
-# A second data plane whose counters report refusals over the forward budget for 4 s.
-"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 2 \
+# Event 36: a quiet sale with an automatic maximum too; the refusals are event 34's.
+ctl event create 36 --name quiet --stock 10 --starts-at $((now - 60)) --ends-at $E \
+	--pay-window 15m --pow-bits 2 --pow-auto-max 4 >/dev/null && ctl event preheat 36 >/dev/null &&
+	ctl event open 36 >/dev/null
+tap_ok $? "event 36 open with 2 bits, automatic up to 4 (a quiet sale)"
+# A second data plane whose counters report refusals over the forward budget for 4 s, while
+# event 34's reservations come through (the busy sale).
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --dp 2 --event 34 \
 	--watch-limits 60000 --refuse-ms 4000 >"$TMP/w2.out" 2>&1 &
 W2_PID=$!
 fg_wait_line "$TMP/w2.out" '^fair event=34 state=0 pow_bits=4 ' "$W2_PID" 30
@@ -266,6 +279,8 @@ tap_is "$(ctlj event show 34 | jget pow_bits_now event.pow_bits)" 4/2 \
 	"  event show: pow_bits_now 4, pow_bits still 2"
 tap_is "$(grep '^fair event=31 ' "$TMP/w2.out" | grep -vc 'pow_bits=9 ')" 0 \
 	"  event 31 (a draft without an automatic maximum now) did not move"
+tap_is "$(grep '^fair event=36 ' "$TMP/w2.out" | grep -vc 'pow_bits=2 ')/$(ctlj event show 36 | jget pow_bits_now)" \
+	0/2 "  event 36 (quiet: none of its reservations refused) did not move: the refusals are counted per event"
 # moves: the values published for event 34 so far, each run of the same value once
 moves() {
 	awk '/^fair event=34 /{sub(/.*pow_bits=/, ""); sub(/ .*/, ""); if ($0 != last)

@@ -706,6 +706,72 @@ draw_batch(uint32_t event, const uint64_t *users, unsigned n, uint64_t at, uint8
 	return rc;
 }
 
+/*
+ * The waiting list (issue 27): event's draw decided users 12 and 10 (ranks 1 and 2, the stock
+ * of 2) and put 13 and 11 (ranks 3 and 4) on the list. Every returned item goes to the list's
+ * head by rank, never to a first-come reserve, exactly once; after the list, to the stock.
+ */
+static void
+test_waiting_list(uint32_t ev)
+{
+	struct store_release_as as = {.verdict = WIRE_V_EXPIRED, .order_id = 7, .pay_deadline_ms = 9};
+	struct store_waiter to[4];
+	unsigned n_to = 9;
+	uint8_t v[1];
+	uint64_t rid12 = (uint64_t)raw_int(raw, "HGET %s 12", key(ev, RS_KEY_RESULT));
+	uint64_t rid10 = (uint64_t)raw_int(raw, "HGET %s 10", key(ev, RS_KEY_RESULT));
+	long outbox0 = outbox_reservations(raw, ev, NULL, 0);
+	uint64_t ob[8][3];
+
+	tap_ok(store_release_to(rs, ev, rid12, 12, 1, &as, to, 4, &n_to) == 1 && n_to == 1 &&
+			to[0].user == 13 && to[0].rank == 3 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 0 &&
+			raw_int(raw, "HGET %s 13", key(ev, RS_KEY_RESULT)) ==
+				(long long)to[0].reservation_id,
+		"waiting list: user 12's item came back and went to user 13 (rank 3), a buyer now; "
+		"the stock stays 0");
+	long nob = outbox_reservations(raw, ev, ob, 8);
+
+	tap_ok(nob == outbox0 + 1 && ob[nob - 1][0] == 13 && ob[nob - 1][1] == to[0].reservation_id,
+		"  user 13's reservation is in the outbox: its order follows as any other's");
+	struct wire_reserve fc = mkres(ev, 501);
+	struct store_batch b = {.event = ev, .n = 1, .res = &fc, .verdicts = v};
+
+	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT && b.stock_left == 0 &&
+			raw_int(raw, "HEXISTS %s 501", key(ev, RS_KEY_RESULT)) == 0,
+		"  a faster first-come reserve gets nothing (sold out)");
+	tap_ok(store_release_to(rs, ev, rid12, 12, 1, &as, to, 4, &n_to) == 0 && n_to == 0 &&
+			raw_int(raw, "LLEN %s", key(ev, RS_KEY_WAIT)) == 1,
+		"  the same release again: nothing (exactly once), user 11 still waiting");
+	uint64_t served = 0, waiting = 0, rid13 = to[0].reservation_id;
+
+	freeReplyObject(raw_cmd(raw, "SET %s %s", key(ev, RS_KEY_WINDOW), "1 2"));
+	tap_ok(store_release_to(rs, ev, rid10, 10, 1, &as, to, 4, &n_to) == 1 && n_to == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 1 &&
+			raw_int(raw, "LLEN %s", key(ev, RS_KEY_WAIT)) == 1,
+		"  the sale over (its window ended): user 10's item goes back to the stock, not "
+		"the list");
+	freeReplyObject(raw_cmd(raw, "DEL %s", key(ev, RS_KEY_WINDOW)));
+	tap_ok(store_release_to(rs, ev, rid13, 13, 1, &as, to, 4, &n_to) == 1 && n_to == 1 &&
+			to[0].user == 11 && to[0].rank == 4 &&
+			store_draw_waiting(rs, ev, &served, &waiting) == 0 && served == 4 &&
+			waiting == 0,
+		"  open again, user 13's item went to user 11 (rank 4): the list in rank order, now "
+		"empty");
+	tap_ok(store_release_to(rs, ev, to[0].reservation_id, 11, 1, &as, to, 4, &n_to) == 1 &&
+			n_to == 0 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 2,
+		"  with nobody waiting, a returned item goes back to the stock (first come)");
+	fc = mkres(ev, 502);
+	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_RESERVED,
+		"  and a first-come reserve gets it");
+	long long buyers = n_buyers(raw, ev), released = raw_int(raw, "SCARD %s",
+							    key(ev, RS_KEY_RELEASED));
+
+	tap_ok(b.stock_left + buyers - released == 2,
+		"  stock %lld + buyers %lld - released %lld == the preheated 2", (long long)b.stock_left,
+		buyers, released);
+}
+
 static void
 test_draw(void)
 {
@@ -764,13 +830,21 @@ test_draw(void)
 		"  the batch at its turn: decided (2 reserved), next 2");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && n_buyers(raw, ev) == 2,
 		"  the same batch again (a retry): refused, nobody decided twice");
-	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == 0 && v[0] == WIRE_V_SOLD_OUT &&
-			v[1] == WIRE_V_SOLD_OUT && store_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
+	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == 0 && v[0] == WIRE_V_WAITING &&
+			v[1] == WIRE_V_WAITING && store_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
 			d.state == RS_DRAW_DONE,
-		"  the last batch: sold out (stock 0), next 4 == n, state done");
+		"  the last batch: beyond the stock, waiting; next 4 == n, state done");
+	{
+		uint64_t served = 0, waiting = 0;
+
+		tap_ok(store_draw_waiting(rs, ev, &served, &waiting) == 0 && served == 2 &&
+				waiting == 2,
+			"  the waiting list: ranks 3 and 4 on it, ranks up to 2 served");
+	}
 	fc = mkres(ev, 500);
 	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT,
 		"  after done, a first-come batch is decided (sold out)");
+	test_waiting_list(ev);
 	{
 		uint8_t dg[32] = {1, 2, 3}, other[32] = {9};
 

@@ -40,7 +40,9 @@
  * result does not answer a user: the feed waits for the draw's decision. --log FILE writes a
  * line per RESULT for a user of the range or of --query, "result USER VERDICT RANK DP" (DP: the dp id in
  * the reservation id), and one per FAIR record of the event, "fair STATE ENTRANTS DECIDED RATE
- * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set).
+ * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set). --admitted-ms MS sets the
+ * reservations' admitted_ms (the data plane's clock at admission; default now);
+ * --send-at-ms MS sends them at that Unix time (ms), not at once.
  *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
  *
  * --watch-limits plays a live data plane for MS milliseconds instead: it asks
@@ -51,7 +53,8 @@
  * also prints each FAIR record as "fair event=E state=S pow_bits=B entrants=N decided=D";
  * --refuse-ms makes its counters report reservations refused over the forward budget
  * ("rejects.reason=forward_budget"), 100 more each report for the first R milliseconds, then
- * no more (the automatic difficulty follows them).
+ * no more (the automatic difficulty follows them); with --event E, 20 of E's reservations
+ * that got through go with each report meanwhile (the refused event is the busy one).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -87,8 +90,9 @@ send_until(void *push, const void *buf, size_t len, uint64_t deadline)
 /* --watch-limits: a live data plane's counters out, the LIMITS it is given printed. */
 static int
 watch_limits(const struct zlink_settings *zs, const char *push_ep, const char *sub_ep, uint32_t dp,
-	unsigned watch_ms, unsigned refuse_ms)
+	unsigned watch_ms, unsigned refuse_ms, uint32_t fwd_event)
 {
+	uint32_t fwd_seq = 0;
 	struct zlink_keys keys;
 	char err[512];
 
@@ -124,8 +128,26 @@ watch_limits(const struct zlink_settings *zs, const char *push_ep, const char *s
 
 	while (now_mono_ms() < end) {
 		if (now_mono_ms() >= next_stats) {
-			if (now_mono_ms() - start < refuse_ms)
+			if (now_mono_ms() - start < refuse_ms) {
 				st[1].value += 100;
+				/* --event with --refuse-ms: the refused event's reservations that got
+				 * through, 20 per half second (users from 800000001). */
+				struct wire_reserve fr[20];
+
+				for (unsigned k = 0; fwd_event != 0 && k < 20; k++, fwd_seq++)
+					fr[k] = (struct wire_reserve){
+						.reservation_id = wire_reservation_id(dp, 0, fwd_seq),
+						.user = 800000001 + fwd_seq,
+						.admitted_ms = now_wall_ms(),
+						.event = fwd_event,
+					};
+				int fl = fwd_event != 0
+						 ? wire_encode_reservations(&tx, fr, 20, buf, sizeof(buf))
+						 : -1;
+
+				if (fl > 0)
+					zmq_send(push, buf, (size_t)fl, ZMQ_DONTWAIT);
+			}
 			int len = wire_encode(&tx, WIRE_T_DP_STATS, st, refuse_ms != 0 ? 2 : 1, buf,
 				sizeof(buf));
 
@@ -181,6 +203,8 @@ main(int argc, char **argv)
 	bool final = false;
 	FILE *logf = NULL;
 	unsigned queued = 0;
+	uint64_t admitted_ms = 0; /* --admitted-ms: the data plane's clock at admission; 0: now */
+	uint64_t send_at_ms = 0;  /* --send-at-ms: the reservations go out then (Unix ms) */
 	int c;
 
 	static const struct option opts[] = {
@@ -208,6 +232,8 @@ main(int argc, char **argv)
 		{ "refuse-ms", required_argument, NULL, 'R' },
 		{ "final", no_argument, NULL, 'F' },
 		{ "log", required_argument, NULL, 'L' },
+		{ "admitted-ms", required_argument, NULL, 'A' },
+		{ "send-at-ms", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -286,6 +312,12 @@ main(int argc, char **argv)
 		case 'F':
 			final = true;
 			break;
+		case 'A':
+			admitted_ms = strtoull(optarg, NULL, 10);
+			break;
+		case 'W':
+			send_at_ms = strtoull(optarg, NULL, 10);
+			break;
 		case 'L':
 			if ((logf = fopen(optarg, "w")) == NULL) {
 				fprintf(stderr, "fg_feed: %s: %s\n", optarg, strerror(errno));
@@ -297,7 +329,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (watch_ms != 0 && push_ep != NULL && sub_ep != NULL && dp != 0 && dp <= WIRE_DP_ID_MAX)
-		return watch_limits(&zs, push_ep, sub_ep, dp, watch_ms, refuse_ms);
+		return watch_limits(&zs, push_ep, sub_ep, dp, watch_ms, refuse_ms, event);
 	if (push_ep == NULL || sub_ep == NULL || event == 0 || first == 0 || last < first ||
 		last - first > 1000000 || batch == 0 || batch > 4096 || dp == 0 || dp > WIRE_DP_ID_MAX ||
 		qlast < qfirst || storm > 65535 || (storm > 0 && (qfirst == 0 || storm < qlast - qfirst + 1))) {
@@ -387,6 +419,8 @@ main(int argc, char **argv)
 			unsent++;
 	}
 
+	while (send_at_ms != 0 && now_wall_ms() < send_at_ms)
+		usleep(1000);
 	/* After an oversized message nothing else: the feed keeps its connection until the
 	 * timeout, so that only the control plane can have ended it. */
 	for (uint64_t u = oversize ? last + 1 : first, nobody = 900000000; u <= last;) {
@@ -413,7 +447,7 @@ main(int argc, char **argv)
 			recs[k] = (struct wire_reserve){
 				.reservation_id = wire_reservation_id(dp, 0, seq++),
 				.user = u,
-				.admitted_ms = (uint64_t)time(NULL) * 1000,
+				.admitted_ms = admitted_ms ? admitted_ms : (uint64_t)time(NULL) * 1000,
 				.event = event,
 				.client_ipv4 = 0xc6120001,
 			};
@@ -536,11 +570,11 @@ main(int argc, char **argv)
 	}
 	printf("reserved=%u duplicate=%u sold_out=%u retry=%u ordered=%u missing=%u unsent=%u "
 	       "msgs=%u keys=%u closed=%u not_started=%u reserved_after_closed=%u refused=%d "
-	       "others=%u queried=%u max_ms=%" PRIu64 " queued=%u\n",
+	       "others=%u queried=%u max_ms=%" PRIu64 " queued=%u waiting=%u\n",
 		counts[WIRE_V_RESERVED], counts[WIRE_V_DUPLICATE], counts[WIRE_V_SOLD_OUT],
 		counts[WIRE_V_RETRY], counts[WIRE_V_ORDERED], n - answered, unsent, msgs,
 		keys_msgs, counts[WIRE_V_CLOSED], counts[WIRE_V_NOT_STARTED], after_closed, refused,
-		n_other, n_qgot, max_ms, queued);
+		n_other, n_qgot, max_ms, queued, counts[WIRE_V_WAITING]);
 	if (logf != NULL)
 		fclose(logf);
 	zlink_keys_wipe(&keys);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A draw run by two control planes at once (issue 27 §6), one of them killed (SIGKILL) in the
+# middle of the decisions; real Redis and PostgreSQL, stand-in data planes (tests/peer/fg_feed).
+# Both freeze (draw_freeze.lua: the same entrants), both write or compare draw_entrants (one
+# transaction wins, the other compares digests), both run draw batches at the cursor (a batch
+# runs only at its turn): the survivor finishes; each entrant is decided exactly once, the
+# buyers are exactly the first min(stock, n) by rank, the waiting list the rest in rank order.
+#
+# usage: test_draw_two_cps.sh CONTROLPLANE FLASHGATECTL FG_FEED
+set -uo pipefail
+
+CP=$1 CTL=$2 FEED=$3
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+t_begin draw2cp
+t_services_up "$TMP/svc"
+mapfile -t P < <(fg_free_ports 4)
+PIDS=()
+start_cp() { # N PULL_PORT PUB_PORT: small draw batches, so that the kill lands mid-draw
+	t_cp_start "$CP" "$TMP/cp$1.log" "$TMP/admin$1.sock" "tcp://127.0.0.1:$2" \
+		"tcp://127.0.0.1:$3" -s "controlplane.id=$((100 + $1))" -s controlplane.draw_batch=3
+	local rc=$?
+	PIDS[$1]=$CP_PID
+	T_PIDS+=("$CP_PID")
+	CP_PID=
+	return $rc
+}
+start_cp 1 "${P[0]}" "${P[1]}"
+tap_ok $? "control plane 1 is ready"
+
+T_CTL=$CTL T_ADMIN=$TMP/admin1.sock T_CTL_OUT=quiet
+now=$(date +%s)
+q=$((now + 4))
+STOCK=2000 N=12000
+ctl event create 41 --name "two drawers" --stock $STOCK --queue-opens-at $q \
+	--starts-at $((q + 1)) --draw-window 7s --ends-at $((now + 3600)) --pay-window 15m &&
+	ctl event preheat 41 && ctl event open 41
+tap_ok $? "event 41: $STOCK items, a pre-queue in 4 s, draw_at in 12 s"
+# The second control plane reads the event at its start (the same Redis and PostgreSQL).
+start_cp 2 "${P[2]}" "${P[3]}"
+tap_ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
+while [ "$(date +%s%3N)" -lt $((q * 1000 + 200)) ]; do sleep 0.1; done
+# Half the entrants through each control plane.
+"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 41 \
+	--users 1-6000 --dp 51 --batch 500 --timeout-ms 60000 >"$TMP/f1.out" 2>&1 &
+f1=$!
+"$FEED" --push "tcp://127.0.0.1:${P[2]}" --sub "tcp://127.0.0.1:${P[3]}" --event 41 \
+	--users 6001-12000 --dp 52 --batch 500 --timeout-ms 60000 >"$TMP/f2.out" 2>&1
+wait $f1
+tap_is "$(t_field "$TMP/f1.out" queued)/$(t_field "$TMP/f2.out" queued)/$(t_redis hlen 'fg:{41}:entrants')" \
+	6000/6000/$N "$N entrants, half through each control plane"
+
+# Both draw; kill control plane 1 once the decisions are under way.
+for _ in $(seq 3000); do
+	nx=$(t_redis hget 'fg:{41}:draw' next)
+	[ -n "$nx" ] && [ "$nx" -gt 0 ] && break
+	sleep 0.01
+done
+kill -9 "${PIDS[1]}"
+wait "${PIDS[1]}" 2>/dev/null
+nx=$(t_redis hget 'fg:{41}:draw' next)
+tap_ok "$([ "${nx:-0}" -gt 0 ] && [ "$nx" -lt $N ]; echo $?)" \
+	"control plane 1 killed during the decisions ($nx of $N decided)"
+for _ in $(seq 600); do
+	[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 41")" = t ] && break
+	sleep 0.1
+done
+tap_is "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 41")/$(t_redis hget 'fg:{41}:draw' state)" \
+	t/done "control plane 2 finished the draw"
+grep -q 'draw of event 41' "$TMP/cp1.log" && grep -q 'draw of event 41' "$TMP/cp2.log"
+tap_ok $? "  both control planes ran it"
+
+t_sql "SELECT user_id FROM draw_entrants WHERE event_id = 41" |
+	python3 "$ROOT/tests/integration/draw_order.py" 41 \
+		"$(t_sql "SELECT encode(draw_seed, 'hex') FROM events WHERE id = 41")" >"$TMP/order"
+t_sql "SELECT user_id FROM draw_entrants WHERE event_id = 41 ORDER BY rank" >"$TMP/pg"
+tap_ok "$(tail -n +2 "$TMP/order" | cmp -s - "$TMP/pg"; echo $?)" \
+	"draw_entrants: written once, $(wc -l <"$TMP/pg") ranks, the order recomputed from the seed"
+tap_is "$(t_sql "SELECT encode(draw_digest, 'hex') FROM events WHERE id = 41")" \
+	"$(head -1 "$TMP/order")" "  events.draw_digest is the entrants' digest"
+t_redis xrange 'fg:{41}:outbox' - + | awk 'prev == "u" { print } { prev = $0 }' >"$TMP/ob"
+tap_is "$(wc -l <"$TMP/ob")/$(sort -u "$TMP/ob" | wc -l)/$(t_redis hlen 'fg:{41}:result')/$(t_redis get 'fg:{41}:stock')" \
+	"$STOCK/$STOCK/$STOCK/0" "each entrant decided once: $STOCK reservations, $STOCK distinct buyers, stock 0"
+tap_ok "$(head -n $STOCK "$TMP/pg" | sort | cmp -s - <(sort "$TMP/ob"); echo $?)" \
+	"  the buyers are exactly the first $STOCK by rank"
+t_redis lrange 'fg:{41}:wait' 0 -1 | cut -d: -f1 >"$TMP/wait"
+tap_ok "$(tail -n +$((STOCK + 1)) "$TMP/pg" | cmp -s - "$TMP/wait"; echo $?)" \
+	"  the waiting list is the other $((N - STOCK)) in rank order, each once"
+T_ADMIN=$TMP/admin2.sock
+tap_is "$(ctlj event show 41 | jget draw.state draw.decided)" done/$N \
+	"control plane 2's event show: the draw done, $N decided"
+
+kill "${PIDS[2]}"
+wait "${PIDS[2]}"
+tap_is $? 0 "control plane 2 exits with status 0 on SIGTERM"
+T_PIDS=()
+tap_done
