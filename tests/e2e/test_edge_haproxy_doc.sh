@@ -10,7 +10,9 @@
 # /healthz but not /readyz (503), and HAProxy's health checks (GET /readyz) take it out: the
 # backend DOWN on HAProxy's stats socket, shoppers answered 503 by HAProxy and not sent to it;
 # the control plane started again, the data plane ready, HAProxy takes it back (UP) and a
-# shopper's request reaches it. Waits are bounded at 30 s.
+# shopper's request reaches it; the control plane then silent (SIGSTOP) past bridge.resync:
+# /readyz 503 "not heard", HAProxy takes the data plane out, and back once it continues. Waits
+# are bounded at 30 s.
 #
 # usage: test_edge_haproxy_doc.sh DATAPLANE CONTROLPLANE FLASHGATECTL   (prints TAP; needs root)
 set -euo pipefail
@@ -33,7 +35,9 @@ e2e_begin hpd "${1:-}"
 if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
 	tap_bail "control plane and flashgatectl given"
 fi
+CP_STOPPED=
 edge_cleanup() {
+	[ -z "$CP_STOPPED" ] || kill -CONT "$CP_PID" 2>/dev/null || true
 	[ -z "$EDGE_PID" ] || fg_stop_pid "$EDGE_PID" 10 || true
 }
 trap 'edge_cleanup; e2e_cleanup' EXIT
@@ -133,6 +137,24 @@ tap_is "$(jget status <<<"$r")/$(jget body.text <<<"$r" | grep -c 'No server is 
 t_cp_up || tap_bail "the control plane starts again"
 is_up() { [ "$(backend_state)" = UP ]; }
 tap_run "the control plane back, /readyz 200: HAProxy takes the data plane back (UP)" \
+	t_wait_until 30 is_up
+tap_run "  a shopper's request reaches it again: the sale, open" t_wait_until 30 sale_seen
+
+# --- the control plane silent after the data plane has its state: stopped (SIGSTOP), it sends
+# no heartbeat; past bridge.resync (5 s) /readyz says so and HAProxy takes the data plane out;
+# continued, it is heard again and HAProxy takes the data plane back ---------------------------
+kill -STOP "$CP_PID"
+CP_STOPPED=1
+rz_silent() {
+	e2e_curl rz "$E2E_BASE:$E2E_PORT/readyz" || true
+	[ "$E2E_CODE" = 503 ] && grep -q 'has not been heard for' "$E2E_TMP/rz.b"
+}
+tap_run "the control plane stopped (SIGSTOP): /readyz 503, not heard from" t_wait_until 30 rz_silent
+tap_diag "$(cat "$E2E_TMP/rz.b" 2>/dev/null)"
+tap_run "  HAProxy's checks take the data plane out: backend DOWN" t_wait_until 30 is_down
+kill -CONT "$CP_PID"
+CP_STOPPED=
+tap_run "the control plane continued: HAProxy takes the data plane back (UP)" \
 	t_wait_until 30 is_up
 tap_run "  a shopper's request reaches it again: the sale, open" t_wait_until 30 sale_seen
 

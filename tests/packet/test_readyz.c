@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Packet test of GET /readyz (dataplane/pipeline/readyz.h): 503 with the reason while the data
- * plane cannot sell (no control plane link, no state yet, refused, stopping, a key missing),
- * 200 once it can; HEAD, other methods; never counted as a refusal.
+ * plane cannot sell (no control plane link, no state yet, the control plane silent longer than
+ * bridge.resync, refused, stopping, a key missing), 200 once it can; HEAD, other methods;
+ * never counted as a refusal.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/now.h"
 
 #include "tests/lib/dp_harness.h"
 #include "tests/tap.h"
@@ -91,6 +94,22 @@ main(int argc, char **argv)
 	ev.ends_at_ms = H.w->now_ms + 3600000;
 	dph_publish(&H, &ev, NULL, 1, NULL, &limits);
 	expect(200, "{\"status\":\"ready\",\"events\":1}", "state and keys there: 200");
+
+	/* The test plays the bridge: heard at start, then silent past the bound (5 s, the
+	 * bridge.resync default), then heard again. */
+	uint64_t now = now_mono_us() / 1000;
+
+	H.shared.silence_ms = 5000;
+	shared_heard(&H.shared, now);
+	expect(200, "\"status\":\"ready\"", "the control plane just heard: 200");
+	shared_heard(&H.shared, now - 4000);
+	expect(200, "\"status\":\"ready\"", "heard 4 s ago, within the bound: 200");
+	shared_heard(&H.shared, now - 5200);
+	expect(503, "the control plane has not been heard for 5", "silent 5.2 s: 503");
+	shared_heard(&H.shared, now - 3600000);
+	expect(503, "(longer than bridge.resync)", "silent an hour: 503");
+	shared_heard(&H.shared, now_mono_us() / 1000);
+	expect(200, "{\"status\":\"ready\",\"events\":1}", "heard again: 200 again");
 
 	H.port.refused = true;
 	expect(503, "another one holds its dp_id", "refused by the control plane: 503");
