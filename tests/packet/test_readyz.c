@@ -16,43 +16,11 @@
 static struct dp_harness H;
 static uint16_t next_port = 30000;
 
-struct answer {
-	unsigned status;
-	char text[1500]; /* headers and body, NUL-terminated */
-};
-
-/* Sends req on a fresh connection (SYN, cookie, request) and keeps the answer in a. */
+/* Sends req on a fresh connection and keeps the answer in a. */
 static void
-ask(const char *req, struct answer *a)
+ask(const char *req, struct dph_answer *a)
 {
-	uint16_t sport = next_port++;
-	uint32_t isn = 91u * sport;
-	struct pb_tcp syn = { .src_ip = PB_CL_IP, .sport = sport, .seq = isn,
-		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
-
-	memset(a, 0, sizeof(*a));
-	if (r == NULL)
-		return;
-	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
-
-	rte_pktmbuf_free(r);
-	struct pb_tcp t = { .src_ip = PB_CL_IP, .sport = sport, .seq = isn + 1, .ack = cookie + 1,
-		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = req,
-		.payload_len = (uint16_t)strlen(req) };
-
-	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
-	if (r == NULL)
-		return;
-	uint16_t len;
-	const char *p = pb_payload(r, &len);
-
-	if (len >= sizeof(a->text))
-		len = sizeof(a->text) - 1;
-	memcpy(a->text, p, len);
-	if (len > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
-		a->status = (unsigned)atoi(a->text + 9);
-	rte_pktmbuf_free(r);
+	dph_ask(&H, PB_CL_IP, next_port++, req, a);
 }
 
 static uint64_t
@@ -69,7 +37,7 @@ refusals(void)
 static void
 expect(unsigned want_status, const char *needle, const char *what)
 {
-	struct answer a;
+	struct dph_answer a;
 
 	ask("GET /readyz HTTP/1.1\r\nHost: s\r\n\r\n", &a);
 	tap_eq_int(a.status, want_status, what);
@@ -81,7 +49,7 @@ main(int argc, char **argv)
 {
 	struct dp_event_cfg ev = { .id = 1, .name = "open", .stock = 10 };
 	struct dp_limits limits = { .user = { 1000, 1000 }, .device = { 1000, 1000 } };
-	struct answer a;
+	struct dph_answer a;
 
 	(void)argc;
 	dph_init(&H, argv[0]);
