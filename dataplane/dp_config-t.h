@@ -67,6 +67,7 @@ struct dp_config {
 	struct zlink_settings links;    /* CURVE key files, insecure_plaintext_links */
 	/* [edge] */
 	char edge_trusted[4096];        /* the trusted edges' text (edge.h parses it) */
+	char edge_trusted_file[4096];   /* and a file of more of them; "": none */
 	uint32_t stop_timeout_ms;       /* the longest a stop hands accepted reservations over */
 	/* [event.ID] sections */
 	struct dp_event_cfg events[DP_MAX_EVENTS];

@@ -493,18 +493,32 @@ static const struct cfg_key dp_edge_keys[] = {
 		.def = "",
 		.doc = "The TLS edges in front of the data plane (CDN, HAProxy, nginx, a load "
 		       "balancer): IPv4 and IPv6 addresses and networks separated by commas or "
-		       "spaces, at most 64 networks of each family (e.g. 198.18.0.7, "
-		       "198.18.1.0/24, 2001:db8::/32). Only they may tell the client's address "
+		       "spaces (e.g. 198.18.0.7, 198.18.1.0/24, 2001:db8::/32), at most 4,095 "
+		       "bytes; more go in trusted_file. Only they may tell the client's address "
 		       "(PROXY protocol, X-Forwarded-For, Forwarded), which rules and per-IP "
 		       "limits then use (docs/edge.md). Empty: no edge, every client is its "
 		       "packets' source.",
+	},
+	{
+		.name = "trusted_file",
+		.type = CFG_STRING,
+		DP_FIELD(edge_trusted_file),
+		.min = 0,
+		.max = EDGE_TRUSTED_PATH_MAX - 1,
+		.def = "",
+		.doc = "A file of more trusted edges, beside trusted (a CDN's published list): one "
+		       "IPv4 or IPv6 address or network a line, blank lines and '#' comments "
+		       "ignored, read at start; with trusted at most 65,536 networks of each "
+		       "family. Empty: none.",
 	},
 };
 
 _Static_assert(sizeof(((struct dp_config *)0)->edge_trusted) == EDGE_TRUSTED_TEXT_MAX + 1,
 	"[edge] trusted holds the longest list edge.h takes");
+_Static_assert(sizeof(((struct dp_config *)0)->edge_trusted_file) == EDGE_TRUSTED_PATH_MAX,
+	"[edge] trusted_file holds the longest path edge.h takes");
 
-/* The list must parse: addresses and networks, no host bits, not too many. */
+/* The list and the file must parse: addresses and networks, no host bits, not too many. */
 static int
 dp_check_edge(const void *obj, const char **key, char *msg, size_t msglen)
 {
@@ -512,6 +526,13 @@ dp_check_edge(const void *obj, const char **key, char *msg, size_t msglen)
 
 	if (edge_trust_parse(cfg->edge_trusted, NULL, msg, msglen) != 0) {
 		*key = "trusted";
+		return -EINVAL;
+	}
+	/* The file with the list: too many networks of a family counts both. */
+	const char *file = cfg->edge_trusted_file;
+
+	if (file[0] != '\0' && edge_trust_load(cfg->edge_trusted, file, NULL, msg, msglen) != 0) {
+		*key = "trusted_file";
 		return -EINVAL;
 	}
 	return 0;

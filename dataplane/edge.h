@@ -8,12 +8,13 @@
  * Forwarded); from anyone else those are ignored or refused, and the packet's source address
  * is the client's.
  *
- * The set is parsed once from the config (edge_trust_parse()) and never changes while workers
- * run, so every lcore reads it without locks. Each family is kept as sorted, disjoint, merged
- * ranges [first, last] of at most EDGE_TRUSTED_MAX networks: a lookup is a branch-free binary
- * search (at most 7 steps for 64 ranges), and an empty set, the stateless path's case, costs
- * one compare. IPv6 networks are accepted and looked up (a client address in X-Forwarded-For
- * or a PROXY header may be IPv6) although the data plane receives IPv4 packets only.
+ * The set is parsed once at start from the config's list and file (edge_trust_load()) and never
+ * changes while workers run, so every lcore reads it without locks. Each family is kept as
+ * sorted, disjoint, merged ranges [first, last], at most EDGE_TRUSTED_MAX networks a family: a
+ * lookup is a branch-free binary search (log2(n) steps: 6 for 64 ranges, 13 for 5,000, 16 at
+ * the bound), and an empty set, the stateless path's case, costs one compare. IPv6 networks
+ * are accepted and looked up (a client address in X-Forwarded-For or a PROXY header may be
+ * IPv6) although the data plane receives IPv4 packets only.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,8 +25,11 @@
 
 #include "dataplane/sorted.h"
 
-#define EDGE_TRUSTED_MAX      64   /* networks per address family in [edge] trusted */
+/* Networks per address family, [edge] trusted and trusted_file together (docs/edge.md): the
+ * largest CDN lists are a few thousand; at the bound a lookup is 16 steps, the set 4.2 MB. */
+#define EDGE_TRUSTED_MAX      65536
 #define EDGE_TRUSTED_TEXT_MAX 4095 /* bytes of the [edge] trusted value */
+#define EDGE_TRUSTED_PATH_MAX 4096 /* bytes of the [edge] trusted_file path, its NUL included */
 
 /* An IPv6 address as a number: hi holds bytes 0..7, lo bytes 8..15 (network order). */
 struct edge_ip6 {
@@ -37,12 +41,15 @@ struct edge_r6 {
 	struct edge_ip6 first, last;
 };
 
+/* A set from edge_trust_load(): n4 and n6 ranges in one allocation (mem; NULL when empty). A
+ * zeroed struct is the empty set. */
 struct edge_trust {
 	uint32_t n4, n6;
-	uint32_t first4[EDGE_TRUSTED_MAX]; /* host byte order, sorted, ranges disjoint */
-	uint32_t last4[EDGE_TRUSTED_MAX];
-	struct edge_ip6 first6[EDGE_TRUSTED_MAX];
-	struct edge_ip6 last6[EDGE_TRUSTED_MAX];
+	uint32_t *first4; /* n4 each, host byte order, sorted, ranges disjoint */
+	uint32_t *last4;
+	struct edge_ip6 *first6; /* n6 each, sorted, ranges disjoint */
+	struct edge_ip6 *last6;
+	void *mem;
 };
 
 /*
@@ -59,15 +66,26 @@ struct edge_client {
 };
 
 /*
- * Parses the [edge] trusted list: addresses and networks ("198.18.0.7", "198.18.1.0/24",
- * "2001:db8::/32", "::1"), separated by commas and/or spaces; empty text is an empty set.
- * Duplicates and networks inside others are merged. When out is not NULL it receives the set;
- * with out NULL the text is only checked (the config loader). Returns 0; or -EINVAL with a
- * message in err naming the item and what is wrong (not an address, prefix out of range, host
- * bits set past the prefix with the network meant, more than EDGE_TRUSTED_MAX networks of one
- * family), and *out unchanged. Allocates nothing.
+ * Reads the trusted edges: the [edge] trusted text (addresses and networks such as
+ * "198.18.0.7", "198.18.1.0/24", "2001:db8::/32", "::1", separated by commas and/or blanks, at
+ * most EDGE_TRUSTED_TEXT_MAX bytes; NULL or "" is none) and, when path is neither NULL nor "",
+ * the [edge] trusted_file at path (one address or network a line; blank lines and comments
+ * from '#' to the end of a line ignored). Duplicates and networks inside others are merged.
+ * When out is not NULL it receives the set (release it with edge_trust_free()); with out NULL
+ * everything is only checked (the config loader). Returns 0; or a negative errno with a
+ * message in err and *out unchanged: -EINVAL naming the item, and for the file "path:line:",
+ * and what is wrong (not an address, prefix out of range, host bits set past the prefix with
+ * the network meant, one network a line, more than EDGE_TRUSTED_MAX networks of one family);
+ * the open's errno (-ENOENT, -EACCES, ...) or -EIO for a file that cannot be read; -ENOMEM.
  */
+int edge_trust_load(
+	const char *text, const char *path, struct edge_trust *out, char *err, size_t errlen);
+
+/* edge_trust_load() of the text alone. */
 int edge_trust_parse(const char *text, struct edge_trust *out, char *err, size_t errlen);
+
+/* Releases what edge_trust_load() gave t, leaving the empty set; t may be NULL or empty. */
+void edge_trust_free(struct edge_trust *t);
 
 /* An IPv6 address from its 16 bytes in network order. */
 static inline struct edge_ip6

@@ -144,9 +144,10 @@ setup_workers(struct app *a)
 		LOG_ERR("cannot draw a random SYN cookie secret: %s", strerror(errno));
 		return -1;
 	}
-	/* The loader checked the text already: a failure here is a bug. */
-	if (edge_trust_parse(cfg->edge_trusted, &a->edge, err, sizeof(err)) != 0) {
-		LOG_ERR("[edge] trusted: %s", err);
+	/* The loader checked them already: a failure here is a bug, or the file changed. */
+	if (edge_trust_load(cfg->edge_trusted, cfg->edge_trusted_file, &a->edge, err,
+		    sizeof(err)) != 0) {
+		LOG_ERR("[edge] trusted, trusted_file: %s", err);
 		return -1;
 	}
 	if (a->edge.n4 + a->edge.n6 != 0)
@@ -449,6 +450,7 @@ teardown(struct app *a)
 		conn_table_free(a->workers[i]->conns);
 		rte_free(a->workers[i]);
 	}
+	edge_trust_free(&a->edge);
 }
 
 int

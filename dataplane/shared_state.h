@@ -63,6 +63,11 @@ struct shared_state {
 	uint64_t published; /* versions published */
 	uint64_t freed;	    /* objects freed after their grace period */
 	uint64_t waited;    /* times the queue was full and the writer waited for the readers */
+	/* When the control plane was last heard (any message, its heartbeats included), monotonic
+	 * ms (now_mono_us() / 1000); 0: not yet. The bridge writes it, any thread reads it. */
+	uint64_t heard_ms;
+	/* Heard longer ago than this, the control plane counts as gone (/readyz); 0: never. */
+	uint32_t silence_ms;
 };
 
 /* The current version, or NULL before the first snapshot. Lock-free; see the header comment. */
@@ -70,6 +75,27 @@ static inline const struct dp_shared *
 shared_get(const struct shared_state *s)
 {
 	return __atomic_load_n(&s->cur, __ATOMIC_ACQUIRE);
+}
+
+/* Records that the control plane was heard at now_ms (monotonic). Writer only. */
+static inline void
+shared_heard(struct shared_state *s, uint64_t now_ms)
+{
+	__atomic_store_n(&s->heard_ms, now_ms, __ATOMIC_RELAXED);
+}
+
+/*
+ * How long the control plane has been silent at now_ms (monotonic) when that is longer than
+ * s->silence_ms, else 0 (heard recently, never heard yet, or no bound). Any thread.
+ */
+static inline uint64_t
+shared_silent_ms(const struct shared_state *s, uint64_t now_ms)
+{
+	uint64_t heard = __atomic_load_n(&s->heard_ms, __ATOMIC_RELAXED);
+
+	if (heard == 0 || s->silence_ms == 0 || now_ms <= heard + s->silence_ms)
+		return 0;
+	return now_ms - heard;
 }
 
 /* Prepares s with nothing published. qsbr may be NULL only when no other thread reads (tests). */

@@ -111,6 +111,7 @@ bridge_create(const struct bridge_config *c, char *err, size_t errlen)
 		return NULL;
 	}
 	shared_init(&b->shared, b->qsbr);
+	b->shared.silence_ms = c->resync_ms; /* /readyz: the control plane gone after it */
 	for (unsigned i = 0; i < c->n_workers; i++) {
 		snprintf(name, sizeof(name), "fg_bridge_%u_%u", c->dp_id, i);
 		b->ports[i].ring = rte_ring_create_elem(name, sizeof(struct wire_reserve),

@@ -762,6 +762,7 @@ bridge_in_receive(struct bridge *b)
 		}
 		n++;
 		b->last_rx_ms = now_mono_us() / 1000;
+		shared_heard(&b->shared, b->last_rx_ms);
 		if (zmq_msg_more(&msg)) {
 			/* Every message is one frame: drop all parts of anything else. */
 			CTR_INC(b->ctr.multipart);

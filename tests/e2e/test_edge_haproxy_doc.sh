@@ -10,36 +10,26 @@
 # /healthz but not /readyz (503), and HAProxy's health checks (GET /readyz) take it out: the
 # backend DOWN on HAProxy's stats socket, shoppers answered 503 by HAProxy and not sent to it;
 # the control plane started again, the data plane ready, HAProxy takes it back (UP) and a
-# shopper's request reaches it. Waits are bounded at 30 s.
+# shopper's request reaches it; the control plane then silent (SIGSTOP) past bridge.resync:
+# /readyz 503 "not heard", HAProxy takes the data plane out, and back once it continues. Waits
+# are bounded at 30 s.
 #
 # usage: test_edge_haproxy_doc.sh DATAPLANE CONTROLPLANE FLASHGATECTL   (prints TAP; needs root)
 set -euo pipefail
 # shellcheck source=tests/e2e/harness.sh
 . "$(dirname "$0")/harness.sh"
 
-EDGE_DIR=$E2E_DIR/edge
+# shellcheck source=tests/e2e/edge/edge_lib.sh
+. "$(dirname "$0")/edge/edge_lib.sh"
+
 DOC=$FG_ROOT/docs/edge.md
-CP_EXE=${2:-}
-CTL_EXE=${3:-}
 EV=9
-EDGE_ADDR=198.18.20.254 SHOP_A=198.18.20.1
-EDGE_PID=
-mapfile -t PORTS < <(fg_free_ports 3)
-PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]} WEB_PORT=${PORTS[2]}
-E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
-	-s "edge.trusted=198.18.10.1")
+SHOP_A=198.18.20.1
 E2E_TOOLS=(redis-cli openssl haproxy)
-e2e_begin hpd "${1:-}"
-if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
-	tap_bail "control plane and flashgatectl given"
-fi
-edge_cleanup() {
-	[ -z "$EDGE_PID" ] || fg_stop_pid "$EDGE_PID" 10 || true
-}
-trap 'edge_cleanup; e2e_cleanup' EXIT
-t_services_up "$E2E_TMP/svc"
-T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=diag
-t_cp_up || tap_bail "control plane ready"
+edge_begin hpd "${1:-}" "${2:-}" "${3:-}" 1
+WEB_PORT=${EDGE_PORTS[0]}
+CP_STOPPED=
+trap '[ -z "$CP_STOPPED" ] || kill -CONT "$CP_PID" 2>/dev/null || true; edge_cleanup; e2e_cleanup' EXIT
 tap_run "the sale is set up: keys, event $EV, open" e2e_open_sale $EV "doc edge sale" 4 \
 	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 
@@ -59,21 +49,8 @@ sed -e "s|198\.18\.20\.254:443|$EDGE_ADDR:443|" -e "s|/etc/haproxy/edge\.pem|$E2
 	-e "s|198\.18\.30\.2:8080|127.0.0.1:$WEB_PORT|" "$RUN/doc.cfg" >"$RUN/haproxy.cfg"
 tap_diag "changed lines: $(diff "$RUN/doc.cfg" "$RUN/haproxy.cfg" | grep -c '^>' || true)"
 
-fg_ns_exec ip addr add "$EDGE_ADDR/32" dev lo
-fg_ns_exec ip addr add "$SHOP_A/32" dev lo
-tls() {
-	local d=$E2E_TMP
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-		-subj "/CN=flashgate e2e test CA" -keyout "$d/ca.key" -out "$d/ca.pem" &&
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-subj "/CN=edge.test" -keyout "$d/edge.key" -out "$d/edge.csr" &&
-		printf 'subjectAltName=IP:%s,DNS:edge.test\nextendedKeyUsage=serverAuth\n' \
-			"$EDGE_ADDR" >"$d/edge.ext" &&
-		openssl x509 -req -in "$d/edge.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-			-CAcreateserial -days 1 -extfile "$d/edge.ext" -out "$d/edge.pem" &&
-		cat "$d/edge.pem" "$d/edge.key" >"$d/edge-full.pem"
-} >"$E2E_TMP/openssl.log" 2>&1
-tap_run "openssl makes a CA and the edge's certificate" tls
+edge_addrs "$EDGE_ADDR" "$SHOP_A"
+tap_run "openssl makes a CA and the edge's certificate" edge_tls
 check_cfg() { haproxy -c -f "$RUN/haproxy.cfg" >"$RUN/check.log" 2>&1; }
 tap_run "haproxy -c accepts the configuration" check_cfg || tap_diag "$(cat "$RUN/check.log")"
 fg_ns_exec haproxy -db -f "$RUN/haproxy.cfg" >>"$RUN/edge.log" 2>&1 &
@@ -133,6 +110,24 @@ tap_is "$(jget status <<<"$r")/$(jget body.text <<<"$r" | grep -c 'No server is 
 t_cp_up || tap_bail "the control plane starts again"
 is_up() { [ "$(backend_state)" = UP ]; }
 tap_run "the control plane back, /readyz 200: HAProxy takes the data plane back (UP)" \
+	t_wait_until 30 is_up
+tap_run "  a shopper's request reaches it again: the sale, open" t_wait_until 30 sale_seen
+
+# --- the control plane silent after the data plane has its state: stopped (SIGSTOP), it sends
+# no heartbeat; past bridge.resync (5 s) /readyz says so and HAProxy takes the data plane out;
+# continued, it is heard again and HAProxy takes the data plane back ---------------------------
+kill -STOP "$CP_PID"
+CP_STOPPED=1
+rz_silent() {
+	e2e_curl rz "$E2E_BASE:$E2E_PORT/readyz" || true
+	[ "$E2E_CODE" = 503 ] && grep -q 'has not been heard for' "$E2E_TMP/rz.b"
+}
+tap_run "the control plane stopped (SIGSTOP): /readyz 503, not heard from" t_wait_until 30 rz_silent
+tap_diag "$(cat "$E2E_TMP/rz.b" 2>/dev/null)"
+tap_run "  HAProxy's checks take the data plane out: backend DOWN" t_wait_until 30 is_down
+kill -CONT "$CP_PID"
+CP_STOPPED=
+tap_run "the control plane continued: HAProxy takes the data plane back (UP)" \
 	t_wait_until 30 is_up
 tap_run "  a shopper's request reaches it again: the sale, open" t_wait_until 30 sale_seen
 

@@ -210,4 +210,64 @@ dph_one(struct dp_harness *h, struct rte_mbuf *m)
 	return pipeline_burst(h->w, 0, &m, 1, tx) == 1 ? tx[0] : NULL;
 }
 
+/* The worker's answer to one request (dph_ask(), dph_send()). */
+struct dph_answer {
+	unsigned status;  /* the status line's code; 0: no answer, or not HTTP/1.1 */
+	bool rst;	  /* the answer was a reset */
+	char text[1500];  /* headers and body, NUL-terminated (a first segment's worth) */
+	const char *body; /* into text, past the blank line; "" without one */
+};
+
+/*
+ * Sends payload[0..len) (one segment) on a fresh connection from src_ip:sport (host byte
+ * order) through the worker: the SYN, then the cookie's ACK carrying it; the answer's first
+ * segment into a (status 0 and text "" when either was dropped). Use a new sport per call.
+ */
+static inline void
+dph_send(struct dp_harness *h, uint32_t src_ip, uint16_t sport, const void *payload, size_t len,
+	struct dph_answer *a)
+{
+	uint32_t isn = 77u * sport;
+	struct pb_tcp syn = { .src_ip = src_ip, .sport = sport, .seq = isn,
+		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
+	struct rte_mbuf *r = dph_one(h, pb_tcp_frame(dph_mbuf(h), &syn));
+
+	memset(a, 0, sizeof(*a));
+	a->body = "";
+	if (r == NULL)
+		return;
+	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
+
+	rte_pktmbuf_free(r);
+	struct pb_tcp t = { .src_ip = src_ip, .sport = sport, .seq = isn + 1, .ack = cookie + 1,
+		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = payload,
+		.payload_len = (uint16_t)len };
+
+	r = dph_one(h, pb_tcp_frame(dph_mbuf(h), &t));
+	if (r == NULL)
+		return;
+	a->rst = (pb_th(r)->tcp_flags & RTE_TCP_RST_FLAG) != 0;
+
+	uint16_t n;
+	const char *p = pb_payload(r, &n);
+
+	if (n >= sizeof(a->text))
+		n = sizeof(a->text) - 1;
+	memcpy(a->text, p, n);
+	a->text[n] = '\0';
+	if (n > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
+		a->status = (unsigned)atoi(a->text + 9);
+	a->body = strstr(a->text, "\r\n\r\n");
+	a->body = a->body ? a->body + 4 : "";
+	rte_pktmbuf_free(r);
+}
+
+/* dph_send() of the request text req. */
+static inline void
+dph_ask(struct dp_harness *h, uint32_t src_ip, uint16_t sport, const char *req,
+	struct dph_answer *a)
+{
+	dph_send(h, src_ip, sport, req, strlen(req), a);
+}
+
 #endif

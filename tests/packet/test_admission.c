@@ -32,47 +32,11 @@ publish(void)
 	dph_publish(&H, events, sold_out, 4, rules, &limits);
 }
 
-struct answer {
-	unsigned status;
-	char text[1500]; /* headers and body, NUL-terminated */
-	const char *body;
-};
-
 /* Sends req on a fresh connection from client_ip and parses the answer into a. */
 static void
-ask(const char *req, struct answer *a)
+ask(const char *req, struct dph_answer *a)
 {
-	uint16_t sport = next_port++;
-	uint32_t isn = 77u * sport;
-	struct pb_tcp syn = { .src_ip = client_ip, .sport = sport, .seq = isn,
-		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
-
-	memset(a, 0, sizeof(*a));
-	if (r == NULL)
-		return;
-	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
-
-	rte_pktmbuf_free(r);
-	struct pb_tcp t = { .src_ip = client_ip, .sport = sport, .seq = isn + 1, .ack = cookie + 1,
-		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = req,
-		.payload_len = (uint16_t)strlen(req) };
-
-	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
-	if (r == NULL)
-		return;
-	uint16_t len;
-	const char *p = pb_payload(r, &len);
-
-	if (len >= sizeof(a->text))
-		len = sizeof(a->text) - 1;
-	memcpy(a->text, p, len);
-	a->text[len] = '\0';
-	if (len > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
-		a->status = (unsigned)atoi(a->text + 9);
-	a->body = strstr(a->text, "\r\n\r\n");
-	a->body = a->body ? a->body + 4 : "";
-	rte_pktmbuf_free(r);
+	dph_ask(&H, client_ip, next_port++, req, a);
 }
 
 /* Copies the JSON string value of key from body into out; returns its length or -1. */
@@ -96,7 +60,7 @@ json_str(const char *body, const char *key, char *out, size_t cap)
 }
 
 static bool
-has(const struct answer *a, const char *needle)
+has(const struct dph_answer *a, const char *needle)
 {
 	return strstr(a->text, needle) != NULL;
 }
@@ -122,7 +86,7 @@ sale_ring(void)
 
 /* POST .../token for user; fills tok and path when the answer is 200. */
 static void
-get_token(uint32_t event, const char *sess, struct answer *a, char *tok, char *path)
+get_token(uint32_t event, const char *sess, struct dph_answer *a, char *tok, char *path)
 {
 	char req[512];
 
@@ -138,7 +102,7 @@ get_token(uint32_t event, const char *sess, struct answer *a, char *tok, char *p
 }
 
 static void
-reserve(const char *path, const char *tok, const char *extra, struct answer *a)
+reserve(const char *path, const char *tok, const char *extra, struct dph_answer *a)
 {
 	char req[768];
 
@@ -149,7 +113,7 @@ reserve(const char *path, const char *tok, const char *extra, struct answer *a)
 }
 
 static void
-poll_result(uint32_t event, const char *tok, struct answer *a)
+poll_result(uint32_t event, const char *tok, struct dph_answer *a)
 {
 	char req[512];
 
@@ -214,7 +178,7 @@ rej(enum dp_reject_reason r)
 static void
 test_not_ready(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE];
 
 	session(42, 3600, s);
@@ -237,7 +201,7 @@ test_not_ready(void)
 static void
 test_token_route(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 
 	EXPECT_REJECT(a, 401, DP_REJ_NO_SESSION, "token without Authorization: 401",
@@ -289,7 +253,7 @@ test_token_route(void)
 static void
 test_reserve_route(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], other_path[128];
 	char tok4[TOK_BUF_SIZE], extra[256];
 	struct wire_reserve rec;
@@ -368,7 +332,7 @@ test_reserve_route(void)
 static void
 test_bridge_full(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 	unsigned ok = 0;
 
@@ -395,7 +359,7 @@ test_bridge_full(void)
 static void
 test_stopping(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 
 	ring_drain();
@@ -415,7 +379,7 @@ test_stopping(void)
 static void
 test_limits(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], extra[128];
 
 	/* Per user: 1/s, burst 2. */
@@ -507,7 +471,7 @@ test_limits(void)
 static void
 test_rules(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], s42[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 	static const char *const by_ip[] = { "ip 198.18.0.0/24", NULL };
 	static const char *const by_user[] = { "user 42", "device stolen-phone", NULL };
@@ -571,7 +535,7 @@ test_rules(void)
 static void
 test_sold_out(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 
 	session(80, 3600, s);
@@ -604,7 +568,7 @@ test_sold_out(void)
 static void
 test_result_route(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128], receipt[TOK_BUF_SIZE];
 	char r91[TOK_BUF_SIZE];
 
@@ -707,7 +671,7 @@ test_result_route(void)
 static void
 test_poll_storm(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 	unsigned answered = 0, limited = 0, other = 0;
 	uint64_t refused0 = H.port.queries_refused, queried0 = H.w->ctr.admit[DP_ADM_RESULT_QUERY];
@@ -757,7 +721,7 @@ test_poll_storm(void)
 static void
 test_known_buyer(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], tok[TOK_BUF_SIZE], path[128];
 	static const struct {
 		uint8_t verdict;
@@ -818,7 +782,7 @@ test_known_buyer(void)
 static void
 test_cors(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	const char *origin = "https://shop.example";
 
 	strcpy(H.w->cors_origin, origin);
@@ -984,7 +948,7 @@ test_segments(void)
  * a (status, text, body). Returns the number of segments.
  */
 static uint16_t
-ask_mss(const char *req, uint16_t mss, struct answer *a)
+ask_mss(const char *req, uint16_t mss, struct dph_answer *a)
 {
 	struct rte_mbuf *tx[PIPELINE_TX_PER_RX];
 	uint32_t isn, c;
@@ -1040,7 +1004,7 @@ test_preflight_longest_origin(void)
 		{"/api/v1/events/1/result", "GET, HEAD, OPTIONS"},
 	};
 	char origin[128], req[512], want[512];
-	struct answer a;
+	struct dph_answer a;
 
 	cors_longest(origin);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
@@ -1085,7 +1049,7 @@ test_parser_refusals_cors(void)
 {
 	char origin[128], req[1500], want[200];
 	char path[1100];
-	struct answer a;
+	struct dph_answer a;
 
 	cors_longest(origin);
 	memset(path, 'a', sizeof(path) - 1);
@@ -1143,7 +1107,7 @@ static void
 test_burst_order(void)
 {
 	enum { N = 5 };
-	struct answer a;
+	struct dph_answer a;
 	char s[TOK_BUF_SIZE], path[128], tok[N][TOK_BUF_SIZE], req[N][768];
 	struct rte_mbuf *b[N + 2], *tx[(N + 2) * PIPELINE_TX_PER_RX];
 	uint64_t user[N];
@@ -1285,7 +1249,7 @@ fair_entry(uint32_t id)
 
 /* A token for user on event: *bits and prefix (the MAC text) from its challenge, 0 without. */
 static void
-fair_token(uint32_t event, uint64_t user, struct answer *a, char *tok, char *path)
+fair_token(uint32_t event, uint64_t user, struct dph_answer *a, char *tok, char *path)
 {
 	char s[TOK_BUF_SIZE];
 
@@ -1308,7 +1272,7 @@ fair_solve(const char *tok, char *sol)
 
 /* POST reserve with the token and X-Flash-Solution: sol (none when NULL). */
 static void
-fair_reserve(const char *path, const char *tok, const char *sol, struct answer *a)
+fair_reserve(const char *path, const char *tok, const char *sol, struct dph_answer *a)
 {
 	char extra[128] = "";
 
@@ -1326,7 +1290,7 @@ fair_reserve(const char *path, const char *tok, const char *sol, struct answer *
 static void
 test_fair_challenge(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char tok[TOK_BUF_SIZE], tok2[TOK_BUF_SIZE], path[128], prefix[64], sol[32], sol2[32];
 	uint64_t miss0 = rej(DP_REJ_POW_MISSING), wrong0 = rej(DP_REJ_POW_WRONG);
 
@@ -1442,7 +1406,7 @@ test_fair_challenge(void)
 static void
 test_fair_draw(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	char tok[TOK_BUF_SIZE], path[128];
 	struct event_entry *e = fair_entry(EV_FAIR_DRAW);
 	uint64_t now = H.w->now_ms;
@@ -1664,7 +1628,7 @@ test_fair_result_table(void)
 static void
 test_fair_cors(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	const char *origin = "https://shop.example";
 
 	strcpy(H.w->cors_origin, origin);

@@ -24,61 +24,17 @@ static struct dp_event_cfg events[1];
 static struct dp_limits limits;
 static const char *const rules[] = {BLOCKED_NET, NULL};
 
-struct answer {
-	unsigned status; /* 0: no HTTP answer */
-	bool rst;	 /* the answer was a reset */
-	char text[1500];
-	const char *body;
-};
-
 /* Sends payload[0..len) as the first data segment of a new connection from src. */
 static void
-send_raw(uint32_t src, const void *payload, size_t len, struct answer *a)
+send_raw(uint32_t src, const void *payload, size_t len, struct dph_answer *a)
 {
-	uint16_t sport = next_port++;
-	uint32_t isn = 91u * sport;
-	struct pb_tcp syn = {
-		.src_ip = src, .sport = sport, .seq = isn, .flags = RTE_TCP_SYN_FLAG, .mss = 1460};
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
-
-	memset(a, 0, sizeof(*a));
-	a->body = "";
-	if (r == NULL)
-		return;
-	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
-
-	rte_pktmbuf_free(r);
-	struct pb_tcp t = {.src_ip = src,
-		.sport = sport,
-		.seq = isn + 1,
-		.ack = cookie + 1,
-		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
-		.payload = payload,
-		.payload_len = (uint16_t)len};
-
-	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
-	if (r == NULL)
-		return;
-	a->rst = (pb_th(r)->tcp_flags & RTE_TCP_RST_FLAG) != 0;
-
-	uint16_t n;
-	const char *p = pb_payload(r, &n);
-
-	if (n >= sizeof(a->text))
-		n = sizeof(a->text) - 1;
-	memcpy(a->text, p, n);
-	a->text[n] = '\0';
-	if (n > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
-		a->status = (unsigned)atoi(a->text + 9);
-	a->body = strstr(a->text, "\r\n\r\n");
-	a->body = a->body ? a->body + 4 : "";
-	rte_pktmbuf_free(r);
+	dph_send(&H, src, next_port++, payload, len, a);
 }
 
 /* A result poll with a token that does not verify (403 after the IP checks), from src with the
  * extra header lines hdrs ("" for none). */
 static void
-poll_from(uint32_t src, const char *hdrs, struct answer *a)
+poll_from(uint32_t src, const char *hdrs, struct dph_answer *a)
 {
 	char req[1024];
 	int n = snprintf(req, sizeof(req),
@@ -90,7 +46,7 @@ poll_from(uint32_t src, const char *hdrs, struct answer *a)
 
 /* The same behind a PROXY header of hlen bytes. */
 static void
-poll_proxied(uint32_t src, const void *hdr, size_t hlen, struct answer *a)
+poll_proxied(uint32_t src, const void *hdr, size_t hlen, struct dph_answer *a)
 {
 	char buf[1024];
 	static const char req[] =
@@ -149,7 +105,7 @@ publish(void)
 static void
 test_xff(void)
 {
-	struct answer a;
+	struct dph_answer a;
 
 	EXPECT_PASSES(a, ctr_client(DP_CLIENT_XFF), "XFF from the edge: a client's request",
 		poll_from(EDGE_IP, "X-Forwarded-For: 198.18.5.1\r\n", &a));
@@ -185,7 +141,7 @@ test_xff(void)
 static void
 test_edge_and_strangers(void)
 {
-	struct answer a;
+	struct dph_answer a;
 
 	for (int i = 0; i < 3; i++)
 		EXPECT_PASSES(a, ctr_client(DP_CLIENT_EDGE),
@@ -209,7 +165,7 @@ test_edge_and_strangers(void)
 static void
 test_forwarded(void)
 {
-	struct answer a;
+	struct dph_answer a;
 
 	EXPECT(a, 403, ctr_rej(DP_REJ_BLOCKED_IP), "Forwarded for= from the edge: blocked client",
 		poll_from(EDGE_IP, "Forwarded: for=198.18.9.20;proto=https;by=198.18.0.2\r\n", &a));
@@ -261,7 +217,7 @@ test_refused(void)
 		"Forwarded: for=198.18.5.1 proto=https\r\n",
 		"X-Forwarded-For: 198.18.5.1\r\nForwarded: for=198.18.5.1\r\n",
 	};
-	struct answer a;
+	struct dph_answer a;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint64_t ref = ctr_client(DP_CLIENT_REFUSED), xff = ctr_client(DP_CLIENT_XFF);
@@ -280,7 +236,7 @@ test_refused(void)
 static void
 test_proxy(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	uint8_t v2[16 + 12] = "\r\n\r\n\0\r\nQUIT\n";
 	const uint8_t inet[12] = {198, 18, 9, 30, 198, 18, 0, 2, 0x12, 0x34, 0, 80};
 
@@ -356,7 +312,7 @@ test_reserve_carries_client(void)
 {
 	struct tok_keyring ring;
 	char s[TOK_BUF_SIZE], req[1024], tok[TOK_BUF_SIZE], path[128];
-	struct answer a;
+	struct dph_answer a;
 	struct wire_reserve res;
 	const char *p, *e;
 
@@ -402,7 +358,7 @@ test_ip6_rules(void)
 {
 	static const char *const rules6[] = {
 		BLOCKED_NET, "ip 2001:db8:bad::/48", "ip 2001:db8:1::66", NULL};
-	struct answer a;
+	struct dph_answer a;
 	uint8_t v2[16 + 36] = "\r\n\r\n\0\r\nQUIT\n";
 
 	dph_publish(&H, events, NULL, 1, rules6, &limits);
@@ -460,7 +416,7 @@ test_ip6_rules(void)
 static void
 test_no_edges(void)
 {
-	struct answer a;
+	struct dph_answer a;
 	const struct edge_trust *t = H.w->edge;
 
 	H.w->edge = NULL;

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Packet test of GET /readyz (dataplane/pipeline/readyz.h): 503 with the reason while the data
- * plane cannot sell (no control plane link, no state yet, refused, stopping, a key missing),
- * 200 once it can; HEAD, other methods; never counted as a refusal.
+ * plane cannot sell (no control plane link, no state yet, the control plane silent longer than
+ * bridge.resync, refused, stopping, a key missing), 200 once it can; HEAD, other methods;
+ * never counted as a refusal.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/now.h"
 
 #include "tests/lib/dp_harness.h"
 #include "tests/tap.h"
@@ -13,43 +16,11 @@
 static struct dp_harness H;
 static uint16_t next_port = 30000;
 
-struct answer {
-	unsigned status;
-	char text[1500]; /* headers and body, NUL-terminated */
-};
-
-/* Sends req on a fresh connection (SYN, cookie, request) and keeps the answer in a. */
+/* Sends req on a fresh connection and keeps the answer in a. */
 static void
-ask(const char *req, struct answer *a)
+ask(const char *req, struct dph_answer *a)
 {
-	uint16_t sport = next_port++;
-	uint32_t isn = 91u * sport;
-	struct pb_tcp syn = { .src_ip = PB_CL_IP, .sport = sport, .seq = isn,
-		.flags = RTE_TCP_SYN_FLAG, .mss = 1460 };
-	struct rte_mbuf *r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &syn));
-
-	memset(a, 0, sizeof(*a));
-	if (r == NULL)
-		return;
-	uint32_t cookie = rte_be_to_cpu_32(pb_th(r)->sent_seq);
-
-	rte_pktmbuf_free(r);
-	struct pb_tcp t = { .src_ip = PB_CL_IP, .sport = sport, .seq = isn + 1, .ack = cookie + 1,
-		.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .payload = req,
-		.payload_len = (uint16_t)strlen(req) };
-
-	r = dph_one(&H, pb_tcp_frame(dph_mbuf(&H), &t));
-	if (r == NULL)
-		return;
-	uint16_t len;
-	const char *p = pb_payload(r, &len);
-
-	if (len >= sizeof(a->text))
-		len = sizeof(a->text) - 1;
-	memcpy(a->text, p, len);
-	if (len > 12 && memcmp(p, "HTTP/1.1 ", 9) == 0)
-		a->status = (unsigned)atoi(a->text + 9);
-	rte_pktmbuf_free(r);
+	dph_ask(&H, PB_CL_IP, next_port++, req, a);
 }
 
 static uint64_t
@@ -66,7 +37,7 @@ refusals(void)
 static void
 expect(unsigned want_status, const char *needle, const char *what)
 {
-	struct answer a;
+	struct dph_answer a;
 
 	ask("GET /readyz HTTP/1.1\r\nHost: s\r\n\r\n", &a);
 	tap_eq_int(a.status, want_status, what);
@@ -78,7 +49,7 @@ main(int argc, char **argv)
 {
 	struct dp_event_cfg ev = { .id = 1, .name = "open", .stock = 10 };
 	struct dp_limits limits = { .user = { 1000, 1000 }, .device = { 1000, 1000 } };
-	struct answer a;
+	struct dph_answer a;
 
 	(void)argc;
 	dph_init(&H, argv[0]);
@@ -91,6 +62,22 @@ main(int argc, char **argv)
 	ev.ends_at_ms = H.w->now_ms + 3600000;
 	dph_publish(&H, &ev, NULL, 1, NULL, &limits);
 	expect(200, "{\"status\":\"ready\",\"events\":1}", "state and keys there: 200");
+
+	/* The test plays the bridge: heard at start, then silent past the bound (5 s, the
+	 * bridge.resync default), then heard again. */
+	uint64_t now = now_mono_us() / 1000;
+
+	H.shared.silence_ms = 5000;
+	shared_heard(&H.shared, now);
+	expect(200, "\"status\":\"ready\"", "the control plane just heard: 200");
+	shared_heard(&H.shared, now - 4000);
+	expect(200, "\"status\":\"ready\"", "heard 4 s ago, within the bound: 200");
+	shared_heard(&H.shared, now - 5200);
+	expect(503, "the control plane has not been heard for 5", "silent 5.2 s: 503");
+	shared_heard(&H.shared, now - 3600000);
+	expect(503, "(longer than bridge.resync)", "silent an hour: 503");
+	shared_heard(&H.shared, now_mono_us() / 1000);
+	expect(200, "{\"status\":\"ready\",\"events\":1}", "heard again: 200 again");
 
 	H.port.refused = true;
 	expect(503, "another one holds its dp_id", "refused by the control plane: 503");

@@ -304,6 +304,8 @@ static const struct bad_case bad_cases[] = {
 		 "198.18.1.0/24"}},
 	{"a trusted edge that is no address", "[edge]\ntrusted = edge.example\n",
 		{":2: [edge] trusted: \"edge.example\" is not an IPv4 or IPv6 address"}},
+	{"a trusted edge file that is not there", "[edge]\ntrusted_file = /nonexistent/cdn.txt\n",
+		{":2: [edge] trusted_file: /nonexistent/cdn.txt: cannot open: No such file"}},
 	{"unknown key with a suggestion", "[dataplane]\nadress = 198.18.0.2\n",
 		{":2: [dataplane] unknown key \"adress\"", "did you mean \"address\""}},
 	{"unknown key without a suggestion", "[dataplane]\nfoo = 1\n",

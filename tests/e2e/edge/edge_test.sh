@@ -7,7 +7,8 @@
 # (HAProxy or nginx, with the configuration of tests/e2e/edge/ as docs/edge.md shows it) terminates
 # TLS with a certificate the test makes with openssl, and speaks HTTP to the data plane with
 # X-Forwarded-For; shoppers (tests/e2e/edge/shopper.py, https with the test's CA) come from three
-# addresses of their own. The data plane trusts the edge's address ([edge] trusted); the real
+# addresses of their own. The data plane trusts the edge's address ([edge] trusted_file, among
+# 5,000 networks: edge_lib.sh, which starts the data plane and the control plane); the real
 # control plane decides in Redis. Checks: a sale's token, reserve and result through the edge;
 # the data plane sees the shoppers' addresses, not the edge's (its counters by address source);
 # two shoppers behind the edge, one over its per-IP limit (429), the other unaffected; a blocked
@@ -24,7 +25,9 @@ set -euo pipefail
 # shellcheck source=tests/e2e/harness.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
 
-EDGE_DIR=$E2E_DIR/edge
+# shellcheck source=tests/e2e/edge/edge_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/edge_lib.sh"
+
 # Where the data plane takes the shoppers' addresses from: x_forwarded_for or proxy.
 EDGE_SRC=${EDGE_SRC:-x_forwarded_for}
 if [ "$EDGE_SRC" = proxy ]; then
@@ -33,58 +36,24 @@ if [ "$EDGE_SRC" = proxy ]; then
 else
 	SRC_NAME=X-Forwarded-For
 fi
-CP_EXE=${2:-}
-CTL_EXE=${3:-}
 EV=9
 STOCK=4
-EDGE_ADDR=198.18.20.254 EDGE_PORT=8443
+EDGE_PORT=8443
 # Shoppers: A and B behind the edge, C in a network the operator blocks.
 SHOP_A=198.18.20.1 SHOP_B=198.18.20.2 SHOP_C=198.18.21.1 BLOCKED_NET=198.18.21.0/24
 BASE=https://$EDGE_ADDR:$EDGE_PORT
-EDGE_PID=
 
-mapfile -t PORTS < <(fg_free_ports 2)
-PULL=tcp://127.0.0.1:${PORTS[0]} PUB=tcp://127.0.0.1:${PORTS[1]}
-# The edge connects from the client namespace's address of the test network (harness.sh).
-E2E_DP_ARGS=(-s "bridge.push_endpoint=$PULL" -s "bridge.sub_endpoint=$PUB"
-	-s admission.limit_table_log2=12 -s admission.purchase_token_ttl=10m
-	-s "edge.trusted=198.18.10.1")
 E2E_TOOLS=(redis-cli openssl "$EDGE_KIND")
-e2e_begin "${EDGE_KIND:0:3}${EDGE_SRC:0:1}" "${1:-}"
-if [ ! -x "$CP_EXE" ] || [ ! -x "$CTL_EXE" ]; then
-	tap_bail "control plane and flashgatectl given"
-fi
-
-edge_cleanup() {
-	[ -z "$EDGE_PID" ] || fg_stop_pid "$EDGE_PID" 10 || true
-}
-trap 'edge_cleanup; e2e_cleanup' EXIT
-t_services_up "$E2E_TMP/svc"
-T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=diag
-t_cp_up || tap_bail "control plane ready"
+edge_begin "${EDGE_KIND:0:3}${EDGE_SRC:0:1}" "${1:-}" "${2:-}" "${3:-}" 0 \
+	-s admission.limit_table_log2=12 -s admission.purchase_token_ttl=10m
 
 tap_run "the sale is set up: keys, generous limits, event $EV with $STOCK items, open" \
 	e2e_open_sale $EV "edge sale" $STOCK \
 	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 
 # --- the edge: its certificate, its addresses, its configuration ------------------------------
-for a in "$EDGE_ADDR" "$SHOP_A" "$SHOP_B" "$SHOP_C"; do
-	fg_ns_exec ip addr add "$a/32" dev lo
-done
-tls() {
-	local d=$E2E_TMP
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-		-subj "/CN=flashgate e2e test CA" -keyout "$d/ca.key" -out "$d/ca.pem" &&
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-subj "/CN=edge.test" -keyout "$d/edge.key" -out "$d/edge.csr" &&
-		printf 'subjectAltName=IP:%s,DNS:edge.test\nextendedKeyUsage=serverAuth\n' \
-			"$EDGE_ADDR" >"$d/edge.ext" &&
-		openssl x509 -req -in "$d/edge.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-			-CAcreateserial -days 1 -extfile "$d/edge.ext" -out "$d/edge.pem" &&
-		cat "$d/edge.pem" "$d/edge.key" >"$d/edge-full.pem"
-}
-tls_logged() { tls >"$E2E_TMP/openssl.log" 2>&1; }
-tap_run "openssl makes a CA and the edge's certificate for $EDGE_ADDR" tls_logged
+edge_addrs "$EDGE_ADDR" "$SHOP_A" "$SHOP_B" "$SHOP_C"
+tap_run "openssl makes a CA and the edge's certificate for $EDGE_ADDR" edge_tls
 RUN=$E2E_TMP/edge
 mkdir -p "$RUN"
 sed -e "s|@EDGE_ADDR@|$EDGE_ADDR|g" -e "s|@EDGE_PORT@|$EDGE_PORT|g" \
@@ -223,6 +192,24 @@ div=5
 tap_ok "$( ((kept_c >= 1 && kept_c * div <= src_r && kept_r >= src_r)) && echo 0 || echo 1)" \
 	"the edge's connections for shoppers ($kept_c) are at most 1/$div of their requests ($src_r), all on kept connections ($kept_r kept requests)"
 tap_is "$(stat kept_connections_table_full)" 0 "  the kept-connection table was never full"
+
+# --- a data plane that stalls, as one on a loaded host may, stays in -------------------------
+# HAProxy's checks give the data plane 2 s to answer (timeout check 2s; the connect within inter
+# 2s) and take it out after 3 failures in a row (fall 3, fastinter 500ms meanwhile): a stall of
+# 2.5 s fails one check at most. With checks of 500 ms in all (inter 500ms and no timeout
+# check) and fall 2, a stall of 1.5 s took it out, and the shoppers' requests meanwhile found
+# no server (the failure seen on a loaded host: "Layer4 timeout, check duration: 503ms").
+if [ "$EDGE_KIND" = haproxy ]; then
+	downs() { grep -c 'is DOWN' "$RUN/edge.log" || true; }
+	tap_is "$(downs)" 0 "HAProxy's checks never took the data plane out so far (no 'is DOWN' in its log)"
+	kill -STOP "$E2E_DP_PID"
+	sleep 2.5
+	kill -CONT "$E2E_DP_PID"
+	sleep 3
+	tap_is "$(downs)" 0 "  nor when it stalled for 2.5 s (SIGSTOP) and ran on"
+	tap_diag "$(grep -E 'is (DOWN|UP)' "$RUN/edge.log" | tail -3)"
+	tap_run "  a shopper's request right after: answered 200" healthz_ok
+fi
 
 # --- the data plane killed under the edge, and started again --------------------------------
 kill -KILL "$E2E_DP_PID"
