@@ -20,43 +20,14 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 USERS=600
 t_begin pgha
 t_services_up "$TMP/svc"
-PGBIN=${FG_PG_BIN:-/usr/lib/postgresql/15/bin}
-[ -x "$PGBIN/pg_ctl" ] || PGBIN=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-SB=$TMP/standby
-mkdir -p "$SB"
-[ "$(id -u)" != 0 ] || chown postgres: "$SB"
-SB_PORT=$(fg_free_ports 1)
-SB_UP=''
-sb_stop() {
-	[ -z "$SB_UP" ] || as_pg "$PGBIN/pg_ctl" -D "$SB/data" -m immediate -w stop >/dev/null 2>&1
-	SB_UP=''
-}
 OW_PID=''
 ow_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
-T_CLEANUP+=(ow_stop sb_stop)
+T_CLEANUP+=(ow_stop)
 
-# The primary: the services' PostgreSQL, its commits waiting for the standby named fgstandby.
-t_sql "ALTER SYSTEM SET synchronous_standby_names = 'fgstandby'" && t_sql "SELECT pg_reload_conf()" >/dev/null
-tap_ok $? "primary: synchronous_standby_names = 'fgstandby'"
-as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$FG_PG_PORT" -U postgres -D "$SB/data" -R \
-	-X stream -c fast >"$SB/basebackup.log" 2>&1
-tap_ok $? "standby made with pg_basebackup -R" || tap_diag "$(cat "$SB/basebackup.log")"
-as_pg "$PGBIN/pg_ctl" -D "$SB/data" -l "$SB/postgres.log" -w -t 60 \
-	-o "-k $SB -p $SB_PORT -c listen_addresses=127.0.0.1 -c cluster_name=fgstandby -c fsync=off" \
-	start >/dev/null
-rc=$?
-[ $rc != 0 ] || SB_UP=1
-tap_ok $rc "standby started on 127.0.0.1:$SB_PORT" || tap_diag "$(tail -20 "$SB/postgres.log")"
-sync_state() { t_sql "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'fgstandby'"; }
-is_sync() { [ "$(sync_state)" = sync ]; }
-t_wait_until 30 is_sync
-tap_is "$(sync_state)" sync "the standby streams and is synchronous"
-
-HA="host=127.0.0.1,127.0.0.1 port=$FG_PG_PORT,$SB_PORT dbname=flashgate user=postgres"
-HA+=" target_session_attrs=read-write connect_timeout=3"
-sb_sql() { psql "host=$SB port=$SB_PORT dbname=flashgate user=postgres" -XAtq -c "$1"; }
+# shellcheck source=tests/lib/pg_standby.sh
+. "$ROOT/tests/lib/pg_standby.sh"
+sb_up
+HA=$SB_HA
 
 T_CP=$CP T_CTL=$CTL T_CTL_OUT=quiet
 t_cp_up -s "postgres.conninfo=$HA" -s controlplane.batch_max=20
@@ -104,7 +75,7 @@ mapfile -t kids < <(ps -o pid= --ppid "$FG_PG_PID")
 kill -KILL "$FG_PG_PID" "${kids[@]}" 2>/dev/null
 tap_ok $? "primary SIGKILLed mid-stream (postmaster $FG_PG_PID and ${#kids[@]} processes)"
 sleep 1
-as_pg "$PGBIN/pg_ctl" -D "$SB/data" -w -t 60 promote >/dev/null
+sb_as_pg "$PGBIN/pg_ctl" -D "$SB/data" -w -t 60 promote >/dev/null
 tap_ok $? "standby promoted (pg_ctl promote)"
 tap_is "$(sb_sql 'SELECT pg_is_in_recovery()')" f "the standby is the primary now"
 # It inherited synchronous_standby_names (pg_basebackup copies postgresql.auto.conf) and has no
