@@ -25,8 +25,8 @@ port_of(struct pg_conn *c)
 {
 	uint64_t v = 0;
 
-	if (pg_conn_query_u64(c, "SELECT current_setting('port')::int", 0, NULL, &v, err,
-		    sizeof(err)) != 0)
+	if (pg_conn_query_u64(
+		    c, "SELECT current_setting('port')::int", 0, NULL, &v, err, sizeof(err)) != 0)
 		return 0;
 	return (unsigned)v;
 }
@@ -54,8 +54,8 @@ set_read_only(const struct pg_server *s, bool on)
 		return false;
 	for (int i = 0; i < 100; i++) {
 		struct pg_conn *c = pg_conn_open(s->conninfo, err, sizeof(err));
-		PGresult *r = c != NULL ? PQexec(pg_conn_libpq(c), "SHOW transaction_read_only")
-					: NULL;
+		PGresult *r =
+			c != NULL ? PQexec(pg_conn_libpq(c), "SHOW transaction_read_only") : NULL;
 		bool seen = r != NULL && PQntuples(r) == 1 &&
 			    strcmp(PQgetvalue(r, 0, 0), on ? "on" : "off") == 0;
 
@@ -117,8 +117,9 @@ test_failover(void)
 	pg_server_kill(&a, SIGKILL);
 	pg_conn_exec(c, "INSERT INTO t VALUES (4)", 0, NULL, err, sizeof(err));
 	rc = pg_conn_exec(c, "INSERT INTO t VALUES (4)", 0, NULL, err, sizeof(err));
-	tap_ok(rc == 0, "with the first host killed, a write succeeds at the latest on the second "
-			"try: %s",
+	tap_ok(rc == 0,
+		"with the first host killed, a write succeeds at the latest on the second "
+		"try: %s",
 		rc == 0 ? "" : err);
 	tap_eq_int(port_of(c), b.port, "on the second host");
 	pg_conn_close(c);

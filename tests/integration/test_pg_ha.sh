@@ -81,7 +81,8 @@ tap_is "$(sb_sql 'SELECT pg_is_in_recovery()')" f "the standby is the primary no
 # It inherited synchronous_standby_names (pg_basebackup copies postgresql.auto.conf) and has no
 # standby of its own yet: every commit would wait for one forever. The runbook's next step
 # (docs/ha.md): commits asynchronous until a new standby is attached.
-sb_sql "ALTER SYSTEM SET synchronous_standby_names = ''" && sb_sql "SELECT pg_reload_conf()" >/dev/null
+sb_sql "ALTER SYSTEM SET synchronous_standby_names = ''" &&
+	sb_sql "SELECT pg_reload_conf()" >/dev/null
 tap_ok $? "new primary: synchronous_standby_names emptied until a new standby is attached"
 
 pending() { t_redis xpending 'fg:{5}:outbox' order-writer | head -n 1; }
