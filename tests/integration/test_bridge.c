@@ -858,6 +858,25 @@ peer_save(struct peer_proc *p)
 	*p = (struct peer_proc){.pid = peer_pid, .in = peer_in, .out = peer_out};
 }
 
+/* Submits n reservations of event 1 of data plane DP_ID + 1: ids seq.., users user... */
+static int
+submit_users(struct bridge_port *port, uint64_t seq, uint64_t user, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct wire_reserve r = {
+			.reservation_id = wire_reservation_id(DP_ID + 1, 0, seq + i),
+			.user = user + i,
+			.admitted_ms = 1700000000000,
+			.event = 1,
+		};
+
+		rc |= submit(port, &r);
+	}
+	return rc;
+}
+
 /*
  * Several control planes (docs/ha.md): the endpoint lists must match; the bridge talks to the
  * first, and when that one dies (SIGKILL: silent, not even a heartbeat) it moves to the second
@@ -924,14 +943,8 @@ test_failover(const char *peer_exe)
 	peer_use(&pa);
 	tap_ok(WAIT_FOR(bridge_ready(br), 10000) && peer_stat("snapshot_requests") >= 1,
 		"ready with the first control plane's snapshot");
-	int rc = 0;
+	int rc = submit_users(port, 1000, 5000, 10);
 
-	for (unsigned i = 0; i < 10; i++)
-		rc |= submit(port, &(struct wire_reserve){.reservation_id = wire_reservation_id(
-								  DP_ID + 1, 0, 1000 + i),
-					   .user = 5000 + i,
-					   .admitted_ms = 1700000000000,
-					   .event = 1});
 	tap_ok(rc == 0 && WAIT_FOR(peer_stat("reserves") == 10, 5000),
 		"10 reservations reach control plane A");
 	tap_eq_int((long long)counters().cp_switches, 0, "no switch while it answers");
@@ -946,12 +959,7 @@ test_failover(const char *peer_exe)
 	tap_ok(WAIT_FOR(peer_stat("snapshot_requests") >= 1, 5000) &&
 			WAIT_FOR(bridge_ready(br), 5000),
 		"it asked B for a snapshot and is ready");
-	for (unsigned i = 0; i < 10; i++)
-		rc |= submit(port, &(struct wire_reserve){.reservation_id = wire_reservation_id(
-								  DP_ID + 1, 0, 2000 + i),
-					   .user = 6000 + i,
-					   .admitted_ms = 1700000000000,
-					   .event = 1});
+	rc = submit_users(port, 2000, 6000, 10);
 	tap_ok(rc == 0 && WAIT_FOR(peer_stat("reserves") == 10, 5000),
 		"the next 10 reservations reach B, each once");
 	tap_ok(WAIT_FOR(peer_dpstat("bridge_cp_switches") == 1, 5000),
