@@ -332,6 +332,15 @@ bridge_cp_failover(struct bridge *b, uint64_t now_ms)
 	if (zmq_connect(b->push, b->cp_push[to]) != 0 || zmq_connect(b->sub, b->cp_sub[to]) != 0)
 		LOG_RL(LOG_LEVEL_ERR, 10000, "bridge: cannot connect to %s / %s: %s",
 			b->cp_push[to], b->cp_sub[to], zmq_strerror(zmq_errno()));
+	/* The ordered stream's proof (a result for the last one sent proves the rest arrived)
+	 * holds for one control plane only: what the silent one got no proof for is told here,
+	 * and the proof starts again with the next (a stop's hand-over then waits for it). */
+	if (b->sent != b->confirmed)
+		LOG_WARN("bridge: %" PRIu64 " reservation(s) sent to %s since its last result may be "
+			 "lost with it (decided if they reached Redis; otherwise their receipts age "
+			 "into \"retry\")",
+			b->sent - b->confirmed, b->cp_push[from]);
+	b->confirmed = b->sent;
 	b->cp_cur = to;
 	b->last_rx_ms = now_ms;
 	b->last_request_ms = now_ms - (uint64_t)b->cfg.resync_ms - 1;
