@@ -339,7 +339,10 @@ static const struct cfg_key dp_bridge_keys[] = {
 		.min = 1,
 		.max = 127,
 		.def = "tcp://127.0.0.1:5601",
-		.doc = "The control plane's PULL socket that admitted reservations are pushed to.",
+		.doc = "The control plane's PULL socket that admitted reservations are pushed to; "
+		       "or up to 4 control planes' separated by commas, the i-th of this list and "
+		       "of sub_endpoint one control plane: the data plane moves to the next when "
+		       "the one it talks to was silent for resync (docs/ha.md).",
 	},
 	{
 		.name = "sub_endpoint",
@@ -348,7 +351,8 @@ static const struct cfg_key dp_bridge_keys[] = {
 		.min = 1,
 		.max = 127,
 		.def = "tcp://127.0.0.1:5602",
-		.doc = "The control plane's PUB socket: events, keys, rules, limits, results.",
+		.doc = "The control plane's PUB socket: events, keys, rules, limits, results; or a "
+		       "list of as many as push_endpoint lists, in the same order.",
 	},
 	{
 		.name = "ring_size",

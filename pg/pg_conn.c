@@ -13,6 +13,9 @@ struct pg_conn {
 	PGconn *conn;	 /* NULL until the first connection */
 	uint64_t losses; /* connections lost under a call (pg_conn_losses()) */
 	bool in_tx;	 /* pg_conn_begin() without its commit or rollback yet */
+	/* The conninfo asks for a read-write session (target_session_attrs read-write or
+	 * primary): a session that became read-only since is dropped, not used. */
+	bool want_rw;
 	pg_conn_setup_fn *setup;
 	void *setup_arg;
 	char conninfo[PG_CONN_INFO_MAX];
@@ -35,6 +38,41 @@ pg_conn_first_line(char *err, size_t errlen, const char *prefix, const char *msg
 	snprintf(err, errlen, "%s%.*s", prefix, (int)n, msg);
 }
 
+/*
+ * Whether conninfo's target_session_attrs (or PGTARGETSESSIONATTRS) asks for a session that
+ * can write: read-write or primary.
+ */
+static bool
+pg_conn_wants_rw(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	const char *v = NULL;
+	bool rw = false;
+
+	if (opts == NULL)
+		return false;
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "target_session_attrs") == 0)
+			v = o->val != NULL ? o->val : getenv("PGTARGETSESSIONATTRS");
+	rw = v != NULL && (strcmp(v, "read-write") == 0 || strcmp(v, "primary") == 0);
+	PQconninfoFree(opts);
+	return rw;
+}
+
+/*
+ * Whether the session reported itself read-only since it was made (PostgreSQL 14 and later
+ * report both parameters at the start and after each command that changed them): a standby, or
+ * a primary set read-only (default_transaction_read_only) to hand over to another.
+ */
+static bool
+pg_conn_read_only(const struct pg_conn *c)
+{
+	const char *hs = PQparameterStatus(c->conn, "in_hot_standby");
+	const char *ro = PQparameterStatus(c->conn, "default_transaction_read_only");
+
+	return (hs != NULL && strcmp(hs, "on") == 0) || (ro != NULL && strcmp(ro, "on") == 0);
+}
+
 struct pg_conn *
 pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg)
 {
@@ -46,6 +84,7 @@ pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg)
 	if (c == NULL)
 		return NULL;
 	snprintf(c->conninfo, sizeof(c->conninfo), "%s", conninfo);
+	c->want_rw = pg_conn_wants_rw(conninfo);
 	c->setup = setup;
 	c->setup_arg = arg;
 	return c;
@@ -163,14 +202,17 @@ pg_conn_ready(struct pg_conn *c, char *err, size_t errlen)
 			rc == 0 ? "rolled back; try again" : "cannot reconnect yet");
 		return -ENOTCONN;
 	}
-	if (c->conn != NULL && PQstatus(c->conn) == CONNECTION_OK && !pg_conn_closed_idle(c))
+	if (c->conn != NULL && PQstatus(c->conn) == CONNECTION_OK && !pg_conn_closed_idle(c) &&
+		!(c->want_rw && pg_conn_read_only(c)))
 		return 0;
 	return pg_conn_connect(c, "PostgreSQL is unreachable: ", err, errlen);
 }
 
 /*
  * Whether a failure means the connection is gone: libpq's own errors carry no SQLSTATE; class
- * 08 is "connection exception", 57P01..57P03 the server shutting down or not up yet.
+ * 08 is "connection exception", 57P01..57P03 the server shutting down or not up yet. With a
+ * read-write session asked for, 25006 (read_only_sql_transaction) too: the host is no longer
+ * the primary (or is being handed over), and the next connection looks for the one that is.
  */
 static bool
 pg_conn_lost(struct pg_conn *c, const PGresult *res)
@@ -178,7 +220,8 @@ pg_conn_lost(struct pg_conn *c, const PGresult *res)
 	const char *st = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	return c->conn == NULL || PQstatus(c->conn) != CONNECTION_OK || st == NULL ||
-	       strncmp(st, "08", 2) == 0 || strncmp(st, "57P0", 4) == 0;
+	       strncmp(st, "08", 2) == 0 || strncmp(st, "57P0", 4) == 0 ||
+	       (c->want_rw && strcmp(st, "25006") == 0);
 }
 
 int

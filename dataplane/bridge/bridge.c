@@ -39,15 +39,42 @@ bridge_config_defaults(struct bridge_config *c)
 	c->stats_ms = 1000;
 }
 
+/*
+ * Splits list, endpoints separated by commas, into out[0..BRIDGE_CP_MAX). Returns how many, or
+ * 0 when one is empty or there are more than BRIDGE_CP_MAX.
+ */
+static unsigned
+bridge_split_endpoints(const char *list, char out[][BRIDGE_ENDPOINT_MAX])
+{
+	unsigned n = 0;
+
+	for (const char *p = list;; n++) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0 || n == BRIDGE_CP_MAX)
+			return 0;
+		snprintf(out[n], BRIDGE_ENDPOINT_MAX, "%.*s", (int)len, p);
+		if (p[len] == '\0')
+			return n + 1;
+		p += len + 1;
+	}
+}
+
 int
 bridge_config_check(const struct bridge_config *c, char *err, size_t errlen)
 {
+	char push[BRIDGE_CP_MAX][BRIDGE_ENDPOINT_MAX], sub[BRIDGE_CP_MAX][BRIDGE_ENDPOINT_MAX];
 	const char *what = NULL;
 
 	if (c->dp_id < 1 || c->dp_id > WIRE_DP_ID_MAX)
 		what = "the data plane id must be 1..1023 (it is part of every reservation id)";
 	else if (c->push_endpoint[0] == '\0' || c->sub_endpoint[0] == '\0')
 		what = "both control plane endpoints must be set (e.g. tcp://127.0.0.1:5601)";
+	else if (bridge_split_endpoints(c->push_endpoint, push) == 0 ||
+		 bridge_split_endpoints(c->push_endpoint, push) !=
+			 bridge_split_endpoints(c->sub_endpoint, sub))
+		what = "push_endpoint and sub_endpoint must list as many control planes, 1..4, "
+		       "separated by commas, none empty (the i-th of each is one control plane)";
 	else if (c->n_workers < 1 || c->n_workers > WIRE_WORKERS_MAX)
 		what = "the number of workers must be 1..64 (6 bits of the reservation id)";
 	else if (c->ring_size < 2 || (c->ring_size & (c->ring_size - 1)) != 0 ||
@@ -285,6 +312,48 @@ drain_check(struct bridge *b, uint64_t now_ms)
 	}
 }
 
+/*
+ * Moves to the next control plane of the lists when the one talked to has been silent for
+ * resync_ms (not even a heartbeat: known gone, as a stop's drain judges it). What ZeroMQ still
+ * queued for the silent one is dropped with its connection: those reservations are the ones in
+ * flight when a control plane dies (docs/wire.md, "Delivery"); the message not yet handed to
+ * ZeroMQ goes to the next. The next one is asked for a snapshot and gets this data plane's
+ * counters and hello at once.
+ */
+static void
+bridge_cp_failover(struct bridge *b, uint64_t now_ms)
+{
+	unsigned from = b->cp_cur, to;
+
+	if (b->n_cp < 2 || now_ms - b->last_rx_ms < b->cfg.resync_ms)
+		return;
+	to = (from + 1) % b->n_cp;
+	zmq_disconnect(b->push, b->cp_push[from]);
+	zmq_disconnect(b->sub, b->cp_sub[from]);
+	if (zmq_connect(b->push, b->cp_push[to]) != 0 || zmq_connect(b->sub, b->cp_sub[to]) != 0)
+		LOG_RL(LOG_LEVEL_ERR, 10000, "bridge: cannot connect to %s / %s: %s",
+			b->cp_push[to], b->cp_sub[to], zmq_strerror(zmq_errno()));
+	/* The ordered stream's proof (a result for the last one sent proves the rest arrived)
+	 * holds for one control plane only: what the silent one got no proof for is told here,
+	 * and the proof starts again with the next (a stop's hand-over then waits for it). */
+	if (b->sent != b->confirmed)
+		LOG_WARN("bridge: %" PRIu64 " reservation(s) sent to %s since its last result may be "
+			 "lost with it (decided if they reached Redis; otherwise their receipts age "
+			 "into \"retry\")",
+			b->sent - b->confirmed, b->cp_push[from]);
+	b->confirmed = b->sent;
+	b->cp_cur = to;
+	b->last_rx_ms = now_ms;
+	b->last_request_ms = now_ms - (uint64_t)b->cfg.resync_ms - 1;
+	b->want_snapshot = true;
+	/* Counters and a hello at once: the new one counts this data plane (its forward share)
+	 * and checks its dp id now, not a stats_ms later. */
+	b->last_stats_ms = now_ms - (uint64_t)b->cfg.stats_ms;
+	CTR_INC(b->ctr.cp_switches);
+	LOG_WARN("bridge: control plane %s silent for %u ms; moving to %s", b->cp_push[from],
+		b->cfg.resync_ms, b->cp_push[to]);
+}
+
 static void *
 bridge_main(void *arg)
 {
@@ -305,8 +374,10 @@ bridge_main(void *arg)
 
 		shared_reclaim(&b->shared);
 		result_table_reclaim(b->results);
-		if (!stopping)
+		if (!stopping) {
+			bridge_cp_failover(b, now_ms);
 			bridge_in_schedule_snapshot(b, now_ms);
+		}
 		if (!stopping && b->cfg.stats_ms != 0 &&
 			now_ms - b->last_stats_ms >= b->cfg.stats_ms) {
 			/* Collected now, sent by bridge_out_prepare() when nothing goes before. */
@@ -432,18 +503,25 @@ bridge_start(struct bridge *b, char *err, size_t errlen)
 		snprintf(err, errlen, "bridge: subscribe: %s", zmq_strerror(zmq_errno()));
 		goto fail;
 	}
-	if (zmq_connect(b->push, c->push_endpoint) != 0) {
+	b->n_cp = bridge_split_endpoints(c->push_endpoint, b->cp_push);
+	if (b->n_cp == 0 || bridge_split_endpoints(c->sub_endpoint, b->cp_sub) != b->n_cp) {
+		snprintf(err, errlen,
+			"bridge: the endpoint lists do not match (bridge_config_check)");
+		goto fail;
+	}
+	b->cp_cur = 0;
+	if (zmq_connect(b->push, b->cp_push[0]) != 0) {
 		snprintf(err, errlen,
 			"bridge: cannot use the PUSH endpoint \"%s\": %s (expected "
 			"e.g. tcp://127.0.0.1:5601)",
-			c->push_endpoint, zmq_strerror(zmq_errno()));
+			b->cp_push[0], zmq_strerror(zmq_errno()));
 		goto fail;
 	}
-	if (zmq_connect(b->sub, c->sub_endpoint) != 0) {
+	if (zmq_connect(b->sub, b->cp_sub[0]) != 0) {
 		snprintf(err, errlen,
 			"bridge: cannot use the SUB endpoint \"%s\": %s (expected "
 			"e.g. tcp://127.0.0.1:5602)",
-			c->sub_endpoint, zmq_strerror(zmq_errno()));
+			b->cp_sub[0], zmq_strerror(zmq_errno()));
 		goto fail;
 	}
 	/* pthread_create() is a full barrier: the sockets move to the new thread safely. */

@@ -47,15 +47,21 @@
 
 #define BRIDGE_ENDPOINT_MAX 128
 #define BRIDGE_BATCH_MAX    4096
+/* Control planes one data plane may list (docs/ha.md, "Several control planes"). */
+#define BRIDGE_CP_MAX 4
 /* Per worker: (event, user) pairs whose last result query is remembered for the cooldown. */
 #define BRIDGE_COOL_ENTRIES 4096
 
 struct bridge_config {
 	uint32_t dp_id; /* 1..WIRE_DP_ID_MAX: sender id and in reservation ids */
-	char push_endpoint[BRIDGE_ENDPOINT_MAX]; /* the control plane's PULL, e.g.
-						    tcp://127.0.0.1:5601 */
-	char sub_endpoint[BRIDGE_ENDPOINT_MAX];	 /* the control plane's PUB, e.g.
-						    tcp://127.0.0.1:5602 */
+	/*
+	 * The control plane's PULL and PUB, e.g. tcp://127.0.0.1:5601 and :5602; or lists of up
+	 * to BRIDGE_CP_MAX, separated by commas, the i-th of each one control plane (all on one
+	 * Redis and PostgreSQL): the bridge talks to the first, and moves to the next when the one
+	 * it talks to was silent (not even a heartbeat) for resync_ms, counted as cp_switches.
+	 */
+	char push_endpoint[BRIDGE_ENDPOINT_MAX];
+	char sub_endpoint[BRIDGE_ENDPOINT_MAX];
 	unsigned n_workers;			 /* 1..WIRE_WORKERS_MAX: one ring each */
 	unsigned ring_size;	  /* per worker, a power of two >= 2 (one slot is never used); the
 				     result query ring of each worker has the same size */
@@ -284,6 +290,7 @@ struct bridge_counters {
 	uint64_t stop_resends;		  /* the last one sent again: its result was late */
 	uint64_t refusals;		  /* DP_REFUSED for this data plane (its dp id is in use) */
 	uint64_t clock_skew_over;	  /* times the skew went beyond clock_skew_max_ms */
+	uint64_t cp_switches;		  /* moves to the next control plane of the list */
 	/* Summed from the ports by bridge_counters_read(). */
 	uint64_t submitted, ring_full, queries, queries_refused, queries_cooled;
 	/* The result table's and the shared state's own counters. */

@@ -122,6 +122,10 @@ struct bridge {
 	struct staging snap;
 	bool want_snapshot, request_due;
 	uint64_t last_request_ms, last_rx_ms;
+	/* The control planes of the endpoint lists, and the one talked to (bridge_cp_failover). */
+	char cp_push[BRIDGE_CP_MAX][BRIDGE_ENDPOINT_MAX];
+	char cp_sub[BRIDGE_CP_MAX][BRIDGE_ENDPOINT_MAX];
+	unsigned n_cp, cp_cur;
 	/* Refused by the control plane until this (monotonic ms; 0: not refused). */
 	uint64_t refused_until_ms;
 	/* The clock skew against the control plane's latest HEARTBEAT (read by other threads). */

@@ -116,6 +116,7 @@ own_stats(const struct bridge *b, struct wire_stat *out, unsigned cap)
 		OWN("bridge_shared_versions", shared_versions),
 		OWN("bridge_refusals", refusals),
 		OWN("bridge_clock_skew_over", clock_skew_over),
+		OWN("bridge_cp_switches", cp_switches),
 #undef OWN
 	};
 	struct bridge_counters c;

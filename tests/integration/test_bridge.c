@@ -150,7 +150,7 @@ peer_stat(const char *name)
 }
 
 static int
-start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
+start_peer_id(const char *exe, const char *pull_ep, const char *pub_ep, const char *id)
 {
 	int to_peer[2], from_peer[2];
 
@@ -161,7 +161,7 @@ start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
 		return -1;
 	if (peer_pid == 0) {
 		char *args[] = {(char *)exe, "--pull", (char *)pull_ep, "--pub", (char *)pub_ep,
-			"--id", "42", "--event", "1:1000000:Big sale", "--event",
+			"--id", (char *)id, "--event", "1:1000000:Big sale", "--event",
 			"2:1000:Small sale", "--key", "auth:1:auth-secret-0123456789:current",
 			"--key", "sale:7:sale-secret-0123456789abcdef:current", "--rule", "user 13",
 			"--rule", "ip 10.1.0.0/16", "--limits", "10,20,5,6,7,8,1000,250",
@@ -183,6 +183,12 @@ start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
 
 	return peer_read_line(line, sizeof(line), 10000) == 0 && strcmp(line, "ready") == 0 ? 0
 											    : -1;
+}
+
+static int
+start_peer(const char *exe, const char *pull_ep, const char *pub_ep)
+{
+	return start_peer_id(exe, pull_ep, pub_ep, "42");
 }
 
 /* Waits up to ms for cond, reporting quiescent states like a worker meanwhile. */
@@ -831,6 +837,145 @@ test_all(const char *peer_exe)
 		"a worker's clock attached before a resync follows it (the shared offset)");
 }
 
+
+/* One test peer's process and pipes; the harness's commands go to the one in peer_pid. */
+struct peer_proc {
+	pid_t pid;
+	int in, out;
+};
+
+static void
+peer_use(const struct peer_proc *p)
+{
+	peer_pid = p->pid;
+	peer_in = p->in;
+	peer_out = p->out;
+}
+
+static void
+peer_save(struct peer_proc *p)
+{
+	*p = (struct peer_proc){.pid = peer_pid, .in = peer_in, .out = peer_out};
+}
+
+/* Submits n reservations of event 1 of data plane DP_ID + 1: ids seq.., users user... */
+static int
+submit_users(struct bridge_port *port, uint64_t seq, uint64_t user, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct wire_reserve r = {
+			.reservation_id = wire_reservation_id(DP_ID + 1, 0, seq + i),
+			.user = user + i,
+			.admitted_ms = 1700000000000,
+			.event = 1,
+		};
+
+		rc |= submit(port, &r);
+	}
+	return rc;
+}
+
+/*
+ * Several control planes (docs/ha.md): the endpoint lists must match; the bridge talks to the
+ * first, and when that one dies (SIGKILL: silent, not even a heartbeat) it moves to the second
+ * after resync_ms, asks it for a snapshot, sends it the reservations from then on, and counts
+ * the switch in its DP_STATS.
+ */
+static void
+test_failover(const char *peer_exe)
+{
+	char pull[2][64], pub[2][64], err[512] = "";
+	struct peer_proc pa, pb;
+	struct bridge_config c;
+	struct zlink_settings zs = {0};
+
+	bridge_config_defaults(&c);
+	snprintf(c.push_endpoint, sizeof(c.push_endpoint), "tcp://127.0.0.1:1,tcp://127.0.0.1:2");
+	tap_ok(bridge_config_check(&c, err, sizeof(err)) == -EINVAL &&
+			strstr(err, "as many control planes") != NULL,
+		"two PUSH endpoints and one SUB: refused (%s)", err);
+	snprintf(c.sub_endpoint, sizeof(c.sub_endpoint), "tcp://127.0.0.1:3,,tcp://127.0.0.1:4");
+	tap_ok(bridge_config_check(&c, err, sizeof(err)) == -EINVAL,
+		"an empty endpoint in a list: refused");
+	snprintf(c.sub_endpoint, sizeof(c.sub_endpoint), "tcp://127.0.0.1:3,tcp://127.0.0.1:4");
+	tap_ok(bridge_config_check(&c, err, sizeof(err)) == 0, "two of each: accepted");
+	err[0] = '\0';
+
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(pull[i], sizeof(pull[i]), "tcp://127.0.0.1:%u", child_free_port());
+		snprintf(pub[i], sizeof(pub[i]), "tcp://127.0.0.1:%u", child_free_port());
+	}
+	if (!tap_ok(start_peer_id(peer_exe, pull[0], pub[0], "51") == 0,
+		    "control plane A (a test peer) runs"))
+		return;
+	peer_save(&pa);
+	if (!tap_ok(start_peer_id(peer_exe, pull[1], pub[1], "52") == 0,
+		    "control plane B (a test peer) runs")) {
+		peer_use(&pa);
+		return;
+	}
+	peer_save(&pb);
+	if (!tap_ok(zlink_keys_load(&zs, false, "bridge", NULL, 0, &c.keys, err, sizeof(err)) == 0,
+		    "the local link keys: %s", err[0] ? err : "ok"))
+		return;
+	c.dp_id = DP_ID + 1;
+	snprintf(c.push_endpoint, sizeof(c.push_endpoint), "%s,%s", pull[0], pull[1]);
+	snprintf(c.sub_endpoint, sizeof(c.sub_endpoint), "%s,%s", pub[0], pub[1]);
+	c.n_workers = 1;
+	c.ring_size = 1024;
+	c.batch_max = 64;
+	c.result_capacity = 1u << 12;
+	c.resync_ms = 1000;
+	c.snapshot_retry_ms = 100;
+	c.stats_ms = 200;
+	br = bridge_create(&c, err, sizeof(err));
+	if (!tap_ok(br != NULL, "bridge_create with two control planes: %s", br ? "ok" : err))
+		return;
+	qsbr = bridge_qsbr(br);
+	rte_rcu_qsbr_thread_register(qsbr, 0);
+	rte_rcu_qsbr_thread_online(qsbr, 0);
+	struct bridge_port *port = bridge_port(br, 0);
+
+	if (!tap_ok(bridge_start(br, err, sizeof(err)) == 0, "bridge_start: %s", err))
+		return;
+	peer_use(&pa);
+	tap_ok(WAIT_FOR(bridge_ready(br), 10000) && peer_stat("snapshot_requests") >= 1,
+		"ready with the first control plane's snapshot");
+	int rc = submit_users(port, 1000, 5000, 10);
+
+	tap_ok(rc == 0 && WAIT_FOR(peer_stat("reserves") == 10, 5000),
+		"10 reservations reach control plane A");
+	tap_eq_int((long long)counters().cp_switches, 0, "no switch while it answers");
+
+	/* A dies: the bridge hears nothing more (heartbeats every 200 ms, resync 1 s). */
+	child_stop(pa.pid, SIGKILL, 0);
+	close(pa.in);
+	close(pa.out);
+	peer_use(&pb);
+	tap_ok(WAIT_FOR(counters().cp_switches == 1, 10000),
+		"silent for resync: the bridge moves to control plane B (cp_switches 1)");
+	tap_ok(WAIT_FOR(peer_stat("snapshot_requests") >= 1, 5000) &&
+			WAIT_FOR(bridge_ready(br), 5000),
+		"it asked B for a snapshot and is ready");
+	rc = submit_users(port, 2000, 6000, 10);
+	tap_ok(rc == 0 && WAIT_FOR(peer_stat("reserves") == 10, 5000),
+		"the next 10 reservations reach B, each once");
+	tap_ok(WAIT_FOR(peer_dpstat("bridge_cp_switches") == 1, 5000),
+		"B sees the switch in the data plane's counters (bridge_cp_switches 1)");
+	tap_ok(WAIT_FOR(counters().cp_switches == 1, 1500) && counters().cp_switches == 1,
+		"and it stays with B while B answers");
+	rte_rcu_qsbr_thread_offline(qsbr, 0);
+	rte_rcu_qsbr_thread_unregister(qsbr, 0);
+	bridge_stop(br, 1000);
+	bridge_destroy(br);
+	br = NULL;
+	char reply[512];
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "quit") == 0, "control plane B quits");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -853,6 +998,10 @@ main(int argc, char **argv)
 	test_staging();
 	test_query_ring();
 	test_all(argv[1]);
+	if (br == NULL) {
+		kill_peer();
+		test_failover(argv[1]);
+	}
 	if (br != NULL) { /* a check failed half way: this thread must not hold up the stop */
 		rte_rcu_qsbr_thread_offline(qsbr, 0);
 		bridge_stop(br, 0);
