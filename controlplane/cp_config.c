@@ -169,6 +169,7 @@ static const struct cfg_section cp_sections[] = {
 		.doc = "The Redis that decides reservations (lua/reserve.lua).",
 		.keys = store_config_redis_keys,
 		.n_keys = STORE_CONFIG_REDIS_N_KEYS,
+		.check = store_config_redis_check,
 		.offset = offsetof(struct cp_config, store),
 	},
 	{

@@ -177,6 +177,7 @@ static const struct cfg_section ow_config_sections[] = {
 		.doc = "The Redis whose outboxes hold the reservations to write.",
 		.keys = store_config_redis_keys,
 		.n_keys = STORE_CONFIG_REDIS_N_KEYS,
+		.check = store_config_redis_check,
 		.offset = offsetof(struct ow_config, store),
 	},
 	{

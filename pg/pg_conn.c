@@ -91,6 +91,37 @@ pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg)
 }
 
 /*
+ * A password in the connection string would be seen by anyone who can read the command line
+ * (ps) or the configuration file: refused. Returns 0, or -EINVAL with err (after prefix).
+ */
+static int
+pg_conn_no_password(const char *conninfo, const char *prefix, char *err, size_t errlen)
+{
+	char *perr = NULL;
+	PQconninfoOption *opts = PQconninfoParse(conninfo, &perr);
+	int rc = 0;
+
+	if (opts == NULL) {
+		/* PQconnectdb() says what is wrong with it. */
+		PQfreemem(perr);
+		return 0;
+	}
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++) {
+		if (strcmp(o->keyword, "password") == 0 && o->val != NULL && o->val[0] != '\0') {
+			snprintf(err, errlen,
+				"%sthe connection string holds a password, which the command line "
+				"and the configuration file would show: put it in a passfile "
+				"(mode 0600) named by passfile= in the connection string, or in "
+				"~/.pgpass",
+				prefix);
+			rc = -EINVAL;
+		}
+	}
+	PQconninfoFree(opts);
+	return rc;
+}
+
+/*
  * A new connection (PQreset of the one there is, so that libpq keeps its options): notices
  * quiet, then the setup. Returns 0, or -ENOTCONN with err, libpq's reason after prefix (the
  * connection is then dropped).
@@ -99,6 +130,8 @@ static int
 pg_conn_connect(struct pg_conn *c, const char *prefix, char *err, size_t errlen)
 {
 	c->in_tx = false;
+	if (pg_conn_no_password(c->conninfo, prefix, err, errlen) != 0)
+		return -ENOTCONN;
 	if (c->conn != NULL)
 		PQreset(c->conn);
 	else

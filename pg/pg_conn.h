@@ -39,7 +39,8 @@ struct pg_conn *pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void 
 
 /*
  * pg_conn_new() without a setup, connected now. Returns the connection, or NULL with the reason
- * in err ("cannot connect to PostgreSQL: ...").
+ * in err ("cannot connect to PostgreSQL: ..."). Every connection refuses a conninfo that holds a
+ * password (password=, or a URI's user:password@): it belongs in a passfile.
  */
 struct pg_conn *pg_conn_open(const char *conninfo, char *err, size_t errlen);
 

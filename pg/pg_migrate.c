@@ -184,6 +184,42 @@ out:
 	return 0;
 }
 
+/*
+ * Whether every one of ms is applied already, read without the lock or any CREATE, so that a
+ * role that may not change the schema (the control plane's own, scripts/flashgate-db-setup)
+ * starts on a database its owner migrated. Returns 0 with *all, or < 0 with err.
+ */
+static int
+migrate_all_applied(struct pg_conn *s, const struct pg_migration *ms, unsigned n, bool *all,
+	char *err, size_t errlen)
+{
+	char *list = malloc((size_t)n * 12 + 3);
+	const char *vals[1] = {list};
+	uint64_t v = 0;
+	size_t off = 0;
+	int rc;
+
+	*all = false;
+	if (list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	list[off++] = '{';
+	for (unsigned i = 0; i < n; i++)
+		off += (size_t)sprintf(list + off, "%s%d", i ? "," : "", ms[i].version);
+	snprintf(list + off, 2, "}");
+	rc = pg_conn_query_u64(s, "SELECT (to_regclass('schema_migrations') IS NOT NULL)::int", 0,
+		NULL, &v, err, errlen);
+	if (rc == 0 && v != 0)
+		rc = pg_conn_query_u64(s,
+			"SELECT count(*) FROM schema_migrations WHERE version = ANY($1::int[])", 1,
+			vals, &v, err, errlen);
+	if (rc == 0)
+		*all = v == n;
+	free(list);
+	return rc;
+}
+
 int
 pg_migrate(struct pg_conn *s, const char *dir, unsigned *applied, char *err, size_t errlen)
 {
@@ -198,13 +234,24 @@ pg_migrate(struct pg_conn *s, const char *dir, unsigned *applied, char *err, siz
 			return rc;
 		ms = loaded;
 	}
-	for (unsigned i = 0; i < n; i++) {
+	bool all = false;
+
+	rc = n > 0 ? migrate_all_applied(s, ms, n, &all, err, errlen) : 0;
+	for (unsigned i = 0; rc == 0 && !all && i < n; i++) {
 		bool one;
 
 		rc = migrate_one(s, &ms[i], &one, err, errlen);
 		if (rc != 0)
 			break;
 		done += one;
+	}
+	if (rc != 0 && strstr(err, "permission denied") != NULL) {
+		size_t len = strlen(err);
+
+		snprintf(err + len, errlen - len,
+			" (this role may not change the schema: apply the migrations as the owner "
+			"role, flashgate-controlplane --migrate -s postgres.conninfo=..., "
+			"docs/install.md)");
 	}
 	if (applied != NULL)
 		*applied = done;

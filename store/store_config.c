@@ -2,7 +2,9 @@
 #include "store/store_config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define ST_FIELD(f)                                                                                \
 	.offset = offsetof(struct store_config, f),                                                \
@@ -114,7 +116,32 @@ const struct cfg_key store_config_redis_keys[STORE_CONFIG_REDIS_N_KEYS] = {
 		.def = "500ms",
 		.doc = "How long a batch waits for wait_replicas replicas; shorter than timeout.",
 	},
+	{
+		.name = "tls",
+		.type = CFG_BOOL,
+		ST_FIELD(redis_tls),
+		.def = "no",
+		.doc = "Must stay no: this build's hiredis has no TLS. For Redis on another host, "
+		       "carry the connection through stunnel or spiped, or a private network "
+		       "(docs/install.md).",
+	},
 };
+
+int
+store_config_redis_check(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct store_config *s = obj;
+
+	if (s->redis_tls) {
+		*key = "tls";
+		snprintf(msg, msglen,
+			"this build's hiredis (Debian 12's 0.14) has no TLS: use Redis's socket "
+			"on its host, or stunnel or spiped with host and port at the local end "
+			"(docs/install.md)");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 const struct cfg_key store_config_pg_keys[STORE_CONFIG_PG_N_KEYS] = {
 	{

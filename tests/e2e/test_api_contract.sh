@@ -66,7 +66,8 @@ FG_DP_ADDR=$FG_DP_ADDR FG_ORIGIN=$ORIGIN FG_CTL=$CTL_EXE FG_ADMIN=$ADMIN FG_AUTH
 	FG_AUTH_KID=1 FG_EV_OPEN=31 FG_EV_OTHER=32 FG_EV_UP=33 FG_EV_CLOSED=34 FG_EV_SOLD=35 \
 	FG_SRC_ADDRS=$SRC FG_LIMITS=$LIMITS FG_HOST_NETNS=/proc/$$/ns/net \
 	FG_OW_CMD="'$OW_EXE' -s order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT \
--s order_writer.max_rate=0 -s redis.socket=$FG_REDIS_SOCK -s redis.unsafe_settings=yes -s 'postgres.conninfo=$FG_PG_CONNINFO' \
+-s order_writer.max_rate=0 -s redis.socket=$FG_REDIS_SOCK \
+-s redis.unsafe_settings=$FG_REDIS_UNSAFE_SETTINGS -s 'postgres.conninfo=$FG_PG_CONNINFO' \
 >>'$E2E_TMP/ow.log' 2>&1" \
 	fg_ns_exec python3 "$FG_ROOT/tests/e2e/api_contract.py" "${FG_API_MD:-$FG_ROOT/docs/api.md}" \
 	>"$E2E_TMP/contract.tap" 2>"$E2E_TMP/contract.err"

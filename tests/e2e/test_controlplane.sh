@@ -168,7 +168,7 @@ old_rc=$(jget receipt <"$E2E_TMP/res101.b")
 
 # --- the order writer turns the reservations into orders; reconcile ----------------------
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	-s "order_writer.curve_secret_key_file=$KEYS/ow1.key" \
 	-s "order_writer.curve_server_key_file=$KEYS/cp.pub" >"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!

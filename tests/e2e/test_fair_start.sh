@@ -39,7 +39,7 @@ T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB T_CTL_OUT=$E2E_TMP/ctl.log
 t_cp_up -s controlplane.draw_batch=1 -s redis.timeout=10s || tap_bail "control plane ready"
 ADMIN=$T_ADMIN
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.max_rate=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 

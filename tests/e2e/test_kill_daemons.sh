@@ -36,7 +36,7 @@ start_cp() { t_cp_up; }
 start_ow() {
 	"$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.claim_idle=1s \
 		-s order_writer.claim_interval=500ms -s order_writer.max_rate=2000 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+		"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 		>>"$E2E_TMP/ow.log" 2>&1 &
 	OW_PID=$!
 	fg_wait_line "$E2E_TMP/ow.log" "\\[$OW_PID\\] [a-z]+: consumer " "$OW_PID" 20

@@ -48,7 +48,7 @@ t_cp_start "$CP_EXE" "$E2E_TMP/cp.log" "$ADMIN" "$PULL" "$PUB" -s controlplane.d
 	-s redis.timeout=10s || tap_bail "control plane ready"
 # Unpaid orders expire within a second of their deadline.
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.sweep_interval=1s \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 

@@ -94,7 +94,7 @@ for u in 301 302 303 304; do buy $u || tap_bail "user $u reserves (202)"; done
 tap_ok 0 "four buyers reserved (202)"
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s order_writer.sweep_interval=200ms \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 # One buyer not shown ordered in time fails the check (a bare "break" would leave the loop's

@@ -41,7 +41,7 @@ T_CP=$CP_EXE T_CTL=$CTL_EXE T_PULL=$PULL T_PUB=$PUB
 t_cp_up || tap_bail "control plane ready"
 ADMIN=$T_ADMIN
 "$OW_EXE" -s "order_writer.push_endpoint=$PULL" -s order_writer.max_rate=5000 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 

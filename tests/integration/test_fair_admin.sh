@@ -320,7 +320,7 @@ tap_is "$(jget draw.state draw.entrants draw.decided <<<"$show")" "done/20/20" \
 tap_is "$(sha256hex "$(jget draw.seed <<<"$show")")" "$c35" \
 	"  the seed is shown now, and its SHA-256 is the commitment shown from create"
 "$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$TMP/ow.log" 2>&1 &
 OW_PID=$!
 for _ in $(seq 80); do

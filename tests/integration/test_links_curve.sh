@@ -62,7 +62,8 @@ cp_conf() {
 		printf '[controlplane]\npull_endpoint = %s\npub_endpoint = %s\n' "$PULL" "$PUB"
 		printf 'admin_socket = %s\nmetrics_port = 0\n' "$TMP/admin.sock"
 		printf '%s\n' "$@"
-		printf '[redis]\nsocket = %s\nunsafe_settings = yes\n[postgres]\nconninfo = "%s"\n' "$FG_REDIS_SOCK" \
+		printf '[redis]\nsocket = %s\nunsafe_settings = %s\n' "$FG_REDIS_SOCK" "$FG_REDIS_UNSAFE_SETTINGS"
+		printf '[postgres]\nconninfo = "%s"\n' \
 			"$FG_PG_CONNINFO"
 	) >"$f"
 }
@@ -174,7 +175,7 @@ grep -v "not a key" "$TMP/clients" >"$TMP/clients.new" && mv "$TMP/clients.new" 
 
 # ---- a client whose key is refused says so ------------------------------------------------
 "$OW" -s "order_writer.push_endpoint=$PULL" -s "order_writer.curve_secret_key_file=$K/stranger.key" \
-	-s "order_writer.curve_server_key_file=$K/cp.pub" -s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes \
+	-s "order_writer.curve_server_key_file=$K/cp.pub" "${T_REDIS[@]}" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow-stranger.log" 2>&1 &
 OW_PID=$!
 T_PIDS+=("$OW_PID")
@@ -201,7 +202,7 @@ cp "$K/ow1.key" "$TMP/ow-open.key"
 chmod 640 "$TMP/ow-open.key"
 timeout 30 "$OW" -s "order_writer.push_endpoint=$PULL" \
 	-s "order_writer.curve_secret_key_file=$TMP/ow-open.key" \
-	-s "order_writer.curve_server_key_file=$K/cp.pub" -s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes \
+	-s "order_writer.curve_server_key_file=$K/cp.pub" "${T_REDIS[@]}" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "mode 0640.*chmod 600" "$TMP/ow.log"
@@ -225,7 +226,7 @@ tap_ok $? "a control plane without key files and a key directory it cannot use r
 saying how to give keys and naming the opt-out (exit $rc: $(tail -c 400 "$TMP/cp3.log"))"
 timeout 30 "$OW" -s "order_writer.push_endpoint=tcp://198.18.0.1:${P[0]}" \
 	-s "order_writer.curve_key_dir=$TMP/open" \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow2.log" 2>&1
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow2.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "\[order_writer\] the local link keys.*insecure_plaintext_links" "$TMP/ow2.log"
 tap_ok $? "so does an order writer (exit $rc)"
@@ -243,7 +244,7 @@ rc=$?
 tap_ok $? "a data plane refuses a secret given with -s, saying where it goes (exit $rc)"
 
 "$OW" -s "order_writer.push_endpoint=tcp://198.18.0.1:${P[0]}" \
-	-s order_writer.insecure_plaintext_links=yes -s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes \
+	-s order_writer.insecure_plaintext_links=yes "${T_REDIS[@]}" \
 	-s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow3.log" 2>&1 &
 OW_PID=$!
 T_PIDS+=("$OW_PID")

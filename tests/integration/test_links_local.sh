@@ -43,7 +43,7 @@ cp_start() {
 	shift
 	"$CP" -c "$ROOT/flashgate.conf" -s "controlplane.pull_endpoint=$PULL" \
 		-s "controlplane.pub_endpoint=$PUB" -s "controlplane.admin_socket=$TMP/admin.sock" \
-		-s controlplane.metrics_port=0 -s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes \
+		-s controlplane.metrics_port=0 "${T_REDIS[@]}" \
 		-s "postgres.conninfo=$FG_PG_CONNINFO" "$@" >"$log" 2>&1 &
 	CP_PID=$!
 	T_PIDS+=("$CP_PID")
@@ -126,7 +126,7 @@ T_PIDS=()
 mkdir -m 755 "$TMP/open"
 timeout 30 "$CP" -c "$ROOT/flashgate.conf" -s "controlplane.pull_endpoint=$PULL" \
 	-s "controlplane.pub_endpoint=$PUB" -s "controlplane.curve_key_dir=$TMP/open" \
-	-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$TMP/cp-refused.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q "chmod 700.*insecure_plaintext_links = yes" "$TMP/cp-refused.log" &&

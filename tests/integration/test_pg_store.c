@@ -918,6 +918,29 @@ test_restart(struct pg_conn *s)
 	}
 }
 
+/* A password in the conninfo (ps and the config file would show it) is refused, even by a
+ * server that would let it in; passfile= is the way (docs/install.md). */
+static void
+test_no_password(void)
+{
+	char ci[PG_CONN_INFO_MAX];
+	struct pg_conn *c;
+
+	snprintf(ci, sizeof(ci), "%s password=secret", srv.conninfo);
+	c = pg_conn_open(ci, err, sizeof(err));
+	tap_ok(c == NULL && has(err, "holds a password") && has(err, "passfile"),
+		"a conninfo with password= is refused, the passfile named: %s", c ? "it connected" : err);
+	pg_conn_close(c);
+	c = pg_conn_open("postgresql://fg:secret@127.0.0.1:1/x", err, sizeof(err));
+	tap_ok(c == NULL && has(err, "holds a password"), "and a URI with user:password@: %s",
+		c ? "it connected" : err);
+	pg_conn_close(c);
+	snprintf(ci, sizeof(ci), "%s passfile=/nonexistent", srv.conninfo);
+	c = pg_conn_open(ci, err, sizeof(err));
+	tap_ok(c != NULL, "a conninfo with passfile= connects: %s", c ? "connected" : err);
+	pg_conn_close(c);
+}
+
 int
 main(void)
 {
@@ -932,6 +955,7 @@ main(void)
 	s = pg_conn_open(srv.conninfo, err, sizeof(err));
 	if (!tap_ok(s != NULL, "pg_conn_open: %s", s != NULL ? "connected" : err))
 		return tap_done();
+	test_no_password();
 	test_migrations(s);
 	test_event_create(s);
 	test_state_machine(s);

@@ -28,7 +28,7 @@ T_CLEANUP+=(rb_stop)
 t_cp_up
 tap_ok $? "the control plane is ready"
 "$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$TMP/ow.log" 2>&1 &
 OW_PID=$!
 

@@ -14,7 +14,9 @@
 #                CP_PID stopped, the services down, T_TMP removed, then t_finish)
 #                t_finish: a test that stopped before tap_done fails, naming where
 #   services     t_services_up DIR: scripts/services' Redis and PostgreSQL (--fast), their
-#                FG_REDIS_* and FG_PG_* variables exported; stopped by t_cleanup
+#                FG_REDIS_* and FG_PG_* variables exported; stopped by t_cleanup; T_REDIS:
+#                the daemons' -s options for that Redis (its socket, and the settings check
+#                skipped, as its appendfsync no needs: redis.unsafe_settings)
 #   control      t_cp_start EXE LOG ADMIN PULL PUB [ARGS...]: flashgate-controlplane on those
 #   plane        endpoints and admin socket with the services' Redis and PostgreSQL, metrics off
 #                (ARGS: more "-s SECTION.KEY=VALUE", later ones win), its log appended to LOG;
@@ -195,7 +197,9 @@ t_services_up() {
 		tap_bail "scripts/services up"
 	fi
 	eval "$("$FG_ROOT/scripts/services" env "$1")"
-	export FG_REDIS_SOCK FG_REDIS_PORT FG_PG_HOST FG_PG_PORT FG_PG_CONNINFO FG_PG_CONNINFO_TCP
+	export FG_REDIS_SOCK FG_REDIS_PORT FG_PG_HOST FG_PG_PORT FG_PG_CONNINFO FG_PG_CONNINFO_TCP \
+		FG_REDIS_UNSAFE_SETTINGS
+	T_REDIS=(-s "redis.socket=$FG_REDIS_SOCK" -s "redis.unsafe_settings=$FG_REDIS_UNSAFE_SETTINGS")
 }
 
 # t_cp_start EXE LOG ADMIN PULL PUB [ARGS...]: starts flashgate-controlplane binding PULL and PUB
@@ -208,7 +212,7 @@ t_cp_start() {
 	shift 5
 	"$exe" -s "controlplane.pull_endpoint=$pull" -s "controlplane.pub_endpoint=$pub" \
 		-s "controlplane.admin_socket=$admin" -s controlplane.metrics_port=0 \
-		-s "redis.socket=$FG_REDIS_SOCK" -s redis.unsafe_settings=yes -s "postgres.conninfo=$FG_PG_CONNINFO" "$@" \
+		"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" "$@" \
 		>>"$log" 2>&1 &
 	CP_PID=$!
 	fg_wait_line "$log" "\\[$CP_PID\\] [a-z-]+: ready:" "$CP_PID" 20 && return 0

@@ -128,6 +128,8 @@ check "/etc/flashgate/flashgate.conf is a conffile" \
 check "/etc/default/flashgate-dataplane is a conffile" \
 	grep -q '^ /etc/default/flashgate-dataplane ' <(in_chroot dpkg-query -W -f='${Conffiles}\n' flashgate-dataplane)
 check "the sale page is in /usr/share/flashgate/web" test -f "$root/usr/share/flashgate/web/index.html"
+check "flashgate-db-setup is in /usr/sbin (docs/install.md's roles)" \
+	test -x "$root/usr/sbin/flashgate-db-setup"
 check "the packages install nothing from this checkout" \
 	sh -c "! grep -rqs '$repo' '$root/usr/bin' '$root/lib/systemd/system' '$root/etc/flashgate'"
 
