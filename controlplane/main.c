@@ -377,7 +377,8 @@ main(int argc, char **argv)
 	char maddr[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &cfg.metrics_address, maddr, sizeof(maddr));
-	c.metrics = metrics_start(maddr, cfg.metrics_port, render_metrics, &c, err, sizeof(err));
+	c.metrics = metrics_start_allow(
+		maddr, cfg.metrics_port, cfg.metrics_allow, render_metrics, &c, err, sizeof(err));
 	if (c.metrics == NULL) {
 		LOG_ERR("metrics: %s", err);
 		goto out;
