@@ -36,6 +36,7 @@
 #include "admin/admin_answer.h"
 #include "admin/admin_request.h"
 #include "flashgatectl/curve_keygen.h"
+#include "flashgatectl/report.h"
 #include "flashgatectl/render.h"
 
 #define CTL_DEFAULT_CONFIG  "/etc/flashgate/flashgate.conf"
@@ -76,14 +77,15 @@ usage(FILE *out)
 		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
 		"offline, "
 		"without a control plane\n"
-		"%s"
+		"%s%s"
 		"\n"
 		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
 		"or\n"
 		"from standard input (-, or no file: one line, not echoed on a terminal), never "
 		"from\n"
 		"the command line.\n",
-		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage);
+		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage,
+		report_usage);
 }
 
 /* Prints "flashgatectl: <message>" on stderr; returns the exit status of a usage error. */
@@ -522,6 +524,9 @@ main(int argc, char **argv)
 	if (handled || rc != 0)
 		return rc;
 	rc = curve_keygen_command(o.argc, o.argv, stdout, o.json, &handled);
+	if (handled)
+		return rc;
+	rc = report_command(o.argc, o.argv, o.config, &handled);
 	if (handled)
 		return rc;
 	rc = auth_set_words(&o, words, hex, sizeof(hex), &handled);
