@@ -60,36 +60,16 @@ listener_start() {
 }
 listener_start
 
-tap_run "the sale is set up (event, keys, limits, preheat, open)" eval "
-	ctl event create $EV --name 'order feed' --stock 60 --starts-at 2026-01-01T00:00:00Z \
-		--ends-at 2036-01-01T00:00:00Z --pay-window 10m &&
-	ctl keys auth-set 1 <<<00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff &&
-	ctl keys rotate && ctl limits set ip 100000/4000 user 1000/2000 device 100/200 forward 100000 &&
-	ctl event preheat $EV && ctl event open $EV"
-open_here() {
-	e2e_curl ev "$E2E_BASE/api/v1/events/$EV"
-	grep -q '"state":"open"' "$E2E_TMP/ev.b"
-}
-tap_run "the data plane shows the sale open" t_wait_until 20 open_here
+tap_run "the sale is set up (event, keys, limits, preheat, open)" e2e_open_sale $EV "order feed" 60 \
+	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+tap_run "the data plane shows the sale open" t_wait_until 20 e2e_sale_open $EV
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s order_writer.sweep_interval=200ms \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 
-# buy U...: each buyer's purchase token and reserve (202); fails at the first that does not.
-buy() {
-	local u s tok path
-	for u in "$@"; do
-		s=$(ctlj session-token "$u" | jget token)
-		e2e_curl tok$u "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
-		[ "$E2E_CODE" = 200 ] || return 1
-		tok=$(jget token <"$E2E_TMP/tok$u.b")
-		path=$(jget reserve_path <"$E2E_TMP/tok$u.b")
-		e2e_curl res$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
-		[ "$E2E_CODE" = 202 ] || return 1
-	done
-}
+buy() { e2e_buy $EV "$@"; }
 n_orders() { t_sql "select count(*) from orders where event_id = $EV"; }
 order_of() { t_sql "select id from orders where event_id = $EV and user_id = $1"; }
 # feed_has ORDER_ID STATUS: the listener printed the change of ORDER_ID to STATUS.

@@ -89,12 +89,8 @@ tap_ok "$( [ "$rc" != 0 ] && [ ! -s "$E2E_TMP/scrape.out" ] && echo 0 || echo 1)
 tap_ok "$(grep -q "metrics: refused a scrape from $MON_STRANGER" "$E2E_TMP/cp.log" && echo 0 ||
 	echo 1)" "  and logged"
 
-tap_run "the sale is set up (event, keys, limits, preheat, open)" eval "
-	ctl event create $EV --name 'scraped' --stock 50 --starts-at 2026-01-01T00:00:00Z \
-		--ends-at 2036-01-01T00:00:00Z --pay-window 10m &&
-	ctl keys auth-set 1 <<<00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff &&
-	ctl keys rotate && ctl limits set ip 100000/4000 user 1000/2000 device 100/200 forward 100000 &&
-	ctl event preheat $EV && ctl event open $EV"
+tap_run "the sale is set up (event, keys, limits, preheat, open)" e2e_open_sale $EV scraped 50 \
+	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s "order_writer.metrics_port=$OW_MPORT" \
 	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
@@ -134,19 +130,7 @@ tap_run "  and the order writer (up 1)" t_wait_until 30 \
 tap_run "  and the data plane's counters through the control plane (flashgate_dataplane_up 1)" \
 	t_wait_until 30 q_nonempty 'flashgate_dataplane_up == 1 and on(dp) flashgate_dp_bridge_ready == 1'
 
-buy() {
-	local u s tok path
-	for u in "$@"; do
-		s=$(ctlj session-token "$u" | jget token)
-		e2e_curl tok$u "$E2E_BASE/api/v1/events/$EV/token" -X POST -H "Authorization: Bearer $s"
-		[ "$E2E_CODE" = 200 ] || return 1
-		tok=$(jget token <"$E2E_TMP/tok$u.b")
-		path=$(jget reserve_path <"$E2E_TMP/tok$u.b")
-		e2e_curl res$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
-		[ "$E2E_CODE" = 202 ] || return 1
-	done
-}
-buy $(seq 701 710) || tap_bail "users 701-710 reserve (202)"
+e2e_buy $EV $(seq 701 710) || tap_bail "users 701-710 reserve (202)"
 tap_run "Prometheus sees the 10 orders written (flashgate_ow_orders_total)" t_wait_until 30 \
 	q_nonempty 'flashgate_ow_orders_total >= 10'
 tap_run "  the 10 decisions (flashgate_cp_verdicts_total{verdict=\"reserved\"})" t_wait_until 20 \
@@ -172,6 +156,13 @@ undocumented=$(cat "$E2E_TMP/cp.metrics" "$E2E_TMP/ow.metrics" | grep -v '^#' | 
 	sort -u | while read -r n; do grep -q "\`$n[\`{]" "$FG_ROOT/docs/metrics.md" || echo "$n"; done)
 tap_is "$undocumented" "" "docs/metrics.md names every metric the daemons serve"
 tap_diag "the control plane serves $(grep -c '^flashgate' "$E2E_TMP/cp.metrics") samples, the order writer $(grep -c '^flashgate' "$E2E_TMP/ow.metrics")"
+
+# The live view of the same sale, as plain lines: the data plane's answers per second.
+"$CTL_EXE" --socket "$T_ADMIN" top $EV --count 2 >"$E2E_TMP/top.out" 2>&1
+tap_ok "$(grep -q "event $EV \"scraped\" open" "$E2E_TMP/top.out" &&
+	grep -qE '^data plane [0-9]+ +up .*answers/s.* 202 [0-9]+' "$E2E_TMP/top.out" && echo 0 ||
+	echo 1)" "flashgatectl top $EV --count 2: the sale and its data plane's answers per second"
+sed 's/^/# /' "$E2E_TMP/top.out" | tail -9
 
 # --- the order writer stops: its target goes down, its alert pending ----------------------------
 fg_stop_pid "$OW_PID" 10
