@@ -37,6 +37,7 @@ static const char *const cmd_names[] = {
 	[ADMIN_EVENT_ARCHIVE] = "event archive",
 	[ADMIN_EVENT_POW] = "event pow",
 	[ADMIN_EVENT_VERIFY_DRAW] = "event verify-draw",
+	[ADMIN_AUDIT] = "audit",
 };
 
 const char *
@@ -129,6 +130,8 @@ admin_help_text(void)
 	       "order pay ORDER_ID\n"
 	       "order cancel ORDER_ID\n"
 	       "reconcile EVENT_ID [--repair [--force]]\n"
+	       "audit [EVENT_ID] [--limit N]   the admin commands that changed something, "
+	       "newest first (N: 1..1000, 50)\n"
 	       "help\n"
 	       "TIME: RFC 3339 (2026-12-01T10:00:00Z, 2026-12-01T18:00:00+08:00) or Unix seconds. "
 	       "DURATION: 500ms, 30s, 15m, 2h, 1d, 1h30m.\n";

@@ -70,6 +70,7 @@ enum admin_cmd {
 	ADMIN_EVENT_ARCHIVE,
 	ADMIN_EVENT_POW,
 	ADMIN_EVENT_VERIFY_DRAW,
+	ADMIN_AUDIT,
 };
 
 /*
@@ -99,6 +100,8 @@ enum admin_event_state {
 /* event list: at most this many events an answer (--limit), and when none is asked. */
 #define ADMIN_LIST_LIMIT_MAX	 500u
 #define ADMIN_LIST_LIMIT_DEFAULT 100u
+#define ADMIN_AUDIT_LIMIT_MAX	 1000u /* audit --limit */
+#define ADMIN_AUDIT_LIMIT_DEFAULT 50u
 
 /* An event: what the operator defines (event create) and, as stored, its state and stock. */
 struct admin_event {

@@ -887,6 +887,36 @@ parse_reconcile(struct ctx *c)
 	return 0;
 }
 
+/* audit [EVENT_ID] [--limit N]: event_id 0 for every event's. */
+static int
+parse_audit(struct ctx *c)
+{
+	uint64_t v;
+
+	c->req->cmd = ADMIN_AUDIT;
+	c->cmd = admin_cmd_name(c->req->cmd);
+	c->req->list_limit = ADMIN_AUDIT_LIMIT_DEFAULT;
+	if (c->i < c->ws->n && strncmp(c->ws->w[c->i], "--", 2) != 0) {
+		int rc = event_id_arg(c, &c->req->event_id);
+
+		if (rc != 0)
+			return rc;
+	}
+	if (c->i < c->ws->n) {
+		const char *opt = next_word(c), *val = next_word(c);
+
+		if (strcmp(opt, "--limit") != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unexpected argument '" ADMIN_SHOW "' (expected --limit N)", opt);
+		if (val == NULL || parse_u64(val, 1, ADMIN_AUDIT_LIMIT_MAX, &v) != 0)
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"--limit must be 1..%u commands, got " ADMIN_SHOW,
+				ADMIN_AUDIT_LIMIT_MAX, val != NULL ? val : "nothing");
+		c->req->list_limit = (uint32_t)v;
+	}
+	return expect_end(c);
+}
+
 static int
 parse_words(struct ctx *c)
 {
@@ -909,6 +939,8 @@ parse_words(struct ctx *c)
 		return parse_order(c);
 	if (strcmp(w, "reconcile") == 0)
 		return parse_reconcile(c);
+	if (strcmp(w, "audit") == 0)
+		return parse_audit(c);
 	if (strcmp(w, "stats") == 0 || strcmp(w, "help") == 0) {
 		c->req->cmd = w[0] == 's' ? ADMIN_STATS : ADMIN_HELP;
 		c->cmd = admin_cmd_name(c->req->cmd);
@@ -916,7 +948,7 @@ parse_words(struct ctx *c)
 	}
 	return admin_fail(c->err, c->errlen, NULL,
 		"unknown command '" ADMIN_SHOW "' (expected event, stats, keys, rules, limits, "
-		"session-token, order, reconcile or help)",
+		"session-token, order, reconcile, audit or help)",
 		w);
 }
 

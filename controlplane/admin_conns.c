@@ -18,6 +18,7 @@
 struct admin_conn {
 	int fd;	   /* -1: a free slot */
 	pid_t pid; /* the client's, from SO_PEERCRED (0: unknown), for the log */
+	int64_t uid; /* its user, from SO_PEERCRED (-1: unknown), for the audit log */
 	uint64_t deadline_ms;
 	size_t have; /* bytes of line read */
 	char *out;   /* the answer, once executed */
@@ -33,6 +34,15 @@ struct admin_conns {
 	struct admin_conns_counters cnt;
 	struct admin_conn conn[ADMIN_CONNS_MAX];
 };
+
+/* The peer whose request the exec callback runs on this thread (admin_conns_current_peer()). */
+static _Thread_local struct admin_conns_peer current_peer = {.uid = -1};
+
+void
+admin_conns_current_peer(struct admin_conns_peer *out)
+{
+	*out = current_peer;
+}
 
 struct admin_conns *
 admin_conns_create(int listen_fd, unsigned deadline_ms, admin_conns_exec_fn exec, void *arg)
@@ -163,7 +173,10 @@ conn_execute(struct admin_conns *t, struct admin_conn *k)
 	}
 	t->cnt.requests++;
 	uint64_t started_us = now_mono_us();
+	current_peer = (struct admin_conns_peer){.uid = k->uid, .pid = k->pid};
 	int len = t->exec(t->arg, k->line, out, ADMIN_CONNS_ANSWER_MAX);
+
+	current_peer = (struct admin_conns_peer){.uid = -1};
 
 	/* The deadline is the client's: the time the command itself ran is not counted. */
 	k->deadline_ms += (now_mono_us() - started_us) / 1000;
@@ -258,7 +271,10 @@ conns_accept(struct admin_conns *t, uint64_t now_ms)
 			continue;
 		}
 		*k = (struct admin_conn){
-			.fd = fd, .pid = cred.pid, .deadline_ms = now_ms + t->deadline_ms};
+			.fd = fd,
+			.pid = cred.pid,
+			.uid = cl == sizeof(cred) && cred.pid != 0 ? (int64_t)cred.uid : -1,
+			.deadline_ms = now_ms + t->deadline_ms};
 		t->cnt.open++;
 	}
 }

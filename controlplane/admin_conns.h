@@ -19,6 +19,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <zmq.h>
 
@@ -74,6 +75,19 @@ void admin_conns_serve(
 
 /* The earliest deadline of an open connection (monotonic ms), or UINT64_MAX when none. */
 uint64_t admin_conns_deadline(const struct admin_conns *t);
+
+/* Who sent a request: the admin socket peer's user and process (SO_PEERCRED). */
+struct admin_conns_peer {
+	int64_t uid; /* -1: not known */
+	pid_t pid;   /* 0: not known */
+};
+
+/*
+ * The peer of the request that the exec callback is running on this thread; {-1, 0} outside
+ * it. For the audit log (controlplane/admin_audit.h); whoever runs the callback elsewhere (another
+ * thread) sets it there too.
+ */
+void admin_conns_current_peer(struct admin_conns_peer *out);
 
 /* A copy of the counters. */
 void admin_conns_get_counters(const struct admin_conns *t, struct admin_conns_counters *out);

@@ -13,6 +13,7 @@
 #include "admin/admin_answer.h"
 #include "admin/admin_request.h"
 #include "common/log.h"
+#include "controlplane/admin_audit.h"
 #include "controlplane/admin_cmds.h"
 #include "controlplane/admin_events.h"
 #include "controlplane/admin_exec.h"
@@ -56,6 +57,7 @@ static const struct admin_command commands[] = {
 	[ADMIN_ORDER_PAY] = {admin_cmds_order, false},
 	[ADMIN_ORDER_CANCEL] = {admin_cmds_order, false},
 	[ADMIN_RECONCILE] = {admin_reconcile, false},
+	[ADMIN_AUDIT] = {admin_audit_list, true},
 };
 
 /* The command cmd's entry, or NULL when this server has none. */
@@ -206,6 +208,8 @@ admin_server_execute(struct cp_ctx *c, const char *line, char *out, size_t cap)
 		if (losses(c) != lost && !cmd->reads && refused(out, n))
 			n = say_unknown(&req, out, cap, n);
 	}
+	if (!cmd->reads)
+		admin_audit_record(c, &req, line, out, n);
 	explicit_bzero(&req, sizeof(req));
 	return n;
 }

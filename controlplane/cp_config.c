@@ -63,7 +63,20 @@ static const struct cfg_key cp_keys[] = {
 		.type = CFG_IPV4,
 		CP_FIELD(metrics_address),
 		.def = "127.0.0.1",
-		.doc = "Address of the Prometheus metrics endpoint (a loopback address).",
+		.doc = "Address of the Prometheus metrics endpoint: a loopback address, or any "
+		       "with metrics_allow.",
+	},
+	{
+		.name = "metrics_allow",
+		.type = CFG_STRING,
+		CP_FIELD(metrics_allow),
+		.min = 0,
+		.max = 511,
+		.def = "",
+		.doc = "IPv4 networks that may scrape the metrics (A.B.C.D/LEN, comma-separated, "
+		       "at "
+		       "most 16; the loopback always may); needed for a metrics_address that is "
+		       "not loopback. Empty: loopback address only.",
 	},
 	{
 		.name = "metrics_port",
@@ -141,9 +154,11 @@ static const struct cfg_key cp_keys[] = {
 		.min = 0,
 		.max = ZLINK_PATH_MAX - 1,
 		.def = "",
-		.doc = "With curve_secret_key_file: the clients let in, one \"ROLE NAME PUBLIC_KEY\" "
+		.doc = "With curve_secret_key_file: the clients let in, one \"ROLE NAME "
+		       "PUBLIC_KEY\" "
 		       "a line (ROLE dataplane or order-writer); read again when it changes. Only "
-		       "order-writer keys may send RESULT and RESTOCK, only dataplane keys the rest "
+		       "order-writer keys may send RESULT and RESTOCK, only dataplane keys the "
+		       "rest "
 		       "and subscribe (docs/operations.md, \"Link keys\").",
 	},
 	ZLINK_CFG_KEY_DIR(struct cp_config, links),

@@ -18,6 +18,7 @@ struct cp_config {
 	uint32_t admin_timeout_ms;    /* one admin request, from accept to its answer's last byte */
 	uint32_t metrics_address;     /* network order; loopback */
 	uint16_t metrics_port;        /* 0: no metrics */
+	char metrics_allow[512];      /* networks that may scrape; "": loopback address only */
 	uint32_t batch_max;           /* reservations per event per EVALSHA */
 	uint32_t batch_wait_ms;       /* longest a reservation waits for its batch */
 	uint32_t draw_batch;          /* entrants per reserve.lua run of a draw (draw_runner.h) */

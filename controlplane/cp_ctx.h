@@ -13,7 +13,7 @@
 #include "controlplane/dp_ids.h"
 #include "controlplane/draw_runner.h"
 #include "controlplane/dp_stats.h"
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 

@@ -23,7 +23,7 @@
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
 #include "controlplane/dp_stats.h"
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 
 #define CP_POW_TICK_MS	1000
 #define CP_POW_QUIET_MS 5000

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/json_writer.h"
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 
 #define NAME_NONE   UINT16_MAX
 #define HASH_SLOTS  (2 * DP_STATS_NAMES_MAX) /* a power of two: at most half full */

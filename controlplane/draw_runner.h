@@ -31,7 +31,7 @@
 #include "common/json_writer.h"
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_state.h"
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 #include "store/store_conn.h"
 
 /*

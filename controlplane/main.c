@@ -21,6 +21,7 @@
 #include "common/sdnotify.h"
 #include "controlplane/admin_server.h"
 #include "controlplane/cp_config.h"
+#include "controlplane/cp_sampler.h"
 #include "controlplane/cp_cron.h"
 #include "controlplane/cp_ctx.h"
 
@@ -297,6 +298,7 @@ main(int argc, char **argv)
 	static struct zlink_keys keys;
 	struct cp_ctx c = { .cfg = &cfg, .st = &st, .pow = &pow };
 	int migrate_only = 0, admin_fd = -1, rc = 1;
+	struct cp_sampler *sampler = NULL;
 	char err[512];
 
 	log_set_program(PROG);
@@ -383,9 +385,16 @@ main(int argc, char **argv)
 	char maddr[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &cfg.metrics_address, maddr, sizeof(maddr));
-	c.metrics = metrics_start(maddr, cfg.metrics_port, render_metrics, &c, err, sizeof(err));
+	c.metrics = metrics_start_allow(
+		maddr, cfg.metrics_port, cfg.metrics_allow, render_metrics, &c, err, sizeof(err));
 	if (c.metrics == NULL) {
 		LOG_ERR("metrics: %s", err);
+		goto out;
+	}
+	/* A sample of each open sale a second, for its report (docs/operations.md). */
+	sampler = cp_sampler_start(&c, cfg.store.pg_conninfo, 1000, err, sizeof(err));
+	if (sampler == NULL) {
+		LOG_ERR("%s", err);
 		goto out;
 	}
 
@@ -445,6 +454,7 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	zlink_keys_wipe(&keys);
+	cp_sampler_stop(sampler);
 	/* First the metrics thread, which reads the admin counters. */
 	metrics_stop(c.metrics);
 	c.metrics = NULL;

@@ -36,6 +36,8 @@
 #include "admin/admin_answer.h"
 #include "admin/admin_request.h"
 #include "flashgatectl/curve_keygen.h"
+#include "flashgatectl/report.h"
+#include "flashgatectl/top.h"
 #include "flashgatectl/render.h"
 
 #define CTL_DEFAULT_CONFIG  "/etc/flashgate/flashgate.conf"
@@ -76,14 +78,15 @@ usage(FILE *out)
 		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
 		"offline, "
 		"without a control plane\n"
-		"%s"
+		"%s%s%s"
 		"\n"
 		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
 		"or\n"
 		"from standard input (-, or no file: one line, not echoed on a terminal), never "
 		"from\n"
 		"the command line.\n",
-		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage);
+		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage,
+		report_usage, top_usage);
 }
 
 /* Prints "flashgatectl: <message>" on stderr; returns the exit status of a usage error. */
@@ -498,6 +501,22 @@ read_answer(int fd, const struct ctl_opts *o, size_t *len)
 	return NULL;
 }
 
+/* top's request (top_ask_fn): one connection per line, as every command. */
+static char *
+ask_line(void *arg, const char *line, size_t *len)
+{
+	const struct ctl_opts *o = arg;
+	int fd = connect_socket(o);
+	char *answer = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (send_all(fd, line, strlen(line)) == 0 && send_all(fd, "\n", 1) == 0)
+		answer = read_answer(fd, o, len);
+	close(fd);
+	return answer;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -524,6 +543,13 @@ main(int argc, char **argv)
 	rc = curve_keygen_command(o.argc, o.argv, stdout, o.json, &handled);
 	if (handled)
 		return rc;
+	rc = report_command(o.argc, o.argv, o.config, &handled);
+	if (handled)
+		return rc;
+	if (strcmp(o.argv[0], "top") == 0) {
+		rc = resolve_socket(&o, from_config, sizeof(from_config));
+		return rc != 0 ? rc : top_command(o.argc, o.argv, ask_line, &o, &handled);
+	}
 	rc = auth_set_words(&o, words, hex, sizeof(hex), &handled);
 	if (rc != 0)
 		return rc;

@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/sdnotify.h"
+#include "order-writer/ow_metrics.h"
 #include "order-writer/ow_cron.h"
 #include "order-writer/ow_ctx.h"
 #include "order-writer/ow_feed.h"
@@ -149,15 +150,33 @@ main(int argc, char **argv)
 		   "connection(s)",
 		consumer, c.cfg.group, c.cfg.max_rate, c.cfg.batch_size, c.cfg.connections);
 
+	char maddr[INET_ADDRSTRLEN];
+	uint64_t next_metrics_ms = 0;
+
+	inet_ntop(AF_INET, &c.cfg.metrics_address, maddr, sizeof(maddr));
+	struct ow_metrics *metrics =
+		ow_metrics_start(maddr, c.cfg.metrics_port, c.cfg.metrics_allow, err, sizeof(err));
+
+	if (metrics == NULL) {
+		LOG_ERR("%s", err);
+		return 1;
+	}
+	if (ow_metrics_port(metrics) != 0)
+		LOG_NOTICE("metrics on %s:%u", maddr, ow_metrics_port(metrics));
 	sdnotify_ready("writing orders");
 	while (!stop_requested) {
 		sdnotify_watchdog(now_mono_ms());
 		ow_link_flush(c.link);
 		ow_cron(&c, now_mono_ns() / 1000000u);
+		if (now_mono_ms() >= next_metrics_ms) {
+			ow_metrics_publish(metrics, &c);
+			next_metrics_ms = now_mono_ms() + 1000;
+		}
 		if (!ow_feed_read(&c))
 			ow_feed_idle(&c);
 	}
 	sdnotify_stopping(NULL);
+	ow_metrics_stop(metrics);
 	ow_writer_free(&c.w);
 	ow_cron_log_stats(&c);
 	ow_link_close(c.link);

@@ -133,6 +133,35 @@ static const struct cfg_key ow_config_keys[] = {
 		       "long after it happened, 10ms..1m.",
 	},
 	{
+		.name = "metrics_address",
+		.type = CFG_IPV4,
+		OW_CONFIG_FIELD(metrics_address),
+		.def = "127.0.0.1",
+		.doc = "Address of the order writer's Prometheus metrics endpoint: a loopback "
+		       "address, or any with metrics_allow.",
+	},
+	{
+		.name = "metrics_port",
+		.type = CFG_UINT,
+		OW_CONFIG_FIELD(metrics_port),
+		.min = 0,
+		.max = 65535,
+		.def = "0",
+		.doc = "TCP port of its GET /metrics (docs/metrics.md); 0: none (9602 is the "
+		       "usual choice).",
+	},
+	{
+		.name = "metrics_allow",
+		.type = CFG_STRING,
+		OW_CONFIG_FIELD(metrics_allow),
+		.min = 0,
+		.max = 511,
+		.def = "",
+		.doc = "IPv4 networks that may scrape its metrics (A.B.C.D/LEN, comma-separated, "
+		       "at most 16; the loopback always may); needed for a metrics_address that "
+		       "is not loopback. Empty: loopback address only.",
+	},
+	{
 		.name = "sweep_batch",
 		.type = CFG_UINT,
 		OW_CONFIG_FIELD(sweep_batch),

@@ -34,6 +34,9 @@ struct ow_config {
 	uint32_t sweep_batch;
 	uint32_t results_interval_ms; /* paid and cancelled orders' results published this often */
 	uint32_t trim_interval_ms; /* 0: never trim the outboxes */
+	uint32_t metrics_address;  /* network order; loopback unless metrics_allow */
+	uint16_t metrics_port;	   /* 0: no metrics */
+	char metrics_allow[512];   /* networks that may scrape; "": loopback address only */
 	int log_level;
 	struct zlink_settings links; /* CURVE keys, insecure_plaintext_links */
 	struct store_config store; /* [redis] and [postgres], as the control plane reads them */

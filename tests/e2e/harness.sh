@@ -302,6 +302,22 @@ e2e_open_sale() {
 		ctl event preheat "$1" >/dev/null && ctl event open "$1" >/dev/null
 }
 
+# e2e_buy EVENT USER...: for each user, a session token (ctlj session-token), a purchase token
+# and a reserve from the client namespace, answered 202; fails at the first user that is not.
+e2e_buy() {
+	local ev=$1 u s tok path
+	shift
+	for u in "$@"; do
+		s=$(ctlj session-token "$u" | jget token)
+		e2e_curl tok$u "$E2E_BASE/api/v1/events/$ev/token" -X POST -H "Authorization: Bearer $s"
+		[ "$E2E_CODE" = 200 ] || return 1
+		tok=$(jget token <"$E2E_TMP/tok$u.b")
+		path=$(jget reserve_path <"$E2E_TMP/tok$u.b")
+		e2e_curl res$u "$E2E_BASE$path" -X POST -H "X-Flash-Token: $tok"
+		[ "$E2E_CODE" = 202 ] || return 1
+	done
+}
+
 # e2e_relay PID FILE ERRFILE WHAT: follows FILE, the output of a helper script (process PID, a
 # child of this shell, e.g. run in the client namespace), until PID exits: each of its lines
 # "ok DESC" or "not ok DESC" is one check here, "skip DESC # SKIP REASON" one passed check,

@@ -20,6 +20,7 @@ t_services_up "$TMP/svc"
 T_CP=$CP
 t_cp_up || { echo "Bail out! no control plane"; t_end 1; }
 SOCK=$T_ADMIN
+export FLASHGATE_REPORT_SCRIPT=$ROOT/flashgatectl/sale_report.py
 
 python3 - "$CTL" "$SOCK" "$FG_PG_CONNINFO" "$ROOT/docs/operations.md" "$ROOT/tests/lib" \
 	"$FG_REDIS_SOCK" <<'EOF'
@@ -391,6 +392,17 @@ fgtest.ok(rc == 0 and a is not None and a.get("ok") is True and
     "curve keygen (offline): .secret_key_file (mode 0600), .public_key_file, .public_key, .role",
     raw)
 shutil.rmtree(kdir)
+
+rc, a, raw = ctl("audit", "1", "--limit", "2")
+fgtest.ok(rc == 0 and isinstance(a.get("audit"), list) and len(a["audit"]) == 2 and
+    all(has(e, ["id", "at", "uid", "user", "pid", "request", "ok", "answer", "event"])
+        for e in a["audit"]) and a["audit"][0]["request"] == "event archive 1",
+    "audit 1 --limit 2: .audit[] with id, at, uid, user, pid, request, ok, answer, event", raw)
+rdir = tempfile.mkdtemp()
+rc, a, raw = ctl("report", "1", "--out", rdir)
+fgtest.ok(rc == 0 and raw.strip() == rdir + "/index.html" and os.path.exists(rdir + "/index.html"),
+    "report (PostgreSQL, no JSON): the page's path", raw)
+shutil.rmtree(rdir)
 
 missing = sorted(listed - ran)
 fgtest.ok(len(listed) >= 19 and not missing,

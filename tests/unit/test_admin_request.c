@@ -120,12 +120,20 @@ test_good(void)
 		{"limits show", ADMIN_LIMITS_SHOW, 0},
 		{"help", ADMIN_HELP, 0},
 		{"reconcile 12", ADMIN_RECONCILE, 12},
+		{"audit", ADMIN_AUDIT, 0},
+		{"audit 4294967295", ADMIN_AUDIT, 4294967295u},
 	};
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		tap_ok(parse(ids[i].line, &r) == 0 && r.cmd == ids[i].cmd &&
 				r.event_id == ids[i].event_id,
 			"'%s' parses as %s: %s", vis(ids[i].line), admin_cmd_name(ids[i].cmd), err);
 
+	tap_ok(parse("audit", &r) == 0 && r.list_limit == ADMIN_AUDIT_LIMIT_DEFAULT,
+		"audit: the default limit: %s", err);
+	tap_ok(parse("audit 7 --limit 1000", &r) == 0 && r.event_id == 7 && r.list_limit == 1000,
+		"audit ID --limit at its bound: %s", err);
+	tap_ok(parse("audit --limit 3", &r) == 0 && r.event_id == 0 && r.list_limit == 3,
+		"audit --limit without an event: %s", err);
 	tap_ok(parse("reconcile 12 --repair", &r) == 0 && r.cmd == ADMIN_RECONCILE && r.repair,
 		"reconcile --repair: %s", err);
 	tap_ok(parse("reconcile 12", &r) == 0 && !r.repair, "reconcile without --repair");
@@ -217,7 +225,7 @@ test_bad(void)
 		{"only blanks", " \t ", "empty request: expected a command (try help)"},
 		{"an unknown command", "frobnicate 7",
 			"unknown command 'frobnicate' (expected event, stats, keys, rules, limits, "
-			"session-token, order, reconcile or help)"},
+			"session-token, order, reconcile, audit or help)"},
 		{"a command in capitals", "EVENT list", "unknown command 'EVENT'*"},
 		{"event without a subcommand", "event",
 			"event: expected a subcommand: create, preheat, open, close, show, list, "
@@ -622,6 +630,14 @@ test_bad(void)
 			"reconcile: --repair given twice"},
 		{"reconcile with an extra word", "reconcile 7 8",
 			"reconcile: unexpected argument '8'"},
+		{"audit of event 0", "audit 0", "audit: event id must be 1..4294967295, got 0"},
+		{"audit --limit 0", "audit --limit 0", "audit: --limit must be 1..1000 commands, got 0"},
+		{"audit --limit 1001", "audit 3 --limit 1001",
+			"audit: --limit must be 1..1000 commands, got 1001"},
+		{"audit --limit without a value", "audit --limit",
+			"audit: --limit must be 1..1000 commands, got nothing"},
+		{"audit with an extra word", "audit 3 4",
+			"audit: unexpected argument '4' (expected --limit N)"},
 	};
 	struct admin_req r;
 

@@ -16,7 +16,7 @@
 #include "admin/admin_answer.h"
 #include "flashgatectl/render.h"
 #include "controlplane/dp_stats.h"
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 #include "tests/tap.h"
 
 /* One record: "name=value" for a counter, "name:g=value" would be ambiguous, so kinds are

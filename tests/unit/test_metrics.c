@@ -19,7 +19,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 #include "tests/lib/child_proc.h"
 #include "tests/tap.h"
 
@@ -34,6 +34,13 @@ text_is(const struct metrics_text *t, const char *want)
 	if (!same)
 		tap_diag("got:\n%s# want:\n%s", got, want);
 	return same;
+}
+
+static void
+render_nothing(void *arg, struct metrics_text *t)
+{
+	(void)arg;
+	(void)t;
 }
 
 static void
@@ -483,6 +490,110 @@ test_addresses(void)
 	tap_eq_int(st.calls, 0, "nothing was rendered by these servers");
 }
 
+/* The allow-list of a metrics endpoint on a non-loopback address (controlplane.metrics_allow). */
+static void
+test_allow(void)
+{
+	static const struct {
+		const char *text;
+		int n; /* networks parsed; -1: refused with want in err */
+		const char *want;
+	} parse_cases[] = {
+		{"", 0, NULL},
+		{"198.18.0.0/15", 1, NULL},
+		{"198.18.0.0/15, 10.1.2.3 ,192.0.2.0/24", 3, NULL},
+		{"0.0.0.0/0", 1, NULL},
+		{"198.18.0.1/15", -1, "bits set past its prefix (did you mean 198.18.0.0/15?)"},
+		{"198.18.0.0/33", -1, "\"198.18.0.0/33\" is not an IPv4 address or network"},
+		{"198.18.0.0/", -1, "is not an IPv4 address or network"},
+		{"2001:db8::/32", -1, "is not an IPv4 address or network"},
+		{"localhost", -1, "is not an IPv4 address or network"},
+		{"1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,7.7.7.7,8.8.8.8,9.9.9.9,"
+		 "10.10.10.10,11.11.11.11,12.12.12.12,13.13.13.13,14.14.14.14,15.15.15.15,"
+		 "16.16.16.16,17.17.17.17",
+			-1, "more than 16 networks"},
+	};
+	uint32_t addr[METRICS_ALLOW_MAX], mask[METRICS_ALLOW_MAX];
+	unsigned n;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
+		err[0] = '\0';
+		int rc = metrics_parse_allow(
+			parse_cases[i].text, addr, mask, METRICS_ALLOW_MAX, &n, err, sizeof(err));
+
+		if (parse_cases[i].n >= 0)
+			tap_ok(rc == 0 && n == (unsigned)parse_cases[i].n,
+				"allow \"%.40s\": %u (%s)", parse_cases[i].text, n, err);
+		else
+			tap_ok(rc == -EINVAL && strstr(err, parse_cases[i].want) != NULL,
+				"allow \"%.40s\" refused: %s", parse_cases[i].text, err);
+	}
+
+	static const struct {
+		const char *peer;
+		bool allowed;
+	} peers[] = {
+		{"198.18.3.4", true},	  /* in 198.18.0.0/15 */
+		{"198.19.255.255", true}, /* its last address */
+		{"198.20.0.1", false},
+		{"10.1.2.3", true}, /* a single address */
+		{"10.1.2.4", false},
+		{"127.0.0.1", true}, /* the loopback always */
+		{"127.9.9.9", true},
+		{"::1", true},
+		{"::ffff:198.18.0.9", true}, /* IPv4-mapped */
+		{"::ffff:203.0.113.9", false},
+		{"2001:db8::1", false},
+	};
+	tap_ok(metrics_parse_allow("198.18.0.0/15,10.1.2.3", addr, mask, METRICS_ALLOW_MAX, &n, err,
+		       sizeof(err)) == 0 &&
+			n == 2,
+		"the allow-list of the peer checks");
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+		struct sockaddr_storage ss = {0};
+		socklen_t len;
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+
+		if (inet_pton(AF_INET, peers[i].peer, &a4->sin_addr) == 1) {
+			a4->sin_family = AF_INET;
+			len = sizeof(*a4);
+		} else {
+			inet_pton(AF_INET6, peers[i].peer, &a6->sin6_addr);
+			a6->sin6_family = AF_INET6;
+			len = sizeof(*a6);
+		}
+		tap_ok(metrics_peer_allowed(addr, mask, n, (struct sockaddr *)&ss, len) ==
+				peers[i].allowed,
+			"peer %s %s", peers[i].peer, peers[i].allowed ? "allowed" : "refused");
+	}
+	struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0xcb007109)};
+
+	tap_ok(metrics_peer_allowed(addr, mask, 0, (struct sockaddr *)&any, sizeof(any)),
+		"no allow-list: every peer (the address decides who can reach it)");
+
+	/* A non-loopback address with an allow-list passes the check (TEST-NET-1 is on no
+	 * interface here, so the bind says why it failed); a bad list refuses the start. */
+	struct metrics *m = metrics_start_allow("192.0.2.1", (uint16_t)child_free_port(),
+		"198.18.0.0/15", render_nothing, NULL, err, sizeof(err));
+
+	tap_ok(m == NULL && strstr(err, "cannot listen on 192.0.2.1") != NULL,
+		"192.0.2.1 with an allow-list: past the loopback check (%s)", err);
+	m = metrics_start_allow("192.0.2.1", (uint16_t)child_free_port(), "", render_nothing, NULL,
+		err, sizeof(err));
+	tap_ok(m == NULL && strstr(err, "metrics_allow") != NULL,
+		"192.0.2.1 without one: refused, naming metrics_allow (%s)", err);
+	m = metrics_start_allow("127.0.0.1", (uint16_t)child_free_port(), "300.1.1.1",
+		render_nothing, NULL, err, sizeof(err));
+	tap_ok(m == NULL && strstr(err, "\"300.1.1.1\" is not an IPv4 address") != NULL,
+		"a bad allow-list refuses the start: %s", err);
+	m = metrics_start_allow("127.0.0.1", (uint16_t)child_free_port(), "198.18.0.0/15",
+		render_nothing, NULL, err, sizeof(err));
+	tap_ok(m != NULL, "127.0.0.1 with an allow-list starts (%s)", m ? "ok" : err);
+	metrics_stop(m);
+}
+
 int
 main(void)
 {
@@ -490,5 +601,6 @@ main(void)
 	test_errors();
 	test_server();
 	test_addresses();
+	test_allow();
 	return tap_done();
 }

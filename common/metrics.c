@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "controlplane/metrics.h"
+#include "common/metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +16,10 @@
 
 #include "common/log.h"
 
+static struct metrics *metrics_open(const char *address, uint16_t port, unsigned flags,
+	const uint32_t *addr, const uint32_t *mask, unsigned n_allow, metrics_render_fn fn,
+	void *arg, char *err, size_t errlen);
+
 struct metrics_seen {
 	char name[METRICS_NAME_MAX];
 	uint8_t type;
@@ -26,6 +30,8 @@ struct metrics {
 	uint16_t port;
 	metrics_render_fn fn;
 	void *arg;
+	unsigned n_allow; /* 0: every peer (the address decides who can reach it) */
+	uint32_t allow_addr[METRICS_ALLOW_MAX], allow_mask[METRICS_ALLOW_MAX]; /* host order */
 };
 
 /* ---- the text ------------------------------------------------------------------------- */
@@ -422,9 +428,146 @@ parse_address(const char *address, uint16_t port, struct sockaddr_storage *ss, s
 	return false;
 }
 
+/*
+ * libmicrohttpd's accept policy: with an allow-list, a peer on the loopback or in one of its
+ * networks; every other connection is closed before a byte is read.
+ */
+bool
+metrics_peer_allowed(const uint32_t *addr, const uint32_t *mask, unsigned n,
+	const struct sockaddr *sa, socklen_t len)
+{
+	uint32_t a;
+
+	if (n == 0)
+		return true;
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(a6))
+			return true;
+		if (!IN6_IS_ADDR_V4MAPPED(a6))
+			return false;
+		memcpy(&a, &a6->s6_addr[12], 4);
+	} else if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		a = ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+	} else {
+		return false;
+	}
+	a = ntohl(a);
+	if ((a >> 24) == 127)
+		return true;
+	for (unsigned i = 0; i < n; i++)
+		if ((a & mask[i]) == addr[i])
+			return true;
+	return false;
+}
+
+static enum MHD_Result
+accept_peer(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	const struct metrics *m = cls;
+	char text[INET6_ADDRSTRLEN] = "?";
+
+	if (metrics_peer_allowed(m->allow_addr, m->allow_mask, m->n_allow, sa, len))
+		return MHD_YES;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, text, sizeof(text));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, text,
+			sizeof(text));
+	LOG_RL(LOG_LEVEL_WARN, 60000,
+		"metrics: refused a scrape from %s: not in the allow-list "
+		"(controlplane.metrics_allow)",
+		text);
+	return MHD_NO;
+}
+
+int
+metrics_parse_allow(const char *text, uint32_t *addr, uint32_t *mask, unsigned cap, unsigned *n,
+	char *err, size_t errlen)
+{
+	char buf[512], *save = NULL;
+
+	*n = 0;
+	if (text == NULL)
+		return 0;
+	if (strlen(text) >= sizeof(buf)) {
+		snprintf(err, errlen, "metrics allow-list: longer than %zu bytes", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *w = strtok_r(buf, ", \t", &save); w != NULL; w = strtok_r(NULL, ", \t", &save)) {
+		char *slash = strchr(w, '/');
+		unsigned long bits = 32;
+		struct in_addr in;
+		char *end, word[64];
+
+		snprintf(word, sizeof(word), "%s", w); /* as given, for a message */
+
+		if (slash != NULL) {
+			*slash = '\0';
+			bits = strtoul(slash + 1, &end, 10);
+			if (slash[1] == '\0' || *end != '\0' || bits > 32)
+				goto bad;
+		}
+		if (inet_pton(AF_INET, w, &in) != 1)
+			goto bad;
+		if (*n == cap) {
+			snprintf(err, errlen, "metrics allow-list: more than %u networks", cap);
+			return -EINVAL;
+		}
+		uint32_t m = bits == 0 ? 0 : ~0u << (32 - bits);
+		uint32_t a = ntohl(in.s_addr);
+
+		if ((a & ~m) != 0) {
+			snprintf(err, errlen,
+				"metrics allow-list: %s/%lu has bits set past its prefix (did you "
+				"mean "
+				"%u.%u.%u.%u/%lu?)",
+				w, bits, (a & m) >> 24, ((a & m) >> 16) & 0xff,
+				((a & m) >> 8) & 0xff, (a & m) & 0xff, bits);
+			return -EINVAL;
+		}
+		addr[*n] = a;
+		mask[*n] = m;
+		(*n)++;
+		continue;
+	bad:
+		snprintf(err, errlen,
+			"metrics allow-list: \"%s\" is not an IPv4 address or network A.B.C.D/LEN "
+			"(networks separated by commas)",
+			word);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct metrics *
+metrics_start_allow(const char *address, uint16_t port, const char *allow, metrics_render_fn fn,
+	void *arg, char *err, size_t errlen)
+{
+	uint32_t addr[METRICS_ALLOW_MAX], mask[METRICS_ALLOW_MAX];
+	unsigned n;
+
+	if (metrics_parse_allow(allow, addr, mask, METRICS_ALLOW_MAX, &n, err, errlen) != 0)
+		return NULL;
+	if (n == 0)
+		return metrics_start_ex(address, port, 0, fn, arg, err, errlen);
+	return metrics_open(
+		address, port, METRICS_F_ALLOW_PUBLIC, addr, mask, n, fn, arg, err, errlen);
+}
+
 struct metrics *
 metrics_start_ex(const char *address, uint16_t port, unsigned flags, metrics_render_fn fn,
 	void *arg, char *err, size_t errlen)
+{
+	return metrics_open(address, port, flags, NULL, NULL, 0, fn, arg, err, errlen);
+}
+
+static struct metrics *
+metrics_open(const char *address, uint16_t port, unsigned flags, const uint32_t *addr,
+	const uint32_t *mask, unsigned n_allow, metrics_render_fn fn, void *arg, char *err,
+	size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
@@ -447,7 +590,8 @@ metrics_start_ex(const char *address, uint16_t port, unsigned flags, metrics_ren
 	if (port != 0 && !loopback && !(flags & METRICS_F_ALLOW_PUBLIC)) {
 		snprintf(err, errlen,
 			"metrics: %s is not a loopback address; metrics have no authentication, so "
-			"bind them to 127.0.0.1 or ::1 (and scrape through a proxy)",
+			"bind them to 127.0.0.1 or ::1 (and scrape through a proxy), or give the "
+			"networks that may scrape them (controlplane.metrics_allow)",
 			address);
 		return NULL;
 	}
@@ -461,6 +605,11 @@ metrics_start_ex(const char *address, uint16_t port, unsigned flags, metrics_ren
 	m->port = port;
 	m->fn = fn;
 	m->arg = arg;
+	m->n_allow = n_allow;
+	for (unsigned i = 0; i < n_allow; i++) {
+		m->allow_addr[i] = addr[i];
+		m->allow_mask[i] = mask[i];
+	}
 	/* The socket is ours so that a refused bind says why (MHD would only fail). */
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
@@ -477,8 +626,8 @@ metrics_start_ex(const char *address, uint16_t port, unsigned flags, metrics_ren
 					: "");
 		goto fail;
 	}
-	m->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, port, NULL,
-		NULL, on_request, m, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	m->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, port,
+		accept_peer, m, on_request, m, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, 64u,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 		MHD_OPTION_END);

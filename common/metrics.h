@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef FG_CP_METRICS_H
-#define FG_CP_METRICS_H
+#ifndef FG_COMMON_METRICS_H
+#define FG_COMMON_METRICS_H
 /*
  * Prometheus metrics over HTTP, served by libmicrohttpd on one internal thread.
  *
@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define METRICS_NAME_MAX     128	 /* bytes of a metric name, with its NUL */
 #define METRICS_TEXT_MAX     (64u << 20) /* the largest answer: beyond it, 500 */
@@ -104,6 +105,33 @@ struct metrics *metrics_start(const char *address, uint16_t port, metrics_render
 
 /* metrics_start() with flags (METRICS_F_*): METRICS_F_ALLOW_PUBLIC accepts any address. */
 struct metrics *metrics_start_ex(const char *address, uint16_t port, unsigned flags,
+	metrics_render_fn fn, void *arg, char *err, size_t errlen);
+
+#define METRICS_ALLOW_MAX 16 /* networks of an allow-list */
+
+/*
+ * Parses an allow-list: IPv4 addresses and networks A.B.C.D/LEN (no bits past the prefix)
+ * separated by commas or spaces, into addr[i]/mask[i] (host order), at most cap; *n set.
+ * NULL or "" is an empty list. Returns 0, or -EINVAL with one line in err.
+ */
+int metrics_parse_allow(const char *text, uint32_t *addr, uint32_t *mask, unsigned cap, unsigned *n,
+	char *err, size_t errlen);
+
+/*
+ * Whether the peer sa (IPv4, or IPv6: its loopback and IPv4-mapped addresses) may scrape under
+ * the allow-list addr/mask (n networks; 0: everyone): a loopback peer always, others when in
+ * one of the networks.
+ */
+bool metrics_peer_allowed(const uint32_t *addr, const uint32_t *mask, unsigned n,
+	const struct sockaddr *sa, socklen_t len);
+
+/*
+ * metrics_start() on any address when allow (metrics_parse_allow()) names networks: then only
+ * peers on the loopback or in those networks are served; every other connection is closed
+ * unread (a warning a minute at most). allow NULL or "": metrics_start(). Returns as
+ * metrics_start(), also NULL for a bad allow-list.
+ */
+struct metrics *metrics_start_allow(const char *address, uint16_t port, const char *allow,
 	metrics_render_fn fn, void *arg, char *err, size_t errlen);
 
 /* The port served, 0 when off. */

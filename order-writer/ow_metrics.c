@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "order-writer/ow_metrics.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "common/metrics.h"
+#include "common/now.h"
+
+/* What a scrape shows: the loop's counters at its last publish. */
+struct ow_metrics_snap {
+	struct ow_writer_stats w;
+	struct expiry_stats ex;
+	struct ow_results_stats results;
+	struct ow_link_stats link;
+	uint64_t published_ms; /* monotonic; 0: never */
+};
+
+struct ow_metrics {
+	struct metrics *http;
+	pthread_mutex_t lock;
+	struct ow_metrics_snap snap;
+};
+
+static void
+render(void *arg, struct metrics_text *t)
+{
+	struct ow_metrics *m = arg;
+	struct ow_metrics_snap s;
+
+	pthread_mutex_lock(&m->lock);
+	s = m->snap;
+	pthread_mutex_unlock(&m->lock);
+
+	/* One table: each counter with its help (docs/metrics.md lists them). */
+	const struct {
+		const char *name, *help;
+		uint64_t v;
+	} ctr[] = {
+		{"flashgate_ow_orders_total", "Orders inserted into PostgreSQL.", s.w.orders},
+		{"flashgate_ow_batches_total", "Batches committed.", s.w.batches},
+		{"flashgate_ow_redelivered_total",
+			"Reservations whose order existed (redelivered).", s.w.redelivered},
+		{"flashgate_ow_conflicts_total", "Batches refused by the stock check.",
+			s.w.conflicts},
+		{"flashgate_ow_released_total", "Reservations released after a conflict.",
+			s.w.released},
+		{"flashgate_ow_skipped_total",
+			"Reservations without an order (released before, malformed).", s.w.skipped},
+		{"flashgate_ow_batch_errors_total", "Batches left pending after an error.",
+			s.w.errors},
+		{"flashgate_ow_reservation_ids_shared_total",
+			"Reservation ids another buyer's order has too (two data planes, one dp "
+			"id).",
+			s.w.rid_shared},
+		{"flashgate_ow_expired_total", "Orders expired by this writer's sweeper.",
+			s.ex.expired},
+		{"flashgate_ow_releases_applied_total",
+			"Stock releases (expired, cancelled) applied to Redis.", s.ex.applied},
+		{"flashgate_ow_releases_repeated_total", "Releases Redis had already.",
+			s.ex.repeated},
+		{"flashgate_ow_sweep_errors_total", "Expiry sweeps that stopped on an error.",
+			s.ex.errors},
+		{"flashgate_ow_paid_results_total", "Paid results stored in Redis and sent.",
+			s.results.paid},
+		{"flashgate_ow_results_errors_total", "Result rounds that stopped on an error.",
+			s.results.errors},
+		{"flashgate_ow_link_records_total", "Records sent to the control plane.",
+			s.link.records},
+		{"flashgate_ow_link_dropped_total",
+			"Records not sent to the control plane (queue full or an error).",
+			s.link.dropped},
+	};
+	for (size_t i = 0; i < sizeof(ctr) / sizeof(ctr[0]); i++)
+		metrics_counter(t, ctr[i].name, ctr[i].help, NULL, ctr[i].v);
+	uint64_t now = now_mono_ms();
+
+	metrics_gauge(t, "flashgate_ow_loop_age_seconds",
+		"Seconds since the order writer's loop last published its counters (about 1 while "
+		"it runs; growing: the loop is stuck).",
+		NULL,
+		s.published_ms == 0 || now < s.published_ms
+			? 0.0
+			: (double)(now - s.published_ms) / 1000);
+}
+
+struct ow_metrics *
+ow_metrics_start(const char *address, uint16_t port, const char *allow, char *err, size_t errlen)
+{
+	struct ow_metrics *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		snprintf(err, errlen, "metrics: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->http = metrics_start_allow(address, port, allow, render, m, err, errlen);
+	if (m->http == NULL) {
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void
+ow_metrics_publish(struct ow_metrics *m, const struct ow_ctx *c)
+{
+	struct ow_link_stats link = {0};
+
+	if (m == NULL)
+		return;
+	if (c->link != NULL)
+		ow_link_get_stats(c->link, &link);
+	pthread_mutex_lock(&m->lock);
+	m->snap.w = c->w.st;
+	m->snap.ex = c->ex;
+	m->snap.results = c->results;
+	m->snap.link = link;
+	m->snap.published_ms = now_mono_ms();
+	pthread_mutex_unlock(&m->lock);
+}
+
+uint16_t
+ow_metrics_port(const struct ow_metrics *m)
+{
+	return m != NULL ? metrics_port(m->http) : 0;
+}
+
+void
+ow_metrics_stop(struct ow_metrics *m)
+{
+	if (m == NULL)
+		return;
+	metrics_stop(m->http); /* waits for a scrape in progress */
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
