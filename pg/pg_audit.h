@@ -2,7 +2,7 @@
 #ifndef FG_PG_PG_AUDIT_H
 #define FG_PG_PG_AUDIT_H
 /*
- * The audit log of admin commands that change something (sql/016, docs/operations.md "The
+ * The audit log of admin commands that change something (sql/013, docs/operations.md "The
  * audit log"). Errors as pg/pg_conn.h says.
  */
 #include <stdbool.h>

@@ -2,7 +2,7 @@
 #ifndef FG_PG_PG_SAMPLES_H
 #define FG_PG_PG_SAMPLES_H
 /*
- * The samples of live sales (sql/016 sale_samples): what the control plane writes once a second
+ * The samples of live sales (sql/013 sale_samples): what the control plane writes once a second
  * for each open event. Errors as pg/pg_conn.h says.
  */
 #include <stddef.h>
