@@ -95,7 +95,8 @@ kept_ack_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m
 	const struct conn *c, enum dp_kept_counter why)
 {
 	w->ctr.kept[why]++;
-	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, c->snd_nxt, c->rcv_nxt, 0, 0);
+	tcp_reply_finish_slow(
+		w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, c->snd_nxt, c->rcv_nxt, 0, 0);
 	w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	return 1;
 }
@@ -225,7 +226,7 @@ kept_closing_slow(struct worker *w, const struct worker_port *wp, struct rte_mbu
 		uint32_t snd = c->snd_nxt;
 
 		kept_free(w, c, DP_KEPT_DATA_AFTER_CLOSE);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return 1;
 	}
@@ -249,7 +250,7 @@ kept_closing_slow(struct worker *w, const struct worker_port *wp, struct rte_mbu
 		uint32_t snd = c->snd_nxt, rcv = c->rcv_nxt;
 
 		kept_free(w, c, DP_KEPT_CLOSED);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, snd, rcv, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, snd, rcv, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return 1;
 	}
@@ -421,7 +422,7 @@ kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf 
 		if (hl < 0)
 			w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
 		kept_free(w, c, hl < 0 ? DP_KEPT_RESET : DP_KEPT_CLIENT_LIMIT);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return -1;
 	}
@@ -642,11 +643,11 @@ kept_probe_slow(struct worker *w, struct conn *c, uint64_t now, struct rte_mbuf 
 
 	w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	if (silent || too_long) {
-		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
+		tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
 			c->snd_nxt, 0, 0, 0);
 		kept_free(w, c, silent ? DP_KEPT_GAVE_UP : DP_KEPT_WINDOW_RESET);
 	} else {
-		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_ACK_FLAG,
+		tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_ACK_FLAG,
 			c->snd_una - 1, c->rcv_nxt, 0, 0);
 		c->probes++;
 		if (c->retries < CONN_RETRIES)
@@ -726,8 +727,8 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 			struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 
-			tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
-				c->snd_nxt, 0, 0, 0);
+			tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th,
+				RTE_TCP_RST_FLAG, c->snd_nxt, 0, 0, 0);
 			w->ctr.answers[DP_ANS_KEPT_ACK]++;
 			port[k] = c->port;
 			tx[k++] = m;
