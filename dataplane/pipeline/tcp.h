@@ -110,6 +110,7 @@ struct tcp_pending {
 	struct conn *c;		/* a kept connection's entry (kept.h); NULL: stateless */
 	uint32_t gen;		/* kept: c->gen when the request was taken */
 	bool close;		/* kept: close after this answer (Connection: close, FIN, ...) */
+	bool closing_written;	/* kept: the answer was written with Connection: close */
 	struct req_claims claims;
 	struct edge_client client; /* whom rules and per-IP limits see (req_client()) */
 	struct http_request r;
