@@ -196,6 +196,13 @@ struct dp_counters {
 	/* TSC cycles the worker spent on bursts that brought packets (receive, pipeline, send),
 	 * so that cycles per request can be told apart from the load that was offered. */
 	uint64_t busy_cycles;
+	/* The worker threads' own time, beside the TSC: cpu_ns is their CPU clock
+	 * (CLOCK_THREAD_CPUTIME_ID: time they ran, polling included), wall_ns the time since
+	 * their loops started, both brought up to date about once a millisecond and at stop. A
+	 * worker polls without sleeping, so cpu_ns / wall_ns is the share of wall time it ran:
+	 * under 1 on a shared host, where busy_cycles also counts others' time slices. */
+	uint64_t cpu_ns;
+	uint64_t wall_ns;
 	/* Bursts that brought packets: rx_packets / rx_bursts is the mean burst, near the burst
 	 * size when the worker is saturated, small when it waits for packets. */
 	uint64_t rx_bursts;
@@ -262,6 +269,10 @@ enum counters_kind { COUNTERS_COUNTER, COUNTERS_GAUGE };
 		"HTTP requests parsed or rejected")                                                \
 	X("busy_cycles", COUNTER, NULL, busy_cycles, 1, 1, NULL,                                   \
 		"TSC cycles spent on bursts that brought packets")                                 \
+	X("cpu_ns", COUNTER, NULL, cpu_ns, 1, 1, NULL,                                             \
+		"Nanoseconds the workers ran on a CPU (their threads' CPU clock)")                 \
+	X("wall_ns", COUNTER, NULL, wall_ns, 1, 1, NULL,                                           \
+		"Nanoseconds since the workers' loops started")                                    \
 	X("rx_bursts", COUNTER, NULL, rx_bursts, 1, 1, NULL,                                       \
 		"Receive bursts that brought packets")                                             \
 	X("tx_held", COUNTER, NULL, tx_held, 1, 1, NULL,                                           \

@@ -52,14 +52,21 @@ http_resp_tick_slow(struct http_resp_ctx *ctx, uint64_t now_ms)
 		"Date: %s\r\n"
 		"Content-Type: application/json\r\n"
 		"Cache-Control: no-store\r\n"
-		/* Last: http_resp_keep_alive() finds it there. */
+		/* Last: an answer on a kept connection is written without it (ctx->keep). */
 		HTTP_RESP_CLOSE_LINE,
 		date);
 	ctx->common_len = (uint16_t)n;
 	ctx->second = (uint64_t)sec;
-	ctx->healthz_len = http_resp_write(ctx->healthz, sizeof(ctx->healthz), ctx, 200, "", 0,
-		healthz_body, sizeof(healthz_body) - 1, false);
-	ctx->healthz_head_len = (uint16_t)(ctx->healthz_len - (sizeof(healthz_body) - 1));
+	bool keep = ctx->keep;
+
+	for (unsigned k = 0; k < 2; k++) {
+		ctx->keep = k;
+		ctx->healthz_len[k] = http_resp_write(ctx->healthz[k], sizeof(ctx->healthz[k]), ctx,
+			200, "", 0, healthz_body, sizeof(healthz_body) - 1, false);
+		ctx->healthz_head_len[k] =
+			(uint16_t)(ctx->healthz_len[k] - (sizeof(healthz_body) - 1));
+	}
+	ctx->keep = keep;
 }
 
 /* The cache slot of an error answer: the reason's address mixed with status, head and extra. */
@@ -68,7 +75,7 @@ resp_error_slot(struct http_resp_ctx *ctx, const char *reason, unsigned status, 
 	size_t extra_len)
 {
 	uint64_t h = ((uintptr_t)reason ^ (uint64_t)status << 1 ^ (uint64_t)head ^
-			     (uint64_t)extra_len << 11) *
+			     (uint64_t)extra_len << 11 ^ (uint64_t)ctx->keep << 3) *
 		     UINT64_C(0x9e3779b97f4a7c15);
 
 	return &ctx->errors[h >> 61];
@@ -81,7 +88,7 @@ http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned statu
 	_Static_assert(HTTP_RESP_CACHE == 8, "resp_error_slot() takes 3 bits");
 	struct http_resp_cached *c = resp_error_slot(ctx, reason, status, head, extra_len);
 
-	if (c->reason == reason && c->status == status && c->head == head &&
+	if (c->reason == reason && c->status == status && c->head == head && c->keep == ctx->keep &&
 		c->extra_len == extra_len &&
 		(extra_len == 0 || memcmp(c->b + c->extra_off, extra, extra_len) == 0)) {
 		if (c->len > cap)
@@ -110,8 +117,10 @@ http_resp_error(char *dst, size_t cap, struct http_resp_ctx *ctx, unsigned statu
 		c->len = n;
 		c->status = (uint16_t)status;
 		c->head = head;
+		c->keep = ctx->keep;
 		c->reason = reason;
-		c->extra_off = (uint16_t)(eol + 1 - dst + ctx->common_len);
+		c->extra_off = (uint16_t)(eol + 1 - dst + ctx->common_len -
+					  (ctx->keep ? HTTP_RESP_CLOSE_LEN : 0));
 		c->extra_len = (uint16_t)extra_len;
 	}
 	return n;

@@ -22,6 +22,10 @@
 /* Every answer we build fits the smallest MSS a SYN cookie can encode (536). */
 #define HTTP_RESP_MAX 536
 
+/* The last of the shared lines; not in an answer on a kept connection (http_resp_ctx.keep). */
+#define HTTP_RESP_CLOSE_LINE "Connection: close\r\n"
+#define HTTP_RESP_CLOSE_LEN  (sizeof(HTTP_RESP_CLOSE_LINE) - 1)
+
 /* Error answers built this second, by reason text, status and HEAD (http_resp_error()). */
 #define HTTP_RESP_CACHE 8
 
@@ -29,6 +33,7 @@ struct http_resp_cached {
 	const char *reason; /* NULL: empty */
 	uint16_t status;
 	bool head;
+	bool keep; /* written without the Connection: close line (http_resp_ctx.keep) */
 	uint16_t len;
 	uint16_t extra_off, extra_len; /* where the extra header lines are in b */
 	char b[HTTP_RESP_MAX];
@@ -37,11 +42,15 @@ struct http_resp_cached {
 struct http_resp_ctx {
 	uint64_t second; /* Unix second the Date line shows */
 	uint16_t common_len;
-	/* Server, Date, Content-Type, Cache-Control, Connection */
+	/* Server, Date, Content-Type, Cache-Control, Connection: close (the last) */
 	char common[HTTP_RESP_COMMON_MAX];
-	uint16_t healthz_len;
-	char healthz[HTTP_RESP_MAX]; /* the whole GET /healthz answer */
-	uint16_t healthz_head_len;   /* the same without its body, for HEAD */
+	/* true: what is written now is for a kept connection, which persists, and goes without
+	 * the Connection: close line (RFC 9112 §9.3); set by the kept path around its routing. */
+	bool keep;
+	/* The whole GET /healthz answer, [keep]: without Connection: close. */
+	uint16_t healthz_len[2];
+	char healthz[2][HTTP_RESP_MAX];
+	uint16_t healthz_head_len[2]; /* the same without its body, for HEAD */
 	/* A flood is answered with the same few refusals all second: each is built once. */
 	struct http_resp_cached errors[HTTP_RESP_CACHE];
 };
@@ -169,7 +178,7 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 	struct out_buf o = {dst, dst + cap, true};
 
 	http_resp_status_line(&o, status);
-	out_mem(&o, ctx->common, ctx->common_len);
+	out_mem(&o, ctx->common, ctx->common_len - (ctx->keep ? HTTP_RESP_CLOSE_LEN : 0));
 	out_mem(&o, extra, extra_len);
 	/* RFC 9110 §8.6: no Content-Length in a 204. */
 	if (status != 204) {
@@ -183,17 +192,14 @@ http_resp_write(char *dst, size_t cap, const struct http_resp_ctx *ctx, unsigned
 	return o.ok ? (uint16_t)(o.p - dst) : 0;
 }
 
-#define HTTP_RESP_CLOSE_LINE "Connection: close\r\n"
-#define HTTP_RESP_CLOSE_LEN  (sizeof(HTTP_RESP_CLOSE_LINE) - 1)
-
 /*
- * Turns a[0..len), an answer written with ctx (http_resp_write(), http_resp_error(), the
- * healthz answer), into the same answer for a kept connection: its "Connection: close" line,
- * the last of ctx's shared lines, taken out (RFC 9112 §9.3: without it an HTTP/1.1 connection
- * persists). Returns the new length, or 0 when a is not such an answer (a left as it was).
+ * Puts the Connection: close line back into a[0..len) (cap bytes of room), an answer written
+ * with ctx->keep (without it: http_resp_write(), http_resp_error(), the healthz answer), for
+ * a kept connection that closes after all (an answer too long to keep). Returns the new
+ * length, or 0 when a is not such an answer or there is no room (a left as it was).
  */
 static inline uint16_t
-http_resp_keep_alive(char *a, uint16_t len, const struct http_resp_ctx *ctx)
+http_resp_close_again(char *a, uint16_t len, size_t cap, const struct http_resp_ctx *ctx)
 {
 	/* The status line is "HTTP/1.1 NNN Reason\r\n": its end within the first 64 bytes. */
 	const char *nl = memchr(a, '\n', len < 64 ? len : 64);
@@ -203,11 +209,12 @@ http_resp_keep_alive(char *a, uint16_t len, const struct http_resp_ctx *ctx)
 
 	size_t at = (size_t)(nl + 1 - a) + ctx->common_len - HTTP_RESP_CLOSE_LEN;
 
-	if (unlikely(at + HTTP_RESP_CLOSE_LEN > len ||
-		     memcmp(a + at, HTTP_RESP_CLOSE_LINE, HTTP_RESP_CLOSE_LEN) != 0))
+	if (unlikely(at > len || (size_t)len + HTTP_RESP_CLOSE_LEN > cap ||
+		     memcmp(a + (nl + 1 - a), ctx->common, at - (size_t)(nl + 1 - a)) != 0))
 		return 0;
-	memmove(a + at, a + at + HTTP_RESP_CLOSE_LEN, len - at - HTTP_RESP_CLOSE_LEN);
-	return (uint16_t)(len - HTTP_RESP_CLOSE_LEN);
+	memmove(a + at + HTTP_RESP_CLOSE_LEN, a + at, len - at);
+	memcpy(a + at, HTTP_RESP_CLOSE_LINE, HTTP_RESP_CLOSE_LEN);
+	return (uint16_t)(len + HTTP_RESP_CLOSE_LEN);
 }
 
 /*

@@ -2,6 +2,7 @@
 #include "dataplane/lcore_loop.h"
 
 #include <string.h>
+#include <time.h>
 
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -111,6 +112,29 @@ kept_sweep_send(struct worker *w, uint64_t tsc, struct tx_held *held)
 			rte_pktmbuf_free(tx[i]);
 }
 
+/* The time of clock id in nanoseconds (0 if the clock cannot be read). */
+static uint64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The worker's own time (cpu_ns, wall_ns) since its loop started at (cpu0, wall0): once a
+ * millisecond and at stop. The thread's CPU clock is a system call (a few hundred ns), too
+ * dear per burst.
+ */
+static __rte_noinline void
+own_time_update(struct worker *w, uint64_t cpu0, uint64_t wall0)
+{
+	w->ctr.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	w->ctr.wall_ns = clock_ns(CLOCK_MONOTONIC) - wall0;
+}
+
 int
 lcore_loop_run(void *arg)
 {
@@ -119,7 +143,8 @@ lcore_loop_run(void *arg)
 	struct rte_mbuf *tx[WORKER_BURST_MAX * PIPELINE_TX_PER_RX];
 	struct tx_held held[WORKER_MAX_RXQ];
 	uint16_t burst = w->burst > WORKER_BURST_MAX ? WORKER_BURST_MAX : w->burst;
-	uint64_t sweep_every = rte_get_tsc_hz() / 1000, next_sweep = 0;
+	uint64_t tick = rte_get_tsc_hz() / 1000, next_tick = 0;
+	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), wall0 = clock_ns(CLOCK_MONOTONIC);
 
 	for (unsigned q = 0; q < WORKER_MAX_RXQ; q++)
 		held[q].n = 0;
@@ -157,13 +182,15 @@ lcore_loop_run(void *arg)
 			t_done = rte_rdtsc();
 			w->ctr.busy_cycles += t_done - t0;
 		}
-		if (unlikely(w->conns != NULL)) {
-			uint64_t now = rte_rdtsc();
+		/* Once a millisecond: the kept connections' timers, and (not counted as busy)
+		 * the worker's own time. */
+		uint64_t now = t_done != 0 ? t_done : rte_rdtsc();
+		bool tick_due = now >= next_tick;
 
-			if (now >= next_sweep) {
-				next_sweep = now + sweep_every;
+		if (unlikely(tick_due)) {
+			next_tick = now + tick;
+			if (w->conns != NULL)
 				kept_sweep_send(w, now, held);
-			}
 		}
 		w->sh = NULL;
 		if (w->qsbr != NULL)
@@ -172,7 +199,10 @@ lcore_loop_run(void *arg)
 		 * fully loaded core pays it once per loop). */
 		if (t_done != 0)
 			w->ctr.busy_cycles += rte_rdtsc() - t_done;
+		if (unlikely(tick_due))
+			own_time_update(w, cpu0, wall0);
 	}
+	own_time_update(w, cpu0, wall0);
 	/* Stopping: what a queue still holds is lost after all. */
 	for (unsigned q = 0; q < w->n_rxq; q++) {
 		w->ctr.drops[DP_DROP_TX_FULL] += held[q].n;

@@ -19,8 +19,11 @@ ipv4_bad_source(rte_be32_t src)
 	return s >= 0xe0000000u || (s >> 24) == 0 || (s >> 24) == 127;
 }
 
-/* Validates the IPv4 header (RFC 791, RFC 1122 §3.2.1) and hands the payload on. */
-static inline int
+/*
+ * Validates the IPv4 header (RFC 791, RFC 1122 §3.2.1) and hands the payload on. Inlined into
+ * pipeline_burst() with the TCP path below it (pipeline/tcp.h says why they are forced).
+ */
+static __rte_always_inline int
 ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct tcp_pending *pend)
 {
@@ -68,7 +71,7 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 }
 
 /* One frame: 1 answered in place, 0 dropped, TCP_PENDING a request parsed into *pend. */
-static inline int
+static __rte_always_inline int
 frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct tcp_pending *pend)
 {

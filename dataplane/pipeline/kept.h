@@ -95,7 +95,8 @@ kept_ack_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m
 	const struct conn *c, enum dp_kept_counter why)
 {
 	w->ctr.kept[why]++;
-	tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, c->snd_nxt, c->rcv_nxt, 0, 0);
+	tcp_reply_finish_slow(
+		w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, c->snd_nxt, c->rcv_nxt, 0, 0);
 	w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	return 1;
 }
@@ -225,7 +226,7 @@ kept_closing_slow(struct worker *w, const struct worker_port *wp, struct rte_mbu
 		uint32_t snd = c->snd_nxt;
 
 		kept_free(w, c, DP_KEPT_DATA_AFTER_CLOSE);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return 1;
 	}
@@ -249,7 +250,7 @@ kept_closing_slow(struct worker *w, const struct worker_port *wp, struct rte_mbu
 		uint32_t snd = c->snd_nxt, rcv = c->rcv_nxt;
 
 		kept_free(w, c, DP_KEPT_CLOSED);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, snd, rcv, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_ACK_FLAG, snd, rcv, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return 1;
 	}
@@ -295,6 +296,13 @@ kept_answer_slow(struct worker *w, struct tcp_pending *p, uint16_t len, unsigned
 	if (p->close) {
 		w->ctr.kept[DP_KEPT_CLOSE_ASKED]++;
 		if (len > CONN_ANS_MAX) {
+			/* Written to keep the connection: it says close after all. */
+			if (!p->closing_written) {
+				uint16_t k = http_resp_close_again(p->out, len, p->cap, &w->resp);
+
+				if (k != 0)
+					len = k;
+			}
 			kept_free(w, c, DP_KEPT_CLOSED);
 			if (len <= p->seg) {
 				tcp_answer_http(w, p, len);
@@ -317,9 +325,10 @@ kept_answer_slow(struct worker *w, struct tcp_pending *p, uint16_t len, unsigned
 /*
  * Sends the answer of len bytes at p->out to the request kept_input() took on p->c, at most
  * max_frames segments into tx[0..); returns how many. The answer is kept in the entry until
- * acknowledged, and goes without its Connection: close line (http_resp_keep_alive()) unless
- * p->close, when our FIN follows it. The common case, an answer that fits one segment and the
- * peer's window, is sent here from p's frame.
+ * acknowledged. It was written without its Connection: close line (w->resp.keep, by
+ * kept_answer()) unless p->close, when our FIN follows it; p->closing_written says which. The
+ * common case, an answer that fits one segment and the peer's window, is sent here from p's
+ * frame.
  */
 static inline uint16_t
 kept_answer_finish(struct worker *w, struct tcp_pending *p, uint16_t len, unsigned max_frames,
@@ -329,27 +338,19 @@ kept_answer_finish(struct worker *w, struct tcp_pending *p, uint16_t len, unsign
 
 	c->pending = false;
 	w->ctr.kept[DP_KEPT_REQUESTS]++;
-	if (likely(!p->close && len <= CONN_ANS_MAX + HTTP_RESP_CLOSE_LEN)) {
-		uint16_t k = http_resp_keep_alive(p->out, len, &w->resp);
-
-		if (unlikely(k == 0)) {
-			p->close = true;
-		} else {
-			len = k;
-			/* SND.UNA = SND.NXT: the request was taken only then. */
-			if (likely(k <= p->seg && k <= c->snd_wnd)) {
-				memcpy(c->ans, p->out, k);
-				c->ans_seq = c->snd_nxt;
-				c->ans_len = k;
-				c->snd_nxt += k;
-				c->sent_ms = w->now_ms;
-				tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
-					RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->ans_seq, c->rcv_nxt, 0,
-					k);
-				w->ctr.answers[DP_ANS_HTTP]++;
-				tx[0] = p->m;
-				return 1;
-			}
+	if (likely(!p->close && len != 0 && len <= CONN_ANS_MAX)) {
+		/* SND.UNA = SND.NXT: the request was taken only then. */
+		if (likely(len <= p->seg && len <= c->snd_wnd)) {
+			memcpy(c->ans, p->out, len);
+			c->ans_seq = c->snd_nxt;
+			c->ans_len = len;
+			c->snd_nxt += len;
+			c->sent_ms = w->now_ms;
+			tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
+				RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, c->ans_seq, c->rcv_nxt, 0, len);
+			w->ctr.answers[DP_ANS_HTTP]++;
+			tx[0] = p->m;
+			return 1;
 		}
 	} else {
 		p->close = true;
@@ -381,8 +382,13 @@ kept_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 		p->next_seq = c->rcv_nxt;
 	}
 
+	/* Written without Connection: close, unless it closes (RFC 9112 §9.3). */
+	w->resp.keep = !p->close;
+	p->closing_written = p->close;
+
 	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);
 
+	w->resp.keep = false;
 	return kept_answer_finish(w, p, len, TCP_SEGS_MAX, tx);
 }
 
@@ -421,7 +427,7 @@ kept_proxy_slow(struct worker *w, const struct worker_port *wp, struct rte_mbuf 
 		if (hl < 0)
 			w->ctr.client[DP_CLIENT_PROXY_MALFORMED]++;
 		kept_free(w, c, hl < 0 ? DP_KEPT_RESET : DP_KEPT_CLIENT_LIMIT);
-		tcp_reply_finish(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
+		tcp_reply_finish_slow(w, wp, m, eth, ip, th, RTE_TCP_RST_FLAG, snd, 0, 0, 0);
 		w->ctr.answers[DP_ANS_KEPT_ACK]++;
 		return -1;
 	}
@@ -538,6 +544,7 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	tcp_pending_set(pend, wp, m, eth, ip, th, c->snd_nxt, seq + payload_len + fin, c->mss, c);
 	pend->gen = c->gen;
 	pend->close = fin;
+	pend->closing_written = true; /* a refusal of the parse: written with Connection: close */
 	/* The request is taken now: a copy of it later in this burst is an old segment, and a
 	 * next request waits for this one's answer (c->pending). */
 	c->rcv_nxt = pend->next_seq;
@@ -642,11 +649,11 @@ kept_probe_slow(struct worker *w, struct conn *c, uint64_t now, struct rte_mbuf 
 
 	w->ctr.answers[DP_ANS_KEPT_ACK]++;
 	if (silent || too_long) {
-		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
+		tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
 			c->snd_nxt, 0, 0, 0);
 		kept_free(w, c, silent ? DP_KEPT_GAVE_UP : DP_KEPT_WINDOW_RESET);
 	} else {
-		tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_ACK_FLAG,
+		tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_ACK_FLAG,
 			c->snd_una - 1, c->rcv_nxt, 0, 0);
 		c->probes++;
 		if (c->retries < CONN_RETRIES)
@@ -726,8 +733,8 @@ kept_sweep(struct worker *w, struct rte_mbuf **tx, uint16_t *port, uint16_t max)
 			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 			struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 
-			tcp_reply_finish(w, &w->ports[c->port], m, eth, ip, th, RTE_TCP_RST_FLAG,
-				c->snd_nxt, 0, 0, 0);
+			tcp_reply_finish_slow(w, &w->ports[c->port], m, eth, ip, th,
+				RTE_TCP_RST_FLAG, c->snd_nxt, 0, 0, 0);
 			w->ctr.answers[DP_ANS_KEPT_ACK]++;
 			port[k] = c->port;
 			tx[k++] = m;

@@ -831,11 +831,12 @@ route_request(struct worker *w, const struct edge_client *client, const struct h
 
 	if (route_str_is(&r->path, "/healthz", 8)) {
 		if (likely(r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !q.cors) {
-			uint16_t n = q.head ? w->resp.healthz_head_len : w->resp.healthz_len;
+			unsigned k = w->resp.keep;
+			uint16_t n = q.head ? w->resp.healthz_head_len[k] : w->resp.healthz_len[k];
 
 			if (unlikely(n > cap))
 				return 0;
-			memcpy(out, w->resp.healthz, n);
+			memcpy(out, w->resp.healthz[k], n);
 			w->ctr.http[DP_HTTP_200]++;
 			return n;
 		}

@@ -13,6 +13,12 @@
  * Kept connections (kept.h) build on this file; which of the two a segment takes is decided
  * above both, in tcp_dispatch.h.
  *
+ * The per-packet path's functions are __rte_always_inline, one caller each (or two), all
+ * inlined into pipeline_burst() as they were when this was one function: left to GCC, its
+ * growth limit for pipeline_burst() keeps a different one out of line after each change (a
+ * call with many arguments per packet: ~100 instructions more per SYN-ACK when
+ * tcp_reply_finish() was). What is rare is out of line (__rte_noinline, most named _slow).
+ *
  * Private to the pipeline: only dataplane/pipeline.c includes it, through another header of
  * dataplane/pipeline/ (tests and benchmarks aside).
  */
@@ -29,8 +35,9 @@
 /*
  * A reset for a segment nobody should have sent us (RFC 9293 §3.10.7.1):
  * with an ACK, <SEQ=SEG.ACK><CTL=RST>; without, <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>.
+ * Out of line (four callers), with the segment's writing inlined in it.
  */
-static inline int
+static __rte_noinline int
 tcp_send_rst(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th,
 	uint16_t payload_len, enum dp_answer_kind kind)
@@ -52,7 +59,7 @@ tcp_send_rst(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 }
 
 /* Answers a SYN with a SYN-ACK carrying our cookie and our MSS option. */
-static inline int
+static __rte_always_inline int
 tcp_answer_syn(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len)
 {
@@ -103,6 +110,7 @@ struct tcp_pending {
 	struct conn *c;		/* a kept connection's entry (kept.h); NULL: stateless */
 	uint32_t gen;		/* kept: c->gen when the request was taken */
 	bool close;		/* kept: close after this answer (Connection: close, FIN, ...) */
+	bool closing_written;	/* kept: the answer was written with Connection: close */
 	struct req_claims claims;
 	struct edge_client client; /* whom rules and per-IP limits see (req_client()) */
 	struct http_request r;
@@ -113,7 +121,7 @@ struct tcp_pending {
  * TCP_SEGS_MAX segments of at most seg bytes: the client's MSS, <= ours), with sequence number
  * ack and acknowledging next_seq; c is its kept connection, or NULL.
  */
-static inline void
+static __rte_always_inline void
 tcp_pending_set(struct tcp_pending *p, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, uint32_t ack,
 	uint32_t next_seq, uint16_t seg, struct conn *c)
@@ -143,7 +151,7 @@ tcp_pending_set(struct tcp_pending *p, const struct worker_port *wp, struct rte_
  * Turns p's frame into the HTTP answer of resp_len bytes already at p->out, with our FIN,
  * acknowledging the request (and the client's FIN, if it came with it).
  */
-static inline void
+static __rte_always_inline void
 tcp_answer_http(struct worker *w, const struct tcp_pending *p, uint16_t resp_len)
 {
 	tcp_reply_finish(w, p->wp, p->m, p->eth, p->ip, p->th,
@@ -220,7 +228,7 @@ tcp_proxy_slow(struct worker *w, const struct rte_ipv4_hdr *ip, const uint8_t *p
  * the answer, 0 when it is to be dropped, or TCP_DATA for a data segment whose ACK proves a
  * cookie of ours, with the MSS its answer is sent in (the cookie's, at most ours) in *seg.
  */
-static inline int
+static __rte_always_inline int
 tcp_stateless_segment(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len,
 	uint16_t payload_len, uint16_t *seg)
@@ -283,7 +291,7 @@ tcp_stateless_segment(struct worker *w, const struct worker_port *wp, struct rte
  * parsed into *pend (answered by tcp_stateless_answer()), or 1 when m became the answer (a
  * refused parse, a RST for a PROXY header we do not take).
  */
-static inline int
+static __rte_always_inline int
 tcp_stateless_request(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len,
 	uint16_t payload_len, uint16_t seg, struct tcp_pending *pend)
@@ -324,7 +332,7 @@ tcp_stateless_request(struct worker *w, const struct worker_port *wp, struct rte
  * (tcp_answer_http()), or, longer than one segment, in several (tcp_answer_segments_slow()).
  * The answer's frames go to tx[0..); returns how many (0 to TCP_SEGS_MAX).
  */
-static inline uint16_t
+static __rte_always_inline uint16_t
 tcp_stateless_answer(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 {
 	uint16_t len = route_request(w, &p->client, &p->r, &p->claims, p->out, p->cap);

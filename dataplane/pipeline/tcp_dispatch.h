@@ -22,7 +22,7 @@
  * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
  * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
  */
-static inline int
+static __rte_always_inline int
 tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len,
 	struct tcp_pending *pend)
@@ -82,7 +82,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
  * (kept_answer()) or statelessly (tcp_stateless_answer()). The answer's frames go to tx[0..);
  * returns how many (0 to TCP_SEGS_MAX).
  */
-static inline uint16_t
+static __rte_always_inline uint16_t
 tcp_answer_pending(struct worker *w, struct tcp_pending *p, struct rte_mbuf **tx)
 {
 	if (unlikely(p->c != NULL))

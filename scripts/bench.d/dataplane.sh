@@ -234,8 +234,26 @@ busy_frames() { per_busy_cycle "$1" total.rx_packets; }
 # tsc_hz RUN: the TSC frequency the data plane reported in RUN.
 tsc_hz() { dp_figure "$1" tsc_hz; }
 
-# busy_note "CYCLES CAPACITY": "; worker busy N cycles per request" for a row's note.
-busy_note() { [ -z "$1" ] || printf '; worker busy %s cycles per request' "${1%% *}"; }
+# ran RUN: the share of wall time the data plane's workers ran on a CPU in RUN, percent: their
+# threads' CPU clock against the time since their loops started (cpu_ns / wall_ns; they poll
+# without sleeping, so under 100 only when others had their CPU, whose time slices the busy
+# cycles, TSC, then count too). Empty when unknown.
+ran() {
+	local f
+	mapfile -t f < <(dp_figure "$1" total.cpu_ns total.wall_ns)
+	awk -v c="${f[0]:-}" -v w="${f[1]:-}" 'BEGIN { if (c != "" && w > 0) printf "%.0f\n", 100 * c / w }'
+}
+
+# ran_note RUN: ", the worker on its CPU P % of wall time" for a row's note, or nothing.
+ran_note() {
+	local p
+	p=$(ran "$1")
+	[ -z "$p" ] || printf ', the worker on its CPU %s %% of wall time' "$p"
+}
+
+# busy_note "CYCLES CAPACITY" RUN: "; worker busy N cycles per request, the worker on its CPU P %
+# of wall time" for a row's note.
+busy_note() { [ -z "$1" ] || printf '; worker busy %s cycles per request%s' "${1%% *}" "$(ran_note "$2")"; }
 
 # lg RUN ARGS...: one loadgen run, report in $TMP/lg-RUN.out and as JSON in lg-RUN.json.
 lg() {
@@ -260,11 +278,17 @@ lg() {
 		"$(field "$name" packets_per_s rx || true) frames/s received"
 }
 
-# pipeline_cycles NAME-PREFIX: "cycles Mpps" of one case of bench_pipeline's output.
+# pipeline_case NAME-PREFIX: "cycles packets/s share" of one case of bench_pipeline's output,
+# share the percent of the case's timed wall time it ran on its CPU ("?" when not printed).
 pipeline_case() {
 	awk -v n="$1" 'index($0, n) && /cycles\/packet/ {
-		for (i = 1; i < NF; i++) { if ($(i + 1) == "cycles/packet") c = $i; if ($(i + 1) == "Mpps/core") m = $i }
-		printf "%s %.0f\n", c, m * 1e6; exit }' "$TMP/bench_pipeline.out"
+		r = "?"
+		for (i = 1; i < NF; i++) {
+			if ($(i + 1) == "cycles/packet") c = $i
+			if ($(i + 1) == "Mpps/core") m = $i
+			if ($i == "CPU" && $(i + 2) ~ /^%/) r = $(i + 1)
+		}
+		printf "%s %.0f %s\n", c, m * 1e6, r; exit }' "$TMP/bench_pipeline.out"
 }
 
 # stats_pair: "http_requests busy_cycles http_responses_202" of /flashgate/stats, now.
@@ -423,7 +447,7 @@ frame, ${TP_IDLE:-?} % of its polls found no frame (the generator is the slower 
 measured in that run, SYN-ACKs/s" "${syn_cyc#* }" "testpmd io, fully busy" "$tp_full" \
 		"$(ratio "${syn_cyc#* }" "$tp_full")" "${syn_cyc%% *} busy cycles per SYN against \
 testpmd's ${TP_CYC:-?} per frame forwarded (best of ${TP_CYC_RUNS[*]:-?}; each counts its bursts \
-that received frames, receive to send; TSC); target ≥ 0.50×"
+that received frames, receive to send; TSC)$(ran_note syn); target ≥ 0.50×"
 	local hz_rps hz_pps
 	hz_rps=$(value healthz requests_per_s 2>/dev/null || true)
 	hz_pps=$(field healthz packets_per_s rx 2>/dev/null || true)
@@ -433,10 +457,10 @@ that received frames, receive to send; TSC); target ≥ 0.50×"
 	hz_cap=$cap
 	row dataplane "GET /healthz, one connection each (loadgen healthz), connections/s" \
 		"$hz_rps" "" "" "" "3 frames each way: $(human "$hz_pps") frames/s, \
-$(ratio "$hz_pps" "$TP_PPS") of the ceiling$(busy_note "$cap")"
+$(ratio "$hz_pps" "$TP_PPS") of the ceiling$(busy_note "$cap" healthz)"
 	[ -z "$cap" ] || row dataplane "GET /healthz: a fully busy worker core at the cycles measured \
 in that run, connections/s" "${cap#* }" "" "" "" "${cap%% *} busy cycles per connection \
-(receive, pipeline, send; TSC); target ≥ 2 M/s"
+(receive, pipeline, send; TSC)$(ran_note healthz); target ≥ 2 M/s"
 	local b_rps b_sent b_200 b_cap b_full
 	b_rps=$(value blast requests_per_s 2>/dev/null || true)
 	b_sent=$(field blast blast sent 2>/dev/null || true)
@@ -445,10 +469,11 @@ in that run, connections/s" "${cap#* }" "" "" "" "${cap%% *} busy cycles per con
 	b_full=$(dp_figure blast total.tx_held)
 	row dataplane "GET /healthz, whole connections sent at once (loadgen healthz-blast), \
 connections/s answered" "$b_rps" "" "" "" "${b_200:-?} of ${b_sent:-?} answered 200; the data plane \
-held ${b_full:-?} answers on a full ring to the loadgen until it had room$(busy_note "$b_cap")"
+held ${b_full:-?} answers on a full ring to the loadgen until it had room$(busy_note "$b_cap" blast)"
 	[ -z "$b_cap" ] || row dataplane "GET /healthz: a fully busy worker core at the cycles of the \
 blast, connections/s" "${b_cap#* }" "" "" "" "${b_cap%% *} busy cycles per request it answered \
-(a burst whose answers a full ring held is not received until they went out); target ≥ 2 M/s"
+(a burst whose answers a full ring held is not received until they went out)$(ran_note blast); \
+target ≥ 2 M/s"
 	local s_rps s_pps s200 s202 tok res
 	s_rps=$(value sale requests_per_s 2>/dev/null || true)
 	s_pps=$(field sale packets_per_s rx 2>/dev/null || true)
@@ -461,7 +486,7 @@ blast, connections/s" "${b_cap#* }" "" "" "" "${b_cap%% *} busy cycles per reque
 		"$s_rps" "" "" "" "mix: ${tok:-?} tokens, ${s202:-?} reserves 202, ${res} result polls; \
 $(human "$s_pps") frames/s, $(ratio "$s_pps" "$TP_PPS") of the ceiling; \
 $(value sale retransmits 2>/dev/null || echo ?) retransmissions, loadgen exit ${LG_EXIT[sale]:-?}\
-$(busy_note "$(busy sale)")"
+$(busy_note "$(busy sale)" sale)"
 	local r_rps
 	for r_rps in reserve:202:"reserve admitted → 202 + receipt" \
 		result:200:"result poll with the receipt → 200"; do
@@ -473,7 +498,8 @@ $(busy_note "$(busy sale)")"
 		cap=$(busy "$run")
 		[ -z "$cap" ] || row dataplane "$what: a fully busy worker core at the cycles \
 measured in that run, requests/s" "${cap#* }" "" "" "" "${cap%% *} busy cycles per request \
-(receive, pipeline, send, bridge; TSC)$([ "$run" != reserve ] || echo "; target ≥ 1.5 M/s")"
+(receive, pipeline, send, bridge; TSC)$(ran_note "$run")$([ "$run" != reserve ] ||
+		echo "; target ≥ 1.5 M/s")"
 		row dataplane "$what, one per connection (loadgen $run), requests/s" "$rate" "" "" "" \
 			"$(answer "$run" "$st" 2>/dev/null || echo ?) answers $st\
 $([ "$run" != reserve ] || echo ", $(answer "$run" 503 2>/dev/null | grep . || echo 0) answers 503 \
@@ -491,10 +517,10 @@ ${LG_EXIT[$run]:-?}"
 	row dataplane "reserve admitted, whole connections sent at once (loadgen reserve-blast), \
 requests/s answered" "$rb_rps" "" "" "" "${rb202:-?} of ${rb_sent:-?} answered 202, ${rb503:-?} \
 503 (control plane link busy); the data plane held ${rb_full:-?} answers on a full ring to the \
-loadgen until it had room$(busy_note "$rb_cap")"
+loadgen until it had room$(busy_note "$rb_cap" rblast)"
 	[ -z "$rb_cap" ] || row dataplane "reserve admitted: a fully busy worker core at the cycles \
 of the blast, requests/s" "${rb_cap#* }" "" "" "" "${rb_cap%% *} busy cycles per request it \
-answered (receive, pipeline, send, bridge; TSC)$(awk -v c="${TP_CYC:-}" 'BEGIN { if (c > 0)
+answered (receive, pipeline, send, bridge; TSC)$(ran_note rblast)$(awk -v c="${TP_CYC:-}" 'BEGIN { if (c > 0)
 		printf "; its 3 frames each way would cost %.0f of them at testpmd'"'"'s cycles per frame", 3 * c }'); \
 target ≥ 1.5 M/s"
 	row dataplane "reserve admitted: one worker core saturated by a replayed reserve stream \
@@ -514,21 +540,21 @@ not memif's"
 100 requests each), requests/s" "$(value kept requests_per_s 2>/dev/null || true)" "" "" "" \
 		"$(field kept requests kept 2>/dev/null || echo ?) answers on kept connections, \
 $(field kept requests kept_closed 2>/dev/null || echo ?) with Connection: close; loadgen exit \
-${LG_EXIT[kept]:-?}$(busy_note "$k_cap")"
+${LG_EXIT[kept]:-?}$(busy_note "$k_cap" kept)"
 	row dataplane "kept GET /healthz: a fully busy worker core at the cycles measured in that \
 run, requests/s" "${k_cap#* }" "stateless healthz-blast, fully busy" "${b_cap#* }" \
 		"$(ratio "${k_cap#* }" "${b_cap#* }")" "${k_cap%% *} busy cycles per request against \
 ${b_cap%% *} per stateless connection (handshaking clients: ${hz_cap%% *}, \
-$(ratio "${k_cap#* }" "${hz_cap#* }")); targets ≥ 1.5× and ≥ 4 M/s"
+$(ratio "${k_cap#* }" "${hz_cap#* }"))$(ran_note kept); targets ≥ 1.5× and ≥ 4 M/s"
 	row dataplane "reserve admitted on kept connections (loadgen kept-reserve, 100 users \
 each), requests/s" "$(value kres requests_per_s 2>/dev/null || true)" "" "" "" \
 		"$(answer kres 202 2>/dev/null || echo ?) answers 202, $(answer kres 503 2>/dev/null |
 		grep . || echo 0) 503 (control plane link busy); loadgen exit \
-${LG_EXIT[kres]:-?}$(busy_note "$kr_cap")"
+${LG_EXIT[kres]:-?}$(busy_note "$kr_cap" kres)"
 	row dataplane "kept reserve admitted: a fully busy worker core at the cycles measured in \
 that run, requests/s" "${kr_cap#* }" "stateless reserve-blast, fully busy" "${rb_cap#* }" \
 		"$(ratio "${kr_cap#* }" "${rb_cap#* }")" "${kr_cap%% *} busy cycles per request \
-against ${rb_cap%% *} per stateless connection; targets ≥ 1.3× and ≥ 2 M/s"
+against ${rb_cap%% *} per stateless connection$(ran_note kres); targets ≥ 1.3× and ≥ 2 M/s"
 	local so_rps so410
 	so_rps=$(value soldout requests_per_s 2>/dev/null || true)
 	so410=$(answer soldout 410 2>/dev/null || true)
@@ -546,7 +572,7 @@ against ${rb_cap%% *} per stateless connection; targets ≥ 1.3× and ≥ 2 M/s"
 			"flood_${kind%%:*}.answers"); loadgen exit ${LG_EXIT[$run]:-?}"
 	done
 	# Paths the loadgen cannot drive yet: the pipeline's cycles, no I/O.
-	local name p
+	local name p p_cyc p_pps p_ran
 	for name in "SYN -> SYN-ACK" "GET /healthz -> 200" "reserve admitted -> 202" \
 		"result poll (receipt) -> 200" "reserve with a forged token -> 403" \
 		"reserve after sell-out -> 410" "reserve over the IP limit -> 429" \
@@ -556,11 +582,12 @@ against ${rb_cap%% *} per stateless connection; targets ≥ 1.3× and ≥ 2 M/s"
 		"kept connection: GET /healthz -> 200, kept" \
 		"kept connection: reserve admitted -> 202, kept"; do
 		p=$(pipeline_case "$name" 2>/dev/null || true)
-		row dataplane "pipeline alone (bench_pipeline), $name, requests/s" "${p#* }" "" "" "" \
-			"${p%% *} cycles/packet; no I/O"
+		read -r p_cyc p_pps p_ran <<<"${p:-}"
+		row dataplane "pipeline alone (bench_pipeline), $name, requests/s" "${p_pps:-}" "" "" "" \
+			"${p_cyc:-?} cycles/packet; no I/O; on its CPU ${p_ran:-?} % of wall time"
 		case $name in
-		"reserve admitted -> 202") FG_RESERVE_PIPE=${p#* } ;;
-		"reserve over the IP"*) FG_IP429_PIPE=${p#* } ;;
+		"reserve admitted -> 202") FG_RESERVE_PIPE=${p_pps:-} ;;
+		"reserve over the IP"*) FG_IP429_PIPE=${p_pps:-} ;;
 		esac
 	done
 }

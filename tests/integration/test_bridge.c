@@ -553,8 +553,10 @@ test_all(const char *peer_exe)
 		struct wire_stat recs[WIRE_STATS_MAX];
 		struct dp_counters zero = {0};
 		unsigned n_dp = bridge_stats_from_counters(&zero, recs, WIRE_STATS_MAX);
+		/* 10 single counters: rx/tx packets and bytes, http_requests, busy_cycles,
+		 * cpu_ns, wall_ns, rx_bursts, tx_held. */
 		unsigned want =
-			8 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
+			10 + DP_DROP_MAX + DP_ANS_MAX + DP_HTTP_MAX + DP_REJ_MAX + DP_ADM_MAX +
 			DP_LIM_MAX * DP_LIM_EV_MAX + DP_CLIENT_MAX + DP_KEPT_MAX;
 		const char *rp;
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -28,6 +29,16 @@ bail(const char *why)
 }
 
 /* Waits up to 10 s for cond; a bound on waiting, not a time the test asserts. */
+/* CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 #define WAIT_FOR(cond)                                                       \
 	({                                                                   \
 		unsigned w_ = 0;                                             \
@@ -104,6 +115,7 @@ main(int argc, char **argv)
 	H.w->n_rxq = 1;
 
 	pthread_t th;
+	uint64_t t_start = mono_ns();
 
 	if (!send_syns(30000, 8) || pthread_create(&th, NULL, loop_thread, H.w) != 0)
 		bail("cannot start");
@@ -141,8 +153,22 @@ main(int argc, char **argv)
 	tap_ok(WAIT_FOR(__atomic_load_n(&H.w->ctr.rx_packets, __ATOMIC_RELAXED) == 24 &&
 			   rte_ring_count(tx_ring) == 3),
 		"8 more: 3 sent, the rest held");
+	/* The worker's own time, beside the TSC: brought up to date while it runs (once a
+	 * millisecond), and at stop. */
+	tap_ok(WAIT_FOR(__atomic_load_n(&H.w->ctr.wall_ns, __ATOMIC_RELAXED) > 0 &&
+			   __atomic_load_n(&H.w->ctr.cpu_ns, __ATOMIC_RELAXED) > 0),
+		"the worker's cpu_ns and wall_ns grow while it runs");
 	__atomic_store_n(&H.stop, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+
+	uint64_t t_loop = mono_ns() - t_start, cpu = H.w->ctr.cpu_ns, wall = H.w->ctr.wall_ns;
+
+	/* Its loop ran for nearly all the time the thread lived (at least the 20 ms slept above),
+	 * and a thread cannot run longer than its wall time (1 ms: the two clocks are read one
+	 * after the other). */
+	tap_ok(wall >= 20000000 && wall <= t_loop && cpu > 0 && cpu <= wall + 1000000,
+		"at stop: wall_ns %llu (the thread lived %llu), cpu_ns %llu <= wall_ns",
+		(unsigned long long)wall, (unsigned long long)t_loop, (unsigned long long)cpu);
 	tap_eq_int(H.w->ctr.drops[DP_DROP_TX_FULL], 5, "at stop the 5 held are dropped, counted");
 	tap_eq_int(H.w->ctr.tx_held - held_before, 5,
 		"  tx_held counted each of them once, however often the queue refused it");

@@ -32,6 +32,7 @@ fill(void)
 
 		c->rx_packets = 1000 + w, c->rx_bytes = 64000 + w, c->tx_packets = 990 + w;
 		c->tx_bytes = 70000 + w, c->requests = 300 + w, c->busy_cycles = 123456 + w;
+		c->cpu_ns = 5000 + w, c->wall_ns = 9000 + w;
 		c->rx_bursts = 77 + w;
 		c->tx_held = 4 + w;
 		c->answers[DP_ANS_SYN_ACK] = 300 + w, c->answers[DP_ANS_HTTP] = 299 + w;
@@ -125,15 +126,13 @@ test_members(void)
 
 	tap_ok(n > 0 && json[n - 1] == '\n' && strchr(json, '\n') == json + n - 1,
 		"one JSON object on one line, ended by a newline (%d bytes)", n);
-	tap_ok(strncmp(json,
-		       "{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
-		       "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
-		       "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
-		       "\"answers\":{\"arp_reply\":0,",
-		       strlen("{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
-			      "\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
-			      "\"http_requests\":601,\"busy_cycles\":246913,\"rx_bursts\":155,\"tx_held\":9,"
-			      "\"answers\":{\"arp_reply\":0,")) == 0,
+	static const char head[] =
+		"{\"workers\":2,\"tsc_hz\":2000000000,\"total\":{\"rx_packets\":2001,"
+		"\"rx_bytes\":128001,\"tx_packets\":1981,\"tx_bytes\":140001,"
+		"\"http_requests\":601,\"busy_cycles\":246913,\"cpu_ns\":10001,"
+		"\"wall_ns\":18001,\"rx_bursts\":155,\"tx_held\":9,\"answers\":{\"arp_reply\":0,";
+
+	tap_ok(strncmp(json, head, strlen(head)) == 0,
 		"\"workers\", \"tsc_hz\", then the total's sums under their names");
 	tap_ok(strstr(json, "\"http_responses\":{\"200\":201,\"202\":300,") != NULL &&
 			strstr(json, "\"drops\":{\"eth_runt\":0,") != NULL &&

@@ -176,6 +176,43 @@ test_error_cache(void)
 		"the next second: the refusal carries the new Date");
 }
 
+/* Answers for a kept connection (ctx.keep): written without Connection: close, cached apart,
+ * the healthz answer too; http_resp_close_again() puts the line back. */
+static void
+test_keep(void)
+{
+	static struct http_resp_ctx ctx;
+	static const char r1[] = "forbidden";
+	char a[1024], b[1024], c[1024];
+	uint16_t na, nb, nc;
+
+	http_resp_tick(&ctx, 1764583200000ull);
+	na = http_resp_error(a, sizeof(a) - 1, &ctx, 403, r1, "X-A: b\r\n", 8, false);
+	a[na] = '\0';
+	ctx.keep = true;
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "X-A: b\r\n", 8, false);
+	b[nb] = '\0';
+	tap_ok(strstr(a, "\r\nConnection: close\r\n") != NULL && strstr(b, "Connection") == NULL &&
+			nb == na - HTTP_RESP_CLOSE_LEN,
+		"keep: the same answer without its Connection: close line");
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, false);
+	b[nb] = '\0';
+	tap_ok(strstr(b, "Connection") == NULL, "keep: not served the closing answer's cache");
+	memcpy(c, b, nb);
+	nc = http_resp_close_again(c, nb, sizeof(c), &ctx);
+	ctx.keep = false;
+	nb = http_resp_error(b, sizeof(b) - 1, &ctx, 403, r1, "", 0, false);
+	tap_ok(nc == nb && memcmp(b, c, nb) == 0,
+		"http_resp_close_again(): the closing answer, byte for byte");
+	tap_eq_int(http_resp_close_again(c, nc, nc + HTTP_RESP_CLOSE_LEN - 1, &ctx), 0,
+		"  0 without the room for the line");
+	tap_ok(ctx.healthz_len[1] == ctx.healthz_len[0] - HTTP_RESP_CLOSE_LEN &&
+			memmem(ctx.healthz[1], ctx.healthz_len[1], "Connection", 10) == NULL &&
+			memmem(ctx.healthz[0], ctx.healthz_len[0], HTTP_RESP_CLOSE_LINE,
+				HTTP_RESP_CLOSE_LEN) != NULL,
+		"the healthz answer in both forms");
+}
+
 int
 main(void)
 {
@@ -183,5 +220,6 @@ main(void)
 	test_json_text_bounds();
 	test_error_answer();
 	test_error_cache();
+	test_keep();
 	return tap_done();
 }

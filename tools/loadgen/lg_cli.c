@@ -62,34 +62,41 @@ set_mode(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
 	return -EINVAL;
 }
 
+/*
+ * An address range A.B.C.D/P (lg_parse_net()): its first usable address into the uint32_t at
+ * e->off, their number into the uint32_t at e->len_off; fewer than e->min addresses is a bad
+ * value. --src-net, --proxy-src-net and --flood-src-net (LG_CLI_NET_OF()).
+ */
 static int
-set_src_net(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
-	char *err __rte_unused, size_t errlen __rte_unused)
+set_net(const struct opt_table_entry *e, const char *v, void *dst, char *err __rte_unused,
+	size_t errlen __rte_unused)
 {
-	struct lg_opts *o = &((struct lg_cli *)dst)->o;
+	uint32_t *base = (uint32_t *)((char *)dst + e->off);
+	uint32_t *n = (uint32_t *)((char *)dst + e->len_off);
+	uint32_t b, k;
+	int rc = lg_parse_net(v, &b, &k, NULL, NULL);
 
-	return lg_parse_net(v, &o->src_base, &o->n_src, NULL, NULL);
+	if (rc != 0)
+		return rc;
+	if (k < e->min)
+		return -EINVAL;
+	*base = b;
+	*n = k;
+	return 0;
 }
 
-static int
-set_proxy_src_net(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
-	char *err __rte_unused, size_t errlen __rte_unused)
-{
-	struct lg_opts *o = &((struct lg_cli *)dst)->o;
-
-	return lg_parse_net(v, &o->proxy_src_base, &o->n_proxy_src, NULL, NULL);
-}
-
-static int
-set_flood_src_net(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
-	char *err __rte_unused, size_t errlen __rte_unused)
-{
-	struct lg_opts *o = &((struct lg_cli *)dst)->o;
-	int rc = lg_parse_net(v, &o->flood_base, &o->n_flood, NULL, NULL);
-
-	/* Two addresses at least: the one-ip flood's and one more. */
-	return rc == 0 && o->n_flood < 2 ? -EINVAL : rc;
-}
+/* An entry of set_net(): the range's first address into BASE of struct lg_cli, its size into
+ * N, MIN addresses at least. */
+#define LG_CLI_NET_OF(BASE, N, MIN)                                                \
+	.kind = OPT_TABLE_FN, .fn = set_net, .off = offsetof(struct lg_cli, BASE), \
+	.size = sizeof(uint32_t), .len_off = offsetof(struct lg_cli, N), .min = (MIN)
+_Static_assert(sizeof(((struct lg_cli *)0)->o.src_base) == sizeof(uint32_t) &&
+		       sizeof(((struct lg_cli *)0)->o.n_src) == sizeof(uint32_t) &&
+		       sizeof(((struct lg_cli *)0)->o.proxy_src_base) == sizeof(uint32_t) &&
+		       sizeof(((struct lg_cli *)0)->o.n_proxy_src) == sizeof(uint32_t) &&
+		       sizeof(((struct lg_cli *)0)->o.flood_base) == sizeof(uint32_t) &&
+		       sizeof(((struct lg_cli *)0)->o.n_flood) == sizeof(uint32_t),
+	"set_net() writes uint32_t");
 
 static int
 set_host(const struct opt_table_entry *e __rte_unused, const char *v, void *dst,
@@ -180,8 +187,7 @@ static const struct opt_table_entry lg_cli_opts[] = {
 		.help = "a PROXY protocol v2 header before each connection's first\n"
 			"request, in its segment (as a trusted edge's L4 balancer)"},
 	{.name = "proxy-src-net",
-		.kind = OPT_TABLE_FN,
-		.fn = set_proxy_src_net,
+		LG_CLI_NET_OF(o.proxy_src_base, o.n_proxy_src, 1),
 		.arg = "NET",
 		.bad = "--proxy-src-net: A.B.C.D/P with P 8..32 and no host bits set",
 		.help = "the client addresses those headers give, one per user\n"
@@ -227,8 +233,7 @@ static const struct opt_table_entry lg_cli_opts[] = {
 		.bad = "--start-at: Unix time in seconds",
 		.help = "begin at Unix time T (seconds, may have a fraction)"},
 	{.name = "src-net",
-		.kind = OPT_TABLE_FN,
-		.fn = set_src_net,
+		LG_CLI_NET_OF(o.src_base, o.n_src, 1),
 		.arg = "A.B.C.D/P",
 		.bad = "--src-net: A.B.C.D/P with P 8..32 and no host bits set",
 		.help = "client addresses; the loadgen answers ARP for them\n"
@@ -396,8 +401,8 @@ static const struct opt_table_entry lg_cli_opts[] = {
 			"healthz or sale clients; repeatable, each KIND once:\n"
 			"syn, bad-ack, unsigned, one-ip (needs --auth-key-hex)"},
 	{.name = "flood-src-net",
-		.kind = OPT_TABLE_FN,
-		.fn = set_flood_src_net,
+		/* Two addresses at least: the one-ip flood's and one more. */
+		LG_CLI_NET_OF(o.flood_base, o.n_flood, 2),
 		.arg = "NET",
 		.bad = "--flood-src-net: A.B.C.D/P with P 8..31 and no host bits set",
 		.help = "flood addresses A.B.C.D/P, apart from --src-net; the\n"
