@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "controlplane/cp_slow.h"
 
 int
 admin_cmds_help(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
@@ -26,10 +27,19 @@ admin_cmds_help(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 
 /* "forward_share": what each live data plane takes of the forward budget l (docs/limits.md). */
 static void
-json_forward_share(struct json_writer *j, const struct cp_ctx *c, const struct wire_limits *l)
+shares_on_loop(struct cp_ctx *c, void *arg)
+{
+	*(unsigned *)arg = c->st->forward_shares;
+}
+
+static void
+json_forward_share(struct json_writer *j, struct cp_ctx *c, const struct wire_limits *l)
 {
 	struct wire_limits share;
-	unsigned n = c->st->forward_shares != 0 ? c->st->forward_shares : 1;
+	unsigned n = 0;
+
+	cp_slow_on_loop(c, shares_on_loop, &n);
+	n = n != 0 ? n : 1;
 
 	cp_state_limits_share(l, n, &share);
 	jw_open(j, "forward_share", '{');
@@ -88,6 +98,12 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "enter_batches", dc.enter_batches);
 	jw_u64(&j, "entrants_new", dc.entrants_new);
 	jw_u64(&j, "draw_waiting", dc.draw_waiting);
+	jw_close(&j, '}');
+	/* How long the loop was away from its sockets at most: decisions wait that long. */
+	jw_open(&j, "loop", '{');
+	jw_u64(&j, "turns", c->turns.turns);
+	jw_u64(&j, "longest_turn_us", c->turns.max_us);
+	jw_u64(&j, "longest_turn_10s_us", cp_turns_recent_us(&c->turns, 10, now_mono_ms()));
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", store_connected(c->rs));
@@ -265,6 +281,20 @@ admin_cmds_keys_auth_set(struct cp_ctx *c, const struct admin_req *req, struct a
 	return admin_exec_end(&j, out, cap);
 }
 
+/* On the loop: the state read again, and a snapshot: a rule set can span several messages,
+ * only a snapshot replaces it whole. */
+static void
+rules_on_loop(struct cp_ctx *c, void *arg)
+{
+	char err[512];
+
+	(void)arg;
+	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after a rule change: %s", err);
+	cp_state_publish_snapshot(c->st, c->links);
+	c->snapshots_sent++;
+}
+
 int
 admin_cmds_rules_change(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t,
 	char *out, size_t cap)
@@ -281,11 +311,7 @@ admin_cmds_rules_change(struct cp_ctx *c, const struct admin_req *req, struct ad
 
 	if (rc != 0 && !in_place)
 		return admin_answer_error(out, cap, err);
-	if (admin_exec_reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after a rule change: %s", err);
-	/* A rule set can span several messages: only a snapshot replaces it whole. */
-	cp_state_publish_snapshot(c->st, c->links);
-	c->snapshots_sent++;
+	cp_slow_on_loop(c, rules_on_loop, NULL);
 	if (!in_place)
 		return admin_answer_ok(out, cap);
 	admin_json_ok(&j, out, cap);
@@ -313,7 +339,7 @@ admin_cmds_rules_list(struct cp_ctx *c, const struct admin_req *req, struct admi
 
 /* The answer of limits set and limits show: the limits l and each data plane's share. */
 static int
-answer_limits(const struct cp_ctx *c, const struct wire_limits *l, char *out, size_t cap)
+answer_limits(struct cp_ctx *c, const struct wire_limits *l, char *out, size_t cap)
 {
 	struct json_writer j;
 

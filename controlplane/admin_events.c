@@ -11,6 +11,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "controlplane/cp_slow.h"
 #include "store/store_event.h"
 
 /*
@@ -65,7 +66,8 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_even
 	struct store_event_state rst;
 	struct pg_event_counts pc;
 	char err[256];
-	const struct cp_state_event *ce = cp_state_event(c->st, ev->id);
+	struct cp_state_event copy;
+	const struct cp_state_event *ce = admin_exec_event(c, ev->id, &copy) ? &copy : NULL;
 
 	admin_json_event(j, "event", ev);
 	if (ce != NULL)
@@ -113,6 +115,13 @@ answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_
 	return admin_exec_end(&j, out, cap);
 }
 
+/* On the loop: the window keys in Redis (*arg: how many could not be written). */
+static void
+sync_windows_on_loop(struct cp_ctx *c, void *arg)
+{
+	*(unsigned *)arg = cp_state_sync_windows(c->st, c->rs);
+}
+
 /* Changes an event's state in PostgreSQL and tells the data planes. */
 static int
 do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_state to,
@@ -158,7 +167,10 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	admin_exec_reload_and_publish(c, what, cp_state_publish_events);
 	/* The sale stops (or starts) in Redis itself before the answer: a reservation racing a
 	 * close is decided before this SET or refused by reserve.lua after it. */
-	bool window_set = cp_state_sync_windows(c->st, c->rs) == 0;
+	unsigned unsynced = 0;
+
+	cp_slow_on_loop(c, sync_windows_on_loop, &unsynced);
+	bool window_set = unsynced == 0;
 
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 	admin_json_ok(&j, out, cap);
@@ -176,7 +188,9 @@ warn_no_slot(struct cp_ctx *c, struct json_writer *j, uint32_t id)
 {
 	char w[320];
 
-	if (cp_state_event(c->st, id) != NULL)
+	struct cp_state_event copy;
+
+	if (admin_exec_event(c, id, &copy))
 		return;
 	snprintf(w, sizeof(w),
 		"event %u is on no data plane yet: they hold %d events, open and preheated ones "
@@ -228,6 +242,32 @@ admin_events_archive(struct cp_ctx *c, const struct admin_req *req, struct admin
 	return admin_exec_end(&j, out, cap);
 }
 
+struct pow_call {
+	const struct admin_event *ev; /* as PostgreSQL now holds it */
+	bool held;		      /* the loop holds the event */
+};
+
+/* On the loop: the state read again, the new difficulty published at once. */
+static void
+pow_on_loop(struct cp_ctx *c, void *arg)
+{
+	struct pow_call *p = arg;
+	struct cp_state_event *ce;
+	char err[512];
+
+	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after event pow: %s", err);
+	ce = cp_state_event(c->st, p->ev->id);
+	p->held = ce != NULL;
+	if (ce == NULL)
+		return;
+	ce->pow_bits_now = p->ev->pow_bits;
+	ce->pow_moved_ms = now_wall_ms();
+	cp_pow_publish(ce, c->links);
+	if (c->pow != NULL)
+		cp_pow_show(c->pow, c->st);
+}
+
 /* event pow: the operator's difficulty, for the next tokens (the automatic one starts from it). */
 int
 admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
@@ -235,7 +275,6 @@ admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 {
 	struct admin_event ev;
 	struct json_writer j;
-	struct cp_state_event *ce;
 	char err[512];
 	int rc;
 
@@ -244,22 +283,15 @@ admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 		req->pow_auto_max, &ev, err, sizeof(err));
 	if (rc != 0)
 		return admin_answer_error(out, cap, err);
-	if (admin_exec_reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after event pow: %s", err);
-	ce = cp_state_event(c->st, ev.id);
-	if (ce != NULL) {
-		ce->pow_bits_now = ev.pow_bits;
-		ce->pow_moved_ms = now_wall_ms();
-		cp_pow_publish(ce, c->links);
-		if (c->pow != NULL)
-			cp_pow_show(c->pow, c->st);
-	}
+	struct pow_call p = {.ev = &ev};
+
+	cp_slow_on_loop(c, pow_on_loop, &p);
 	LOG_NOTICE("event %u: challenge set to %u bits (automatic up to %u)", ev.id, ev.pow_bits,
 		ev.pow_auto_max);
 	admin_json_ok(&j, out, cap);
 	admin_json_event(&j, "event", &ev);
 	jw_u64(&j, "pow_bits_now", ev.pow_bits);
-	if (ce == NULL)
+	if (!p.held)
 		jw_str(&j, "note",
 			"the event is on no data plane now: they get its difficulty with its slot");
 	return admin_exec_end(&j, out, cap);
