@@ -103,13 +103,10 @@ cp_slow_create(struct cp_ctx *loop, const char *pg_conninfo, const struct store_
 	s->wc = *loop;
 	s->wc.loop = loop;
 	s->wc.slow = s;
-	s->wc.pg = pg_conn_new(pg_conninfo, NULL, NULL);
-	s->wc.rs = store_open(rsc, err, errlen);
-	if (s->wc.pg == NULL || s->wc.rs == NULL) {
-		if (s->wc.pg == NULL)
-			snprintf(err, errlen, "slow jobs: out of memory for a PostgreSQL connection");
+	/* Connected now: the first command does not wait for it. */
+	s->wc.pg = pg_conn_open(pg_conninfo, err, errlen);
+	if (s->wc.pg == NULL || (s->wc.rs = store_open(rsc, err, errlen)) == NULL)
 		goto fail;
-	}
 	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->efd < 0) {
 		snprintf(err, errlen, "slow jobs: eventfd: %s", strerror(errno));
@@ -179,6 +176,26 @@ run_call(struct cp_slow *s)
 	pthread_mutex_lock(&s->mu);
 	s->call_done = true;
 	pthread_cond_broadcast(&s->cv);
+}
+
+void
+cp_slow_wait(struct cp_slow *s, unsigned max_us)
+{
+	uint64_t until = now_mono_us() + max_us;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		run_call(s);
+		bool over = s->n_done > 0 || s->n_todo == 0;
+
+		pthread_mutex_unlock(&s->mu);
+		if (over || now_mono_us() >= until)
+			return;
+		/* Spins rather than yields: a yielding loop on a loaded host may wait for a time
+		 * slice far longer than the command takes. */
+		for (uint64_t t = now_mono_us() + 20; now_mono_us() < t;)
+			;
+	}
 }
 
 void

@@ -40,7 +40,7 @@ typedef void (*cp_slow_loop_fn)(struct cp_ctx *loop, void *arg);
 
 /*
  * Starts the worker for the loop's context loop, with connections of its own to pg_conninfo
- * and the Redis of rsc (both made when first used, and again after a loss). exec runs one
+ * (made now) and the Redis of rsc (as the loop's store: again after a loss). exec runs one
  * request line on the worker's context and writes its answer (admin_server_execute()).
  * Returns the worker, or NULL with err (no memory, no thread).
  */
@@ -66,6 +66,14 @@ unsigned cp_slow_pending(const struct cp_slow *s);
  * finished answer to done(arg, ...). Never blocks.
  */
 void cp_slow_serve(struct cp_slow *s, cp_slow_done_fn done, void *arg);
+
+/*
+ * On the loop, just after cp_slow_submit(): waits at most max_us for the worker to finish what
+ * it runs, serving its calls on the loop meanwhile (a quick command is answered in the same
+ * turn, without the loop and the worker waking each other up several times). Returns when one
+ * is finished (cp_slow_serve() hands it over) or at max_us.
+ */
+void cp_slow_wait(struct cp_slow *s, unsigned max_us);
 
 /*
  * Runs fn(loop context, arg) on the loop and returns when it has run. c is the context the

@@ -167,6 +167,9 @@ drain_pull(struct cp_ctx *c)
 	}
 }
 
+/* How long the loop waits for a command on the slow-job thread before it goes on deciding. */
+#define CP_SLOW_WAIT_US 4000
+
 /*
  * The admin connections' executor: one request line, answered into out; or, for a command that
  * waits on PostgreSQL, handed to the slow-job thread (answered later, cp_slow_serve()).
@@ -177,8 +180,12 @@ exec_admin(void *arg, const char *line, char *out, size_t cap)
 	struct cp_ctx *c = arg;
 
 	if (c->slow != NULL && admin_server_off_loop(line)) {
-		if (cp_slow_submit(c->slow, admin_conns_ticket(c->admin), line) == 0)
+		if (cp_slow_submit(c->slow, admin_conns_ticket(c->admin), line) == 0) {
+			/* Most commands take a few ms: answered in this turn, the loop held no
+			 * longer than CP_SLOW_WAIT_US. */
+			cp_slow_wait(c->slow, CP_SLOW_WAIT_US);
 			return ADMIN_CONNS_PENDING;
+		}
 		return admin_exec_error(out, cap,
 			"busy: %u admin commands wait for PostgreSQL already; try again",
 			CP_SLOW_QUEUE);
