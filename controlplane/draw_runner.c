@@ -23,8 +23,9 @@
 #define DR_SCAN_COUNT 10000
 /* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark). */
 #define DR_RANKS_PER_STEP 8192
-/* Draw batches pipelined per round. */
-#define DR_BATCHES_PER_ROUND 8
+/* Draw batches per round: one (a round of 8 x draw_batch held the loop for hundreds of ms on a
+ * loaded host; one batch a round decided as fast: docs/benchmarks.md). */
+#define DR_BATCHES_PER_ROUND 1
 /* A step that waits for the job's thread (ordering, writing, loading) looks again this much
  * later. */
 #define DR_BG_POLL_MS 2
