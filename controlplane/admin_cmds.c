@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "controlplane/cp_slow.h"
 
 int
 admin_cmds_help(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
@@ -26,10 +27,19 @@ admin_cmds_help(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 
 /* "forward_share": what each live data plane takes of the forward budget l (docs/limits.md). */
 static void
-json_forward_share(struct json_writer *j, const struct cp_ctx *c, const struct wire_limits *l)
+shares_on_loop(struct cp_ctx *c, void *arg)
+{
+	*(unsigned *)arg = c->st->forward_shares;
+}
+
+static void
+json_forward_share(struct json_writer *j, struct cp_ctx *c, const struct wire_limits *l)
 {
 	struct wire_limits share;
-	unsigned n = c->st->forward_shares != 0 ? c->st->forward_shares : 1;
+	unsigned n = 0;
+
+	cp_slow_on_loop(c, shares_on_loop, &n);
+	n = n != 0 ? n : 1;
 
 	cp_state_limits_share(l, n, &share);
 	jw_open(j, "forward_share", '{');
@@ -90,6 +100,12 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "draw_waiting", dc.draw_waiting);
 	jw_u64(&j, "entrants_late", dc.entrants_late);
 	jw_u64(&j, "entrants_late_max_ms", dc.entrants_late_max_ms);
+	jw_close(&j, '}');
+	/* How long the loop was away from its sockets at most: decisions wait that long. */
+	jw_open(&j, "loop", '{');
+	jw_u64(&j, "turns", c->turns.turns);
+	jw_u64(&j, "longest_turn_us", c->turns.max_us);
+	jw_u64(&j, "longest_turn_10s_us", cp_turns_recent_us(&c->turns, 10, now_mono_ms()));
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", store_connected(c->rs));
@@ -177,6 +193,39 @@ admin_cmds_session_token(struct cp_ctx *c, const struct admin_req *req, struct a
 	return admin_exec_end(&j, out, cap);
 }
 
+/* On the loop: the state read again, and a snapshot: a rule set can span several messages,
+ * only a snapshot replaces it whole. */
+static void
+rules_on_loop(struct cp_ctx *c, void *arg)
+{
+	char err[512];
+
+	(void)arg;
+	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after a rule change: %s", err);
+	cp_state_publish_snapshot(c->st, c->links);
+	c->snapshots_sent++;
+}
+
+/*
+ * The common end of a change in PostgreSQL (keys rotate, keys auth-set, limits set, rules add
+ * and del): rc != 0 is a refusal with err, returned as its length; otherwise the state is read
+ * again and published on the loop (publish's part, or a full snapshot when publish is NULL: a
+ * rule set can span several messages) and 0 is returned: the handler writes its answer.
+ */
+static int
+change_made(struct cp_ctx *c, int rc, const char *err, const char *after,
+	int (*publish)(const struct cp_state *, struct cp_links *), char *out, size_t cap)
+{
+	if (rc != 0)
+		return admin_answer_error(out, cap, err);
+	if (publish != NULL)
+		admin_exec_reload_and_publish(c, after, publish);
+	else
+		cp_slow_on_loop(c, rules_on_loop, NULL);
+	return 0;
+}
+
 /* The current sale key's id in *kid (0: none), read from PostgreSQL. */
 static int
 current_sale_kid(struct cp_ctx *c, uint32_t *kid, char *err, size_t errlen)
@@ -214,9 +263,12 @@ admin_cmds_keys_rotate(struct cp_ctx *c, const struct admin_req *req, struct adm
 			return admin_answer_error(out, cap, err);
 		t->kid_known = true;
 	}
-	if (note == NULL && pg_keys_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err)) != 0)
-		return admin_answer_error(out, cap, err);
-	admin_exec_reload_and_publish(c, "keys rotate", cp_state_publish_keys);
+	int n = change_made(c,
+		note == NULL ? pg_keys_rotate(c->pg, c->st->key_life_ms, &kid, err, sizeof(err)) : 0,
+		err, "keys rotate", cp_state_publish_keys, out, cap);
+
+	if (n != 0)
+		return n;
 	LOG_NOTICE("sale key %u is now current", kid);
 	admin_json_ok(&j, out, cap);
 	jw_u64(&j, "kid", kid);
@@ -260,9 +312,12 @@ admin_cmds_keys_auth_set(struct cp_ctx *c, const struct admin_req *req, struct a
 
 	(void)t;
 	/* The secret stays in req for a second run; admin_server_execute() wipes it after. */
-	if (pg_keys_auth_set(c->pg, req->kid, req->secret, req->secret_len, err, sizeof(err)) != 0)
-		return admin_answer_error(out, cap, err);
-	admin_exec_reload_and_publish(c, "keys auth-set", cp_state_publish_keys);
+	int n = change_made(c,
+		pg_keys_auth_set(c->pg, req->kid, req->secret, req->secret_len, err, sizeof(err)),
+		err, "keys auth-set", cp_state_publish_keys, out, cap);
+
+	if (n != 0)
+		return n;
 	LOG_NOTICE("auth key %u is now current", req->kid);
 	admin_json_ok(&j, out, cap);
 	jw_u64(&j, "kid", req->kid);
@@ -283,13 +338,10 @@ admin_cmds_rules_change(struct cp_ctx *c, const struct admin_req *req, struct ad
 	/* A second run that finds the rule there (gone) finds the change in place. */
 	bool in_place = t->again && rc == (add ? -EEXIST : -ENOENT);
 
-	if (rc != 0 && !in_place)
-		return admin_answer_error(out, cap, err);
-	if (admin_exec_reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after a rule change: %s", err);
-	/* A rule set can span several messages: only a snapshot replaces it whole. */
-	cp_state_publish_snapshot(c->st, c->links);
-	c->snapshots_sent++;
+	int n = change_made(c, in_place ? 0 : rc, err, "a rule change", NULL, out, cap);
+
+	if (n != 0)
+		return n;
 	if (!in_place)
 		return admin_answer_ok(out, cap);
 	admin_json_ok(&j, out, cap);
@@ -317,7 +369,7 @@ admin_cmds_rules_list(struct cp_ctx *c, const struct admin_req *req, struct admi
 
 /* The answer of limits set and limits show: the limits l and each data plane's share. */
 static int
-answer_limits(const struct cp_ctx *c, const struct wire_limits *l, char *out, size_t cap)
+answer_limits(struct cp_ctx *c, const struct wire_limits *l, char *out, size_t cap)
 {
 	struct json_writer j;
 
@@ -335,10 +387,11 @@ admin_cmds_limits_set(struct cp_ctx *c, const struct admin_req *req, struct admi
 	char err[512];
 
 	(void)t;
-	if (pg_limits_set(c->pg, &req->limits, req->limits_given, &l, err, sizeof(err)) != 0)
-		return admin_answer_error(out, cap, err);
-	admin_exec_reload_and_publish(c, "limits set", cp_state_publish_limits);
-	return answer_limits(c, &l, out, cap);
+	int n = change_made(c,
+		pg_limits_set(c->pg, &req->limits, req->limits_given, &l, err, sizeof(err)), err,
+		"limits set", cp_state_publish_limits, out, cap);
+
+	return n != 0 ? n : answer_limits(c, &l, out, cap);
 }
 
 int

@@ -21,6 +21,8 @@ struct admin_conn {
 	int64_t uid; /* its user, from SO_PEERCRED (-1: unknown), for the audit log */
 	uint64_t deadline_ms;
 	size_t have; /* bytes of line read */
+	bool pending; /* its request runs elsewhere (ADMIN_CONNS_PENDING) */
+	uint32_t gen; /* which connection of this slot: a ticket's upper half */
 	char *out;   /* the answer, once executed */
 	size_t out_len, out_off;
 	char line[ADMIN_LINE_MAX + 1];
@@ -32,6 +34,8 @@ struct admin_conns {
 	admin_conns_exec_fn exec;
 	void *arg;
 	struct admin_conns_counters cnt;
+	uint32_t gen;	 /* the last connection's */
+	uint64_t ticket; /* of the request conn_execute() runs */
 	struct admin_conn conn[ADMIN_CONNS_MAX];
 };
 
@@ -42,6 +46,12 @@ void
 admin_conns_current_peer(struct admin_conns_peer *out)
 {
 	*out = current_peer;
+}
+
+void
+admin_conns_set_current_peer(const struct admin_conns_peer *peer)
+{
+	current_peer = peer != NULL ? *peer : (struct admin_conns_peer){.uid = -1};
 }
 
 struct admin_conns *
@@ -93,7 +103,7 @@ admin_conns_pollitems(const struct admin_conns *t, zmq_pollitem_t *items, unsign
 	for (unsigned i = 0; i < ADMIN_CONNS_MAX && n < cap; i++) {
 		const struct admin_conn *k = &t->conn[i];
 
-		if (k->fd >= 0)
+		if (k->fd >= 0 && !k->pending)
 			items[n++] = (zmq_pollitem_t){
 				.fd = k->fd, .events = k->out != NULL ? ZMQ_POLLOUT : ZMQ_POLLIN};
 	}
@@ -174,9 +184,16 @@ conn_execute(struct admin_conns *t, struct admin_conn *k)
 	t->cnt.requests++;
 	uint64_t started_us = now_mono_us();
 	current_peer = (struct admin_conns_peer){.uid = k->uid, .pid = k->pid};
+	t->ticket = (uint64_t)k->gen << 32 | (uint64_t)(k - t->conn);
 	int len = t->exec(t->arg, k->line, out, ADMIN_CONNS_ANSWER_MAX);
 
 	current_peer = (struct admin_conns_peer){.uid = -1};
+	if (len == ADMIN_CONNS_PENDING) {
+		free(out);
+		explicit_bzero(k->line, sizeof(k->line));
+		k->pending = true;
+		return;
+	}
 
 	/* The deadline is the client's: the time the command itself ran is not counted. */
 	k->deadline_ms += (now_mono_us() - started_us) / 1000;
@@ -274,7 +291,8 @@ conns_accept(struct admin_conns *t, uint64_t now_ms)
 			.fd = fd,
 			.pid = cred.pid,
 			.uid = cl == sizeof(cred) && cred.pid != 0 ? (int64_t)cred.uid : -1,
-			.deadline_ms = now_ms + t->deadline_ms};
+			.deadline_ms = now_ms + t->deadline_ms,
+			.gen = ++t->gen};
 		t->cnt.open++;
 	}
 }
@@ -286,7 +304,7 @@ conns_expire(struct admin_conns *t, uint64_t now_ms)
 	for (unsigned i = 0; i < ADMIN_CONNS_MAX; i++) {
 		struct admin_conn *k = &t->conn[i];
 
-		if (k->fd < 0 || now_ms < k->deadline_ms)
+		if (k->fd < 0 || k->pending || now_ms < k->deadline_ms)
 			continue;
 		t->cnt.timed_out++;
 		if (k->out == NULL)
@@ -331,12 +349,33 @@ admin_conns_serve(struct admin_conns *t, const zmq_pollitem_t *items, unsigned n
 }
 
 uint64_t
+admin_conns_ticket(const struct admin_conns *t)
+{
+	return t->ticket;
+}
+
+void
+admin_conns_complete(struct admin_conns *t, uint64_t ticket, char *out, int n, uint64_t now_ms)
+{
+	uint32_t slot = (uint32_t)ticket;
+	struct admin_conn *k = slot < ADMIN_CONNS_MAX ? &t->conn[slot] : NULL;
+
+	if (k == NULL || k->fd < 0 || !k->pending || k->gen != (uint32_t)(ticket >> 32)) {
+		free(out);
+		return;
+	}
+	k->pending = false;
+	k->deadline_ms = now_ms + t->deadline_ms;
+	conn_answer(t, k, out, n);
+}
+
+uint64_t
 admin_conns_deadline(const struct admin_conns *t)
 {
 	uint64_t d = UINT64_MAX;
 
 	for (unsigned i = 0; i < ADMIN_CONNS_MAX; i++)
-		if (t->conn[i].fd >= 0 && t->conn[i].deadline_ms < d)
+		if (t->conn[i].fd >= 0 && !t->conn[i].pending && t->conn[i].deadline_ms < d)
 			d = t->conn[i].deadline_ms;
 	return d;
 }

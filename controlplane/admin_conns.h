@@ -33,6 +33,13 @@
  */
 typedef int (*admin_conns_exec_fn)(void *arg, const char *line, char *out, size_t cap);
 
+/*
+ * What an exec callback returns for a request it handed elsewhere (controlplane/cp_slow.h):
+ * the connection waits, neither read nor timed out, until admin_conns_complete() gives its
+ * answer with the ticket admin_conns_ticket() said during the call.
+ */
+#define ADMIN_CONNS_PENDING (-100000)
+
 /* What the connections did since admin_conns_create(). */
 struct admin_conns_counters {
 	uint64_t accepted;    /* connections accepted */
@@ -73,6 +80,17 @@ unsigned admin_conns_pollitems(const struct admin_conns *t, zmq_pollitem_t *item
 void admin_conns_serve(
 	struct admin_conns *t, const zmq_pollitem_t *items, unsigned n, uint64_t now_ms);
 
+/* During an exec callback: the ticket of the connection whose request it runs. */
+uint64_t admin_conns_ticket(const struct admin_conns *t);
+
+/*
+ * The answer out (n bytes, malloc'd: taken; n <= 0: none, the connection is closed) of the
+ * request that went pending under ticket; its deadline starts again from now_ms (monotonic).
+ * A ticket whose connection is gone is ignored (out freed).
+ */
+void admin_conns_complete(
+	struct admin_conns *t, uint64_t ticket, char *out, int n, uint64_t now_ms);
+
 /* The earliest deadline of an open connection (monotonic ms), or UINT64_MAX when none. */
 uint64_t admin_conns_deadline(const struct admin_conns *t);
 
@@ -88,6 +106,10 @@ struct admin_conns_peer {
  * thread) sets it there too.
  */
 void admin_conns_current_peer(struct admin_conns_peer *out);
+
+/* Sets this thread's current peer to *peer (NULL: none, {-1, 0}), for a thread that runs the
+ * exec callback's work for a request received elsewhere (controlplane/cp_slow.h). */
+void admin_conns_set_current_peer(const struct admin_conns_peer *peer);
 
 /* A copy of the counters. */
 void admin_conns_get_counters(const struct admin_conns *t, struct admin_conns_counters *out);

@@ -11,6 +11,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "controlplane/cp_slow.h"
 #include "store/store_event.h"
 
 /*
@@ -55,17 +56,18 @@ json_draw(struct json_writer *j, const struct admin_event *ev, const struct cp_s
 }
 
 /*
- * An event as event show, preheat, open and close answer it (docs/operations.md): "event" is
+ * An event as event show, preheat, open and close answer it (docs/operations.md), with ce the
+ * loop's copy of it (NULL: the loop does not hold it): "event" is
  * the event object, the same as event create and event list write; its sold_out, Redis and
  * order figures are members of the answer beside it, not inside it.
  */
 static void
-json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_event *ev)
+json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_event *ev,
+	const struct cp_state_event *ce)
 {
 	struct store_event_state rst;
 	struct pg_event_counts pc;
 	char err[256];
-	const struct cp_state_event *ce = cp_state_event(c->st, ev->id);
 
 	admin_json_event(j, "event", ev);
 	if (ce != NULL)
@@ -94,6 +96,32 @@ json_event_full(struct cp_ctx *c, struct json_writer *j, const struct admin_even
 	}
 }
 
+/* A transition's work on the loop, in one call: the state read again and the events
+ * published, the window keys in Redis, the event as the loop now holds it. */
+struct transition_call {
+	const char *after;
+	uint32_t id;
+	bool no_windows;	     /* the window keys are not written (event create) */
+	unsigned unsynced;	     /* window keys that could not be written */
+	bool held;		     /* the loop holds the event: copy */
+	struct cp_state_event copy;
+};
+
+static void
+transition_on_loop(struct cp_ctx *c, void *arg)
+{
+	struct transition_call *tc = arg;
+	const struct cp_state_event *ce;
+
+	admin_exec_reload_and_publish(c, tc->after, cp_state_publish_events);
+	if (!tc->no_windows)
+		tc->unsynced = cp_state_sync_windows(c->st, c->rs);
+	ce = cp_state_event(c->st, tc->id);
+	tc->held = ce != NULL;
+	if (ce != NULL)
+		tc->copy = *ce;
+}
+
 /*
  * The answer of a transition run again after a lost connection that finds event ev already in
  * the state asked for: the lost try may have committed, and the data planes may not have heard
@@ -104,11 +132,13 @@ answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_
 {
 	struct json_writer j;
 
-	admin_exec_reload_and_publish(c, "a transition found done", cp_state_publish_events);
+	struct transition_call tc = {.after = "a transition found done", .id = ev->id};
+
+	cp_slow_on_loop(c, transition_on_loop, &tc);
 	LOG_NOTICE("event %u is %s (found so after a lost connection)", ev->id,
 		admin_event_state_name(ev->state));
 	admin_json_ok(&j, out, cap);
-	json_event_full(c, &j, ev);
+	json_event_full(c, &j, ev, tc.held ? &tc.copy : NULL);
 	jw_str(&j, "note", ADMIN_EXEC_NOTE_IN_PLACE);
 	return admin_exec_end(&j, out, cap);
 }
@@ -160,14 +190,16 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	char what[48];
 
 	snprintf(what, sizeof(what), "event %u changed", ev.id);
-	admin_exec_reload_and_publish(c, what, cp_state_publish_events);
 	/* The sale stops (or starts) in Redis itself before the answer: a reservation racing a
 	 * close is decided before this SET or refused by reserve.lua after it. */
-	bool window_set = cp_state_sync_windows(c->st, c->rs) == 0;
+	struct transition_call tc = {.after = what, .id = ev.id};
+
+	cp_slow_on_loop(c, transition_on_loop, &tc);
+	bool window_set = tc.unsynced == 0;
 
 	LOG_NOTICE("event %u is now %s", ev.id, admin_event_state_name(ev.state));
 	admin_json_ok(&j, out, cap);
-	json_event_full(c, &j, &ev);
+	json_event_full(c, &j, &ev, tc.held ? &tc.copy : NULL);
 	if (!window_set)
 		jw_str(&j, "note",
 			"Redis is not reachable: the control plane refuses outside the sale, and "
@@ -175,13 +207,14 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	return admin_exec_end(&j, out, cap);
 }
 
-/* event create: a "warning" when the new event is on no data plane (64 better claims). */
+/* event create: a "warning" when the new event is on no data plane (held: the loop holds it
+ * after the reload; otherwise 64 better claims). */
 static void
-warn_no_slot(struct cp_ctx *c, struct json_writer *j, uint32_t id)
+warn_no_slot(bool held, struct json_writer *j, uint32_t id)
 {
 	char w[320];
 
-	if (cp_state_event(c->st, id) != NULL)
+	if (held)
 		return;
 	snprintf(w, sizeof(w),
 		"event %u is on no data plane yet: they hold %d events, open and preheated ones "
@@ -233,6 +266,32 @@ admin_events_archive(struct cp_ctx *c, const struct admin_req *req, struct admin
 	return admin_exec_end(&j, out, cap);
 }
 
+struct pow_call {
+	const struct admin_event *ev; /* as PostgreSQL now holds it */
+	bool held;		      /* the loop holds the event */
+};
+
+/* On the loop: the state read again, the new difficulty published at once. */
+static void
+pow_on_loop(struct cp_ctx *c, void *arg)
+{
+	struct pow_call *p = arg;
+	struct cp_state_event *ce;
+	char err[512];
+
+	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
+		LOG_WARN("state reload after event pow: %s", err);
+	ce = cp_state_event(c->st, p->ev->id);
+	p->held = ce != NULL;
+	if (ce == NULL)
+		return;
+	ce->pow_bits_now = p->ev->pow_bits;
+	ce->pow_moved_ms = now_wall_ms();
+	cp_pow_publish(ce, c->links);
+	if (c->pow != NULL)
+		cp_pow_show(c->pow, c->st);
+}
+
 /* event pow: the operator's difficulty, for the next tokens (the automatic one starts from it). */
 int
 admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
@@ -240,7 +299,6 @@ admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 {
 	struct admin_event ev;
 	struct json_writer j;
-	struct cp_state_event *ce;
 	char err[512];
 	int rc;
 
@@ -249,22 +307,15 @@ admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 		req->pow_auto_max, &ev, err, sizeof(err));
 	if (rc != 0)
 		return admin_answer_error(out, cap, err);
-	if (admin_exec_reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after event pow: %s", err);
-	ce = cp_state_event(c->st, ev.id);
-	if (ce != NULL) {
-		ce->pow_bits_now = ev.pow_bits;
-		ce->pow_moved_ms = now_wall_ms();
-		cp_pow_publish(ce, c->links);
-		if (c->pow != NULL)
-			cp_pow_show(c->pow, c->st);
-	}
+	struct pow_call p = {.ev = &ev};
+
+	cp_slow_on_loop(c, pow_on_loop, &p);
 	LOG_NOTICE("event %u: challenge set to %u bits (automatic up to %u)", ev.id, ev.pow_bits,
 		ev.pow_auto_max);
 	admin_json_ok(&j, out, cap);
 	admin_json_event(&j, "event", &ev);
 	jw_u64(&j, "pow_bits_now", ev.pow_bits);
-	if (ce == NULL)
+	if (!p.held)
 		jw_str(&j, "note",
 			"the event is on no data plane now: they get its difficulty with its slot");
 	return admin_exec_end(&j, out, cap);
@@ -303,11 +354,14 @@ admin_events_create(struct cp_ctx *c, const struct admin_req *req, struct admin_
 	}
 	if (rc != 0)
 		return admin_answer_error(out, cap, err);
-	admin_exec_reload_and_publish(c, "event create", cp_state_publish_events);
+	/* One call on the loop: the reload, the events published, whether it holds the new one. */
+	struct transition_call tc = {.after = "event create", .id = ev.id, .no_windows = true};
+
+	cp_slow_on_loop(c, transition_on_loop, &tc);
 	LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
 	admin_json_ok(&j, out, cap);
 	admin_json_event(&j, "event", &ev);
-	warn_no_slot(c, &j, ev.id);
+	warn_no_slot(tc.held, &j, ev.id);
 	return admin_exec_end(&j, out, cap);
 }
 
@@ -357,8 +411,11 @@ admin_events_show(struct cp_ctx *c, const struct admin_req *req, struct admin_ex
 	(void)t;
 	if (pg_event_get(c->pg, req->event_id, &ev, err, sizeof(err)) != 0)
 		return admin_answer_error(out, cap, err);
+	struct cp_state_event copy;
+	bool held = admin_exec_event(c, ev.id, &copy);
+
 	admin_json_ok(&j, out, cap);
-	json_event_full(c, &j, &ev);
+	json_event_full(c, &j, &ev, held ? &copy : NULL);
 	return admin_exec_end(&j, out, cap);
 }
 

@@ -6,6 +6,7 @@
 
 #include "admin/admin_answer.h"
 #include "common/log.h"
+#include "controlplane/cp_slow.h"
 
 int
 admin_exec_error(char *out, size_t cap, const char *fmt, ...)
@@ -27,10 +28,40 @@ admin_exec_end(struct json_writer *j, char *out, size_t cap)
 	return n >= 0 ? n : admin_answer_error(out, cap, "the answer does not fit: use --json");
 }
 
+struct reload_call {
+	const char *after; /* NULL: reload only */
+	int (*publish)(const struct cp_state *, struct cp_links *);
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+/* On the loop: the state read again (its own connections), then published. */
+static void
+reload_on_loop(struct cp_ctx *c, void *arg)
+{
+	struct reload_call *r = arg;
+
+	r->rc = cp_state_load(c->st, c->pg, c->rs, r->err, r->errlen);
+	if (r->after == NULL)
+		return;
+	if (r->rc != 0)
+		LOG_WARN("state reload after %s: %s", r->after, r->err);
+	/* An event left the data planes' set (archived, or its slot went to another): they
+	 * replace theirs with a snapshot, which carries what publish() would send too. */
+	if (c->st->events_dropped)
+		cp_state_publish_event_set(c->st, c->links);
+	else if (r->publish != NULL)
+		r->publish(c->st, c->links);
+}
+
 int
 admin_exec_reload(struct cp_ctx *c, char *err, size_t errlen)
 {
-	return cp_state_load(c->st, c->pg, c->rs, err, errlen);
+	struct reload_call r = {.err = err, .errlen = errlen};
+
+	cp_slow_on_loop(c, reload_on_loop, &r);
+	return r.rc;
 }
 
 void
@@ -38,15 +69,36 @@ admin_exec_reload_and_publish(struct cp_ctx *c, const char *after,
 	int (*publish)(const struct cp_state *, struct cp_links *))
 {
 	char err[512];
+	struct reload_call r = {
+		.after = after, .publish = publish, .err = err, .errlen = sizeof(err)};
 
-	if (admin_exec_reload(c, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after %s: %s", after, err);
-	/* An event left the data planes' set (archived, or its slot went to another): they
-	 * replace theirs with a snapshot, which carries what publish() would send too. */
-	if (c->st->events_dropped)
-		cp_state_publish_event_set(c->st, c->links);
-	else
-		publish(c->st, c->links);
+	cp_slow_on_loop(c, reload_on_loop, &r);
+}
+
+struct event_call {
+	uint32_t id;
+	struct cp_state_event *out;
+	bool found;
+};
+
+static void
+event_on_loop(struct cp_ctx *c, void *arg)
+{
+	struct event_call *e = arg;
+	const struct cp_state_event *ce = cp_state_event(c->st, e->id);
+
+	e->found = ce != NULL;
+	if (ce != NULL)
+		*e->out = *ce;
+}
+
+bool
+admin_exec_event(struct cp_ctx *c, uint32_t id, struct cp_state_event *out)
+{
+	struct event_call e = {.id = id, .out = out};
+
+	cp_slow_on_loop(c, event_on_loop, &e);
+	return e.found;
 }
 
 const char *

@@ -7,7 +7,11 @@
  * connection, and the few steps every answer takes (a formatted refusal, the end of an answer,
  * the state read again and published after a change). The handlers themselves are in
  * admin_events.c (event ...), admin_cmds.c (stats, keys, rules, limits, session-token, order),
- * admin_reconcile.c and admin_verify_draw.c. One thread: the control plane's loop.
+ * admin_reconcile.c and admin_verify_draw.c.
+ *
+ * Most handlers run on the slow-job thread (controlplane/cp_slow.h) with a context of their
+ * own: c->pg and c->rs are theirs; c->st, c->links and the rest are the loop's, touched only
+ * on the loop: through the functions below, or cp_slow_on_loop() for the rest.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,8 +55,8 @@ int admin_exec_error(char *out, size_t cap, const char *fmt, ...)
  */
 int admin_exec_end(struct json_writer *j, char *out, size_t cap);
 
-/* Re-reads the state from PostgreSQL after a change. Returns 0, or -errno with err (the old
- * state kept). */
+/* Re-reads the state from PostgreSQL after a change (on the loop, with its connections).
+ * Returns 0, or -errno with err (the old state kept). */
 int admin_exec_reload(struct cp_ctx *c, char *err, size_t errlen);
 
 /*
@@ -62,6 +66,12 @@ int admin_exec_reload(struct cp_ctx *c, char *err, size_t errlen);
  */
 void admin_exec_reload_and_publish(struct cp_ctx *c, const char *after,
 	int (*publish)(const struct cp_state *, struct cp_links *));
+
+/*
+ * A copy in *out of event id as the loop holds it (its stock, sold out, draw progress,
+ * difficulty). Returns whether the loop holds it (false: *out untouched).
+ */
+bool admin_exec_event(struct cp_ctx *c, uint32_t id, struct cp_state_event *out);
 
 /* The state of event ev's draw at now_ms (Unix ms), as event show names it: "scheduled",
  * "queueing", "drawing" or "done" (PostgreSQL's record and the clock). */

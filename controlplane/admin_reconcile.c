@@ -262,8 +262,7 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 				out, cap, "reconcile: repair failed in Redis: %s", strerror(-rc));
 		}
 		repaired = true;
-		if (admin_exec_reload(c, err, sizeof(err)) == 0)
-			cp_state_publish_events(c->st, c->links);
+		admin_exec_reload_and_publish(c, "reconcile --repair", cp_state_publish_events);
 	}
 	admin_json_ok(&j, out, cap);
 	jw_u64(&j, "event_id", ev.id);

@@ -24,17 +24,20 @@
 /*
  * The commands this server runs: each of the protocol's commands (admin/admin_proto.h names
  * them, admin/admin_request.h parses their words, admin_help_text() says how to call them) with
- * its handler, and whether it only reads: a read runs again after a lost connection whatever
+ * its handler, whether it only reads, and whether it runs on the loop itself (the few that never
+ * wait on PostgreSQL; the others run on the slow-job thread, controlplane/cp_slow.h, where a
+ * locked table or a long read holds up only the admin commands): a read runs again after a lost connection whatever
  * its first run answered; a change runs again only when it was refused, knowing it is a second
  * run (admin_server_execute()).
  */
 struct admin_command {
 	admin_exec_fn run;
 	bool reads;
+	bool on_loop; /* never waits on PostgreSQL: runs on the loop, not the slow-job thread */
 };
 
 static const struct admin_command commands[] = {
-	[ADMIN_HELP] = {admin_cmds_help, true},
+	[ADMIN_HELP] = {admin_cmds_help, true, true},
 	[ADMIN_EVENT_CREATE] = {admin_events_create, false},
 	[ADMIN_EVENT_PREHEAT] = {admin_events_preheat, false},
 	[ADMIN_EVENT_OPEN] = {admin_events_open, false},
@@ -44,7 +47,7 @@ static const struct admin_command commands[] = {
 	[ADMIN_EVENT_ARCHIVE] = {admin_events_archive, false},
 	[ADMIN_EVENT_POW] = {admin_events_pow, false},
 	[ADMIN_EVENT_VERIFY_DRAW] = {admin_verify_draw, true},
-	[ADMIN_STATS] = {admin_cmds_stats, true},
+	[ADMIN_STATS] = {admin_cmds_stats, true, true},
 	[ADMIN_KEYS_ROTATE] = {admin_cmds_keys_rotate, false},
 	[ADMIN_KEYS_LIST] = {admin_cmds_keys_list, true},
 	[ADMIN_KEYS_AUTH_SET] = {admin_cmds_keys_auth_set, false},
@@ -53,7 +56,7 @@ static const struct admin_command commands[] = {
 	[ADMIN_RULES_LIST] = {admin_cmds_rules_list, true},
 	[ADMIN_LIMITS_SET] = {admin_cmds_limits_set, false},
 	[ADMIN_LIMITS_SHOW] = {admin_cmds_limits_show, true},
-	[ADMIN_SESSION_TOKEN] = {admin_cmds_session_token, true},
+	[ADMIN_SESSION_TOKEN] = {admin_cmds_session_token, true, true},
 	[ADMIN_ORDER_PAY] = {admin_cmds_order, false},
 	[ADMIN_ORDER_CANCEL] = {admin_cmds_order, false},
 	[ADMIN_RECONCILE] = {admin_reconcile, false},
@@ -73,6 +76,22 @@ bool
 admin_server_handles(enum admin_cmd cmd)
 {
 	return command_of(cmd) != NULL;
+}
+
+bool
+admin_server_off_loop(const char *line)
+{
+	struct admin_req req;
+	char err[512];
+	bool off = false;
+
+	if (admin_parse(line, &req, err, sizeof(err)) == 0) {
+		const struct admin_command *cmd = command_of(req.cmd);
+
+		off = cmd != NULL && !cmd->on_loop;
+	}
+	explicit_bzero(&req, sizeof(req));
+	return off;
 }
 
 int

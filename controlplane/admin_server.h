@@ -28,6 +28,13 @@ int admin_server_listen(const char *path, char *err, size_t errlen);
  */
 int admin_server_execute(struct cp_ctx *ctx, const char *line, char *out, size_t cap);
 
+/*
+ * Whether the request line's command waits on PostgreSQL, and so runs on the slow-job thread
+ * (controlplane/cp_slow.h) rather than on the loop: every command but help, stats and
+ * session-token. A line that does not parse: false (its refusal is written on the loop).
+ */
+bool admin_server_off_loop(const char *line);
+
 /* Whether this server has a handler for the protocol's command cmd (every one has). */
 bool admin_server_handles(enum admin_cmd cmd);
 

@@ -9,6 +9,7 @@
 #include "controlplane/cp_links.h"
 #include "controlplane/cp_pow.h"
 #include "controlplane/cp_state.h"
+#include "controlplane/cp_turns.h"
 #include "controlplane/decider.h"
 #include "controlplane/dp_ids.h"
 #include "controlplane/draw_runner.h"
@@ -33,6 +34,12 @@ struct cp_ctx {
 	struct admin_conns *admin; /* the admin socket's connections */
 	uint64_t snapshots_sent;
 	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
+	/* The slow-job thread (controlplane/cp_slow.h; NULL: commands run on the loop). */
+	struct cp_slow *slow;
+	/* On the slow-job thread's context: the loop's (whose state only the loop touches,
+	 * through cp_slow_on_loop()); NULL on the loop's own. */
+	struct cp_ctx *loop;
+	struct cp_turns turns; /* the loop's turns: the longest holds decisions longest */
 };
 
 #endif

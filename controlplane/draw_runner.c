@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +16,19 @@
 #include "store/store_draw.h"
 #include "store/store_reserve.h"
 
-/* One step's work: about this long (ms) before the loop gets its turn again. */
-#define DR_STEP_MS 10
-/* Entrants per HSCAN, per PostgreSQL FETCH and COPY chunk, per rank-key chunk. */
+/* One turn's draw work: about this long (ms) before the loop gets its turn again (a step more at
+ * most: the longest gap between two rounds of decisions stays under 10 ms). */
+#define DR_STEP_MS 4
+/* Entrants per HSCAN (a step on the loop). */
 #define DR_SCAN_COUNT 10000
-#define DR_PG_CHUNK   20000
-#define DR_KEY_CHUNK  20000
 /* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark). */
 #define DR_RANKS_PER_STEP 8192
-/* Draw batches pipelined per round. */
-#define DR_BATCHES_PER_ROUND 8
+/* Draw batches per round: one (a round of 8 x draw_batch held the loop for hundreds of ms on a
+ * loaded host; one batch a round decided as fast: docs/benchmarks.md). */
+#define DR_BATCHES_PER_ROUND 1
+/* A step that waits for the job's thread (ordering, writing, loading) looks again this much
+ * later. */
+#define DR_BG_POLL_MS 2
 /* After a failure, the job starts again from the freeze this much later. */
 #define DR_RETRY_MS 1000
 /* FAIR progress updates at most this often. */
@@ -37,9 +42,9 @@
 enum dr_phase {
 	DR_FREEZE,   /* freeze (or read) the draw key */
 	DR_SCAN,     /* HSCAN the entrants */
-	DR_LOAD,     /* read draw_entrants from PostgreSQL by rank */
-	DR_KEYS,     /* rank keys, then sort */
-	DR_WRITE,    /* COPY to PostgreSQL */
+	DR_LOAD,     /* read draw_entrants from PostgreSQL by rank (a thread) */
+	DR_KEYS,     /* digest, rank keys, sort (a thread) */
+	DR_WRITE,    /* COPY to PostgreSQL (a thread) */
 	DR_RANKS,    /* publish QUEUED with ranks */
 	DR_DECIDE,   /* reserve.lua draw batches */
 	DR_FINISH,   /* draw_done_at, FAIR DONE */
@@ -88,9 +93,24 @@ struct dr_job {
 	unsigned rate_at;
 	uint64_t failures;
 	uint64_t phase_ms; /* when the current phase began (monotonic ms), for the log */
+	/* The ordering, the write and the load run on a thread of their own, off the loop
+	 * (struct dr_bg); the job's entrants, digest and seed are the thread's meanwhile. */
+	struct dr_bg {
+		enum { DR_BG_NONE, DR_BG_ORDER, DR_BG_WRITE, DR_BG_LOAD } kind;
+		pthread_t th;
+		atomic_bool done;
+		const char *conninfo;
+		int rc;
+		const char *what; /* what failed */
+		char err[256];
+		struct dr_rank *by_user; /* WRITE and LOAD: the ranks for queries */
+		uint8_t have[DRAW_DIGEST_LEN]; /* WRITE: what PostgreSQL holds (-EEXIST) */
+		uint64_t have_n;
+	} bg;
 };
 
 struct draw_runner {
+	char *conninfo; /* for the threads' connections */
 	struct store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
@@ -118,20 +138,34 @@ draw_runner_create(struct store *rs, struct cp_links *l, struct cp_state *st,
 	size_t per = (size_t)DR_BATCHES_PER_ROUND * r->batch;
 
 	r->pg = pg_draw_create(pg_conninfo);
+	r->conninfo = strdup(pg_conninfo);
 	r->res = calloc(per, sizeof(*r->res));
 	r->verdicts = calloc(per, 1);
 	r->out = calloc(per > DR_RANKS_PER_STEP ? per : DR_RANKS_PER_STEP, sizeof(*r->out));
-	if (r->pg == NULL || r->res == NULL || r->verdicts == NULL || r->out == NULL) {
+	if (r->pg == NULL || r->conninfo == NULL || r->res == NULL || r->verdicts == NULL ||
+		r->out == NULL) {
 		draw_runner_free(r);
 		return NULL;
 	}
 	return r;
 }
 
+/* Waits for the job's thread, if one runs (it ends by itself), and drops what it made. */
+static void
+bg_join(struct dr_job *j)
+{
+	if (j->bg.kind != DR_BG_NONE)
+		pthread_join(j->bg.th, NULL);
+	free(j->bg.by_user);
+	j->bg.by_user = NULL;
+	j->bg.kind = DR_BG_NONE;
+}
+
 /* Drops what a job holds (not its identity or counters). */
 static void
 job_clear(struct dr_job *j)
 {
+	bg_join(j);
 	free(j->v);
 	free(j->keyed);
 	free(j->by_user);
@@ -152,6 +186,7 @@ draw_runner_free(struct draw_runner *r)
 	for (unsigned i = 0; i < r->n_jobs; i++)
 		job_clear(&r->jobs[i]);
 	pg_draw_free(r->pg);
+	free(r->conninfo);
 	free(r->res);
 	free(r->verdicts);
 	free(r->out);
@@ -240,6 +275,166 @@ entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
 	return rc;
 }
 
+/* The ranks for queries: every entrant of j->v (rank order) by user. NULL: no memory. */
+static struct dr_rank *
+ranks_by_user(const struct dr_job *j)
+{
+	struct dr_rank *b = malloc((j->nv ? j->nv : 1) * sizeof(*b));
+
+	if (b == NULL)
+		return NULL;
+	for (size_t i = 0; i < j->nv; i++)
+		b[i] = (struct dr_rank){.user = j->v[i].user, .rank = (uint32_t)(i + 1)};
+	qsort(b, j->nv, sizeof(*b), cmp_rank_user);
+	return b;
+}
+
+/* A failure of the job's thread: what, rc, and err's message (may be empty). */
+static int
+bg_fail(struct dr_job *j, const char *what, int rc, const char *msg)
+{
+	j->bg.what = what;
+	j->bg.rc = rc;
+	if (msg != NULL)
+		snprintf(j->bg.err, sizeof(j->bg.err), "%s", msg);
+	return rc;
+}
+
+/* DR_BG_ORDER: the scanned entrants sorted by user (HSCAN's repeats dropped), counted, their
+ * digest, each one's rank key, and the sort by key into j->v: the draw's order. */
+static int
+bg_order(struct dr_job *j)
+{
+	size_t k = 0;
+	int rc;
+
+	qsort(j->v, j->nv, sizeof(*j->v), cmp_entrant_user);
+	for (size_t i = 0; i < j->nv; i++)
+		if (k == 0 || j->v[k - 1].user != j->v[i].user)
+			j->v[k++] = j->v[i];
+	j->nv = k;
+	if (j->nv != j->n)
+		return bg_fail(j, "reading the entrants", -EPROTO,
+			"their number differs from the freeze's");
+	if ((rc = entrants_digest(j, j->digest)) != 0)
+		return bg_fail(j, "the entrants' digest", rc, NULL);
+	j->keyed = malloc((j->nv ? j->nv : 1) * sizeof(*j->keyed));
+	if (j->keyed == NULL)
+		return bg_fail(j, "allocating the order", -ENOMEM, NULL);
+	for (size_t i = 0; i < j->nv; i++)
+		j->keyed[i] = (struct dr_keyed){
+			.key = draw_rank_key(j->seed, j->event, j->digest, j->v[i].user),
+			.user = j->v[i].user,
+			.rid = j->v[i].reservation_id,
+		};
+	qsort(j->keyed, j->nv, sizeof(*j->keyed), cmp_keyed);
+	for (size_t i = 0; i < j->nv; i++)
+		j->v[i] = (struct store_entrant){.user = j->keyed[i].user,
+			.reservation_id = j->keyed[i].rid};
+	free(j->keyed);
+	j->keyed = NULL;
+	return 0;
+}
+
+/* DR_BG_WRITE: draw_entrants written in one transaction (or found written: -EEXIST), on a
+ * connection of the thread's own; then the ranks for queries. */
+static int
+bg_write(struct dr_job *j)
+{
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	int rc;
+
+	if (dp == NULL)
+		return bg_fail(j, "writing draw_entrants", -ENOMEM, NULL);
+	rc = pg_draw_write_all(dp, j->event, j->v, j->nv, j->digest, j->bg.have, &j->bg.have_n,
+		j->bg.err, sizeof(j->bg.err));
+	pg_draw_free(dp);
+	if (rc != 0 && rc != -EEXIST)
+		return bg_fail(j, "writing draw_entrants", rc, NULL);
+	j->bg.rc = rc;
+	if ((j->bg.by_user = ranks_by_user(j)) == NULL)
+		return bg_fail(j, "allocating the ranks", -ENOMEM, NULL);
+	return rc;
+}
+
+/* DR_BG_LOAD: the order back from PostgreSQL, checked against its digest; the ranks. */
+static int
+bg_load(struct dr_job *j)
+{
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	uint8_t digest[DRAW_DIGEST_LEN];
+	int rc;
+
+	if (dp == NULL)
+		return bg_fail(j, "reading draw_entrants", -ENOMEM, NULL);
+	free(j->v);
+	j->v = NULL;
+	rc = pg_draw_load_all(dp, j->event, j->n, &j->v, &j->nv, j->bg.err, sizeof(j->bg.err));
+	pg_draw_free(dp);
+	j->cap = j->nv;
+	if (rc != 0)
+		return bg_fail(j, "reading draw_entrants", rc, NULL);
+	if (j->nv != j->n || entrants_digest(j, digest) != 0 ||
+		memcmp(digest, j->digest, DRAW_DIGEST_LEN) != 0) {
+		snprintf(j->bg.err, sizeof(j->bg.err),
+			"draw_entrants in PostgreSQL (%zu rows) do not match events.draw_digest and "
+			"the %" PRIu64 " frozen entrants",
+			j->nv, j->n);
+		return bg_fail(j, "checking draw_entrants", -EPROTO, NULL);
+	}
+	if ((j->bg.by_user = ranks_by_user(j)) == NULL)
+		return bg_fail(j, "allocating the ranks", -ENOMEM, NULL);
+	return 0;
+}
+
+static void *
+bg_main(void *arg)
+{
+	struct dr_job *j = arg;
+
+	j->bg.rc = j->bg.kind == DR_BG_ORDER ? bg_order(j)
+		   : j->bg.kind == DR_BG_WRITE ? bg_write(j)
+					       : bg_load(j);
+	atomic_store(&j->bg.done, true);
+	return NULL;
+}
+
+/* Starts the job's thread for kind. 0, or -errno (no thread). */
+static int
+bg_start(struct draw_runner *r, struct dr_job *j, int kind)
+{
+	int rc;
+
+	free(j->bg.by_user);
+	memset(&j->bg, 0, sizeof(j->bg));
+	j->bg.kind = kind;
+	j->bg.conninfo = r->conninfo;
+	atomic_init(&j->bg.done, false);
+	if ((rc = pthread_create(&j->bg.th, NULL, bg_main, j)) != 0) {
+		j->bg.kind = DR_BG_NONE;
+		return -rc;
+	}
+	return 0;
+}
+
+/*
+ * Whether the job's thread is over (joined then: its rc, err and by_user stay in j->bg for the
+ * caller). While it runs, the job is looked at again DR_BG_POLL_MS later.
+ */
+static bool
+bg_over(struct dr_job *j, uint64_t now_ms)
+{
+	if (j->bg.kind == DR_BG_NONE)
+		return true;
+	if (!atomic_load(&j->bg.done)) {
+		j->retry_ms = now_ms + DR_BG_POLL_MS;
+		return false;
+	}
+	pthread_join(j->bg.th, NULL);
+	j->bg.kind = DR_BG_NONE;
+	return true;
+}
+
 /* DR_FREEZE: the draw key after the freeze says where to go on. */
 static void
 step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
@@ -287,12 +482,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			return job_fail(r, j, now_ms, "comparing PostgreSQL's entrants with Redis's",
 				EPROTO, "their counts differ");
 		memcpy(j->digest, digest, sizeof(digest));
-		if ((rc = pg_draw_load_begin(r->pg, j->event, err, sizeof(err))) != 0)
-			return job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
-		j->cap = d.n ? d.n : 1;
-		j->v = malloc(j->cap * sizeof(*j->v));
-		if (j->v == NULL)
-			return job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
+		j->at = 0;
 		job_phase(j, DR_LOAD);
 		LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants, %" PRIu64
 			   " decided; reading the order from PostgreSQL",
@@ -307,70 +497,40 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants frozen", j->event, d.n);
 }
 
-/* DR_SCAN: the entrants from Redis; then their digest. Returns whether it is over. */
+/* DR_SCAN: the entrants from Redis; then the order is made off the loop. Returns whether it is
+ * over. */
 static bool
 step_scan(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	int rc = store_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
 		&j->cap);
 
+	(void)e;
 	if (rc != 0) {
 		job_fail(r, j, now_ms, "reading the entrants", rc, NULL);
 		return true;
 	}
 	if (j->scan_cursor != 0)
 		return false;
-	/* HSCAN may return an entrant twice: sorted by user, repeats dropped. */
-	qsort(j->v, j->nv, sizeof(*j->v), cmp_entrant_user);
-	size_t k = 0;
-
-	for (size_t i = 0; i < j->nv; i++)
-		if (k == 0 || j->v[k - 1].user != j->v[i].user)
-			j->v[k++] = j->v[i];
-	j->nv = k;
-	if (j->nv != j->n) {
-		job_fail(r, j, now_ms, "reading the entrants", EPROTO,
-			"their number differs from the freeze's");
-		return true;
-	}
-	if ((rc = entrants_digest(j, j->digest)) != 0) {
-		job_fail(r, j, now_ms, "the entrants' digest", rc, NULL);
-		return true;
-	}
-	(void)e;
-	j->keyed = malloc((j->nv ? j->nv : 1) * sizeof(*j->keyed));
-	if (j->keyed == NULL) {
-		job_fail(r, j, now_ms, "allocating the order", ENOMEM, NULL);
-		return true;
-	}
-	j->at = 0;
+	/* The sorts, the digest and the rank keys of every entrant: a thread's work (about a
+	 * second at 10^6), not the loop's. */
 	job_phase(j, DR_KEYS);
+	if ((rc = bg_start(r, j, DR_BG_ORDER)) != 0) {
+		job_fail(r, j, now_ms, "starting the ordering thread", rc, NULL);
+		return true;
+	}
 	return true;
 }
 
-/* DR_KEYS: rank keys in chunks, then the sort into j->v. */
+/* DR_KEYS: waits for the order (the job's thread). */
 static void
 step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 {
-	size_t end = j->at + DR_KEY_CHUNK < j->nv ? j->at + DR_KEY_CHUNK : j->nv;
-
-	(void)r;
-	(void)now_ms;
-	for (size_t i = j->at; i < end; i++)
-		j->keyed[i] = (struct dr_keyed){
-			.key = draw_rank_key(j->seed, j->event, j->digest, j->v[i].user),
-			.user = j->v[i].user,
-			.rid = j->v[i].reservation_id,
-		};
-	j->at = end;
-	if (j->at < j->nv)
+	if (!bg_over(j, now_ms))
 		return;
-	qsort(j->keyed, j->nv, sizeof(*j->keyed), cmp_keyed);
-	for (size_t i = 0; i < j->nv; i++)
-		j->v[i] = (struct store_entrant){.user = j->keyed[i].user,
-			.reservation_id = j->keyed[i].rid};
-	free(j->keyed);
-	j->keyed = NULL;
+	if (j->bg.rc != 0)
+		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
+			j->bg.err[0] != '\0' ? j->bg.err : NULL);
 	j->at = 0;
 	job_phase(j, DR_WRITE);
 }
@@ -386,14 +546,13 @@ order_ready(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			rc == -EEXIST ? "Redis holds another digest: the entrants changed" : NULL);
 		return rc;
 	}
-	j->by_user = malloc((j->nv ? j->nv : 1) * sizeof(*j->by_user));
+	/* The ranks for queries, made by the job's thread with the order. */
+	j->by_user = j->bg.by_user;
+	j->bg.by_user = NULL;
 	if (j->by_user == NULL) {
 		job_fail(r, j, now_ms, "allocating the ranks", ENOMEM, NULL);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < j->nv; i++)
-		j->by_user[i] = (struct dr_rank){.user = j->v[i].user, .rank = (uint32_t)(i + 1)};
-	qsort(j->by_user, j->nv, sizeof(*j->by_user), cmp_rank_user);
 	e->draw.has_digest = true;
 	memcpy(e->draw.digest, j->digest, DRAW_DIGEST_LEN);
 	e->draw.entrants = j->n;
@@ -406,63 +565,39 @@ order_ready(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	return 0;
 }
 
-/* DR_WRITE: draw_entrants in PostgreSQL, in COPY chunks; or the digest found there compared. */
+/* DR_WRITE: draw_entrants in PostgreSQL (the job's thread, one transaction); or the digest
+ * found there compared. */
 static bool
 step_write(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	char err[256] = "";
 	int rc;
 
 	if (j->at == 0) {
-		uint8_t have[DRAW_DIGEST_LEN];
-		uint64_t have_n = 0;
-
-		rc = pg_draw_write_begin(r->pg, j->event, have, &have_n, err, sizeof(err));
-		if (rc == -EEXIST) {
-			/* Another control plane wrote it meanwhile: the same entrants, the same
-			 * order, or something is badly wrong. */
-			if (have_n != j->n || memcmp(have, j->digest, DRAW_DIGEST_LEN) != 0) {
-				LOG_RL(LOG_LEVEL_ERR, 10000,
-					"draw of event %" PRIu32 ": PostgreSQL holds another "
-					"entrants' digest than Redis's entrants give: not drawn",
-					j->event);
-				job_fail(r, j, now_ms, "comparing digests", EPROTO, NULL);
-				return true;
-			}
-			order_ready(r, j, e, now_ms);
+		if ((rc = bg_start(r, j, DR_BG_WRITE)) != 0) {
+			job_fail(r, j, now_ms, "starting the writing thread", rc, NULL);
 			return true;
 		}
-		if (rc != 0) {
-			job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
-			return true;
-		}
-	}
-	/* j->at: 1 + the rows sent (0: not begun). */
-	size_t from = j->at - 1 + (j->at == 0);
-	size_t end = from + DR_PG_CHUNK < j->nv ? from + DR_PG_CHUNK : j->nv, sent = 0;
-
-	if (j->at == 0)
 		j->at = 1;
-	if (from < j->nv) {
-		rc = pg_draw_write_rows(r->pg, j->event, j->v, from, end, &sent, err, sizeof(err));
-		if (rc != 0) {
-			job_fail(r, j, now_ms, "writing draw_entrants", rc, err);
+	}
+	if (!bg_over(j, now_ms))
+		return false;
+	rc = j->bg.rc;
+	if (rc == -EEXIST) {
+		/* Another control plane wrote it meanwhile: the same entrants, the same order, or
+		 * something is badly wrong. */
+		if (j->bg.have_n != j->n || memcmp(j->bg.have, j->digest, DRAW_DIGEST_LEN) != 0) {
+			LOG_RL(LOG_LEVEL_ERR, 10000,
+				"draw of event %" PRIu32 ": PostgreSQL holds another entrants' digest "
+				"than Redis's entrants give: not drawn",
+				j->event);
+			job_fail(r, j, now_ms, "comparing digests", EPROTO, NULL);
 			return true;
 		}
-		j->at += sent;
-		if (from + sent < j->nv) {
-			if (sent == 0) /* PostgreSQL is busy with what it has: a moment later */
-				j->retry_ms = now_ms + 2;
-			return false;
-		}
-	}
-	rc = pg_draw_write_end(r->pg, j->event, j->digest, j->n, err, sizeof(err));
-	if (rc == -EAGAIN) {
-		j->retry_ms = now_ms + 2;
-		return false;
+		order_ready(r, j, e, now_ms);
+		return true;
 	}
 	if (rc != 0) {
-		job_fail(r, j, now_ms, "committing draw_entrants", rc, err);
+		job_fail(r, j, now_ms, j->bg.what, rc, j->bg.err[0] != '\0' ? j->bg.err : NULL);
 		return true;
 	}
 	e->ev.has_digest = true;
@@ -474,40 +609,27 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, ui
 	return true;
 }
 
-/* DR_LOAD: the order back from PostgreSQL, checked against its digest. */
+/* DR_LOAD: the order back from PostgreSQL, checked against its digest (the job's thread). */
 static bool
 step_load(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	char err[256] = "";
-	bool end = false;
-	uint8_t digest[DRAW_DIGEST_LEN];
-	unsigned max = DR_PG_CHUNK;
 	int rc;
 
-	if (j->nv + max > j->cap) {
-		/* More rows than the freeze's count: read one past it to notice. */
-		struct store_entrant *nv = realloc(j->v, (j->nv + max) * sizeof(*nv));
-
-		if (nv == NULL) {
-			job_fail(r, j, now_ms, "allocating the entrants", ENOMEM, NULL);
+	if (j->at == 0) {
+		if ((rc = bg_start(r, j, DR_BG_LOAD)) != 0) {
+			job_fail(r, j, now_ms, "starting the loading thread", rc, NULL);
 			return true;
 		}
-		j->v = nv;
-		j->cap = j->nv + max;
+		j->at = 1;
 	}
-	if ((rc = pg_draw_load_step(r->pg, j->v, &j->nv, max, &end, err, sizeof(err))) != 0) {
-		job_fail(r, j, now_ms, "reading draw_entrants", rc, err);
-		return true;
-	}
-	if (!end)
+	if (!bg_over(j, now_ms))
 		return false;
-	if (j->nv != j->n || entrants_digest(j, digest) != 0 ||
-		memcmp(digest, j->digest, DRAW_DIGEST_LEN) != 0) {
-		LOG_RL(LOG_LEVEL_ERR, 10000,
-			"draw of event %" PRIu32 ": draw_entrants in PostgreSQL (%zu rows) do not "
-			"match events.draw_digest and the %" PRIu64 " frozen entrants",
-			j->event, j->nv, j->n);
-		job_fail(r, j, now_ms, "checking draw_entrants", EPROTO, NULL);
+	if (j->bg.rc != 0) {
+		if (j->bg.rc == -EPROTO)
+			LOG_RL(LOG_LEVEL_ERR, 10000, "draw of event %" PRIu32 ": %s", j->event,
+				j->bg.err);
+		job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
+			j->bg.err[0] != '\0' ? j->bg.err : NULL);
 		return true;
 	}
 	order_ready(r, j, e, now_ms);
@@ -712,16 +834,22 @@ job_of(struct draw_runner *r, uint32_t event)
 		if (r->jobs[i].event == event)
 			return &r->jobs[i];
 	if (r->n_jobs == CP_STATE_EVENTS_MAX) {
-		/* An event no longer loaded, whose job is over, makes room. */
-		for (unsigned i = 0; i < r->n_jobs; i++) {
+		/* An event no longer loaded, whose job is over, makes room: its slot, in place
+		 * (another job's thread holds a pointer to its own). */
+		struct dr_job *j = NULL;
+
+		for (unsigned i = 0; i < r->n_jobs && j == NULL; i++)
 			if (r->jobs[i].phase == DR_DONE &&
-				cp_state_event(r->st, r->jobs[i].event) == NULL) {
-				r->jobs[i] = r->jobs[--r->n_jobs];
-				break;
-			}
-		}
-		if (r->n_jobs == CP_STATE_EVENTS_MAX)
+				cp_state_event(r->st, r->jobs[i].event) == NULL)
+				j = &r->jobs[i];
+		if (j == NULL)
 			return NULL;
+		job_clear(j);
+		memset(j, 0, sizeof(*j));
+		j->event = event;
+		j->phase = DR_FREEZE;
+		j->phase_ms = now_mono_ms();
+		return j;
 	}
 	struct dr_job *j = &r->jobs[r->n_jobs++];
 
@@ -759,7 +887,7 @@ job_step(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint
 		return j->retry_ms <= now_ms;
 	case DR_KEYS:
 		step_keys(r, j, now_ms);
-		return true;
+		return j->retry_ms <= now_ms;
 	case DR_WRITE:
 		step_write(r, j, e, now_ms);
 		return j->retry_ms <= now_ms;

@@ -24,6 +24,8 @@
 #include "controlplane/cp_sampler.h"
 #include "controlplane/cp_cron.h"
 #include "controlplane/cp_ctx.h"
+#include "controlplane/cp_slow.h"
+#include "controlplane/admin_exec.h"
 
 #define PROG "flashgate-controlplane"
 
@@ -166,11 +168,46 @@ drain_pull(struct cp_ctx *c)
 	}
 }
 
-/* The admin connections' executor: one request line, answered into out. */
+/* How long the loop waits for a command on the slow-job thread before it goes on deciding. */
+#define CP_SLOW_WAIT_US 4000
+
+/*
+ * The admin connections' executor: one request line, answered into out; or, for a command that
+ * waits on PostgreSQL, handed to the slow-job thread (answered later, cp_slow_serve()).
+ */
 static int
 exec_admin(void *arg, const char *line, char *out, size_t cap)
 {
-	return admin_server_execute(arg, line, out, cap);
+	struct cp_ctx *c = arg;
+
+	if (c->slow != NULL && admin_server_off_loop(line)) {
+		if (cp_slow_submit(c->slow, admin_conns_ticket(c->admin), line) == 0) {
+			/* Most commands take a few ms: answered in this turn, the loop held no
+			 * longer than CP_SLOW_WAIT_US. */
+			cp_slow_wait(c->slow, CP_SLOW_WAIT_US);
+			return ADMIN_CONNS_PENDING;
+		}
+		return admin_exec_error(out, cap,
+			"busy: %u admin commands wait for PostgreSQL already; try again",
+			CP_SLOW_QUEUE);
+	}
+	return admin_server_execute(c, line, out, cap);
+}
+
+/* A slow-job answer goes to its admin connection. */
+static void
+slow_done(void *arg, uint64_t ticket, char *out, int n)
+{
+	struct cp_ctx *c = arg;
+
+	admin_conns_complete(c->admin, ticket, out, n, now_mono_ms());
+}
+
+/* The slow-job thread's executor. */
+static int
+exec_slow(struct cp_ctx *c, const char *line, char *out, size_t cap)
+{
+	return admin_server_execute(c, line, out, cap);
 }
 
 /*
@@ -283,6 +320,14 @@ render_metrics(void *arg, struct metrics_text *t)
 		ic.refused_reservations);
 	metrics_counter(t, "flashgate_cp_dp_id_conflicts_total",
 		"Times a second live data plane showed up with a dp id in use.", NULL, ic.conflicts);
+	metrics_counter(t, "flashgate_cp_loop_turns_total",
+		"Turns of the control plane's loop (each: what its sockets had, a round of "
+		"decisions, timers).",
+		NULL, c->turns.turns);
+	metrics_gauge_int(t, "flashgate_cp_loop_longest_turn_us",
+		"The longest turn of the loop since the start (us): decisions wait that long at "
+		"most, beside the batch wait.",
+		NULL, (int64_t)c->turns.max_us);
 	dp_stats_metrics(c->dps, t, now_wall_ms());
 	cp_pow_metrics(c->pow, t);
 	if (c->draws != NULL)
@@ -382,6 +427,12 @@ main(int argc, char **argv)
 		LOG_ERR("%s", admin_fd >= 0 ? "out of memory" : err);
 		goto out;
 	}
+	/* Last: its context is a copy of the loop's. */
+	c.slow = cp_slow_create(&c, cfg.store.pg_conninfo, &rsc, exec_slow, err, sizeof(err));
+	if (c.slow == NULL) {
+		LOG_ERR("%s", err);
+		goto out;
+	}
 	char maddr[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &cfg.metrics_address, maddr, sizeof(maddr));
@@ -426,15 +477,18 @@ main(int argc, char **argv)
 
 			timeout = admin_ms < timeout ? admin_ms : timeout;
 		}
-		zmq_pollitem_t items[1 + ADMIN_CONNS_POLLITEMS] = {
+		zmq_pollitem_t items[2 + ADMIN_CONNS_POLLITEMS] = {
 			{.socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN},
+			{.fd = cp_slow_fd(c.slow), .events = ZMQ_POLLIN},
 		};
-		unsigned n = 1 + admin_conns_pollitems(c.admin, items + 1, ADMIN_CONNS_POLLITEMS);
+		unsigned n = 2 + admin_conns_pollitems(c.admin, items + 2, ADMIN_CONNS_POLLITEMS);
 
 		if (zmq_poll(items, (int)n, timeout) < 0 && zmq_errno() != EINTR) {
 			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));
 			break;
 		}
+		uint64_t turn_us = now_mono_us();
+
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
 		wake = cp_cron(&c, now_wall_ms());
@@ -443,8 +497,12 @@ main(int argc, char **argv)
 		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN) > 0 &&
 			decider_queries_waiting(c.dec) > 0)
 			wake = now_wall_ms(); /* none answered: Redis is away, wait as usual */
-		admin_conns_serve(c.admin, items + 1, n - 1, now_mono_ms());
+		/* The slow-job thread's calls on the loop and its answers: each turn, between
+		 * two rounds. */
+		cp_slow_serve(c.slow, slow_done, &c);
+		admin_conns_serve(c.admin, items + 2, n - 2, now_mono_ms());
 		sdnotify_watchdog(now_mono_ms());
+		cp_turns_note(&c.turns, now_mono_us() - turn_us, now_mono_ms());
 	}
 	LOG_NOTICE("stopping");
 	sdnotify_stopping("deciding what was received");
@@ -455,7 +513,11 @@ main(int argc, char **argv)
 out:
 	zlink_keys_wipe(&keys);
 	cp_sampler_stop(sampler);
-	/* First the metrics thread, which reads the admin counters. */
+	/* The slow-job thread first: it may call on the loop's state. A command still waiting
+	 * on a locked table is not waited for long. */
+	cp_slow_destroy(c.slow, 2000);
+	c.slow = NULL;
+	/* Then the metrics thread, which reads the admin counters. */
 	metrics_stop(c.metrics);
 	c.metrics = NULL;
 	admin_conns_destroy(c.admin);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 #include "common/draw.h"
 #include "common/hex.h"
 #include "pg/pg_row.h"
+
+/* Rows per FETCH of pg_draw_load_all(). */
+#define DRAW_LOAD_CHUNK 50000
 
 struct pg_draw {
 	struct pg_conn *c;
@@ -180,54 +184,9 @@ pg_draw_write_begin(struct pg_draw *dp, uint32_t event, uint8_t have_digest[32],
 		goto fail;
 	}
 	PQclear(res);
-	/* The rows go out without blocking: see pg_draw_write_rows(). */
-	PQsetnonblocking(pg_conn_libpq(dp->c), 1);
 	dp->copy_ended = false;
 	return 0;
 fail:
-	pg_draw_abort(dp);
-	return -EIO;
-}
-
-int
-pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t from,
-	size_t to, size_t *sent, char *err, size_t errlen)
-{
-	PGconn *conn = pg_conn_libpq(dp->c);
-	char buf[32768];
-
-	*sent = 0;
-	/* Never more than libpq can send now: what PostgreSQL has not taken waits for the next
-	 * step instead of holding up the control plane's loop. */
-	while (from + *sent < to) {
-		int f = PQflush(conn);
-
-		if (f < 0)
-			goto fail;
-		if (f == 1)
-			return 0; /* the socket is full: later */
-		size_t len = 0, i = from + *sent, k = 0;
-
-		for (; i + k < to && sizeof(buf) - len >= 128; k++) {
-			const struct store_entrant *e = &v[i + k];
-
-			/* A reservation id is the column's signed bigint with the same 64 bits. */
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-				"%" PRIu32 "\t%" PRIu64 "\t%" PRId64 "\t%zu\n", event, e->user,
-				(int64_t)e->reservation_id, i + k + 1);
-		}
-		int rc = PQputCopyData(conn, buf, (int)len);
-
-		if (rc < 0)
-			goto fail;
-		if (rc == 0)
-			return 0; /* not queued: the same rows again later */
-		*sent += k;
-	}
-	if (PQflush(conn) >= 0)
-		return 0;
-fail:
-	pg_draw_fail(dp, NULL, "COPY", err, errlen);
 	pg_draw_abort(dp);
 	return -EIO;
 }
@@ -350,4 +309,83 @@ pg_draw_done(struct pg_draw *dp, uint32_t event, char *err, size_t errlen)
 		       1, vals, err, errlen) == 0
 		       ? 0
 		       : -EIO;
+}
+
+int
+pg_draw_write_all(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t n,
+	const uint8_t digest[32], uint8_t have_digest[32], uint64_t *have_n, char *err,
+	size_t errlen)
+{
+	/* Rows go out in large pieces, blocking: this runs off the control plane's loop. */
+	enum { BUF = 1 << 20 };
+	char *buf = malloc(BUF);
+	PGconn *conn;
+	int rc;
+
+	if (buf == NULL) {
+		snprintf(err, errlen, "out of memory for the COPY");
+		return -ENOMEM;
+	}
+	rc = pg_draw_write_begin(dp, event, have_digest, have_n, err, errlen);
+	if (rc != 0)
+		goto out;
+	conn = pg_conn_libpq(dp->c);
+	for (size_t i = 0; i < n;) {
+		size_t len = 0;
+
+		for (; i < n && BUF - len >= 128; i++)
+			/* A reservation id is the column's signed bigint with the same 64 bits. */
+			len += (size_t)snprintf(buf + len, BUF - len,
+				"%" PRIu32 "\t%" PRIu64 "\t%" PRId64 "\t%zu\n", event, v[i].user,
+				(int64_t)v[i].reservation_id, i + 1);
+		if (PQputCopyData(conn, buf, (int)len) != 1) {
+			rc = pg_draw_fail(dp, NULL, "COPY", err, errlen);
+			pg_draw_abort(dp);
+			goto out;
+		}
+	}
+	/* PostgreSQL's answer comes once it has taken every row (its indexes): waited for. */
+	while ((rc = pg_draw_write_end(dp, event, digest, n, err, errlen)) == -EAGAIN) {
+		struct pollfd p = {.fd = PQsocket(conn), .events = POLLIN};
+
+		(void)poll(&p, 1, 1000);
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+int
+pg_draw_load_all(struct pg_draw *dp, uint32_t event, size_t expect, struct store_entrant **v,
+	size_t *n, char *err, size_t errlen)
+{
+	size_t cap = expect + DRAW_LOAD_CHUNK;
+	bool end = false;
+	int rc;
+
+	*n = 0;
+	*v = malloc(cap * sizeof(**v));
+	if (*v == NULL) {
+		snprintf(err, errlen, "out of memory for %zu entrants", expect);
+		return -ENOMEM;
+	}
+	if ((rc = pg_draw_load_begin(dp, event, err, errlen)) != 0)
+		return rc;
+	while (!end) {
+		if (*n + DRAW_LOAD_CHUNK > cap) {
+			/* More rows than expected: read on to count them. */
+			struct store_entrant *nv = realloc(*v, (cap *= 2) * sizeof(*nv));
+
+			if (nv == NULL) {
+				pg_draw_abort(dp);
+				snprintf(err, errlen, "out of memory for the entrants");
+				return -ENOMEM;
+			}
+			*v = nv;
+		}
+		rc = pg_draw_load_step(dp, *v, n, DRAW_LOAD_CHUNK, &end, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }

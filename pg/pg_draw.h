@@ -3,9 +3,9 @@
 #define FG_PG_PG_DRAW_H
 /*
  * The draw's writes and reads in PostgreSQL (sql/010_fair_start.sql: draw_entrants and the
- * events' draw columns), on a connection of its own (struct pg_draw), so that a long COPY of a
- * large draw can be sent in steps while the control plane's main connection serves admin commands.
- * Slow path only (controlplane/draw_runner.h).
+ * events' draw columns), on connections of their own (struct pg_draw): the draw runner's, and
+ * one per thread that writes or reads a whole draw off the control plane's loop
+ * (pg_draw_write_all(), pg_draw_load_all()). Slow path only (controlplane/draw_runner.h).
  *
  * Writing the entrants is one transaction: the event's row is locked (SELECT ... FOR UPDATE),
  * so that of two control planes drawing at once one writes and the other finds the digest and
@@ -59,20 +59,12 @@ int pg_draw_get(struct pg_draw *dp, uint32_t event, bool *has_digest, uint8_t di
  * Begins writing event's n entrants with digest: locks the event's row; when the event has a
  * digest already (another control plane, or this one before a restart, wrote the draw), ends
  * the transaction and returns -EEXIST with the digest and count it holds (compare them);
- * otherwise starts a COPY into draw_entrants and returns 0 (send the rows with
- * pg_draw_write_rows(), then pg_draw_write_end()). -EIO with err on a database error
+ * otherwise starts a COPY into draw_entrants and returns 0 (the rows, then pg_draw_write_end():
+ * pg_draw_write_all() does it all). -EIO with err on a database error
  * (nothing written).
  */
 int pg_draw_write_begin(struct pg_draw *dp, uint32_t event, uint8_t have_digest[32],
 	uint64_t *have_n, char *err, size_t errlen);
-
-/*
- * Sends the entrants v[from..to) (rank = index + 1) of the COPY, as many as the connection
- * takes without blocking: *sent says how many (call again from from + *sent). Returns 0, or
- * -EIO with err (rolled back).
- */
-int pg_draw_write_rows(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t from,
-	size_t to, size_t *sent, char *err, size_t errlen);
 
 /*
  * Ends the COPY, then (once PostgreSQL has taken every row: -EAGAIN until then, call again)
@@ -98,6 +90,24 @@ int pg_draw_load_begin(struct pg_draw *dp, uint32_t event, char *err, size_t err
  */
 int pg_draw_load_step(struct pg_draw *dp, struct store_entrant *v, size_t *n, unsigned max, bool *end,
 	char *err, size_t errlen);
+
+/*
+ * The whole write, blocking (for a thread off the control plane's loop): pg_draw_write_begin()
+ * (-EEXIST with have_digest and *have_n as it says), the n entrants v in rank order sent in
+ * large pieces, pg_draw_write_end() waiting for PostgreSQL. One transaction: all or nothing.
+ * Returns 0, -EEXIST, -ENOMEM or -EIO with err.
+ */
+int pg_draw_write_all(struct pg_draw *dp, uint32_t event, const struct store_entrant *v, size_t n,
+	const uint8_t digest[32], uint8_t have_digest[32], uint64_t *have_n, char *err,
+	size_t errlen);
+
+/*
+ * The whole read of event's draw_entrants in rank order, blocking (for a thread off the loop):
+ * into a malloc'd *v (free it, also on failure) of *n (expect: the count to size it for; more
+ * are read all the same). Returns 0, -ENOMEM or -EIO with err.
+ */
+int pg_draw_load_all(struct pg_draw *dp, uint32_t event, size_t expect, struct store_entrant **v,
+	size_t *n, char *err, size_t errlen);
 
 /* Sets events.draw_done_at (once: a second call keeps the first time). 0 or -EIO with err. */
 int pg_draw_done(struct pg_draw *dp, uint32_t event, char *err, size_t errlen);

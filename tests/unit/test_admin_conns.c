@@ -26,12 +26,21 @@
 #define BIG (240 * 1024)
 
 static unsigned executed;
+static struct admin_conns *pending_t; /* "later": answered by admin_conns_complete() */
+static uint64_t pending_ticket;
+static bool pending_held;
 
 static int
 exec_echo(void *arg, const char *line, char *out, size_t cap)
 {
 	(void)arg;
 	executed++;
+	if (strcmp(line, "later") == 0) {
+		/* Handed elsewhere (the slow-job thread): answered by ticket. */
+		pending_ticket = admin_conns_ticket(pending_t);
+		pending_held = true;
+		return ADMIN_CONNS_PENDING;
+	}
 	if (strcmp(line, "big") == 0) {
 		memset(out, 'x', BIG);
 		out[BIG - 1] = '\n';
@@ -121,6 +130,8 @@ main(void)
 		return 1;
 	}
 	uint64_t now = 1000000;
+
+	pending_t = t;
 
 	/* The slow ones first: they hold their connections all along. */
 	int never = client(), trickle = client();
@@ -216,6 +227,31 @@ main(void)
 	tap_ok(closed_by_server(never), "at the deadline the client that never read is closed");
 	tap_ok(closed_by_server(trickle), "at the deadline the client that never ended its line is "
 					  "closed");
+	/* A request answered later (ADMIN_CONNS_PENDING): no answer, no deadline, until
+	 * admin_conns_complete(); a stale ticket is ignored. */
+	int later = client();
+
+	now += 5000;
+	round_at(t, now); /* accepted: its deadline 5000 ms from now */
+	tap_ok(write(later, "later\n", 6) == 6 && !answer_of(t, later, now + 6000, buf, 8) &&
+		       pending_held && buf[0] == '\0',
+		"a request handed elsewhere gets no answer meanwhile");
+	tap_ok(!closed_by_server(later), "... and is not closed at its deadline (it waits for the "
+					 "command, not for the client)");
+	admin_conns_complete(t, pending_ticket ^ (1ull << 32), strdup("{\"ok\":false}\n"), 13,
+		now);
+	round_at(t, now);
+	fcntl(later, F_SETFL, O_NONBLOCK);
+	tap_ok(read(later, buf, sizeof(buf)) < 0, "an answer with another connection's ticket is "
+						  "dropped");
+	char *ans = strdup("{\"ok\":true,\"late\":1}\n");
+
+	admin_conns_complete(t, pending_ticket, ans, (int)strlen(ans), now);
+	tap_ok(answer_of(t, later, now, buf, sizeof(buf)) && strstr(buf, "late") != NULL,
+		"admin_conns_complete() with its ticket answers it (%s)", buf);
+	close(later);
+	round_at(t, now);
+
 	admin_conns_get_counters(t, &cnt);
 	tap_ok(cnt.timed_out == 2, "timed_out 2 (got %" PRIu64 ")", cnt.timed_out);
 	tap_ok(cnt.too_long == 1, "too_long 1 (got %" PRIu64 ")", cnt.too_long);
