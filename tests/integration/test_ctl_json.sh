@@ -403,6 +403,9 @@ rc, a, raw = ctl("report", "1", "--out", rdir)
 fgtest.ok(rc == 0 and raw.strip() == rdir + "/index.html" and os.path.exists(rdir + "/index.html"),
     "report (PostgreSQL, no JSON): the page's path", raw)
 shutil.rmtree(rdir)
+rc, a, raw = ctl("top", "--count", "1")
+fgtest.ok(rc == 0 and raw.startswith("flashgate top") and "decisions/s" in raw,
+    "top --count 1 (plain lines, no JSON): one frame", raw)
 
 missing = sorted(listed - ran)
 fgtest.ok(len(listed) >= 19 and not missing,
