@@ -25,9 +25,23 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
+# Each answer its own colour, far from the others' (issue 19 saw 202 and 401 both blue, 401
+# falling to matplotlib's default first colour); statuses not named here take the next of SPARE
+# no other line uses, never the default cycle.
 COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
           "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#212529",
           "400": "#e64980", "404": "#0b7285"}
+SPARE = ["#74b816", "#99e9f2", "#ffa8a8", "#5f3dc4", "#d9480f"]
+
+
+def color_of(status, taken):
+    """The colour of status: its own, else the first spare colour no other line uses."""
+    if status in COLORS:
+        return COLORS[status]
+    for c in SPARE:
+        if c not in taken:
+            return c
+    return SPARE[sum(map(ord, status)) % len(SPARE)]
 
 
 def rates(samples, key):
@@ -67,6 +81,18 @@ def plot(path, heading, ylabel, series, colors=None):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def plot_requests(path, samples):
+    """Answers a second by HTTP status, each status its own colour (color_of)."""
+    t_ans, ans = rates(samples, "answers")
+    series = {k: (t_ans, v) for k, v in sorted(ans.items()) if any(v)}
+    taken = {COLORS[s] for s in series if s in COLORS}
+    colors = {}
+    for s in series:
+        colors[s] = color_of(s, taken)
+        taken.add(colors[s])
+    plot(path, "Requests by answer (all data planes, per s)", "answers/s", series, colors)
 
 
 def query(cur, sql, *args):
@@ -142,9 +168,7 @@ def main():
     conn.close()
 
     os.makedirs(a.out, exist_ok=True)
-    t_ans, ans = rates(samples, "answers")
-    plot(os.path.join(a.out, "requests.png"), "Requests by answer (all data planes, per s)",
-         "answers/s", {k: (t_ans, v) for k, v in sorted(ans.items()) if any(v)}, COLORS)
+    plot_requests(os.path.join(a.out, "requests.png"), samples)
     t_dec, dec = rates(samples, "decisions")
     plot(os.path.join(a.out, "decisions.png"), "Decisions by verdict (the control plane, per s)",
          "decisions/s", {k: (t_dec, v) for k, v in sorted(dec.items())
