@@ -14,6 +14,7 @@ fails (the report is written all the same), 2 on a usage or database error.
 """
 
 import argparse
+import datetime
 import html
 import os
 import sys
@@ -25,9 +26,23 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
+# Each answer its own colour, far from the others' (issue 19 saw 202 and 401 both blue, 401
+# falling to matplotlib's default first colour); statuses not named here take the next of SPARE
+# no other line uses, never the default cycle.
 COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
           "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#212529",
           "400": "#e64980", "404": "#0b7285"}
+SPARE = ["#74b816", "#99e9f2", "#ffa8a8", "#5f3dc4", "#d9480f"]
+
+
+def color_of(status, taken):
+    """The colour of status: its own, else the first spare colour no other line uses."""
+    if status in COLORS:
+        return COLORS[status]
+    for c in SPARE:
+        if c not in taken:
+            return c
+    return SPARE[sum(map(ord, status)) % len(SPARE)]
 
 
 def rates(samples, key):
@@ -50,11 +65,14 @@ def rates(samples, key):
     return times, out
 
 
-def plot(path, heading, ylabel, series, colors=None):
-    """One line plot of series {label: (xs, ys)}; the PNG written."""
+def plot(path, heading, ylabel, series, colors=None, bars=False):
+    """One line plot of series {label: (xs, ys)} (bars: one bar a second); the PNG written."""
     fig, ax = plt.subplots(figsize=(9, 3.4))
     for label, (xs, ys) in series.items():
-        if xs:
+        if xs and bars:
+            ax.bar(xs, ys, width=0.8 / 86400, align="edge", label=label,
+                   color=(colors or {}).get(label, "#2b8a3e"))
+        elif xs:
             ax.plot(xs, ys, label=label, color=(colors or {}).get(label), linewidth=1.4)
     ax.set_title(heading)
     ax.set_ylabel(ylabel)
@@ -62,11 +80,32 @@ def plot(path, heading, ylabel, series, colors=None):
         ax.legend(fontsize=8, loc="upper right")
     else:
         ax.text(0.5, 0.5, "no samples", transform=ax.transAxes, ha="center")
+        ax.set_xticks([])
+        ax.set_yticks([])
     ax.grid(alpha=0.3)
     fig.autofmt_xdate()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def plot_requests(path, samples):
+    """Answers a second by HTTP status, each status its own colour (color_of)."""
+    t_ans, ans = rates(samples, "answers")
+    series = {k: (t_ans, v) for k, v in sorted(ans.items()) if any(v)}
+    taken = {COLORS[s] for s in series if s in COLORS}
+    colors = {}
+    for s in series:
+        colors[s] = color_of(s, taken)
+        taken.add(colors[s])
+    plot(path, "Requests by answer (all data planes, per s)", "answers/s", series, colors)
+
+
+def when(t):
+    """A time as a reader reads it: to the second, in UTC ("2026-12-01 10:00:07Z")."""
+    if not isinstance(t, datetime.datetime):
+        return "-" if t is None else str(t)
+    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def query(cur, sql, *args):
@@ -142,30 +181,28 @@ def main():
     conn.close()
 
     os.makedirs(a.out, exist_ok=True)
-    t_ans, ans = rates(samples, "answers")
-    plot(os.path.join(a.out, "requests.png"), "Requests by answer (all data planes, per s)",
-         "answers/s", {k: (t_ans, v) for k, v in sorted(ans.items()) if any(v)}, COLORS)
+    plot_requests(os.path.join(a.out, "requests.png"), samples)
     t_dec, dec = rates(samples, "decisions")
     plot(os.path.join(a.out, "decisions.png"), "Decisions by verdict (the control plane, per s)",
          "decisions/s", {k: (t_dec, v) for k, v in sorted(dec.items())
                          if k != "received" and any(v)})
     ts = [s["at"] for s in samples]
     plot(os.path.join(a.out, "stock.png"), "Items left and orders", "items",
-         {"items left (not ordered)": (ts, [s["left"] or 0 for s in samples]),
+         {"items left (not ordered)": (ts, [s["left"] for s in samples]),
           "orders": (ts, [s["orders"] for s in samples]),
           "paid": (ts, [s["paid"] for s in samples]),
           "expired": (ts, [s["expired"] for s in samples]),
           "cancelled": (ts, [s["cancelled"] for s in samples])})
     plot(os.path.join(a.out, "orders.png"), "Orders written per second (PostgreSQL)", "orders/s",
-         {"orders": ([r[0] for r in per_s], [r[1] for r in per_s])})
+         {"orders": ([r[0] for r in per_s], [r[1] for r in per_s])}, bars=True)
 
     e = html.escape
     ok_all = all(c[1] for c in checks)
     rows = "".join(f"<tr><td>{e(n)}</td><td class={'pass' if ok else 'fail'}>"
                    f"{'PASS' if ok else 'FAIL'}</td><td>{e(d)}</td></tr>" for n, ok, d in checks)
-    arows = "".join(f"<tr><td>{e(str(t))}</td><td>{e(u)}</td><td>{p or ''}</td>"
+    arows = "".join(f"<tr><td class=when>{e(when(t))}</td><td>{e(u)}</td><td>{p or ''}</td>"
                     f"<td><code>{e(r)}</code></td><td>{'done' if ok else 'refused'}</td>"
-                    f"<td><code>{e(ans[:200])}</code></td></tr>"
+                    f"<td><code>{e(ans if len(ans) <= 120 else ans[:117] + '...')}</code></td></tr>"
                     for t, u, p, r, ok, ans in audit) or "<tr><td colspan=6>none</td></tr>"
     last = samples[-1] if samples else None
     share = ""
@@ -173,24 +210,30 @@ def main():
         share = (f"<li>reservations refused over the forward budget: {last['budget']} of "
                  f"{last['admitted'] + last['budget']}</li>")
     draw = (f"<li>draw: window {draw_s} s, {entrants if entrants is not None else '?'} "
-            f"entrants, done at {e(str(drawn))}</li>" if draw_s else "")
-    page = f"""<!doctype html><meta charset=utf-8><title>Sale {a.event}: {e(name)}</title>
-<style>body{{font-family:sans-serif;max-width:980px;margin:auto}}td,th{{padding:2px 8px;
-text-align:left}}.pass{{color:#2b8a3e}}.fail{{color:#c92a2a;font-weight:bold}}</style>
+            f"entrants, done at {e(when(drawn))}</li>" if draw_s else "")
+    page = f"""<!doctype html><html lang=en><meta charset=utf-8>
+<meta name=viewport content="width=device-width, initial-scale=1">
+<title>Sale {a.event}: {e(name)}</title>
+<style>body{{font-family:sans-serif;max-width:980px;margin:auto;padding:0 1rem}}
+table{{border-collapse:collapse;width:100%}}td,th{{padding:2px 8px;text-align:left;
+vertical-align:top;border-bottom:1px solid #eee}}img{{max-width:100%}}.when{{white-space:nowrap}}
+code{{font-size:12px;overflow-wrap:anywhere}}.audit td:nth-child(4){{width:30%}}
+.audit td:nth-child(6){{width:40%}}
+.pass{{color:#2b8a3e}}.fail{{color:#c92a2a;font-weight:bold}}</style>
 <h1>Sale {a.event}: {e(name)}</h1>
-<p>{e(state)}; {e(str(starts))} to {e(str(ends))}; stock {stock}.
+<p>{e(state)}; {e(when(starts))} to {e(when(ends))}; stock {stock}.
 Invariants now: <b class={'pass' if ok_all else 'fail'}>{'PASS' if ok_all else 'FAIL'}</b></p>
 <ul><li>orders {fig['orders']}: paid {fig['paid']}, pending {fig['pending']}, expired
 {fig['expired']}, cancelled {fig['cancelled']}; items left {fig['available']}</li>
-<li>samples: {len(samples)}{f", {e(str(samples[0]['at']))} to {e(str(last['at']))}" if last
+<li>samples: {len(samples)}{f", {e(when(samples[0]['at']))} to {e(when(last['at']))}" if last
 else " (the sale was never open while a control plane sampled it)"}</li>{share}{draw}</ul>
 <h2>Invariants</h2><table>{rows}</table>
-<h2>Requests by answer</h2><img src=requests.png>
-<h2>Decisions</h2><img src=decisions.png>
-<h2>Items left and orders</h2><img src=stock.png>
-<h2>Orders written</h2><img src=orders.png>
-<p>The bots' share is not known from PostgreSQL: the demo's report (scripts/demo) adds it.</p>
-<h2>Admin commands of the sale</h2><table><tr><th>when</th><th>who</th><th>pid</th>
+<h2>Requests by answer</h2><img src=requests.png alt="requests by answer per second">
+<h2>Decisions</h2><img src=decisions.png alt="decisions by verdict per second">
+<h2>Items left and orders</h2><img src=stock.png alt="items left and orders">
+<h2>Orders written</h2><img src=orders.png alt="orders written per second">
+<p>The bots' share is not known from PostgreSQL (scripts/demo's page adds it for its sales).</p>
+<h2>Admin commands of the sale</h2><table class=audit><tr><th>when</th><th>who</th><th>pid</th>
 <th>command</th><th></th><th>answer</th></tr>{arows}</table>
 """
     path = os.path.join(a.out, "index.html")

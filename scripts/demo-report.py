@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""scripts/demo-report.py: scripts/demo's sale report, an HTML page with PNG plots
-(python3-matplotlib) that a person can look at.
+"""scripts/demo-report.py: scripts/demo's page, an HTML page with PNG plots
+(python3-matplotlib) beside the sales' own reports (flashgatectl report, one folder each): what
+only the demo knows, linking to them.
 
-usage: demo-report.py --out DIR --samples FILE --loadgen FILE --commits FILE --cap N
-                      --invariants FILE --start T [--browser FILE] [--shares FILE]
+usage: demo-report.py --out DIR --loadgen FILE --commits FILE --cap N --invariants FILE
+                      --start T [--sale TEXT=SUBDIR]... [--browser FILE] [--shares FILE]
                       [--loadgen-label TEXT] [--title TEXT]
 
---samples: scripts/demo-sampler.py's JSON lines (answers by HTTP status, items left);
 --loadgen: flashgate-loadgen's --report-json; --commits: "UNIX_SECOND COUNT" lines of orders
 committed; --cap: the order writer's cap a second; --invariants: the demo's PASS/FAIL lines;
---start: the sale's start (Unix seconds); --browser: scripts/demo-browser.py's JSON (its
-screenshots are shown); --shares: scripts/demo-shares.py's JSON (the bots' share of the
-buyers and of the items, with the draw and first come); --loadgen-label: what --loadgen's run
-was, before its figures. Writes DIR/index.html,
-DIR/requests.png, DIR/stock.png, DIR/commits.png and DIR/latency.png, and prints the page's path.
+--start: the sale's start (Unix seconds); --sale: a sale's report written by flashgatectl
+report in DIR/SUBDIR, linked as TEXT (its requests and items left shown here too);
+--browser: scripts/demo-browser.py's JSON (its screenshots are shown); --shares:
+scripts/demo-shares.py's JSON (the bots' share of the buyers and of the items, with the draw and
+first come); --loadgen-label: what --loadgen's run was, before its figures. Writes
+DIR/index.html, DIR/commits.png and DIR/latency.png, and prints the page's path.
 """
 
 import argparse
@@ -29,24 +30,6 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
-# Each answer its own colour, far from the others' (202 blue, 401 black: issue 19 saw them both
-# blue, 401 falling to matplotlib's default first colour); statuses not named here take the
-# next of SPARE, never the default cycle.
-COLORS = {"200": "#2b8a3e", "202": "#1c7ed6", "410": "#868e96", "429": "#f59f00",
-          "503": "#e8590c", "403": "#c92a2a", "425": "#ae3ec9", "401": "#212529"}
-SPARE = ["#e64980", "#0b7285", "#74b816", "#99e9f2", "#ffa8a8"]
-
-
-def color_of(status, taken):
-    """The colour of status: its own, else the first spare colour no other line uses."""
-    if status in COLORS:
-        return COLORS[status]
-    for c in SPARE:
-        if c not in taken:
-            return c
-    return SPARE[hash(status) % len(SPARE)]
-
-
 def finish(fig, ax, path, heading, ylabel, grid_axis="both", **legend):
     """The parts every plot shares: labels, legend, grid, and the PNG written."""
     ax.set_title(heading)
@@ -56,55 +39,6 @@ def finish(fig, ax, path, heading, ylabel, grid_axis="both", **legend):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-
-
-def read_samples(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                pass
-    return rows
-
-
-def plot_requests(rows, t0, path):
-    """Answers a second by status: differences of the cumulative counters between samples."""
-    rows = [r for r in rows if "http" in r]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    statuses = sorted({k for r in rows for k, v in r["http"].items() if v})
-    taken = {COLORS[s] for s in statuses if s in COLORS}
-    for s in statuses:
-        xs, ys = [], []
-        for a, b in zip(rows, rows[1:]):
-            dt = b["t"] - a["t"]
-            if dt > 0:
-                xs.append(b["t"] - t0)
-                ys.append(max(0, b["http"].get(s, 0) - a["http"].get(s, 0)) / dt)
-        if any(ys):
-            c = color_of(s, taken)
-            taken.add(c)
-            ax.plot(xs, ys, label=s, color=c, linewidth=1.6)
-    ax.axvline(0, color="#000", linestyle=":", linewidth=1)
-    # Refusals outnumber admissions a hundredfold: a log scale keeps both readable.
-    ax.set_yscale("symlog", linthresh=10)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("seconds since the sale's start")
-    finish(fig, ax, path, "Requests a second by answer (the data plane's counters)",
-           "answers a second (log)", title="HTTP status", ncol=4)
-
-
-def plot_stock(rows, t0, path):
-    rows = [r for r in rows if "stock" in r]
-    fig, ax = plt.subplots(figsize=(9, 3.2))
-    ax.step([r["t"] - t0 for r in rows], [r["stock"] for r in rows], where="post",
-            color="#1c7ed6", label="items left")
-    ax.axvline(0, color="#000", linestyle=":", linewidth=1)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("seconds since the sale's start")
-    finish(fig, ax, path, "Items left (Redis), with unpaid orders' items coming back",
-           "items left")
 
 
 def plot_commits(commits, cap, t0, xlim, path):
@@ -143,17 +77,17 @@ def plot_latency(lg, path):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ("--out", "--samples", "--loadgen", "--commits", "--invariants"):
+    for a in ("--out", "--loadgen", "--commits", "--invariants"):
         ap.add_argument(a, required=True)
     ap.add_argument("--cap", type=int, required=True)
     ap.add_argument("--start", type=float, required=True)
+    ap.add_argument("--sale", action="append", default=[])
     ap.add_argument("--browser")
     ap.add_argument("--shares")
     ap.add_argument("--loadgen-label", default="")
     ap.add_argument("--title", default="flashgate demo: the sale report")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    rows = read_samples(a.samples)
     with open(a.loadgen) as f:
         lg = json.load(f)
     commits = []
@@ -169,10 +103,7 @@ def main():
         with open(a.browser) as f:
             browser = json.load(f)
 
-    plot_requests(rows, a.start, os.path.join(a.out, "requests.png"))
-    plot_stock(rows, a.start, os.path.join(a.out, "stock.png"))
-    xlim = (rows[0]["t"] - a.start, rows[-1]["t"] - a.start) if rows else None
-    plot_commits(commits, a.cap, a.start, xlim, os.path.join(a.out, "commits.png"))
+    plot_commits(commits, a.cap, a.start, None, os.path.join(a.out, "commits.png"))
     plot_latency(lg, os.path.join(a.out, "latency.png"))
 
     e = html.escape
@@ -219,9 +150,20 @@ def main():
                                                                         d["items"]),
                                   d["bot_items"], d["items"]))
         out.append("</table>")
-    for png, cap in (("requests.png", "Requests a second by answer"),
-                     ("stock.png", "Items left"),
-                     ("commits.png", "Orders committed a second against the cap"),
+    if a.sale:
+        # Each sale's own report, as any sale's (flashgatectl report): its figures from
+        # PostgreSQL, its invariants, its plots and its admin commands (the audit log).
+        out.append("<h2>The sales' reports (flashgatectl report)</h2><ul>")
+        for s in a.sale:
+            text, _, sub = s.partition("=")
+            out.append("<li><a href='%s/index.html'>%s</a></li>" % (e(sub), e(text)))
+        out.append("</ul>")
+        text, _, sub = a.sale[0].partition("=")
+        for png, cap in (("requests.png", "Requests a second by answer (all data planes)"),
+                         ("stock.png", "Items left and orders: " + text)):
+            out.append("<h2>%s</h2><a href='%s/index.html'><img src='%s/%s' alt='%s'></a>"
+                       % (e(cap), e(sub), e(sub), png, e(cap)))
+    for png, cap in (("commits.png", "Orders committed a second against the cap"),
                      ("latency.png", "Latency percentiles")):
         out.append("<h2>%s</h2><img src='%s' alt='%s'>" % (e(cap), png, e(cap)))
     out.append("<h2>Invariants</h2><table><tr><th></th><th>check</th><th>value</th></tr>")

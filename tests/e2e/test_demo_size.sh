@@ -3,10 +3,11 @@
 #
 # scripts/demo at a second size, one whose order backlog outlasts the pay window (2,000 orders
 # at 100 a second, a 10 s window): its verdict must follow what the sale did. Each PASS or FAIL
-# line the demo prints is one check here, then its exit status, the report and the browser
-# buyer's screenshots; the two sales (a draw, first come) with the bots' shares printed and
-# checked, in the report too, and the browser buyer in the draw's line. Its own test network
-# names, so it runs beside nothing else's.
+# line the demo prints is one check here, then its exit status, the report (each sale's written by
+# flashgatectl report, the demo's page linking them) and the browser buyer's screenshots; the two
+# sales (a draw, first come) with the bots' shares printed and checked, in the report too, the
+# browser buyer in the draw's line, flashgatectl top during the sale and the audit log checked.
+# Its own test network names, so it runs beside nothing else's.
 #
 # usage: test_demo_size.sh DEMO BUILD_DIR
 set -euo pipefail
@@ -44,13 +45,14 @@ while IFS= read -r line; do
 		;;
 	esac
 done <"$out"
-# scripts/demo's own checks (6 with the browser buyer), check-invariants' 12 for each sale, and
-# the draw's (verify-draw, the bots' shares of the line and of the items against their share of
-# the crowd with the draw, and of the items first come).
-ok "$( ((checks >= 33)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
+# scripts/demo's own checks (6 with the browser buyer), check-invariants' 12 for each sale, the
+# draw's (verify-draw, the bots' shares of the line and of the items against their share of the
+# crowd with the draw, and of the items first come) and the audit log's.
+ok "$( ((checks >= 34)); echo $?)" "the demo printed its checks ($checks PASS or FAIL lines)"
 for want in "sale 1: verify-draw" "sale 1: bots' share of the entrants not above theirs" \
 	"sale 1: bots' share of the items not above theirs" \
-	"sale 2: bots' items above a fair draw's chance" "sale 2: 3 reconcile"; do
+	"sale 2: bots' items above a fair draw's chance" "sale 2: 3 reconcile" \
+	"audit log: every change the demo made is in it"; do
 	ok "$(grep -Eq "^  (PASS|FAIL)  $want" "$out"; echo $?)" "the demo checked \"$want\""
 done
 shares=$(grep -E '^  sale (1, with the draw|2, first come):' "$out" || true)
@@ -62,6 +64,16 @@ ok "$rc" "the demo exits 0 (status $rc)"
 page=$(sed -n 's/^the sale report: //p' "$out")
 ok "$([ -n "$page" ] && [ -f "$page" ] && grep -q requests.png "$page" &&
 	grep -q commits.png "$page"; echo $?)" "the demo wrote its sale report (${page:-none})"
+dir=$(dirname "${page:-/nonexistent/x}")
+for sale in 1 2; do
+	ok "$(grep -q "^\$ flashgatectl report $sale --out .*/sale-$sale\$" "$out" &&
+		grep -q "Admin commands of the sale" "$dir/sale-$sale/index.html" &&
+		[ -s "$dir/sale-$sale/requests.png" ] && grep -q "sale-$sale/index.html" "$page"
+		echo $?)" "sale $sale's report written by flashgatectl report, linked from the demo's page"
+done
+ok "$(grep -A2 '^\$ flashgatectl top 1 --count [12] ' "$out" |
+	grep -q '^  flashgate top .* event 1 '; echo $?)" \
+	"flashgatectl top's frame of sale 1 printed during the sale"
 ok "$(grep -q 'shots/buyer-.*\.png' "$out"; echo $?)" "the browser buyer's screenshots were saved"
 ok "$([ -n "$page" ] && grep -q "Bots and people" "$page"; echo $?)" \
 	"the report shows the bots' shares"

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""scripts/demo-report.py's plot of answers a second: every HTTP status the demo sees gets its
-own colour, clearly apart from every other line's (issue 19: 202 and 401 were both blue, 401
-taking matplotlib's default first colour). Prints TAP.
+"""The sale report's plot of answers a second (flashgatectl/sale_report.py, which
+flashgatectl report and the demo run): every HTTP status a sale sees gets its own colour,
+clearly apart from every other line's (issue 19: 202 and 401 were both blue, 401 taking
+matplotlib's default first colour). Prints TAP.
 
-usage: test_demo_report.py scripts/demo-report.py
+usage: test_report_colors.py flashgatectl/sale_report.py
 """
 
+import datetime
 import importlib.util
 import itertools
 import sys
@@ -29,20 +31,26 @@ def ok(cond, desc):
 
 
 def main():
-    spec = importlib.util.spec_from_file_location("demo_report", sys.argv[1])
+    spec = importlib.util.spec_from_file_location("sale_report", sys.argv[1])
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     caught = {}
 
-    def keep(fig, ax, path, *args, **kw):  # the plot's axes, instead of a PNG
-        caught["ax"] = ax
+    close = mod.plt.close
 
-    mod.finish = keep
+    def keep(fig=None):  # the plot's axes, kept when its figure is closed
+        if getattr(fig, "axes", None):
+            caught["ax"] = fig.axes[0]
+        close(fig)
+
+    mod.plt.close = keep
 
     def plot(statuses):  # the colour of each status's line, the answers growing over 3 samples
-        rows = [{"t": 100.0 + i, "http": {s: (i * (k + 3)) for k, s in enumerate(statuses)}}
+        t0 = datetime.datetime(2026, 12, 1, 10, 0, 0)
+        rows = [{"at": t0 + datetime.timedelta(seconds=i), "cp_id": 1,
+                 "answers": {s: (i * (k + 3)) for k, s in enumerate(statuses)}}
                 for i in range(3)]
-        mod.plot_requests(rows, 100.0, "/dev/null")
+        mod.plot_requests("/dev/null", rows)
         return {ln.get_label(): mcolors.to_rgb(ln.get_color())
                 for ln in caught["ax"].get_lines() if ln.get_label() in statuses}
 
@@ -59,7 +67,8 @@ def main():
     ok(near[0] >= 100, "401 is clearly apart from every other line of the demo's plot (nearest %s, "
        "distance %d)" % (near[1], near[0]))
     # Every status a sale may see.
-    statuses = ["200", "202", "400", "401", "403", "404", "410", "425", "429", "503"]
+    statuses = ["200", "202", "400", "401", "403", "404", "410", "425", "429", "503", "413",
+                "431"]
     got = plot(statuses)
     ok(sorted(got) == sorted(statuses), "one line per status (%s)" % " ".join(sorted(got)))
 
