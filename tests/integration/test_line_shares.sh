@@ -100,6 +100,25 @@ read -r be e bmax <<<"$(shares 32)"
 tap_ok "$([ -n "${bmax:-}" ] && [ "$e" -eq 33 ] && [ "$be" -gt "$bmax" ]; echo $?)" \
 	"unfair line: the bots $be of $e entrants, above the $bmax a fair pick of the crowd gives: demo-shares.py's check fails"
 
+# Event 31's waiting list (390 entrants beyond its 10 items) is final once every item held is
+# paid (issue 27 item 1): the control plane's FAIR says so. The payments as the order writer
+# stores them (store_results_paid(): the result P:, the draw key's count of the buyers paid).
+"$FEED" --push "$T_PULL" --sub "$T_PUB" --watch-limits 15000 >"$TMP/watch" 2>&1 &
+W_PID=$!
+T_PIDS+=("$W_PID")
+fg_wait_line "$TMP/watch" '^fair event=31 state=3 .* final=0$' "$W_PID" 10
+tap_ok $? "event 31 drawn, 10 items held unpaid: FAIR says not final"
+for u in $(t_redis hgetall 'fg:{31}:result' | paste - - | awk '{ print $1 ":" $2 }'); do
+	t_redis hset 'fg:{31}:result' "${u%%:*}" "P:${u#*:}:1:1" >/dev/null
+done
+t_redis hincrby 'fg:{31}:draw' paid 10 >/dev/null
+fg_wait_line "$TMP/watch" '^fair event=31 state=3 .* final=1$' "$W_PID" 10
+rc=$?
+tap_ok $rc "  all 10 paid: FAIR says final within seconds (the waiting entrants' sold_out is final)"
+[ "$rc" -eq 0 ] || tap_diag "event 31's last FAIR: $(grep '^fair event=31 ' "$TMP/watch" | tail -n 1); its draw key:" \
+	"$(t_redis hgetall 'fg:{31}:draw' | tr '\n' ' '), stock $(t_redis get 'fg:{31}:stock'), results $(t_redis hlen 'fg:{31}:result'): $(t_redis hvals 'fg:{31}:result' | head -3 | tr '\n' ' '), released $(t_redis scard 'fg:{31}:released')"
+fg_stop_pid "$W_PID" 10
+
 fg_stop_pid "$CP_PID" 10
 tap_ok $? "the control plane stops"
 CP_PID=
