@@ -41,7 +41,7 @@ static const struct wire_type_info type_info[WIRE_T_MAX] = {
 	[WIRE_T_DP_REFUSED] = {"dp_refused", sizeof(struct wire_dp_refused), 1, WIRE_MAX_RECORDS,
 		"QLL"},
 	[WIRE_T_FAIR] = {"fair", sizeof(struct wire_fair), 1, WIRE_MAX_RECORDS,
-		"LBBx2QQLLLLB32B32B32"},
+		"LBBBxQQLLLLB32B32B32"},
 };
 
 static const struct wire_type_info *

@@ -227,12 +227,16 @@ enum wire_draw_state {
 #define WIRE_DRAW_STATES 4
 #define WIRE_POW_BITS_MAX 30 /* the hardest challenge: 2^30 hashes expected */
 #define WIRE_DIGEST_LEN	  32 /* SHA-256 */
+/* FAIR flags: no item can come back to the waiting list any more (the stock is 0 and every
+ * item held is paid): its entrants' "waiting" is a final "sold_out". */
+#define WIRE_FAIR_F_FINAL 0x01
 
 struct wire_fair {
 	uint32_t event;
 	uint8_t draw_state; /* enum wire_draw_state */
 	uint8_t pow_bits;   /* difficulty of the challenge in new purchase tokens; 0: none */
-	uint8_t pad[2];
+	uint8_t flags;	    /* WIRE_FAIR_F_*; 0 from older builds */
+	uint8_t pad;
 	uint64_t queue_opens_at_ms; /* entrants from then (draws only; 0 otherwise) */
 	uint64_t draw_at_ms;	    /* starts_at + draw window: the draw's moment; 0: no draw */
 	uint32_t entrants;	    /* entrants so far (QUEUEING), fixed from DRAWING on */

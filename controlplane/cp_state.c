@@ -254,6 +254,8 @@ cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out)
 	out->decided = (uint32_t)e->draw.decided;
 	out->rate = e->draw.rate;
 	out->served = (uint32_t)e->draw.served;
+	if (e->draw.final)
+		out->flags |= WIRE_FAIR_F_FINAL;
 	if (e->draw.has_digest)
 		memcpy(out->entrants_digest, e->draw.digest, WIRE_DIGEST_LEN);
 	else if (ev->has_digest)

@@ -52,6 +52,7 @@ struct cp_state_event {
 		uint32_t rate;	   /* entrants decided per second over the last ~2 s */
 		uint64_t served;   /* the highest rank holding an item (draw or waiting list) */
 		uint64_t waiting;  /* entrants on the waiting list (Redis's, last read) */
+		bool final;	   /* no item can come back to the list (Redis's, last read) */
 		uint64_t wait_ms;  /* when the waiting list was last read (monotonic ms) */
 		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
 		bool state_dirty;  /* the state changed: FAIR at once */

@@ -814,16 +814,18 @@ static void
 follow_waiting(struct draw_runner *r, struct cp_state_event *e)
 {
 	uint64_t mono = now_mono_ms(), served, waiting;
+	bool final;
 
 	if (e->ev.state != ADMIN_EV_OPEN || mono < e->draw.wait_ms + DR_WAIT_MS)
 		return;
 	e->draw.wait_ms = mono;
-	if (store_draw_waiting(r->rs, e->ev.id, &served, &waiting) != 0)
+	if (store_draw_waiting(r->rs, e->ev.id, &served, &waiting, &final) != 0)
 		return;
-	if (served != e->draw.served)
+	if (served != e->draw.served || final != e->draw.final)
 		e->draw.dirty = true;
 	e->draw.served = served;
 	e->draw.waiting = waiting;
+	e->draw.final = final;
 }
 
 /* The job of event, created when missing; NULL when the table is full. */

@@ -76,6 +76,7 @@ event_entry_set_fair(struct event_entry *e, const struct wire_fair *f)
 	e->decided = f->decided;
 	e->rate = f->rate;
 	e->served = f->served;
+	e->final = (f->flags & WIRE_FAIR_F_FINAL) != 0;
 	memcpy(e->seed_sha256, f->seed_sha256, sizeof(e->seed_sha256));
 	memcpy(e->entrants_digest, f->entrants_digest, sizeof(e->entrants_digest));
 	memcpy(e->seed, f->seed, sizeof(e->seed));

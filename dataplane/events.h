@@ -44,6 +44,7 @@ struct event_entry {
 	uint32_t decided;
 	uint32_t rate; /* entrants decided per second lately */
 	uint32_t served; /* the highest rank holding an item: a waiting entrant's place */
+	uint8_t final;	 /* no item can come back to the waiting list (WIRE_FAIR_F_FINAL) */
 	uint8_t seed_sha256[WIRE_DIGEST_LEN];
 	uint8_t entrants_digest[WIRE_DIGEST_LEN]; /* zero until the draw */
 	uint8_t seed[WIRE_DIGEST_LEN];		  /* zero until the draw is done */

@@ -47,6 +47,13 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 or
 	redis.call('SADD', KEYS[2], ARGV[1] .. ':' .. ARGV[2]) == 0 then
 	return {0}
 end
+-- A paid buyer's item coming back (never expected: PostgreSQL's pay is final) leaves the
+-- draw key's count of the buyers paid (store_results_paid()), which tells when no item can
+-- come back to the waiting list.
+if KEYS[4] and string.sub(redis.call('HGET', KEYS[3], ARGV[2]) or '', 1, 2) == 'P:' and
+	redis.call('HEXISTS', KEYS[4], 'paid') == 1 then
+	redis.call('HINCRBY', KEYS[4], 'paid', -1)
+end
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[4] or ('X:' .. ARGV[1]))
 local out, cap = {1}, tonumber(ARGV[5] or '0') or 0
 -- A missing window key (GET answers false) is no window recorded: the list goes on.

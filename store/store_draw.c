@@ -367,29 +367,54 @@ store_entrants_count(struct store *rs, uint32_t event, uint64_t *n)
 	return rc;
 }
 
+/*
+ * KEYS[1] the draw key, KEYS[2] the waiting list, KEYS[3] the stock, KEYS[4] the result hash,
+ * KEYS[5] the released set. Returns {served, waiting, final}: final 1 when no item can come
+ * back, i.e. the stock is 0 and every buyer still holding an item (HLEN(result) - |released|)
+ * has paid (the draw key's "paid", store_results_paid()); in one script, so the four are read
+ * at one moment.
+ */
+static const char draw_waiting_lua[] =
+	"local served = tonumber(redis.call('HGET', KEYS[1], 'served') or '0') or 0\n"
+	"local waiting = redis.call('LLEN', KEYS[2])\n"
+	"local stock = tonumber(redis.call('GET', KEYS[3]) or '')\n"
+	"local held = redis.call('HLEN', KEYS[4]) - redis.call('SCARD', KEYS[5])\n"
+	"local paid = tonumber(redis.call('HGET', KEYS[1], 'paid') or '0') or 0\n"
+	"local final = 0\n"
+	"if stock and stock <= 0 and held <= paid then final = 1 end\n"
+	"return {served, waiting, final}\n";
+
 int
-store_draw_waiting(struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting)
+store_draw_waiting(
+	struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting, bool *final)
 {
-	char dkey[RS_KEY_MAX], wkey[RS_KEY_MAX];
-	const char *hget[3] = {"HGET", dkey, "served"}, *llen[2] = {"LLEN", wkey};
-	size_t hlen[3] = {4, 0, 6}, llen_len[2] = {4, 0};
+	static const enum store_key_kind kinds[5] = {
+		RS_KEY_DRAW, RS_KEY_WAIT, RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_RELEASED};
+	char keys[5][RS_KEY_MAX];
+	const char *argv[8] = {"EVAL", draw_waiting_lua, "5"};
+	size_t len[8];
+	uint64_t f = 0;
 	int rc = 0;
 
+	*served = *waiting = 0;
+	*final = false;
 	if (event == 0)
 		return -EINVAL;
-	hlen[1] = (size_t)store_key(dkey, sizeof(dkey), event, RS_KEY_DRAW);
-	llen_len[1] = (size_t)store_key(wkey, sizeof(wkey), event, RS_KEY_WAIT);
-	redisReply *r = store_command_ok(rs, 3, hget, hlen, &rc, event);
+	for (unsigned i = 0; i < 5; i++) {
+		store_key(keys[i], sizeof(keys[i]), event, kinds[i]);
+		argv[3 + i] = keys[i];
+	}
+	store_argv_strs(argv, len, 8);
+	redisReply *r = store_command_ok(rs, 8, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;
-	rc = store_elem_u64(r, served) == 0 ? 0 : -EIO;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+		store_elem_u64(r->element[0], served) != 0 ||
+		store_elem_u64(r->element[1], waiting) != 0 ||
+		store_elem_u64(r->element[2], &f) != 0)
+		rc = -EIO;
 	freeReplyObject(r);
-	if (rc != 0)
-		return rc;
-	if ((r = store_command_ok(rs, 2, llen, llen_len, &rc, event)) == NULL)
-		return rc;
-	rc = store_elem_u64(r, waiting) == 0 ? 0 : -EIO;
-	freeReplyObject(r);
+	*final = rc == 0 && f == 1;
 	return rc;
 }

@@ -88,9 +88,12 @@ int store_entrants_get(
 
 /*
  * The waiting list of event's draw (store/store_keys.h): *served, the highest rank holding an
- * item (the draw key's "served", 0 when missing), and *waiting, the entrants on the list.
- * Returns 0, -EINVAL (event 0), -ENOTCONN or -EIO.
+ * item (the draw key's "served", 0 when missing), *waiting, the entrants on the list, and
+ * *final, whether no item can come back to it any more: the stock is 0 and every item held is
+ * paid (the draw key's "paid" counts the buyers paid, store_results_paid()). Read at one
+ * moment (one script). Returns 0, -EINVAL (event 0), -ENOTCONN or -EIO (then *final false).
  */
-int store_draw_waiting(struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting);
+int store_draw_waiting(
+	struct store *rs, uint32_t event, uint64_t *served, uint64_t *waiting, bool *final);
 
 #endif

@@ -91,7 +91,11 @@
  *                     draw batches (an entrant answered waiting), popped from the head by
  *                     release.lua (store_release_to()), which hands a returned item to the
  *                     head instead of the stock while the sale is not closed. The draw key's
- *                     "served" is the highest rank holding an item (the draw's or the list's).
+ *                     "served" is the highest rank holding an item (the draw's or the list's);
+ *                     its "paid" counts the buyers paid (store_results_paid(); release.lua
+ *                     takes one off should a paid item come back): with the stock 0 and
+ *                     every buyer still holding paid, no item can come back to the list
+ *                     (store_draw_waiting()'s final, a final sold out for those on it).
  *
  * store_purge_event() (store_event) deletes all eight.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one

@@ -105,20 +105,27 @@ store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
 }
 
 /*
- * KEYS[1] the result hash; ARGV pairs (user, "P:..."). A user who is no buyer here, or whose
- * result is final for another reason (X: expired, C: cancelled, S: released unordered), keeps
- * what it has: PostgreSQL lets exactly one of pay, expire and cancel take an order, so those
- * cannot be the same order's; and a result is never created for a user Redis does not know.
+ * KEYS[1] the result hash, KEYS[2] the draw key; ARGV pairs (user, "P:..."). A user who is no
+ * buyer here, or whose result is final for another reason (X: expired, C: cancelled, S:
+ * released unordered), keeps what it has: PostgreSQL lets exactly one of pay, expire and cancel
+ * take an order, so those cannot be the same order's; and a result is never created for a user
+ * Redis does not know. A drawn sale's draw key counts the buyers paid ("paid", each once: a
+ * result paid already is not counted again), so that store_draw_waiting() knows when no item
+ * can come back to the waiting list; a sale without a draw key gets none.
  */
 static const char results_paid_lua[] =
-	"local n = 0\n"
+	"local n, p = 0, 0\n"
 	"for i = 1, #ARGV, 2 do\n"
 	"  local cur = redis.call('HGET', KEYS[1], ARGV[i])\n"
 	"  local c = cur and string.sub(cur, 1, 2)\n"
 	"  if cur and c ~= 'X:' and c ~= 'C:' and c ~= 'S:' then\n"
 	"    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
 	"    n = n + 1\n"
+	"    if c ~= 'P:' then p = p + 1 end\n"
 	"  end\n"
+	"end\n"
+	"if p > 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
+	"  redis.call('HINCRBY', KEYS[2], 'paid', p)\n"
 	"end\n"
 	"return n\n";
 
@@ -126,8 +133,8 @@ int
 store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p, unsigned n,
 	unsigned *stored)
 {
-	char key[RS_KEY_MAX];
-	unsigned argc = 4 + 2 * n;
+	char key[RS_KEY_MAX], dkey[RS_KEY_MAX];
+	unsigned argc = 5 + 2 * n;
 	const char **argv;
 	size_t *len;
 	char(*buf)[4 * RS_U64_DIGITS + 8];
@@ -146,20 +153,22 @@ store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p,
 		goto out;
 	}
 	store_key(key, sizeof(key), event, RS_KEY_RESULT);
+	store_key(dkey, sizeof(dkey), event, RS_KEY_DRAW);
 	argv[0] = "EVAL";
 	argv[1] = results_paid_lua;
-	argv[2] = "1";
+	argv[2] = "2";
 	argv[3] = key;
-	store_argv_strs(argv, len, 4);
+	argv[4] = dkey;
+	store_argv_strs(argv, len, 5);
 	for (unsigned i = 0; i < n; i++) {
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
-		len[4 + 2 * i] = store_u64_to_dec(u, p[i].user);
-		len[5 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
+		len[5 + 2 * i] = store_u64_to_dec(u, p[i].user);
+		len[6 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
 			"P:%" PRIu64 ":%" PRIu64 ":%" PRIu64, p[i].reservation_id, p[i].order_id,
 			p[i].pay_deadline_ms);
-		argv[4 + 2 * i] = u;
-		argv[5 + 2 * i] = v;
+		argv[5 + 2 * i] = u;
+		argv[6 + 2 * i] = v;
 	}
 	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
 

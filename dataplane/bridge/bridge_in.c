@@ -430,6 +430,8 @@ fair_progress(struct bridge *b, const struct wire_fair *f)
 	__atomic_store_n(&x->decided, f->decided, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->rate, f->rate, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->served, f->served, __ATOMIC_RELAXED);
+	__atomic_store_n(
+		&x->final, (uint8_t)((f->flags & WIRE_FAIR_F_FINAL) != 0), __ATOMIC_RELAXED);
 	__atomic_store_n(&x->pow_bits, f->pow_bits, __ATOMIC_RELAXED);
 	CTR_INC(b->ctr.fair_in_place);
 	return true;

@@ -342,12 +342,15 @@ route_queued_fields(struct out_buf *b, const struct event_entry *e, const struct
 /*
  * A draw's entrant beyond the stock on the waiting list (docs/api.md): while the sale is open
  * and items may come back, "waiting" with its rank and "ahead" (rank - 1 - served: entrants by
- * rank before it still without an item); once it is closed or ended, "sold_out" (final).
+ * rank before it still without an item); once it is closed or ended, or no item can come back
+ * (the control plane's FAIR says so: the stock is 0 and every item held is paid), "sold_out"
+ * (final).
  */
 static inline bool
 route_waiting_open(const struct event_entry *e, uint64_t now_ms)
 {
-	return e != NULL && !e->closed && now_ms < e->ends_at_ms;
+	return e != NULL && !e->closed && now_ms < e->ends_at_ms &&
+	       !__atomic_load_n(&e->final, __ATOMIC_RELAXED);
 }
 
 static __rte_noinline void

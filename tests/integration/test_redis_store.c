@@ -744,6 +744,7 @@ test_waiting_list(uint32_t ev)
 			raw_int(raw, "LLEN %s", key(ev, RS_KEY_WAIT)) == 1,
 		"  the same release again: nothing (exactly once), user 11 still waiting");
 	uint64_t served = 0, waiting = 0, rid13 = to[0].reservation_id;
+	bool final = true;
 
 	freeReplyObject(raw_cmd(raw, "SET %s %s", key(ev, RS_KEY_WINDOW), "1 2"));
 	tap_ok(store_release_to(rs, ev, rid10, 10, 1, &as, to, 4, &n_to) == 1 && n_to == 0 &&
@@ -754,8 +755,8 @@ test_waiting_list(uint32_t ev)
 	freeReplyObject(raw_cmd(raw, "DEL %s", key(ev, RS_KEY_WINDOW)));
 	tap_ok(store_release_to(rs, ev, rid13, 13, 1, &as, to, 4, &n_to) == 1 && n_to == 1 &&
 			to[0].user == 11 && to[0].rank == 4 &&
-			store_draw_waiting(rs, ev, &served, &waiting) == 0 && served == 4 &&
-			waiting == 0,
+			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && served == 4 &&
+			waiting == 0 && !final,
 		"  open again, user 13's item went to user 11 (rank 4): the list in rank order, now "
 		"empty");
 	tap_ok(store_release_to(rs, ev, to[0].reservation_id, 11, 1, &as, to, 4, &n_to) == 1 &&
@@ -770,6 +771,63 @@ test_waiting_list(uint32_t ev)
 	tap_ok(b.stock_left + buyers - released == 2,
 		"  stock %lld + buyers %lld - released %lld == the preheated 2", (long long)b.stock_left,
 		buyers, released);
+}
+
+/*
+ * Sold out is final when no item can come back: a drawn sale of 2 items, 3 entrants (the third
+ * waiting); while a holder has not paid, the list is not final; once both paid (each counted
+ * once, however often the order writer stores it), it is; an item that came back all the same
+ * (a paid buyer's release) makes it not final again.
+ */
+static void
+test_waiting_final(void)
+{
+	const uint32_t ev = 803;
+	struct wire_reserve res[3];
+	uint64_t users[3] = {31, 32, 33}, served, waiting, rids[3];
+	uint8_t v[4];
+	unsigned added, stored = 0;
+	uint64_t entrants;
+	struct store_draw d;
+	int64_t stock;
+	bool final = true;
+
+	raw_preheat(ev, 2);
+	for (unsigned i = 0; i < 3; i++)
+		res[i] = mkres(ev, users[i]);
+	tap_ok(store_enter(rs, ev, res, 3, v, &added, &entrants) == 0 && added == 3 &&
+			store_draw_freeze(rs, ev, &d) == 0 &&
+			draw_batch(ev, users, 3, 0, v, &stock) == 0 && v[0] == WIRE_V_RESERVED &&
+			v[1] == WIRE_V_RESERVED && v[2] == WIRE_V_WAITING && stock == 0,
+		"final: a draw of 2 items among 3 entrants, the third waiting");
+	for (unsigned i = 0; i < 2; i++)
+		rids[i] = (uint64_t)raw_int(raw, "HGET %s %llu", key(ev, RS_KEY_RESULT),
+			(unsigned long long)users[i]);
+	tap_ok(store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && waiting == 1 && !final,
+		"  nobody paid: not final (an item may come back)");
+	struct store_paid p[2] = {{.user = 31, .reservation_id = rids[0], .order_id = 1,
+					  .pay_deadline_ms = 5},
+		{.user = 32, .reservation_id = rids[1], .order_id = 2, .pay_deadline_ms = 5}};
+
+	tap_ok(store_results_paid(rs, ev, p, 1, &stored) == 0 && stored == 1 &&
+			store_results_paid(rs, ev, p, 1, &stored) == 0 &&
+			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && !final,
+		"  one of two paid (stored twice): not final");
+	tap_ok(store_results_paid(rs, ev, p + 1, 1, &stored) == 0 && stored == 1 &&
+			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && waiting == 1 &&
+			final,
+		"  both paid: final (no item can come back), the entrant still on the list");
+	struct store_release_as as = {.verdict = WIRE_V_CANCELLED, .order_id = 2, .pay_deadline_ms = 5};
+	struct store_waiter to[2];
+	unsigned n_to = 0;
+
+	tap_ok(store_release_to(rs, ev, rids[1], 32, 1, &as, to, 2, &n_to) == 1 && n_to == 1 &&
+			to[0].user == 33 &&
+			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && waiting == 0 &&
+			!final,
+		"  a paid item came back all the same: it went to user 33, who has not paid: not "
+		"final");
+	tap_ok(store_purge_event(rs, ev) == 0, "  purged");
 }
 
 static void
@@ -836,10 +894,12 @@ test_draw(void)
 		"  the last batch: beyond the stock, waiting; next 4 == n, state done");
 	{
 		uint64_t served = 0, waiting = 0;
+		bool final = true;
 
-		tap_ok(store_draw_waiting(rs, ev, &served, &waiting) == 0 && served == 2 &&
-				waiting == 2,
-			"  the waiting list: ranks 3 and 4 on it, ranks up to 2 served");
+		tap_ok(store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && served == 2 &&
+				waiting == 2 && !final,
+			"  the waiting list: ranks 3 and 4 on it, ranks up to 2 served; not final (the "
+			"items held are not paid)");
 	}
 	fc = mkres(ev, 500);
 	tap_ok(store_reserve(rs, &b, 1) == 0 && v[0] == WIRE_V_SOLD_OUT,
@@ -1853,6 +1913,7 @@ main(int argc, char **argv)
 	test_two_processes();
 	test_sale_window();
 	test_draw();
+	test_waiting_final();
 	test_stopped_server();
 	test_restart_without_persistence();
 	test_kill_with_aof();

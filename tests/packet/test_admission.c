@@ -1575,6 +1575,30 @@ test_fair_draw(void)
 	tap_ok(has(&a, "\"status\":\"queued\",\"position\":0") && qring_count() == 1,
 		"draw: a place still queued once the draw is done asks the control plane again");
 	ring_drain();
+
+	/* On the waiting list: "waiting" with its place while an item may come back; a final
+	 * "sold_out" once the control plane says none can (FAIR's WIRE_FAIR_F_FINAL: the stock 0
+	 * and every item held paid), the sale still open. */
+	struct rt_result wait = {.reservation_id = 79, .verdict = WIRE_V_WAITING, .rank = 60};
+	struct wire_fair fin = fair_rec[2];
+
+	__atomic_store_n(&e->served, 50, __ATOMIC_RELAXED);
+	result_table_put(H.results, EV_FAIR_DRAW, 4006, &wait);
+	fair_token(EV_FAIR_DRAW, 4006, &a, tok, path);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(has(&a, "\"status\":\"waiting\",\"rank\":60,\"ahead\":9"),
+		"draw: an entrant on the waiting list: waiting, rank 60, 9 ahead (%s)", a.body);
+	fin.flags = WIRE_FAIR_F_FINAL;
+	fin.draw_state = WIRE_DRAW_DONE;
+	fin.served = 50;
+	event_entry_set_fair(e, &fin);
+	poll_result(EV_FAIR_DRAW, tok, &a);
+	tap_ok(has(&a, "\"status\":\"sold_out\"") && !has(&a, "\"ahead\"") && !e->closed,
+		"draw: FAIR says no item can come back (every item held paid): sold_out, final, the "
+		"sale still open (%s)",
+		a.body);
+	e->final = 0;
+	ring_drain();
 	H.w->rl_poll = poll_rl;
 }
 
