@@ -40,7 +40,7 @@ run() { # EVENT SYNC(on|off)
 	tap_is "$(t_field "$TMP/feed$ev.out" reserved)" $N "event $ev: $N reserved"
 	"$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
 		-s order_writer.batch_size=2048 -s order_writer.poll_interval=1ms \
-		-s order_writer.log_level=warn -s "redis.socket=$FG_REDIS_SOCK" \
+		-s order_writer.log_level=warn "${T_REDIS[@]}" \
 		-s "postgres.conninfo=$SB_HA" >"$TMP/ow$ev.log" 2>&1 &
 	pid=$!
 	written() { [ "$(t_sql "SELECT available FROM stock WHERE event_id = $ev")" = 0 ]; }

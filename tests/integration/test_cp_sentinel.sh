@@ -54,6 +54,9 @@ sentinels_ready() {
 		m=$(rcli "${S[i]}" SENTINEL MASTER flashgate 2>/dev/null | tr '\n' ' ')
 		[[ $m == *"num-slaves 2 "* && $m == *"num-other-sentinels 2 "* ]] || return 1
 	done
+	# and both replicas in sync with the primary (a replica still in its first full sync
+	# acknowledges no WAIT: the event's preheat would wait in vain)
+	[ "$(rcli "$FG_REDIS_PORT" INFO replication | grep -c 'state=online')" = 2 ]
 }
 t_wait_until 40 sentinels_ready
 tap_ok $? "two replicas and three Sentinels are up and know each other"
@@ -70,11 +73,12 @@ rc=$?
 tap_ok $rc "event 5 created, preheated and opened"
 [ $rc = 0 ] || tap_diag "$(tail -3 "$TMP/ctl.log"; grep -E 'warn|err' "$T_TMP/cp.log" | tail -5)"
 
-feed() { # OUT USERS
-	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 5 --users "$2" --dp 11 \
+feed() { # OUT USERS DP: each feed a data-plane id of its own (a second one of the same id within
+	# the control plane's liveness window would be refused as a second live data plane)
+	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event 5 --users "$2" --dp "$3" \
 		--timeout-ms 20000 --batch 50 >"$TMP/$1" 2>&1
 }
-feed before 1-300
+feed before 1-300 11
 tap_is "$(t_field "$TMP/before" reserved)" 300 "300 users reserve before the loss ($(cat "$TMP/before"))"
 
 "$ROOT/scripts/services" redis-kill "$TMP/svc" >/dev/null
@@ -91,7 +95,7 @@ tap_ok $? "the control plane follows it (its log: connected to the new primary)"
 replica_online() { rcli "${NEW:-0}" INFO replication | grep -q 'state=online'; }
 t_wait_until 30 replica_online
 tap_ok $? "  the other replica is in sync with the new primary"
-feed after 301-600
+feed after 301-600 12
 tap_is "$(t_field "$TMP/after" reserved)" 300 "  300 more users reserve ($(cat "$TMP/after"))"
 tap_is "$(t_stat redis wait_timeouts)" 0 "  no batch waited in vain for a replica"
 

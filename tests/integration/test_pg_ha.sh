@@ -53,7 +53,7 @@ tap_ok $? "the outbox holds $xl entries"
 "$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=100 \
 	-s order_writer.batch_size=20 -s order_writer.claim_idle=1s \
 	-s order_writer.claim_interval=200ms -s order_writer.events_refresh=200ms \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$HA" >"$TMP/ow.log" 2>&1 &
+	"${T_REDIS[@]}" -s "postgres.conninfo=$HA" >"$TMP/ow.log" 2>&1 &
 OW_PID=$!
 orders() { t_sql "SELECT count(*) FROM orders WHERE event_id = 5" 2>/dev/null; }
 some_orders() { [ "$(orders)" -ge 100 ]; }
