@@ -416,9 +416,12 @@ def sale_c_draw():
                           on_hold=seen_in_line)
         if not check(stops, "the draw starts deciding while the buyer waits"):
             return
-        st = b.wait_state({"sold_out", "ordered", "reserved"}, 30)
-        check(st == "sold_out", "once the draw goes on, buyer %d (drawn last, 1 item) is told "
-              "sold out" % user, "state %s" % st)
+        # Beyond the stock, with the sale open: on the waiting list (an item may come back),
+        # with the entrants ahead of it counted; not a final sold out (issue 27).
+        st = b.wait_state({"waiting", "sold_out", "ordered", "reserved"}, 30)
+        check(st == "waiting" and "ahead of you on the waiting list" in b.status(),
+              "once the draw goes on, buyer %d (drawn last, 1 item) is told its place on the "
+              "waiting list (%s)" % (user, b.status()), "state %s" % st)
         b.shot(st or "after")
     finally:
         b.quit()

@@ -65,7 +65,7 @@ tap_run "the sale is set up (event, keys, limits, preheat, open)" e2e_open_sale 
 tap_run "the data plane shows the sale open" t_wait_until 20 e2e_sale_open $EV
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s order_writer.sweep_interval=200ms \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 

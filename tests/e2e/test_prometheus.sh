@@ -93,7 +93,7 @@ tap_run "the sale is set up (event, keys, limits, preheat, open)" e2e_open_sale 
 	00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s "order_writer.metrics_port=$OW_MPORT" \
-	-s "redis.socket=$FG_REDIS_SOCK" -s "postgres.conninfo=$FG_PG_CONNINFO" \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
 	>"$E2E_TMP/ow.log" 2>&1 &
 OW_PID=$!
 tap_run "the order writer serves its metrics on 127.0.0.1:$OW_MPORT" t_wait_until 20 \
