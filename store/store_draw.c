@@ -9,6 +9,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "store/store_conn_int.h"
+#include "store/store_wait.h"
 #include "store/store_draw.h"
 
 /* A reply's string element as a number (nil: 0). Returns 0 or -1. */

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "store/store_conn_int.h"
+#include "store/store_wait.h"
 #include "store/store_event.h"
 
 int

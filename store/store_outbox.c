@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "store/store_conn_int.h"
+#include "store/store_wait.h"
 #include "store/store_outbox.h"
 
 #define RS_STREAM_ID_MAX 48 /* "18446744073709551615-18446744073709551615" */

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "store/store_conn_int.h"
+#include "store/store_wait.h"
 #include "store/store_reserve.h"
 
 /* Appends one RESP bulk string to p; returns the end. */

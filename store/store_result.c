@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "store/store_conn_int.h"
+#include "store/store_wait.h"
 #include "store/store_result.h"
 
 /* Parses a result hash value (see fg:{EV}:result in store_keys.h). Returns 0 or -1. */

@@ -66,34 +66,6 @@ int store_check_primary(redisContext *c, char *why, size_t why_len);
 int store_check_min_replicas(redisContext *c, unsigned want, char *why, size_t why_len);
 
 /*
- * Appends (does not send) "WAIT wait_replicas wait_timeout" to the store's pipeline. Returns
- * 0, or -ENOMEM (the connection is then dropped, so no reply misaligns).
- */
-int store_append_wait(struct store *rs);
-
-/*
- * Takes the reply of the WAIT appended by store_append_wait() (NULL: the connection was lost).
- * Returns 0 when the configured number of replicas acknowledged every write sent before it,
- * else -ETIMEDOUT (counted, and logged rate-limited) or -ENOTCONN.
- */
-int store_wait_take(struct store *rs, redisReply *r);
-
-/*
- * WAIT for the configured replicas now (after a write run with store_command()): 0 when none
- * is configured or they acknowledged, else -ETIMEDOUT or -ENOTCONN.
- */
-int store_wait_replicas(struct store *rs);
-
-/*
- * After reads (result queries): with wait_replicas, makes sure that what they returned is on
- * the replicas, so that an old primary cut off from its replicas never reports a reservation
- * that the failover then loses. WAIT counts the client's own writes only, so a PUBLISH (no
- * key, but replicated) first puts the connection's offset after everything it read. Returns
- * 0 (also without wait_replicas), -ETIMEDOUT or -ENOTCONN.
- */
-int store_wait_reads(struct store *rs);
-
-/*
  * With Sentinel: asks it for the primary and points rs's address (host, port, where) at it.
  * Returns 0 (also without Sentinel: nothing to do), or -1 with why.
  */
