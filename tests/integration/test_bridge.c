@@ -929,7 +929,7 @@ test_failover(const char *peer_exe)
 	c.ring_size = 1024;
 	c.batch_max = 64;
 	c.result_capacity = 1u << 12;
-	c.resync_ms = 1000;
+	c.resync_ms = 3000; /* heartbeats every 200 ms: room for a loaded host's stall */
 	c.snapshot_retry_ms = 100;
 	c.stats_ms = 200;
 	br = bridge_create(&c, err, sizeof(err));
@@ -951,7 +951,7 @@ test_failover(const char *peer_exe)
 		"10 reservations reach control plane A");
 	tap_eq_int((long long)counters().cp_switches, 0, "no switch while it answers");
 
-	/* A dies: the bridge hears nothing more (heartbeats every 200 ms, resync 1 s). */
+	/* A dies: the bridge hears nothing more (heartbeats every 200 ms, resync 3 s). */
 	child_stop(pa.pid, SIGKILL, 0);
 	close(pa.in);
 	close(pa.out);
