@@ -42,11 +42,6 @@ feed() { # OUT EVENT USERS DP [ARGS...]
 		--users "$users" --dp "$dp" --batch 500 --timeout-ms 60000 "$@" >"$TMP/$out" 2>&1
 }
 field() { t_field "$TMP/$1" "$2"; }
-wait_until() { # UNIX_S: sleeps until then
-	local now_ms
-	now_ms=$(date +%s%3N)
-	[ "$now_ms" -ge $(($1 * 1000)) ] || sleep "$(python3 -c "print(($1*1000 - $now_ms)/1000)")"
-}
 draw_field() { t_redis hget "fg:{$1}:draw" "$2"; }
 wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
 	for _ in $(seq $(($2 * 10))); do
@@ -88,7 +83,7 @@ tap_ok $rc "preheated and opened"
 feed early 21 1-10 30
 tap_is "$(field early not_started)/$(t_redis hlen 'fg:{21}:entrants')" 10/0 \
 	"before queue_opens_at: answered not_started, no entrant"
-wait_until $q
+t_sleep_until $q
 
 # --- the pre-queue ----------------------------------------------------------------------------
 feed f21 21 1-300 31 --final --log "$TMP/log21" --hold-ms 15000 &
@@ -140,7 +135,7 @@ wait_done 24 30
 tap_is "$?/$(t_redis hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
 
 # --- a draw that is not done: nothing first come --------------------------------------------------
-wait_until $((q + 3))
+t_sleep_until $((q + 3))
 feed stuck 23 500-599 35 --timeout-ms 5000
 tap_is "$(field stuck retry)/$(t_redis hlen 'fg:{23}:result')/$(t_redis get 'fg:{23}:stock')" 100/0/10 \
 	"after draw_at, before the draw is done: all 100 answered retry, nothing decided"
@@ -148,7 +143,7 @@ tap_is "$(t_stat decisions draw_waiting)" 101 \
 	"  counted in decisions.draw_waiting (with event 24's one)"
 
 # --- event 22: killed during its draw ----------------------------------------------------------
-wait_until $((q + 11))
+t_sleep_until $((q + 11))
 for _ in $(seq 300); do [ -n "$(draw_field 22 digest)" ] && break; sleep 0.1; done
 t_redis set 'fg:{22}:window' "$(((q + 2) * 1000)) $(((now + 3600) * 1000))" >/dev/null
 for _ in $(seq 2000); do

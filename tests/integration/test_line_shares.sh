@@ -33,11 +33,6 @@ feed() { # OUT EVENT USERS DP [ARGS...]
 		--users "$users" --dp "$dp" --batch 500 --timeout-ms 20000 "$@" >"$TMP/$out" 2>&1
 }
 field() { t_field "$TMP/$1" "$2"; }
-wait_until() { # UNIX_S: sleeps until then
-	local now_ms
-	now_ms=$(date +%s%3N)
-	[ "$now_ms" -ge $(($1 * 1000)) ] || sleep "$(python3 -c "print(($1*1000 - $now_ms)/1000)")"
-}
 wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
 	for _ in $(seq $(($2 * 10))); do
 		[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ] &&
@@ -69,7 +64,7 @@ tap_ok $? "events 31 and 32 created, each with a line and a draw (draw_at in 11 
 rc=0
 for e in 31 32; do ctl event preheat $e && ctl event open $e || { rc=1; break; }; done
 tap_ok $rc "preheated and opened"
-wait_until "$q"
+t_sleep_until "$q"
 
 # Event 31: the whole crowd in time.
 feed fair 31 1-400 1

@@ -279,6 +279,13 @@ t_stat() {
 	printf '%s\n' "${v:-0}"
 }
 
+# t_sleep_until UNIX_S: sleeps until that wall-clock second (at once when it is past).
+t_sleep_until() {
+	local now_ms
+	now_ms=$(date +%s%3N)
+	[ "$now_ms" -ge $(($1 * 1000)) ] || sleep "$(python3 -c "print(($1*1000 - $now_ms)/1000)")"
+}
+
 # t_field FILE KEY: N of the first "KEY=N" in FILE (a word of tests/peer/fg_feed's output).
 t_field() {
 	grep -oE "(^| )$2=[0-9]+" "$1" | head -n 1 | cut -d= -f2
