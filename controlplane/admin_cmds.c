@@ -198,11 +198,10 @@ admin_cmds_session_token(struct cp_ctx *c, const struct admin_req *req, struct a
 static void
 rules_on_loop(struct cp_ctx *c, void *arg)
 {
-	char err[512];
+	struct admin_exec_reload *x = arg;
 
-	(void)arg;
-	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after a rule change: %s", err);
+	if (admin_exec_reload_apply(c, x) != 0)
+		LOG_WARN("state reload after a rule change: %s", x->err);
 	cp_state_publish_snapshot(c->st, c->links);
 	c->snapshots_sent++;
 }
@@ -221,8 +220,12 @@ change_made(struct cp_ctx *c, int rc, const char *err, const char *after,
 		return admin_answer_error(out, cap, err);
 	if (publish != NULL)
 		admin_exec_reload_and_publish(c, after, publish);
-	else
-		cp_slow_on_loop(c, rules_on_loop, NULL);
+	else {
+		struct admin_exec_reload x;
+
+		admin_exec_reload_prepare(c, &x);
+		cp_slow_on_loop(c, rules_on_loop, &x);
+	}
 	return 0;
 }
 

@@ -105,6 +105,7 @@ struct transition_call {
 	unsigned unsynced;	     /* window keys that could not be written */
 	bool held;		     /* the loop holds the event: copy */
 	struct cp_state_event copy;
+	struct admin_exec_reload x;  /* the state read again (admin_exec_reload_prepare()) */
 };
 
 static void
@@ -113,7 +114,7 @@ transition_on_loop(struct cp_ctx *c, void *arg)
 	struct transition_call *tc = arg;
 	const struct cp_state_event *ce;
 
-	admin_exec_reload_and_publish(c, tc->after, cp_state_publish_events);
+	admin_exec_reload_publish(c, &tc->x, tc->after, cp_state_publish_events);
 	if (!tc->no_windows)
 		tc->unsynced = cp_state_sync_windows(c->st, c->rs);
 	ce = cp_state_event(c->st, tc->id);
@@ -134,6 +135,7 @@ answer_in_place(struct cp_ctx *c, const struct admin_event *ev, char *out, size_
 
 	struct transition_call tc = {.after = "a transition found done", .id = ev->id};
 
+	admin_exec_reload_prepare(c, &tc.x);
 	cp_slow_on_loop(c, transition_on_loop, &tc);
 	LOG_NOTICE("event %u is %s (found so after a lost connection)", ev->id,
 		admin_event_state_name(ev->state));
@@ -194,6 +196,7 @@ do_transition(struct cp_ctx *c, const struct admin_req *req, enum admin_event_st
 	 * close is decided before this SET or refused by reserve.lua after it. */
 	struct transition_call tc = {.after = what, .id = ev.id};
 
+	admin_exec_reload_prepare(c, &tc.x);
 	cp_slow_on_loop(c, transition_on_loop, &tc);
 	bool window_set = tc.unsynced == 0;
 
@@ -269,6 +272,7 @@ admin_events_archive(struct cp_ctx *c, const struct admin_req *req, struct admin
 struct pow_call {
 	const struct admin_event *ev; /* as PostgreSQL now holds it */
 	bool held;		      /* the loop holds the event */
+	struct admin_exec_reload x;
 };
 
 /* On the loop: the state read again, the new difficulty published at once. */
@@ -277,10 +281,9 @@ pow_on_loop(struct cp_ctx *c, void *arg)
 {
 	struct pow_call *p = arg;
 	struct cp_state_event *ce;
-	char err[512];
 
-	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0)
-		LOG_WARN("state reload after event pow: %s", err);
+	if (admin_exec_reload_apply(c, &p->x) != 0)
+		LOG_WARN("state reload after event pow: %s", p->x.err);
 	ce = cp_state_event(c->st, p->ev->id);
 	p->held = ce != NULL;
 	if (ce == NULL)
@@ -309,6 +312,7 @@ admin_events_pow(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 		return admin_answer_error(out, cap, err);
 	struct pow_call p = {.ev = &ev};
 
+	admin_exec_reload_prepare(c, &p.x);
 	cp_slow_on_loop(c, pow_on_loop, &p);
 	LOG_NOTICE("event %u: challenge set to %u bits (automatic up to %u)", ev.id, ev.pow_bits,
 		ev.pow_auto_max);
@@ -357,6 +361,7 @@ admin_events_create(struct cp_ctx *c, const struct admin_req *req, struct admin_
 	/* One call on the loop: the reload, the events published, whether it holds the new one. */
 	struct transition_call tc = {.after = "event create", .id = ev.id, .no_windows = true};
 
+	admin_exec_reload_prepare(c, &tc.x);
 	cp_slow_on_loop(c, transition_on_loop, &tc);
 	LOG_NOTICE("event %u created: %u items", ev.id, ev.stock);
 	admin_json_ok(&j, out, cap);

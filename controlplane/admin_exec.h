@@ -55,8 +55,30 @@ int admin_exec_error(char *out, size_t cap, const char *fmt, ...)
  */
 int admin_exec_end(struct json_writer *j, char *out, size_t cap);
 
-/* Re-reads the state from PostgreSQL after a change (on the loop, with its connections).
- * Returns 0, or -errno with err (the old state kept). */
+/*
+ * A reload in two parts: admin_exec_reload_prepare() on the thread that runs the command reads
+ * the state (cp_state_read()) when that is the slow-job thread (its own connections: the loop
+ * does not wait on PostgreSQL), and leaves it to the loop's own context otherwise;
+ * admin_exec_reload_apply(), on the loop (loop: its context, in a cp_slow_on_loop() call),
+ * makes the loop's state hold it (or reads it there and then). Apply returns 0, or -errno with
+ * x->err (the old state kept); every prepared x is applied once.
+ */
+struct admin_exec_reload {
+	struct cp_state_read *rd;
+	int rc;
+	char err[512];
+};
+void admin_exec_reload_prepare(struct cp_ctx *c, struct admin_exec_reload *x);
+int admin_exec_reload_apply(struct cp_ctx *loop, struct admin_exec_reload *x);
+
+/* On the loop: admin_exec_reload_apply() (a failure logged with `after`), then publish() as
+ * admin_exec_reload_and_publish() says. */
+void admin_exec_reload_publish(struct cp_ctx *loop, struct admin_exec_reload *x, const char *after,
+	int (*publish)(const struct cp_state *, struct cp_links *));
+
+/* Re-reads the state from PostgreSQL after a change (admin_exec_reload_prepare() and _apply():
+ * read off the loop when c is the slow-job thread's). Returns 0, or -errno with err (the old
+ * state kept). */
 int admin_exec_reload(struct cp_ctx *c, char *err, size_t errlen);
 
 /*

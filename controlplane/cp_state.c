@@ -55,34 +55,78 @@ cp_state_pow_bits_keep(const struct admin_event *ev, const struct cp_state_event
 	return old->pow_bits_now;
 }
 
-int
-cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *err,
-	size_t errlen)
-{
+/* What cp_state_read() reads, for cp_state_apply(). */
+struct cp_state_read {
 	struct admin_event evs[CP_STATE_EVENTS_MAX];
-	struct admin_key keys[CP_STATE_KEYS_MAX];
-	struct rule_acc acc = { 0 };
-	struct wire_limits lim;
+	int64_t stock[CP_STATE_EVENTS_MAX]; /* Redis's once preheated, else PostgreSQL's */
 	unsigned n_ev, n_live, n_keys;
 	uint64_t next_end_ms;
-	int rc;
+	uint64_t stock_gen; /* st->stock_gen before Redis was read */
+	struct admin_key keys[CP_STATE_KEYS_MAX];
+	struct rule_acc rules;
+	struct wire_limits lim;
+};
 
-	if ((rc = pg_event_list_slots(
-		     pg, evs, CP_STATE_EVENTS_MAX, &n_ev, &n_live, &next_end_ms, err, errlen)) != 0 ||
-		(rc = pg_keys_list(pg, st->key_life_ms, keys, CP_STATE_KEYS_MAX, &n_keys, err, errlen)) !=
-			0 ||
-		(rc = pg_limits_get(pg, &lim, err, errlen)) != 0 ||
-		(rc = pg_rule_foreach(pg, add_rule, &acc, err, errlen)) != 0) {
-		free(acc.v);
-		return rc;
+struct cp_state_read *
+cp_state_read(const struct cp_state *st, struct pg_conn *pg, struct store *rs, int *rc, char *err,
+	size_t errlen)
+{
+	struct cp_state_read *rd = calloc(1, sizeof(*rd));
+	/* Written by the loop only; read here on another thread too: a moment old at worst. */
+	uint64_t key_life_ms = __atomic_load_n(&st->key_life_ms, __ATOMIC_RELAXED);
+
+	if (rd == NULL) {
+		snprintf(err, errlen, "out of memory for the state");
+		*rc = -ENOMEM;
+		return NULL;
 	}
-	if (n_live > CP_STATE_EVENTS_MAX)
+	rd->stock_gen = __atomic_load_n(&st->stock_gen, __ATOMIC_ACQUIRE);
+	if ((*rc = pg_event_list_slots(pg, rd->evs, CP_STATE_EVENTS_MAX, &rd->n_ev, &rd->n_live,
+		     &rd->next_end_ms, err, errlen)) != 0 ||
+		(*rc = pg_keys_list(pg, key_life_ms, rd->keys, CP_STATE_KEYS_MAX, &rd->n_keys, err,
+			 errlen)) != 0 ||
+		(*rc = pg_limits_get(pg, &rd->lim, err, errlen)) != 0 ||
+		(*rc = pg_rule_foreach(pg, add_rule, &rd->rules, err, errlen)) != 0) {
+		cp_state_read_free(rd);
+		return NULL;
+	}
+	for (unsigned i = 0; i < rd->n_ev; i++) {
+		struct store_event_state rst;
+
+		rd->stock[i] = rd->evs[i].available;
+		if (rd->evs[i].state != ADMIN_EV_DRAFT && rs != NULL &&
+			store_event_state(rs, rd->evs[i].id, &rst) == 0 && rst.preheated)
+			rd->stock[i] = rst.stock;
+	}
+	return rd;
+}
+
+void
+cp_state_read_free(struct cp_state_read *rd)
+{
+	if (rd == NULL)
+		return;
+	free(rd->rules.v);
+	explicit_bzero(rd, sizeof(*rd));
+	free(rd);
+}
+
+void
+cp_state_apply(struct cp_state *st, struct cp_state_read *rd)
+{
+	struct admin_event *evs = rd->evs;
+	unsigned n_ev = rd->n_ev, n_keys = rd->n_keys;
+	/* Decisions changed some event's stock since Redis was read: the loop's copy is newer for
+	 * an event it holds open (the next decision tells it anyway). */
+	bool stock_moved = rd->stock_gen != st->stock_gen;
+
+	if (rd->n_live > CP_STATE_EVENTS_MAX)
 		LOG_RL(LOG_LEVEL_WARN, 60000,
 			"%u upcoming or selling events: data planes hold %d, open and preheated "
 			"ones first, then by starts_at; the rest get a slot as sales end (close or "
 			"archive the ones that are over; docs/operations.md \"More than 64 "
 			"events\")",
-			n_live, CP_STATE_EVENTS_MAX);
+			rd->n_live, CP_STATE_EVENTS_MAX);
 	if (n_keys > CP_STATE_KEYS_MAX)
 		n_keys = CP_STATE_KEYS_MAX;
 	for (unsigned i = 0; i < st->n_ev && !st->events_dropped; i++) {
@@ -92,15 +136,14 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *e
 			kept = evs[k].id == st->ev[i].ev.id;
 		st->events_dropped = !kept;
 	}
-	st->events_next_end_ms = next_end_ms;
+	st->events_next_end_ms = rd->next_end_ms;
 	for (unsigned i = 0; i < n_ev; i++) {
 		struct cp_state_event *old = cp_state_event(st, evs[i].id);
-		struct cp_state_event e = { .ev = evs[i], .stock_left = evs[i].available };
-		struct store_event_state rst;
+		struct cp_state_event e = { .ev = evs[i], .stock_left = rd->stock[i] };
 
-		if (evs[i].state != ADMIN_EV_DRAFT && rs != NULL &&
-			store_event_state(rs, evs[i].id, &rst) == 0 && rst.preheated)
-			e.stock_left = rst.stock;
+		if (old != NULL && stock_moved && old->ev.state == ADMIN_EV_OPEN &&
+			evs[i].state == ADMIN_EV_OPEN)
+			e.stock_left = old->stock_left;
 		e.sold_out = old != NULL ? old->sold_out && e.stock_left <= 0 : false;
 		e.pow_bits_now = cp_state_pow_bits_keep(&evs[i], old);
 		e.pow_moved_ms = old != NULL ? old->pow_moved_ms : 0;
@@ -121,37 +164,51 @@ cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *e
 	st->auth_len = 0;
 	st->next_key_retire_ms = 0;
 	for (unsigned i = 0; i < n_keys; i++) {
+		const struct admin_key *key = &rd->keys[i];
 		struct wire_key *k;
 
 		/* A key past its retirement verifies nothing any more: not published, and the
 		 * cron deletes it at once. */
-		if (keys[i].retired) {
+		if (key->retired) {
 			st->next_key_retire_ms = 1;
 			continue;
 		}
-		if (keys[i].retire_at_ms != 0 &&
-			(st->next_key_retire_ms == 0 || keys[i].retire_at_ms < st->next_key_retire_ms))
-			st->next_key_retire_ms = keys[i].retire_at_ms;
+		if (key->retire_at_ms != 0 &&
+			(st->next_key_retire_ms == 0 || key->retire_at_ms < st->next_key_retire_ms))
+			st->next_key_retire_ms = key->retire_at_ms;
 		k = &st->keys[st->n_keys++];
 
 		memset(k, 0, sizeof(*k));
-		k->kid = keys[i].kid;
-		k->kind = keys[i].kind;
-		k->flags = keys[i].current ? WIRE_KEY_F_CURRENT : 0;
-		k->len = keys[i].len;
-		memcpy(k->secret, keys[i].secret, keys[i].len);
-		if (keys[i].kind == WIRE_KEY_AUTH && keys[i].current) {
-			st->auth_kid = keys[i].kid;
-			st->auth_len = keys[i].len;
-			memcpy(st->auth_secret, keys[i].secret, keys[i].len);
+		k->kid = key->kid;
+		k->kind = key->kind;
+		k->flags = key->current ? WIRE_KEY_F_CURRENT : 0;
+		k->len = key->len;
+		memcpy(k->secret, key->secret, key->len);
+		if (key->kind == WIRE_KEY_AUTH && key->current) {
+			st->auth_kid = key->kid;
+			st->auth_len = key->len;
+			memcpy(st->auth_secret, key->secret, key->len);
 		}
 	}
-	explicit_bzero(keys, sizeof(keys));
 	free(st->rules);
-	st->rules = acc.v;
-	st->n_rules = acc.n;
-	st->cap_rules = acc.cap;
-	st->limits = lim;
+	st->rules = rd->rules.v;
+	st->n_rules = rd->rules.n;
+	st->cap_rules = rd->rules.cap;
+	rd->rules.v = NULL;
+	st->limits = rd->lim;
+	cp_state_read_free(rd);
+}
+
+int
+cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, char *err,
+	size_t errlen)
+{
+	int rc;
+	struct cp_state_read *rd = cp_state_read(st, pg, rs, &rc, err, errlen);
+
+	if (rd == NULL)
+		return rc;
+	cp_state_apply(st, rd);
 	return 0;
 }
 
@@ -180,6 +237,7 @@ cp_state_note_stock(struct cp_state *st, struct cp_links *l, uint32_t event, int
 	if (e == NULL)
 		return false;
 	e->stock_left = stock_left;
+	cp_state_stock_moved(st);
 	if (stock_left > 0 || e->sold_out)
 		return false;
 	e->sold_out = true;

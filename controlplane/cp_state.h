@@ -84,6 +84,9 @@ struct cp_state {
 	uint64_t key_life_ms;
 	/* When the next retiring sale key retires (Unix ms; 0: none): cp_cron() removes it. */
 	uint64_t next_key_retire_ms;
+	/* Bumped by the loop whenever a decision or a restock moves an event's stock_left
+	 * (cp_state_stock_moved()): cp_state_apply() keeps the loop's stock then. */
+	uint64_t stock_gen;
 	/* SOLD_OUT messages published by cp_state_note_stock() since the start. */
 	uint64_t sold_out_published;
 	/* The current auth key, for session-token. */
@@ -103,6 +106,20 @@ int cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, cha
 	size_t errlen);
 
 /*
+ * cp_state_load() in two parts, for a thread other than the loop: cp_state_read() reads what
+ * cp_state_load() reads (st only for the sale keys' life and stock_gen, read atomically; pg and
+ * rs the calling thread's own connections) into a malloc'd record, or returns NULL with *rc
+ * (-errno) and err; cp_state_apply(), on the loop, makes st hold it as cp_state_load() would
+ * and frees rd. An open event's stock that decisions moved meanwhile (stock_gen) stays the
+ * loop's. cp_state_read_free() frees a record not applied (NULL is a no-op).
+ */
+struct cp_state_read;
+struct cp_state_read *cp_state_read(const struct cp_state *st, struct pg_conn *pg,
+	struct store *rs, int *rc, char *err, size_t errlen);
+void cp_state_apply(struct cp_state *st, struct cp_state_read *rd);
+void cp_state_read_free(struct cp_state_read *rd);
+
+/*
  * Writes the window key (store/store_event.h store_sale_window()) of every event whose key is
  * not known to match its state and times since the last load: held before open, the sale's
  * [starts_at, ends_at) while open, closed after. Returns how many could not be written
@@ -115,6 +132,14 @@ unsigned cp_state_sync_windows(struct cp_state *st, struct store *rs);
  * NULL) while it is within [ev->pow_bits, ev->pow_auto_max], ev->pow_bits otherwise.
  */
 uint8_t cp_state_pow_bits_keep(const struct admin_event *ev, const struct cp_state_event *old);
+
+/* On the loop, after it changed an event's stock_left: stock_gen moves on (read atomically by
+ * cp_state_read() on another thread). */
+static inline void
+cp_state_stock_moved(struct cp_state *st)
+{
+	__atomic_store_n(&st->stock_gen, st->stock_gen + 1, __ATOMIC_RELEASE);
+}
 
 /* Frees what st holds. */
 void cp_state_free(struct cp_state *st);

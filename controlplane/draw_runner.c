@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/draw_runner.h"
+#include "controlplane/draw_decide.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,13 +20,11 @@
 /* One turn's draw work: about this long (ms) before the loop gets its turn again (a step more at
  * most: the longest gap between two rounds of decisions stays under 10 ms). */
 #define DR_STEP_MS 4
-/* Entrants per HSCAN (a step on the loop). */
+/* Entrants per HSCAN (the job's thread, its own Redis connection; Redis itself is busy a
+ * millisecond or two with each, between other sales' batches). */
 #define DR_SCAN_COUNT 10000
 /* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark). */
 #define DR_RANKS_PER_STEP 8192
-/* Draw batches per round: one (a round of 8 x draw_batch held the loop for hundreds of ms on a
- * loaded host; one batch a round decided as fast: docs/benchmarks.md). */
-#define DR_BATCHES_PER_ROUND 1
 /* A step that waits for the job's thread (ordering, writing, loading) looks again this much
  * later. */
 #define DR_BG_POLL_MS 2
@@ -81,7 +80,6 @@ struct dr_job {
 	uint64_t n;	   /* entrants fixed at the freeze */
 	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
 	uint64_t at;	   /* the current phase's progress */
-	uint64_t scan_cursor;
 	struct store_entrant *v; /* the entrants: scan order, then rank order */
 	size_t nv, cap;
 	struct dr_keyed *keyed; /* DR_KEYS */
@@ -93,13 +91,19 @@ struct dr_job {
 	unsigned rate_at;
 	uint64_t failures;
 	uint64_t phase_ms; /* when the current phase began (monotonic ms), for the log */
+	/* The decisions' thread (DR_DECIDE; NULL: none runs), and its rounds so far: how many,
+	 * their time (us), the last size, for the log and stats. */
+	struct draw_decide *dec;
+	uint64_t rounds, round_us_sum, round_us_max;
+	unsigned round_n;
 	/* The ordering, the write and the load run on a thread of their own, off the loop
 	 * (struct dr_bg); the job's entrants, digest and seed are the thread's meanwhile. */
 	struct dr_bg {
-		enum { DR_BG_NONE, DR_BG_ORDER, DR_BG_WRITE, DR_BG_LOAD } kind;
+		enum { DR_BG_NONE, DR_BG_READ, DR_BG_ORDER, DR_BG_WRITE, DR_BG_LOAD } kind;
 		pthread_t th;
 		atomic_bool done;
 		const char *conninfo;
+		const struct store_conn_config *rsc; /* READ: its own Redis connection */
 		int rc;
 		const char *what; /* what failed */
 		char err[256];
@@ -111,39 +115,40 @@ struct dr_job {
 
 struct draw_runner {
 	char *conninfo; /* for the threads' connections */
+	struct store_conn_config rsc; /* the same (host: a copy of its own) */
+	char rsc_host[64];
 	struct store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
 	struct pg_draw *pg;
-	unsigned batch;
+	unsigned batch;	   /* a round's entrants at most ([controlplane] draw_batch) */
 	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
-	struct wire_reserve *res;    /* DR_BATCHES_PER_ROUND * batch */
-	uint8_t *verdicts;	     /* the same */
-	struct wire_result *out;     /* the same, and DR_RANKS_PER_STEP */
+	struct wire_result *out;     /* DR_RANKS_PER_STEP */
 };
 
 struct draw_runner *
-draw_runner_create(struct store *rs, struct cp_links *l, struct cp_state *st,
-	const char *pg_conninfo, unsigned batch)
+draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct cp_links *l,
+	struct cp_state *st, const char *pg_conninfo, unsigned batch)
 {
 	struct draw_runner *r = calloc(1, sizeof(*r));
 
 	if (r == NULL)
 		return NULL;
 	r->rs = rs;
+	r->rsc = *rsc;
+	if (rsc->host != NULL) {
+		snprintf(r->rsc_host, sizeof(r->rsc_host), "%s", rsc->host);
+		r->rsc.host = r->rsc_host;
+	}
 	r->l = l;
 	r->st = st;
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
-	size_t per = (size_t)DR_BATCHES_PER_ROUND * r->batch;
 
 	r->pg = pg_draw_create(pg_conninfo);
 	r->conninfo = strdup(pg_conninfo);
-	r->res = calloc(per, sizeof(*r->res));
-	r->verdicts = calloc(per, 1);
-	r->out = calloc(per > DR_RANKS_PER_STEP ? per : DR_RANKS_PER_STEP, sizeof(*r->out));
-	if (r->pg == NULL || r->conninfo == NULL || r->res == NULL || r->verdicts == NULL ||
-		r->out == NULL) {
+	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
+	if (r->pg == NULL || r->conninfo == NULL || r->out == NULL) {
 		draw_runner_free(r);
 		return NULL;
 	}
@@ -161,10 +166,28 @@ bg_join(struct dr_job *j)
 	j->bg.kind = DR_BG_NONE;
 }
 
+/* Stops the job's decision thread, if one runs, keeping its rounds' figures. */
+static void
+dr_decide_end(struct dr_job *j)
+{
+	uint64_t rounds, sum, max;
+
+	if (j->dec == NULL)
+		return;
+	draw_decide_stats(j->dec, &rounds, &sum, &max, &j->round_n);
+	j->rounds += rounds;
+	j->round_us_sum += sum;
+	if (max > j->round_us_max)
+		j->round_us_max = max;
+	draw_decide_stop(j->dec);
+	j->dec = NULL;
+}
+
 /* Drops what a job holds (not its identity or counters). */
 static void
 job_clear(struct dr_job *j)
 {
+	dr_decide_end(j);
 	bg_join(j);
 	free(j->v);
 	free(j->keyed);
@@ -174,7 +197,6 @@ job_clear(struct dr_job *j)
 	j->by_user = NULL;
 	j->nv = j->cap = 0;
 	j->at = 0;
-	j->scan_cursor = 0;
 	explicit_bzero(j->seed, sizeof(j->seed));
 }
 
@@ -187,8 +209,6 @@ draw_runner_free(struct draw_runner *r)
 		job_clear(&r->jobs[i]);
 	pg_draw_free(r->pg);
 	free(r->conninfo);
-	free(r->res);
-	free(r->verdicts);
 	free(r->out);
 	free(r);
 }
@@ -300,6 +320,28 @@ bg_fail(struct dr_job *j, const char *what, int rc, const char *msg)
 	return rc;
 }
 
+/* DR_BG_READ: the frozen entrants from Redis (HSCAN in steps) on a connection of the thread's
+ * own, into j->v (repeats and all: DR_BG_ORDER drops them). */
+static int
+bg_read(struct dr_job *j)
+{
+	char err[256] = "";
+	struct store *s = store_open(j->bg.rsc, err, sizeof(err));
+	uint64_t cursor = 0;
+	int rc = 0;
+
+	if (s == NULL)
+		return bg_fail(j, "reading the entrants", -ENOTCONN, err);
+	free(j->v);
+	j->v = NULL;
+	j->nv = j->cap = 0;
+	do
+		rc = store_entrants_scan(s, j->event, &cursor, DR_SCAN_COUNT, &j->v, &j->nv, &j->cap);
+	while (rc == 0 && cursor != 0);
+	store_close(s);
+	return rc == 0 ? 0 : bg_fail(j, "reading the entrants", rc, NULL);
+}
+
 /* DR_BG_ORDER: the scanned entrants sorted by user (HSCAN's repeats dropped), counted, their
  * digest, each one's rank key, and the sort by key into j->v: the draw's order. */
 static int
@@ -392,7 +434,8 @@ bg_main(void *arg)
 {
 	struct dr_job *j = arg;
 
-	j->bg.rc = j->bg.kind == DR_BG_ORDER ? bg_order(j)
+	j->bg.rc = j->bg.kind == DR_BG_READ    ? bg_read(j)
+		   : j->bg.kind == DR_BG_ORDER ? bg_order(j)
 		   : j->bg.kind == DR_BG_WRITE ? bg_write(j)
 					       : bg_load(j);
 	atomic_store(&j->bg.done, true);
@@ -409,6 +452,7 @@ bg_start(struct draw_runner *r, struct dr_job *j, int kind)
 	memset(&j->bg, 0, sizeof(j->bg));
 	j->bg.kind = kind;
 	j->bg.conninfo = r->conninfo;
+	j->bg.rsc = &r->rsc;
 	atomic_init(&j->bg.done, false);
 	if ((rc = pthread_create(&j->bg.th, NULL, bg_main, j)) != 0) {
 		j->bg.kind = DR_BG_NONE;
@@ -492,28 +536,34 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	if (d.next != 0)
 		return job_fail(r, j, now_ms, "resuming", EPROTO,
 			"Redis has decided entrants that PostgreSQL has no draw for");
+	j->at = 0;
 	job_phase(j, DR_SCAN);
-	j->scan_cursor = 0;
 	LOG_NOTICE("draw of event %" PRIu32 ": %" PRIu64 " entrants frozen", j->event, d.n);
 }
 
-/* DR_SCAN: the entrants from Redis; then the order is made off the loop. Returns whether it is
- * over. */
+/* DR_SCAN: the entrants from Redis (the job's thread); then the order is made, off the loop too.
+ * Returns whether it is over. */
 static bool
-step_scan(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
+step_scan(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 {
-	int rc = store_entrants_scan(r->rs, j->event, &j->scan_cursor, DR_SCAN_COUNT, &j->v, &j->nv,
-		&j->cap);
+	int rc;
 
-	(void)e;
-	if (rc != 0) {
-		job_fail(r, j, now_ms, "reading the entrants", rc, NULL);
+	if (j->at == 0) {
+		if ((rc = bg_start(r, j, DR_BG_READ)) != 0) {
+			job_fail(r, j, now_ms, "starting the reading thread", rc, NULL);
+			return true;
+		}
+		j->at = 1;
+	}
+	if (!bg_over(j, now_ms))
+		return false;
+	if (j->bg.rc != 0) {
+		job_fail(r, j, now_ms, j->bg.what, j->bg.rc, j->bg.err[0] != '\0' ? j->bg.err : NULL);
 		return true;
 	}
-	if (j->scan_cursor != 0)
-		return false;
 	/* The sorts, the digest and the rank keys of every entrant: a thread's work (about a
 	 * second at 10^6), not the loop's. */
+	j->at = 0;
 	job_phase(j, DR_KEYS);
 	if ((rc = bg_start(r, j, DR_BG_ORDER)) != 0) {
 		job_fail(r, j, now_ms, "starting the ordering thread", rc, NULL);
@@ -682,77 +732,54 @@ rate_of(struct dr_job *j, uint64_t now_ms, uint64_t decided)
 	return (uint32_t)((decided - j->rate_dec[old]) * 1000 / (now_ms - j->rate_ms[old]));
 }
 
-/* DR_DECIDE: a round of draw batches from "next". Returns whether the phase is over. */
+/* DR_DECIDE: the rounds the job's decision thread (controlplane/draw_decide.h) decided,
+ * published as the decider publishes, the stock noted, the cursor moved. Returns whether the
+ * phase is over. */
 static bool
 step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	struct store_batch b[DR_BATCHES_PER_ROUND];
-	unsigned nb = 0, n_out = 0;
-	uint64_t at = j->next;
+	const struct draw_decide_round *s;
+	bool stale = false, failed = false, held = false;
+	unsigned taken = 0;
+	int rc;
 
-	while (nb < DR_BATCHES_PER_ROUND && at < j->n) {
-		unsigned n = j->n - at < r->batch ? (unsigned)(j->n - at) : r->batch;
-		struct wire_reserve *res = r->res + (size_t)nb * r->batch;
-
-		for (unsigned i = 0; i < n; i++)
-			res[i] = (struct wire_reserve){.reservation_id = j->v[at + i].reservation_id,
-				.user = j->v[at + i].user,
-				.admitted_ms = now_ms,
-				.event = j->event};
-		b[nb] = (struct store_batch){.event = j->event,
-			.n = n,
-			.res = res,
-			.now_ms = now_ms,
-			.draw = true,
-			.draw_index = at,
-			.verdicts = r->verdicts + (size_t)nb * r->batch};
-		at += n;
-		nb++;
-	}
-	if (nb == 0) {
+	if (j->next >= j->n && j->dec == NULL) {
 		j->phase = DR_FINISH;
 		return true;
 	}
-	store_reserve(r->rs, b, nb);
-	bool stale = false, failed = false, held = false;
-
-	for (unsigned i = 0; i < nb; i++) {
-		if (b[i].status == -ESTALE) {
-			stale = true;
-			break;
-		}
-		if (b[i].status != 0) {
-			failed = true;
-			break;
-		}
-		/* The window key says held: reserve.lua refused without moving the cursor. The
-		 * job keeps its order (and answers ranks) and tries again a second later. */
-		if (b[i].verdicts[0] == WIRE_V_NOT_STARTED) {
-			held = true;
-			break;
-		}
-		/* Decided here, in rank order: published as the decider publishes. */
-		for (unsigned k = 0; k < b[i].n; k++) {
-			uint64_t idx = b[i].draw_index + k;
-
-			if (b[i].verdicts[k] == WIRE_V_RESERVED && idx + 1 > e->draw.served)
-				e->draw.served = idx + 1;
-
-			r->out[n_out++] = (struct wire_result){
-				.reservation_id = b[i].res[k].reservation_id,
-				.user = b[i].res[k].user,
-				.event = j->event,
-				.stock_left = b[i].stock_left > 0 ? (uint32_t)b[i].stock_left : 0,
-				.verdict = b[i].verdicts[k],
-				.flags = WIRE_RESULT_F_STOCK,
-				.rank = (uint32_t)(idx + 1),
-			};
-		}
-		j->next = b[i].draw_index + b[i].n;
-		cp_state_note_stock(r->st, r->l, j->event, b[i].stock_left);
+	if (j->dec == NULL &&
+		(j->dec = draw_decide_start(&r->rsc, j->event, j->v, j->next, j->n, r->batch, &rc)) ==
+			NULL) {
+		job_fail(r, j, now_ms, "starting the deciding thread", rc, NULL);
+		return true;
 	}
-	if (n_out)
-		cp_links_publish(r->l, WIRE_T_RESULT, r->out, n_out);
+	/* A turn takes what is ready, a bounded number of results. */
+	while (!stale && !failed && !held && taken < DR_RANKS_PER_STEP &&
+		(s = draw_decide_peek(j->dec)) != NULL) {
+		if (s->status == -ESTALE) {
+			stale = true;
+		} else if (s->status != 0) {
+			failed = true;
+		} else if (s->held) {
+			held = true;
+		} else {
+			for (unsigned k = 0; k < s->n; k++)
+				if (s->out[k].verdict == WIRE_V_RESERVED &&
+					s->index + k + 1 > e->draw.served)
+					e->draw.served = s->index + k + 1;
+			cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
+			j->next = s->index + s->n;
+			taken += s->n;
+			cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
+		}
+		draw_decide_pop(j->dec);
+	}
+	if (stale || failed || held || (draw_decide_peek(j->dec) == NULL &&
+						draw_decide_ended(j->dec))) {
+		dr_decide_end(j);
+	} else if (taken == 0) {
+		j->retry_ms = now_ms + 1; /* nothing ready yet: looked at again next ms */
+	}
 	if (stale) {
 		/* Not our turn: another control plane decides this draw too. Go on from its
 		 * cursor (its data planes were told; ours learn by result queries). */
@@ -779,6 +806,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	e->draw.rate = rate_of(j, now_ms, j->next);
 	e->draw.dirty = true;
 	if (j->next >= j->n) {
+		dr_decide_end(j);
 		j->phase = DR_FINISH;
 		return true;
 	}
@@ -801,6 +829,11 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	LOG_NOTICE("draw of event %" PRIu32 ": done, %" PRIu64 " entrants decided in rank order; "
 		   "first come, first served from now on",
 		j->event, j->n);
+	LOG_INFO("draw of event %" PRIu32 ": %" PRIu64 " decision rounds (the deciding thread), %" PRIu64
+		 " us each on average, the longest %" PRIu64 " us (target %u us; %u entrants a "
+		 "round at the end)",
+		j->event, j->rounds, j->rounds ? j->round_us_sum / j->rounds : 0, j->round_us_max,
+		DRAW_DECIDE_ROUND_US, j->round_n);
 	job_clear(j);
 	j->phase = DR_DONE;
 }
@@ -882,7 +915,7 @@ job_step(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint
 		step_freeze(r, j, e, now_ms);
 		return j->phase != DR_FREEZE;
 	case DR_SCAN:
-		step_scan(r, j, e, now_ms);
+		step_scan(r, j, now_ms);
 		return j->retry_ms <= now_ms;
 	case DR_LOAD:
 		step_load(r, j, e, now_ms);
@@ -1003,6 +1036,14 @@ draw_runner_json(const struct draw_runner *r, struct json_writer *j)
 		jw_u64(j, "entrants", d->n);
 		jw_u64(j, "decided", d->phase == DR_DONE ? d->n : d->next);
 		jw_u64(j, "failures", d->failures);
+		uint64_t rounds = 0, sum = 0, max = 0;
+		unsigned round_n = d->round_n;
+
+		if (d->dec != NULL)
+			draw_decide_stats(d->dec, &rounds, &sum, &max, &round_n);
+		jw_u64(j, "rounds", d->rounds + rounds);
+		jw_u64(j, "longest_round_us", max > d->round_us_max ? max : d->round_us_max);
+		jw_u64(j, "round_entrants", round_n);
 		jw_close(j, '}');
 	}
 	jw_close(j, ']');

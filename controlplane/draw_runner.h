@@ -8,14 +8,16 @@
  * this control plane's clock and that PostgreSQL does not hold done:
  *
  *   freeze   draw_freeze.lua: the entrants are fixed (enter.lua refuses from now on), n of them
- *   read     HSCAN of the entrants in steps (or, when PostgreSQL holds the draw already: its
- *            draw_entrants in rank order, checked against events.draw_digest)
+ *   read     HSCAN of the entrants in steps, on a thread with its own Redis connection (or,
+ *            when PostgreSQL holds the draw already: its draw_entrants in rank order, checked
+ *            against events.draw_digest, on a thread too)
  *   order    digest and rank keys (common/draw.h) in steps, then one sort
  *   write    draw_entrants and events.draw_digest/draw_entrants in one transaction (COPY in
  *            steps, pg/pg_draw.h); a control plane that finds them compares digests
  *   ranks    RESULT QUEUED with each undecided entrant's rank, and FAIR DRAWING with the digest
- *   decide   reserve.lua draw batches of [controlplane] draw_batch entrants from the draw
- *            key's "next" (store/store_keys.h): a batch runs only at its turn and advances the
+ *   decide   reserve.lua draw batches from the draw key's "next" (store/store_keys.h), one a
+ *            round on the loop, sized so that a round takes about 2 ms (at most
+ *            [controlplane] draw_batch entrants): a batch runs only at its turn and advances the
  *            cursor in the same script, so each entrant is decided exactly once, in rank
  *            order, by whichever control plane runs it; results published as the decider's
  *   done     events.draw_done_at, FAIR DONE with the seed
@@ -46,11 +48,13 @@ struct draw_runner;
 
 /*
  * A runner over rs and a PostgreSQL connection of its own (conninfo), publishing on l; the
- * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). NULL when out
- * of memory.
+ * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). Its threads
+ * read the entrants on Redis connections of their own, made from rsc (copied). A decision
+ * round decides at most batch entrants ([controlplane] draw_batch), fewer when a round takes
+ * longer than about 2 ms. NULL when out of memory.
  */
-struct draw_runner *draw_runner_create(struct store *rs, struct cp_links *l,
-	struct cp_state *st, const char *pg_conninfo, unsigned batch);
+struct draw_runner *draw_runner_create(struct store *rs, const struct store_conn_config *rsc,
+	struct cp_links *l, struct cp_state *st, const char *pg_conninfo, unsigned batch);
 
 void draw_runner_free(struct draw_runner *r);
 
@@ -71,7 +75,8 @@ int draw_runner_rank(
 /*
  * The draws this control plane ran or runs, for flashgatectl stats: "draws": [{"event",
  * "phase" (freezing, reading, loading, ordering, writing, ranking, deciding, finishing, done),
- * "entrants", "decided", "failures"}].
+ * "entrants", "decided", "failures", "rounds" (decision rounds so far), "longest_round_us" (the
+ * longest one's time on the loop), "round_entrants" (the next round's size)}].
  */
 void draw_runner_json(const struct draw_runner *r, struct json_writer *j);
 

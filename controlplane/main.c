@@ -112,6 +112,7 @@ relay_restock(struct cp_ctx *c, const struct wire_msg *m)
 		if (wire_get_stock(m, i, &s) != 0 || (e = cp_state_event(c->st, s.event)) == NULL)
 			continue;
 		e->stock_left = s.stock_left;
+		cp_state_stock_moved(c->st);
 		if (s.stock_left > 0)
 			e->sold_out = false;
 		cp_links_publish(c->links, WIRE_T_RESTOCK, &s, 1);
@@ -413,7 +414,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	c.dec = decider_create(c.rs, c.links, &st, cfg.batch_max, cfg.batch_wait_ms);
-	c.draws = c.dec != NULL ? draw_runner_create(c.rs, c.links, &st,
+	c.draws = c.dec != NULL ? draw_runner_create(c.rs, &rsc, c.links, &st,
 					  cfg.store.pg_conninfo, cfg.draw_batch)
 				: NULL;
 	if (c.draws != NULL)

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "controlplane/draw_decide.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/now.h"
+#include "store/store_reserve.h"
+
+/* Rounds decided ahead of the loop at most. */
+#define DD_RING 8
+/* A round's size: at least this many entrants (or the batch, when smaller). */
+#define DD_ROUND_MIN 64
+
+struct draw_decide {
+	const struct store_conn_config *rsc;
+	uint32_t event;
+	const struct store_entrant *v;
+	uint64_t from, n;
+	unsigned batch, round_n;
+	struct wire_reserve *res;
+	uint8_t *verdicts;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a slot freed, stop */
+	bool stop, ended;
+	struct draw_decide_round ring[DD_RING];
+	unsigned head, count; /* the loop takes at head */
+	uint64_t rounds, us_sum, us_max;
+};
+
+/* The next round's size after one of n entrants that took took_us. */
+static void
+dd_resize(struct draw_decide *d, unsigned n, uint64_t took_us)
+{
+	unsigned floor = d->batch < DD_ROUND_MIN ? d->batch : DD_ROUND_MIN;
+	uint64_t want;
+
+	if (took_us > DRAW_DECIDE_ROUND_US)
+		want = (uint64_t)n * DRAW_DECIDE_ROUND_US / took_us;
+	else if (took_us < DRAW_DECIDE_ROUND_US / 2 && n == d->round_n)
+		want = (uint64_t)n + n / 4 + 1;
+	else
+		return;
+	/* One slow round (a loaded host's time slice) at most halves it. */
+	if (want < d->round_n / 2)
+		want = d->round_n / 2;
+	d->round_n = want < floor ? floor : want > d->batch ? d->batch : (unsigned)want;
+}
+
+/* One round at index at into slot s (on the thread). Returns whether the thread goes on. */
+static bool
+dd_round(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_decide_round *s)
+{
+	uint64_t t0 = now_mono_us(), now_ms = now_wall_ms();
+	unsigned n = d->n - at < d->round_n ? (unsigned)(d->n - at) : d->round_n;
+
+	for (unsigned i = 0; i < n; i++)
+		d->res[i] = (struct wire_reserve){.reservation_id = d->v[at + i].reservation_id,
+			.user = d->v[at + i].user,
+			.admitted_ms = now_ms,
+			.event = d->event};
+	struct store_batch b = {.event = d->event,
+		.n = n,
+		.res = d->res,
+		.now_ms = now_ms,
+		.draw = true,
+		.draw_index = at,
+		.verdicts = d->verdicts};
+
+	store_reserve(rs, &b, 1);
+	s->index = at;
+	s->n = n;
+	s->status = b.status;
+	s->stock_left = b.stock_left;
+	s->held = b.status == 0 && b.verdicts[0] == WIRE_V_NOT_STARTED;
+	if (b.status == 0 && !s->held)
+		for (unsigned k = 0; k < n; k++)
+			s->out[k] = (struct wire_result){
+				.reservation_id = d->res[k].reservation_id,
+				.user = d->res[k].user,
+				.event = d->event,
+				.stock_left = b.stock_left > 0 ? (uint32_t)b.stock_left : 0,
+				.verdict = b.verdicts[k],
+				.flags = WIRE_RESULT_F_STOCK,
+				.rank = (uint32_t)(at + k + 1),
+			};
+	s->took_us = now_mono_us() - t0;
+	return b.status == 0 && !s->held;
+}
+
+static void *
+dd_main(void *arg)
+{
+	struct draw_decide *d = arg;
+	char err[256] = "";
+	struct store *rs = store_open(d->rsc, err, sizeof(err));
+	uint64_t at = d->from;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->stop && at < d->n) {
+		if (d->count == DD_RING) {
+			pthread_cond_wait(&d->cv, &d->mu);
+			continue;
+		}
+		struct draw_decide_round *s = &d->ring[(d->head + d->count) % DD_RING];
+
+		pthread_mutex_unlock(&d->mu);
+		bool more;
+
+		if (rs == NULL) {
+			/* No connection could be made: handed over as a lost one. */
+			*s = (struct draw_decide_round){
+				.index = at, .status = -ENOTCONN, .out = s->out};
+			more = false;
+		} else {
+			more = dd_round(d, rs, at, s);
+		}
+		pthread_mutex_lock(&d->mu);
+		d->count++;
+		d->rounds++;
+		d->us_sum += s->took_us;
+		if (s->took_us > d->us_max)
+			d->us_max = s->took_us;
+		if (!more)
+			break;
+		dd_resize(d, s->n, s->took_us);
+		at += s->n;
+	}
+	d->ended = true;
+	pthread_mutex_unlock(&d->mu);
+	store_close(rs);
+	return NULL;
+}
+
+struct draw_decide *
+draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
+	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch, int *rc)
+{
+	struct draw_decide *d = calloc(1, sizeof(*d));
+
+	*rc = -ENOMEM;
+	if (d == NULL)
+		return NULL;
+	d->rsc = rsc;
+	d->event = event;
+	d->v = v;
+	d->from = from;
+	d->n = n;
+	d->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
+	d->round_n = d->batch < 256 ? d->batch : 256;
+	d->res = calloc(d->batch, sizeof(*d->res));
+	d->verdicts = calloc(d->batch, 1);
+	bool ok = d->res != NULL && d->verdicts != NULL;
+
+	for (unsigned i = 0; i < DD_RING && ok; i++)
+		ok = (d->ring[i].out = calloc(d->batch, sizeof(*d->ring[i].out))) != NULL;
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cv, NULL);
+	if (ok) {
+		int e = pthread_create(&d->th, NULL, dd_main, d);
+
+		if (e == 0) {
+			*rc = 0;
+			return d;
+		}
+		*rc = -e;
+	}
+	d->ended = true;
+	d->stop = true;
+	d->th = 0;
+	/* No thread: freed as a stopped one (nothing to join). */
+	for (unsigned i = 0; i < DD_RING; i++)
+		free(d->ring[i].out);
+	free(d->res);
+	free(d->verdicts);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cv);
+	free(d);
+	return NULL;
+}
+
+const struct draw_decide_round *
+draw_decide_peek(struct draw_decide *d)
+{
+	pthread_mutex_lock(&d->mu);
+	const struct draw_decide_round *s = d->count > 0 ? &d->ring[d->head] : NULL;
+
+	pthread_mutex_unlock(&d->mu);
+	return s;
+}
+
+void
+draw_decide_pop(struct draw_decide *d)
+{
+	pthread_mutex_lock(&d->mu);
+	if (d->count > 0) {
+		d->head = (d->head + 1) % DD_RING;
+		d->count--;
+		pthread_cond_broadcast(&d->cv);
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+bool
+draw_decide_ended(struct draw_decide *d)
+{
+	pthread_mutex_lock(&d->mu);
+	bool e = d->ended;
+
+	pthread_mutex_unlock(&d->mu);
+	return e;
+}
+
+void
+draw_decide_stats(struct draw_decide *d, uint64_t *rounds, uint64_t *us_sum, uint64_t *us_max,
+	unsigned *round_n)
+{
+	pthread_mutex_lock(&d->mu);
+	*rounds = d->rounds;
+	*us_sum = d->us_sum;
+	*us_max = d->us_max;
+	*round_n = d->round_n;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+draw_decide_stop(struct draw_decide *d)
+{
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&d->mu);
+	d->stop = true;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+	pthread_join(d->th, NULL);
+	for (unsigned i = 0; i < DD_RING; i++)
+		free(d->ring[i].out);
+	free(d->res);
+	free(d->verdicts);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cv);
+	free(d);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FG_CP_DRAW_DECIDE_H
+#define FG_CP_DRAW_DECIDE_H
+/*
+ * A draw's decisions (controlplane/draw_runner.h, phase "deciding") on a thread of their own,
+ * with a Redis connection of its own: the control plane's loop never waits on a draw batch's
+ * reserve.lua. The thread runs one draw batch a round from the draw's cursor ("next") on,
+ * each sized by time (DRAW_DECIDE_ROUND_US: a round's reserve.lua holds Redis, which other
+ * sales' batches wait on, about that long at most), and hands each round's verdicts, as the
+ * RESULT records to publish, to the loop through a small ring; a full ring stops it until the
+ * loop has taken one. The loop publishes them, notes the stock and moves its cursor.
+ *
+ * Exactly once is reserve.lua's: a batch runs only at its turn and moves the cursor in the same
+ * script. A round that is not decided (-ESTALE: another control plane's turn; held: the window
+ * key says held; any failure) is handed over like the others and ends the thread.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "store/store_conn.h"
+#include "store/store_draw.h"
+
+/* A round's target time (us): a round that took longer makes the next one smaller. */
+#define DRAW_DECIDE_ROUND_US 2000
+
+/* One round, as the thread hands it to the loop. */
+struct draw_decide_round {
+	uint64_t index;		 /* the first entrant's index (rank - 1) */
+	unsigned n;		 /* entrants in the batch */
+	int status;		 /* store_batch's: 0, -ESTALE, -ENOTCONN, ... */
+	bool held;		 /* decided nothing: the window key says held */
+	int64_t stock_left;	 /* the event's stock after it */
+	uint64_t took_us;	 /* the round's time on the thread (reserve.lua's round trip) */
+	struct wire_result *out; /* n results when status is 0 and not held */
+};
+
+struct draw_decide;
+
+/*
+ * Starts deciding event's entrants v[from..n) (rank order; v stays the caller's and unchanged
+ * until draw_decide_stop()) in rounds of at most batch entrants, on a Redis connection made
+ * from rsc. Returns the thread's handle, or NULL with *rc (-ENOMEM, or a pthread error).
+ */
+struct draw_decide *draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
+	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch, int *rc);
+
+/*
+ * On the loop: the oldest round not taken yet (NULL: none ready), then draw_decide_pop() once
+ * done with it (its out is reused).
+ */
+const struct draw_decide_round *draw_decide_peek(struct draw_decide *d);
+void draw_decide_pop(struct draw_decide *d);
+
+/* Whether the thread has ended (every entrant decided, or a round it could not decide). */
+bool draw_decide_ended(struct draw_decide *d);
+
+/* The rounds so far: count, total and longest time (us), the next round's size. */
+void draw_decide_stats(struct draw_decide *d, uint64_t *rounds, uint64_t *us_sum, uint64_t *us_max,
+	unsigned *round_n);
+
+/*
+ * Stops the thread (after the round it runs, if any: at most Redis's command timeout) and
+ * frees d with the rounds not taken. NULL is a no-op.
+ */
+void draw_decide_stop(struct draw_decide *d);
+
+#endif
