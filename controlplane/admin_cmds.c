@@ -106,6 +106,8 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "turns", c->turns.turns);
 	jw_u64(&j, "longest_turn_us", c->turns.max_us);
 	jw_u64(&j, "longest_turn_10s_us", cp_turns_recent_us(&c->turns, 10, now_mono_ms()));
+	jw_u64(&j, "longest_turn_cpu_us", c->turns.cpu_max_us);
+	jw_u64(&j, "longest_turn_cpu_10s_us", cp_turns_recent(&c->turns, 10, now_mono_ms(), true));
 	jw_close(&j, '}');
 	jw_open(&j, "redis", '{');
 	jw_bool(&j, "connected", store_connected(c->rs));

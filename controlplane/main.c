@@ -488,7 +488,7 @@ main(int argc, char **argv)
 			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));
 			break;
 		}
-		uint64_t turn_us = now_mono_us();
+		uint64_t turn_us = now_mono_us(), turn_cpu_us = cp_turns_cpu_us();
 
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
@@ -503,7 +503,8 @@ main(int argc, char **argv)
 		cp_slow_serve(c.slow, slow_done, &c);
 		admin_conns_serve(c.admin, items + 2, n - 2, now_mono_ms());
 		sdnotify_watchdog(now_mono_ms());
-		cp_turns_note(&c.turns, now_mono_us() - turn_us, now_mono_ms());
+		cp_turns_note(&c.turns, now_mono_us() - turn_us, cp_turns_cpu_us() - turn_cpu_us,
+			now_mono_ms());
 	}
 	LOG_NOTICE("stopping");
 	sdnotify_stopping("deciding what was received");
