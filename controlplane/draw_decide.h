@@ -22,7 +22,7 @@
 #include "store/store_draw.h"
 
 /* A round's target time (us): a round that took longer makes the next one smaller. */
-#define DRAW_DECIDE_ROUND_US 2000
+#define DRAW_DECIDE_ROUND_US 4000
 
 /* One round, as the thread hands it to the loop. */
 struct draw_decide_round {

@@ -2,24 +2,25 @@
 #ifndef FG_CP_DRAW_RUNNER_H
 #define FG_CP_DRAW_RUNNER_H
 /*
- * The draw of events with a draw window (docs/fairness.md), run by the control plane in small
- * steps from its loop (cp_cron()), so that reservations of other events keep being decided
- * while a large draw runs. For each event whose draw_at (starts_at + draw_window_s) has come by
+ * The draw of events with a draw window (docs/fairness.md), followed by the control plane's loop
+ * in small steps (cp_cron()) while its heavy parts run on threads, so that reservations of other
+ * events keep being decided while a large draw runs. For each event whose draw_at (starts_at + draw_window_s) has come by
  * this control plane's clock and that PostgreSQL does not hold done:
  *
  *   freeze   draw_freeze.lua: the entrants are fixed (enter.lua refuses from now on), n of them
  *   read     HSCAN of the entrants in steps, on a thread with its own Redis connection (or,
  *            when PostgreSQL holds the draw already: its draw_entrants in rank order, checked
  *            against events.draw_digest, on a thread too)
- *   order    digest and rank keys (common/draw.h) in steps, then one sort
- *   write    draw_entrants and events.draw_digest/draw_entrants in one transaction (COPY in
- *            steps, pg/pg_draw.h); a control plane that finds them compares digests
+ *   order    digest and rank keys (common/draw.h), the sorts (a thread)
+ *   write    draw_entrants and events.draw_digest/draw_entrants in one transaction (COPY, a
+ *            thread, pg/pg_draw.h); a control plane that finds them compares digests
  *   ranks    RESULT QUEUED with each undecided entrant's rank, and FAIR DRAWING with the digest
  *   decide   reserve.lua draw batches from the draw key's "next" (store/store_keys.h), one a
- *            round on the loop, sized so that a round takes about 2 ms (at most
- *            [controlplane] draw_batch entrants): a batch runs only at its turn and advances the
- *            cursor in the same script, so each entrant is decided exactly once, in rank
- *            order, by whichever control plane runs it; results published as the decider's
+ *            round on a thread of its own (controlplane/draw_decide.h), sized so that a round
+ *            takes about 4 ms (at most [controlplane] draw_batch entrants): a batch runs only at
+ *            its turn and advances the cursor in the same script, so each entrant is decided
+ *            exactly once, in rank order, by whichever control plane runs it; the loop
+ *            publishes the results as the decider's
  *   done     events.draw_done_at, FAIR DONE with the seed
  *
  * Any failure (Redis or PostgreSQL away, a loss mid-way) drops what the job holds and starts it
@@ -51,7 +52,7 @@ struct draw_runner;
  * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). Its threads
  * read the entrants on Redis connections of their own, made from rsc (copied). A decision
  * round decides at most batch entrants ([controlplane] draw_batch), fewer when a round takes
- * longer than about 2 ms. NULL when out of memory.
+ * longer than about 4 ms. NULL when out of memory.
  */
 struct draw_runner *draw_runner_create(struct store *rs, const struct store_conn_config *rsc,
 	struct cp_links *l, struct cp_state *st, const char *pg_conninfo, unsigned batch);
