@@ -9,11 +9,33 @@
 #include "controlplane/draw_runner.h"
 #include "store/store_draw.h"
 #include "store/store_result.h"
+#include "store/store_wait.h"
 
 /* Result queries waiting to be answered (at most this many; more are shed, counted). */
 #define DECIDER_QUERIES_MAX 65536
 /* Pairs looked up in Redis at once (one pipelined round trip). */
 #define DECIDER_LOOKUP_MAX 1024
+
+/*
+ * Rounds decided on the primary whose WAIT is pending on the store's waiter (with
+ * wait_replicas, store/store_wait.h): the next round is decided meanwhile, at most this many
+ * in all; a round's verdicts are published once its WAIT answered, in the order decided.
+ */
+#define DECIDER_ROUNDS_MAX 4
+/* While a WAIT is pending, how often the loop's turn looks for its answer (ms). */
+#define DECIDER_WAIT_POLL_MS 1
+
+/* A round's results, published when they may be (at once without wait_replicas). */
+struct round {
+	struct wire_result *out; /* CP_STATE_EVENTS_MAX * batch_max */
+	unsigned n_out;
+	unsigned n_enter; /* out[0, n_enter): entrants (store_enter() waited for them) */
+	bool known;	  /* rc is known: its WAIT answered, or none was sent */
+	int rc;		  /* 0, or its decided batches are answered retry */
+	unsigned n_notes; /* the events' stock after the round, noted once published */
+	uint32_t note_event[CP_STATE_EVENTS_MAX];
+	int64_t note_stock[CP_STATE_EVENTS_MAX];
+};
 
 /* Reservations of one event waiting for their round. */
 struct pending {
@@ -35,7 +57,11 @@ struct decider {
 	unsigned queued;       /* reservations pending */
 	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
 	struct store_batch b[CP_STATE_EVENTS_MAX];
-	struct wire_result *out; /* CP_STATE_EVENTS_MAX * batch_max */
+	/* Rounds not published yet, a ring of n_rounds (DECIDER_ROUNDS_MAX with wait_replicas,
+	 * else 1): r_len from r_head. */
+	struct round r[DECIDER_ROUNDS_MAX];
+	unsigned n_rounds, r_head, r_len;
+	uint64_t poll_at_ms;		/* when the loop looks for a pending WAIT's answer */
 	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
 	unsigned n_refused;
 	struct wire_result_query *held; /* CP_STATE_EVENTS_MAX * batch_max: a round's duplicates */
@@ -60,10 +86,14 @@ decider_create(struct store *rs, struct cp_links *l, struct cp_state *st, unsign
 	d->st = st;
 	d->batch_max = batch_max ? batch_max : 1;
 	d->wait_ms = wait_ms;
-	d->out = calloc((size_t)CP_STATE_EVENTS_MAX * d->batch_max, sizeof(*d->out));
+	d->n_rounds = store_wait_wanted(rs) > 0 ? DECIDER_ROUNDS_MAX : 1;
+	for (unsigned i = 0; i < d->n_rounds; i++)
+		if ((d->r[i].out = calloc((size_t)CP_STATE_EVENTS_MAX * d->batch_max,
+			     sizeof(*d->r[i].out))) == NULL)
+			goto fail;
 	d->held = calloc((size_t)CP_STATE_EVENTS_MAX * d->batch_max, sizeof(*d->held));
 	d->qq = calloc(DECIDER_QUERIES_MAX, sizeof(*d->qq));
-	if (d->out == NULL || d->held == NULL || d->qq == NULL)
+	if (d->held == NULL || d->qq == NULL)
 		goto fail;
 	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		d->p[i].recs = calloc(d->batch_max, sizeof(*d->p[i].recs));
@@ -83,16 +113,22 @@ decider_set_draws(struct decider *d, const struct draw_runner *r)
 	d->draws = r;
 }
 
+static void take_waits(struct decider *d, bool block);
+
 void
 decider_free(struct decider *d)
 {
 	if (d == NULL)
 		return;
+	/* Rounds decided are answered, whatever their WAIT says: nothing accepted is dropped. */
+	while (d->r_len > 0)
+		take_waits(d, true);
 	for (unsigned i = 0; i < CP_STATE_EVENTS_MAX; i++) {
 		free(d->p[i].recs);
 		free(d->p[i].verdicts);
 	}
-	free(d->out);
+	for (unsigned i = 0; i < DECIDER_ROUNDS_MAX; i++)
+		free(d->r[i].out);
 	free(d->held);
 	free(d->qq);
 	free(d);
@@ -209,14 +245,14 @@ publish_stored(struct decider *d, const struct wire_result_query *q, unsigned n)
  * duplicate's, however many the round had.
  */
 static void
-publish_held(struct decider *d, unsigned n_out)
+publish_held(struct decider *d, const struct wire_result *out, unsigned n_out)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < n_out; i++)
-		if (d->out[i].verdict == WIRE_V_DUPLICATE)
+		if (out[i].verdict == WIRE_V_DUPLICATE)
 			d->held[n++] = (struct wire_result_query){
-				.user = d->out[i].user, .event = d->out[i].event};
+				.user = out[i].user, .event = out[i].event};
 	if (n == 0)
 		return;
 	int k = publish_stored(d, d->held, n);
@@ -227,11 +263,11 @@ publish_held(struct decider *d, unsigned n_out)
 
 /*
  * The round's entrants: one enter.lua per event batch, each reservation answered QUEUED (rank
- * 0: not drawn yet), or RETRY / CLOSED / NOT_STARTED as enter.lua says, into d->out. Returns
+ * 0: not drawn yet), or RETRY / CLOSED / NOT_STARTED as enter.lua says, into out. Returns
  * how many results it wrote there.
  */
 static unsigned
-enter_round(struct decider *d)
+enter_round(struct decider *d, struct wire_result *out)
 {
 	unsigned n_out = 0;
 
@@ -257,29 +293,89 @@ enter_round(struct decider *d)
 		for (unsigned k = 0; k < p->n; k++) {
 			uint8_t v = p->verdicts[k];
 
-			d->out[n_out++] = (struct wire_result){
+			out[n_out++] = (struct wire_result){
 				.reservation_id = p->recs[k].reservation_id,
 				.user = p->recs[k].user,
 				.event = p->event,
-				.stock_left = e != NULL && e->stock_left > 0 ? (uint32_t)e->stock_left : 0,
+				.stock_left = e != NULL && e->stock_left > 0
+						      ? (uint32_t)e->stock_left
+						      : 0,
 				.verdict = v,
 			};
-			if (v < WIRE_V_MAX)
-				d->ctr.verdicts[v]++;
 		}
 	}
 	return n_out;
 }
 
+/*
+ * Publishes round rd: when its WAIT failed (rd->rc), every result of its decided batches is
+ * answered retry first (the replicas may not hold them; a retry of the same user finds what
+ * the primary kept). Then the duplicates' stored results and the events' stock.
+ */
+static void
+publish_round(struct decider *d, struct round *rd)
+{
+	for (unsigned i = 0; i < rd->n_out; i++) {
+		struct wire_result *r = &rd->out[i];
+
+		if (rd->rc != 0 && i >= rd->n_enter && (r->flags & WIRE_RESULT_F_STOCK)) {
+			r->verdict = WIRE_V_RETRY;
+			r->flags = 0;
+			r->stock_left = 0;
+		}
+		if (r->verdict < WIRE_V_MAX)
+			d->ctr.verdicts[r->verdict]++;
+		if (i >= rd->n_enter && r->verdict != WIRE_V_RETRY && r->verdict != WIRE_V_CLOSED &&
+			r->verdict != WIRE_V_NOT_STARTED)
+			d->ctr.decided++;
+	}
+	cp_links_publish(d->l, WIRE_T_RESULT, rd->out, rd->n_out);
+	publish_held(d, rd->out, rd->n_out);
+	for (unsigned i = 0; i < rd->n_notes && rd->rc == 0; i++)
+		cp_state_note_stock(d->st, d->l, rd->note_event[i], rd->note_stock[i]);
+}
+
+/*
+ * Publishes the rounds whose WAIT answered, oldest first, up to the first still pending; with
+ * block, waits for the oldest one's answer first (then takes what else is there).
+ */
+static void
+take_waits(struct decider *d, bool block)
+{
+	while (d->r_len > 0) {
+		struct round *rd = &d->r[d->r_head];
+
+		if (!rd->known) {
+			int rc = store_wait_next(d->rs, block);
+
+			if (rc == 1)
+				return;
+			rd->rc = rc;
+			rd->known = true;
+		}
+		publish_round(d, rd);
+		d->r_head = (d->r_head + 1) % d->n_rounds;
+		d->r_len--;
+		block = false;
+	}
+}
+
 unsigned
 decider_flush(struct decider *d, uint64_t now_ms, bool force)
 {
-	unsigned n_out = 0;
+	unsigned n_out = 0, n_b = 0;
+	bool wait_sent = false;
 
-	unsigned n_b = 0;
-
-	if (d->queued == 0 || (!force && now_ms < decider_deadline(d)))
+	take_waits(d, false);
+	if (d->queued == 0 || (!force && now_ms < d->oldest_ms + d->wait_ms)) {
+		d->poll_at_ms = now_ms + DECIDER_WAIT_POLL_MS;
 		return 0;
+	}
+	/* As many rounds pending as the ring holds: the oldest one's answer first. */
+	if (d->r_len == d->n_rounds)
+		take_waits(d, true);
+	struct round *rd = &d->r[(d->r_head + d->r_len) % d->n_rounds];
+
 	for (unsigned i = 0; i < d->n_p; i++) {
 		if (d->p[i].enter)
 			continue;
@@ -293,39 +389,42 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	}
 	d->ctr.rounds++;
 	d->ctr.batches += n_b;
-	if (n_b > 0 && store_reserve(d->rs, d->b, n_b) != 0)
+	/* With wait_replicas the WAIT is pipelined: this round's verdicts wait for it below,
+	 * while the next round is decided. */
+	if (n_b > 0 && store_reserve_pipelined(d->rs, d->b, n_b, &wait_sent) != 0)
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"Redis could not decide a round of %u reservations: answered retry", d->queued);
-	n_out = enter_round(d);
+	rd->n_enter = n_out = enter_round(d, rd->out);
+	rd->n_notes = 0;
 	for (unsigned i = 0; i < n_b; i++) {
 		const struct store_batch *b = &d->b[i];
 
 		for (unsigned k = 0; k < b->n; k++) {
-			struct wire_result *r = &d->out[n_out++];
-			uint8_t v = b->verdicts[k];
+			struct wire_result *r = &rd->out[n_out++];
 
 			memset(r, 0, sizeof(*r));
 			r->reservation_id = b->res[k].reservation_id;
 			r->user = b->res[k].user;
 			r->event = b->event;
-			r->verdict = v;
+			r->verdict = b->verdicts[k];
 			r->stock_left = b->status == 0 && b->stock_left > 0 ? (uint32_t)b->stock_left : 0;
 			r->flags = b->status == 0 ? WIRE_RESULT_F_STOCK : 0;
-			if (v < WIRE_V_MAX)
-				d->ctr.verdicts[v]++;
-			if (v != WIRE_V_RETRY && v != WIRE_V_CLOSED && v != WIRE_V_NOT_STARTED)
-				d->ctr.decided++;
+		}
+		if (b->status == 0) {
+			rd->note_event[rd->n_notes] = b->event;
+			rd->note_stock[rd->n_notes++] = b->stock_left;
 		}
 	}
-	cp_links_publish(d->l, WIRE_T_RESULT, d->out, n_out);
-	publish_held(d, n_out);
-	for (unsigned i = 0; i < n_b; i++)
-		if (d->b[i].status == 0)
-			cp_state_note_stock(d->st, d->l, d->b[i].event, d->b[i].stock_left);
+	rd->n_out = n_out;
+	rd->known = !wait_sent;
+	rd->rc = 0;
+	d->r_len++;
 	for (unsigned i = 0; i < d->n_p; i++)
 		d->p[i].n = 0;
 	d->n_p = 0;
 	d->queued = 0;
+	take_waits(d, false);
+	d->poll_at_ms = now_ms + DECIDER_WAIT_POLL_MS;
 	return n_out;
 }
 
@@ -480,7 +579,10 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 uint64_t
 decider_deadline(const struct decider *d)
 {
-	return d->queued ? d->oldest_ms + d->wait_ms : UINT64_MAX;
+	uint64_t at = d->queued ? d->oldest_ms + d->wait_ms : UINT64_MAX;
+
+	/* A pending WAIT: the next turn looks for its answer (decider_flush()). */
+	return d->r_len > 0 && d->poll_at_ms < at ? d->poll_at_ms : at;
 }
 
 void

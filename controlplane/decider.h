@@ -62,6 +62,7 @@ struct draw_runner;
 struct decider *decider_create(struct store *rs, struct cp_links *l, struct cp_state *st,
 	unsigned batch_max, unsigned wait_ms);
 
+/* Publishes the rounds still waiting for their WAIT (waiting for it), then frees d. */
 void decider_free(struct decider *d);
 
 /* The draw runner whose ranks answer entrants' result queries (NULL: none; rank 0 then). */
@@ -70,10 +71,20 @@ void decider_set_draws(struct decider *d, const struct draw_runner *r);
 /* Queues the reservations of a RESERVE message received at now_ms; may decide a full round. */
 void decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms);
 
-/* Decides what is queued when its wait is over (or force). Returns what was decided. */
+/*
+ * Decides what is queued when its wait is over (or force). Returns what was decided. With
+ * [redis] wait_replicas the round's WAIT is pipelined (store_reserve_pipelined()): its
+ * verdicts are published when the WAIT answered, which each call looks for (a WAIT that fell
+ * short: the round's decided batches are answered retry, all of them), in the order decided,
+ * while the next rounds are decided (at most 4 rounds unpublished; a fifth waits for the
+ * oldest's answer). Without wait_replicas a round is published before this returns.
+ */
 unsigned decider_flush(struct decider *d, uint64_t now_ms, bool force);
 
-/* When the oldest queued reservation's wait ends (Unix ms), or UINT64_MAX when none waits. */
+/*
+ * When the oldest queued reservation's wait ends (Unix ms), or UINT64_MAX when none waits;
+ * while a round's WAIT is pending, 1 ms after the last decider_flush() (to look for it).
+ */
 uint64_t decider_deadline(const struct decider *d);
 
 /*

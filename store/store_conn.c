@@ -265,6 +265,7 @@ store_connect(struct store *rs, char *why, size_t why_len)
 		return -1;
 	}
 	rs->st.connects++;
+	rs->conn_id++;
 	return 0;
 }
 
@@ -490,6 +491,8 @@ store_close(struct store *rs)
 		return;
 	if (rs->c != NULL)
 		redisFree(rs->c);
+	if (rs->wc != NULL)
+		redisFree(rs->wc);
 	store_sentinel_free(rs->sn);
 	explicit_bzero(rs->password, sizeof(rs->password));
 	free(rs->cmd);

@@ -72,6 +72,19 @@ struct store {
 	struct store_script scripts[RS_SCRIPT_MAX];
 	struct store_stats st;
 
+	/* Counts the connections made (c): tells which server a pipelined batch ran on. */
+	uint64_t conn_id;
+	/* The waiter (store/store_wait.h): a second connection to the server of connection
+	 * conn_id wc_conn_id, on which WAITs for pipelined batches block while c decides the
+	 * next ones. wc_owed WAITs were sent and not taken; the first wc_failed of them were
+	 * lost with a connection (answered -ENOTCONN); wc_pub is the state of the oldest owed
+	 * one's PUBLISH reply (0 not read, 1 read and right, -1 read and refused). */
+	redisContext *wc;
+	uint64_t wc_conn_id;
+	unsigned wc_owed;
+	unsigned wc_failed;
+	int wc_pub;
+
 	/* One EVALSHA of reserve.lua in RESP: hiredis copies it when it is appended, so one
 	 * buffer serves every batch of a pipeline. */
 	char *cmd;

@@ -199,7 +199,7 @@ store_reserve_send_wait(struct store *rs, unsigned sent)
  * published) or RS_ST_NOSCRIPT. Returns how many got NOSCRIPT.
  */
 static unsigned
-store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
+store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n, bool wait)
 {
 	unsigned noscript = 0, sent = 0;
 	bool waiting;
@@ -227,7 +227,7 @@ store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 			if (redisBufferWrite(rs->c, &done) != REDIS_OK)
 				store_lost(rs, rs->c->errstr[0] ? rs->c->errstr : "write failed");
 	}
-	waiting = store_reserve_send_wait(rs, sent);
+	waiting = wait && store_reserve_send_wait(rs, sent);
 	for (unsigned i = 0; i < n; i++) {
 		struct store_batch *b = &batches[i];
 
@@ -262,8 +262,13 @@ store_reserve_round(struct store *rs, struct store_batch *batches, unsigned n)
 	return noscript;
 }
 
-int
-store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
+/*
+ * store_reserve(), with wait: WAIT after the round on the connection; else (with
+ * wait_replicas) on the waiter, *wait_sent then saying whether one was sent.
+ */
+static int
+store_reserve_wait(
+	struct store *rs, struct store_batch *batches, unsigned n, bool wait, bool *wait_sent)
 {
 	int first_err = 0;
 
@@ -273,7 +278,8 @@ store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
 		b->stock_left = 0;
 		b->status = store_batch_check(b) == 0 ? RS_ST_TODO : -EINVAL;
 	}
-	if (store_ensure_connected(rs) == 0 && store_reserve_round(rs, batches, n) > 0 && rs->c != NULL) {
+	if (store_ensure_connected(rs) == 0 && store_reserve_round(rs, batches, n, wait) > 0 &&
+		rs->c != NULL) {
 		char why[256];
 
 		/* The script cache was flushed (SCRIPT FLUSH, or a failover to a replica that never
@@ -288,8 +294,22 @@ store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
 			for (unsigned i = 0; i < n; i++)
 				if (batches[i].status == RS_ST_NOSCRIPT)
 					batches[i].status = RS_ST_TODO;
-			store_reserve_round(rs, batches, n);
+			store_reserve_round(rs, batches, n, wait);
 		}
+	}
+	if (!wait && rs->cfg.wait_replicas > 0) {
+		bool decided = false;
+
+		for (unsigned i = 0; i < n; i++)
+			decided |= batches[i].status == 0;
+		/* At once, before any other call could reconnect the store elsewhere: the
+		 * waiter must ask the server these batches ran on. */
+		if (decided && store_wait_send(rs) == 0)
+			*wait_sent = true;
+		else
+			for (unsigned i = 0; i < n; i++)
+				if (batches[i].status == 0)
+					batches[i].status = -ENOTCONN;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct store_batch *b = &batches[i];
@@ -313,4 +333,17 @@ store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
 			first_err = b->status;
 	}
 	return first_err;
+}
+
+int
+store_reserve(struct store *rs, struct store_batch *batches, unsigned n)
+{
+	return store_reserve_wait(rs, batches, n, true, NULL);
+}
+
+int
+store_reserve_pipelined(struct store *rs, struct store_batch *batches, unsigned n, bool *wait_sent)
+{
+	*wait_sent = false;
+	return store_reserve_wait(rs, batches, n, false, wait_sent);
 }

@@ -59,4 +59,17 @@ struct store_batch {
  */
 int store_reserve(struct store *rs, struct store_batch *batches, unsigned n);
 
+/*
+ * store_reserve() with the WAIT pipelined (store/store_wait.h): when the store has
+ * wait_replicas, no WAIT blocks the connection; right after the batches, before returning,
+ * one PUBLISH + WAIT goes to the waiter (a second connection to the server they ran on) and
+ * *wait_sent says so. A batch with status 0 was then decided on the primary, and its verdicts
+ * must not be answered before store_wait_next() returned 0 for this call's WAIT; any other
+ * answer means retry, the whole batch (as -ETIMEDOUT here). A decided batch whose WAIT could
+ * not be sent gets -ENOTCONN (verdicts RETRY). Without wait_replicas it is store_reserve()
+ * (*wait_sent false). Otherwise the same arguments and returns as store_reserve().
+ */
+int store_reserve_pipelined(
+	struct store *rs, struct store_batch *batches, unsigned n, bool *wait_sent);
+
 #endif

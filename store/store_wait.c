@@ -2,6 +2,8 @@
 #include "store/store_wait.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <sys/time.h>
 
 #include "common/log.h"
 #include "store/store_conn_int.h"
@@ -76,10 +78,195 @@ store_wait_reads(struct store *rs)
 	r = store_read_reply(rs);
 	if (r == NULL)
 		return -ENOTCONN;
+	/* A refused PUBLISH leaves the offset before the reads: the WAIT would prove nothing. */
+	bool published = r->type == REDIS_REPLY_INTEGER;
+
 	freeReplyObject(r);
 	r = rs->c != NULL ? store_read_reply(rs) : NULL;
-	int rc = store_wait_take(rs, r);
+	int rc = r == NULL || published ? store_wait_take(rs, r) : -ENOTCONN;
 
+	freeReplyObject(r);
+	return rc;
+}
+
+unsigned
+store_wait_wanted(const struct store *rs)
+{
+	return rs->cfg.wait_replicas;
+}
+
+unsigned
+store_wait_owed(const struct store *rs)
+{
+	return rs->wc_owed;
+}
+
+int
+store_wait_fd(const struct store *rs)
+{
+	return rs->wc != NULL ? rs->wc->fd : -1;
+}
+
+/* Drops the waiter: every WAIT still owed is answered -ENOTCONN. */
+static void
+store_waiter_lost(struct store *rs, const char *why)
+{
+	if (rs->wc == NULL)
+		return;
+	if (rs->wc_owed > 0)
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"redis: %s: lost the WAIT connection (%s); %u pipelined round(s) answered "
+			"retry",
+			rs->where, why, rs->wc_owed - rs->wc_failed);
+	redisFree(rs->wc);
+	rs->wc = NULL;
+	rs->wc_failed = rs->wc_owed;
+	rs->wc_pub = 0;
+}
+
+/* Opens the waiter to the server of the store's connection. Returns 0 or -ENOTCONN. */
+static int
+store_waiter_open(struct store *rs)
+{
+	unsigned ct = rs->cfg.connect_timeout_ms,
+		 wt = rs->cfg.command_timeout_ms + rs->cfg.wait_timeout_ms;
+	struct timeval ctv = {.tv_sec = ct / 1000, .tv_usec = (suseconds_t)(ct % 1000) * 1000};
+	struct timeval wtv = {.tv_sec = wt / 1000, .tv_usec = (suseconds_t)(wt % 1000) * 1000};
+	redisContext *c = rs->unix_path[0] != '\0'
+				  ? redisConnectUnixWithTimeout(rs->unix_path, ctv)
+				  : redisConnectWithTimeout(rs->host, (int)rs->cfg.port, ctv);
+
+	if (c == NULL || c->err || redisSetTimeout(c, wtv) != REDIS_OK) {
+		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s: cannot open the WAIT connection: %s",
+			rs->where, c != NULL ? c->errstr : "out of memory");
+		goto fail;
+	}
+	if (rs->password[0] != '\0') {
+		redisReply *r = rs->user[0] != '\0'
+					? redisCommand(c, "AUTH %s %s", rs->user, rs->password)
+					: redisCommand(c, "AUTH %s", rs->password);
+		bool ok = r != NULL && r->type != REDIS_REPLY_ERROR;
+
+		freeReplyObject(r);
+		if (!ok) {
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"redis: %s: AUTH refused on the WAIT connection", rs->where);
+			goto fail;
+		}
+	}
+	rs->wc = c;
+	rs->wc_conn_id = rs->conn_id;
+	rs->wc_pub = 0;
+	return 0;
+fail:
+	if (c != NULL)
+		redisFree(c);
+	return -ENOTCONN;
+}
+
+int
+store_wait_send(struct store *rs)
+{
+	static const char *pub[] = {"PUBLISH", "fg:replicated", ""};
+	static const size_t pub_len[] = {7, 13, 0};
+	char n[RS_U64_DIGITS + 1], t[RS_U64_DIGITS + 1];
+	const char *wait[] = {"WAIT", n, t};
+	size_t wait_len[3] = {4, 0, 0};
+	int done = 0;
+
+	if (rs->cfg.wait_replicas == 0)
+		return -EINVAL;
+	/* Reconnected since the waiter was opened: the old server's answers are still owed,
+	 * but this batch ran elsewhere. Rare (an outage): those rounds are answered retry. */
+	if (rs->wc != NULL && rs->wc_conn_id != rs->conn_id)
+		store_waiter_lost(rs, "the store reconnected");
+	if (rs->wc == NULL) {
+		/* Only the live connection the batch ran on says which server holds it. */
+		if (rs->c == NULL || store_waiter_open(rs) != 0)
+			return -ENOTCONN;
+	}
+	wait_len[1] = store_u64_to_dec(n, rs->cfg.wait_replicas);
+	wait_len[2] = store_u64_to_dec(t, rs->cfg.wait_timeout_ms);
+	/* hiredis appends all or nothing; a half-sent pair is a lost waiter. */
+	if (redisAppendCommandArgv(rs->wc, 3, pub, pub_len) != REDIS_OK ||
+		redisAppendCommandArgv(rs->wc, 3, wait, wait_len) != REDIS_OK) {
+		store_waiter_lost(rs, "out of memory");
+		return -ENOTCONN;
+	}
+	while (!done)
+		if (redisBufferWrite(rs->wc, &done) != REDIS_OK) {
+			store_waiter_lost(rs, rs->wc->errstr[0] ? rs->wc->errstr : "write failed");
+			return -ENOTCONN;
+		}
+	rs->wc_owed++;
+	return 0;
+}
+
+/* One reply of the waiter into *out: 0, 1 none yet (only when !block), -1 the waiter lost. */
+static int
+store_waiter_reply(struct store *rs, bool block, redisReply **out)
+{
+	void *r = NULL;
+
+	if (redisGetReplyFromReader(rs->wc, &r) != REDIS_OK)
+		goto lost;
+	if (r == NULL && !block) {
+		struct pollfd p = {.fd = rs->wc->fd, .events = POLLIN};
+
+		if (poll(&p, 1, 0) <= 0)
+			return 1;
+		if (redisBufferRead(rs->wc) != REDIS_OK ||
+			redisGetReplyFromReader(rs->wc, &r) != REDIS_OK)
+			goto lost;
+		if (r == NULL)
+			return 1;
+	} else if (r == NULL && (redisGetReply(rs->wc, &r) != REDIS_OK || r == NULL)) {
+		goto lost;
+	}
+	*out = r;
+	return 0;
+lost:
+	store_waiter_lost(rs, rs->wc->errstr[0] ? rs->wc->errstr : "no reply");
+	return -1;
+}
+
+int
+store_wait_next(struct store *rs, bool block)
+{
+	redisReply *r = NULL;
+	int rc;
+
+	if (rs->wc_owed == 0)
+		return -EINVAL;
+	if (rs->wc_failed == 0 && rs->wc_pub == 0) {
+		rc = store_waiter_reply(rs, block, &r);
+		if (rc == 1)
+			return 1;
+		if (rc == 0) {
+			/* Without it the WAIT would count an older offset: never trust it then. */
+			rs->wc_pub = r->type == REDIS_REPLY_INTEGER ? 1 : -1;
+			if (rs->wc_pub < 0)
+				LOG_RL(LOG_LEVEL_WARN, 10000,
+					"redis: %s: PUBLISH before WAIT refused: %s", rs->where,
+					r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			freeReplyObject(r);
+			r = NULL;
+		}
+	}
+	if (rs->wc_failed == 0) {
+		rc = store_waiter_reply(rs, block, &r);
+		if (rc == 1)
+			return 1;
+	}
+	rs->wc_owed--;
+	if (rs->wc_failed > 0) {
+		rs->wc_failed--;
+		return -ENOTCONN;
+	}
+	int pub = rs->wc_pub;
+
+	rs->wc_pub = 0;
+	rc = pub > 0 ? store_wait_take(rs, r) : -ENOTCONN;
 	freeReplyObject(r);
 	return rc;
 }

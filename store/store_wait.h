@@ -7,6 +7,8 @@
  * the store's batch pipelines (store_reserve, store_draw, store_event, store_result,
  * store_outbox); a batch that does not reach them within wait_timeout is answered retry.
  */
+#include <stdbool.h>
+
 #include <hiredis/hiredis.h>
 
 struct store;
@@ -38,5 +40,43 @@ int store_wait_replicas(struct store *rs);
  * 0 (also without wait_replicas), -ETIMEDOUT or -ENOTCONN.
  */
 int store_wait_reads(struct store *rs);
+
+/*
+ * Pipelined WAITs (the decider's rounds with wait_replicas, docs/ha.md): Redis blocks a client
+ * in WAIT and runs none of its later commands meanwhile, so a WAIT after a batch on the store's
+ * connection would hold the next batch back. Instead a batch is decided without WAIT
+ * (store_reserve_pipelined()), then store_wait_send() asks on a second connection to the same
+ * server (the waiter) "PUBLISH, then WAIT": the PUBLISH puts the waiter's replication offset
+ * after the batch's writes, so the WAIT answers once the replicas hold the batch, while the
+ * store's connection decides the next one. store_wait_next() takes the answers in the order
+ * of the sends. The waiter is tied to the connection the batch ran on: when the store has
+ * reconnected since (perhaps to another primary) a send fails, never asks another server.
+ */
+
+/* The replicas a batch must reach ([redis] wait_replicas; 0: no WAIT at all). */
+unsigned store_wait_wanted(const struct store *rs);
+
+/*
+ * Sends PUBLISH + WAIT on the waiter for what the store's current connection (the one the
+ * batches just decided ran on, even if it was lost since) has written, opening the waiter
+ * first when needed. Returns 0 (store_wait_next() then owes its answer), -EINVAL without
+ * wait_replicas, or -ENOTCONN when the waiter cannot reach that server (the batches' verdicts
+ * are then answered retry: nothing says the replicas hold them).
+ */
+int store_wait_send(struct store *rs);
+
+/*
+ * The answer to the oldest WAIT sent by store_wait_send() and not taken yet: 0 the replicas
+ * hold everything written before it, -ETIMEDOUT they did not within wait_timeout, -ENOTCONN
+ * the waiter was lost (or its PUBLISH refused), 1 not answered yet (only when !block), -EINVAL
+ * none is owed. With block, waits for it (at most wait_timeout plus the command timeout).
+ */
+int store_wait_next(struct store *rs, bool block);
+
+/* WAITs sent by store_wait_send() whose answer store_wait_next() has not returned. */
+unsigned store_wait_owed(const struct store *rs);
+
+/* The waiter's socket (for a loop's poll: readable when an answer came), or -1. */
+int store_wait_fd(const struct store *rs);
 
 #endif

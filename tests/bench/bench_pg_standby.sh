@@ -9,6 +9,8 @@
 # plane (tests/peer/fg_feed), then the order writer, cap off, until all are orders; the rate is
 # taken between its first and last COMMIT. Runs alternate (sync, async, three times) so that the
 # host's load falls on both. Prints figures; asserts only that every reservation became one order.
+# FG_BENCH_OW_CONNECTIONS=K runs the order writer with K PostgreSQL connections (1..4; default
+# its own, 2): K batches in flight, one inserting while the others' COMMITs wait for the standby.
 #
 # usage: bench_pg_standby.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
 set -uo pipefail
@@ -41,6 +43,7 @@ run() { # EVENT SYNC(on|off)
 	"$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
 		-s order_writer.batch_size=2048 -s order_writer.poll_interval=1ms \
 		-s order_writer.log_level=warn "${T_REDIS[@]}" \
+		${FG_BENCH_OW_CONNECTIONS:+-s "order_writer.connections=$FG_BENCH_OW_CONNECTIONS"} \
 		-s "postgres.conninfo=$SB_HA" >"$TMP/ow$ev.log" 2>&1 &
 	pid=$!
 	written() { [ "$(t_sql "SELECT available FROM stock WHERE event_id = $ev")" = 0 ]; }

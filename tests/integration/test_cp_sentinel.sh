@@ -7,7 +7,9 @@
 # plane (tests/peer/fg_feed):
 # - the control plane finds the primary through Sentinel and decides;
 # - the primary SIGKILLed, Sentinel promotes a replica: the control plane follows it and decides
-#   again; every reservation acknowledged before the loss is in the new primary, nobody twice.
+#   again; every reservation acknowledged before the loss is in the new primary, nobody twice;
+# - the replica stopped: rounds decided on the primary are answered retry, none published before
+#   its (pipelined) WAIT answered; back, the retry finds them kept.
 #
 # usage: test_cp_sentinel.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -37,6 +39,7 @@ for port in "$R1" "$R2"; do
 		--min-replicas-max-lag 10 --replicaof 127.0.0.1 "$FG_REDIS_PORT" \
 		--logfile "$TMP/r$port/redis.log" --daemonize no &
 	T_PIDS+=($!)
+	RPID[port]=$!
 done
 for i in 0 1 2; do
 	printf 'bind 127.0.0.1\nport %s\ndir %s\nlogfile %s/sentinel%s.log\n' \
@@ -103,4 +106,28 @@ buyers=$(rcli "${NEW:-0}" HLEN 'fg:{5}:result')
 stock=$(rcli "${NEW:-0}" GET 'fg:{5}:stock')
 tap_is "$buyers" 600 "the new primary holds every acknowledged reservation, before and after"
 tap_is "$((stock + buyers))" 5000 "  stock $stock + buyers $buyers == 5000: nobody twice"
+
+# The WAIT pipelined (docs/ha.md): the remaining replica stopped (SIGSTOP), the control plane
+# decides on the primary, publishes no verdict of those rounds (their WAIT is pending), and
+# answers them retry, all of them, once the WAIT timed out; the replica back, the buyers' retry
+# finds every reservation the primary kept (duplicate: nobody holds two, nothing lost).
+for port in "$R1" "$R2"; do [ "$port" = "${NEW:-0}" ] || REP=${RPID[port]}; done
+kill -STOP "$REP"
+feed paused 601-700 13
+kill -CONT "$REP"
+tap_is "$(t_field "$TMP/paused" reserved)/$(t_field "$TMP/paused" retry)" 0/100 \
+	"the replica stopped: no verdict published, the 100 answered retry ($(cat "$TMP/paused"))"
+timeouts=$(t_stat redis wait_timeouts)
+[ "$timeouts" -gt 0 ]
+tap_ok $? "  their WAITs timed out ($timeouts)"
+caught_up() { # the replica holds everything the primary wrote
+	[ "$(printf 'PUBLISH fg:replicated x\nWAIT 1 500\n' | rcli "${NEW:-0}" | tail -1)" = 1 ]
+}
+t_wait_until 30 caught_up
+feed again 601-700 14
+tap_is "$(t_field "$TMP/again" reserved)/$(t_field "$TMP/again" duplicate)" 0/100 \
+	"  the replica back: the retry finds all 100 kept by the primary ($(cat "$TMP/again"))"
+buyers=$(rcli "${NEW:-0}" HLEN 'fg:{5}:result')
+stock=$(rcli "${NEW:-0}" GET 'fg:{5}:stock')
+tap_is "$buyers/$((stock + buyers))" 700/5000 "  700 buyers, stock + buyers == 5000"
 tap_done

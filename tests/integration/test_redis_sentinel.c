@@ -11,11 +11,13 @@
  *   - replicas stopped (SIGSTOP): a batch cannot reach them, every verdict is RETRY, nothing is
  *     acknowledged; once they are back, the same users' retry is decided (DUPLICATE for those
  *     the primary kept: the reserve is idempotent per user);
- *   - a failover during a stream of decisions (the primary SIGKILLed, Sentinel promotes a
- *     replica): the store follows it, every reservation acknowledged before or after the loss
- *     is in the new primary with its reservation id, nobody holds two (one result field and
- *     one outbox place per buyer, stock + buyers == preheated stock); the time from the loss to
- *     the first decision after it is printed;
+ *   - the same with the WAIT pipelined (the decider's way): a second batch is decided while
+ *     the first one's WAIT is pending, neither WAIT answers early, both say retry;
+ *   - a failover during a stream of decisions (the primary SIGKILLed with two batches' WAITs
+ *     in flight, Sentinel promotes a replica): the store follows it, every reservation acknowledged
+ * before or after the loss is in the new primary with its reservation id, nobody holds two (one
+ * result field and one outbox place per buyer, stock + buyers == preheated stock); the time from
+ * the loss to the first decision after it is printed;
  *   - no replica was ever written to (no EVALSHA in their command statistics, not even a
  *     refused one).
  */
@@ -35,6 +37,7 @@
 #include "store/store_outbox.h"
 #include "store/store_reserve.h"
 #include "store/store_result.h"
+#include "store/store_wait.h"
 #include "tests/lib/redis_ha.h"
 #include "tests/tap.h"
 
@@ -265,6 +268,80 @@ test_replicas_stopped(void)
 	store_close(rs);
 }
 
+/* decide() with the WAIT pipelined, as the decider does: *sent says whether one was sent. */
+static int
+decide_pipelined(
+	struct store *rs, uint64_t first, unsigned n, uint64_t rid_base, uint8_t *v, bool *sent)
+{
+	struct wire_reserve res[BATCH];
+	struct store_batch b = {.event = EVENT, .n = n, .res = res, .verdicts = v};
+
+	for (unsigned i = 0; i < n; i++)
+		res[i] = (struct wire_reserve){
+			.event = EVENT, .user = first + i, .reservation_id = rid_base + first + i};
+	store_reserve_pipelined(rs, &b, 1, sent);
+	return b.status;
+}
+
+/*
+ * The WAIT pipelined (store/store_wait.h) with the replicas stopped: two batches are decided
+ * on the primary one after the other while the first one's WAIT is pending (the WAIT blocks
+ * only the waiter, not the deciding connection), neither WAIT answers before its timeout (so
+ * the decider publishes no verdict of them), both answer -ETIMEDOUT (the decider answers them
+ * retry, all of them); once the replicas are back, the same users' retry finds what the
+ * primary kept, and its WAIT answers 0.
+ */
+static void
+test_pipelined_replicas_stopped(void)
+{
+	char err[512];
+	struct store *rs = open_store(ha.sentinels, RHA_MASTER, 1, false, err, sizeof(err));
+	uint8_t v1[BATCH], v2[BATCH], v3[BATCH];
+	bool sent1 = false, sent2 = false, sent3 = false;
+	unsigned dup = 0;
+	int rc1, rc2, rc3, early, w1, w2, w3;
+
+	if (rs == NULL) {
+		tap_ok(0, "store for the pipelined WAIT: %s", err);
+		return;
+	}
+	kill(ha.redis[1].pid, SIGSTOP);
+	kill(ha.redis[2].pid, SIGSTOP);
+	/* Users 700001.. are of this check only. */
+	uint64_t t0 = now_mono_ms();
+
+	rc1 = decide_pipelined(rs, 700001, BATCH, 0, v1, &sent1);
+	early = store_wait_next(rs, false);
+	rc2 = decide_pipelined(rs, 700001 + BATCH, BATCH, 0, v2, &sent2);
+	uint64_t t2 = now_mono_ms();
+
+	tap_ok(rc1 == 0 && rc2 == 0 && sent1 && sent2 && v2[0] == WIRE_V_RESERVED &&
+			store_wait_owed(rs) == 2,
+		"replicas stopped, WAIT pipelined: the second batch is decided on the primary "
+		"while "
+		"the first one's WAIT is pending (%d %d, %u owed, %" PRIu64 " ms; wait_timeout "
+		"300 ms)",
+		rc1, rc2, store_wait_owed(rs), t2 - t0);
+	tap_ok(early == 1, "  the first WAIT has not answered at once (%d): nothing published yet",
+		early);
+	w1 = store_wait_next(rs, true);
+	w2 = store_wait_next(rs, true);
+	tap_ok(w1 == -ETIMEDOUT && w2 == -ETIMEDOUT && store_wait_owed(rs) == 0,
+		"  both WAITs answer that the replicas do not hold them: retry (%d %d)", w1, w2);
+	kill(ha.redis[1].pid, SIGCONT);
+	kill(ha.redis[2].pid, SIGCONT);
+	rha_wait_synced(&ha, 0, 2, 10000);
+	rc3 = decide_pipelined(rs, 700001, BATCH, 0, v3, &sent3);
+	w3 = sent3 ? store_wait_next(rs, true) : -1;
+	for (unsigned i = 0; i < BATCH; i++)
+		dup += v3[i] == WIRE_V_DUPLICATE;
+	tap_ok(rc3 == 0 && w3 == 0 && dup == BATCH,
+		"replicas back: the retry finds every reservation the primary kept and its WAIT "
+		"answers (%d, WAIT %d, %u of %u duplicate)",
+		rc3, w3, dup, BATCH);
+	store_close(rs);
+}
+
 /* No EVALSHA, not even a refused one, ever reached replica i. */
 static bool
 never_written(unsigned i)
@@ -276,23 +353,29 @@ never_written(unsigned i)
 	       strstr(info, "cmdstat_eval:") == NULL;
 }
 
+/* A batch whose WAIT is pending on the waiter (the pipelined stream). */
+struct in_flight {
+	uint64_t first;
+	uint8_t v[BATCH];
+};
+
 struct stream {
 	uint64_t next_user;
 	unsigned acked_before, acked_after;
 	unsigned batches_after;
 	uint64_t killed_ms, first_after_ms;
+	/* Pipelined: up to two batches decided with their WAIT pending, acknowledged only when
+	 * it answered (as the decider publishes); lost, answered retry, else. */
+	bool pipelined;
+	struct in_flight q[2];
+	unsigned q_len;
+	unsigned retried_in_flight; /* batches whose pending WAIT failed */
 };
 
-/* One batch of new users: records what was acknowledged. */
+/* Records what batch first's verdicts v acknowledged. */
 static void
-stream_step(struct store *rs, struct stream *s)
+stream_ack(struct stream *s, uint64_t first, const uint8_t *v)
 {
-	uint8_t v[BATCH];
-	uint64_t first = s->next_user;
-	int rc = decide(rs, first, BATCH, 5000000, v);
-
-	if (rc != 0) /* retry: the same users again (a buyer's retry) */
-		return;
 	for (unsigned i = 0; i < BATCH; i++) {
 		if (v[i] != WIRE_V_RESERVED)
 			continue;
@@ -305,6 +388,56 @@ stream_step(struct store *rs, struct stream *s)
 	if (s->killed_ms && !s->first_after_ms)
 		s->first_after_ms = now_mono_ms();
 	s->batches_after += s->killed_ms != 0;
+}
+
+/* Takes the oldest pending WAIT's answer: acknowledges its batch when it says replicated. */
+static void
+stream_take(struct store *rs, struct stream *s)
+{
+	int rc = store_wait_next(rs, true);
+
+	if (rc == 0)
+		stream_ack(s, s->q[0].first, s->q[0].v);
+	else
+		s->retried_in_flight++;
+	s->q[0] = s->q[1];
+	s->q_len--;
+}
+
+/* One pipelined batch of new users, its WAIT left pending while the next one is decided. */
+static void
+stream_step_pipelined(struct store *rs, struct stream *s)
+{
+	struct in_flight *f = &s->q[s->q_len];
+	bool sent = false;
+	int rc;
+
+	f->first = s->next_user;
+	rc = decide_pipelined(rs, f->first, BATCH, 5000000, f->v, &sent);
+	if (rc != 0 || !sent) /* retry: the same users again (a buyer's retry) */
+		return;
+	s->next_user += BATCH;
+	s->q_len++;
+	if (s->q_len == 2)
+		stream_take(rs, s);
+}
+
+/* One batch of new users: records what was acknowledged. */
+static void
+stream_step(struct store *rs, struct stream *s)
+{
+	uint8_t v[BATCH];
+	uint64_t first = s->next_user;
+
+	if (s->pipelined) {
+		stream_step_pipelined(rs, s);
+		return;
+	}
+	int rc = decide(rs, first, BATCH, 5000000, v);
+
+	if (rc != 0) /* retry: the same users again (a buyer's retry) */
+		return;
+	stream_ack(s, first, v);
 	s->next_user += BATCH;
 }
 
@@ -454,7 +587,9 @@ test_failover(void)
 {
 	char err[512];
 	struct store *rs = open_store(ha.sentinels, RHA_MASTER, 1, false, err, sizeof(err));
-	struct stream s = {.next_user = 1};
+	/* The primary's loss with batches in flight, their WAITs pipelined as the decider's;
+	 * the operator's failover below with the WAIT on the connection (the draws' way). */
+	struct stream s = {.next_user = 1, .pipelined = true};
 	struct store_stats st;
 	uint64_t deadline;
 	int node;
@@ -472,11 +607,14 @@ test_failover(void)
 	s.killed_ms = now_mono_ms();
 	while (s.batches_after < 20 && now_mono_ms() < deadline && s.next_user + BATCH < MAX_USERS)
 		stream_step(rs, &s);
+	while (s.q_len > 0)
+		stream_take(rs, &s);
 	store_get_stats(rs, &st);
 	tap_ok(s.batches_after >= 20,
-		"decisions go on after the primary's loss (%u batches after it, %" PRIu64
-		" failovers noticed)",
-		s.batches_after, st.failovers);
+		"decisions go on after the primary's loss, WAITs pipelined (%u batches after it, "
+		"%u in flight answered retry, %" PRIu64 " failovers noticed)",
+		s.batches_after, s.retried_in_flight, st.failovers);
+	s.pipelined = false;
 	if (s.first_after_ms)
 		tap_diag("time from the primary's loss to the first decision after it: %" PRIu64
 			 " ms (Sentinel down-after-milliseconds %u)",
@@ -514,6 +652,7 @@ main(void)
 	test_replica_refused();
 	test_min_replicas_checked();
 	test_replicas_stopped();
+	test_pipelined_replicas_stopped();
 	test_failover();
 	rha_stop(&ha);
 	return tap_done();
