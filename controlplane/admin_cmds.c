@@ -10,6 +10,7 @@
 #include "common/now.h"
 #include "common/token.h"
 #include "controlplane/cp_slow.h"
+#include "pg/pg_health.h"
 
 int
 admin_cmds_help(struct cp_ctx *c, const struct admin_req *req, struct admin_exec_try *t, char *out,
@@ -120,6 +121,17 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "failovers", rs.failovers);
 	jw_u64(&j, "wait_timeouts", rs.wait_timeouts);
 	jw_close(&j, '}');
+	if (c->pg_health != NULL) {
+		struct pg_health_state ph;
+
+		pg_health_read(c->pg_health, now_mono_ms(), &ph);
+		jw_open(&j, "postgres", '{');
+		jw_bool(&j, "up", ph.up);
+		jw_double(&j, "query_ms", ph.query_s * 1000, 1);
+		jw_double(&j, "since_success_s", ph.since_success_s, 1);
+		jw_u64(&j, "failures", ph.failures);
+		jw_close(&j, '}');
+	}
 	jw_open(&j, "links", '{');
 	jw_u64(&j, "reservations_in", lc.records_in[WIRE_T_RESERVE]);
 	jw_u64(&j, "snapshot_requests", lc.msgs_in[WIRE_T_SNAPSHOT_REQUEST]);

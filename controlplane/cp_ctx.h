@@ -29,6 +29,7 @@ struct cp_ctx {
 	struct dp_stats *dps;     /* the data planes' counters, as they last reported them */
 	struct dp_ids *ids;       /* which data plane holds each dp id */
 	struct metrics *metrics;  /* GET /metrics */
+	struct pg_health *pg_health; /* PostgreSQL's health probe (pg/pg_health.h; may be NULL) */
 	struct cp_pow *pow;       /* the challenge's automatic difficulty (may be NULL in tests) */
 	uint64_t started_ms;
 	struct admin_conns *admin; /* the admin socket's connections */

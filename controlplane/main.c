@@ -25,6 +25,7 @@
 #include "controlplane/cp_cron.h"
 #include "controlplane/cp_ctx.h"
 #include "controlplane/cp_slow.h"
+#include "pg/pg_health.h"
 #include "controlplane/admin_exec.h"
 
 #define PROG "flashgate-controlplane"
@@ -261,6 +262,22 @@ render_metrics(void *arg, struct metrics_text *t)
 		"Stored results published for duplicates.", NULL, dc.held_published);
 	metrics_gauge_int(t, "flashgate_cp_redis_connected", "1 while Redis is reachable.", NULL,
 		store_connected(c->rs));
+	if (c->pg_health != NULL) {
+		struct pg_health_state ph;
+
+		pg_health_read(c->pg_health, now_mono_ms(), &ph);
+		metrics_gauge_int(t, "flashgate_cp_postgres_up",
+			"1 while PostgreSQL answers the control plane's probe (SELECT 1 a second, "
+			"5 s at most).",
+			NULL, ph.up);
+		metrics_gauge(t, "flashgate_cp_postgres_query_seconds",
+			"The last probe's time, or the one still waiting when longer.", NULL,
+			ph.query_s);
+		metrics_gauge(t, "flashgate_cp_postgres_since_success_seconds",
+			"Seconds since PostgreSQL last answered the probe (since the start when it "
+			"never did).",
+			NULL, ph.since_success_s);
+	}
 	metrics_counter(t, "flashgate_cp_redis_outages_total", "Redis connections lost.", NULL,
 		rs.outages);
 	metrics_counter(t, "flashgate_cp_redis_failovers_total",
@@ -428,6 +445,13 @@ main(int argc, char **argv)
 		LOG_ERR("%s", admin_fd >= 0 ? "out of memory" : err);
 		goto out;
 	}
+	/* PostgreSQL's health, for the metrics and flashgatectl stats (docs/metrics.md): before
+	 * the slow-job thread's copy of c and the metrics thread. */
+	c.pg_health = pg_health_start(cfg.store.pg_conninfo, 1000, 5000, err, sizeof(err));
+	if (c.pg_health == NULL) {
+		LOG_ERR("%s", err);
+		goto out;
+	}
 	/* Last: its context is a copy of the loop's. */
 	c.slow = cp_slow_create(&c, cfg.store.pg_conninfo, &rsc, exec_slow, err, sizeof(err));
 	if (c.slow == NULL) {
@@ -522,6 +546,8 @@ out:
 	/* Then the metrics thread, which reads the admin counters. */
 	metrics_stop(c.metrics);
 	c.metrics = NULL;
+	pg_health_stop(c.pg_health);
+	c.pg_health = NULL;
 	admin_conns_destroy(c.admin);
 	c.admin = NULL;
 	if (admin_fd >= 0) {

@@ -200,8 +200,19 @@ render(FILE *out, const struct top_frame *f, const struct top_frame *prev, uint3
 	}
 	if (dps == NULL || dps->n == 0)
 		fprintf(out, "data planes   none reporting\n");
-	fprintf(out, "%-13s redis %s  refused %.0f  handshakes failed %.0f  disconnected %.0f\n",
-		"links", num(f->stats, "redis.connected", 0) ? "up" : "DOWN",
+	/* PostgreSQL as the control plane's probe sees it (absent from an older one). */
+	char pg[64] = "";
+
+	if (member(f->stats, "postgres") != NULL) {
+		if (num(f->stats, "postgres.up", 0))
+			snprintf(pg, sizeof(pg), "  postgres up %.0f ms",
+				num(f->stats, "postgres.query_ms", 0));
+		else
+			snprintf(pg, sizeof(pg), "  postgres DOWN %.0f s",
+				num(f->stats, "postgres.since_success_s", 0));
+	}
+	fprintf(out, "%-13s redis %s%s  refused %.0f  handshakes failed %.0f  disconnected %.0f\n",
+		"links", num(f->stats, "redis.connected", 0) ? "up" : "DOWN", pg,
 		num(f->stats, "links.clients_refused", 0),
 		num(f->stats, "links.handshakes_failed", 0),
 		num(f->stats, "links.disconnected", 0));

@@ -154,8 +154,8 @@ main(int argc, char **argv)
 	uint64_t next_metrics_ms = 0;
 
 	inet_ntop(AF_INET, &c.cfg.metrics_address, maddr, sizeof(maddr));
-	struct ow_metrics *metrics =
-		ow_metrics_start(maddr, c.cfg.metrics_port, c.cfg.metrics_allow, err, sizeof(err));
+	struct ow_metrics *metrics = ow_metrics_start(maddr, c.cfg.metrics_port,
+		c.cfg.metrics_allow, c.cfg.store.pg_conninfo, err, sizeof(err));
 
 	if (metrics == NULL) {
 		LOG_ERR("%s", err);

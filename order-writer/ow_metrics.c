@@ -7,6 +7,7 @@
 
 #include "common/metrics.h"
 #include "common/now.h"
+#include "pg/pg_health.h"
 
 /* What a scrape shows: the loop's counters at its last publish. */
 struct ow_metrics_snap {
@@ -19,6 +20,7 @@ struct ow_metrics_snap {
 
 struct ow_metrics {
 	struct metrics *http;
+	struct pg_health *pg; /* NULL when metrics are off */
 	pthread_mutex_t lock;
 	struct ow_metrics_snap snap;
 };
@@ -83,10 +85,27 @@ render(void *arg, struct metrics_text *t)
 		s.published_ms == 0 || now < s.published_ms
 			? 0.0
 			: (double)(now - s.published_ms) / 1000);
+	if (m->pg != NULL) {
+		struct pg_health_state ph;
+
+		pg_health_read(m->pg, now, &ph);
+		metrics_gauge_int(t, "flashgate_ow_postgres_up",
+			"1 while PostgreSQL answers the order writer's probe (SELECT 1 a second, "
+			"5 s at most).",
+			NULL, ph.up);
+		metrics_gauge(t, "flashgate_ow_postgres_query_seconds",
+			"The last probe's time, or the one still waiting when longer.", NULL,
+			ph.query_s);
+		metrics_gauge(t, "flashgate_ow_postgres_since_success_seconds",
+			"Seconds since PostgreSQL last answered the probe (since the start when it "
+			"never did).",
+			NULL, ph.since_success_s);
+	}
 }
 
 struct ow_metrics *
-ow_metrics_start(const char *address, uint16_t port, const char *allow, char *err, size_t errlen)
+ow_metrics_start(const char *address, uint16_t port, const char *allow, const char *pg_conninfo,
+	char *err, size_t errlen)
 {
 	struct ow_metrics *m = calloc(1, sizeof(*m));
 
@@ -95,13 +114,19 @@ ow_metrics_start(const char *address, uint16_t port, const char *allow, char *er
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	/* Before the server: its thread reads m->pg. */
+	if (port != 0 && pg_conninfo != NULL &&
+		(m->pg = pg_health_start(pg_conninfo, 1000, 5000, err, errlen)) == NULL)
+		goto fail;
 	m->http = metrics_start_allow(address, port, allow, render, m, err, errlen);
-	if (m->http == NULL) {
-		pthread_mutex_destroy(&m->lock);
-		free(m);
-		return NULL;
-	}
+	if (m->http == NULL)
+		goto fail;
 	return m;
+fail:
+	pg_health_stop(m->pg);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	return NULL;
 }
 
 void
@@ -134,6 +159,7 @@ ow_metrics_stop(struct ow_metrics *m)
 	if (m == NULL)
 		return;
 	metrics_stop(m->http); /* waits for a scrape in progress */
+	pg_health_stop(m->pg);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

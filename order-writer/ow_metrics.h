@@ -15,11 +15,12 @@ struct ow_metrics;
 
 /*
  * Serves GET /metrics on address:port with the allow-list allow (common/metrics.h's
- * metrics_start_allow(); port 0: off, a handle all the same). Returns it, or NULL with one line
- * in err.
+ * metrics_start_allow(); port 0: off, a handle all the same), and, when served and pg_conninfo
+ * is not NULL, PostgreSQL's health probed on a connection of its own (pg/pg_health.h). Returns
+ * it, or NULL with one line in err.
  */
-struct ow_metrics *ow_metrics_start(
-	const char *address, uint16_t port, const char *allow, char *err, size_t errlen);
+struct ow_metrics *ow_metrics_start(const char *address, uint16_t port, const char *allow,
+	const char *pg_conninfo, char *err, size_t errlen);
 
 /* Copies c's counters for the next scrape. Cheap (a mutex and a copy); m NULL: nothing. */
 void ow_metrics_publish(struct ow_metrics *m, const struct ow_ctx *c);
