@@ -11,10 +11,9 @@
 
 #include "common/wire.h"
 
-/* An evicted key waiting for its grace period: then its hash position and slot are free. */
+/* An evicted key's slot waiting for its grace period: then it is free. */
 struct rt_deferred {
 	uint64_t token; /* the grace period's (rte_rcu_qsbr_start()); 0: not started yet */
-	int32_t pos;
 	uint32_t slot;
 };
 
@@ -32,13 +31,16 @@ struct result_table_writer {
 	uint64_t token_passed; /* a token every reader has reported; 0: none yet */
 };
 
+/* Keys at most: slot indexes + 1 and the buckets' count stay far inside 32 bits. */
+#define RT_CAPACITY_MAX (UINT32_C(1) << 28)
+
 struct result_table *
 result_table_create(const char *name, uint32_t capacity, int socket_id, struct rte_rcu_qsbr *qsbr)
 {
 	struct result_table *t = NULL;
 	struct result_table_writer *w = NULL;
 
-	if (capacity == 0 || capacity > RTE_HASH_ENTRIES_MAX / 2) {
+	if (capacity == 0 || capacity > RT_CAPACITY_MAX) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -46,7 +48,7 @@ result_table_create(const char *name, uint32_t capacity, int socket_id, struct r
 	 * is reused: an eighth of the capacity on top covers a burst of evictions. */
 	uint32_t headroom = capacity / 8 < 64 ? 64 : capacity / 8;
 
-	t = rte_zmalloc_socket("result_table", sizeof(*t), RTE_CACHE_LINE_SIZE, socket_id);
+	t = rte_zmalloc_socket(name, sizeof(*t), RTE_CACHE_LINE_SIZE, socket_id);
 	w = calloc(1, sizeof(*w));
 	if (t == NULL || w == NULL)
 		goto fail;
@@ -66,27 +68,23 @@ result_table_create(const char *name, uint32_t capacity, int socket_id, struct r
 		w->free[i] = w->n_slots - 1 - i; /* low indexes first: nicer to read in a dump */
 	w->n_free = w->n_slots;
 
-	struct rte_hash_parameters hp = {
-		.name = name,
-		/* Half as many entries again keeps the buckets at most two-thirds full, where
-		 * cuckoo inserts practically never fail. */
-		.entries = w->n_slots + w->n_slots / 2,
-		.key_len = sizeof(struct rt_key),
-		.hash_func = NULL, /* the library's default: CRC32 with the CPU's instruction */
-		/* A random seed: the layout of the table is not predictable from outside. */
-		.hash_func_init_val = (uint32_t)rte_rand(),
-		.socket_id = socket_id,
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
-	};
+	/* At most half the entries in use (the deferred slots' keys are out of the index already):
+	 * a key is in its home bucket but for a few in a thousand. */
+	uint32_t nb = 2;
 
-	t->hash = rte_hash_create(&hp);
-	if (t->hash == NULL)
+	while ((uint64_t)nb * RT_WAYS < 2 * (uint64_t)capacity)
+		nb <<= 1;
+	t->buckets = rte_zmalloc_socket(
+		"result_buckets", sizeof(*t->buckets) * nb, RTE_CACHE_LINE_SIZE, socket_id);
+	if (t->buckets == NULL)
 		goto fail;
+	t->bucket_mask = nb - 1;
+	t->seed = rte_rand();
 	return t;
 fail:
 	if (t != NULL) {
 		rte_free(t->slots);
-		rte_hash_free(t->hash);
+		rte_free(t->buckets);
 		rte_free(t);
 	}
 	if (w != NULL) {
@@ -105,7 +103,7 @@ result_table_free(struct result_table *t)
 {
 	if (t == NULL)
 		return;
-	rte_hash_free(t->hash);
+	rte_free(t->buckets);
 	rte_free(t->slots);
 	free(t->w->free);
 	free(t->w->fifo);
@@ -149,7 +147,6 @@ result_table_reclaim(struct result_table *t)
 				break;
 			w->token_passed = d->token;
 		}
-		rte_hash_free_key_with_position(t->hash, d->pos);
 		w->free[w->n_free++] = d->slot;
 		w->def_head = (w->def_head + 1) % w->n_deferred_max;
 		w->def_len--;
@@ -157,7 +154,59 @@ result_table_reclaim(struct result_table *t)
 	}
 }
 
-/* Removes the oldest key; its position and slot come back after a grace period. */
+/*
+ * The entry of slot in the index (hash h): its bucket and way in *b, *way. Writer only.
+ * Returns false when it is not there (cannot happen for a slot in the FIFO).
+ */
+static bool
+rt_find_slot(const struct result_table *t, uint64_t h, uint32_t slot, uint32_t *b, unsigned *way)
+{
+	uint64_t want = (uint64_t)rt_sig(h) << 32 | (slot + 1);
+	uint32_t i = (uint32_t)h & t->bucket_mask;
+
+	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+		for (unsigned k = 0; k < RT_WAYS; k++)
+			if (t->buckets[i].ent[k] == want) {
+				*b = i;
+				*way = k;
+				return true;
+			}
+		if (t->buckets[i].overflow == 0)
+			return false;
+		i = (i + 1) & t->bucket_mask;
+	}
+	return false;
+}
+
+/*
+ * Publishes slot for hash h in the first bucket from its home with a free entry; the buckets
+ * passed full count one more overflow first. Writer only. Returns false when every bucket is
+ * full (cannot happen: at most half the entries are used).
+ */
+static bool
+rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
+{
+	uint32_t home = (uint32_t)h & t->bucket_mask, i = home;
+
+	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+		struct rt_bucket *bk = &t->buckets[i];
+
+		for (unsigned k = 0; k < RT_WAYS; k++)
+			if (bk->ent[k] == 0) {
+				for (uint32_t j = home; j != i; j = (j + 1) & t->bucket_mask)
+					__atomic_store_n(&t->buckets[j].overflow,
+						t->buckets[j].overflow + 1, __ATOMIC_RELAXED);
+				/* Release: the slot and the counts above are seen before it. */
+				__atomic_store_n(&bk->ent[k], (uint64_t)rt_sig(h) << 32 | (slot + 1),
+					__ATOMIC_RELEASE);
+				return true;
+			}
+		i = (i + 1) & t->bucket_mask;
+	}
+	return false;
+}
+
+/* Removes the oldest key; its slot comes back after a grace period. */
 static bool
 evict_oldest(struct result_table *t)
 {
@@ -167,19 +216,27 @@ evict_oldest(struct result_table *t)
 		return false;
 	uint32_t slot = w->fifo[w->fifo_head];
 	const struct rt_slot *s = &t->slots[slot];
-	struct rt_key k = {.event = s->event, .zero = 0, .user = s->user};
-	int32_t pos = rte_hash_del_key(t->hash, &k);
+	uint64_t h = result_table_hash(t, s->event, s->user);
+	uint32_t b;
+	unsigned way;
+	bool found = rt_find_slot(t, h, slot, &b, &way);
 
 	w->fifo_head = (w->fifo_head + 1) % w->capacity;
 	w->fifo_len--;
 	t->ctr.evicted++;
-	if (pos < 0) /* cannot happen: every slot in the FIFO has its key */
+	if (!found) /* cannot happen: every slot in the FIFO has its entry */
 		return true;
+	__atomic_store_n(&t->buckets[b].ent[way], 0, __ATOMIC_RELEASE);
+	/* The counts the key added on its way to bucket b, after it left (readers that still
+	 * see them only look one bucket further). */
+	for (uint32_t j = (uint32_t)h & t->bucket_mask; j != b; j = (j + 1) & t->bucket_mask)
+		__atomic_store_n(&t->buckets[j].overflow, t->buckets[j].overflow - 1,
+			__ATOMIC_RELAXED);
+
 	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
 
 	/* The grace period starts at the next seal, after this removal as it must. */
 	d->token = 0;
-	d->pos = pos;
 	d->slot = slot;
 	w->def_len++;
 	w->unsealed++;
@@ -259,15 +316,41 @@ may_replace(const struct rt_slot *old, const struct rt_result *new)
 	return true;
 }
 
+/* The slot of (event, user), whose hash is h, or -1. Writer only. */
+static int64_t
+rt_find_key(const struct result_table *t, uint64_t h, uint32_t event, uint64_t user)
+{
+	uint32_t sig = rt_sig(h), i = (uint32_t)h & t->bucket_mask;
+
+	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+		const struct rt_bucket *bk = &t->buckets[i];
+
+		for (unsigned k = 0; k < RT_WAYS; k++) {
+			uint64_t e = bk->ent[k];
+
+			if ((uint32_t)(e >> 32) == sig) {
+				const struct rt_slot *s = &t->slots[(uint32_t)e - 1];
+
+				if (s->event == event && s->user == user)
+					return (uint32_t)e - 1;
+			}
+		}
+		if (bk->overflow == 0)
+			return -1;
+		i = (i + 1) & t->bucket_mask;
+	}
+	return -1;
+}
+
 int
 result_table_put(struct result_table *t, uint32_t event, uint64_t user, const struct rt_result *r)
 {
 	struct result_table_writer *w = t->w;
-	struct rt_key k = {.event = event, .zero = 0, .user = user};
-	void *data;
+	uint64_t h = result_table_hash(t, event, user);
+	int64_t found = rt_find_key(t, h, event, user);
 
-	if (rte_hash_lookup_data(t->hash, &k, &data) >= 0) {
-		struct rt_slot *s = &t->slots[(uint32_t)(uintptr_t)data];
+	if (found >= 0) {
+		struct rt_slot *s = &t->slots[found];
 
 		if (!may_replace(s, r)) {
 			t->ctr.kept++;
@@ -291,8 +374,8 @@ result_table_put(struct result_table *t, uint32_t event, uint64_t user, const st
 	uint32_t slot = w->free[--w->n_free];
 
 	slot_write(&t->slots[slot], event, user, r);
-	/* The add publishes the index with release semantics: readers see a complete slot. */
-	if (rte_hash_add_key_data(t->hash, &k, (void *)(uintptr_t)slot) != 0) {
+	/* The entry is published with release semantics: readers see a complete slot. */
+	if (!rt_index_add(t, h, slot)) {
 		w->free[w->n_free++] = slot;
 		t->ctr.dropped++;
 		return -ENOSPC;

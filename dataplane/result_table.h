@@ -5,17 +5,25 @@
  * The results the control plane published, keyed by (event, user), for polls.
  * One writer (the bridge thread), any number of lock-free readers (workers).
  *
- * An rte_hash in RW_CONCURRENCY_LF mode maps a key to the index of a slot in a
- * preallocated array. How readers stay safe:
+ * An index of our own maps a key to the index of a slot in a preallocated array: buckets of
+ * one cache line, RT_WAYS entries each (a 32-bit signature of the key's hash and the slot's
+ * index), probed linearly from the key's home bucket; a bucket's overflow count says how many
+ * keys went past it full, so a lookup stops at the first bucket whose count is 0 (at most
+ * half the entries are used: almost always the home bucket). Unlike rte_hash's, the home
+ * bucket is the user's whatever the event (result_table_user_hash()), so it can be prefetched
+ * a frame before the lookup, when the request's token has been read but not its path, as the
+ * users' rate-limit buckets are; a user's keys of several events share it. How readers stay safe:
  * - A result that changes (reserved -> ordered -> paid) is rewritten in place
  *   under a per-slot sequence counter: the writer makes it odd, writes, makes it
  *   even; a reader retries when it saw an odd or changed count, so it never
  *   returns a torn result.
- * - A key that leaves the table (evicted when full) gives its hash position and
- *   its slot back only after an RCU grace period (rte_rcu_qsbr that the workers
- *   report to), so a reader that found the index before the eviction still reads
- *   that user's slot, never another user's. Belt and braces: the slot holds its
- *   key, and a reader that finds another key answers "not found".
+ * - An entry is published (one 64-bit store, release) after its slot is written, and a bucket's
+ *   overflow count is raised before the entry that passed it is published, lowered after the
+ *   entry is removed: a reader sees a key whole or not at all.
+ * - A key that leaves the table (evicted when full) gives its slot back only after an RCU grace
+ *   period (rte_rcu_qsbr that the workers report to), so a reader that found the index before
+ *   the eviction still reads that user's slot, never another user's. Belt and braces: the slot
+ *   holds its key, and a reader that finds another key answers "not found".
  * When the table is full the oldest entry is evicted and counted; a poll for it
  * then finds nothing and the worker falls back to a result query.
  */
@@ -23,7 +31,8 @@
 #include <stdint.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_hash.h>
+#include <rte_common.h>
+#include <rte_prefetch.h>
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
@@ -34,13 +43,6 @@ struct rt_result {
 	uint64_t pay_deadline_ms; /* 0 until ordered */
 	uint32_t rank;		  /* QUEUED: the entrant's place in the draw, 1-based; 0: not yet */
 	uint8_t verdict;
-};
-
-/* The hash key: padding zeroed, so equal keys are equal bytes. */
-struct rt_key {
-	uint32_t event;
-	uint32_t zero;
-	uint64_t user;
 };
 
 struct rt_slot {
@@ -65,9 +67,20 @@ struct result_table_counters {
 
 struct result_table_writer;
 
+/* Entries per bucket: with the overflow count, one cache line. */
+#define RT_WAYS 7
+
+struct rt_bucket {
+	uint64_t ent[RT_WAYS]; /* sig << 32 | (slot + 1); 0: free (a signature is never 0) */
+	uint32_t overflow;     /* keys whose probe went past this bucket full: look further */
+	uint32_t pad;
+} __rte_cache_aligned;
+
 struct result_table {
-	struct rte_hash *hash;
+	struct rt_bucket *buckets;
 	struct rt_slot *slots;
+	uint64_t seed;	      /* random: the layout is not predictable from outside */
+	uint32_t bucket_mask; /* buckets - 1, a power of two */
 	struct result_table_writer *w; /* the writer's bookkeeping; readers never touch it */
 	struct result_table_counters ctr;
 };
@@ -82,8 +95,8 @@ enum rt_put {
 /*
  * Creates a table for up to capacity (event, user) keys (1..2^24 and beyond, memory
  * permitting) on NUMA socket socket_id. qsbr is the RCU variable the readers report to;
- * NULL only when no other thread ever reads (tests). name must be unique among rte_hash
- * names. Returns NULL on failure (rte_errno set).
+ * NULL only when no other thread ever reads (tests). name names its memory (rte_malloc).
+ * Returns NULL on failure (rte_errno set).
  */
 struct result_table *result_table_create(
 	const char *name, uint32_t capacity, int socket_id, struct rte_rcu_qsbr *qsbr);
@@ -124,20 +137,62 @@ void result_table_reclaim(struct result_table *t);
 uint32_t result_table_count(const struct result_table *t);
 
 /*
- * Reads the result of (event, user) into *out. Lock-free, for any thread that reports to
- * the table's qsbr. Returns 0, -ENOENT when there is none, or -EBUSY in the (practically
- * impossible) case that the writer rewrote the slot on every one of 64 attempts.
+ * The hash of a user in t: its home bucket for every event (h & bucket_mask). Pure; any
+ * thread. A caller that knows the user early computes it once, prefetches the bucket
+ * (result_table_prefetch()) and looks up later with result_table_lookup_h() and
+ * result_table_hash_of(). Keyed by the table's random seed: no aimed collisions.
  */
-static inline int
-result_table_lookup(
-	const struct result_table *t, uint32_t event, uint64_t user, struct rt_result *out)
+static inline uint64_t
+result_table_user_hash(const struct result_table *t, uint64_t user)
 {
-	struct rt_key k = {.event = event, .zero = 0, .user = user};
-	void *data;
+	/* The finaliser of MurmurHash3 over the seeded key (as the rate limits' rl_hash()). */
+	uint64_t x = user ^ t->seed;
 
-	if (rte_hash_lookup_data(t->hash, &k, &data) < 0)
-		return -ENOENT;
-	const struct rt_slot *s = &t->slots[(uint32_t)(uintptr_t)data];
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/*
+ * The hash of (event, user) from the user's (result_table_user_hash()): the same home bucket,
+ * a signature (the high half) that differs for each event of one user.
+ */
+static inline uint64_t
+result_table_hash_of(uint64_t user_hash, uint32_t event)
+{
+	return user_hash ^ (uint64_t)(uint32_t)(event * UINT32_C(0x9e3779b9)) << 32;
+}
+
+/* The hash of (event, user) in t. */
+static inline uint64_t
+result_table_hash(const struct result_table *t, uint32_t event, uint64_t user)
+{
+	return result_table_hash_of(result_table_user_hash(t, user), event);
+}
+
+/* Prefetches the home bucket of hash h (a user's or a key's): what a lookup reads first. */
+static inline void
+result_table_prefetch(const struct result_table *t, uint64_t h)
+{
+	rte_prefetch0(&t->buckets[h & t->bucket_mask]);
+}
+
+/* An entry's signature for hash h: never 0, so a free entry never matches. */
+static inline uint32_t
+rt_sig(uint64_t h)
+{
+	return (uint32_t)(h >> 32) | 1;
+}
+
+/* Reads slot i into *out if it holds (event, user): 0, -ENOENT (another key), -EBUSY. */
+static inline int
+rt_slot_read(const struct result_table *t, uint32_t i, uint32_t event, uint64_t user,
+	struct rt_result *out)
+{
+	const struct rt_slot *s = &t->slots[i];
 
 	for (unsigned tries = 0; tries < 64; tries++) {
 		uint32_t s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
@@ -167,6 +222,47 @@ result_table_lookup(
 		return 0;
 	}
 	return -EBUSY;
+}
+
+/*
+ * Reads the result of (event, user), whose hash is h (result_table_hash(t, event, user)), into
+ * *out. Lock-free, for any thread that reports to the table's qsbr. Returns 0, -ENOENT when
+ * there is none, or -EBUSY in the (practically impossible) case that the writer rewrote the
+ * slot on every one of 64 attempts.
+ */
+static inline int
+result_table_lookup_h(const struct result_table *t, uint64_t h, uint32_t event, uint64_t user,
+	struct rt_result *out)
+{
+	uint32_t b = (uint32_t)h & t->bucket_mask;
+	uint32_t sig = rt_sig(h);
+
+	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+		const struct rt_bucket *bk = &t->buckets[b];
+
+		for (unsigned i = 0; i < RT_WAYS; i++) {
+			uint64_t e = __atomic_load_n(&bk->ent[i], __ATOMIC_ACQUIRE);
+
+			if ((uint32_t)(e >> 32) == sig) {
+				int rc = rt_slot_read(t, (uint32_t)e - 1, event, user, out);
+
+				if (rc != -ENOENT)
+					return rc;
+			}
+		}
+		if (likely(__atomic_load_n(&bk->overflow, __ATOMIC_RELAXED) == 0))
+			return -ENOENT;
+		b = (b + 1) & t->bucket_mask;
+	}
+	return -ENOENT;
+}
+
+/* result_table_lookup_h() with the hash computed here. */
+static inline int
+result_table_lookup(
+	const struct result_table *t, uint32_t event, uint64_t user, struct rt_result *out)
+{
+	return result_table_lookup_h(t, result_table_hash(t, event, user), event, user, out);
 }
 
 #endif

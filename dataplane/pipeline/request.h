@@ -19,6 +19,7 @@
 #include "dataplane/http_parser.h"
 #include "dataplane/http_response.h"
 #include "dataplane/ratelimit.h"
+#include "dataplane/result_table.h"
 #include "dataplane/worker.h"
 
 #include <rte_common.h>
@@ -32,6 +33,7 @@ struct req_claims {
 	uint64_t purchase, session;
 	uint64_t device; /* the device table's key of X-Device-Id (rl_key_bytes()); 0: none */
 	struct http_str bearer; /* the session token (req_bearer()); empty when there is none */
+	uint64_t purchase_rt; /* result_table_user_hash() of purchase, when there is a bridge */
 };
 
 /* What the routes need from the request, taken before the answer overwrites it. */
@@ -332,6 +334,14 @@ req_parse(struct worker *w, uint32_t src_be, const struct edge_client *proxied, 
 		if (r->authorization.len != 0) {
 			claims->bearer = req_bearer(r);
 			claims->session = req_claimed_user(claims->bearer.p, claims->bearer.len, 1);
+		}
+		/* A reserve reads its user's result (is this a known buyer?): that bucket of the
+		 * result table on the way too. */
+		if (claims->purchase != 0 && w->bridge != NULL) {
+			const struct result_table *rt = w->bridge->results;
+
+			claims->purchase_rt = result_table_user_hash(rt, claims->purchase);
+			result_table_prefetch(rt, claims->purchase_rt);
 		}
 		if (w->rl_user != NULL) {
 			if (claims->purchase != 0)

@@ -305,6 +305,24 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 static inline const char *route_verdict_name(uint8_t v);
 
 /*
+ * The result of (event, user) from the table of the worker's bridge (not NULL): with the user's
+ * hash req_parse() computed, and its bucket prefetched, when the request's purchase token
+ * claimed that user.
+ */
+static inline int
+route_result_lookup(const struct worker *w, const struct req_view *q, uint32_t event,
+	uint64_t user, struct rt_result *out)
+{
+	const struct result_table *t = w->bridge->results;
+	/* purchase_rt is set when purchase is not 0. */
+	uint64_t uh = likely(q->claims.purchase == user && user != 0)
+			      ? q->claims.purchase_rt
+			      : result_table_user_hash(t, user);
+
+	return result_table_lookup_h(t, result_table_hash_of(uh, event), event, user, out);
+}
+
+/*
  * A draw entrant's place in line (docs/api.md), from what the control plane pushed (the
  * result's rank, the event's decided and rate), never by a query: once ranked, "position"
  * (entrants ahead not decided yet: rank - 1 - decided, at least 0) and "wait_ms" (position at
@@ -562,7 +580,7 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 			"too many requests from this device", retry);
 	struct rt_result known;
 
-	if (unlikely(result_table_lookup(w->bridge->results, id, pt.user, &known) == 0) &&
+	if (unlikely(route_result_lookup(w, q, id, pt.user, &known) == 0) &&
 		route_known_buyer(known.verdict))
 		return route_reserve_known(w, q, out, cap, e, &known);
 	if (unlikely(drawing)) /* claimed an entrant's id, proved another user */
@@ -708,8 +726,7 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 	struct rt_result res = {0}; /* set by the lookup when found; zero keeps gcc sure of it */
 	char body[256];
 	struct out_buf b = { body, body + sizeof(body), true };
-	int found = w->bridge != NULL ? result_table_lookup(w->bridge->results, id, user, &res)
-				      : -ENOENT;
+	int found = w->bridge != NULL ? route_result_lookup(w, q, id, user, &res) : -ENOENT;
 
 	/* A stored RETRY is about an earlier attempt when a young receipt proves a newer one is
 	 * on its way: that one is queued, and says "retry" itself if it is lost too. */

@@ -2,7 +2,8 @@
 /*
  * The result table: what a poll reads after each kind of update, which updates may not
  * hide an order, eviction of the oldest key when full, no slot reuse before a grace
- * period (one per sealed batch of evictions), and a reader thread that never sees a torn or foreign
+ * period (one per sealed batch of evictions), keys past a full home bucket (found, their
+ * overflow counts taken back when they leave), and a reader thread that never sees a torn or foreign
  * result while the writer replaces and evicts entries under it.
  */
 #include <pthread.h>
@@ -358,6 +359,95 @@ test_hammer(void)
 	rte_free(h.v);
 }
 
+/* Up to n users whose key (event, user) has home bucket b in t, from user 1 upwards. */
+static unsigned
+users_of_bucket(const struct result_table *t, uint32_t event, uint32_t b, uint64_t *out,
+	unsigned n)
+{
+	unsigned k = 0;
+
+	for (uint64_t u = 1; k < n && u < 10000000; u++)
+		if ((result_table_hash(t, event, u) & t->bucket_mask) == b)
+			out[k++] = u;
+	return k;
+}
+
+/* The sum of every bucket's overflow count. */
+static uint64_t
+overflow_sum(const struct result_table *t)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t b = 0; b <= t->bucket_mask; b++)
+		sum += t->buckets[b].overflow;
+	return sum;
+}
+
+/*
+ * Keys whose home bucket is full go on to the next ones: each is found (with the hash given,
+ * as a prefetching caller does, or computed), an absent key of that bucket is not, and once
+ * they are evicted no overflow count is left behind (lookups stop at the home bucket again).
+ */
+static void
+test_full_bucket(void)
+{
+	struct result_table *t = result_table_create("rt_full", 16, SOCKET_ID_ANY, NULL);
+	uint64_t crowd[17], other[16];
+
+	if (!tap_ok(t != NULL && t->bucket_mask == 7, "a table of 16 keys has 8 buckets of 7"))
+		return;
+	unsigned nc = users_of_bucket(t, 3, 2, crowd, 17);
+	unsigned no = users_of_bucket(t, 3, 6, other, 16);
+
+	if (!tap_ok(nc == 17 && no == 16, "users found for two home buckets"))
+		return;
+	unsigned stored = 0, found = 0, found_h = 0;
+
+	for (unsigned i = 0; i < 16; i++) {
+		struct rt_result r = res(WIRE_V_RESERVED, 100 + i);
+
+		stored += result_table_put(t, 3, crowd[i], &r) == RT_PUT_NEW;
+	}
+	for (unsigned i = 0; i < 16; i++) {
+		struct rt_result out;
+		uint64_t h = result_table_hash(t, 3, crowd[i]);
+
+		found += result_table_lookup(t, 3, crowd[i], &out) == 0 &&
+			 out.reservation_id == 100 + i;
+		found_h += result_table_lookup_h(t, h, 3, crowd[i], &out) == 0 &&
+			   out.reservation_id == 100 + i;
+	}
+	tap_eq_int(stored, 16, "16 keys of one home bucket stored");
+	tap_ok(found == 16 && found_h == 16, "all 16 found, 9 of them past their full home bucket");
+	tap_ok(t->buckets[2].overflow == 9 && t->buckets[3].overflow == 2 &&
+		       overflow_sum(t) == 11,
+		"overflow counts: 9 went past bucket 2, 2 past bucket 3 too");
+
+	struct rt_result out;
+	int rc = result_table_lookup(t, 3, crowd[16], &out);
+
+	tap_eq_int(rc, -ENOENT, "a 17th user of that bucket: not found, after looking further");
+	for (unsigned i = 0; i < 16; i++) {
+		struct rt_result r = res(WIRE_V_RESERVED, 200 + i);
+
+		result_table_put(t, 3, other[i], &r);
+	}
+	unsigned gone = 0, there = 0;
+
+	for (unsigned i = 0; i < 16; i++) {
+		gone += result_table_lookup(t, 3, crowd[i], &out) == -ENOENT;
+		there += result_table_lookup(t, 3, other[i], &out) == 0 &&
+			 out.reservation_id == 200 + i;
+	}
+	tap_ok(gone == 16 && there == 16 && t->ctr.evicted == 16,
+		"16 others evict the crowd: the crowd gone, the others there");
+	tap_ok(t->buckets[2].overflow == 0 && t->buckets[3].overflow == 0 &&
+		       t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
+		       overflow_sum(t) == 11,
+		"the crowd's overflow counts went with it; the others' wrap past the last bucket");
+	result_table_free(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -375,6 +465,7 @@ main(int argc, char **argv)
 	test_eviction();
 	test_grace_period();
 	test_seal();
+	test_full_bucket();
 	test_hammer();
 	rte_eal_cleanup();
 	return tap_done();
