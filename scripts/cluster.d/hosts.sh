@@ -16,6 +16,7 @@ FGC_PUB_PORT=5602
 FGC_MASTER=flashgate
 
 fgc_say() { printf '%s\n' "$*"; }
+
 fgc_err() { printf 'cluster: %s\n' "$*" >&2; }
 
 fgc_data() { printf '%s/%s\n' "$FGC_DIR" "$1"; }
@@ -299,7 +300,7 @@ fgc_start_pg_primary() {
 	fgc_pg_dir "$h"
 	if [ ! -f "$d/data/PG_VERSION" ]; then
 		fgc_as_pg "$(fgc_pg_bin)/initdb" -D "$d/data" -A trust -U postgres -E UTF8 --locale=C \
-			--no-instructions >>"$(fgc_log "$h")" 2>&1 ||
+			--no-instructions --no-sync >>"$(fgc_log "$h")" 2>&1 ||
 			{ fgc_err "$h: initdb failed; see $(fgc_log "$h")"; return 1; }
 		printf 'host all all 198.19.0.0/24 trust\nhost replication all 198.19.0.0/24 trust\n' \
 			>>"$d/data/pg_hba.conf"
@@ -329,7 +330,7 @@ fgc_start_pg_standby() {
 	if [ ! -f "$d/data/PG_VERSION" ]; then
 		rm -rf "$d/data"
 		fgc_in "$h" runuser -u postgres -- "$(fgc_pg_bin)/pg_basebackup" -h "$(fgc_addr "$p")" \
-			-p "$FGC_PG_PORT" -U postgres -D "$d/data" -R -X stream -c fast \
+			-p "$FGC_PG_PORT" -U postgres -D "$d/data" -R -X stream -c fast --no-sync \
 			>>"$(fgc_log "$h")" 2>&1 ||
 			{ fgc_err "$h: pg_basebackup from $p failed; see $(fgc_log "$h")"; return 1; }
 	fi

@@ -72,56 +72,72 @@ fgc_ports() {
 	[ "$(fgc_role "$1")" != dataplane ] || printf 'd-%s\n' "$1"
 }
 
-# fgc_link NS_BR HOST_NS BRPORT IFNAME: a veth BRPORT (in the bridge's namespace, enslaved to
-# br0) <-> IFNAME (in the host's), IPv6 off and offloads off on both ends (veth leaves
-# checksums to an offload that AF_PACKET never does), unless it exists already.
-fgc_link() {
-	local br=$1 ns=$2 port=$3 ifn=$4
-	if ! ip -n "$br" link show dev "$port" >/dev/null 2>&1; then
-		ip -n "$ns" link del dev "$ifn" 2>/dev/null || true
-		ip -n "$br" link add "$port" type veth peer name "$ifn" netns "$ns"
-	fi
-	fgc_ns_sysctl "$br" "net/ipv6/conf/$port/disable_ipv6" 1
-	fgc_ns_sysctl "$ns" "net/ipv6/conf/$ifn/disable_ipv6" 1
-	ip netns exec "$br" ethtool -K "$port" rx off tx off tso off gso off gro off >/dev/null 2>&1 || true
-	ip netns exec "$ns" ethtool -K "$ifn" rx off tx off tso off gso off gro off >/dev/null 2>&1 || true
-	ip -n "$br" link set dev "$port" master br0
-	ip -n "$br" link set dev "$port" up
-	ip -n "$ns" link set dev "$ifn" up
+# fgc_host_net HOST: the host's side, in one shell inside its namespace (a process start costs
+# much on a loaded machine): IPv6 off (no DAD, router or MLD packet ever sent), offloads off
+# (veth leaves checksums to an offload that AF_PACKET never does), its address on eth0; on a data
+# plane's host dpdk0 too, without a kernel address: the kernel neither answers ARP there nor
+# forwards what arrives (as scripts/testnet's fg-dp).
+fgc_host_net() {
+	local h=$1 dp=0
+	[ "$(fgc_role "$h")" != dataplane ] || dp=1
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ip netns exec "$(fgc_ns "$h")" sh -ec '
+		w() { [ ! -e "/proc/sys/$1" ] || printf "%s\n" "$2" >"/proc/sys/$1"; }
+		w net/ipv6/conf/all/disable_ipv6 1
+		w net/ipv6/conf/default/disable_ipv6 1
+		# A peer whose SYN gets no answer (a host cut off) gives up in seconds, not minutes.
+		w net/ipv4/tcp_syn_retries 3
+		ip link set dev lo up
+		ifs=eth0
+		[ "$3" = 0 ] || ifs="eth0 dpdk0"
+		for i in $ifs; do
+			w "net/ipv6/conf/$i/disable_ipv6" 1
+			ethtool -K "$i" rx off tx off tso off gso off gro off >/dev/null 2>&1 || true
+			ip link set dev "$i" up
+		done
+		ip addr replace "$1/$2" dev eth0
+		if [ "$3" = 1 ]; then
+			w net/ipv4/conf/dpdk0/forwarding 0
+			w net/ipv4/conf/dpdk0/rp_filter 1
+			w net/ipv4/conf/dpdk0/arp_ignore 8
+			ip addr flush dev dpdk0
+		fi' sh "$(fgc_addr "$h")" "$FGC_PREFIX_LEN" "$dp"
 }
 
 # fgc_net_up: the bridge's namespace and every host's, linked and addressed. Idempotent.
 fgc_net_up() {
-	local br h ns addr
+	local br h ns p batch='' ports=()
 	br=$(fgc_ns "$FGC_BR_NS_SUFFIX")
-	fgc_ns_exists "$br" || ip netns add "$br"
-	fgc_ns_sysctl "$br" net/ipv6/conf/all/disable_ipv6 1
-	fgc_ns_sysctl "$br" net/ipv6/conf/default/disable_ipv6 1
+	for h in "$FGC_BR_NS_SUFFIX" $(fgc_host_names); do
+		fgc_ns_exists "$(fgc_ns "$h")" || ip netns add "$(fgc_ns "$h")"
+	done
 	ip -n "$br" link show dev br0 >/dev/null 2>&1 ||
-		ip -n "$br" link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0
-	ip -n "$br" link set dev lo up
-	ip -n "$br" link set dev br0 up
+		batch+="link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0"$'\n'
 	for h in $(fgc_host_names); do
 		ns=$(fgc_ns "$h")
-		addr=$(fgc_addr "$h")
-		fgc_ns_exists "$ns" || ip netns add "$ns"
-		fgc_ns_sysctl "$ns" net/ipv6/conf/all/disable_ipv6 1
-		fgc_ns_sysctl "$ns" net/ipv6/conf/default/disable_ipv6 1
-		# A peer whose SYN gets no answer (a host cut off) gives up in seconds, not minutes.
-		fgc_ns_sysctl "$ns" net/ipv4/tcp_syn_retries 3
-		ip -n "$ns" link set dev lo up
-		fgc_link "$br" "$ns" "v-$h" eth0
-		ip -n "$ns" addr replace "$addr/$FGC_PREFIX_LEN" dev eth0
-		if [ "$(fgc_role "$h")" = dataplane ]; then
-			# The data plane's own port: no kernel address; the kernel neither answers ARP
-			# there nor forwards what arrives (as scripts/testnet's fg-dp).
-			fgc_link "$br" "$ns" "d-$h" dpdk0
-			fgc_ns_sysctl "$ns" net/ipv4/conf/dpdk0/forwarding 0
-			fgc_ns_sysctl "$ns" net/ipv4/conf/dpdk0/rp_filter 1
-			fgc_ns_sysctl "$ns" net/ipv4/conf/dpdk0/arp_ignore 8
-			ip -n "$ns" addr flush dev dpdk0
-		fi
+		for p in $(fgc_ports "$h"); do
+			ports+=("$p")
+			ip -n "$br" link show dev "$p" >/dev/null 2>&1 && continue
+			# A host side left without its peer (a half-made up) goes first.
+			ip -n "$ns" link del dev "$([ "${p%%-*}" = v ] && echo eth0 || echo dpdk0)" 2>/dev/null || true
+			batch+="link add $p type veth peer name $([ "${p%%-*}" = v ] && echo eth0 || echo dpdk0) netns $ns"$'\n'
+		done
 	done
+	[ -z "$batch" ] || printf '%s' "$batch" | ip -n "$br" -batch -
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ip netns exec "$br" sh -ec '
+		w() { [ ! -e "/proc/sys/$1" ] || printf "%s\n" "$2" >"/proc/sys/$1"; }
+		w net/ipv6/conf/all/disable_ipv6 1
+		w net/ipv6/conf/default/disable_ipv6 1
+		ip link set dev lo up
+		ip link set dev br0 up
+		for p in "$@"; do
+			w "net/ipv6/conf/$p/disable_ipv6" 1
+			ethtool -K "$p" rx off tx off tso off gso off gro off >/dev/null 2>&1 || true
+			ip link set dev "$p" master br0
+			ip link set dev "$p" up
+		done' sh "${ports[@]}"
+	for h in $(fgc_host_names); do fgc_host_net "$h"; done
 }
 
 # fgc_net_down: every namespace of the cluster deleted (their veths and the bridge with them).
