@@ -196,7 +196,7 @@ rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
 					__atomic_store_n(&t->buckets[j].overflow,
 						t->buckets[j].overflow + 1, __ATOMIC_RELAXED);
 				__atomic_store_n(&bk->slot[k], slot, __ATOMIC_RELAXED);
-				/* Release: the slot, its index and the counts above are seen first. */
+				/* Release: slot, index and counts are seen first. */
 				__atomic_store_n(&bk->sig[k], rt_sig(h), __ATOMIC_RELEASE);
 				return true;
 			}
@@ -229,8 +229,8 @@ evict_oldest(struct result_table *t)
 	/* The counts the key added on its way to bucket b, after it left (readers that still
 	 * see them only look one bucket further). */
 	for (uint32_t j = (uint32_t)h & t->bucket_mask; j != b; j = (j + 1) & t->bucket_mask)
-		__atomic_store_n(&t->buckets[j].overflow, t->buckets[j].overflow - 1,
-			__ATOMIC_RELAXED);
+		__atomic_store_n(
+			&t->buckets[j].overflow, t->buckets[j].overflow - 1, __ATOMIC_RELAXED);
 
 	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
 
@@ -256,8 +256,8 @@ slot_write(struct rt_slot *s, uint32_t event, uint64_t user, const struct rt_res
 	__atomic_store_n(&s->reservation_id, r->reservation_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->order_id, r->order_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pay_deadline_ms, r->pay_deadline_ms, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->verdict_rank, (uint64_t)r->verdict | (uint64_t)r->rank << 32,
-		__ATOMIC_RELAXED);
+	__atomic_store_n(
+		&s->verdict_rank, (uint64_t)r->verdict | (uint64_t)r->rank << 32, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
 }
 

@@ -7,12 +7,13 @@
  *
  * An index of our own maps a key to the index of a slot in a preallocated array: buckets of
  * one cache line, RT_WAYS ways each (a 32-bit signature of the key's hash, compared for all
- * ways at once, and the slot's index), probed linearly from the key's home bucket; a bucket's overflow count says how many
- * keys went past it full, so a lookup stops at the first bucket whose count is 0 (at most
- * half the entries are used: almost always the home bucket). Unlike rte_hash's, the home
- * bucket is the user's whatever the event (result_table_user_hash()), so it can be prefetched
- * a frame before the lookup, when the request's token has been read but not its path, as the
- * users' rate-limit buckets are; a user's keys of several events share it. How readers stay safe:
+ * ways at once, and the slot's index), probed linearly from the key's home bucket; a bucket's
+ * overflow count says how many keys went past it full, so a lookup stops at the first bucket whose
+ * count is 0 (at most half the entries are used: almost always the home bucket). Unlike rte_hash's,
+ * the home bucket is the user's whatever the event (result_table_user_hash()), so it can be
+ * prefetched a frame before the lookup, when the request's token has been read but not its path, as
+ * the users' rate-limit buckets are; a user's keys of several events share it. How readers stay
+ * safe:
  * - A result that changes (reserved -> ordered -> paid) is rewritten in place
  *   under a per-slot sequence counter: the writer makes it odd, writes, makes it
  *   even; a reader retries when it saw an odd or changed count, so it never
@@ -34,12 +35,14 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
-#include <rte_prefetch.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+
+#include "common/mix64.h"
 
 /* A user's result as a poll reads it. verdict is an enum wire_verdict. */
 struct rt_result {
@@ -76,8 +79,8 @@ struct result_table_writer;
 #define RT_WAYS 7
 
 struct rt_bucket {
-	uint32_t sig[RT_WAYS]; /* the keys' signatures (rt_sig(), never 0); 0: a free way */
-	uint32_t overflow;     /* keys whose probe went past this bucket full: look further */
+	uint32_t sig[RT_WAYS];	/* the keys' signatures (rt_sig(), never 0); 0: a free way */
+	uint32_t overflow;	/* keys whose probe went past this bucket full: look further */
 	uint32_t slot[RT_WAYS]; /* way i's slot, written before sig[i] */
 	uint32_t pad;
 } __rte_cache_aligned;
@@ -86,8 +89,8 @@ _Static_assert(sizeof(struct rt_bucket) == 64, "a bucket is one cache line");
 struct result_table {
 	struct rt_bucket *buckets;
 	struct rt_slot *slots;
-	uint64_t seed;	      /* random: the layout is not predictable from outside */
-	uint32_t bucket_mask; /* buckets - 1, a power of two */
+	uint64_t seed;		       /* random: the layout is not predictable from outside */
+	uint32_t bucket_mask;	       /* buckets - 1, a power of two */
 	struct result_table_writer *w; /* the writer's bookkeeping; readers never touch it */
 	struct result_table_counters ctr;
 };
@@ -152,15 +155,7 @@ uint32_t result_table_count(const struct result_table *t);
 static inline uint64_t
 result_table_user_hash(const struct result_table *t, uint64_t user)
 {
-	/* The finaliser of MurmurHash3 over the seeded key (as the rate limits' rl_hash()). */
-	uint64_t x = user ^ t->seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return fg_mix64(user ^ t->seed);
 }
 
 /*
@@ -275,8 +270,8 @@ result_table_lookup_h(const struct result_table *t, uint64_t h, uint32_t event, 
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		while (m != 0) {
 			unsigned i = (unsigned)__builtin_ctz(m);
-			int rc = rt_slot_read(
-				t, __atomic_load_n(&bk->slot[i], __ATOMIC_RELAXED), event, user, out);
+			int rc = rt_slot_read(t, __atomic_load_n(&bk->slot[i], __ATOMIC_RELAXED),
+				event, user, out);
 
 			if (rc != -ENOENT)
 				return rc;
