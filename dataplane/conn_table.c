@@ -8,6 +8,8 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "common/mix64.h"
+
 /* Slots clients are counted in for cap entries: CONN_CLIENT_SLOTS, or the index's when more. */
 static uint32_t
 conn_client_slots(uint32_t cap)
@@ -170,12 +172,7 @@ conn_client_take(struct conn_table *t, struct conn *c, const struct edge_client 
 		return true;
 	}
 	/* Every bit of the key into the slot's bits (MurmurHash3's 64-bit finalizer). */
-	k ^= (uint64_t)t->seed << 32 | t->seed;
-	k ^= k >> 33;
-	k *= UINT64_C(0xff51afd7ed558ccd);
-	k ^= k >> 33;
-	k *= UINT64_C(0xc4ceb9fe1a85ec53);
-	k ^= k >> 33;
+	k = fg_mix64(k ^ ((uint64_t)t->seed << 32 | t->seed));
 
 	uint32_t i = (uint32_t)k & t->pc_mask;
 

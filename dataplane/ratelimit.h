@@ -43,6 +43,7 @@
 #include <rte_memory.h>
 #include <rte_prefetch.h>
 
+#include "common/mix64.h"
 #include "common/siphash.h"
 
 /* A token bucket's parameters. */
@@ -142,14 +143,7 @@ rl_cap_milli(const struct rl_params *p)
 static inline uint64_t
 rl_hash(const struct rl_table *t, uint64_t key)
 {
-	uint64_t x = key ^ t->seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return fg_mix64(key ^ t->seed);
 }
 
 /* The two candidate sets of key; always different. */

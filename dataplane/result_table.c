@@ -161,12 +161,11 @@ result_table_reclaim(struct result_table *t)
 static bool
 rt_find_slot(const struct result_table *t, uint64_t h, uint32_t slot, uint32_t *b, unsigned *way)
 {
-	uint64_t want = (uint64_t)rt_sig(h) << 32 | (slot + 1);
-	uint32_t i = (uint32_t)h & t->bucket_mask;
+	uint32_t sig = rt_sig(h), i = (uint32_t)h & t->bucket_mask;
 
 	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
 		for (unsigned k = 0; k < RT_WAYS; k++)
-			if (t->buckets[i].ent[k] == want) {
+			if (t->buckets[i].sig[k] == sig && t->buckets[i].slot[k] == slot) {
 				*b = i;
 				*way = k;
 				return true;
@@ -179,9 +178,9 @@ rt_find_slot(const struct result_table *t, uint64_t h, uint32_t slot, uint32_t *
 }
 
 /*
- * Publishes slot for hash h in the first bucket from its home with a free entry; the buckets
+ * Publishes slot for hash h in the first bucket from its home with a free way; the buckets
  * passed full count one more overflow first. Writer only. Returns false when every bucket is
- * full (cannot happen: at most half the entries are used).
+ * full (cannot happen: at most half the ways are used).
  */
 static bool
 rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
@@ -192,13 +191,13 @@ rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
 		struct rt_bucket *bk = &t->buckets[i];
 
 		for (unsigned k = 0; k < RT_WAYS; k++)
-			if (bk->ent[k] == 0) {
+			if (bk->sig[k] == 0) {
 				for (uint32_t j = home; j != i; j = (j + 1) & t->bucket_mask)
 					__atomic_store_n(&t->buckets[j].overflow,
 						t->buckets[j].overflow + 1, __ATOMIC_RELAXED);
-				/* Release: the slot and the counts above are seen before it. */
-				__atomic_store_n(&bk->ent[k], (uint64_t)rt_sig(h) << 32 | (slot + 1),
-					__ATOMIC_RELEASE);
+				__atomic_store_n(&bk->slot[k], slot, __ATOMIC_RELAXED);
+				/* Release: slot, index and counts are seen first. */
+				__atomic_store_n(&bk->sig[k], rt_sig(h), __ATOMIC_RELEASE);
 				return true;
 			}
 		i = (i + 1) & t->bucket_mask;
@@ -226,12 +225,12 @@ evict_oldest(struct result_table *t)
 	t->ctr.evicted++;
 	if (!found) /* cannot happen: every slot in the FIFO has its entry */
 		return true;
-	__atomic_store_n(&t->buckets[b].ent[way], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->buckets[b].sig[way], 0, __ATOMIC_RELEASE);
 	/* The counts the key added on its way to bucket b, after it left (readers that still
 	 * see them only look one bucket further). */
 	for (uint32_t j = (uint32_t)h & t->bucket_mask; j != b; j = (j + 1) & t->bucket_mask)
-		__atomic_store_n(&t->buckets[j].overflow, t->buckets[j].overflow - 1,
-			__ATOMIC_RELAXED);
+		__atomic_store_n(
+			&t->buckets[j].overflow, t->buckets[j].overflow - 1, __ATOMIC_RELAXED);
 
 	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
 
@@ -257,8 +256,8 @@ slot_write(struct rt_slot *s, uint32_t event, uint64_t user, const struct rt_res
 	__atomic_store_n(&s->reservation_id, r->reservation_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->order_id, r->order_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pay_deadline_ms, r->pay_deadline_ms, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->verdict_rank, (uint64_t)r->verdict | (uint64_t)r->rank << 32,
-		__ATOMIC_RELAXED);
+	__atomic_store_n(
+		&s->verdict_rank, (uint64_t)r->verdict | (uint64_t)r->rank << 32, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -326,13 +325,11 @@ rt_find_key(const struct result_table *t, uint64_t h, uint32_t event, uint64_t u
 		const struct rt_bucket *bk = &t->buckets[i];
 
 		for (unsigned k = 0; k < RT_WAYS; k++) {
-			uint64_t e = bk->ent[k];
-
-			if ((uint32_t)(e >> 32) == sig) {
-				const struct rt_slot *s = &t->slots[(uint32_t)e - 1];
+			if (bk->sig[k] == sig) {
+				const struct rt_slot *s = &t->slots[bk->slot[k]];
 
 				if (s->event == event && s->user == user)
-					return (uint32_t)e - 1;
+					return bk->slot[k];
 			}
 		}
 		if (bk->overflow == 0)

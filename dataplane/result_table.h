@@ -6,20 +6,23 @@
  * One writer (the bridge thread), any number of lock-free readers (workers).
  *
  * An index of our own maps a key to the index of a slot in a preallocated array: buckets of
- * one cache line, RT_WAYS entries each (a 32-bit signature of the key's hash and the slot's
- * index), probed linearly from the key's home bucket; a bucket's overflow count says how many
- * keys went past it full, so a lookup stops at the first bucket whose count is 0 (at most
- * half the entries are used: almost always the home bucket). Unlike rte_hash's, the home
- * bucket is the user's whatever the event (result_table_user_hash()), so it can be prefetched
- * a frame before the lookup, when the request's token has been read but not its path, as the
- * users' rate-limit buckets are; a user's keys of several events share it. How readers stay safe:
+ * one cache line, RT_WAYS ways each (a 32-bit signature of the key's hash, compared for all
+ * ways at once, and the slot's index), probed linearly from the key's home bucket; a bucket's
+ * overflow count says how many keys went past it full, so a lookup stops at the first bucket whose
+ * count is 0 (at most half the entries are used: almost always the home bucket). Unlike rte_hash's,
+ * the home bucket is the user's whatever the event (result_table_user_hash()), so it can be
+ * prefetched a frame before the lookup, when the request's token has been read but not its path, as
+ * the users' rate-limit buckets are; a user's keys of several events share it. How readers stay
+ * safe:
  * - A result that changes (reserved -> ordered -> paid) is rewritten in place
  *   under a per-slot sequence counter: the writer makes it odd, writes, makes it
  *   even; a reader retries when it saw an odd or changed count, so it never
  *   returns a torn result.
- * - An entry is published (one 64-bit store, release) after its slot is written, and a bucket's
- *   overflow count is raised before the entry that passed it is published, lowered after the
- *   entry is removed: a reader sees a key whole or not at all.
+ * - A way is published by its signature (a store with release) after its slot and the slot's
+ *   index are written, and a bucket's overflow count is raised before the key that passed it is
+ *   published, lowered after the key is removed: a reader sees a key whole or not at all (an
+ *   index it reads with a signature that changed meanwhile names a slot that holds another key,
+ *   which the slot's check answers "not found").
  * - A key that leaves the table (evicted when full) gives its slot back only after an RCU grace
  *   period (rte_rcu_qsbr that the workers report to), so a reader that found the index before
  *   the eviction still reads that user's slot, never another user's. Belt and braces: the slot
@@ -32,9 +35,14 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
-#include <rte_prefetch.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "common/mix64.h"
 
 /* A user's result as a poll reads it. verdict is an enum wire_verdict. */
 struct rt_result {
@@ -71,16 +79,18 @@ struct result_table_writer;
 #define RT_WAYS 7
 
 struct rt_bucket {
-	uint64_t ent[RT_WAYS]; /* sig << 32 | (slot + 1); 0: free (a signature is never 0) */
-	uint32_t overflow;     /* keys whose probe went past this bucket full: look further */
+	uint32_t sig[RT_WAYS];	/* the keys' signatures (rt_sig(), never 0); 0: a free way */
+	uint32_t overflow;	/* keys whose probe went past this bucket full: look further */
+	uint32_t slot[RT_WAYS]; /* way i's slot, written before sig[i] */
 	uint32_t pad;
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct rt_bucket) == 64, "a bucket is one cache line");
 
 struct result_table {
 	struct rt_bucket *buckets;
 	struct rt_slot *slots;
-	uint64_t seed;	      /* random: the layout is not predictable from outside */
-	uint32_t bucket_mask; /* buckets - 1, a power of two */
+	uint64_t seed;		       /* random: the layout is not predictable from outside */
+	uint32_t bucket_mask;	       /* buckets - 1, a power of two */
 	struct result_table_writer *w; /* the writer's bookkeeping; readers never touch it */
 	struct result_table_counters ctr;
 };
@@ -145,15 +155,7 @@ uint32_t result_table_count(const struct result_table *t);
 static inline uint64_t
 result_table_user_hash(const struct result_table *t, uint64_t user)
 {
-	/* The finaliser of MurmurHash3 over the seeded key (as the rate limits' rl_hash()). */
-	uint64_t x = user ^ t->seed;
-
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return fg_mix64(user ^ t->seed);
 }
 
 /*
@@ -185,6 +187,29 @@ static inline uint32_t
 rt_sig(uint64_t h)
 {
 	return (uint32_t)(h >> 32) | 1;
+}
+
+/* The ways of bk whose signature is sig, as a bit mask (bit i: way i). */
+static inline unsigned
+rt_match(const struct rt_bucket *bk, uint32_t sig)
+{
+#ifdef __SSE2__
+	/* Both halves of sig[] and overflow at once; the overflow's lane is masked off. Each lane
+	 * is read whole (aligned 4-byte words). */
+	__m128i want = _mm_set1_epi32((int)sig);
+	__m128i lo = _mm_load_si128((const __m128i *)(const void *)&bk->sig[0]);
+	__m128i hi = _mm_load_si128((const __m128i *)(const void *)&bk->sig[4]);
+	unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, want))) |
+		     (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, want))) << 4;
+
+	return m & ((1u << RT_WAYS) - 1);
+#else
+	unsigned m = 0;
+
+	for (unsigned i = 0; i < RT_WAYS; i++)
+		m |= (unsigned)(__atomic_load_n(&bk->sig[i], __ATOMIC_RELAXED) == sig) << i;
+	return m;
+#endif
 }
 
 /* Reads slot i into *out if it holds (event, user): 0, -ENOENT (another key), -EBUSY. */
@@ -239,16 +264,18 @@ result_table_lookup_h(const struct result_table *t, uint64_t h, uint32_t event, 
 
 	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
 		const struct rt_bucket *bk = &t->buckets[b];
+		unsigned m = rt_match(bk, sig);
 
-		for (unsigned i = 0; i < RT_WAYS; i++) {
-			uint64_t e = __atomic_load_n(&bk->ent[i], __ATOMIC_ACQUIRE);
+		/* The signatures before the indexes they publish. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		while (m != 0) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			int rc = rt_slot_read(t, __atomic_load_n(&bk->slot[i], __ATOMIC_RELAXED),
+				event, user, out);
 
-			if ((uint32_t)(e >> 32) == sig) {
-				int rc = rt_slot_read(t, (uint32_t)e - 1, event, user, out);
-
-				if (rc != -ENOENT)
-					return rc;
-			}
+			if (rc != -ENOENT)
+				return rc;
+			m &= m - 1;
 		}
 		if (likely(__atomic_load_n(&bk->overflow, __ATOMIC_RELAXED) == 0))
 			return -ENOENT;

@@ -174,7 +174,8 @@ edge_measured() {
 		else printf "||"
 		if (n == "") printf "|"; else printf "%.0f|%.0f", n, c }')
 	EDGE_RUNS+=("$name|$what|$rps|$f|$note; $(edge_outcome "$TMP/edge-$name.out")")
-	log "edge $name: ${rps:-none} requests/s; edge requests per CPU second|CPU %|dp requests|dp busy cycles: $f"
+	log "edge $name: ${rps:-none} requests/s; HAProxy's requests per CPU second, its CPU %," \
+		"the data plane's requests and busy cycles: $f"
 }
 
 # edge_rows TSC_HZ: the table's rows of EDGE_RUNS: each run's requests/s against what a fully

@@ -3,8 +3,8 @@
  * The result table: what a poll reads after each kind of update, which updates may not
  * hide an order, eviction of the oldest key when full, no slot reuse before a grace
  * period (one per sealed batch of evictions), keys past a full home bucket (found, their
- * overflow counts taken back when they leave), and a reader thread that never sees a torn or foreign
- * result while the writer replaces and evicts entries under it.
+ * overflow counts taken back when they leave), and a reader thread that never sees a torn or
+ * foreign result while the writer replaces and evicts entries under it.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -361,8 +361,7 @@ test_hammer(void)
 
 /* Up to n users whose key (event, user) has home bucket b in t, from user 1 upwards. */
 static unsigned
-users_of_bucket(const struct result_table *t, uint32_t event, uint32_t b, uint64_t *out,
-	unsigned n)
+users_of_bucket(const struct result_table *t, uint32_t event, uint32_t b, uint64_t *out, unsigned n)
 {
 	unsigned k = 0;
 
@@ -419,8 +418,7 @@ test_full_bucket(void)
 	}
 	tap_eq_int(stored, 16, "16 keys of one home bucket stored");
 	tap_ok(found == 16 && found_h == 16, "all 16 found, 9 of them past their full home bucket");
-	tap_ok(t->buckets[2].overflow == 9 && t->buckets[3].overflow == 2 &&
-		       overflow_sum(t) == 11,
+	tap_ok(t->buckets[2].overflow == 9 && t->buckets[3].overflow == 2 && overflow_sum(t) == 11,
 		"overflow counts: 9 went past bucket 2, 2 past bucket 3 too");
 
 	struct rt_result out;
@@ -442,8 +440,8 @@ test_full_bucket(void)
 	tap_ok(gone == 16 && there == 16 && t->ctr.evicted == 16,
 		"16 others evict the crowd: the crowd gone, the others there");
 	tap_ok(t->buckets[2].overflow == 0 && t->buckets[3].overflow == 0 &&
-		       t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
-		       overflow_sum(t) == 11,
+			t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
+			overflow_sum(t) == 11,
 		"the crowd's overflow counts went with it; the others' wrap past the last bucket");
 	result_table_free(t);
 }
