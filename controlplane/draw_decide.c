@@ -12,8 +12,10 @@
 
 /* Rounds decided ahead of the loop at most. */
 #define DD_RING 8
-/* A round's size: at least this many entrants (or the batch, when smaller). */
-#define DD_ROUND_MIN 64
+/* A round's size: at least this many entrants (or the batch, when smaller): under load a round's
+ * time is mostly the two threads' time slices, not its size (docs/benchmarks.md), and rounds cut
+ * smaller than this only lose throughput. */
+#define DD_ROUND_MIN 256
 
 struct draw_decide {
 	const struct store_conn_config *rsc;

@@ -90,6 +90,8 @@ struct dr_job {
 	uint64_t rate_ms[DR_RATE_SAMPLES], rate_dec[DR_RATE_SAMPLES];
 	unsigned rate_at;
 	uint64_t failures;
+	struct store_draw fz; /* DR_FREEZE: the draw key as the freeze left it */
+	bool finishing;	      /* DR_FINISH: its thread was started */
 	uint64_t phase_ms; /* when the current phase began (monotonic ms), for the log */
 	/* The decisions' thread (DR_DECIDE; NULL: none runs), and its rounds so far: how many,
 	 * their time (us), the last size, for the log and stats. */
@@ -99,7 +101,15 @@ struct dr_job {
 	/* The ordering, the write and the load run on a thread of their own, off the loop
 	 * (struct dr_bg); the job's entrants, digest and seed are the thread's meanwhile. */
 	struct dr_bg {
-		enum { DR_BG_NONE, DR_BG_READ, DR_BG_ORDER, DR_BG_WRITE, DR_BG_LOAD } kind;
+		enum {
+			DR_BG_NONE,
+			DR_BG_GET,
+			DR_BG_READ,
+			DR_BG_ORDER,
+			DR_BG_WRITE,
+			DR_BG_LOAD,
+			DR_BG_DONE,
+		} kind;
 		pthread_t th;
 		atomic_bool done;
 		const char *conninfo;
@@ -110,6 +120,10 @@ struct dr_job {
 		struct dr_rank *by_user; /* WRITE and LOAD: the ranks for queries */
 		uint8_t have[DRAW_DIGEST_LEN]; /* WRITE: what PostgreSQL holds (-EEXIST) */
 		uint64_t have_n;
+		/* GET: the event's draw columns (pg_draw_get(); the seed goes to the job) */
+		bool pg_digest;
+		uint8_t pg_dg[DRAW_DIGEST_LEN];
+		uint64_t pg_n, done_ms;
 	} bg;
 };
 
@@ -120,7 +134,6 @@ struct draw_runner {
 	struct store *rs;
 	struct cp_links *l;
 	struct cp_state *st;
-	struct pg_draw *pg;
 	unsigned batch;	   /* a round's entrants at most ([controlplane] draw_batch) */
 	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
@@ -145,10 +158,9 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 	r->st = st;
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 
-	r->pg = pg_draw_create(pg_conninfo);
 	r->conninfo = strdup(pg_conninfo);
 	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
-	if (r->pg == NULL || r->conninfo == NULL || r->out == NULL) {
+	if (r->conninfo == NULL || r->out == NULL) {
 		draw_runner_free(r);
 		return NULL;
 	}
@@ -197,6 +209,7 @@ job_clear(struct dr_job *j)
 	j->by_user = NULL;
 	j->nv = j->cap = 0;
 	j->at = 0;
+	j->finishing = false;
 	explicit_bzero(j->seed, sizeof(j->seed));
 }
 
@@ -207,7 +220,6 @@ draw_runner_free(struct draw_runner *r)
 		return;
 	for (unsigned i = 0; i < r->n_jobs; i++)
 		job_clear(&r->jobs[i]);
-	pg_draw_free(r->pg);
 	free(r->conninfo);
 	free(r->out);
 	free(r);
@@ -218,11 +230,11 @@ static void
 job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *what, int rc,
 	const char *err)
 {
+	(void)r; /* every connection a job holds is its threads' own */
 	LOG_RL(LOG_LEVEL_WARN, 10000,
 		"draw of event %" PRIu32 ": %s failed (%s%s%s); trying again from the freeze in "
 		"1 s",
 		j->event, what, strerror(rc < 0 ? -rc : rc), err ? ": " : "", err ? err : "");
-	pg_draw_abort(r->pg);
 	job_clear(j);
 	j->failures++;
 	j->phase = DR_FREEZE;
@@ -429,15 +441,62 @@ bg_load(struct dr_job *j)
 	return 0;
 }
 
+/* DR_BG_GET: the event's draw columns and seed, on a connection of the thread's own. */
+static int
+bg_get(struct dr_job *j)
+{
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	int rc;
+
+	if (dp == NULL)
+		return bg_fail(j, "reading the event from PostgreSQL", -ENOMEM, NULL);
+	rc = pg_draw_get(dp, j->event, &j->bg.pg_digest, j->bg.pg_dg, &j->bg.pg_n, &j->bg.done_ms,
+		&j->has_seed, j->seed, j->bg.err, sizeof(j->bg.err));
+	pg_draw_free(dp);
+	return rc == 0 ? 0 : bg_fail(j, "reading the event from PostgreSQL", rc, NULL);
+}
+
+/* DR_BG_DONE: events.draw_done_at, on a connection of the thread's own. */
+static int
+bg_done(struct dr_job *j)
+{
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	int rc;
+
+	if (dp == NULL)
+		return bg_fail(j, "setting draw_done_at", -ENOMEM, NULL);
+	rc = pg_draw_done(dp, j->event, j->bg.err, sizeof(j->bg.err));
+	pg_draw_free(dp);
+	return rc == 0 ? 0 : bg_fail(j, "setting draw_done_at", rc, NULL);
+}
+
 static void *
 bg_main(void *arg)
 {
 	struct dr_job *j = arg;
 
-	j->bg.rc = j->bg.kind == DR_BG_READ    ? bg_read(j)
-		   : j->bg.kind == DR_BG_ORDER ? bg_order(j)
-		   : j->bg.kind == DR_BG_WRITE ? bg_write(j)
-					       : bg_load(j);
+	switch (j->bg.kind) {
+	case DR_BG_GET:
+		j->bg.rc = bg_get(j);
+		break;
+	case DR_BG_READ:
+		j->bg.rc = bg_read(j);
+		break;
+	case DR_BG_ORDER:
+		j->bg.rc = bg_order(j);
+		break;
+	case DR_BG_WRITE:
+		j->bg.rc = bg_write(j);
+		break;
+	case DR_BG_LOAD:
+		j->bg.rc = bg_load(j);
+		break;
+	case DR_BG_DONE:
+		j->bg.rc = bg_done(j);
+		break;
+	default:
+		break;
+	}
 	atomic_store(&j->bg.done, true);
 	return NULL;
 }
@@ -483,18 +542,30 @@ bg_over(struct dr_job *j, uint64_t now_ms)
 static void
 step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	struct store_draw d;
-	char err[256] = "";
-	bool pg_digest;
-	uint8_t digest[DRAW_DIGEST_LEN];
-	uint64_t pg_n, done_ms;
 	int rc;
 
-	if ((rc = store_draw_freeze(r->rs, j->event, &d)) != 0)
-		return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
-	if ((rc = pg_draw_get(r->pg, j->event, &pg_digest, digest, &pg_n, &done_ms, &j->has_seed,
-		     j->seed, err, sizeof(err))) != 0)
-		return job_fail(r, j, now_ms, "reading the event from PostgreSQL", rc, err);
+	/* The freeze (one script in Redis) on the loop; the event's row read by the job's
+	 * thread: a table locked in PostgreSQL holds the draw, not the loop. */
+	if (j->at == 0) {
+		if ((rc = store_draw_freeze(r->rs, j->event, &j->fz)) != 0)
+			return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
+		if ((rc = bg_start(r, j, DR_BG_GET)) != 0)
+			return job_fail(r, j, now_ms, "starting the reading thread", rc, NULL);
+		j->at = 1;
+	}
+	if (!bg_over(j, now_ms))
+		return;
+	j->at = 0;
+	if (j->bg.rc != 0)
+		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
+			j->bg.err[0] != '\0' ? j->bg.err : NULL);
+
+	const struct store_draw d = j->fz;
+	bool pg_digest = j->bg.pg_digest;
+	uint64_t pg_n = j->bg.pg_n;
+	uint8_t digest[DRAW_DIGEST_LEN];
+
+	memcpy(digest, j->bg.pg_dg, sizeof(digest));
 	if (!j->has_seed) {
 		LOG_RL(LOG_LEVEL_ERR, 60000,
 			"draw of event %" PRIu32 ": the event has no seed in PostgreSQL (created "
@@ -817,11 +888,20 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 static void
 step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
-	char err[256] = "";
-	int rc = pg_draw_done(r->pg, j->event, err, sizeof(err));
+	int rc;
 
-	if (rc != 0)
-		return job_fail(r, j, now_ms, "setting draw_done_at", rc, err);
+	/* draw_done_at by the job's thread (a locked events table holds the draw, not the loop). */
+	if (j->bg.kind == DR_BG_NONE && !j->finishing) {
+		if ((rc = bg_start(r, j, DR_BG_DONE)) != 0)
+			return job_fail(r, j, now_ms, "starting the finishing thread", rc, NULL);
+		j->finishing = true;
+	}
+	if (!bg_over(j, now_ms))
+		return;
+	j->finishing = false;
+	if (j->bg.rc != 0)
+		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
+			j->bg.err[0] != '\0' ? j->bg.err : NULL);
 	e->ev.draw_done_at_ms = now_ms;
 	e->draw.decided = j->n;
 	e->draw.rate = 0;

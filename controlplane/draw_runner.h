@@ -7,7 +7,8 @@
  * events keep being decided while a large draw runs. For each event whose draw_at (starts_at + draw_window_s) has come by
  * this control plane's clock and that PostgreSQL does not hold done:
  *
- *   freeze   draw_freeze.lua: the entrants are fixed (enter.lua refuses from now on), n of them
+ *   freeze   draw_freeze.lua: the entrants are fixed (enter.lua refuses from now on), n of them;
+ *            the event's draw columns and seed read from PostgreSQL (a thread)
  *   read     HSCAN of the entrants in steps, on a thread with its own Redis connection (or,
  *            when PostgreSQL holds the draw already: its draw_entrants in rank order, checked
  *            against events.draw_digest, on a thread too)
@@ -21,7 +22,7 @@
  *            its turn and advances the cursor in the same script, so each entrant is decided
  *            exactly once, in rank order, by whichever control plane runs it; the loop
  *            publishes the results as the decider's
- *   done     events.draw_done_at, FAIR DONE with the seed
+ *   done     events.draw_done_at (a thread), FAIR DONE with the seed
  *
  * Any failure (Redis or PostgreSQL away, a loss mid-way) drops what the job holds and starts it
  * again a second later from the freeze, which answers the state Redis holds: a restarted control
@@ -48,11 +49,11 @@
 struct draw_runner;
 
 /*
- * A runner over rs and a PostgreSQL connection of its own (conninfo), publishing on l; the
- * stock its batches leave goes to st (cp_state_note_stock(), as the decider's). Its threads
- * read the entrants on Redis connections of their own, made from rsc (copied). A decision
- * round decides at most batch entrants ([controlplane] draw_batch), fewer when a round takes
- * longer than about 4 ms. NULL when out of memory.
+ * A runner over rs, publishing on l; the stock its batches leave goes to st
+ * (cp_state_note_stock(), as the decider's). Its threads speak to PostgreSQL (pg_conninfo) and
+ * Redis (rsc, copied) on connections of their own: the loop never waits on PostgreSQL for a
+ * draw. A decision round decides at most batch entrants ([controlplane] draw_batch), fewer when
+ * a round takes longer than about 4 ms. NULL when out of memory.
  */
 struct draw_runner *draw_runner_create(struct store *rs, const struct store_conn_config *rsc,
 	struct cp_links *l, struct cp_state *st, const char *pg_conninfo, unsigned batch);

@@ -9,8 +9,10 @@
  *
  * Writing the entrants is one transaction: the event's row is locked (SELECT ... FOR UPDATE),
  * so that of two control planes drawing at once one writes and the other finds the digest and
- * compares it; draw_entrants is filled with COPY, and events.draw_digest / draw_entrants set
- * with it. A control plane that dies half way leaves nothing (the transaction is rolled back).
+ * compares it; the draw's own partition of draw_entrants (draw_entrants_<event>, sql/016) is
+ * created and filled with COPY, its keys built once it is full, and it is attached, with
+ * events.draw_digest / draw_entrants set. A control plane that dies half way leaves nothing
+ * (the transaction is rolled back, the partition with it).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -61,6 +61,10 @@ for at in range(1, n + 1, 1000):
 tap_is "$($R hlen 'fg:{1}:entrants')" "$N" "$N entrants in Redis"
 m1=$(mem)
 draw_at=$(((q + 1 + w) * 1000))
+# Redis's own time for each command from now on (its SLOWLOG, every command): the draw batches'
+# time in Redis, which other sales' batches wait on, apart from the round trips.
+$R config set slowlog-log-slower-than 0 >/dev/null && $R config set slowlog-max-len 200000 >/dev/null &&
+	$R slowlog reset >/dev/null
 # The other sale from a few seconds before draw_at until well after the draw (bounded).
 while [ "$(date +%s%3N)" -lt $((draw_at - 3000)) ]; do sleep 0.1; done
 "$FEED" --push "$T_PULL" --sub "$T_PUB" --event 2 --users 1-$((N < 300000 ? 60000 : 120000)) \
@@ -83,6 +87,8 @@ done
 sample_turns
 tap_is "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" t "the draw is done"
 m2=$(mem)
+$R --json slowlog get 200000 >"$TMP/slowlog.json"
+$R config set slowlog-log-slower-than 10000 >/dev/null
 tap_is "$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 1")/$($R hlen 'fg:{1}:result')" \
 	"$N/$N" "draw_entrants holds $N rows, Redis $N buyers"
 t_frozen=$(ms_of 'entrants frozen') t_written=$(ms_of 'ordered and written') t_done=$(ms_of ': done,')
@@ -100,6 +106,23 @@ PY
 grep -o 'draw of event 1: [a-z]* took [0-9]* ms' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
 grep -o 'draw of event 1: [0-9]* decision rounds.*' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
 tap_diag "$(python3 -c 'import sys; n, at, dn = map(int, sys.argv[1:]); print("draw_at -> done: %.3f s (target: under 10 s)" % ((dn - at) / 1000))' "$N" "$draw_at" "$t_done")"
+python3 - "$TMP/slowlog.json" "$N" <<'PY' | while read -r l; do tap_diag "$l"; done
+import json, sys
+log = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+def us(e):
+    return e[2]
+draw = sorted(us(e) for e in log if e[3] and e[3][0].lower() == "evalsha" and
+              any("{1}:draw" in a for a in e[3]))
+other = sorted(us(e) for e in log if e[3] and e[3][0].lower() == "evalsha" and
+               any("{2}:" in a for a in e[3]))
+def q(v, f):
+    return v[min(len(v) - 1, int(f * len(v)))] if v else 0
+print("Redis's own time per reserve.lua (SLOWLOG, us): the draw's %d batches (%.0f entrants each "
+      "on average): median %d, 99th percentile %d, longest %d; the other sale's %d batches: "
+      "median %d, longest %d" % (len(draw), n / max(1, len(draw)), q(draw, .5), q(draw, .99),
+      q(draw, 1), len(other), q(other, .5), q(other, 1)))
+PY
 tap_diag "the other sale's longest gap between two rounds of decisions during the draw (the loop's longest turn): $turn_max us (target: under 10000 us; the host: $(cut -d' ' -f1-3 /proc/loadavg) load)"
 tap_diag "  of which the loop's own work (the most CPU time of one turn): $cpu_max us; the rest is other processes' time slices"
 wait "$FEED_PID"
