@@ -27,6 +27,11 @@
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */
 #define RS_RESERVE_CMD_MAX (16 + RS_RESERVE_ARGC(RS_BATCH_MAX) * (6 + 2 + 64))
 
+/* Ticket groups of the waiter (store/store_wait.c): at most an answered one, one in flight and
+ * one deferred, and a lost one; more room than that. */
+#define RS_WAIT_GROUPS 8
+enum { RS_WAIT_DEFERRED, RS_WAIT_IN_FLIGHT, RS_WAIT_ANSWERED };
+
 /* The scripts loaded on every connection, run with EVALSHA. */
 enum store_script_id {
 	RS_SCRIPT_RESERVE,
@@ -75,14 +80,18 @@ struct store {
 	/* Counts the connections made (c): tells which server a pipelined batch ran on. */
 	uint64_t conn_id;
 	/* The waiter (store/store_wait.h): a second connection to the server of connection
-	 * conn_id wc_conn_id, on which WAITs for pipelined batches block while c decides the
-	 * next ones. wc_owed WAITs were sent and not taken; the first wc_failed of them were
-	 * lost with a connection (answered -ENOTCONN); wc_pub is the state of the oldest owed
-	 * one's PUBLISH reply (0 not read, 1 read and right, -1 read and refused). */
+	 * number wc_conn_id, on which WAITs for pipelined batches block while c decides the next
+	 * ones. The tickets of store_wait_send() not yet taken (wc_owed in all), oldest first, in
+	 * wc_len groups from wc_head: one WAIT answers for a group. wc_pub is the state of the
+	 * PUBLISH reply of the one WAIT in flight (0 not read, 1 read and right, -1 refused). */
 	redisContext *wc;
 	uint64_t wc_conn_id;
-	unsigned wc_owed;
-	unsigned wc_failed;
+	struct {
+		unsigned n; /* tickets */
+		int state;  /* RS_WAIT_DEFERRED, RS_WAIT_IN_FLIGHT or RS_WAIT_ANSWERED */
+		int rc;	    /* answered: what store_wait_next() returns for each */
+	} wc_grp[RS_WAIT_GROUPS];
+	unsigned wc_head, wc_len, wc_owed;
 	int wc_pub;
 
 	/* One EVALSHA of reserve.lua in RESP: hiredis copies it when it is appended, so one

@@ -107,20 +107,34 @@ store_wait_fd(const struct store *rs)
 	return rs->wc != NULL ? rs->wc->fd : -1;
 }
 
-/* Drops the waiter: every WAIT still owed is answered -ENOTCONN. */
+/* The waiter's ticket group i places after the oldest. */
+#define WC_GRP(rs, i) ((rs)->wc_grp[((rs)->wc_head + (i)) % RS_WAIT_GROUPS])
+
+/* Drops the waiter: every ticket not answered yet is answered -ENOTCONN. */
 static void
 store_waiter_lost(struct store *rs, const char *why)
 {
-	if (rs->wc == NULL)
-		return;
-	if (rs->wc_owed > 0)
+	unsigned lost = 0, keep = 0;
+
+	/* The answered groups come first; the rest become one lost group after them. */
+	while (keep < rs->wc_len && WC_GRP(rs, keep).state == RS_WAIT_ANSWERED)
+		keep++;
+	for (unsigned i = keep; i < rs->wc_len; i++)
+		lost += WC_GRP(rs, i).n;
+	rs->wc_len = keep;
+	if (lost > 0) {
 		LOG_RL(LOG_LEVEL_WARN, 10000,
 			"redis: %s: lost the WAIT connection (%s); %u pipelined round(s) answered "
 			"retry",
-			rs->where, why, rs->wc_owed - rs->wc_failed);
-	redisFree(rs->wc);
+			rs->where, why, lost);
+		WC_GRP(rs, rs->wc_len).n = lost;
+		WC_GRP(rs, rs->wc_len).state = RS_WAIT_ANSWERED;
+		WC_GRP(rs, rs->wc_len).rc = -ENOTCONN;
+		rs->wc_len++;
+	}
+	if (rs->wc != NULL)
+		redisFree(rs->wc);
 	rs->wc = NULL;
-	rs->wc_failed = rs->wc_owed;
 	rs->wc_pub = 0;
 }
 
@@ -164,8 +178,12 @@ fail:
 	return -ENOTCONN;
 }
 
-int
-store_wait_send(struct store *rs)
+/*
+ * Sends PUBLISH + WAIT on the open waiter for group g (no other in flight). Returns 0, or
+ * -ENOTCONN with the waiter lost (g then answered -ENOTCONN with the others).
+ */
+static int
+store_waiter_send(struct store *rs, unsigned g)
 {
 	static const char *pub[] = {"PUBLISH", "fg:replicated", ""};
 	static const size_t pub_len[] = {7, 13, 0};
@@ -174,19 +192,10 @@ store_wait_send(struct store *rs)
 	size_t wait_len[3] = {4, 0, 0};
 	int done = 0;
 
-	if (rs->cfg.wait_replicas == 0)
-		return -EINVAL;
-	/* Reconnected since the waiter was opened: the old server's answers are still owed,
-	 * but this batch ran elsewhere. Rare (an outage): those rounds are answered retry. */
-	if (rs->wc != NULL && rs->wc_conn_id != rs->conn_id)
-		store_waiter_lost(rs, "the store reconnected");
-	if (rs->wc == NULL) {
-		/* Only the live connection the batch ran on says which server holds it. */
-		if (rs->c == NULL || store_waiter_open(rs) != 0)
-			return -ENOTCONN;
-	}
 	wait_len[1] = store_u64_to_dec(n, rs->cfg.wait_replicas);
 	wait_len[2] = store_u64_to_dec(t, rs->cfg.wait_timeout_ms);
+	WC_GRP(rs, g).state = RS_WAIT_IN_FLIGHT;
+	rs->wc_pub = 0;
 	/* hiredis appends all or nothing; a half-sent pair is a lost waiter. */
 	if (redisAppendCommandArgv(rs->wc, 3, pub, pub_len) != REDIS_OK ||
 		redisAppendCommandArgv(rs->wc, 3, wait, wait_len) != REDIS_OK) {
@@ -198,7 +207,48 @@ store_wait_send(struct store *rs)
 			store_waiter_lost(rs, rs->wc->errstr[0] ? rs->wc->errstr : "write failed");
 			return -ENOTCONN;
 		}
+	return 0;
+}
+
+int
+store_wait_send(struct store *rs)
+{
+	if (rs->cfg.wait_replicas == 0)
+		return -EINVAL;
+	/* Reconnected since the waiter was opened: the old server's answers are still owed,
+	 * but this batch ran elsewhere. Rare (an outage): those rounds are answered retry. */
+	if (rs->wc != NULL && rs->wc_conn_id != rs->conn_id)
+		store_waiter_lost(rs, "the store reconnected");
+	if (rs->wc == NULL) {
+		/* Only the live connection the batch ran on says which server holds it. */
+		if (rs->c == NULL || store_waiter_open(rs) != 0)
+			return -ENOTCONN;
+	}
+	if (rs->wc_len > 0 && WC_GRP(rs, rs->wc_len - 1).state == RS_WAIT_DEFERRED) {
+		/* The WAIT sent when the one in flight answers covers this batch too. */
+		WC_GRP(rs, rs->wc_len - 1).n++;
+		rs->wc_owed++;
+		return 0;
+	}
+	if (rs->wc_len == RS_WAIT_GROUPS)
+		return -ENOTCONN; /* cannot happen: at most four groups at once */
+	bool in_flight = rs->wc_len > 0 && WC_GRP(rs, rs->wc_len - 1).state == RS_WAIT_IN_FLIGHT;
+
+	WC_GRP(rs, rs->wc_len).n = 1;
+	WC_GRP(rs, rs->wc_len).state = RS_WAIT_DEFERRED;
+	WC_GRP(rs, rs->wc_len).rc = 0;
+	rs->wc_len++;
 	rs->wc_owed++;
+	/* One WAIT at a time: Redis would run a second only once the first answered, and it
+	 * would then cover whatever was written meanwhile; one WAIT for all of them is cheaper. */
+	if (!in_flight && store_waiter_send(rs, rs->wc_len - 1) != 0) {
+		/* Not owed: the lost group holds this ticket as its last; take it back. */
+		WC_GRP(rs, rs->wc_len - 1).n--;
+		if (WC_GRP(rs, rs->wc_len - 1).n == 0)
+			rs->wc_len--;
+		rs->wc_owed--;
+		return -ENOTCONN;
+	}
 	return 0;
 }
 
@@ -230,43 +280,61 @@ lost:
 	return -1;
 }
 
-int
-store_wait_next(struct store *rs, bool block)
+/*
+ * Reads the answer of the WAIT in flight (the oldest group's): 0 it came (the group is
+ * answered, and the deferred group's WAIT sent), 1 not yet (!block), -1 the waiter was lost.
+ */
+static int
+store_waiter_take(struct store *rs, bool block)
 {
 	redisReply *r = NULL;
 	int rc;
 
-	if (rs->wc_owed == 0)
-		return -EINVAL;
-	if (rs->wc_failed == 0 && rs->wc_pub == 0) {
+	if (rs->wc_pub == 0) {
 		rc = store_waiter_reply(rs, block, &r);
-		if (rc == 1)
-			return 1;
-		if (rc == 0) {
-			/* Without it the WAIT would count an older offset: never trust it then. */
-			rs->wc_pub = r->type == REDIS_REPLY_INTEGER ? 1 : -1;
-			if (rs->wc_pub < 0)
-				LOG_RL(LOG_LEVEL_WARN, 10000,
-					"redis: %s: PUBLISH before WAIT refused: %s", rs->where,
-					r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-			freeReplyObject(r);
-			r = NULL;
-		}
+		if (rc != 0)
+			return rc;
+		/* Without it the WAIT would count an older offset: never trust it then. */
+		rs->wc_pub = r->type == REDIS_REPLY_INTEGER ? 1 : -1;
+		if (rs->wc_pub < 0)
+			LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s: PUBLISH before WAIT refused: %s",
+				rs->where,
+				r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		freeReplyObject(r);
+		r = NULL;
 	}
-	if (rs->wc_failed == 0) {
-		rc = store_waiter_reply(rs, block, &r);
-		if (rc == 1)
-			return 1;
-	}
-	rs->wc_owed--;
-	if (rs->wc_failed > 0) {
-		rs->wc_failed--;
-		return -ENOTCONN;
-	}
-	int pub = rs->wc_pub;
-
+	rc = store_waiter_reply(rs, block, &r);
+	if (rc != 0)
+		return rc;
+	WC_GRP(rs, 0).state = RS_WAIT_ANSWERED;
+	WC_GRP(rs, 0).rc = rs->wc_pub > 0 ? store_wait_take(rs, r) : -ENOTCONN;
 	rs->wc_pub = 0;
-	rc = pub > 0 ? store_wait_take(rs, r) : -ENOTCONN;
 	freeReplyObject(r);
-	return rc;
+	if (rs->wc_len > 1 && WC_GRP(rs, 1).state == RS_WAIT_DEFERRED)
+		store_waiter_send(rs, 1);
+	return 0;
+}
+
+int
+store_wait_next(struct store *rs, bool block)
+{
+	while (rs->wc_len > 0) {
+		if (WC_GRP(rs, 0).state == RS_WAIT_ANSWERED) {
+			int rc = WC_GRP(rs, 0).rc;
+
+			rs->wc_owed--;
+			if (--WC_GRP(rs, 0).n == 0) {
+				rs->wc_head = (rs->wc_head + 1) % RS_WAIT_GROUPS;
+				rs->wc_len--;
+			}
+			return rc;
+		}
+		if (rs->wc == NULL) /* cannot happen: a lost waiter answered them all */
+			store_waiter_lost(rs, "gone");
+		else if (WC_GRP(rs, 0).state == RS_WAIT_DEFERRED) /* not sent yet */
+			store_waiter_send(rs, 0);
+		else if (store_waiter_take(rs, block) == 1)
+			return 1;
+	}
+	return -EINVAL;
 }

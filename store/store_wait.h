@@ -49,8 +49,10 @@ int store_wait_reads(struct store *rs);
  * server (the waiter) "PUBLISH, then WAIT": the PUBLISH puts the waiter's replication offset
  * after the batch's writes, so the WAIT answers once the replicas hold the batch, while the
  * store's connection decides the next one. store_wait_next() takes the answers in the order
- * of the sends. The waiter is tied to the connection the batch ran on: when the store has
- * reconnected since (perhaps to another primary) a send fails, never asks another server.
+ * of the sends. One WAIT is in flight at a time (Redis would run a second only once the first
+ * answered): the batches sent meanwhile share the next one, sent when it answered. The waiter is
+ * tied to the connection the batch ran on: when the store has reconnected since (perhaps to another
+ * primary) a send fails, never asks another server.
  */
 
 /* The replicas a batch must reach ([redis] wait_replicas; 0: no WAIT at all). */

@@ -11,8 +11,8 @@
  *   - replicas stopped (SIGSTOP): a batch cannot reach them, every verdict is RETRY, nothing is
  *     acknowledged; once they are back, the same users' retry is decided (DUPLICATE for those
  *     the primary kept: the reserve is idempotent per user);
- *   - the same with the WAIT pipelined (the decider's way): a second batch is decided while
- *     the first one's WAIT is pending, neither WAIT answers early, both say retry;
+ *   - the same with the WAIT pipelined (the decider's way): two more batches are decided while
+ *     the first one's WAIT is pending and share the next WAIT, none answers early, all retry;
  *   - a failover during a stream of decisions (the primary SIGKILLed with two batches' WAITs
  *     in flight, Sentinel promotes a replica): the store follows it, every reservation acknowledged
  * before or after the loss is in the new primary with its reservation id, nobody holds two (one
@@ -268,6 +268,18 @@ test_replicas_stopped(void)
 	store_close(rs);
 }
 
+/* The WAITs the first primary (node 0) has run, from INFO commandstats (0: none or unknown). */
+static long long
+wait_calls(void)
+{
+	char info[16384];
+	const char *p;
+
+	node_info(0, "commandstats", info, sizeof(info));
+	p = strstr(info, "cmdstat_wait:calls=");
+	return p != NULL ? atoll(p + strlen("cmdstat_wait:calls=")) : 0;
+}
+
 /* decide() with the WAIT pipelined, as the decider does: *sent says whether one was sent. */
 static int
 decide_pipelined(
@@ -284,22 +296,23 @@ decide_pipelined(
 }
 
 /*
- * The WAIT pipelined (store/store_wait.h) with the replicas stopped: two batches are decided
+ * The WAIT pipelined (store/store_wait.h) with the replicas stopped: three batches are decided
  * on the primary one after the other while the first one's WAIT is pending (the WAIT blocks
- * only the waiter, not the deciding connection), neither WAIT answers before its timeout (so
- * the decider publishes no verdict of them), both answer -ETIMEDOUT (the decider answers them
- * retry, all of them); once the replicas are back, the same users' retry finds what the
- * primary kept, and its WAIT answers 0.
+ * only the waiter, not the deciding connection), the two later ones sharing the next WAIT; no
+ * WAIT answers before its timeout (so the decider publishes no verdict of them), all answer
+ * -ETIMEDOUT (the decider answers them retry, all of them); once the replicas are back, the
+ * same users' retry finds what the primary kept, and its WAIT answers 0.
  */
 static void
 test_pipelined_replicas_stopped(void)
 {
 	char err[512];
 	struct store *rs = open_store(ha.sentinels, RHA_MASTER, 1, false, err, sizeof(err));
-	uint8_t v1[BATCH], v2[BATCH], v3[BATCH];
-	bool sent1 = false, sent2 = false, sent3 = false;
+	uint8_t v1[BATCH], v2[BATCH], v3[BATCH], v4[BATCH];
+	bool sent1 = false, sent2 = false, sent3 = false, sent4 = false;
 	unsigned dup = 0;
-	int rc1, rc2, rc3, early, w1, w2, w3;
+	int rc1, rc2, rc3, rc4, early, w1, w2, w3, w4;
+	long long waits0 = wait_calls();
 
 	if (rs == NULL) {
 		tap_ok(0, "store for the pipelined WAIT: %s", err);
@@ -313,21 +326,31 @@ test_pipelined_replicas_stopped(void)
 	rc1 = decide_pipelined(rs, 700001, BATCH, 0, v1, &sent1);
 	early = store_wait_next(rs, false);
 	rc2 = decide_pipelined(rs, 700001 + BATCH, BATCH, 0, v2, &sent2);
+	rc4 = decide_pipelined(rs, 700001 + 2 * BATCH, BATCH, 0, v4, &sent4);
 	uint64_t t2 = now_mono_ms();
 
-	tap_ok(rc1 == 0 && rc2 == 0 && sent1 && sent2 && v2[0] == WIRE_V_RESERVED &&
-			store_wait_owed(rs) == 2,
-		"replicas stopped, WAIT pipelined: the second batch is decided on the primary "
-		"while "
-		"the first one's WAIT is pending (%d %d, %u owed, %" PRIu64 " ms; wait_timeout "
-		"300 ms)",
-		rc1, rc2, store_wait_owed(rs), t2 - t0);
+	tap_ok(rc1 == 0 && rc2 == 0 && rc4 == 0 && sent1 && sent2 && sent4 &&
+			v2[0] == WIRE_V_RESERVED && v4[0] == WIRE_V_RESERVED &&
+			store_wait_owed(rs) == 3,
+		"replicas stopped, WAIT pipelined: two more batches are decided on the primary "
+		"while the first one's WAIT is pending (%d %d %d, %u owed, %" PRIu64
+		" ms; wait_timeout 300 ms)",
+		rc1, rc2, rc4, store_wait_owed(rs), t2 - t0);
 	tap_ok(early == 1, "  the first WAIT has not answered at once (%d): nothing published yet",
 		early);
 	w1 = store_wait_next(rs, true);
 	w2 = store_wait_next(rs, true);
-	tap_ok(w1 == -ETIMEDOUT && w2 == -ETIMEDOUT && store_wait_owed(rs) == 0,
-		"  both WAITs answer that the replicas do not hold them: retry (%d %d)", w1, w2);
+	w4 = store_wait_next(rs, true);
+	tap_ok(w1 == -ETIMEDOUT && w2 == -ETIMEDOUT && w4 == -ETIMEDOUT && store_wait_owed(rs) == 0,
+		"  every WAIT answers that the replicas do not hold them: retry (%d %d %d)", w1, w2,
+		w4);
+	long long waits = wait_calls() - waits0;
+
+	tap_ok(waits == 2,
+		"  the two batches decided while the first WAIT was in flight shared one (%lld "
+		"WAITs "
+		"for 3 batches)",
+		waits);
 	kill(ha.redis[1].pid, SIGCONT);
 	kill(ha.redis[2].pid, SIGCONT);
 	rha_wait_synced(&ha, 0, 2, 10000);
