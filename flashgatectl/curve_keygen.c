@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,25 +11,13 @@
 
 #include "common/json_writer.h"
 #include "common/zlink.h"
+#include "flashgatectl/ctl_fail.h"
+
+/* The command's name in its messages. */
+#define CMD "curve keygen"
 
 const char curve_keygen_usage[] = "curve keygen NAME [--dir DIR] [--role dataplane|order-writer]   "
 				  "a link key pair, offline\n";
-
-/* Prints "flashgatectl: curve keygen: <message>" on stderr; returns the usage exit status. */
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("flashgatectl: curve keygen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
 
 /* Writes text and a line end to a new file of mode (never an existing one). */
 static int
@@ -64,7 +51,7 @@ curve_keygen_command(int argc, char **argv, FILE *out, bool json, bool *handled)
 	if (!*handled)
 		return 0;
 	if (argc < 2 || strcmp(argv[1], "keygen") != 0)
-		return fail("expected \"curve keygen NAME [--dir DIR] [--role ROLE]\"");
+		return ctl_fail(CMD, "expected \"curve keygen NAME [--dir DIR] [--role ROLE]\"");
 	for (int i = 2; i < argc; i++) {
 		if ((strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--role") == 0) &&
 			i + 1 < argc) {
@@ -73,35 +60,38 @@ curve_keygen_command(int argc, char **argv, FILE *out, bool json, bool *handled)
 		} else if (argv[i][0] != '-' && name == NULL) {
 			name = argv[i];
 		} else {
-			return fail("unexpected \"%s\"", argv[i]);
+			return ctl_fail(CMD, "unexpected \"%s\"", argv[i]);
 		}
 	}
 	if (name == NULL || !zlink_name_ok(name))
-		return fail("NAME must be 1..63 of A-Z a-z 0-9 . _ - (not starting with '.'), "
-			    "got \"%s\"",
+		return ctl_fail(CMD,
+			"NAME must be 1..63 of A-Z a-z 0-9 . _ - (not starting with '.'), "
+			"got \"%s\"",
 			name == NULL ? "" : name);
 	if (role != NULL && strcmp(role, ZLINK_ROLE_DATAPLANE) != 0 &&
 		strcmp(role, ZLINK_ROLE_ORDER_WRITER) != 0)
-		return fail("--role must be dataplane or order-writer, got \"%s\"", role);
+		return ctl_fail(CMD, "--role must be dataplane or order-writer, got \"%s\"", role);
 	if (!zlink_has_curve())
-		return fail("the libzmq flashgatectl runs with has no CURVE (zmq_has(\"curve\") is "
-			    "false)");
+		return ctl_fail(CMD,
+			"the libzmq flashgatectl runs with has no CURVE (zmq_has(\"curve\") is "
+			"false)");
 	snprintf(kpath, sizeof(kpath), "%s/%s.key", dir, name);
 	snprintf(ppath, sizeof(ppath), "%s/%s.pub", dir, name);
 	if (access(kpath, F_OK) == 0 || access(ppath, F_OK) == 0)
-		return fail("%s or its .pub exists already: keys are never overwritten (remove "
-			    "them first, or choose another NAME)",
+		return ctl_fail(CMD,
+			"%s or its .pub exists already: keys are never overwritten (remove "
+			"them first, or choose another NAME)",
 			kpath);
 	if (zmq_curve_keypair(pub, sec) != 0)
-		return fail("zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
+		return ctl_fail(CMD, "zmq_curve_keypair: %s", zmq_strerror(zmq_errno()));
 	rc = write_new(kpath, sec, 0600);
 	explicit_bzero(sec, sizeof(sec));
 	if (rc != 0)
-		return fail("cannot write %s: %s", kpath, strerror(-rc));
+		return ctl_fail(CMD, "cannot write %s: %s", kpath, strerror(-rc));
 	rc = write_new(ppath, pub, 0644);
 	if (rc != 0) {
 		unlink(kpath);
-		return fail("cannot write %s: %s", ppath, strerror(-rc));
+		return ctl_fail(CMD, "cannot write %s: %s", ppath, strerror(-rc));
 	}
 	if (json) {
 		char buf[16384];

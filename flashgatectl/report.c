@@ -2,7 +2,6 @@
 #include "flashgatectl/report.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,10 @@
 #include <ini.h>
 
 #include "common/parse.h"
+#include "flashgatectl/ctl_fail.h"
+
+/* The command's name in its messages. */
+#define CMD "report"
 
 #ifndef FG_REPORT_SCRIPT
 #define FG_REPORT_SCRIPT "/usr/share/flashgate/sale_report.py"
@@ -19,19 +22,6 @@
 
 const char report_usage[] = "report EVENT_ID --out DIR [--conninfo CONNINFO]   the sale's "
 			    "report (HTML and plots) from PostgreSQL, during the sale or after\n";
-
-static int
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("flashgatectl: report: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
 
 /* inih callback: keeps [postgres] conninfo (quotes optional, as in every flashgate config). */
 static int
@@ -69,13 +59,15 @@ report_command(int argc, char **argv, const char *config, bool *handled)
 		} else if (argv[i][0] != '-' && event == NULL) {
 			event = argv[i];
 		} else {
-			return fail("unexpected \"%s\" (%s)", argv[i], "report EVENT_ID --out DIR");
+			return ctl_fail(CMD, "unexpected \"%s\" (%s)", argv[i],
+				"report EVENT_ID --out DIR");
 		}
 	}
 	if (event == NULL || parse_u64(event, 1, UINT32_MAX, &id) != 0)
-		return fail("EVENT_ID must be 1..4294967295, got \"%s\"", event ? event : "");
+		return ctl_fail(
+			CMD, "EVENT_ID must be 1..4294967295, got \"%s\"", event ? event : "");
 	if (out == NULL || *out == '\0')
-		return fail("--out DIR is needed: the folder the report is written to");
+		return ctl_fail(CMD, "--out DIR is needed: the folder the report is written to");
 	if (conninfo == NULL)
 		conninfo = getenv("FG_PG_CONNINFO");
 	if (conninfo == NULL) {
@@ -85,15 +77,16 @@ report_command(int argc, char **argv, const char *config, bool *handled)
 	if (script == NULL || *script == '\0')
 		script = FG_REPORT_SCRIPT;
 	if (access(script, X_OK) != 0)
-		return fail("the report script %s cannot be run: %s (set $FLASHGATE_REPORT_SCRIPT)",
+		return ctl_fail(CMD,
+			"the report script %s cannot be run: %s (set $FLASHGATE_REPORT_SCRIPT)",
 			script, strerror(errno));
 	if (setenv("FG_PG_CONNINFO", conninfo, 1) != 0)
-		return fail("out of memory");
+		return ctl_fail(CMD, "out of memory");
 
 	pid_t pid = fork();
 
 	if (pid < 0)
-		return fail("fork: %s", strerror(errno));
+		return ctl_fail(CMD, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		execl(script, script, "--event", event, "--out", out, (char *)NULL);
 		fprintf(stderr, "flashgatectl: report: cannot run %s: %s\n", script,
@@ -104,6 +97,6 @@ report_command(int argc, char **argv, const char *config, bool *handled)
 
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return fail("waitpid: %s", strerror(errno));
+			return ctl_fail(CMD, "waitpid: %s", strerror(errno));
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
 }

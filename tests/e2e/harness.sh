@@ -164,6 +164,30 @@ e2e_begin() {
 	esac
 }
 
+# e2e_sale_begin TAG N DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER [DP_ARGS...]: the start
+# of a test of a sale through the data plane and a real control plane. N (at least 2) free
+# ports in E2E_PORTS, the first two PULL_PORT and PUB_PORT (the links, ZeroMQ on loopback);
+# the data plane up (e2e_begin TAG, with E2E_TOOLS as the test set them) linked to them, with
+# a small limit table, purchase tokens of 10 minutes and DP_ARGS after these; CP_EXE, CTL_EXE
+# and OW_EXE set and checked; Redis and PostgreSQL up (t_services_up); T_CP, T_CTL (answers as
+# TAP comments), T_PULL and T_PUB set for t_cp_up, which the test calls with its own options.
+e2e_sale_begin() {
+	local tag=$1 n=$2 dp=$3
+	CP_EXE=${4:-} CTL_EXE=${5:-} OW_EXE=${6:-}
+	shift 6 || shift $#
+	mapfile -t E2E_PORTS < <(fg_free_ports "$n")
+	PULL_PORT=${E2E_PORTS[0]} PUB_PORT=${E2E_PORTS[1]}
+	E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
+		-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
+		-s admission.purchase_token_ttl=10m "$@")
+	e2e_begin "$tag" "$dp"
+	[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
+		tap_bail "control plane, flashgatectl and order writer given"
+	t_services_up "$E2E_TMP/svc"
+	T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
+	T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT
+}
+
 # e2e_curl NAME URL [CURL ARGS...]: one request from the client namespace. Sets E2E_CODE to the
 # status code (000: no answer) and E2E_CURL_RC to curl's exit status; headers go to
 # $E2E_TMP/NAME.h, the body to $E2E_TMP/NAME.b.

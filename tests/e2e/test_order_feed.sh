@@ -13,9 +13,6 @@
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
-CP_EXE=${2:-}
-CTL_EXE=${3:-}
-OW_EXE=${4:-}
 OW_PID=
 LS_PID=
 HOLD_PID=
@@ -23,25 +20,14 @@ EV=15
 # Debian's python3, which has python3-psycopg2 (scripts/install-deps).
 PY=/usr/bin/python3
 
-mapfile -t PORTS < <(fg_free_ports 2)
-PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]}
-E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
-	-s admission.purchase_token_ttl=10m)
 E2E_TOOLS=(redis-cli psql)
-e2e_begin ofd "$1"
-
-[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
-	tap_bail "control plane, flashgatectl and order writer given"
+e2e_sale_begin ofd 2 "$@"
 "$PY" -c 'import psycopg2' 2>/dev/null || tap_bail "python3-psycopg2 is installed (scripts/install-deps)"
 feed_stop() {
 	local p
 	for p in "$LS_PID" "$HOLD_PID" "$OW_PID"; do [ -z "$p" ] || fg_stop_pid "$p" 10 || true; done
 }
 T_CLEANUP+=(feed_stop)
-t_services_up "$E2E_TMP/svc"
-T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
-T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT
 t_cp_up || tap_bail "control plane ready"
 tap_ok 0 "Redis, PostgreSQL and the control plane are up"
 

@@ -14,9 +14,6 @@
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
-CP_EXE=${2:-}
-CTL_EXE=${3:-}
-OW_EXE=${4:-}
 OW_PID=
 PROM_PID=
 EV=16
@@ -24,17 +21,9 @@ MON_NS=fg-e2e-mon-$$
 MON_IF=fgm$$
 MON_HOST=198.18.21.1 MON_PEER=198.18.21.2 MON_STRANGER=198.18.21.3
 
-mapfile -t PORTS < <(fg_free_ports 5)
-PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]} CP_MPORT=${PORTS[2]} OW_MPORT=${PORTS[3]}
-PROM_PORT=${PORTS[4]}
-E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
-	-s admission.purchase_token_ttl=10m)
 E2E_TOOLS=(redis-cli psql prometheus)
-e2e_begin prm "$1"
-
-[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
-	tap_bail "control plane, flashgatectl and order writer given"
+e2e_sale_begin prm 5 "$@"
+CP_MPORT=${E2E_PORTS[2]} OW_MPORT=${E2E_PORTS[3]} PROM_PORT=${E2E_PORTS[4]}
 prom_stop() {
 	local p
 	for p in "$PROM_PID" "$OW_PID"; do [ -z "$p" ] || fg_stop_pid "$p" 10 || true; done
@@ -54,10 +43,6 @@ ip -n "$MON_NS" addr add "$MON_STRANGER/24" dev "${MON_IF}n"
 ip -n "$MON_NS" link set "${MON_IF}n" up
 ip -n "$MON_NS" link set lo up
 tap_ok 0 "the metrics network: $MON_HOST here, $MON_PEER and $MON_STRANGER in $MON_NS"
-
-t_services_up "$E2E_TMP/svc"
-T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
-T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT
 
 # Without an allow-list a non-loopback address is refused at start, saying what to set.
 T_ADMIN=$E2E_TMP/admin-refused.sock

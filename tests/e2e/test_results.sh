@@ -13,28 +13,14 @@
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
-CP_EXE=${2:-}
-CTL_EXE=${3:-}
-OW_EXE=${4:-}
 OW_PID=
 CP_PID=
 EV=11
 
-mapfile -t PORTS < <(fg_free_ports 2)
-PULL_PORT=${PORTS[0]} PUB_PORT=${PORTS[1]}
-E2E_DP_ARGS=(-s "bridge.push_endpoint=tcp://127.0.0.1:$PULL_PORT"
-	-s "bridge.sub_endpoint=tcp://127.0.0.1:$PUB_PORT" -s admission.limit_table_log2=12
-	-s admission.purchase_token_ttl=10m -s admission.poll_rate=4 -s admission.poll_burst=8)
 E2E_TOOLS=(redis-cli psql)
-e2e_begin rsl "$1"
-
-[ -x "$CP_EXE" ] && [ -x "$CTL_EXE" ] && [ -x "$OW_EXE" ] ||
-	tap_bail "control plane, flashgatectl and order writer given"
+e2e_sale_begin rsl 2 "$@" -s admission.poll_rate=4 -s admission.poll_burst=8
 res_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
 T_CLEANUP+=(res_stop)
-t_services_up "$E2E_TMP/svc"
-T_CP=$CP_EXE T_CTL=$CTL_EXE T_CTL_OUT=diag
-T_PULL=tcp://127.0.0.1:$PULL_PORT T_PUB=tcp://127.0.0.1:$PUB_PORT
 t_cp_up || tap_bail "control plane ready"
 ADMIN=$T_ADMIN
 tap_ok 0 "Redis, PostgreSQL and the control plane are up"

@@ -11,7 +11,7 @@
 # usage: test_cp_failover.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+T_CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/testlib.sh
 . "$ROOT/tests/lib/testlib.sh"
@@ -20,19 +20,9 @@ t_begin cpfail
 t_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 4)
 
-start_cp() { # N PULL_PORT PUB_PORT
-	t_cp_start "$CP" "$TMP/cp$1.log" "$TMP/admin$1.sock" "tcp://127.0.0.1:$2" \
-		"tcp://127.0.0.1:$3" -s "controlplane.id=$((100 + $1))"
-	local rc=$?
-	CP_PIDS[$1]=$CP_PID
-	T_PIDS+=("$CP_PID")
-	CP_PID=
-	return $rc
-}
-declare -a CP_PIDS
-start_cp 1 "${P[0]}" "${P[1]}"
+t_cp_n 1 "${P[0]}" "${P[1]}"
 tap_ok $? "control plane 1 is ready"
-start_cp 2 "${P[2]}" "${P[3]}"
+t_cp_n 2 "${P[2]}" "${P[3]}"
 tap_ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
 
 T_CTL=$CTL T_ADMIN=$TMP/admin2.sock T_CTL_OUT=quiet
@@ -48,7 +38,7 @@ tap_ok $? "event 5 created, preheated and opened with $STOCK items"
 f1=$!
 decided() { [ "$(t_redis hlen 'fg:{5}:result')" -ge 100 ]; }
 t_wait_until 30 decided
-kill -KILL "${CP_PIDS[1]}"
+kill -KILL "${T_CP_PIDS[1]}"
 tap_ok $? "control plane 1 SIGKILLed mid-stream ($(t_redis hlen 'fg:{5}:result') buyers decided)"
 wait "$f1"
 r1=$(t_field "$TMP/feed1.out" reserved)
@@ -70,8 +60,8 @@ outbox_users() { t_redis xrange 'fg:{5}:outbox' - + | awk 'prev == "u" { print }
 tap_is "$(outbox_users | wc -l)" $USERS "one reservation in the outbox per buyer"
 tap_is "$(outbox_users | sort | uniq -d | wc -l)" 0 "no buyer decided twice"
 tap_is "$(t_redis get 'fg:{5}:stock')" $((STOCK - USERS)) "Redis stock exact"
-kill "${CP_PIDS[2]}"
-wait "${CP_PIDS[2]}"
+kill "${T_CP_PIDS[2]}"
+wait "${T_CP_PIDS[2]}"
 tap_is $? 0 "control plane 2 exits with status 0 on SIGTERM"
 T_PIDS=()
 tap_done

@@ -23,7 +23,7 @@
 # usage: test_draw.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+CP=$1 CTL=$2 T_FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/testlib.sh
 . "$ROOT/tests/lib/testlib.sh"
@@ -35,22 +35,8 @@ t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready controlplane.draw_batch=3"
 
 T_CTL_OUT=$TMP/ctl.out
-feed() { # OUT EVENT USERS DP [ARGS...]
-	local out=$1 ev=$2 users=$3 dp=$4
-	shift 4
-	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event "$ev" \
-		--users "$users" --dp "$dp" --batch 500 --timeout-ms 60000 "$@" >"$TMP/$out" 2>&1
-}
 field() { t_field "$TMP/$1" "$2"; }
 draw_field() { t_redis hget "fg:{$1}:draw" "$2"; }
-wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
-	for _ in $(seq $(($2 * 10))); do
-		[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ] &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 # The order recomputed from PostgreSQL's seed and entrants: "$TMP/order.EV" (digest, users).
 recompute() {
 	t_sql "SELECT user_id FROM draw_entrants WHERE event_id = $1" |
@@ -80,15 +66,15 @@ for e in 21 22 23 24; do ctl event preheat $e && ctl event open $e || { rc=1; br
 tap_ok $rc "preheated and opened"
 
 # The pre-queue is not open yet: not started, nothing recorded.
-feed early 21 1-10 30
+t_feed early 21 1-10 30
 tap_is "$(field early not_started)/$(t_redis hlen 'fg:{21}:entrants')" 10/0 \
 	"before queue_opens_at: answered not_started, no entrant"
 t_sleep_until $q
 
 # --- the pre-queue ----------------------------------------------------------------------------
-feed f21 21 1-300 31 --final --log "$TMP/log21" --hold-ms 15000 &
+t_feed f21 21 1-300 31 --final --log "$TMP/log21" --hold-ms 15000 &
 f21=$!
-feed f22 22 1-30000 32 &
+t_feed f22 22 1-30000 32 &
 f22=$!
 # dp 31's reserves first: wait until Redis holds all of them (a loaded host may be slow to
 # send), so that dp 33's second reserves are the second ones.
@@ -96,14 +82,14 @@ for _ in $(seq 300); do
 	[ "$(t_redis hlen 'fg:{21}:entrants')" = 300 ] && break
 	sleep 0.1
 done
-feed again 21 1-300 33
+t_feed again 21 1-300 33
 tap_is "$(field again queued)/$(field again missing)" 300/0 \
 	"a second reservation of each entrant is answered queued too"
 tap_is "$(t_redis hlen 'fg:{21}:entrants')" 300 "300 entrants in Redis, one per user"
 # A result query of an entrant (users 1-10); the querying feed's own user 301 enters too.
 tap_is "$(t_redis hget 'fg:{21}:entrants' 7 | python3 -c 'import sys; print(int(sys.stdin.read()) >> 54)')" \
 	31 "an entrant keeps the reservation of its first reserve (dp 31's, not dp 33's)"
-feed ask 21 301-301 34 --query 1-10 --storm 10
+t_feed ask 21 301-301 34 --query 1-10 --storm 10
 tap_is "$(field ask queried)" 10 "a result query of an entrant is answered (queued)"
 wait $f22
 tap_is "$(field f22 queued)/$(field f22 missing)" 30000/0 "30,000 entrants of event 22 queued"
@@ -114,14 +100,14 @@ t_redis set 'fg:{22}:window' held >/dev/null
 tap_is "$(t_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
 
 # --- event 24: ranks answered to result queries while the draw waits -------------------------------
-feed f24 24 1-20 37
+t_feed f24 24 1-20 37
 tap_is "$(field f24 queued)" 20 "20 entrants of event 24"
 t_redis set 'fg:{24}:window' held >/dev/null
 for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
 sleep 0.3
 tap_is "$(draw_field 24 state)/$(draw_field 24 next)/$(draw_field 24 n)" frozen/0/20 \
 	"event 24 drawn (digest set) and waiting: its window key says held"
-feed ask24 24 900-900 38 --query 1-20 --storm 20 --log "$TMP/log24" --timeout-ms 30000
+t_feed ask24 24 900-900 38 --query 1-20 --storm 20 --log "$TMP/log24" --timeout-ms 30000
 t_sql "SELECT user_id, rank FROM draw_entrants WHERE event_id = 24 ORDER BY user_id" |
 	tr '|' ' ' >"$TMP/pg.24"
 awk '$1 == "result" && $3 == "queued" && $2 <= 20 { print $2, $4 }' "$TMP/log24" | sort -n -u \
@@ -131,12 +117,12 @@ tap_is "$(field ask24 queried)/$(field ask24 retry)" 20/1 \
 tap_ok "$(cmp -s "$TMP/q.24" "$TMP/pg.24"; echo $?)" \
 	"  each answered QUEUED with its rank, the rank in draw_entrants"
 t_redis set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
-wait_done 24 30
+t_draw_done 24 30
 tap_is "$?/$(t_redis hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
 
 # --- a draw that is not done: nothing first come --------------------------------------------------
 t_sleep_until $((q + 3))
-feed stuck 23 500-599 35 --timeout-ms 5000
+t_feed stuck 23 500-599 35 --timeout-ms 5000
 tap_is "$(field stuck retry)/$(t_redis hlen 'fg:{23}:result')/$(t_redis get 'fg:{23}:stock')" 100/0/10 \
 	"after draw_at, before the draw is done: all 100 answered retry, nothing decided"
 tap_is "$(t_stat decisions draw_waiting)" 101 \
@@ -168,13 +154,13 @@ tap_is "$(t_redis evalsha "$sha" 6 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:out
 	"-5/$nx" "  and a draw batch out of its turn (the cursor stays)"
 t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready controlplane.draw_batch=3"
-wait_done 22 120
+t_draw_done 22 120
 tap_ok $? "the control plane started again finishes the draw of event 22"
 grep -q 'reading the order from PostgreSQL' "$TMP/cp.log"
 tap_ok $? "  it read the order back from PostgreSQL"
 
 # --- event 21, drawn without a kill ---------------------------------------------------------------
-wait_done 21 60
+t_draw_done 21 60
 tap_ok $? "event 21's draw is done"
 wait $f21
 r21=$(field f21 reserved)
@@ -220,7 +206,7 @@ tap_ok "$(cmp -s "$TMP/wait.22" "$TMP/pgwait.22"; echo $?)" \
 tap_is "$(draw_field 22 served)" 5000 "  the draw key: ranks up to 5000 served"
 # A faster first-come reserve gets nothing while anyone waits; a returned item (rank 1's
 # order expired: release.lua as the order writer runs it) goes to rank 5001.
-feed fast22 22 40001-40010 39
+t_feed fast22 22 40001-40010 39
 tap_is "$(field fast22 sold_out)/$(field fast22 missing)" 10/0 \
 	"  first-come reserves while entrants wait: sold out"
 rel=$(t_redis script load "$(cat "$ROOT/lua/release.lua")")
@@ -233,7 +219,7 @@ tap_is "$got" "1 $u5001 $(t_sql "SELECT reservation_id FROM draw_entrants WHERE 
 	"  rank 1's item came back: it went to rank 5001 (user $u5001) with its entrant's reservation"
 tap_is "$(t_redis get 'fg:{22}:stock')/$(t_redis hexists 'fg:{22}:result' "$u5001")/$(draw_field 22 served)" \
 	0/1/5001 "  the stock stays 0, user $u5001 is a buyer, served 5001"
-feed fast22b 22 40011-40020 40
+t_feed fast22b 22 40011-40020 40
 tap_is "$(field fast22b sold_out)" 10 "  and a first-come reserve after it still gets nothing"
 
 # The results event 21's entrants were sent, in rank order.
@@ -269,7 +255,7 @@ s = [int(x) for x in sys.stdin]; sys.exit(0 if s == sorted(s) else 1)'; echo $?)
 	"  the states only went forward"
 
 # After the draw: first come, as any event.
-feed after 21 1001-1010 36
+t_feed after 21 1001-1010 36
 tap_is "$(field after sold_out)/$(field after missing)" 10/0 \
 	"after the draw, reservations are decided first come (sold out: the draw took all 50)"
 tap_ok "$(ctlj stats | python3 -c 'import json, sys
@@ -289,12 +275,12 @@ ctl event create 25 --name "late receipt" --stock 5 --queue-opens-at $((now + 2)
 	--starts-at $((now + 3)) --draw-window 3s --ends-at $((now + 3600)) --pay-window 15m &&
 	ctl event preheat 25 && ctl event open 25
 tap_ok $? "event 25 created and opened, draw_at in 6 s"
-feed late1 25 7001-7001 41 --admitted-ms $((at25 - 1)) --send-at-ms $((at25 + 300)) --final &
+t_feed late1 25 7001-7001 41 --admitted-ms $((at25 - 1)) --send-at-ms $((at25 + 300)) --final &
 l1=$!
-feed late2 25 7002-7002 42 --admitted-ms "$at25" --send-at-ms $((at25 + 300)) &
+t_feed late2 25 7002-7002 42 --admitted-ms "$at25" --send-at-ms $((at25 + 300)) &
 l2=$!
 wait $l1 $l2
-wait_done 25 30
+t_draw_done 25 30
 tap_is "$?/$(field late1 queued)/$(field late1 reserved)/$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 25 AND user_id = 7001")" \
 	0/1/1/1 "admitted 1 ms before draw_at, received after it: queued, an entrant, drawn (reserved)"
 tap_is "$(field late2 retry)/$(t_redis hexists 'fg:{25}:entrants' 7002)" 1/0 \

@@ -11,24 +11,14 @@
 # usage: test_draw_two_cps.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+T_CP=$1 CTL=$2 T_FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/testlib.sh
 . "$ROOT/tests/lib/testlib.sh"
 t_begin draw2cp
 t_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 4)
-PIDS=()
-start_cp() { # N PULL_PORT PUB_PORT: small draw batches, so that the kill lands mid-draw
-	t_cp_start "$CP" "$TMP/cp$1.log" "$TMP/admin$1.sock" "tcp://127.0.0.1:$2" \
-		"tcp://127.0.0.1:$3" -s "controlplane.id=$((100 + $1))" -s controlplane.draw_batch=3
-	local rc=$?
-	PIDS[$1]=$CP_PID
-	T_PIDS+=("$CP_PID")
-	CP_PID=
-	return $rc
-}
-start_cp 1 "${P[0]}" "${P[1]}"
+t_cp_n 1 "${P[0]}" "${P[1]}" -s controlplane.draw_batch=3
 tap_ok $? "control plane 1 is ready"
 
 T_CTL=$CTL T_ADMIN=$TMP/admin1.sock T_CTL_OUT=quiet
@@ -40,15 +30,13 @@ ctl event create 41 --name "two drawers" --stock $STOCK --queue-opens-at $q \
 	ctl event preheat 41 && ctl event open 41
 tap_ok $? "event 41: $STOCK items, a pre-queue in 4 s, draw_at in 12 s"
 # The second control plane reads the event at its start (the same Redis and PostgreSQL).
-start_cp 2 "${P[2]}" "${P[3]}"
+t_cp_n 2 "${P[2]}" "${P[3]}" -s controlplane.draw_batch=3
 tap_ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
 while [ "$(date +%s%3N)" -lt $((q * 1000 + 200)) ]; do sleep 0.1; done
 # Half the entrants through each control plane.
-"$FEED" --push "tcp://127.0.0.1:${P[0]}" --sub "tcp://127.0.0.1:${P[1]}" --event 41 \
-	--users 1-6000 --dp 51 --batch 500 --timeout-ms 60000 >"$TMP/f1.out" 2>&1 &
+T_PULL=tcp://127.0.0.1:${P[0]} T_PUB=tcp://127.0.0.1:${P[1]} t_feed f1.out 41 1-6000 51 &
 f1=$!
-"$FEED" --push "tcp://127.0.0.1:${P[2]}" --sub "tcp://127.0.0.1:${P[3]}" --event 41 \
-	--users 6001-12000 --dp 52 --batch 500 --timeout-ms 60000 >"$TMP/f2.out" 2>&1
+T_PULL=tcp://127.0.0.1:${P[2]} T_PUB=tcp://127.0.0.1:${P[3]} t_feed f2.out 41 6001-12000 52
 wait $f1
 tap_is "$(t_field "$TMP/f1.out" queued)/$(t_field "$TMP/f2.out" queued)/$(t_redis hlen 'fg:{41}:entrants')" \
 	6000/6000/$N "$N entrants, half through each control plane"
@@ -59,15 +47,12 @@ for _ in $(seq 3000); do
 	[ -n "$nx" ] && [ "$nx" -gt 0 ] && break
 	sleep 0.01
 done
-kill -9 "${PIDS[1]}"
-wait "${PIDS[1]}" 2>/dev/null
+kill -9 "${T_CP_PIDS[1]}"
+wait "${T_CP_PIDS[1]}" 2>/dev/null
 nx=$(t_redis hget 'fg:{41}:draw' next)
 tap_ok "$([ "${nx:-0}" -gt 0 ] && [ "$nx" -lt $N ]; echo $?)" \
 	"control plane 1 killed during the decisions ($nx of $N decided)"
-for _ in $(seq 600); do
-	[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 41")" = t ] && break
-	sleep 0.1
-done
+t_draw_done 41 60
 tap_is "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 41")/$(t_redis hget 'fg:{41}:draw' state)" \
 	t/done "control plane 2 finished the draw"
 grep -q 'draw of event 41' "$TMP/cp1.log" && grep -q 'draw of event 41' "$TMP/cp2.log"
@@ -93,8 +78,8 @@ T_ADMIN=$TMP/admin2.sock
 tap_is "$(ctlj event show 41 | jget draw.state draw.decided)" done/$N \
 	"control plane 2's event show: the draw done, $N decided"
 
-kill "${PIDS[2]}"
-wait "${PIDS[2]}"
+kill "${T_CP_PIDS[2]}"
+wait "${T_CP_PIDS[2]}"
 tap_is $? 0 "control plane 2 exits with status 0 on SIGTERM"
 T_PIDS=()
 tap_done

@@ -15,7 +15,7 @@
 # usage: test_line_shares.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+CP=$1 CTL=$2 FEED=$3 T_FEED=$3 T_FEED_TIMEOUT_MS=20000
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/testlib.sh
 . "$ROOT/tests/lib/testlib.sh"
@@ -26,21 +26,7 @@ t_cp_up
 tap_ok $? "the control plane is ready"
 
 T_CTL_OUT=$TMP/ctl.out
-feed() { # OUT EVENT USERS DP [ARGS...]
-	local out=$1 ev=$2 users=$3 dp=$4
-	shift 4
-	"$FEED" --push "$T_PULL" --sub "$T_PUB" --event "$ev" \
-		--users "$users" --dp "$dp" --batch 500 --timeout-ms 20000 "$@" >"$TMP/$out" 2>&1
-}
 field() { t_field "$TMP/$1" "$2"; }
-wait_done() { # EVENT SECONDS: until PostgreSQL holds the draw done
-	for _ in $(seq $(($2 * 10))); do
-		[ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ] &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 # demo-shares.py takes its psql command as words: a wrapper holds the connection string.
 printf '#!/bin/sh\nexec psql "%s" -XAtq -v ON_ERROR_STOP=1 "$@"\n' "$FG_PG_CONNINFO" >"$TMP/psql"
 chmod +x "$TMP/psql"
@@ -67,26 +53,26 @@ tap_ok $rc "preheated and opened"
 t_sleep_until "$q"
 
 # Event 31: the whole crowd in time.
-feed fair 31 1-400 1
+t_feed fair 31 1-400 1
 tap_is "$(field fair queued)" 400 "event 31: all 400 buyers (8 bots) entered before draw_at"
 
 # Event 32: the bots, a hundred times faster, all in time; of the people only the first 25.
 pids=()
 for b in $(seq 50 50 400); do
-	feed "bot.$b" 32 "$b-$b" $((10 + b / 50)) &
+	t_feed "bot.$b" 32 "$b-$b" $((10 + b / 50)) &
 	pids+=($!)
 done
-feed early 32 1-25 2
+t_feed early 32 1-25 2
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 tap_is "$rc/$(field early queued)/$(t_redis hlen 'fg:{32}:entrants')" 0/25/33 \
 	"event 32: the 8 bots and people 1-25 entered before draw_at (33 entrants)"
 late_ms=$(((draw_at + 1) * 1000))
-feed late 32 26-400 3 --admitted-ms "$late_ms" --send-at-ms "$late_ms"
+t_feed late 32 26-400 3 --admitted-ms "$late_ms" --send-at-ms "$late_ms"
 tap_is "$(field late queued)/$(t_sql "SELECT count(*) FROM draw_entrants WHERE event_id = 32")" \
 	0/33 "  the slowed generator's people, admitted 1 s after draw_at: none an entrant"
 
-wait_done 31 60 && wait_done 32 60
+t_draw_done 31 60 && t_draw_done 32 60
 tap_ok $? "both draws done"
 read -r be e bmax <<<"$(shares 31)"
 tap_ok "$([ -n "${bmax:-}" ] && [ "$e" -eq 400 ] && [ "$be" -le "$bmax" ]; echo $?)" \

@@ -8,7 +8,7 @@
 # usage: test_two_controlplanes.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
 
-CP=$1 CTL=$2 FEED=$3
+T_CP=$1 CTL=$2 FEED=$3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/lib/testlib.sh
 . "$ROOT/tests/lib/testlib.sh"
@@ -17,17 +17,9 @@ t_begin twocp
 t_services_up "$TMP/svc"
 mapfile -t P < <(fg_free_ports 4)
 
-start_cp() { # N PULL_PORT PUB_PORT
-	t_cp_start "$CP" "$TMP/cp$1.log" "$TMP/admin$1.sock" "tcp://127.0.0.1:$2" \
-		"tcp://127.0.0.1:$3" -s "controlplane.id=$((100 + $1))"
-	local rc=$?
-	T_PIDS+=("$CP_PID")
-	CP_PID=
-	return $rc
-}
-start_cp 1 "${P[0]}" "${P[1]}"
+t_cp_n 1 "${P[0]}" "${P[1]}"
 tap_ok $? "control plane 1 is ready"
-start_cp 2 "${P[2]}" "${P[3]}"
+t_cp_n 2 "${P[2]}" "${P[3]}"
 tap_ok $? "control plane 2 is ready (the same Redis and PostgreSQL)"
 
 T_CTL=$CTL T_ADMIN=$TMP/admin1.sock T_CTL_OUT=quiet

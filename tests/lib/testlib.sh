@@ -236,6 +236,23 @@ t_cp_up() {
 		-s "controlplane.metrics_port=${T_METRICS_PORT:-0}" "$@"
 }
 
+# t_cp_n N PULL_PORT PUB_PORT [ARGS...]: control plane N of several on one Redis and PostgreSQL
+# ($T_CP): t_cp_start with ZeroMQ on loopback ports PULL_PORT and PUB_PORT, its admin socket
+# $T_TMP/adminN.sock, its log $T_TMP/cpN.log, controlplane.id 100+N, ARGS after these. Its pid
+# goes to T_CP_PIDS[N] and T_PIDS (stopped by t_cleanup). Returns t_cp_start's status.
+T_CP_PIDS=()
+t_cp_n() {
+	local n=$1 pull=$2 pub=$3 rc
+	shift 3
+	t_cp_start "$T_CP" "$T_TMP/cp$n.log" "$T_TMP/admin$n.sock" "tcp://127.0.0.1:$pull" \
+		"tcp://127.0.0.1:$pub" -s "controlplane.id=$((100 + n))" "$@"
+	rc=$?
+	T_CP_PIDS[n]=$CP_PID
+	T_PIDS+=("$CP_PID")
+	CP_PID=
+	return $rc
+}
+
 # t_ctl_run ARGS...: flashgatectl ($T_CTL) ARGS on the admin socket $T_ADMIN with the options
 # T_CTL_OPTS, ended after T_CTL_TIMEOUT seconds (60); flashgatectl's status (124 on the timeout).
 t_ctl_run() {
@@ -289,6 +306,27 @@ t_sleep_until() {
 # t_field FILE KEY: N of the first "KEY=N" in FILE (a word of tests/peer/fg_feed's output).
 t_field() {
 	grep -oE "(^| )$2=[0-9]+" "$1" | head -n 1 | cut -d= -f2
+}
+
+# t_feed OUT EVENT USERS DP [ARGS...]: tests/peer/fg_feed ($T_FEED) sends USERS' reservations
+# (a range "A-B") of EVENT as the data plane DP, in batches of 500, to the control plane's
+# T_PULL and T_PUB, and waits for their answers T_FEED_TIMEOUT_MS (default 60000) at most; ARGS
+# after these (a later --timeout-ms wins); its output in $T_TMP/OUT. Returns fg_feed's status.
+t_feed() {
+	local out=$1 ev=$2 users=$3 dp=$4
+	shift 4
+	"$T_FEED" --push "$T_PULL" --sub "$T_PUB" --event "$ev" --users "$users" --dp "$dp" \
+		--batch 500 --timeout-ms "${T_FEED_TIMEOUT_MS:-60000}" "$@" >"$T_TMP/$out" 2>&1
+}
+
+# t_draw_done EVENT SECONDS: waits until PostgreSQL holds EVENT's draw done (draw_done_at);
+# returns 1 when it does not after SECONDS.
+t_draw_done() {
+	local deadline=$((SECONDS + $2))
+	until [ "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = $1")" = t ]; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
 }
 
 # t_sql [QUERY]: the rows of QUERY (without one: of the SQL on stdin) on the services'
