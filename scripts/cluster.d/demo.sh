@@ -6,8 +6,8 @@
 # cluster up (an HAProxy edge, two data planes, two control planes, three Redis with Sentinels,
 # a PostgreSQL primary and its synchronous standby, the order writer, a client host), sets one
 # first-come sale up, and lets --users buyers (scripts/demo-shopper.py, each token, reserve and
-# result poll its own request) rush --stock items from the client host through the edge. Half
-# way through, one host is lost (--lose, cp1 by default: every process SIGKILLed, its disk
+# result poll its own request) rush --stock items from the client host through the edge. A
+# quarter of the way through, one host is lost (--lose, cp1 by default: every process SIGKILLed, its disk
 # gone); the sale goes on. At the end: the buyers' outcomes, where the data planes went, and
 # every invariant (scripts/check-invariants against the cluster's Redis and PostgreSQL
 # primaries) PASS or FAIL. The cluster is taken down again, also on failure or Ctrl-C, unless
@@ -26,11 +26,11 @@ usage() {
 usage: scripts/demo --cluster [--stock N] [--users M] [--lose HOST|none] [--keep]
 
 The demo's sale across scripts/cluster's hosts, buyers through the HAProxy edge; one host lost
-half way through. Run as root.
+a quarter of the way through. Run as root.
 
   --stock N      items on sale, 1..100000 (default 300)
   --users M      buyers, 1..100000 (default 1000)
-  --lose HOST    the host lost when half the items are decided: cp1 (default), dp1, dp2,
+  --lose HOST    the host lost when a quarter of the items are decided: cp1 (default), dp1, dp2,
                  ow, or none
   --keep         leave the cluster up at the end (scripts/cluster status, down)
 
@@ -121,13 +121,17 @@ echo
 fgc_sale_sessions "$tmp/auth.key" 1000001 "$users" >"$tmp/sessions"
 
 heading "$users buyers rush $stock items from the client host through the edge ($FGC_EDGE_URL)"
-fgc_sale_shop "$ev" "$tmp/sessions" "$tmp/shop.json" "$tmp/shop.log" 16 240
-lost_at=
+fgc_sale_shop "$ev" "$tmp/sessions" "$tmp/shop.json" "$tmp/shop.log" 8 240
+lost_at='' shown=0
 while kill -0 "$FGC_SHOP_PID" 2>/dev/null; do
-	sleep 2
+	sleep 0.3
 	decided=$(fgc_sale_decided "$ev")
-	echo "  $((SECONDS - demo_t0)) s: $decided of $stock items decided"
-	if [ "$lose" != none ] && [ -z "$lost_at" ] && ((decided * 2 >= stock)); then
+	if ((SECONDS >= shown + 2)); then
+		echo "  $((SECONDS - demo_t0)) s: $decided of $stock items decided"
+		shown=$SECONDS
+	fi
+	# A small sale is over in seconds: the host goes when a quarter is decided.
+	if [ "$lose" != none ] && [ -z "$lost_at" ] && ((decided * 4 >= stock)); then
 		heading "Host $lose lost: every process SIGKILLed, its disk gone ($cluster kill $lose)"
 		$cluster kill "$lose"
 		lost_at=$decided
