@@ -132,7 +132,8 @@ curve_clients_file = $FGC_DIR/keys/clients
 sentinels = $(fgc_sentinels)
 master_name = $FGC_MASTER
 wait_replicas = 1
-wait_timeout = 500ms
+# A loaded machine's replicas may take longer than docs/ha.md's 500ms to confirm a batch.
+wait_timeout = 1s
 timeout = 5s
 
 [postgres]
