@@ -112,8 +112,8 @@ static const struct cfg_key cp_keys[] = {
 		.min = 1,
 		.max = 2048,
 		.def = "1024",
-		.doc = "Entrants of a draw decided by one run of reserve.lua, in rank order, at most "
-		       "(fewer while a run takes longer than about 4 ms).",
+		.doc = "Entrants of a draw decided by one run of reserve.lua, in rank order (it bounds "
+		       "how long one run holds Redis).",
 	},
 	{
 		.name = "heartbeat",

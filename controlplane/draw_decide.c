@@ -12,10 +12,6 @@
 
 /* Rounds decided ahead of the loop at most. */
 #define DD_RING 8
-/* A round's size: at least this many entrants (or the batch, when smaller): under load a round's
- * time is mostly the two threads' time slices, not its size (docs/benchmarks.md), and rounds cut
- * smaller than this only lose throughput. */
-#define DD_ROUND_MIN 256
 
 struct draw_decide {
 	const struct store_conn_config *rsc;
@@ -29,29 +25,11 @@ struct draw_decide {
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* a slot freed, stop */
 	bool stop, ended;
+	bool joined; /* draw_decide_halt() */
 	struct draw_decide_round ring[DD_RING];
 	unsigned head, count; /* the loop takes at head */
 	uint64_t rounds, us_sum, us_max;
 };
-
-/* The next round's size after one of n entrants that took took_us. */
-static void
-dd_resize(struct draw_decide *d, unsigned n, uint64_t took_us)
-{
-	unsigned floor = d->batch < DD_ROUND_MIN ? d->batch : DD_ROUND_MIN;
-	uint64_t want;
-
-	if (took_us > DRAW_DECIDE_ROUND_US)
-		want = (uint64_t)n * DRAW_DECIDE_ROUND_US / took_us;
-	else if (took_us < DRAW_DECIDE_ROUND_US / 2 && n == d->round_n)
-		want = (uint64_t)n + n / 4 + 1;
-	else
-		return;
-	/* One slow round (a loaded host's time slice) at most halves it. */
-	if (want < d->round_n / 2)
-		want = d->round_n / 2;
-	d->round_n = want < floor ? floor : want > d->batch ? d->batch : (unsigned)want;
-}
 
 /* One round at index at into slot s (on the thread). Returns whether the thread goes on. */
 static bool
@@ -129,7 +107,6 @@ dd_main(void *arg)
 			d->us_max = s->took_us;
 		if (!more)
 			break;
-		dd_resize(d, s->n, s->took_us);
 		at += s->n;
 	}
 	d->ended = true;
@@ -153,7 +130,7 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	d->from = from;
 	d->n = n;
 	d->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
-	d->round_n = d->batch < 256 ? d->batch : 256;
+	d->round_n = d->batch;
 	d->res = calloc(d->batch, sizeof(*d->res));
 	d->verdicts = calloc(d->batch, 1);
 	bool ok = d->res != NULL && d->verdicts != NULL;
@@ -230,15 +207,24 @@ draw_decide_stats(struct draw_decide *d, uint64_t *rounds, uint64_t *us_sum, uin
 }
 
 void
-draw_decide_stop(struct draw_decide *d)
+draw_decide_halt(struct draw_decide *d)
 {
-	if (d == NULL)
+	if (d->joined)
 		return;
 	pthread_mutex_lock(&d->mu);
 	d->stop = true;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	pthread_join(d->th, NULL);
+	d->joined = true;
+}
+
+void
+draw_decide_stop(struct draw_decide *d)
+{
+	if (d == NULL)
+		return;
+	draw_decide_halt(d);
 	for (unsigned i = 0; i < DD_RING; i++)
 		free(d->ring[i].out);
 	free(d->res);

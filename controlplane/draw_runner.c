@@ -218,8 +218,22 @@ draw_runner_free(struct draw_runner *r)
 {
 	if (r == NULL)
 		return;
-	for (unsigned i = 0; i < r->n_jobs; i++)
-		job_clear(&r->jobs[i]);
+	for (unsigned i = 0; i < r->n_jobs; i++) {
+		struct dr_job *j = &r->jobs[i];
+		const struct draw_decide_round *s;
+
+		/* Rounds decided in Redis and not yet taken are published before the stop (the
+		 * data planes would otherwise learn them only by result queries). */
+		if (j->dec != NULL) {
+			draw_decide_halt(j->dec);
+			while ((s = draw_decide_peek(j->dec)) != NULL) {
+				if (s->status == 0 && !s->held)
+					cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
+				draw_decide_pop(j->dec);
+			}
+		}
+		job_clear(j);
+	}
 	free(r->conninfo);
 	free(r->out);
 	free(r);
@@ -909,11 +923,10 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	LOG_NOTICE("draw of event %" PRIu32 ": done, %" PRIu64 " entrants decided in rank order; "
 		   "first come, first served from now on",
 		j->event, j->n);
-	LOG_INFO("draw of event %" PRIu32 ": %" PRIu64 " decision rounds (the deciding thread), %" PRIu64
-		 " us each on average, the longest %" PRIu64 " us (target %u us; %u entrants a "
-		 "round at the end)",
-		j->event, j->rounds, j->rounds ? j->round_us_sum / j->rounds : 0, j->round_us_max,
-		DRAW_DECIDE_ROUND_US, j->round_n);
+	LOG_INFO("draw of event %" PRIu32 ": %" PRIu64 " decision rounds of %u entrants (the "
+		 "deciding thread), %" PRIu64 " us each on average, the longest %" PRIu64 " us",
+		j->event, j->rounds, j->round_n, j->rounds ? j->round_us_sum / j->rounds : 0,
+		j->round_us_max);
 	job_clear(j);
 	j->phase = DR_DONE;
 }

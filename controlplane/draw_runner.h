@@ -17,11 +17,11 @@
  *            thread, pg/pg_draw.h); a control plane that finds them compares digests
  *   ranks    RESULT QUEUED with each undecided entrant's rank, and FAIR DRAWING with the digest
  *   decide   reserve.lua draw batches from the draw key's "next" (store/store_keys.h), one a
- *            round on a thread of its own (controlplane/draw_decide.h), sized so that a round
- *            takes about 4 ms (at most [controlplane] draw_batch entrants): a batch runs only at
- *            its turn and advances the cursor in the same script, so each entrant is decided
- *            exactly once, in rank order, by whichever control plane runs it; the loop
- *            publishes the results as the decider's
+ *            round of [controlplane] draw_batch entrants on a thread of its own
+ *            (controlplane/draw_decide.h): a batch runs only at its turn and advances the
+ *            cursor in the same script, so each entrant is decided exactly once, in rank
+ *            order, by whichever control plane runs it; the loop publishes the results as the
+ *            decider's
  *   done     events.draw_done_at (a thread), FAIR DONE with the seed
  *
  * Any failure (Redis or PostgreSQL away, a loss mid-way) drops what the job holds and starts it
@@ -52,8 +52,8 @@ struct draw_runner;
  * A runner over rs, publishing on l; the stock its batches leave goes to st
  * (cp_state_note_stock(), as the decider's). Its threads speak to PostgreSQL (pg_conninfo) and
  * Redis (rsc, copied) on connections of their own: the loop never waits on PostgreSQL for a
- * draw. A decision round decides at most batch entrants ([controlplane] draw_batch), fewer when
- * a round takes longer than about 4 ms. NULL when out of memory.
+ * draw. A decision round decides batch entrants ([controlplane] draw_batch). NULL when out of
+ * memory.
  */
 struct draw_runner *draw_runner_create(struct store *rs, const struct store_conn_config *rsc,
 	struct cp_links *l, struct cp_state *st, const char *pg_conninfo, unsigned batch);
@@ -78,7 +78,7 @@ int draw_runner_rank(
  * The draws this control plane ran or runs, for flashgatectl stats: "draws": [{"event",
  * "phase" (freezing, reading, loading, ordering, writing, ranking, deciding, finishing, done),
  * "entrants", "decided", "failures", "rounds" (decision rounds so far), "longest_round_us" (the
- * longest one's time on the loop), "round_entrants" (the next round's size)}].
+ * longest one's round trip on the deciding thread), "round_entrants" (a round's size)}].
  */
 void draw_runner_json(const struct draw_runner *r, struct json_writer *j);
 
