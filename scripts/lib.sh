@@ -242,3 +242,33 @@ for s in socks:
     s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
+
+# fg_waiting_shown SOCK EVENT USER [NOW_MS]: what the sale page of USER, no buyer of EVENT, must
+# end on, read from Redis (its Unix socket SOCK) at one moment (one script): "waiting" while USER
+# is on the draw's waiting list and an item may still come back to it, "sold_out" otherwise
+# (docs/api.md): not on the list, the sale closed or ended (the window key, at NOW_MS, now by
+# default), or no item can come back any more: the stock is 0 and every item held is paid (the
+# control plane's final, store_draw_waiting(): the buyers less those released, at most the draw
+# key's "paid"). Nothing printed and non-zero when Redis cannot be read.
+fg_waiting_shown() {
+	local now=${4:-$(date +%s%3N)}
+	redis-cli -s "$1" eval "$(
+		cat <<'LUA'
+local me, on = ARGV[1] .. ':', false
+for _, w in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if string.sub(w, 1, #me) == me then on = true break end
+end
+if not on then return 'sold_out' end
+local win = redis.call('GET', KEYS[2])
+if win == 'closed' then return 'sold_out' end
+local ends = win and string.match(win, '^%d+ (%d+)$')
+if ends and tonumber(ARGV[2]) >= tonumber(ends) then return 'sold_out' end
+local stock = tonumber(redis.call('GET', KEYS[3]) or '')
+local held = redis.call('HLEN', KEYS[4]) - redis.call('SCARD', KEYS[5])
+local paid = tonumber(redis.call('HGET', KEYS[6], 'paid') or '0') or 0
+if stock and stock <= 0 and held <= paid then return 'sold_out' end
+return 'waiting'
+LUA
+	)" 6 "fg:{$2}:wait" "fg:{$2}:window" "fg:{$2}:stock" "fg:{$2}:result" "fg:{$2}:released" \
+		"fg:{$2}:draw" "$3" "$now" | grep -x 'waiting\|sold_out'
+}

@@ -89,6 +89,12 @@ W_PID=$!
 T_PIDS+=("$W_PID")
 fg_wait_line "$TMP/watch" '^fair event=31 state=3 .* final=0$' "$W_PID" 10
 tap_ok $? "event 31 drawn, 10 items held unpaid: FAIR says not final"
+# scripts/demo's check of its browser buyer (fg_waiting_shown) agrees with the control plane:
+# a waiting entrant's page ends on waiting while not final, on sold_out once final.
+waiter=$(t_redis lindex 'fg:{31}:wait' 0)
+waiter=${waiter%%:*}
+tap_is "$(fg_waiting_shown "$FG_REDIS_SOCK" 31 "$waiter")" waiting \
+	"  the demo's check wants user $waiter's page (first on the list) waiting"
 for u in $(t_redis hgetall 'fg:{31}:result' | paste - - | awk '{ print $1 ":" $2 }'); do
 	t_redis hset 'fg:{31}:result' "${u%%:*}" "P:${u#*:}:1:1" >/dev/null
 done
@@ -98,6 +104,9 @@ rc=$?
 tap_ok $rc "  all 10 paid: FAIR says final within seconds (the waiting entrants' sold_out is final)"
 [ "$rc" -eq 0 ] || tap_diag "event 31's last FAIR: $(grep '^fair event=31 ' "$TMP/watch" | tail -n 1); its draw key:" \
 	"$(t_redis hgetall 'fg:{31}:draw' | tr '\n' ' '), stock $(t_redis get 'fg:{31}:stock'), results $(t_redis hlen 'fg:{31}:result'): $(t_redis hvals 'fg:{31}:result' | head -3 | tr '\n' ' '), released $(t_redis scard 'fg:{31}:released')"
+tap_is "$(fg_waiting_shown "$FG_REDIS_SOCK" 31 "$waiter")/$(t_redis lindex 'fg:{31}:wait' 0 |
+	cut -d: -f1)" "sold_out/$waiter" \
+	"  the demo's check wants user $waiter's page sold_out, though still first on Redis's list"
 fg_stop_pid "$W_PID" 10
 
 fg_stop_pid "$CP_PID" 10
