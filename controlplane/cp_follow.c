@@ -30,9 +30,9 @@ struct cp_follow {
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t mu;
-	bool stop;			 /* under mu */
-	struct cp_state_read *rd;	 /* under mu: the read waiting for the loop */
-	struct cp_follow_counters cnt;	 /* under mu */
+	bool stop;		       /* under mu */
+	struct cp_state_read *rd;      /* under mu: the read waiting for the loop */
+	struct cp_follow_counters cnt; /* under mu */
 };
 
 static int
@@ -92,8 +92,8 @@ static int
 reload(struct cp_follow *f, unsigned causes, uint64_t *version)
 {
 	char err[512];
-	int rc = pg_conn_query_u64(f->pg, "SELECT version FROM config_version", 0, NULL, version,
-		err, sizeof(err));
+	int rc = pg_conn_query_u64(
+		f->pg, "SELECT version FROM config_version", 0, NULL, version, err, sizeof(err));
 	struct cp_state_read *rd = NULL;
 
 	if (rc == 0)
@@ -254,7 +254,8 @@ cp_follow_serve(struct cp_follow *f, struct cp_ctx *c)
 	cp_state_apply(c->st, rd);
 	LOG_NOTICE("state read again after an admin change (here or elsewhere): events=%u keys=%u "
 		   "rules=%u forward=%u",
-		c->st->n_ev, c->st->n_keys, c->st->n_rules, (unsigned)c->st->limits.event_forward_per_s);
+		c->st->n_ev, c->st->n_keys, c->st->n_rules,
+		(unsigned)c->st->limits.event_forward_per_s);
 	if (c->st->events_dropped) {
 		cp_state_publish_event_set(c->st, c->links);
 		return;
