@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/token.h"
+#include "controlplane/cp_follow.h"
 #include "controlplane/cp_slow.h"
 #include "pg/pg_health.h"
 
@@ -120,6 +121,19 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "draw_refused", rs.draw_refused);
 	jw_u64(&j, "failovers", rs.failovers);
 	jw_u64(&j, "wait_timeouts", rs.wait_timeouts);
+	jw_close(&j, '}');
+	struct cp_follow_counters fc;
+
+	/* The loop's follower (the slow-job thread's context has its own copy of the pointer). */
+	cp_follow_counters(c->loop != NULL ? c->loop->follow : c->follow, &fc);
+	jw_open(&j, "follow", '{');
+	jw_u64(&j, "reloads_notify", fc.reloads_notify);
+	jw_u64(&j, "reloads_connect", fc.reloads_connect);
+	jw_u64(&j, "reloads_check", fc.reloads_check);
+	jw_u64(&j, "notifications", fc.notifications);
+	jw_u64(&j, "connects", fc.connects);
+	jw_u64(&j, "failures", fc.failures);
+	jw_u64(&j, "backend_pid", (uint64_t)fc.backend_pid);
 	jw_close(&j, '}');
 	if (c->pg_health != NULL) {
 		struct pg_health_state ph;

@@ -18,6 +18,8 @@
 #include "pg/pg.h"
 #include "store/store_conn.h"
 
+struct cp_follow;
+
 struct cp_ctx {
 	const struct cp_config *cfg;
 	struct pg_conn *pg;
@@ -37,6 +39,8 @@ struct cp_ctx {
 	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
 	/* The slow-job thread (controlplane/cp_slow.h; NULL: commands run on the loop). */
 	struct cp_slow *slow;
+	/* Following other control planes' admin changes (controlplane/cp_follow.h; may be NULL). */
+	struct cp_follow *follow;
 	/* On the slow-job thread's context: the loop's (whose state only the loop touches,
 	 * through cp_slow_on_loop()); NULL on the loop's own. */
 	struct cp_ctx *loop;

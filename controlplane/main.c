@@ -24,6 +24,7 @@
 #include "controlplane/cp_sampler.h"
 #include "controlplane/cp_cron.h"
 #include "controlplane/cp_ctx.h"
+#include "controlplane/cp_follow.h"
 #include "controlplane/cp_slow.h"
 #include "pg/pg_health.h"
 #include "controlplane/admin_exec.h"
@@ -255,6 +256,24 @@ render_metrics(void *arg, struct metrics_text *t)
 	metrics_counter(t, "flashgate_cp_result_queries_shed_total",
 		"Result queries dropped: too many waiting (the data planes ask again).", NULL,
 		dc.queries_shed);
+	struct cp_follow_counters fc;
+	static const char *const causes[] = {"notify", "connect", "check"};
+
+	cp_follow_counters(c->follow, &fc);
+	for (unsigned i = 0; i < 3; i++) {
+		const uint64_t v[] = {fc.reloads_notify, fc.reloads_connect, fc.reloads_check};
+
+		labels[0] = '\0';
+		metrics_label(labels, sizeof(labels), "cause", causes[i]);
+		metrics_counter(t, "flashgate_cp_state_reloads_total",
+			"The state read again for an admin change made elsewhere (another control "
+			"plane, psql), by cause: notify (a NOTIFY), connect (the listening connection "
+			"made again), check (config_version moved without a notification).",
+			labels, v[i]);
+	}
+	metrics_counter(t, "flashgate_cp_state_follow_failures_total",
+		"Reads of the state or of config_version by the follower that failed (tried again).",
+		NULL, fc.failures);
 	metrics_gauge_int(t, "flashgate_cp_result_queries_waiting",
 		"Result queries received and not yet answered.", NULL,
 		(int64_t)decider_queries_waiting(c->dec));
@@ -452,6 +471,13 @@ main(int argc, char **argv)
 		LOG_ERR("%s", err);
 		goto out;
 	}
+	/* Other control planes' admin changes, read off the loop (docs/ha.md): before the
+	 * slow-job thread's copy of c, for its stats. */
+	c.follow = cp_follow_start(&st, cfg.store.pg_conninfo, &rsc, err, sizeof(err));
+	if (c.follow == NULL) {
+		LOG_ERR("%s", err);
+		goto out;
+	}
 	/* Last: its context is a copy of the loop's. */
 	c.slow = cp_slow_create(&c, cfg.store.pg_conninfo, &rsc, exec_slow, err, sizeof(err));
 	if (c.slow == NULL) {
@@ -502,11 +528,12 @@ main(int argc, char **argv)
 
 			timeout = admin_ms < timeout ? admin_ms : timeout;
 		}
-		zmq_pollitem_t items[2 + ADMIN_CONNS_POLLITEMS] = {
+		zmq_pollitem_t items[3 + ADMIN_CONNS_POLLITEMS] = {
 			{.socket = cp_links_pull_socket(c.links), .events = ZMQ_POLLIN},
 			{.fd = cp_slow_fd(c.slow), .events = ZMQ_POLLIN},
+			{.fd = cp_follow_fd(c.follow), .events = ZMQ_POLLIN},
 		};
-		unsigned n = 2 + admin_conns_pollitems(c.admin, items + 2, ADMIN_CONNS_POLLITEMS);
+		unsigned n = 3 + admin_conns_pollitems(c.admin, items + 3, ADMIN_CONNS_POLLITEMS);
 
 		if (zmq_poll(items, (int)n, timeout) < 0 && zmq_errno() != EINTR) {
 			LOG_ERR("zmq_poll: %s", zmq_strerror(zmq_errno()));
@@ -525,7 +552,9 @@ main(int argc, char **argv)
 		/* The slow-job thread's calls on the loop and its answers: each turn, between
 		 * two rounds. */
 		cp_slow_serve(c.slow, slow_done, &c);
-		admin_conns_serve(c.admin, items + 2, n - 2, now_mono_ms());
+		/* Another control plane's admin change, read by the follower thread. */
+		cp_follow_serve(c.follow, &c);
+		admin_conns_serve(c.admin, items + 3, n - 3, now_mono_ms());
 		sdnotify_watchdog(now_mono_ms());
 		cp_turns_note(&c.turns, now_mono_us() - turn_us, cp_turns_cpu_us() - turn_cpu_us,
 			now_mono_ms());
@@ -546,6 +575,9 @@ out:
 	/* Then the metrics thread, which reads the admin counters. */
 	metrics_stop(c.metrics);
 	c.metrics = NULL;
+	/* The follower after both (their stats and metrics read its counters). */
+	cp_follow_stop(c.follow);
+	c.follow = NULL;
 	pg_health_stop(c.pg_health);
 	c.pg_health = NULL;
 	admin_conns_destroy(c.admin);

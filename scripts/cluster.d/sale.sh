@@ -12,8 +12,8 @@
 # fgc_sale_ctl ARGS...: flashgatectl ARGS on $FGC_ADMIN (the running control plane's socket).
 # fgc_sale_open EVENT STOCK AUTH_FILE: the shop's auth key (AUTH_FILE, hex, mode 0600) as key 1,
 #   a sale key, limits that let every buyer through the one edge address, event EVENT of STOCK
-#   items created, preheated and opened on $FGC_ADMIN's control plane (cp1); cp2 restarted to
-#   load them; waits until the edge shows the sale open.
+#   items created, preheated and opened on $FGC_ADMIN's control plane (cp1); waits until cp2
+#   holds it too (it follows cp1's changes) and the edge shows the sale open.
 # fgc_sale_sessions AUTH_FILE FIRST_USER N: prints N lines "USER SESSION_TOKEN", minted as the
 #   shop's login service does (docs/tokens.md).
 # fgc_sale_shop EVENT SESSIONS OUT LOG PARALLEL DEADLINE_S: the buyers (scripts/demo-shopper.py)
@@ -53,9 +53,14 @@ fgc_sale_open() {
 		printf 'sale: setting event %s up failed\n' "$ev" >&2
 		return 1
 	fi
-	# A control plane learns what another's admin commands changed only at its start: cp2,
-	# where the data planes move when cp1 is lost, must know this sale and its key.
-	"$FGC_SALE_DIR/../cluster" restart cp2 >/dev/null || return 1
+	# cp2, where the data planes move when cp1 is lost, learns this sale and its key from
+	# PostgreSQL's NOTIFY (docs/ha.md, "Several control planes"): no restart; it holds the
+	# event (event show says sold_out only then) within a moment.
+	until timeout 60 "$FGC_BUILD/flashgatectl/flashgatectl" --socket "$FGC_DIR/cp2/admin.sock" \
+		--json event show "$ev" 2>/dev/null | grep -q '"sold_out":false'; do
+		((SECONDS < deadline)) || { printf 'sale: cp2 does not hold event %s\n' "$ev" >&2; return 1; }
+		sleep 0.3
+	done
 	# Both data planes behind the edge must show it: each request may reach either.
 	until fgc_sale_is_open "$ev" && fgc_sale_is_open "$ev"; do
 		((SECONDS < deadline)) || { printf 'sale: the edge does not show event %s open\n' "$ev" >&2; return 1; }

@@ -48,7 +48,9 @@
  * --watch-limits plays a live data plane for MS milliseconds instead: it asks
  * for a snapshot, sends its counters (a DP_STATS message, as a data plane does
  * every second) every 500 ms and prints each LIMITS record the control plane publishes as a line
- * "limits forward=RATE/BURST ip=RATE/BURST" at once. Exit 0.
+ * "limits forward=RATE/BURST ip=RATE/BURST" at once, each EVENT record as "event id=E held=H
+ * closed=C", each KEYS message as "keys n=N sale_current=KID" and each RULES message as
+ * "rules n=N". Exit 0.
  *   ... --watch-limits MS [--refuse-ms R]
  * also prints each FAIR record as "fair event=E state=S pow_bits=B entrants=N decided=D
  * final=F" (F 1: no item can come back to the waiting list, WIRE_FAIR_F_FINAL);
@@ -173,6 +175,27 @@ watch_limits(const struct zlink_settings *zs, const char *push_ep, const char *s
 				       "entrants=%" PRIu32 " decided=%" PRIu32 " final=%u\n",
 					f.event, f.draw_state, f.pow_bits, f.entrants, f.decided,
 					(f.flags & WIRE_FAIR_F_FINAL) != 0);
+		/* What else a data plane is told (tests/integration/test_cp_follow.sh). */
+		for (unsigned i = 0; m.type == WIRE_T_EVENT && i < m.count; i++) {
+			struct wire_event e;
+
+			if (wire_get_event(&m, i, &e) == 0)
+				printf("event id=%" PRIu32 " held=%u closed=%u\n", e.id,
+					(e.flags & WIRE_EVENT_F_HELD) != 0,
+					(e.flags & WIRE_EVENT_F_CLOSED) != 0);
+		}
+		if (m.type == WIRE_T_KEYS) {
+			struct wire_key k;
+			uint32_t cur = 0;
+
+			for (unsigned i = 0; i < m.count; i++)
+				if (wire_get_key(&m, i, &k) == 0 && k.kind == WIRE_KEY_SALE &&
+					(k.flags & WIRE_KEY_F_CURRENT))
+					cur = k.kid;
+			printf("keys n=%u sale_current=%" PRIu32 "\n", m.count, cur);
+		}
+		if (m.type == WIRE_T_RULES)
+			printf("rules n=%u\n", m.count);
 		fflush(stdout);
 		if (m.type != WIRE_T_LIMITS || wire_get_limits(&m, 0, &l) != 0)
 			continue;
