@@ -83,7 +83,9 @@ rate_after=$(echo "200 / ($td - $tk)" | bc -l)
 t_wait_until 60 at_least $USERS
 tap_ok $? "every order written ($(orders) of $USERS)"
 tap_diag "commits: $(printf %.0f "$rate_before")/s with both, $(printf %.0f "$rate_after")/s after cp1 lost"
-[ "$(echo "$rate_after >= 0.7 * $rate_before" | bc)" = 1 ]
+# At least 0.6 of the rate before (both windows capped at about 100/s; the margin is for a loaded
+# host): writers that waited for the lost control plane fell to 7/s.
+[ "$(echo "$rate_after >= 0.6 * $rate_before" | bc)" = 1 ]
 tap_ok $? "the writers commit at the same rate after the loss (nothing waits for cp1)"
 
 # What cp1 relayed was relayed by cp2 too, with the same order ids; cp2 relayed every order.
