@@ -158,6 +158,8 @@ main(int argc, char **argv)
 	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u on %u "
 		   "connection(s)",
 		consumer, c.cfg.group, c.cfg.max_rate, c.cfg.batch_size, c.cfg.connections);
+	LOG_NOTICE("pushing order ids, expiries and restocks to %u control plane(s): %s",
+		ow_link_peers(c.link), c.cfg.push_endpoint);
 
 	char maddr[INET_ADDRSTRLEN];
 	uint64_t next_metrics_ms = 0;
