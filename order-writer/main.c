@@ -90,10 +90,18 @@ main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	log_set_level((enum log_level)c.cfg.log_level);
 	/* Before anything else: a link that would be plaintext off this host stops us here. */
-	const char *ep = c.cfg.push_endpoint;
+	char eps[OW_LINK_PEERS_MAX][OW_LINK_EP_MAX];
+	const char *ep[OW_LINK_PEERS_MAX];
+	int n_ep = ow_link_split(c.cfg.push_endpoint, eps, err, sizeof(err));
 	struct zlink_keys keys;
 
-	if (zlink_keys_load(&c.cfg.links, false, "order_writer", &ep, 1, &keys, err,
+	if (n_ep < 0) { /* the config's check said so already */
+		LOG_ERR("[order_writer] push_endpoint: %s", err);
+		return 2;
+	}
+	for (int i = 0; i < n_ep; i++)
+		ep[i] = eps[i];
+	if (zlink_keys_load(&c.cfg.links, false, "order_writer", ep, (unsigned)n_ep, &keys, err,
 		    sizeof(err)) != 0) {
 		LOG_ERR("%s", err);
 		return 2;
@@ -128,7 +136,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	c.link = ow_link_open(c.cfg.push_endpoint, c.cfg.id, &keys, err, sizeof(err));
+	c.link = ow_link_open(
+		c.cfg.push_endpoint, c.cfg.id, c.cfg.push_queue, &keys, err, sizeof(err));
 	zlink_keys_wipe(&keys);
 	c.reader = outbox_reader_open(c.rs, c.cfg.group, consumer);
 	if (c.link == NULL || c.reader == NULL) {
@@ -149,6 +158,8 @@ main(int argc, char **argv)
 	LOG_NOTICE("consumer %s of group %s; at most %u orders/s in batches of %u on %u "
 		   "connection(s)",
 		consumer, c.cfg.group, c.cfg.max_rate, c.cfg.batch_size, c.cfg.connections);
+	LOG_NOTICE("pushing order ids, expiries and restocks to %u control plane(s): %s",
+		ow_link_peers(c.link), c.cfg.push_endpoint);
 
 	char maddr[INET_ADDRSTRLEN];
 	uint64_t next_metrics_ms = 0;

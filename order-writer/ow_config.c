@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "order-writer/ow_config.h"
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "order-writer/ow_link.h"
 
 #define OW_CONFIG_FIELD(f) \
 	.offset = offsetof(struct ow_config, f), .size = sizeof(((struct ow_config *)0)->f)
@@ -25,10 +28,26 @@ static const struct cfg_key ow_config_keys[] = {
 		.type = CFG_STRING,
 		OW_CONFIG_FIELD(push_endpoint),
 		.min = 1,
-		.max = 127,
+		.max = 511,
 		.def = "tcp://127.0.0.1:5601",
 		.doc = "The control plane's PULL socket ([controlplane] pull_endpoint): order ids, "
-		       "expiries and restocks are pushed there and relayed to every data plane.",
+		       "expiries and restocks are pushed there and relayed to its data planes; or "
+		       "up to 4 control planes' separated by commas (all with the same CURVE "
+		       "server key), each sent every message: a data plane talks to one of them "
+		       "(docs/ha.md).",
+	},
+	{
+		.name = "push_queue",
+		.type = CFG_UINT,
+		OW_CONFIG_FIELD(push_queue),
+		.min = 1,
+		.max = 65536,
+		.def = "4096",
+		.doc = "Messages kept for each control plane that takes none (not connected yet, "
+		       "gone, busy): this many in ZeroMQ's queue (its high-water mark), then as "
+		       "many in the writer's, 1..65536; beyond, its records are dropped and "
+		       "counted for it (flashgate_ow_link_peer_dropped_total) while the others "
+		       "still get them. Never waits.",
 	},
 	{
 		.name = "group",
@@ -193,6 +212,20 @@ static const struct cfg_key ow_config_keys[] = {
 	},
 };
 
+/* [order_writer]: push_endpoint a list of 1..OW_LINK_PEERS_MAX endpoints. */
+static int
+ow_config_check(const void *obj, const char **key, char *msg, size_t msglen)
+{
+	const struct ow_config *c = obj;
+	char eps[OW_LINK_PEERS_MAX][OW_LINK_EP_MAX];
+
+	if (ow_link_split(c->push_endpoint, eps, msg, msglen) < 0) {
+		*key = "push_endpoint";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The same keys as the control plane's [redis] and [postgres]: one file serves both. */
 static const struct cfg_section ow_config_sections[] = {
 	{
@@ -200,6 +233,7 @@ static const struct cfg_section ow_config_sections[] = {
 		.doc = "The order writer: outbox reading, batching, rate cap, expiry sweeper.",
 		.keys = ow_config_keys,
 		.n_keys = sizeof(ow_config_keys) / sizeof(ow_config_keys[0]),
+		.check = ow_config_check,
 	},
 	{
 		.name = "redis",

@@ -20,7 +20,9 @@
 struct ow_config {
 	/* [order_writer] */
 	uint32_t id;		 /* sender id on the wire */
-	char push_endpoint[128]; /* the control plane's PULL: RESULT and RESTOCK records */
+	char push_endpoint[512]; /* the control planes' PULLs (1..OW_LINK_PEERS_MAX, commas):
+				    RESULT and RESTOCK records */
+	uint32_t push_queue;	 /* messages kept for one control plane that takes none */
 	char group[64];		 /* the consumer group on every outbox */
 	uint32_t batch_size;	 /* orders per transaction */
 	uint32_t connections;	 /* PostgreSQL connections writing

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/metrics.h"
 #include "common/now.h"
@@ -15,6 +16,8 @@ struct ow_metrics_snap {
 	struct expiry_stats ex;
 	struct ow_results_stats results;
 	struct ow_link_stats link;
+	struct ow_link_peer_stats peers[OW_LINK_PEERS_MAX];
+	unsigned n_peers;
 	uint64_t published_ms; /* monotonic; 0: never */
 };
 
@@ -76,6 +79,26 @@ render(void *arg, struct metrics_text *t)
 	};
 	for (size_t i = 0; i < sizeof(ctr) / sizeof(ctr[0]); i++)
 		metrics_counter(t, ctr[i].name, ctr[i].help, NULL, ctr[i].v);
+	/* Each control plane of [order_writer] push_endpoint, labelled with its endpoint. */
+	char labels[OW_LINK_PEERS_MAX][OW_LINK_EP_MAX + 32];
+
+	for (unsigned i = 0; i < s.n_peers; i++) {
+		labels[i][0] = '\0';
+		metrics_label(labels[i], sizeof(labels[i]), "endpoint", s.peers[i].endpoint);
+	}
+	for (unsigned i = 0; i < s.n_peers; i++)
+		metrics_counter(t, "flashgate_ow_link_peer_records_total",
+			"Records sent to this control plane.", labels[i], s.peers[i].records);
+	for (unsigned i = 0; i < s.n_peers; i++)
+		metrics_counter(t, "flashgate_ow_link_peer_dropped_total",
+			"Records not sent to this control plane: its queue was full (gone or "
+			"busy).",
+			labels[i], s.peers[i].dropped);
+	for (unsigned i = 0; i < s.n_peers; i++)
+		metrics_gauge_int(t, "flashgate_ow_link_peer_queued",
+			"Messages waiting for this control plane (at most "
+			"order_writer.push_queue).",
+			labels[i], s.peers[i].queued);
 	uint64_t now = now_mono_ms();
 
 	metrics_gauge(t, "flashgate_ow_loop_age_seconds",
@@ -133,12 +156,20 @@ void
 ow_metrics_publish(struct ow_metrics *m, const struct ow_ctx *c)
 {
 	struct ow_link_stats link = {0};
+	struct ow_link_peer_stats peers[OW_LINK_PEERS_MAX];
+	unsigned n_peers = 0;
 
 	if (m == NULL)
 		return;
-	if (c->link != NULL)
+	if (c->link != NULL) {
 		ow_link_get_stats(c->link, &link);
+		n_peers = ow_link_peers(c->link);
+		for (unsigned i = 0; i < n_peers; i++)
+			ow_link_get_peer_stats(c->link, i, &peers[i]);
+	}
 	pthread_mutex_lock(&m->lock);
+	m->snap.n_peers = n_peers;
+	memcpy(m->snap.peers, peers, n_peers * sizeof(peers[0]));
 	m->snap.w = c->w.st;
 	m->snap.ex = c->ex;
 	m->snap.results = c->results;

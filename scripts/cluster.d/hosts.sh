@@ -140,7 +140,7 @@ timeout = 5s
 conninfo = "$(fgc_conninfo)"
 
 [order_writer]
-push_endpoint = tcp://$(fgc_addr cp1):$FGC_PULL_PORT
+push_endpoint = $(fgc_cp_list $FGC_PULL_PORT)
 curve_secret_key_file = $FGC_DIR/keys/ow.key
 curve_server_key_file = $FGC_DIR/keys/controlplane.pub
 max_rate = 2000
