@@ -101,11 +101,11 @@ tap_is "$(q "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'fg
 sslmode_off=$(PGPASSFILE=$TMP/etc/pgpass psql "host=127.0.0.1 port=$FG_PG_PORT sslmode=disable \
 dbname=fgroles user=flashgate_controlplane" -XAtq -c "SELECT 1" 2>&1)
 grep -q "rejects connection.*no encryption" <<<"$sslmode_off"
-tap_ok $? "a connection without TLS is rejected: $sslmode_off"
+tap_ok $? "a connection without TLS is rejected: ${sslmode_off//$'\n'/ }"
 # The migrations' owner is the only one that changes the schema.
 out=$(PSQL flashgate_controlplane "$TMP/etc/pgpass" "CREATE TABLE x (i int)")
 grep -q "permission denied for schema public" <<<"$out"
-tap_ok $? "the control plane's role cannot create a table: $out"
+tap_ok $? "the control plane's role cannot create a table: ${out//$'\n'/ }"
 
 # --- the daemons as their roles, over TLS, Redis with a password -----------------------------
 CP_CI="$SERVER dbname=fgroles user=flashgate_controlplane passfile=$TMP/etc/pgpass"
@@ -151,10 +151,10 @@ tap_is "$(PSQL flashgate_shop "$TMP/etc/pgpass-shop" \
 out=$(PSQL flashgate_shop "$TMP/etc/pgpass-shop" \
 	"UPDATE orders SET status = 'paid', paid_at = now() WHERE event_id = $EV AND status = 'pending'")
 grep -q "permission denied for table orders" <<<"$out"
-tap_ok $? "the shop's role cannot UPDATE orders itself: $out"
+tap_ok $? "the shop's role cannot UPDATE orders itself: ${out//$'\n'/ }"
 out=$(PSQL flashgate_shop "$TMP/etc/pgpass-shop" "SELECT count(*) FROM events")
 grep -q "permission denied for table events" <<<"$out"
-tap_ok $? "nor read anything but orders: $out"
+tap_ok $? "nor read anything but orders: ${out//$'\n'/ }"
 
 # The order writer's role: orders yes, events no.
 for sql in "UPDATE events SET state = 'closed' WHERE id = $EV" "DELETE FROM events WHERE id = $EV" \
