@@ -30,7 +30,7 @@ fi
 command -v tmux >/dev/null || { echo "Bail out! tmux is installed (scripts/install-deps)"; exit 1; }
 out=$(mktemp /tmp/fg-e2e-demo.XXXXXX)
 session=fg-e2e-demo-$$
-trap 'tmux kill-session -t "$session" 2>/dev/null; rm -f "$out" "$out.rc"' EXIT
+trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$out" "$out.rc"' EXIT
 env=(FG_NS=fg-e2e-dm-$$ FG_DP_IF=fgddm$$ FG_CL_IF=fgcdm$$ FG_CL_ADDR=198.18.20.1
 	FG_DP_ADDR=198.18.20.2 FG_PREFIX_LEN=24 "FG_BUILD_DIR=$BUILD"
 	FG_DEMO_LEAD_S="${FG_DEMO_LEAD_S:-60}")
