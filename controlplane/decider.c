@@ -146,11 +146,14 @@ draw_pending(const struct cp_state_event *e)
 }
 
 /*
- * For the pairs of q without a result whose event's draw is not done: an entrant is answered
- * QUEUED, with its rank when the draw runner holds the order (res[i].order_id carries the rank
- * to the caller), WAITING when the draw decided it already (beyond the stock), else rank 0 when
- * the entrants hash has the user (not drawn yet). Returns 0,
- * or -1 when Redis could not be read.
+ * For the pairs of q without a result whose event has a draw: an entrant is answered WAITING
+ * with its rank (res[i].order_id carries the rank to the caller) when the draw put it on the
+ * waiting list, read from the draw runner while it holds the order, else from the event's
+ * wrank hash (reserve.lua records it there, so after the draw is done and on a control plane
+ * that did not run it too; the data plane turns it into sold out once the sale is final);
+ * while the draw is not done, QUEUED with its rank when the draw runner holds the order, else
+ * rank 0 when the entrants hash has the user (not drawn yet). Returns 0, or -1 when Redis could
+ * not be read.
  */
 static int
 find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
@@ -158,18 +161,17 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 {
 	struct wire_result_query ask[DECIDER_LOOKUP_MAX];
 	unsigned idx[DECIDER_LOOKUP_MAX], m = 0;
-	uint64_t rids[DECIDER_LOOKUP_MAX];
+	uint64_t rids[DECIDER_LOOKUP_MAX], ranks[DECIDER_LOOKUP_MAX];
 
 	for (unsigned i = 0; i < n; i++) {
+		const struct cp_state_event *e = cp_state_event(d->st, q[i].event);
 		uint32_t rank;
 		uint64_t rid;
 
-		if (res[i].verdict != 0 || !draw_pending(cp_state_event(d->st, q[i].event)))
+		if (res[i].verdict != 0 || e == NULL || e->ev.draw_window_s == 0)
 			continue;
-		if (d->draws != NULL &&
+		if (draw_pending(e) && d->draws != NULL &&
 			draw_runner_rank(d->draws, q[i].event, q[i].user, &rank, &rid) == 0) {
-			const struct cp_state_event *e = cp_state_event(d->st, q[i].event);
-
 			/* Decided already and not a buyer (no result): beyond the stock, on the
 			 * waiting list; never queued again (a data plane would show it queued). */
 			res[i] = (struct store_result){
@@ -183,12 +185,17 @@ find_entrants(struct decider *d, const struct wire_result_query *q, unsigned n,
 	}
 	if (m == 0)
 		return 0;
-	if (store_entrants_get(d->rs, ask, m, rids) != 0)
+	if (store_entrants_ranks(d->rs, ask, m, rids, ranks) != 0)
 		return -1;
-	for (unsigned i = 0; i < m; i++)
-		if (rids[i] != 0)
+	for (unsigned i = 0; i < m; i++) {
+		if (rids[i] != 0 && ranks[i] != 0 && ranks[i] <= UINT32_MAX)
+			res[idx[i]] = (struct store_result){.verdict = WIRE_V_WAITING,
+				.reservation_id = rids[i],
+				.order_id = ranks[i]};
+		else if (rids[i] != 0 && draw_pending(cp_state_event(d->st, ask[i].event)))
 			res[idx[i]] = (struct store_result){
 				.verdict = WIRE_V_QUEUED, .reservation_id = rids[i]};
+	}
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 -- KEYS[5] fg:{ev}:draw     hash: the event's draw (enter.lua, draw_freeze.lua): state
 --                          (open|frozen|done; missing: no draw), n, next, served
 -- KEYS[6] fg:{ev}:wait     list: the waiting list, "<user>:<rid>:<rank>" in rank order
+-- KEYS[7] fg:{ev}:wrank    hash: user -> rank of every entrant a draw batch appended to KEYS[6]
 -- ARGV    n users, then their n reservation ids, then now_ms (the control plane's clock), all
 --         decimal, then the cursor: "-" for a first-come batch, or the draw's index of the
 --         batch's first entrant; 1 <= n <= 2048 (unpack() below is bounded by Lua's C stack)
@@ -38,9 +39,11 @@
 --
 -- The waiting list (docs/fairness.md): a draw batch's entrant beyond the stock is appended to
 -- KEYS[6] in the same script that advances the cursor (so once, in rank order, whoever runs the
--- batch) and answered 2; release.lua hands returned items to the list's head. The draw key's
--- "served" is the highest rank that holds an item (set here by a draw batch's last reserved
--- entrant, by release.lua for the list): an entrant of rank r waits behind r - 1 - served.
+-- batch) and answered 2, and its rank is recorded in KEYS[7] in the same script (so exactly
+-- once; never removed: it answers a result query of the entrant after the draw is done, on any
+-- control plane); release.lua hands returned items to the list's head. The draw key's "served"
+-- is the highest rank that holds an item (set here by a draw batch's last reserved entrant, by
+-- release.lua for the list): an entrant of rank r waits behind r - 1 - served.
 --
 -- Why it looks like this: the per-user work is what limits the control plane, so the reads
 -- are done once per batch (GET, HMGET), the decisions in plain Lua, and the writes once per
@@ -123,7 +126,7 @@ if window then
 	end
 end
 local have = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, n))
-local out, seen, hset, xadd, wait = {}, {}, {}, {}, {}
+local out, seen, hset, xadd, wait, wrank = {}, {}, {}, {}, {}, {}
 local taken, x, served = 0, 0, nil
 for i = 1, n do
 	local user = ARGV[i]
@@ -134,6 +137,8 @@ for i = 1, n do
 		if draw_next then
 			out[i] = 2
 			wait[#wait + 1] = user .. ':' .. ARGV[n + i] .. ':' .. (tonumber(cursor) + i)
+			wrank[#wrank + 1] = user
+			wrank[#wrank + 1] = tonumber(cursor) + i
 		end
 	else
 		local rid = ARGV[n + i]
@@ -170,6 +175,7 @@ if taken > 0 then
 end
 if #wait > 0 then
 	redis.call('RPUSH', KEYS[6], unpack(wait))
+	redis.call('HSET', KEYS[7], unpack(wrank))
 end
 if served then
 	redis.call('HSET', KEYS[5], 'served', served)

@@ -20,8 +20,8 @@
 
 #define RS_U64_DIGITS 20
 
-/* reserve.lua's keys: stock, result, outbox, window, draw. */
-#define RS_RESERVE_KEYS 6
+/* reserve.lua's keys: stock, result, outbox, window, draw, wait, wrank. */
+#define RS_RESERVE_KEYS 7
 /* EVALSHA sha numkeys, the keys, then users, ids, now_ms and the draw's cursor. */
 #define RS_RESERVE_ARGC(n) (3 + RS_RESERVE_KEYS + 2 * (n) + 2)
 /* Its RESP: "*N\r\n", then per argument "$L\r\n" (at most 6 bytes here), data, "\r\n". */

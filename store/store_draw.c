@@ -318,31 +318,65 @@ out:
 	return rc;
 }
 
-int
-store_entrants_get(
-	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids)
+/*
+ * Reads the n replies of store_append_hgets() into v (v[i] 0 for a missing or unreadable
+ * field). Returns 0, -ENOTCONN or -EIO (every reply is read all the same, so that the next
+ * reads stay aligned).
+ */
+static int
+store_read_u64s(struct store *rs, unsigned n, uint64_t *v)
 {
 	int rc = 0;
 
-	if (n == 0)
-		return 0;
-	if ((rc = store_append_hgets(rs, q, n, RS_KEY_ENTRANTS)) != 0)
-		return rc;
 	for (unsigned i = 0; i < n; i++) {
 		redisReply *r = store_read_reply(rs);
 
 		if (r == NULL)
 			return -ENOTCONN;
-		rids[i] = 0;
+		v[i] = 0;
 		if (r->type == REDIS_REPLY_STRING) {
-			if (store_parse_u64(r->str, r->len, &rids[i]) != 0)
-				rids[i] = 0;
+			if (store_parse_u64(r->str, r->len, &v[i]) != 0)
+				v[i] = 0;
 		} else if (r->type != REDIS_REPLY_NIL) {
 			rs->st.errors++;
 			rc = -EIO;
 		}
 		freeReplyObject(r);
 	}
+	return rc;
+}
+
+int
+store_entrants_get(
+	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if ((rc = store_append_hgets(rs, q, n, RS_KEY_ENTRANTS)) != 0)
+		return rc;
+	rc = store_read_u64s(rs, n, rids);
+	return rc == 0 ? store_wait_reads(rs) : rc;
+}
+
+int
+store_entrants_ranks(struct store *rs, const struct wire_result_query *q, unsigned n,
+	uint64_t *rids, uint64_t *ranks)
+{
+	int rc, rc2;
+
+	if (n == 0)
+		return 0;
+	if ((rc = store_append_hgets(rs, q, n, RS_KEY_ENTRANTS)) != 0 ||
+		(rc = store_append_hgets(rs, q, n, RS_KEY_WRANK)) != 0)
+		return rc;
+	rc = store_read_u64s(rs, n, rids);
+	if (rc == -ENOTCONN)
+		return rc;
+	rc2 = store_read_u64s(rs, n, ranks);
+	if (rc == 0)
+		rc = rc2;
 	return rc == 0 ? store_wait_reads(rs) : rc;
 }
 

@@ -87,6 +87,14 @@ int store_entrants_get(
 	struct store *rs, const struct wire_result_query *q, unsigned n, uint64_t *rids);
 
 /*
+ * As store_entrants_get(), and in the same pipeline ranks[i], the rank the draw gave the user
+ * when a draw batch put it on the waiting list (the event's wrank hash, written by reserve.lua),
+ * 0 when none did. Returns 0, -ENOTCONN, -EIO or -ETIMEDOUT (as store_results()).
+ */
+int store_entrants_ranks(struct store *rs, const struct wire_result_query *q, unsigned n,
+	uint64_t *rids, uint64_t *ranks);
+
+/*
  * The waiting list of event's draw (store/store_keys.h): *served, the highest rank holding an
  * item (the draw key's "served", 0 when missing), *waiting, the entrants on the list, and
  * *final, whether no item can come back to it any more: the stock is 0 and every item held is

@@ -17,6 +17,7 @@ store_key(char *buf, size_t cap, uint32_t event, enum store_key_kind kind)
 		[RS_KEY_ENTRANTS] = "entrants",
 		[RS_KEY_DRAW] = "draw",
 		[RS_KEY_WAIT] = "wait",
+		[RS_KEY_WRANK] = "wrank",
 	};
 
 	if ((unsigned)kind >= RS_KEY_KINDS)

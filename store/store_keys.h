@@ -96,8 +96,12 @@
  *                     takes one off should a paid item come back): with the stock 0 and
  *                     every buyer still holding paid, no item can come back to the list
  *                     (store_draw_waiting()'s final, a final sold out for those on it).
+ *   fg:{ev}:wrank     hash: user -> rank, one field per entrant that reserve.lua's draw
+ *                     batches appended to the waiting list, written in the same script (so
+ *                     once). Never popped: it answers a result query of such an entrant after
+ *                     the draw is done (store_wranks_get()), by any control plane.
  *
- * store_purge_event() (store_event) deletes all eight.
+ * store_purge_event() (store_event) deletes all nine.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -119,8 +123,9 @@ enum store_key_kind {
 	RS_KEY_ENTRANTS,
 	RS_KEY_DRAW,
 	RS_KEY_WAIT,
+	RS_KEY_WRANK,
 };
-#define RS_KEY_KINDS (RS_KEY_WAIT + 1)
+#define RS_KEY_KINDS (RS_KEY_WRANK + 1)
 
 /*
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,

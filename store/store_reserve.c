@@ -50,9 +50,9 @@ store_reserve_format(struct store *rs, const struct store_batch *b)
 	*p++ = '\n';
 	p = store_resp_bulk(p, "EVALSHA", 7);
 	p = store_resp_bulk(p, rs->scripts[RS_SCRIPT_RESERVE].sha1, 40);
-	p = store_resp_bulk(p, "6", 1);
+	p = store_resp_bulk(p, "7", 1);
 	static const enum store_key_kind kinds[RS_RESERVE_KEYS] = {RS_KEY_STOCK, RS_KEY_RESULT,
-		RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW, RS_KEY_WAIT};
+		RS_KEY_OUTBOX, RS_KEY_WINDOW, RS_KEY_DRAW, RS_KEY_WAIT, RS_KEY_WRANK};
 
 	for (unsigned k = 0; k < RS_RESERVE_KEYS; k++) {
 		char key[RS_KEY_MAX];

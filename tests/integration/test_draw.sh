@@ -146,11 +146,11 @@ tap_ok "$([ "$(draw_field 22 state)" = frozen ] && [ "${nx:-0}" -gt 0 ] &&
 	"the control plane was killed during the draw of event 22 ($nx of $n22 decided)"
 # Redis by itself: a first-come batch while the draw is under way writes nothing.
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
-tap_is "$(t_redis evalsha "$sha" 6 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
-	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 999999 777 "$(date +%s%3N)" - | head -1)/$(t_redis hexists \
+tap_is "$(t_redis evalsha "$sha" 7 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 'fg:{22}:wrank' 999999 777 "$(date +%s%3N)" - | head -1)/$(t_redis hexists \
 	'fg:{22}:result' 999999)" -4/0 "reserve.lua refuses a first-come batch during the draw (retry)"
-tap_is "$(t_redis evalsha "$sha" 6 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
-	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 999999 777 "$(date +%s%3N)" $((nx + 3)) | head -1)/$(draw_field 22 next)" \
+tap_is "$(t_redis evalsha "$sha" 7 'fg:{22}:stock' 'fg:{22}:result' 'fg:{22}:outbox' \
+	'fg:{22}:window' 'fg:{22}:draw' 'fg:{22}:wait' 'fg:{22}:wrank' 999999 777 "$(date +%s%3N)" $((nx + 3)) | head -1)/$(draw_field 22 next)" \
 	"-5/$nx" "  and a draw batch out of its turn (the cursor stays)"
 t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready controlplane.draw_batch=3"

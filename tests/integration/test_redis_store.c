@@ -893,6 +893,26 @@ test_draw(void)
 			d.state == RS_DRAW_DONE,
 		"  the last batch: beyond the stock, waiting; next 4 == n, state done");
 	{
+		struct wire_result_query wq[4] = {{.user = 13, .event = ev}, {.user = 11, .event = ev},
+			{.user = 12, .event = ev}, {.user = 99, .event = ev}};
+		uint64_t wr[4], rk[4] = {9, 9, 9, 9};
+
+		tap_ok(raw_int(raw, "HLEN %s", key(ev, RS_KEY_WRANK)) == 2 &&
+				raw_int(raw, "HGET %s 13", key(ev, RS_KEY_WRANK)) == 3 &&
+				raw_int(raw, "HGET %s 11", key(ev, RS_KEY_WRANK)) == 4,
+			"  the wrank hash: users 13 and 11 with their ranks 3 and 4, nobody else");
+		tap_ok(store_entrants_ranks(rs, wq, 4, wr, rk) == 0 && wr[0] != 0 && wr[1] != 0 &&
+				wr[2] != 0 && wr[3] == 0 && rk[0] == 3 && rk[1] == 4 && rk[2] == 0 &&
+				rk[3] == 0,
+			"  a query finds a waiting entrant's rank (none for a buyer or a stranger)");
+		freeReplyObject(raw_cmd(raw, "HSET %s 13 77", key(ev, RS_KEY_WRANK)));
+		tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == -ESTALE &&
+				raw_int(raw, "HLEN %s", key(ev, RS_KEY_WRANK)) == 2 &&
+				raw_int(raw, "HGET %s 13", key(ev, RS_KEY_WRANK)) == 77,
+			"  the last batch again (a retry, -5): the wrank hash not written");
+		freeReplyObject(raw_cmd(raw, "HSET %s 13 3", key(ev, RS_KEY_WRANK)));
+	}
+	{
 		uint64_t served = 0, waiting = 0;
 		bool final = true;
 
