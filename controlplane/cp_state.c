@@ -2,6 +2,7 @@
 #include "controlplane/cp_state.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ struct cp_state_read {
 	unsigned n_ev, n_live, n_keys;
 	uint64_t next_end_ms;
 	uint64_t stock_gen; /* st->stock_gen before Redis was read */
+	uint64_t ticket;    /* when this read started, among all reads (st->read_ticket) */
 	struct admin_key keys[CP_STATE_KEYS_MAX];
 	struct rule_acc rules;
 	struct wire_limits lim;
@@ -80,6 +82,8 @@ cp_state_read(const struct cp_state *st, struct pg_conn *pg, struct store *rs, i
 		*rc = -ENOMEM;
 		return NULL;
 	}
+	/* The counter is the only field a reader writes: taken before anything is read. */
+	rd->ticket = __atomic_add_fetch(&((struct cp_state *)st)->read_ticket, 1, __ATOMIC_SEQ_CST);
 	rd->stock_gen = __atomic_load_n(&st->stock_gen, __ATOMIC_ACQUIRE);
 	if ((*rc = pg_event_list_slots(pg, rd->evs, CP_STATE_EVENTS_MAX, &rd->n_ev, &rd->n_live,
 		     &rd->next_end_ms, err, errlen)) != 0 ||
@@ -119,6 +123,15 @@ cp_state_apply(struct cp_state *st, struct cp_state_read *rd)
 	/* Decisions changed some event's stock since Redis was read: the loop's copy is newer for
 	 * an event it holds open (the next decision tells it anyway). */
 	bool stock_moved = rd->stock_gen != st->stock_gen;
+
+	if (rd->ticket < st->applied_ticket) {
+		LOG_DEBUG("state read %" PRIu64 " dropped: read %" PRIu64 " started after it and is "
+			  "applied already",
+			rd->ticket, st->applied_ticket);
+		cp_state_read_free(rd);
+		return;
+	}
+	st->applied_ticket = rd->ticket;
 
 	if (rd->n_live > CP_STATE_EVENTS_MAX)
 		LOG_RL(LOG_LEVEL_WARN, 60000,

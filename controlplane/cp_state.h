@@ -87,6 +87,13 @@ struct cp_state {
 	/* Bumped by the loop whenever a decision or a restock moves an event's stock_left
 	 * (cp_state_stock_moved()): cp_state_apply() keeps the loop's stock then. */
 	uint64_t stock_gen;
+	/* Reads are numbered as they start (read_ticket, taken atomically by any thread's
+	 * cp_state_read()); the loop applies a read only when it started after the one applied last
+	 * (applied_ticket, loop only): a read that started later sees every change an earlier one
+	 * saw, so an older read (the follower's, taken before an admin change committed) arriving
+	 * after a newer one is dropped instead of undoing the change (a closed sale reopened). */
+	uint64_t read_ticket;
+	uint64_t applied_ticket;
 	/* SOLD_OUT messages published by cp_state_note_stock() since the start. */
 	uint64_t sold_out_published;
 	/* The current auth key, for session-token. */
@@ -111,7 +118,8 @@ int cp_state_load(struct cp_state *st, struct pg_conn *pg, struct store *rs, cha
  * rs the calling thread's own connections) into a malloc'd record, or returns NULL with *rc
  * (-errno) and err; cp_state_apply(), on the loop, makes st hold it as cp_state_load() would
  * and frees rd. An open event's stock that decisions moved meanwhile (stock_gen) stays the
- * loop's. cp_state_read_free() frees a record not applied (NULL is a no-op).
+ * loop's. A read that started before the one applied last is dropped (read_ticket).
+ * cp_state_read_free() frees a record not applied (NULL is a no-op).
  */
 struct cp_state_read;
 struct cp_state_read *cp_state_read(const struct cp_state *st, struct pg_conn *pg,
