@@ -115,6 +115,19 @@ dd_main(void *arg)
 	return NULL;
 }
 
+/* Frees d and what it holds; its thread is joined or never started. */
+static void
+dd_release(struct draw_decide *d)
+{
+	for (unsigned i = 0; i < DD_RING; i++)
+		free(d->ring[i].out);
+	free(d->res);
+	free(d->verdicts);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cv);
+	free(d);
+}
+
 struct draw_decide *
 draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch, int *rc)
@@ -152,13 +165,7 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	d->stop = true;
 	d->th = 0;
 	/* No thread: freed as a stopped one (nothing to join). */
-	for (unsigned i = 0; i < DD_RING; i++)
-		free(d->ring[i].out);
-	free(d->res);
-	free(d->verdicts);
-	pthread_mutex_destroy(&d->mu);
-	pthread_cond_destroy(&d->cv);
-	free(d);
+	dd_release(d);
 	return NULL;
 }
 
@@ -225,11 +232,5 @@ draw_decide_stop(struct draw_decide *d)
 	if (d == NULL)
 		return;
 	draw_decide_halt(d);
-	for (unsigned i = 0; i < DD_RING; i++)
-		free(d->ring[i].out);
-	free(d->res);
-	free(d->verdicts);
-	pthread_mutex_destroy(&d->mu);
-	pthread_cond_destroy(&d->cv);
-	free(d);
+	dd_release(d);
 }
