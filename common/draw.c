@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include "common/hmac_sha256.h"
+#include "common/sort_u64.h"
 
 static const char entrants_tag[] = "flashgate-entrants-v1";
 static const char draw_tag[] = "flashgate-draw-v1";
@@ -30,7 +32,8 @@ draw_entrants_digest(uint32_t event, const uint64_t *users, size_t n, uint8_t ou
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (users[i] == 0 || users[i] > (uint64_t)INT64_MAX || (i > 0 && users[i] <= users[i - 1]))
+		if (users[i] == 0 || users[i] > (uint64_t)INT64_MAX ||
+			(i > 0 && users[i] <= users[i - 1]))
 			return -EINVAL;
 	if ((c = EVP_MD_CTX_new()) == NULL || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
 		EVP_MD_CTX_free(c);
@@ -52,45 +55,49 @@ draw_entrants_digest(uint32_t event, const uint64_t *users, size_t n, uint8_t ou
 	return 0;
 }
 
-/* The message of key(user) before the user: tag, event and digest; the user's 8 bytes follow. */
-struct draw_msg {
-	uint8_t b[sizeof(draw_tag) - 1 + 4 + DRAW_DIGEST_LEN + 8];
-};
+_Static_assert(sizeof(draw_tag) - 1 == 17, "DRAW_MSG_LEN counts the tag's 17 bytes");
 
-static void
-draw_msg_init(struct draw_msg *m, uint32_t event, const uint8_t digest[DRAW_DIGEST_LEN])
+void
+draw_ranker_init(struct draw_ranker *r, const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
+	const uint8_t digest[DRAW_DIGEST_LEN])
 {
 	uint32_t ev = htobe32(event);
 
-	memcpy(m->b, draw_tag, sizeof(draw_tag) - 1);
-	memcpy(m->b + sizeof(draw_tag) - 1, &ev, 4);
-	memcpy(m->b + sizeof(draw_tag) - 1 + 4, digest, DRAW_DIGEST_LEN);
+	hmac_sha256_key_init(&r->k, seed, DRAW_SEED_LEN);
+	memcpy(r->msg, draw_tag, sizeof(draw_tag) - 1);
+	memcpy(r->msg + sizeof(draw_tag) - 1, &ev, 4);
+	memcpy(r->msg + sizeof(draw_tag) - 1 + 4, digest, DRAW_DIGEST_LEN);
 }
 
-static uint64_t
-draw_key_of(const struct hmac_sha256_key *k, struct draw_msg *m, uint64_t user)
+uint64_t
+draw_ranker_key(struct draw_ranker *r, uint64_t user)
 {
 	uint64_t u = htobe64(user), top;
 	uint8_t mac[HMAC_SHA256_LEN];
 
-	memcpy(m->b + sizeof(m->b) - 8, &u, 8);
-	hmac_sha256(k, m->b, sizeof(m->b), mac);
+	memcpy(r->msg + DRAW_MSG_LEN - 8, &u, 8);
+	hmac_sha256(&r->k, r->msg, DRAW_MSG_LEN, mac);
 	memcpy(&top, mac, 8);
 	return be64toh(top);
+}
+
+void
+draw_ranker_wipe(struct draw_ranker *r)
+{
+	hmac_sha256_key_wipe(&r->k);
+	explicit_bzero(r->msg, sizeof(r->msg));
 }
 
 uint64_t
 draw_rank_key(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
 	const uint8_t digest[DRAW_DIGEST_LEN], uint64_t user)
 {
-	struct hmac_sha256_key k;
-	struct draw_msg m;
+	struct draw_ranker r;
 	uint64_t v;
 
-	hmac_sha256_key_init(&k, seed, DRAW_SEED_LEN);
-	draw_msg_init(&m, event, digest);
-	v = draw_key_of(&k, &m, user);
-	hmac_sha256_key_wipe(&k);
+	draw_ranker_init(&r, seed, event, digest);
+	v = draw_ranker_key(&r, user);
+	draw_ranker_wipe(&r);
 	return v;
 }
 
@@ -99,32 +106,26 @@ struct ranked {
 	uint64_t user;
 };
 
-static int
-ranked_cmp(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->user < y->user ? -1 : x->user > y->user;
-}
-
 int
-draw_order(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
-	const uint8_t digest[DRAW_DIGEST_LEN], uint64_t *users, size_t n)
+draw_order(const uint8_t seed[DRAW_SEED_LEN], uint32_t event, const uint8_t digest[DRAW_DIGEST_LEN],
+	uint64_t *users, size_t n)
 {
 	struct ranked *r = n ? malloc(n * sizeof(*r)) : NULL;
-	struct hmac_sha256_key k;
-	struct draw_msg m;
+	struct draw_ranker k;
+	int rc;
 
 	if (n != 0 && r == NULL)
 		return -ENOMEM;
-	hmac_sha256_key_init(&k, seed, DRAW_SEED_LEN);
-	draw_msg_init(&m, event, digest);
+	draw_ranker_init(&k, seed, event, digest);
 	for (size_t i = 0; i < n; i++)
-		r[i] = (struct ranked){.key = draw_key_of(&k, &m, users[i]), .user = users[i]};
-	hmac_sha256_key_wipe(&k);
-	qsort(r, n, sizeof(*r), ranked_cmp);
+		r[i] = (struct ranked){.key = draw_ranker_key(&k, users[i]), .user = users[i]};
+	draw_ranker_wipe(&k);
+	/* Ties by user: sorted by user first, then (stable) by key. */
+	if ((rc = sort_u64(r, n, sizeof(*r), offsetof(struct ranked, user))) != 0 ||
+		(rc = sort_u64(r, n, sizeof(*r), offsetof(struct ranked, key))) != 0) {
+		free(r);
+		return rc;
+	}
 	for (size_t i = 0; i < n; i++)
 		users[i] = r[i].user;
 	free(r);

@@ -19,8 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hmac_sha256.h"
+
 #define DRAW_SEED_LEN	32
 #define DRAW_DIGEST_LEN 32
+#define DRAW_MSG_LEN	(17 + 4 + DRAW_DIGEST_LEN + 8) /* key(user)'s message, tag first */
 
 /* SHA-256(seed): the commitment published before the pre-queue opens. */
 void draw_commitment(const uint8_t seed[DRAW_SEED_LEN], uint8_t out[DRAW_DIGEST_LEN]);
@@ -35,6 +38,26 @@ int draw_entrants_digest(
 /* The 64-bit rank key of user: the first 8 bytes of key(user) above, big-endian. */
 uint64_t draw_rank_key(const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
 	const uint8_t digest[DRAW_DIGEST_LEN], uint64_t user);
+
+/*
+ * The rank keys of one draw (seed, event, digest fixed), one user after another: the seed's
+ * HMAC pads and the message's fixed part are prepared once, so a key costs the MAC's three
+ * SHA-256 blocks only. As secret as the seed until the draw is done: wipe it after use.
+ */
+struct draw_ranker {
+	struct hmac_sha256_key k;
+	uint8_t msg[DRAW_MSG_LEN];
+};
+
+/* Prepares r for the draw of (seed, event, digest). */
+void draw_ranker_init(struct draw_ranker *r, const uint8_t seed[DRAW_SEED_LEN], uint32_t event,
+	const uint8_t digest[DRAW_DIGEST_LEN]);
+
+/* draw_rank_key(seed, event, digest, user) for r's draw. */
+uint64_t draw_ranker_key(struct draw_ranker *r, uint64_t user);
+
+/* Overwrites r with zeros in a way the compiler cannot drop. */
+void draw_ranker_wipe(struct draw_ranker *r);
 
 /*
  * Puts users (n distinct entrants, any order) in rank order, in place: users[0] has rank 1.

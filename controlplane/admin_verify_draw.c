@@ -12,6 +12,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/sort_u64.h"
 
 /* A failed check of event verify-draw: the first mismatch, with what was checked. */
 static int verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n,
@@ -31,14 +32,6 @@ verify_failed(char *out, size_t cap, const struct admin_event *ev, size_t n, con
 		"event verify-draw: event %u: the draw does NOT check out (%zu entrants, stock "
 		"%u): %s",
 		ev->id, n, ev->stock, what);
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int
@@ -104,8 +97,11 @@ admin_verify_draw(struct cp_ctx *c, const struct admin_req *req, struct admin_ex
 		}
 		users[i] = ranked[i] = v[i].user;
 	}
-	if (n > 0)
-		qsort(users, n, sizeof(*users), cmp_u64);
+	if (sort_u64(users, n, sizeof(*users), 0) != 0) {
+		rc = admin_exec_error(
+			out, cap, "event verify-draw: out of memory for %zu entrants", n);
+		goto out;
+	}
 	if (draw_entrants_digest(ev.id, users, n, digest) != 0 ||
 		memcmp(digest, ev.draw_digest, sizeof(digest)) != 0) {
 		hex_str(digest, DRAW_DIGEST_LEN, hex);

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <time.h>
 
+/* A turn longer than this (us) is logged at info (four a second at most): the 10 ms aim. */
+#define CP_TURN_LONG_US 10000
+
 /* The recent maximum is kept per second over this many seconds. */
 #define CP_TURNS_SECONDS 16
 

@@ -12,6 +12,8 @@
 
 /* Rounds decided ahead of the loop at most. */
 #define DD_RING 8
+/* Draw batches in flight on the thread's connection (dd_rounds()). */
+#define DD_INFLIGHT 2
 
 struct draw_decide {
 	const struct store_conn_config *rsc;
@@ -31,45 +33,70 @@ struct draw_decide {
 	uint64_t rounds, us_sum, us_max;
 };
 
-/* One round at index at into slot s (on the thread). Returns whether the thread goes on. */
-static bool
-dd_round(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_decide_round *s)
+/*
+ * Up to k rounds from index at into slots s[0..k) (on the thread): one store_reserve() of k
+ * draw batches, each sent as soon as it is formatted, so that Redis runs a batch while the
+ * thread reads the one before (it takes them one at a time, other clients between them: a
+ * batch's run is still what another sale waits on). A batch decides only at its turn, so the
+ * first one not decided leaves the others out (-ESTALE, nothing written). Returns how many
+ * slots were filled: the decided ones and the first not decided, if any (*more false then).
+ */
+static unsigned
+dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_decide_round *s[],
+	unsigned k, bool *more)
 {
 	uint64_t t0 = now_mono_us(), now_ms = now_wall_ms();
-	unsigned n = d->n - at < d->round_n ? (unsigned)(d->n - at) : d->round_n;
+	struct store_batch b[DD_INFLIGHT];
+	unsigned nb = 0, filled = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		d->res[i] = (struct wire_reserve){.reservation_id = d->v[at + i].reservation_id,
-			.user = d->v[at + i].user,
-			.admitted_ms = now_ms,
-			.event = d->event};
-	struct store_batch b = {.event = d->event,
-		.n = n,
-		.res = d->res,
-		.now_ms = now_ms,
-		.draw = true,
-		.draw_index = at,
-		.verdicts = d->verdicts};
+	for (uint64_t pos = at; nb < k && pos < d->n; nb++) {
+		unsigned n = d->n - pos < d->round_n ? (unsigned)(d->n - pos) : d->round_n;
+		struct wire_reserve *res = d->res + (size_t)nb * d->batch;
 
-	store_reserve(rs, &b, 1);
-	s->index = at;
-	s->n = n;
-	s->status = b.status;
-	s->stock_left = b.stock_left;
-	s->held = b.status == 0 && b.verdicts[0] == WIRE_V_NOT_STARTED;
-	if (b.status == 0 && !s->held)
-		for (unsigned k = 0; k < n; k++)
-			s->out[k] = (struct wire_result){
-				.reservation_id = d->res[k].reservation_id,
-				.user = d->res[k].user,
-				.event = d->event,
-				.stock_left = b.stock_left > 0 ? (uint32_t)b.stock_left : 0,
-				.verdict = b.verdicts[k],
-				.flags = WIRE_RESULT_F_STOCK,
-				.rank = (uint32_t)(at + k + 1),
-			};
-	s->took_us = now_mono_us() - t0;
-	return b.status == 0 && !s->held;
+		for (unsigned i = 0; i < n; i++)
+			res[i] = (struct wire_reserve){
+				.reservation_id = d->v[pos + i].reservation_id,
+				.user = d->v[pos + i].user,
+				.admitted_ms = now_ms,
+				.event = d->event};
+		b[nb] = (struct store_batch){.event = d->event,
+			.n = n,
+			.res = res,
+			.now_ms = now_ms,
+			.draw = true,
+			.draw_index = pos,
+			.verdicts = d->verdicts + (size_t)nb * d->batch};
+		pos += n;
+	}
+	store_reserve(rs, b, nb);
+	uint64_t took = (now_mono_us() - t0) / (nb ? nb : 1);
+
+	*more = true;
+	for (unsigned r = 0; r < nb && *more; r++) {
+		struct draw_decide_round *o = s[r];
+
+		o->index = b[r].draw_index;
+		o->n = b[r].n;
+		o->status = b[r].status;
+		o->stock_left = b[r].stock_left;
+		o->held = b[r].status == 0 && b[r].verdicts[0] == WIRE_V_NOT_STARTED;
+		o->took_us = took;
+		if (b[r].status == 0 && !o->held)
+			for (unsigned i = 0; i < b[r].n; i++)
+				o->out[i] = (struct wire_result){
+					.reservation_id = b[r].res[i].reservation_id,
+					.user = b[r].res[i].user,
+					.event = d->event,
+					.stock_left =
+						b[r].stock_left > 0 ? (uint32_t)b[r].stock_left : 0,
+					.verdict = b[r].verdicts[i],
+					.flags = WIRE_RESULT_F_STOCK,
+					.rank = (uint32_t)(b[r].draw_index + i + 1),
+				};
+		*more = b[r].status == 0 && !o->held;
+		filled++;
+	}
+	return filled;
 }
 
 static void *
@@ -82,32 +109,37 @@ dd_main(void *arg)
 
 	pthread_mutex_lock(&d->mu);
 	while (!d->stop && at < d->n) {
-		if (d->count == DD_RING) {
+		if (d->count + DD_INFLIGHT > DD_RING) {
 			pthread_cond_wait(&d->cv, &d->mu);
 			continue;
 		}
-		struct draw_decide_round *s = &d->ring[(d->head + d->count) % DD_RING];
+		struct draw_decide_round *s[DD_INFLIGHT];
 
+		for (unsigned r = 0; r < DD_INFLIGHT; r++)
+			s[r] = &d->ring[(d->head + d->count + r) % DD_RING];
 		pthread_mutex_unlock(&d->mu);
-		bool more;
+		bool more = false;
+		unsigned filled;
 
 		if (rs == NULL) {
 			/* No connection could be made: handed over as a lost one. */
-			*s = (struct draw_decide_round){
-				.index = at, .status = -ENOTCONN, .out = s->out};
-			more = false;
+			*s[0] = (struct draw_decide_round){
+				.index = at, .status = -ENOTCONN, .out = s[0]->out};
+			filled = 1;
 		} else {
-			more = dd_round(d, rs, at, s);
+			filled = dd_rounds(d, rs, at, s, DD_INFLIGHT, &more);
 		}
 		pthread_mutex_lock(&d->mu);
-		d->count++;
-		d->rounds++;
-		d->us_sum += s->took_us;
-		if (s->took_us > d->us_max)
-			d->us_max = s->took_us;
+		for (unsigned r = 0; r < filled; r++) {
+			d->count++;
+			d->rounds++;
+			d->us_sum += s[r]->took_us;
+			if (s[r]->took_us > d->us_max)
+				d->us_max = s[r]->took_us;
+			at += s[r]->n;
+		}
 		if (!more)
 			break;
-		at += s->n;
 	}
 	d->ended = true;
 	pthread_mutex_unlock(&d->mu);
@@ -144,8 +176,8 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	d->n = n;
 	d->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 	d->round_n = d->batch;
-	d->res = calloc(d->batch, sizeof(*d->res));
-	d->verdicts = calloc(d->batch, 1);
+	d->res = calloc((size_t)d->batch * DD_INFLIGHT, sizeof(*d->res));
+	d->verdicts = calloc((size_t)d->batch * DD_INFLIGHT, 1);
 	bool ok = d->res != NULL && d->verdicts != NULL;
 
 	for (unsigned i = 0; i < DD_RING && ok; i++)

@@ -5,8 +5,10 @@
  * A draw's decisions (controlplane/draw_runner.h, phase "deciding") on a thread of their own,
  * with a Redis connection of its own: the control plane's loop never waits on a draw batch's
  * reserve.lua. The thread runs one draw batch of [controlplane] draw_batch entrants a round from
- * the draw's cursor ("next") on, and hands each round's verdicts, as the RESULT records to
- * publish, to the loop through a small ring; a full ring stops it until the loop has taken one.
+ * the draw's cursor ("next") on, two rounds in flight (the second sent while Redis runs the
+ * first, so that Redis does not wait for the thread between them), and hands each round's
+ * verdicts, as the RESULT records to publish, to the loop through a small ring; a ring without
+ * room for two stops it until the loop has taken some.
  * The loop publishes them, notes the stock and moves its cursor.
  *
  * A round's size is the batch, not sized by its time: the time a round takes on this thread is

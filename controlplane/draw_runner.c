@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/sort_u64.h"
 #include "pg/pg_draw.h"
 #include "store/store_draw.h"
 #include "store/store_reserve.h"
@@ -20,11 +23,13 @@
 /* One turn's draw work: about this long (ms) before the loop gets its turn again (a step more at
  * most: the longest gap between two rounds of decisions stays under 10 ms). */
 #define DR_STEP_MS 4
-/* Entrants per HSCAN (the job's thread, its own Redis connection; Redis itself is busy a
- * millisecond or two with each, between other sales' batches). */
-#define DR_SCAN_COUNT 10000
-/* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark). */
-#define DR_RANKS_PER_STEP 8192
+/* Entrants per HSCAN (the job's thread, its own Redis connection). Redis is busy with each
+ * while other sales' batches wait: 10,000 took it 15-37 ms on a quiet host (docs/benchmarks.md),
+ * 2,000 a few ms. */
+#define DR_SCAN_COUNT 2000
+/* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark; 8,192
+ * took the loop 4 ms of CPU time, half the 10 ms a turn may take). */
+#define DR_RANKS_PER_STEP 2048
 /* A step that waits for the job's thread (ordering, writing, loading) looks again this much
  * later. */
 #define DR_BG_POLL_MS 2
@@ -68,9 +73,8 @@ struct dr_rank {
 };
 
 struct dr_keyed {
-	uint64_t key;
-	uint64_t user;
-	uint64_t rid;
+	uint64_t key; /* the entrant's rank key */
+	uint64_t idx; /* its place among the entrants sorted by user */
 };
 
 struct dr_job {
@@ -82,7 +86,7 @@ struct dr_job {
 	uint64_t at;	   /* the current phase's progress */
 	struct store_entrant *v; /* the entrants: scan order, then rank order */
 	size_t nv, cap;
-	struct dr_keyed *keyed; /* DR_KEYS */
+	struct dr_rank *ranked;	 /* DR_KEYS: the ranks by user it made, for DR_WRITE */
 	struct dr_rank *by_user; /* sorted by user: ranks for queries */
 	bool has_seed;
 	uint8_t seed[DRAW_SEED_LEN];
@@ -202,10 +206,10 @@ job_clear(struct dr_job *j)
 	dr_decide_end(j);
 	bg_join(j);
 	free(j->v);
-	free(j->keyed);
+	free(j->ranked);
 	free(j->by_user);
 	j->v = NULL;
-	j->keyed = NULL;
+	j->ranked = NULL;
 	j->by_user = NULL;
 	j->nv = j->cap = 0;
 	j->at = 0;
@@ -278,25 +282,6 @@ set_state(struct cp_state_event *e, uint8_t s)
 }
 
 static int
-cmp_entrant_user(const void *a, const void *b)
-{
-	const struct store_entrant *x = a, *y = b;
-
-	return x->user < y->user ? -1 : x->user > y->user;
-}
-
-static int
-cmp_keyed(const void *a, const void *b)
-{
-	const struct dr_keyed *x = a, *y = b;
-
-	/* common/draw.c's order: ascending key, ties by user. */
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->user < y->user ? -1 : x->user > y->user;
-}
-
-static int
 cmp_rank_user(const void *a, const void *b)
 {
 	const struct dr_rank *x = a, *y = b;
@@ -304,19 +289,23 @@ cmp_rank_user(const void *a, const void *b)
 	return x->user < y->user ? -1 : x->user > y->user;
 }
 
-/* The digest of the entrants j->v (any order): sorted users through common/draw. */
+/* The digest of the entrants j->v (any order): their users sorted through common/draw. */
 static int
 entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
 {
 	uint64_t *u = malloc((j->nv ? j->nv : 1) * sizeof(*u));
+	bool sorted = true;
 	int rc;
 
 	if (u == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < j->nv; i++)
+	for (size_t i = 0; i < j->nv; i++) {
 		u[i] = j->v[i].user;
-	qsort(u, j->nv, sizeof(*u), (int (*)(const void *, const void *))cmp_entrant_user);
-	rc = draw_entrants_digest(j->event, u, j->nv, out);
+		sorted = sorted && (i == 0 || u[i - 1] < u[i]);
+	}
+	rc = sorted ? 0 : sort_u64(u, j->nv, sizeof(*u), 0);
+	if (rc == 0)
+		rc = draw_entrants_digest(j->event, u, j->nv, out);
 	free(u);
 	return rc;
 }
@@ -331,7 +320,10 @@ ranks_by_user(const struct dr_job *j)
 		return NULL;
 	for (size_t i = 0; i < j->nv; i++)
 		b[i] = (struct dr_rank){.user = j->v[i].user, .rank = (uint32_t)(i + 1)};
-	qsort(b, j->nv, sizeof(*b), cmp_rank_user);
+	if (sort_u64(b, j->nv, sizeof(*b), offsetof(struct dr_rank, user)) != 0) {
+		free(b);
+		return NULL;
+	}
 	return b;
 }
 
@@ -369,14 +361,19 @@ bg_read(struct dr_job *j)
 }
 
 /* DR_BG_ORDER: the scanned entrants sorted by user (HSCAN's repeats dropped), counted, their
- * digest, each one's rank key, and the sort by key into j->v: the draw's order. */
+ * digest, each one's rank key, and the sort by key into j->v: the draw's order; and the ranks
+ * by user for queries (j->ranked), which the sort by key gives without another sort. */
 static int
 bg_order(struct dr_job *j)
 {
+	struct draw_ranker rk;
+	struct dr_keyed *kd;
+	struct store_entrant *by_rank;
 	size_t k = 0;
 	int rc;
 
-	qsort(j->v, j->nv, sizeof(*j->v), cmp_entrant_user);
+	if ((rc = sort_u64(j->v, j->nv, sizeof(*j->v), offsetof(struct store_entrant, user))) != 0)
+		return bg_fail(j, "sorting the entrants", rc, NULL);
 	for (size_t i = 0; i < j->nv; i++)
 		if (k == 0 || j->v[k - 1].user != j->v[i].user)
 			j->v[k++] = j->v[i];
@@ -386,21 +383,34 @@ bg_order(struct dr_job *j)
 			"their number differs from the freeze's");
 	if ((rc = entrants_digest(j, j->digest)) != 0)
 		return bg_fail(j, "the entrants' digest", rc, NULL);
-	j->keyed = malloc((j->nv ? j->nv : 1) * sizeof(*j->keyed));
-	if (j->keyed == NULL)
+	kd = malloc((j->nv ? j->nv : 1) * sizeof(*kd));
+	by_rank = malloc((j->nv ? j->nv : 1) * sizeof(*by_rank));
+	free(j->ranked);
+	j->ranked = malloc((j->nv ? j->nv : 1) * sizeof(*j->ranked));
+	if (kd == NULL || by_rank == NULL || j->ranked == NULL) {
+		free(kd);
+		free(by_rank);
 		return bg_fail(j, "allocating the order", -ENOMEM, NULL);
+	}
+	draw_ranker_init(&rk, j->seed, j->event, j->digest);
 	for (size_t i = 0; i < j->nv; i++)
-		j->keyed[i] = (struct dr_keyed){
-			.key = draw_rank_key(j->seed, j->event, j->digest, j->v[i].user),
-			.user = j->v[i].user,
-			.rid = j->v[i].reservation_id,
-		};
-	qsort(j->keyed, j->nv, sizeof(*j->keyed), cmp_keyed);
-	for (size_t i = 0; i < j->nv; i++)
-		j->v[i] = (struct store_entrant){.user = j->keyed[i].user,
-			.reservation_id = j->keyed[i].rid};
-	free(j->keyed);
-	j->keyed = NULL;
+		kd[i] = (struct dr_keyed){.key = draw_ranker_key(&rk, j->v[i].user), .idx = i};
+	draw_ranker_wipe(&rk);
+	/* Stable: equal keys (practically never) stay in user order, common/draw.h's tie rule. */
+	if ((rc = sort_u64(kd, j->nv, sizeof(*kd), offsetof(struct dr_keyed, key))) != 0) {
+		free(kd);
+		free(by_rank);
+		return bg_fail(j, "sorting the entrants", rc, NULL);
+	}
+	for (size_t i = 0; i < j->nv; i++) {
+		by_rank[i] = j->v[kd[i].idx];
+		j->ranked[kd[i].idx] =
+			(struct dr_rank){.user = j->v[kd[i].idx].user, .rank = (uint32_t)(i + 1)};
+	}
+	free(kd);
+	free(j->v);
+	j->v = by_rank;
+	j->cap = j->nv;
 	return 0;
 }
 
@@ -420,7 +430,9 @@ bg_write(struct dr_job *j)
 	if (rc != 0 && rc != -EEXIST)
 		return bg_fail(j, "writing draw_entrants", rc, NULL);
 	j->bg.rc = rc;
-	if ((j->bg.by_user = ranks_by_user(j)) == NULL)
+	j->bg.by_user = j->ranked != NULL ? j->ranked : ranks_by_user(j);
+	j->ranked = NULL;
+	if (j->bg.by_user == NULL)
 		return bg_fail(j, "allocating the ranks", -ENOMEM, NULL);
 	return rc;
 }

@@ -6,6 +6,7 @@
  *   flashgate-controlplane [-c FILE] [-s SECTION.KEY=VALUE]... [--migrate] [--check-config]
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,8 +557,14 @@ main(int argc, char **argv)
 		cp_follow_serve(c.follow, &c);
 		admin_conns_serve(c.admin, items + 3, n - 3, now_mono_ms());
 		sdnotify_watchdog(now_mono_ms());
-		cp_turns_note(&c.turns, now_mono_us() - turn_us, cp_turns_cpu_us() - turn_cpu_us,
-			now_mono_ms());
+		uint64_t took_us = now_mono_us() - turn_us, cpu_us = cp_turns_cpu_us() - turn_cpu_us;
+
+		cp_turns_note(&c.turns, took_us, cpu_us, now_mono_ms());
+		if (took_us > CP_TURN_LONG_US)
+			LOG_RL(LOG_LEVEL_INFO, 250,
+				"a turn of the loop took %" PRIu64 " us (%" PRIu64 " us of its "
+				"CPU time): decisions waited that long",
+				took_us, cpu_us);
 	}
 	LOG_NOTICE("stopping");
 	sdnotify_stopping("deciding what was received");

@@ -18,6 +18,11 @@
 # own work, without the time slices other processes take on a loaded host). The decision rounds'
 # count and time (on the deciding thread) come from the log.
 #
+# FG_BENCH_AOF_REWRITE=1 leaves Redis's automatic AOF rewrites on through the draw (by default
+# one is made before it and none during it, as docs/install.md advises for a sale).
+# FG_BENCH_SLOWLOG=0 leaves Redis's SLOWLOG as it is (its per-command log costs Redis time of its
+# own: the run then gives no per-batch times); FG_BENCH_DRAW_BATCH=N sets [controlplane] draw_batch.
+#
 # usage: bench_draw.sh CONTROLPLANE FLASHGATECTL FG_FEED   (under flock /tmp/fg-bench.lock)
 set -uo pipefail
 
@@ -30,7 +35,12 @@ t_services_up "$TMP/svc"
 T_CP=$CP T_CTL=$CTL T_CTL_OUT=$TMP/ctl.out
 N=1000000
 [ "${FG_BENCH_QUICK:-0}" = 1 ] && N=100000
-t_cp_up
+SLOWLOG=${FG_BENCH_SLOWLOG:-1}
+if [ -n "${FG_BENCH_DRAW_BATCH:-}" ]; then
+	t_cp_up -s "controlplane.draw_batch=$FG_BENCH_DRAW_BATCH"
+else
+	t_cp_up
+fi
 tap_ok $? "the control plane is ready"
 R="redis-cli -s $FG_REDIS_SOCK"
 mem() { $R info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
@@ -60,11 +70,34 @@ for at in range(1, n + 1, 1000):
 ' "$N" | $R --pipe >/dev/null
 tap_is "$($R hlen 'fg:{1}:entrants')" "$N" "$N entrants in Redis"
 m1=$(mem)
+# Redis's append-only file rewritten once the entrants are in, and no automatic rewrite during
+# the draw (docs/install.md: a rewrite forks Redis and its child competes with it for a core
+# through the sale); FG_BENCH_AOF_REWRITE=1 leaves Redis's automatic rewrites as they are.
+if [ "${FG_BENCH_AOF_REWRITE:-0}" != 1 ]; then
+	$R config set auto-aof-rewrite-percentage 0 >/dev/null
+	for _ in $(seq 600); do
+		[ "$($R info persistence | sed -n 's/^aof_rewrite_in_progress:\([0-9]\).*/\1/p')" = 0 ] &&
+			break
+		sleep 0.1
+	done
+	$R bgrewriteaof >/dev/null
+	sleep 0.2
+	for _ in $(seq 600); do
+		[ "$($R info persistence | sed -n 's/^aof_rewrite_in_progress:\([0-9]\).*/\1/p')" = 0 ] &&
+			break
+		sleep 0.1
+	done
+fi
+info_of() { $R info all | sed -n "s/^$1:\([0-9]*\).*/\1/p"; }
 draw_at=$(((q + 1 + w) * 1000))
 # Redis's own time for each command from now on (its SLOWLOG, every command): the draw batches'
 # time in Redis, which other sales' batches wait on, apart from the round trips.
-$R config set slowlog-log-slower-than 0 >/dev/null && $R config set slowlog-max-len 200000 >/dev/null &&
-	$R slowlog reset >/dev/null
+# Without it, the commands over 5 ms only (few: what held Redis, by name).
+$R config set slowlog-log-slower-than $([ "$SLOWLOG" = 1 ] && echo 0 || echo 5000) >/dev/null &&
+	$R config set slowlog-max-len 200000 >/dev/null && $R slowlog reset >/dev/null
+forks0=$(info_of total_forks)
+# Redis's own stalls over 5 ms (its latency monitor: commands, forks, AOF writes), by kind.
+$R config set latency-monitor-threshold 5 >/dev/null && $R latency reset >/dev/null
 # The other sale from a few seconds before draw_at until well after the draw (bounded).
 while [ "$(date +%s%3N)" -lt $((draw_at - 3000)) ]; do sleep 0.1; done
 "$FEED" --push "$T_PULL" --sub "$T_PUB" --event 2 --users 1-$((N < 300000 ? 60000 : 120000)) \
@@ -86,6 +119,11 @@ for _ in $(seq $((w * 10 + 1200))); do
 done
 sample_turns
 tap_is "$(t_sql "SELECT draw_done_at IS NOT NULL FROM events WHERE id = 1")" t "the draw is done"
+# The control plane logs the end a moment after PostgreSQL has it (its loop looks every 2 ms).
+for _ in $(seq 100); do
+	grep -q 'draw of event 1: [0-9]* decision rounds' "$TMP/cp.log" && break
+	sleep 0.05
+done
 m2=$(mem)
 $R --json slowlog get 200000 >"$TMP/slowlog.json"
 $R config set slowlog-log-slower-than 10000 >/dev/null
@@ -106,7 +144,7 @@ PY
 grep -o 'draw of event 1: [a-z]* took [0-9]* ms' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
 grep -o 'draw of event 1: [0-9]* decision rounds.*' "$TMP/cp.log" | while read -r l; do tap_diag "  $l"; done
 tap_diag "$(python3 -c 'import sys; n, at, dn = map(int, sys.argv[1:]); print("draw_at -> done: %.3f s (target: under 10 s)" % ((dn - at) / 1000))' "$N" "$draw_at" "$t_done")"
-python3 - "$TMP/slowlog.json" "$N" <<'PY' | while read -r l; do tap_diag "$l"; done
+python3 - "$TMP/slowlog.json" "$N" "$SLOWLOG" <<'PY' | while read -r l; do tap_diag "$l"; done
 import json, sys
 log = json.load(open(sys.argv[1]))
 n = int(sys.argv[2])
@@ -118,11 +156,47 @@ other = sorted(us(e) for e in log if e[3] and e[3][0].lower() == "evalsha" and
                any("{2}:" in a for a in e[3]))
 def q(v, f):
     return v[min(len(v) - 1, int(f * len(v)))] if v else 0
+if sys.argv[3] != "1":
+    slow = sorted(log, key=lambda e: -e[2])
+    print("Redis's commands over 5 ms during the draw (SLOWLOG): %d; the longest: %s" % (len(slow),
+          ", ".join("%s %d us" % (" ".join(a[:40] for a in e[3][:3]), e[2]) for e in slow[:6]) or "none"))
+    sys.exit(0)
 print("Redis's own time per reserve.lua (SLOWLOG, us): the draw's %d batches (%.0f entrants each "
       "on average): median %d, 99th percentile %d, longest %d; the other sale's %d batches: "
       "median %d, longest %d" % (len(draw), n / max(1, len(draw)), q(draw, .5), q(draw, .99),
       q(draw, 1), len(other), q(other, .5), q(other, 1)))
 PY
+# The loop's turns over 10 ms (the control plane logs them, four a second at most), each with the
+# draw's phase it fell in: what held the other sale's decisions.
+python3 - "$TMP/cp.log" "$draw_at" <<'PY' | while read -r l; do tap_diag "$l"; done
+import datetime, re, sys
+def ms(line):
+    t = line.split(" ", 1)[0].rstrip("Z")
+    return int(datetime.datetime.fromisoformat(t).replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+at = int(sys.argv[2])
+ends, turns = [], []
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r"draw of event 1: ([a-z]+) took", line)
+    if m:
+        ends.append((ms(line), m.group(1)))
+    m = re.search(r"a turn of the loop took (\d+) us \((\d+) us", line)
+    if m and ms(line) >= at - 1000:
+        turns.append((int(m.group(1)), int(m.group(2)), ms(line)))
+def phase(t):
+    for e, name in ends:
+        if t <= e:
+            return name
+    return "deciding" if any(n == "ranking" for _, n in ends) else "?"
+print("the loop's turns over 10 ms from draw_at on (logged four a second at most): %d" % len(turns))
+for took, cpu, t in sorted(turns, reverse=True)[:6]:
+    print("  %6d us (%5d us CPU) at draw_at + %.3f s, while %s" % (took, cpu, (t - at) / 1000, phase(t)))
+PY
+$R latency latest | paste -sd' ' | python3 -c 'import sys
+v = sys.stdin.read().split()
+print("Redis stalls over 5 ms (LATENCY LATEST: event, the latest, the longest): " + ("; ".join("%s %s/%s ms" % (v[i], v[i + 2], v[i + 3]) for i in range(0, len(v) - 3, 4)) or "none"))' |
+	while read -r l; do tap_diag "$l"; done
+$R config set latency-monitor-threshold 0 >/dev/null
+tap_diag "Redis forked $(($(info_of total_forks) - forks0)) times during the draw (its AOF rewrites: $(info_of aof_rewrites) in all; the last fork held Redis $(info_of latest_fork_usec) us)"
 tap_diag "the other sale's longest gap between two rounds of decisions during the draw (the loop's longest turn): $turn_max us (target: under 10000 us; the host: $(cut -d' ' -f1-3 /proc/loadavg) load)"
 tap_diag "  of which the loop's own work (the most CPU time of one turn): $cpu_max us; the rest is other processes' time slices"
 wait "$FEED_PID"

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/sha.h>
@@ -59,6 +60,52 @@ test_draw(void)
 	tap_ok(draw_entrants_digest(7, other, 4, d2) == 0 && memcmp(d, d2, sizeof(d)) != 0 &&
 			draw_rank_key(seed, 7, d2, 42) != draw_rank_key(seed, 7, d, 42),
 		"one entrant less changes the digest and every rank key");
+}
+
+struct keyed {
+	uint64_t key, user;
+};
+
+static int
+cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->user < y->user ? -1 : x->user > y->user;
+}
+
+/* The ranker (keys prepared once) gives draw_rank_key()'s keys, and draw_order() (radix sorts)
+ * the order of a plain comparison sort by (key, user), for 20,000 random users. */
+static void
+test_draw_many(void)
+{
+	enum { N = 20000 };
+	static uint64_t users[N];
+	static struct keyed ref[N];
+	uint8_t seed[DRAW_SEED_LEN], d[DRAW_DIGEST_LEN];
+	struct draw_ranker r;
+	uint64_t rng = 7;
+	bool same = true, order = true;
+
+	for (unsigned i = 0; i < DRAW_SEED_LEN; i++)
+		seed[i] = (uint8_t)(i * 7 + 1);
+	memset(d, 0xa5, sizeof(d));
+	draw_ranker_init(&r, seed, 9, d);
+	for (unsigned i = 0; i < N; i++) {
+		users[i] = (rng_splitmix64(&rng) >> 1) | 1; /* 1..2^63-1, practically distinct */
+		ref[i] = (struct keyed){.key = draw_ranker_key(&r, users[i]), .user = users[i]};
+		if (i % 97 == 0)
+			same = same && ref[i].key == draw_rank_key(seed, 9, d, users[i]);
+	}
+	draw_ranker_wipe(&r);
+	tap_ok(same, "the ranker's keys are draw_rank_key()'s");
+	qsort(ref, N, sizeof(ref[0]), cmp_keyed);
+	tap_ok(draw_order(seed, 9, d, users, N) == 0, "draw_order() of %d users", N);
+	for (unsigned i = 0; i < N; i++)
+		order = order && users[i] == ref[i].user;
+	tap_ok(order, "draw_order() gives the order of a comparison sort by key, then user");
 }
 
 static void
@@ -256,6 +303,7 @@ main(void)
 	const char *engine = pow_engine();
 
 	test_draw();
+	test_draw_many();
 	test_pow();
 	test_pow_edges();
 	tap_diag("pow engine chosen at start: %s", engine);
