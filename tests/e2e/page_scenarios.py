@@ -17,8 +17,10 @@ enabled before the start, solves the challenge (accepted: 202 at the edge; its t
 browser printed) and waits queued for the draw; then, the control plane stopped (SIGSTOP) as soon
 as the draw decides its first entrant, the page shows its place in line (screenshot), and its
 result once the control plane runs again. Other entrants join over HTTP; buyer 401's user id is
-picked, with the seed PostgreSQL holds (the test plays the operator), to be drawn last, so that
-it is still waiting when the control plane is stopped.
+picked, with the seed PostgreSQL holds (the test plays the operator), to be drawn third of 41
+for one item, so that it is still waiting when the control plane is stopped and is then told its
+place on the waiting list (1 ahead); the shop cancels rank 1's order, then rank 2's (each item
+back goes to the head of the list), and the page says the item came back for the buyer.
 """
 
 import json
@@ -339,11 +341,25 @@ def join_line(user):
     return dp_http("POST", j["reserve_path"], h)[0]
 
 
-def drawn_last(seed, others, candidates):
-    """The first of candidates that the draw (docs/fairness.md) puts after all of others."""
+def drawn_at(seed, others, candidates, rank):
+    """The first of candidates that the draw (docs/fairness.md) gives rank (1 first) among
+    others, and the order it makes."""
     for u in candidates:
-        if draw_order(seed, EV_C, others + [u])[-1] == u:
-            return u
+        order = draw_order(seed, EV_C, others + [u])
+        if order[rank - 1] == u:
+            return u, order
+    return None, []
+
+
+def wait_order(user, timeout):
+    """The id of user's pending order in sale C, once the order writer has made it."""
+    end = time.time() + timeout
+    while time.time() < end:
+        oid = sql("select id from orders where event_id = %d and user_id = %d and status = "
+                  "'pending'" % (EV_C, user))
+        if oid:
+            return oid
+        time.sleep(0.2)
     return None
 
 
@@ -365,8 +381,8 @@ def sale_c_draw():
         return
     seed = bytes.fromhex(sql("select encode(draw_seed, 'hex') from events where id = %d" % EV_C))
     others = list(range(4001, 4041))
-    user = drawn_last(seed, others, range(401, 2000))
-    diag("buyer %s is the one the draw will put last of %d" % (user, len(others) + 1))
+    user, order = drawn_at(seed, others, range(401, 2000), 3)
+    diag("buyer %s is the one the draw will put third of %d" % (user, len(others) + 1))
     b = fresh("buyer%d-draw" % user)
     try:
         b.open(url(EV_C), session=session(user))
@@ -402,7 +418,7 @@ def sale_c_draw():
               "queued before the draw: the page counts down to it (%s)" % b.text("wait"))
         b.shot("queued-draw")
         # The draw held (Redis pauses writes) once the entrants are ordered: the ranks go out,
-        # the data plane answers positions, the decisions wait; the buyer is drawn last.
+        # the data plane answers positions, the decisions wait; the buyer is drawn third.
         def seen_in_line(nxt):
             pos = b.wait(lambda: (b.record() or {}).get("position"), 6)
             check(b.state() == "queued" and isinstance(pos, int) and pos > 0 and
@@ -419,10 +435,23 @@ def sale_c_draw():
         # Beyond the stock, with the sale open: on the waiting list (an item may come back),
         # with the entrants ahead of it counted; not a final sold out (issue 27).
         st = b.wait_state({"waiting", "sold_out", "ordered", "reserved"}, 30)
-        check(st == "waiting" and "ahead of you on the waiting list" in b.status(),
-              "once the draw goes on, buyer %d (drawn last, 1 item) is told its place on the "
+        check(st == "waiting" and "1 ahead of you on the waiting list" in b.status(),
+              "once the draw goes on, buyer %d (drawn third, 1 item) is told its place on the "
               "waiting list (%s)" % (user, b.status()), "state %s" % st)
         b.shot(st or "after")
+        # Items come back (the shop cancels unpaid orders): each goes to the head of the list,
+        # rank 2 first, then the buyer, whose page says so (issue 27).
+        for r in (1, 2):
+            oid = wait_order(order[r - 1], 30)
+            gone = oid and sql("select flashgate_cancel(%s)" % oid) == "cancelled"
+            check(gone, "rank %d's order (user %d) is cancelled by the shop: its item goes "
+                  "back to the waiting list" % (r, order[r - 1]), "order %s" % oid)
+        st = b.wait_state({"reserved", "ordered"}, 40)
+        check(st in ("reserved", "ordered") and "came back for you" in b.status() and
+              wait_order(user, 10) is not None,
+              "the second item back goes to buyer %d (rank 3): the page says \"%s\" and "
+              "the order is there" % (user, b.status()), "state %s" % st)
+        b.shot("came-back")
     finally:
         b.quit()
 
