@@ -290,7 +290,7 @@ drain_check(struct bridge *b, uint64_t now_ms)
 
 	if (all_sent && b->confirmed == b->sent)
 		r = BRIDGE_DRAIN_DONE;
-	else if (now_ms - b->last_rx_ms >= b->cfg.resync_ms)
+	else if (bridge_silent_ms(b, now_ms) >= b->cfg.resync_ms)
 		r = BRIDGE_DRAIN_CP_GONE;
 	else if (now_ms >= b->drain_deadline_ms)
 		r = BRIDGE_DRAIN_TIMEOUT;
@@ -325,7 +325,7 @@ bridge_cp_failover(struct bridge *b, uint64_t now_ms)
 {
 	unsigned from = b->cp_cur, to;
 
-	if (b->n_cp < 2 || now_ms - b->last_rx_ms < b->cfg.resync_ms)
+	if (b->n_cp < 2 || bridge_silent_ms(b, now_ms) < b->cfg.resync_ms)
 		return;
 	to = (from + 1) % b->n_cp;
 	zmq_disconnect(b->push, b->cp_push[from]);

@@ -793,7 +793,7 @@ bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms)
 	}
 	if (b->snap.active || b->request_due)
 		return;
-	bool silent = now_ms - b->last_rx_ms >= c->resync_ms;
+	bool silent = bridge_silent_ms(b, now_ms) >= c->resync_ms;
 	uint64_t interval = !ready || b->want_snapshot ? c->snapshot_retry_ms : c->resync_ms;
 
 	if ((!ready || b->want_snapshot || silent) && now_ms - b->last_request_ms >= interval) {

@@ -159,6 +159,18 @@ bridge_skew_read(const struct bridge *b, int64_t *skew_ms)
 	return true;
 }
 
+/*
+ * How long the control plane has been silent at now_ms (the bridge thread's clock, read at the
+ * top of its round). A message received later in the same round stamps last_rx_ms after now_ms:
+ * silent for 0 then, not for 2^64 - 1 ms (which moved the bridge off a control plane that had
+ * just answered it, on a loaded host where the millisecond turned between the two reads).
+ */
+static inline uint64_t
+bridge_silent_ms(const struct bridge *b, uint64_t now_ms)
+{
+	return now_ms > b->last_rx_ms ? now_ms - b->last_rx_ms : 0;
+}
+
 /* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
  * many. */
 unsigned bridge_in_receive(struct bridge *b);
