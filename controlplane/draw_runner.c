@@ -23,7 +23,8 @@
 /* One turn's draw work: about this long (ms) before the loop gets its turn again (a step more at
  * most: the longest gap between two rounds of decisions stays under 10 ms). */
 #define DR_STEP_MS 4
-/* Entrants per HSCAN (the job's thread, its own Redis connection). Redis is busy with each
+/* Entrants per HSCAN, when the entrants' log does not hold them all (the job's thread, its own
+ * Redis connection). Redis is busy with each
  * while other sales' batches wait: 10,000 took it 15-37 ms on a quiet host (docs/benchmarks.md),
  * 2,000 a few ms. */
 #define DR_SCAN_COUNT 2000
@@ -338,8 +339,9 @@ bg_fail(struct dr_job *j, const char *what, int rc, const char *msg)
 	return rc;
 }
 
-/* DR_BG_READ: the frozen entrants from Redis (HSCAN in steps) on a connection of the thread's
- * own, into j->v (repeats and all: DR_BG_ORDER drops them). */
+/* DR_BG_READ: the frozen entrants from Redis on a connection of the thread's own, into j->v:
+ * their log in large slices when it holds the freeze's count of them (enter.lua writes both in
+ * one script), else the hash itself (HSCAN in steps; repeats and all: DR_BG_ORDER drops them). */
 static int
 bg_read(struct dr_job *j)
 {
@@ -353,9 +355,22 @@ bg_read(struct dr_job *j)
 	free(j->v);
 	j->v = NULL;
 	j->nv = j->cap = 0;
-	do
-		rc = store_entrants_scan(s, j->event, &cursor, DR_SCAN_COUNT, &j->v, &j->nv, &j->cap);
-	while (rc == 0 && cursor != 0);
+	rc = store_entrants_log_read(s, j->event, &j->v, &j->nv, &j->cap);
+	if (rc == 0 && j->nv == j->n) {
+		store_close(s);
+		return 0;
+	}
+	if (rc == 0 || rc == -EIO) {
+		LOG_INFO("draw of event %" PRIu32 ": the entrants' log holds %zu of the %" PRIu64
+			 " entrants%s: reading them from their hash",
+			j->event, j->nv, j->n, rc == -EIO ? " and what this build cannot read" : "");
+		j->nv = 0;
+		rc = 0;
+		do
+			rc = store_entrants_scan(
+				s, j->event, &cursor, DR_SCAN_COUNT, &j->v, &j->nv, &j->cap);
+		while (rc == 0 && cursor != 0);
+	}
 	store_close(s);
 	return rc == 0 ? 0 : bg_fail(j, "reading the entrants", rc, NULL);
 }

@@ -6,6 +6,9 @@
 -- KEYS[1] fg:{ev}:entrants hash: user -> "<rid>", the reservation that made the user an entrant
 -- KEYS[2] fg:{ev}:draw     hash: state (open|frozen|done; missing = open), n, next, digest
 -- KEYS[3] fg:{ev}:window   the sale window (reserve.lua): "closed" or "held" refuses here too
+-- KEYS[4] fg:{ev}:entlog   string: "<user>:<rid>\n" appended for each new entrant, in the same
+--                          script as its field (so the two hold the same entrants): the draw
+--                          reads it in large slices (GETRANGE) instead of HSCAN
 -- ARGV    n users, then their n reservation ids, all decimal; 1 <= n <= 2048
 --
 -- Returns n verdicts and then the number of entrants: 1 a new entrant (HSETNX), 0 already an
@@ -38,7 +41,7 @@ if refuse then
 	return out
 end
 local have = redis.call('HMGET', KEYS[1], unpack(ARGV, 1, n))
-local out, seen, hset, k = {}, {}, {}, 0
+local out, seen, hset, log, k = {}, {}, {}, {}, 0
 for i = 1, n do
 	local user = ARGV[i]
 	if have[i] or seen[user] then
@@ -48,6 +51,7 @@ for i = 1, n do
 		hset[k + 1] = user
 		hset[k + 2] = ARGV[n + i]
 		k = k + 2
+		log[#log + 1] = user .. ':' .. ARGV[n + i] .. '\n'
 		out[i] = 1
 	end
 end
@@ -56,6 +60,7 @@ if not state then
 end
 if k > 0 then
 	redis.call('HSET', KEYS[1], unpack(hset))
+	redis.call('APPEND', KEYS[4], table.concat(log))
 end
 out[n + 1] = redis.call('HLEN', KEYS[1])
 return out

@@ -24,7 +24,8 @@
 
 /*
  * Sets an event's stock before its sale, unless somebody already reserved. It is a script so
- * that the check and the write are one atomic step. KEYS: stock, result, outbox; ARGV: stock.
+ * that the check and the write are one atomic step. KEYS: stock, result, outbox, entrants (any
+ * of the three refuses), draw and entrants' log (deleted); ARGV: stock.
  * Returns 1 when set, 0 when refused. store_preheat() (store_event.c) runs it; it is loaded with
  * the other scripts on every connection.
  */
@@ -33,7 +34,7 @@ static const char preheat_lua[] =
 	"\tredis.call('EXISTS', KEYS[4]) == 1 then\n"
 	"\treturn 0\n"
 	"end\n"
-	"redis.call('DEL', KEYS[5])\n"
+	"redis.call('DEL', KEYS[5], KEYS[6])\n"
 	"redis.call('SET', KEYS[1], ARGV[1])\n"
 	"return 1\n";
 
@@ -545,11 +546,14 @@ store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
 	const enum store_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
 	long long *out)
 {
-	char keys[5][RS_KEY_MAX];
-	const char *argv[3 + 5 + 4];
-	size_t len[3 + 5 + 4];
+	char keys[RS_EVAL_KEYS][RS_KEY_MAX];
+	const char *argv[3 + RS_EVAL_KEYS + RS_EVAL_ARGS];
+	size_t len[3 + RS_EVAL_KEYS + RS_EVAL_ARGS];
 	char numkeys[2] = {(char)('0' + nkeys), '\0'};
 	int argc = 0, err = 0;
+
+	if (nkeys > RS_EVAL_KEYS || nargs > RS_EVAL_ARGS)
+		return -EINVAL;
 
 	argv[argc] = "EVALSHA";
 	len[argc++] = 7;

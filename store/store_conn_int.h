@@ -178,10 +178,13 @@ redisReply *store_command_ok(struct store *rs, int argc, const char **argv, cons
 	int *err, uint32_t event);
 
 /*
- * EVALSHA of one small script with up to 5 keys and 4 arguments; on NOSCRIPT loads the
- * scripts and tries once more. Returns the integer it answered in *out and 0, or -ENOTCONN,
- * -ENOMEM, or -EIO (an error reply or a reply that is not an integer).
+ * EVALSHA of one small script with up to RS_EVAL_KEYS keys and RS_EVAL_ARGS arguments; on
+ * NOSCRIPT loads the scripts and tries once more. Returns the integer it answered in *out and
+ * 0, or -EINVAL (more keys or arguments), -ENOTCONN, -ENOMEM, or -EIO (an error reply or a
+ * reply that is not an integer).
  */
+#define RS_EVAL_KEYS 8
+#define RS_EVAL_ARGS 4
 int store_eval_int(struct store *rs, enum store_script_id id, uint32_t event,
 	const enum store_key_kind *kinds, unsigned nkeys, const char *const *args, unsigned nargs,
 	long long *out);

@@ -77,12 +77,13 @@ int
 store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, unsigned n,
 	uint8_t *verdicts, unsigned *added, uint64_t *entrants)
 {
-	char keys[3][RS_KEY_MAX], sha[41];
-	static const enum store_key_kind kinds[3] = {RS_KEY_ENTRANTS, RS_KEY_DRAW, RS_KEY_WINDOW};
+	char keys[4][RS_KEY_MAX], sha[41];
+	static const enum store_key_kind kinds[4] = {
+		RS_KEY_ENTRANTS, RS_KEY_DRAW, RS_KEY_WINDOW, RS_KEY_ENTLOG};
 	const char **argv = NULL;
 	size_t *len = NULL;
 	char(*num)[RS_U64_DIGITS] = NULL;
-	unsigned argc = 3 + 3 + 2 * n;
+	unsigned argc = 3 + 4 + 2 * n;
 	redisReply *r = NULL;
 	int rc = -ENOMEM;
 
@@ -103,17 +104,17 @@ store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, un
 	len[0] = 7;
 	argv[1] = sha;
 	len[1] = 40;
-	argv[2] = "3";
+	argv[2] = "4";
 	len[2] = 1;
-	for (unsigned k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 4; k++) {
 		argv[3 + k] = keys[k];
 		len[3 + k] = (size_t)store_key(keys[k], RS_KEY_MAX, event, kinds[k]);
 	}
 	for (unsigned i = 0; i < n; i++) {
-		argv[6 + i] = num[i];
-		len[6 + i] = store_u64_to_dec(num[i], res[i].user);
-		argv[6 + n + i] = num[n + i];
-		len[6 + n + i] = store_u64_to_dec(num[n + i], res[i].reservation_id);
+		argv[7 + i] = num[i];
+		len[7 + i] = store_u64_to_dec(num[i], res[i].user);
+		argv[7 + n + i] = num[n + i];
+		len[7 + n + i] = store_u64_to_dec(num[n + i], res[i].reservation_id);
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char why[256];
@@ -378,6 +379,99 @@ store_entrants_ranks(struct store *rs, const struct wire_result_query *q, unsign
 	if (rc == 0)
 		rc = rc2;
 	return rc == 0 ? store_wait_reads(rs) : rc;
+}
+
+/* Appends one "<user>:<rid>" record of the log (without its newline) to *v. 0 or -EIO. */
+static int
+entlog_record(const char *p, size_t len, struct store_entrant **v, size_t *n, size_t *cap)
+{
+	const char *colon = memchr(p, ':', len);
+	struct store_entrant e;
+
+	if (colon == NULL || store_parse_u64(p, (size_t)(colon - p), &e.user) != 0 || e.user == 0 ||
+		store_parse_u64(colon + 1, len - (size_t)(colon - p) - 1, &e.reservation_id) != 0)
+		return -EIO;
+	if (*n == *cap) {
+		size_t want = *cap ? *cap * 2 : 4096;
+		struct store_entrant *nv = realloc(*v, want * sizeof(**v));
+
+		if (nv == NULL)
+			return -ENOMEM;
+		*v = nv;
+		*cap = want;
+	}
+	(*v)[(*n)++] = e;
+	return 0;
+}
+
+int
+store_entrants_log_read(
+	struct store *rs, uint32_t event, struct store_entrant **v, size_t *n, size_t *cap)
+{
+	char key[RS_KEY_MAX], from[RS_U64_DIGITS], to[RS_U64_DIGITS];
+	const char *argv[4] = {"GETRANGE", key, from, to};
+	size_t len[4] = {8, 0, 0, 0};
+	char carry[2 * RS_U64_DIGITS + 2]; /* a record cut by a slice's end */
+	size_t ncarry = 0;
+	uint64_t off = 0;
+	int rc = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_ENTLOG);
+	for (;;) {
+		len[2] = store_u64_to_dec(from, off);
+		len[3] = store_u64_to_dec(to, off + RS_ENTLOG_SLICE - 1);
+		redisReply *r = store_command_ok(rs, 4, argv, len, &rc, event);
+
+		if (r == NULL)
+			return rc;
+		if (r->type != REDIS_REPLY_STRING) {
+			freeReplyObject(r);
+			rc = -EIO;
+			break;
+		}
+		const char *p = r->str, *end = r->str + r->len;
+
+		while (rc == 0 && p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t part = (size_t)((nl != NULL ? nl : end) - p);
+
+			if (ncarry + part > sizeof(carry)) {
+				rc = -EIO;
+				break;
+			}
+			if (nl == NULL) { /* the slice ends inside this record */
+				memcpy(carry + ncarry, p, part);
+				ncarry += part;
+				break;
+			}
+			if (ncarry > 0) {
+				memcpy(carry + ncarry, p, part);
+				rc = entlog_record(carry, ncarry + part, v, n, cap);
+				ncarry = 0;
+			} else {
+				rc = entlog_record(p, part, v, n, cap);
+			}
+			p = nl + 1;
+		}
+		bool last = r->len < RS_ENTLOG_SLICE;
+
+		off += r->len;
+		freeReplyObject(r);
+		if (rc != 0 || last)
+			break;
+	}
+	if (rc == 0 && ncarry > 0)
+		rc = -EIO;
+	if (rc == -EIO) {
+		rs->st.errors++;
+		LOG_RL(LOG_LEVEL_WARN, 10000,
+			"redis: the entrants' log of event %" PRIu32 " holds what this build cannot "
+			"read (at byte %" PRIu64 ")",
+			event, off);
+	}
+	return rc;
 }
 
 int

@@ -75,6 +75,20 @@ int store_draw_set_digest(struct store *rs, uint32_t event, const uint8_t digest
 int store_entrants_scan(struct store *rs, uint32_t event, uint64_t *cursor, unsigned count,
 	struct store_entrant **v, size_t *n, size_t *cap);
 
+/* The slice of the entrants' log one GETRANGE reads (bytes). */
+#define RS_ENTLOG_SLICE (1u << 20)
+
+/*
+ * Reads event's entrants' log (fg:{ev}:entlog, store/store_keys.h: a record per entrant, in the
+ * order they entered) into *v after its *n entries, growing it as store_entrants_scan() does,
+ * in GETRANGE slices of RS_ENTLOG_SLICE bytes until a shorter one. An absent log reads as no
+ * entrant. Returns 0, -EINVAL (event 0), -ENOMEM, -ENOTCONN, or -EIO (a record this build
+ * cannot read, or a log that ends inside a record: logged). Whether it holds every entrant is
+ * the caller's to check (their count at the freeze).
+ */
+int store_entrants_log_read(
+	struct store *rs, uint32_t event, struct store_entrant **v, size_t *n, size_t *cap);
+
 /* The number of event's entrants now (HLEN). Returns 0, -EINVAL, -ENOTCONN or -EIO. */
 int store_entrants_count(struct store *rs, uint32_t event, uint64_t *n);
 

@@ -13,7 +13,7 @@ int
 store_preheat(struct store *rs, uint32_t event, int64_t stock)
 {
 	static const enum store_key_kind kinds[] = {
-		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_ENTRANTS, RS_KEY_DRAW};
+		RS_KEY_STOCK, RS_KEY_RESULT, RS_KEY_OUTBOX, RS_KEY_ENTRANTS, RS_KEY_DRAW, RS_KEY_ENTLOG};
 	char stock_s[RS_U64_DIGITS + 1];
 	const char *args[] = {stock_s};
 	long long v;
@@ -21,7 +21,7 @@ store_preheat(struct store *rs, uint32_t event, int64_t stock)
 	if (event == 0 || stock < 0)
 		return -EINVAL;
 	stock_s[store_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
-	int rc = store_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 5, args, 1, &v);
+	int rc = store_eval_int(rs, RS_SCRIPT_PREHEAT, event, kinds, 6, args, 1, &v);
 
 	if (rc != 0)
 		return rc;

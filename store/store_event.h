@@ -23,7 +23,7 @@ struct store_event_state {
  * yet: a repeated preheat before the start overwrites the stock (the operator changed it in
  * PostgreSQL). Returns 0, -EBUSY when the event has results, outbox entries or entrants (a
  * sale or a pre-queue ran: stock is repaired by reconciliation, never overwritten; a draw key
- * without entrants is deleted, so the draw starts afresh), -EINVAL for a negative stock or
+ * and an entrants' log without entrants are deleted, so the draw starts afresh), -EINVAL for a negative stock or
  * event 0, -ENOTCONN, -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not
  * confirm it in time: it may be set on the primary; run it again).
  */

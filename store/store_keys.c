@@ -18,6 +18,7 @@ store_key(char *buf, size_t cap, uint32_t event, enum store_key_kind kind)
 		[RS_KEY_DRAW] = "draw",
 		[RS_KEY_WAIT] = "wait",
 		[RS_KEY_WRANK] = "wrank",
+		[RS_KEY_ENTLOG] = "entlog",
 	};
 
 	if ((unsigned)kind >= RS_KEY_KINDS)

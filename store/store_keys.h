@@ -67,8 +67,8 @@
  *                     (store_draw: store_enter(), HSETNX semantics: a user's second reservation
  *                     changes nothing) while the control plane's clock is in [queue_opens_at,
  *                     draw_at) and the draw key is open; never changed after the freeze. Read
- *                     by draw_freeze.lua (HLEN), store_entrants_scan() (the draw reads them all
- *                     with HSCAN), store_entrants_get() (a result query of an entrant) and
+ *                     by draw_freeze.lua (HLEN), store_entrants_scan() (the draw reads them
+ *                     with HSCAN when their log below is short), store_entrants_get() (a result query of an entrant) and
  *                     store_preheat() (a pre-queue ran).
  *
  *   fg:{EV}:draw      hash, the draw's state: "state" open | frozen | done (missing: open, or
@@ -101,7 +101,16 @@
  *                     once). Never popped: it answers a result query of such an entrant after
  *                     the draw is done (store_wranks_get()), by any control plane.
  *
- * store_purge_event() (store_event) deletes all nine.
+ *   fg:{EV}:entlog    string, "<user>:<rid>\n" per entrant: the entrants of the hash above, in
+ *                     the order they entered, appended by enter.lua in the same script as their
+ *                     fields (so it holds exactly the hash's entrants). Read by
+ *                     store_entrants_log_read() (the draw reads it in slices of a megabyte
+ *                     with GETRANGE: an HSCAN costs Redis about 1.3 us an entrant, a slice
+ *                     next to nothing); a draw whose log does not hold the freeze's count
+ *                     (entrants of an older build) reads the hash with HSCAN. Deleted with the
+ *                     hash (store_preheat() without entrants, store_purge_event()).
+ *
+ * store_purge_event() (store_event) deletes all ten.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one
  * reservation per buyer until the order writer trims acknowledged entries.
  */
@@ -124,8 +133,9 @@ enum store_key_kind {
 	RS_KEY_DRAW,
 	RS_KEY_WAIT,
 	RS_KEY_WRANK,
+	RS_KEY_ENTLOG,
 };
-#define RS_KEY_KINDS (RS_KEY_WRANK + 1)
+#define RS_KEY_KINDS (RS_KEY_ENTLOG + 1)
 
 /*
  * Writes the name of one of an event's keys ("fg:{42}:stock") to buf. Returns its length,

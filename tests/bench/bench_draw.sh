@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The draw of 10^6 entrants (issue 18 §6; FG_BENCH_QUICK=1: 10^5) by the real control plane,
-# with real Redis and PostgreSQL (scripts/services): the entrants hash is filled directly (the
+# with real Redis and PostgreSQL (scripts/services): the entrants hash and log are filled directly, as enter.lua fills them (the
 # entering path is the decider's, measured elsewhere), one item per entrant (every entrant is
 # reserved: the most work a draw can have), then the control plane draws at draw_at. Prints,
 # from its log's timestamps, the seconds from draw_at to the freeze, for the freeze + read +
@@ -66,9 +66,15 @@ n = int(sys.argv[1])
 out = sys.stdout
 out.write("HSET fg:{1}:draw state open\n")
 for at in range(1, n + 1, 1000):
-    out.write("HSET fg:{1}:entrants " + " ".join("%d %d" % (u, (5 << 54) | u) for u in range(at, min(at + 1000, n + 1))) + "\n")
+    users = range(at, min(at + 1000, n + 1))
+    out.write("HSET fg:{1}:entrants " + " ".join("%d %d" % (u, (5 << 54) | u) for u in users) + "\n")
+    # enter.lua appends the same records to the entrants log in the same script
+    log = "".join("%d:%d\n" % (u, (5 << 54) | u) for u in users)
+    out.write("*3\r\n$6\r\nAPPEND\r\n$13\r\nfg:{1}:entlog\r\n$%d\r\n%s\r\n" % (len(log), log))
 ' "$N" | $R --pipe >/dev/null
-tap_is "$($R hlen 'fg:{1}:entrants')" "$N" "$N entrants in Redis"
+tap_is "$($R hlen 'fg:{1}:entrants')/$($R strlen 'fg:{1}:entlog')" \
+	"$N/$(python3 -c 'import sys; n = int(sys.argv[1]); print(sum(len("%d:%d\n" % (u, (5 << 54) | u)) for u in range(1, n + 1)))' "$N")" \
+	"$N entrants in Redis, in their hash and their log"
 m1=$(mem)
 # Redis's append-only file rewritten once the entrants are in, and no automatic rewrite during
 # the draw (docs/install.md: a rewrite forks Redis and its child competes with it for a core

@@ -101,7 +101,11 @@ tap_is "$(t_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new c
 
 # --- event 24: ranks answered to result queries while the draw waits -------------------------------
 t_feed f24 24 1-20 37
-tap_is "$(field f24 queued)" 20 "20 entrants of event 24"
+tap_is "$(field f24 queued)/$(t_redis strlen 'fg:{24}:entlog')" "20/$(seq 1 20 | while read -r u; do
+	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done | wc -c)" \
+	"20 entrants of event 24, a record each in their log"
+# Event 24's log lost (entrants of an older build have none): its draw reads the hash (HSCAN).
+t_redis del 'fg:{24}:entlog' >/dev/null
 t_redis set 'fg:{24}:window' held >/dev/null
 for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
 sleep 0.3
@@ -119,6 +123,8 @@ tap_ok "$(cmp -s "$TMP/q.24" "$TMP/pg.24"; echo $?)" \
 t_redis set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
 t_draw_done 24 30
 tap_is "$?/$(t_redis hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
+tap_ok "$(grep -q 'draw of event 24: the entrants. log holds 0 of the 20 entrants: reading them from their hash' "$TMP/cp.log"; echo $?)" \
+	"  without its log, event 24's draw read the entrants from their hash"
 
 # --- a draw that is not done: nothing first come --------------------------------------------------
 t_sleep_until $((q + 3))
@@ -265,6 +271,9 @@ sys.exit(0 if d[22]["phase"] == "done" and d[22]["decided"] == 30000 else 1)'; e
 m=$(curl -s "http://127.0.0.1:$T_METRICS_PORT/metrics")
 tap_ok "$(grep -q '^flashgate_draw_decided{event="22"} 30000$' <<<"$m"; echo $?)" \
 	"the metric flashgate_draw_decided of event 22 is 30000"
+
+tap_is "$(grep -c 'draw of event 2[12]: the entrants. log holds' "$TMP/cp.log")" 0 \
+	"events 21 and 22 (30,300 entrants) were read from their entrants' logs, not their hashes"
 
 # --- a receipt issued in the last millisecond before draw_at is in the draw (issue 27 §2) ----------
 # Event 25: its data planes' reservations reach the control plane 300 ms after draw_at, one

@@ -854,6 +854,21 @@ test_draw(void)
 	tap_ok(store_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && added == 0 &&
 			entrants == 4 && v[0] == WIRE_V_QUEUED,
 		"  a second reserve of an entrant: queued, nothing added");
+	{
+		struct store_entrant *e = NULL;
+		size_t n = 0, cap = 0;
+		bool same = true;
+
+		int lrc = store_entrants_log_read(rs, ev, &e, &n, &cap);
+
+		tap_ok(lrc == 0 && n == 4,
+			"  the entrants' log holds the 4 entrants once each (%zu records)", n);
+		for (size_t i = 0; i < n && i < 4; i++)
+			same = same && e[i].user == 10 + i &&
+			       e[i].reservation_id == (i == 1 ? first_rid_11 : res[i].reservation_id);
+		tap_ok(same, "  in the order they entered, each with its first reservation");
+		free(e);
+	}
 	struct wire_result_query q[2] = {{.user = 11, .event = ev}, {.user = 99, .event = ev}};
 	uint64_t rids[2];
 
@@ -960,19 +975,75 @@ test_draw(void)
 		free(e);
 		tap_ok(rc == 0 && entrants == N && distinct == N,
 			"HSCAN reads all 5000 entrants (%zu returned, %zu distinct)", n, distinct);
+		e = NULL; /* freed above */
+		n = cap = 0;
+		memset(seen, 0, sizeof(seen));
+		distinct = 0;
+		rc = store_entrants_log_read(rs, ev0, &e, &n, &cap);
+		for (size_t i = 0; i < n; i++)
+			if (e[i].user >= 1 && e[i].user <= N && !seen[e[i].user]++)
+				distinct++;
+		tap_ok(rc == 0 && n == N && distinct == N,
+			"the entrants' log reads all 5000 entrants, each once (%zu)", n);
+		free(e);
+		e = NULL;
+		n = cap = 0;
+		/* A log over several slices, its records cut by the slices' ends. */
+		{
+			enum { BIG = 120000 };
+			char rec[64];
+			size_t bytes = 0;
+			bool in_order = true;
+
+			for (unsigned u = 1; u <= BIG; u++) {
+				int l = snprintf(rec, sizeof(rec), "%u:%llu\n", u,
+					(unsigned long long)(UINT64_C(1) << 60) + u);
+
+				redisAppendCommand(raw, "APPEND fg:{%u}:entlog %b", ev0 + 1, rec,
+					(size_t)l);
+				bytes += (size_t)l;
+			}
+			for (unsigned u = 1; u <= BIG; u++) {
+				redisReply *r = NULL;
+
+				redisGetReply(raw, (void **)&r);
+				freeReplyObject(r);
+			}
+			rc = store_entrants_log_read(rs, ev0 + 1, &e, &n, &cap);
+			for (size_t i = 0; i < n && in_order; i++)
+				in_order = e[i].user == i + 1 &&
+					   e[i].reservation_id == (UINT64_C(1) << 60) + i + 1;
+			tap_ok(rc == 0 && n == BIG && in_order && bytes > 2 * RS_ENTLOG_SLICE,
+				"a log of %zu bytes (over two slices) reads back whole: %zu records",
+				bytes, n);
+			free(e);
+			e = NULL;
+			n = cap = 0;
+			freeReplyObject(raw_cmd(raw, "APPEND fg:{%u}:entlog 71:x", ev0 + 1));
+			tap_ok(store_entrants_log_read(rs, ev0 + 1, &e, &n, &cap) == -EIO,
+				"  a log ending inside a record: refused (-EIO)");
+			free(e);
+			e = NULL;
+			n = cap = 0;
+			freeReplyObject(raw_cmd(raw, "DEL fg:{%u}:entlog", ev0 + 1));
+			tap_ok(store_entrants_log_read(rs, ev0 + 1, &e, &n, &cap) == 0 && n == 0,
+				"  an absent log reads as no entrant");
+			free(e);
+		}
 		tap_ok(store_preheat(rs, ev0, 10) == -EBUSY,
 			"preheat refuses after a pre-queue (entrants exist)");
 		freeReplyObject(raw_cmd(raw, "DEL %s", key(ev0, RS_KEY_ENTRANTS)));
 		tap_ok(store_preheat(rs, ev0, 10) == 0 &&
-				raw_int(raw, "EXISTS %s", key(ev0, RS_KEY_DRAW)) == 0,
-			"  without entrants it preheats and deletes the draw key");
+				raw_int(raw, "EXISTS %s %s", key(ev0, RS_KEY_DRAW),
+					key(ev0, RS_KEY_ENTLOG)) == 0,
+			"  without entrants it preheats and deletes the draw key and the log");
 		tap_ok(store_draw_freeze(rs, ev0, &d) == 0 && d.state == RS_DRAW_DONE && d.n == 0,
 			"a freeze without entrants: done at once (n 0)");
 	}
 	tap_ok(store_purge_event(rs, ev) == 0 &&
-			raw_int(raw, "EXISTS %s %s", key(ev, RS_KEY_ENTRANTS), key(ev, RS_KEY_DRAW)) ==
-				0,
-		"purge deletes the entrants and the draw key");
+			raw_int(raw, "EXISTS %s %s %s", key(ev, RS_KEY_ENTRANTS), key(ev, RS_KEY_DRAW),
+				key(ev, RS_KEY_ENTLOG)) == 0,
+		"purge deletes the entrants, their log and the draw key");
 }
 
 static void
