@@ -37,10 +37,12 @@ sort_u64(void *base, size_t n, size_t size, size_t key_off)
 	size_t(*count)[256];
 	unsigned char *a = base, *b;
 
-	if (size < 8 || size > 64 || size % 8 != 0 || key_off + 8 > size)
+	if (size < 8 || size > 64 || size % 8 != 0 || key_off > size - 8)
 		return -EINVAL;
 	if (n < 2)
 		return 0;
+	if (n > SIZE_MAX / size)
+		return -ENOMEM;
 	count = calloc(8, sizeof(*count));
 	b = malloc(n * size);
 	if (count == NULL || b == NULL) {

@@ -37,9 +37,11 @@ struct draw_decide {
  * Up to k rounds from index at into slots s[0..k) (on the thread): one store_reserve() of k
  * draw batches, each sent as soon as it is formatted, so that Redis runs a batch while the
  * thread reads the one before (it takes them one at a time, other clients between them: a
- * batch's run is still what another sale waits on). A batch decides only at its turn, so the
- * first one not decided leaves the others out (-ESTALE, nothing written). Returns how many
- * slots were filled: the decided ones and the first not decided, if any (*more false then).
+ * batch's run is still what another sale waits on). A batch decides only at its turn: after
+ * one not decided the next is usually refused too (-ESTALE, nothing written), but not always
+ * (another control plane's cursor may have reached it meanwhile: it is decided), so every
+ * batch sent is handed over, decided or not, for the loop to publish what was decided. Returns
+ * how many slots were filled; *more is false when one was not decided (the thread ends).
  */
 static unsigned
 dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_decide_round *s[],
@@ -69,10 +71,11 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 		pos += n;
 	}
 	store_reserve(rs, b, nb);
+	/* Per round: the pair's time halved (their replies come together). */
 	uint64_t took = (now_mono_us() - t0) / (nb ? nb : 1);
 
 	*more = true;
-	for (unsigned r = 0; r < nb && *more; r++) {
+	for (unsigned r = 0; r < nb; r++) {
 		struct draw_decide_round *o = s[r];
 
 		o->index = b[r].draw_index;
@@ -93,7 +96,7 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 					.flags = WIRE_RESULT_F_STOCK,
 					.rank = (uint32_t)(b[r].draw_index + i + 1),
 				};
-		*more = b[r].status == 0 && !o->held;
+		*more = *more && b[r].status == 0 && !o->held;
 		filled++;
 	}
 	return filled;

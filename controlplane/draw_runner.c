@@ -339,6 +339,27 @@ bg_fail(struct dr_job *j, const char *what, int rc, const char *msg)
 	return rc;
 }
 
+/* Sorts j->v by user unless it is sorted already. 0 or -ENOMEM. */
+static int
+entrants_by_user(struct dr_job *j)
+{
+	for (size_t i = 1; i < j->nv; i++)
+		if (j->v[i - 1].user > j->v[i].user)
+			return sort_u64(j->v, j->nv, sizeof(*j->v), offsetof(struct store_entrant, user));
+	return 0;
+}
+
+/* The distinct users of j->v, sorted by user. */
+static size_t
+distinct_users(const struct dr_job *j)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->nv; i++)
+		k += i == 0 || j->v[i - 1].user != j->v[i].user;
+	return k;
+}
+
 /* DR_BG_READ: the frozen entrants from Redis on a connection of the thread's own, into j->v:
  * their log in large slices when it holds the freeze's count of them (enter.lua writes both in
  * one script), else the hash itself (HSCAN in steps; repeats and all: DR_BG_ORDER drops them). */
@@ -356,14 +377,17 @@ bg_read(struct dr_job *j)
 	j->v = NULL;
 	j->nv = j->cap = 0;
 	rc = store_entrants_log_read(s, j->event, &j->v, &j->nv, &j->cap);
-	if (rc == 0 && j->nv == j->n) {
+	/* Trusted only when it holds the freeze's count of distinct users (sorted by user here,
+	 * which DR_BG_ORDER then finds done). */
+	if (rc == 0 && j->nv == j->n && entrants_by_user(j) == 0 && distinct_users(j) == j->n) {
 		store_close(s);
 		return 0;
 	}
 	if (rc == 0 || rc == -EIO) {
 		LOG_INFO("draw of event %" PRIu32 ": the entrants' log holds %zu of the %" PRIu64
 			 " entrants%s: reading them from their hash",
-			j->event, j->nv, j->n, rc == -EIO ? " and what this build cannot read" : "");
+			j->event, rc == 0 && j->nv == j->n ? distinct_users(j) : j->nv, j->n,
+			rc == -EIO ? " and what this build cannot read" : "");
 		j->nv = 0;
 		rc = 0;
 		do
@@ -387,7 +411,7 @@ bg_order(struct dr_job *j)
 	size_t k = 0;
 	int rc;
 
-	if ((rc = sort_u64(j->v, j->nv, sizeof(*j->v), offsetof(struct store_entrant, user))) != 0)
+	if ((rc = entrants_by_user(j)) != 0)
 		return bg_fail(j, "sorting the entrants", rc, NULL);
 	for (size_t i = 0; i < j->nv; i++)
 		if (k == 0 || j->v[k - 1].user != j->v[i].user)
@@ -865,8 +889,10 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		job_fail(r, j, now_ms, "starting the deciding thread", rc, NULL);
 		return true;
 	}
-	/* A turn takes what is ready, a bounded number of results. */
-	while (!stale && !failed && !held && taken < DR_RANKS_PER_STEP &&
+	/* A turn takes what is ready, a bounded number of results; after a stale round, the rest
+	 * the thread handed over (it has ended): a batch sent with it may have been decided all
+	 * the same, at another control plane's cursor, and is published. */
+	while (!failed && !held && (stale || taken < DR_RANKS_PER_STEP) &&
 		(s = draw_decide_peek(j->dec)) != NULL) {
 		if (s->status == -ESTALE) {
 			stale = true;
@@ -880,7 +906,8 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 					s->index + k + 1 > e->draw.served)
 					e->draw.served = s->index + k + 1;
 			cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
-			j->next = s->index + s->n;
+			if (s->index + s->n > j->next)
+				j->next = s->index + s->n;
 			taken += s->n;
 			cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
 		}
@@ -901,7 +928,8 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			job_fail(r, j, now_ms, "reading the draw's cursor", EIO, NULL);
 			return true;
 		}
-		j->next = d.next;
+		if (d.next > j->next)
+			j->next = d.next;
 		if (d.state == RS_DRAW_DONE)
 			j->next = j->n;
 	} else if (failed) {

@@ -298,7 +298,8 @@ drain_check(struct bridge *b, uint64_t now_ms)
 		__atomic_store_n(&b->drain_result, r, __ATOMIC_RELEASE);
 		return;
 	}
-	if (all_sent && !b->pending && now_ms - b->mark_sent_ms >= BRIDGE_RESEND_MS) {
+	if (all_sent && !b->pending &&
+		bridge_ms_since(now_ms, b->mark_sent_ms) >= BRIDGE_RESEND_MS) {
 		int len = wire_encode_reservations(&b->tx, &b->mark, 1, b->msg, b->msg_cap);
 
 		if (len > 0) {

@@ -786,7 +786,8 @@ bridge_in_schedule_snapshot(struct bridge *b, uint64_t now_ms)
 	bool ready = bridge_is_ready(b);
 
 	/* A snapshot whose END never came is abandoned after a few retry periods. */
-	if (b->snap.active && now_ms - b->snap.started_ms > 4 * (uint64_t)c->snapshot_retry_ms) {
+	if (b->snap.active &&
+		bridge_ms_since(now_ms, b->snap.started_ms) > 4 * (uint64_t)c->snapshot_retry_ms) {
 		b->snap.active = false;
 		CTR_INC(b->ctr.snapshots_incomplete);
 		b->want_snapshot = true;

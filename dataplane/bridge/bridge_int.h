@@ -171,6 +171,14 @@ bridge_silent_ms(const struct bridge *b, uint64_t now_ms)
 	return now_ms > b->last_rx_ms ? now_ms - b->last_rx_ms : 0;
 }
 
+/* now_ms - then_ms, or 0 when then_ms was stamped after now_ms was read (the same wrap as
+ * above: a snapshot's start, a drain mark's send). */
+static inline uint64_t
+bridge_ms_since(uint64_t now_ms, uint64_t then_ms)
+{
+	return now_ms > then_ms ? now_ms - then_ms : 0;
+}
+
 /* bridge_in.c: handles what the SUB socket holds, at most RECV_PER_ROUND messages. Returns how
  * many. */
 unsigned bridge_in_receive(struct bridge *b);
