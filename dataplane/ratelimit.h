@@ -363,14 +363,17 @@ rl_take(struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t no
  * (a key not in the table has a full bucket); on false, *retry_after_s as rl_take() gives it.
  * For refusing early on a claim that is verified only later (the user id in a token, before
  * its MAC is checked): a forged claim must not drain the claimed key's bucket, so the token
- * is taken with rl_take() once the claim is proven.
+ * is taken with rl_take() (or rl_take_at() with *at) once the claim is proven. *at, unless at
+ * is NULL, is set to key's entry when the peek read one, else NULL.
  */
 static inline bool
-rl_peek(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now_ms,
-	uint32_t *retry_after_s)
+rl_peek_at(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now_ms,
+	uint32_t *retry_after_s, const struct rl_entry **at)
 {
 	uint64_t s1, s2;
 
+	if (at != NULL)
+		*at = NULL;
 	if (p->rate == 0 || t->epoch_ms == RL_EPOCH_UNSET || now_ms < t->epoch_ms ||
 		now_ms - t->epoch_ms > RL_STAMP_MAX)
 		return true;
@@ -388,6 +391,8 @@ rl_peek(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint6
 
 			if (e->key != key || e->state == 0)
 				continue;
+			if (at != NULL)
+				*at = e;
 			uint64_t then = (e->state >> RL_TOKEN_BITS) - 1;
 			uint64_t tok = rl_refill(e->state & RL_TOKEN_MASK, then, now, p->rate, cap);
 
@@ -399,6 +404,37 @@ rl_peek(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint6
 		}
 	}
 	return true;
+}
+
+/* rl_peek_at() without the entry. */
+static inline bool
+rl_peek(const struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now_ms,
+	uint32_t *retry_after_s)
+{
+	return rl_peek_at(t, key, p, now_ms, retry_after_s, NULL);
+}
+
+/*
+ * rl_take() of key in t, given the entry at that rl_peek_at() of t found for some key (NULL:
+ * none): when at still holds key, the token is taken there without looking key up again;
+ * otherwise (another key was peeked, the table was emptied since, nothing was found)
+ * rl_take() looks it up. The same result as rl_take() in every case: a key is in one entry
+ * at most.
+ */
+static inline bool
+rl_take_at(struct rl_table *t, uint64_t key, const struct rl_entry *at, const struct rl_params *p,
+	uint64_t now_ms, uint32_t *retry_after_s)
+{
+	if (unlikely(p->rate == 0))
+		return true;
+	if (likely(at != NULL) && at->key == key) {
+		uint64_t now = rl_stamp_now(t, now_ms); /* may empty t: at is tested after */
+		struct rl_entry *e = (struct rl_entry *)(uintptr_t)at; /* an entry of t */
+
+		if (likely(e->key == key && e->state != 0))
+			return rl_entry_take(e, now, p->rate, rl_cap_milli(p), retry_after_s);
+	}
+	return rl_take(t, key, p, now_ms, retry_after_s);
 }
 
 /* Makes b a full bucket (whatever its parameters turn out to be). Cannot fail. */

@@ -28,15 +28,18 @@
 /*
  * Refuses (429) a request whose claimed user is over the limit, before any MAC
  * is checked: the bucket is only looked at, so a forged claim cannot drain
- * anyone's bucket; the token is taken once the MAC proved the user.
+ * anyone's bucket; the token is taken once the MAC proved the user (rl_take_at() with *at,
+ * the entry the peek read, or NULL).
  */
 static inline uint16_t
-adm_peek_user(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint64_t user)
+adm_peek_user(struct worker *w, const struct req_view *q, char *out, uint16_t cap, uint64_t user,
+	const struct rl_entry **at)
 {
 	uint32_t retry;
 
+	*at = NULL;
 	if (w->rl_user != NULL && user != 0 &&
-		unlikely(!rl_peek(w->rl_user, user, &w->sh->limits.user, w->now_ms, &retry)))
+		unlikely(!rl_peek_at(w->rl_user, user, &w->sh->limits.user, w->now_ms, &retry, at)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
 	return 0;
@@ -47,15 +50,17 @@ adm_peek_user(struct worker *w, const struct req_view *q, char *out, uint16_t ca
  * claimed user blocked by a risk rule, the device (X-Device-Id, key dev: rl_key_bytes()) blocked,
  * the device's bucket empty (only looked at, as adm_peek_user(): a forged request cannot drain
  * it). A forged claim gains nothing: its request would be refused anyway, after the HMAC.
+ * *dev_at: the device's entry the peek read, or NULL (for rl_take_at()).
  * Returns 0 to go on, or the length of the refusal written.
  */
 static inline uint16_t
 adm_shed_claims(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
-	uint64_t user, uint64_t dev)
+	uint64_t user, uint64_t dev, const struct rl_entry **dev_at)
 {
 	const struct http_request *r = q->r;
 	uint32_t retry;
 
+	*dev_at = NULL;
 	if (unlikely(rules_block_user(w->sh->rules, user)))
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_USER, "blocked", 0);
 	if (r->device_id.len == 0)
@@ -63,7 +68,8 @@ adm_shed_claims(struct worker *w, const struct req_view *q, char *out, uint16_t 
 	if (unlikely(rules_block_device(w->sh->rules, r->device_id.p, r->device_id.len)))
 		return ans_refuse(w, q, out, cap, 403, DP_REJ_BLOCKED_DEVICE, "blocked", 0);
 	if (w->rl_device != NULL &&
-		unlikely(!rl_peek(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
+		unlikely(!rl_peek_at(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry,
+			dev_at)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
 			"too many requests from this device", retry);
 	return 0;

@@ -22,6 +22,7 @@
 #include "dataplane/result_table.h"
 #include "dataplane/worker.h"
 
+#include <rte_byteorder.h>
 #include <rte_common.h>
 
 /*
@@ -59,23 +60,71 @@ req_bearer(const struct http_request *r)
 	return t;
 }
 
+/* Bit 7 of each byte of p[0..8) that is '.', the others 0 (exact: no borrow between bytes). */
+static inline uint64_t
+req_dots8(const char *p)
+{
+	const uint64_t k = UINT64_C(0x7f7f7f7f7f7f7f7f);
+	uint64_t x;
+
+	memcpy(&x, p, sizeof(x));
+	x = rte_le_to_cpu_64(x) ^ UINT64_C(0x2e2e2e2e2e2e2e2e);
+	return ~(((x & k) + k) | x | k);
+}
+
 /*
  * The user id a token claims in its field-th dot-separated field (1 for "s1.<user>.",
  * 2 for "p1.<event>.<user>."), not verified: only for looking at that user's bucket
- * before paying for the MAC. 0 when the text has no such number.
+ * before paying for the MAC. 0 when the text has no such number. The field's dots are
+ * found in the token's first 8 bytes at once when they are there (a token is longer, and
+ * "p1.<event>." short), else byte by byte; the same result either way.
  */
 static inline uint64_t
 req_claimed_user(const char *p, size_t len, unsigned field)
 {
 	size_t i = 0;
 	uint64_t v = 0;
+	uint64_t dots = len >= 8 ? req_dots8(p) : 0;
 
-	for (unsigned f = 0; f < field; f++) {
-		while (i < len && p[i] != '.')
+	for (unsigned f = 1; f < field && dots != 0; f++)
+		dots &= dots - 1;
+	if (likely(dots != 0)) {
+		i = (size_t)__builtin_ctzll(dots) / 8 + 1;
+	} else {
+		for (unsigned f = 0; f < field; f++) {
+			while (i < len && p[i] != '.')
+				i++;
 			i++;
-		i++;
+		}
 	}
-	for (unsigned d = 0; i < len && d < 19 && p[i] >= '0' && p[i] <= '9'; i++, d++)
+	unsigned d = 0;
+
+	if (likely(i + 8 <= len)) {
+		/* The digits among the next 8 bytes at once: a byte is one when its high nibble
+		 * is 3 and its low one at most 9; those before the first other byte are added
+		 * up by three multiplications (pairs, fours, eight). */
+		uint64_t x;
+
+		memcpy(&x, p + i, sizeof(x));
+		x = rte_le_to_cpu_64(x);
+
+		uint64_t other =
+			((x & UINT64_C(0xf0f0f0f0f0f0f0f0)) ^ UINT64_C(0x3030303030303030)) |
+			(((x & UINT64_C(0x0f0f0f0f0f0f0f0f)) + UINT64_C(0x0606060606060606)) &
+				UINT64_C(0x1010101010101010));
+
+		d = other == 0 ? 8 : (unsigned)__builtin_ctzll(other) / 8;
+		if (d == 0)
+			return 0;
+		x = (x & UINT64_C(0x0f0f0f0f0f0f0f0f)) << (8 * (8 - d));
+		x = (x * 10 + (x >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+		x = (x * 100 + (x >> 16)) & UINT64_C(0x0000ffff0000ffff);
+		v = (x * 10000 + (x >> 32)) & UINT64_C(0xffffffff);
+		if (d < 8)
+			return v;
+		i += 8;
+	}
+	for (; i < len && d < 19 && p[i] >= '0' && p[i] <= '9'; i++, d++)
 		v = v * 10 + (uint64_t)(p[i] - '0');
 	return v;
 }

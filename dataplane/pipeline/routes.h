@@ -239,7 +239,9 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	if (bearer.len == 0)
 		return ans_refuse(w, q, out, cap, 401, DP_REJ_NO_SESSION,
 			"log in first: Authorization: Bearer <session token>", 0);
-	if ((n = adm_peek_user(w, q, out, cap, q->claims.session)) != 0)
+	const struct rl_entry *user_at;
+
+	if ((n = adm_peek_user(w, q, out, cap, q->claims.session, &user_at)) != 0)
 		return n;
 	/* A blocked user is shed before the session's HMAC, by its claim. */
 	if (unlikely(rules_block_user(w->sh->rules, q->claims.session)))
@@ -259,7 +261,8 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	uint32_t retry;
 
 	if (w->rl_user != NULL &&
-		unlikely(!rl_take(w->rl_user, s.user, &w->sh->limits.user, w->now_ms, &retry)))
+		unlikely(!rl_take_at(w->rl_user, s.user, user_at, &w->sh->limits.user, w->now_ms,
+			&retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
 
@@ -529,9 +532,11 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 			       ? q->claims.device
 			       : rl_key_bytes(w->rl_device, r->device_id.p, r->device_id.len);
 
-	if ((n = adm_peek_user(w, q, out, cap, claimed)) != 0)
+	const struct rl_entry *user_at, *dev_at;
+
+	if ((n = adm_peek_user(w, q, out, cap, claimed, &user_at)) != 0)
 		return n;
-	if ((n = adm_shed_claims(w, q, out, cap, claimed, dev)) != 0)
+	if ((n = adm_shed_claims(w, q, out, cap, claimed, dev, &dev_at)) != 0)
 		return n;
 	if ((n = route_check_solution(w, q, out, cap)) != 0)
 		return n;
@@ -571,11 +576,13 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 	uint32_t retry;
 
 	if (w->rl_user != NULL &&
-		unlikely(!rl_take(w->rl_user, pt.user, &w->sh->limits.user, w->now_ms, &retry)))
+		unlikely(!rl_take_at(w->rl_user, pt.user, user_at, &w->sh->limits.user, w->now_ms,
+			&retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_USER,
 			"too many requests for this user", retry);
 	if (r->device_id.len != 0 && w->rl_device != NULL &&
-		unlikely(!rl_take(w->rl_device, dev, &w->sh->limits.device, w->now_ms, &retry)))
+		unlikely(!rl_take_at(w->rl_device, dev, dev_at, &w->sh->limits.device, w->now_ms,
+			&retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_LIMIT_DEVICE,
 			"too many requests from this device", retry);
 	struct rt_result known;

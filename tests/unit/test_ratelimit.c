@@ -249,6 +249,45 @@ test_peek(void)
 	rl_table_free(t);
 }
 
+/*
+ * rl_take_at() with the entry a peek found does what rl_take() does on a twin table: with the
+ * peeked key's entry, another key's, none, and one the table's reset emptied since the peek.
+ */
+static void
+test_take_at(void)
+{
+	const struct rl_params p = P(2, 3);
+	struct rl_table *t = rl_table_create(10, SOCKET_ID_ANY);
+	struct rl_table *u = rl_table_create(10, SOCKET_ID_ANY);
+	unsigned agree = 0, rounds = 0, hinted = 0;
+
+	for (uint64_t ms = 0; ms < 6000; ms += 50) {
+		for (unsigned i = 0; i < 8; i++, rounds++) {
+			const struct rl_entry *at;
+			uint64_t peeked = 9 + i % 2, key = i % 4 == 3 ? 19 - peeked : peeked;
+			uint32_t rt = 0, ru = 0;
+
+			rl_peek_at(t, peeked, &p, T0 + ms, NULL, &at);
+			hinted += at != NULL && at->key == key;
+			if (i == 5 && ms % 1000 == 0) {
+				rl_table_reset(t);
+				rl_table_reset(u);
+			}
+			if (i == 6)
+				at = NULL;
+			bool a = rl_take_at(t, key, at, &p, T0 + ms, &rt);
+			bool b = rl_take(u, key, &p, T0 + ms, &ru);
+
+			agree += a == b && (a || rt == ru);
+		}
+	}
+	tap_eq_int(agree, rounds, "rl_take_at() agrees with rl_take() (and its Retry-After)");
+	tap_ok(hinted > rounds / 2, "  most takes had the peeked entry (%u of %u)", hinted, rounds);
+	tap_eq_int(t->inserts, u->inserts, "  and inserted as often");
+	rl_table_free(t);
+	rl_table_free(u);
+}
+
 /* Takes until refused (at most max); returns how many were taken. */
 static unsigned
 drain(struct rl_table *t, uint64_t key, const struct rl_params *p, uint64_t now, unsigned max)
@@ -443,6 +482,7 @@ main(int argc, char **argv)
 	test_burst_limits();
 	test_new_keys_and_reset();
 	test_peek();
+	test_take_at();
 	test_replacement();
 	test_many_keys();
 	test_split();
