@@ -62,6 +62,11 @@ cleanup() {
 		kill -KILL "$nspawn_pid" 2>/dev/null
 		wait "$nspawn_pid" 2>/dev/null
 	fi
+	# The root's systemd outlives a killed nspawn (it was left running once, parented to PID 1):
+	# killing it, its PID namespace's first process, ends every process of the root.
+	if [ -n "${leader:-}" ] && [ "$(cat "/proc/$leader/comm" 2>/dev/null)" = systemd ]; then
+		kill -KILL "$leader" 2>/dev/null
+	fi
 }
 trap cleanup EXIT
 
@@ -193,9 +198,14 @@ systemctl --root="$root" mask dpdk.service >/dev/null 2>&1
 systemd-nspawn --register=no --keep-unit -D "$root" -M "fgpkg$$" --private-network \
 	--bind-ro=/sys/module --console=passive --boot >"$work/boot.log" 2>&1 </dev/null &
 nspawn_pid=$!
+# The root's systemd, not nspawn's outer child: that one is nspawn's child first and exits once
+# it has started the root's init (which nspawn, a subreaper, then parents); taken by mistake, it
+# left every later nsenter failing ("cannot open /proc/PID/ns/ipc") on a loaded host.
 leader=
-for _ in $(seq 100); do
-	leader=$(pgrep -P "$nspawn_pid" | head -n 1)
+for _ in $(seq 200); do
+	for p in $(pgrep -P "$nspawn_pid"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ] && leader=$p && break
+	done
 	[ -n "$leader" ] && break
 	sleep 0.1
 done
