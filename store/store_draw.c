@@ -257,6 +257,23 @@ store_draw_set_digest(struct store *rs, uint32_t event, const uint8_t digest[32]
 	return d.has_digest && memcmp(d.digest, digest, DRAW_DIGEST_LEN) == 0 ? 0 : -EEXIST;
 }
 
+/* Room for more entrants after the n of *v (cap allocated): grown to twice its size plus more
+ * (4,096 at first). 0, or -ENOMEM (*v unchanged). */
+static int
+entrants_room(struct store_entrant **v, size_t n, size_t *cap, size_t more)
+{
+	if (n + more <= *cap)
+		return 0;
+	size_t want = (*cap ? *cap * 2 : 4096) + more;
+	struct store_entrant *nv = realloc(*v, want * sizeof(**v));
+
+	if (nv == NULL)
+		return -ENOMEM;
+	*v = nv;
+	*cap = want;
+	return 0;
+}
+
 int
 store_entrants_scan(struct store *rs, uint32_t event, uint64_t *cursor, unsigned count,
 	struct store_entrant **v, size_t *n, size_t *cap)
@@ -285,16 +302,9 @@ store_entrants_scan(struct store *rs, uint32_t event, uint64_t *cursor, unsigned
 
 	if (store_parse_u64(r->element[0]->str, r->element[0]->len, &next) != 0)
 		goto out;
-	if (*n + kv->elements / 2 > *cap) {
-		size_t want = (*cap ? *cap * 2 : 4096) + kv->elements / 2;
-		struct store_entrant *nv = realloc(*v, want * sizeof(**v));
-
-		if (nv == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		*v = nv;
-		*cap = want;
+	if (entrants_room(v, *n, cap, kv->elements / 2) != 0) {
+		rc = -ENOMEM;
+		goto out;
 	}
 	for (size_t i = 0; i < kv->elements; i += 2) {
 		const redisReply *u = kv->element[i], *id = kv->element[i + 1];
@@ -391,15 +401,8 @@ entlog_record(const char *p, size_t len, struct store_entrant **v, size_t *n, si
 	if (colon == NULL || store_parse_u64(p, (size_t)(colon - p), &e.user) != 0 || e.user == 0 ||
 		store_parse_u64(colon + 1, len - (size_t)(colon - p) - 1, &e.reservation_id) != 0)
 		return -EIO;
-	if (*n == *cap) {
-		size_t want = *cap ? *cap * 2 : 4096;
-		struct store_entrant *nv = realloc(*v, want * sizeof(**v));
-
-		if (nv == NULL)
-			return -ENOMEM;
-		*v = nv;
-		*cap = want;
-	}
+	if (entrants_room(v, *n, cap, 1) != 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = e;
 	return 0;
 }
