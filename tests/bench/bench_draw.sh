@@ -79,20 +79,19 @@ m1=$(mem)
 # Redis's append-only file rewritten once the entrants are in, and no automatic rewrite during
 # the draw (docs/install.md: a rewrite forks Redis and its child competes with it for a core
 # through the sale); FG_BENCH_AOF_REWRITE=1 leaves Redis's automatic rewrites as they are.
+aof_rewrite_over() { # waits (60 s at most) until Redis rewrites no AOF
+	for _ in $(seq 600); do
+		[ "$($R info persistence | sed -n 's/^aof_rewrite_in_progress:\([0-9]\).*/\1/p')" = 0 ] &&
+			return 0
+		sleep 0.1
+	done
+}
 if [ "${FG_BENCH_AOF_REWRITE:-0}" != 1 ]; then
 	$R config set auto-aof-rewrite-percentage 0 >/dev/null
-	for _ in $(seq 600); do
-		[ "$($R info persistence | sed -n 's/^aof_rewrite_in_progress:\([0-9]\).*/\1/p')" = 0 ] &&
-			break
-		sleep 0.1
-	done
+	aof_rewrite_over
 	$R bgrewriteaof >/dev/null
 	sleep 0.2
-	for _ in $(seq 600); do
-		[ "$($R info persistence | sed -n 's/^aof_rewrite_in_progress:\([0-9]\).*/\1/p')" = 0 ] &&
-			break
-		sleep 0.1
-	done
+	aof_rewrite_over
 fi
 info_of() { $R info all | sed -n "s/^$1:\([0-9]*\).*/\1/p"; }
 draw_at=$(((q + 1 + w) * 1000))
