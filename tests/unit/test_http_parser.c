@@ -551,63 +551,122 @@ is_tchar(unsigned char c)
 }
 
 /*
- * Every byte value at several places of a field-name: of a 24-byte name followed by another
- * field, at its start, middle and where a 4- or 16-byte step of a scan would end, and of a
- * 4-byte name in the last field, where few bytes remain. A tchar belongs to the name; ':'
- * ends it early (the rest becomes the value); any other byte is a 400.
+ * Every byte value at every place of a field-name: of a 24-byte name followed by another
+ * field (the parser's 16-byte steps see all of it), of a 17-byte name in the last field
+ * (one step, then byte by byte) and of a 4-byte one there, where few bytes remain. Each
+ * input ends at a guard page. A tchar belongs to the name; ':' ends it early (the rest
+ * becomes the value); any other byte is a 400.
  */
 static void
 test_name_bytes(void)
 {
 	static const struct {
 		const char *name, *after;
-		unsigned at;
 	} cases[] = {
-		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 0},
-		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 7},
-		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 15},
-		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 16},
-		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 23},
-		{"Xabc", ": v\r\n\r\n", 0},
-		{"Xabc", ": v\r\n\r\n", 2},
+		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n"},
+		{"X-Abcdefghijklmno", ": v\r\n\r\n"},
+		{"Xabc", ": v\r\n\r\n"},
 	};
 	unsigned wrong = 0, tried = 0;
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		size_t nlen = strlen(cases[k].name);
 
-		for (unsigned c = 0; c < 256; c++) {
-			char name[32];
-			struct builder b = {.len = 0};
-			struct http_request req;
-			struct guard_buf g;
+		for (unsigned at = 0; at < nlen; at++) {
+			for (unsigned c = 0; c < 256; c++) {
+				char name[32];
+				struct builder b = {.len = 0};
+				struct http_request req;
+				struct guard_buf g;
 
-			memcpy(name, cases[k].name, nlen);
-			name[cases[k].at] = (char)c;
-			b_add(&b, "GET / HTTP/1.1\r\nHost: a\r\n");
-			memcpy(b.buf + b.len, name, nlen);
-			b.len += nlen;
-			b_add(&b, cases[k].after);
+				memcpy(name, cases[k].name, nlen);
+				name[at] = (char)c;
+				b_add(&b, "GET / HTTP/1.1\r\nHost: a\r\n");
+				memcpy(b.buf + b.len, name, nlen);
+				b.len += nlen;
+				b_add(&b, cases[k].after);
 
-			int rc = parse_built(&b, &req, &g);
-			bool ok;
+				int rc = parse_built(&b, &req, &g);
+				bool ok;
 
-			if (is_tchar((unsigned char)c))
-				ok = rc == 0 && req.n_headers >= 2 &&
-				     req.headers[1].name.len == nlen;
-			else if (c == ':' && cases[k].at > 0)
-				ok = rc == 0 && req.n_headers >= 2 &&
-				     req.headers[1].name.len == cases[k].at;
-			else
-				ok = rc == 400;
-			wrong += !ok;
-			tried++;
-			guard_free(&g);
+				if (is_tchar((unsigned char)c))
+					ok = rc == 0 && req.n_headers >= 2 &&
+					     req.headers[1].name.len == nlen;
+				else if (c == ':' && at > 0)
+					ok = rc == 0 && req.n_headers >= 2 &&
+					     req.headers[1].name.len == at;
+				else
+					ok = rc == 400;
+				wrong += !ok;
+				tried++;
+				guard_free(&g);
+			}
 		}
 	}
 	tap_ok(wrong == 0,
-		"every byte at 7 places of header names: tchar, early colon or 400 (%u of %u "
-		"wrong)",
+		"every byte at every place of three header names: tchar, early colon or 400 (%u "
+		"of %u wrong)",
+		wrong, tried);
+}
+
+/* RFC 3986 §3.2.2-3.2.3 (reg-name, IP-literal, ":" port), spelled out independently. */
+static bool
+is_host_byte(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c != '\0' && strchr("-._~!$&'()*+,;=%:[]", c) != NULL);
+}
+
+/*
+ * Every byte value at every place of a Host value (SP or HTAB at its ends is OWS, trimmed):
+ * of a 33-byte host followed by another field (16-byte steps and a masked last step), and of
+ * a 20-byte one in the last field (one step, the rest byte by byte, the input ending at a
+ * guard page). A host byte is accepted; any other is a 400.
+ */
+static void
+test_host_bytes(void)
+{
+	static const struct {
+		const char *host, *after;
+	} cases[] = {
+		{"h0123456789abcdefghij.example:8080", "\r\nAccept: */*\r\n\r\n"},
+		{"sale.shop.example:80", "\r\n\r\n"},
+	};
+	unsigned wrong = 0, tried = 0;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t hlen = strlen(cases[k].host);
+
+		for (unsigned at = 0; at < hlen; at++) {
+			for (unsigned c = 0; c < 256; c++) {
+				char host[40];
+				struct builder b = {.len = 0};
+				struct http_request req;
+				struct guard_buf g;
+
+				memcpy(host, cases[k].host, hlen);
+				host[at] = (char)c;
+				b_add(&b, "GET / HTTP/1.1\r\nHost: ");
+				memcpy(b.buf + b.len, host, hlen);
+				b.len += hlen;
+				b_add(&b, cases[k].after);
+
+				int rc = parse_built(&b, &req, &g);
+				bool ows = (c == ' ' || c == '\t') && (at == 0 || at + 1 == hlen);
+				bool ok = ows ? rc == 0 && req.host.len == hlen - 1
+					: is_host_byte((unsigned char)c)
+						? rc == 0 && req.host.len == hlen
+						: rc == 400;
+
+				wrong += !ok;
+				tried++;
+				guard_free(&g);
+			}
+		}
+	}
+	tap_ok(wrong == 0,
+		"every byte at every place of two Host values: a host byte, trimmed OWS or 400 "
+		"(%u of %u wrong)",
 		wrong, tried);
 }
 
@@ -1083,6 +1142,7 @@ main(void)
 	test_rejects();
 	test_limits();
 	test_name_bytes();
+	test_host_bytes();
 	test_prefixes();
 	test_mutations();
 	return tap_done();
