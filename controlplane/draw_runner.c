@@ -972,6 +972,11 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
 			j->bg.err[0] != '\0' ? j->bg.err : NULL);
 	e->ev.draw_done_at_ms = now_ms;
+	/* The entrants' log has served: its memory back (else it goes at the archive). */
+	if ((rc = store_entrants_log_drop(r->rs, j->event)) != 0)
+		LOG_WARN("draw of event %" PRIu32 ": deleting the entrants' log: %s (it goes when "
+			 "the event is archived)",
+			j->event, strerror(-rc));
 	e->draw.decided = j->n;
 	e->draw.rate = 0;
 	set_state(e, WIRE_DRAW_DONE);

@@ -478,6 +478,26 @@ store_entrants_log_read(
 }
 
 int
+store_entrants_log_drop(struct store *rs, uint32_t event)
+{
+	char key[RS_KEY_MAX];
+	const char *argv[2] = {"UNLINK", key};
+	size_t len[2] = {6, 0};
+	int rc = 0;
+
+	if (event == 0)
+		return -EINVAL;
+	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_ENTLOG);
+	redisReply *r = store_command_ok(rs, 2, argv, len, &rc, event);
+
+	if (r == NULL)
+		return rc;
+	rc = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
+	freeReplyObject(r);
+	return rc;
+}
+
+int
 store_entrants_count(struct store *rs, uint32_t event, uint64_t *n)
 {
 	char key[RS_KEY_MAX];

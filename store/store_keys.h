@@ -107,8 +107,9 @@
  *                     store_entrants_log_read() (the draw reads it in slices of a megabyte
  *                     with GETRANGE: an HSCAN costs Redis about 1.3 us an entrant, a slice
  *                     next to nothing); a draw whose log does not hold the freeze's count
- *                     (entrants of an older build) reads the hash with HSCAN. Deleted with the
- *                     hash (store_preheat() without entrants, store_purge_event()).
+ *                     (entrants of an older build) reads the hash with HSCAN. Deleted when the
+ *                     draw is done (store_entrants_log_drop()), and with the hash
+ *                     (store_preheat() without entrants, store_purge_event()).
  *
  * store_purge_event() (store_event) deletes all ten.
  * Invariant: stock + |buyers| - |released| == preheated stock, and the outbox holds one

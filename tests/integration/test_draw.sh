@@ -281,6 +281,8 @@ tap_ok "$(grep -q '^flashgate_draw_decided{event="22"} 30000$' <<<"$m"; echo $?)
 
 tap_is "$(grep -c 'draw of event 2[12]: the entrants. log holds' "$TMP/cp.log")" 0 \
 	"events 21 and 22 (30,300 entrants) were read from their entrants' logs, not their hashes"
+tap_is "$(t_redis exists 'fg:{21}:entlog')/$(t_redis exists 'fg:{22}:entlog')/$(t_redis hlen 'fg:{22}:entrants')" \
+	0/0/30000 "  and their logs deleted once their draws were done (the hash stays)"
 
 # --- a receipt issued in the last millisecond before draw_at is in the draw (issue 27 §2) ----------
 # Event 25: its data planes' reservations reach the control plane 300 ms after draw_at, one

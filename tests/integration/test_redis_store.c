@@ -1025,10 +1025,15 @@ test_draw(void)
 			free(e);
 			e = NULL;
 			n = cap = 0;
-			freeReplyObject(raw_cmd(raw, "DEL fg:{%u}:entlog", ev0 + 1));
+			tap_ok(store_entrants_log_drop(rs, ev0 + 1) == 0 &&
+					raw_int(raw, "EXISTS fg:{%u}:entlog", ev0 + 1) == 0,
+				"  store_entrants_log_drop() deletes the log");
 			tap_ok(store_entrants_log_read(rs, ev0 + 1, &e, &n, &cap) == 0 && n == 0,
 				"  an absent log reads as no entrant");
 			free(e);
+			tap_ok(store_entrants_log_drop(rs, ev0 + 1) == 0 &&
+					store_entrants_log_drop(rs, 0) == -EINVAL,
+				"  dropping an absent log: 0; event 0: -EINVAL");
 		}
 		tap_ok(store_preheat(rs, ev0, 10) == -EBUSY,
 			"preheat refuses after a pre-queue (entrants exist)");
