@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/draw.h"
 #include "common/log.h"
@@ -129,6 +130,7 @@ struct dr_job {
 		bool pg_digest;
 		uint8_t pg_dg[DRAW_DIGEST_LEN];
 		uint64_t pg_n, done_ms;
+		unsigned done_delay_ms; /* DONE: DR_TEST_DONE_DELAY_ENV's wait after the commit */
 	} bg;
 };
 
@@ -140,6 +142,7 @@ struct draw_runner {
 	struct cp_links *l;
 	struct cp_state *st;
 	unsigned batch;	   /* a round's entrants at most ([controlplane] draw_batch) */
+	unsigned test_done_delay_ms; /* DR_TEST_DONE_DELAY_ENV (tests only; 0) */
 	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
 	struct wire_result *out;     /* DR_RANKS_PER_STEP */
@@ -163,6 +166,14 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 	r->st = st;
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 
+	const char *delay = getenv(DR_TEST_DONE_DELAY_ENV);
+
+	if (delay != NULL && *delay != '\0') {
+		r->test_done_delay_ms = (unsigned)strtoul(delay, NULL, 10) % 60001;
+		LOG_WARN("draw: each draw_done_at is held %u ms after its commit by "
+			 DR_TEST_DONE_DELAY_ENV " (for tests only: unset it in production)",
+			r->test_done_delay_ms);
+	}
 	r->conninfo = strdup(pg_conninfo);
 	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
 	if (r->conninfo == NULL || r->out == NULL) {
@@ -218,26 +229,34 @@ job_clear(struct dr_job *j)
 	explicit_bzero(j->seed, sizeof(j->seed));
 }
 
+/*
+ * Stops job j's deciding thread, if one runs, after its round in flight; the rounds it decided
+ * in Redis and that were not yet taken are published (the data planes would otherwise learn
+ * them only by result queries).
+ */
+static void
+decide_halt_publish(struct draw_runner *r, struct dr_job *j)
+{
+	const struct draw_decide_round *s;
+
+	if (j->dec == NULL)
+		return;
+	draw_decide_halt(j->dec);
+	while ((s = draw_decide_peek(j->dec)) != NULL) {
+		if (s->status == 0 && !s->held)
+			cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
+		draw_decide_pop(j->dec);
+	}
+}
+
 void
 draw_runner_free(struct draw_runner *r)
 {
 	if (r == NULL)
 		return;
 	for (unsigned i = 0; i < r->n_jobs; i++) {
-		struct dr_job *j = &r->jobs[i];
-		const struct draw_decide_round *s;
-
-		/* Rounds decided in Redis and not yet taken are published before the stop (the
-		 * data planes would otherwise learn them only by result queries). */
-		if (j->dec != NULL) {
-			draw_decide_halt(j->dec);
-			while ((s = draw_decide_peek(j->dec)) != NULL) {
-				if (s->status == 0 && !s->held)
-					cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
-				draw_decide_pop(j->dec);
-			}
-		}
-		job_clear(j);
+		decide_halt_publish(r, &r->jobs[i]);
+		job_clear(&r->jobs[i]);
 	}
 	free(r->conninfo);
 	free(r->out);
@@ -532,6 +551,13 @@ bg_done(struct dr_job *j)
 		return bg_fail(j, "setting draw_done_at", -ENOMEM, NULL);
 	rc = pg_draw_done(dp, j->event, j->bg.err, sizeof(j->bg.err));
 	pg_draw_free(dp);
+	if (rc == 0 && j->bg.done_delay_ms != 0) {
+		struct timespec ts = {.tv_sec = j->bg.done_delay_ms / 1000,
+			.tv_nsec = (long)(j->bg.done_delay_ms % 1000) * 1000000L};
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
 	return rc == 0 ? 0 : bg_fail(j, "setting draw_done_at", rc, NULL);
 }
 
@@ -577,6 +603,7 @@ bg_start(struct draw_runner *r, struct dr_job *j, int kind)
 	j->bg.kind = kind;
 	j->bg.conninfo = r->conninfo;
 	j->bg.rsc = &r->rsc;
+	j->bg.done_delay_ms = r->test_done_delay_ms;
 	atomic_init(&j->bg.done, false);
 	if ((rc = pthread_create(&j->bg.th, NULL, bg_main, j)) != 0) {
 		j->bg.kind = DR_BG_NONE;
@@ -971,7 +998,9 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	if (j->bg.rc != 0)
 		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
 			j->bg.err[0] != '\0' ? j->bg.err : NULL);
-	e->ev.draw_done_at_ms = now_ms;
+	/* A reload may have brought PostgreSQL's own time of it first (draw_runner_step()). */
+	if (e->ev.draw_done_at_ms == 0)
+		e->ev.draw_done_at_ms = now_ms;
 	/* The entrants' log has served: its memory back (else it goes at the archive). */
 	if ((rc = store_entrants_log_drop(r->rs, j->event)) != 0)
 		LOG_WARN("draw of event %" PRIu32 ": deleting the entrants' log: %s (it goes when "
@@ -1012,6 +1041,48 @@ follow_waiting(struct draw_runner *r, struct cp_state_event *e)
 	e->draw.served = served;
 	e->draw.waiting = waiting;
 	e->draw.final = final;
+}
+
+/* The job of event, or NULL. */
+static struct dr_job *
+job_find(struct draw_runner *r, uint32_t event)
+{
+	for (unsigned i = 0; i < r->n_jobs; i++)
+		if (r->jobs[i].event == event)
+			return &r->jobs[i];
+	return NULL;
+}
+
+/*
+ * Event e's row says its draw is done while job j is not: a reload of the events (the
+ * NOTIFY of this control plane's own draw_done_at) reached the loop before the loop looked at
+ * the finishing thread again, or another control plane finished the draw. Brings j to its end:
+ * a finish under way goes on (its UPDATE changes nothing twice); in any other phase the job
+ * stops once its thread's work is over (never joined while it runs), its deciding thread
+ * after the round in flight, whose decisions are published. Returns whether j is done.
+ */
+static bool
+job_wind_down(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
+{
+	if (j->phase == DR_FINISH) {
+		step_finish(r, j, e, now_ms);
+		if (j->phase == DR_DONE || j->phase == DR_FINISH)
+			return j->phase == DR_DONE;
+		/* The finish failed (job_fail()): done all the same, by the row. */
+	}
+	if (!bg_over(j, now_ms))
+		return false;
+	decide_halt_publish(r, j);
+	job_clear(j);
+	j->next = j->n;
+	e->draw.decided = j->n;
+	e->draw.rate = 0;
+	j->phase = DR_DONE;
+	(void)store_entrants_log_drop(r->rs, j->event);
+	LOG_NOTICE("draw of event %" PRIu32 ": done by PostgreSQL's row (another control plane "
+		   "finished it); this one's part stopped",
+		j->event);
+	return true;
 }
 
 /* The job of event, created when missing; NULL when the table is full. */
@@ -1106,6 +1177,11 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 		if (ev->draw_window_s == 0)
 			continue;
 		if (ev->draw_done_at_ms != 0) {
+			struct dr_job *j = job_find(r, ev->id);
+
+			if (j != NULL && j->phase != DR_DONE && !job_wind_down(r, j, e, now_ms))
+				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
+							    : now_ms;
 			set_state(e, WIRE_DRAW_DONE);
 			follow_waiting(r, e);
 		} else if (draw_due(e, now_ms)) {

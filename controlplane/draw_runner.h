@@ -46,6 +46,13 @@
  */
 #define DRAW_GRACE_MS 1000
 
+/*
+ * FOR TESTS ONLY: this environment variable (milliseconds, at most 60000) holds the finishing
+ * thread that long after draw_done_at is committed, so that a test can see the events' reload
+ * (its NOTIFY) reach the loop before the thread's end does. Never set it in production.
+ */
+#define DR_TEST_DONE_DELAY_ENV "FG_TEST_DRAW_DONE_DELAY_MS"
+
 struct draw_runner;
 
 /*
