@@ -315,6 +315,8 @@ on_result(struct bridge *b, const struct wire_msg *m)
 					result_table_prefetch(b->results,
 						result_table_user_hash(b->results, rs[k].user));
 			}
+			/* A full table evicts its oldest key for each new one: those too. */
+			result_table_prefetch_evictions(b->results, n);
 		}
 		if (!ok[j])
 			continue;
