@@ -19,9 +19,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#ifdef __SSSE3__
-#include <tmmintrin.h>
-#endif
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -141,61 +138,6 @@ scan_class(const uchar *p, const uchar *end, uint8_t cls)
 	while (p < end && likely(http_cls[*p] & cls))
 		p++;
 	return p;
-}
-
-#ifdef __SSSE3__
-/*
- * Sixteen bytes classified at once for a class of ASCII bytes only (C_TCHAR, C_HOST): byte
- * b is in the class when bit (b >> 4) of nib_lo[b & 15] is set. Two table lookups per 16
- * bytes (PSHUFB): the low nibble picks a row of 8 bits, one per high nibble 0..7, and the high
- * nibble picks its bit (none for 8..15: no byte >= 0x80 is in these classes).
- */
-#define NIB_BIT(cls, h, l) ((CLS((h)*16 + (l)) & (cls)) ? 1u << (h) : 0u)
-#define NIB_ROW(cls, l)                                                          \
-	(uint8_t)(NIB_BIT(cls, 0, l) | NIB_BIT(cls, 1, l) | NIB_BIT(cls, 2, l) | \
-		  NIB_BIT(cls, 3, l) | NIB_BIT(cls, 4, l) | NIB_BIT(cls, 5, l) | \
-		  NIB_BIT(cls, 6, l) | NIB_BIT(cls, 7, l))
-#define NIB_ROWS4(cls, l) \
-	NIB_ROW(cls, l), NIB_ROW(cls, (l) + 1), NIB_ROW(cls, (l) + 2), NIB_ROW(cls, (l) + 3)
-#define NIB_TABLE(cls)                                                                      \
-	{                                                                                   \
-		NIB_ROWS4(cls, 0), NIB_ROWS4(cls, 4), NIB_ROWS4(cls, 8), NIB_ROWS4(cls, 12) \
-	}
-
-static const uint8_t nib_tchar[16] __attribute__((aligned(16))) = NIB_TABLE(C_TCHAR);
-static const uint8_t nib_host[16] __attribute__((aligned(16))) = NIB_TABLE(C_HOST);
-
-/* A mask of the bytes of the 16 at p that are not in the class of nib (its nib_* table). */
-static inline unsigned int
-class_misses16(const uchar *p, const uint8_t *nib)
-{
-	const __m128i rows = _mm_load_si128((const __m128i *)(const void *)nib);
-	const __m128i bits =
-		_mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, (char)128, 0, 0, 0, 0, 0, 0, 0, 0);
-	const __m128i low4 = _mm_set1_epi8(0x0f);
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i row = _mm_shuffle_epi8(rows, _mm_and_si128(v, low4));
-	__m128i bit = _mm_shuffle_epi8(bits, _mm_and_si128(_mm_srli_epi16(v, 4), low4));
-	__m128i miss = _mm_cmpeq_epi8(_mm_and_si128(row, bit), _mm_setzero_si128());
-
-	return (unsigned int)_mm_movemask_epi8(miss);
-}
-#endif
-
-/* Returns the first byte in [p, end) that is not a tchar (RFC 9110 §5.6.2), or end. */
-static inline const uchar *
-scan_tchar(const uchar *p, const uchar *end)
-{
-#ifdef __SSSE3__
-	while (end - p >= 16) {
-		unsigned int m = class_misses16(p, nib_tchar);
-
-		if (m != 0)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#endif
-	return scan_class(p, end, C_TCHAR);
 }
 
 /*
@@ -556,29 +498,14 @@ parse_content_length(const uchar *v, uint16_t n, struct http_request *req)
 	return 0;
 }
 
-/*
- * RFC 9112 §3.2 / RFC 3986 §3.2.2: Host = uri-host [ ":" port ]; we check the alphabet of
- * v[0..n). The input runs on to end (the value's line and what follows): 16 bytes at a time
- * are read from v while 16 remain before end, those past the value not counted.
- */
+/* RFC 9112 §3.2 / RFC 3986 §3.2.2: Host = uri-host [ ":" port ]; we check the alphabet. */
 static int
-check_host(const uchar *v, uint16_t n, const uchar *end, struct http_request *req)
+check_host(const uchar *v, uint16_t n, struct http_request *req)
 {
-	const uchar *lim = v + n;
+	uint16_t i;
 
-#ifdef __SSSE3__
-	while (v < lim && end - v >= 16) {
-		unsigned int m = class_misses16(v, nib_host);
-
-		if (lim - v < 16)
-			m &= (1u << (lim - v)) - 1;
-		if (m != 0)
-			return http_fail(req, 400, "invalid Host header");
-		v += 16;
-	}
-#endif
-	for (; v < lim; v++)
-		if (!(http_cls[*v] & C_HOST))
+	for (i = 0; i < n; i++)
+		if (!(http_cls[v[i]] & C_HOST))
 			return http_fail(req, 400, "invalid Host header");
 	return 0;
 }
@@ -663,8 +590,7 @@ classify_name(const uchar *n, size_t len)
 
 /* Records a well-known field; rejects what makes the request ambiguous. */
 static inline int
-capture_known(
-	enum known_field kf, struct http_str value, const uchar *end, struct http_request *req)
+capture_known(enum known_field kf, struct http_str value, struct http_request *req)
 {
 	struct http_str *slot;
 	int rc;
@@ -689,7 +615,7 @@ capture_known(
 	req->seen |= 1u << kf;
 	switch (kf) {
 	case KF_HOST:
-		rc = check_host((const uchar *)value.p, value.len, end, req);
+		rc = check_host((const uchar *)value.p, value.len, req);
 		if (rc != 0)
 			return rc;
 		slot = &req->host;
@@ -754,7 +680,7 @@ parse_fields(const uchar **pp, const uchar *end, struct http_request *req)
 
 		/* RFC 9110 §5.1: field-name = token */
 		n = p;
-		p = scan_tchar(p, end);
+		p = scan_class(p, end, C_TCHAR);
 		if (unlikely(p == end))
 			return HTTP_INCOMPLETE;
 		if (unlikely(*p != ':' || p == n))
@@ -794,7 +720,7 @@ parse_fields(const uchar **pp, const uchar *end, struct http_request *req)
 		h->value = value;
 		kf = classify_name(n, nlen);
 		if (unlikely(kf != KF_NONE)) {
-			int rc = capture_known(kf, value, end, req);
+			int rc = capture_known(kf, value, req);
 
 			if (rc != 0)
 				return rc;

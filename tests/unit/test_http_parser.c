@@ -570,10 +570,6 @@ test_name_bytes(void)
 		{"X-Abcdefghijklmnopqrstuv", ": v\r\nAccept: */*\r\n\r\n", 23},
 		{"Xabc", ": v\r\n\r\n", 0},
 		{"Xabc", ": v\r\n\r\n", 2},
-		/* Where 16-byte steps end and start again, in a name of 16 and one of 29. */
-		{"X-Abcdefghijklmn", ": v\r\nAccept: */*\r\n\r\n", 15},
-		{"X-Abcdefghijklmnopqrstuvwxyza", ": v\r\nAccept: */*\r\n\r\n", 17},
-		{"X-Abcdefghijklmnopqrstuvwxyza", ": v\r\nAccept: */*\r\n\r\n", 28},
 	};
 	unsigned wrong = 0, tried = 0;
 
@@ -610,79 +606,8 @@ test_name_bytes(void)
 		}
 	}
 	tap_ok(wrong == 0,
-		"every byte at 10 places of header names: tchar, early colon or 400 (%u of %u "
+		"every byte at 7 places of header names: tchar, early colon or 400 (%u of %u "
 		"wrong)",
-		wrong, tried);
-}
-
-/* RFC 3986 §3.2.2 reg-name, IP-literal brackets and ":" port, spelled out independently. */
-static bool
-is_host_byte(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c != '\0' && strchr("-._~!$&'()*+,;=%:[]", c) != NULL);
-}
-
-/*
- * Every byte value at several places of Host values of 1 to 33 bytes, in the last field (few
- * bytes after it) and before another: a byte of the alphabet is accepted, SP or HTAB at either
- * end is optional whitespace (not part of the value), anything else is a 400.
- */
-static void
-test_host_bytes(void)
-{
-	static const struct {
-		const char *host, *after;
-		unsigned at;
-	} cases[] = {
-		{"a", "\r\n\r\n", 0},
-		{"198.18.0.2", "\r\nAccept: */*\r\n\r\n", 4},
-		{"198.18.0.2", "\r\n\r\n", 9},
-		{"shop.example.com", "\r\nAccept: */*\r\n\r\n", 15},
-		{"shop.example.com", "\r\n\r\n", 7},
-		{"shop.example.com:8", "\r\nAccept: */*\r\n\r\n", 16},
-		{"shop.example.com:8", "\r\nAccept: */*\r\n\r\n", 17},
-		{"www.shop.example.com.example:8080", "\r\nAccept: */*\r\n\r\n", 31},
-		{"www.shop.example.com.example:8080", "\r\n\r\n", 32},
-	};
-	unsigned wrong = 0, tried = 0;
-
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		size_t hlen = strlen(cases[k].host);
-		unsigned at = cases[k].at;
-
-		for (unsigned c = 0; c < 256; c++) {
-			char host[40];
-			struct builder b = {.len = 0};
-			struct http_request req;
-			struct guard_buf g;
-
-			memcpy(host, cases[k].host, hlen);
-			host[at] = (char)c;
-			b_add(&b, "GET / HTTP/1.1\r\nHost: ");
-			memcpy(b.buf + b.len, host, hlen);
-			b.len += hlen;
-			b_add(&b, cases[k].after);
-
-			int rc = parse_built(&b, &req, &g);
-			bool ows = (c == ' ' || c == '\t') && (at == 0 || at == hlen - 1);
-			bool ok;
-
-			if (is_host_byte((unsigned char)c))
-				ok = rc == 0 && req.host.len == hlen;
-			else if (ows)
-				ok = rc == 0 && req.host.len == hlen - 1;
-			else
-				ok = rc == 400;
-			if (!ok && wrong++ < 3)
-				tap_diag("host %s: rc %d", show(host, hlen), rc);
-			tried++;
-			guard_free(&g);
-		}
-	}
-	tap_ok(wrong == 0,
-		"every byte at 9 places of Host values: accepted, optional whitespace or 400 (%u "
-		"of %u wrong)",
 		wrong, tried);
 }
 
@@ -1158,7 +1083,6 @@ main(void)
 	test_rejects();
 	test_limits();
 	test_name_bytes();
-	test_host_bytes();
 	test_prefixes();
 	test_mutations();
 	return tap_done();
