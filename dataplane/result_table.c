@@ -205,6 +205,24 @@ rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
 	return false;
 }
 
+void
+result_table_prefetch_evictions(struct result_table *t, unsigned n)
+{
+	const struct result_table_writer *w = t->w;
+
+	if (w->fifo_len + n <= w->capacity)
+		return;
+	if (n > w->fifo_len)
+		n = w->fifo_len;
+	for (unsigned k = 0; k < n; k++)
+		rte_prefetch0(&t->slots[w->fifo[(w->fifo_head + k) % w->capacity]]);
+	for (unsigned k = 0; k < n; k++) {
+		const struct rt_slot *s = &t->slots[w->fifo[(w->fifo_head + k) % w->capacity]];
+
+		result_table_prefetch(t, result_table_hash(t, s->event, s->user));
+	}
+}
+
 /* Removes the oldest key; its slot comes back after a grace period. */
 static bool
 evict_oldest(struct result_table *t)

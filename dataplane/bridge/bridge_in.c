@@ -290,14 +290,38 @@ record_decoded(struct bridge *b, bool snap, unsigned *seen, int rc)
 	return false;
 }
 
+/* Results decoded, and their home buckets prefetched, before the first of them is stored. */
+#define RESULT_AHEAD 16
+
 static void
 on_result(struct bridge *b, const struct wire_msg *m)
 {
-	for (unsigned i = 0; i < m->count; i++) {
-		struct wire_result r;
+	struct wire_result rs[RESULT_AHEAD];
+	bool ok[RESULT_AHEAD];
 
-		if (!record_decoded(b, false, NULL, wire_get_result(m, i, &r)))
+	for (unsigned i = 0; i < m->count; i++) {
+		unsigned j = i % RESULT_AHEAD;
+
+		/* Every RESULT_AHEAD results: the next ones decoded, and the bucket each put reads
+		 * first (random in an index of tens of MB: a cache and TLB miss each, which the
+		 * put would otherwise wait for one after the other) asked for at once. */
+		if (j == 0) {
+			unsigned n = m->count - i < RESULT_AHEAD ? m->count - i : RESULT_AHEAD;
+
+			for (unsigned k = 0; k < n; k++) {
+				ok[k] = record_decoded(
+					b, false, NULL, wire_get_result(m, i + k, &rs[k]));
+				if (ok[k])
+					result_table_prefetch(b->results,
+						result_table_user_hash(b->results, rs[k].user));
+			}
+			/* A full table evicts its oldest key for each new one: those too. */
+			result_table_prefetch_evictions(b->results, n);
+		}
+		if (!ok[j])
 			continue;
+
+		const struct wire_result r = rs[j];
 		struct rt_result v = {
 			.reservation_id = r.reservation_id,
 			.order_id = r.order_id,

@@ -6,6 +6,7 @@
  * overflow counts taken back when they leave), and a reader thread that never sees a torn or
  * foreign result while the writer replaces and evicts entries under it.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -129,34 +130,78 @@ test_precedence(void)
 	result_table_free(t);
 }
 
+/* What an eviction run left: results stored as new, the oldest gone, the newest there. */
+struct evict_seen {
+	unsigned news, old_gone, new_there;
+};
+
+/*
+ * Puts users 1..n into t (event 3) and reads them all back, the n - keep oldest expected gone.
+ * hint: result_table_prefetch_evictions() before each put, for 0 to 129 keys, and a seal every
+ * 16 puts (as the bridge does).
+ */
+static struct evict_seen
+evict_run(struct result_table *t, unsigned n, unsigned keep, bool hint)
+{
+	struct evict_seen e = {0, 0, 0};
+	struct rt_result out;
+
+	if (hint)
+		result_table_prefetch_evictions(t, 5); /* empty */
+	for (uint64_t u = 1; u <= n; u++) {
+		struct rt_result r = res(WIRE_V_RESERVED, u);
+
+		if (hint)
+			result_table_prefetch_evictions(t, (unsigned)(u * 7 % 130));
+		e.news += result_table_put(t, 3, u, &r) == RT_PUT_NEW;
+		if (hint && u % 16 == 0)
+			result_table_seal(t);
+	}
+	for (uint64_t u = 1; u <= n; u++) {
+		int rc = result_table_lookup(t, 3, u, &out);
+
+		if (u <= n - keep)
+			e.old_gone += rc == -ENOENT;
+		else
+			e.new_there += rc == 0 && out.reservation_id == u;
+	}
+	return e;
+}
+
 static void
 test_eviction(void)
 {
 	/* A qsbr with no thread registered: every grace period is over at once. */
 	struct rte_rcu_qsbr *v = qsbr_new(1);
 	struct result_table *t = result_table_create("rt_evict", 1000, SOCKET_ID_ANY, v);
-	struct rt_result out;
-	unsigned news = 0, old_gone = 0, new_there = 0;
+	struct evict_seen e = evict_run(t, 1500, 1000, false);
 
-	for (uint64_t u = 1; u <= 1500; u++) {
-		struct rt_result r = res(WIRE_V_RESERVED, u);
-
-		news += result_table_put(t, 3, u, &r) == RT_PUT_NEW;
-	}
-	for (uint64_t u = 1; u <= 1500; u++) {
-		int rc = result_table_lookup(t, 3, u, &out);
-
-		if (u <= 500)
-			old_gone += rc == -ENOENT;
-		else
-			new_there += rc == 0 && out.reservation_id == u;
-	}
-	tap_eq_int(news, 1500, "1500 results into a table of 1000: all stored");
+	tap_eq_int(e.news, 1500, "1500 results into a table of 1000: all stored");
 	tap_eq_int(result_table_count(t), 1000, "the table holds 1000");
 	tap_eq_int(t->ctr.evicted, 500, "500 evicted");
-	tap_eq_int(old_gone, 500, "the 500 oldest are gone");
-	tap_eq_int(new_there, 1000, "the 1000 newest are there");
+	tap_eq_int(e.old_gone, 500, "the 500 oldest are gone");
+	tap_eq_int(e.new_there, 1000, "the 1000 newest are there");
 	tap_eq_int(t->ctr.dropped, 0, "nothing dropped");
+	result_table_free(t);
+	rte_free(v);
+}
+
+/*
+ * result_table_prefetch_evictions() before every put, for 0 to 129 keys (beyond the table's 100
+ * and its FIFO's wrap, 3.5 times around): the same keys stored and evicted as without it.
+ */
+static void
+test_prefetch_evictions(void)
+{
+	struct rte_rcu_qsbr *v = qsbr_new(1);
+	struct result_table *t = result_table_create("rt_pf_evict", 100, SOCKET_ID_ANY, v);
+	struct evict_seen e = evict_run(t, 350, 100, true);
+
+	tap_ok(e.news == 350 && result_table_count(t) == 100 && t->ctr.evicted == 250 &&
+			e.old_gone == 250 && e.new_there == 100 && t->ctr.dropped == 0,
+		"evictions prefetched before each put: the 100 newest of 350 kept, the 250 oldest "
+		"evicted (%u new, %u gone, %u there, %" PRIu64 " evicted)",
+		e.news, e.old_gone, e.new_there, t->ctr.evicted);
 	result_table_free(t);
 	rte_free(v);
 }
@@ -461,6 +506,7 @@ main(int argc, char **argv)
 	test_basics();
 	test_precedence();
 	test_eviction();
+	test_prefetch_evictions();
 	test_grace_period();
 	test_seal();
 	test_full_bucket();
