@@ -784,7 +784,7 @@ parse_fields(const uchar **pp, const uchar *end, struct http_request *req)
 		if (unlikely(p[1] != '\n'))
 			return http_fail(req, 400, "bare CR in header section");
 		/* RFC 9112 §5.1: trailing OWS is not part of the value. ve[-1] is at worst the
-		 * name's ':' (no CTL but HTAB is in a value, so "<= SP" means SP or HTAB). */
+		 * name's ':' or OWS (no CTL but HTAB is in a value, so "<= SP" means SP or HTAB). */
 		ve = p;
 		if (unlikely(ve[-1] <= ' '))
 			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))

@@ -619,9 +619,10 @@ is_host_byte(unsigned char c)
 
 /*
  * Every byte value at every place of a Host value (SP or HTAB at its ends is OWS, trimmed):
- * of a 33-byte host followed by another field (16-byte steps and a masked last step), and of
- * a 20-byte one in the last field (one step, the rest byte by byte, the input ending at a
- * guard page). A host byte is accepted; any other is a 400.
+ * of a 34-byte host followed by another field (16-byte steps and a masked last step), of a
+ * 20-byte one in the last field (one step, the rest byte by byte, the input ending at a guard
+ * page), and of a 10-byte one before another field (one masked step). A host byte is accepted;
+ * any other is a 400.
  */
 static void
 test_host_bytes(void)
@@ -631,6 +632,7 @@ test_host_bytes(void)
 	} cases[] = {
 		{"h0123456789abcdefghij.example:8080", "\r\nAccept: */*\r\n\r\n"},
 		{"sale.shop.example:80", "\r\n\r\n"},
+		{"198.18.0.2", "\r\nAccept: */*\r\n\r\n"},
 	};
 	unsigned wrong = 0, tried = 0;
 
@@ -665,7 +667,7 @@ test_host_bytes(void)
 		}
 	}
 	tap_ok(wrong == 0,
-		"every byte at every place of two Host values: a host byte, trimmed OWS or 400 "
+		"every byte at every place of three Host values: a host byte, trimmed OWS or 400 "
 		"(%u of %u wrong)",
 		wrong, tried);
 }
