@@ -20,11 +20,12 @@ shown, in order), "solve_ms" (the challenge's time in the browser, null without 
 
 A draw decides its entrants fast (about 180,000 a second here, docs/fairness.md): the places in
 line of a few thousand entrants are gone before a page polls again. With --hold-redis (Redis's
-Unix socket), once the buyer waits for the draw and the draw has ordered its entrants, Redis's
-writes are paused (tests/lib/fgtest.py hold_draw, CLIENT PAUSE WRITE) until the page has shown
-its place in line, at most --hold-s seconds (default 3), as a draw of a million entrants shows
-them for half a minute: the ranks, the positions and the decisions are the draw's own, only
-later. The programs using Redis need a redis.timeout longer than that.
+Unix socket), once the buyer waits for the draw (watched from a second before draw_at) and the
+draw has ordered its entrants, Redis's writes are paused (tests/lib/fgtest.py hold_draw, CLIENT
+PAUSE WRITE) until the page has shown its place in line, at most --hold-s seconds (default 3),
+as a draw of a million entrants shows them for half a minute: the ranks, the positions and the
+decisions are the draw's own, only later. The programs using Redis need a redis.timeout longer
+than that.
 """
 
 import argparse
@@ -61,8 +62,12 @@ def main():
     position_shown = threading.Event()
     holder = None
 
-    def hold():
+    def hold(draw_at_ms):
         t = []
+
+        # From a second before draw_at by the clock (the draw orders its entrants a second
+        # after it), whenever the page's loop comes round.
+        time.sleep(max(0.0, draw_at_ms / 1000 - 1 - time.time()))
 
         def on_hold(_):
             t.append(time.monotonic())
@@ -104,9 +109,12 @@ def main():
                         result["positions"].append(rec["position"])
                 elif rec.get("draw_at"):
                     label = "queued-draw"
-                    if (a.hold_redis and holder is None and
-                            time.time() * 1000 >= rec["draw_at"] - 1000):
-                        holder = threading.Thread(target=hold, daemon=True)
+                    # Started at the first sight of the line, the hold waits for its time by
+                    # itself: on a loaded host the page's loop (a screenshot, a poll) may come
+                    # round only after the draw has ordered and decided its few thousand.
+                    if a.hold_redis and holder is None:
+                        holder = threading.Thread(target=hold, args=(rec["draw_at"],),
+                                                  daemon=True)
                         holder.start()
             if label != last_label and st not in (None, "loading"):
                 result["states"].append([label, round(time.monotonic() - t0, 2)])
