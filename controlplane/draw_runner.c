@@ -169,7 +169,9 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 	const char *delay = getenv(DR_TEST_DONE_DELAY_ENV);
 
 	if (delay != NULL && *delay != '\0') {
-		r->test_done_delay_ms = (unsigned)strtoul(delay, NULL, 10) % 60001;
+		unsigned long ms = strtoul(delay, NULL, 10);
+
+		r->test_done_delay_ms = ms > 60000 ? 60000 : (unsigned)ms;
 		LOG_WARN("draw: each draw_done_at is held %u ms after its commit by "
 			 DR_TEST_DONE_DELAY_ENV " (for tests only: unset it in production)",
 			r->test_done_delay_ms);
@@ -980,6 +982,27 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	return false;
 }
 
+/*
+ * Job j's draw is over (its draw_done_at is in PostgreSQL): the entrants' log deleted (it has
+ * served: its memory back, else it goes at the archive), what the job holds dropped, its cursor
+ * at n and the event's progress final.
+ */
+static void
+job_end(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e)
+{
+	int rc;
+
+	if ((rc = store_entrants_log_drop(r->rs, j->event)) != 0)
+		LOG_WARN("draw of event %" PRIu32 ": deleting the entrants' log: %s (it goes when "
+			 "the event is archived)",
+			j->event, strerror(-rc));
+	job_clear(j);
+	j->next = j->n;
+	j->phase = DR_DONE;
+	e->draw.decided = j->n;
+	e->draw.rate = 0;
+}
+
 /* DR_FINISH: PostgreSQL's draw_done_at, FAIR DONE with the seed, memory freed. */
 static void
 step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
@@ -1001,13 +1024,7 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	/* A reload may have brought PostgreSQL's own time of it first (draw_runner_step()). */
 	if (e->ev.draw_done_at_ms == 0)
 		e->ev.draw_done_at_ms = now_ms;
-	/* The entrants' log has served: its memory back (else it goes at the archive). */
-	if ((rc = store_entrants_log_drop(r->rs, j->event)) != 0)
-		LOG_WARN("draw of event %" PRIu32 ": deleting the entrants' log: %s (it goes when "
-			 "the event is archived)",
-			j->event, strerror(-rc));
-	e->draw.decided = j->n;
-	e->draw.rate = 0;
+	job_end(r, j, e);
 	set_state(e, WIRE_DRAW_DONE);
 	LOG_NOTICE("draw of event %" PRIu32 ": done, %" PRIu64 " entrants decided in rank order; "
 		   "first come, first served from now on",
@@ -1016,8 +1033,6 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		 "deciding thread), %" PRIu64 " us each on average, the longest %" PRIu64 " us",
 		j->event, j->rounds, j->round_n, j->rounds ? j->round_us_sum / j->rounds : 0,
 		j->round_us_max);
-	job_clear(j);
-	j->phase = DR_DONE;
 }
 
 /*
@@ -1073,12 +1088,7 @@ job_wind_down(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e,
 	if (!bg_over(j, now_ms))
 		return false;
 	decide_halt_publish(r, j);
-	job_clear(j);
-	j->next = j->n;
-	e->draw.decided = j->n;
-	e->draw.rate = 0;
-	j->phase = DR_DONE;
-	(void)store_entrants_log_drop(r->rs, j->event);
+	job_end(r, j, e);
 	LOG_NOTICE("draw of event %" PRIu32 ": done by PostgreSQL's row (another control plane "
 		   "finished it); this one's part stopped",
 		j->event);
@@ -1089,9 +1099,10 @@ job_wind_down(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e,
 static struct dr_job *
 job_of(struct draw_runner *r, uint32_t event)
 {
-	for (unsigned i = 0; i < r->n_jobs; i++)
-		if (r->jobs[i].event == event)
-			return &r->jobs[i];
+	struct dr_job *found = job_find(r, event);
+
+	if (found != NULL)
+		return found;
 	if (r->n_jobs == CP_STATE_EVENTS_MAX) {
 		/* An event no longer loaded, whose job is over, makes room: its slot, in place
 		 * (another job's thread holds a pointer to its own). */
