@@ -551,6 +551,25 @@ is_tchar(unsigned char c)
 }
 
 /*
+ * Parses before, then text with byte c at place at, then after, the input ending at a guard
+ * page (g: guard_free() it). Returns what http_parse_request() did.
+ */
+static int
+parse_with_byte(const char *before, const char *text, unsigned at, unsigned c, const char *after,
+	struct http_request *req, struct guard_buf *g)
+{
+	struct builder b = {.len = 0};
+	size_t n = strlen(text);
+
+	b_add(&b, before);
+	memcpy(b.buf + b.len, text, n);
+	b.buf[b.len + at] = (char)c;
+	b.len += n;
+	b_add(&b, after);
+	return parse_built(&b, req, g);
+}
+
+/*
  * Every byte value at every place of a field-name: of a 24-byte name followed by another
  * field (the parser's 16-byte steps see all of it), of a 17-byte name in the last field
  * (one step, then byte by byte) and of a 4-byte one there, where few bytes remain. Each
@@ -574,19 +593,10 @@ test_name_bytes(void)
 
 		for (unsigned at = 0; at < nlen; at++) {
 			for (unsigned c = 0; c < 256; c++) {
-				char name[32];
-				struct builder b = {.len = 0};
 				struct http_request req;
 				struct guard_buf g;
-
-				memcpy(name, cases[k].name, nlen);
-				name[at] = (char)c;
-				b_add(&b, "GET / HTTP/1.1\r\nHost: a\r\n");
-				memcpy(b.buf + b.len, name, nlen);
-				b.len += nlen;
-				b_add(&b, cases[k].after);
-
-				int rc = parse_built(&b, &req, &g);
+				int rc = parse_with_byte("GET / HTTP/1.1\r\nHost: a\r\n",
+					cases[k].name, at, c, cases[k].after, &req, &g);
 				bool ok;
 
 				if (is_tchar((unsigned char)c))
@@ -641,19 +651,10 @@ test_host_bytes(void)
 
 		for (unsigned at = 0; at < hlen; at++) {
 			for (unsigned c = 0; c < 256; c++) {
-				char host[40];
-				struct builder b = {.len = 0};
 				struct http_request req;
 				struct guard_buf g;
-
-				memcpy(host, cases[k].host, hlen);
-				host[at] = (char)c;
-				b_add(&b, "GET / HTTP/1.1\r\nHost: ");
-				memcpy(b.buf + b.len, host, hlen);
-				b.len += hlen;
-				b_add(&b, cases[k].after);
-
-				int rc = parse_built(&b, &req, &g);
+				int rc = parse_with_byte("GET / HTTP/1.1\r\nHost: ", cases[k].host,
+					at, c, cases[k].after, &req, &g);
 				bool ows = (c == ' ' || c == '\t') && (at == 0 || at + 1 == hlen);
 				bool ok = ows ? rc == 0 && req.host.len == hlen - 1
 					: is_host_byte((unsigned char)c)
