@@ -76,7 +76,9 @@ result_table_create(const char *name, uint32_t capacity, int socket_id, struct r
 		nb <<= 1;
 	t->buckets = rte_zmalloc_socket(
 		"result_buckets", sizeof(*t->buckets) * nb, RTE_CACHE_LINE_SIZE, socket_id);
-	if (t->buckets == NULL)
+	t->summary = rte_zmalloc_socket(
+		"result_summary", sizeof(*t->summary) * nb, RTE_CACHE_LINE_SIZE, socket_id);
+	if (t->buckets == NULL || t->summary == NULL)
 		goto fail;
 	t->bucket_mask = nb - 1;
 	t->seed = rte_rand();
@@ -85,6 +87,7 @@ fail:
 	if (t != NULL) {
 		rte_free(t->slots);
 		rte_free(t->buckets);
+		rte_free(t->summary);
 		rte_free(t);
 	}
 	if (w != NULL) {
@@ -104,6 +107,7 @@ result_table_free(struct result_table *t)
 	if (t == NULL)
 		return;
 	rte_free(t->buckets);
+	rte_free(t->summary);
 	rte_free(t->slots);
 	free(t->w->free);
 	free(t->w->fifo);
@@ -196,7 +200,9 @@ rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
 					__atomic_store_n(&t->buckets[j].overflow,
 						t->buckets[j].overflow + 1, __ATOMIC_RELAXED);
 				__atomic_store_n(&bk->slot[k], slot, __ATOMIC_RELAXED);
-				/* Release: slot, index and counts are seen first. */
+				__atomic_store_n(&t->summary[home],
+					t->summary[home] | rt_summary_bit(h), __ATOMIC_RELAXED);
+				/* Release: slot, index, counts and summary are seen first. */
 				__atomic_store_n(&bk->sig[k], rt_sig(h), __ATOMIC_RELEASE);
 				return true;
 			}
@@ -221,6 +227,36 @@ result_table_prefetch_evictions(struct result_table *t, unsigned n)
 
 		result_table_prefetch(t, result_table_hash(t, s->event, s->user));
 	}
+}
+
+/*
+ * After a key of hash h left the index: its bit of its home's summary cleared, unless another
+ * key homed there has the same bit. Only keys whose signature has that bit's 4 bits can (one in
+ * 16), and only those have their slot read for their home. Writer only.
+ */
+static void
+rt_summary_drop(struct result_table *t, uint64_t h)
+{
+	uint32_t home = (uint32_t)h & t->bucket_mask, i = home;
+	uint32_t top = rt_sig(h) >> 28;
+
+	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+		const struct rt_bucket *bk = &t->buckets[i];
+
+		for (unsigned k = 0; k < RT_WAYS; k++) {
+			if (bk->sig[k] == 0 || bk->sig[k] >> 28 != top)
+				continue;
+			const struct rt_slot *s = &t->slots[bk->slot[k]];
+
+			if ((result_table_hash(t, s->event, s->user) & t->bucket_mask) == home)
+				return;
+		}
+		if (bk->overflow == 0)
+			break;
+		i = (i + 1) & t->bucket_mask;
+	}
+	__atomic_store_n(&t->summary[home], t->summary[home] & (rt_summary_t)~rt_summary_bit(h),
+		__ATOMIC_RELAXED);
 }
 
 /* Removes the oldest key; its slot comes back after a grace period. */
@@ -249,6 +285,7 @@ evict_oldest(struct result_table *t)
 	for (uint32_t j = (uint32_t)h & t->bucket_mask; j != b; j = (j + 1) & t->bucket_mask)
 		__atomic_store_n(
 			&t->buckets[j].overflow, t->buckets[j].overflow - 1, __ATOMIC_RELAXED);
+	rt_summary_drop(t, h);
 
 	struct rt_deferred *d = &w->deferred[(w->def_head + w->def_len) % w->n_deferred_max];
 

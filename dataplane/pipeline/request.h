@@ -384,13 +384,13 @@ req_parse(struct worker *w, uint32_t src_be, const struct edge_client *proxied, 
 			claims->bearer = req_bearer(r);
 			claims->session = req_claimed_user(claims->bearer.p, claims->bearer.len, 1);
 		}
-		/* A reserve reads its user's result (is this a known buyer?): that bucket of the
-		 * result table on the way too. */
+		/* A reserve asks whether its user is a known buyer: the summary of the user's home
+		 * bucket in the result table on the way too (for a new buyer, all it reads). */
 		if (claims->purchase != 0 && w->bridge != NULL) {
 			const struct result_table *rt = w->bridge->results;
 
 			claims->purchase_rt = result_table_user_hash(rt, claims->purchase);
-			result_table_prefetch(rt, claims->purchase_rt);
+			result_table_prefetch_summary(rt, claims->purchase_rt);
 		}
 		if (w->rl_user != NULL) {
 			if (claims->purchase != 0)

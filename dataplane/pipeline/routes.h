@@ -326,6 +326,24 @@ route_result_lookup(const struct worker *w, const struct req_view *q, uint32_t e
 }
 
 /*
+ * For a reserve whose claimed user may be a known buyer of event (its home's summary, which
+ * req_parse() prefetched, has its bit): the index's bucket on the way, while the token's checks
+ * run before route_result_lookup(). Most new buyers' bits are clear: nothing to fetch.
+ */
+static inline void
+route_result_prefetch(const struct worker *w, const struct req_view *q, uint32_t event)
+{
+	const struct result_table *t = w->bridge->results;
+
+	if (q->claims.purchase == 0) /* purchase_rt is set only for a claim */
+		return;
+	uint64_t h = result_table_hash_of(q->claims.purchase_rt, event);
+
+	if (unlikely(result_table_may_hold(t, h)))
+		result_table_prefetch(t, h);
+}
+
+/*
  * A draw entrant's place in line (docs/api.md), from what the control plane pushed (the
  * result's rank, the event's decided and rate), never by a query: once ranked, "position"
  * (entrants ahead not decided yet: rank - 1 - decided, at least 0) and "wait_ms" (position at
@@ -524,6 +542,7 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 
 	if (unlikely(drawing) && !route_entrant(w, id, claimed))
 		return ans_refuse(w, q, out, cap, 425, DP_REJ_DRAWING, "the draw is in progress", 1);
+	route_result_prefetch(w, q, id);
 
 	struct tok_purchase pt;
 	/* req_parse() made the device's key while a sale was selling; otherwise it is made here. */

@@ -3,7 +3,8 @@
  * The result table: what a poll reads after each kind of update, which updates may not
  * hide an order, eviction of the oldest key when full, no slot reuse before a grace
  * period (one per sealed batch of evictions), keys past a full home bucket (found, their
- * overflow counts taken back when they leave), and a reader thread that never sees a torn or
+ * overflow counts taken back when they leave), the summary in front of the index (exactly the
+ * bits of the keys there, after any evictions), and a reader thread that never sees a torn or
  * foreign result while the writer replaces and evicts entries under it.
  */
 #include <inttypes.h>
@@ -404,6 +405,27 @@ test_hammer(void)
 	rte_free(h.v);
 }
 
+/*
+ * Whether t's summary is exactly what keys users[0..n) of event, and nothing else, make it: each
+ * one's bit in its home's summary, no other bit anywhere.
+ */
+static bool
+summary_exact(const struct result_table *t, uint32_t event, const uint64_t *users, unsigned n)
+{
+	rt_summary_t *want = calloc(t->bucket_mask + 1, sizeof(*want));
+	bool same = want != NULL;
+
+	for (unsigned i = 0; same && i < n; i++) {
+		uint64_t h = result_table_hash(t, event, users[i]);
+
+		want[h & t->bucket_mask] |= rt_summary_bit(h);
+	}
+	for (uint32_t b = 0; same && b <= t->bucket_mask; b++)
+		same = t->summary[b] == want[b];
+	free(want);
+	return same;
+}
+
 /* Up to n users whose key (event, user) has home bucket b in t, from user 1 upwards. */
 static unsigned
 users_of_bucket(const struct result_table *t, uint32_t event, uint32_t b, uint64_t *out, unsigned n)
@@ -463,6 +485,7 @@ test_full_bucket(void)
 	}
 	tap_eq_int(stored, 16, "16 keys of one home bucket stored");
 	tap_ok(found == 16 && found_h == 16, "all 16 found, 9 of them past their full home bucket");
+	tap_ok(summary_exact(t, 3, crowd, 16), "the home's summary holds the bits of all 16");
 	tap_ok(t->buckets[2].overflow == 9 && t->buckets[3].overflow == 2 && overflow_sum(t) == 11,
 		"overflow counts: 9 went past bucket 2, 2 past bucket 3 too");
 
@@ -484,11 +507,61 @@ test_full_bucket(void)
 	}
 	tap_ok(gone == 16 && there == 16 && t->ctr.evicted == 16,
 		"16 others evict the crowd: the crowd gone, the others there");
+	tap_ok(summary_exact(t, 3, other, 16),
+		"the crowd's home summary cleared as it left, though 9 of it lay past the home");
 	tap_ok(t->buckets[2].overflow == 0 && t->buckets[3].overflow == 0 &&
 			t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
 			overflow_sum(t) == 11,
 		"the crowd's overflow counts went with it; the others' wrap past the last bucket");
 	result_table_free(t);
+}
+
+/*
+ * The summary in front of the index: after ten times the capacity went through a table (every
+ * key but the newest evicted), it holds exactly the bits of the keys there (the evicted keys'
+ * bits cleared, a bit shared with a key still there kept), every key there "may be held", and
+ * most absent keys are answered from it alone (at 2 keys homed per bucket, ~12 % are not).
+ */
+static void
+test_summary(void)
+{
+	enum { CAP = 4096, ROUNDS = 10 };
+	struct rte_rcu_qsbr *v = qsbr_new(1);
+	struct result_table *t = result_table_create("rt_summary", CAP, SOCKET_ID_ANY, v);
+	static uint64_t users[CAP];
+
+	if (!tap_ok(t != NULL && t->bucket_mask == 2047, "a table of 4096 keys has 2048 buckets"))
+		return;
+	unsigned held = 0, absent_maybe = 0, absent_found = 0;
+
+	for (uint64_t u = 1; u <= (uint64_t)CAP * ROUNDS; u++) {
+		struct rt_result r = res(WIRE_V_RESERVED, u);
+
+		result_table_put(t, 9, u * 7919, &r);
+		if (u % 64 == 0)
+			result_table_seal(t);
+	}
+	for (unsigned i = 0; i < CAP; i++) {
+		users[i] = ((uint64_t)CAP * (ROUNDS - 1) + 1 + i) * 7919;
+		held += result_table_may_hold(t, result_table_hash(t, 9, users[i]));
+	}
+	tap_ok(t->ctr.evicted == (uint64_t)CAP * (ROUNDS - 1) && result_table_count(t) == CAP,
+		"40960 keys through a table of 4096: 36864 evicted");
+	tap_eq_int(held, CAP, "every key there may be held by its summary");
+	tap_ok(summary_exact(t, 9, users, CAP),
+		"the summary holds exactly the bits of the keys there: the evicted keys' bits gone");
+	for (uint64_t u = 1; u <= 100000; u++) {
+		struct rt_result out;
+		uint64_t h = result_table_hash(t, 9, u * 7919 + 1); /* never stored */
+
+		absent_maybe += result_table_may_hold(t, h);
+		absent_found += result_table_lookup_h(t, h, 9, u * 7919 + 1, &out) != -ENOENT;
+	}
+	tap_ok(absent_maybe > 5000 && absent_maybe < 20000 && absent_found == 0,
+		"of 100000 absent keys %u (5-20 %% expected) read the index, none is found",
+		absent_maybe);
+	result_table_free(t);
+	rte_free(v);
 }
 
 int
@@ -510,6 +583,7 @@ main(int argc, char **argv)
 	test_grace_period();
 	test_seal();
 	test_full_bucket();
+	test_summary();
 	test_hammer();
 	rte_eal_cleanup();
 	return tap_done();
