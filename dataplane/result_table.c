@@ -201,7 +201,7 @@ rt_index_add(struct result_table *t, uint64_t h, uint32_t slot)
 						t->buckets[j].overflow + 1, __ATOMIC_RELAXED);
 				__atomic_store_n(&bk->slot[k], slot, __ATOMIC_RELAXED);
 				__atomic_store_n(&t->summary[home],
-					t->summary[home] | rt_summary_bit(h), __ATOMIC_RELAXED);
+					t->summary[home] | rt_summary_bits(h), __ATOMIC_RELAXED);
 				/* Release: slot, index, counts and summary are seen first. */
 				__atomic_store_n(&bk->sig[k], rt_sig(h), __ATOMIC_RELEASE);
 				return true;
@@ -230,32 +230,34 @@ result_table_prefetch_evictions(struct result_table *t, unsigned n)
 }
 
 /*
- * After a key of hash h left the index: its bit of its home's summary cleared, unless another
- * key homed there has the same bit. Only keys whose signature has that bit's 4 bits can (one in
- * 16), and only those have their slot read for their home. Writer only.
+ * After a key of hash h left the index: those of its bits in its home's summary that no other key
+ * homed there has are cleared. Only keys whose signature shares one of those bits matter, and only
+ * they have their slot read for their home. Writer only.
  */
 static void
 rt_summary_drop(struct result_table *t, uint64_t h)
 {
 	uint32_t home = (uint32_t)h & t->bucket_mask, i = home;
-	uint32_t top = rt_sig(h) >> 28;
+	rt_summary_t gone = rt_summary_bits(h), kept = 0;
 
-	for (uint32_t probe = 0; probe <= t->bucket_mask; probe++) {
+	for (uint32_t probe = 0; probe <= t->bucket_mask && kept != gone; probe++) {
 		const struct rt_bucket *bk = &t->buckets[i];
 
 		for (unsigned k = 0; k < RT_WAYS; k++) {
-			if (bk->sig[k] == 0 || bk->sig[k] >> 28 != top)
+			rt_summary_t shared = bk->sig[k] == 0 ? 0 : rt_summary_bits_sig(bk->sig[k]) & gone;
+
+			if ((shared & ~kept) == 0)
 				continue;
 			const struct rt_slot *s = &t->slots[bk->slot[k]];
 
 			if ((result_table_hash(t, s->event, s->user) & t->bucket_mask) == home)
-				return;
+				kept |= shared;
 		}
 		if (bk->overflow == 0)
 			break;
 		i = (i + 1) & t->bucket_mask;
 	}
-	__atomic_store_n(&t->summary[home], t->summary[home] & (rt_summary_t)~rt_summary_bit(h),
+	__atomic_store_n(&t->summary[home], (rt_summary_t)(t->summary[home] & ~(gone & ~kept)),
 		__ATOMIC_RELAXED);
 }
 

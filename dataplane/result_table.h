@@ -32,12 +32,13 @@
  *
  * A summary in front of the index answers most lookups of absent keys (every new buyer's
  * reserve asks whether it is a known one) without reading the index: per home bucket, 16 bits,
- * bit (hash >> 60) set for each key homed there (wherever its probe stored it). At the default
- * capacity that is 1 MB against the index's 32 MB, within the TLB's reach where the index is not;
- * with 2 keys homed per bucket at full capacity about one absent key in eight finds its bit set
- * and reads the index. The writer sets a key's bit before it publishes the key, and after a key
- * leaves recomputes its home's summary from the keys still homed there: a reader that finds the
- * bit clear is right that the key is not there (or not yet, or no longer).
+ * two of them (hash bits 60-63 and 56-59 name them) set for each key homed there (wherever its
+ * probe stored it). At the default capacity that is 1 MB against the index's 32 MB, within the
+ * TLB's reach where the index is not; with 2 keys homed per bucket at full capacity about one
+ * absent key in twenty finds both its bits set and reads the index (one in eight with one bit a
+ * key). The writer sets a key's bits before it publishes the key, and after a key leaves clears
+ * those of its bits that no key still homed there has: a reader that finds a bit clear is right
+ * that the key is not there (or not yet, or no longer).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -96,7 +97,7 @@ struct rt_bucket {
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct rt_bucket) == 64, "a bucket is one cache line");
 
-/* A home bucket's summary (see above): one bit per 16th of the keys' hashes. */
+/* A home bucket's summary (see above): the bits of the keys homed there, two a key. */
 typedef uint16_t rt_summary_t;
 
 struct result_table {
@@ -213,11 +214,18 @@ result_table_prefetch_summary(const struct result_table *t, uint64_t h)
 	rte_prefetch0(&t->summary[h & t->bucket_mask]);
 }
 
-/* The summary bit of a key's hash h (result_table_hash()). */
+/* The summary bits of a key's signature sig (rt_sig()): two, or one when both name the same. */
 static inline rt_summary_t
-rt_summary_bit(uint64_t h)
+rt_summary_bits_sig(uint32_t sig)
 {
-	return (rt_summary_t)(1u << (h >> 60));
+	return (rt_summary_t)(1u << (sig >> 28) | 1u << (sig >> 24 & 15));
+}
+
+/* The summary bits of a key's hash h (result_table_hash()): its signature's. */
+static inline rt_summary_t
+rt_summary_bits(uint64_t h)
+{
+	return rt_summary_bits_sig((uint32_t)(h >> 32));
 }
 
 /*
@@ -227,8 +235,9 @@ rt_summary_bit(uint64_t h)
 static inline bool
 result_table_may_hold(const struct result_table *t, uint64_t h)
 {
-	return (__atomic_load_n(&t->summary[h & t->bucket_mask], __ATOMIC_RELAXED) &
-		       rt_summary_bit(h)) != 0;
+	rt_summary_t want = rt_summary_bits(h);
+
+	return (__atomic_load_n(&t->summary[h & t->bucket_mask], __ATOMIC_RELAXED) & want) == want;
 }
 
 /* An entry's signature for hash h: never 0, so a free entry never matches. */
