@@ -36,9 +36,13 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	th_len = (unsigned)(th->data_off >> 4) * 4;
 	if (unlikely(th_len < sizeof(*th) || th_len > l4_len))
 		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
-	/* A request will look up its address's bucket (adm_check_ip()): with many clients that
-	 * is a cache miss, which the checksum and the parse now hide. */
-	if (l4_len > th_len && w->rl_ip != NULL)
+	/* A trusted edge's requests name their clients (req_client()): the client's bucket is
+	 * req_parse()'s to prefetch, never the edge's. */
+	bool from_edge = edge_trusted4(w->edge, ip->src_addr);
+
+	/* Anyone else's request will look up its address's bucket (adm_check_ip()): with many
+	 * clients that is a cache miss, which the checksum and the parse now hide. */
+	if (l4_len > th_len && w->rl_ip != NULL && !from_edge)
 		rl_prefetch(w->rl_ip, ip->src_addr);
 
 	uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -52,7 +56,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	bool trusted = false;
 
 	/* A trusted edge's segment belongs to its kept connection, if it has one. */
-	if (unlikely(w->conns != NULL) && edge_trusted4(w->edge, ip->src_addr)) {
+	if (unlikely(w->conns != NULL) && from_edge) {
 		struct conn *c = conn_lookup(w->conns, ip->src_addr, th->src_port, th->dst_port);
 
 		if (c != NULL)
