@@ -224,8 +224,10 @@ result_table_prefetch_evictions(struct result_table *t, unsigned n)
 		rte_prefetch0(&t->slots[w->fifo[(w->fifo_head + k) % w->capacity]]);
 	for (unsigned k = 0; k < n; k++) {
 		const struct rt_slot *s = &t->slots[w->fifo[(w->fifo_head + k) % w->capacity]];
+		uint64_t h = result_table_hash(t, s->event, s->user);
 
-		result_table_prefetch(t, result_table_hash(t, s->event, s->user));
+		result_table_prefetch(t, h);
+		result_table_prefetch_summary(t, h); /* its bits leave with it */
 	}
 }
 

@@ -311,9 +311,13 @@ on_result(struct bridge *b, const struct wire_msg *m)
 			for (unsigned k = 0; k < n; k++) {
 				ok[k] = record_decoded(
 					b, false, NULL, wire_get_result(m, i + k, &rs[k]));
-				if (ok[k])
-					result_table_prefetch(b->results,
-						result_table_user_hash(b->results, rs[k].user));
+				if (ok[k]) {
+					uint64_t uh = result_table_user_hash(b->results, rs[k].user);
+
+					/* A new key's put writes its home's summary too. */
+					result_table_prefetch(b->results, uh);
+					result_table_prefetch_summary(b->results, uh);
+				}
 			}
 			/* A full table evicts its oldest key for each new one: those too. */
 			result_table_prefetch_evictions(b->results, n);
