@@ -9,6 +9,7 @@
 #include <rte_malloc.h>
 
 #include "common/mix64.h"
+#include "dataplane/mapped_alloc.h"
 
 /* Slots clients are counted in for cap entries: CONN_CLIENT_SLOTS, or the index's when more. */
 static uint32_t
@@ -55,13 +56,13 @@ conn_table_create(uint32_t cap, int socket)
 	t->cap = cap;
 	t->mask = conn_slots(cap) - 1;
 	t->seed = (uint32_t)rte_rdtsc();
-	t->slot = rte_zmalloc_socket("conn_slot", (size_t)(t->mask + 1) * sizeof(uint32_t),
+	t->slot = dp_zmalloc_mapped("conn_slot", (size_t)(t->mask + 1) * sizeof(uint32_t),
 		RTE_CACHE_LINE_SIZE, socket);
 	t->free = rte_malloc_socket("conn_free", (size_t)cap * sizeof(uint32_t), 0, socket);
-	t->e = rte_zmalloc_socket("conn_entries", (size_t)cap * sizeof(struct conn),
+	t->e = dp_zmalloc_mapped("conn_entries", (size_t)cap * sizeof(struct conn),
 		RTE_CACHE_LINE_SIZE, socket);
 	t->pc_mask = conn_client_slots(cap) - 1;
-	t->per_client = rte_zmalloc_socket("conn_per_client",
+	t->per_client = dp_zmalloc_mapped("conn_per_client",
 		(size_t)(t->pc_mask + 1) * sizeof(uint16_t), RTE_CACHE_LINE_SIZE, socket);
 	if (t->slot == NULL || t->free == NULL || t->e == NULL || t->per_client == NULL)
 		goto fail;

@@ -7,6 +7,7 @@
 #include <rte_malloc.h>
 #include <rte_random.h>
 
+#include "dataplane/mapped_alloc.h"
 #include "dataplane/ratelimit.h"
 
 size_t
@@ -23,7 +24,7 @@ rl_table_create(unsigned log2_entries, int socket)
 
 	if (log2_entries < RL_LOG2_MIN || log2_entries > RL_LOG2_MAX)
 		return NULL;
-	t = rte_zmalloc_socket(
+	t = dp_zmalloc_mapped(
 		"rl_table", rl_table_mem_size(log2_entries), RTE_CACHE_LINE_SIZE, socket);
 	if (t == NULL)
 		return NULL;

@@ -10,6 +10,7 @@
 #include <rte_random.h>
 
 #include "common/wire.h"
+#include "dataplane/mapped_alloc.h"
 
 /* An evicted key's slot waiting for its grace period: then it is free. */
 struct rt_deferred {
@@ -60,7 +61,7 @@ result_table_create(const char *name, uint32_t capacity, int socket_id, struct r
 	w->free = malloc(sizeof(*w->free) * w->n_slots);
 	w->fifo = malloc(sizeof(*w->fifo) * capacity);
 	w->deferred = malloc(sizeof(*w->deferred) * headroom);
-	t->slots = rte_zmalloc_socket(
+	t->slots = dp_zmalloc_mapped(
 		"result_slots", sizeof(*t->slots) * w->n_slots, RTE_CACHE_LINE_SIZE, socket_id);
 	if (w->free == NULL || w->fifo == NULL || w->deferred == NULL || t->slots == NULL)
 		goto fail;
@@ -74,9 +75,9 @@ result_table_create(const char *name, uint32_t capacity, int socket_id, struct r
 
 	while ((uint64_t)nb * RT_WAYS < 2 * (uint64_t)capacity)
 		nb <<= 1;
-	t->buckets = rte_zmalloc_socket(
+	t->buckets = dp_zmalloc_mapped(
 		"result_buckets", sizeof(*t->buckets) * nb, RTE_CACHE_LINE_SIZE, socket_id);
-	t->summary = rte_zmalloc_socket(
+	t->summary = dp_zmalloc_mapped(
 		"result_summary", sizeof(*t->summary) * nb, RTE_CACHE_LINE_SIZE, socket_id);
 	if (t->buckets == NULL || t->summary == NULL)
 		goto fail;
