@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/now.h"
@@ -21,6 +22,7 @@ struct draw_decide {
 	const struct store_entrant *v;
 	uint64_t from, n;
 	unsigned batch, round_n;
+	unsigned test_hold_ms; /* DD_TEST_HOLD_ENV (tests only; 0) */
 	struct wire_reserve *res;
 	uint8_t *verdicts;
 	pthread_t th;
@@ -102,6 +104,26 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 	return filled;
 }
 
+/* DD_TEST_HOLD_ENV: the thread waits d->test_hold_ms with its rounds decided in Redis and not
+ * handed over yet, or until draw_decide_halt(). */
+static void
+dd_test_hold(struct draw_decide *d)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += d->test_hold_ms / 1000;
+	until.tv_nsec += (long)(d->test_hold_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&d->mu);
+	while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&d->mu);
+}
+
 static void *
 dd_main(void *arg)
 {
@@ -131,6 +153,8 @@ dd_main(void *arg)
 			filled = 1;
 		} else {
 			filled = dd_rounds(d, rs, at, s, DD_INFLIGHT, &more);
+			if (d->test_hold_ms != 0)
+				dd_test_hold(d);
 		}
 		pthread_mutex_lock(&d->mu);
 		for (unsigned r = 0; r < filled; r++) {
@@ -163,9 +187,26 @@ dd_release(struct draw_decide *d)
 	free(d);
 }
 
+unsigned
+draw_decide_test_hold_ms(void)
+{
+	const char *s = getenv(DD_TEST_HOLD_ENV);
+	unsigned long ms;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	ms = strtoul(s, NULL, 10);
+	ms = ms > 60000 ? 60000 : ms;
+	LOG_WARN("draw: each pair of decision rounds is held %lu ms before the loop gets it "
+		 "by " DD_TEST_HOLD_ENV " (for tests only: unset it in production)",
+		ms);
+	return (unsigned)ms;
+}
+
 struct draw_decide *
 draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
-	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch, int *rc)
+	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch,
+	unsigned test_hold_ms, int *rc)
 {
 	struct draw_decide *d = calloc(1, sizeof(*d));
 
@@ -179,6 +220,7 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	d->n = n;
 	d->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 	d->round_n = d->batch;
+	d->test_hold_ms = test_hold_ms;
 	d->res = calloc((size_t)d->batch * DD_INFLIGHT, sizeof(*d->res));
 	d->verdicts = calloc((size_t)d->batch * DD_INFLIGHT, 1);
 	bool ok = d->res != NULL && d->verdicts != NULL;

@@ -42,12 +42,25 @@ struct draw_decide_round {
 struct draw_decide;
 
 /*
+ * FOR TESTS ONLY: this environment variable (milliseconds, at most 60000) holds the deciding
+ * thread that long after each pair of rounds is decided in Redis, before the loop is handed
+ * them (draw_decide_halt() cuts the wait short), so that a test can end a draw while its decisions
+ * are under way. Never set it in production.
+ */
+#define DD_TEST_HOLD_ENV "FG_TEST_DRAW_ROUND_HOLD_MS"
+
+/* DD_TEST_HOLD_ENV's value, clamped at 60000, logged as test-only when set; 0 when unset. */
+unsigned draw_decide_test_hold_ms(void);
+
+/*
  * Starts deciding event's entrants v[from..n) (rank order; v stays the caller's and unchanged
  * until draw_decide_stop()) in rounds of at most batch entrants, on a Redis connection made
- * from rsc. Returns the thread's handle, or NULL with *rc (-ENOMEM, or a pthread error).
+ * from rsc; test_hold_ms is draw_decide_test_hold_ms()'s (0 outside tests). Returns the
+ * thread's handle, or NULL with *rc (-ENOMEM, or a pthread error).
  */
 struct draw_decide *draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
-	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch, int *rc);
+	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch,
+	unsigned test_hold_ms, int *rc);
 
 /*
  * On the loop: the oldest round not taken yet (NULL: none ready), then draw_decide_pop() once

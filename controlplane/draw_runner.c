@@ -143,6 +143,7 @@ struct draw_runner {
 	struct cp_state *st;
 	unsigned batch;	   /* a round's entrants at most ([controlplane] draw_batch) */
 	unsigned test_done_delay_ms; /* DR_TEST_DONE_DELAY_ENV (tests only; 0) */
+	unsigned test_hold_ms;	     /* DD_TEST_HOLD_ENV (tests only; 0) */
 	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
 	struct wire_result *out;     /* DR_RANKS_PER_STEP */
@@ -176,6 +177,7 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 			 DR_TEST_DONE_DELAY_ENV " (for tests only: unset it in production)",
 			r->test_done_delay_ms);
 	}
+	r->test_hold_ms = draw_decide_test_hold_ms();
 	r->conninfo = strdup(pg_conninfo);
 	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
 	if (r->conninfo == NULL || r->out == NULL) {
@@ -912,9 +914,8 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		j->phase = DR_FINISH;
 		return true;
 	}
-	if (j->dec == NULL &&
-		(j->dec = draw_decide_start(&r->rsc, j->event, j->v, j->next, j->n, r->batch, &rc)) ==
-			NULL) {
+	if (j->dec == NULL && (j->dec = draw_decide_start(&r->rsc, j->event, j->v, j->next, j->n,
+				       r->batch, r->test_hold_ms, &rc)) == NULL) {
 		job_fail(r, j, now_ms, "starting the deciding thread", rc, NULL);
 		return true;
 	}
