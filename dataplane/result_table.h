@@ -155,8 +155,8 @@ void result_table_seal(struct result_table *t);
 /*
  * A hint for the writer before a batch of puts: prefetches what the next n puts of new keys
  * read first when the table is full, the n oldest keys' slots and then their home buckets and
- * summaries (each such put evicts the oldest key, found in its bucket, its bits cleared). Does nothing while the table has room
- * for n more keys. Writer only; changes nothing stored.
+ * summaries (each such put evicts the oldest key, found in its bucket, its bits cleared). Does
+ * nothing while the table has room for n more keys. Writer only; changes nothing stored.
  */
 void result_table_prefetch_evictions(struct result_table *t, unsigned n);
 
