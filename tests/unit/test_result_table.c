@@ -550,6 +550,26 @@ test_full_bucket(void)
 			t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
 			overflow_sum(t) == 11,
 		"the crowd's overflow counts went with it; the others' wrap past the last bucket");
+
+	/* The crowd back, evicting the others one by one: the walk that keeps a leaving key's
+	 * bits for the others homed at bucket 6 goes past the last bucket to bucket 0. */
+	unsigned exact = 0, still = 0;
+
+	for (unsigned i = 0; i < 16; i++) {
+		struct rt_result r = res(WIRE_V_RESERVED, 300 + i);
+		uint64_t now[16];
+
+		result_table_put(t, 3, crowd[i], &r);
+		for (unsigned k = 0; k < 16; k++)
+			now[k] = k < 15 - i ? other[i + 1 + k] : crowd[k - (15 - i)];
+		exact += summary_exact(t, 3, now, 16);
+		for (unsigned k = i + 1; k < 16; k++)
+			still += result_table_lookup(t, 3, other[k], &out) == 0;
+	}
+	tap_ok(exact == 16 && still == 120 && t->ctr.evicted == 32,
+		"the others leave one by one: after each the summary is exact (%u of 16), the "
+		"others still there are found (%u of 120), though the walk wraps",
+		exact, still);
 	result_table_free(t);
 }
 
