@@ -247,7 +247,8 @@ rt_summary_drop(struct result_table *t, uint64_t h)
 		const struct rt_bucket *bk = &t->buckets[i];
 
 		for (unsigned k = 0; k < RT_WAYS; k++) {
-			rt_summary_t shared = bk->sig[k] == 0 ? 0 : rt_summary_bits_sig(bk->sig[k]) & gone;
+			rt_summary_t shared =
+				bk->sig[k] == 0 ? 0 : rt_summary_bits_sig(bk->sig[k]) & gone;
 
 			if ((shared & ~kept) == 0)
 				continue;

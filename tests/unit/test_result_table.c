@@ -4,8 +4,9 @@
  * hide an order, eviction of the oldest key when full, no slot reuse before a grace
  * period (one per sealed batch of evictions), keys past a full home bucket (found, their
  * overflow counts taken back when they leave), the summary in front of the index (exactly the
- * bits of the keys there, after any evictions), and a reader thread that never sees a torn or
- * foreign result while the writer replaces and evicts entries under it.
+ * bits of the keys there, after any evictions), a reader thread that never sees a torn or
+ * foreign result while the writer replaces and evicts entries under it, and one that never
+ * misses a key that stayed while others left (both on a CPU of their own where there is one).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -13,7 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -300,12 +303,46 @@ hammer_result(uint32_t event, uint64_t user, uint64_t rid)
 	return r;
 }
 
+/*
+ * Moves the calling thread (a reader) off the EAL's main lcore, whose CPU a thread it created
+ * inherits: on another CPU, where there is one, it reads while the writer writes rather than in
+ * turns with it.
+ */
+static void
+reader_off_main_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (c != (long)rte_lcore_to_cpu_id((int)rte_get_main_lcore()) || n == 1)
+			CPU_SET(c, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+		tap_diag("reader: the CPU set was not changed, it shares the writer's CPU");
+}
+
+/*
+ * Whether a put that found no slot (the reader has not reported since) may try again, after a
+ * short sleep: until 5 s after t0 (rte_get_timer_cycles()), as a reader on a busy host's other
+ * CPU may wait that long for its turn there.
+ */
+static bool
+may_wait(uint64_t t0)
+{
+	if (rte_get_timer_cycles() - t0 >= 5 * rte_get_timer_hz())
+		return false;
+	usleep(20);
+	return true;
+}
+
 static void *
 hammer_reader(void *arg)
 {
 	struct hammer *h = arg;
 	uint64_t x = 88172645463325252ull;
 
+	reader_off_main_cpu();
 	rte_rcu_qsbr_thread_register(h->v, 0);
 	rte_rcu_qsbr_thread_online(h->v, 0);
 	h->started = true;
@@ -370,9 +407,9 @@ test_hammer(void)
 
 		calls[rc < 0 ? 3 : rc]++;
 		/* No slot until the reader reports: a real worker reports every loop, this thread
-		 * may be descheduled, so wait for it as the bridge would, briefly. */
-		for (int k = 0; rc == -ENOSPC && k < 1000; k++) {
-			sched_yield();
+		 * may be descheduled (on a busy host, for a while), so wait for it as the bridge
+		 * would, up to 5 s. */
+		for (uint64_t t0 = rte_get_timer_cycles(); rc == -ENOSPC && may_wait(t0);) {
 			rc = result_table_put(h.t, event, user, &r);
 			calls[rc < 0 ? 3 : rc]++;
 		}
@@ -513,6 +550,26 @@ test_full_bucket(void)
 			t->buckets[6].overflow == 9 && t->buckets[7].overflow == 2 &&
 			overflow_sum(t) == 11,
 		"the crowd's overflow counts went with it; the others' wrap past the last bucket");
+
+	/* The crowd back, evicting the others one by one: the walk that keeps a leaving key's
+	 * bits for the others homed at bucket 6 goes past the last bucket to bucket 0. */
+	unsigned exact = 0, still = 0;
+
+	for (unsigned i = 0; i < 16; i++) {
+		struct rt_result r = res(WIRE_V_RESERVED, 300 + i);
+		uint64_t now[16];
+
+		result_table_put(t, 3, crowd[i], &r);
+		for (unsigned k = 0; k < 16; k++)
+			now[k] = k < 15 - i ? other[i + 1 + k] : crowd[k - (15 - i)];
+		exact += summary_exact(t, 3, now, 16);
+		for (unsigned k = i + 1; k < 16; k++)
+			still += result_table_lookup(t, 3, other[k], &out) == 0;
+	}
+	tap_ok(exact == 16 && still == 120 && t->ctr.evicted == 32,
+		"the others leave one by one: after each the summary is exact (%u of 16), the "
+		"others still there are found (%u of 120), though the walk wraps",
+		exact, still);
 	result_table_free(t);
 }
 
@@ -564,6 +621,118 @@ test_summary(void)
 	rte_free(v);
 }
 
+/*
+ * A reader that must find every key the writer published and has not begun to evict, while
+ * new keys go in one by one, each evicting the oldest (whose summary bits leave with it, those
+ * shared with a key still homed there kept). Users 1, 2, ... in order: user v can leave only in
+ * a put of user v + capacity or later. The writer says which user it put last (done, after the
+ * put) and which one it is putting (began, before its first store); a reader that looked v up
+ * and then still sees began below v + capacity had v in the table the whole time.
+ */
+enum { MISS_CAP = 256, MISS_EVENT = 5 };
+
+struct miss_run {
+	struct result_table *t;
+	struct rte_rcu_qsbr *v;
+	volatile bool started, stop;
+	uint64_t began, done; /* atomics: the user being put, the last user stored */
+	uint64_t lookups, checked, missed, last_miss;
+};
+
+static void *
+miss_reader(void *arg)
+{
+	struct miss_run *m = arg;
+	uint64_t x = 88172645463325252ull;
+
+	reader_off_main_cpu();
+	rte_rcu_qsbr_thread_register(m->v, 0);
+	rte_rcu_qsbr_thread_online(m->v, 0);
+	m->started = true;
+	while (!m->stop) {
+		for (int i = 0; i < 16; i++) {
+			uint64_t done = __atomic_load_n(&m->done, __ATOMIC_ACQUIRE);
+
+			if (done == 0)
+				break;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* One of the newest MISS_CAP users (the oldest of them about to go). */
+			uint64_t lo = done > MISS_CAP ? done - MISS_CAP + 1 : 1;
+			uint64_t user = lo + x % (done - lo + 1);
+			struct rt_result out;
+			int rc = result_table_lookup(m->t, MISS_EVENT, user, &out);
+
+			/* The lookup's loads before the read of began: a put whose stores it saw
+			 * shows there. */
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			m->lookups++;
+			if (__atomic_load_n(&m->began, __ATOMIC_RELAXED) >= user + MISS_CAP)
+				continue; /* it may have left meanwhile */
+			m->checked++;
+			if (rc != 0 || out.reservation_id != user) {
+				m->missed++;
+				m->last_miss = user;
+			}
+		}
+		rte_rcu_qsbr_quiescent(m->v, 0);
+		if (m->lookups % 1024 == 0)
+			sched_yield();
+	}
+	rte_rcu_qsbr_thread_offline(m->v, 0);
+	rte_rcu_qsbr_thread_unregister(m->v, 0);
+	return NULL;
+}
+
+static void
+test_no_false_miss(void)
+{
+	struct miss_run m = {.v = qsbr_new(1)};
+	pthread_t th;
+	uint64_t users = 500000, stored = 0;
+
+	/* 2 keys homed per bucket, as at full capacity: a leaving key often shares a bit. */
+	m.t = result_table_create("rt_miss", MISS_CAP, SOCKET_ID_ANY, m.v);
+	if (m.t == NULL || pthread_create(&th, NULL, miss_reader, &m) != 0) {
+		tap_ok(0, "false-miss run setup");
+		return;
+	}
+	while (!m.started)
+		rte_pause();
+	for (uint64_t u = 1; u <= users; u++) {
+		struct rt_result r = res(WIRE_V_RESERVED, u);
+		int rc;
+
+		__atomic_store_n(&m.began, u, __ATOMIC_RELAXED);
+		/* began before any store of the put (a reader that sees one sees began too). */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		rc = result_table_put(m.t, MISS_EVENT, u, &r);
+		/* No slot until the reader reports (see test_hammer()). */
+		for (uint64_t t0 = rte_get_timer_cycles(); rc == -ENOSPC && may_wait(t0);)
+			rc = result_table_put(m.t, MISS_EVENT, u, &r);
+		if (rc != RT_PUT_NEW)
+			break;
+		stored++;
+		__atomic_store_n(&m.done, u, __ATOMIC_RELEASE);
+		if (u % 64 == 0)
+			result_table_seal(m.t);
+	}
+	m.stop = true;
+	pthread_join(th, NULL);
+	tap_diag("%llu lookups, %llu of keys that stayed, %llu evicted, %llu reclaimed",
+		(unsigned long long)m.lookups, (unsigned long long)m.checked,
+		(unsigned long long)m.t->ctr.evicted, (unsigned long long)m.t->ctr.reclaimed);
+	tap_ok(stored == users, "%llu users stored one by one, each evicting the oldest",
+		(unsigned long long)stored);
+	tap_ok(m.checked > 10000, "the reader looked up %llu keys that stayed while it looked",
+		(unsigned long long)m.checked);
+	tap_ok(m.missed == 0, "none was missed while others left: %llu missed, the last user %llu",
+		(unsigned long long)m.missed, (unsigned long long)m.last_miss);
+	result_table_free(m.t);
+	rte_free(m.v);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -585,6 +754,7 @@ main(int argc, char **argv)
 	test_full_bucket();
 	test_summary();
 	test_hammer();
+	test_no_false_miss();
 	rte_eal_cleanup();
 	return tap_done();
 }
