@@ -1,61 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "controlplane/draw_runner.h"
 #include "controlplane/draw_decide.h"
+#include "controlplane/draw_job.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
-#include "common/sort_u64.h"
-#include "pg/pg_draw.h"
 #include "store/store_draw.h"
 #include "store/store_reserve.h"
 
 /* One turn's draw work: about this long (ms) before the loop gets its turn again (a step more at
  * most: the longest gap between two rounds of decisions stays under 10 ms). */
 #define DR_STEP_MS 4
-/* Entrants per HSCAN, when the entrants' log does not hold them all (the job's thread, its own
- * Redis connection). Redis is busy with each
- * while other sales' batches wait: 10,000 took it 15-37 ms on a quiet host (docs/benchmarks.md),
- * 2,000 a few ms. */
-#define DR_SCAN_COUNT 2000
 /* QUEUED results with ranks published per step (a PUB drops beyond its high-water mark; 8,192
  * took the loop 4 ms of CPU time, half the 10 ms a turn may take). */
 #define DR_RANKS_PER_STEP 2048
-/* A step that waits for the job's thread (ordering, writing, loading) looks again this much
- * later. */
-#define DR_BG_POLL_MS 2
 /* After a failure, the job starts again from the freeze this much later. */
 #define DR_RETRY_MS 1000
 /* FAIR progress updates at most this often. */
 #define DR_FAIR_MS 200
-/* The decision rate: samples this far apart, over this long. */
-#define DR_RATE_SAMPLE_MS 250
-#define DR_RATE_SAMPLES	  9
 /* A drawn sale's waiting list is read this often (ms). */
 #define DR_WAIT_MS 1000
-
-enum dr_phase {
-	DR_FREEZE,   /* freeze (or read) the draw key */
-	DR_SCAN,     /* HSCAN the entrants */
-	DR_LOAD,     /* read draw_entrants from PostgreSQL by rank (a thread) */
-	DR_KEYS,     /* digest, rank keys, sort (a thread) */
-	DR_WRITE,    /* COPY to PostgreSQL (a thread) */
-	DR_RANKS,    /* publish QUEUED with ranks */
-	DR_DECIDE,   /* reserve.lua draw batches */
-	DR_FINISH,   /* draw_done_at, FAIR DONE */
-	DR_DONE,     /* nothing left */
-};
 
 static const char *const phase_name[] = {
 	[DR_FREEZE] = "freezing",
@@ -67,71 +40,6 @@ static const char *const phase_name[] = {
 	[DR_DECIDE] = "deciding",
 	[DR_FINISH] = "finishing",
 	[DR_DONE] = "done",
-};
-
-struct dr_rank {
-	uint64_t user;
-	uint32_t rank;
-};
-
-struct dr_keyed {
-	uint64_t key; /* the entrant's rank key */
-	uint64_t idx; /* its place among the entrants sorted by user */
-};
-
-struct dr_job {
-	uint32_t event;
-	enum dr_phase phase;
-	uint64_t retry_ms; /* not before this (after a failure) */
-	uint64_t n;	   /* entrants fixed at the freeze */
-	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
-	uint64_t at;	   /* the current phase's progress */
-	struct store_entrant *v; /* the entrants: scan order, then rank order */
-	size_t nv, cap;
-	struct dr_rank *ranked;	 /* DR_KEYS: the ranks by user it made, for DR_WRITE */
-	struct dr_rank *by_user; /* sorted by user: ranks for queries */
-	bool has_seed;
-	uint8_t seed[DRAW_SEED_LEN];
-	uint8_t digest[DRAW_DIGEST_LEN];
-	uint64_t rate_ms[DR_RATE_SAMPLES], rate_dec[DR_RATE_SAMPLES];
-	unsigned rate_at;
-	uint64_t failures;
-	struct store_draw fz; /* DR_FREEZE: the draw key as the freeze left it */
-	bool finishing;	      /* DR_FINISH: its thread was started */
-	uint64_t phase_ms; /* when the current phase began (monotonic ms), for the log */
-	/* The decisions' thread (DR_DECIDE; NULL: none runs), and its rounds so far: how many,
-	 * their time (us), the last size, for the log and stats. */
-	struct draw_decide *dec;
-	uint64_t rounds, round_us_sum, round_us_max;
-	unsigned round_n;
-	/* The ordering, the write and the load run on a thread of their own, off the loop
-	 * (struct dr_bg); the job's entrants, digest and seed are the thread's meanwhile. */
-	struct dr_bg {
-		enum {
-			DR_BG_NONE,
-			DR_BG_GET,
-			DR_BG_READ,
-			DR_BG_ORDER,
-			DR_BG_WRITE,
-			DR_BG_LOAD,
-			DR_BG_DONE,
-		} kind;
-		pthread_t th;
-		atomic_bool done;
-		const char *conninfo;
-		const struct store_conn_config *rsc; /* READ: its own Redis connection */
-		int rc;
-		const char *what; /* what failed */
-		char err[256];
-		struct dr_rank *by_user; /* WRITE and LOAD: the ranks for queries */
-		uint8_t have[DRAW_DIGEST_LEN]; /* WRITE: what PostgreSQL holds (-EEXIST) */
-		uint64_t have_n;
-		/* GET: the event's draw columns (pg_draw_get(); the seed goes to the job) */
-		bool pg_digest;
-		uint8_t pg_dg[DRAW_DIGEST_LEN];
-		uint64_t pg_n, done_ms;
-		unsigned done_delay_ms; /* DONE: DR_TEST_DONE_DELAY_ENV's wait after the commit */
-	} bg;
 };
 
 struct draw_runner {
@@ -187,17 +95,6 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 	return r;
 }
 
-/* Waits for the job's thread, if one runs (it ends by itself), and drops what it made. */
-static void
-bg_join(struct dr_job *j)
-{
-	if (j->bg.kind != DR_BG_NONE)
-		pthread_join(j->bg.th, NULL);
-	free(j->bg.by_user);
-	j->bg.by_user = NULL;
-	j->bg.kind = DR_BG_NONE;
-}
-
 /* Stops the job's decision thread, if one runs, keeping its rounds' figures. */
 static void
 dr_decide_end(struct dr_job *j)
@@ -220,7 +117,7 @@ static void
 job_clear(struct dr_job *j)
 {
 	dr_decide_end(j);
-	bg_join(j);
+	dr_bg_join(j);
 	free(j->v);
 	free(j->ranked);
 	free(j->by_user);
@@ -305,6 +202,8 @@ set_state(struct cp_state_event *e, uint8_t s)
 	e->draw.state_dirty = true;
 }
 
+
+/* bsearch()'s order of the ranks by user. */
 static int
 cmp_rank_user(const void *a, const void *b)
 {
@@ -313,325 +212,11 @@ cmp_rank_user(const void *a, const void *b)
 	return x->user < y->user ? -1 : x->user > y->user;
 }
 
-/* The digest of the entrants j->v (any order): their users sorted through common/draw. */
+/* Starts j's thread for kind (dr_bg_start()) with r's connections and test wait. */
 static int
-entrants_digest(const struct dr_job *j, uint8_t out[DRAW_DIGEST_LEN])
+job_thread_start(struct draw_runner *r, struct dr_job *j, int kind)
 {
-	uint64_t *u = malloc((j->nv ? j->nv : 1) * sizeof(*u));
-	bool sorted = true;
-	int rc;
-
-	if (u == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < j->nv; i++) {
-		u[i] = j->v[i].user;
-		sorted = sorted && (i == 0 || u[i - 1] < u[i]);
-	}
-	rc = sorted ? 0 : sort_u64(u, j->nv, sizeof(*u), 0);
-	if (rc == 0)
-		rc = draw_entrants_digest(j->event, u, j->nv, out);
-	free(u);
-	return rc;
-}
-
-/* The ranks for queries: every entrant of j->v (rank order) by user. NULL: no memory. */
-static struct dr_rank *
-ranks_by_user(const struct dr_job *j)
-{
-	struct dr_rank *b = malloc((j->nv ? j->nv : 1) * sizeof(*b));
-
-	if (b == NULL)
-		return NULL;
-	for (size_t i = 0; i < j->nv; i++)
-		b[i] = (struct dr_rank){.user = j->v[i].user, .rank = (uint32_t)(i + 1)};
-	if (sort_u64(b, j->nv, sizeof(*b), offsetof(struct dr_rank, user)) != 0) {
-		free(b);
-		return NULL;
-	}
-	return b;
-}
-
-/* A failure of the job's thread: what, rc, and err's message (may be empty). */
-static int
-bg_fail(struct dr_job *j, const char *what, int rc, const char *msg)
-{
-	j->bg.what = what;
-	j->bg.rc = rc;
-	if (msg != NULL)
-		snprintf(j->bg.err, sizeof(j->bg.err), "%s", msg);
-	return rc;
-}
-
-/* Sorts j->v by user unless it is sorted already. 0 or -ENOMEM. */
-static int
-entrants_by_user(struct dr_job *j)
-{
-	for (size_t i = 1; i < j->nv; i++)
-		if (j->v[i - 1].user > j->v[i].user)
-			return sort_u64(j->v, j->nv, sizeof(*j->v), offsetof(struct store_entrant, user));
-	return 0;
-}
-
-/* The distinct users of j->v, sorted by user. */
-static size_t
-distinct_users(const struct dr_job *j)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < j->nv; i++)
-		k += i == 0 || j->v[i - 1].user != j->v[i].user;
-	return k;
-}
-
-/* DR_BG_READ: the frozen entrants from Redis on a connection of the thread's own, into j->v:
- * their log in large slices when it holds the freeze's count of them (enter.lua writes both in
- * one script), else the hash itself (HSCAN in steps; repeats and all: DR_BG_ORDER drops them). */
-static int
-bg_read(struct dr_job *j)
-{
-	char err[256] = "";
-	struct store *s = store_open(j->bg.rsc, err, sizeof(err));
-	uint64_t cursor = 0;
-	int rc = 0;
-
-	if (s == NULL)
-		return bg_fail(j, "reading the entrants", -ENOTCONN, err);
-	free(j->v);
-	j->v = NULL;
-	j->nv = j->cap = 0;
-	rc = store_entrants_log_read(s, j->event, &j->v, &j->nv, &j->cap);
-	/* Trusted only when it holds the freeze's count of distinct users (sorted by user here,
-	 * which DR_BG_ORDER then finds done). */
-	if (rc == 0 && j->nv == j->n && entrants_by_user(j) == 0 && distinct_users(j) == j->n) {
-		store_close(s);
-		return 0;
-	}
-	if (rc == 0 || rc == -EIO) {
-		LOG_INFO("draw of event %" PRIu32 ": the entrants' log holds %zu of the %" PRIu64
-			 " entrants%s: reading them from their hash",
-			j->event, rc == 0 && j->nv == j->n ? distinct_users(j) : j->nv, j->n,
-			rc == -EIO ? " and what this build cannot read" : "");
-		j->nv = 0;
-		rc = 0;
-		do
-			rc = store_entrants_scan(
-				s, j->event, &cursor, DR_SCAN_COUNT, &j->v, &j->nv, &j->cap);
-		while (rc == 0 && cursor != 0);
-	}
-	store_close(s);
-	return rc == 0 ? 0 : bg_fail(j, "reading the entrants", rc, NULL);
-}
-
-/* DR_BG_ORDER: the scanned entrants sorted by user (HSCAN's repeats dropped), counted, their
- * digest, each one's rank key, and the sort by key into j->v: the draw's order; and the ranks
- * by user for queries (j->ranked), which the sort by key gives without another sort. */
-static int
-bg_order(struct dr_job *j)
-{
-	struct draw_ranker rk;
-	struct dr_keyed *kd;
-	struct store_entrant *by_rank;
-	size_t k = 0;
-	int rc;
-
-	if ((rc = entrants_by_user(j)) != 0)
-		return bg_fail(j, "sorting the entrants", rc, NULL);
-	for (size_t i = 0; i < j->nv; i++)
-		if (k == 0 || j->v[k - 1].user != j->v[i].user)
-			j->v[k++] = j->v[i];
-	j->nv = k;
-	if (j->nv != j->n)
-		return bg_fail(j, "reading the entrants", -EPROTO,
-			"their number differs from the freeze's");
-	if ((rc = entrants_digest(j, j->digest)) != 0)
-		return bg_fail(j, "the entrants' digest", rc, NULL);
-	kd = malloc((j->nv ? j->nv : 1) * sizeof(*kd));
-	by_rank = malloc((j->nv ? j->nv : 1) * sizeof(*by_rank));
-	free(j->ranked);
-	j->ranked = malloc((j->nv ? j->nv : 1) * sizeof(*j->ranked));
-	if (kd == NULL || by_rank == NULL || j->ranked == NULL) {
-		free(kd);
-		free(by_rank);
-		return bg_fail(j, "allocating the order", -ENOMEM, NULL);
-	}
-	draw_ranker_init(&rk, j->seed, j->event, j->digest);
-	for (size_t i = 0; i < j->nv; i++)
-		kd[i] = (struct dr_keyed){.key = draw_ranker_key(&rk, j->v[i].user), .idx = i};
-	draw_ranker_wipe(&rk);
-	/* Stable: equal keys (practically never) stay in user order, common/draw.h's tie rule. */
-	if ((rc = sort_u64(kd, j->nv, sizeof(*kd), offsetof(struct dr_keyed, key))) != 0) {
-		free(kd);
-		free(by_rank);
-		return bg_fail(j, "sorting the entrants", rc, NULL);
-	}
-	for (size_t i = 0; i < j->nv; i++) {
-		by_rank[i] = j->v[kd[i].idx];
-		j->ranked[kd[i].idx] =
-			(struct dr_rank){.user = j->v[kd[i].idx].user, .rank = (uint32_t)(i + 1)};
-	}
-	free(kd);
-	free(j->v);
-	j->v = by_rank;
-	j->cap = j->nv;
-	return 0;
-}
-
-/* DR_BG_WRITE: draw_entrants written in one transaction (or found written: -EEXIST), on a
- * connection of the thread's own; then the ranks for queries. */
-static int
-bg_write(struct dr_job *j)
-{
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
-	int rc;
-
-	if (dp == NULL)
-		return bg_fail(j, "writing draw_entrants", -ENOMEM, NULL);
-	rc = pg_draw_write_all(dp, j->event, j->v, j->nv, j->digest, j->bg.have, &j->bg.have_n,
-		j->bg.err, sizeof(j->bg.err));
-	pg_draw_free(dp);
-	if (rc != 0 && rc != -EEXIST)
-		return bg_fail(j, "writing draw_entrants", rc, NULL);
-	j->bg.rc = rc;
-	j->bg.by_user = j->ranked != NULL ? j->ranked : ranks_by_user(j);
-	j->ranked = NULL;
-	if (j->bg.by_user == NULL)
-		return bg_fail(j, "allocating the ranks", -ENOMEM, NULL);
-	return rc;
-}
-
-/* DR_BG_LOAD: the order back from PostgreSQL, checked against its digest; the ranks. */
-static int
-bg_load(struct dr_job *j)
-{
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
-	uint8_t digest[DRAW_DIGEST_LEN];
-	int rc;
-
-	if (dp == NULL)
-		return bg_fail(j, "reading draw_entrants", -ENOMEM, NULL);
-	free(j->v);
-	j->v = NULL;
-	rc = pg_draw_load_all(dp, j->event, j->n, &j->v, &j->nv, j->bg.err, sizeof(j->bg.err));
-	pg_draw_free(dp);
-	j->cap = j->nv;
-	if (rc != 0)
-		return bg_fail(j, "reading draw_entrants", rc, NULL);
-	if (j->nv != j->n || entrants_digest(j, digest) != 0 ||
-		memcmp(digest, j->digest, DRAW_DIGEST_LEN) != 0) {
-		snprintf(j->bg.err, sizeof(j->bg.err),
-			"draw_entrants in PostgreSQL (%zu rows) do not match events.draw_digest and "
-			"the %" PRIu64 " frozen entrants",
-			j->nv, j->n);
-		return bg_fail(j, "checking draw_entrants", -EPROTO, NULL);
-	}
-	if ((j->bg.by_user = ranks_by_user(j)) == NULL)
-		return bg_fail(j, "allocating the ranks", -ENOMEM, NULL);
-	return 0;
-}
-
-/* DR_BG_GET: the event's draw columns and seed, on a connection of the thread's own. */
-static int
-bg_get(struct dr_job *j)
-{
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
-	int rc;
-
-	if (dp == NULL)
-		return bg_fail(j, "reading the event from PostgreSQL", -ENOMEM, NULL);
-	rc = pg_draw_get(dp, j->event, &j->bg.pg_digest, j->bg.pg_dg, &j->bg.pg_n, &j->bg.done_ms,
-		&j->has_seed, j->seed, j->bg.err, sizeof(j->bg.err));
-	pg_draw_free(dp);
-	return rc == 0 ? 0 : bg_fail(j, "reading the event from PostgreSQL", rc, NULL);
-}
-
-/* DR_BG_DONE: events.draw_done_at, on a connection of the thread's own. */
-static int
-bg_done(struct dr_job *j)
-{
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
-	int rc;
-
-	if (dp == NULL)
-		return bg_fail(j, "setting draw_done_at", -ENOMEM, NULL);
-	rc = pg_draw_done(dp, j->event, j->bg.err, sizeof(j->bg.err));
-	pg_draw_free(dp);
-	if (rc == 0 && j->bg.done_delay_ms != 0) {
-		struct timespec ts = {.tv_sec = j->bg.done_delay_ms / 1000,
-			.tv_nsec = (long)(j->bg.done_delay_ms % 1000) * 1000000L};
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
-	return rc == 0 ? 0 : bg_fail(j, "setting draw_done_at", rc, NULL);
-}
-
-static void *
-bg_main(void *arg)
-{
-	struct dr_job *j = arg;
-
-	switch (j->bg.kind) {
-	case DR_BG_GET:
-		j->bg.rc = bg_get(j);
-		break;
-	case DR_BG_READ:
-		j->bg.rc = bg_read(j);
-		break;
-	case DR_BG_ORDER:
-		j->bg.rc = bg_order(j);
-		break;
-	case DR_BG_WRITE:
-		j->bg.rc = bg_write(j);
-		break;
-	case DR_BG_LOAD:
-		j->bg.rc = bg_load(j);
-		break;
-	case DR_BG_DONE:
-		j->bg.rc = bg_done(j);
-		break;
-	default:
-		break;
-	}
-	atomic_store(&j->bg.done, true);
-	return NULL;
-}
-
-/* Starts the job's thread for kind. 0, or -errno (no thread). */
-static int
-bg_start(struct draw_runner *r, struct dr_job *j, int kind)
-{
-	int rc;
-
-	free(j->bg.by_user);
-	memset(&j->bg, 0, sizeof(j->bg));
-	j->bg.kind = kind;
-	j->bg.conninfo = r->conninfo;
-	j->bg.rsc = &r->rsc;
-	j->bg.done_delay_ms = r->test_done_delay_ms;
-	atomic_init(&j->bg.done, false);
-	if ((rc = pthread_create(&j->bg.th, NULL, bg_main, j)) != 0) {
-		j->bg.kind = DR_BG_NONE;
-		return -rc;
-	}
-	return 0;
-}
-
-/*
- * Whether the job's thread is over (joined then: its rc, err and by_user stay in j->bg for the
- * caller). While it runs, the job is looked at again DR_BG_POLL_MS later.
- */
-static bool
-bg_over(struct dr_job *j, uint64_t now_ms)
-{
-	if (j->bg.kind == DR_BG_NONE)
-		return true;
-	if (!atomic_load(&j->bg.done)) {
-		j->retry_ms = now_ms + DR_BG_POLL_MS;
-		return false;
-	}
-	pthread_join(j->bg.th, NULL);
-	j->bg.kind = DR_BG_NONE;
-	return true;
+	return dr_bg_start(j, kind, r->conninfo, &r->rsc, r->test_done_delay_ms);
 }
 
 /* DR_FREEZE: the draw key after the freeze says where to go on. */
@@ -645,11 +230,11 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	if (j->at == 0) {
 		if ((rc = store_draw_freeze(r->rs, j->event, &j->fz)) != 0)
 			return job_fail(r, j, now_ms, "the freeze in Redis", rc, NULL);
-		if ((rc = bg_start(r, j, DR_BG_GET)) != 0)
+		if ((rc = job_thread_start(r, j, DR_BG_GET)) != 0)
 			return job_fail(r, j, now_ms, "starting the reading thread", rc, NULL);
 		j->at = 1;
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return;
 	j->at = 0;
 	if (j->bg.rc != 0)
@@ -716,13 +301,13 @@ step_scan(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 	int rc;
 
 	if (j->at == 0) {
-		if ((rc = bg_start(r, j, DR_BG_READ)) != 0) {
+		if ((rc = job_thread_start(r, j, DR_BG_READ)) != 0) {
 			job_fail(r, j, now_ms, "starting the reading thread", rc, NULL);
 			return true;
 		}
 		j->at = 1;
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return false;
 	if (j->bg.rc != 0) {
 		job_fail(r, j, now_ms, j->bg.what, j->bg.rc, j->bg.err[0] != '\0' ? j->bg.err : NULL);
@@ -732,7 +317,7 @@ step_scan(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 	 * second at 10^6), not the loop's. */
 	j->at = 0;
 	job_phase(j, DR_KEYS);
-	if ((rc = bg_start(r, j, DR_BG_ORDER)) != 0) {
+	if ((rc = job_thread_start(r, j, DR_BG_ORDER)) != 0) {
 		job_fail(r, j, now_ms, "starting the ordering thread", rc, NULL);
 		return true;
 	}
@@ -743,7 +328,7 @@ step_scan(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 static void
 step_keys(struct draw_runner *r, struct dr_job *j, uint64_t now_ms)
 {
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return;
 	if (j->bg.rc != 0)
 		return job_fail(r, j, now_ms, j->bg.what, j->bg.rc,
@@ -790,13 +375,13 @@ step_write(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, ui
 	int rc;
 
 	if (j->at == 0) {
-		if ((rc = bg_start(r, j, DR_BG_WRITE)) != 0) {
+		if ((rc = job_thread_start(r, j, DR_BG_WRITE)) != 0) {
 			job_fail(r, j, now_ms, "starting the writing thread", rc, NULL);
 			return true;
 		}
 		j->at = 1;
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return false;
 	rc = j->bg.rc;
 	if (rc == -EEXIST) {
@@ -833,13 +418,13 @@ step_load(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uin
 	int rc;
 
 	if (j->at == 0) {
-		if ((rc = bg_start(r, j, DR_BG_LOAD)) != 0) {
+		if ((rc = job_thread_start(r, j, DR_BG_LOAD)) != 0) {
 			job_fail(r, j, now_ms, "starting the loading thread", rc, NULL);
 			return true;
 		}
 		j->at = 1;
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return false;
 	if (j->bg.rc != 0) {
 		if (j->bg.rc == -EPROTO)
@@ -1012,11 +597,11 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 
 	/* draw_done_at by the job's thread (a locked events table holds the draw, not the loop). */
 	if (j->bg.kind == DR_BG_NONE && !j->finishing) {
-		if ((rc = bg_start(r, j, DR_BG_DONE)) != 0)
+		if ((rc = job_thread_start(r, j, DR_BG_DONE)) != 0)
 			return job_fail(r, j, now_ms, "starting the finishing thread", rc, NULL);
 		j->finishing = true;
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return;
 	j->finishing = false;
 	if (j->bg.rc != 0)
@@ -1086,7 +671,7 @@ job_wind_down(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e,
 			return j->phase == DR_DONE;
 		/* The finish failed (job_fail()): done all the same, by the row. */
 	}
-	if (!bg_over(j, now_ms))
+	if (!dr_bg_over(j, now_ms))
 		return false;
 	decide_halt_publish(r, j);
 	job_end(r, j, e);
