@@ -49,4 +49,21 @@ now_mono_ns(void)
 	return now_ns_of(CLOCK_MONOTONIC);
 }
 
+/* The time on clock id ms milliseconds from now, as a deadline for pthread_cond_timedwait() (the
+ * condition variable's clock must be id). */
+static inline struct timespec
+now_deadline_after_ms(clockid_t id, uint64_t ms)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	t.tv_sec += (time_t)(ms / 1000);
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 #endif

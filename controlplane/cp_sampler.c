@@ -88,15 +88,8 @@ sampler_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		struct timespec until;
+		struct timespec until = now_deadline_after_ms(CLOCK_REALTIME, s->interval_ms);
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += s->interval_ms / 1000;
-		until.tv_nsec += (long)(s->interval_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
 		while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
 			;
 		if (s->stop)

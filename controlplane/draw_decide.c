@@ -109,15 +109,8 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 static void
 dd_test_hold(struct draw_decide *d)
 {
-	struct timespec until;
+	struct timespec until = now_deadline_after_ms(CLOCK_REALTIME, d->test_hold_ms);
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += d->test_hold_ms / 1000;
-	until.tv_nsec += (long)(d->test_hold_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&d->mu);
 	while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) != ETIMEDOUT)
 		;

@@ -34,15 +34,8 @@ pg_health_free(struct pg_health *h)
 static bool
 pg_health_wait(struct pg_health *h)
 {
-	struct timespec until;
+	struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, h->interval_ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += h->interval_ms / 1000;
-	until.tv_nsec += (long)(h->interval_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	while (!h->stop && pthread_cond_timedwait(&h->cond, &h->lock, &until) != ETIMEDOUT)
 		;
 	return h->stop;
