@@ -88,6 +88,8 @@ struct worker {
 		char seg[TOK_PATH_MAX_LEN + 1]; /* "<kid>-<pathkey>" of the current sale key */
 	} path_cache[DP_MAX_EVENTS];      /* the hidden path per event, slot = index in table */
 	unsigned n_workers;               /* the budget is shared among this many */
+	struct rl_params fwd_total;       /* the limit fwd_share was split from (zero at start) */
+	struct rl_params fwd_share;       /* this worker's share of it (adm_forward_share()) */
 	uint64_t rid_seq;                 /* the next reservation's sequence number */
 	uint32_t dp_id;
 	uint32_t purchase_ttl_s;

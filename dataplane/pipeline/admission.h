@@ -222,6 +222,23 @@ adm_path_ok(struct worker *w, unsigned slot, uint32_t id, const char *seg, unsig
 	return tok_path_verify(&w->sh->sale, seg, seg_len, id, NULL) == TOK_OK;
 }
 
+/*
+ * This worker's share of the per-event forward budget (limits.event_forward split over the
+ * workers, rl_params_split()), split again only when the limit changes: two divisions and a
+ * call fewer per admitted reserve. Needs w->sh.
+ */
+static inline const struct rl_params *
+adm_forward_share(struct worker *w)
+{
+	const struct rl_params *total = &w->sh->limits.event_forward;
+
+	if (unlikely(total->rate != w->fwd_total.rate || total->burst != w->fwd_total.burst)) {
+		w->fwd_total = *total;
+		w->fwd_share = rl_params_split(total, w->n_workers, w->index);
+	}
+	return &w->fwd_share;
+}
+
 /* The per-event forward budget of this worker; a slot whose event changed starts full. */
 static inline struct rl_bucket *
 adm_budget(struct worker *w, unsigned slot, uint32_t event)

@@ -616,10 +616,8 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 	if (unlikely(bridge_port_stopping(w->bridge)))
 		return ans_refuse(w, q, out, cap, 503, DP_REJ_STOPPING,
 			"this server is stopping: retry", 1);
-	struct rl_params share = rl_params_split(&w->sh->limits.event_forward, w->n_workers,
-		w->index);
-
-	if (unlikely(!rl_bucket_take(adm_budget(w, slot, id), &share, w->now_ms, &retry)))
+	if (unlikely(!rl_bucket_take(adm_budget(w, slot, id), adm_forward_share(w), w->now_ms,
+		    &retry)))
 		return ans_refuse(w, q, out, cap, 429, DP_REJ_FORWARD_BUDGET,
 			"too many buyers at once: retry", retry);
 

@@ -450,6 +450,20 @@ test_limits(void)
 	tap_eq_int(ok, 2, "forward budget 2/s: two reserves 202");
 	EXPECT_REJECT(a, 429, DP_REJ_FORWARD_BUDGET, "  the third: 429",
 		reserve(path, tok, NULL, &a));
+	/* Its burst alone raised to 4, the rate kept (the worker's share is split again when
+	 * either changes): a bucket started anew holds 4. */
+	limits.event_forward = (struct rl_params){ 2, 4 };
+	publish();
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
+		H.w->budget[i].event = 0;
+	ok = 0;
+	for (int i = 0; i < 4; i++) {
+		reserve(path, tok, NULL, &a);
+		ok += a.status == 202;
+	}
+	tap_eq_int(ok, 4, "  the burst raised to 4 at the same rate: four reserves 202");
+	EXPECT_REJECT(a, 429, DP_REJ_FORWARD_BUDGET, "  the fifth: 429",
+		reserve(path, tok, NULL, &a));
 	limits.event_forward = (struct rl_params){ 0, 0 };
 
 	/* Per IP: 1/s burst 1, from a new address. */
