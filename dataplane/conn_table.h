@@ -127,6 +127,42 @@ conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint
 	}
 }
 
+/* conn_prefetch_slot()'s answer for a frame that is no trusted edge's TCP segment. */
+#define CONN_NO_SLOT UINT32_MAX
+
+/*
+ * The look-ahead for conn_lookup(), a few frames early: prefetches the index slot of a 4-tuple
+ * and returns it (always below CONN_NO_SLOT), for conn_prefetch_entry() a frame later.
+ */
+static inline uint32_t
+conn_prefetch_slot(const struct conn_table *t, uint32_t src_ip, uint16_t src_port,
+	uint16_t dst_port)
+{
+	uint32_t h = conn_hash(t, src_ip, src_port, dst_port);
+
+	rte_prefetch0(&t->slot[h]);
+	return h;
+}
+
+/*
+ * The look-ahead's second step, once conn_prefetch_slot()'s line has arrived: prefetches the
+ * head (every field before ans) of the entry index slot h names, if any. A 4-tuple stored past
+ * h (a collision) is left to conn_lookup(); a slot changed since only wastes the prefetch.
+ */
+static inline void
+conn_prefetch_entry(const struct conn_table *t, uint32_t h)
+{
+	uint32_t s = t->slot[h];
+
+	if (s != 0) {
+		const char *c = (const char *)&t->e[s - 1];
+
+		rte_prefetch0(c);
+		rte_prefetch0(c + RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(c + offsetof(struct conn, ans) - 1);
+	}
+}
+
 /*
  * A new entry for a 4-tuple that has none (conn_lookup() said so), zeroed but for its key,
  * state CONN_ESTABLISHED and a generation (gen) other than the entry's last one; NULL when
