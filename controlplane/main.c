@@ -410,7 +410,7 @@ main(int argc, char **argv)
 		LOG_NOTICE("links: CURVE on both sockets, the clients of %s",
 			keys.clients_file[0] != '\0' ? keys.clients_file : cfg.clients_file);
 
-	c.pg = pg_conn_open(cfg.store.pg_conninfo, err, sizeof(err));
+	c.pg = pg_conn_open_named(cfg.store.pg_conninfo, "flashgate-cp loop", err, sizeof(err));
 	if (c.pg == NULL) {
 		LOG_ERR("PostgreSQL: %s", err);
 		return 1;
@@ -467,7 +467,8 @@ main(int argc, char **argv)
 	}
 	/* PostgreSQL's health, for the metrics and flashgatectl stats (docs/metrics.md): before
 	 * the slow-job thread's copy of c and the metrics thread. */
-	c.pg_health = pg_health_start(cfg.store.pg_conninfo, 1000, 5000, err, sizeof(err));
+	c.pg_health = pg_health_start(
+		cfg.store.pg_conninfo, "flashgate-cp health", 1000, 5000, err, sizeof(err));
 	if (c.pg_health == NULL) {
 		LOG_ERR("%s", err);
 		goto out;
