@@ -204,7 +204,7 @@ cp_follow_start(const struct cp_state *st, const char *pg_conninfo,
 	f->st = st;
 	f->rsc = *rsc;
 	pthread_mutex_init(&f->mu, NULL);
-	f->pg = pg_conn_new(pg_conninfo, listen_setup, f);
+	f->pg = pg_conn_new_named(pg_conninfo, "flashgate-cp follow", listen_setup, f);
 	if (f->pg == NULL) {
 		snprintf(err, errlen, "following: out of memory");
 		goto fail;

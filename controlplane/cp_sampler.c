@@ -112,7 +112,7 @@ cp_sampler_start(
 		goto nomem;
 	s->c = c;
 	s->interval_ms = interval_ms;
-	s->pg = pg_conn_new(conninfo, NULL, NULL);
+	s->pg = pg_conn_new_named(conninfo, "flashgate-cp sampler", NULL, NULL);
 	if (s->pg == NULL)
 		goto nomem;
 	pthread_mutex_init(&s->lock, NULL);

@@ -109,7 +109,7 @@ cp_slow_create(struct cp_ctx *loop, const char *pg_conninfo, const struct store_
 	s->wc.loop = loop;
 	s->wc.slow = s;
 	/* Connected now: the first command does not wait for it. */
-	s->wc.pg = pg_conn_open(pg_conninfo, err, errlen);
+	s->wc.pg = pg_conn_open_named(pg_conninfo, "flashgate-cp admin", err, errlen);
 	if (s->wc.pg == NULL || (s->wc.rs = store_open(rsc, err, errlen)) == NULL)
 		goto fail;
 	s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

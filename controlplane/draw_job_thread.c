@@ -180,7 +180,7 @@ bg_order(struct dr_job *j)
 static int
 bg_write(struct dr_job *j)
 {
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo, "flashgate-cp draw");
 	int rc;
 
 	if (dp == NULL)
@@ -202,7 +202,7 @@ bg_write(struct dr_job *j)
 static int
 bg_load(struct dr_job *j)
 {
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo, "flashgate-cp draw");
 	uint8_t digest[DRAW_DIGEST_LEN];
 	int rc;
 
@@ -232,7 +232,7 @@ bg_load(struct dr_job *j)
 static int
 bg_get(struct dr_job *j)
 {
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo, "flashgate-cp draw");
 	int rc;
 
 	if (dp == NULL)
@@ -247,7 +247,7 @@ bg_get(struct dr_job *j)
 static int
 bg_done(struct dr_job *j)
 {
-	struct pg_draw *dp = pg_draw_create(j->bg.conninfo);
+	struct pg_draw *dp = pg_draw_create(j->bg.conninfo, "flashgate-cp draw");
 	int rc;
 
 	if (dp == NULL)

@@ -124,13 +124,14 @@ main(int argc, char **argv)
 		LOG_ERR("redis: %s", err);
 		return 1;
 	}
-	c.os = pg_orders_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+	c.os = pg_orders_open(c.cfg.store.pg_conninfo, "flashgate-ow writer", err, sizeof(err));
 	if (c.os == NULL) {
 		LOG_ERR("%s (check [postgres] conninfo)", err);
 		return 1;
 	}
 	for (unsigned i = 0; i + 1 < c.cfg.connections; i++) {
-		c.more[i] = pg_orders_open(c.cfg.store.pg_conninfo, err, sizeof(err));
+		c.more[i] = pg_orders_open(
+			c.cfg.store.pg_conninfo, "flashgate-ow writer", err, sizeof(err));
 		if (c.more[i] == NULL) {
 			LOG_ERR("%s (check [postgres] conninfo)", err);
 			return 1;

@@ -139,7 +139,8 @@ ow_metrics_start(const char *address, uint16_t port, const char *allow, const ch
 	pthread_mutex_init(&m->lock, NULL);
 	/* Before the server: its thread reads m->pg. */
 	if (port != 0 && pg_conninfo != NULL &&
-		(m->pg = pg_health_start(pg_conninfo, 1000, 5000, err, errlen)) == NULL)
+		(m->pg = pg_health_start(
+			 pg_conninfo, "flashgate-ow health", 1000, 5000, err, errlen)) == NULL)
 		goto fail;
 	m->http = metrics_start_allow(address, port, allow, render, m, err, errlen);
 	if (m->http == NULL)

@@ -19,6 +19,7 @@ struct pg_conn {
 	pg_conn_setup_fn *setup;
 	void *setup_arg;
 	char conninfo[PG_CONN_INFO_MAX];
+	char app[PG_CONN_APP_MAX]; /* fallback_application_name; "": none */
 };
 
 /* Notices ("relation already exists, skipping") are not for the operator's terminal. */
@@ -76,6 +77,12 @@ pg_conn_read_only(const struct pg_conn *c)
 struct pg_conn *
 pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg)
 {
+	return pg_conn_new_named(conninfo, NULL, setup, arg);
+}
+
+struct pg_conn *
+pg_conn_new_named(const char *conninfo, const char *app, pg_conn_setup_fn *setup, void *arg)
+{
 	struct pg_conn *c;
 
 	if (strlen(conninfo) >= PG_CONN_INFO_MAX)
@@ -84,6 +91,7 @@ pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg)
 	if (c == NULL)
 		return NULL;
 	snprintf(c->conninfo, sizeof(c->conninfo), "%s", conninfo);
+	snprintf(c->app, sizeof(c->app), "%s", app != NULL ? app : "");
 	c->want_rw = pg_conn_wants_rw(conninfo);
 	c->setup = setup;
 	c->setup_arg = arg;
@@ -132,10 +140,18 @@ pg_conn_connect(struct pg_conn *c, const char *prefix, char *err, size_t errlen)
 	c->in_tx = false;
 	if (pg_conn_no_password(c->conninfo, prefix, err, errlen) != 0)
 		return -ENOTCONN;
-	if (c->conn != NULL)
-		PQreset(c->conn);
-	else
+	if (c->conn != NULL) {
+		PQreset(c->conn); /* with the options it was made with, the name too */
+	} else if (c->app[0] != '\0') {
+		/* The conninfo goes whole as dbname, which libpq expands (expand_dbname), never
+		 * pasted into: an application_name set there wins over the fallback. */
+		const char *kw[] = {"fallback_application_name", "dbname", NULL};
+		const char *val[] = {c->app, c->conninfo, NULL};
+
+		c->conn = PQconnectdbParams(kw, val, 1);
+	} else {
 		c->conn = PQconnectdb(c->conninfo);
+	}
 	if (c->conn == NULL) {
 		snprintf(err, errlen, "PostgreSQL: out of memory");
 		return -ENOTCONN;
@@ -157,7 +173,13 @@ fail:
 struct pg_conn *
 pg_conn_open(const char *conninfo, char *err, size_t errlen)
 {
-	struct pg_conn *c = pg_conn_new(conninfo, NULL, NULL);
+	return pg_conn_open_named(conninfo, NULL, err, errlen);
+}
+
+struct pg_conn *
+pg_conn_open_named(const char *conninfo, const char *app, char *err, size_t errlen)
+{
+	struct pg_conn *c = pg_conn_new_named(conninfo, app, NULL, NULL);
 
 	if (c == NULL) {
 		snprintf(err, errlen, "out of memory (or a conninfo of %zu bytes or more)",

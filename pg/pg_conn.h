@@ -38,11 +38,25 @@ typedef int pg_conn_setup_fn(struct pg_conn *c, void *arg, char *err, size_t err
 struct pg_conn *pg_conn_new(const char *conninfo, pg_conn_setup_fn *setup, void *arg);
 
 /*
+ * pg_conn_new() whose sessions are named app (may be NULL: unnamed), the job they do
+ * ("flashgate-cp admin"): libpq's fallback_application_name, so an operator sees it in
+ * pg_stat_activity. An application_name the conninfo (or PGAPPNAME) sets wins: that operator
+ * asked for one name on every session. The conninfo is passed whole to libpq (never pasted
+ * into); app is cut at PG_CONN_APP_MAX - 1 bytes. Returns as pg_conn_new().
+ */
+#define PG_CONN_APP_MAX 64
+struct pg_conn *pg_conn_new_named(
+	const char *conninfo, const char *app, pg_conn_setup_fn *setup, void *arg);
+
+/*
  * pg_conn_new() without a setup, connected now. Returns the connection, or NULL with the reason
  * in err ("cannot connect to PostgreSQL: ..."). Every connection refuses a conninfo that holds a
  * password (password=, or a URI's user:password@): it belongs in a passfile.
  */
 struct pg_conn *pg_conn_open(const char *conninfo, char *err, size_t errlen);
+
+/* pg_conn_open() whose sessions are named app (pg_conn_new_named()). */
+struct pg_conn *pg_conn_open_named(const char *conninfo, const char *app, char *err, size_t errlen);
 
 /* Closes the connection (what is open is rolled back by the server) and frees c; NULL: no-op. */
 void pg_conn_close(struct pg_conn *c);

@@ -59,13 +59,13 @@ pg_draw_entrants(struct pg_conn *s, uint32_t id, struct pg_draw_entrant **v, siz
 }
 
 struct pg_draw *
-pg_draw_create(const char *conninfo)
+pg_draw_create(const char *conninfo, const char *app)
 {
 	struct pg_draw *dp = calloc(1, sizeof(*dp));
 
 	if (dp == NULL)
 		return NULL;
-	dp->c = pg_conn_new(conninfo, NULL, NULL);
+	dp->c = pg_conn_new_named(conninfo, app, NULL, NULL);
 	if (dp->c == NULL) {
 		free(dp);
 		return NULL;

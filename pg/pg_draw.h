@@ -40,10 +40,11 @@ int pg_draw_entrants(struct pg_conn *s, uint32_t id, struct pg_draw_entrant **v,
 	char *err, size_t errlen);
 
 /*
- * A draw connection to conninfo, made when first used (and again after a loss). NULL: no
- * memory. The functions below return -EIO for any database error (the message in err).
+ * A draw connection to conninfo, its sessions named app (pg_conn_new_named(); NULL: unnamed),
+ * made when first used (and again after a loss). NULL: no memory. The functions below return
+ * -EIO for any database error (the message in err).
  */
-struct pg_draw *pg_draw_create(const char *conninfo);
+struct pg_draw *pg_draw_create(const char *conninfo, const char *app);
 
 /* Closes the connection (rolling back what is open) and frees dp; NULL is allowed. */
 void pg_draw_free(struct pg_draw *dp);

@@ -12,6 +12,7 @@
 
 struct pg_health {
 	char conninfo[PG_CONN_INFO_MAX];
+	char app[PG_CONN_APP_MAX]; /* its session's application_name */
 	unsigned interval_ms, timeout_ms;
 	pthread_t th;
 	pthread_mutex_t lock;
@@ -45,7 +46,7 @@ static void *
 pg_health_main(void *arg)
 {
 	struct pg_health *h = arg;
-	struct pg_conn *c = pg_conn_new(h->conninfo, NULL, NULL);
+	struct pg_conn *c = pg_conn_new_named(h->conninfo, h->app, NULL, NULL);
 	bool first = true;
 
 	pthread_mutex_lock(&h->lock);
@@ -80,8 +81,8 @@ pg_health_main(void *arg)
 }
 
 struct pg_health *
-pg_health_start(
-	const char *conninfo, unsigned interval_ms, unsigned timeout_ms, char *err, size_t errlen)
+pg_health_start(const char *conninfo, const char *app, unsigned interval_ms, unsigned timeout_ms,
+	char *err, size_t errlen)
 {
 	struct pg_health *h = calloc(1, sizeof(*h));
 
@@ -95,6 +96,7 @@ pg_health_start(
 		free(h);
 		return NULL;
 	}
+	snprintf(h->app, sizeof(h->app), "%s", app != NULL ? app : "");
 	h->interval_ms = interval_ms > 0 ? interval_ms : 1000;
 	h->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
 	h->started_ms = now_mono_ms();

@@ -24,11 +24,11 @@ struct pg_health_state {
 
 /*
  * Starts probing conninfo (a libpq conninfo, copied) every interval_ms, a probe counted failed
- * after timeout_ms. Returns the prober, or NULL with one line in err (out of memory, no thread,
- * a conninfo pg_conn refuses).
+ * after timeout_ms, on a session named app (pg_conn_new_named(); NULL: unnamed). Returns the
+ * prober, or NULL with one line in err (out of memory, no thread, a conninfo pg_conn refuses).
  */
-struct pg_health *pg_health_start(
-	const char *conninfo, unsigned interval_ms, unsigned timeout_ms, char *err, size_t errlen);
+struct pg_health *pg_health_start(const char *conninfo, const char *app, unsigned interval_ms,
+	unsigned timeout_ms, char *err, size_t errlen);
 
 /* The health as of now_ms (monotonic ms, common/now.h's now_mono_ms()) into *out. Any thread. */
 void pg_health_read(struct pg_health *h, uint64_t now_ms, struct pg_health_state *out);

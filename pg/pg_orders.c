@@ -317,11 +317,11 @@ pg_orders_fail(struct pg_orders *s, PGresult *r, const char *what, char *err, si
 }
 
 struct pg_orders *
-pg_orders_open(const char *conninfo, char *err, size_t errlen)
+pg_orders_open(const char *conninfo, const char *app, char *err, size_t errlen)
 {
 	struct pg_orders *s = calloc(1, sizeof(*s));
 
-	if (s == NULL || (s->c = pg_conn_new(conninfo, pg_orders_setup, s)) == NULL) {
+	if (s == NULL || (s->c = pg_conn_new_named(conninfo, app, pg_orders_setup, s)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		free(s);
 		return NULL;

@@ -71,8 +71,11 @@ struct pg_orders_paid {
 	bool paid; /* still paid (always, as nothing unpays an order) */
 };
 
-/* Connects with a libpq conninfo string. Returns the store, or NULL with the reason in err. */
-struct pg_orders *pg_orders_open(const char *conninfo, char *err, size_t errlen);
+/*
+ * Connects with a libpq conninfo string, the session named app (pg_conn_new_named(); NULL:
+ * unnamed). Returns the store, or NULL with the reason in err.
+ */
+struct pg_orders *pg_orders_open(const char *conninfo, const char *app, char *err, size_t errlen);
 
 /* Closes the connection and frees s; NULL is allowed. */
 void pg_orders_close(struct pg_orders *s);

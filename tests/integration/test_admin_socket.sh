@@ -38,6 +38,19 @@ ctl event create 5 --name "slow clients" --stock 100000 --starts-at 2026-01-01T0
 	ctl event preheat 5 >/dev/null && ctl event open 5 >/dev/null
 tap_ok $? "event 5 created, preheated and opened with 100000 items"
 
+# Each of the control plane's PostgreSQL sessions is named for its job (application_name), as
+# docs/operations.md lists them: an operator tells them apart in pg_stat_activity.
+CP_APPS="flashgate-cp admin,flashgate-cp follow,flashgate-cp health,flashgate-cp loop"
+CP_APPS+=",flashgate-cp sampler"
+cp_sessions() {
+	t_sql "SELECT string_agg(DISTINCT application_name, ',' ORDER BY application_name)
+		FROM pg_stat_activity WHERE application_name LIKE 'flashgate-cp %'"
+}
+cp_sessions_all() { [ "$(cp_sessions)" = "$CP_APPS" ]; }
+t_wait_until 20 cp_sessions_all
+tap_is "$(cp_sessions)" "$CP_APPS" \
+	"the control plane's sessions are named for their jobs in pg_stat_activity"
+
 # A large answer: device rules of 63 bytes (about 130 bytes each in the answer) make `rules
 # list` longer than what the kernel buffers for one Unix socket (net.core.wmem_default: 212992
 # on Debian, whence at least 1,800), so a client that never reads it leaves most of it
@@ -179,25 +192,36 @@ done
 
 # A command whose connection breaks while it runs: the control plane's session waits on a lock
 # held here (LOCK_SQL), is terminated, and the command runs once more on the new connection
-# once the lock is gone.
-cut_while_waiting() { # CUTS LOCK_SQL OUT COMMAND...: prints the sessions terminated, each cut
-	local cuts=$1 lock=$2 out=$3 i
+# once the lock is gone. Only the admin commands' session is cut, found by its name
+# (docs/operations.md "PostgreSQL sessions"): the control plane's other sessions (its loop, the
+# follower, the sampler) may wait on the same lock at that moment and are left alone.
+ADMIN_APP="flashgate-cp admin"
+# cut_while_waiting CUTS LOCK_SQL OUT COMMAND...: prints the sessions terminated, each cut. With
+# BYSTANDER set, a psql session named fg-bystander runs that query once the lock is held (its
+# output in $TMP/bystander.out), and each cut waits for it to wait on the lock too.
+cut_while_waiting() {
+	local cuts=$1 lock=$2 out=$3 i by=${BYSTANDER:+x}
 	shift 3
 	{
 		printf 'BEGIN;\n\\o /dev/null\n%s;\n\\o\n' "$lock"
+		[ -n "$by" ] && echo "\! (PGAPPNAME=fg-bystander timeout 60 psql" \
+			"\"$FG_PG_CONNINFO\" -XAtq -c \"$BYSTANDER\"" \
+			">\"$TMP/bystander.out\" 2>&1 &)"
 		echo "\! (timeout 60 \"$CTL\" --socket \"$SOCK\" --timeout 50s --json $* >\"$out\" 2>&1 &)"
 		for i in $(seq "$cuts"); do
-			cat <<'EOF'
-DO $$ BEGIN
+			cat <<EOF
+DO \$\$ BEGIN
 	FOR i IN 1..600 LOOP
 		PERFORM pg_stat_clear_snapshot();
 		EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid());
+			WHERE wait_event_type = 'Lock' AND application_name = '$ADMIN_APP')
+			AND ('$by' = '' OR EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND application_name = 'fg-bystander'));
 		PERFORM pg_sleep(0.05);
 	END LOOP;
-END $$;
+END \$\$;
 SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity
-	WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid();
+	WHERE wait_event_type = 'Lock' AND application_name = '$ADMIN_APP';
 EOF
 		done
 		echo "COMMIT;"
@@ -210,8 +234,13 @@ retried() { # COMMAND-NAME LINE: log lines after LINE that say COMMAND ran once 
 
 # A read: event show waits behind a table lock.
 mark=$(wc -l <"$LOG")
-tap_is "$(cut_while_waiting 1 "LOCK TABLE events IN ACCESS EXCLUSIVE MODE" "$TMP/show5.out" \
-	event show 5)" 1 "the control plane's session was terminated as event show waited"
+# Another session (as the control plane's loop or follower would) reads events then and waits
+# on the same lock: it is not cut, and reads once the lock is gone.
+tap_is "$(BYSTANDER="SELECT count(*) FROM events WHERE id = 5" cut_while_waiting 1 \
+	"LOCK TABLE events IN ACCESS EXCLUSIVE MODE" "$TMP/show5.out" event show 5)" 1 \
+	"the control plane's session was terminated as event show waited"
+for _ in $(seq 100); do [ -s "$TMP/bystander.out" ] && break; sleep 0.1; done
+tap_is "$(cat "$TMP/bystander.out")" 1 "... and only it: another session waiting then read"
 A=$(cat "$TMP/show5.out")
 echo "# $A"
 tap_is "$(field 'a["event"]["id"]' <<<"$A")" 5 "event show answers after its connection broke"

@@ -69,8 +69,9 @@ locked() { # TABLE: whether a psql session holds TABLE locked
 	[ "$(t_sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
 		WHERE c.relname = '$1' AND l.mode = 'AccessExclusiveLock' AND l.granted")" -gt 0 ]
 }
-waiting() { # a statement of the control plane waits for a lock
-	[ "$(t_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")" -gt 0 ]
+waiting() { # the control plane's admin session (docs/operations.md) waits for a lock
+	[ "$(t_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+		AND application_name = 'flashgate-cp admin'")" -gt 0 ]
 }
 # during_lock TABLE NAME CMD...: CMD (an admin command) run while psql holds TABLE locked for
 # 8 s; checks that stats answers and the rounds grow while the command waits on the lock, then

@@ -847,7 +847,7 @@ test_deadline_ms(void)
 	unsigned n = 0, nrel = 0, npaid = 0, expired = 0, good = 0;
 	char err[256] = "";
 	bool ok;
-	struct pg_orders *os = pg_orders_open(psrv.conninfo, err, sizeof(err));
+	struct pg_orders *os = pg_orders_open(psrv.conninfo, NULL, err, sizeof(err));
 
 	if (!tap_ok(os != NULL, "the order writer's PostgreSQL opened: %s", os ? "" : err))
 		return;

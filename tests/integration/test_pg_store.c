@@ -941,6 +941,59 @@ test_no_password(void)
 	pg_conn_close(c);
 }
 
+/* The session's application_name, or "?". */
+static const char *
+app_name(struct pg_conn *c, char *buf, size_t len)
+{
+	int rc;
+	PGresult *res = pg_conn_query(c, "SELECT current_setting('application_name')", 0, NULL, &rc,
+		err, sizeof(err));
+
+	snprintf(buf, len, "%s", res != NULL && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+	PQclear(res);
+	return buf;
+}
+
+/*
+ * A named connection's sessions carry its name (pg_stat_activity's application_name), also
+ * after a reconnection; an application_name in the conninfo wins over it (docs/operations.md
+ * "PostgreSQL sessions").
+ */
+static void
+test_named(void)
+{
+	char ci[PG_CONN_INFO_MAX], name[256];
+	struct pg_conn *c = pg_conn_open_named(srv.conninfo, "flashgate-test job", err,
+		sizeof(err));
+	struct pg_conn *killer = pg_conn_open(srv.conninfo, err, sizeof(err));
+	char pid[16];
+	const char *vals[1] = {pid};
+
+	if (!tap_ok(c != NULL && killer != NULL, "a named connection: %s", c ? "" : err))
+		goto out;
+	app_name(c, name, sizeof(name));
+	tap_ok(strcmp(name, "flashgate-test job") == 0, "its session is named for its job: %s",
+		name);
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(pg_conn_libpq(c)));
+	pg_conn_query_u64(killer, "SELECT pg_terminate_backend($1::int)::int", 1, vals,
+		&(uint64_t){0}, err, sizeof(err));
+	usleep(300 * 1000);
+	app_name(c, name, sizeof(name));
+	tap_ok(strcmp(name, "flashgate-test job") == 0,
+		"  and the session it reconnects with after being ended too: %s", name);
+	pg_conn_close(c);
+	snprintf(ci, sizeof(ci), "%s application_name=shop-db-1", srv.conninfo);
+	c = pg_conn_open_named(ci, "flashgate-test job", err, sizeof(err));
+	snprintf(name, sizeof(name), "%s", err);
+	if (c != NULL)
+		app_name(c, name, sizeof(name));
+	tap_ok(strcmp(name, "shop-db-1") == 0, "an application_name set in the conninfo wins: %s",
+		name);
+out:
+	pg_conn_close(c);
+	pg_conn_close(killer);
+}
+
 int
 main(void)
 {
@@ -956,6 +1009,7 @@ main(void)
 	if (!tap_ok(s != NULL, "pg_conn_open: %s", s != NULL ? "connected" : err))
 		return tap_done();
 	test_no_password();
+	test_named();
 	test_migrations(s);
 	test_event_create(s);
 	test_state_machine(s);
