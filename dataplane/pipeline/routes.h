@@ -687,10 +687,11 @@ route_result_queued(struct worker *w, const struct event_entry *e, uint32_t id, 
 
 /*
  * A poll that found the user reserved or duplicate, with a receipt past
- * admission.receipt_young (or with the purchase token, which tells no time): what follows
- * (ORDERED with the order's id and pay deadline; after a duplicate, the result the user holds)
- * comes as a push, which this data plane may have missed (it restarted or reconnected, or a
- * message was dropped at the PUB high-water mark). The control plane is asked to publish the
+ * admission.receipt_young (or with the purchase token, which tells no time), or ordered past
+ * the order's pay deadline: what follows (ORDERED with the order's id and pay deadline; after a
+ * duplicate, the result the user holds; after the deadline, PAID or EXPIRED) comes as a push,
+ * which this data plane may have missed (it restarted or reconnected, or a message was dropped
+ * at the PUB high-water mark). The control plane is asked to publish the
  * result again, once per cooldown as for a missing result; it answers from Redis, where the
  * order writer writes ORDERED with the order (docs/wire.md RESULT_QUERY). The poll is answered
  * from the table meanwhile.
@@ -784,8 +785,9 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
 		if (unlikely(res.verdict == WIRE_V_QUEUED))
 			route_result_queued(w, e, id, user, &res);
-		else if ((res.verdict == WIRE_V_RESERVED || res.verdict == WIRE_V_DUPLICATE) &&
-			 !young)
+		else if (((res.verdict == WIRE_V_RESERVED || res.verdict == WIRE_V_DUPLICATE) &&
+				 !young) ||
+			 (res.verdict == WIRE_V_ORDERED && w->now_ms > res.pay_deadline_ms))
 			route_result_stale(w, id, user);
 	} else {
 		/* No result here: a young receipt is simply still queued; for anything older

@@ -661,6 +661,19 @@ test_result_route(void)
 	poll_result(EV_OPEN, r91, &a);
 	tap_ok(has(&a, "\"status\":\"duplicate\"") && qring_pop(&qrec) && qrec.user == 94,
 		"  duplicate, polled with the purchase token: asked again too");
+	/* Ordered: its PAID or EXPIRED is due by the pay deadline, so only a poll past it asks. */
+	res = (struct rt_result){ .reservation_id = 10, .verdict = WIRE_V_ORDERED,
+		.order_id = 777, .pay_deadline_ms = H.w->now_ms + 60000 };
+	result_table_put(H.results, EV_OPEN, 95, &res);
+	tok_receipt_mint(sale_ring(), EV_OPEN, 95, H.w->now_ms - 15000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\"") && qring_count() == 0,
+		"  ordered before its pay deadline: answered from the table, nothing asked");
+	res.pay_deadline_ms = H.w->now_ms - 1;
+	result_table_put(H.results, EV_OPEN, 95, &res);
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\"") && qring_pop(&qrec) && qrec.user == 95,
+		"  ordered past its pay deadline: asked again (a PAID or EXPIRED may have been missed)");
 	ring_drain();
 
 	/* Issue 16 item 4: a RETRY stored for user 92's first attempt does not answer the poll of
