@@ -27,20 +27,9 @@ HOLD=2000 N=12 STOCK=2
 FG_TEST_DRAW_ROUND_HOLD_MS=$HOLD t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready (draw_batch=3, each pair of rounds held $HOLD ms)"
 
-draw_field() { t_redis hget 'fg:{63}:draw' "$1"; }
-# The decided count and the rounds of event 63's draw in stats ("-" when not shown).
-draw_stats() {
-	ctlj stats | python3 -c 'import json, sys
-d = [x for x in json.load(sys.stdin)["draws"] if x["event"] == 63]
-print("%s/%s" % (d[0]["decided"], d[0]["rounds"]) if d else "-")' 2>&1
-}
-now=$(date +%s)
-q=$((now + 3))
-ctl event create 63 --name "cursor back" --stock $STOCK --queue-opens-at $q \
-	--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m &&
-	ctl event preheat 63 && ctl event open 63
+t_draw_sale 63 "cursor back" $STOCK
 tap_ok $? "event 63: $STOCK items, a pre-queue in 3 s, a draw window of 2 s"
-t_sleep_until $q
+t_sleep_until $T_DRAW_Q
 # The feed waits for every entrant's decision (--final); it ends when all came, or at its
 # timeout, with a line per result in its log.
 t_feed f63 63 1-$N 73 --final --log "$TMP/log63" --timeout-ms 40000 &
@@ -48,11 +37,11 @@ feed=$!
 
 # The first pair of rounds decided in Redis (ranks 1-6), held before the loop gets them.
 for _ in $(seq 400); do
-	[ "$(draw_field next)" = 6 ] && break
+	[ "$(t_draw_key 63 next)" = 6 ] && break
 	sleep 0.05
 done
 t_redis hset 'fg:{63}:draw' next 3 >/dev/null
-tap_is "$(draw_field state)/$(draw_field next)" "frozen/3" \
+tap_is "$(t_draw_key 63 state next)" "frozen/3" \
 	"ranks 1-6 decided in Redis; the test sets its cursor back to 3"
 
 # Rounds: the first pair (2: the control plane's cursor at 6), the second refused (4: the loop
@@ -60,7 +49,7 @@ tap_is "$(draw_field state)/$(draw_field next)" "frozen/3" \
 # Stats sampled from the first pair's taking on.
 low=$N st=- seen=0
 for _ in $(seq 200); do
-	st=$(draw_stats)
+	st=$(t_draw_stats 63 decided rounds)
 	d=${st%%/*} r=${st##*/}
 	if [ "$st" != - ] && [ "$r" -ge 2 ]; then
 		seen=1
@@ -69,20 +58,19 @@ for _ in $(seq 200); do
 	fi
 	sleep 0.1
 done
-tap_is "$st/$(draw_field next)" "6/6/3" \
+tap_is "$st/$(t_draw_key 63 next)" "6/6/3" \
 	"after a refused pair and the next one the control plane's cursor is 6 (stats), Redis's 3"
 tap_is "$seen/$low" 1/6 "  stats never showed fewer than 6 decided once the first pair was taken"
 
 # Redis's cursor where the control plane's is: the draw goes on.
 t_redis hset 'fg:{63}:draw' next 6 >/dev/null
 t_draw_done 63 30
-tap_is "$?/$(draw_field state)/$(draw_field next)" "0/done/$N" "the control plane finishes the draw"
+tap_is "$?/$(t_draw_key 63 state next)" "0/done/$N" "the control plane finishes the draw"
 tap_is "$(t_redis llen 'fg:{63}:wait')/$(t_redis hlen 'fg:{63}:result')" "$((N - STOCK))/$STOCK" \
 	"  each entrant decided once: $STOCK reserved, $((N - STOCK)) on the waiting list"
 
 wait $feed
-awk '$1 == "result" && $3 != "queued" { print $4 }' "$TMP/log63" | sort -n >"$TMP/ranks"
-tap_is "$(paste -sd, - <"$TMP/ranks")" "$(seq -s, 1 $N)" \
+tap_is "$(t_feed_ranks "$TMP/log63" | paste -sd, -)" "$(seq -s, 1 $N)" \
 	"the data plane was told the decisions of ranks 1..$N, each once (4-6 not decided again)"
 
 fg_stop_pid "$CP_PID" 10
