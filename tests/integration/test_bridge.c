@@ -7,7 +7,8 @@
  * messages are counted by reason and ignored, and the data plane's counters (stats_fn) and
  * the bridge's own reach the peer as DP_STATS every stats_ms; a HELLO goes with them, the clock
  * skew against the peer's heartbeats is reported (the clock shifted by the test-only offset),
- * and a DP_REFUSED for this data plane makes it not ready until the refusals stop.
+ * a DP_REFUSED for this data plane makes it not ready until the refusals stop, and a stop's
+ * drain mark is sent again while unanswered, not once answered.
  *
  *   test_bridge PATH_TO_FG_TESTPEER
  *
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@
 #include <rte_lcore.h>
 
 #include "dataplane/bridge/bridge.h"
+#include "dataplane/bridge/bridge_int.h" /* BRIDGE_RESEND_MS */
 #include "dataplane/counters.h"
 #include "common/zlink.h"
 #include "dataplane/rules.h"
@@ -226,6 +229,24 @@ reservation(unsigned port, uint32_t event, uint64_t user)
 	};
 
 	return r;
+}
+
+/* bridge_drain_wait() on a thread of its own, so that this thread goes on playing the workers'
+ * RCU reports and checking the peer meanwhile. */
+struct drain_arg {
+	unsigned max_ms;
+	int result;
+	bool done;
+};
+
+static void *
+drain_thread(void *arg)
+{
+	struct drain_arg *a = arg;
+
+	a->result = bridge_drain_wait(br, a->max_ms, NULL);
+	__atomic_store_n(&a->done, true, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 /* What a worker does with one record in a burst of its own: stage it, flush at the end. */
@@ -809,6 +830,64 @@ test_all(const char *peer_exe)
 		"a DP_REFUSED for every instance of this (dp id, epoch) refuses it too");
 	tap_ok(WAIT_FOR(bridge_port_ready(port[0]), 3 * BRIDGE_REFUSED_HOLD_MS),
 		"and it lifts the same way");
+
+	/* 10b. A stop's drain: the last reservation sent (the mark) proves the handover once its
+	 * result is back. The peer answers nothing: the bridge sends the mark again every
+	 * BRIDGE_RESEND_MS while it waits (the peer sees its id again); once the peer answers, the
+	 * drain is done and the mark is not sent again. */
+	tap_ok(peer_cmd(reply, sizeof(reply), "mute") == 0, "drain: the peer answers nothing");
+	long long r0 = peer_stat("reserves"), d0 = peer_stat("dups");
+	struct drain_arg da = {.max_ms = 20000};
+	pthread_t dt;
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct wire_reserve r = reservation(i % 2, 1, 300000 + i);
+
+		submit(port[i % 2], &r);
+	}
+	tap_ok(WAIT_FOR(peer_stat("reserves") == r0 + 3, 5000) && peer_stat("dups") == d0,
+		"drain: 3 reservations reach the peer, unanswered");
+	k = counters();
+	bridge_drain_begin(br);
+	if (!tap_ok(pthread_create(&dt, NULL, drain_thread, &da) == 0,
+		    "drain: bridge_drain_wait() runs (%u ms at most)", da.max_ms))
+		return;
+	bool ok = WAIT_FOR(
+		peer_stat("dups") >= d0 + 1 && counters().stop_resends >= k.stop_resends + 1,
+		3 * BRIDGE_RESEND_MS + 2000);
+
+	tap_ok(ok,
+		"drain: the unanswered mark is sent again (the peer has it twice, stop_resends "
+		"+%llu)",
+		(unsigned long long)(counters().stop_resends - k.stop_resends));
+	ok = WAIT_FOR(peer_stat("dups") >= d0 + 2 && counters().stop_resends >= k.stop_resends + 2,
+		3 * BRIDGE_RESEND_MS + 2000);
+	tap_ok(ok && !__atomic_load_n(&da.done, __ATOMIC_ACQUIRE),
+		"drain: and again while it stays unanswered; the drain is not over");
+	long long a0 = peer_stat("results");
+
+	tap_ok(peer_cmd(reply, sizeof(reply), "unmute") == 0 &&
+			WAIT_FOR(peer_stat("results") > a0, 3 * BRIDGE_RESEND_MS + 2000),
+		"drain: the peer answers the next one");
+	/* Looked at while the drain could still go on (max_ms is far): no mark after the answer. */
+	long long rd = peer_stat("reserves");
+	uint64_t sr = counters().stop_resends;
+
+	WAIT_FOR(false, 3 * BRIDGE_RESEND_MS);
+	long long rd2 = peer_stat("reserves");
+	uint64_t sr2 = counters().stop_resends;
+
+	tap_ok(rd2 == rd && sr2 == sr,
+		"drain: the answered mark is not sent again (%u ms later: +%lld received, "
+		"stop_resends +%llu)",
+		3 * BRIDGE_RESEND_MS, rd2 - rd, (unsigned long long)(sr2 - sr));
+	ok = __atomic_load_n(&da.done, __ATOMIC_ACQUIRE);
+	tap_ok(ok && da.result == BRIDGE_DRAIN_DONE,
+		"drain: the answer made the drain done (result %d, %d wanted)", ok ? da.result : -1,
+		BRIDGE_DRAIN_DONE);
+	/* Joined once over (at most max_ms), this thread reporting quiescent states meanwhile. */
+	WAIT_FOR(__atomic_load_n(&da.done, __ATOMIC_ACQUIRE), da.max_ms + 5000);
+	pthread_join(dt, NULL);
 
 	/* 11. Clean stop. */
 	rte_rcu_qsbr_thread_offline(qsbr, 0);

@@ -25,14 +25,9 @@ N=12 STOCK=2
 t_cp_up -s controlplane.draw_batch=3
 tap_ok $? "the control plane is ready (draw_batch=3)"
 
-draw_field() { t_redis hget 'fg:{62}:draw' "$1"; }
-now=$(date +%s)
-q=$((now + 3))
-ctl event create 62 --name "stale batch" --stock $STOCK --queue-opens-at $q \
-	--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m &&
-	ctl event preheat 62 && ctl event open 62
+t_draw_sale 62 "stale batch" $STOCK
 tap_ok $? "event 62: $STOCK items, a pre-queue in 3 s, a draw window of 2 s"
-t_sleep_until $q
+t_sleep_until $T_DRAW_Q
 # The feed waits for every entrant's decision (--final); ranks 1-3 are decided by the test,
 # which publishes nothing: it ends at its timeout, with a line per result in its log.
 t_feed f62 62 1-$N 72 --final --log "$TMP/log62" --timeout-ms 14000 &
@@ -43,39 +38,38 @@ for _ in $(seq 100); do
 done
 # The decisions wait until this test has played the other control plane.
 t_redis set 'fg:{62}:window' held >/dev/null
-tap_is "$(t_redis hlen 'fg:{62}:entrants')/$(draw_field next)" "$N/" \
+tap_is "$(t_redis hlen 'fg:{62}:entrants')/$(t_draw_key 62 next)" "$N/" \
 	"$N entrants; the window held before the draw is due"
 
 for _ in $(seq 300); do
 	grep -q 'draw of event 62: the sale.s window in Redis says held' "$TMP/cp.log" && break
 	sleep 0.05
 done
-tap_is "$(draw_field state)/$(draw_field next)/$(draw_field n)" "frozen/0/$N" \
+tap_is "$(t_draw_key 62 state next n)" "frozen/0/$N" \
 	"the draw of event 62 waits in its decisions (the window held): frozen, 0 of $N decided"
 
 # The other control plane's first batch: ranks 1-3 at cursor 0.
 mapfile -t U < <(t_sql "SELECT user_id FROM draw_entrants WHERE event_id = 62 ORDER BY rank LIMIT 3")
 rids=()
 for u in "${U[@]}"; do rids+=("$(t_redis hget 'fg:{62}:entrants' "$u")"); done
-t_redis set 'fg:{62}:open' "0 $(((now + 3600) * 1000))" >/dev/null
+t_redis set 'fg:{62}:open' "0 $((T_DRAW_END * 1000))" >/dev/null
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
 tap_is "$(t_redis evalsha "$sha" 7 'fg:{62}:stock' 'fg:{62}:result' 'fg:{62}:outbox' \
 	'fg:{62}:open' 'fg:{62}:draw' 'fg:{62}:wait' 'fg:{62}:wrank' "${U[@]}" "${rids[@]}" \
-	"$(date +%s%3N)" 0 | paste -sd, -)/$(draw_field next)" "1,1,2,0/3" \
+	"$(date +%s%3N)" 0 | paste -sd, -)/$(t_draw_key 62 next)" "1,1,2,0/3" \
 	"another control plane decides ranks 1-3 (2 reserved, 1 waiting; the cursor at 3)"
 # The window opened: this control plane's thread sends ranks 1-3 (refused: not its turn) and
 # 4-6 (at the cursor: decided) together.
-t_redis set 'fg:{62}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
+t_redis set 'fg:{62}:window' "$(((T_DRAW_Q + 1) * 1000)) $((T_DRAW_END * 1000))" >/dev/null
 t_draw_done 62 30
-tap_is "$?/$(draw_field state)/$(draw_field next)" "0/done/$N" "this control plane finishes the draw"
+tap_is "$?/$(t_draw_key 62 state next)" "0/done/$N" "this control plane finishes the draw"
 tap_is "$(t_redis llen 'fg:{62}:wait')/$(t_redis hlen 'fg:{62}:result')" "$((N - STOCK))/$STOCK" \
 	"  each entrant decided once: $STOCK reserved, $((N - STOCK)) on the waiting list"
 
 wait $feed
 # Every rank this control plane decided (4..N, ranks 4-6 in the batch after the refused one)
 # was published once; ranks 1-3 were not its own.
-awk '$1 == "result" && $3 != "queued" { print $4 }' "$TMP/log62" | sort -n >"$TMP/ranks"
-tap_is "$(paste -sd, - <"$TMP/ranks")" "$(seq -s, 4 $N)" \
+tap_is "$(t_feed_ranks "$TMP/log62" | paste -sd, -)" "$(seq -s, 4 $N)" \
 	"the data plane was told the decisions of ranks 4..$N, each once (4-6: decided after a refused batch)"
 
 fg_stop_pid "$CP_PID" 10

@@ -27,20 +27,9 @@ tap_ok $? "the control plane is ready (draw_batch=3, each pair of rounds held $H
 tap_ok "$(grep -q 'FG_TEST_DRAW_ROUND_HOLD_MS (for tests only' "$TMP/cp.log"; echo $?)" \
 	"  it said the hold is the test-only variable's"
 
-draw_field() { t_redis hget 'fg:{61}:draw' "$1"; }
-# The phase and the decided count of event 61's draw in stats ("-" when not shown).
-draw_stats() {
-	ctlj stats | python3 -c 'import json, sys
-d = [x for x in json.load(sys.stdin)["draws"] if x["event"] == 61]
-print("%s/%s" % (d[0]["phase"], d[0]["decided"]) if d else "-")' 2>&1
-}
-now=$(date +%s)
-q=$((now + 3))
-ctl event create 61 --name "wound down" --stock $STOCK --queue-opens-at $q \
-	--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m &&
-	ctl event preheat 61 && ctl event open 61
+t_draw_sale 61 "wound down" $STOCK
 tap_ok $? "event 61: $STOCK items, a pre-queue in 3 s, a draw window of 2 s"
-t_sleep_until $q
+t_sleep_until $T_DRAW_Q
 # The feed waits for every entrant's decision (--final), which never all come: it ends at its
 # timeout, with a line per result in its log.
 t_feed f61 61 1-$N 71 --final --log "$TMP/log61" --timeout-ms 14000 &
@@ -48,32 +37,32 @@ feed=$!
 
 # The decisions under way: the cursor in Redis moved, stats shows the job deciding.
 for _ in $(seq 300); do
-	nx=$(draw_field next)
+	nx=$(t_draw_key 61 next)
 	[ -n "$nx" ] && [ "$nx" -gt 0 ] && break
 	sleep 0.05
 done
-st=$(draw_stats)
+st=$(t_draw_stats 61 phase decided)
 tap_ok "$([ "${nx:-0}" -gt 0 ] && [ "$nx" -lt $N ] && [ "${st%%/*}" = deciding ]; echo $?)" \
 	"the draw of event 61 is deciding ($nx of $N decided in Redis; stats $st)"
 
 # Another control plane's finish, as PostgreSQL's row shows it.
 t_sql "UPDATE events SET draw_done_at = now() WHERE id = 61"
 for _ in $(seq 50); do
-	st=$(draw_stats)
+	st=$(t_draw_stats 61 phase decided)
 	[ "${st%%/*}" = "done" ] && break
 	sleep 0.1
 done
 tap_is "${st%%/*}" "done" "stats shows the draw of event 61 done within 5 s of draw_done_at ($st)"
 tap_ok "$(grep -q 'draw of event 61: done by PostgreSQL.s row' "$TMP/cp.log"; echo $?)" \
 	"  the control plane said its part stopped"
-x=$(draw_field next)
+x=$(t_draw_key 61 next)
 sleep $((3 * HOLD / 1000 + 1))
-tap_is "$(draw_field next)" "$x" "the deciding thread stopped: the cursor stays at $x of $N"
+tap_is "$(t_draw_key 61 next)" "$x" "the deciding thread stopped: the cursor stays at $x of $N"
 tap_ok "$([ "$x" -lt $N ]; echo $?)" "  ($x < $N: the draw was stopped part way)"
 
 wait $feed
 # Every entrant decided in Redis (ranks 1..x) got its decision published once; none beyond.
-awk '$1 == "result" && $3 != "queued" { print $4 }' "$TMP/log61" | sort -n >"$TMP/ranks"
+t_feed_ranks "$TMP/log61" >"$TMP/ranks"
 tap_is "$(wc -l <"$TMP/ranks")/$(sort -un "$TMP/ranks" | wc -l)/$(tail -n 1 "$TMP/ranks")" \
 	"$x/$x/$x" "the data plane was told the decisions of ranks 1..$x, each once (the rounds in flight too)"
 tap_is "$(awk '$1 == "result" && $3 == "reserved"' "$TMP/log61" | wc -l)/$(t_redis hlen 'fg:{61}:result')" \

@@ -37,6 +37,11 @@
 #                t_redis ARGS...: redis-cli on $FG_REDIS_SOCK
 #   waiting      t_wait_until TIMEOUT_S CMD...: CMD every 0.1 s until it succeeds (0) or
 #                TIMEOUT_S passed (1)
+#   draws        t_draw_sale EV NAME STOCK: a drawn sale, its pre-queue at T_DRAW_Q (in 3 s),
+#                a draw window of 2 s, its end T_DRAW_END; t_draw_key EV FIELD...: its draw
+#                key in Redis; t_draw_stats EV KEY...: its draw in `ctlj stats`; t_draw_done
+#                EV SECONDS: wait for its draw_done_at; t_feed_ranks LOG: the decided ranks in
+#                fg_feed's --log LOG
 #   tokens       t_sessions AUTH_HEX FIRST_USER N: N lines "USER SESSION_TOKEN", valid an hour
 #                (tests/lib/fgtest.py, from docs/tokens.md)
 
@@ -327,6 +332,46 @@ t_draw_done() {
 		((SECONDS < deadline)) || return 1
 		sleep 0.1
 	done
+}
+
+# t_draw_sale EV NAME STOCK: creates, preheats and opens event EV (flashgatectl), a drawn sale of
+# STOCK items: its pre-queue opens at T_DRAW_Q (set here: 3 s from now, a unix second), the sale
+# a second later, the draw after a draw window of 2 s; it ends at T_DRAW_END (set here: in an
+# hour), orders are paid in 15 minutes. Returns the first failing flashgatectl's status (0: all
+# three done).
+t_draw_sale() {
+	local now
+	now=$(date +%s)
+	T_DRAW_Q=$((now + 3)) T_DRAW_END=$((now + 3600))
+	ctl event create "$1" --name "$2" --stock "$3" --queue-opens-at $T_DRAW_Q \
+		--starts-at $((T_DRAW_Q + 1)) --draw-window 2s --ends-at $T_DRAW_END \
+		--pay-window 15m && ctl event preheat "$1" && ctl event open "$1"
+}
+
+# t_draw_key EV FIELD...: those fields of EV's draw key in Redis (fg:{EV}:draw: state, n, next,
+# served), joined by "/" ("" for one absent).
+t_draw_key() {
+	local ev=$1
+	shift
+	t_redis hmget "fg:{$ev}:draw" "$@" | paste -sd/ -
+}
+
+# t_draw_stats EV KEY...: those keys of EV's draw in `flashgatectl --json stats` ("draws": phase,
+# decided, rounds, ...), joined by "/"; "-" when stats shows no draw of EV (or no answer).
+t_draw_stats() {
+	ctlj stats | python3 -c 'import json, sys
+ev, keys = int(sys.argv[1]), sys.argv[2:]
+try:
+    d = [x for x in json.load(sys.stdin)["draws"] if x["event"] == ev]
+except (ValueError, KeyError, TypeError):
+    d = []
+print("/".join(str(d[0][k]) for k in keys) if d else "-")' "$@"
+}
+
+# t_feed_ranks LOG: the ranks of the decisions (the results not "queued") in tests/peer/fg_feed's
+# --log LOG, in increasing order, one a line.
+t_feed_ranks() {
+	awk '$1 == "result" && $3 != "queued" { print $4 }' "$1" | sort -n
 }
 
 # t_sql [QUERY]: the rows of QUERY (without one: of the SQL on stdin) on the services'

@@ -4,7 +4,8 @@
  * clock after the bridge thread's round read its now_ms, so it may be 1 ms later than that
  * now_ms; bridge_ms_since() saturates at 0 there, and bridge_in_schedule_snapshot() does not
  * abandon a snapshot as it begins (an unsigned now_ms - started_ms would be ~2^64). The same
- * helper times the stop's drain mark (bridge.c's drain_check(), not reachable from here).
+ * helper times the stop's drain mark (bridge.c's drain_check(), not reachable from here; the
+ * mark's resend is tested end to end in tests/integration/test_bridge.c, section 10b).
  *
  * The bridge thread's insides are driven directly: this test reads the bridge's internal header
  * (dataplane/bridge/bridge_int.h) and calls bridge_in_schedule_snapshot() on a zeroed bridge
