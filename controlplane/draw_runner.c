@@ -543,8 +543,21 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			job_fail(r, j, now_ms, "reading the draw's cursor", EIO, NULL);
 			return true;
 		}
-		if (d.next > j->next)
+		if (d.next > j->next) {
 			j->next = d.next;
+		} else if (d.next < j->next && d.state != RS_DRAW_DONE) {
+			/* Redis's cursor is behind ours: it lost decisions this control plane
+			 * published (a failover without the last writes, a restore). Ours only moves
+			 * forward (an entrant is never decided twice), so the draw waits for Redis's to
+			 * catch up: looked at again a second later, not a new deciding thread each
+			 * turn. */
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"draw of event %" PRIu32 ": the draw's cursor in Redis (%" PRIu64
+				") is behind this control plane's (%" PRIu64 "): Redis lost decisions; "
+				"the draw waits for it (docs/operations.md)",
+				j->event, d.next, (uint64_t)j->next);
+			j->retry_ms = now_ms + DR_RETRY_MS;
+		}
 		if (d.state == RS_DRAW_DONE)
 			j->next = j->n;
 	} else if (failed) {

@@ -7,8 +7,9 @@
 # draw key would show: the control plane decided ranks 1-6 and published them; the test then
 # sets the cursor in Redis back to 3. The control plane's next rounds (ranks 7-12) are refused
 # (not their turn); it must keep its own cursor at 6 (stats), not decide ranks 4-6 a second time
-# (the data planes told twice, the waiting list appended twice), and go on once Redis's cursor
-# is at 6 again. FG_TEST_DRAW_ROUND_HOLD_MS (test-only) holds each pair of rounds, decided in
+# (the data planes told twice, the waiting list appended twice), say so in its log and look again
+# a second later (not a new deciding thread each turn), and go on once Redis's cursor is at 6
+# again. FG_TEST_DRAW_ROUND_HOLD_MS (test-only) holds each pair of rounds, decided in
 # Redis, for HOLD ms before the loop is handed them, so that the test moves the cursor back
 # between the first pair (ranks 1-6, decided) and the second (ranks 7-12, refused). Real Redis
 # and PostgreSQL, a stand-in data plane (tests/peer/fg_feed).
@@ -61,6 +62,9 @@ done
 tap_is "$st/$(t_draw_key 63 next)" "6/6/3" \
 	"after a refused pair and the next one the control plane's cursor is 6 (stats), Redis's 3"
 tap_is "$seen/$low" 1/6 "  stats never showed fewer than 6 decided once the first pair was taken"
+grep -q "draw of event 63: the draw's cursor in Redis (3) is behind this control plane's (6)" \
+	"$TMP/cp.log"
+tap_ok $? "  the control plane says in its log that Redis's cursor is behind its own, and waits"
 
 # Redis's cursor where the control plane's is: the draw goes on.
 t_redis hset 'fg:{63}:draw' next 6 >/dev/null
