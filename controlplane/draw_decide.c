@@ -105,7 +105,7 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 }
 
 /* DD_TEST_HOLD_ENV: the thread waits d->test_hold_ms with its rounds decided in Redis and not
- * handed over yet, or until draw_decide_halt(). */
+ * handed over yet (not after a refused or held round), or until draw_decide_halt(). */
 static void
 dd_test_hold(struct draw_decide *d)
 {
@@ -146,7 +146,9 @@ dd_main(void *arg)
 			filled = 1;
 		} else {
 			filled = dd_rounds(d, rs, at, s, DD_INFLIGHT, &more);
-			if (d->test_hold_ms != 0)
+			/* Only rounds that decided are held: a refused (stale) one goes back at
+			 * once, as it would without the hook. */
+			if (d->test_hold_ms != 0 && filled > 0 && s[0]->status == 0 && !s[0]->held)
 				dd_test_hold(d);
 		}
 		pthread_mutex_lock(&d->mu);
