@@ -974,13 +974,20 @@ test_named(void)
 	app_name(c, name, sizeof(name));
 	tap_ok(strcmp(name, "flashgate-test job") == 0, "its session is named for its job: %s",
 		name);
-	snprintf(pid, sizeof(pid), "%d", PQbackendPID(pg_conn_libpq(c)));
-	pg_conn_query_u64(killer, "SELECT pg_terminate_backend($1::int)::int", 1, vals,
-		&(uint64_t){0}, err, sizeof(err));
+	int pid0 = PQbackendPID(pg_conn_libpq(c));
+	uint64_t ended = 0;
+
+	snprintf(pid, sizeof(pid), "%d", pid0);
+	pg_conn_query_u64(killer, "SELECT pg_terminate_backend($1::int)::int", 1, vals, &ended,
+		err, sizeof(err));
 	usleep(300 * 1000);
 	app_name(c, name, sizeof(name));
-	tap_ok(strcmp(name, "flashgate-test job") == 0,
-		"  and the session it reconnects with after being ended too: %s", name);
+	/* A new backend proves the reconnection happened (PQreset, its options kept). */
+	tap_ok(ended == 1 && PQbackendPID(pg_conn_libpq(c)) != pid0 &&
+			strcmp(name, "flashgate-test job") == 0,
+		"  and the session it reconnects with after being ended too: %s (ended %" PRIu64
+		", backend %d, was %d)",
+		name, ended, PQbackendPID(pg_conn_libpq(c)), pid0);
 	pg_conn_close(c);
 	snprintf(ci, sizeof(ci), "%s application_name=shop-db-1", srv.conninfo);
 	c = pg_conn_open_named(ci, "flashgate-test job", err, sizeof(err));
@@ -989,6 +996,32 @@ test_named(void)
 		app_name(c, name, sizeof(name));
 	tap_ok(strcmp(name, "shop-db-1") == 0, "an application_name set in the conninfo wins: %s",
 		name);
+	/* A URI conninfo is expanded as a key=value one is: named, and its own name wins. */
+	const char *uri[][2] = {
+		{"", "flashgate-test job"},
+		{"&application_name=shop-db-2", "shop-db-2"},
+	};
+
+	for (size_t i = 0; i < sizeof(uri) / sizeof(uri[0]); i++) {
+		pg_conn_close(c);
+		snprintf(ci, sizeof(ci), "postgresql://postgres@/flashgate?host=%s&port=%u%s",
+			srv.dir, srv.port, uri[i][0]);
+		c = pg_conn_open_named(ci, "flashgate-test job", err, sizeof(err));
+		snprintf(name, sizeof(name), "%s", err);
+		if (c != NULL)
+			app_name(c, name, sizeof(name));
+		tap_ok(strcmp(name, uri[i][1]) == 0, "a URI conninfo%s: the session is %s (%s)",
+			uri[i][0], uri[i][1], name);
+	}
+	/* PGAPPNAME names every session alike (docs/operations.md): it wins too. */
+	pg_conn_close(c);
+	setenv("PGAPPNAME", "shop-env", 1);
+	c = pg_conn_open_named(srv.conninfo, "flashgate-test job", err, sizeof(err));
+	unsetenv("PGAPPNAME");
+	snprintf(name, sizeof(name), "%s", err);
+	if (c != NULL)
+		app_name(c, name, sizeof(name));
+	tap_ok(strcmp(name, "shop-env") == 0, "PGAPPNAME wins over the job's name: %s", name);
 out:
 	pg_conn_close(c);
 	pg_conn_close(killer);
