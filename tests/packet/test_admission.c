@@ -112,6 +112,27 @@ reserve(const char *path, const char *tok, const char *extra, struct dph_answer 
 	ask(req, a);
 }
 
+/* n reserves with tok at path; returns how many were answered 202 (a holds the last answer). */
+static unsigned
+reserve_n(const char *path, const char *tok, unsigned n, struct dph_answer *a)
+{
+	unsigned ok = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		reserve(path, tok, NULL, a);
+		ok += a->status == 202;
+	}
+	return ok;
+}
+
+/* Every slot's forward budget starts full again (adm_budget(): a slot whose event changed). */
+static void
+budgets_restart(void)
+{
+	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
+		H.w->budget[i].event = 0;
+}
+
 static void
 poll_result(uint32_t event, const char *tok, struct dph_answer *a)
 {
@@ -441,27 +462,16 @@ test_limits(void)
 	/* The event's forward budget: 2 per second. */
 	limits.event_forward = (struct rl_params){ 2, 0 };
 	publish();
-	unsigned ok = 0;
-
-	for (int i = 0; i < 2; i++) {
-		reserve(path, tok, NULL, &a);
-		ok += a.status == 202;
-	}
-	tap_eq_int(ok, 2, "forward budget 2/s: two reserves 202");
+	tap_eq_int(reserve_n(path, tok, 2, &a), 2, "forward budget 2/s: two reserves 202");
 	EXPECT_REJECT(a, 429, DP_REJ_FORWARD_BUDGET, "  the third: 429",
 		reserve(path, tok, NULL, &a));
 	/* Its burst alone raised to 4, the rate kept (the worker's share is split again when
 	 * either changes): a bucket started anew holds 4. */
 	limits.event_forward = (struct rl_params){ 2, 4 };
 	publish();
-	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
-		H.w->budget[i].event = 0;
-	ok = 0;
-	for (int i = 0; i < 4; i++) {
-		reserve(path, tok, NULL, &a);
-		ok += a.status == 202;
-	}
-	tap_eq_int(ok, 4, "  the burst raised to 4 at the same rate: four reserves 202");
+	budgets_restart();
+	tap_eq_int(reserve_n(path, tok, 4, &a), 4,
+		"  the burst raised to 4 at the same rate: four reserves 202");
 	EXPECT_REJECT(a, 429, DP_REJ_FORWARD_BUDGET, "  the fifth: 429",
 		reserve(path, tok, NULL, &a));
 	limits.event_forward = (struct rl_params){ 0, 0 };
@@ -750,8 +760,7 @@ test_known_buyer(void)
 	/* The forward budget: one reservation for the event, then 429; its bucket starts full. */
 	limits.event_forward = (struct rl_params){1, 1};
 	publish();
-	for (unsigned i = 0; i < DP_MAX_EVENTS; i++)
-		H.w->budget[i].event = 0;
+	budgets_restart();
 	for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		uint64_t u = 2200 + i, k0 = H.w->ctr.admit[DP_ADM_RESERVE_KNOWN];
 		struct rt_result r = {.reservation_id = 900 + i, .verdict = known[i].verdict};
