@@ -23,7 +23,9 @@
 # Redis and has its order, and every host runs again.
 #
 # FG_CHAOS_SEED (default: random, printed) replays a schedule; FG_CHAOS_ROUNDS (default 7: each
-# event once, in the seed's order; more: further events drawn at random) lengthens it.
+# event once, in the seed's order; more: further events drawn at random) lengthens it;
+# FG_CHAOS_KINDS (default: all seven) draws from the kinds it lists only, comma-separated (to
+# repeat one kind: FG_CHAOS_KINDS=redis-cut FG_CHAOS_ROUNDS=5).
 #
 # usage: test_host_chaos.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER
 set -uo pipefail
@@ -40,9 +42,14 @@ for t in ip ethtool haproxy redis-sentinel redis-server curl psql; do
 done
 SEED=${FG_CHAOS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 ROUNDS=${FG_CHAOS_ROUNDS:-7}
+KINDS=${FG_CHAOS_KINDS:-redis-kill,pg-kill,cp-kill,dp-kill,ow-kill,redis-cut,cp-cut}
 [[ $SEED =~ ^[0-9]{1,10}$ && $ROUNDS =~ ^[1-9][0-9]{0,2}$ ]] ||
 	tap_bail "FG_CHAOS_SEED (digits) and FG_CHAOS_ROUNDS (1..999)"
-tap_diag "FG_CHAOS_SEED=$SEED FG_CHAOS_ROUNDS=$ROUNDS (give them to replay this schedule)"
+[[ ,$KINDS, =~ ^(,(redis-kill|pg-kill|cp-kill|dp-kill|ow-kill|redis-cut|cp-cut))+,$ ]] ||
+	tap_bail "FG_CHAOS_KINDS: a comma-separated list of redis-kill, pg-kill, cp-kill, dp-kill, \
+ow-kill, redis-cut and cp-cut (got '$KINDS')"
+tap_diag "FG_CHAOS_SEED=$SEED FG_CHAOS_ROUNDS=$ROUNDS${FG_CHAOS_KINDS:+ FG_CHAOS_KINDS=$KINDS}" \
+	"(give them to replay this schedule)"
 export FG_BUILD_DIR
 FG_BUILD_DIR=$(cd "$(dirname "$DP_EXE")/.." && pwd)
 CLUSTER=$FG_ROOT/scripts/cluster
@@ -55,10 +62,10 @@ hc_down() {
 T_CLEANUP+=(hc_down)
 
 # The schedule: "KIND HOST_PICK PAUSE_MS" a line, from the seed alone.
-python3 - "$SEED" "$ROUNDS" >"$T_TMP/schedule" <<'PY'
+python3 - "$SEED" "$ROUNDS" "$KINDS" >"$T_TMP/schedule" <<'PY'
 import random, sys
 rng = random.Random(int(sys.argv[1]))
-kinds = ["redis-kill", "pg-kill", "cp-kill", "dp-kill", "ow-kill", "redis-cut", "cp-cut"]
+kinds = sys.argv[3].split(",")
 order = kinds[:]
 rng.shuffle(order)
 n = int(sys.argv[2])
