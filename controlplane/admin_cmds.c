@@ -94,6 +94,7 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "result_queries", dc.queries);
 	jw_u64(&j, "result_queries_found", dc.queries_found);
 	jw_u64(&j, "result_queries_shed", dc.queries_shed);
+	jw_u64(&j, "result_query_failures", dc.queries_failed);
 	jw_u64(&j, "duplicates_republished", dc.held_published);
 	jw_u64(&j, "bad_records", dc.bad_records);
 	jw_u64(&j, "outside_sale", dc.outside_sale);

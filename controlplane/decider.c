@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "controlplane/draw_runner.h"
+#include "store/store_conn.h"
 #include "store/store_draw.h"
 #include "store/store_result.h"
 #include "store/store_wait.h"
@@ -15,6 +16,14 @@
 #define DECIDER_QUERIES_MAX 65536
 /* Pairs looked up in Redis at once (one pipelined round trip). */
 #define DECIDER_LOOKUP_MAX 1024
+/*
+ * After a lookup of result queries failed (Redis away, or a read's WAIT timed out: its replicas
+ * behind, as after a failover), the queries wait this long before the next try, doubling while
+ * they fail up to the max: each failed lookup holds the loop (a command or WAIT timeout), and
+ * the decisions come first. A lookup that succeeds ends the back-off.
+ */
+#define DECIDER_QUERY_BACKOFF_MIN_MS 250
+#define DECIDER_QUERY_BACKOFF_MAX_MS 4000
 
 /*
  * Rounds decided on the primary whose WAIT is pending on the store's waiter (with
@@ -68,6 +77,8 @@ struct decider {
 	struct wire_result_query *qq;	/* DECIDER_QUERIES_MAX, a ring: queries to answer */
 	const struct draw_runner *draws; /* the ranks of draws under way (may be NULL) */
 	unsigned qq_head, qq_len;
+	uint64_t qq_retry_ms;	/* queries wait until then after a failed lookup (wall ms) */
+	unsigned qq_backoff_ms; /* the next failure's wait: 0 after a success */
 	struct decider_counters ctr;
 };
 
@@ -613,10 +624,14 @@ decider_query(struct decider *d, const struct wire_msg *m)
 }
 
 unsigned
-decider_serve_queries(struct decider *d, unsigned max)
+decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms)
 {
 	unsigned served = 0;
 
+	/* Never a reconnection for them (the decisions and the heartbeat reconnect), and none
+	 * while backing off. */
+	if (d->qq_len == 0 || now_ms < d->qq_retry_ms || !store_connected(d->rs))
+		return 0;
 	while (served < max && d->qq_len > 0) {
 		/* The contiguous part of the ring, at most one lookup's worth. */
 		unsigned n = DECIDER_QUERIES_MAX - d->qq_head;
@@ -626,8 +641,21 @@ decider_serve_queries(struct decider *d, unsigned max)
 		n = n < max - served ? n : max - served;
 		int k = publish_stored(d, d->qq + d->qq_head, n);
 
-		if (k < 0)
-			break; /* Redis is away: they wait (and are shed if it stays away) */
+		if (k < 0) {
+			/* They wait (and are shed if it lasts): the data planes ask again. */
+			d->ctr.queries_failed++;
+			d->qq_backoff_ms = d->qq_backoff_ms == 0 ? DECIDER_QUERY_BACKOFF_MIN_MS
+				: d->qq_backoff_ms >= DECIDER_QUERY_BACKOFF_MAX_MS / 2
+					? DECIDER_QUERY_BACKOFF_MAX_MS
+					: d->qq_backoff_ms * 2;
+			d->qq_retry_ms = now_ms + d->qq_backoff_ms;
+			LOG_RL(LOG_LEVEL_WARN, 10000,
+				"result queries: a lookup in Redis failed (Redis away, or its replicas "
+				"behind); %u wait, tried again in %u ms",
+				d->qq_len, d->qq_backoff_ms);
+			break;
+		}
+		d->qq_backoff_ms = 0;
 		d->qq_head = (d->qq_head + n) % DECIDER_QUERIES_MAX;
 		d->qq_len -= n;
 		d->ctr.queries += n;
@@ -635,6 +663,13 @@ decider_serve_queries(struct decider *d, unsigned max)
 		served += n;
 	}
 	return served;
+}
+
+uint64_t
+decider_queries_at(const struct decider *d)
+{
+	/* Not connected: the reconnection (a turn's heartbeat or decisions) comes first. */
+	return d->qq_len == 0 || !store_connected(d->rs) ? UINT64_MAX : d->qq_retry_ms;
 }
 
 unsigned

@@ -38,6 +38,7 @@ struct decider_counters {
 	uint64_t queries_in; /* result query records received */
 	uint64_t queries_found; /* ... of them with a stored result, published */
 	uint64_t queries_shed;  /* received while DECIDER_QUERIES_MAX waited: dropped, counted */
+	uint64_t queries_failed; /* lookups that failed: the queries waited a back-off */
 	uint64_t held_published; /* stored results published for a round's duplicates */
 	uint64_t bad_records; /* reservations refused by the decoder */
 	/* Answered closed / not started without reaching Redis: the event is not open, or the
@@ -97,9 +98,16 @@ void decider_query(struct decider *d, const struct wire_msg *m);
 /*
  * Answers up to max queued result queries from the events' result hashes in Redis (1,024 per
  * pipelined round trip), publishing the results that exist. For the loop to call after the
- * round's decisions, with a bound that keeps the next round's wait short. Returns how many.
+ * round's decisions, with a bound that keeps the next round's wait short. Never connects to
+ * Redis itself; after a failed lookup the queries wait a back-off (250 ms doubling to 4 s while
+ * lookups fail) before the next, so that a Redis away or behind does not hold every turn of the
+ * loop for a timeout. now_ms is wall time. Returns how many were answered.
  */
-unsigned decider_serve_queries(struct decider *d, unsigned max);
+unsigned decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms);
+
+/* When queued result queries may be tried next (wall ms; in the past: now), or UINT64_MAX when
+ * none is queued or Redis is not connected (the loop's turns reconnect it first). */
+uint64_t decider_queries_at(const struct decider *d);
 
 /* Result queries queued and not yet answered. */
 unsigned decider_queries_waiting(const struct decider *d);

@@ -254,6 +254,10 @@ render_metrics(void *arg, struct metrics_text *t)
 		dc.queries);
 	metrics_counter(t, "flashgate_cp_result_queries_found_total",
 		"Result queries answered with a stored result (published).", NULL, dc.queries_found);
+	metrics_counter(t, "flashgate_cp_result_query_failures_total",
+		"Lookups of result queries that failed (Redis away or its replicas behind): the "
+		"queries waited a back-off.",
+		NULL, dc.queries_failed);
 	metrics_counter(t, "flashgate_cp_result_queries_shed_total",
 		"Result queries dropped: too many waiting (the data planes ask again).", NULL,
 		dc.queries_shed);
@@ -548,9 +552,13 @@ main(int argc, char **argv)
 		wake = cp_cron(&c, now_wall_ms());
 		/* Result queries after the round's decisions, a bounded number per turn: a storm of
 		 * polls delays the next round by one lookup at most. More waiting: no sleep. */
-		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN) > 0 &&
+		uint64_t q_now = now_wall_ms();
+
+		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN, q_now) > 0 &&
 			decider_queries_waiting(c.dec) > 0)
-			wake = now_wall_ms(); /* none answered: Redis is away, wait as usual */
+			wake = q_now;
+		else if (decider_queries_at(c.dec) < wake)
+			wake = decider_queries_at(c.dec); /* backing off, or Redis away: as usual */
 		/* The slow-job thread's calls on the loop and its answers: each turn, between
 		 * two rounds. */
 		cp_slow_serve(c.slow, slow_done, &c);
