@@ -45,6 +45,9 @@ struct cp_ctx {
 	 * through cp_slow_on_loop()); NULL on the loop's own. */
 	struct cp_ctx *loop;
 	struct cp_turns turns; /* the loop's turns: the longest holds decisions longest */
+	/* Test hook FG_TEST_DROP_ORDERED_USER (docs/operations.md): the order writer's ORDERED
+	 * results of this user are not relayed to the data planes; 0: none dropped. */
+	uint64_t test_drop_ordered_user;
 };
 
 #endif

@@ -86,6 +86,23 @@ parse_args(int argc, char **argv, struct cp_config *cfg, int *migrate_only)
 /* Result queries answered per turn of the loop: one pipelined Redis round trip. */
 #define CP_QUERIES_PER_TURN 1024
 
+/* Test hook: ORDERED results of one user relayed from the order writer are dropped (the data
+ * planes miss them, as after a lost push), so that tests can show a poll recover them. */
+#define CP_TEST_DROP_ORDERED_ENV "FG_TEST_DROP_ORDERED_USER"
+
+/* Whether r is dropped by the test hook (and logged). */
+static bool
+relay_test_drops(const struct cp_ctx *c, const struct wire_result *r)
+{
+	if (c->test_drop_ordered_user == 0 || r->user != c->test_drop_ordered_user ||
+		r->verdict != WIRE_V_ORDERED)
+		return false;
+	LOG_WARN("test hook %s: the ORDERED result of user %" PRIu64 " (event %" PRIu32
+		 ", order %" PRIu64 ") not relayed",
+		CP_TEST_DROP_ORDERED_ENV, r->user, r->event, r->order_id);
+	return true;
+}
+
 /* An order writer's RESULTs (ordered, paid, expired, cancelled, sold out): every data plane's
  * result table gets them. */
 static void
@@ -95,7 +112,7 @@ relay_results(struct cp_ctx *c, const struct wire_msg *m)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < m->count; i++) {
-		if (wire_get_result(m, i, &r[n]) == 0)
+		if (wire_get_result(m, i, &r[n]) == 0 && !relay_test_drops(c, &r[n]))
 			n++;
 		if (n == CP_LINKS_RECS_PER_MSG || (i + 1 == m->count && n > 0)) {
 			cp_links_publish(c->links, WIRE_T_RESULT, r, n);
@@ -414,6 +431,14 @@ main(int argc, char **argv)
 		LOG_NOTICE("links: CURVE on both sockets, the clients of %s",
 			keys.clients_file[0] != '\0' ? keys.clients_file : cfg.clients_file);
 
+	const char *drop = getenv(CP_TEST_DROP_ORDERED_ENV);
+
+	if (drop != NULL && drop[0] != '\0') {
+		c.test_drop_ordered_user = strtoull(drop, NULL, 10);
+		LOG_WARN("test hook %s: ORDERED results of user %" PRIu64 " from the order writer "
+			 "are not relayed to the data planes",
+			CP_TEST_DROP_ORDERED_ENV, c.test_drop_ordered_user);
+	}
 	c.pg = pg_conn_open_named(cfg.store.pg_conninfo, "flashgate-cp loop", err, sizeof(err));
 	if (c.pg == NULL) {
 		LOG_ERR("PostgreSQL: %s", err);

@@ -245,7 +245,8 @@ static const struct cfg_key dp_admission_keys[] = {
 		.def = "10s",
 		.doc = "A result poll with a receipt younger than this and no result yet is answered "
 		       "\"queued\" from the receipt alone; an older one also asks the control plane "
-		       "for the result again.",
+		       "for the result again, and so does one that finds \"reserved\" or "
+		       "\"duplicate\" (the order's ORDERED may have been missed).",
 	},
 	{
 		.name = "receipt_retry",

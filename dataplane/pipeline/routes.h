@@ -686,6 +686,28 @@ route_result_queued(struct worker *w, const struct event_entry *e, uint32_t id, 
 }
 
 /*
+ * A poll that found the user reserved or duplicate, with a receipt past
+ * admission.receipt_young (or with the purchase token, which tells no time), or ordered past
+ * the order's pay deadline: what follows (ORDERED with the order's id and pay deadline; after a
+ * duplicate, the result the user holds; after the deadline, PAID or EXPIRED) comes as a push,
+ * which this data plane may have missed (it restarted or reconnected, or a message was dropped
+ * at the PUB high-water mark). The control plane is asked to publish the
+ * result again, once per cooldown as for a missing result; it answers from Redis, where the
+ * order writer writes ORDERED with the order (docs/wire.md RESULT_QUERY). The poll is answered
+ * from the table meanwhile.
+ */
+static __rte_noinline void
+route_result_stale(struct worker *w, uint32_t id, uint64_t user)
+{
+	int qr = bridge_query(w->bridge, id, user, w->now_ms);
+
+	if (qr == 0)
+		w->ctr.admit[DP_ADM_RESULT_QUERY]++;
+	else if (qr == -EALREADY)
+		w->ctr.admit[DP_ADM_RESULT_COOLED]++;
+}
+
+/*
  * GET /api/v1/events/{id}/result with X-Flash-Token: the purchase token or the
  * receipt. Only the user the token proves is looked up: no answer names
  * another user's result.
@@ -763,6 +785,10 @@ route_result(struct worker *w, const struct req_view *q, char *out, uint16_t cap
 		w->ctr.admit[DP_ADM_RESULT_FOUND]++;
 		if (unlikely(res.verdict == WIRE_V_QUEUED))
 			route_result_queued(w, e, id, user, &res);
+		else if (((res.verdict == WIRE_V_RESERVED || res.verdict == WIRE_V_DUPLICATE) &&
+				 !young) ||
+			 (res.verdict == WIRE_V_ORDERED && w->now_ms > res.pay_deadline_ms))
+			route_result_stale(w, id, user);
 	} else {
 		/* No result here: a young receipt is simply still queued; for anything older
 		 * the result may have been missed or evicted, so the control plane is asked.

@@ -7,7 +7,10 @@
 # paid in time shows "expired"; each with its order id and pay deadline, also after the data
 # plane restarted and got them back from Redis. A buyer who holds a result is answered from the
 # data plane's result table when reserving again (nothing forwarded), and a storm of polls meets
-# the per-user poll limit (429) while every reservation is still decided.
+# the per-user poll limit (429) while every reservation is still decided. A buyer whose ORDERED
+# push the data plane missed (the control plane's test hook FG_TEST_DROP_ORDERED_USER drops it)
+# is shown ordered, with its order, by a poll once the receipt is past admission.receipt_young:
+# the poll that finds reserved asks the control plane again.
 #
 # usage: test_results.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER
 set -euo pipefail
@@ -18,10 +21,12 @@ CP_PID=
 EV=11
 
 E2E_TOOLS=(redis-cli psql)
-e2e_sale_begin rsl 2 "$@" -s admission.poll_rate=4 -s admission.poll_burst=8
+e2e_sale_begin rsl 2 "$@" -s admission.poll_rate=4 -s admission.poll_burst=8 \
+	-s admission.receipt_young=3s
 res_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
 T_CLEANUP+=(res_stop)
-t_cp_up || tap_bail "control plane ready"
+# User 305's ORDERED, pushed by the order writer, never reaches the data plane.
+FG_TEST_DROP_ORDERED_USER=305 t_cp_up || tap_bail "control plane ready"
 ADMIN=$T_ADMIN
 tap_ok 0 "Redis, PostgreSQL and the control plane are up"
 
@@ -76,8 +81,8 @@ until_shows() {
 	WAITED_MS=$((t1 - t0))
 }
 
-for u in 301 302 303 304; do buy $u || tap_bail "user $u reserves (202)"; done
-tap_ok 0 "four buyers reserved (202)"
+for u in 301 302 303 304 305; do buy $u || tap_bail "user $u reserves (202)"; done
+tap_ok 0 "five buyers reserved (202)"
 "$OW_EXE" -s "order_writer.push_endpoint=tcp://127.0.0.1:$PULL_PORT" -s order_writer.max_rate=0 \
 	-s order_writer.sweep_interval=200ms \
 	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" \
@@ -90,6 +95,17 @@ for u in 301 302 303 304; do
 	t_wait_until 15 shows $u ordered || { tap_diag "$u: $(cat "$E2E_TMP/p$u.b")"; rc=1; break; }
 done
 tap_ok $rc "their polls show ordered"
+
+# --- an ORDERED push the data plane missed -----------------------------------------------------
+dropped() { grep -q "ORDERED result of user 305 .* not relayed" "$E2E_TMP/cp.log"; }
+tap_run "user 305's ORDERED was not relayed to the data plane (the test hook)" \
+	t_wait_until 15 dropped
+# Its receipt is past receipt_young (3 s) by now or soon: a poll that finds reserved asks the
+# control plane, which answers from Redis (the order writer wrote the order there).
+until_shows 305 ordered && rc=0 || { tap_diag "305: $(cat "$E2E_TMP/p305.b")"; rc=1; }
+tap_ok $rc "user 305's poll shows ordered all the same"
+tap_diag "ordered reached the poll ${WAITED_MS:-?} ms after the push was dropped"
+tap_run "  with its order id and pay deadline" has_order 305
 
 # --- paid, by the shop's backend and by flashgatectl ------------------------------------------
 tap_is "$(t_sql "select flashgate_pay($(order_of 301))")" paid "flashgate_pay() pays user 301's order"

@@ -643,6 +643,49 @@ test_result_route(void)
 	tap_ok(has(&a, "\"status\":\"ordered\",\"order_id\":123456,\"pay_deadline\":1700"),
 		"ordered: with the order id and the pay deadline");
 
+	/* A reserved or duplicate result whose push of what follows (ORDERED; the result a
+	 * duplicate holds) may have been missed: a receipt past receipt_young, or the purchase
+	 * token, also asks the control plane again, once per cooldown; a young receipt does not. */
+	ring_drain();
+	res = (struct rt_result){ .reservation_id = 8, .verdict = WIRE_V_RESERVED };
+	result_table_put(H.results, EV_OPEN, 93, &res);
+	tok_receipt_mint(sale_ring(), EV_OPEN, 93, H.w->now_ms - 1000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"reserved\"") && qring_count() == 0,
+		"reserved and a young receipt: answered from the table, nothing asked");
+	tok_receipt_mint(sale_ring(), EV_OPEN, 93, H.w->now_ms - 15000, r91, sizeof(r91));
+	uint64_t cooled = H.w->ctr.admit[DP_ADM_RESULT_COOLED];
+
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"reserved\"") && qring_pop(&qrec) && qrec.user == 93 &&
+			qrec.event == EV_OPEN,
+		"  a receipt past receipt_young: reserved, and the control plane is asked again "
+		"(an ORDERED may have been missed)");
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"reserved\"") && qring_count() == 0 &&
+			H.w->ctr.admit[DP_ADM_RESULT_COOLED] - cooled == 1,
+		"  not again within the cooldown (counted as result_cooled)");
+	res = (struct rt_result){ .reservation_id = 9, .verdict = WIRE_V_DUPLICATE };
+	result_table_put(H.results, EV_OPEN, 94, &res);
+	tok_purchase_mint(sale_ring(), EV_OPEN, 94, H.w->now_ms / 1000 + 300, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"duplicate\"") && qring_pop(&qrec) && qrec.user == 94,
+		"  duplicate, polled with the purchase token: asked again too");
+	/* Ordered: its PAID or EXPIRED is due by the pay deadline, so only a poll past it asks. */
+	res = (struct rt_result){ .reservation_id = 10, .verdict = WIRE_V_ORDERED,
+		.order_id = 777, .pay_deadline_ms = H.w->now_ms + 60000 };
+	result_table_put(H.results, EV_OPEN, 95, &res);
+	tok_receipt_mint(sale_ring(), EV_OPEN, 95, H.w->now_ms - 15000, r91, sizeof(r91));
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\"") && qring_count() == 0,
+		"  ordered before its pay deadline: answered from the table, nothing asked");
+	res.pay_deadline_ms = H.w->now_ms - 1;
+	result_table_put(H.results, EV_OPEN, 95, &res);
+	poll_result(EV_OPEN, r91, &a);
+	tap_ok(has(&a, "\"status\":\"ordered\"") && qring_pop(&qrec) && qrec.user == 95,
+		"  ordered past its pay deadline: asked again (a PAID or EXPIRED may have been missed)");
+	ring_drain();
+
 	/* Issue 16 item 4: a RETRY stored for user 92's first attempt does not answer the poll of
 	 * a young receipt (a newer attempt, on its way); an old receipt and the purchase token
 	 * see it. */
