@@ -21,7 +21,7 @@
 struct reading {
 	struct pg_event_counts pc;
 	struct store_event_state rst;
-	uint64_t *missing; /* users with an order and no buyer in Redis */
+	struct store_buyer *missing; /* users with an order and no buyer in Redis, with the order */
 	size_t n_missing;
 };
 
@@ -29,13 +29,13 @@ struct reading {
 static int
 read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
 {
-	uint64_t *users = NULL;
+	struct pg_active_order *orders = NULL;
 	size_t n_users = 0;
 	int rc;
 
 	*r = (struct reading){0};
 	if (pg_event_counts(c->pg, id, &r->pc, err, errlen) != 0 ||
-		pg_event_active_users(c->pg, id, &users, &n_users, err, errlen) != 0)
+		pg_event_active_orders(c->pg, id, &orders, &n_users, err, errlen) != 0)
 		return -1;
 	if ((rc = store_event_state(c->rs, id, &r->rst)) != 0) {
 		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
@@ -48,20 +48,32 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 	}
 	for (size_t i = 0; i < n_users; i += RS_BATCH_MAX) {
 		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
+		uint64_t users[RS_BATCH_MAX];
 		uint8_t miss[RS_BATCH_MAX];
 
-		if ((rc = store_buyers_missing(c->rs, id, users + i, k, miss)) != 0) {
+		for (unsigned m = 0; m < k; m++)
+			users[m] = orders[i + m].user;
+		if ((rc = store_buyers_missing(c->rs, id, users, k, miss)) != 0) {
 			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
 			goto fail;
 		}
-		for (unsigned m = 0; m < k; m++)
+		for (unsigned m = 0; m < k; m++) {
+			const struct pg_active_order *o = &orders[i + m];
+
 			if (miss[m])
-				r->missing[r->n_missing++] = users[i + m];
+				r->missing[r->n_missing++] = (struct store_buyer){
+					.user = o->user,
+					.result = {.verdict = o->verdict,
+						.reservation_id = o->reservation_id,
+						.order_id = o->order_id,
+						.pay_deadline_ms = o->pay_deadline_ms},
+				};
+		}
 	}
-	free(users);
+	free(orders);
 	return 0;
 fail:
-	free(users);
+	free(orders);
 	free(r->missing);
 	r->missing = NULL;
 	return -1;
@@ -73,14 +85,16 @@ same_reading(const struct reading *a, const struct reading *b)
 {
 	const struct pg_event_counts *p = &a->pc, *q = &b->pc;
 
+	for (size_t i = 0; i < a->n_missing && i < b->n_missing; i++)
+		if (a->missing[i].user != b->missing[i].user ||
+			a->missing[i].result.verdict != b->missing[i].result.verdict)
+			return false;
 	return p->initial == q->initial && p->available == q->available &&
 	       p->pending == q->pending && p->paid == q->paid && p->expired == q->expired &&
 	       p->cancelled == q->cancelled && p->releases_pending == q->releases_pending &&
 	       a->rst.stock == b->rst.stock && a->rst.preheated == b->rst.preheated &&
 	       a->rst.buyers == b->rst.buyers && a->rst.outbox_len == b->rst.outbox_len &&
-	       a->rst.released == b->rst.released && a->n_missing == b->n_missing &&
-	       (a->n_missing == 0 ||
-		       memcmp(a->missing, b->missing, a->n_missing * sizeof(*a->missing)) == 0);
+	       a->rst.released == b->rst.released && a->n_missing == b->n_missing;
 }
 
 /*
@@ -206,7 +220,7 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 		snprintf(d, sizeof(d),
 			"user %" PRIu64
 			" has an order but is not a buyer in Redis (no result field)",
-			r->missing[i]);
+			r->missing[i].user);
 		jw_str(j, NULL, d);
 	}
 	if (r->n_missing > 20) {

@@ -540,35 +540,45 @@ pg_event_counts(
 	return 0;
 }
 
+/* Orders held, by user: user, reservation id, order id, deadline (Unix ms), paid. */
+/* clang-format off */
+static const char active_orders_sql[] =
+	"SELECT user_id, reservation_id, id, " PG_ROW_MS("pay_deadline") ", status = 'paid' "
+	"FROM orders WHERE event_id = $1 AND status IN ('pending', 'paid') ORDER BY user_id";
+/* clang-format on */
+
 int
-pg_event_active_users(
-	struct pg_conn *s, uint32_t id, uint64_t **users, size_t *n, char *err, size_t errlen)
+pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
+	char *err, size_t errlen)
 {
 	char ids[16];
 	const char *vals[1] = {ids};
 	PGresult *res;
 	int rc;
 
-	*users = NULL;
+	*orders = NULL;
 	*n = 0;
 	snprintf(ids, sizeof(ids), "%" PRIu32, id);
-	res = pg_conn_query(s,
-		"SELECT user_id FROM orders WHERE event_id = $1 AND status IN ('pending', 'paid') "
-		"ORDER BY user_id",
-		1, vals, &rc, err, errlen);
+	res = pg_conn_query(s, active_orders_sql, 1, vals, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	int rows = PQntuples(res);
 
 	if (rows > 0) {
-		*users = malloc((size_t)rows * sizeof(**users));
-		if (*users == NULL) {
+		*orders = malloc((size_t)rows * sizeof(**orders));
+		if (*orders == NULL) {
 			PQclear(res);
-			snprintf(err, errlen, "out of memory for %d users", rows);
+			snprintf(err, errlen, "out of memory for %d orders", rows);
 			return -ENOMEM;
 		}
 		for (int i = 0; i < rows; i++)
-			(*users)[i] = pg_row_u64(res, i, 0);
+			(*orders)[i] = (struct pg_active_order){
+				.user = pg_row_u64(res, i, 0),
+				.reservation_id = pg_row_i64(res, i, 1),
+				.order_id = pg_row_u64(res, i, 2),
+				.pay_deadline_ms = pg_row_u64(res, i, 3),
+				.verdict = pg_row_bool(res, i, 4) ? WIRE_V_PAID : WIRE_V_ORDERED,
+			};
 	}
 	*n = (size_t)rows;
 	PQclear(res);

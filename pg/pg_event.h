@@ -103,11 +103,21 @@ int pg_event_set_pow(struct pg_conn *s, uint32_t id, uint8_t bits, bool auto_giv
 int pg_event_counts(
 	struct pg_conn *s, uint32_t id, struct pg_event_counts *out, char *err, size_t errlen);
 
+/* An order a buyer holds, for reconciliation. */
+struct pg_active_order {
+	uint64_t user;
+	uint64_t reservation_id;
+	uint64_t order_id;
+	uint64_t pay_deadline_ms; /* Unix ms */
+	uint8_t verdict;	  /* WIRE_V_ORDERED (pending) or WIRE_V_PAID */
+};
+
 /*
- * The users holding an order (pending or paid) of event id, ascending, in a malloc'd array
- * (*users, free it) of *n. For reconciliation.
+ * The users holding an order (pending or paid) of event id, ascending, each with that order
+ * (one per user and event), in a malloc'd array (*orders, free it) of *n. For reconciliation.
+ * Returns 0 or < 0 with err.
  */
-int pg_event_active_users(
-	struct pg_conn *s, uint32_t id, uint64_t **users, size_t *n, char *err, size_t errlen);
+int pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders,
+	size_t *n, char *err, size_t errlen);
 
 #endif

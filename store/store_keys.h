@@ -21,16 +21,19 @@
  *                       "<rid>"                         reserved (reserve.lua; bare: the hot
  *                                                       path adds nothing)
  *                       "O:<rid>:<order id>:<deadline>" ordered (the order writer:
- *                                                       store_results_ordered_ack(), store_outbox)
- *                       "P:<rid>:<order id>:<deadline>" paid (the order writer: store_results_paid(),
- *                                                       store_result)
+ *                                                       store_results_ordered_ack(), store_outbox;
+ *                                                       reconciliation: store_repair())
+ *                       "P:<rid>:<order id>:<deadline>" paid (the order writer:
+ *                                                       store_results_paid(), store_result;
+ *                                                       reconciliation: store_repair())
  *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua)
  *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua)
  *                       "S:<rid>"                       sold out: never an order (PostgreSQL had
  *                                                       no stock for it), stock returned
  *                                                       (release.lua)
  *                       "H"                             holds an order in PostgreSQL: restored
- *                                                       by reconciliation (store_repair)
+ *                                                       by an older build's reconciliation
+ *                                                       (store_repair() now writes O: or P:)
  *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a
  *                     buyer's stock goes back), store_results() (store_result: the control plane
  *                     answers result queries), store_results_ordered_ack() (a final X:, C:, P:

@@ -10,6 +10,7 @@
 #include "store/store_conn_int.h"
 #include "store/store_wait.h"
 #include "store/store_outbox.h"
+#include "store/store_result.h"
 
 #define RS_STREAM_ID_MAX 48 /* "18446744073709551615-18446744073709551615" */
 
@@ -458,9 +459,11 @@ store_results_ordered_ack(struct store *rs, uint32_t event, const char *group,
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
 		len[7 + 2 * i] = store_u64_to_dec(u, res[i].user);
-		len[8 + 2 * i] =
-			(size_t)snprintf(v, sizeof(buf[0]), "O:%" PRIu64 ":%" PRIu64 ":%" PRIu64,
-				res[i].reservation_id, res[i].order_id, res[i].pay_deadline_ms);
+		len[8 + 2 * i] = store_result_format(v, sizeof(buf[0]),
+			&(struct store_result){.verdict = WIRE_V_ORDERED,
+				.reservation_id = res[i].reservation_id,
+				.order_id = res[i].order_id,
+				.pay_deadline_ms = res[i].pay_deadline_ms});
 		argv[7 + 2 * i] = u;
 		argv[8 + 2 * i] = v;
 	}

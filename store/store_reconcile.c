@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/store_conn_int.h"
@@ -17,33 +18,71 @@ store_buyers_missing(
 }
 
 /*
- * KEYS[1] the result hash, ARGV the users to make buyers again: a user without a field gets
- * "H" (holds an order in PostgreSQL); a field that exists is left as it is.
+ * KEYS[1] the result hash, ARGV pairs (user, value) of the users to make buyers again: a user
+ * without a field gets its value (its order, as PostgreSQL has it); a field that exists is left
+ * as it is. Older builds wrote "H" instead (holds an order in PostgreSQL), still read.
  */
 static const char repair_lua[] =
-	"for i = 1, #ARGV do redis.call('HSETNX', KEYS[1], ARGV[i], 'H') end\n"
-	"return #ARGV\n";
+	"for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+	"return #ARGV / 2\n";
+
+/* EVAL of repair_lua for add[0..n) (1..RS_BATCH_MAX) on event's result hash. Returns 0 or < 0. */
+static int
+store_repair_buyers(struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n)
+{
+	char key[RS_KEY_MAX];
+	unsigned argc = 4 + 2 * n;
+	const char **argv = malloc(argc * sizeof(*argv));
+	size_t *len = malloc(argc * sizeof(*len));
+	char(*buf)[STORE_RESULT_VALUE_MAX] = malloc(2 * (size_t)n * sizeof(*buf));
+	int err = 0;
+
+	if (argv == NULL || len == NULL || buf == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	store_key(key, sizeof(key), event, RS_KEY_RESULT);
+	argv[0] = "EVAL";
+	argv[1] = repair_lua;
+	argv[2] = "1";
+	argv[3] = key;
+	store_argv_strs(argv, len, 4);
+	for (unsigned i = 0; i < n; i++) {
+		char *u = buf[2 * i], *v = buf[2 * i + 1];
+
+		len[4 + 2 * i] = store_u64_to_dec(u, add[i].user);
+		len[5 + 2 * i] = store_result_format(v, sizeof(buf[0]), &add[i].result);
+		if (len[5 + 2 * i] == 0) {
+			err = -EINVAL;
+			goto out;
+		}
+		argv[4 + 2 * i] = u;
+		argv[5 + 2 * i] = v;
+	}
+	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
+
+	if (r != NULL)
+		freeReplyObject(r);
+out:
+	free(argv);
+	free(len);
+	free(buf);
+	return err;
+}
 
 int
-store_repair(struct store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
-	unsigned n)
+store_repair(
+	struct store *rs, uint32_t event, int64_t stock, const struct store_buyer *add, unsigned n)
 {
 	char key[RS_KEY_MAX], sval[RS_U64_DIGITS + 1];
 	const char *argv[3];
 	size_t len[3];
 	int err = 0;
 
-	if (event == 0 || stock < 0 || n > RS_BATCH_MAX)
+	if (event == 0 || stock < 0 || n > RS_BATCH_MAX || (n > 0 && add == NULL))
 		return -EINVAL;
-	if (n > 0) {
-		const char *cmd[] = {"EVAL", repair_lua, "1"};
-		redisReply *r =
-			store_key_numbers(rs, cmd, 3, event, RS_KEY_RESULT, add_buyers, n, &err);
-
-		if (r == NULL)
-			return err;
-		freeReplyObject(r);
-	}
+	if (n > 0 && (err = store_repair_buyers(rs, event, add, n)) != 0)
+		return err;
 	store_key(key, sizeof(key), event, RS_KEY_STOCK);
 	argv[0] = "SET";
 	len[0] = 3;

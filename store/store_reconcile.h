@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "store/store_conn.h"
+#include "store/store_result.h"
 
 /*
  * Which of users[0..n) (1..RS_BATCH_MAX) are not buyers of the event, i.e. have no field in
@@ -17,12 +18,22 @@
 int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing);
 
+/* A buyer to restore: the user and its order, as PostgreSQL's order row has it. */
+struct store_buyer {
+	uint64_t user;
+	/* WIRE_V_ORDERED (a pending order), PAID, EXPIRED or CANCELLED, with the order's
+	 * reservation id, order id and pay deadline */
+	struct store_result result;
+};
+
 /*
- * Repairs an event from PostgreSQL's view: makes add_buyers[0..n) buyers again (their result
- * field, when missing, becomes "H": the order is in PostgreSQL), then sets the stock. Only for
- * a sale that is not running (the caller checks). Returns 0 or < 0.
+ * Repairs an event from PostgreSQL's view: makes add[0..n) (n 0..RS_BATCH_MAX) buyers again,
+ * each missing result field becoming its order's own value (store_result_format(): "O:...",
+ * "P:...", "X:..." or "C:..."), in one script (a field that exists is left as it is), then sets
+ * the stock. Only for a sale that is not running (the caller checks). Returns 0, -EINVAL (event
+ * 0, stock < 0, n too many, a result of another verdict), -ENOMEM, -ENOTCONN or -EIO.
  */
-int store_repair(struct store *rs, uint32_t event, int64_t stock, const uint64_t *add_buyers,
-	unsigned n);
+int store_repair(
+	struct store *rs, uint32_t event, int64_t stock, const struct store_buyer *add, unsigned n);
 
 #endif

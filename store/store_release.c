@@ -11,6 +11,7 @@
 #include "common/wire.h"
 #include "store/store_conn_int.h"
 #include "store/store_release.h"
+#include "store/store_result.h"
 
 /* Reads release.lua's reply {1, user, rid, rank, ...} | {0} | {-1}. Returns 1, 0, -ENOENT, -EIO. */
 static int
@@ -65,9 +66,11 @@ store_release_to(struct store *rs, uint32_t event, uint64_t reservation_id, uint
 		if (as->verdict == WIRE_V_SOLD_OUT)
 			snprintf(value, sizeof(value), "S:%" PRIu64, reservation_id);
 		else if (as->verdict == WIRE_V_EXPIRED || as->verdict == WIRE_V_CANCELLED)
-			snprintf(value, sizeof(value), "%c:%" PRIu64 ":%" PRIu64 ":%" PRIu64,
-				as->verdict == WIRE_V_EXPIRED ? 'X' : 'C', reservation_id,
-				as->order_id, as->pay_deadline_ms);
+			store_result_format(value, sizeof(value),
+				&(struct store_result){.verdict = as->verdict,
+					.reservation_id = reservation_id,
+					.order_id = as->order_id,
+					.pay_deadline_ms = as->pay_deadline_ms});
 		else
 			return -EINVAL;
 		na = 4;

@@ -31,7 +31,8 @@ store_parse_result(const char *s, size_t len, struct store_result *out)
 	unsigned min, max, verdict, f = 0;
 
 	if (len == 1 && s[0] == 'H') {
-		/* Restored by reconciliation: the user holds an order, PostgreSQL knows which. */
+		/* Restored by an older build's reconciliation: the user holds an order, PostgreSQL
+		 * knows which. */
 		memset(out, 0, sizeof(*out));
 		return 0;
 	}
@@ -70,6 +71,37 @@ store_parse_result(const char *s, size_t len, struct store_result *out)
 	out->order_id = f >= 2 ? v[1] : 0;
 	out->pay_deadline_ms = f >= 3 ? v[2] : 0;
 	return 0;
+}
+
+size_t
+store_result_format(char *buf, size_t cap, const struct store_result *r)
+{
+	static const struct {
+		uint8_t verdict;
+		char tag;
+	} tags[] = {
+		{WIRE_V_ORDERED, 'O'},
+		{WIRE_V_PAID, 'P'},
+		{WIRE_V_EXPIRED, 'X'},
+		{WIRE_V_CANCELLED, 'C'},
+	};
+	unsigned t = 0;
+	int n;
+
+	if (cap > 0)
+		buf[0] = '\0';
+	while (t < sizeof(tags) / sizeof(tags[0]) && tags[t].verdict != r->verdict)
+		t++;
+	if (t == sizeof(tags) / sizeof(tags[0]))
+		return 0;
+	n = snprintf(buf, cap, "%c:%" PRIu64 ":%" PRIu64 ":%" PRIu64, tags[t].tag,
+		r->reservation_id, r->order_id, r->pay_deadline_ms);
+	if (n < 0 || (size_t)n >= cap) {
+		if (cap > 0)
+			buf[0] = '\0';
+		return 0;
+	}
+	return (size_t)n;
 }
 
 int
@@ -138,7 +170,7 @@ store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p,
 	unsigned argc = 5 + 2 * n;
 	const char **argv;
 	size_t *len;
-	char(*buf)[4 * RS_U64_DIGITS + 8];
+	char(*buf)[STORE_RESULT_VALUE_MAX];
 	int err = 0;
 
 	*stored = 0;
@@ -165,9 +197,11 @@ store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p,
 		char *u = buf[2 * i], *v = buf[2 * i + 1];
 
 		len[5 + 2 * i] = store_u64_to_dec(u, p[i].user);
-		len[6 + 2 * i] = (size_t)snprintf(v, sizeof(buf[0]),
-			"P:%" PRIu64 ":%" PRIu64 ":%" PRIu64, p[i].reservation_id, p[i].order_id,
-			p[i].pay_deadline_ms);
+		len[6 + 2 * i] = store_result_format(v, sizeof(buf[0]),
+			&(struct store_result){.verdict = WIRE_V_PAID,
+				.reservation_id = p[i].reservation_id,
+				.order_id = p[i].order_id,
+				.pay_deadline_ms = p[i].pay_deadline_ms});
 		argv[5 + 2 * i] = u;
 		argv[6 + 2 * i] = v;
 	}

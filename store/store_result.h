@@ -21,12 +21,25 @@ struct store_result {
 /*
  * Looks up the results of n (event, user) pairs (pipelined HGETs on each event's result hash)
  * into out[0..n). A value this build cannot parse is reported as verdict 0 and logged; "H"
- * (restored by reconciliation, the order is in PostgreSQL) is verdict 0 without a log.
+ * (restored by an older build's reconciliation, the order is in PostgreSQL) is verdict 0
+ * without a log.
  * Returns 0, -ENOTCONN, -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not
  * confirm they hold what was read: docs/ha.md), and then out is unspecified.
  */
 int store_results(struct store *rs, const struct wire_result_query *q, unsigned n,
 	struct store_result *out);
+
+/* Room for any value store_result_format() writes, with its NUL: "T:" and three numbers. */
+#define STORE_RESULT_VALUE_MAX (2 + 3 * 20 + 2 + 1)
+
+/*
+ * Formats an order's result as the result hash holds it (store/store_keys.h):
+ * "<T>:<rid>:<order id>:<deadline ms>" with T "O" for r->verdict WIRE_V_ORDERED, "P" PAID, "X"
+ * EXPIRED and "C" CANCELLED, into buf (NUL-terminated; cap STORE_RESULT_VALUE_MAX is enough).
+ * The one writer of these forms: the order writer's, release.lua's caller's and reconciliation's.
+ * Returns the length, or 0 (buf empty when cap > 0) for another verdict or a cap too small.
+ */
+size_t store_result_format(char *buf, size_t cap, const struct store_result *r);
 
 /* A paid order, for store_results_paid(). */
 struct store_paid {

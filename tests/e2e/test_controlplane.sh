@@ -196,9 +196,23 @@ refuse() { # WANT_RC MESSAGE_PART ARGS...
 }
 recon() { ctlj reconcile $EV "$@"; }
 tap_is "$(recon | jget consistent)" true "reconcile: Redis agrees with PostgreSQL after the sale"
+# Two buyers lose their result fields: one whose order awaits payment, one who paid.
 victim=$(t_sql "select user_id from orders where event_id = $EV order by user_id limit 1")
+payer=$(t_sql "select user_id from orders where event_id = $EV order by user_id offset 1 limit 1")
+tap_run "order pay (the second buyer's order)" ctl order pay \
+	"$(t_sql "select id from orders where event_id = $EV and user_id = $payer")"
+order_result() { # USER: its order's result hash value, as PostgreSQL's row has it
+	t_sql "select case status when 'paid' then 'P:' else 'O:' end ||
+		(reservation_id::numeric + case when reservation_id < 0 then 18446744073709551616
+		else 0 end) || ':' || id || ':' || floor(extract(epoch from pay_deadline) * 1000)::bigint
+		from orders where event_id = $EV and user_id = $1"
+}
+paid_published() { [ "$(t_redis hget "fg:{$EV}:result" "$payer")" = "$(order_result "$payer")" ]; }
+tap_run "the payment reaches Redis: $(order_result "$payer")" t_wait_until 15 paid_published
+victim_was=$(t_redis hget "fg:{$EV}:result" "$victim")
+tap_is "$victim_was" "$(order_result "$victim")" "  the other buyer is ordered in Redis"
 t_redis set "fg:{$EV}:stock" 3 >/dev/null
-t_redis hdel "fg:{$EV}:result" "$victim" >/dev/null
+t_redis hdel "fg:{$EV}:result" "$victim" "$payer" >/dev/null
 tap_is "$(recon | jget consistent)" false "drift injected in Redis (stock changed, a buyer removed) is reported"
 tap_ok "$(recon | grep -q "user $victim has an order but is not a buyer"; echo $?)" \
 	"  naming the user whose buyer entry is gone"
@@ -208,6 +222,12 @@ tap_is "$(recon --repair | jget repaired)" true "reconcile --repair repairs a cl
 tap_is "$(recon | jget consistent)" true "  and Redis agrees with PostgreSQL again"
 tap_is "$(t_redis get "fg:{$EV}:stock")" 0 "  stock restored"
 tap_is "$(t_redis hexists "fg:{$EV}:result" "$victim")" 1 "  buyer restored"
+# A repaired buyer's result is its order's, as the order writer wrote it (not a bare "H"), so a
+# result query answers it: ordered with the order id and deadline, or paid.
+tap_is "$(t_redis hget "fg:{$EV}:result" "$victim")" "$victim_was" \
+	"  its result is its order awaiting payment again (O:<rid>:<order id>:<deadline ms>)"
+tap_is "$(t_redis hget "fg:{$EV}:result" "$payer")" "$(order_result "$payer")" \
+	"  the paid buyer's is its paid order (P:<rid>:<order id>:<deadline ms>)"
 
 # --- flashgatectl: stats, metrics and refusals ----------------------------------------------
 stats_have_dp() { ctlj stats | python3 -c 'import json,sys

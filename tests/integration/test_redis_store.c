@@ -1444,19 +1444,47 @@ test_outbox_reading(void)
 	tap_ok(store_buyers_missing(rs, ev, who, 4, missing) == 0 && !missing[0] && missing[1] &&
 			missing[2] && !missing[3],
 		"store_buyers_missing: users without a result field");
-	uint64_t add[] = {3, 2};
+	/* Repaired buyers get their orders' own results (PostgreSQL's rows): user 3 an order
+	 * awaiting payment, 77 a paid one; user 2 has a field, which stays. */
+	const struct store_buyer add[] = {
+		{3, {WIRE_V_ORDERED, 103, 9101, UINT64_C(1767225910000)}},
+		{77, {WIRE_V_PAID, 177, 9102, UINT64_C(1767225911000)}},
+		{2, {WIRE_V_ORDERED, 102, 9103, UINT64_C(1767225912000)}},
+	};
+	redisReply *before = raw_cmd(raw, "HGET %s 2", key(ev, RS_KEY_RESULT));
 
-	tap_eq_int(store_repair(rs, ev, 42, add, 2), 0, "store_repair");
-	tap_ok(is_buyer(raw, ev, 3) == 1 && raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
-		"  the missing user is a buyer again, the stock is set");
-	redisReply *h = raw_cmd(raw, "HMGET %s 2 3", key(ev, RS_KEY_RESULT));
+	tap_eq_int(store_repair(rs, ev, 42, add, 3), 0, "store_repair");
+	tap_ok(is_buyer(raw, ev, 3) == 1 && is_buyer(raw, ev, 77) == 1 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"  the missing users are buyers again, the stock is set");
+	redisReply *h = raw_cmd(raw, "HMGET %s 2 3 77", key(ev, RS_KEY_RESULT));
 
-	tap_ok(h->type == REDIS_REPLY_ARRAY && h->elements == 2 &&
-			h->element[0]->type == REDIS_REPLY_STRING && h->element[0]->str[0] != 'H' &&
+	tap_ok(h->type == REDIS_REPLY_ARRAY && h->elements == 3 &&
+			before->type == REDIS_REPLY_STRING &&
+			h->element[0]->type == REDIS_REPLY_STRING &&
+			strcmp(h->element[0]->str, before->str) == 0 &&
 			h->element[1]->type == REDIS_REPLY_STRING &&
-			strcmp(h->element[1]->str, "H") == 0,
-		"  its field is \"H\", an existing field is left alone");
+			strcmp(h->element[1]->str, "O:103:9101:1767225910000") == 0 &&
+			h->element[2]->type == REDIS_REPLY_STRING &&
+			strcmp(h->element[2]->str, "P:177:9102:1767225911000") == 0,
+		"  their fields are their orders' (O:, P:), an existing field is left alone");
 	freeReplyObject(h);
+	freeReplyObject(before);
+	struct wire_result_query rq[2] = {{.user = 3, .event = ev}, {.user = 77, .event = ev}};
+	struct store_result rr[2];
+
+	tap_ok(store_results(rs, rq, 2, rr) == 0 && rr[0].verdict == WIRE_V_ORDERED &&
+			rr[0].reservation_id == 103 && rr[0].order_id == 9101 &&
+			rr[0].pay_deadline_ms == UINT64_C(1767225910000) &&
+			rr[1].verdict == WIRE_V_PAID && rr[1].reservation_id == 177 &&
+			rr[1].order_id == 9102 && rr[1].pay_deadline_ms == UINT64_C(1767225911000),
+		"  a result query of a repaired user answers its order: ordered with its id and "
+		"deadline, paid");
+	const struct store_buyer bad[] = {{5, {WIRE_V_RESERVED, 105, 0, 0}}};
+
+	tap_ok(store_repair(rs, ev, 41, bad, 1) == -EINVAL && is_buyer(raw, ev, 5) == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"  a buyer without an order's result is refused, nothing written");
 	store_purge_event(rs, ev);
 }
 
