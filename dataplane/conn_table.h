@@ -110,11 +110,16 @@ conn_hash(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16
 	return (uint32_t)(k >> 32) & t->mask;
 }
 
-/* The entry of a 4-tuple, or NULL. */
+/*
+ * The entry of a 4-tuple, or NULL, searched from its index slot h: conn_hash()'s answer for
+ * that 4-tuple, computed earlier (conn_prefetch_slot()'s, a few frames ahead). h must be that
+ * 4-tuple's own slot: from another, an entry stored past it may not be found.
+ */
 static inline struct conn *
-conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16_t dst_port)
+conn_lookup_at(const struct conn_table *t, uint32_t h, uint32_t src_ip, uint16_t src_port,
+	uint16_t dst_port)
 {
-	for (uint32_t i = conn_hash(t, src_ip, src_port, dst_port);; i = (i + 1) & t->mask) {
+	for (uint32_t i = h;; i = (i + 1) & t->mask) {
 		uint32_t s = t->slot[i];
 
 		if (s == 0)
@@ -127,12 +132,21 @@ conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint
 	}
 }
 
+/* The entry of a 4-tuple, or NULL. */
+static inline struct conn *
+conn_lookup(const struct conn_table *t, uint32_t src_ip, uint16_t src_port, uint16_t dst_port)
+{
+	return conn_lookup_at(
+		t, conn_hash(t, src_ip, src_port, dst_port), src_ip, src_port, dst_port);
+}
+
 /* conn_prefetch_slot()'s answer for a frame that is no trusted edge's TCP segment. */
 #define CONN_NO_SLOT UINT32_MAX
 
 /*
  * The look-ahead for conn_lookup(), a few frames early: prefetches the index slot of a 4-tuple
- * and returns it (always below CONN_NO_SLOT), for conn_prefetch_entry() a frame later.
+ * and returns it (always below CONN_NO_SLOT), for conn_prefetch_entry() a frame later and
+ * conn_lookup_at() when the frame goes in.
  */
 static inline uint32_t
 conn_prefetch_slot(const struct conn_table *t, uint32_t src_ip, uint16_t src_port,

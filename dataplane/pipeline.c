@@ -20,12 +20,13 @@ ipv4_bad_source(rte_be32_t src)
 }
 
 /*
- * Validates the IPv4 header (RFC 791, RFC 1122 §3.2.1) and hands the payload on. Inlined into
- * pipeline_burst() with the TCP path below it (pipeline/tcp.h says why they are forced).
+ * Validates the IPv4 header (RFC 791, RFC 1122 §3.2.1) and hands the payload on, with ahead
+ * (frame_input()'s). Inlined into pipeline_burst() with the TCP path below it (pipeline/tcp.h
+ * says why they are forced).
  */
 static __rte_always_inline int
 ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
-	struct rte_ether_hdr *eth, struct tcp_pending *pend)
+	struct rte_ether_hdr *eth, struct tcp_pending *pend, uint32_t ahead)
 {
 	uint16_t frame_len = rte_pktmbuf_data_len(m);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -64,16 +65,19 @@ ipv4_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	m->pkt_len = m->data_len;
 
 	if (likely(ip->next_proto_id == IPPROTO_TCP))
-		return tcp_input(w, wp, m, eth, ip, ip_len, pend);
+		return tcp_input(w, wp, m, eth, ip, ip_len, pend, ahead);
 	if (ip->next_proto_id == IPPROTO_ICMP)
 		return icmp_answer(w, wp, m, eth, ip, ip_len);
 	return worker_drop(w, DP_DROP_IP_PROTO);
 }
 
-/* One frame: 1 answered in place, 0 dropped, TCP_PENDING a request parsed into *pend. */
+/*
+ * One frame: 1 answered in place, 0 dropped, TCP_PENDING a request parsed into *pend. ahead:
+ * kept_ahead()'s answer for m, or CONN_NO_SLOT (also when there was no look-ahead).
+ */
 static __rte_always_inline int
 frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
-	struct tcp_pending *pend)
+	struct tcp_pending *pend, uint32_t ahead)
 {
 	struct rte_ether_hdr *eth;
 
@@ -85,7 +89,7 @@ frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	if (likely(eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
 		if (unlikely(!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac)))
 			return worker_drop(w, DP_DROP_ETH_NOT_FOR_US);
-		return ipv4_input(w, wp, m, eth, pend);
+		return ipv4_input(w, wp, m, eth, pend, ahead);
 	}
 	if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP)) {
 		if (!rte_is_same_ether_addr(&eth->dst_addr, &wp->mac) &&
@@ -99,11 +103,16 @@ frame_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 }
 
 /*
- * The look-ahead for a trusted edge's kept connection, whose entry tcp_input() finds through two
- * dependent loads (conn_lookup(): the index slot, then the entry), each a cache miss once there
- * are many connections: frame m's index slot prefetched from its headers, or CONN_NO_SLOT when
- * it is no TCP segment from a trusted edge. The headers are checked only as far as reading them
- * needs: frame_input() decides what the frame is, and a frame misread here costs a prefetch.
+ * The look-ahead for a trusted edge's kept connection, whose entry tcp_input() finds through
+ * two dependent loads (conn_lookup_at(): the index slot, then the entry), each a cache miss
+ * once there are many connections: frame m's index slot prefetched from its headers, or
+ * CONN_NO_SLOT when it is no TCP segment from a trusted edge. The headers are checked only as
+ * far as reading them needs: frame_input() decides what the frame is. The slot goes down to
+ * tcp_input(), which takes the source as a trusted edge's and searches from it, as the checks
+ * here read the same bytes at the same places as ipv4_input()'s and its own (an IPv4 header
+ * without options, the TCP header after it); any other frame gets CONN_NO_SLOT, and
+ * tcp_input() decides alone. The edges trusted are fixed at start, and the slot depends on
+ * the 4-tuple alone: a frame before it that frees or makes an entry changes neither.
  */
 static __rte_always_inline uint32_t
 kept_ahead(const struct worker *w, const struct rte_mbuf *m)
@@ -133,7 +142,8 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 	unsigned next = 0;
 	uint16_t ntx = 0, ndrop = 0;
 	/* Kept connections (a trusted edge): frame i + 2's index slot is prefetched as frame i
-	 * goes in (kept_ahead(): its headers came four frames ahead), and frame i + 1's entry. */
+	 * goes in (kept_ahead(): its headers came four frames ahead), and frame i + 1's entry;
+	 * frame i's slot goes down with it (here), so that tcp_input() does not find it again. */
 	uint32_t ahead[WORKER_BURST_MAX];
 	const bool kept = w->conns != NULL;
 
@@ -146,10 +156,12 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 	w->ctr.rx_packets += n;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		uint32_t here = CONN_NO_SLOT;
 
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		if (kept) {
+			here = ahead[i];
 			if (i + 2 < n)
 				ahead[i + 2] = kept_ahead(w, pkts[i + 2]);
 			if (i + 1 < n && ahead[i + 1] != CONN_NO_SLOT)
@@ -157,7 +169,7 @@ pipeline_burst(struct worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t
 		}
 		w->ctr.rx_bytes += rte_pktmbuf_pkt_len(m);
 
-		int rc = frame_input(w, wp, m, &slot[next]);
+		int rc = frame_input(w, wp, m, &slot[next], here);
 
 		if (rc == TCP_PENDING) {
 			if (held != NULL)

@@ -554,7 +554,8 @@ kept_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	c->has_request = true;
 	c->requested = true;
 	c->peer_fin = fin;
-	if (likely(req_parse(w, ip->src_addr, c->proxied ? &c->client : NULL, req, req_len,
+	/* A kept connection is a trusted edge's (tcp_input() keeps no other). */
+	if (likely(req_parse(w, ip->src_addr, true, c->proxied ? &c->client : NULL, req, req_len,
 		    pend->out, pend->seg, &pend->r, &pend->claims, &pend->client, &resp_len))) {
 		const struct http_request *r = &pend->r;
 

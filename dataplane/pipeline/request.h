@@ -300,18 +300,17 @@ req_client_slow(struct worker *w, uint32_t src_be, bool trusted, const struct ed
 
 /*
  * The client's address of a parsed request from src_be (the packet's source, network byte
- * order) into *c: the packet's source unless the source is a trusted edge (edge.h) or a PROXY
- * header named one (proxied, NULL when there was none). Returns true when the request was
- * refused instead (a trusted edge's malformed X-Forwarded-For or Forwarded: 400 at out). The
- * stateless path's case, no trusted edge and no forwarding header, costs a compare or two.
+ * order) into *c: the packet's source unless the source is a trusted edge (trusted: the
+ * caller's edge_trusted4(w->edge, src_be)) or a PROXY header named one (proxied, NULL when
+ * there was none). Returns true when the request was refused instead (a trusted edge's
+ * malformed X-Forwarded-For or Forwarded: 400 at out). The stateless path's case, no trusted
+ * edge and no forwarding header, costs a compare or two.
  */
 static inline bool
-req_client(struct worker *w, uint32_t src_be, const struct edge_client *proxied,
+req_client(struct worker *w, uint32_t src_be, bool trusted, const struct edge_client *proxied,
 	const struct http_request *r, struct edge_client *c, char *out, uint16_t cap,
 	uint16_t *answer_len)
 {
-	bool trusted = edge_trusted4(w->edge, src_be);
-
 	if (likely(!trusted && proxied == NULL &&
 		    !(r->seen & (HTTP_SEEN_XFF | HTTP_SEEN_FORWARDED)))) {
 		c->family = 4;
@@ -338,8 +337,9 @@ req_client_key(const struct worker *w, const struct edge_client *c)
 
 /*
  * The first half of answering the HTTP request in req[0..req_len), the payload of one TCP
- * segment from src_be: parses it into *r, its client's address into *client (req_client();
- * proxied: a PROXY header's, or NULL), and a POST's claimed users into *claims. Returns true
+ * segment from src_be (trusted: whether that is a trusted edge, edge_trusted4(), as the caller
+ * found): parses it into *r, its client's address into *client (req_client(); proxied: a
+ * PROXY header's, or NULL), and a POST's claimed users into *claims. Returns true
  * when the request is to be routed (route_request()); false when it was answered already,
  * *answer_len bytes written to out[0..cap) (malformed, incomplete, an absolute form for another
  * host, a trusted edge's malformed forwarding header; out may be req's memory; 0 only if even
@@ -348,8 +348,8 @@ req_client_key(const struct worker *w, const struct edge_client *c)
  * load meanwhile.
  */
 static inline bool
-req_parse(struct worker *w, uint32_t src_be, const struct edge_client *proxied, const char *req,
-	uint16_t req_len, char *out, uint16_t cap, struct http_request *r,
+req_parse(struct worker *w, uint32_t src_be, bool trusted, const struct edge_client *proxied,
+	const char *req, uint16_t req_len, char *out, uint16_t cap, struct http_request *r,
 	struct req_claims *claims, struct edge_client *client, uint16_t *answer_len)
 {
 	int rc;
@@ -367,7 +367,7 @@ req_parse(struct worker *w, uint32_t src_be, const struct edge_client *proxied, 
 	}
 	if (unlikely(r->authority.len != 0) && req_other_host_slow(w, r, out, cap, answer_len))
 		return false;
-	if (req_client(w, src_be, proxied, r, client, out, cap, answer_len))
+	if (req_client(w, src_be, trusted, proxied, r, client, out, cap, answer_len))
 		return false;
 	/* Behind an edge the packet's source is the edge's: the client's bucket now. */
 	if (unlikely(client->src != DP_CLIENT_PACKET) && client->family != 0 && w->rl_ip != NULL)

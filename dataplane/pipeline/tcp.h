@@ -287,14 +287,15 @@ tcp_stateless_segment(struct worker *w, const struct worker_port *wp, struct rte
 
 /*
  * The request in a data segment tcp_stateless_segment() accepted (TCP_DATA, answered in
- * segments of at most seg bytes), answered statelessly: returns TCP_PENDING with the request
- * parsed into *pend (answered by tcp_stateless_answer()), or 1 when m became the answer (a
- * refused parse, a RST for a PROXY header we do not take).
+ * segments of at most seg bytes; from_edge: its source is a trusted edge), answered
+ * statelessly: returns TCP_PENDING with the request parsed into *pend (answered by
+ * tcp_stateless_answer()), or 1 when m became the answer (a refused parse, a RST for a PROXY
+ * header we do not take).
  */
 static __rte_always_inline int
 tcp_stateless_request(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, struct rte_tcp_hdr *th, unsigned th_len,
-	uint16_t payload_len, uint16_t seg, struct tcp_pending *pend)
+	uint16_t payload_len, uint16_t seg, bool from_edge, struct tcp_pending *pend)
 {
 	uint32_t seq = rte_be_to_cpu_32(th->sent_seq);
 	uint32_t ack = rte_be_to_cpu_32(th->recv_ack);
@@ -320,8 +321,8 @@ tcp_stateless_request(struct worker *w, const struct worker_port *wp, struct rte
 		}
 	}
 	/* A refusal of the parse is short: it fits one segment (else the answer is empty). */
-	if (likely(req_parse(w, ip->src_addr, proxied, req, req_len, pend->out, pend->seg,
-		    &pend->r, &pend->claims, &pend->client, &resp_len)))
+	if (likely(req_parse(w, ip->src_addr, from_edge, proxied, req, req_len, pend->out,
+		    pend->seg, &pend->r, &pend->claims, &pend->client, &resp_len)))
 		return TCP_PENDING;
 	tcp_answer_http(w, pend, resp_len);
 	return 1;

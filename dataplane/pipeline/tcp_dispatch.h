@@ -21,11 +21,15 @@
  * Handles a TCP segment in a validated IPv4 packet of total length ip_len: returns 1 when m
  * became the answer to send, 0 when it is to be dropped, or, for a request that parsed,
  * TCP_PENDING with the request in *pend; m becomes its answer in tcp_answer_pending(pend).
+ * ahead: the look-ahead's word on this segment (pipeline.c, kept_ahead()), read from these
+ * same headers: its source is a trusted edge and its 4-tuple's index slot in w->conns is
+ * ahead (conn_hash()'s answer); or CONN_NO_SLOT, which says nothing (no look-ahead, another
+ * source): then both are found here.
  */
 static __rte_always_inline int
 tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ip_len,
-	struct tcp_pending *pend)
+	struct tcp_pending *pend, uint32_t ahead)
 {
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
 	uint16_t l4_len = (uint16_t)(ip_len - sizeof(*ip));
@@ -38,7 +42,7 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		return worker_drop(w, DP_DROP_TCP_HDR_LEN);
 	/* A trusted edge's requests name their clients (req_client()): the client's bucket is
 	 * req_parse()'s to prefetch, never the edge's. */
-	bool from_edge = edge_trusted4(w->edge, ip->src_addr);
+	bool from_edge = ahead != CONN_NO_SLOT || edge_trusted4(w->edge, ip->src_addr);
 
 	/* Anyone else's request will look up its address's bucket (adm_check_ip()): with many
 	 * clients that is a cache miss, which the checksum and the parse now hide. */
@@ -57,7 +61,12 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 
 	/* A trusted edge's segment belongs to its kept connection, if it has one. */
 	if (unlikely(w->conns != NULL) && from_edge) {
-		struct conn *c = conn_lookup(w->conns, ip->src_addr, th->src_port, th->dst_port);
+		uint32_t h = ahead;
+
+		if (h == CONN_NO_SLOT)
+			h = conn_hash(w->conns, ip->src_addr, th->src_port, th->dst_port);
+		struct conn *c =
+			conn_lookup_at(w->conns, h, ip->src_addr, th->src_port, th->dst_port);
 
 		if (c != NULL)
 			return kept_input(w, wp, m, eth, ip, th, th_len, payload_len, c, pend);
@@ -78,7 +87,8 @@ tcp_input(struct worker *w, const struct worker_port *wp, struct rte_mbuf *m,
 		if (c != NULL)
 			return kept_input(w, wp, m, eth, ip, th, th_len, payload_len, c, pend);
 	}
-	return tcp_stateless_request(w, wp, m, eth, ip, th, th_len, payload_len, seg, pend);
+	return tcp_stateless_request(
+		w, wp, m, eth, ip, th, th_len, payload_len, seg, from_edge, pend);
 }
 
 /*

@@ -8,6 +8,12 @@
 #include <string.h>
 
 #include "dataplane/edge.h"
+/* tcp_input() itself, told the look-ahead's slot or not (test_look_ahead_or_not()); the
+ * pipeline's functions this file does not call are pipeline.c's. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "dataplane/pipeline/tcp_dispatch.h"
+#pragma GCC diagnostic pop
 #include "tests/lib/dp_harness.h"
 #include "tests/tap.h"
 
@@ -861,6 +867,280 @@ test_fin_behind_held_request(void)
 	tap_ok(conn_of(&k) == NULL, "  our FIN acknowledged: the entry freed");
 }
 
+/* The index slot that holds k's entry (its home slot, conn_hash(), or one past it). */
+static uint32_t
+slot_of(const struct kc *k)
+{
+	const struct conn_table *t = H.w->conns;
+	const struct conn *c = conn_of(k);
+
+	for (uint32_t i = 0; c != NULL && i <= t->mask; i++)
+		if (t->slot[i] != 0 && &t->e[t->slot[i] - 1] == c)
+			return i;
+	return CONN_NO_SLOT;
+}
+
+/* k's home index slot: where conn_lookup() and the look-ahead start. */
+static uint32_t
+home_of(const struct kc *k)
+{
+	return conn_hash(H.w->conns, rte_cpu_to_be_32(k->ip), rte_cpu_to_be_16(k->sport),
+		rte_cpu_to_be_16(80));
+}
+
+/* A kept connection from the trusted edge on source port sport, its first request answered. */
+static bool
+open_kept(struct kc *k, uint16_t sport)
+{
+	uint16_t next = next_port;
+	struct ans a;
+	bool ok;
+
+	next_port = sport;
+	ok = connect_from(k, EDGE_IP) && send_req(k, healthz, &a) && is_kept_200(&a);
+	next_port = next;
+	return ok && conn_of(k) != NULL;
+}
+
+/* The frame of tx[0..n) sent to k (its address and port), or NULL; *count: how many. */
+static struct rte_mbuf *
+tx_to(struct rte_mbuf **tx, uint16_t n, const struct kc *k, unsigned *count)
+{
+	struct rte_mbuf *r = NULL;
+
+	*count = 0;
+	for (uint16_t i = 0; i < n; i++)
+		if (pb_ip(tx[i])->dst_addr == rte_cpu_to_be_32(k->ip) &&
+			pb_th(tx[i])->dst_port == rte_cpu_to_be_16(k->sport)) {
+			r = tx[i];
+			++*count;
+		}
+	return r;
+}
+
+/*
+ * Whether r is k's kept 200 to a healthz request sent at k->snd (then k moves past both); r
+ * is not freed.
+ */
+static bool
+kept_answered(struct rte_mbuf *r, struct kc *k)
+{
+	uint16_t len;
+	const char *p = r != NULL ? pb_payload(r, &len) : NULL;
+	struct rte_tcp_hdr *th = r != NULL ? pb_th(r) : NULL;
+	uint32_t hl = (uint32_t)strlen(healthz);
+
+	if (r == NULL || len < 13 || memcmp(p, "HTTP/1.1 200 ", 13) != 0 ||
+		memmem(p, len, "Connection:", 11) != NULL ||
+		th->tcp_flags != (RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG) ||
+		rte_be_to_cpu_32(th->sent_seq) != k->rcv ||
+		rte_be_to_cpu_32(th->recv_ack) != k->snd + hl)
+		return false;
+	k->snd += hl;
+	k->rcv += len;
+	return true;
+}
+
+/* Whether r is a stateless 200 to a request: Connection: close, and our FIN. */
+static bool
+closed_answered(struct rte_mbuf *r)
+{
+	uint16_t len;
+	const char *p = r != NULL ? pb_payload(r, &len) : NULL;
+
+	return r != NULL && len >= 13 && memcmp(p, "HTTP/1.1 200 ", 13) == 0 &&
+	       memmem(p, len, "\r\nConnection: close\r\n", 21) != NULL &&
+	       (pb_th(r)->tcp_flags & RTE_TCP_FIN_FLAG);
+}
+
+#define AHEAD_CHAIN 3 /* connections of one home slot */
+#define AHEAD_OTHER 6 /* and of any */
+
+/*
+ * Issue 30: the look-ahead's index slot and trusted-edge decision, handed down to tcp_input()
+ * (pipeline.c, kept_ahead()), find the same connection as tcp_input()'s own. One burst of
+ * requests on kept connections, three of which share a home slot (two stored past it), with
+ * frames the look-ahead reads as no trusted edge's between them: a request with IP options
+ * (dropped, as before, its connection untouched), an untrusted client's request from the same
+ * port as a kept connection (answered statelessly, kept nowhere), and a RST that frees the
+ * home slot's second entry, moving the third into its slot after the look-ahead read the
+ * third's frame. Each request is answered on its own connection.
+ */
+static void
+test_look_ahead_burst(void)
+{
+	uint16_t hl = (uint16_t)strlen(healthz);
+	struct kc ch[AHEAD_CHAIN], ot[AHEAD_OTHER], u;
+	struct rte_mbuf *in[16], *tx[16 * PIPELINE_TX_PER_RX];
+	uint16_t port = 50000, nin = 0;
+	unsigned cnt;
+	bool ok = true;
+
+	drain_table();
+	/* Source ports whose 4-tuples share one home slot, in the order they are stored. */
+	for (int i = 0; i < AHEAD_CHAIN && ok; port++) {
+		struct kc probe = { .ip = EDGE_IP, .sport = port };
+
+		if (i == 0 || home_of(&probe) == home_of(&ch[0]))
+			ok = open_kept(&ch[i++], port);
+	}
+	for (int i = 0; i < AHEAD_OTHER && ok; i++)
+		ok = open_kept(&ot[i], port++);
+	if (!tap_ok(ok, "(%d kept connections opened, 3 of one home slot)",
+		    AHEAD_CHAIN + AHEAD_OTHER))
+		return;
+	tap_ok(slot_of(&ch[1]) != home_of(&ch[1]) && slot_of(&ch[2]) != home_of(&ch[2]),
+		"  two of them stored past their home slot (%u, %u from home %u)", slot_of(&ch[1]),
+		slot_of(&ch[2]), home_of(&ch[0]));
+	/* An untrusted client on ot[1]'s source port, its handshake done. */
+	uint16_t next = next_port;
+
+	next_port = ot[1].sport;
+	connect_from(&u, UNTRUSTED_IP);
+	next_port = next;
+
+	uint64_t opened = kept(DP_KEPT_OPENED), opts = H.w->ctr.drops[DP_DROP_IP_OPTIONS];
+	struct conn *third = conn_of(&ch[2]);
+	struct pb_tcp with_opts = { .src_ip = EDGE_IP, .sport = ot[0].sport, .seq = ot[0].snd,
+		.ack = ot[0].rcv, .flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+		.payload = healthz, .payload_len = hl, .ihl = 6 };
+	uint8_t req = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+
+	in[nin++] = frame_of(&ch[0], req, ch[0].snd, ch[0].rcv, healthz, hl);
+	in[nin++] = pb_tcp_frame(dph_mbuf(&H), &with_opts);
+	in[nin++] = frame_of(&ch[1], RTE_TCP_RST_FLAG, ch[1].snd, 0, NULL, 0);
+	in[nin++] = frame_of(&u, req, u.snd, u.rcv, healthz, hl);
+	in[nin++] = frame_of(&ch[2], req, ch[2].snd, ch[2].rcv, healthz, hl);
+	for (int i = 1; i < AHEAD_OTHER; i++)
+		in[nin++] = frame_of(&ot[i], req, ot[i].snd, ot[i].rcv, healthz, hl);
+
+	uint16_t n = pipeline_burst(H.w, 0, in, nin, tx);
+
+	tap_ok(kept_answered(tx_to(tx, n, &ch[0], &cnt), &ch[0]) && cnt == 1,
+		"one burst: the request on the home slot's first connection answered on it");
+	tap_ok(kept_answered(tx_to(tx, n, &ch[2], &cnt), &ch[2]) && cnt == 1,
+		"  the third's, read ahead before the RST moved its entry, answered on it");
+	tap_ok(conn_of(&ch[2]) == third &&
+		       slot_of(&ch[2]) == ((home_of(&ch[2]) + 1) & H.w->conns->mask),
+		"  (its entry is the one past the home slot now)");
+	tap_ok(conn_of(&ch[1]) == NULL && tx_to(tx, n, &ch[1], &cnt) == NULL,
+		"  the second's RST freed its entry, unanswered");
+	ok = true;
+	for (int i = 1; i < AHEAD_OTHER; i++)
+		ok &= kept_answered(tx_to(tx, n, &ot[i], &cnt), &ot[i]) && cnt == 1;
+	tap_ok(ok, "  the %d others' requests answered each on its own connection",
+		AHEAD_OTHER - 1);
+	tap_ok(tx_to(tx, n, &ot[0], &cnt) == NULL &&
+		       H.w->ctr.drops[DP_DROP_IP_OPTIONS] == opts + 1,
+		"  the request with IP options dropped (ip_options), as without kept connections");
+	tap_ok(closed_answered(tx_to(tx, n, &u, &cnt)) && cnt == 1,
+		"  the untrusted client's request from a kept connection's port: answered "
+		"statelessly (Connection: close, FIN)");
+	tap_eq_int(kept(DP_KEPT_OPENED), opened, "  no entry opened in the burst");
+	tap_ok(n == AHEAD_CHAIN - 1 + AHEAD_OTHER, "  one frame each, nothing else (%u)", n);
+	rte_pktmbuf_free_bulk(tx, n);
+	/* The dropped request, sent again without options, finds its connection unchanged. */
+	struct rte_mbuf *r = seg(&ot[0], req, ot[0].snd, ot[0].rcv, healthz, hl);
+
+	tap_ok(kept_answered(r, &ot[0]),
+		"  the dropped request again, without options: its connection's kept answer");
+	rte_pktmbuf_free(r);
+}
+
+/* Frame m, a TCP segment of the worker's IPv4 address, into tcp_input() with ahead. */
+static int
+tcp_input_of(struct rte_mbuf *m, uint32_t ahead, struct tcp_pending *p)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+	return tcp_input(
+		H.w, &H.w->ports[0], m, eth, ip, rte_be_to_cpu_16(ip->total_length), p, ahead);
+}
+
+/* k's request through tcp_input() with ahead and answered: the answer's frame, or NULL. */
+static struct rte_mbuf *
+input_and_answer(const struct kc *k, uint32_t ahead, struct conn **c)
+{
+	uint16_t hl = (uint16_t)strlen(healthz);
+	struct rte_mbuf *m = frame_of(
+		k, RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, k->snd, k->rcv, healthz, hl);
+	struct rte_mbuf *tx[PIPELINE_TX_PER_RX];
+	struct tcp_pending p;
+	int rc = tcp_input_of(m, ahead, &p);
+
+	*c = NULL;
+	if (rc != TCP_PENDING) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	*c = p.c;
+
+	uint16_t n = tcp_answer_pending(H.w, &p, tx);
+
+	if (n > 1)
+		rte_pktmbuf_free_bulk(tx + 1, n - 1u);
+	return n != 0 ? tx[0] : NULL;
+}
+
+/*
+ * Issue 30: tcp_input() told the look-ahead's slot (as pipeline_burst() hands it down) and
+ * told nothing (CONN_NO_SLOT: a frame kept_ahead() did not read, which tcp_input() checks
+ * itself) takes each request to the same kept connection, for three connections of one home
+ * slot; and an untrusted client's request told nothing is answered statelessly.
+ */
+static void
+test_look_ahead_or_not(void)
+{
+	struct kc ch[AHEAD_CHAIN], u;
+	uint16_t port = 51000;
+	struct conn *c;
+	struct rte_mbuf *r;
+	bool ok = true, same = true, told = true;
+
+	drain_table();
+	for (int i = 0; i < AHEAD_CHAIN && ok; port++) {
+		struct kc probe = { .ip = EDGE_IP, .sport = port };
+
+		if (i == 0 || home_of(&probe) == home_of(&ch[0]))
+			ok = open_kept(&ch[i++], port);
+	}
+	if (!tap_ok(ok, "(%d kept connections of one home slot opened)", AHEAD_CHAIN))
+		return;
+	for (int i = 0; i < AHEAD_CHAIN; i++) {
+		r = input_and_answer(&ch[i], CONN_NO_SLOT, &c);
+		same &= c != NULL && c == conn_of(&ch[i]) && kept_answered(r, &ch[i]);
+		rte_pktmbuf_free(r);
+		r = input_and_answer(&ch[i], home_of(&ch[i]), &c);
+		told &= c != NULL && c == conn_of(&ch[i]) && kept_answered(r, &ch[i]);
+		rte_pktmbuf_free(r);
+	}
+	tap_ok(same, "tcp_input() told no slot: each request on its own kept connection, answered");
+	tap_ok(told, "  told the look-ahead's slot: the same connections, answered");
+
+	uint16_t next = next_port;
+
+	next_port = ch[1].sport;
+	connect_from(&u, UNTRUSTED_IP);
+	next_port = next;
+	r = input_and_answer(&u, CONN_NO_SLOT, &c);
+	tap_ok(c == NULL && closed_answered(r),
+		"  an untrusted client's request from a kept connection's port, told no slot: "
+		"answered statelessly");
+	rte_pktmbuf_free(r);
+
+	/* A kept connection is a trusted edge's: its request's X-Forwarded-For names the
+	 * client (req_parse() told so by kept_input(), not asking edge.h again). */
+	static const char xff[] =
+		"GET /healthz HTTP/1.1\r\nHost: s\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n";
+	uint64_t by_xff = H.w->ctr.client[DP_CLIENT_XFF];
+	struct ans a;
+
+	send_req(&ch[0], xff, &a);
+	tap_ok(is_kept_200(&a) && H.w->ctr.client[DP_CLIENT_XFF] == by_xff + 1,
+		"  a kept connection's request with X-Forwarded-For: its client taken from it");
+}
+
 /*
  * Issue 25, 2: behind an L4 edge each client connection takes an entry with its PROXY header,
  * before any request: one client address holds at most kept_per_client entries, and an entry
@@ -1028,6 +1308,8 @@ main(int argc, char **argv)
 	test_proxy();
 	test_rst_then_new_connection();
 	test_fin_behind_held_request();
+	test_look_ahead_burst();
+	test_look_ahead_or_not();
 	test_per_client_bound();
 	test_table_full();
 	tap_eq_int(rte_mempool_in_use_count(H.pool), in_use0, "no mbuf leaked by the tests above");
