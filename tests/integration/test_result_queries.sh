@@ -10,7 +10,8 @@
 #   never checked;
 # - while Redis cannot confirm a read (wait_replicas 1 and no replica: every WAIT times out, as
 #   after a failover whose replicas are behind), queries that keep coming do not cost every turn
-#   of the loop a WAIT timeout: their lookups back off, and the reservations are decided.
+#   of the loop a WAIT timeout: their lookups back off, and the reservations are decided; the
+#   back-off grows to 4 s and no further, and the lookups go on being tried while they fail.
 #
 # usage: test_result_queries.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -83,6 +84,20 @@ d = json.load(sys.stdin)["decisions"]
 print(d["result_query_failures"], d["result_queries"])')
 [ "$failed" -ge 1 ] && [ "$failed" -le 8 ]
 tap_ok $? "  the queries' lookups failed $failed time(s) in 5 s (1..8: they backed off), $answered answered"
+# The back-off neither ends the tries nor grows past 4 s: the queries still wait (nothing
+# confirms a read), and once six lookups failed (250 ms doubling to 4 s) each next one comes
+# 4 s (and a WAIT) after the last. Two more within 11 s: a back-off that stopped the tries, or
+# kept doubling (8 s, then 16 s), has at most one.
+failures() {
+	ctlj stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["decisions"]["result_query_failures"])'
+}
+failed_at_least() { [ "$(failures)" -ge "$1" ]; }
+t_wait_until 20 failed_at_least 6
+tap_ok $? "  the lookups are tried again while they fail: 6 failed ($(failures))"
+f0=$(failures)
+t0=$SECONDS
+t_wait_until 11 failed_at_least $((f0 + 2))
+tap_ok $? "  then every 4 s: from $f0, $(failures) failed lookups after $((SECONDS - t0)) s (2 more within 11 s)"
 fg_stop_pid "$CP_PID" 10
 tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
 CP_PID=
