@@ -334,17 +334,17 @@ t_draw_done() {
 	done
 }
 
-# t_draw_sale EV NAME STOCK: creates, preheats and opens event EV (flashgatectl), a drawn sale of
-# STOCK items: its pre-queue opens at T_DRAW_Q (set here: 3 s from now, a unix second), the sale
-# a second later, the draw after a draw window of 2 s; it ends at T_DRAW_END (set here: in an
-# hour), orders are paid in 15 minutes. Returns the first failing flashgatectl's status (0: all
-# three done).
+# t_draw_sale EV NAME STOCK [LEAD_S [WINDOW_S]]: creates, preheats and opens event EV
+# (flashgatectl), a drawn sale of STOCK items: its pre-queue opens at T_DRAW_Q (set here: LEAD_S
+# seconds from now, default 3, a unix second), the sale a second later, the draw after a draw
+# window of WINDOW_S seconds (default 2); it ends at T_DRAW_END (set here: in an hour), orders
+# are paid in 15 minutes. Returns the first failing flashgatectl's status (0: all three done).
 t_draw_sale() {
 	local now
 	now=$(date +%s)
-	T_DRAW_Q=$((now + 3)) T_DRAW_END=$((now + 3600))
+	T_DRAW_Q=$((now + ${4:-3})) T_DRAW_END=$((now + 3600))
 	ctl event create "$1" --name "$2" --stock "$3" --queue-opens-at $T_DRAW_Q \
-		--starts-at $((T_DRAW_Q + 1)) --draw-window 2s --ends-at $T_DRAW_END \
+		--starts-at $((T_DRAW_Q + 1)) --draw-window "${5:-2}s" --ends-at $T_DRAW_END \
 		--pay-window 15m && ctl event preheat "$1" && ctl event open "$1"
 }
 
