@@ -8,8 +8,8 @@
 # control plane goes on from Redis's cursor. Built deterministically: the sale's window key
 # says held, so the control plane's draw waits in its decisions without deciding any; this test
 # then runs the first batch (ranks 1-3) at the cursor itself, as another control plane would
-# (reserve.lua with an open window key of its own), and opens the window. Real Redis and
-# PostgreSQL, a stand-in data plane (tests/peer/fg_feed).
+# (reserve.lua with an open window key of its own), and opens the window in the same
+# transaction. Real Redis and PostgreSQL, a stand-in data plane (tests/peer/fg_feed).
 #
 # usage: test_draw_stale_batch.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -36,8 +36,17 @@ for _ in $(seq 100); do
 	[ "$(t_redis hlen 'fg:{62}:entrants')" = $N ] && break
 	sleep 0.05
 done
-# The decisions wait until this test has played the other control plane.
-t_redis set 'fg:{62}:window' held >/dev/null
+# The decisions wait until this test has played the other control plane. The window key is
+# said held again about every millisecond until then (at most a minute): the draw's own write
+# to PostgreSQL makes the control plane read the events again and, at its next heartbeat, set
+# the key from the event's row (open), which let the draw go on before a slow host's test was
+# there.
+redis-cli -s "$FG_REDIS_SOCK" -r 60000 -i 0.001 set 'fg:{62}:window' held >/dev/null &
+hold=$! # redis-cli's own pid (t_redis would put a subshell between)
+T_PIDS+=("$hold")
+# shellcheck disable=SC2317 # called by t_wait_until
+window_held() { [ "$(t_redis get 'fg:{62}:window')" = held ]; }
+t_wait_until 5 window_held
 tap_is "$(t_redis hlen 'fg:{62}:entrants')/$(t_draw_key 62 next)" "$N/" \
 	"$N entrants; the window held before the draw is due"
 
@@ -54,13 +63,17 @@ rids=()
 for u in "${U[@]}"; do rids+=("$(t_redis hget 'fg:{62}:entrants' "$u")"); done
 t_redis set 'fg:{62}:open' "0 $((T_DRAW_END * 1000))" >/dev/null
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
-tap_is "$(t_redis evalsha "$sha" 7 'fg:{62}:stock' 'fg:{62}:result' 'fg:{62}:outbox' \
-	'fg:{62}:open' 'fg:{62}:draw' 'fg:{62}:wait' 'fg:{62}:wrank' "${U[@]}" "${rids[@]}" \
-	"$(date +%s%3N)" 0 | paste -sd, -)/$(t_draw_key 62 next)" "1,1,2,0/3" \
-	"another control plane decides ranks 1-3 (2 reserved, 1 waiting; the cursor at 3)"
-# The window opened: this control plane's thread sends ranks 1-3 (refused: not its turn) and
-# 4-6 (at the cursor: decided) together.
-t_redis set 'fg:{62}:window' "$(((T_DRAW_Q + 1) * 1000)) $((T_DRAW_END * 1000))" >/dev/null
+kill "$hold"
+wait "$hold" 2>/dev/null
+# That batch and the window opened in one transaction (the window key stays held until then):
+# this control plane's next pair is then surely ranks 1-3 (refused: not its turn) and 4-6 (at
+# the cursor: decided), sent together. (A pair between the two would be refused and held.)
+tx=$(printf '%s\n' MULTI \
+	"EVALSHA $sha 7 fg:{62}:stock fg:{62}:result fg:{62}:outbox fg:{62}:open fg:{62}:draw \
+fg:{62}:wait fg:{62}:wrank ${U[*]} ${rids[*]} $(date +%s%3N) 0" "HGET fg:{62}:draw next" \
+	"SET fg:{62}:window \"$(((T_DRAW_Q + 1) * 1000)) $((T_DRAW_END * 1000))\"" EXEC | t_redis)
+tap_is "$(grep -vx QUEUED <<<"$tx" | tail -n +2 | paste -sd, -)" "1,1,2,0,3,OK" \
+	"another control plane decides ranks 1-3 (2 reserved, 1 waiting; cursor 3); window opened"
 t_draw_done 62 30
 tap_is "$?/$(t_draw_key 62 state next)" "0/done/$N" "this control plane finishes the draw"
 tap_is "$(t_redis llen 'fg:{62}:wait')/$(t_redis hlen 'fg:{62}:result')" "$((N - STOCK))/$STOCK" \
