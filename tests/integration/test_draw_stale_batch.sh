@@ -36,17 +36,11 @@ for _ in $(seq 100); do
 	[ "$(t_redis hlen 'fg:{62}:entrants')" = $N ] && break
 	sleep 0.05
 done
-# The decisions wait until this test has played the other control plane. The window key is
-# said held again about every millisecond until then (at most a minute): the draw's own write
-# to PostgreSQL makes the control plane read the events again and, at its next heartbeat, set
-# the key from the event's row (open), which let the draw go on before a slow host's test was
-# there.
-redis-cli -s "$FG_REDIS_SOCK" -r 60000 -i 0.001 set 'fg:{62}:window' held >/dev/null &
-hold=$! # redis-cli's own pid (t_redis would put a subshell between)
-T_PIDS+=("$hold")
-# shellcheck disable=SC2317 # called by t_wait_until
-window_held() { [ "$(t_redis get 'fg:{62}:window')" = held ]; }
-t_wait_until 5 window_held
+# The decisions wait until this test has played the other control plane (t_window_hold: the
+# draw's own write to PostgreSQL makes the control plane set the window key from the event's row
+# at its next heartbeat; a key set held once let the draw go on before a slow host's test was
+# there).
+t_window_hold 62
 tap_is "$(t_redis hlen 'fg:{62}:entrants')/$(t_draw_key 62 next)" "$N/" \
 	"$N entrants; the window held before the draw is due"
 
@@ -63,8 +57,7 @@ rids=()
 for u in "${U[@]}"; do rids+=("$(t_redis hget 'fg:{62}:entrants' "$u")"); done
 t_redis set 'fg:{62}:open' "0 $((T_DRAW_END * 1000))" >/dev/null
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
-kill "$hold"
-wait "$hold" 2>/dev/null
+t_window_release 62
 # That batch and the window opened in one transaction (the window key stays held until then):
 # this control plane's next pair is then surely ranks 1-3 (refused: not its turn) and 4-6 (at
 # the cursor: decided), sent together. (A pair between the two would be refused and held.)

@@ -368,6 +368,34 @@ except (ValueError, KeyError, TypeError):
 print("/".join(str(d[0][k]) for k in keys) if d else "-")' "$@"
 }
 
+# t_window_hold EV: EV's sale window key in Redis says "held" (reserve.lua decides nothing of
+# EV, a draw's decisions wait) until t_window_release EV: set again about every millisecond by a
+# redis-cli in repeat mode (at most three minutes), for a control plane sets the key from
+# PostgreSQL's row after each reload of the events (any draw's write to PostgreSQL brings one),
+# so that a key set once does not stay held. Its pid in T_WINDOW_HOLD[EV] (and T_PIDS); returns
+# 1 when the key does not say held within 5 s.
+T_WINDOW_HOLD=()
+t_window_hold() {
+	redis-cli -s "$FG_REDIS_SOCK" -r 180000 -i 0.001 set "fg:{$1}:window" held >/dev/null &
+	T_WINDOW_HOLD[$1]=$!
+	T_PIDS+=("$!")
+	t_wait_until 5 t_window_held "$1"
+}
+
+# t_window_held EV: whether EV's sale window key in Redis says held.
+t_window_held() {
+	[ "$(t_redis get "fg:{$1}:window")" = held ]
+}
+
+# t_window_release EV: stops t_window_hold EV's redis-cli (the key still says held: the caller
+# sets it next).
+t_window_release() {
+	[ -n "${T_WINDOW_HOLD[$1]:-}" ] || return 0
+	kill "${T_WINDOW_HOLD[$1]}" 2>/dev/null
+	wait "${T_WINDOW_HOLD[$1]}" 2>/dev/null
+	T_WINDOW_HOLD[$1]=
+}
+
 # t_feed_ranks LOG: the ranks of the decisions (the results not "queued") in tests/peer/fg_feed's
 # --log LOG, in increasing order, one a line.
 t_feed_ranks() {
