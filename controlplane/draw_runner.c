@@ -516,13 +516,26 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		} else if (s->held) {
 			held = true;
 		} else {
+			/* Never behind the cursor: the thread's rounds come in index order, without
+			 * gaps, from the cursor it was started at (draw_decide_start(j->next)), and
+			 * while it lives j->next moves only here, to the end of the round taken.
+			 * So a decided round starts at j->next, or past it by the refused rounds
+			 * popped before it this turn (the rest of a pair after a stale round);
+			 * every other write of j->next (the stale branch below, job_end(), the
+			 * freeze) comes after dr_decide_end(). One behind would publish decisions
+			 * twice and move the cursor back: a bug, not a state to go on from. */
+			if (s->index < j->next) {
+				LOG_ERR("draw of event %" PRIu32 ": a decided round at %" PRIu64
+					" is behind the cursor (%" PRIu64 "): a bug",
+					j->event, s->index, (uint64_t)j->next);
+				abort();
+			}
 			for (unsigned k = 0; k < s->n; k++)
 				if (s->out[k].verdict == WIRE_V_RESERVED &&
 					s->index + k + 1 > e->draw.served)
 					e->draw.served = s->index + k + 1;
 			cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
-			if (s->index + s->n > j->next)
-				j->next = s->index + s->n;
+			j->next = s->index + s->n;
 			taken += s->n;
 			cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
 		}

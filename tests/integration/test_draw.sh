@@ -95,8 +95,10 @@ wait $f22
 tap_is "$(field f22 queued)/$(field f22 missing)" 30000/0 "30,000 entrants of event 22 queued"
 # Event 22's decisions wait (its window key says held) until the test is there to kill the
 # control plane during them: on a loaded host the steps before may run past its draw_at, and
-# an unheld draw could be done (or compete with event 24's queries) before the kill.
-t_redis set 'fg:{22}:window' held >/dev/null
+# an unheld draw could be done (or compete with event 24's queries) before the kill. Held by
+# t_window_hold: the other draws' writes to PostgreSQL make the control plane set the key from
+# the event's row again.
+t_window_hold 22
 tap_is "$(t_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
 
 # --- event 24: ranks answered to result queries while the draw waits -------------------------------
@@ -110,7 +112,7 @@ t_redis set 'fg:{24}:entlog' "$(seq 1 19 | while read -r u; do
 	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done)
 1:$(t_redis hget 'fg:{24}:entrants' 1)
 " >/dev/null
-t_redis set 'fg:{24}:window' held >/dev/null
+t_window_hold 24
 for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
 sleep 0.3
 tap_is "$(draw_field 24 state)/$(draw_field 24 next)/$(draw_field 24 n)" frozen/0/20 \
@@ -124,6 +126,7 @@ tap_is "$(field ask24 queried)/$(field ask24 retry)" 20/1 \
 	"result queries of the 20 entrants answered (and a new reserve answered retry)"
 tap_ok "$(cmp -s "$TMP/q.24" "$TMP/pg.24"; echo $?)" \
 	"  each answered QUEUED with its rank, the rank in draw_entrants"
+t_window_release 24
 t_redis set 'fg:{24}:window' "$(((q + 1) * 1000)) $(((now + 3600) * 1000))" >/dev/null
 t_draw_done 24 30
 tap_is "$?/$(t_redis hlen 'fg:{24}:result')" 0/5 "  the window open again, the draw goes on: 5 buyers"
@@ -141,6 +144,7 @@ tap_is "$(t_stat decisions draw_waiting)" 101 \
 # --- event 22: killed during its draw ----------------------------------------------------------
 t_sleep_until $((q + 11))
 for _ in $(seq 300); do [ -n "$(draw_field 22 digest)" ] && break; sleep 0.1; done
+t_window_release 22
 t_redis set 'fg:{22}:window' "$(((q + 2) * 1000)) $(((now + 3600) * 1000))" >/dev/null
 for _ in $(seq 2000); do
 	nx=$(draw_field 22 next)

@@ -38,11 +38,12 @@ feed=$!
 
 # The first pair of rounds decided in Redis (ranks 1-6), held before the loop gets them.
 for _ in $(seq 400); do
-	[ "$(t_draw_key 63 next)" = 6 ] && break
+	nx=$(t_draw_key 63 next)
+	[ "$nx" = 6 ] && break
 	sleep 0.05
 done
 t_redis hset 'fg:{63}:draw' next 3 >/dev/null
-tap_is "$(t_draw_key 63 state next)" "frozen/3" \
+tap_is "$nx/$(t_draw_key 63 state next)" "6/frozen/3" \
 	"ranks 1-6 decided in Redis; the test sets its cursor back to 3"
 
 # Rounds: the first pair (2: the control plane's cursor at 6), the second refused (4: the loop

@@ -8,8 +8,8 @@
 # control plane goes on from Redis's cursor. Built deterministically: the sale's window key
 # says held, so the control plane's draw waits in its decisions without deciding any; this test
 # then runs the first batch (ranks 1-3) at the cursor itself, as another control plane would
-# (reserve.lua with an open window key of its own), and opens the window. Real Redis and
-# PostgreSQL, a stand-in data plane (tests/peer/fg_feed).
+# (reserve.lua with an open window key of its own), and opens the window in the same
+# transaction. Real Redis and PostgreSQL, a stand-in data plane (tests/peer/fg_feed).
 #
 # usage: test_draw_stale_batch.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -36,8 +36,11 @@ for _ in $(seq 100); do
 	[ "$(t_redis hlen 'fg:{62}:entrants')" = $N ] && break
 	sleep 0.05
 done
-# The decisions wait until this test has played the other control plane.
-t_redis set 'fg:{62}:window' held >/dev/null
+# The decisions wait until this test has played the other control plane (t_window_hold: the
+# draw's own write to PostgreSQL makes the control plane set the window key from the event's row
+# at its next heartbeat; a key set held once let the draw go on before a slow host's test was
+# there).
+t_window_hold 62
 tap_is "$(t_redis hlen 'fg:{62}:entrants')/$(t_draw_key 62 next)" "$N/" \
 	"$N entrants; the window held before the draw is due"
 
@@ -54,13 +57,16 @@ rids=()
 for u in "${U[@]}"; do rids+=("$(t_redis hget 'fg:{62}:entrants' "$u")"); done
 t_redis set 'fg:{62}:open' "0 $((T_DRAW_END * 1000))" >/dev/null
 sha=$(t_redis script load "$(cat "$ROOT/lua/reserve.lua")")
-tap_is "$(t_redis evalsha "$sha" 7 'fg:{62}:stock' 'fg:{62}:result' 'fg:{62}:outbox' \
-	'fg:{62}:open' 'fg:{62}:draw' 'fg:{62}:wait' 'fg:{62}:wrank' "${U[@]}" "${rids[@]}" \
-	"$(date +%s%3N)" 0 | paste -sd, -)/$(t_draw_key 62 next)" "1,1,2,0/3" \
-	"another control plane decides ranks 1-3 (2 reserved, 1 waiting; the cursor at 3)"
-# The window opened: this control plane's thread sends ranks 1-3 (refused: not its turn) and
-# 4-6 (at the cursor: decided) together.
-t_redis set 'fg:{62}:window' "$(((T_DRAW_Q + 1) * 1000)) $((T_DRAW_END * 1000))" >/dev/null
+t_window_release 62
+# That batch and the window opened in one transaction (the window key stays held until then):
+# this control plane's next pair is then surely ranks 1-3 (refused: not its turn) and 4-6 (at
+# the cursor: decided), sent together. (A pair between the two would be refused and held.)
+tx=$(printf '%s\n' MULTI \
+	"EVALSHA $sha 7 fg:{62}:stock fg:{62}:result fg:{62}:outbox fg:{62}:open fg:{62}:draw \
+fg:{62}:wait fg:{62}:wrank ${U[*]} ${rids[*]} $(date +%s%3N) 0" "HGET fg:{62}:draw next" \
+	"SET fg:{62}:window \"$(((T_DRAW_Q + 1) * 1000)) $((T_DRAW_END * 1000))\"" EXEC | t_redis)
+tap_is "$(grep -vx QUEUED <<<"$tx" | tail -n +2 | paste -sd, -)" "1,1,2,0,3,OK" \
+	"another control plane decides ranks 1-3 (2 reserved, 1 waiting; cursor 3); window opened"
 t_draw_done 62 30
 tap_is "$?/$(t_draw_key 62 state next)" "0/done/$N" "this control plane finishes the draw"
 tap_is "$(t_redis llen 'fg:{62}:wait')/$(t_redis hlen 'fg:{62}:result')" "$((N - STOCK))/$STOCK" \

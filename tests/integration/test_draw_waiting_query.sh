@@ -23,13 +23,9 @@ t_cp_n 1 "${P[0]}" "${P[1]}"
 tap_ok $? "control plane 1 is ready"
 
 T_CTL=$CTL T_ADMIN=$TMP/admin1.sock T_CTL_OUT=quiet
-now=$(date +%s)
-q=$((now + 3))
-ctl event create 43 --name "waiting query" --stock 3 --queue-opens-at $q \
-	--starts-at $((q + 1)) --draw-window 2s --ends-at $((now + 3600)) --pay-window 15m &&
-	ctl event preheat 43 && ctl event open 43
+t_draw_sale 43 "waiting query" 3
 tap_ok $? "event 43: 3 items, a pre-queue in 3 s, the draw 3 s later"
-while [ "$(date +%s%3N)" -lt $((q * 1000 + 200)) ]; do sleep 0.1; done
+t_sleep_until $T_DRAW_Q
 T_PULL=tcp://127.0.0.1:${P[0]} T_PUB=tcp://127.0.0.1:${P[1]} t_feed entrants 43 1-10 51 --final
 tap_ok $? "10 entrants, each decided ($(cat "$TMP/entrants"))"
 t_draw_done 43 60

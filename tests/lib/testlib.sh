@@ -334,17 +334,17 @@ t_draw_done() {
 	done
 }
 
-# t_draw_sale EV NAME STOCK: creates, preheats and opens event EV (flashgatectl), a drawn sale of
-# STOCK items: its pre-queue opens at T_DRAW_Q (set here: 3 s from now, a unix second), the sale
-# a second later, the draw after a draw window of 2 s; it ends at T_DRAW_END (set here: in an
-# hour), orders are paid in 15 minutes. Returns the first failing flashgatectl's status (0: all
-# three done).
+# t_draw_sale EV NAME STOCK [LEAD_S [WINDOW_S]]: creates, preheats and opens event EV
+# (flashgatectl), a drawn sale of STOCK items: its pre-queue opens at T_DRAW_Q (set here: LEAD_S
+# seconds from now, default 3, a unix second), the sale a second later, the draw after a draw
+# window of WINDOW_S seconds (default 2); it ends at T_DRAW_END (set here: in an hour), orders
+# are paid in 15 minutes. Returns the first failing flashgatectl's status (0: all three done).
 t_draw_sale() {
 	local now
 	now=$(date +%s)
-	T_DRAW_Q=$((now + 3)) T_DRAW_END=$((now + 3600))
+	T_DRAW_Q=$((now + ${4:-3})) T_DRAW_END=$((now + 3600))
 	ctl event create "$1" --name "$2" --stock "$3" --queue-opens-at $T_DRAW_Q \
-		--starts-at $((T_DRAW_Q + 1)) --draw-window 2s --ends-at $T_DRAW_END \
+		--starts-at $((T_DRAW_Q + 1)) --draw-window "${5:-2}s" --ends-at $T_DRAW_END \
 		--pay-window 15m && ctl event preheat "$1" && ctl event open "$1"
 }
 
@@ -366,6 +366,34 @@ try:
 except (ValueError, KeyError, TypeError):
     d = []
 print("/".join(str(d[0][k]) for k in keys) if d else "-")' "$@"
+}
+
+# t_window_hold EV: EV's sale window key in Redis says "held" (reserve.lua decides nothing of
+# EV, a draw's decisions wait) until t_window_release EV: set again about every millisecond by a
+# redis-cli in repeat mode (at most three minutes), for a control plane sets the key from
+# PostgreSQL's row after each reload of the events (any draw's write to PostgreSQL brings one),
+# so that a key set once does not stay held. Its pid in T_WINDOW_HOLD[EV] (and T_PIDS); returns
+# 1 when the key does not say held within 5 s.
+T_WINDOW_HOLD=()
+t_window_hold() {
+	redis-cli -s "$FG_REDIS_SOCK" -r 180000 -i 0.001 set "fg:{$1}:window" held >/dev/null &
+	T_WINDOW_HOLD[$1]=$!
+	T_PIDS+=("$!")
+	t_wait_until 5 t_window_held "$1"
+}
+
+# t_window_held EV: whether EV's sale window key in Redis says held.
+t_window_held() {
+	[ "$(t_redis get "fg:{$1}:window")" = held ]
+}
+
+# t_window_release EV: stops t_window_hold EV's redis-cli (the key still says held: the caller
+# sets it next).
+t_window_release() {
+	[ -n "${T_WINDOW_HOLD[$1]:-}" ] || return 0
+	kill "${T_WINDOW_HOLD[$1]}" 2>/dev/null
+	wait "${T_WINDOW_HOLD[$1]}" 2>/dev/null
+	T_WINDOW_HOLD[$1]=
 }
 
 # t_feed_ranks LOG: the ranks of the decisions (the results not "queued") in tests/peer/fg_feed's
