@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/backoff.h"
 #include "common/log.h"
 #include "controlplane/draw_runner.h"
 #include "store/store_conn.h"
@@ -644,10 +645,10 @@ decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms)
 		if (k < 0) {
 			/* They wait (and are shed if it lasts): the data planes ask again. */
 			d->ctr.queries_failed++;
-			d->qq_backoff_ms = d->qq_backoff_ms == 0 ? DECIDER_QUERY_BACKOFF_MIN_MS
-				: d->qq_backoff_ms >= DECIDER_QUERY_BACKOFF_MAX_MS / 2
-					? DECIDER_QUERY_BACKOFF_MAX_MS
-					: d->qq_backoff_ms * 2;
+			d->qq_backoff_ms =
+				d->qq_backoff_ms == 0
+					? DECIDER_QUERY_BACKOFF_MIN_MS
+					: backoff_double(d->qq_backoff_ms, DECIDER_QUERY_BACKOFF_MAX_MS);
 			d->qq_retry_ms = now_ms + d->qq_backoff_ms;
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"result queries: a lookup in Redis failed (Redis away, or its replicas "

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "common/backoff.h"
 #include "common/log.h"
 #include "common/secret_input.h"
 #include "common/now.h"
@@ -297,9 +298,7 @@ store_ensure_connected(struct store *rs)
 	if (store_connect(rs, why, sizeof(why)) != 0) {
 		LOG_DEBUG("redis: %s: attempt %u failed: %s", rs->where, rs->attempts, why);
 		rs->next_attempt_ms = now + rs->backoff_ms;
-		rs->backoff_ms = rs->backoff_ms >= rs->cfg.backoff_max_ms / 2
-					 ? rs->cfg.backoff_max_ms
-					 : rs->backoff_ms * 2;
+		rs->backoff_ms = backoff_double(rs->backoff_ms, rs->cfg.backoff_max_ms);
 		return -ENOTCONN;
 	}
 	if (rs->in_outage) {
@@ -473,9 +472,7 @@ store_open(const struct store_conn_config *c, char *err, size_t err_len)
 		rs->in_outage = true;
 		rs->outage_since_ms = now_mono_ms();
 		rs->next_attempt_ms = rs->outage_since_ms + rs->backoff_ms;
-		rs->backoff_ms = rs->backoff_ms * 2 > rs->cfg.backoff_max_ms
-					 ? rs->cfg.backoff_max_ms
-					 : rs->backoff_ms * 2;
+		rs->backoff_ms = backoff_double(rs->backoff_ms, rs->cfg.backoff_max_ms);
 	} else {
 		LOG_INFO("redis: connected to %s", rs->where);
 	}
