@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "store/store_conn_int.h"
 #include "store/store_reconcile.h"
+#include "store/store_result_int.h"
 
 int
 store_buyers_missing(
@@ -30,43 +30,12 @@ static const char repair_lua[] =
 static int
 store_repair_buyers(struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n)
 {
-	char key[RS_KEY_MAX];
-	unsigned argc = 4 + 2 * n;
-	const char **argv = malloc(argc * sizeof(*argv));
-	size_t *len = malloc(argc * sizeof(*len));
-	char(*buf)[STORE_RESULT_VALUE_MAX] = malloc(2 * (size_t)n * sizeof(*buf));
-	int err = 0;
-
-	if (argv == NULL || len == NULL || buf == NULL) {
-		err = -ENOMEM;
-		goto out;
-	}
-	store_key(key, sizeof(key), event, RS_KEY_RESULT);
-	argv[0] = "EVAL";
-	argv[1] = repair_lua;
-	argv[2] = "1";
-	argv[3] = key;
-	store_argv_strs(argv, len, 4);
-	for (unsigned i = 0; i < n; i++) {
-		char *u = buf[2 * i], *v = buf[2 * i + 1];
-
-		len[4 + 2 * i] = store_u64_to_dec(u, add[i].user);
-		len[5 + 2 * i] = store_result_format(v, sizeof(buf[0]), &add[i].result);
-		if (len[5 + 2 * i] == 0) {
-			err = -EINVAL;
-			goto out;
-		}
-		argv[4 + 2 * i] = u;
-		argv[5 + 2 * i] = v;
-	}
-	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
+	static const enum store_key_kind kinds[] = {RS_KEY_RESULT};
+	int err;
+	redisReply *r = store_eval_buyers(rs, event, repair_lua, kinds, 1, add, n, &err);
 
 	if (r != NULL)
 		freeReplyObject(r);
-out:
-	free(argv);
-	free(len);
-	free(buf);
 	return err;
 }
 

@@ -18,16 +18,9 @@
 int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users, unsigned n,
 	uint8_t *missing);
 
-/* A buyer to restore: the user and its order, as PostgreSQL's order row has it. */
-struct store_buyer {
-	uint64_t user;
-	/* WIRE_V_ORDERED (a pending order), PAID, EXPIRED or CANCELLED, with the order's
-	 * reservation id, order id and pay deadline */
-	struct store_result result;
-};
-
 /*
- * Repairs an event from PostgreSQL's view: makes add[0..n) (n 0..RS_BATCH_MAX) buyers again,
+ * Repairs an event from PostgreSQL's view: makes add[0..n) (n 0..RS_BATCH_MAX; each its order,
+ * as PostgreSQL's order row has it) buyers again,
  * each missing result field becoming its order's own value (store_result_format(): "O:...",
  * "P:...", "X:..." or "C:..."), in one script (a field that exists is left as it is), then sets
  * the stock. Only for a sale that is not running (the caller checks). Returns 0, -EINVAL (event

@@ -9,6 +9,7 @@
 #include "store/store_conn_int.h"
 #include "store/store_wait.h"
 #include "store/store_result.h"
+#include "store/store_result_int.h"
 
 /* Parses a result hash value (see fg:{EV}:result in store_keys.h). Returns 0 or -1. */
 static int
@@ -162,15 +163,57 @@ static const char results_paid_lua[] =
 	"end\n"
 	"return n\n";
 
+redisReply *
+store_eval_buyers(struct store *rs, uint32_t event, const char *script,
+	const enum store_key_kind *kinds, unsigned nkeys, const struct store_buyer *b, unsigned n,
+	int *err)
+{
+	char keys[2][RS_KEY_MAX], nk[2] = {(char)('0' + nkeys), '\0'};
+	unsigned at = 3 + nkeys, argc = at + 2 * n;
+	const char **argv = malloc(argc * sizeof(*argv));
+	size_t *len = malloc(argc * sizeof(*len));
+	char(*buf)[STORE_RESULT_VALUE_MAX] = malloc(2 * (size_t)n * sizeof(*buf));
+	redisReply *r = NULL;
+
+	*err = 0;
+	if (argv == NULL || len == NULL || buf == NULL) {
+		*err = -ENOMEM;
+		goto out;
+	}
+	argv[0] = "EVAL";
+	argv[1] = script;
+	argv[2] = nk;
+	for (unsigned k = 0; k < nkeys; k++) {
+		store_key(keys[k], sizeof(keys[k]), event, kinds[k]);
+		argv[3 + k] = keys[k];
+	}
+	store_argv_strs(argv, len, (int)at);
+	for (unsigned i = 0; i < n; i++) {
+		char *u = buf[2 * i], *v = buf[2 * i + 1];
+
+		len[at + 2 * i] = store_u64_to_dec(u, b[i].user);
+		len[at + 1 + 2 * i] = store_result_format(v, sizeof(buf[0]), &b[i].result);
+		if (len[at + 1 + 2 * i] == 0) {
+			*err = -EINVAL;
+			goto out;
+		}
+		argv[at + 2 * i] = u;
+		argv[at + 1 + 2 * i] = v;
+	}
+	r = store_command_ok(rs, (int)argc, argv, len, err, event);
+out:
+	free(argv);
+	free(len);
+	free(buf);
+	return r;
+}
+
 int
 store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p, unsigned n,
 	unsigned *stored)
 {
-	char key[RS_KEY_MAX], dkey[RS_KEY_MAX];
-	unsigned argc = 5 + 2 * n;
-	const char **argv;
-	size_t *len;
-	char(*buf)[STORE_RESULT_VALUE_MAX];
+	static const enum store_key_kind kinds[] = {RS_KEY_RESULT, RS_KEY_DRAW};
+	struct store_buyer *b;
 	int err = 0;
 
 	*stored = 0;
@@ -178,34 +221,16 @@ store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p,
 		return -EINVAL;
 	if (n == 0)
 		return 0;
-	argv = malloc(argc * sizeof(*argv));
-	len = malloc(argc * sizeof(*len));
-	buf = malloc(2 * n * sizeof(*buf));
-	if (argv == NULL || len == NULL || buf == NULL) {
-		err = -ENOMEM;
-		goto out;
-	}
-	store_key(key, sizeof(key), event, RS_KEY_RESULT);
-	store_key(dkey, sizeof(dkey), event, RS_KEY_DRAW);
-	argv[0] = "EVAL";
-	argv[1] = results_paid_lua;
-	argv[2] = "2";
-	argv[3] = key;
-	argv[4] = dkey;
-	store_argv_strs(argv, len, 5);
-	for (unsigned i = 0; i < n; i++) {
-		char *u = buf[2 * i], *v = buf[2 * i + 1];
-
-		len[5 + 2 * i] = store_u64_to_dec(u, p[i].user);
-		len[6 + 2 * i] = store_result_format(v, sizeof(buf[0]),
-			&(struct store_result){.verdict = WIRE_V_PAID,
+	if ((b = malloc(n * sizeof(*b))) == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		b[i] = (struct store_buyer){.user = p[i].user,
+			.result = {.verdict = WIRE_V_PAID,
 				.reservation_id = p[i].reservation_id,
 				.order_id = p[i].order_id,
-				.pay_deadline_ms = p[i].pay_deadline_ms});
-		argv[5 + 2 * i] = u;
-		argv[6 + 2 * i] = v;
-	}
-	redisReply *r = store_command_ok(rs, (int)argc, argv, len, &err, event);
+				.pay_deadline_ms = p[i].pay_deadline_ms}};
+
+	redisReply *r = store_eval_buyers(rs, event, results_paid_lua, kinds, 2, b, n, &err);
 
 	if (r != NULL) {
 		if (r->type == REDIS_REPLY_INTEGER)
@@ -214,9 +239,6 @@ store_results_paid(struct store *rs, uint32_t event, const struct store_paid *p,
 			err = -EIO;
 		freeReplyObject(r);
 	}
-out:
-	free(argv);
-	free(len);
-	free(buf);
+	free(b);
 	return err;
 }

@@ -41,6 +41,13 @@ int store_results(struct store *rs, const struct wire_result_query *q, unsigned 
  */
 size_t store_result_format(char *buf, size_t cap, const struct store_result *r);
 
+/* A buyer and its order's result: WIRE_V_ORDERED (a pending order), PAID, EXPIRED or
+ * CANCELLED, with the order's reservation id, order id and pay deadline. */
+struct store_buyer {
+	uint64_t user;
+	struct store_result result;
+};
+
 /* A paid order, for store_results_paid(). */
 struct store_paid {
 	uint64_t user;
