@@ -68,6 +68,12 @@ start_edge() {
 	esac
 	EDGE_PID=$!
 }
+# HAProxy starts its server UP and takes it out at the first failed check (init-state up, its
+# default): the edge starts once the data plane answers /readyz 200 (the sale's state and key
+# from the control plane), as an operator's start order would have it, so that a DOWN below is
+# a check that failed under way, not a data plane that was not ready yet.
+dp_ready() { e2e_curl rz "$E2E_BASE:$E2E_PORT/readyz" && [ "$E2E_CODE" = 200 ]; }
+tap_run "the data plane is ready (/readyz 200) before the edge starts" t_wait_until 30 dp_ready
 start_edge
 
 # --- shoppers ---------------------------------------------------------------------------------
@@ -201,12 +207,14 @@ tap_is "$(stat kept_connections_table_full)" 0 "  the kept-connection table was 
 # no server (the failure seen on a loaded host: "Layer4 timeout, check duration: 503ms").
 if [ "$EDGE_KIND" = haproxy ]; then
 	downs() { grep -c 'is DOWN' "$RUN/edge.log" || true; }
-	tap_is "$(downs)" 0 "HAProxy's checks never took the data plane out so far (no 'is DOWN' in its log)"
+	# why the first check that took it out failed, for the message of a failure
+	down_why() { grep -m1 -o 'is DOWN, reason: [^.]*' "$RUN/edge.log" || true; }
+	tap_is "$(downs)" 0 "HAProxy's checks never took the data plane out so far (no 'is DOWN' in its log) $(down_why)"
 	kill -STOP "$E2E_DP_PID"
 	sleep 2.5
 	kill -CONT "$E2E_DP_PID"
 	sleep 3
-	tap_is "$(downs)" 0 "  nor when it stalled for 2.5 s (SIGSTOP) and ran on"
+	tap_is "$(downs)" 0 "  nor when it stalled for 2.5 s (SIGSTOP) and ran on $(down_why)"
 	tap_diag "$(grep -E 'is (DOWN|UP)' "$RUN/edge.log" | tail -3)"
 	tap_run "  a shopper's request right after: answered 200" healthz_ok
 fi
