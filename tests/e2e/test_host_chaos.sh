@@ -42,12 +42,13 @@ for t in ip ethtool haproxy redis-sentinel redis-server curl psql; do
 done
 SEED=${FG_CHAOS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 ROUNDS=${FG_CHAOS_ROUNDS:-7}
-KINDS=${FG_CHAOS_KINDS:-redis-kill,pg-kill,cp-kill,dp-kill,ow-kill,redis-cut,cp-cut}
+# The seven kinds, the one list: the default schedule and the check of FG_CHAOS_KINDS.
+ALL_KINDS=redis-kill,pg-kill,cp-kill,dp-kill,ow-kill,redis-cut,cp-cut
+KINDS=${FG_CHAOS_KINDS:-$ALL_KINDS}
 [[ $SEED =~ ^[0-9]{1,10}$ && $ROUNDS =~ ^[1-9][0-9]{0,2}$ ]] ||
 	tap_bail "FG_CHAOS_SEED (digits) and FG_CHAOS_ROUNDS (1..999)"
-[[ ,$KINDS, =~ ^(,(redis-kill|pg-kill|cp-kill|dp-kill|ow-kill|redis-cut|cp-cut))+,$ ]] ||
-	tap_bail "FG_CHAOS_KINDS: a comma-separated list of redis-kill, pg-kill, cp-kill, dp-kill, \
-ow-kill, redis-cut and cp-cut (got '$KINDS')"
+[[ ,$KINDS, =~ ^(,(${ALL_KINDS//,/|}))+,$ ]] ||
+	tap_bail "FG_CHAOS_KINDS: a comma-separated list of ${ALL_KINDS//,/, } (got '$KINDS')"
 tap_diag "FG_CHAOS_SEED=$SEED FG_CHAOS_ROUNDS=$ROUNDS${FG_CHAOS_KINDS:+ FG_CHAOS_KINDS=$KINDS}" \
 	"(give them to replay this schedule)"
 export FG_BUILD_DIR
