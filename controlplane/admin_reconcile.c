@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admin/admin_answer.h"
 #include "common/log.h"
 #include "store/store_event.h"
 #include "store/store_reconcile.h"
+#include "store/store_result.h"
 
 /*
  * One reading of an event's figures: PostgreSQL's counts and active users, then Redis's state
@@ -163,28 +165,136 @@ judge(const struct reading *r)
 	return v;
 }
 
-/* Makes Redis agree with reading r (verdict v) for event ev. Returns 0, or a negative errno. */
+/*
+ * Test hook (docs/operations.md): holds reconcile --repair this many ms between its reading and
+ * its first write to Redis, so that a test can pay or expire an order meanwhile. Unset: no hold.
+ */
+#define RECONCILE_TEST_HOLD_ENV "FG_TEST_RECONCILE_HOLD_MS"
+
+static void
+repair_test_hold(uint32_t event)
+{
+	const char *s = getenv(RECONCILE_TEST_HOLD_ENV);
+	unsigned long ms;
+
+	if (s == NULL || *s == '\0')
+		return;
+	ms = strtoul(s, NULL, 10);
+	ms = ms > 60000 ? 60000 : ms;
+	LOG_WARN("test hook " RECONCILE_TEST_HOLD_ENV
+		 ": reconcile --repair of event %u held %lu ms between its reading and its write "
+		 "(for tests only: unset it in production)",
+		event, ms);
+	nanosleep(&(struct timespec){.tv_sec = (time_t)(ms / 1000),
+			  .tv_nsec = (long)(ms % 1000) * 1000000L},
+		NULL);
+}
+
+/* What the repair's second look found moved since the reading. */
+struct repair_moved {
+	uint64_t paid;	   /* orders paid meanwhile: their fields made paid */
+	uint64_t released; /* orders expired or cancelled meanwhile: releases handed back */
+};
+
+/*
+ * The second look at the orders of buyers b[0..n) (1..RS_BATCH_MAX), whose fields the repair
+ * has just written from the reading. An order paid, expired or cancelled in PostgreSQL between
+ * the reading and that write may have been handled by the order writer while the buyer had no
+ * field: store_results_paid() and release.lua change only a buyer's field, so the payment left
+ * nothing in Redis and the release neither its result nor its stock, and the field written
+ * after says what the reading said. Read now, after the write, each such order's state is
+ * seen here, or else its change comes later and finds the field: a paid one gets its P: here
+ * (store_results_paid(), the order writer's own writer), an expired or cancelled one's release
+ * is handed back to the order writer, whose release.lua now finds the field and returns the
+ * item once (its released set) with its X: or C:. Returns 0 or < 0 with err.
+ */
+static int
+repair_second_look(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsigned n,
+	struct repair_moved *moved, char *err, size_t errlen)
+{
+	uint64_t *ids = malloc(n * sizeof(*ids)), *gone = malloc(n * sizeof(*gone)), requeued;
+	uint8_t *verdict = malloc(n);
+	struct store_paid *paid = malloc(n * sizeof(*paid));
+	unsigned k = 0, n_paid = 0, n_gone = 0, stored;
+	int rc = -ENOMEM;
+
+	if (ids == NULL || gone == NULL || verdict == NULL || paid == NULL) {
+		snprintf(err, errlen, "reconcile: out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (b[i].result.verdict == WIRE_V_ORDERED)
+			ids[k++] = b[i].result.order_id;
+	rc = k == 0 ? 0 : pg_event_orders_verdicts(c->pg, ev, ids, k, verdict, err, errlen);
+	for (unsigned i = 0, j = 0; rc == 0 && i < n; i++) {
+		if (b[i].result.verdict != WIRE_V_ORDERED)
+			continue;
+		if (verdict[j] == WIRE_V_PAID)
+			paid[n_paid++] = (struct store_paid){.user = b[i].user,
+				.reservation_id = b[i].result.reservation_id,
+				.order_id = b[i].result.order_id,
+				.pay_deadline_ms = b[i].result.pay_deadline_ms};
+		else if (verdict[j] == WIRE_V_EXPIRED || verdict[j] == WIRE_V_CANCELLED)
+			gone[n_gone++] = ids[j];
+		j++;
+	}
+	if (rc == 0 && n_paid > 0 &&
+		(rc = store_results_paid(c->rs, ev, paid, n_paid, &stored)) != 0)
+		snprintf(err, errlen, "reconcile: Redis: storing %u order(s) paid meanwhile: %s",
+			n_paid, strerror(-rc));
+	if (rc == 0 && n_gone > 0)
+		rc = pg_event_releases_again(c->pg, ev, gone, n_gone, &requeued, err, errlen);
+	if (rc == 0) {
+		moved->paid += n_paid;
+		moved->released += n_gone;
+	}
+out:
+	free(ids);
+	free(gone);
+	free(verdict);
+	free(paid);
+	return rc;
+}
+
+/*
+ * Makes Redis agree with reading r (verdict v) for event ev: the stock first, only if it is
+ * still what the reading saw (store_repair_stock()), then the missing buyers, each batch with
+ * its second look (repair_second_look()). The stock comes first so that a release applied after
+ * a buyer's field is written adds to it instead of being overwritten. Returns 0, or < 0 with
+ * err (-EAGAIN: Redis's stock moved since the reading, nothing written).
+ */
 static int
 repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
-	const struct verdict *v)
+	const struct verdict *v, char *err, size_t errlen)
 {
-	int rc = 0;
+	struct repair_moved moved = {0};
+	int rc;
 
-	for (size_t i = 0; i < r->n_missing; i += RS_BATCH_MAX) {
+	err[0] = '\0';
+	repair_test_hold(ev->id);
+	rc = store_repair_stock(c->rs, ev->id, r->rst.preheated, r->rst.stock, v->expected);
+	if (rc == -EAGAIN)
+		snprintf(err, errlen,
+			"reconcile: event %u: Redis's stock moved between the reading and the "
+			"repair (a release or a reservation): nothing repaired; run it again",
+			ev->id);
+	for (size_t i = 0; rc == 0 && i < r->n_missing; i += RS_BATCH_MAX) {
 		unsigned k = (unsigned)(r->n_missing - i < RS_BATCH_MAX ? r->n_missing - i
 									: RS_BATCH_MAX);
 
-		rc = store_repair(c->rs, ev->id, v->expected, r->missing + i, k);
-		if (rc != 0)
-			return rc;
+		rc = store_repair_buyers(c->rs, ev->id, r->missing + i, k);
+		if (rc == 0)
+			rc = repair_second_look(c, ev->id, r->missing + i, k, &moved, err, errlen);
 	}
-	if (r->n_missing == 0)
-		rc = store_repair(c->rs, ev->id, v->expected, NULL, 0);
-	if (rc == 0)
-		LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
-			   ", %zu buyer(s) restored",
-			ev->id, r->rst.stock, v->expected, r->n_missing);
-	return rc;
+	if (rc != 0 && err[0] == '\0') /* Redis's: the second look says what failed */
+		snprintf(err, errlen, "reconcile: repair failed in Redis: %s", strerror(-rc));
+	if (rc != 0)
+		return rc;
+	LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
+		   ", %zu buyer(s) restored; since the reading %" PRIu64 " of their orders paid "
+		   "(made paid) and %" PRIu64 " expired or cancelled (releases handed back)",
+		ev->id, r->rst.stock, v->expected, r->n_missing, moved.paid, moved.released);
+	return 0;
 }
 
 /* The answer's "differences": what does not agree in reading r (verdict v), for people. */
@@ -270,10 +380,9 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 				"close the sale and let its orders and releases be written first",
 				ev.id, readings);
 		}
-		if ((rc = repair(c, &ev, &r, &v)) != 0) {
+		if ((rc = repair(c, &ev, &r, &v, err, sizeof(err))) != 0) {
 			free(r.missing);
-			return admin_exec_error(
-				out, cap, "reconcile: repair failed in Redis: %s", strerror(-rc));
+			return admin_exec_error(out, cap, "%s", err);
 		}
 		repaired = true;
 		admin_exec_reload_and_publish(c, "reconcile --repair", cp_state_publish_events);

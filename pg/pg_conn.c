@@ -2,6 +2,7 @@
 #include "pg/pg_conn.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,22 @@ pg_conn_query_params(struct pg_conn *c, const char *sql, int n, const char *cons
 	*rc = pg_conn_failed(c, res, NULL, err, errlen);
 	PQclear(res);
 	return NULL;
+}
+
+char *
+pg_conn_bigint_array(const uint64_t *ids, size_t n)
+{
+	char *arr = malloc(2 + n * 21 + 1);
+	size_t len = 0;
+
+	if (arr == NULL)
+		return NULL;
+	arr[len++] = '{';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(arr + len, "%s%" PRIu64, i ? "," : "", ids[i]);
+	arr[len++] = '}';
+	arr[len] = '\0';
+	return arr;
 }
 
 PGresult *

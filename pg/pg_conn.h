@@ -115,6 +115,12 @@ PGresult *pg_conn_query(struct pg_conn *c, const char *sql, int n, const char *c
 PGresult *pg_conn_query_params(struct pg_conn *c, const char *sql, int n, const char *const *vals,
 	const int *lens, const int *fmts, int *rc, char *err, size_t errlen);
 
+/*
+ * ids[0..n) as a PostgreSQL array literal, "{1,2,3}", for a $k::bigint[] text parameter, in a
+ * malloc'd string (free it). Returns NULL when out of memory.
+ */
+char *pg_conn_bigint_array(const uint64_t *ids, size_t n);
+
 /* Runs a statement whose result is not needed. Returns 0 or < 0 with err. */
 int pg_conn_exec(struct pg_conn *c, const char *sql, int n, const char *const *vals, char *err,
 	size_t errlen);

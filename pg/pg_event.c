@@ -584,3 +584,72 @@ pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **
 	PQclear(res);
 	return 0;
 }
+
+/* One row per id of $2, in its order: the order's status, NULL when event $1 has no such order. */
+static const char orders_verdicts_sql[] =
+	"SELECT o.status FROM unnest($2::bigint[]) WITH ORDINALITY AS x(id, i) "
+	"LEFT JOIN orders o ON o.id = x.id AND o.event_id = $1 ORDER BY x.i";
+
+int
+pg_event_orders_verdicts(struct pg_conn *s, uint32_t id, const uint64_t *order_ids, size_t n,
+	uint8_t *verdict, char *err, size_t errlen)
+{
+	static const struct {
+		const char *status;
+		uint8_t verdict;
+	} st[] = {{"pending", WIRE_V_ORDERED}, {"paid", WIRE_V_PAID}, {"expired", WIRE_V_EXPIRED},
+		{"cancelled", WIRE_V_CANCELLED}};
+	char ids[16], *arr = pg_conn_bigint_array(order_ids, n);
+	const char *vals[2] = {ids, arr};
+	PGresult *res;
+	int rc;
+
+	if (arr == NULL) {
+		snprintf(err, errlen, "out of memory for %zu order ids", n);
+		return -ENOMEM;
+	}
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	res = pg_conn_query(s, orders_verdicts_sql, 2, vals, &rc, err, errlen);
+	free(arr);
+	if (res == NULL)
+		return rc;
+	if ((size_t)PQntuples(res) != n) {
+		snprintf(err, errlen, "reading %zu orders' states: %d rows", n, PQntuples(res));
+		PQclear(res);
+		return -EIO;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *v = PQgetisnull(res, (int)i, 0) ? "" : PQgetvalue(res, (int)i, 0);
+
+		verdict[i] = 0;
+		for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++)
+			if (strcmp(v, st[k].status) == 0)
+				verdict[i] = st[k].verdict;
+	}
+	PQclear(res);
+	return 0;
+}
+
+int
+pg_event_releases_again(struct pg_conn *s, uint32_t id, const uint64_t *order_ids, size_t n,
+	uint64_t *requeued, char *err, size_t errlen)
+{
+	char ids[16], *arr = pg_conn_bigint_array(order_ids, n);
+	const char *vals[2] = {ids, arr};
+	int rc;
+
+	*requeued = 0;
+	if (arr == NULL) {
+		snprintf(err, errlen, "out of memory for %zu order ids", n);
+		return -ENOMEM;
+	}
+	snprintf(ids, sizeof(ids), "%" PRIu32, id);
+	/* A new id too: an order writer between its release.lua and its mark (by id) of the same
+	 * release must not mark this one applied. */
+	rc = pg_conn_exec_rows(s,
+		"UPDATE stock_releases SET id = nextval('stock_releases_id_seq'), "
+		"applied_at = NULL WHERE event_id = $1 AND order_id = ANY($2::bigint[])",
+		2, vals, requeued, err, errlen);
+	free(arr);
+	return rc;
+}

@@ -120,4 +120,24 @@ struct pg_active_order {
 int pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders,
 	size_t *n, char *err, size_t errlen);
 
+/*
+ * The state now of orders order_ids[0..n) of event id: verdict[i] becomes WIRE_V_ORDERED
+ * (pending), WIRE_V_PAID, WIRE_V_EXPIRED or WIRE_V_CANCELLED, or 0 when the event has no such
+ * order. For reconcile --repair's second look at the orders it wrote. Returns 0 or < 0 with err.
+ */
+int pg_event_orders_verdicts(struct pg_conn *s, uint32_t id, const uint64_t *order_ids, size_t n,
+	uint8_t *verdict, char *err, size_t errlen);
+
+/*
+ * Hands the stock releases of orders order_ids[0..n) of event id back to the order writer: each
+ * becomes a pending release again, under a new id (the order writer marks the releases it
+ * applied by id, so one it is applying at this moment is not marked done by that), and the order
+ * writer applies it to Redis once more (lua/release.lua returns an item once however often it
+ * is tried: a release Redis has taken changes nothing there the second time). For reconcile
+ * --repair: a release tried while its buyer had no result field changed nothing in Redis.
+ * *requeued is set to how many were handed back. Returns 0 or < 0 with err.
+ */
+int pg_event_releases_again(struct pg_conn *s, uint32_t id, const uint64_t *order_ids, size_t n,
+	uint64_t *requeued, char *err, size_t errlen);
+
 #endif

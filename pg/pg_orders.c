@@ -772,21 +772,15 @@ pg_orders_exec_ids(struct pg_orders *s, const char *sql, const uint64_t *ids, un
 	const char *what, char *err, size_t errlen)
 {
 	char *arr;
-	size_t len = 0;
 	const char *params[1];
 	PGresult *r;
 	int rc = pg_orders_connect(s, err, errlen);
 
 	if (rc != 0 || n == 0)
 		return rc;
-	arr = malloc(2 + (size_t)n * 21 + 1);
+	arr = pg_conn_bigint_array(ids, n);
 	if (arr == NULL)
 		return -ENOMEM;
-	arr[len++] = '{';
-	for (unsigned i = 0; i < n; i++)
-		len += (size_t)sprintf(arr + len, "%s%" PRIu64, i ? "," : "", ids[i]);
-	arr[len++] = '}';
-	arr[len] = '\0';
 	params[0] = arr;
 	r = PQexecParams(pg_conn_libpq(s->c), sql, 1, NULL, params, NULL, NULL, 0);
 	free(arr);

@@ -10,8 +10,8 @@
  *   fg:{EV}:stock     string, the stock left (an integer; missing = not preheated = 0).
  *                     Written by store_preheat() (store_event: SET before the sale), reserve.lua
  *                     (store_reserve: DECRBY), release.lua (store_release: INCRBY) and
- *                     store_repair() (store_reconcile: SET). Read by reserve.lua and
- *                     store_event_state().
+ *                     store_repair_stock() (store_reconcile: SET while unchanged). Read by
+ *                     reserve.lua and store_event_state().
  *
  *   fg:{EV}:result    hash, user -> the latest state of that user's reservation. It has exactly
  *                     one field per user holding a reservation (never removed, see
@@ -22,10 +22,10 @@
  *                                                       path adds nothing)
  *                       "O:<rid>:<order id>:<deadline>" ordered (the order writer:
  *                                                       store_results_ordered_ack(), store_outbox;
- *                                                       reconciliation: store_repair())
+ *                                                       reconciliation: store_repair_buyers())
  *                       "P:<rid>:<order id>:<deadline>" paid (the order writer:
  *                                                       store_results_paid(), store_result;
- *                                                       reconciliation: store_repair())
+ *                                                       reconciliation: store_repair_buyers())
  *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua)
  *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua)
  *                       "S:<rid>"                       sold out: never an order (PostgreSQL had
@@ -33,7 +33,7 @@
  *                                                       (release.lua)
  *                       "H"                             holds an order in PostgreSQL: restored
  *                                                       by an older build's reconciliation
- *                                                       (store_repair() now writes O: or P:)
+ *                                                       (store_repair_buyers() now writes O: or P:)
  *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a
  *                     buyer's stock goes back), store_results() (store_result: the control plane
  *                     answers result queries), store_results_ordered_ack() (a final X:, C:, P:

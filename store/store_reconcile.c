@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store/store_conn_int.h"
@@ -26,43 +28,52 @@ static const char repair_lua[] =
 	"for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
 	"return #ARGV / 2\n";
 
-/* EVAL of repair_lua for add[0..n) (1..RS_BATCH_MAX) on event's result hash. Returns 0 or < 0. */
-static int
+int
 store_repair_buyers(struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n)
 {
 	static const enum store_key_kind kinds[] = {RS_KEY_RESULT};
 	int err;
-	redisReply *r = store_eval_buyers(rs, event, repair_lua, kinds, 1, add, n, &err);
+	redisReply *r;
 
+	if (event == 0 || n == 0 || n > RS_BATCH_MAX || add == NULL)
+		return -EINVAL;
+	r = store_eval_buyers(rs, event, repair_lua, kinds, 1, add, n, &err);
 	if (r != NULL)
 		freeReplyObject(r);
 	return err;
 }
 
+/*
+ * KEYS[1] the stock; ARGV[1] the stock the caller read ("" when there was none), ARGV[2] the
+ * stock to set. Sets it only while it is still what was read: returns 1, or 0 (nothing set)
+ * when it moved (a release or a reservation since the reading).
+ */
+static const char repair_stock_lua[] =
+	"if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end\n"
+	"redis.call('SET', KEYS[1], ARGV[2])\n"
+	"return 1\n";
+
 int
-store_repair(
-	struct store *rs, uint32_t event, int64_t stock, const struct store_buyer *add, unsigned n)
+store_repair_stock(struct store *rs, uint32_t event, bool was_set, int64_t was, int64_t stock)
 {
-	char key[RS_KEY_MAX], sval[RS_U64_DIGITS + 1];
-	const char *argv[3];
-	size_t len[3];
+	char key[RS_KEY_MAX], was_s[RS_U64_DIGITS + 2], stock_s[RS_U64_DIGITS + 1];
+	const char *argv[6] = {"EVAL", repair_stock_lua, "1", key, was_s, stock_s};
+	size_t len[6];
 	int err = 0;
 
-	if (event == 0 || stock < 0 || n > RS_BATCH_MAX || (n > 0 && add == NULL))
+	if (event == 0 || stock < 0)
 		return -EINVAL;
-	if (n > 0 && (err = store_repair_buyers(rs, event, add, n)) != 0)
-		return err;
 	store_key(key, sizeof(key), event, RS_KEY_STOCK);
-	argv[0] = "SET";
-	len[0] = 3;
-	argv[1] = key;
-	len[1] = strlen(key);
-	len[2] = store_u64_to_dec(sval, (uint64_t)stock);
-	argv[2] = sval;
-	redisReply *r = store_command_ok(rs, 3, argv, len, &err, event);
+	was_s[0] = '\0';
+	if (was_set)
+		snprintf(was_s, sizeof(was_s), "%" PRId64, was);
+	stock_s[store_u64_to_dec(stock_s, (uint64_t)stock)] = '\0';
+	store_argv_strs(argv, len, 6);
+	redisReply *r = store_command_ok(rs, 6, argv, len, &err, event);
 
 	if (r == NULL)
 		return err;
+	err = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EAGAIN;
 	freeReplyObject(r);
-	return 0;
+	return err;
 }

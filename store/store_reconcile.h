@@ -6,6 +6,7 @@
  * persistence), and repairing an event's result hash and stock (store/store_keys.h). The
  * control plane's admin "reconcile" command calls these, for a sale that is not running.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store/store_conn.h"
@@ -19,14 +20,22 @@ int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users
 	uint8_t *missing);
 
 /*
- * Repairs an event from PostgreSQL's view: makes add[0..n) (n 0..RS_BATCH_MAX; each its order,
- * as PostgreSQL's order row has it) buyers again,
- * each missing result field becoming its order's own value (store_result_format(): "O:...",
- * "P:...", "X:..." or "C:..."), in one script (a field that exists is left as it is), then sets
- * the stock. Only for a sale that is not running (the caller checks). Returns 0, -EINVAL (event
- * 0, stock < 0, n too many, a result of another verdict), -ENOMEM, -ENOTCONN or -EIO.
+ * Makes add[0..n) (1..RS_BATCH_MAX; each its order, as PostgreSQL's order row has it) buyers
+ * again: each missing result field becomes its order's own value (store_result_format():
+ * "O:...", "P:...", "X:..." or "C:..."), in one script; a field that exists is left as it is.
+ * Returns 0, -EINVAL (event 0, n out of range, a result of another verdict: nothing written),
+ * -ENOMEM, -ENOTCONN or -EIO.
  */
-int store_repair(
-	struct store *rs, uint32_t event, int64_t stock, const struct store_buyer *add, unsigned n);
+int store_repair_buyers(
+	struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n);
+
+/*
+ * Sets event's stock to stock if it is still what the caller read (was_set: the key existed,
+ * holding was; otherwise it must still not exist), in one script, so that a release or a
+ * reservation since the reading is never overwritten. For reconciliation of a sale that is not
+ * running (the caller checks). Returns 0, -EAGAIN (it moved: nothing set), -EINVAL (event 0,
+ * stock < 0), -ENOTCONN or -EIO.
+ */
+int store_repair_stock(struct store *rs, uint32_t event, bool was_set, int64_t was, int64_t stock);
 
 #endif

@@ -1453,7 +1453,17 @@ test_outbox_reading(void)
 	};
 	redisReply *before = raw_cmd(raw, "HGET %s 2", key(ev, RS_KEY_RESULT));
 
-	tap_eq_int(store_repair(rs, ev, 42, add, 3), 0, "store_repair");
+	tap_ok(store_repair_stock(rs, ev, true, 40, 42) == -EAGAIN &&
+			store_repair_stock(rs, ev, false, 0, 42) == -EAGAIN &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) != 42,
+		"store_repair_stock: a stock that moved since the reading (or was made) is left alone");
+	redisReply *was = raw_cmd(raw, "GET %s", key(ev, RS_KEY_STOCK));
+
+	tap_ok(was->type == REDIS_REPLY_STRING &&
+			store_repair_stock(rs, ev, true, strtoll(was->str, NULL, 10), 42) == 0,
+		"store_repair_stock: the stock as read is set");
+	freeReplyObject(was);
+	tap_eq_int(store_repair_buyers(rs, ev, add, 3), 0, "store_repair_buyers");
 	tap_ok(is_buyer(raw, ev, 3) == 1 && is_buyer(raw, ev, 77) == 1 &&
 			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
 		"  the missing users are buyers again, the stock is set");
@@ -1482,8 +1492,7 @@ test_outbox_reading(void)
 		"deadline, paid");
 	const struct store_buyer bad[] = {{5, {WIRE_V_RESERVED, 105, 0, 0}}};
 
-	tap_ok(store_repair(rs, ev, 41, bad, 1) == -EINVAL && is_buyer(raw, ev, 5) == 0 &&
-			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+	tap_ok(store_repair_buyers(rs, ev, bad, 1) == -EINVAL && is_buyer(raw, ev, 5) == 0,
 		"  a buyer without an order's result is refused, nothing written");
 	store_purge_event(rs, ev);
 }

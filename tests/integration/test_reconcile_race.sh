@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# reconcile --repair while orders change (docs/operations.md, "Repairing Redis"): Redis lost three
+# buyers' result fields; the repair reads PostgreSQL (three orders awaiting payment) and is held
+# there by the test hook FG_TEST_RECONCILE_HOLD_MS, before it writes a field. Meanwhile one order
+# is paid and one expires, and the order writer handles both while the buyers have no field:
+# the payment stores nothing (store_results_paid() changes only a buyer's field), the release
+# returns no stock (release.lua: not a buyer). Once the repair has written, each field says what
+# PostgreSQL says: paid, expired (with its item back in Redis's stock, once) and the untouched one
+# ordered; a result query (what a shopper's poll asks when the data plane has nothing) answers
+# the same, and reconcile finds Redis and PostgreSQL agreeing with no backlog.
+#
+# usage: test_reconcile_race.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
+set -uo pipefail
+
+T_CP=$1 CTL=$2 T_FEED=$3 OW=$4
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/testlib.sh
+. "$ROOT/tests/lib/testlib.sh"
+EV=9 STOCK=10 HOLD_MS=6000
+t_begin recrace
+t_services_up "$TMP/svc"
+T_CTL=$CTL T_CTL_OUT=quiet
+FG_TEST_RECONCILE_HOLD_MS=$HOLD_MS t_cp_up
+tap_ok $? "the control plane is ready (reconcile --repair held $HOLD_MS ms by the test hook)"
+ctl event create $EV --name "repair race" --stock $STOCK --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m && ctl event preheat $EV && ctl event open $EV
+tap_ok $? "event $EV created, preheated and opened with $STOCK items"
+t_feed buy $EV 1-4 21
+tap_is "$(t_field "$TMP/buy" reserved)" 4 "4 users reserve ($(cat "$TMP/buy"))"
+
+"$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
+	-s order_writer.sweep_interval=100ms -s order_writer.results_interval=50ms \
+	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow.log" 2>&1 &
+T_PIDS+=($!)
+ordered() { # USER: its order's result hash value, as PostgreSQL's row has it now
+	t_sql "select case status when 'paid' then 'P:' when 'expired' then 'X:' else 'O:' end ||
+		(reservation_id::numeric + case when reservation_id < 0 then 18446744073709551616
+		else 0 end) || ':' || id || ':' || floor(extract(epoch from pay_deadline) * 1000)::bigint
+		from orders where event_id = $EV and user_id = $1"
+}
+field() { t_redis hget "fg:{$EV}:result" "$1"; }
+all_ordered() {
+	for u in 1 2 3 4; do [ "$(field "$u")" = "$(ordered "$u")" ] || return 1; done
+}
+t_wait_until 20 all_ordered
+tap_ok $? "the order writer made the 4 orders and wrote them in Redis (O:...)"
+ctl event close $EV
+tap_ok $? "event close"
+tap_is "$(ctlj reconcile $EV | jget consistent)" true "reconcile: Redis agrees with PostgreSQL"
+
+# Redis loses users 1, 2 and 3 (a failover to a replica that was behind).
+t_redis hdel "fg:{$EV}:result" 1 2 3 >/dev/null
+order_of() { t_sql "select id from orders where event_id = $EV and user_id = $1"; }
+o1=$(order_of 1) o2=$(order_of 2)
+ctlj reconcile $EV --repair >"$TMP/repair.json" 2>&1 &
+REPAIR_PID=$!
+T_PIDS+=($REPAIR_PID)
+held() { # N: the repair was held N times
+	[ "$(grep -c "FG_TEST_RECONCILE_HOLD_MS: reconcile --repair of event $EV held" \
+		"$TMP/cp.log")" -ge "$1" ]
+}
+t_wait_until 10 held 1
+tap_ok $? "reconcile --repair has read PostgreSQL and is held before its write"
+
+# While it is held: user 1 pays, user 2's order expires; the order writer handles both.
+tap_is "$(t_sql "select flashgate_pay($o1)")" paid "  user 1's order paid (flashgate_pay)"
+t_sql "update orders set pay_deadline = now() - interval '1 second' where id = $o2"
+pay_handled() { [ "$(t_sql "select count(*) from result_changes where order_id = $o1")" = 0 ]; }
+release_handled() { # ORDER
+	[ "$(t_sql "select count(*) from stock_releases where order_id = $1
+		and applied_at is not null")" = 1 ]
+}
+t_wait_until 4 pay_handled
+tap_ok $? "  the order writer handled the payment"
+t_wait_until 4 release_handled "$o2"
+tap_ok $? "  the sweeper expired user 2's order and handled its release"
+tap_ok "$(kill -0 $REPAIR_PID 2>/dev/null && [ ! -s "$TMP/repair.json" ]; echo $?)" \
+	"  both while the repair was still held (nothing answered yet)"
+tap_is "$(field 1)/$(field 2)" / "  the buyers had no field meanwhile: nothing was written for them"
+
+wait $REPAIR_PID
+tap_is "$(jget repaired <"$TMP/repair.json")" true "reconcile --repair repaired ($(head -c 300 "$TMP/repair.json"))"
+T_PIDS=("${T_PIDS[@]/$REPAIR_PID/}")
+now_is() { [ "$(field "$1")" = "$(ordered "$1")" ]; }
+t_wait_until 5 now_is 1
+tap_ok $? "user 1 (paid while the repair was held) is paid in Redis: $(field 1) (PostgreSQL: $(ordered 1))"
+t_wait_until 5 now_is 2
+tap_ok $? "user 2 (expired while the repair was held) is expired in Redis: $(field 2) (PostgreSQL: $(ordered 2))"
+tap_is "$(field 3)" "$(ordered 3)" "user 3 (untouched) is ordered again: $(field 3)"
+available=$(t_sql "select available from stock where event_id = $EV")
+stock_is() { [ "$(t_redis get "fg:{$EV}:stock")" = "$1" ]; }
+t_wait_until 5 stock_is "$available"
+tap_ok $? "Redis's stock is PostgreSQL's available $available: user 2's item came back, once ($(t_redis get "fg:{$EV}:stock"))"
+tap_is "$(t_redis sismember "fg:{$EV}:released" "$(field 2 | cut -d: -f2):2")" 1 \
+	"  its release is in Redis's released set"
+ctlj reconcile $EV >"$TMP/after.json"
+tap_is "$(jget consistent backlog releases_in_flight <"$TMP/after.json")" true/0/0 \
+	"reconcile: Redis agrees with PostgreSQL, no backlog ($(head -c 300 "$TMP/after.json"))"
+
+# What a shopper's poll gets when the data plane asks the control plane (a result query).
+T_FEED_TIMEOUT_MS=10000 t_feed ask $EV 900-900 22 --query 1-3 --storm 3 --log "$TMP/ask.log"
+tap_is "$(t_field "$TMP/ask" queried)" 3 "a result query of users 1-3, all answered ($(cat "$TMP/ask"))"
+tap_is "$(awk '$1 == "result" && $2 != 900 { print $2 ":" $3 }' "$TMP/ask.log" | sort -u |
+	paste -sd' ' -)" "1:paid 2:expired 3:ordered" "  paid, expired and ordered, as PostgreSQL says"
+
+# An item that comes back to Redis's stock while the repair is held (user 4, a buyer Redis kept,
+# expires): the stock the repair computed from its reading would overwrite it, so it sets
+# nothing and says so; run again, it repairs.
+t_redis hdel "fg:{$EV}:result" 3 >/dev/null
+o4=$(order_of 4)
+ctlj reconcile $EV --repair >"$TMP/repair2.json" 2>&1 &
+REPAIR_PID=$!
+T_PIDS+=($REPAIR_PID)
+t_wait_until 10 held 2
+tap_ok $? "reconcile --repair again (user 3 lost again), held before its write"
+t_sql "update orders set pay_deadline = now() - interval '1 second' where id = $o4"
+t_wait_until 4 release_handled "$o4"
+tap_ok $? "  meanwhile user 4's order expires and its item goes back to Redis's stock"
+wait $REPAIR_PID
+rc=$?
+T_PIDS=("${T_PIDS[@]/$REPAIR_PID/}")
+tap_ok "$([ $rc -ne 0 ] && grep -q "stock moved between the reading and the repair" \
+	"$TMP/repair2.json"; echo $?)" "  the repair refuses: the stock moved (exit $rc: $(head -c 300 "$TMP/repair2.json"))"
+available=$(t_sql "select available from stock where event_id = $EV")
+tap_is "$(field 3)/$(t_redis get "fg:{$EV}:stock")" "/$available" \
+	"  nothing written: user 3 still missing, the stock PostgreSQL's $available with user 4's item"
+ctlj reconcile $EV --repair >"$TMP/repair3.json" 2>&1
+tap_is "$(jget repaired <"$TMP/repair3.json")" true "run again, it repairs"
+ctlj reconcile $EV >"$TMP/after3.json"
+tap_is "$(field 3)/$(t_redis get "fg:{$EV}:stock")/$(jget consistent backlog <"$TMP/after3.json")" \
+	"$(ordered 3)/$available/true/0" "  user 3 ordered, the stock $available, Redis agrees with PostgreSQL"
+tap_done
