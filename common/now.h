@@ -8,6 +8,7 @@
  * One clock_gettime() each (a vDSO call, no syscall on Linux); workers read the TSC instead
  * (dataplane/clock.h). None can fail with these clocks.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -49,6 +50,17 @@ now_mono_ns(void)
 	return now_ns_of(CLOCK_MONOTONIC);
 }
 
+/*
+ * When Unix time due_wall_ms comes, on the monotonic clock, as of the readings mono_ms and wall_ms
+ * taken together (mono_ms when it is past). A later step of the wall clock moves the answer: a
+ * caller that waits for it looks again within a bounded time (the control plane: every heartbeat).
+ */
+static inline uint64_t
+now_mono_at_wall(uint64_t due_wall_ms, uint64_t mono_ms, uint64_t wall_ms)
+{
+	return due_wall_ms > wall_ms ? mono_ms + (due_wall_ms - wall_ms) : mono_ms;
+}
+
 /* The time on clock id ms milliseconds from now, as a deadline for pthread_cond_timedwait() (the
  * condition variable's clock must be id). */
 static inline struct timespec
@@ -64,6 +76,23 @@ now_deadline_after_ms(clockid_t id, uint64_t ms)
 		t.tv_nsec -= 1000000000L;
 	}
 	return t;
+}
+
+/* Initialises c to time its waits on CLOCK_MONOTONIC (deadlines from now_deadline_after_ms()
+ * with that clock), which a step of the wall clock does not move. 0 or an errno. */
+static inline int
+now_cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int rc = pthread_condattr_init(&a);
+
+	if (rc != 0)
+		return rc;
+	rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return rc;
 }
 
 #endif

@@ -76,12 +76,12 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	decider_counters(c->dec, &dc);
 	cp_links_counters(c->links, &lc);
 	store_get_stats(c->rs, &rs);
-	uint64_t now_ms = now_wall_ms();
+	uint64_t mono_ms = now_mono_ms(); /* the data planes' ages */
 
 	(void)req;
 	(void)t;
 	admin_json_ok(&j, out, cap);
-	jw_u64(&j, "uptime_s", (now_ms - c->started_ms) / 1000);
+	jw_u64(&j, "uptime_s", (mono_ms - c->started_mono_ms) / 1000);
 	jw_open(&j, "decisions", '{');
 	jw_u64(&j, "received", dc.received);
 	jw_u64(&j, "decided", dc.decided);
@@ -187,9 +187,9 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	if (c->draws != NULL)
 		draw_runner_json(c->draws, &j);
 	if (c->ids != NULL)
-		dp_ids_json(c->ids, &j, now_ms);
+		dp_ids_json(c->ids, &j, mono_ms);
 	if (c->dps != NULL)
-		dp_stats_json(c->dps, &j, now_ms, true);
+		dp_stats_json(c->dps, &j, mono_ms, true);
 	return admin_exec_end(&j, out, cap);
 }
 

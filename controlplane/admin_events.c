@@ -289,7 +289,7 @@ pow_on_loop(struct cp_ctx *c, void *arg)
 	if (ce == NULL)
 		return;
 	ce->pow_bits_now = p->ev->pow_bits;
-	ce->pow_moved_ms = now_wall_ms();
+	ce->pow_moved_ms = now_mono_ms();
 	cp_pow_publish(ce, c->links);
 	if (c->pow != NULL)
 		cp_pow_show(c->pow, c->st);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "common/log.h"
+#include "common/now.h"
 #include "common/wire.h"
 
 /*
@@ -32,26 +33,27 @@ follow_token_ttl(struct cp_ctx *c)
 }
 
 /* Removes the sale keys whose last token and receipt can no longer be valid, and tells the data
- * planes. On a database error it tries again a heartbeat later. */
+ * planes. On a database error it tries again a heartbeat later (mono_ms: monotonic, wall_ms: Unix
+ * ms, the keys' retire_at's clock). */
 static void
-retire_keys(struct cp_ctx *c, uint64_t now_ms)
+retire_keys(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 {
 	char err[512];
 	unsigned removed = 0;
 
 	if (pg_keys_expire(c->pg, c->st->key_life_ms, &removed, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 60000, "retiring sale keys: %s", err);
-		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+		c->key_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 		return;
 	}
 	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 60000, "state reload after retiring sale keys: %s", err);
-		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+		c->key_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 		return;
 	}
 	/* A key may retire later than listed (an event it signed for was extended). */
-	if (c->st->next_key_retire_ms != 0 && c->st->next_key_retire_ms <= now_ms)
-		c->st->next_key_retire_ms = now_ms + c->cfg->heartbeat_ms;
+	if (c->st->next_key_retire_ms != 0 && c->st->next_key_retire_ms <= wall_ms)
+		c->key_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 	if (removed > 0) {
 		cp_state_publish_keys(c->st, c->links);
 		LOG_NOTICE("%u retired sale key%s removed: the last token or receipt %s signed can "
@@ -66,23 +68,23 @@ retire_keys(struct cp_ctx *c, uint64_t now_ms)
  * and a set that lost an event since it was published goes out as a snapshot.
  */
 static void
-follow_events(struct cp_ctx *c, uint64_t now_ms)
+follow_events(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 {
 	struct cp_state *st = c->st;
 	char err[512];
-	bool due = st->events_next_end_ms != 0 && now_ms >= st->events_next_end_ms;
+	bool due = st->events_next_end_ms != 0 && wall_ms >= st->events_next_end_ms;
 
-	if ((!due && !st->events_dropped) || now_ms < st->events_retry_ms)
+	if ((!due && !st->events_dropped) || mono_ms < st->events_retry_mono_ms)
 		return;
 	if (due) {
 		if (cp_state_load(st, c->pg, c->rs, err, sizeof(err)) != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 60000, "events reload after a sale ended: %s", err);
-			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+			st->events_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 			return;
 		}
 		/* PostgreSQL's clock may be a little behind ours: the same end, a beat later. */
-		if (st->events_next_end_ms != 0 && st->events_next_end_ms <= now_ms)
-			st->events_retry_ms = now_ms + c->cfg->heartbeat_ms;
+		if (st->events_next_end_ms != 0 && st->events_next_end_ms <= wall_ms)
+			st->events_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 	}
 	cp_state_publish_event_set(st, c->links);
 }
@@ -90,9 +92,9 @@ follow_events(struct cp_ctx *c, uint64_t now_ms)
 /* Each live data plane takes its share of the forward budget: a data plane that appears or goes
  * stale changes every share (docs/limits.md "Per-event forward budget"). */
 static void
-follow_data_planes(struct cp_ctx *c, uint64_t now_ms)
+follow_data_planes(struct cp_ctx *c, uint64_t mono_ms)
 {
-	unsigned n = dp_stats_live(c->dps, now_ms);
+	unsigned n = dp_stats_live(c->dps, mono_ms);
 
 	if (n == 0)
 		n = 1; /* none heard from yet: the first one takes the whole budget */
@@ -104,13 +106,13 @@ follow_data_planes(struct cp_ctx *c, uint64_t now_ms)
 }
 
 uint64_t
-cp_cron(struct cp_ctx *c, uint64_t now_ms)
+cp_cron(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 {
 	uint64_t wake;
 
-	decider_flush(c->dec, now_ms, false);
+	decider_flush(c->dec, mono_ms, wall_ms, false);
 	struct wire_dp_refused refused[16];
-	unsigned n_refused = dp_ids_refusals_due(c->ids, now_ms, refused, 16);
+	unsigned n_refused = dp_ids_refusals_due(c->ids, mono_ms, refused, 16);
 
 	/* Each refused data plane is told (at most once a second each) while it is heard. */
 	if (n_refused > 0)
@@ -118,17 +120,20 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 	/* After a start, the data planes first report how long their tokens live (they send
 	 * their counters at once when they connect, then every second; a longer lifetime
 	 * learned before the restart is not stored): no key goes before that. */
-	uint64_t retire_from = c->started_ms + CP_STATE_KEY_RETIRE_HOLD_MS;
+	uint64_t retire_from = c->started_mono_ms + CP_STATE_KEY_RETIRE_HOLD_MS;
 
-	if (c->st->next_key_retire_ms != 0 && now_ms >= c->st->next_key_retire_ms &&
-		now_ms >= retire_from)
-		retire_keys(c, now_ms);
-	if (now_ms >= c->next_heartbeat_ms) {
-		struct wire_heartbeat hb = {now_ms};
+	if (retire_from < c->key_retry_mono_ms)
+		retire_from = c->key_retry_mono_ms;
+	if (c->st->next_key_retire_ms != 0 && wall_ms >= c->st->next_key_retire_ms &&
+		mono_ms >= retire_from)
+		retire_keys(c, mono_ms, wall_ms);
+	if (mono_ms >= c->next_heartbeat_mono_ms) {
+		/* The heartbeat carries Unix time: the data planes compare it with theirs. */
+		struct wire_heartbeat hb = {wall_ms};
 
 		cp_links_publish(c->links, WIRE_T_HEARTBEAT, &hb, 1);
-		follow_data_planes(c, now_ms);
-		follow_events(c, now_ms);
+		follow_data_planes(c, mono_ms);
+		follow_events(c, mono_ms, wall_ms);
 		store_ensure_connected(c->rs);
 		/* The window keys follow PostgreSQL's state (after a start, a reload, or Redis
 		 * coming back): reserve.lua refuses outside the sale by itself. */
@@ -137,26 +142,29 @@ cp_cron(struct cp_ctx *c, uint64_t now_ms)
 				"Redis: the sale window keys could not be written yet; the control "
 				"plane refuses outside the sale meanwhile, and tries again");
 		follow_token_ttl(c);
-		c->next_heartbeat_ms = now_ms + c->cfg->heartbeat_ms;
+		c->next_heartbeat_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 	}
 	/* The draws' work, in steps: reservations of other events are decided in between. */
-	uint64_t draw_wake = c->draws != NULL ? draw_runner_step(c->draws, now_ms) : UINT64_MAX;
+	uint64_t draw_wake =
+		c->draws != NULL ? draw_runner_step(c->draws, mono_ms, wall_ms) : UINT64_MAX;
 
 	wake = decider_deadline(c->dec);
 	if (draw_wake < wake)
 		wake = draw_wake;
 	if (c->pow != NULL) {
-		uint64_t due = cp_pow_tick(c->pow, c->st, c->dps, c->links, now_ms);
+		uint64_t due = cp_pow_tick(c->pow, c->st, c->dps, c->links, mono_ms, wall_ms);
 
 		if (due < wake)
 			wake = due;
 	}
 	if (c->st->next_key_retire_ms != 0) {
-		uint64_t due = c->st->next_key_retire_ms > retire_from ? c->st->next_key_retire_ms
-								     : retire_from;
+		uint64_t due = now_mono_at_wall(c->st->next_key_retire_ms, mono_ms, wall_ms);
 
+		due = due > retire_from ? due : retire_from;
 		if (due < wake)
 			wake = due;
 	}
-	return wake < c->next_heartbeat_ms ? wake : c->next_heartbeat_ms;
+	/* Every wake computed from a Unix time (the key's, a draw's) is looked at again by the
+	 * next heartbeat at the latest: a step of the wall clock is followed within one. */
+	return wake < c->next_heartbeat_mono_ms ? wake : c->next_heartbeat_mono_ms;
 }

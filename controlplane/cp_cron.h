@@ -11,7 +11,9 @@
 #include "controlplane/cp_ctx.h"
 
 /*
- * Does what is due at now_ms (Unix ms):
+ * Does what is due at mono_ms (monotonic ms, common/now.h now_mono_ms(): every interval, period
+ * and back-off) and wall_ms (Unix ms, read with it: what is Unix time by meaning, the sale's
+ * times, the keys' retirement, the heartbeat's clock):
  *   - the decider's batches whose wait (batch_wait) is over, and full ones, go to Redis;
  *   - every heartbeat interval: a HEARTBEAT to the data planes, and a reconnect to Redis when
  *     it is down (so that the "back" notice does not wait for traffic), and the longest
@@ -20,9 +22,10 @@
  *     FAIR updates that are due;
  *   - when a retiring sale key's time is up: it is deleted and the data planes get the keys
  *     without it (a database error tries again a heartbeat later).
- * Returns when the next work is due (Unix ms): the next heartbeat, the decider's deadline or
- * the next key retirement, whichever comes first. Cannot fail.
+ * Returns when the next work is due (monotonic ms): the next heartbeat, the decider's deadline or
+ * the next key retirement, whichever comes first; never after the next heartbeat, so that a
+ * step of the wall clock is followed within one. Cannot fail.
  */
-uint64_t cp_cron(struct cp_ctx *c, uint64_t now_ms);
+uint64_t cp_cron(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms);
 
 #endif

@@ -33,10 +33,11 @@ struct cp_ctx {
 	struct metrics *metrics;  /* GET /metrics */
 	struct pg_health *pg_health; /* PostgreSQL's health probe (pg/pg_health.h; may be NULL) */
 	struct cp_pow *pow;       /* the challenge's automatic difficulty (may be NULL in tests) */
-	uint64_t started_ms;
+	uint64_t started_mono_ms; /* when the loop started (monotonic ms) */
 	struct admin_conns *admin; /* the admin socket's connections */
 	uint64_t snapshots_sent;
-	uint64_t next_heartbeat_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
+	uint64_t next_heartbeat_mono_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
+	uint64_t key_retry_mono_ms; /* cp_cron()'s: no key retirement before (after a failure) */
 	/* The slow-job thread (controlplane/cp_slow.h; NULL: commands run on the loop). */
 	struct cp_slow *slow;
 	/* Following other control planes' admin changes (controlplane/cp_follow.h; may be NULL). */

@@ -9,13 +9,14 @@
 #include "common/log.h"
 #include "common/now.h"
 
-/* Whether event e's difficulty may move by itself now: a live sale with room above. */
+/* Whether event e's difficulty may move by itself at wall_ms (Unix ms): a live sale with room
+ * above. */
 static bool
-auto_on(const struct cp_state_event *e, uint64_t now_ms)
+auto_on(const struct cp_state_event *e, uint64_t wall_ms)
 {
 	return e->ev.pow_auto_max > e->ev.pow_bits &&
 	       (e->ev.state == ADMIN_EV_OPEN || e->ev.state == ADMIN_EV_PREHEATED) &&
-	       now_ms < e->ev.ends_at_ms;
+	       wall_ms < e->ev.ends_at_ms;
 }
 
 /*
@@ -27,7 +28,7 @@ auto_on(const struct cp_state_event *e, uint64_t now_ms)
  * any event: every one counts, as when they were not counted per event.
  */
 static void
-pow_attribute(struct cp_state *st, uint64_t now_ms, bool grew)
+pow_attribute(struct cp_state *st, uint64_t mono_ms, bool grew)
 {
 	uint64_t most = 0;
 
@@ -43,47 +44,47 @@ pow_attribute(struct cp_state *st, uint64_t now_ms, bool grew)
 
 		e->pow_fwd_last = e->forwarded;
 		if (grew && (most == 0 || 2 * d >= most))
-			e->pow_growth_ms = now_ms;
+			e->pow_growth_ms = mono_ms;
 	}
 }
 
 uint64_t
 cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps, struct cp_links *l,
-	uint64_t now_ms)
+	uint64_t mono_ms, uint64_t wall_ms)
 {
 	uint64_t sum = 0;
 	bool grew;
 
-	if (now_ms < p->next_tick_ms)
+	if (mono_ms < p->next_tick_ms)
 		return p->next_tick_ms;
-	p->next_tick_ms = now_ms + CP_POW_TICK_MS;
+	p->next_tick_ms = mono_ms + CP_POW_TICK_MS;
 	(void)dp_stats_sum(dps, CP_POW_REFUSALS, &sum);
 	/* Fewer than before: a data plane restarted (its counters start again), not a calm. */
 	grew = p->have_last && sum > p->last_refusals;
 	p->last_refusals = sum;
 	p->have_last = true;
 	if (grew)
-		p->last_growth_ms = now_ms;
-	pow_attribute(st, now_ms, grew);
+		p->last_growth_ms = mono_ms;
+	pow_attribute(st, mono_ms, grew);
 	for (unsigned i = 0; i < st->n_ev; i++) {
 		struct cp_state_event *e = &st->ev[i];
 		uint8_t was = e->pow_bits_now;
-		bool its = grew && e->pow_growth_ms == now_ms;
+		bool its = grew && e->pow_growth_ms == mono_ms;
 
-		if (!auto_on(e, now_ms))
+		if (!auto_on(e, wall_ms))
 			continue;
 		if (its && e->pow_bits_now < e->ev.pow_auto_max) {
 			e->pow_bits_now++;
 			p->raised++;
 		} else if (!its && e->pow_bits_now > e->ev.pow_bits &&
-			   now_ms - e->pow_growth_ms >= CP_POW_QUIET_MS &&
-			   now_ms - e->pow_moved_ms >= CP_POW_QUIET_MS) {
+			   mono_ms - e->pow_growth_ms >= CP_POW_QUIET_MS &&
+			   mono_ms - e->pow_moved_ms >= CP_POW_QUIET_MS) {
 			e->pow_bits_now--;
 			p->lowered++;
 		} else {
 			continue;
 		}
-		e->pow_moved_ms = now_ms;
+		e->pow_moved_ms = mono_ms;
 		LOG_NOTICE("event %" PRIu32 ": challenge %u -> %u bits (%s; set %u, "
 			   "automatic up to %u)",
 			e->ev.id, was, e->pow_bits_now,

@@ -33,7 +33,7 @@ struct cp_pow {
 	bool have_last;		  /* last_refusals holds a reading */
 	uint64_t last_refusals;	  /* the data planes' forward-budget refusals last tick */
 	uint64_t next_tick_ms;	  /* when cp_pow_tick() looks again */
-	uint64_t last_growth_ms;  /* the last tick that saw them grow (Unix ms; 0: never) */
+	uint64_t last_growth_ms;  /* the last tick that saw them grow (monotonic ms; 0: never) */
 	uint64_t raised, lowered; /* moves made, for tests and stats */
 	/* For the metrics thread: (event << 8 | difficulty now) of each event, 0 after the
 	 * last; written by the main thread (cp_pow_show()). */
@@ -42,10 +42,12 @@ struct cp_pow {
 
 /*
  * Once a tick (CP_POW_TICK_MS): reads the refusals from dps and moves the difficulty of
- * st's events as above, publishing each event that moved on l. Returns when it is due again.
+ * st's events as above, publishing each event that moved on l. mono_ms is monotonic ms (the
+ * tick, the quiet time), wall_ms Unix ms (the sale's end). Returns when it is due again
+ * (monotonic ms).
  */
 uint64_t cp_pow_tick(struct cp_pow *p, struct cp_state *st, struct dp_stats *dps,
-	struct cp_links *l, uint64_t now_ms);
+	struct cp_links *l, uint64_t mono_ms, uint64_t wall_ms);
 
 /* Copies every event's current difficulty where the metrics thread reads it. */
 void cp_pow_show(struct cp_pow *p, const struct cp_state *st);

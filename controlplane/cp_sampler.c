@@ -76,7 +76,7 @@ sample_once(struct cp_sampler *s)
 	answers_json(s->c->dps, ans, sizeof(ans));
 	(void)dp_stats_sum(s->c->dps, "admits.kind=reserve_admitted", &smp.admitted);
 	(void)dp_stats_sum(s->c->dps, "rejects.reason=forward_budget", &smp.budget_refused);
-	smp.data_planes = dp_stats_live(s->c->dps, now_wall_ms());
+	smp.data_planes = dp_stats_live(s->c->dps, now_mono_ms());
 	if (pg_samples_write(s->pg, &smp, NULL, err, sizeof(err)) != 0)
 		LOG_RL(LOG_LEVEL_WARN, 60000, "samples: not written: %s", err);
 }
@@ -88,7 +88,7 @@ sampler_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		struct timespec until = now_deadline_after_ms(CLOCK_REALTIME, s->interval_ms);
+		struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, s->interval_ms);
 
 		while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
 			;
@@ -116,7 +116,7 @@ cp_sampler_start(
 	if (s->pg == NULL)
 		goto nomem;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	now_cond_init_monotonic(&s->cond);
 	if (pthread_create(&s->th, NULL, sampler_main, s) != 0) {
 		snprintf(err, errlen, "samples: cannot start the sampler's thread");
 		pthread_cond_destroy(&s->cond);

@@ -352,13 +352,13 @@ cp_state_publish_fair(const struct cp_state *st, struct cp_links *l)
 }
 
 int
-cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t now_ms)
+cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t mono_ms)
 {
 	struct wire_fair w;
 
 	e->draw.dirty = false;
 	e->draw.state_dirty = false;
-	e->draw.fair_ms = now_ms;
+	e->draw.fair_ms = mono_ms;
 	if (!cp_state_event_has_fair(e))
 		return 0;
 	cp_state_fair_to_wire(e, &w);

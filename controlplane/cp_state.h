@@ -34,10 +34,10 @@ struct cp_state_event {
 	 * planes refuse reservations over the forward budget. Kept across reloads while within
 	 * [pow_bits, pow_auto_max]. */
 	uint8_t pow_bits_now;
-	uint64_t pow_moved_ms; /* when the automatic difficulty last moved it (Unix ms; 0: never) */
+	uint64_t pow_moved_ms; /* when its difficulty last moved (monotonic ms; 0: never) */
 	/* The event's reservations received from the data planes (the decider counts them), and
 	 * the automatic difficulty's reading of it a tick ago and last time the forward-budget
-	 * refusals were put down to it (Unix ms): the refusals are counted per event. */
+	 * refusals were put down to it (monotonic ms): the refusals are counted per event. */
 	uint64_t forwarded;
 	uint64_t pow_fwd_last;
 	uint64_t pow_growth_ms;
@@ -57,7 +57,7 @@ struct cp_state_event {
 		bool dirty;	   /* a field changed since the last FAIR (progress: 200 ms) */
 		bool state_dirty;  /* the state changed: FAIR at once */
 		bool counted;	   /* entrants read from Redis once (a start during the pre-queue) */
-		uint64_t fair_ms;  /* when its last FAIR went out (Unix ms) */
+		uint64_t fair_ms;  /* when its last FAIR went out (monotonic ms) */
 	} draw;
 };
 
@@ -70,7 +70,7 @@ struct cp_state {
 	/* When the set may change by itself: a live event's ends_at (Unix ms; 0: none).
 	 * cp_cron() loads the events again then. */
 	uint64_t events_next_end_ms;
-	uint64_t events_retry_ms; /* cp_cron()'s: not before this (a failed or early load) */
+	uint64_t events_retry_mono_ms; /* cp_cron()'s: not before this (a failed or early load) */
 	struct wire_key keys[CP_STATE_KEYS_MAX];
 	unsigned n_keys;
 	struct wire_rule *rules;
@@ -206,7 +206,8 @@ void cp_state_fair_to_wire(const struct cp_state_event *e, struct wire_fair *out
 /* Publishes the FAIR records of every event that has one (none: nothing sent). 0 or -EIO. */
 int cp_state_publish_fair(const struct cp_state *st, struct cp_links *l);
 
-/* Publishes event e's FAIR record (when it has one) and clears its dirty flags. 0 or -EIO. */
-int cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t now_ms);
+/* Publishes event e's FAIR record (when it has one) and clears its dirty flags; mono_ms (monotonic
+ * ms) is kept as when it went out. 0 or -EIO. */
+int cp_state_publish_fair_one(struct cp_state_event *e, struct cp_links *l, uint64_t mono_ms);
 
 #endif

@@ -65,20 +65,20 @@ struct decider {
 	struct pending p[CP_STATE_EVENTS_MAX];
 	unsigned n_p;          /* events with something pending */
 	unsigned queued;       /* reservations pending */
-	uint64_t oldest_ms;    /* arrival of the oldest pending reservation */
+	uint64_t oldest_mono_ms; /* arrival of the oldest pending reservation (monotonic) */
 	struct store_batch b[CP_STATE_EVENTS_MAX];
 	/* Rounds not published yet, a ring of n_rounds (DECIDER_ROUNDS_MAX with wait_replicas,
 	 * else 1): r_len from r_head. */
 	struct round r[DECIDER_ROUNDS_MAX];
 	unsigned n_rounds, r_head, r_len;
-	uint64_t poll_at_ms;		/* when the loop looks for a pending WAIT's answer */
+	uint64_t poll_at_mono_ms;	/* when the loop looks for a pending WAIT's answer */
 	struct wire_result refused[64]; /* outside the sale: answered by decider_add() */
 	unsigned n_refused;
 	struct wire_result_query *held; /* CP_STATE_EVENTS_MAX * batch_max: a round's duplicates */
 	struct wire_result_query *qq;	/* DECIDER_QUERIES_MAX, a ring: queries to answer */
 	const struct draw_runner *draws; /* the ranks of draws under way (may be NULL) */
 	unsigned qq_head, qq_len;
-	uint64_t qq_retry_ms;	/* queries wait until then after a failed lookup (wall ms) */
+	uint64_t qq_retry_mono_ms; /* queries wait until then after a failed lookup */
 	unsigned qq_backoff_ms; /* the next failure's wait: 0 after a success */
 	struct decider_counters ctr;
 };
@@ -380,14 +380,14 @@ take_waits(struct decider *d, bool block)
 }
 
 unsigned
-decider_flush(struct decider *d, uint64_t now_ms, bool force)
+decider_flush(struct decider *d, uint64_t mono_ms, uint64_t wall_ms, bool force)
 {
 	unsigned n_out = 0, n_b = 0;
 	bool wait_sent = false;
 
 	take_waits(d, false);
-	if (d->queued == 0 || (!force && now_ms < d->oldest_ms + d->wait_ms)) {
-		d->poll_at_ms = now_ms + DECIDER_WAIT_POLL_MS;
+	if (d->queued == 0 || (!force && mono_ms < d->oldest_mono_ms + d->wait_ms)) {
+		d->poll_at_mono_ms = mono_ms + DECIDER_WAIT_POLL_MS;
 		return 0;
 	}
 	/* As many rounds pending as the ring holds: the oldest one's answer first. */
@@ -403,7 +403,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 			.n = d->p[i].n,
 			.res = d->p[i].recs,
 			.verdicts = d->p[i].verdicts,
-			.now_ms = now_ms, /* reserve.lua checks the window by our clock too */
+			.now_ms = wall_ms, /* reserve.lua checks the window by our clock too */
 		};
 	}
 	d->ctr.rounds++;
@@ -443,7 +443,7 @@ decider_flush(struct decider *d, uint64_t now_ms, bool force)
 	d->n_p = 0;
 	d->queued = 0;
 	take_waits(d, false);
-	d->poll_at_ms = now_ms + DECIDER_WAIT_POLL_MS;
+	d->poll_at_mono_ms = mono_ms + DECIDER_WAIT_POLL_MS;
 	return n_out;
 }
 
@@ -528,7 +528,7 @@ draw_entry_in_time(const struct admin_event *ev, uint64_t admitted_ms, uint64_t 
 }
 
 void
-decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
+decider_add(struct decider *d, const struct wire_msg *m, uint64_t mono_ms, uint64_t wall_ms)
 {
 	for (unsigned i = 0; i < m->count; i++) {
 		struct wire_reserve r;
@@ -545,7 +545,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		if (e != NULL)
 			e->forwarded++; /* the automatic difficulty's share of the refusals */
 
-		if ((out = outside_sale(e, now_ms)) != 0) {
+		if ((out = outside_sale(e, wall_ms)) != 0) {
 			refuse(d, &r, e, out);
 			continue;
 		}
@@ -555,16 +555,16 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		bool enter = false;
 
 		if (draw_pending(e)) {
-			if (!draw_entry_in_time(&e->ev, r.admitted_ms, now_ms)) {
+			if (!draw_entry_in_time(&e->ev, r.admitted_ms, wall_ms)) {
 				refuse(d, &r, e, WIRE_V_RETRY);
 				continue;
 			}
 			uint64_t at = admin_event_draw_at_ms(&e->ev);
 
-			if (now_ms >= at) { /* measured: how late the grace's entries come */
+			if (wall_ms >= at) { /* measured: how late the grace's entries come */
 				d->ctr.entrants_late++;
-				if (now_ms - at > d->ctr.entrants_late_max_ms)
-					d->ctr.entrants_late_max_ms = now_ms - at;
+				if (wall_ms - at > d->ctr.entrants_late_max_ms)
+					d->ctr.entrants_late_max_ms = wall_ms - at;
 			}
 			enter = true;
 		}
@@ -578,7 +578,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 		 * other kind (its draw_at came): decide what waits first. */
 		if ((p != NULL && (p->n == d->batch_max || p->enter != enter)) ||
 			(p == NULL && d->n_p == CP_STATE_EVENTS_MAX)) {
-			decider_flush(d, now_ms, true);
+			decider_flush(d, mono_ms, wall_ms, true);
 			p = NULL;
 		}
 		if (p == NULL) {
@@ -588,7 +588,7 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 			p->n = 0;
 		}
 		if (d->queued == 0)
-			d->oldest_ms = now_ms;
+			d->oldest_mono_ms = mono_ms;
 		p->recs[p->n++] = r;
 		d->queued++;
 	}
@@ -598,10 +598,10 @@ decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms)
 uint64_t
 decider_deadline(const struct decider *d)
 {
-	uint64_t at = d->queued ? d->oldest_ms + d->wait_ms : UINT64_MAX;
+	uint64_t at = d->queued ? d->oldest_mono_ms + d->wait_ms : UINT64_MAX;
 
 	/* A pending WAIT: the next turn looks for its answer (decider_flush()). */
-	return d->r_len > 0 && d->poll_at_ms < at ? d->poll_at_ms : at;
+	return d->r_len > 0 && d->poll_at_mono_ms < at ? d->poll_at_mono_ms : at;
 }
 
 void
@@ -625,13 +625,13 @@ decider_query(struct decider *d, const struct wire_msg *m)
 }
 
 unsigned
-decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms)
+decider_serve_queries(struct decider *d, unsigned max, uint64_t mono_ms)
 {
 	unsigned served = 0;
 
 	/* Never a reconnection for them (the decisions and the heartbeat reconnect), and none
 	 * while backing off. */
-	if (d->qq_len == 0 || now_ms < d->qq_retry_ms || !store_connected(d->rs))
+	if (d->qq_len == 0 || mono_ms < d->qq_retry_mono_ms || !store_connected(d->rs))
 		return 0;
 	while (served < max && d->qq_len > 0) {
 		/* The contiguous part of the ring, at most one lookup's worth. */
@@ -649,7 +649,7 @@ decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms)
 				d->qq_backoff_ms == 0
 					? DECIDER_QUERY_BACKOFF_MIN_MS
 					: backoff_double(d->qq_backoff_ms, DECIDER_QUERY_BACKOFF_MAX_MS);
-			d->qq_retry_ms = now_ms + d->qq_backoff_ms;
+			d->qq_retry_mono_ms = mono_ms + d->qq_backoff_ms;
 			LOG_RL(LOG_LEVEL_WARN, 10000,
 				"result queries: a lookup in Redis failed (Redis away, or its replicas "
 				"behind); %u wait, tried again in %u ms",
@@ -670,7 +670,7 @@ uint64_t
 decider_queries_at(const struct decider *d)
 {
 	/* Not connected: the reconnection (a turn's heartbeat or decisions) comes first. */
-	return d->qq_len == 0 || !store_connected(d->rs) ? UINT64_MAX : d->qq_retry_ms;
+	return d->qq_len == 0 || !store_connected(d->rs) ? UINT64_MAX : d->qq_retry_mono_ms;
 }
 
 unsigned

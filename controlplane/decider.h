@@ -69,21 +69,25 @@ void decider_free(struct decider *d);
 /* The draw runner whose ranks answer entrants' result queries (NULL: none; rank 0 then). */
 void decider_set_draws(struct decider *d, const struct draw_runner *r);
 
-/* Queues the reservations of a RESERVE message received at now_ms; may decide a full round. */
-void decider_add(struct decider *d, const struct wire_msg *m, uint64_t now_ms);
+/*
+ * Queues the reservations of a RESERVE message received at mono_ms (monotonic ms: the batch's
+ * wait) and wall_ms (Unix ms: the sale's window, the draw's entry); may decide a full round.
+ */
+void decider_add(struct decider *d, const struct wire_msg *m, uint64_t mono_ms, uint64_t wall_ms);
 
 /*
- * Decides what is queued when its wait is over (or force). Returns what was decided. With
+ * Decides what is queued when its wait is over at mono_ms (monotonic ms), or at once with force;
+ * reserve.lua checks the sale's window at wall_ms (Unix ms). Returns what was decided. With
  * [redis] wait_replicas the round's WAIT is pipelined (store_reserve_pipelined()): its
  * verdicts are published when the WAIT answered, which each call looks for (a WAIT that fell
  * short: the round's decided batches are answered retry, all of them), in the order decided,
  * while the next rounds are decided (at most 4 rounds unpublished; a fifth waits for the
  * oldest's answer). Without wait_replicas a round is published before this returns.
  */
-unsigned decider_flush(struct decider *d, uint64_t now_ms, bool force);
+unsigned decider_flush(struct decider *d, uint64_t mono_ms, uint64_t wall_ms, bool force);
 
 /*
- * When the oldest queued reservation's wait ends (Unix ms), or UINT64_MAX when none waits;
+ * When the oldest queued reservation's wait ends (monotonic ms), or UINT64_MAX when none waits;
  * while a round's WAIT is pending, 1 ms after the last decider_flush() (to look for it).
  */
 uint64_t decider_deadline(const struct decider *d);
@@ -101,11 +105,12 @@ void decider_query(struct decider *d, const struct wire_msg *m);
  * round's decisions, with a bound that keeps the next round's wait short. Never connects to
  * Redis itself; after a failed lookup the queries wait a back-off (250 ms doubling to 4 s while
  * lookups fail) before the next, so that a Redis away or behind does not hold every turn of the
- * loop for a timeout. now_ms is wall time. Returns how many were answered.
+ * loop for a timeout. mono_ms is monotonic time (the back-off's clock). Returns how many were
+ * answered.
  */
-unsigned decider_serve_queries(struct decider *d, unsigned max, uint64_t now_ms);
+unsigned decider_serve_queries(struct decider *d, unsigned max, uint64_t mono_ms);
 
-/* When queued result queries may be tried next (wall ms; in the past: now), or UINT64_MAX when
+/* When queued result queries may be tried next (monotonic ms; in the past: now), or UINT64_MAX when
  * none is queued or Redis is not connected (the loop's turns reconnect it first). */
 uint64_t decider_queries_at(const struct decider *d);
 

@@ -46,7 +46,7 @@ dp_ids_destroy(struct dp_ids *d)
 static bool
 live(const struct dp_ids *d, uint64_t then_ms, uint64_t now_ms)
 {
-	/* A wall clock stepped back makes then_ms later than now_ms: live, not 2^64 ms old. */
+	/* then_ms later than now_ms (a caller's clock that went back): live, not 2^64 ms old. */
 	return then_ms != 0 && (now_ms <= then_ms || now_ms - then_ms <= d->timeout_ms);
 }
 

@@ -38,6 +38,9 @@ struct dp_ids *dp_ids_create(uint32_t timeout_ms);
 void dp_ids_destroy(struct dp_ids *d);
 
 /*
+ * Every now_ms of this module is monotonic ms (common/now.h now_mono_ms()): the timeout is an
+ * interval.
+ *
  * Whether a message from data plane (dp_id, epoch) received at now_ms is taken: true when it
  * holds the id (or takes it now), false when it is refused (counted; the first of a data plane
  * is logged). hello is that message's HELLO record, or NULL for other messages. An id outside

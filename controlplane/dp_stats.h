@@ -73,8 +73,9 @@ struct dp_stats *dp_stats_create(void);
 void dp_stats_destroy(struct dp_stats *s);
 
 /*
- * Applies one decoded DP_STATS message that arrived at now_ms (any millisecond clock, the same
- * for every call; a monotonic one is best). Each valid record sets its counter; refused
+ * Applies one decoded DP_STATS message that arrived at now_ms: monotonic ms (common/now.h
+ * now_mono_ms()), as every now_ms of this module and the times of struct dp_stats_info, so that a
+ * wall clock's step makes no data plane stale or live. Each valid record sets its counter; refused
  * records are counted and the rest is applied. Returns the records applied (0 for a message
  * ignored as older than what is held), -EINVAL when m is not a DP_STATS message, -ERANGE for a
  * sender id outside 1..WIRE_DP_ID_MAX, -ENOMEM when a new data plane cannot be held.

@@ -109,7 +109,7 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 static void
 dd_test_hold(struct draw_decide *d)
 {
-	struct timespec until = now_deadline_after_ms(CLOCK_REALTIME, d->test_hold_ms);
+	struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, d->test_hold_ms);
 
 	pthread_mutex_lock(&d->mu);
 	while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) != ETIMEDOUT)
@@ -223,7 +223,7 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	for (unsigned i = 0; i < DD_RING && ok; i++)
 		ok = (d->ring[i].out = calloc(d->batch, sizeof(*d->ring[i].out))) != NULL;
 	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cv, NULL);
+	now_cond_init_monotonic(&d->cv);
 	if (ok) {
 		int e = pthread_create(&d->th, NULL, dd_main, d);
 

@@ -54,7 +54,7 @@ struct dr_keyed {
 struct dr_job {
 	uint32_t event;
 	enum dr_phase phase;
-	uint64_t retry_ms; /* not before this (after a failure) */
+	uint64_t retry_ms; /* not before this (monotonic ms; after a failure) */
 	uint64_t n;	   /* entrants fixed at the freeze */
 	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
 	uint64_t at;	   /* the current phase's progress */

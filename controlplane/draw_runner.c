@@ -164,6 +164,11 @@ draw_runner_free(struct draw_runner *r)
 	free(r);
 }
 
+/*
+ * The jobs' clock: the now_ms of the job functions below, a job's retry_ms and rate_ms are
+ * monotonic ms (draw_runner_step()'s mono_ms), so that a wall clock's step holds no draw up.
+ */
+
 /* Gives a job up for now: everything again from the freeze a second later. */
 static void
 job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *what, int rc,
@@ -635,7 +640,7 @@ step_finish(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			j->bg.err[0] != '\0' ? j->bg.err : NULL);
 	/* A reload may have brought PostgreSQL's own time of it first (draw_runner_step()). */
 	if (e->ev.draw_done_at_ms == 0)
-		e->ev.draw_done_at_ms = now_ms;
+		e->ev.draw_done_at_ms = now_wall_ms(); /* Unix time, as PostgreSQL's */
 	job_end(r, j, e);
 	set_state(e, WIRE_DRAW_DONE);
 	LOG_NOTICE("draw of event %" PRIu32 ": done, %" PRIu64 " entrants decided in rank order; "
@@ -742,15 +747,16 @@ job_of(struct draw_runner *r, uint32_t event)
 	return j;
 }
 
-/* Whether event e's draw is this control plane's to run now: DRAW_GRACE_MS after draw_at. */
+/* Whether event e's draw is this control plane's to run at wall_ms (Unix ms): DRAW_GRACE_MS after
+ * draw_at. */
 static bool
-draw_due(const struct cp_state_event *e, uint64_t now_ms)
+draw_due(const struct cp_state_event *e, uint64_t wall_ms)
 {
 	const struct admin_event *ev = &e->ev;
 
 	return ev->draw_window_s > 0 && ev->draw_done_at_ms == 0 &&
 	       (ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
-	       now_ms >= admin_event_draw_at_ms(ev) + DRAW_GRACE_MS;
+	       wall_ms >= admin_event_draw_at_ms(ev) + DRAW_GRACE_MS;
 }
 
 /* One step of job j. Returns whether it has more to do at once. */
@@ -789,7 +795,7 @@ job_step(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint
 }
 
 uint64_t
-draw_runner_step(struct draw_runner *r, uint64_t now_ms)
+draw_runner_step(struct draw_runner *r, uint64_t mono_ms, uint64_t wall_ms)
 {
 	uint64_t wake = UINT64_MAX, until = now_mono_ms() + DR_STEP_MS;
 
@@ -802,26 +808,28 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 		if (ev->draw_done_at_ms != 0) {
 			struct dr_job *j = job_find(r, ev->id);
 
-			if (j != NULL && j->phase != DR_DONE && !job_wind_down(r, j, e, now_ms))
-				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
-							    : now_ms;
+			if (j != NULL && j->phase != DR_DONE && !job_wind_down(r, j, e, mono_ms))
+				wake = j->retry_ms > mono_ms
+					       ? (j->retry_ms < wake ? j->retry_ms : wake)
+					       : mono_ms;
 			set_state(e, WIRE_DRAW_DONE);
 			follow_waiting(r, e);
-		} else if (draw_due(e, now_ms)) {
+		} else if (draw_due(e, wall_ms)) {
 			struct dr_job *j = job_of(r, ev->id);
 			bool more = true;
 
-			while (j != NULL && more && j->retry_ms <= now_ms &&
+			while (j != NULL && more && j->retry_ms <= mono_ms &&
 				now_mono_ms() < until) {
-				more = job_step(r, j, e, now_ms);
+				more = job_step(r, j, e, mono_ms);
 				/* A new state (drawing with its digest, done) goes out before the
 				 * next phase's results: a small draw passes them all in one step. */
 				if (e->draw.state_dirty)
-					cp_state_publish_fair_one(e, r->l, now_ms);
+					cp_state_publish_fair_one(e, r->l, mono_ms);
 			}
 			if (j != NULL && j->phase != DR_DONE)
-				wake = j->retry_ms > now_ms ? (j->retry_ms < wake ? j->retry_ms : wake)
-							    : now_ms;
+				wake = j->retry_ms > mono_ms
+					       ? (j->retry_ms < wake ? j->retry_ms : wake)
+					       : mono_ms;
 		} else {
 			uint64_t at = admin_event_draw_at_ms(ev);
 
@@ -830,7 +838,7 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 			/* Started during the pre-queue: the entrants so far, once. */
 			uint64_t n = 0;
 
-			if (!e->draw.counted && now_ms >= ev->queue_opens_at_ms &&
+			if (!e->draw.counted && wall_ms >= ev->queue_opens_at_ms &&
 				store_entrants_count(r->rs, ev->id, &n) == 0) {
 				e->draw.counted = true;
 				if (n > e->draw.entrants) {
@@ -838,15 +846,17 @@ draw_runner_step(struct draw_runner *r, uint64_t now_ms)
 					e->draw.dirty = true;
 				}
 			}
-			at += DRAW_GRACE_MS;
+			/* Unix time, as a monotonic wake (cp_cron() looks again every heartbeat).
+			 */
+			at = now_mono_at_wall(at + DRAW_GRACE_MS, mono_ms, wall_ms);
 			if ((ev->state == ADMIN_EV_OPEN || ev->state == ADMIN_EV_CLOSED) &&
-				at > now_ms && at < wake)
+				at > mono_ms && at < wake)
 				wake = at;
 		}
 		/* FAIR: a state change at once, progress at most every 200 ms. */
 		if (e->draw.state_dirty ||
-			(e->draw.dirty && now_ms >= e->draw.fair_ms + DR_FAIR_MS))
-			cp_state_publish_fair_one(e, r->l, now_ms);
+			(e->draw.dirty && mono_ms >= e->draw.fair_ms + DR_FAIR_MS))
+			cp_state_publish_fair_one(e, r->l, mono_ms);
 		else if (e->draw.dirty && e->draw.fair_ms + DR_FAIR_MS < wake)
 			wake = e->draw.fair_ms + DR_FAIR_MS;
 	}

@@ -68,11 +68,12 @@ struct draw_runner *draw_runner_create(struct store *rs, const struct store_conn
 void draw_runner_free(struct draw_runner *r);
 
 /*
- * Does the draws' due work at now_ms (Unix ms), a bounded amount (about 10 ms), and publishes
- * the FAIR updates that are due (progress at most every 200 ms, state changes at once).
- * Returns when it wants to run again (Unix ms): now_ms when work remains.
+ * Does the draws' due work at mono_ms (monotonic ms: retries, polls, FAIR's pace) and wall_ms
+ * (Unix ms: draw_at, queue_opens_at), a bounded amount (about 10 ms), and publishes the FAIR
+ * updates that are due (progress at most every 200 ms, state changes at once). Returns when it
+ * wants to run again (monotonic ms): mono_ms when work remains.
  */
-uint64_t draw_runner_step(struct draw_runner *r, uint64_t now_ms);
+uint64_t draw_runner_step(struct draw_runner *r, uint64_t mono_ms, uint64_t wall_ms);
 
 /*
  * An entrant's rank (1-based) and reservation in the draw of event that this control plane

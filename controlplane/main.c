@@ -156,7 +156,7 @@ drain_pull(struct cp_ctx *c)
 			bool is_hello = m.type == WIRE_T_HELLO && wire_get_hello(&m, 0, &h) == 0;
 
 			if (!dp_ids_accept(c->ids, m.sender, m.epoch, is_hello ? &h : NULL,
-				    now_wall_ms())) {
+				    now_mono_ms())) {
 				if (m.type == WIRE_T_RESERVE)
 					dp_ids_count_refused_reservations(c->ids, m.count);
 				continue;
@@ -164,7 +164,7 @@ drain_pull(struct cp_ctx *c)
 		}
 		switch (m.type) {
 		case WIRE_T_RESERVE:
-			decider_add(c->dec, &m, now_wall_ms());
+			decider_add(c->dec, &m, now_mono_ms(), now_wall_ms());
 			break;
 		case WIRE_T_SNAPSHOT_REQUEST:
 			/* Several data planes may ask at once: one snapshot serves them all. */
@@ -175,7 +175,7 @@ drain_pull(struct cp_ctx *c)
 			decider_query(c->dec, &m);
 			break;
 		case WIRE_T_DP_STATS:
-			dp_stats_apply(c->dps, &m, now_wall_ms());
+			dp_stats_apply(c->dps, &m, now_mono_ms());
 			break;
 		case WIRE_T_RESULT:
 			relay_results(c, &m);
@@ -387,7 +387,7 @@ render_metrics(void *arg, struct metrics_text *t)
 		"The longest turn of the loop since the start (us): decisions wait that long at "
 		"most, beside the batch wait.",
 		NULL, (int64_t)c->turns.max_us);
-	dp_stats_metrics(c->dps, t, now_wall_ms());
+	dp_stats_metrics(c->dps, t, now_mono_ms());
 	cp_pow_metrics(c->pow, t);
 	if (c->draws != NULL)
 		draw_runner_metrics(c->draws, t);
@@ -536,7 +536,7 @@ main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	c.started_ms = now_wall_ms();
+	c.started_mono_ms = now_mono_ms();
 	/* Whoever is already subscribed learns the state without asking. */
 	cp_state_publish_snapshot(&st, c.links);
 	LOG_NOTICE("ready: PULL %s, PUB %s, admin %s, metrics port %u, %u event(s), %u key(s), %u "
@@ -545,14 +545,16 @@ main(int argc, char **argv)
 		st.n_ev, st.n_keys, st.n_rules);
 
 	sdnotify_ready("deciding");
-	uint64_t wake = cp_cron(&c, now_wall_ms());
+	/* Every wake of the loop is on the monotonic clock: a step of the wall clock (NTP, a
+	 * resumed VM, date -s) delays no heartbeat, batch or query (docs/operations.md). */
+	uint64_t wake = cp_cron(&c, now_mono_ms(), now_wall_ms());
 
 	while (!stop_requested) {
-		uint64_t now = now_wall_ms();
-		long timeout = wake > now ? (long)(wake - now) : 0;
+		uint64_t mono = now_mono_ms();
+		long timeout = wake > mono ? (long)(wake - mono) : 0;
 		/* Admin clients are served without blocking, each within its deadline: the
 		 * loop wakes for them but never waits on one. */
-		uint64_t admin_wake = admin_conns_deadline(c.admin), mono = now_mono_ms();
+		uint64_t admin_wake = admin_conns_deadline(c.admin);
 
 		if (admin_wake != UINT64_MAX) {
 			long admin_ms = admin_wake > mono ? (long)(admin_wake - mono) : 0;
@@ -574,10 +576,10 @@ main(int argc, char **argv)
 
 		if (items[0].revents & ZMQ_POLLIN)
 			drain_pull(&c);
-		wake = cp_cron(&c, now_wall_ms());
+		wake = cp_cron(&c, now_mono_ms(), now_wall_ms());
 		/* Result queries after the round's decisions, a bounded number per turn: a storm of
 		 * polls delays the next round by one lookup at most. More waiting: no sleep. */
-		uint64_t q_now = now_wall_ms();
+		uint64_t q_now = now_mono_ms();
 
 		if (decider_serve_queries(c.dec, CP_QUERIES_PER_TURN, q_now) > 0 &&
 			decider_queries_waiting(c.dec) > 0)
@@ -604,7 +606,7 @@ main(int argc, char **argv)
 	sdnotify_stopping("deciding what was received");
 	/* What was received is decided before the sockets close: nothing accepted is dropped. */
 	drain_pull(&c);
-	decider_flush(c.dec, now_wall_ms(), true);
+	decider_flush(c.dec, now_mono_ms(), now_wall_ms(), true);
 	rc = 0;
 out:
 	zlink_keys_wipe(&keys);

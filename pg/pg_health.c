@@ -101,17 +101,8 @@ pg_health_start(const char *conninfo, const char *app, unsigned interval_ms, uns
 	h->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
 	h->started_ms = now_mono_ms();
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
-	{
-		pthread_condattr_t a;
-
-		/* pg_health_wait() counts on the monotonic clock. */
-		pthread_cond_destroy(&h->cond);
-		pthread_condattr_init(&a);
-		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-		pthread_cond_init(&h->cond, &a);
-		pthread_condattr_destroy(&a);
-	}
+	/* pg_health_wait() counts on the monotonic clock. */
+	now_cond_init_monotonic(&h->cond);
 	if (pthread_create(&h->th, NULL, pg_health_main, h) != 0) {
 		snprintf(err, errlen, "PostgreSQL health: cannot start its thread");
 		pg_health_free(h);
@@ -154,9 +145,9 @@ pg_health_stop(struct pg_health *h)
 	h->stop = true;
 	pthread_cond_signal(&h->cond);
 	pthread_mutex_unlock(&h->lock);
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += h->timeout_ms / 1000 + 1;
-	joined = pthread_timedjoin_np(h->th, NULL, &until) == 0;
+	joined = pthread_clockjoin_np(h->th, NULL, CLOCK_MONOTONIC, &until) == 0;
 	if (!joined) {
 		pthread_mutex_lock(&h->lock);
 		if (!h->done) {

@@ -220,6 +220,19 @@ e2e_stats() {
 	fg_telemetry "$E2E_PREFIX" /flashgate/stats >"$1" 2>"$1.err"
 }
 
+# e2e_sale_end: the end of a sale test: the order writer (OW_PID), the control plane (CP_PID) and
+# the data plane stopped with SIGTERM, each checked to exit 0, then tap_done.
+e2e_sale_end() {
+	fg_stop_pid "$OW_PID" 10
+	tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"
+	OW_PID=
+	fg_stop_pid "$CP_PID" 10
+	tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
+	CP_PID=
+	e2e_stop_dataplane
+	tap_done
+}
+
 # e2e_stop_dataplane: SIGTERM; checks that the data plane exits 0 and prints final counters.
 e2e_stop_dataplane() {
 	local log=$E2E_TMP/dataplane.log lines

@@ -393,11 +393,4 @@ tap_run "  key 1 is gone from PostgreSQL" t_wait_until 10 key1_gone
 tap_run "  key 2 still verifies" polls_as 200 "$(mint_with 2 101)"
 
 
-fg_stop_pid "$OW_PID" 10
-tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"
-OW_PID=
-fg_stop_pid "$CP_PID" 10
-tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
-CP_PID=
-e2e_stop_dataplane
-tap_done
+e2e_sale_end

@@ -136,11 +136,4 @@ tap_is "$(t_sql "select seq from order_feed_cursors where listener = 'shop-1'")"
 	"$(tail -n 1 "$FEED" | cut -d' ' -f1)" "its cursor is at the last change it printed"
 [ ! -s "$E2E_TMP/listener.err" ] || tap_diag "listener: $(tail -5 "$E2E_TMP/listener.err")"
 
-fg_stop_pid "$OW_PID" 10
-tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"
-OW_PID=
-fg_stop_pid "$CP_PID" 10
-tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
-CP_PID=
-e2e_stop_dataplane
-tap_done
+e2e_sale_end

@@ -209,11 +209,4 @@ c = dict(kv.split("=") for kv in sys.argv[1].split())
 ok = set(c) <= {"200", "429"} and sum(map(int, c.values())) == 1600 and int(c.get("429", 0)) > 0
 sys.exit(0 if ok else 1)' "$storm"; echo $?)" "every storm poll was answered 200 or 429, some 429 (the per-user limit)"
 
-fg_stop_pid "$OW_PID" 10
-tap_is "$FG_STOP_RC" 0 "order writer exits with status 0 on SIGTERM"
-OW_PID=
-fg_stop_pid "$CP_PID" 10
-tap_is "$FG_STOP_RC" 0 "control plane exits with status 0 on SIGTERM"
-CP_PID=
-e2e_stop_dataplane
-tap_done
+e2e_sale_end

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of common/now.h: units, clocks and monotonicity. */
+#include <errno.h>
 #include <time.h>
 
 #include "common/now.h"
@@ -62,5 +63,43 @@ main(void)
 		last = t;
 	}
 	tap_ok(backwards == 0, "now_mono_ns never goes backwards (%u of 100000 reads)", backwards);
+
+	/* A Unix time as a monotonic wake, from readings taken together; a wall clock stepped
+	 * back an hour puts the same Unix time an hour further away. */
+	static const struct {
+		uint64_t due_wall, mono, wall, want;
+		const char *what;
+	} at[] = {
+		{5000, 100, 2000, 3100, "a time 3 s ahead: 3 s from now"},
+		{2000, 100, 2000, 100, "the time now: now"},
+		{1000, 100, 2000, 100, "a time past: now, never in the past"},
+		{0, 100, 2000, 100, "Unix 0: now"},
+		{7200000, 50, 3600000, 3600050,
+			"the wall clock stepped back an hour: an hour further"},
+	};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		tap_ok(now_mono_at_wall(at[i].due_wall, at[i].mono, at[i].wall) == at[i].want,
+			"now_mono_at_wall: %s", at[i].what);
+
+	/* A condition variable of now_cond_init_monotonic() times out by a monotonic deadline. */
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cv;
+	int rc = now_cond_init_monotonic(&cv);
+
+	tap_ok(rc == 0, "now_cond_init_monotonic: 0 (%d)", rc);
+	struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, 20);
+
+	m0 = now_mono_ms();
+	pthread_mutex_lock(&mu);
+	while ((rc = pthread_cond_timedwait(&cv, &mu, &until)) == 0)
+		;
+	pthread_mutex_unlock(&mu);
+	dm = now_mono_ms() - m0;
+	/* A CLOCK_REALTIME cond would take the monotonic deadline (seconds since boot) as long
+	 * past, and time out at once. */
+	tap_ok(rc == ETIMEDOUT && dm >= 19 && dm < 5000,
+		"  it waits until a CLOCK_MONOTONIC deadline 20 ms ahead (%llu ms, rc %d)",
+		(unsigned long long)dm, rc);
+	pthread_cond_destroy(&cv);
 	return tap_done();
 }
