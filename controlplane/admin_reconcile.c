@@ -25,7 +25,71 @@ struct reading {
 	struct store_event_state rst;
 	struct store_buyer *missing; /* users with an order and no buyer in Redis, with the order */
 	size_t n_missing;
+	/* Buyers whose field missed their order's final state (paid, expired, cancelled) that
+	 * PostgreSQL has handed over, done (find_behind()); each with PostgreSQL's order. */
+	struct store_buyer *behind;
+	size_t n_behind;
 };
+
+/* Whether Redis's result verdict have (0: no field) is short of handed, an order's final state
+ * PostgreSQL has handed to the order writer: the field never took it. No field is not behind: a
+ * buyer Redis lost altogether is the stock's figures' (judge()). */
+static bool
+field_behind(uint8_t have, uint8_t handed)
+{
+	if (handed == WIRE_V_PAID)
+		return have == WIRE_V_ORDERED;
+	return have == WIRE_V_ORDERED || have == WIRE_V_PAID;
+}
+
+/*
+ * The buyers of event id whose field is behind PostgreSQL (field_behind()) into r->behind. Such
+ * a field is what a repair leaves when PostgreSQL or Redis failed between its write and its
+ * second look (repair_second_look()): the order paid or expired while the buyer had no field,
+ * the order writer's change found nothing, and the field the repair wrote says ordered. No later
+ * change comes for it, so reconcile finds it here, and a repair looks at it again. Returns 0, or
+ * -1 with err.
+ */
+static int
+find_behind(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
+{
+	struct pg_active_order *o = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (pg_event_handed_orders(c->pg, id, &o, &n, err, errlen) != 0)
+		return -1;
+	r->behind = calloc(n ? n : 1, sizeof(*r->behind));
+	if (r->behind == NULL) {
+		snprintf(err, errlen, "reconcile: out of memory");
+		free(o);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n - i < RS_BATCH_MAX ? n - i : RS_BATCH_MAX);
+		struct wire_result_query q[RS_BATCH_MAX];
+		struct store_result have[RS_BATCH_MAX];
+
+		for (unsigned m = 0; m < k; m++)
+			q[m] = (struct wire_result_query){.user = o[i + m].user, .event = id};
+		if ((rc = store_results(c->rs, q, k, have)) != 0) {
+			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+			free(o);
+			return -1;
+		}
+		for (unsigned m = 0; m < k; m++)
+			if (field_behind(have[m].verdict, o[i + m].verdict))
+				r->behind[r->n_behind++] = (struct store_buyer){
+					.user = o[i + m].user,
+					.result = {.verdict = o[i + m].verdict,
+						.reservation_id = o[i + m].reservation_id,
+						.order_id = o[i + m].order_id,
+						.pay_deadline_ms = o[i + m].pay_deadline_ms},
+				};
+	}
+	free(o);
+	return 0;
+}
 
 /* Reads event id's figures into *r (r->missing: free it). Returns 0, or -1 with err. */
 static int
@@ -73,12 +137,27 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 		}
 	}
 	free(orders);
+	orders = NULL;
+	if (find_behind(c, id, r, err, errlen) != 0)
+		goto fail;
 	return 0;
 fail:
 	free(orders);
 	free(r->missing);
 	r->missing = NULL;
+	free(r->behind);
+	r->behind = NULL;
 	return -1;
+}
+
+/* Frees what reading r holds. */
+static void
+reading_free(struct reading *r)
+{
+	free(r->missing);
+	r->missing = NULL;
+	free(r->behind);
+	r->behind = NULL;
 }
 
 /* Whether two readings show the same figures. */
@@ -91,12 +170,17 @@ same_reading(const struct reading *a, const struct reading *b)
 		if (a->missing[i].user != b->missing[i].user ||
 			a->missing[i].result.verdict != b->missing[i].result.verdict)
 			return false;
+	for (size_t i = 0; i < a->n_behind && i < b->n_behind; i++)
+		if (a->behind[i].user != b->behind[i].user ||
+			a->behind[i].result.verdict != b->behind[i].result.verdict)
+			return false;
 	return p->initial == q->initial && p->available == q->available &&
 	       p->pending == q->pending && p->paid == q->paid && p->expired == q->expired &&
 	       p->cancelled == q->cancelled && p->releases_pending == q->releases_pending &&
 	       a->rst.stock == b->rst.stock && a->rst.preheated == b->rst.preheated &&
 	       a->rst.buyers == b->rst.buyers && a->rst.outbox_len == b->rst.outbox_len &&
-	       a->rst.released == b->rst.released && a->n_missing == b->n_missing;
+	       a->rst.released == b->rst.released && a->n_missing == b->n_missing &&
+	       a->n_behind == b->n_behind;
 }
 
 /*
@@ -118,12 +202,12 @@ read_settled(struct cp_ctx *c, uint32_t id, struct reading *r, bool *settled, un
 	*readings = 1;
 	while (!*settled && *readings < ADMIN_RECONCILE_READINGS) {
 		if (read_once(c, id, &next, err, errlen) != 0) {
-			free(r->missing);
+			reading_free(r);
 			return -1;
 		}
 		(*readings)++;
 		*settled = same_reading(r, &next);
-		free(r->missing);
+		reading_free(r);
 		*r = next;
 	}
 	return 0;
@@ -159,7 +243,9 @@ judge(const struct reading *r)
 	v.backlog = held - active_pg - v.unapplied;
 	v.expected = (int64_t)r->pc.available - (v.backlog > 0 ? v.backlog : 0) - v.unapplied;
 	v.stock_ok = r->rst.preheated && r->rst.stock == v.expected;
-	v.ok = v.stock_ok && r->n_missing == 0 && v.backlog >= 0;
+	/* A buyer behind (find_behind()) counts as held: an expired one's item is in neither
+	 * stock until its release, handed back by the repair, brings it to Redis's. */
+	v.ok = v.stock_ok && r->n_missing == 0 && r->n_behind == 0 && v.backlog >= 0;
 	if (v.expected < 0)
 		v.expected = 0;
 	return v;
@@ -257,10 +343,31 @@ out:
 }
 
 /*
+ * The buyers b[0..n) (1..RS_BATCH_MAX) whose field is behind PostgreSQL (find_behind()): the
+ * second look they missed (a repair that failed after writing their fields), which reads their
+ * orders again and makes a paid one paid and hands an expired or cancelled one's release back.
+ * Returns 0 or < 0 with err.
+ */
+static int
+repair_behind(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsigned n,
+	struct repair_moved *moved, char *err, size_t errlen)
+{
+	struct store_buyer look[RS_BATCH_MAX];
+
+	/* As the orders their fields show: repair_second_look() looks at ordered ones. */
+	for (unsigned i = 0; i < n; i++) {
+		look[i] = b[i];
+		look[i].result.verdict = WIRE_V_ORDERED;
+	}
+	return repair_second_look(c, ev, look, n, moved, err, errlen);
+}
+
+/*
  * Makes Redis agree with reading r (verdict v) for event ev: the stock first, only if it is
  * still what the reading saw (store_repair_stock()), then the missing buyers, each batch with
- * its second look (repair_second_look()). The stock comes first so that a release applied after
- * a buyer's field is written adds to it instead of being overwritten. Returns 0, or < 0 with
+ * its second look (repair_second_look()), then the fields behind (repair_behind()). The stock
+ * comes first so that a release applied after a buyer's field is written adds to it instead of
+ * being overwritten. Returns 0, or < 0 with
  * err (-EAGAIN: Redis's stock moved since the reading, nothing written).
  */
 static int
@@ -286,14 +393,20 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 		if (rc == 0)
 			rc = repair_second_look(c, ev->id, r->missing + i, k, &moved, err, errlen);
 	}
+	for (size_t i = 0; rc == 0 && i < r->n_behind; i += RS_BATCH_MAX)
+		rc = repair_behind(c, ev->id, r->behind + i,
+			(unsigned)(r->n_behind - i < RS_BATCH_MAX ? r->n_behind - i : RS_BATCH_MAX),
+			&moved, err, errlen);
 	if (rc != 0 && err[0] == '\0') /* Redis's: the second look says what failed */
 		snprintf(err, errlen, "reconcile: repair failed in Redis: %s", strerror(-rc));
 	if (rc != 0)
 		return rc;
 	LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
-		   ", %zu buyer(s) restored; since the reading %" PRIu64 " of their orders paid "
-		   "(made paid) and %" PRIu64 " expired or cancelled (releases handed back)",
-		ev->id, r->rst.stock, v->expected, r->n_missing, moved.paid, moved.released);
+		   ", %zu buyer(s) restored, %zu field(s) behind looked at again; %" PRIu64
+		   " of their orders paid (made paid) and %" PRIu64
+		   " expired or cancelled (releases handed back)",
+		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_behind, moved.paid,
+		moved.released);
 	return 0;
 }
 
@@ -337,6 +450,23 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 		snprintf(d, sizeof(d), "... %zu users in all", r->n_missing);
 		jw_str(j, NULL, d);
 	}
+	for (size_t i = 0; i < r->n_behind && i < 20; i++) {
+		uint8_t now = r->behind[i].result.verdict;
+
+		snprintf(d, sizeof(d),
+			"user %" PRIu64 "'s order %" PRIu64
+			" is %s in PostgreSQL, handed to Redis, "
+			"but its result field in Redis never took it",
+			r->behind[i].user, r->behind[i].result.order_id,
+			now == WIRE_V_PAID	? "paid"
+			: now == WIRE_V_EXPIRED ? "expired"
+						: "cancelled");
+		jw_str(j, NULL, d);
+	}
+	if (r->n_behind > 20) {
+		snprintf(d, sizeof(d), "... %zu fields behind in all", r->n_behind);
+		jw_str(j, NULL, d);
+	}
 	if (v->backlog < 0) {
 		snprintf(d, sizeof(d),
 			"Redis holds %" PRId64 " reservation(s) fewer than PostgreSQL has orders",
@@ -366,14 +496,14 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 	v = judge(&r);
 	if (req->repair && !v.ok) {
 		if (ev.state == ADMIN_EV_OPEN && !req->force) {
-			free(r.missing);
+			reading_free(&r);
 			return admin_exec_error(out, cap,
 				"reconcile: event %u is open: repairing a running sale could "
 				"resell stock; close it first, or add --force",
 				ev.id);
 		}
 		if (!settled) {
-			free(r.missing);
+			reading_free(&r);
 			return admin_exec_error(out, cap,
 				"reconcile: event %u: the figures moved between every two of %u "
 				"readings: nothing repaired (a repair needs one moment of both); "
@@ -381,7 +511,7 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 				ev.id, readings);
 		}
 		if ((rc = repair(c, &ev, &r, &v, err, sizeof(err))) != 0) {
-			free(r.missing);
+			reading_free(&r);
 			return admin_exec_error(out, cap, "%s", err);
 		}
 		repaired = true;
@@ -411,11 +541,12 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 	jw_u64(&j, "buyers", r.rst.buyers);
 	jw_u64(&j, "released", r.rst.released);
 	jw_u64(&j, "outbox", r.rst.outbox_len);
+	jw_u64(&j, "fields_behind", r.n_behind);
 	jw_close(&j, '}');
 	jw_i64(&j, "releases_in_flight", v.in_flight);
 	jw_i64(&j, "backlog", v.backlog);
 	jw_i64(&j, "expected_stock", v.expected);
 	json_differences(&j, &r, &v, settled, readings);
-	free(r.missing);
+	reading_free(&r);
 	return admin_exec_end(&j, out, cap);
 }

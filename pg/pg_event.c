@@ -540,16 +540,45 @@ pg_event_counts(
 	return 0;
 }
 
-/* Orders held, by user: user, reservation id, order id, deadline (Unix ms), paid. */
+/* Orders held, by user: user, reservation id, order id, deadline (Unix ms), status. */
 /* clang-format off */
 static const char active_orders_sql[] =
-	"SELECT user_id, reservation_id, id, " PG_ROW_MS("pay_deadline") ", status = 'paid' "
+	"SELECT user_id, reservation_id, id, " PG_ROW_MS("pay_deadline") ", status "
 	"FROM orders WHERE event_id = $1 AND status IN ('pending', 'paid') ORDER BY user_id";
+/*
+ * Orders whose final state PostgreSQL has handed to the order writer, done: paid with no
+ * result_changes row left, expired or cancelled with their release marked applied. Same columns.
+ */
+static const char handed_orders_sql[] =
+	"SELECT o.user_id, o.reservation_id, o.id, " PG_ROW_MS("o.pay_deadline") ", o.status "
+	"FROM orders o WHERE o.event_id = $1 AND ("
+	"(o.status = 'paid' AND NOT EXISTS "
+	"(SELECT 1 FROM result_changes c WHERE c.order_id = o.id)) OR "
+	"(o.status IN ('expired', 'cancelled') AND EXISTS (SELECT 1 FROM stock_releases r "
+	"WHERE r.order_id = o.id AND r.applied_at IS NOT NULL))) ORDER BY o.user_id";
 /* clang-format on */
 
-int
-pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
-	char *err, size_t errlen)
+/* An order's status as a result verdict: WIRE_V_ORDERED (pending), PAID, EXPIRED, CANCELLED, or 0
+ * for another (or NULL: ""). */
+static uint8_t
+verdict_of_status(const char *status)
+{
+	static const struct {
+		const char *status;
+		uint8_t verdict;
+	} st[] = {{"pending", WIRE_V_ORDERED}, {"paid", WIRE_V_PAID}, {"expired", WIRE_V_EXPIRED},
+		{"cancelled", WIRE_V_CANCELLED}};
+
+	for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++)
+		if (strcmp(status, st[k].status) == 0)
+			return st[k].verdict;
+	return 0;
+}
+
+/* The rows of sql (active_orders_sql's columns) for event id, as pg_event_active_orders(). */
+static int
+orders_of(struct pg_conn *s, const char *sql, uint32_t id, struct pg_active_order **orders,
+	size_t *n, char *err, size_t errlen)
 {
 	char ids[16];
 	const char *vals[1] = {ids};
@@ -559,7 +588,7 @@ pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **
 	*orders = NULL;
 	*n = 0;
 	snprintf(ids, sizeof(ids), "%" PRIu32, id);
-	res = pg_conn_query(s, active_orders_sql, 1, vals, &rc, err, errlen);
+	res = pg_conn_query(s, sql, 1, vals, &rc, err, errlen);
 	if (res == NULL)
 		return rc;
 	int rows = PQntuples(res);
@@ -577,12 +606,26 @@ pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **
 				.reservation_id = pg_row_i64(res, i, 1),
 				.order_id = pg_row_u64(res, i, 2),
 				.pay_deadline_ms = pg_row_u64(res, i, 3),
-				.verdict = pg_row_bool(res, i, 4) ? WIRE_V_PAID : WIRE_V_ORDERED,
+				.verdict = verdict_of_status(PQgetvalue(res, i, 4)),
 			};
 	}
 	*n = (size_t)rows;
 	PQclear(res);
 	return 0;
+}
+
+int
+pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
+	char *err, size_t errlen)
+{
+	return orders_of(s, active_orders_sql, id, orders, n, err, errlen);
+}
+
+int
+pg_event_handed_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
+	char *err, size_t errlen)
+{
+	return orders_of(s, handed_orders_sql, id, orders, n, err, errlen);
 }
 
 /* One row per id of $2, in its order: the order's status, NULL when event $1 has no such order. */
@@ -594,11 +637,6 @@ int
 pg_event_orders_verdicts(struct pg_conn *s, uint32_t id, const uint64_t *order_ids, size_t n,
 	uint8_t *verdict, char *err, size_t errlen)
 {
-	static const struct {
-		const char *status;
-		uint8_t verdict;
-	} st[] = {{"pending", WIRE_V_ORDERED}, {"paid", WIRE_V_PAID}, {"expired", WIRE_V_EXPIRED},
-		{"cancelled", WIRE_V_CANCELLED}};
 	char ids[16], *arr = pg_conn_bigint_array(order_ids, n);
 	const char *vals[2] = {ids, arr};
 	PGresult *res;
@@ -618,14 +656,9 @@ pg_event_orders_verdicts(struct pg_conn *s, uint32_t id, const uint64_t *order_i
 		PQclear(res);
 		return -EIO;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const char *v = PQgetisnull(res, (int)i, 0) ? "" : PQgetvalue(res, (int)i, 0);
-
-		verdict[i] = 0;
-		for (size_t k = 0; k < sizeof(st) / sizeof(st[0]); k++)
-			if (strcmp(v, st[k].status) == 0)
-				verdict[i] = st[k].verdict;
-	}
+	for (size_t i = 0; i < n; i++)
+		verdict[i] = verdict_of_status(
+			PQgetisnull(res, (int)i, 0) ? "" : PQgetvalue(res, (int)i, 0));
 	PQclear(res);
 	return 0;
 }

@@ -109,7 +109,7 @@ struct pg_active_order {
 	uint64_t reservation_id;
 	uint64_t order_id;
 	uint64_t pay_deadline_ms; /* Unix ms */
-	uint8_t verdict;	  /* WIRE_V_ORDERED (pending) or WIRE_V_PAID */
+	uint8_t verdict;	  /* WIRE_V_ORDERED (pending), PAID, EXPIRED or CANCELLED */
 };
 
 /*
@@ -118,6 +118,16 @@ struct pg_active_order {
  * Returns 0 or < 0 with err.
  */
 int pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders,
+	size_t *n, char *err, size_t errlen);
+
+/*
+ * The orders of event id whose final state PostgreSQL has handed to Redis through the order
+ * writer, done: paid (no result_changes row left) or expired or cancelled (the release marked
+ * applied), by user as pg_event_active_orders(), verdict WIRE_V_PAID, EXPIRED or CANCELLED. For
+ * reconciliation: a buyer whose Redis field still says less (ordered; paid for an expired one)
+ * missed that change. Returns 0 or < 0 with err.
+ */
+int pg_event_handed_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders,
 	size_t *n, char *err, size_t errlen);
 
 /*
