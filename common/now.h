@@ -10,6 +10,9 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Nanoseconds of clock clk (CLOCK_REALTIME or CLOCK_MONOTONIC); fits 64 bits until 2554. */
@@ -79,20 +82,25 @@ now_deadline_after_ms(clockid_t id, uint64_t ms)
 }
 
 /* Initialises c to time its waits on CLOCK_MONOTONIC (deadlines from now_deadline_after_ms()
- * with that clock), which a step of the wall clock does not move. 0 or an errno. */
-static inline int
+ * with that clock), which a step of the wall clock does not move. glibc cannot fail here
+ * (CLOCK_MONOTONIC is always valid, the default attributes need no memory); a failure would
+ * leave waits with no clock to time them, so it ends the program with the reason. */
+static inline void
 now_cond_init_monotonic(pthread_cond_t *c)
 {
 	pthread_condattr_t a;
 	int rc = pthread_condattr_init(&a);
 
-	if (rc != 0)
-		return rc;
-	rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	if (rc == 0)
-		rc = pthread_cond_init(c, &a);
-	pthread_condattr_destroy(&a);
-	return rc;
+	if (rc == 0) {
+		rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+		if (rc == 0)
+			rc = pthread_cond_init(c, &a);
+		pthread_condattr_destroy(&a);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "a condition variable on CLOCK_MONOTONIC: %s\n", strerror(rc));
+		abort();
+	}
 }
 
 #endif
