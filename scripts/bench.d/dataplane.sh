@@ -2,7 +2,8 @@
 # scripts/bench.d/dataplane.sh: the dataplane part of scripts/bench: testpmd's io forwarding over
 # a memif pair (the I/O ceiling) against flashgate-dataplane with one worker core over the same
 # kind of pair, driven by flashgate-loadgen, a reserve stream replayed from memory, and
-# tests/bench_pipeline's per-path cycles. Figures come from the loadgen's --report-json and the
+# tests/bench_pipeline's per-path cycles; the kept and reserve loads again with the data plane
+# memif's zero-copy client (lg_zc). Figures come from the loadgen's --report-json and the
 # data plane's --counters-json (scripts/lib.sh's fg_json). Sourced by scripts/bench; it defines
 # part_dataplane and the FG_* figures the nginx part compares with.
 # shellcheck shell=bash
@@ -255,10 +256,12 @@ ran_note() {
 # of wall time" for a row's note.
 busy_note() { [ -z "$1" ] || printf '; worker busy %s cycles per request%s' "${1%% *}" "$(ran_note "$2")"; }
 
-# lg RUN ARGS...: one loadgen run, report in $TMP/lg-RUN.out and as JSON in lg-RUN.json.
-lg() {
-	local name=$1 rc=0
-	shift
+# lg_launch RUN ROLE ARGS...: starts one loadgen run in the background (LG_PID) as memif's ROLE
+# (client or server) on DP_SOCK, report in $TMP/lg-RUN.out and as JSON in lg-RUN.json, lingering
+# at its end until the data plane is stopped (lg_finish).
+lg_launch() {
+	local name=$1 role=$2
+	shift 2
 	local pre=()
 	# LG_NICE: the loadgen niced that much, so that on CPU 0 it yields to the test peer and
 	# the data plane's bridge thread (the reserve runs: else the bridge's ring fills and a
@@ -266,22 +269,113 @@ lg() {
 	# measure instead of admitted reserves).
 	[ -z "${LG_NICE:-}" ] || pre=(nice -n "$LG_NICE")
 	local c=(${pre[@]+"${pre[@]}"} "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 512 --no-pci
-		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$DP_SOCK"
+		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=$role,socket=$DP_SOCK"
 		--log-level=error -- --dst 198.18.0.2 --duration-s "$LG_DURATION" --report-json "$TMP/lg-$name.json" "$@")
 	cmd "${c[*]} --linger-s 60"
-	# The data plane stops while the loadgen lingers, then starts again for the next run:
-	# DPDK 22.11's memif may crash the side still polling when the other one disconnects
-	# (docs/loadgen.md).
 	timeout $((LG_DURATION + 90)) "${c[@]}" --linger-s 60 >"$TMP/lg-$name.out" 2>&1 &
-	local lg_pid=$!
-	fg_wait_line "$TMP/lg-$name.out" '^lingering:' "$lg_pid" $((LG_DURATION + 60)) || true
+	LG_PID=$!
+}
+
+# lg_finish RUN: waits until the loadgen of RUN lingers, then stops the data plane (its final
+# counters are RUN's) and waits for the loadgen's exit status (LG_EXIT). DPDK 22.11's memif may
+# crash the side still polling when the other one disconnects (docs/loadgen.md): the data plane
+# stops while the loadgen lingers, polling nothing.
+lg_finish() {
+	local name=$1 rc=0
+	fg_wait_line "$TMP/lg-$name.out" '^lingering:' "$LG_PID" $((LG_DURATION + 60)) || true
 	LG_DPJSON[$name]=$TMP/dataplane-$DP_RUN.json
 	stop "$DP_PID"
-	wait "$lg_pid" || rc=$?
+	wait "$LG_PID" || rc=$?
 	LG_EXIT[$name]=$rc
+}
+
+# lg_log RUN: the progress line of a finished run.
+lg_log() {
+	log "loadgen $1: exit ${LG_EXIT[$1]:-?}, $(value "$1" requests_per_s || true) requests/s," \
+		"$(field "$1" packets_per_s rx || true) frames/s received"
+}
+
+# lg RUN ARGS...: one loadgen run against the data plane up now (a memif server, the loadgen its
+# client, each copying every frame); the data plane is started again for the next run.
+lg() {
+	local name=$1
+	shift
+	lg_launch "$name" client "$@"
+	lg_finish "$name"
 	dp_up || log "the data plane did not start again: $(tail -n 3 "$TMP/dataplane.log")"
-	log "loadgen $name: exit $rc, $(value "$name" requests_per_s || true) requests/s," \
-		"$(field "$name" packets_per_s rx || true) frames/s received"
+	lg_log "$name"
+}
+
+# The zero-copy rows: the data plane as memif's client with zero-copy=yes, the loadgen the server.
+# A zero-copy client receives into and sends from its own pool's mbufs, which the server maps
+# (the rings alone are in memif's shared region), as a NIC DMAs into and out of them; the
+# server copies both ways, on the loadgen's core. Copying, both PMDs copy every frame, and the
+# data plane's share (a copy on receive and one on send) is in its busy cycles.
+# How long after the loadgen's start it begins sending (--start-at): on a loaded host its EAL
+# (niced) and the data plane's start took 10 s.
+ZC_LEAD_S=20
+
+# dp_zc_cmd: DP_CMD with the data plane as memif's zero-copy client of DP_SOCK, and the EAL option
+# that needs (--single-file-segments: the PMD hands the server each memseg list as one file),
+# which EAL refuses with --huge-unlink: its hugepage files stay until zc_huge_release.
+dp_zc_cmd() {
+	local a out=() eal=1
+	for a in "${DP_CMD[@]}"; do
+		if [ "$eal" -eq 1 ] && [ "$a" = -- ]; then
+			out+=(--single-file-segments --)
+			eal=0
+		elif [ "$eal" -eq 1 ] && [ "$a" = --huge-unlink ]; then
+			continue
+		elif [ "$eal" -eq 1 ] && [[ $a == net_memif0,* ]]; then
+			out+=("net_memif0,role=client,socket=$DP_SOCK,zero-copy=yes")
+		else
+			out+=("$a")
+		fi
+	done
+	DP_CMD=("${out[@]}")
+}
+
+# zc_huge_release: gives back the hugepages of a stopped zero-copy data plane (its files).
+zc_huge_release() { [ -z "${HUGE_DIR:-}" ] || rm -f "$HUGE_DIR/${DP_PREFIX}map_"*; }
+
+# lg_zc RUN ARGS...: one loadgen run as lg()'s, with the roles of the memif pair swapped: the
+# loadgen the server, the data plane (DP_CMD made a zero-copy client) started after it, since a
+# client connects at its start. The loadgen begins ZC_LEAD_S seconds after its own start, by then
+# the data plane has its control plane's state (said when not). Leaves no data plane running.
+lg_zc() {
+	local name=$1 saved=("${DP_CMD[@]}") start_at rc=0
+	shift
+	! kill -0 "${DP_PID:-0}" 2>/dev/null || stop "$DP_PID"
+	start_at=$(date +%s.%N | awk -v l="$ZC_LEAD_S" '{ printf "%.3f", $1 + l }')
+	LG_DURATION=$((LG_DURATION + ZC_LEAD_S)) lg_launch "$name" server --start-at "$start_at" "$@"
+	# A memif server refuses a client until its port has started.
+	fg_wait_line "$TMP/lg-$name.out" '^waiting:' "$LG_PID" 30 ||
+		log "loadgen $name did not start its port: $(tail -n 2 "$TMP/lg-$name.out")"
+	dp_zc_cmd
+	[ -n "${ZC_CMD_SHOWN:-}" ] ||
+		cmd "${DP_CMD[*]} --counters-json \$TMP/dataplane-RUN.json   # the zero-copy rows' data plane"
+	ZC_CMD_SHOWN=1
+	dp_up || rc=$?
+	DP_CMD=("${saved[@]}")
+	[ "$rc" -eq 0 ] || log "the zero-copy data plane did not start: $(tail -n 3 "$TMP/dataplane.log")"
+	awk -v t="$start_at" -v n="$(date +%s.%N)" 'BEGIN { exit !(n > t) }' &&
+		log "loadgen $name began before the data plane had its control plane's state"
+	lg_finish "$name"
+	zc_huge_release
+	lg_log "$name"
+}
+
+# zc_row RUN COPY-RUN WHAT ANSWERS MORE: the row of RUN, a load of lg_zc, against COPY-RUN, the
+# same load copying: WHAT the load, ANSWERS what it was answered, MORE the note's end.
+zc_row() {
+	local cap copy
+	cap=$(busy "$1")
+	copy=$(busy "$2")
+	row dataplane "$3, memif zero-copy (as a NIC: no copy): a fully busy worker core at the \
+cycles measured in that run, requests/s" "${cap#* }" "the same copying, fully busy" "${copy#* }" \
+		"$(ratio "${cap#* }" "${copy#* }")" "${cap%% *} busy cycles per request against \
+${copy%% *} copying; $(human "$(value "$1" requests_per_s 2>/dev/null || true)") requests/s, $4; \
+loadgen exit ${LG_EXIT[$1]:-?}$(ran_note "$1"); $5"
 }
 
 # pipeline_case NAME-PREFIX: "cycles packets/s share" of one case of bench_pipeline's output,
@@ -411,8 +505,17 @@ part_dataplane() {
 		LG_NICE=10 lg kres --mode kept-reserve --connections "$N_KEPT" --per-conn 100 \
 			--concurrency 256 --event 1 --user-base 400000000 --sale-key-hex "$(hex "$SALE_KEY")" \
 			--sale-kid "$SALE_KID"
+		# The kept runs and the reserve runs again with the data plane memif's zero-copy
+		# client (lg_zc), each against a data plane of its own, and users of their own.
+		lg_zc zkept --mode kept-healthz --connections "$N_KEPT" --per-conn 100 --concurrency 256
+		LG_NICE=10 lg_zc zkres --mode kept-reserve --connections "$N_KEPT" --per-conn 100 \
+			--concurrency 256 --event 1 --user-base 420000000 --sale-key-hex "$(hex "$SALE_KEY")" \
+			--sale-kid "$SALE_KID"
 		DP_CMD=("${saved[@]}")
-		stop "$DP_PID"
+		LG_NICE=10 lg_zc zreserve --mode reserve "${one[@]}" --user-base 24000000
+		LG_NICE=10 lg_zc zrblast --mode reserve-blast --connections "$N_BLAST" --event 1 \
+			--user-base 120000000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" \
+			--cookie-secret-hex "$COOKIE_SECRET"
 		dp_up || log "the data plane did not start again"
 		# Paths the loadgen drives as floods: while a trickle of healthz connections (1,000 a
 		# second, retried patiently since the flood crowds them) sets the length of the run, one flood
@@ -561,6 +664,24 @@ ${LG_EXIT[kres]:-?}$(busy_note "$kr_cap" kres)"
 that run, requests/s" "${kr_cap#* }" "stateless reserve-blast, fully busy" "${rb_cap#* }" \
 		"$(ratio "${kr_cap#* }" "${rb_cap#* }")" "${kr_cap%% *} busy cycles per request \
 against ${rb_cap%% *} per stateless connection$(ran_note kres); targets ≥ 1.3× and ≥ 2 M/s"
+	# The same loads with the data plane memif's zero-copy client (lg_zc), against the rows above.
+	local zb zkr
+	zb=$(busy zrblast)
+	zkr=$(busy zkres)
+	zc_row zkept kept "kept GET /healthz" "$(field zkept requests kept 2>/dev/null || echo ?) \
+answers 200 on kept connections" "the data plane is memif's zero-copy client, the loadgen the \
+server: it receives into and sends from its own pool's mbufs, which the loadgen maps, as a NIC \
+DMAs into and out of them, and memif's copies are the loadgen's, on its core; target ≥ 4 M/s"
+	zc_row zkres kres "kept reserve admitted" "$(answer zkres 202 2>/dev/null || echo ?) answers \
+202, $(answer zkres 503 2>/dev/null | grep . || echo 0) 503" "against the zero-copy \
+reserve-blast ${zb%% *} per stateless connection, $(ratio "${zkr#* }" "${zb#* }"); targets ≥ 1.3× \
+and ≥ 2 M/s"
+	zc_row zreserve reserve "reserve admitted, one per connection" "$(answer zreserve 202 \
+2>/dev/null || echo ?) answers 202, $(answer zreserve 503 2>/dev/null | grep . || echo 0) 503" \
+		"target ≥ 1.5 M/s"
+	zc_row zrblast rblast "reserve admitted, whole connections sent at once" "$(field zrblast \
+blast answered_202 2>/dev/null || echo ?) of $(field zrblast blast sent 2>/dev/null || echo ?) \
+answered 202, $(field zrblast blast answered_503 2>/dev/null || echo ?) 503" "target ≥ 1.5 M/s"
 	local so_rps so410
 	so_rps=$(value soldout requests_per_s 2>/dev/null || true)
 	so410=$(answer soldout 410 2>/dev/null || true)

@@ -3,7 +3,8 @@
 #
 # flashgate-loadgen against the data plane over a memif pair (no network namespace, no NIC):
 # healthz connections, a SYN flood, a small sale against the test peer as control plane, and the
-# same sale again with four floods mixed in (--flood syn, bad-ack, unsigned, one-ip).
+# same sale again with four floods mixed in (--flood syn, bad-ack, unsigned, one-ip); reserves
+# with the data plane as memif's zero-copy client (scripts/bench's zero-copy rows).
 # Every answer must be well-formed and expected, every connection must complete, and the data
 # plane's own counters must agree with the loadgen's. Rates are printed as diagnostics, and only
 # checked to be above zero, never against a time.
@@ -68,10 +69,15 @@ LG_LCORES=0
 # the data plane stopped first (its workers stop before its port closes) neither side polls a
 # ring that goes away. The data plane's logs are appended to dataplane.log; its final counters
 # (--counters-json) are kept as dp-NAME.json for dp_counter.
+# With LG_ZC set the roles are swapped, as in scripts/bench's zero-copy rows: the data plane is
+# memif's zero-copy client (it receives into and sends from its own mbufs, the loadgen copies).
 dp_start() {
+	local memif=(--vdev "net_memif0,role=server,socket=$SOCK")
+	[ -z "${LG_ZC:-}" ] ||
+		memif=(--single-file-segments --vdev "net_memif0,role=client,socket=$SOCK,zero-copy=yes")
 	rm -f "$E2E_TMP/dp-run.json"
 	"$DP_EXE" -l "$DP_LCORES" --no-huge -m 512 --no-pci --file-prefix "$DP_PREFIX" \
-		--vdev "net_memif0,role=server,socket=$SOCK" -- -c "$DP_CONF" \
+		"${memif[@]}" -- -c "$DP_CONF" \
 		-s "bridge.push_endpoint=$PULL_EP" -s "bridge.sub_endpoint=$PUB_EP" \
 		--counters-json "$E2E_TMP/dp-run.json" \
 		${DP_EXTRA[@]+"${DP_EXTRA[@]}"} >"$E2E_TMP/dp-run.log" 2>&1 &
@@ -89,20 +95,39 @@ dp_stop() {
 # JSON report (--report-json) in NAME.json, which must hold the text's figures (but for a run
 # that ends before its report: exit status 2); the data plane's final counters in dp-NAME.json,
 # which must hold those of its log.
+# With LG_ZC the loadgen is memif's server and starts first (a client connects at its start, and
+# a server refuses it until its port has started: the "waiting:" line), told to begin ZC_LEAD_S
+# seconds later, by when the data plane has its control plane's state; LG_REGION0_KB is then
+# the size of memif's shared region as the loadgen maps it.
+ZC_LEAD_S=15
 lg_run() {
-	local name=$1 lg_pid rc=0 diff
+	local name=$1 lg_pid rc=0 diff role=client zc_start=()
 	shift
 	LG_RC=0
+	# lg_start: the loadgen in the background (lg_pid).
+	lg_start() {
+		timeout $((90 + ${#zc_start[@]} * ZC_LEAD_S / 2)) "$LG_EXE" --lcores "$LG_LCORES" \
+			--no-huge -m 256 --no-pci --file-prefix "$LG_PREFIX" \
+			--vdev "net_memif0,role=$role,socket=$SOCK" --log-level=error -- \
+			--dst 198.18.0.2 --linger-s 30 ${zc_start[@]+"${zc_start[@]}"} \
+			--report-json "$E2E_TMP/$name.json" "$@" >"$E2E_TMP/$name.out" 2>&1 &
+		lg_pid=$!
+	}
+	if [ -n "${LG_ZC:-}" ]; then
+		role=server
+		zc_start=(--start-at "$(date +%s.%N | awk -v l="$ZC_LEAD_S" '{ printf "%.3f", $1 + l }')")
+		lg_start "$@"
+		fg_wait_line "$E2E_TMP/$name.out" '^waiting:' "$lg_pid" 30 || true
+	fi
 	dp_start || rc=$?
-	tap_ok "$rc" "$name: data plane is ready on a memif server port"
+	tap_ok "$rc" "$name: data plane is ready on a memif $([ -n "${LG_ZC:-}" ] &&
+		echo zero-copy client || echo server) port"
 	[ -z "$WAIT_BRIDGE" ] || t_wait_until 20 bridge_ready || true
 	[ -z "${LG_HOOK:-}" ] || "$LG_HOOK" # the test peer's state for this data plane
-	timeout 90 "$LG_EXE" --lcores "$LG_LCORES" --no-huge -m 256 --no-pci \
-		--file-prefix "$LG_PREFIX" --vdev "net_memif0,role=client,socket=$SOCK" \
-		--log-level=error -- --dst 198.18.0.2 --linger-s 30 \
-		--report-json "$E2E_TMP/$name.json" "$@" >"$E2E_TMP/$name.out" 2>&1 &
-	lg_pid=$!
-	fg_wait_line "$E2E_TMP/$name.out" '^lingering:' "$lg_pid" 75 || true
+	[ -n "${LG_ZC:-}" ] || lg_start "$@"
+	fg_wait_line "$E2E_TMP/$name.out" '^lingering:' "$lg_pid" $((75 + ${#zc_start[@]} * ZC_LEAD_S / 2)) ||
+		true
+	[ -z "${LG_ZC:-}" ] || LG_REGION0_KB=$(region0_kb "$(pgrep -P "$lg_pid" | head -n 1)")
 	dp_stop
 	tap_is "$DP_RC" 0 "$name: data plane exits with status 0 on SIGTERM"
 	rc=0
@@ -118,6 +143,15 @@ lg_run() {
 			"$E2E_TMP/$name.json" 2>&1) || rc=$?
 		tap_ok "$rc" "$name: the loadgen's --report-json holds its text report${diff:+: $diff}"
 	fi
+}
+# region0_kb PID: the KB that process maps of memif's shared region 0 (memfd memif_region_0).
+region0_kb() {
+	local range rest sum=0
+	while read -r range rest; do
+		[[ $rest == *memif_region_0* ]] || continue
+		sum=$((sum + 0x${range#*-} - 0x${range%-*}))
+	done <"/proc/${1:-0}/maps"
+	echo $((sum / 1024))
 }
 # field NAME KEY WORD: the figure WORD of KEY in NAME's JSON report ("users done").
 field() { fg_lg_field "$E2E_TMP/$1.json" "$2" "$3"; }
@@ -419,6 +453,27 @@ tap_is "$rc" 2 "reserve-blast with user ids of 5 and 6 digits: loadgen exits 2"
 tap_run "reserve-blast with user ids of 5 and 6 digits: it says why and what to use" \
 	grep -q 'needs user ids of one length.*try --user-base 100' <<<"$out"
 rm -rf "$(fg_dpdk_runtime_dir "$LG_PREFIX-digits")"
+
+# --- memif zero-copy (scripts/bench's zero-copy rows): the data plane memif's zero-copy client,
+# the loadgen the server. Stateless answers written over the request's mbuf, kept answers in
+# new mbufs of the data plane's pool: each must reach the loadgen whole. Memif's shared region
+# then holds only the rings (the packet buffers are the data plane's own mbufs), under 1 MB
+# where copying it holds 2 x 1,024 buffers of 2 KB.
+LG_ZC=1 WAIT_BRIDGE=1
+lg_run zres --mode reserve --connections "$N_RES" --concurrency 64 --event 1 \
+	--user-base 1700000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
+tap_is "$LG_RC/$(answer zres 202)/$(value zres unexpected_status)" "0/$N_RES/0" \
+	"zero-copy reserve: loadgen exits 0, all $N_RES reserves admitted (202), nothing unexpected"
+tap_run "zero-copy reserve: memif's shared region holds only the rings (${LG_REGION0_KB:-?} KB)" \
+	test "${LG_REGION0_KB:-0}" -gt 0 -a "${LG_REGION0_KB:-0}" -lt 1024
+DP_EXTRA=(-s "edge.trusted=198.18.2.0/24")
+lg_run zkres --mode kept-reserve --connections 40 --per-conn 50 --concurrency 16 --event 1 \
+	--user-base 1750000 --sale-key-hex "$(hex "$SALE_KEY")" --sale-kid "$SALE_KID" --duration-s 30
+tap_is "$LG_RC/$(answer zkres 202)/$(field zkres requests kept)" "0/$N_RES/$N_RES" \
+	"zero-copy kept-reserve: loadgen exits 0, all $N_RES reserves admitted (202) on kept connections"
+tap_run "zero-copy kept-reserve: memif's shared region holds only the rings (${LG_REGION0_KB:-?} KB)" \
+	test "${LG_REGION0_KB:-0}" -gt 0 -a "${LG_REGION0_KB:-0}" -lt 1024
+DP_EXTRA=() LG_ZC=''
 
 # A sale user's next request (the reserve after the token, the polls after the reserve) starts
 # when its answer says, not when a retransmission timer would fire: with a 30 s RTO, a user who

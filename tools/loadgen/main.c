@@ -343,6 +343,12 @@ main(int argc, char **argv)
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t deadline = now + (uint64_t)(o.duration_s * (double)rte_get_tsc_hz());
 
+	/* Scripts that start the peer after the loadgen (a memif client, which connects at its
+	 * start and is refused by a server whose port has not started) wait for this line. */
+	printf("waiting: port %u started, for its link and an ARP answer from the --dst address "
+	       "(at most %u s)\n",
+		port, LINK_WAIT_S);
+	fflush(stdout);
 	now = find_peer(&cl, port, deadline);
 	if (now == 0) {
 		lg_client_fini(&cl);
