@@ -371,7 +371,7 @@ zc_row() {
 	local cap copy
 	cap=$(busy "$1")
 	copy=$(busy "$2")
-	row dataplane "$3, memif zero-copy (as a NIC: no copy): a fully busy worker core at the \
+	row dataplane "$3, memif zero-copy (the data plane copies no frame): a fully busy worker core at the \
 cycles measured in that run, requests/s" "${cap#* }" "the same copying, fully busy" "${copy#* }" \
 		"$(ratio "${cap#* }" "${copy#* }")" "${cap%% *} busy cycles per request against \
 ${copy%% *} copying; $(human "$(value "$1" requests_per_s 2>/dev/null || true)") requests/s, $4; \
