@@ -20,24 +20,35 @@ store_buyers_missing(
 }
 
 /*
- * KEYS[1] the result hash, ARGV pairs (user, value) of the users to make buyers again: a user
- * without a field gets its value (its order, as PostgreSQL has it); a field that exists is left
- * as it is. Older builds wrote "H" instead (holds an order in PostgreSQL), still read.
+ * KEYS[1] the result hash, KEYS[2] the draw key; ARGV pairs (user, value) of the users to make
+ * buyers again: a user without a field gets its value (its order, as PostgreSQL has it); a field
+ * that exists is left as it is. Older builds wrote "H" instead (holds an order in PostgreSQL),
+ * still read. A drawn sale's draw key counts the buyers paid (store_results_paid()); Redis lost
+ * that count's step with the field (the step came after the field, in the same order), so each
+ * field made "P:" here counts one, else the sale's waiting list is never final
+ * (store_draw_waiting(): more buyers held than paid).
  */
 static const char repair_lua[] =
-	"for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+	"local p = 0\n"
+	"for i = 1, #ARGV, 2 do\n"
+	"  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 and\n"
+	"     string.sub(ARGV[i + 1], 1, 2) == 'P:' then p = p + 1 end\n"
+	"end\n"
+	"if p > 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
+	"  redis.call('HINCRBY', KEYS[2], 'paid', p)\n"
+	"end\n"
 	"return #ARGV / 2\n";
 
 int
 store_repair_buyers(struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n)
 {
-	static const enum store_key_kind kinds[] = {RS_KEY_RESULT};
+	static const enum store_key_kind kinds[] = {RS_KEY_RESULT, RS_KEY_DRAW};
 	int err;
 	redisReply *r;
 
 	if (event == 0 || n == 0 || n > RS_BATCH_MAX || add == NULL)
 		return -EINVAL;
-	r = store_eval_buyers(rs, event, repair_lua, kinds, 1, add, n, &err);
+	r = store_eval_buyers(rs, event, repair_lua, kinds, 2, add, n, &err);
 	if (r != NULL)
 		freeReplyObject(r);
 	return err;

@@ -817,6 +817,17 @@ test_waiting_final(void)
 			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && waiting == 1 &&
 			final,
 		"  both paid: final (no item can come back), the entrant still on the list");
+	/* Redis loses user 32 with the count's step for it (a failover without the last
+	 * writes); reconcile --repair makes it a buyer again from its paid order. */
+	raw_int(raw, "HDEL %s 32", key(ev, RS_KEY_RESULT));
+	raw_int(raw, "HINCRBY %s paid -1", key(ev, RS_KEY_DRAW));
+	const struct store_buyer again = {32, {WIRE_V_PAID, rids[1], 2, 5}};
+
+	tap_ok(store_repair_buyers(rs, ev, &again, 1) == 0 &&
+			store_repair_buyers(rs, ev, &again, 1) == 0 &&
+			raw_int(raw, "HGET %s paid", key(ev, RS_KEY_DRAW)) == 2 &&
+			store_draw_waiting(rs, ev, &served, &waiting, &final) == 0 && final,
+		"  a paid buyer Redis lost, repaired (twice): counted paid once, final again");
 	struct store_release_as as = {.verdict = WIRE_V_CANCELLED, .order_id = 2, .pay_deadline_ms = 5};
 	struct store_waiter to[2];
 	unsigned n_to = 0;
