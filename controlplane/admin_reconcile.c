@@ -10,6 +10,7 @@
 
 #include "admin/admin_answer.h"
 #include "common/log.h"
+#include "common/test_hook.h"
 #include "store/store_event.h"
 #include "store/store_reconcile.h"
 #include "store/store_result.h"
@@ -30,6 +31,19 @@ struct reading {
 	struct store_buyer *behind;
 	size_t n_behind;
 };
+
+/* The buyer of PostgreSQL's order o, with that order's result. */
+static struct store_buyer
+buyer_of(const struct pg_active_order *o)
+{
+	return (struct store_buyer){
+		.user = o->user,
+		.result = {.verdict = o->verdict,
+			.reservation_id = o->reservation_id,
+			.order_id = o->order_id,
+			.pay_deadline_ms = o->pay_deadline_ms},
+	};
+}
 
 /* Whether Redis's result verdict have (0: no field) is short of handed, an order's final state
  * PostgreSQL has handed to the order writer: the field never took it. No field is not behind: a
@@ -79,19 +93,23 @@ find_behind(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t 
 		}
 		for (unsigned m = 0; m < k; m++)
 			if (field_behind(have[m].verdict, o[i + m].verdict))
-				r->behind[r->n_behind++] = (struct store_buyer){
-					.user = o[i + m].user,
-					.result = {.verdict = o[i + m].verdict,
-						.reservation_id = o[i + m].reservation_id,
-						.order_id = o[i + m].order_id,
-						.pay_deadline_ms = o[i + m].pay_deadline_ms},
-				};
+				r->behind[r->n_behind++] = buyer_of(&o[i + m]);
 	}
 	free(o);
 	return 0;
 }
 
-/* Reads event id's figures into *r (r->missing: free it). Returns 0, or -1 with err. */
+/* Frees what reading r holds. */
+static void
+reading_free(struct reading *r)
+{
+	free(r->missing);
+	r->missing = NULL;
+	free(r->behind);
+	r->behind = NULL;
+}
+
+/* Reads event id's figures into *r (reading_free() it). Returns 0, or -1 with err. */
 static int
 read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
 {
@@ -123,18 +141,9 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
 			goto fail;
 		}
-		for (unsigned m = 0; m < k; m++) {
-			const struct pg_active_order *o = &orders[i + m];
-
+		for (unsigned m = 0; m < k; m++)
 			if (miss[m])
-				r->missing[r->n_missing++] = (struct store_buyer){
-					.user = o->user,
-					.result = {.verdict = o->verdict,
-						.reservation_id = o->reservation_id,
-						.order_id = o->order_id,
-						.pay_deadline_ms = o->pay_deadline_ms},
-				};
-		}
+				r->missing[r->n_missing++] = buyer_of(&orders[i + m]);
 	}
 	free(orders);
 	orders = NULL;
@@ -143,21 +152,8 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 	return 0;
 fail:
 	free(orders);
-	free(r->missing);
-	r->missing = NULL;
-	free(r->behind);
-	r->behind = NULL;
+	reading_free(r);
 	return -1;
-}
-
-/* Frees what reading r holds. */
-static void
-reading_free(struct reading *r)
-{
-	free(r->missing);
-	r->missing = NULL;
-	free(r->behind);
-	r->behind = NULL;
 }
 
 /* Whether two readings show the same figures. */
@@ -260,15 +256,12 @@ judge(const struct reading *r)
 static void
 repair_test_hold(uint32_t event)
 {
-	const char *s = getenv(RECONCILE_TEST_HOLD_ENV);
-	unsigned long ms;
+	unsigned ms;
 
-	if (s == NULL || *s == '\0')
+	if (!test_hook_ms(RECONCILE_TEST_HOLD_ENV, &ms))
 		return;
-	ms = strtoul(s, NULL, 10);
-	ms = ms > 60000 ? 60000 : ms;
 	LOG_WARN("test hook " RECONCILE_TEST_HOLD_ENV
-		 ": reconcile --repair of event %u held %lu ms between its reading and its write "
+		 ": reconcile --repair of event %u held %u ms between its reading and its write "
 		 "(for tests only: unset it in production)",
 		event, ms);
 	nanosleep(&(struct timespec){.tv_sec = (time_t)(ms / 1000),

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/now.h"
+#include "common/test_hook.h"
 #include "store/store_reserve.h"
 
 /* Rounds decided ahead of the loop at most. */
@@ -185,17 +186,14 @@ dd_release(struct draw_decide *d)
 unsigned
 draw_decide_test_hold_ms(void)
 {
-	const char *s = getenv(DD_TEST_HOLD_ENV);
-	unsigned long ms;
+	unsigned ms;
 
-	if (s == NULL || *s == '\0')
+	if (!test_hook_ms(DD_TEST_HOLD_ENV, &ms))
 		return 0;
-	ms = strtoul(s, NULL, 10);
-	ms = ms > 60000 ? 60000 : ms;
-	LOG_WARN("draw: each pair of decision rounds is held %lu ms before the loop gets it "
+	LOG_WARN("draw: each pair of decision rounds is held %u ms before the loop gets it "
 		 "by " DD_TEST_HOLD_ENV " (for tests only: unset it in production)",
 		ms);
-	return (unsigned)ms;
+	return ms;
 }
 
 struct draw_decide *

@@ -14,6 +14,7 @@
 #include "common/draw.h"
 #include "common/log.h"
 #include "common/now.h"
+#include "common/test_hook.h"
 #include "store/store_draw.h"
 #include "store/store_reserve.h"
 
@@ -75,16 +76,10 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 	r->st = st;
 	r->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 
-	const char *delay = getenv(DR_TEST_DONE_DELAY_ENV);
-
-	if (delay != NULL && *delay != '\0') {
-		unsigned long ms = strtoul(delay, NULL, 10);
-
-		r->test_done_delay_ms = ms > 60000 ? 60000 : (unsigned)ms;
+	if (test_hook_ms(DR_TEST_DONE_DELAY_ENV, &r->test_done_delay_ms))
 		LOG_WARN("draw: each draw_done_at is held %u ms after its commit by "
 			 DR_TEST_DONE_DELAY_ENV " (for tests only: unset it in production)",
 			r->test_done_delay_ms);
-	}
 	r->test_hold_ms = draw_decide_test_hold_ms();
 	r->conninfo = strdup(pg_conninfo);
 	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
