@@ -11,6 +11,7 @@
 #include "admin/admin_answer.h"
 #include "common/log.h"
 #include "common/test_hook.h"
+#include "common/wire.h"
 #include "store/store_event.h"
 #include "store/store_reconcile.h"
 #include "store/store_result.h"
@@ -444,16 +445,12 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 		jw_str(j, NULL, d);
 	}
 	for (size_t i = 0; i < r->n_behind && i < 20; i++) {
-		uint8_t now = r->behind[i].result.verdict;
-
 		snprintf(d, sizeof(d),
 			"user %" PRIu64 "'s order %" PRIu64
 			" is %s in PostgreSQL, handed to Redis, "
 			"but its result field in Redis never took it",
 			r->behind[i].user, r->behind[i].result.order_id,
-			now == WIRE_V_PAID	? "paid"
-			: now == WIRE_V_EXPIRED ? "expired"
-						: "cancelled");
+			wire_verdict_name(r->behind[i].result.verdict));
 		jw_str(j, NULL, d);
 	}
 	if (r->n_behind > 20) {
