@@ -131,6 +131,12 @@ admin_cmds_stats(struct cp_ctx *c, const struct admin_req *req, struct admin_exe
 	jw_u64(&j, "reloads_notify", fc.reloads_notify);
 	jw_u64(&j, "reloads_connect", fc.reloads_connect);
 	jw_u64(&j, "reloads_check", fc.reloads_check);
+	const struct cp_cron_counters *cc = &(c->loop != NULL ? c->loop : c)->cron;
+
+	jw_u64(&j, "reloads_sale_end", cc->reloads_sale_end);
+	jw_u64(&j, "reloads_key_retire", cc->reloads_key_retire);
+	jw_u64(&j, "db_clock_waits", cc->db_clock_waits);
+	jw_u64(&j, "db_clock_behind_ms", cc->db_clock_behind_ms);
 	jw_u64(&j, "notifications", fc.notifications);
 	jw_u64(&j, "connects", fc.connects);
 	jw_u64(&j, "failures", fc.failures);

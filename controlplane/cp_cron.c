@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/now.h"
 #include "common/wire.h"
+#include "pg/pg_conn.h"
 
 /*
  * A retired sale key must outlive the purchase tokens of every data plane: when one reports
@@ -32,20 +33,64 @@ follow_token_ttl(struct cp_ctx *c)
 		dp, ttl_s, c->cfg->purchase_token_ttl_ms);
 }
 
+/* At most this long between two looks at PostgreSQL's clock while it is behind ours: a step of
+ * either clock is followed that soon. */
+#define CP_CRON_DB_CLOCK_RECHECK_MS 5000
+
+/*
+ * Whether PostgreSQL's clock has not reached due_ms (Unix ms) yet, ours having reached it: a
+ * sale's end and a key's retirement are PostgreSQL's to say, by its clock (now() in its
+ * queries), so loading the state before then would find nothing changed, a heartbeat after
+ * heartbeat. When it has not, *retry_mono_ms receives when to look again: when PostgreSQL's
+ * clock should reach due_ms, on the monotonic clock, a heartbeat away at least and
+ * CP_CRON_DB_CLOCK_RECHECK_MS at most; the wait is counted, and a skew of more than a heartbeat
+ * logged (once a minute at most). False too when PostgreSQL cannot be asked: the caller's own
+ * queries say so.
+ */
+static bool
+db_clock_before(struct cp_ctx *c, uint64_t due_ms, uint64_t mono_ms, uint64_t wall_ms,
+	uint64_t *retry_mono_ms)
+{
+	char err[256];
+	uint64_t db_ms, wait_ms, behind_ms;
+
+	if (pg_conn_now_ms(c->pg, &db_ms, err, sizeof(err)) != 0 || db_ms >= due_ms)
+		return false;
+	wait_ms = due_ms - db_ms;
+	if (wait_ms > CP_CRON_DB_CLOCK_RECHECK_MS)
+		wait_ms = CP_CRON_DB_CLOCK_RECHECK_MS;
+	if (wait_ms < c->cfg->heartbeat_ms)
+		wait_ms = c->cfg->heartbeat_ms;
+	*retry_mono_ms = mono_ms + wait_ms;
+	behind_ms = wall_ms > db_ms ? wall_ms - db_ms : 0;
+	c->cron.db_clock_waits++;
+	c->cron.db_clock_behind_ms = behind_ms;
+	if (behind_ms > c->cfg->heartbeat_ms)
+		LOG_RL(LOG_LEVEL_WARN, 60000,
+			"PostgreSQL's clock is %" PRIu64 " ms behind the control plane's: sales "
+			"end and sale keys retire by PostgreSQL's clock, so the control plane "
+			"waits for it (check NTP on both hosts)",
+			behind_ms);
+	return true;
+}
+
 /* Removes the sale keys whose last token and receipt can no longer be valid, and tells the data
- * planes. On a database error it tries again a heartbeat later (mono_ms: monotonic, wall_ms: Unix
- * ms, the keys' retire_at's clock). */
+ * planes; not before PostgreSQL's clock reaches the retirement too (db_clock_before()). On a
+ * database error it tries again a heartbeat later (mono_ms: monotonic, wall_ms: Unix ms). */
 static void
 retire_keys(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 {
 	char err[512];
 	unsigned removed = 0;
 
+	if (db_clock_before(c, c->st->next_key_retire_ms, mono_ms, wall_ms, &c->key_retry_mono_ms))
+		return;
 	if (pg_keys_expire(c->pg, c->st->key_life_ms, &removed, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 60000, "retiring sale keys: %s", err);
 		c->key_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
 		return;
 	}
+	c->cron.reloads_key_retire++;
 	if (cp_state_load(c->st, c->pg, c->rs, err, sizeof(err)) != 0) {
 		LOG_RL(LOG_LEVEL_WARN, 60000, "state reload after retiring sale keys: %s", err);
 		c->key_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;
@@ -64,8 +109,9 @@ retire_keys(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 
 /*
  * The data planes' 64 event slots go to the upcoming and selling sales first (cp_state_load()):
- * when one of those ends, the set may change by itself, so the events are loaded again then;
- * and a set that lost an event since it was published goes out as a snapshot.
+ * when one of those ends, the set may change by itself, so the events are loaded again then (once
+ * PostgreSQL's clock says so too: db_clock_before()); and a set that lost an event since it was
+ * published goes out as a snapshot.
  */
 static void
 follow_events(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
@@ -76,7 +122,14 @@ follow_events(struct cp_ctx *c, uint64_t mono_ms, uint64_t wall_ms)
 
 	if ((!due && !st->events_dropped) || mono_ms < st->events_retry_mono_ms)
 		return;
+	if (due && db_clock_before(c, st->events_next_end_ms, mono_ms, wall_ms,
+			   &st->events_retry_mono_ms)) {
+		if (!st->events_dropped)
+			return;
+		due = false;
+	}
 	if (due) {
+		c->cron.reloads_sale_end++;
 		if (cp_state_load(st, c->pg, c->rs, err, sizeof(err)) != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 60000, "events reload after a sale ended: %s", err);
 			st->events_retry_mono_ms = mono_ms + c->cfg->heartbeat_ms;

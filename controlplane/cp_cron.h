@@ -21,7 +21,11 @@
  *   - the draws (controlplane/draw_runner.h): a bounded step of each draw that is due, and the
  *     FAIR updates that are due;
  *   - when a retiring sale key's time is up: it is deleted and the data planes get the keys
- *     without it (a database error tries again a heartbeat later).
+ *     without it (a database error tries again a heartbeat later);
+ *   - when a sale ends: the events are loaded again (the data planes' 64 slots may change).
+ * A sale's end and a key's retirement are PostgreSQL's clock's: when that clock has not reached
+ * the time yet, nothing is loaded; PostgreSQL's clock is looked at again when it should have,
+ * a heartbeat to a few seconds later (docs/operations.md "Timers follow the monotonic clock").
  * Returns when the next work is due (monotonic ms): the next heartbeat, the decider's deadline or
  * the next key retirement, whichever comes first; never after the next heartbeat, so that a
  * step of the wall clock is followed within one. Cannot fail.

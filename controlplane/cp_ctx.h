@@ -38,6 +38,13 @@ struct cp_ctx {
 	uint64_t snapshots_sent;
 	uint64_t next_heartbeat_mono_ms; /* cp_cron()'s: when the next HEARTBEAT is due */
 	uint64_t key_retry_mono_ms; /* cp_cron()'s: no key retirement before (after a failure) */
+	/* cp_cron()'s state reloads when a sale ends or a key retires, and its waits for
+	 * PostgreSQL's clock (stats "follow", metrics): written by the loop only. */
+	struct cp_cron_counters {
+		uint64_t reloads_sale_end, reloads_key_retire;
+		uint64_t db_clock_waits;     /* a due time PostgreSQL's clock had not reached yet */
+		uint64_t db_clock_behind_ms; /* how far behind it was the last time (0: never) */
+	} cron;
 	/* The slow-job thread (controlplane/cp_slow.h; NULL: commands run on the loop). */
 	struct cp_slow *slow;
 	/* Following other control planes' admin changes (controlplane/cp_follow.h; may be NULL). */

@@ -279,20 +279,32 @@ render_metrics(void *arg, struct metrics_text *t)
 		"Result queries dropped: too many waiting (the data planes ask again).", NULL,
 		dc.queries_shed);
 	struct cp_follow_counters fc;
-	static const char *const causes[] = {"notify", "connect", "check"};
+	static const char *const causes[] = {"notify", "connect", "check", "sale_end",
+		"key_retire"};
 
 	cp_follow_counters(c->follow, &fc);
-	for (unsigned i = 0; i < 3; i++) {
-		const uint64_t v[] = {fc.reloads_notify, fc.reloads_connect, fc.reloads_check};
+	for (unsigned i = 0; i < 5; i++) {
+		const uint64_t v[] = {fc.reloads_notify, fc.reloads_connect, fc.reloads_check,
+			c->cron.reloads_sale_end, c->cron.reloads_key_retire};
 
 		labels[0] = '\0';
 		metrics_label(labels, sizeof(labels), "cause", causes[i]);
 		metrics_counter(t, "flashgate_cp_state_reloads_total",
-			"The state read again for an admin change made elsewhere (another control "
-			"plane, psql), by cause: notify (a NOTIFY), connect (the listening connection "
-			"made again), check (config_version moved without a notification).",
+			"The state read again, by cause: for an admin change made elsewhere (another "
+			"control plane, psql): notify (a NOTIFY), connect (the listening connection "
+			"made again), check (config_version moved without a notification); by "
+			"PostgreSQL's clock: sale_end (a sale ended), key_retire (a sale key retired).",
 			labels, v[i]);
 	}
+	metrics_counter(t, "flashgate_cp_postgres_clock_waits_total",
+		"Times a sale's end or a key's retirement was due by the control plane's clock and "
+		"not yet by PostgreSQL's: the state was not loaded, PostgreSQL's clock looked at "
+		"again later.",
+		NULL, c->cron.db_clock_waits);
+	metrics_gauge_int(t, "flashgate_cp_postgres_clock_behind_ms",
+		"How far PostgreSQL's clock was behind the control plane's at the last such wait "
+		"(0: never).",
+		NULL, (int64_t)c->cron.db_clock_behind_ms);
 	metrics_counter(t, "flashgate_cp_state_follow_failures_total",
 		"Reads of the state or of config_version by the follower that failed (tried again).",
 		NULL, fc.failures);

@@ -405,6 +405,12 @@ pg_conn_query_u64(struct pg_conn *c, const char *sql, int n, const char *const *
 }
 
 int
+pg_conn_now_ms(struct pg_conn *c, uint64_t *ms, char *err, size_t errlen)
+{
+	return pg_conn_query_u64(c, "SELECT " PG_ROW_MS("now()"), 0, NULL, ms, err, errlen);
+}
+
+int
 pg_conn_begin(
 	struct pg_conn *c, const char *begin_sql, const char *lock_sql, char *err, size_t errlen)
 {

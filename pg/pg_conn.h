@@ -133,6 +133,12 @@ int pg_conn_query_u64(struct pg_conn *c, const char *sql, int n, const char *con
 	uint64_t *v, char *err, size_t errlen);
 
 /*
+ * PostgreSQL's clock: now() (Unix ms), as the statements that compare with now() read it, into
+ * *ms. Returns 0 or < 0 with err.
+ */
+int pg_conn_now_ms(struct pg_conn *c, uint64_t *ms, char *err, size_t errlen);
+
+/*
  * Runs sql, a command or query, and returns how many rows it affected or returned (PQcmdTuples)
  * in *rows (may be NULL). Returns 0 or < 0 with err.
  */

@@ -4,11 +4,12 @@
 # The control plane's and the order writer's wall clock stepped back one hour mid-sale (an NTP
 # step, a VM resumed, date -s), their monotonic clock left alone: libfaketime (Debian's faketime)
 # in both, its offset read from a file the test rewrites. The daemons' timers follow the
-# monotonic clock (docs/operations.md, "Clocks"), so nothing waits for the hour to pass: the data
-# plane keeps hearing heartbeats (/readyz stays 200 for 10 s, twice bridge.resync), and sees the
-# control plane's clock an hour behind its own; a reservation made after the step is decided
-# at once and becomes an order; a poll whose ORDERED push the data plane missed (the control
-# plane's test hook FG_TEST_DROP_ORDERED_USER) is answered by the control plane's result queries.
+# monotonic clock (docs/operations.md, "Timers follow the monotonic clock"), so nothing waits for
+# the hour to pass: the data plane keeps hearing heartbeats (/readyz stays 200 for 10 s, twice
+# bridge.resync), and sees the control plane's clock an hour behind its own; a reservation made
+# after the step is decided at once and becomes an order; a poll whose ORDERED push the data
+# plane missed (the control plane's test hook FG_TEST_DROP_ORDERED_USER) is answered by the
+# control plane's result queries.
 #
 # usage: test_clock_step.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER
 set -euo pipefail
@@ -16,32 +17,18 @@ set -euo pipefail
 
 EV=21
 STEP_S=3600
-# Debian's libfaketime, for threaded programs, in the host's multiarch directory.
-FAKETIME_LIB=$(compgen -G '/usr/lib/*/faketime/libfaketimeMT.so.1' | head -n 1 || true)
 OW_PID=
 
 E2E_TOOLS=(redis-cli psql)
 e2e_sale_begin cs 2 "$@" -s admission.receipt_young=2s
-[ -n "$FAKETIME_LIB" ] && [ -r "$FAKETIME_LIB" ] || tap_bail "libfaketime is installed (scripts/install-deps: faketime)"
 cs_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
 T_CLEANUP+=(cs_stop)
 
-# faked EXE: a script that runs EXE (same pid: exec) with its wall clock shifted by the offset in
-# $OFFSET_FILE (seconds, "+0" at first), read again every second; CLOCK_MONOTONIC is not faked.
+# faked EXE: EXE with its wall clock shifted by the offset in $OFFSET_FILE ("+0" at first).
 OFFSET_FILE=$E2E_TMP/wall-offset
 echo +0 >"$OFFSET_FILE"
-faked() {
-	local script
-	script=$E2E_TMP/faked-$(basename "$1")
-	cat >"$script" <<EOF
-#!/bin/sh
-exec env LD_PRELOAD=$FAKETIME_LIB FAKETIME_TIMESTAMP_FILE=$OFFSET_FILE FAKETIME_CACHE_DURATION=1 \\
-	FAKETIME_DONT_FAKE_MONOTONIC=1 "$1" "\$@"
-EOF
-	chmod +x "$script"
-	echo "$script"
-}
-T_CP=$(faked "$CP_EXE")
+faked() { t_faked "$1" "$OFFSET_FILE"; }
+T_CP=$(faked "$CP_EXE") || tap_bail "libfaketime is installed (scripts/install-deps: faketime)"
 # User 702's ORDERED, pushed by the order writer, never reaches the data plane: its poll asks
 # the control plane (a result query).
 FG_TEST_DROP_ORDERED_USER=702 t_cp_up || tap_bail "control plane ready (under libfaketime)"

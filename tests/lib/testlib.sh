@@ -428,6 +428,24 @@ t_wait_until() {
 	done
 }
 
+# t_faked EXE OFFSET_FILE: prints the path of a script in $T_TMP that runs EXE (same pid: exec)
+# with its wall clock shifted by the offset in OFFSET_FILE (libfaketime's: seconds, "+0", "-3600"),
+# read again every second; CLOCK_MONOTONIC is not faked. Fails when Debian's libfaketime
+# (scripts/install-deps: faketime) is not installed.
+t_faked() {
+	local lib script
+	lib=$(compgen -G '/usr/lib/*/faketime/libfaketimeMT.so.1' | head -n 1) && [ -r "$lib" ] ||
+		return 1
+	script=$T_TMP/faked-$(basename "$1")
+	cat >"$script" <<EOF
+#!/bin/sh
+exec env LD_PRELOAD=$lib FAKETIME_TIMESTAMP_FILE=$2 FAKETIME_CACHE_DURATION=1 \\
+	FAKETIME_DONT_FAKE_MONOTONIC=1 "$1" "\$@"
+EOF
+	chmod +x "$script"
+	echo "$script"
+}
+
 # t_sessions AUTH_HEX FIRST_USER N: prints N lines "USER SESSION_TOKEN" for users FIRST_USER..,
 # valid for an hour, minted as the shop's login service does (docs/tokens.md).
 t_sessions() {
