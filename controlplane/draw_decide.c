@@ -2,6 +2,7 @@
 #include "controlplane/draw_decide.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ struct draw_decide {
 	const struct store_entrant *v;
 	uint64_t from, n;
 	unsigned batch, round_n;
-	unsigned test_hold_ms; /* DD_TEST_HOLD_ENV (tests only; 0) */
+	struct draw_decide_hooks hooks; /* tests only; all 0 */
 	struct wire_reserve *res;
 	uint8_t *verdicts;
 	pthread_t th;
@@ -35,6 +36,24 @@ struct draw_decide {
 	unsigned head, count; /* the loop takes at head */
 	uint64_t rounds, us_sum, us_max;
 };
+
+/* DD_TEST_FAIL_ENV: the batch of b[0..nb) at that rank, if Redis decided it, gets the status of
+ * a reply not read (-EIO, its verdicts RETRY), its decisions standing in Redis. */
+static void
+dd_test_fail(const struct draw_decide *d, struct store_batch *b, unsigned nb)
+{
+	for (unsigned r = 0; r < nb && d->hooks.fail_rank != 0; r++) {
+		if (b[r].status != 0 || b[r].verdicts[0] == WIRE_V_NOT_STARTED ||
+			b[r].draw_index + 1 != d->hooks.fail_rank)
+			continue;
+		LOG_WARN("draw of event %" PRIu32 ": the round of ranks %" PRIu64 "-%" PRIu64
+			 ", decided in Redis, handed over as failed by " DD_TEST_FAIL_ENV
+			 " (for tests only: unset it in production)",
+			d->event, b[r].draw_index + 1, b[r].draw_index + b[r].n);
+		b[r].status = -EIO;
+		memset(b[r].verdicts, WIRE_V_RETRY, b[r].n);
+	}
+}
 
 /*
  * Up to k rounds from index at into slots s[0..k) (on the thread): one store_reserve() of k
@@ -74,6 +93,7 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 		pos += n;
 	}
 	store_reserve(rs, b, nb);
+	dd_test_fail(d, b, nb);
 	/* Per round: the pair's time halved (their replies come together). */
 	uint64_t took = (now_mono_us() - t0) / (nb ? nb : 1);
 
@@ -105,12 +125,12 @@ dd_rounds(struct draw_decide *d, struct store *rs, uint64_t at, struct draw_deci
 	return filled;
 }
 
-/* DD_TEST_HOLD_ENV: the thread waits d->test_hold_ms with its rounds decided in Redis and not
+/* DD_TEST_HOLD_ENV: the thread waits d->hooks.hold_ms with its rounds decided in Redis and not
  * handed over yet (not after a refused or held round), or until draw_decide_halt(). */
 static void
 dd_test_hold(struct draw_decide *d)
 {
-	struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, d->test_hold_ms);
+	struct timespec until = now_deadline_after_ms(CLOCK_MONOTONIC, d->hooks.hold_ms);
 
 	pthread_mutex_lock(&d->mu);
 	while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) != ETIMEDOUT)
@@ -149,7 +169,7 @@ dd_main(void *arg)
 			filled = dd_rounds(d, rs, at, s, DD_INFLIGHT, &more);
 			/* Only rounds that decided are held: a refused (stale) one goes back at
 			 * once, as it would without the hook. */
-			if (d->test_hold_ms != 0 && filled > 0 && s[0]->status == 0 && !s[0]->held)
+			if (d->hooks.hold_ms != 0 && filled > 0 && s[0]->status == 0 && !s[0]->held)
 				dd_test_hold(d);
 		}
 		pthread_mutex_lock(&d->mu);
@@ -183,23 +203,25 @@ dd_release(struct draw_decide *d)
 	free(d);
 }
 
-unsigned
-draw_decide_test_hold_ms(void)
+void
+draw_decide_test_hooks(struct draw_decide_hooks *h)
 {
-	unsigned ms;
-
-	if (!test_hook_ms(DD_TEST_HOLD_ENV, &ms))
-		return 0;
-	LOG_WARN("draw: each pair of decision rounds is held %u ms before the loop gets it "
-		 "by " DD_TEST_HOLD_ENV " (for tests only: unset it in production)",
-		ms);
-	return ms;
+	*h = (struct draw_decide_hooks){0};
+	if (test_hook_ms(DD_TEST_HOLD_ENV, &h->hold_ms))
+		LOG_WARN("draw: each pair of decision rounds is held %u ms before the loop gets it "
+			 "by " DD_TEST_HOLD_ENV " (for tests only: unset it in production)",
+			h->hold_ms);
+	if (test_hook_u64(DD_TEST_FAIL_ENV, &h->fail_rank))
+		LOG_WARN("draw: the decision round from rank %" PRIu64 " on is handed over as "
+			 "failed once Redis decided it, by " DD_TEST_FAIL_ENV " (for tests only: "
+			 "unset it in production)",
+			h->fail_rank);
 }
 
 struct draw_decide *
 draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch,
-	unsigned test_hold_ms, int *rc)
+	const struct draw_decide_hooks *hooks, int *rc)
 {
 	struct draw_decide *d = calloc(1, sizeof(*d));
 
@@ -213,7 +235,8 @@ draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	d->n = n;
 	d->batch = batch == 0 ? 1 : batch > RS_BATCH_MAX ? RS_BATCH_MAX : batch;
 	d->round_n = d->batch;
-	d->test_hold_ms = test_hold_ms;
+	if (hooks != NULL)
+		d->hooks = *hooks;
 	d->res = calloc((size_t)d->batch * DD_INFLIGHT, sizeof(*d->res));
 	d->verdicts = calloc((size_t)d->batch * DD_INFLIGHT, 1);
 	bool ok = d->res != NULL && d->verdicts != NULL;

@@ -9,7 +9,8 @@
  * first, so that Redis does not wait for the thread between them), and hands each round's
  * verdicts, as the RESULT records to publish, to the loop through a small ring; a ring without
  * room for two stops it until the loop has taken some.
- * The loop publishes them, notes the stock and moves its cursor.
+ * The loop publishes them, notes the stock and moves its cursor: every decided round, also one
+ * handed over after a round not decided (controlplane/draw_runner.c, step_decide()).
  *
  * A round's size is the batch, not sized by its time: the time a round takes on this thread is
  * mostly the time slices of a loaded host (measured: 18.8 ms on average for 256 entrants while
@@ -49,18 +50,32 @@ struct draw_decide;
  */
 #define DD_TEST_HOLD_ENV "FG_TEST_DRAW_ROUND_HOLD_MS"
 
-/* DD_TEST_HOLD_ENV's value, clamped at 60000, logged as test-only when set; 0 when unset. */
-unsigned draw_decide_test_hold_ms(void);
+/*
+ * FOR TESTS ONLY: this environment variable (a rank) makes the round whose first entrant has that
+ * rank, once Redis decided it, be handed to the loop as failed (-EIO, its verdicts retry), as if
+ * its reply had been lost, so that a test shows what the loop does with the round sent with it.
+ * Never set it in production.
+ */
+#define DD_TEST_FAIL_ENV "FG_TEST_DRAW_ROUND_FAIL_RANK"
+
+/* The deciding thread's test hooks: all 0 outside tests. */
+struct draw_decide_hooks {
+	unsigned hold_ms;   /* DD_TEST_HOLD_ENV's, clamped at 60000 */
+	uint64_t fail_rank; /* DD_TEST_FAIL_ENV's */
+};
+
+/* The hooks from the environment into *h, each logged as test-only when set. */
+void draw_decide_test_hooks(struct draw_decide_hooks *h);
 
 /*
  * Starts deciding event's entrants v[from..n) (rank order; v stays the caller's and unchanged
  * until draw_decide_stop()) in rounds of at most batch entrants, on a Redis connection made
- * from rsc; test_hold_ms is draw_decide_test_hold_ms()'s (0 outside tests). Returns the
+ * from rsc; hooks are draw_decide_test_hooks()'s (copied; NULL or all 0 outside tests). Returns the
  * thread's handle, or NULL with *rc (-ENOMEM, or a pthread error).
  */
 struct draw_decide *draw_decide_start(const struct store_conn_config *rsc, uint32_t event,
 	const struct store_entrant *v, uint64_t from, uint64_t n, unsigned batch,
-	unsigned test_hold_ms, int *rc);
+	const struct draw_decide_hooks *hooks, int *rc);
 
 /*
  * On the loop: the oldest round not taken yet (NULL: none ready), then draw_decide_pop() once

@@ -52,7 +52,7 @@ struct draw_runner {
 	struct cp_state *st;
 	unsigned batch;	   /* a round's entrants at most ([controlplane] draw_batch) */
 	unsigned test_done_delay_ms; /* DR_TEST_DONE_DELAY_ENV (tests only; 0) */
-	unsigned test_hold_ms;	     /* DD_TEST_HOLD_ENV (tests only; 0) */
+	struct draw_decide_hooks test_hooks; /* the deciding threads' (tests only; all 0) */
 	struct dr_job jobs[CP_STATE_EVENTS_MAX];
 	unsigned n_jobs;
 	struct wire_result *out;     /* DR_RANKS_PER_STEP */
@@ -80,7 +80,7 @@ draw_runner_create(struct store *rs, const struct store_conn_config *rsc, struct
 		LOG_WARN("draw: each draw_done_at is held %u ms after its commit by "
 			 DR_TEST_DONE_DELAY_ENV " (for tests only: unset it in production)",
 			r->test_done_delay_ms);
-	r->test_hold_ms = draw_decide_test_hold_ms();
+	draw_decide_test_hooks(&r->test_hooks);
 	r->conninfo = strdup(pg_conninfo);
 	r->out = calloc(DR_RANKS_PER_STEP, sizeof(*r->out));
 	if (r->conninfo == NULL || r->out == NULL) {
@@ -484,14 +484,53 @@ rate_of(struct dr_job *j, uint64_t now_ms, uint64_t decided)
 	return (uint32_t)((decided - j->rate_dec[old]) * 1000 / (now_ms - j->rate_ms[old]));
 }
 
-/* DR_DECIDE: the rounds the job's decision thread (controlplane/draw_decide.h) decided,
- * published as the decider publishes, the stock noted, the cursor moved. Returns whether the
- * phase is over. */
+/*
+ * Round s, decided by j's thread: published as the decider publishes, the stock noted, the
+ * cursor moved to its end, "served" to its last reserved entrant.
+ */
+static void
+take_round(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e,
+	const struct draw_decide_round *s)
+{
+	/* Never behind the cursor: the thread's rounds come in index order, without gaps, from
+	 * the cursor it was started at (draw_decide_start(j->next)), and while it lives j->next
+	 * moves only here, to the end of the round taken. So a decided round starts at j->next,
+	 * or past it by the rounds not decided popped before it this turn (the rest of a pair
+	 * after a refused, failed or held round: step_decide() takes them all in the turn it meets
+	 * the first); every other write of j->next (the stale branch of step_decide(), job_end(),
+	 * the freeze after job_fail()) comes after dr_decide_end(). One behind would publish
+	 * decisions twice and move the cursor back: a bug, not a state to go on from. */
+	if (s->index < j->next) {
+		LOG_ERR("draw of event %" PRIu32 ": a decided round at %" PRIu64
+			" is behind the cursor (%" PRIu64 "): a bug",
+			j->event, s->index, (uint64_t)j->next);
+		abort();
+	}
+	for (unsigned k = 0; k < s->n; k++)
+		if (s->out[k].verdict == WIRE_V_RESERVED && s->index + k + 1 > e->draw.served)
+			e->draw.served = s->index + k + 1;
+	cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
+	j->next = s->index + s->n;
+	cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
+}
+
+/* The draw's progress (FAIR, at most every 200 ms) at j's cursor. */
+static void
+note_progress(struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
+{
+	e->draw.decided = j->next;
+	e->draw.rate = rate_of(j, now_ms, j->next);
+	e->draw.dirty = true;
+}
+
+/* DR_DECIDE: the rounds the job's decision thread (controlplane/draw_decide.h) decided, taken
+ * (take_round()). Returns whether the phase is over. */
 static bool
 step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
 {
 	const struct draw_decide_round *s;
 	bool stale = false, failed = false, held = false;
+	int failed_rc = 0;
 	unsigned taken = 0;
 	int rc;
 
@@ -500,44 +539,26 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		return true;
 	}
 	if (j->dec == NULL && (j->dec = draw_decide_start(&r->rsc, j->event, j->v, j->next, j->n,
-				       r->batch, r->test_hold_ms, &rc)) == NULL) {
+				       r->batch, &r->test_hooks, &rc)) == NULL) {
 		job_fail(r, j, now_ms, "starting the deciding thread", rc, NULL);
 		return true;
 	}
-	/* A turn takes what is ready, a bounded number of results; after a stale round, the rest
-	 * the thread handed over (it has ended): a batch sent with it may have been decided all
-	 * the same, at another control plane's cursor, and is published. */
-	while (!failed && !held && (stale || taken < DR_RANKS_PER_STEP) &&
+	/* A turn takes what is ready, a bounded number of results. The first round not decided
+	 * (refused as stale, failed, held) ends the thread and says what comes next; the rest the
+	 * thread handed over are taken in the same turn: a batch sent with it may have been decided
+	 * all the same (at another control plane's cursor, or at ours moved by a failed batch that
+	 * Redis ran) and is published, else its entrants' data planes would learn their decisions
+	 * only by result queries (a retry starts from Redis's cursor, past them). */
+	while ((stale || failed || held || taken < DR_RANKS_PER_STEP) &&
 		(s = draw_decide_peek(j->dec)) != NULL) {
-		if (s->status == -ESTALE) {
-			stale = true;
-		} else if (s->status != 0) {
-			failed = true;
-		} else if (s->held) {
-			held = true;
-		} else {
-			/* Never behind the cursor: the thread's rounds come in index order, without
-			 * gaps, from the cursor it was started at (draw_decide_start(j->next)), and
-			 * while it lives j->next moves only here, to the end of the round taken.
-			 * So a decided round starts at j->next, or past it by the refused rounds
-			 * popped before it this turn (the rest of a pair after a stale round);
-			 * every other write of j->next (the stale branch below, job_end(), the
-			 * freeze) comes after dr_decide_end(). One behind would publish decisions
-			 * twice and move the cursor back: a bug, not a state to go on from. */
-			if (s->index < j->next) {
-				LOG_ERR("draw of event %" PRIu32 ": a decided round at %" PRIu64
-					" is behind the cursor (%" PRIu64 "): a bug",
-					j->event, s->index, (uint64_t)j->next);
-				abort();
-			}
-			for (unsigned k = 0; k < s->n; k++)
-				if (s->out[k].verdict == WIRE_V_RESERVED &&
-					s->index + k + 1 > e->draw.served)
-					e->draw.served = s->index + k + 1;
-			cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
-			j->next = s->index + s->n;
+		if (s->status == 0 && !s->held) {
+			take_round(r, j, e, s);
 			taken += s->n;
-			cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
+		} else if (!stale && !failed && !held) {
+			stale = s->status == -ESTALE;
+			held = s->status == 0;
+			failed = !stale && !held;
+			failed_rc = s->status;
 		}
 		draw_decide_pop(j->dec);
 	}
@@ -574,7 +595,8 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		if (d.state == RS_DRAW_DONE)
 			j->next = j->n;
 	} else if (failed) {
-		job_fail(r, j, now_ms, "deciding a draw batch", ENOTCONN, NULL);
+		note_progress(j, e, now_ms);
+		job_fail(r, j, now_ms, "deciding a draw batch", failed_rc, NULL);
 		return true;
 	} else if (held) {
 		LOG_RL(LOG_LEVEL_WARN, 10000,
@@ -583,9 +605,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			j->event);
 		j->retry_ms = now_ms + DR_RETRY_MS;
 	}
-	e->draw.decided = j->next;
-	e->draw.rate = rate_of(j, now_ms, j->next);
-	e->draw.dirty = true;
+	note_progress(j, e, now_ms);
 	if (j->next >= j->n) {
 		dr_decide_end(j);
 		j->phase = DR_FINISH;

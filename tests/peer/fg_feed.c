@@ -53,7 +53,8 @@
  * "rules n=N". Exit 0.
  *   ... --watch-limits MS [--refuse-ms R]
  * also prints each FAIR record as "fair event=E state=S pow_bits=B entrants=N decided=D
- * final=F" (F 1: no item can come back to the waiting list, WIRE_FAIR_F_FINAL);
+ * served=V final=F" (V: the highest rank holding an item; F 1: no item can come back to the
+ * waiting list, WIRE_FAIR_F_FINAL);
  * --refuse-ms makes its counters report reservations refused over the forward budget
  * ("rejects.reason=forward_budget"), 100 more each report for the first R milliseconds, then
  * no more (the automatic difficulty follows them); with --event E, 20 of E's reservations
@@ -172,9 +173,10 @@ watch_limits(const struct zlink_settings *zs, const char *push_ep, const char *s
 		for (unsigned i = 0; m.type == WIRE_T_FAIR && i < m.count; i++)
 			if (wire_get_fair(&m, i, &f) == 0)
 				printf("fair event=%" PRIu32 " state=%u pow_bits=%u "
-				       "entrants=%" PRIu32 " decided=%" PRIu32 " final=%u\n",
+				       "entrants=%" PRIu32 " decided=%" PRIu32 " served=%" PRIu32
+				       " final=%u\n",
 					f.event, f.draw_state, f.pow_bits, f.entrants, f.decided,
-					(f.flags & WIRE_FAIR_F_FINAL) != 0);
+					f.served, (f.flags & WIRE_FAIR_F_FINAL) != 0);
 		/* What else a data plane is told (tests/integration/test_cp_follow.sh). */
 		for (unsigned i = 0; m.type == WIRE_T_EVENT && i < m.count; i++) {
 			struct wire_event e;
