@@ -71,6 +71,21 @@ tap_is "$(field early not_started)/$(t_redis hlen 'fg:{21}:entrants')" 10/0 \
 	"before queue_opens_at: answered not_started, no entrant"
 t_sleep_until $q
 
+# --- event 24: its entrants and its hold first -----------------------------------------------
+# Its draw_at (q + 6) must find the window key held: set before the 30,000 entrants of event 22,
+# whose feeding can run past q + 6 on a loaded host.
+t_feed f24 24 1-20 37
+tap_is "$(field f24 queued)/$(t_redis strlen 'fg:{24}:entlog')" "20/$(seq 1 20 | while read -r u; do
+	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done | wc -c)" \
+	"20 entrants of event 24, a record each in their log"
+# Event 24's log made wrong: 20 records, but user 1 twice and user 20 missing (a log is trusted
+# only with the freeze's count of distinct users): its draw reads the hash (HSCAN).
+t_redis set 'fg:{24}:entlog' "$(seq 1 19 | while read -r u; do
+	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done)
+1:$(t_redis hget 'fg:{24}:entrants' 1)
+" >/dev/null
+t_window_hold 24
+
 # --- the pre-queue ----------------------------------------------------------------------------
 t_feed f21 21 1-300 31 --final --log "$TMP/log21" --hold-ms 15000 &
 f21=$!
@@ -99,20 +114,9 @@ tap_is "$(field f22 queued)/$(field f22 missing)" 30000/0 "30,000 entrants of ev
 # t_window_hold: the other draws' writes to PostgreSQL make the control plane set the key from
 # the event's row again.
 t_window_hold 22
-tap_is "$(t_stat decisions entrants_new)" 30301 "stats: decisions.entrants_new counts 30,301"
+tap_is "$(t_stat decisions entrants_new)" 30321 "stats: decisions.entrants_new counts 30,321"
 
 # --- event 24: ranks answered to result queries while the draw waits -------------------------------
-t_feed f24 24 1-20 37
-tap_is "$(field f24 queued)/$(t_redis strlen 'fg:{24}:entlog')" "20/$(seq 1 20 | while read -r u; do
-	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done | wc -c)" \
-	"20 entrants of event 24, a record each in their log"
-# Event 24's log made wrong: 20 records, but user 1 twice and user 20 missing (a log is trusted
-# only with the freeze's count of distinct users): its draw reads the hash (HSCAN).
-t_redis set 'fg:{24}:entlog' "$(seq 1 19 | while read -r u; do
-	printf '%s:%s\n' "$u" "$(t_redis hget 'fg:{24}:entrants' "$u")"; done)
-1:$(t_redis hget 'fg:{24}:entrants' 1)
-" >/dev/null
-t_window_hold 24
 for _ in $(seq 150); do [ -n "$(draw_field 24 digest)" ] && break; sleep 0.1; done
 sleep 0.3
 tap_is "$(draw_field 24 state)/$(draw_field 24 next)/$(draw_field 24 n)" frozen/0/20 \
