@@ -25,8 +25,11 @@
 struct reading {
 	struct pg_event_counts pc;
 	struct store_event_state rst;
-	struct store_buyer *missing; /* users with an order and no buyer in Redis, with the order */
-	size_t n_missing;
+	/* Users with an order (any state) and no buyer in Redis, each as the field a repair
+	 * writes (restored_field()); n_missing_released of them X: or C:, whose releases Redis
+	 * took and lost with the field, and gets back with it. */
+	struct store_buyer *missing;
+	size_t n_missing, n_missing_released;
 	/* Buyers whose field missed their order's final state (paid, expired, cancelled) that
 	 * PostgreSQL has handed over, done (find_behind()); each with PostgreSQL's order. */
 	struct store_buyer *behind;
@@ -48,7 +51,7 @@ buyer_of(const struct pg_active_order *o)
 
 /* Whether Redis's result verdict have (0: no field) is short of handed, an order's final state
  * PostgreSQL has handed to the order writer: the field never took it. No field is not behind: a
- * buyer Redis lost altogether is the stock's figures' (judge()). */
+ * buyer Redis lost altogether is a missing one (find_missing()). */
 static bool
 field_behind(uint8_t have, uint8_t handed)
 {
@@ -100,6 +103,64 @@ find_behind(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t 
 	return 0;
 }
 
+/*
+ * The field a repair writes for the buyer of PostgreSQL's order o, which Redis lost: the order's
+ * own (O:, P:, X:, C:), but O: for an order expired or cancelled whose release is still to be
+ * applied: its buyer had O: before it, and the order writer's release.lua, finding that field,
+ * returns the item once and writes X: or C: (repair_second_look() hands the release back, should
+ * the order writer have tried it on no field meanwhile). An X: or C: field (the release applied)
+ * comes back with the release's member of the released set (store_repair_buyers()): the item
+ * went back to the stock then, and a second release of the order returns nothing.
+ */
+static struct store_buyer
+restored_field(const struct pg_active_order *o)
+{
+	struct store_buyer b = buyer_of(o);
+
+	if (o->release_pending)
+		b.result.verdict = WIRE_V_ORDERED;
+	return b;
+}
+
+/* Whether buyer b's field, restored, says its item went back (X: or C:). */
+static bool
+restored_released(const struct store_buyer *b)
+{
+	return b->result.verdict == WIRE_V_EXPIRED || b->result.verdict == WIRE_V_CANCELLED;
+}
+
+/*
+ * Appends to r->missing (room for n more) the buyers of orders o[0..n) of event id that have no
+ * field in Redis, each as restored_field(). Returns 0, or -1 with err.
+ */
+static int
+find_missing(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, size_t n,
+	struct reading *r, char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n - i < RS_BATCH_MAX ? n - i : RS_BATCH_MAX);
+		uint64_t users[RS_BATCH_MAX];
+		uint8_t miss[RS_BATCH_MAX];
+
+		for (unsigned m = 0; m < k; m++)
+			users[m] = o[i + m].user;
+		if ((rc = store_buyers_missing(c->rs, id, users, k, miss)) != 0) {
+			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+			return -1;
+		}
+		for (unsigned m = 0; m < k; m++) {
+			if (!miss[m])
+				continue;
+			r->missing[r->n_missing] = restored_field(&o[i + m]);
+			r->n_missing_released += restored_released(&r->missing[r->n_missing]);
+			r->n_missing++;
+		}
+	}
+	return 0;
+}
+
 /* Frees what reading r holds. */
 static void
 reading_free(struct reading *r)
@@ -110,49 +171,45 @@ reading_free(struct reading *r)
 	r->behind = NULL;
 }
 
-/* Reads event id's figures into *r (reading_free() it). Returns 0, or -1 with err. */
+/*
+ * Reads event id's figures into *r (reading_free() it): the buyers missing in Redis are those of
+ * the orders held (pending, paid) and of those expired or cancelled, whose buyers Redis keeps
+ * too (their X: or C: field: a user whose order ended cannot reserve again). Returns 0, or -1
+ * with err.
+ */
 static int
 read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
 {
-	struct pg_active_order *orders = NULL;
-	size_t n_users = 0;
+	struct pg_active_order *held = NULL, *gone = NULL;
+	size_t n_held = 0, n_gone = 0;
 	int rc;
 
 	*r = (struct reading){0};
 	if (pg_event_counts(c->pg, id, &r->pc, err, errlen) != 0 ||
-		pg_event_active_orders(c->pg, id, &orders, &n_users, err, errlen) != 0)
-		return -1;
+		pg_event_active_orders(c->pg, id, &held, &n_held, err, errlen) != 0 ||
+		pg_event_gone_orders(c->pg, id, &gone, &n_gone, err, errlen) != 0)
+		goto fail;
 	if ((rc = store_event_state(c->rs, id, &r->rst)) != 0) {
 		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
 		goto fail;
 	}
-	r->missing = calloc(n_users ? n_users : 1, sizeof(*r->missing));
+	r->missing = calloc(n_held + n_gone ? n_held + n_gone : 1, sizeof(*r->missing));
 	if (r->missing == NULL) {
 		snprintf(err, errlen, "reconcile: out of memory");
 		goto fail;
 	}
-	for (size_t i = 0; i < n_users; i += RS_BATCH_MAX) {
-		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
-		uint64_t users[RS_BATCH_MAX];
-		uint8_t miss[RS_BATCH_MAX];
-
-		for (unsigned m = 0; m < k; m++)
-			users[m] = orders[i + m].user;
-		if ((rc = store_buyers_missing(c->rs, id, users, k, miss)) != 0) {
-			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
-			goto fail;
-		}
-		for (unsigned m = 0; m < k; m++)
-			if (miss[m])
-				r->missing[r->n_missing++] = buyer_of(&orders[i + m]);
-	}
-	free(orders);
-	orders = NULL;
+	if (find_missing(c, id, held, n_held, r, err, errlen) != 0 ||
+		find_missing(c, id, gone, n_gone, r, err, errlen) != 0)
+		goto fail;
+	free(held);
+	free(gone);
+	held = gone = NULL;
 	if (find_behind(c, id, r, err, errlen) != 0)
 		goto fail;
 	return 0;
 fail:
-	free(orders);
+	free(held);
+	free(gone);
 	reading_free(r);
 	return -1;
 }
@@ -219,22 +276,24 @@ struct verdict {
 };
 
 /*
- * Judges one reading. Every expired or cancelled order has one release row in PostgreSQL, so
- * (expired + cancelled - releases not marked applied) releases are marked applied there; Redis
- * has taken |released|. The difference is the releases in flight: the order writer applied
- * them in Redis and has not yet marked them (a step of every release, long when the writer
- * stopped in between), counted once, on Redis's side.
+ * Judges one reading, as Redis would be with its missing buyers back (restored_field()): each
+ * one a buyer more, an X: or C: one a release taken more. Every expired or cancelled order has
+ * one release row in PostgreSQL, so (expired + cancelled - releases not marked applied) releases
+ * are marked applied there; Redis has taken |released|. The difference is the releases in
+ * flight: the order writer applied them in Redis and has not yet marked them (a step of every
+ * release, long when the writer stopped in between), counted once, on Redis's side.
  */
 static struct verdict
 judge(const struct reading *r)
 {
 	struct verdict v;
 	int64_t active_pg = (int64_t)(r->pc.pending + r->pc.paid);
-	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - (int64_t)r->rst.released;
+	int64_t released = (int64_t)r->rst.released + (int64_t)r->n_missing_released;
+	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - released;
 	int64_t pending = (int64_t)r->pc.releases_pending;
 	int64_t marked = (int64_t)(r->pc.expired + r->pc.cancelled) - pending;
 
-	v.in_flight = (int64_t)r->rst.released - marked;
+	v.in_flight = released - marked;
 	v.in_flight = v.in_flight < 0 ? 0 : v.in_flight > pending ? pending : v.in_flight;
 	v.unapplied = pending - v.in_flight;
 	v.backlog = held - active_pg - v.unapplied;
@@ -286,7 +345,10 @@ struct repair_moved {
  * seen here, or else its change comes later and finds the field: a paid one gets its P: here
  * (store_results_paid(), the order writer's own writer), an expired or cancelled one's release
  * is handed back to the order writer, whose release.lua now finds the field and returns the
- * item once (its released set) with its X: or C:. Returns 0 or < 0 with err.
+ * item once (its released set) with its X: or C:. A buyer restored with O: for an order that had
+ * expired or been cancelled before the reading, its release still to be applied
+ * (restored_field()), is one of these too: its release may have found no field meanwhile.
+ * Returns 0 or < 0 with err.
  */
 static int
 repair_second_look(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsigned n,
@@ -396,11 +458,12 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 	if (rc != 0)
 		return rc;
 	LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
-		   ", %zu buyer(s) restored, %zu field(s) behind looked at again; %" PRIu64
+		   ", %zu buyer(s) restored (%zu expired or cancelled, with their releases), %zu "
+		   "field(s) behind looked at again; %" PRIu64
 		   " of their orders paid (made paid) and %" PRIu64
 		   " expired or cancelled (releases handed back)",
-		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_behind, moved.paid,
-		moved.released);
+		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_missing_released, r->n_behind,
+		moved.paid, moved.released);
 	return 0;
 }
 
@@ -434,10 +497,19 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 		jw_str(j, NULL, d);
 	}
 	for (size_t i = 0; i < r->n_missing && i < 20; i++) {
-		snprintf(d, sizeof(d),
-			"user %" PRIu64
-			" has an order but is not a buyer in Redis (no result field)",
-			r->missing[i].user);
+		const struct store_buyer *b = &r->missing[i];
+
+		if (restored_released(b))
+			snprintf(d, sizeof(d),
+				"user %" PRIu64 "'s order %" PRIu64
+				" is %s in PostgreSQL, its item returned, but the user is not a "
+				"buyer in Redis (no result field): they could reserve again",
+				b->user, b->result.order_id, wire_verdict_name(b->result.verdict));
+		else
+			snprintf(d, sizeof(d),
+				"user %" PRIu64
+				" has an order but is not a buyer in Redis (no result field)",
+				b->user);
 		jw_str(j, NULL, d);
 	}
 	if (r->n_missing > 20) {
@@ -531,6 +603,7 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 	jw_u64(&j, "buyers", r.rst.buyers);
 	jw_u64(&j, "released", r.rst.released);
 	jw_u64(&j, "outbox", r.rst.outbox_len);
+	jw_u64(&j, "buyers_missing", r.n_missing);
 	jw_u64(&j, "fields_behind", r.n_behind);
 	jw_close(&j, '}');
 	jw_i64(&j, "releases_in_flight", v.in_flight);

@@ -20,19 +20,26 @@ store_buyers_missing(
 }
 
 /*
- * KEYS[1] the result hash, KEYS[2] the draw key; ARGV pairs (user, value) of the users to make
- * buyers again: a user without a field gets its value (its order, as PostgreSQL has it); a field
- * that exists is left as it is. Older builds wrote "H" instead (holds an order in PostgreSQL),
- * still read. A drawn sale's draw key counts the buyers paid (store_results_paid()); Redis lost
- * that count's step with the field (the step came after the field, in the same order), so each
- * field made "P:" here counts one, else the sale's waiting list is never final
- * (store_draw_waiting(): more buyers held than paid).
+ * KEYS[1] the result hash, KEYS[2] the draw key, KEYS[3] the released set; ARGV pairs (user,
+ * value) of the users to make buyers again: a user without a field gets its value (its order, as
+ * PostgreSQL has it); a field that exists is left as it is. Older builds wrote "H" instead (holds
+ * an order in PostgreSQL), still read. A drawn sale's draw key counts the buyers paid
+ * (store_results_paid()); Redis lost that count's step with the field (the step came after the
+ * field, in the same order), so each field made "P:" here counts one, else the sale's waiting
+ * list is never final (store_draw_waiting(): more buyers held than paid). A field made "X:" or
+ * "C:" (an order whose release release.lua applied, lost with it) gets that release's member
+ * "<rid>:<user>" back too, as release.lua left it: a later release of the order returns nothing,
+ * and stock + |buyers| - |released| keeps its value (the item went back to the stock then).
  */
 static const char repair_lua[] =
 	"local p = 0\n"
 	"for i = 1, #ARGV, 2 do\n"
-	"  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 and\n"
-	"     string.sub(ARGV[i + 1], 1, 2) == 'P:' then p = p + 1 end\n"
+	"  local v = ARGV[i + 1]\n"
+	"  if redis.call('HSETNX', KEYS[1], ARGV[i], v) == 1 then\n"
+	"    local tag, rid = string.match(v, '^([PXC]):(%d+):')\n"
+	"    if tag == 'P' then p = p + 1\n"
+	"    elseif tag then redis.call('SADD', KEYS[3], rid .. ':' .. ARGV[i]) end\n"
+	"  end\n"
 	"end\n"
 	"if p > 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
 	"  redis.call('HINCRBY', KEYS[2], 'paid', p)\n"
@@ -42,13 +49,13 @@ static const char repair_lua[] =
 int
 store_repair_buyers(struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n)
 {
-	static const enum store_key_kind kinds[] = {RS_KEY_RESULT, RS_KEY_DRAW};
+	static const enum store_key_kind kinds[] = {RS_KEY_RESULT, RS_KEY_DRAW, RS_KEY_RELEASED};
 	int err;
 	redisReply *r;
 
 	if (event == 0 || n == 0 || n > RS_BATCH_MAX || add == NULL)
 		return -EINVAL;
-	r = store_eval_buyers(rs, event, repair_lua, kinds, 2, add, n, &err);
+	r = store_eval_buyers(rs, event, repair_lua, kinds, 3, add, n, &err);
 	if (r != NULL)
 		freeReplyObject(r);
 	return err;

@@ -23,7 +23,9 @@ int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users
  * Makes add[0..n) (1..RS_BATCH_MAX; each its order, as PostgreSQL's order row has it) buyers
  * again: each missing result field becomes its order's own value (store_result_format():
  * "O:...", "P:...", "X:..." or "C:..."), in one script; a field that exists is left as it is.
- * A drawn sale's count of buyers paid grows by the "P:" fields made.
+ * A drawn sale's count of buyers paid grows by the "P:" fields made; an "X:" or "C:" field made
+ * puts its reservation in the released set (as release.lua did when it returned the item), so
+ * that a release of that order returns nothing again; the stock is not touched.
  * Returns 0, -EINVAL (event 0, n out of range, a result of another verdict: nothing written),
  * -ENOMEM, -ENOTCONN or -EIO.
  */
