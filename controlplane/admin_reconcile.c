@@ -30,6 +30,12 @@ struct reading {
 	 * took and lost with the field, and gets back with it. */
 	struct store_buyer *missing;
 	size_t n_missing, n_missing_released;
+	/* Users with an order whose field holds another reservation (orphan_rid[i]), decided
+	 * after Redis lost the first: it can never become an order. Each as the field a repair
+	 * writes instead (restored_field()); n_orphans_released of them X: or C:. */
+	struct store_buyer *orphans;
+	uint64_t *orphan_rid;
+	size_t n_orphans, n_orphans_released;
 	/* Buyers whose field missed their order's final state (paid, expired, cancelled) that
 	 * PostgreSQL has handed over, done (find_behind()); each with PostgreSQL's order. */
 	struct store_buyer *behind;
@@ -130,8 +136,40 @@ restored_released(const struct store_buyer *b)
 }
 
 /*
- * Appends to r->missing (room for n more) the buyers of orders o[0..n) of event id that have no
- * field in Redis, each as restored_field(). Returns 0, or -1 with err.
+ * Among orders o[0..k) (1..RS_BATCH_MAX) of event id, whose users miss[m] says have a field, the
+ * users whose field holds a reservation other than their order's, appended to r->orphans.
+ * Returns 0, or -1 with err.
+ */
+static int
+find_orphans(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, unsigned k,
+	const uint8_t *miss, struct reading *r, char *err, size_t errlen)
+{
+	struct wire_result_query q[RS_BATCH_MAX];
+	struct store_result have[RS_BATCH_MAX];
+	int rc;
+
+	for (unsigned m = 0; m < k; m++)
+		q[m] = (struct wire_result_query){.user = o[m].user, .event = id};
+	if ((rc = store_results(c->rs, q, k, have)) != 0) {
+		snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+		return -1;
+	}
+	for (unsigned m = 0; m < k; m++) {
+		if (miss[m] || have[m].verdict != WIRE_V_RESERVED ||
+			have[m].reservation_id == o[m].reservation_id)
+			continue;
+		r->orphan_rid[r->n_orphans] = have[m].reservation_id;
+		r->orphans[r->n_orphans] = restored_field(&o[m]);
+		r->n_orphans_released += restored_released(&r->orphans[r->n_orphans]);
+		r->n_orphans++;
+	}
+	return 0;
+}
+
+/*
+ * Appends to r->missing and r->orphans (room for n more each) the buyers of orders o[0..n) of
+ * event id that have no field in Redis, and those whose field holds another reservation
+ * (find_orphans()), each as restored_field(). Returns 0, or -1 with err.
  */
 static int
 find_missing(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, size_t n,
@@ -157,6 +195,8 @@ find_missing(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, siz
 			r->n_missing_released += restored_released(&r->missing[r->n_missing]);
 			r->n_missing++;
 		}
+		if (find_orphans(c, id, o + i, k, miss, r, err, errlen) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -167,6 +207,10 @@ reading_free(struct reading *r)
 {
 	free(r->missing);
 	r->missing = NULL;
+	free(r->orphans);
+	r->orphans = NULL;
+	free(r->orphan_rid);
+	r->orphan_rid = NULL;
 	free(r->behind);
 	r->behind = NULL;
 }
@@ -193,8 +237,10 @@ read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t er
 		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
 		goto fail;
 	}
-	r->missing = calloc(n_held + n_gone ? n_held + n_gone : 1, sizeof(*r->missing));
-	if (r->missing == NULL) {
+	r->missing = calloc(n_held + n_gone + 1, sizeof(*r->missing));
+	r->orphans = calloc(n_held + n_gone + 1, sizeof(*r->orphans));
+	r->orphan_rid = calloc(n_held + n_gone + 1, sizeof(*r->orphan_rid));
+	if (r->missing == NULL || r->orphans == NULL || r->orphan_rid == NULL) {
 		snprintf(err, errlen, "reconcile: out of memory");
 		goto fail;
 	}
@@ -224,6 +270,10 @@ same_reading(const struct reading *a, const struct reading *b)
 		if (a->missing[i].user != b->missing[i].user ||
 			a->missing[i].result.verdict != b->missing[i].result.verdict)
 			return false;
+	for (size_t i = 0; i < a->n_orphans && i < b->n_orphans; i++)
+		if (a->orphans[i].user != b->orphans[i].user ||
+			a->orphan_rid[i] != b->orphan_rid[i])
+			return false;
 	for (size_t i = 0; i < a->n_behind && i < b->n_behind; i++)
 		if (a->behind[i].user != b->behind[i].user ||
 			a->behind[i].result.verdict != b->behind[i].result.verdict)
@@ -234,7 +284,7 @@ same_reading(const struct reading *a, const struct reading *b)
 	       a->rst.stock == b->rst.stock && a->rst.preheated == b->rst.preheated &&
 	       a->rst.buyers == b->rst.buyers && a->rst.outbox_len == b->rst.outbox_len &&
 	       a->rst.released == b->rst.released && a->n_missing == b->n_missing &&
-	       a->n_behind == b->n_behind;
+	       a->n_behind == b->n_behind && a->n_orphans == b->n_orphans;
 }
 
 /*
@@ -276,19 +326,21 @@ struct verdict {
 };
 
 /*
- * Judges one reading, as Redis would be with its missing buyers back (restored_field()): each
- * one a buyer more, an X: or C: one a release taken more. Every expired or cancelled order has
- * one release row in PostgreSQL, so (expired + cancelled - releases not marked applied) releases
- * are marked applied there; Redis has taken |released|. The difference is the releases in
- * flight: the order writer applied them in Redis and has not yet marked them (a step of every
- * release, long when the writer stopped in between), counted once, on Redis's side.
+ * Judges one reading, as Redis would be with its missing buyers back and its orphans' fields
+ * made their orders' (restored_field()): each missing one a buyer more, each X: or C: one a
+ * release taken more (an orphan's reservation then holds no item: the stock gets it back). Every
+ * expired or cancelled order has one release row in PostgreSQL, so (expired + cancelled - releases
+ * not marked applied) releases are marked applied there; Redis has taken |released|. The difference
+ * is the releases in flight: the order writer applied them in Redis and has not yet marked them (a
+ * step of every release, long when the writer stopped in between), counted once, on Redis's side.
  */
 static struct verdict
 judge(const struct reading *r)
 {
 	struct verdict v;
 	int64_t active_pg = (int64_t)(r->pc.pending + r->pc.paid);
-	int64_t released = (int64_t)r->rst.released + (int64_t)r->n_missing_released;
+	int64_t released = (int64_t)r->rst.released + (int64_t)r->n_missing_released +
+			   (int64_t)r->n_orphans_released;
 	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - released;
 	int64_t pending = (int64_t)r->pc.releases_pending;
 	int64_t marked = (int64_t)(r->pc.expired + r->pc.cancelled) - pending;
@@ -301,7 +353,8 @@ judge(const struct reading *r)
 	v.stock_ok = r->rst.preheated && r->rst.stock == v.expected;
 	/* A buyer behind (find_behind()) counts as held: an expired one's item is in neither
 	 * stock until its release, handed back by the repair, brings it to Redis's. */
-	v.ok = v.stock_ok && r->n_missing == 0 && r->n_behind == 0 && v.backlog >= 0;
+	v.ok = v.stock_ok && r->n_missing == 0 && r->n_orphans == 0 && r->n_behind == 0 &&
+	       v.backlog >= 0;
 	if (v.expected < 0)
 		v.expected = 0;
 	return v;
@@ -419,9 +472,32 @@ repair_behind(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsign
 }
 
 /*
+ * Writes buyers b[0..n) their fields (restored_field()), each batch with its second look
+ * (repair_second_look()): was NULL, those with no field (store_repair_buyers()), else those
+ * whose field still holds the orphan reservation was[i] (store_repair_orphans()). Returns 0 or
+ * < 0 (with err when the second look failed).
+ */
+static int
+repair_fields(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, const uint64_t *was,
+	size_t n, struct repair_moved *moved, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n - i < RS_BATCH_MAX ? n - i : RS_BATCH_MAX);
+
+		rc = was == NULL ? store_repair_buyers(c->rs, ev, b + i, k)
+				 : store_repair_orphans(c->rs, ev, b + i, was + i, k);
+		if (rc == 0)
+			rc = repair_second_look(c, ev, b + i, k, moved, err, errlen);
+	}
+	return rc;
+}
+
+/*
  * Makes Redis agree with reading r (verdict v) for event ev: the stock first, only if it is
- * still what the reading saw (store_repair_stock()), then the missing buyers, each batch with
- * its second look (repair_second_look()), then the fields behind (repair_behind()). The stock
+ * still what the reading saw (store_repair_stock()), then the missing buyers and the orphans'
+ * fields (repair_fields()), then the fields behind (repair_behind()). The stock
  * comes first so that a release applied after a buyer's field is written adds to it instead of
  * being overwritten. Returns 0, or < 0 with
  * err (-EAGAIN: Redis's stock moved since the reading, nothing written).
@@ -441,14 +517,11 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 			"reconcile: event %u: Redis's stock moved between the reading and the "
 			"repair (a release or a reservation): nothing repaired; run it again",
 			ev->id);
-	for (size_t i = 0; rc == 0 && i < r->n_missing; i += RS_BATCH_MAX) {
-		unsigned k = (unsigned)(r->n_missing - i < RS_BATCH_MAX ? r->n_missing - i
-									: RS_BATCH_MAX);
-
-		rc = store_repair_buyers(c->rs, ev->id, r->missing + i, k);
-		if (rc == 0)
-			rc = repair_second_look(c, ev->id, r->missing + i, k, &moved, err, errlen);
-	}
+	if (rc == 0)
+		rc = repair_fields(c, ev->id, r->missing, NULL, r->n_missing, &moved, err, errlen);
+	if (rc == 0)
+		rc = repair_fields(
+			c, ev->id, r->orphans, r->orphan_rid, r->n_orphans, &moved, err, errlen);
 	for (size_t i = 0; rc == 0 && i < r->n_behind; i += RS_BATCH_MAX)
 		rc = repair_behind(c, ev->id, r->behind + i,
 			(unsigned)(r->n_behind - i < RS_BATCH_MAX ? r->n_behind - i : RS_BATCH_MAX),
@@ -459,11 +532,12 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 		return rc;
 	LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
 		   ", %zu buyer(s) restored (%zu expired or cancelled, with their releases), %zu "
+		   "orphan reservation(s) made their users' orders (%zu expired or cancelled), %zu "
 		   "field(s) behind looked at again; %" PRIu64
 		   " of their orders paid (made paid) and %" PRIu64
 		   " expired or cancelled (releases handed back)",
-		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_missing_released, r->n_behind,
-		moved.paid, moved.released);
+		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_missing_released,
+		r->n_orphans, r->n_orphans_released, r->n_behind, moved.paid, moved.released);
 	return 0;
 }
 
@@ -510,6 +584,20 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 				"user %" PRIu64
 				" has an order but is not a buyer in Redis (no result field)",
 				b->user);
+		jw_str(j, NULL, d);
+	}
+	for (size_t i = 0; i < r->n_orphans && i < 20; i++) {
+		snprintf(d, sizeof(d),
+			"user %" PRIu64 " holds reservation %" PRIu64
+			" in Redis, which can never become an order: the user has order %" PRIu64
+			" (reservation %" PRIu64 ") in PostgreSQL; a repair writes its field (%s)",
+			r->orphans[i].user, r->orphan_rid[i], r->orphans[i].result.order_id,
+			r->orphans[i].result.reservation_id,
+			wire_verdict_name(r->orphans[i].result.verdict));
+		jw_str(j, NULL, d);
+	}
+	if (r->n_orphans > 20) {
+		snprintf(d, sizeof(d), "... %zu orphan reservations in all", r->n_orphans);
 		jw_str(j, NULL, d);
 	}
 	if (r->n_missing > 20) {
@@ -604,6 +692,7 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 	jw_u64(&j, "released", r.rst.released);
 	jw_u64(&j, "outbox", r.rst.outbox_len);
 	jw_u64(&j, "buyers_missing", r.n_missing);
+	jw_u64(&j, "orphan_reservations", r.n_orphans);
 	jw_u64(&j, "fields_behind", r.n_behind);
 	jw_close(&j, '}');
 	jw_i64(&j, "releases_in_flight", v.in_flight);

@@ -55,8 +55,8 @@
  *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
  *                     wrote a bare "<reservation id>", still read). Written by release.lua
  *                     (SADD, exactly once per reservation and user: store_release) and
- *                     store_repair_buyers() (store_reconcile: the member of an X: or C: field
- *                     it restores, lost with it). Read by
+ *                     store_repair_buyers(), store_repair_orphans() (store_reconcile: the
+ *                     member of an X: or C: field they restore, lost with it). Read by
  *                     store_released_check() (the order writer makes no order of a released
  *                     reservation) and store_event_state() (SCARD).
  *

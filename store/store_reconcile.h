@@ -33,6 +33,17 @@ int store_repair_buyers(
 	struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n);
 
 /*
+ * Gives add[0..n) (1..RS_BATCH_MAX; each its order, as for store_repair_buyers()) their orders'
+ * fields in place of the reservations was_rid[0..n) their fields hold: reservations Redis decided
+ * after it lost the user's first, which can never become orders (one order per user and event).
+ * A field that holds anything else by now is left as it is. As store_repair_buyers() for the
+ * count of buyers paid and the released set; the stock is not touched (the caller sets it).
+ * Returns 0, -EINVAL (nothing written), -ENOMEM, -ENOTCONN or -EIO.
+ */
+int store_repair_orphans(struct store *rs, uint32_t event, const struct store_buyer *add,
+	const uint64_t *was_rid, unsigned n);
+
+/*
  * Sets event's stock to stock if it is still what the caller read (was_set: the key existed,
  * holding was; otherwise it must still not exist), in one script, so that a release or a
  * reservation since the reading is never overwritten. For reconciliation of a sale that is not

@@ -168,7 +168,7 @@ store_eval_buyers(struct store *rs, uint32_t event, const char *script,
 	const enum store_key_kind *kinds, unsigned nkeys, const struct store_buyer *b, unsigned n,
 	int *err)
 {
-	char keys[3][RS_KEY_MAX], nk[2] = {(char)('0' + nkeys), '\0'};
+	char keys[2][RS_KEY_MAX], nk[2] = {(char)('0' + nkeys), '\0'};
 	unsigned at = 3 + nkeys, argc = at + 2 * n;
 	const char **argv = malloc(argc * sizeof(*argv));
 	size_t *len = malloc(argc * sizeof(*len));

@@ -6,7 +6,7 @@
 #include "store/store_result.h"
 
 /*
- * Runs script (EVAL) on event's keys of the nkeys (1..3) kinds, its ARGV the pairs (user, the
+ * Runs script (EVAL) on event's keys of the nkeys (1..2) kinds, its ARGV the pairs (user, the
  * result's value, store_result_format()) of the n buyers b (1..RS_BATCH_MAX). Returns the reply
  * (the caller frees it), or NULL with *err: -ENOMEM, -EINVAL (a result without a value form:
  * nothing sent), or store_command_ok()'s error.

@@ -16,7 +16,9 @@
 # back, lost from Redis with their releases: reconcile reports them, the repair writes them X:
 # and C: with their released members and leaves the stock alone, and they cannot reserve again;
 # one whose release the order writer (stopped) has not applied yet is restored ordered, and its
-# release, applied once the writer runs again, returns its item.
+# release, applied once the writer runs again, returns its item. Users lost who reserved again
+# before any repair hold reservations that can never become orders: reconcile reports them and
+# the repair writes their orders' fields in their place, an ended order's item back.
 #
 # usage: test_reconcile_race.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
 set -uo pipefail
@@ -268,4 +270,44 @@ tap_is "$(t_field "$TMP/buy4" reserved)/$(t_field "$TMP/buy4" duplicate)" 0/1 \
 	"  user 33 cannot reserve again: duplicate ($(cat "$TMP/buy4"))"
 tap_is "$(grep -c "have no order" "$TMP/ow.log")" 0 \
 	"the order writer met no reservation of a user holding an order"
+
+# Users lost by Redis who reserved again before any repair (the gap of builds before this one):
+# user 31 (expired) with its released member, user 900 (ordered) with its reservation's
+# decrement. Each reserves again: reserve.lua takes an item, the order writer makes no order
+# (one per user and event) and warns. Those reservations can never become orders: reconcile
+# reports them, and the repair writes each user's order's field in their place, 31's with its
+# released member and its item back (its order's item went back when it expired), 900's
+# without (this reservation's item is the one its order holds).
+m31=$(member 31)
+t_redis hdel "fg:{$EV}:result" 31 900 >/dev/null
+t_redis srem "fg:{$EV}:released" "$m31" >/dev/null
+t_redis incr "fg:{$EV}:stock" >/dev/null
+stock=$(t_redis get "fg:{$EV}:stock")
+t_feed buy5 $EV 31-31 27 && t_feed buy6 $EV 900-900 28
+tap_is "$(t_field "$TMP/buy5" reserved)/$(t_field "$TMP/buy6" reserved)" 1/1 \
+	"users 31 and 900, lost, reserve again ($(cat "$TMP/buy5"))"
+warned() { [ "$(grep -c "have no order" "$TMP/ow.log")" -ge 1 ]; }
+t_wait_until 10 warned
+tap_ok $? "  the order writer makes them no order: $(grep -m1 "have no order" "$TMP/ow.log")"
+bare() { [[ $(field "$1") =~ ^[0-9]+$ ]] && echo bare; } # USER: "bare" for a bare reservation
+tap_is "$(t_redis get "fg:{$EV}:stock")/$(bare 31)/$(bare 900)" "$((stock - 2))/bare/bare" \
+	"  two items taken, their fields bare reservations: $(field 31), $(field 900)"
+ctlj reconcile $EV >"$TMP/orphan.json"
+tap_is "$(jget consistent redis.orphan_reservations <"$TMP/orphan.json")" false/2 \
+	"reconcile: two reservations that can never become orders ($(head -c 700 "$TMP/orphan.json"))"
+tap_ok "$(grep -q "user 31 holds reservation $(field 31) in Redis, which can never become an order" \
+	"$TMP/orphan.json"; echo $?)" "  named with the user and the reservation"
+ctlj reconcile $EV --repair --force >"$TMP/orphan_repair.json" 2>&1
+tap_is "$(jget repaired <"$TMP/orphan_repair.json")" true "reconcile --repair --force repaired"
+tap_is "$(field 31)/$(field 900)/$(t_redis sismember "fg:{$EV}:released" "$m31")" \
+	"$(ordered 31)/$(ordered 900)/1" "  user 31 expired with its released member, user 900 ordered"
+available=$(t_sql "select available from stock where event_id = $EV")
+tap_is "$(t_redis get "fg:{$EV}:stock")" "$((stock - 1))" \
+	"  the stock $((stock - 1)): user 31's item back, user 900's kept (PostgreSQL's available $available)"
+ctlj reconcile $EV >"$TMP/orphan_after.json"
+tap_is "$(jget consistent backlog redis.orphan_reservations <"$TMP/orphan_after.json")" \
+	true/0/0 "reconcile: Redis agrees with PostgreSQL ($(head -c 300 "$TMP/orphan_after.json"))"
+t_feed buy7 $EV 31-31 29
+tap_is "$(t_field "$TMP/buy7" reserved)/$(t_field "$TMP/buy7" duplicate)" 0/1 \
+	"  user 31 cannot reserve again: duplicate"
 tap_done
