@@ -55,15 +55,20 @@ buyer_of(const struct pg_active_order *o)
 	};
 }
 
-/* Whether Redis's result verdict have (0: no field) is short of handed, an order's final state
- * PostgreSQL has handed to the order writer: the field never took it. No field is not behind: a
- * buyer Redis lost altogether is a missing one (find_missing()). */
+/* Whether Redis's result have (verdict 0: no field) is short of order o's final state, which
+ * PostgreSQL has handed to the order writer: the field never took it. That is an ordered field
+ * (a paid one too, for an order expired or cancelled), or the bare reservation the order was
+ * made from, whose ordered step was lost with the final one (a failover that lost the order
+ * writer's last writes). No field is not behind: a buyer Redis lost altogether is a missing one
+ * (find_missing()); a bare reservation of another id is an orphan (find_orphans()). */
 static bool
-field_behind(uint8_t have, uint8_t handed)
+field_behind(const struct store_result *have, const struct pg_active_order *o)
 {
-	if (handed == WIRE_V_PAID)
-		return have == WIRE_V_ORDERED;
-	return have == WIRE_V_ORDERED || have == WIRE_V_PAID;
+	if (have->verdict == WIRE_V_RESERVED)
+		return have->reservation_id == o->reservation_id;
+	if (o->verdict == WIRE_V_PAID)
+		return have->verdict == WIRE_V_ORDERED;
+	return have->verdict == WIRE_V_ORDERED || have->verdict == WIRE_V_PAID;
 }
 
 /*
@@ -102,7 +107,7 @@ find_behind(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t 
 			return -1;
 		}
 		for (unsigned m = 0; m < k; m++)
-			if (field_behind(have[m].verdict, o[i + m].verdict))
+			if (field_behind(&have[m], &o[i + m]))
 				r->behind[r->n_behind++] = buyer_of(&o[i + m]);
 	}
 	free(o);

@@ -18,7 +18,9 @@
 # one whose release the order writer (stopped) has not applied yet is restored ordered, and its
 # release, applied once the writer runs again, returns its item. Users lost who reserved again
 # before any repair hold reservations that can never become orders: reconcile reports them and
-# the repair writes their orders' fields in their place, an ended order's item back.
+# the repair writes their orders' fields in their place, an ended order's item back. Fields left
+# bare (an order's reservation) for orders paid or cancelled since are behind PostgreSQL: the
+# repair makes them paid or hands the release back.
 #
 # usage: test_reconcile_race.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
 set -uo pipefail
@@ -310,4 +312,33 @@ tap_is "$(jget consistent backlog redis.orphan_reservations <"$TMP/orphan_after.
 t_feed buy7 $EV 31-31 29
 tap_is "$(t_field "$TMP/buy7" reserved)/$(t_field "$TMP/buy7" duplicate)" 0/1 \
 	"  user 31 cannot reserve again: duplicate"
+# Fields left bare by a failover that lost the order writer's last writes: user 900's order
+# paid (its O: and its P: lost), user 33's cancelled (its C:, its released member and its item
+# lost with them). Both are behind PostgreSQL: reconcile reports them, and the repair makes 900
+# paid and hands 33's release back, which returns its item once.
+o900=$(order_of 900)
+tap_is "$(t_sql "select flashgate_pay($o900)")" paid "user 900's order paid (flashgate_pay)"
+t_wait_until 5 now_is 900
+tap_ok $? "  the order writer wrote it paid: $(field 900)"
+rid() { ordered "$1" | cut -d: -f2; } # USER: its order's reservation id
+m33=$(member 33)
+t_redis hset "fg:{$EV}:result" 900 "$(rid 900)" 33 "$(rid 33)" >/dev/null
+t_redis srem "fg:{$EV}:released" "$m33" >/dev/null
+t_redis decr "fg:{$EV}:stock" >/dev/null
+stock=$(t_redis get "fg:{$EV}:stock")
+tap_is "$(bare 900)/$(bare 33)" bare/bare "Redis lost them: $(field 900), $(field 33), stock $stock"
+ctlj reconcile $EV >"$TMP/bare.json"
+tap_is "$(jget consistent redis.fields_behind <"$TMP/bare.json")" false/2 \
+	"reconcile: two bare fields behind PostgreSQL ($(head -c 700 "$TMP/bare.json"))"
+ctlj reconcile $EV --repair --force >"$TMP/bare_repair.json" 2>&1
+tap_is "$(jget repaired <"$TMP/bare_repair.json")" true "reconcile --repair --force repaired"
+t_wait_until 5 now_is 900
+tap_ok $? "  user 900 is paid in Redis: $(field 900) (PostgreSQL: $(ordered 900))"
+t_wait_until 5 now_is 33
+tap_ok $? "  user 33 is cancelled in Redis: $(field 33) (PostgreSQL: $(ordered 33))"
+t_wait_until 5 stock_is "$((stock + 1))"
+tap_ok $? "  user 33's item came back, once: stock $(t_redis get "fg:{$EV}:stock"), PostgreSQL's available $(t_sql "select available from stock where event_id = $EV")"
+ctlj reconcile $EV >"$TMP/bare_after.json"
+tap_is "$(jget consistent backlog redis.fields_behind <"$TMP/bare_after.json")" true/0/0 \
+	"reconcile: Redis agrees with PostgreSQL ($(head -c 300 "$TMP/bare_after.json"))"
 tap_done
