@@ -305,8 +305,6 @@ route_token(struct worker *w, const struct req_view *q, char *out, uint16_t cap,
 	return ans_json(w, q, out, cap, 200, body, (size_t)(b.p - body));
 }
 
-static inline const char *route_verdict_name(uint8_t v);
-
 /*
  * The result of (event, user) from the table of the worker's bridge (not NULL): with the user's
  * hash req_parse() computed, and its bucket prefetched, when the request's purchase token
@@ -415,8 +413,8 @@ route_result_fields(struct out_buf *b, const struct event_entry *e, const struct
 {
 	bool waiting = unlikely(r->verdict == WIRE_V_WAITING) && route_waiting_open(e, now_ms);
 	const char *v = r->verdict == WIRE_V_WAITING && !waiting
-				? route_verdict_name(WIRE_V_SOLD_OUT)
-				: route_verdict_name(r->verdict);
+				? wire_verdict_name(WIRE_V_SOLD_OUT)
+				: wire_verdict_name(r->verdict);
 
 	out_lit(b, ",\"status\":\"");
 	out_mem(b, v, strlen(v));
@@ -648,22 +646,6 @@ route_reserve(struct worker *w, const struct req_view *q, char *out, uint16_t ca
 	out_lit(&b, "/result\"}");
 	w->ctr.admit[DP_ADM_RESERVE_ADMITTED]++;
 	return ans_json(w, q, out, cap, 202, body, (size_t)(b.p - body));
-}
-
-/* "reserved", "ordered", ... for a wire verdict. */
-static inline const char *
-route_verdict_name(uint8_t v)
-{
-	static const char *const names[WIRE_V_MAX] = {
-		[WIRE_V_RESERVED] = "reserved", [WIRE_V_DUPLICATE] = "duplicate",
-		[WIRE_V_SOLD_OUT] = "sold_out", [WIRE_V_RETRY] = "retry",
-		[WIRE_V_ORDERED] = "ordered",   [WIRE_V_PAID] = "paid",
-		[WIRE_V_EXPIRED] = "expired",   [WIRE_V_CANCELLED] = "cancelled",
-		[WIRE_V_CLOSED] = "closed",     [WIRE_V_NOT_STARTED] = "not_started",
-		[WIRE_V_QUEUED] = "queued",     [WIRE_V_WAITING] = "waiting",
-	};
-
-	return v < WIRE_V_MAX && names[v] != NULL ? names[v] : "unknown";
 }
 
 /*
