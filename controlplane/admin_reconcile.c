@@ -25,8 +25,17 @@
 struct reading {
 	struct pg_event_counts pc;
 	struct store_event_state rst;
-	struct store_buyer *missing; /* users with an order and no buyer in Redis, with the order */
-	size_t n_missing;
+	/* Users with an order (any state) and no buyer in Redis, each as the field a repair
+	 * writes (restored_field()); n_missing_released of them X: or C:, whose releases Redis
+	 * took and lost with the field, and gets back with it. */
+	struct store_buyer *missing;
+	size_t n_missing, n_missing_released;
+	/* Users with an order whose field holds another reservation (orphan_rid[i]), decided
+	 * after Redis lost the first: it can never become an order. Each as the field a repair
+	 * writes instead (restored_field()); n_orphans_released of them X: or C:. */
+	struct store_buyer *orphans;
+	uint64_t *orphan_rid;
+	size_t n_orphans, n_orphans_released;
 	/* Buyers whose field missed their order's final state (paid, expired, cancelled) that
 	 * PostgreSQL has handed over, done (find_behind()); each with PostgreSQL's order. */
 	struct store_buyer *behind;
@@ -48,7 +57,7 @@ buyer_of(const struct pg_active_order *o)
 
 /* Whether Redis's result verdict have (0: no field) is short of handed, an order's final state
  * PostgreSQL has handed to the order writer: the field never took it. No field is not behind: a
- * buyer Redis lost altogether is the stock's figures' (judge()). */
+ * buyer Redis lost altogether is a missing one (find_missing()). */
 static bool
 field_behind(uint8_t have, uint8_t handed)
 {
@@ -100,59 +109,153 @@ find_behind(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t 
 	return 0;
 }
 
+/*
+ * The field a repair writes for the buyer of PostgreSQL's order o, which Redis lost: the order's
+ * own (O:, P:, X:, C:), but O: for an order expired or cancelled whose release is still to be
+ * applied: its buyer had O: before it, and the order writer's release.lua, finding that field,
+ * returns the item once and writes X: or C: (repair_second_look() hands the release back, should
+ * the order writer have tried it on no field meanwhile). An X: or C: field (the release applied)
+ * comes back with the release's member of the released set (store_repair_buyers()): the item
+ * went back to the stock then, and a second release of the order returns nothing.
+ */
+static struct store_buyer
+restored_field(const struct pg_active_order *o)
+{
+	struct store_buyer b = buyer_of(o);
+
+	if (o->release_pending)
+		b.result.verdict = WIRE_V_ORDERED;
+	return b;
+}
+
+/* Whether buyer b's field, restored, says its item went back (X: or C:). */
+static bool
+restored_released(const struct store_buyer *b)
+{
+	return b->result.verdict == WIRE_V_EXPIRED || b->result.verdict == WIRE_V_CANCELLED;
+}
+
+/*
+ * Among orders o[0..k) (1..RS_BATCH_MAX) of event id, whose users miss[m] says have a field, the
+ * users whose field holds a reservation other than their order's, appended to r->orphans.
+ * Returns 0, or -1 with err.
+ */
+static int
+find_orphans(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, unsigned k,
+	const uint8_t *miss, struct reading *r, char *err, size_t errlen)
+{
+	struct wire_result_query q[RS_BATCH_MAX];
+	struct store_result have[RS_BATCH_MAX];
+	int rc;
+
+	for (unsigned m = 0; m < k; m++)
+		q[m] = (struct wire_result_query){.user = o[m].user, .event = id};
+	if ((rc = store_results(c->rs, q, k, have)) != 0) {
+		snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+		return -1;
+	}
+	for (unsigned m = 0; m < k; m++) {
+		if (miss[m] || have[m].verdict != WIRE_V_RESERVED ||
+			have[m].reservation_id == o[m].reservation_id)
+			continue;
+		r->orphan_rid[r->n_orphans] = have[m].reservation_id;
+		r->orphans[r->n_orphans] = restored_field(&o[m]);
+		r->n_orphans_released += restored_released(&r->orphans[r->n_orphans]);
+		r->n_orphans++;
+	}
+	return 0;
+}
+
+/*
+ * Appends to r->missing and r->orphans (room for n more each) the buyers of orders o[0..n) of
+ * event id that have no field in Redis, and those whose field holds another reservation
+ * (find_orphans()), each as restored_field(). Returns 0, or -1 with err.
+ */
+static int
+find_missing(struct cp_ctx *c, uint32_t id, const struct pg_active_order *o, size_t n,
+	struct reading *r, char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n - i < RS_BATCH_MAX ? n - i : RS_BATCH_MAX);
+		uint64_t users[RS_BATCH_MAX];
+		uint8_t miss[RS_BATCH_MAX];
+
+		for (unsigned m = 0; m < k; m++)
+			users[m] = o[i + m].user;
+		if ((rc = store_buyers_missing(c->rs, id, users, k, miss)) != 0) {
+			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
+			return -1;
+		}
+		for (unsigned m = 0; m < k; m++) {
+			if (!miss[m])
+				continue;
+			r->missing[r->n_missing] = restored_field(&o[i + m]);
+			r->n_missing_released += restored_released(&r->missing[r->n_missing]);
+			r->n_missing++;
+		}
+		if (find_orphans(c, id, o + i, k, miss, r, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Frees what reading r holds. */
 static void
 reading_free(struct reading *r)
 {
 	free(r->missing);
 	r->missing = NULL;
+	free(r->orphans);
+	r->orphans = NULL;
+	free(r->orphan_rid);
+	r->orphan_rid = NULL;
 	free(r->behind);
 	r->behind = NULL;
 }
 
-/* Reads event id's figures into *r (reading_free() it). Returns 0, or -1 with err. */
+/*
+ * Reads event id's figures into *r (reading_free() it): the buyers missing in Redis are those of
+ * the orders held (pending, paid) and of those expired or cancelled, whose buyers Redis keeps
+ * too (their X: or C: field: a user whose order ended cannot reserve again). Returns 0, or -1
+ * with err.
+ */
 static int
 read_once(struct cp_ctx *c, uint32_t id, struct reading *r, char *err, size_t errlen)
 {
-	struct pg_active_order *orders = NULL;
-	size_t n_users = 0;
+	struct pg_active_order *held = NULL, *gone = NULL;
+	size_t n_held = 0, n_gone = 0;
 	int rc;
 
 	*r = (struct reading){0};
 	if (pg_event_counts(c->pg, id, &r->pc, err, errlen) != 0 ||
-		pg_event_active_orders(c->pg, id, &orders, &n_users, err, errlen) != 0)
-		return -1;
+		pg_event_active_orders(c->pg, id, &held, &n_held, err, errlen) != 0 ||
+		pg_event_gone_orders(c->pg, id, &gone, &n_gone, err, errlen) != 0)
+		goto fail;
 	if ((rc = store_event_state(c->rs, id, &r->rst)) != 0) {
 		snprintf(err, errlen, "reconcile: Redis is not reachable (%s)", strerror(-rc));
 		goto fail;
 	}
-	r->missing = calloc(n_users ? n_users : 1, sizeof(*r->missing));
-	if (r->missing == NULL) {
+	r->missing = calloc(n_held + n_gone + 1, sizeof(*r->missing));
+	r->orphans = calloc(n_held + n_gone + 1, sizeof(*r->orphans));
+	r->orphan_rid = calloc(n_held + n_gone + 1, sizeof(*r->orphan_rid));
+	if (r->missing == NULL || r->orphans == NULL || r->orphan_rid == NULL) {
 		snprintf(err, errlen, "reconcile: out of memory");
 		goto fail;
 	}
-	for (size_t i = 0; i < n_users; i += RS_BATCH_MAX) {
-		unsigned k = (unsigned)(n_users - i < RS_BATCH_MAX ? n_users - i : RS_BATCH_MAX);
-		uint64_t users[RS_BATCH_MAX];
-		uint8_t miss[RS_BATCH_MAX];
-
-		for (unsigned m = 0; m < k; m++)
-			users[m] = orders[i + m].user;
-		if ((rc = store_buyers_missing(c->rs, id, users, k, miss)) != 0) {
-			snprintf(err, errlen, "reconcile: Redis: %s", strerror(-rc));
-			goto fail;
-		}
-		for (unsigned m = 0; m < k; m++)
-			if (miss[m])
-				r->missing[r->n_missing++] = buyer_of(&orders[i + m]);
-	}
-	free(orders);
-	orders = NULL;
+	if (find_missing(c, id, held, n_held, r, err, errlen) != 0 ||
+		find_missing(c, id, gone, n_gone, r, err, errlen) != 0)
+		goto fail;
+	free(held);
+	free(gone);
+	held = gone = NULL;
 	if (find_behind(c, id, r, err, errlen) != 0)
 		goto fail;
 	return 0;
 fail:
-	free(orders);
+	free(held);
+	free(gone);
 	reading_free(r);
 	return -1;
 }
@@ -167,6 +270,10 @@ same_reading(const struct reading *a, const struct reading *b)
 		if (a->missing[i].user != b->missing[i].user ||
 			a->missing[i].result.verdict != b->missing[i].result.verdict)
 			return false;
+	for (size_t i = 0; i < a->n_orphans && i < b->n_orphans; i++)
+		if (a->orphans[i].user != b->orphans[i].user ||
+			a->orphan_rid[i] != b->orphan_rid[i])
+			return false;
 	for (size_t i = 0; i < a->n_behind && i < b->n_behind; i++)
 		if (a->behind[i].user != b->behind[i].user ||
 			a->behind[i].result.verdict != b->behind[i].result.verdict)
@@ -177,7 +284,7 @@ same_reading(const struct reading *a, const struct reading *b)
 	       a->rst.stock == b->rst.stock && a->rst.preheated == b->rst.preheated &&
 	       a->rst.buyers == b->rst.buyers && a->rst.outbox_len == b->rst.outbox_len &&
 	       a->rst.released == b->rst.released && a->n_missing == b->n_missing &&
-	       a->n_behind == b->n_behind;
+	       a->n_behind == b->n_behind && a->n_orphans == b->n_orphans;
 }
 
 /*
@@ -219,22 +326,26 @@ struct verdict {
 };
 
 /*
- * Judges one reading. Every expired or cancelled order has one release row in PostgreSQL, so
- * (expired + cancelled - releases not marked applied) releases are marked applied there; Redis
- * has taken |released|. The difference is the releases in flight: the order writer applied
- * them in Redis and has not yet marked them (a step of every release, long when the writer
- * stopped in between), counted once, on Redis's side.
+ * Judges one reading, as Redis would be with its missing buyers back and its orphans' fields
+ * made their orders' (restored_field()): each missing one a buyer more, each X: or C: one a
+ * release taken more (an orphan's reservation then holds no item: the stock gets it back). Every
+ * expired or cancelled order has one release row in PostgreSQL, so (expired + cancelled - releases
+ * not marked applied) releases are marked applied there; Redis has taken |released|. The difference
+ * is the releases in flight: the order writer applied them in Redis and has not yet marked them (a
+ * step of every release, long when the writer stopped in between), counted once, on Redis's side.
  */
 static struct verdict
 judge(const struct reading *r)
 {
 	struct verdict v;
 	int64_t active_pg = (int64_t)(r->pc.pending + r->pc.paid);
-	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - (int64_t)r->rst.released;
+	int64_t released = (int64_t)r->rst.released + (int64_t)r->n_missing_released +
+			   (int64_t)r->n_orphans_released;
+	int64_t held = (int64_t)r->rst.buyers + (int64_t)r->n_missing - released;
 	int64_t pending = (int64_t)r->pc.releases_pending;
 	int64_t marked = (int64_t)(r->pc.expired + r->pc.cancelled) - pending;
 
-	v.in_flight = (int64_t)r->rst.released - marked;
+	v.in_flight = released - marked;
 	v.in_flight = v.in_flight < 0 ? 0 : v.in_flight > pending ? pending : v.in_flight;
 	v.unapplied = pending - v.in_flight;
 	v.backlog = held - active_pg - v.unapplied;
@@ -242,7 +353,8 @@ judge(const struct reading *r)
 	v.stock_ok = r->rst.preheated && r->rst.stock == v.expected;
 	/* A buyer behind (find_behind()) counts as held: an expired one's item is in neither
 	 * stock until its release, handed back by the repair, brings it to Redis's. */
-	v.ok = v.stock_ok && r->n_missing == 0 && r->n_behind == 0 && v.backlog >= 0;
+	v.ok = v.stock_ok && r->n_missing == 0 && r->n_orphans == 0 && r->n_behind == 0 &&
+	       v.backlog >= 0;
 	if (v.expected < 0)
 		v.expected = 0;
 	return v;
@@ -286,7 +398,10 @@ struct repair_moved {
  * seen here, or else its change comes later and finds the field: a paid one gets its P: here
  * (store_results_paid(), the order writer's own writer), an expired or cancelled one's release
  * is handed back to the order writer, whose release.lua now finds the field and returns the
- * item once (its released set) with its X: or C:. Returns 0 or < 0 with err.
+ * item once (its released set) with its X: or C:. A buyer restored with O: for an order that had
+ * expired or been cancelled before the reading, its release still to be applied
+ * (restored_field()), is one of these too: its release may have found no field meanwhile.
+ * Returns 0 or < 0 with err.
  */
 static int
 repair_second_look(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsigned n,
@@ -357,9 +472,32 @@ repair_behind(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, unsign
 }
 
 /*
+ * Writes buyers b[0..n) their fields (restored_field()), each batch with its second look
+ * (repair_second_look()): was NULL, those with no field (store_repair_buyers()), else those
+ * whose field still holds the orphan reservation was[i] (store_repair_orphans()). Returns 0 or
+ * < 0 (with err when the second look failed).
+ */
+static int
+repair_fields(struct cp_ctx *c, uint32_t ev, const struct store_buyer *b, const uint64_t *was,
+	size_t n, struct repair_moved *moved, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < n; i += RS_BATCH_MAX) {
+		unsigned k = (unsigned)(n - i < RS_BATCH_MAX ? n - i : RS_BATCH_MAX);
+
+		rc = was == NULL ? store_repair_buyers(c->rs, ev, b + i, k)
+				 : store_repair_orphans(c->rs, ev, b + i, was + i, k);
+		if (rc == 0)
+			rc = repair_second_look(c, ev, b + i, k, moved, err, errlen);
+	}
+	return rc;
+}
+
+/*
  * Makes Redis agree with reading r (verdict v) for event ev: the stock first, only if it is
- * still what the reading saw (store_repair_stock()), then the missing buyers, each batch with
- * its second look (repair_second_look()), then the fields behind (repair_behind()). The stock
+ * still what the reading saw (store_repair_stock()), then the missing buyers and the orphans'
+ * fields (repair_fields()), then the fields behind (repair_behind()). The stock
  * comes first so that a release applied after a buyer's field is written adds to it instead of
  * being overwritten. Returns 0, or < 0 with
  * err (-EAGAIN: Redis's stock moved since the reading, nothing written).
@@ -379,14 +517,11 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 			"reconcile: event %u: Redis's stock moved between the reading and the "
 			"repair (a release or a reservation): nothing repaired; run it again",
 			ev->id);
-	for (size_t i = 0; rc == 0 && i < r->n_missing; i += RS_BATCH_MAX) {
-		unsigned k = (unsigned)(r->n_missing - i < RS_BATCH_MAX ? r->n_missing - i
-									: RS_BATCH_MAX);
-
-		rc = store_repair_buyers(c->rs, ev->id, r->missing + i, k);
-		if (rc == 0)
-			rc = repair_second_look(c, ev->id, r->missing + i, k, &moved, err, errlen);
-	}
+	if (rc == 0)
+		rc = repair_fields(c, ev->id, r->missing, NULL, r->n_missing, &moved, err, errlen);
+	if (rc == 0)
+		rc = repair_fields(
+			c, ev->id, r->orphans, r->orphan_rid, r->n_orphans, &moved, err, errlen);
 	for (size_t i = 0; rc == 0 && i < r->n_behind; i += RS_BATCH_MAX)
 		rc = repair_behind(c, ev->id, r->behind + i,
 			(unsigned)(r->n_behind - i < RS_BATCH_MAX ? r->n_behind - i : RS_BATCH_MAX),
@@ -396,11 +531,13 @@ repair(struct cp_ctx *c, const struct admin_event *ev, const struct reading *r,
 	if (rc != 0)
 		return rc;
 	LOG_NOTICE("event %u reconciled: Redis stock %" PRId64 " -> %" PRId64
-		   ", %zu buyer(s) restored, %zu field(s) behind looked at again; %" PRIu64
+		   ", %zu buyer(s) restored (%zu expired or cancelled, with their releases), %zu "
+		   "orphan reservation(s) made their users' orders (%zu expired or cancelled), %zu "
+		   "field(s) behind looked at again; %" PRIu64
 		   " of their orders paid (made paid) and %" PRIu64
 		   " expired or cancelled (releases handed back)",
-		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_behind, moved.paid,
-		moved.released);
+		ev->id, r->rst.stock, v->expected, r->n_missing, r->n_missing_released,
+		r->n_orphans, r->n_orphans_released, r->n_behind, moved.paid, moved.released);
 	return 0;
 }
 
@@ -434,10 +571,33 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 		jw_str(j, NULL, d);
 	}
 	for (size_t i = 0; i < r->n_missing && i < 20; i++) {
+		const struct store_buyer *b = &r->missing[i];
+
+		if (restored_released(b))
+			snprintf(d, sizeof(d),
+				"user %" PRIu64 "'s order %" PRIu64
+				" is %s in PostgreSQL, its item returned, but the user is not a "
+				"buyer in Redis (no result field): they could reserve again",
+				b->user, b->result.order_id, wire_verdict_name(b->result.verdict));
+		else
+			snprintf(d, sizeof(d),
+				"user %" PRIu64
+				" has an order but is not a buyer in Redis (no result field)",
+				b->user);
+		jw_str(j, NULL, d);
+	}
+	for (size_t i = 0; i < r->n_orphans && i < 20; i++) {
 		snprintf(d, sizeof(d),
-			"user %" PRIu64
-			" has an order but is not a buyer in Redis (no result field)",
-			r->missing[i].user);
+			"user %" PRIu64 " holds reservation %" PRIu64
+			" in Redis, which can never become an order: the user has order %" PRIu64
+			" (reservation %" PRIu64 ") in PostgreSQL; a repair writes its field (%s)",
+			r->orphans[i].user, r->orphan_rid[i], r->orphans[i].result.order_id,
+			r->orphans[i].result.reservation_id,
+			wire_verdict_name(r->orphans[i].result.verdict));
+		jw_str(j, NULL, d);
+	}
+	if (r->n_orphans > 20) {
+		snprintf(d, sizeof(d), "... %zu orphan reservations in all", r->n_orphans);
 		jw_str(j, NULL, d);
 	}
 	if (r->n_missing > 20) {
@@ -531,6 +691,8 @@ admin_reconcile(struct cp_ctx *c, const struct admin_req *req, struct admin_exec
 	jw_u64(&j, "buyers", r.rst.buyers);
 	jw_u64(&j, "released", r.rst.released);
 	jw_u64(&j, "outbox", r.rst.outbox_len);
+	jw_u64(&j, "buyers_missing", r.n_missing);
+	jw_u64(&j, "orphan_reservations", r.n_orphans);
 	jw_u64(&j, "fields_behind", r.n_behind);
 	jw_close(&j, '}');
 	jw_i64(&j, "releases_in_flight", v.in_flight);

@@ -556,6 +556,16 @@ static const char handed_orders_sql[] =
 	"(SELECT 1 FROM result_changes c WHERE c.order_id = o.id)) OR "
 	"(o.status IN ('expired', 'cancelled') AND EXISTS (SELECT 1 FROM stock_releases r "
 	"WHERE r.order_id = o.id AND r.applied_at IS NOT NULL))) ORDER BY o.user_id";
+/*
+ * Orders expired or cancelled, by user: active_orders_sql's columns, then whether the stock release
+ * is still to be applied in Redis (its row not marked applied; an order without a release row
+ * has none coming: false).
+ */
+static const char gone_orders_sql[] =
+	"SELECT o.user_id, o.reservation_id, o.id, " PG_ROW_MS("o.pay_deadline") ", o.status, "
+	"r.id IS NOT NULL AND r.applied_at IS NULL "
+	"FROM orders o LEFT JOIN stock_releases r ON r.order_id = o.id "
+	"WHERE o.event_id = $1 AND o.status IN ('expired', 'cancelled') ORDER BY o.user_id";
 /* clang-format on */
 
 /* An order's status as a result verdict: WIRE_V_ORDERED (pending), PAID, EXPIRED, CANCELLED, or 0
@@ -607,6 +617,7 @@ orders_of(struct pg_conn *s, const char *sql, uint32_t id, struct pg_active_orde
 				.order_id = pg_row_u64(res, i, 2),
 				.pay_deadline_ms = pg_row_u64(res, i, 3),
 				.verdict = verdict_of_status(PQgetvalue(res, i, 4)),
+				.release_pending = PQnfields(res) > 5 && pg_row_bool(res, i, 5),
 			};
 	}
 	*n = (size_t)rows;
@@ -626,6 +637,13 @@ pg_event_handed_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **
 	char *err, size_t errlen)
 {
 	return orders_of(s, handed_orders_sql, id, orders, n, err, errlen);
+}
+
+int
+pg_event_gone_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
+	char *err, size_t errlen)
+{
+	return orders_of(s, gone_orders_sql, id, orders, n, err, errlen);
 }
 
 /* One row per id of $2, in its order: the order's status, NULL when event $1 has no such order. */

@@ -110,6 +110,8 @@ struct pg_active_order {
 	uint64_t order_id;
 	uint64_t pay_deadline_ms; /* Unix ms */
 	uint8_t verdict;	  /* WIRE_V_ORDERED (pending), PAID, EXPIRED or CANCELLED */
+	bool release_pending;	  /* expired or cancelled: its stock release not yet marked
+				   * applied (pg_event_gone_orders() only) */
 };
 
 /*
@@ -129,6 +131,16 @@ int pg_event_active_orders(struct pg_conn *s, uint32_t id, struct pg_active_orde
  */
 int pg_event_handed_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders,
 	size_t *n, char *err, size_t errlen);
+
+/*
+ * The orders of event id that expired or were cancelled, by user as pg_event_active_orders(),
+ * verdict WIRE_V_EXPIRED or CANCELLED, release_pending set while the order's stock release is
+ * not marked applied (the order writer has yet to apply it, or is applying it, in Redis). For
+ * reconciliation: such a buyer keeps its result field in Redis (X: or C:, release.lua), the
+ * field that makes reserve.lua refuse them a second reservation. Returns 0 or < 0 with err.
+ */
+int pg_event_gone_orders(struct pg_conn *s, uint32_t id, struct pg_active_order **orders, size_t *n,
+	char *err, size_t errlen);
 
 /*
  * The state now of orders order_ids[0..n) of event id: verdict[i] becomes WIRE_V_ORDERED

@@ -26,8 +26,10 @@
  *                       "P:<rid>:<order id>:<deadline>" paid (the order writer:
  *                                                       store_results_paid(), store_result;
  *                                                       reconciliation: store_repair_buyers())
- *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua)
- *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua)
+ *                       "X:<rid>:<order id>:<deadline>" expired, stock returned (release.lua;
+ *                                                       reconciliation: store_repair_buyers())
+ *                       "C:<rid>:<order id>:<deadline>" cancelled, stock returned (release.lua;
+ *                                                       reconciliation: store_repair_buyers())
  *                       "S:<rid>"                       sold out: never an order (PostgreSQL had
  *                                                       no stock for it), stock returned
  *                                                       (release.lua)
@@ -37,8 +39,8 @@
  *                     Read by reserve.lua (HMGET: who is a buyer already), release.lua (only a
  *                     buyer's stock goes back), store_results() (store_result: the control plane
  *                     answers result queries), store_results_ordered_ack() (a final X:, C:, P:
- *                     stays), store_buyers_missing() (store_reconcile), store_preheat() (a sale ran)
- *                     and store_event_state() (HLEN).
+ *                     stays), store_buyers_missing() (store_reconcile), store_preheat() (a sale
+ * ran) and store_event_state() (HLEN).
  *
  *   fg:{EV}:outbox    stream, one entry per batch of reserve.lua (per
  *                     RS_OUTBOX_ENTRY_RESERVATIONS reservations of a batch): the fields
@@ -52,7 +54,9 @@
  *
  *   fg:{EV}:released  set of "<reservation id>:<user>" whose stock went back (older builds
  *                     wrote a bare "<reservation id>", still read). Written by release.lua
- *                     (SADD, exactly once per reservation and user: store_release). Read by
+ *                     (SADD, exactly once per reservation and user: store_release) and
+ *                     store_repair_buyers(), store_repair_orphans() (store_reconcile: the
+ *                     member of an X: or C: field they restore, lost with it). Read by
  *                     store_released_check() (the order writer makes no order of a released
  *                     reservation) and store_event_state() (SCARD).
  *
@@ -62,8 +66,8 @@
  *                     operator). Written by store_sale_window() (store_event: the control plane
  *                     on preheat, open, close and at start from PostgreSQL's state). Read by
  *                     reserve.lua (outside the window it refuses the whole batch and writes
- *                     nothing) and store_sale_window_get(). Missing: no window recorded, so only the
- *                     control plane's own check refuses (events of older builds).
+ *                     nothing) and store_sale_window_get(). Missing: no window recorded, so only
+ * the control plane's own check refuses (events of older builds).
  *
  *   fg:{EV}:entrants  hash, user -> "<rid>": the entrants of the event's draw (docs/fairness.md),
  *                     each with the reservation that made them one. Written by enter.lua
@@ -71,8 +75,8 @@
  *                     changes nothing) while the control plane's clock is in [queue_opens_at,
  *                     draw_at) and the draw key is open; never changed after the freeze. Read
  *                     by draw_freeze.lua (HLEN), store_entrants_scan() (the draw reads them
- *                     with HSCAN when their log below is short), store_entrants_get() (a result query of an entrant) and
- *                     store_preheat() (a pre-queue ran).
+ *                     with HSCAN when their log below is short), store_entrants_get() (a result
+ * query of an entrant) and store_preheat() (a pre-queue ran).
  *
  *   fg:{EV}:draw      hash, the draw's state: "state" open | frozen | done (missing: open, or
  *                     no draw), "n" the entrants fixed at the freeze, "next" the index (0-based,

@@ -23,12 +23,25 @@ int store_buyers_missing(struct store *rs, uint32_t event, const uint64_t *users
  * Makes add[0..n) (1..RS_BATCH_MAX; each its order, as PostgreSQL's order row has it) buyers
  * again: each missing result field becomes its order's own value (store_result_format():
  * "O:...", "P:...", "X:..." or "C:..."), in one script; a field that exists is left as it is.
- * A drawn sale's count of buyers paid grows by the "P:" fields made.
+ * A drawn sale's count of buyers paid grows by the "P:" fields made; an "X:" or "C:" field made
+ * puts its reservation in the released set (as release.lua did when it returned the item), so
+ * that a release of that order returns nothing again; the stock is not touched.
  * Returns 0, -EINVAL (event 0, n out of range, a result of another verdict: nothing written),
  * -ENOMEM, -ENOTCONN or -EIO.
  */
 int store_repair_buyers(
 	struct store *rs, uint32_t event, const struct store_buyer *add, unsigned n);
+
+/*
+ * Gives add[0..n) (1..RS_BATCH_MAX; each its order, as for store_repair_buyers()) their orders'
+ * fields in place of the reservations was_rid[0..n) their fields hold: reservations Redis decided
+ * after it lost the user's first, which can never become orders (one order per user and event).
+ * A field that holds anything else by now is left as it is. As store_repair_buyers() for the
+ * count of buyers paid and the released set; the stock is not touched (the caller sets it).
+ * Returns 0, -EINVAL (nothing written), -ENOMEM, -ENOTCONN or -EIO.
+ */
+int store_repair_orphans(struct store *rs, uint32_t event, const struct store_buyer *add,
+	const uint64_t *was_rid, unsigned n);
 
 /*
  * Sets event's stock to stock if it is still what the caller read (was_set: the key existed,

@@ -11,7 +11,14 @@
 # ordered; a result query (what a shopper's poll asks when the data plane has nothing) answers
 # the same, and reconcile finds Redis and PostgreSQL agreeing with no backlog. A repair that fails
 # between its write and its second look (PostgreSQL's stock_releases renamed away) leaves a field
-# behind PostgreSQL: the next reconcile reports it and the next repair converges.
+# behind PostgreSQL: the next reconcile reports it and the next repair converges. Last, on an
+# open sale, buyers whose orders expired or were cancelled before the reading, their items long
+# back, lost from Redis with their releases: reconcile reports them, the repair writes them X:
+# and C: with their released members and leaves the stock alone, and they cannot reserve again;
+# one whose release the order writer (stopped) has not applied yet is restored ordered, and its
+# release, applied once the writer runs again, returns its item. Users lost who reserved again
+# before any repair hold reservations that can never become orders: reconcile reports them and
+# the repair writes their orders' fields in their place, an ended order's item back.
 #
 # usage: test_reconcile_race.sh CONTROLPLANE FLASHGATECTL FG_FEED ORDER_WRITER
 set -uo pipefail
@@ -35,9 +42,11 @@ tap_is "$(t_field "$TMP/buy" reserved)" 4 "4 users reserve ($(cat "$TMP/buy"))"
 "$OW" -s "order_writer.push_endpoint=$T_PULL" -s order_writer.max_rate=0 \
 	-s order_writer.sweep_interval=100ms -s order_writer.results_interval=50ms \
 	"${T_REDIS[@]}" -s "postgres.conninfo=$FG_PG_CONNINFO" >"$TMP/ow.log" 2>&1 &
-T_PIDS+=($!)
+OW_PID=$!
+T_PIDS+=($OW_PID)
 ordered() { # USER: its order's result hash value, as PostgreSQL's row has it now
-	t_sql "select case status when 'paid' then 'P:' when 'expired' then 'X:' else 'O:' end ||
+	t_sql "select case status when 'paid' then 'P:' when 'expired' then 'X:'
+		when 'cancelled' then 'C:' else 'O:' end ||
 		(reservation_id::numeric + case when reservation_id < 0 then 18446744073709551616
 		else 0 end) || ':' || id || ':' || floor(extract(epoch from pay_deadline) * 1000)::bigint
 		from orders where event_id = $EV and user_id = $1"
@@ -169,4 +178,136 @@ tap_ok $? "  its item came back: Redis's stock is PostgreSQL's available $availa
 ctlj reconcile $EV >"$TMP/after5.json"
 tap_is "$(jget consistent backlog redis.fields_behind <"$TMP/after5.json")" true/0/0 \
 	"  reconcile: Redis agrees with PostgreSQL, no backlog"
+
+# Buyers whose orders ended before the reading, lost from Redis. On event 10, open: user 31's
+# order expires and user 32's is cancelled, the order writer applies both releases (X:, C:, the
+# items back); then Redis loses both fields with their released members (a failover to a replica
+# that was behind: the reservation and the release went, together, so the stock is as it was).
+EV=10
+ctl event create $EV --name "repair of ended orders" --stock 5 \
+	--starts-at 2026-01-01T00:00:00Z --ends-at 2036-01-01T00:00:00Z --pay-window 15m &&
+	ctl event preheat $EV && ctl event open $EV
+tap_ok $? "event $EV created, preheated and opened with 5 items"
+t_feed buy2 $EV 31-33 23
+tap_is "$(t_field "$TMP/buy2" reserved)" 3 "  users 31-33 reserve ($(cat "$TMP/buy2"))"
+ended_ordered() { for u in 31 32 33; do now_is $u || return 1; done; }
+t_wait_until 20 ended_ordered
+tap_ok $? "  the order writer made their orders (O:...)"
+o31=$(order_of 31) o32=$(order_of 32)
+t_sql "update orders set pay_deadline = now() - interval '1 second' where id = $o31"
+tap_is "$(t_sql "select flashgate_cancel($o32)")" cancelled "  user 32's order cancelled"
+t_wait_until 5 release_handled "$o31" && t_wait_until 5 release_handled "$o32" &&
+	t_wait_until 5 now_is 31 && t_wait_until 5 now_is 32
+tap_ok $? "  user 31's order expired, both releases applied: $(field 31), $(field 32)"
+stock=$(t_redis get "fg:{$EV}:stock")
+tap_is "$stock" "$(t_sql "select available from stock where event_id = $EV")" \
+	"  Redis's stock $stock is PostgreSQL's available, with both items back"
+member() { echo "$(field "$1" | cut -d: -f2):$1"; } # USER: its released set member
+m31=$(member 31) m32=$(member 32)
+t_redis hdel "fg:{$EV}:result" 31 32 >/dev/null
+t_redis srem "fg:{$EV}:released" "$m31" "$m32" >/dev/null
+ctlj reconcile $EV >"$TMP/ended.json"
+tap_is "$(jget consistent redis.buyers_missing <"$TMP/ended.json")" false/2 \
+	"reconcile: users 31 and 32 lost from Redis are reported ($(head -c 600 "$TMP/ended.json"))"
+tap_ok "$(grep -q "user 31's order $o31 is expired in PostgreSQL, its item returned, but" \
+	"$TMP/ended.json" && grep -q "user 32's order $o32 is cancelled" "$TMP/ended.json"; echo $?)" \
+	"  each difference names the user, the order and its state"
+ctlj reconcile $EV --repair --force >"$TMP/ended_repair.json" 2>&1
+tap_is "$(jget repaired <"$TMP/ended_repair.json")" true \
+	"reconcile --repair --force repaired ($(head -c 300 "$TMP/ended_repair.json"))"
+tap_is "$(field 31)/$(field 32)" "$(ordered 31)/$(ordered 32)" \
+	"  user 31 is expired, user 32 cancelled in Redis, as PostgreSQL says"
+tap_is "$(t_redis sismember "fg:{$EV}:released" "$m31")/$(t_redis sismember \
+	"fg:{$EV}:released" "$m32")" 1/1 "  their releases are in Redis's released set again"
+tap_is "$(t_redis get "fg:{$EV}:stock")" "$stock" "  the stock is still $stock: no item taken or returned"
+ctlj reconcile $EV >"$TMP/ended_after.json"
+tap_is "$(jget consistent backlog redis.buyers_missing <"$TMP/ended_after.json")" true/0/0 \
+	"reconcile: Redis agrees with PostgreSQL ($(head -c 300 "$TMP/ended_after.json"))"
+t_feed buy3 $EV 31-32 24
+tap_is "$(t_field "$TMP/buy3" reserved)/$(t_field "$TMP/buy3" duplicate)" 0/2 \
+	"users 31 and 32 cannot reserve again: duplicates ($(cat "$TMP/buy3"))"
+tap_is "$(t_redis get "fg:{$EV}:stock")" "$stock" "  the stock is still $stock"
+# A release of user 31's order applied again (handed back as a repair's second look does) finds
+# its member in the released set: it returns nothing.
+t_sql "update stock_releases set id = nextval('stock_releases_id_seq'), applied_at = null
+	where order_id = $o31"
+t_wait_until 5 release_handled "$o31"
+tap_ok $? "user 31's release applied again by the order writer"
+tap_is "$(t_redis get "fg:{$EV}:stock")/$(field 31)" "$stock/$(ordered 31)" \
+	"  nothing returned: the stock still $stock, user 31 still expired"
+T_FEED_TIMEOUT_MS=10000 t_feed ask2 $EV 900-900 25 --query 31-32 --storm 3 --log "$TMP/ask2.log"
+tap_is "$(awk '$1 == "result" && $2 != 900 { print $2 ":" $3 }' "$TMP/ask2.log" | sort -u |
+	paste -sd' ' -)" "31:expired 32:cancelled" "a result query of users 31, 32: expired and cancelled"
+
+# User 33's order is cancelled while the order writer is stopped (SIGSTOP), and Redis loses user
+# 33: its release is still to be applied, its item not back in Redis. The repair restores the
+# field the buyer had, O:, and hands the release back; the order writer, running again, applies
+# it: C:, the item back once.
+kill -STOP $OW_PID
+o33=$(order_of 33)
+tap_is "$(t_sql "select flashgate_cancel($o33)")" cancelled \
+	"user 33's order cancelled while the order writer is stopped"
+t_redis hdel "fg:{$EV}:result" 33 >/dev/null
+stock=$(t_redis get "fg:{$EV}:stock") # user 900 of the result query above holds one item
+ctlj reconcile $EV >"$TMP/pending.json"
+tap_is "$(jget consistent redis.buyers_missing postgres.releases_unapplied <"$TMP/pending.json")" \
+	false/1/1 "  reconcile: user 33 lost from Redis, its release unapplied ($(head -c 400 "$TMP/pending.json"))"
+ctlj reconcile $EV --repair --force >"$TMP/pending_repair.json" 2>&1
+x33=$(ordered 33 | cut -d: -f2-)
+tap_is "$(jget repaired <"$TMP/pending_repair.json")/$(field 33)/$(t_redis get "fg:{$EV}:stock")" \
+	"true/O:$x33/$stock" "  repaired: user 33 ordered again (the field before its release), the stock still $stock"
+kill -CONT $OW_PID
+t_wait_until 5 release_handled "$o33" && t_wait_until 5 now_is 33
+tap_ok $? "  the order writer, running again, applied the release: $(field 33)"
+available=$(t_sql "select available from stock where event_id = $EV")
+t_wait_until 5 stock_is "$available"
+tap_ok $? "  user 33's item came back: Redis's stock is PostgreSQL's available $available ($(t_redis get "fg:{$EV}:stock"))"
+ctlj reconcile $EV >"$TMP/pending_after.json"
+tap_is "$(jget consistent backlog redis.buyers_missing <"$TMP/pending_after.json")" true/0/0 \
+	"  reconcile: Redis agrees with PostgreSQL"
+t_feed buy4 $EV 33-33 26
+tap_is "$(t_field "$TMP/buy4" reserved)/$(t_field "$TMP/buy4" duplicate)" 0/1 \
+	"  user 33 cannot reserve again: duplicate ($(cat "$TMP/buy4"))"
+tap_is "$(grep -c "have no order" "$TMP/ow.log")" 0 \
+	"the order writer met no reservation of a user holding an order"
+
+# Users lost by Redis who reserved again before any repair (the gap of builds before this one):
+# user 31 (expired) with its released member, user 900 (ordered) with its reservation's
+# decrement. Each reserves again: reserve.lua takes an item, the order writer makes no order
+# (one per user and event) and warns. Those reservations can never become orders: reconcile
+# reports them, and the repair writes each user's order's field in their place, 31's with its
+# released member and its item back (its order's item went back when it expired), 900's
+# without (this reservation's item is the one its order holds).
+m31=$(member 31)
+t_redis hdel "fg:{$EV}:result" 31 900 >/dev/null
+t_redis srem "fg:{$EV}:released" "$m31" >/dev/null
+t_redis incr "fg:{$EV}:stock" >/dev/null
+stock=$(t_redis get "fg:{$EV}:stock")
+t_feed buy5 $EV 31-31 27 && t_feed buy6 $EV 900-900 28
+tap_is "$(t_field "$TMP/buy5" reserved)/$(t_field "$TMP/buy6" reserved)" 1/1 \
+	"users 31 and 900, lost, reserve again ($(cat "$TMP/buy5"))"
+warned() { [ "$(grep -c "have no order" "$TMP/ow.log")" -ge 1 ]; }
+t_wait_until 10 warned
+tap_ok $? "  the order writer makes them no order: $(grep -m1 "have no order" "$TMP/ow.log")"
+bare() { [[ $(field "$1") =~ ^[0-9]+$ ]] && echo bare; } # USER: "bare" for a bare reservation
+tap_is "$(t_redis get "fg:{$EV}:stock")/$(bare 31)/$(bare 900)" "$((stock - 2))/bare/bare" \
+	"  two items taken, their fields bare reservations: $(field 31), $(field 900)"
+ctlj reconcile $EV >"$TMP/orphan.json"
+tap_is "$(jget consistent redis.orphan_reservations <"$TMP/orphan.json")" false/2 \
+	"reconcile: two reservations that can never become orders ($(head -c 700 "$TMP/orphan.json"))"
+tap_ok "$(grep -q "user 31 holds reservation $(field 31) in Redis, which can never become an order" \
+	"$TMP/orphan.json"; echo $?)" "  named with the user and the reservation"
+ctlj reconcile $EV --repair --force >"$TMP/orphan_repair.json" 2>&1
+tap_is "$(jget repaired <"$TMP/orphan_repair.json")" true "reconcile --repair --force repaired"
+tap_is "$(field 31)/$(field 900)/$(t_redis sismember "fg:{$EV}:released" "$m31")" \
+	"$(ordered 31)/$(ordered 900)/1" "  user 31 expired with its released member, user 900 ordered"
+available=$(t_sql "select available from stock where event_id = $EV")
+tap_is "$(t_redis get "fg:{$EV}:stock")" "$((stock - 1))" \
+	"  the stock $((stock - 1)): user 31's item back, user 900's kept (PostgreSQL's available $available)"
+ctlj reconcile $EV >"$TMP/orphan_after.json"
+tap_is "$(jget consistent backlog redis.orphan_reservations <"$TMP/orphan_after.json")" \
+	true/0/0 "reconcile: Redis agrees with PostgreSQL ($(head -c 300 "$TMP/orphan_after.json"))"
+t_feed buy7 $EV 31-31 29
+tap_is "$(t_field "$TMP/buy7" reserved)/$(t_field "$TMP/buy7" duplicate)" 0/1 \
+	"  user 31 cannot reserve again: duplicate"
 tap_done

@@ -1507,6 +1507,59 @@ test_outbox_reading(void)
 
 	tap_ok(store_repair_buyers(rs, ev, bad, 1) == -EINVAL && is_buyer(raw, ev, 5) == 0,
 		"  a buyer without an order's result is refused, nothing written");
+	/* Users 6 and 7, whose orders expired and were cancelled, their items back, lost with
+	 * their releases: restored X: and C:, the releases' members with them, the stock alone;
+	 * a release of either order again returns nothing. */
+	const struct store_buyer ended[] = {
+		{6, {WIRE_V_EXPIRED, 106, 9106, UINT64_C(1767225916000)}},
+		{7, {WIRE_V_CANCELLED, 107, 9107, UINT64_C(1767225917000)}},
+	};
+	long long released = raw_int(raw, "SCARD %s", key(ev, RS_KEY_RELEASED));
+
+	tap_ok(store_repair_buyers(rs, ev, ended, 2) == 0 &&
+			store_repair_buyers(rs, ev, ended, 2) == 0 &&
+			raw_int(raw, "SISMEMBER %s 106:6", key(ev, RS_KEY_RELEASED)) == 1 &&
+			raw_int(raw, "SISMEMBER %s 107:7", key(ev, RS_KEY_RELEASED)) == 1 &&
+			raw_int(raw, "SCARD %s", key(ev, RS_KEY_RELEASED)) == released + 2 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"store_repair_buyers of an expired and a cancelled order (twice): their releases "
+		"in the released set once, the stock alone");
+	struct store_result er[2];
+	struct wire_result_query eq[2] = {{.user = 6, .event = ev}, {.user = 7, .event = ev}};
+
+	tap_ok(store_results(rs, eq, 2, er) == 0 && er[0].verdict == WIRE_V_EXPIRED &&
+			er[0].order_id == 9106 && er[1].verdict == WIRE_V_CANCELLED &&
+			er[1].order_id == 9107,
+		"  their results: expired, cancelled, with their orders");
+	tap_ok(store_release(rs, ev, 106, 6, 1, NULL) == 0 &&
+			store_release(rs, ev, 107, 7, 1, NULL) == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"  a release of either order again returns nothing (0), the stock still 42");
+	/* Users 8 and 9 reserved again after Redis lost them (bare reservations 208, 209): their
+	 * orders' fields replace those reservations; user 6's field, not the reservation named,
+	 * stays. */
+	raw_int(raw, "HSET %s 8 208 9 209", key(ev, RS_KEY_RESULT));
+	const struct store_buyer orphans[] = {
+		{8, {WIRE_V_EXPIRED, 108, 9108, UINT64_C(1767225918000)}},
+		{9, {WIRE_V_ORDERED, 109, 9109, UINT64_C(1767225919000)}},
+		{6, {WIRE_V_ORDERED, 106, 9106, UINT64_C(1767225916000)}},
+	};
+	const uint64_t bare_rids[] = {208, 209, 206};
+	redisReply *o = NULL;
+
+	tap_ok(store_repair_orphans(rs, ev, orphans, bare_rids, 3) == 0 &&
+			(o = raw_cmd(raw, "HMGET %s 8 9 6", key(ev, RS_KEY_RESULT))) != NULL &&
+			o->type == REDIS_REPLY_ARRAY && o->elements == 3 &&
+			strcmp(o->element[0]->str, "X:108:9108:1767225918000") == 0 &&
+			strcmp(o->element[1]->str, "O:109:9109:1767225919000") == 0 &&
+			strcmp(o->element[2]->str, "X:106:9106:1767225916000") == 0 &&
+			raw_int(raw, "SISMEMBER %s 108:8", key(ev, RS_KEY_RELEASED)) == 1 &&
+			raw_int(raw, "SISMEMBER %s 109:9", key(ev, RS_KEY_RELEASED)) == 0 &&
+			raw_int(raw, "GET %s", key(ev, RS_KEY_STOCK)) == 42,
+		"store_repair_orphans: bare reservations replaced by their users' orders (X: with "
+		"its released member, O:), another field left, the stock alone");
+	if (o != NULL)
+		freeReplyObject(o);
 	store_purge_event(rs, ev);
 }
 
