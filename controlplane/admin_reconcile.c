@@ -591,6 +591,10 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 				b->user);
 		jw_str(j, NULL, d);
 	}
+	if (r->n_missing > 20) {
+		snprintf(d, sizeof(d), "... %zu users in all", r->n_missing);
+		jw_str(j, NULL, d);
+	}
 	for (size_t i = 0; i < r->n_orphans && i < 20; i++) {
 		snprintf(d, sizeof(d),
 			"user %" PRIu64 " holds reservation %" PRIu64
@@ -603,10 +607,6 @@ json_differences(struct json_writer *j, const struct reading *r, const struct ve
 	}
 	if (r->n_orphans > 20) {
 		snprintf(d, sizeof(d), "... %zu orphan reservations in all", r->n_orphans);
-		jw_str(j, NULL, d);
-	}
-	if (r->n_missing > 20) {
-		snprintf(d, sizeof(d), "... %zu users in all", r->n_missing);
 		jw_str(j, NULL, d);
 	}
 	for (size_t i = 0; i < r->n_behind && i < 20; i++) {

@@ -219,6 +219,20 @@ job_thread_start(struct draw_runner *r, struct dr_job *j, int kind)
 	return dr_bg_start(j, kind, r->conninfo, &r->rsc, r->test_done_delay_ms);
 }
 
+/*
+ * Redis's "served" (the draw key's, d): rounds decided in Redis that this control plane did not
+ * take (a round whose reply was lost, another control plane's, those before a restart) hold
+ * items too, and a waiting entrant's place counts them (FAIR at its next progress update).
+ */
+static void
+note_served(struct cp_state_event *e, const struct store_draw *d)
+{
+	if (d->served <= e->draw.served)
+		return;
+	e->draw.served = d->served;
+	e->draw.dirty = true;
+}
+
 /* DR_FREEZE: the draw key after the freeze says where to go on. */
 static void
 step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
@@ -258,6 +272,7 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 	j->n = d.n;
 	j->next = d.next;
 	e->draw.entrants = d.n;
+	note_served(e, &d);
 	if (d.state == RS_DRAW_DONE && (pg_digest || d.n > 0)) {
 		if (!pg_digest) {
 			/* Redis says done but PostgreSQL never got the draw: an operator's mix. */
@@ -577,6 +592,7 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			job_fail(r, j, now_ms, "reading the draw's cursor", EIO, NULL);
 			return true;
 		}
+		note_served(e, &d);
 		if (d.next > j->next) {
 			j->next = d.next;
 		} else if (d.next < j->next && d.state != RS_DRAW_DONE) {

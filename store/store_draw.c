@@ -28,12 +28,12 @@ store_elem_u64(const redisReply *e, uint64_t *out)
 	return store_parse_u64(e->str, e->len, out);
 }
 
-/* Reads an HMGET state n next digest reply into out. Returns 0 or -EIO. */
+/* Reads an HMGET state n next digest served reply into out. Returns 0 or -EIO. */
 static int
 store_draw_parse(const redisReply *r, struct store_draw *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 5)
 		return -EIO;
 	const redisReply *st = r->element[0], *dg = r->element[3];
 
@@ -51,7 +51,7 @@ store_draw_parse(const redisReply *r, struct store_draw *out)
 		return -EIO;
 	}
 	if (store_elem_u64(r->element[1], &out->n) != 0 || store_elem_u64(r->element[2], &out->next) != 0 ||
-		out->next > out->n)
+		out->next > out->n || store_elem_u64(r->element[4], &out->served) != 0)
 		return -EIO;
 	if (dg->type == REDIS_REPLY_STRING) {
 		if (hex_decode(dg->str, dg->len, out->digest, DRAW_DIGEST_LEN) != 0)
@@ -218,14 +218,14 @@ int
 store_draw_get(struct store *rs, uint32_t event, struct store_draw *out)
 {
 	char key[RS_KEY_MAX];
-	const char *argv[6] = {"HMGET", key, "state", "n", "next", "digest"};
-	size_t len[6] = {5, 0, 5, 1, 4, 6};
+	const char *argv[7] = {"HMGET", key, "state", "n", "next", "digest", "served"};
+	size_t len[7] = {5, 0, 5, 1, 4, 6, 6};
 	int rc = 0;
 
 	if (event == 0)
 		return -EINVAL;
 	len[1] = (size_t)store_key(key, sizeof(key), event, RS_KEY_DRAW);
-	redisReply *r = store_command_ok(rs, 6, argv, len, &rc, event);
+	redisReply *r = store_command_ok(rs, 7, argv, len, &rc, event);
 
 	if (r == NULL)
 		return rc;

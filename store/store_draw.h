@@ -27,6 +27,7 @@ struct store_draw {
 	uint64_t next;	    /* the index (rank - 1) of the first entrant not decided yet */
 	bool has_digest;    /* digest was set (store_draw_set_digest()) */
 	uint8_t digest[32]; /* the entrants' digest (common/draw.h) */
+	uint64_t served;    /* the highest rank holding an item (0: none yet) */
 };
 
 /* One entrant as the entrants hash holds it. */

@@ -10,8 +10,11 @@
 # once, and FAIR's "served" (the highest rank holding an item: a waiting entrant's place) counts
 # its reserved ones. FG_TEST_DRAW_ROUND_FAIL_RANK=1 (test-only) hands the first round (ranks
 # 1-3, decided in Redis) over as failed; draw_batch=3 makes ranks 4-6 the second of its pair.
-# STOCK=5: ranks 1-5 reserved, 4-5 among them. Real Redis and PostgreSQL, a stand-in data
-# plane (tests/peer/fg_feed) and a watching one for the FAIR records.
+# STOCK=5: ranks 1-5 reserved, 4-5 among them. Event 65, drawn after it, has 2 items: its
+# buyers, ranks 1-2, are in the failed round, whose decisions this control plane never read;
+# FAIR's "served" after the retry is Redis's draw key's (2), not only what this control plane
+# decided (0 from there on). Real Redis and PostgreSQL, a stand-in data plane
+# (tests/peer/fg_feed) and a watching one for the FAIR records.
 #
 # usage: test_draw_failed_batch.sh CONTROLPLANE FLASHGATECTL FG_FEED
 set -uo pipefail
@@ -30,7 +33,7 @@ tap_ok "$(grep -q 'FG_TEST_DRAW_ROUND_FAIL_RANK (for tests only' "$TMP/cp.log"; 
 	"  it said the failure is the test-only variable's"
 
 # A data plane that prints each FAIR record (served among them), from before the draw.
-"$T_FEED" --push "$T_PULL" --sub "$T_PUB" --watch-limits 40000 >"$TMP/watch" 2>&1 &
+"$T_FEED" --push "$T_PULL" --sub "$T_PUB" --watch-limits 90000 >"$TMP/watch" 2>&1 &
 W_PID=$!
 T_PIDS+=("$W_PID")
 
@@ -74,6 +77,24 @@ grep '^fair event=64 state=2 ' "$TMP/watch" |
 	sort -u >"$TMP/served"
 tap_is "$(paste -sd, - <"$TMP/served")" "$STOCK" \
 	"FAIR while drawing: served $STOCK in every record from 6 decided on (ranks 4-5 counted)"
+
+# Event 65 (its draw's failure logged apart from event 64's: job_fail() logs once in 10 s): ranks
+# 1-2, its buyers, in the failed round; the retry (from the freeze) decides the rest, all
+# waiting. Redis's draw key says served 2, and so does FAIR once the retry froze again.
+t_draw_sale 65 "failed batch, its buyers" 2
+tap_ok $? "event 65: 2 items, a pre-queue in 3 s, a draw window of 2 s"
+t_sleep_until $T_DRAW_Q
+t_feed f65 65 1-$N 75
+tap_is "$(t_field "$TMP/f65" queued)" $N "  $N entrants"
+t_draw_done 65 30
+tap_is "$?/$(t_draw_key 65 state next served)" "0/done/$N/2" \
+	"  the draw done; Redis's draw key: served 2 (ranks 1-2, in the failed round)"
+grep -q 'draw of event 65: the round of ranks 1-3, decided in Redis, handed over as failed' \
+	"$TMP/cp.log"
+tap_ok $? "  its round of ranks 1-3 was handed over as failed"
+t_wait_until 5 grep -q '^fair event=65 state=3 ' "$TMP/watch" # every drawing record came before
+tap_is "$(grep '^fair event=65 state=2 ' "$TMP/watch" | tail -n 1 | awk '{ print $7 }')" \
+	served=2 "  FAIR's last record while drawing, after the retry: served 2 (Redis's)"
 fg_stop_pid "$W_PID" 10
 
 fg_stop_pid "$CP_PID" 10

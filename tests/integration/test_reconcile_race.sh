@@ -341,4 +341,26 @@ tap_ok $? "  user 33's item came back, once: stock $(t_redis get "fg:{$EV}:stock
 ctlj reconcile $EV >"$TMP/bare_after.json"
 tap_is "$(jget consistent backlog redis.fields_behind <"$TMP/bare_after.json")" true/0/0 \
 	"reconcile: Redis agrees with PostgreSQL ($(head -c 300 "$TMP/bare_after.json"))"
+
+# More users lost than the answer lists (20 of a kind) and a reservation that can never become an
+# order: each kind's lines are followed by its own "... N in all", not another kind's lines.
+EV=11
+ctl event create $EV --name "many lost" --stock 30 --starts-at 2026-01-01T00:00:00Z \
+	--ends-at 2036-01-01T00:00:00Z --pay-window 15m && ctl event preheat $EV && ctl event open $EV
+tap_ok $? "event $EV created, preheated and opened with 30 items"
+t_feed buy8 $EV 41-62 30
+many_ordered() { for u in $(seq 41 62); do now_is "$u" || return 1; done; }
+t_wait_until 20 many_ordered
+tap_ok $? "  users 41-62 reserve, the order writer makes their orders ($(cat "$TMP/buy8"))"
+t_redis hdel "fg:{$EV}:result" $(seq 41 62) >/dev/null
+t_feed buy9 $EV 62-62 31
+tap_is "$(t_field "$TMP/buy9" reserved)" 1 "  users 41-62 lost from Redis; user 62 reserves again"
+ctlj reconcile $EV >"$TMP/many.json"
+tap_is "$(python3 -c 'import json, sys
+d = json.load(sys.stdin)["differences"]
+i = [k for k, x in enumerate(d) if x.startswith("... 21 users in all")]
+at = lambda k: d[k][:24] if 0 <= k < len(d) else "(none)"
+print(i and at(i[0] - 1) + "/" + at(i[0] + 1))' <"$TMP/many.json")" \
+	"user 60 has an order but/user 62 holds reservatio" \
+	"reconcile: 20 users lost listed, then \"... 21 users in all\", then the orphan reservation"
 tap_done

@@ -898,8 +898,8 @@ test_draw(void)
 			n_buyers(raw, ev) == 0,
 		"  a draw batch before the freeze: refused (-ESTALE), nothing written");
 	tap_ok(store_draw_freeze(rs, ev, &d) == 0 && d.state == RS_DRAW_FROZEN && d.n == 4 &&
-			d.next == 0,
-		"freeze: frozen with n 4, next 0");
+			d.next == 0 && d.served == 0,
+		"freeze: frozen with n 4, next 0, served 0");
 	tap_ok(store_enter(rs, ev, &res[5], 1, v, &added, &entrants) == 0 && v[0] == WIRE_V_RETRY &&
 			raw_int(raw, "HLEN %s", key(ev, RS_KEY_ENTRANTS)) == 4,
 		"  enter.lua after the freeze: retry, the entrants unchanged");
@@ -910,14 +910,16 @@ test_draw(void)
 		"the cursor: a batch out of its turn is refused, nothing written, next stays 0");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == 0 && v[0] == WIRE_V_RESERVED &&
 			v[1] == WIRE_V_RESERVED && stock == 0 && store_draw_get(rs, ev, &d) == 0 &&
-			d.next == 2 && d.state == RS_DRAW_FROZEN,
-		"  the batch at its turn: decided (2 reserved), next 2");
+			d.next == 2 && d.state == RS_DRAW_FROZEN && d.served == 2,
+		"  the batch at its turn: decided (2 reserved), next 2, served 2");
 	tap_ok(draw_batch(ev, users, 2, 0, v, &stock) == -ESTALE && n_buyers(raw, ev) == 2,
 		"  the same batch again (a retry): refused, nobody decided twice");
 	tap_ok(draw_batch(ev, users + 2, 2, 2, v, &stock) == 0 && v[0] == WIRE_V_WAITING &&
 			v[1] == WIRE_V_WAITING && store_draw_get(rs, ev, &d) == 0 && d.next == 4 &&
-			d.state == RS_DRAW_DONE,
-		"  the last batch: beyond the stock, waiting; next 4 == n, state done");
+			d.state == RS_DRAW_DONE && d.served == 2 && store_draw_freeze(rs, ev, &d) == 0 &&
+			d.served == 2,
+		"  the last batch: beyond the stock, waiting; next 4 == n, state done, served 2 "
+		"(also read by a freeze)");
 	{
 		struct wire_result_query wq[4] = {{.user = 13, .event = ev}, {.user = 11, .event = ev},
 			{.user = 12, .event = ev}, {.user = 99, .event = ev}};
