@@ -14,9 +14,10 @@
 --         counts as closed
 --
 -- Returns {1, user, rid, rank, ...} (the three as decimal strings) when the stock went back, with one (user, rid, rank) per
--- item handed to the waiting list; {0} when this reservation was released before (nothing
--- changes); {-1} when the user is not a buyer of the event, i.e. has no field in the result
--- hash (nothing changes: returning stock that was never taken would oversell).
+-- item handed to the waiting list; {0} when this reservation was released before, or is released
+-- as "S:" while the user's field holds something else (nothing changes); {-1} when the user is
+-- not a buyer of the event, i.e. has no field in the result hash (nothing changes: returning
+-- stock that was never taken would oversell).
 --
 -- The waiting list (reserve.lua's draw batches append the entrants beyond the stock in rank
 -- order): while it holds entrants and the sale is not closed or over, each returned item goes to the
@@ -42,6 +43,13 @@ if not n or n < 1 or n > 1000000 or n % 1 ~= 0 then
 end
 if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 0 then
 	return {-1}
+end
+-- A reservation that never became an order ("S:...") goes back only while the user's field is
+-- still that reservation: a repair may have written the user's order's field over it (reconcile's
+-- orphan reservations), and that order holds the item; its field must stay.
+if ARGV[4] and string.sub(ARGV[4], 1, 2) == 'S:' and
+	redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[1] then
+	return {0}
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 or
 	redis.call('SADD', KEYS[2], ARGV[1] .. ':' .. ARGV[2]) == 0 then

@@ -1135,6 +1135,45 @@ test_release_and_results(void)
 			"  an older build's bare reservation id still counts as released");
 		store_purge_event(rs, ev_s);
 	}
+	{
+		/* A reservation that never became an order ("S:") goes back only while the user's
+		 * field is still it: user 41's was replaced by its order's (a repair of an orphan
+		 * reservation), whose item it is; user 42's is its own. */
+		const uint32_t ev_s = 703;
+		struct wire_reserve two[2] = {
+			{.reservation_id = 5001, .user = 41, .event = ev_s},
+			{.reservation_id = 5002, .user = 42, .event = ev_s},
+		};
+		uint8_t tv[2];
+		struct store_batch b = {.event = ev_s, .n = 2, .res = two, .verdicts = tv};
+		const struct store_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
+
+		raw_preheat(ev_s, 5);
+		tap_ok(store_reserve(rs, &b, 1) == 0 && tv[0] == WIRE_V_RESERVED &&
+				tv[1] == WIRE_V_RESERVED,
+			"users 41 and 42 reserve: stock 3");
+		freeReplyObject(raw_cmd(raw, "HSET %s 41 O:5000:77:1767225900000",
+			key(ev_s, RS_KEY_RESULT)));
+		tap_eq_int(store_release(rs, ev_s, 5001, 41, 1, &unordered), 0,
+			"  an unordered release of 41's reservation over its order's field: 0");
+		redisReply *f41 = raw_cmd(raw, "HGET %s 41", key(ev_s, RS_KEY_RESULT));
+
+		tap_ok(f41 != NULL && f41->type == REDIS_REPLY_STRING &&
+				strcmp(f41->str, "O:5000:77:1767225900000") == 0 &&
+				raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 3 &&
+				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 0,
+			"  the order's field stays, no item back, nothing released (%s)",
+			f41 != NULL && f41->type == REDIS_REPLY_STRING ? f41->str : "?");
+		freeReplyObject(f41);
+		tap_eq_int(store_release(rs, ev_s, 5002, 42, 1, &unordered), 1,
+			"  an unordered release of 42's own reservation: applied");
+		tap_ok(raw_int(raw, "GET %s", key(ev_s, RS_KEY_STOCK)) == 4 &&
+				raw_int(raw, "SCARD %s", key(ev_s, RS_KEY_RELEASED)) == 1,
+			"  its item back (stock 4), released once");
+		tap_eq_int(store_release(rs, ev_s, 5002, 42, 1, &unordered), 0,
+			"  and again: 0");
+		store_purge_event(rs, ev_s);
+	}
 
 	freeReplyObject(raw_cmd(raw,
 		"HSET %s 14 O:77:9001:1767225900000 15 P:78:9002 16 C:79 "
