@@ -316,10 +316,13 @@ def release_all():
              "user_id = %d RETURNING id, reservation_id), r AS (INSERT INTO stock_releases "
              "(event_id, order_id, reservation_id, user_id) SELECT 3, id, reservation_id, %d "
              "FROM e) UPDATE stock SET available = available + 1 WHERE event_id = 3" % (u, u))
-        # One script, as release.lua takes a release: stock and released set move together
-        # (two commands apart, a stalled thread between them left a state no order writer makes).
-        redis("EVAL", "redis.call('INCR', KEYS[1]) return redis.call('SADD', KEYS[2], ARGV[1])",
-              2, "fg:{3}:stock", "fg:{3}:released", "%d:%d" % (70000 + u, u))
+        # One script, as release.lua takes a release: stock, released set and the buyer's field
+        # move together (two commands apart, a stalled thread between them left a state no order
+        # writer makes; a field left bare is one behind PostgreSQL's expired order).
+        redis("EVAL", "redis.call('INCR', KEYS[1]) redis.call('HSET', KEYS[3], ARGV[2], "
+              "'X:' .. ARGV[3]) return redis.call('SADD', KEYS[2], ARGV[1])",
+              3, "fg:{3}:stock", "fg:{3}:released", "fg:{3}:result", "%d:%d" % (70000 + u, u),
+              u, 70000 + u)
         psql("UPDATE stock_releases SET applied_at = now() WHERE event_id = 3 AND user_id = %d"
              % u)
 
