@@ -57,6 +57,10 @@ struct dr_job {
 	uint64_t retry_ms; /* not before this (monotonic ms; after a failure) */
 	uint64_t n;	   /* entrants fixed at the freeze */
 	uint64_t next;	   /* the first entrant not decided (the draw key's "next") */
+	/* The end of the highest round whose decisions this job published (take_round()): kept
+	 * across failures (job_clear()), so that the freeze after one never goes on from a cursor
+	 * in Redis behind it; a control plane's restart starts it at 0 again. */
+	uint64_t published;
 	uint64_t at;	   /* the current phase's progress */
 	struct store_entrant *v; /* the entrants: scan order, then rank order */
 	size_t nv, cap;

@@ -233,6 +233,24 @@ note_served(struct cp_state_event *e, const struct store_draw *d)
 	e->draw.dirty = true;
 }
 
+/*
+ * Redis's cursor (redis_next) is behind ours: Redis lost decisions this control plane published
+ * (a failover without the last writes, a restore). Ours only moves forward (an entrant is never
+ * decided twice on our own: the data planes told twice, the waiting list appended twice), so the
+ * draw waits for Redis's to catch up, looked at again a second later; an operator's restart of
+ * the control plane goes on from Redis's (docs/operations.md, "After a crash").
+ */
+static void
+wait_cursor_behind(struct dr_job *j, uint64_t redis_next, uint64_t ours, uint64_t now_ms)
+{
+	LOG_RL(LOG_LEVEL_WARN, 10000,
+		"draw of event %" PRIu32 ": the draw's cursor in Redis (%" PRIu64
+		") is behind this control plane's (%" PRIu64 "): Redis lost decisions; the draw "
+		"waits for it (docs/operations.md)",
+		j->event, redis_next, ours);
+	j->retry_ms = now_ms + DR_RETRY_MS;
+}
+
 /* DR_FREEZE: the draw key after the freeze says where to go on. */
 static void
 step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, uint64_t now_ms)
@@ -268,6 +286,11 @@ step_freeze(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 			j->event);
 		j->retry_ms = now_ms + 60000;
 		return;
+	}
+	if (d.next < j->published && d.state != RS_DRAW_DONE) {
+		/* Started again after a failure (job_fail(): what a failover causes) with Redis's
+		 * cursor behind what this job published: the freeze again a second later. */
+		return wait_cursor_behind(j, d.next, j->published, now_ms);
 	}
 	j->n = d.n;
 	j->next = d.next;
@@ -526,6 +549,8 @@ take_round(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e,
 			e->draw.served = s->index + k + 1;
 	cp_links_publish(r->l, WIRE_T_RESULT, s->out, s->n);
 	j->next = s->index + s->n;
+	if (j->next > j->published)
+		j->published = j->next;
 	cp_state_note_stock(r->st, r->l, j->event, s->stock_left);
 }
 
@@ -596,17 +621,8 @@ step_decide(struct draw_runner *r, struct dr_job *j, struct cp_state_event *e, u
 		if (d.next > j->next) {
 			j->next = d.next;
 		} else if (d.next < j->next && d.state != RS_DRAW_DONE) {
-			/* Redis's cursor is behind ours: it lost decisions this control plane
-			 * published (a failover without the last writes, a restore). Ours only moves
-			 * forward (an entrant is never decided twice), so the draw waits for Redis's to
-			 * catch up: looked at again a second later, not a new deciding thread each
-			 * turn. */
-			LOG_RL(LOG_LEVEL_WARN, 10000,
-				"draw of event %" PRIu32 ": the draw's cursor in Redis (%" PRIu64
-				") is behind this control plane's (%" PRIu64 "): Redis lost decisions; "
-				"the draw waits for it (docs/operations.md)",
-				j->event, d.next, (uint64_t)j->next);
-			j->retry_ms = now_ms + DR_RETRY_MS;
+			/* Looked at again a second later, not a new deciding thread each turn. */
+			wait_cursor_behind(j, d.next, j->next, now_ms);
 		}
 		if (d.state == RS_DRAW_DONE)
 			j->next = j->n;

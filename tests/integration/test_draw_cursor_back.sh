@@ -37,11 +37,7 @@ t_feed f63 63 1-$N 73 --final --log "$TMP/log63" --timeout-ms 40000 &
 feed=$!
 
 # The first pair of rounds decided in Redis (ranks 1-6), held before the loop gets them.
-for _ in $(seq 400); do
-	nx=$(t_draw_key 63 next)
-	[ "$nx" = 6 ] && break
-	sleep 0.05
-done
+nx=$(t_draw_next_wait 63 6 20)
 t_redis hset 'fg:{63}:draw' next 3 >/dev/null
 tap_is "$nx/$(t_draw_key 63 state next)" "6/frozen/3" \
 	"ranks 1-6 decided in Redis; the test sets its cursor back to 3"

@@ -40,11 +40,7 @@ tap_is "$(t_field "$TMP/f1.out" queued)/$(t_field "$TMP/f2.out" queued)/$(t_redi
 	6000/6000/$N "$N entrants, half through each control plane"
 
 # Both draw; kill control plane 1 once the decisions are under way.
-for _ in $(seq 3000); do
-	nx=$(t_draw_key 41 next)
-	[ -n "$nx" ] && [ "$nx" -gt 0 ] && break
-	sleep 0.01
-done
+t_draw_next_wait 41 1 30 >/dev/null
 kill -9 "${T_CP_PIDS[1]}"
 wait "${T_CP_PIDS[1]}" 2>/dev/null
 nx=$(t_draw_key 41 next)

@@ -36,11 +36,7 @@ t_feed f61 61 1-$N 71 --final --log "$TMP/log61" --timeout-ms 14000 &
 feed=$!
 
 # The decisions under way: the cursor in Redis moved, stats shows the job deciding.
-for _ in $(seq 300); do
-	nx=$(t_draw_key 61 next)
-	[ -n "$nx" ] && [ "$nx" -gt 0 ] && break
-	sleep 0.05
-done
+nx=$(t_draw_next_wait 61 1 15)
 st=$(t_draw_stats 61 phase decided)
 tap_ok "$([ "${nx:-0}" -gt 0 ] && [ "$nx" -lt $N ] && [ "${st%%/*}" = deciding ]; echo $?)" \
 	"the draw of event 61 is deciding ($nx of $N decided in Redis; stats $st)"

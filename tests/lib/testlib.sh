@@ -40,8 +40,9 @@
 #   draws        t_draw_sale EV NAME STOCK: a drawn sale, its pre-queue at T_DRAW_Q (in 3 s),
 #                a draw window of 2 s, its end T_DRAW_END; t_draw_key EV FIELD...: its draw
 #                key in Redis; t_draw_stats EV KEY...: its draw in `ctlj stats`; t_draw_done
-#                EV SECONDS: wait for its draw_done_at; t_feed_ranks LOG: the decided ranks in
-#                fg_feed's --log LOG
+#                EV SECONDS: wait for its draw_done_at; t_draw_next_wait EV MIN SECONDS: wait
+#                for its cursor in Redis at MIN or past (printed); t_feed_ranks LOG: the
+#                decided ranks in fg_feed's --log LOG
 #   tokens       t_sessions AUTH_HEX FIRST_USER N: N lines "USER SESSION_TOKEN", valid an hour
 #                (tests/lib/fgtest.py, from docs/tokens.md)
 
@@ -354,6 +355,21 @@ t_draw_key() {
 	local ev=$1
 	shift
 	t_redis hmget "fg:{$ev}:draw" "$@" | paste -sd/ -
+}
+
+# t_draw_next_wait EV MIN SECONDS: waits until EV's draw cursor in Redis (fg:{EV}:draw's next) is
+# MIN or more, looked at every 10 ms (a test acts between two rounds of decisions), and prints the
+# cursor last seen; returns 1 when it is not MIN or more after SECONDS.
+t_draw_next_wait() {
+	local deadline=$((SECONDS + $3)) nx
+	while nx=$(t_draw_key "$1" next); [ -z "$nx" ] || [ "$nx" -lt "$2" ]; do
+		if ((SECONDS >= deadline)); then
+			echo "$nx"
+			return 1
+		fi
+		sleep 0.01
+	done
+	echo "$nx"
 }
 
 # t_draw_stats EV KEY...: those keys of EV's draw in `flashgatectl --json stats` ("draws": phase,

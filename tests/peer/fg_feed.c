@@ -40,7 +40,8 @@
  * result does not answer a user: the feed waits for the draw's decision. --log FILE writes a
  * line per RESULT for a user of the range or of --query, "result USER VERDICT RANK DP" (DP: the dp id in
  * the reservation id), and one per FAIR record of the event, "fair STATE ENTRANTS DECIDED RATE
- * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set). --admitted-ms MS sets the
+ * BITS SEED_SHA256 DIGEST SEED" (hex; zeros when not set), each written as it comes (a test
+ * reads the log while the feed waits). --admitted-ms MS sets the
  * reservations' admitted_ms (the data plane's clock at admission; default now);
  * --send-at-ms MS sends them at that Unix time (ms), not at once.
  *   fg_feed --push EP --sub EP --watch-limits MS [--dp N]
@@ -350,6 +351,8 @@ main(int argc, char **argv)
 				fprintf(stderr, "fg_feed: %s: %s\n", optarg, strerror(errno));
 				return 2;
 			}
+			/* A line at a time: a test reads it while the feed waits. */
+			setvbuf(logf, NULL, _IOLBF, 0);
 			break;
 		default:
 			return 2;
