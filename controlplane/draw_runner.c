@@ -177,6 +177,7 @@ job_fail(struct draw_runner *r, struct dr_job *j, uint64_t now_ms, const char *w
 	job_clear(j);
 	j->failures++;
 	j->phase = DR_FREEZE;
+	j->phase_ms = now_ms; /* "freezing took" counts from here, not from the failed phase */
 	j->retry_ms = now_ms + DR_RETRY_MS;
 }
 
