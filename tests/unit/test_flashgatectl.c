@@ -428,6 +428,49 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	test_no_echo(exe, f, sock);
 }
 
+/*
+ * The commands flashgatectl runs itself (top, report, curve keygen) say which argument is wrong
+ * and what it takes (--name VALUE or --name=VALUE), and send nothing.
+ */
+static void
+test_own_commands(const char *exe, struct fake *f, char *sock)
+{
+	static const struct {
+		char *args[8];
+		const char *said;
+	} bad[] = {
+		{{"top", "--count", "0"}, "top: --count must be 1..1000000 frames, got \"0\""},
+		{{"top", "--count=-1"}, "top: --count must be 1..1000000 frames, got \"-1\""},
+		{{"top", "--count"}, "top: --count needs a value"},
+		{{"top", "--count", "1", "--count", "2"}, "top: --count given twice"},
+		{{"top", "0"}, "top: EVENT_ID must be 1..4294967295, got \"0\""},
+		{{"top", "7", "8"}, "top: unexpected \"8\" after EVENT_ID 7"},
+		{{"top", "--cuont", "1"}, "top: unknown option \"--cuont\""},
+		{{"report"}, "report: missing EVENT_ID"},
+		{{"report", "7", "--out"}, "report: --out needs a value"},
+		{{"report", "7", "--out="}, "report: --out needs a value, got an empty one"},
+		{{"report", "7", "--out", "a", "--out", "b"}, "report: --out given twice"},
+		{{"curve", "keygen", "dp1", "--dir"}, "curve keygen: --dir needs a value"},
+		{{"curve", "keygen", "dp1", "dp2"},
+			"curve keygen: unexpected \"dp2\" after NAME dp1"},
+	};
+	struct run r;
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char *argv[12] = {"--socket", sock};
+		char want[160];
+		int n = 2;
+
+		for (int a = 0; bad[k].args[a] != NULL; a++)
+			argv[n++] = bad[k].args[a];
+		snprintf(want, sizeof(want), "flashgatectl: %s", bad[k].said);
+		run_ctl(exe, f, argv, NULL, &r);
+		tap_ok(r.status == 2 && !f->connected && strncmp(r.err, want, strlen(want)) == 0 &&
+				strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+			"%s: exit 2, one line: %s", bad[k].args[0], vis(r.err));
+	}
+}
+
 static void
 test_flashgatectl(const char *exe)
 {
@@ -534,6 +577,7 @@ test_flashgatectl(const char *exe)
 	tap_ok(r.status == 0 && strcmp(r.out, "keys: (none)\n") == 0,
 		"an answer ended by closing instead of a newline still counts: %s", vis(r.out));
 	test_auth_set(exe, &f, sock, dir);
+	test_own_commands(exe, &f, sock);
 
 	run_ctl(exe, &f, ARGS("help"), NULL, &r);
 	tap_ok(r.status == 0 && !f.connected && strstr(r.out, "event create ID") != NULL &&
