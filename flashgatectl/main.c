@@ -332,6 +332,7 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 	const char *path = SECRET_STDIN, *what;
 	uint8_t secret[ADMIN_SECRET_MAX];
 	char err[ADMIN_ERR_MAX];
+	uint64_t kid;
 	size_t len;
 
 	*handled = o->argc >= 2 && strcmp(o->argv[0], "keys") == 0 &&
@@ -342,6 +343,10 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 		return die_usage(
 			"keys auth-set: missing key id: keys auth-set KID, with the key on "
 			"standard input or --key-file PATH");
+	/* A wrong key id is said before the key is asked for, not after it was typed. */
+	if (parse_u64(o->argv[2], 0, UINT32_MAX, &kid) != 0)
+		return die_usage(
+			"keys auth-set: key id must be 0..4294967295, got " ADMIN_SHOW, o->argv[2]);
 	if (o->argc == 4 && strcmp(o->argv[3], SECRET_STDIN) == 0) {
 		path = SECRET_STDIN;
 	} else if (o->argc == 4 && strncmp(o->argv[3], "--key-file=", 11) == 0) {

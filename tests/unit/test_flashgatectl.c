@@ -407,6 +407,11 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
 	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "is empty") != NULL,
 		"no key on standard input is refused: %s", vis(r.err));
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "-1"), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected &&
+			strcmp(r.err, "flashgatectl: keys auth-set: key id must be 0..4294967295, "
+				      "got -1\n") == 0,
+		"a wrong key id is refused before the key is read: %s", vis(r.err));
 	ctl_stdin = KEY16 "zz\n";
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
 	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "character 33") != NULL &&
