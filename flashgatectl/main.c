@@ -217,6 +217,35 @@ parse_globals(int argc, char **argv, struct ctl_opts *o)
 	return 0;
 }
 
+/*
+ * The parser refused the command's words with err: says so, and when one of the words is an
+ * option of flashgatectl itself (put after the command, as other tools allow), where it goes.
+ * Returns the exit status of a usage error.
+ */
+static int
+refuse_command(const struct ctl_opts *o, const char *err)
+{
+	static const char *const globals[] = {"--json", "--socket", "--config", "--timeout"};
+
+	for (int i = 1; i < o->argc; i++) {
+		for (size_t g = 0; g < sizeof(globals) / sizeof(globals[0]); g++) {
+			size_t n = strlen(globals[g]);
+
+			/* Only when the parser's message is about that word. */
+			if (strncmp(o->argv[i], globals[g], n) != 0 ||
+				(o->argv[i][n] != '\0' && o->argv[i][n] != '=') ||
+				strstr(err, globals[g]) == NULL)
+				continue;
+			return die_usage(
+				"%s: %s is an option of flashgatectl itself, given before "
+				"the command: flashgatectl [--socket PATH] [--config FILE] "
+				"[--json] [--timeout DURATION] %s ...",
+				err, globals[g], o->argv[0]);
+		}
+	}
+	return die_usage("%s", err);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Offline session tokens                                                                    */
 
@@ -565,7 +594,7 @@ main(int argc, char **argv)
 		return die_usage("%s", err);
 	/* The control plane would refuse the same way: no need to ask it. */
 	if (admin_parse(line, &req, err, sizeof(err)) != 0)
-		return die_usage("%s", err);
+		return refuse_command(&o, err);
 	if (req.cmd == ADMIN_HELP) {
 		usage(stdout);
 		return 0;

@@ -538,6 +538,12 @@ test_flashgatectl(const char *exe)
 				      "20/40, got 20\n") == 0,
 		"a bad command exits 2 with the parser's message and sends nothing: %s",
 		vis(r.err));
+	run_ctl(exe, &f, ARGS("--socket", sock, "event", "show", "7", "--json"), NULL, &r);
+	tap_ok(r.status == 2 && !f.connected &&
+			strstr(r.err, "event show: unexpected argument '--json': --json is an option "
+				      "of flashgatectl itself, given before the command") != NULL,
+		"--json after the command: exit 2, saying it goes before the command: %s",
+		vis(r.err));
 	run_ctl(exe, &f, ARGS("--socket", sock, "launch"), NULL, &r);
 	tap_ok(r.status == 2 && !f.connected && strstr(r.err, "unknown command 'launch'") != NULL,
 		"an unknown command exits 2: %s", vis(r.err));
