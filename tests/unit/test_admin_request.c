@@ -438,6 +438,10 @@ test_bad(void)
 			"event create 7 --name \"\" --stock 1 --starts-at 1 --ends-at 2 "
 			"--pay-window 1m",
 			"event create: --name is empty: give the sale's name as buyers see it"},
+		{"a name of spaces only",
+			"event create 7 --name \"   \" --stock 1 --starts-at 1 --ends-at 2 "
+			"--pay-window 1m",
+			"event create: --name is only spaces: give the sale's name as buyers see it"},
 		{"a 64-byte name",
 			"event create 7 --name "
 			"0123456789012345678901234567890123456789012345678901234567890123 --stock "
