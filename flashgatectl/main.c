@@ -58,6 +58,11 @@ struct ctl_opts {
 	char **argv;
 };
 
+/* The help line of offline session tokens (offline_token()). */
+static const char offline_token_usage[] = "session-token USER [--ttl DURATION] --auth-key-file "
+					  "PATH|- --kid N   mints offline, without "
+					  "a control plane\n";
+
 static void
 usage(FILE *out)
 {
@@ -74,19 +79,73 @@ usage(FILE *out)
 		"Exit status: 0 done, 1 refused by the control plane, 2 usage error or no control "
 		"plane.\n"
 		"\n"
-		"Commands:\n%s"
-		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
-		"offline, "
-		"without a control plane\n"
-		"%s%s%s"
+		"Commands:\n%s%s%s%s%s"
 		"\n"
 		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
 		"or\n"
 		"from standard input (-, or no file: one line, not echoed on a terminal), never "
 		"from\n"
 		"the command line.\n",
-		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage,
-		report_usage, top_usage);
+		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), offline_token_usage,
+		curve_keygen_usage, report_usage, top_usage);
+}
+
+/*
+ * Prints the lines of text that start with the words prefix[0..plen); returns how many. *units
+ * becomes true when one of them takes a TIME or a DURATION.
+ */
+static int
+print_matching(const char *text, const char *prefix, size_t plen, bool *units)
+{
+	int n = 0;
+
+	for (const char *l = text; *l != '\0';) {
+		size_t len = strcspn(l, "\n");
+
+		if (len >= plen && strncmp(l, prefix, plen) == 0 &&
+			(len == plen || l[plen] == ' ')) {
+			printf("%.*s\n", (int)len, l);
+			*units |= memmem(l, len, "TIME", 4) != NULL ||
+				  memmem(l, len, "DURATION", 8) != NULL;
+			n++;
+		}
+		l += len + (l[len] == '\n');
+	}
+	return n;
+}
+
+/*
+ * "COMMAND [SUBCOMMAND] ... --help" (or -h): the help lines of that command, found by its first
+ * two words, then by its first, with what TIME and DURATION are when they take one; the whole
+ * usage when neither names a command. Returns false when no word of the command is -h or --help.
+ */
+static bool
+command_help(int argc, char **argv)
+{
+	const char *texts[] = {admin_help_text(), offline_token_usage, curve_keygen_usage,
+		report_usage, top_usage};
+	bool asked = false, units = false;
+	char prefix[64];
+	int n = 0;
+
+	for (int i = 1; i < argc; i++)
+		asked |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+	if (!asked)
+		return false;
+	for (int words = argc > 1 && argv[1][0] != '-' ? 2 : 1; words > 0 && n == 0; words--) {
+		int len = words == 2 ? snprintf(prefix, sizeof(prefix), "%s %s", argv[0], argv[1])
+				     : snprintf(prefix, sizeof(prefix), "%s", argv[0]);
+
+		for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]) && len > 0 &&
+				   (size_t)len < sizeof(prefix);
+			t++)
+			n += print_matching(texts[t], prefix, (size_t)len, &units);
+	}
+	if (n == 0)
+		usage(stdout);
+	else if (units)
+		print_matching(admin_help_text(), "TIME:", 5, &units);
+	return true;
 }
 
 /* Prints "flashgatectl: <message>" on stderr; returns the exit status of a usage error. */
@@ -571,6 +630,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (command_help(o.argc, o.argv))
+		return 0;
 	rc = offline_token(&o, &handled);
 	if (handled || rc != 0)
 		return rc;

@@ -540,8 +540,9 @@ test_flashgatectl(const char *exe)
 		vis(r.err));
 	run_ctl(exe, &f, ARGS("--socket", sock, "event", "show", "7", "--json"), NULL, &r);
 	tap_ok(r.status == 2 && !f.connected &&
-			strstr(r.err, "event show: unexpected argument '--json': --json is an option "
-				      "of flashgatectl itself, given before the command") != NULL,
+			strstr(r.err,
+				"event show: unexpected argument '--json': --json is an option "
+				"of flashgatectl itself, given before the command") != NULL,
 		"--json after the command: exit 2, saying it goes before the command: %s",
 		vis(r.err));
 	run_ctl(exe, &f, ARGS("--socket", sock, "launch"), NULL, &r);
@@ -596,6 +597,17 @@ test_flashgatectl(const char *exe)
 		"help lists the commands without a control plane");
 	run_ctl(exe, &f, ARGS("--json"), NULL, &r);
 	tap_ok(r.status == 2 && strstr(r.err, "usage:") != NULL, "no command: usage, exit 2");
+	run_ctl(exe, &f, ARGS("--socket", sock, "event", "create", "--help"), NULL, &r);
+	tap_ok(r.status == 0 && !f.connected &&
+			strncmp(r.out, "event create ID --name NAME", 27) == 0 &&
+			strstr(r.out, "event open") == NULL && strstr(r.out, "\nTIME: ") != NULL &&
+			r.err[0] == '\0',
+		"COMMAND --help: that command's help and what TIME is, exit 0, nothing sent: %s",
+		vis(r.out));
+	run_ctl(exe, &f, ARGS("top", "-h"), NULL, &r);
+	tap_ok(r.status == 0 && strncmp(r.out, "top [EVENT_ID] [--count N]", 26) == 0 &&
+			strchr(r.out, '\n') == r.out + strlen(r.out) - 1,
+		"top -h: its one line: %s", vis(r.out));
 
 	/* Offline session tokens verify with the same key (here from standard input). */
 	ctl_stdin = KEY16 "\n";
