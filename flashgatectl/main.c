@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -468,6 +469,21 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 /* ---------------------------------------------------------------------------------------- */
 /* The socket                                                                                */
 
+/* What path is when it is there and not a socket ("that path is a directory, ..."), else NULL. */
+static const char *
+not_a_socket(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISSOCK(st.st_mode))
+		return NULL;
+	if (S_ISDIR(st.st_mode))
+		return "that path is a directory, not a socket (the admin socket is a file in it, "
+		       "such as admin.sock: [controlplane] admin_socket)";
+	return "that path is not a socket (the admin socket is the path of [controlplane] "
+	       "admin_socket)";
+}
+
 static int
 connect_socket(const struct ctl_opts *o)
 {
@@ -502,8 +518,11 @@ connect_socket(const struct ctl_opts *o)
 		why = "no such socket: is flashgate-controlplane running?";
 		break;
 	case ECONNREFUSED:
-		why = "nothing listens there: the control plane is not running (it may have left "
-		      "the socket file behind)";
+		/* Linux says this too of a path that is no socket at all. */
+		why = not_a_socket(o->socket);
+		if (why == NULL)
+			why = "nothing listens there: the control plane is not running (it may "
+			      "have left the socket file behind)";
 		break;
 	case EACCES:
 	case EPERM:

@@ -560,6 +560,9 @@ test_flashgatectl(const char *exe)
 			strstr(r.err, "is flashgate-controlplane running?") != NULL,
 		"no socket: exits 2 naming the path and asking whether the control plane runs: %s",
 		vis(r.err));
+	run_ctl(exe, &f, ARGS("--socket", dir, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "that path is a directory, not a socket") != NULL,
+		"--socket DIRECTORY: exit 2, saying it is a directory: %s", vis(r.err));
 	snprintf(conf, sizeof(conf), "%s/flashgate.conf", dir);
 	cf = fopen(conf, "w");
 	fprintf(cf, "[dataplane]\naddress = 198.18.0.2\n\n[controlplane]\nadmin_socket = \"%s\"\n",
