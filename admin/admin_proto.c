@@ -171,6 +171,10 @@ admin_name_check(const char *cmd, const char *name, char *err, size_t errlen)
 	if (len == 0)
 		return admin_fail(
 			err, errlen, cmd, "--name is empty: give the sale's name as buyers see it");
+	/* Spaces alone show buyers no name either. */
+	if (strspn(name, " ") == len)
+		return admin_fail(err, errlen, cmd,
+			"--name is only spaces: give the sale's name as buyers see it");
 	if (len > ADMIN_NAME_MAX)
 		return admin_fail(err, errlen, cmd, "--name is %zu bytes long, at most %u",
 			strlen(name), ADMIN_NAME_MAX);

@@ -477,8 +477,12 @@ parse_event_list(struct ctx *c)
 
 	req->list_limit = ADMIN_LIST_LIMIT_DEFAULT;
 	while (c->i < c->ws->n) {
-		const char *opt = next_word(c), *val = next_word(c);
+		const char *w = next_word(c), *val;
+		char opt[32];
 
+		if (!option(c, w, opt, sizeof(opt), &val))
+			return admin_fail(c->err, c->errlen, c->cmd,
+				"unexpected argument '" ADMIN_SHOW "'", w);
 		if (strcmp(opt, "--state") != 0 && strcmp(opt, "--limit") != 0 &&
 			strcmp(opt, "--after") != 0)
 			return admin_fail(c->err, c->errlen, c->cmd,
@@ -891,6 +895,7 @@ parse_reconcile(struct ctx *c)
 static int
 parse_audit(struct ctx *c)
 {
+	bool limit_given = false;
 	uint64_t v;
 
 	c->req->cmd = ADMIN_AUDIT;
@@ -902,19 +907,23 @@ parse_audit(struct ctx *c)
 		if (rc != 0)
 			return rc;
 	}
-	if (c->i < c->ws->n) {
-		const char *opt = next_word(c), *val = next_word(c);
+	while (c->i < c->ws->n) {
+		const char *w = next_word(c), *val;
+		char opt[32];
 
-		if (strcmp(opt, "--limit") != 0)
+		if (!option(c, w, opt, sizeof(opt), &val) || strcmp(opt, "--limit") != 0)
 			return admin_fail(c->err, c->errlen, c->cmd,
-				"unexpected argument '" ADMIN_SHOW "' (expected --limit N)", opt);
+				"unexpected argument '" ADMIN_SHOW "' (expected --limit N)", w);
+		if (limit_given)
+			return admin_fail(c->err, c->errlen, c->cmd, "--limit given twice");
 		if (val == NULL || parse_u64(val, 1, ADMIN_AUDIT_LIMIT_MAX, &v) != 0)
 			return admin_fail(c->err, c->errlen, c->cmd,
 				"--limit must be 1..%u commands, got " ADMIN_SHOW,
 				ADMIN_AUDIT_LIMIT_MAX, val != NULL ? val : "nothing");
 		c->req->list_limit = (uint32_t)v;
+		limit_given = true;
 	}
-	return expect_end(c);
+	return 0;
 }
 
 static int

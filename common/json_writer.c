@@ -28,6 +28,43 @@ jputs(struct json_writer *j, const char *s)
 	jput(j, s, strlen(s));
 }
 
+/*
+ * The length of the UTF-8 sequence at p (RFC 3629 §4: no overlong forms, no surrogates,
+ * nothing past U+10FFFF), 1..4; 0 when p does not start one. p is NUL-terminated, and a NUL is
+ * never a continuation byte, so this never reads past it.
+ */
+static size_t
+utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 static void
 jquoted(struct json_writer *j, const char *s)
 {
@@ -37,14 +74,21 @@ jquoted(struct json_writer *j, const char *s)
 	for (const char *p = s; *p != '\0'; p++) {
 		unsigned char c = (unsigned char)*p;
 		char esc[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
+		size_t n = utf8_len((const unsigned char *)p);
 
 		if (c == '"' || c == '\\') {
 			esc[1] = (char)c;
 			jput(j, esc, 2);
 		} else if (c < 0x20 || c == 0x7f) {
 			jput(j, esc, 6);
+		} else if (n == 0) {
+			/* JSON text is UTF-8 (RFC 8259 §8.1): a byte that is not, such as an
+			 * operator's mistyped word quoted back or a word cut at 48 bytes, becomes
+			 * U+FFFD, the replacement character. */
+			jput(j, "\\ufffd", 6);
 		} else {
-			jput(j, p, 1);
+			jput(j, p, n);
+			p += n - 1;
 		}
 	}
 	jput(j, "\"", 1);

@@ -29,7 +29,10 @@ void jw_open(struct json_writer *j, const char *key, char bracket);
 /* Closes the innermost object ('}') or array (']'). */
 void jw_close(struct json_writer *j, char bracket);
 
-/* A string member or element, escaped as RFC 8259 requires (UTF-8 passes through). */
+/*
+ * A string member or element, escaped as RFC 8259 requires: UTF-8 passes through, each byte
+ * that is not part of a valid UTF-8 sequence becomes \ufffd (the answer stays UTF-8).
+ */
 void jw_str(struct json_writer *j, const char *key, const char *val);
 
 /* Numbers and booleans. */

@@ -231,8 +231,22 @@ conn_read(struct admin_conns *t, struct admin_conn *k)
 
 		k->have += (size_t)r;
 		if (nl != NULL) {
+			/* A NUL would end the line early: "event show 1\0 junk" must not run
+			 * as "event show 1". Refused as admin_parse() refuses a control byte. */
+			const char *nul = memchr(k->line, '\0', (size_t)(nl - k->line));
+			char msg[96];
+
 			*nl = '\0';
-			conn_execute(t, k);
+			if (nul == NULL) {
+				conn_execute(t, k);
+				return;
+			}
+			t->cnt.requests++;
+			snprintf(msg, sizeof(msg),
+				"request has a control character (byte 0x00 at column %zu)",
+				(size_t)(nul - k->line) + 1);
+			explicit_bzero(k->line, sizeof(k->line));
+			conn_refuse(t, k, msg);
 			return;
 		}
 		if (k->have >= ADMIN_LINE_MAX) {

@@ -85,6 +85,42 @@ usage(FILE *f)
 		"  -h, --help                this text\n");
 }
 
+/*
+ * -h or --help among the EAL options (before "--", where an operator types it first): this
+ * program's options, then DPDK's own list of EAL options, and exit. Returns only when neither
+ * is there.
+ */
+static void
+help_before_separator(int sep, char **argv)
+{
+	char *eal_help[] = {argv[0], "--help", NULL};
+
+	for (int i = 1; i < sep; i++) {
+		if (strcmp(argv[i], "-h") != 0 && strcmp(argv[i], "--help") != 0)
+			continue;
+		usage(stdout);
+		fputs("\nDPDK's EAL options, before \"--\":\n", stdout);
+		fflush(stdout);
+		rte_eal_init(2, eal_help); /* prints them and exits */
+		exit(0);
+	}
+}
+
+/* Says where the link's keys came from: the key files, or the local key directory's. */
+static void
+log_link_keys(const struct zlink_settings *s)
+{
+	char dir[ZLINK_PATH_MAX];
+
+	if (s->server_key_file[0] != '\0')
+		LOG_NOTICE("bridge: CURVE to the control plane (its public key from %s)",
+			s->server_key_file);
+	else if (zlink_local_dir(s, dir, sizeof(dir)) == 0)
+		LOG_NOTICE("bridge: CURVE to the control plane (the keys of the local key "
+			   "directory %s)",
+			dir);
+}
+
 /* --check-config: what was loaded, and every setting in force. */
 static void
 print_checked(FILE *out, const void *target)
@@ -466,6 +502,7 @@ main(int argc, char **argv)
 			break;
 		}
 	}
+	help_before_separator(sep, argv);
 	/* The settings are checked before DPDK takes any resource: a typo costs nothing. */
 	char *app_argv[argc + 1];
 	int app_argc = 0;
@@ -492,8 +529,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (a.link_keys.curve)
-		LOG_NOTICE("bridge: CURVE to the control plane (its public key from %s)",
-			a.cfg.links.server_key_file);
+		log_link_keys(&a.cfg.links);
 
 	argv[sep < argc ? sep : argc] = NULL;
 	rc = rte_eal_init(sep, argv);

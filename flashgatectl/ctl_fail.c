@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int
 ctl_fail(const char *cmd, const char *fmt, ...)
@@ -15,4 +16,26 @@ ctl_fail(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 2;
+}
+
+int
+ctl_option(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return 0;
+	if (*val != NULL)
+		return ctl_fail(cmd, "%s given twice", name);
+	if (a[n] == '=') {
+		*val = a + n + 1;
+	} else if (*i + 1 < argc) {
+		*val = argv[++*i];
+	} else {
+		return ctl_fail(cmd, "%s needs a value", name);
+	}
+	if (**val == '\0')
+		return ctl_fail(cmd, "%s needs a value, got an empty one", name);
+	return 1;
 }

@@ -14,10 +14,10 @@
 #include "flashgatectl/ctl_fail.h"
 
 /* The command's name in its messages. */
-#define CMD "curve keygen"
+#define CMD	 "curve keygen"
+#define SYNOPSIS "curve keygen NAME [--dir DIR] [--role dataplane|order-writer]"
 
-const char curve_keygen_usage[] = "curve keygen NAME [--dir DIR] [--role dataplane|order-writer]   "
-				  "a link key pair, offline\n";
+const char curve_keygen_usage[] = SYNOPSIS "   a link key pair, offline\n";
 
 /* Writes text and a line end to a new file of mode (never an existing one). */
 static int
@@ -43,7 +43,7 @@ write_new(const char *path, const char *text, mode_t mode)
 int
 curve_keygen_command(int argc, char **argv, FILE *out, bool json, bool *handled)
 {
-	const char *name = NULL, *dir = ".", *role = NULL;
+	const char *name = NULL, *dir = NULL, *role = NULL;
 	char pub[ZLINK_KEY_LEN + 1], sec[ZLINK_KEY_LEN + 1], kpath[4096], ppath[4096];
 	int rc;
 
@@ -51,18 +51,25 @@ curve_keygen_command(int argc, char **argv, FILE *out, bool json, bool *handled)
 	if (!*handled)
 		return 0;
 	if (argc < 2 || strcmp(argv[1], "keygen") != 0)
-		return ctl_fail(CMD, "expected \"curve keygen NAME [--dir DIR] [--role ROLE]\"");
+		return ctl_fail(CMD, "expected \"%s\"", SYNOPSIS);
 	for (int i = 2; i < argc; i++) {
-		if ((strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--role") == 0) &&
-			i + 1 < argc) {
-			*(argv[i][2] == 'd' ? &dir : &role) = argv[i + 1];
-			i++;
-		} else if (argv[i][0] != '-' && name == NULL) {
-			name = argv[i];
-		} else {
-			return ctl_fail(CMD, "unexpected \"%s\"", argv[i]);
-		}
+		int got = ctl_option(CMD, argc, argv, &i, "--dir", &dir);
+
+		if (got == 0)
+			got = ctl_option(CMD, argc, argv, &i, "--role", &role);
+		if (got == 2)
+			return got;
+		if (got == 1)
+			continue;
+		if (argv[i][0] == '-')
+			return ctl_fail(CMD, "unknown option \"%s\" (%s)", argv[i], SYNOPSIS);
+		if (name != NULL)
+			return ctl_fail(CMD, "unexpected \"%s\" after NAME %s (%s)", argv[i], name,
+				SYNOPSIS);
+		name = argv[i];
 	}
+	if (dir == NULL)
+		dir = ".";
 	if (name == NULL || !zlink_name_ok(name))
 		return ctl_fail(CMD,
 			"NAME must be 1..63 of A-Z a-z 0-9 . _ - (not starting with '.'), "

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -58,6 +59,11 @@ struct ctl_opts {
 	char **argv;
 };
 
+/* The help line of offline session tokens (offline_token()). */
+static const char offline_token_usage[] = "session-token USER [--ttl DURATION] --auth-key-file "
+					  "PATH|- --kid N   mints offline, without "
+					  "a control plane\n";
+
 static void
 usage(FILE *out)
 {
@@ -74,19 +80,73 @@ usage(FILE *out)
 		"Exit status: 0 done, 1 refused by the control plane, 2 usage error or no control "
 		"plane.\n"
 		"\n"
-		"Commands:\n%s"
-		"session-token USER [--ttl DURATION] --auth-key-file PATH|- --kid N   mints "
-		"offline, "
-		"without a control plane\n"
-		"%s%s%s"
+		"Commands:\n%s%s%s%s%s"
 		"\n"
 		"Secrets are read from a file of mode 0600 (--key-file PATH, --auth-key-file PATH) "
 		"or\n"
 		"from standard input (-, or no file: one line, not echoed on a terminal), never "
 		"from\n"
 		"the command line.\n",
-		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), curve_keygen_usage,
-		report_usage, top_usage);
+		CTL_DEFAULT_SOCKET, CTL_DEFAULT_CONFIG, admin_help_text(), offline_token_usage,
+		curve_keygen_usage, report_usage, top_usage);
+}
+
+/*
+ * Prints the lines of text that start with the words prefix[0..plen); returns how many. *units
+ * becomes true when one of them takes a TIME or a DURATION.
+ */
+static int
+print_matching(const char *text, const char *prefix, size_t plen, bool *units)
+{
+	int n = 0;
+
+	for (const char *l = text; *l != '\0';) {
+		size_t len = strcspn(l, "\n");
+
+		if (len >= plen && strncmp(l, prefix, plen) == 0 &&
+			(len == plen || l[plen] == ' ')) {
+			printf("%.*s\n", (int)len, l);
+			*units |= memmem(l, len, "TIME", 4) != NULL ||
+				  memmem(l, len, "DURATION", 8) != NULL;
+			n++;
+		}
+		l += len + (l[len] == '\n');
+	}
+	return n;
+}
+
+/*
+ * "COMMAND [SUBCOMMAND] ... --help" (or -h): the help lines of that command, found by its first
+ * two words, then by its first, with what TIME and DURATION are when they take one; the whole
+ * usage when neither names a command. Returns false when no word of the command is -h or --help.
+ */
+static bool
+command_help(int argc, char **argv)
+{
+	const char *texts[] = {admin_help_text(), offline_token_usage, curve_keygen_usage,
+		report_usage, top_usage};
+	bool asked = false, units = false;
+	char prefix[64];
+	int n = 0;
+
+	for (int i = 1; i < argc; i++)
+		asked |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+	if (!asked)
+		return false;
+	for (int words = argc > 1 && argv[1][0] != '-' ? 2 : 1; words > 0 && n == 0; words--) {
+		int len = words == 2 ? snprintf(prefix, sizeof(prefix), "%s %s", argv[0], argv[1])
+				     : snprintf(prefix, sizeof(prefix), "%s", argv[0]);
+
+		for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]) && len > 0 &&
+				   (size_t)len < sizeof(prefix);
+			t++)
+			n += print_matching(texts[t], prefix, (size_t)len, &units);
+	}
+	if (n == 0)
+		usage(stdout);
+	else if (units)
+		print_matching(admin_help_text(), "TIME:", 5, &units);
+	return true;
 }
 
 /* Prints "flashgatectl: <message>" on stderr; returns the exit status of a usage error. */
@@ -217,6 +277,35 @@ parse_globals(int argc, char **argv, struct ctl_opts *o)
 	return 0;
 }
 
+/*
+ * The parser refused the command's words with err: says so, and when one of the words is an
+ * option of flashgatectl itself (put after the command, as other tools allow), where it goes.
+ * Returns the exit status of a usage error.
+ */
+static int
+refuse_command(const struct ctl_opts *o, const char *err)
+{
+	static const char *const globals[] = {"--json", "--socket", "--config", "--timeout"};
+
+	for (int i = 1; i < o->argc; i++) {
+		for (size_t g = 0; g < sizeof(globals) / sizeof(globals[0]); g++) {
+			size_t n = strlen(globals[g]);
+
+			/* Only when the parser's message is about that word. */
+			if (strncmp(o->argv[i], globals[g], n) != 0 ||
+				(o->argv[i][n] != '\0' && o->argv[i][n] != '=') ||
+				strstr(err, globals[g]) == NULL)
+				continue;
+			return die_usage(
+				"%s: %s is an option of flashgatectl itself, given before "
+				"the command: flashgatectl [--socket PATH] [--config FILE] "
+				"[--json] [--timeout DURATION] %s ...",
+				err, globals[g], o->argv[0]);
+		}
+	}
+	return die_usage("%s", err);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Offline session tokens                                                                    */
 
@@ -332,6 +421,7 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 	const char *path = SECRET_STDIN, *what;
 	uint8_t secret[ADMIN_SECRET_MAX];
 	char err[ADMIN_ERR_MAX];
+	uint64_t kid;
 	size_t len;
 
 	*handled = o->argc >= 2 && strcmp(o->argv[0], "keys") == 0 &&
@@ -342,6 +432,10 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 		return die_usage(
 			"keys auth-set: missing key id: keys auth-set KID, with the key on "
 			"standard input or --key-file PATH");
+	/* A wrong key id is said before the key is asked for, not after it was typed. */
+	if (parse_u64(o->argv[2], 0, UINT32_MAX, &kid) != 0)
+		return die_usage(
+			"keys auth-set: key id must be 0..4294967295, got " ADMIN_SHOW, o->argv[2]);
 	if (o->argc == 4 && strcmp(o->argv[3], SECRET_STDIN) == 0) {
 		path = SECRET_STDIN;
 	} else if (o->argc == 4 && strncmp(o->argv[3], "--key-file=", 11) == 0) {
@@ -374,6 +468,21 @@ auth_set_words(const struct ctl_opts *o, char **words, char *hex, size_t cap, bo
 
 /* ---------------------------------------------------------------------------------------- */
 /* The socket                                                                                */
+
+/* What path is when it is there and not a socket ("that path is a directory, ..."), else NULL. */
+static const char *
+not_a_socket(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISSOCK(st.st_mode))
+		return NULL;
+	if (S_ISDIR(st.st_mode))
+		return "that path is a directory, not a socket (the admin socket is a file in it, "
+		       "such as admin.sock: [controlplane] admin_socket)";
+	return "that path is not a socket (the admin socket is the path of [controlplane] "
+	       "admin_socket)";
+}
 
 static int
 connect_socket(const struct ctl_opts *o)
@@ -409,8 +518,11 @@ connect_socket(const struct ctl_opts *o)
 		why = "no such socket: is flashgate-controlplane running?";
 		break;
 	case ECONNREFUSED:
-		why = "nothing listens there: the control plane is not running (it may have left "
-		      "the socket file behind)";
+		/* Linux says this too of a path that is no socket at all. */
+		why = not_a_socket(o->socket);
+		if (why == NULL)
+			why = "nothing listens there: the control plane is not running (it may "
+			      "have left the socket file behind)";
 		break;
 	case EACCES:
 	case EPERM:
@@ -537,6 +649,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (command_help(o.argc, o.argv))
+		return 0;
 	rc = offline_token(&o, &handled);
 	if (handled || rc != 0)
 		return rc;
@@ -560,7 +674,7 @@ main(int argc, char **argv)
 		return die_usage("%s", err);
 	/* The control plane would refuse the same way: no need to ask it. */
 	if (admin_parse(line, &req, err, sizeof(err)) != 0)
-		return die_usage("%s", err);
+		return refuse_command(&o, err);
 	if (req.cmd == ADMIN_HELP) {
 		usage(stdout);
 		return 0;

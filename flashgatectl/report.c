@@ -13,15 +13,16 @@
 #include "common/parse.h"
 #include "flashgatectl/ctl_fail.h"
 
-/* The command's name in its messages. */
-#define CMD "report"
+/* The command's name in its messages, and its synopsis. */
+#define CMD	 "report"
+#define SYNOPSIS "report EVENT_ID --out DIR [--conninfo CONNINFO]"
 
 #ifndef FG_REPORT_SCRIPT
 #define FG_REPORT_SCRIPT "/usr/share/flashgate/sale_report.py"
 #endif
 
-const char report_usage[] = "report EVENT_ID --out DIR [--conninfo CONNINFO]   the sale's "
-			    "report (HTML and plots) from PostgreSQL, during the sale or after\n";
+const char report_usage[] = SYNOPSIS
+	"   the sale's report (HTML and plots) from PostgreSQL, during the sale or after\n";
 
 /* inih callback: keeps [postgres] conninfo (quotes optional, as in every flashgate config). */
 static int
@@ -52,21 +53,26 @@ report_command(int argc, char **argv, const char *config, bool *handled)
 	if (!*handled)
 		return 0;
 	for (int i = 1; i < argc; i++) {
-		if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--conninfo") == 0) &&
-			i + 1 < argc) {
-			*(argv[i][2] == 'o' ? &out : &conninfo) = argv[i + 1];
-			i++;
-		} else if (argv[i][0] != '-' && event == NULL) {
-			event = argv[i];
-		} else {
-			return ctl_fail(CMD, "unexpected \"%s\" (%s)", argv[i],
-				"report EVENT_ID --out DIR");
-		}
+		int rc = ctl_option(CMD, argc, argv, &i, "--out", &out);
+
+		if (rc == 0)
+			rc = ctl_option(CMD, argc, argv, &i, "--conninfo", &conninfo);
+		if (rc == 2)
+			return rc;
+		if (rc == 1)
+			continue;
+		if (argv[i][0] == '-')
+			return ctl_fail(CMD, "unknown option \"%s\" (%s)", argv[i], SYNOPSIS);
+		if (event != NULL)
+			return ctl_fail(CMD, "unexpected \"%s\" after EVENT_ID %s (%s)", argv[i],
+				event, SYNOPSIS);
+		event = argv[i];
 	}
-	if (event == NULL || parse_u64(event, 1, UINT32_MAX, &id) != 0)
-		return ctl_fail(
-			CMD, "EVENT_ID must be 1..4294967295, got \"%s\"", event ? event : "");
-	if (out == NULL || *out == '\0')
+	if (event == NULL)
+		return ctl_fail(CMD, "missing EVENT_ID (%s)", SYNOPSIS);
+	if (parse_u64(event, 1, UINT32_MAX, &id) != 0)
+		return ctl_fail(CMD, "EVENT_ID must be 1..4294967295, got \"%s\"", event);
+	if (out == NULL)
 		return ctl_fail(CMD, "--out DIR is needed: the folder the report is written to");
 	if (conninfo == NULL)
 		conninfo = getenv("FG_PG_CONNINFO");

@@ -10,10 +10,17 @@
 #include <unistd.h>
 
 #include "common/parse.h"
+#include "flashgatectl/ctl_fail.h"
 #include "flashgatectl/json_reader.h"
 
-const char top_usage[] = "top [EVENT_ID] [--count N]   the live view, refreshed every second "
-			 "(plain lines when not a terminal; N frames, then exit)\n";
+/* The command's name in its messages, and its synopsis. */
+#define CMD	      "top"
+#define TOP_SYNOPSIS  "top [EVENT_ID] [--count N]"
+#define TOP_COUNT_MAX 1000000u
+
+const char top_usage[] = TOP_SYNOPSIS
+	"   the live view, refreshed every second (plain lines when not a terminal; N frames, then "
+	"exit)\n";
 
 #define TOP_STATUSES_MAX 24
 
@@ -235,6 +242,7 @@ first_open(top_ask_fn ask, void *arg)
 int
 top_command(int argc, char **argv, top_ask_fn ask, void *arg, bool *handled)
 {
+	const char *ev_text = NULL, *count_text = NULL;
 	uint64_t ev = 0, count = 0;
 	bool tty = isatty(STDOUT_FILENO);
 	struct top_frame prev = {0}, cur = {0};
@@ -243,17 +251,23 @@ top_command(int argc, char **argv, top_ask_fn ask, void *arg, bool *handled)
 	if (!*handled)
 		return 0;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--count") == 0 && i + 1 < argc &&
-			parse_u64(argv[i + 1], 1, 1000000, &count) == 0) {
-			i++;
-		} else if (argv[i][0] != '-' && ev == 0 &&
-			   parse_u64(argv[i], 1, UINT32_MAX, &ev) == 0) {
+		int rc = ctl_option(CMD, argc, argv, &i, "--count", &count_text);
+
+		if (rc == 2)
+			return rc;
+		if (rc == 1 && parse_u64(count_text, 1, TOP_COUNT_MAX, &count) != 0)
+			return ctl_fail(CMD, "--count must be 1..%u frames, got \"%s\"",
+				TOP_COUNT_MAX, count_text);
+		if (rc == 1)
 			continue;
-		} else {
-			fprintf(stderr, "flashgatectl: top: unexpected \"%s\" (%s)", argv[i],
-				top_usage);
-			return 2;
-		}
+		if (argv[i][0] == '-')
+			return ctl_fail(CMD, "unknown option \"%s\" (%s)", argv[i], TOP_SYNOPSIS);
+		if (ev_text != NULL)
+			return ctl_fail(CMD, "unexpected \"%s\" after EVENT_ID %s (%s)", argv[i],
+				ev_text, TOP_SYNOPSIS);
+		ev_text = argv[i];
+		if (parse_u64(ev_text, 1, UINT32_MAX, &ev) != 0)
+			return ctl_fail(CMD, "EVENT_ID must be 1..4294967295, got \"%s\"", ev_text);
 	}
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);

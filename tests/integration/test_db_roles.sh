@@ -28,6 +28,16 @@ ow_stop() { [ -z "$OW_PID" ] || fg_stop_pid "$OW_PID" 10 || true; }
 T_CLEANUP+=(ow_stop)
 EV=41 STOCK=10
 
+# flashgate-db-setup --help, what an operator reads first: the whole text, on stdout, exit 0.
+"$SETUP" --help >"$TMP/setup-help.out" 2>"$TMP/setup-help.err"
+tap_is "$?:$(tail -n 1 "$TMP/setup-help.out"):$(wc -c <"$TMP/setup-help.err")" \
+	"0:standard input, and the daemons read theirs from the passfile (passfile= in conninfo).:0" \
+	"flashgate-db-setup --help prints its whole text on stdout and exits 0"
+"$SETUP" rolse >/dev/null 2>"$TMP/setup-typo.err"
+tap_is "$?:$(cat "$TMP/setup-typo.err")" \
+	"1:flashgate-db-setup: unknown action 'rolse' (expected all, roles, migrate, grants or upgrade; see --help)" \
+	"flashgate-db-setup with a misspelled action names the actions, changes nothing"
+
 # --- Redis ------------------------------------------------------------------------------------
 "$CP" -s redis.tls=yes --check-config >"$TMP/tls.out" 2>&1
 tap_ok $((! $?)) "redis.tls = yes stops the control plane at start"

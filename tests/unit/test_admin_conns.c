@@ -178,6 +178,17 @@ main(void)
 		"a refused request is answered");
 	close(bad);
 
+	/* A NUL inside the line: refused, not run as the line up to it. */
+	int nul = client();
+	unsigned ran = executed;
+
+	tap_ok(write(nul, "stats\0 junk\n", 12) == 12 && answer_of(t, nul, now, buf, sizeof(buf)) &&
+			strstr(buf, "\"ok\":false") != NULL &&
+			strstr(buf, "control character (byte 0x00 at column 6)") != NULL &&
+			executed == ran,
+		"a line with a NUL is refused, not run as the line before it: %s", buf);
+	close(nul);
+
 	/* A line over ADMIN_LINE_MAX: an error answer, then closed. */
 	int lng = client();
 	char line[ADMIN_LINE_MAX + 16];
@@ -257,7 +268,8 @@ main(void)
 	tap_ok(cnt.too_long == 1, "too_long 1 (got %" PRIu64 ")", cnt.too_long);
 	tap_ok(cnt.busy == 1, "busy 1 (got %" PRIu64 ")", cnt.busy);
 	tap_ok(cnt.client_gone == 1, "client_gone 1 (got %" PRIu64 ")", cnt.client_gone);
-	tap_ok(cnt.refused == 2, "refused 2: the bad request and the long line (got %" PRIu64 ")",
+	tap_ok(cnt.refused == 3,
+		"refused 3: the bad request, the NUL and the long line (got %" PRIu64 ")",
 		cnt.refused);
 	tap_ok(cnt.open == 0 && admin_conns_deadline(t) == UINT64_MAX,
 		"nothing is open, no deadline (open %u)", cnt.open);

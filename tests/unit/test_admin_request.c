@@ -99,6 +99,10 @@ test_good(void)
 			r.list_state_given && r.list_state == ADMIN_EV_ARCHIVED &&
 			r.list_after == 64 && r.list_limit == 500,
 		"event list --after --state --limit, any order, at the bounds: %s", err);
+	tap_ok(parse("event list --state=open --limit=5 --after=7", &r) == 0 &&
+			r.list_state_given && r.list_state == ADMIN_EV_OPEN && r.list_limit == 5 &&
+			r.list_after == 7,
+		"event list takes --name=VALUE as every command does: %s", err);
 	tap_ok(parse("event archive 9", &r) == 0 && r.cmd == ADMIN_EVENT_ARCHIVE && r.event_id == 9,
 		"event archive ID: %s", err);
 
@@ -134,6 +138,8 @@ test_good(void)
 		"audit ID --limit at its bound: %s", err);
 	tap_ok(parse("audit --limit 3", &r) == 0 && r.event_id == 0 && r.list_limit == 3,
 		"audit --limit without an event: %s", err);
+	tap_ok(parse("audit 7 --limit=20", &r) == 0 && r.event_id == 7 && r.list_limit == 20,
+		"audit --limit=N: %s", err);
 	tap_ok(parse("reconcile 12 --repair", &r) == 0 && r.cmd == ADMIN_RECONCILE && r.repair,
 		"reconcile --repair: %s", err);
 	tap_ok(parse("reconcile 12", &r) == 0 && !r.repair, "reconcile without --repair");
@@ -257,7 +263,10 @@ test_bad(void)
 			"event open: missing event id (a number 1..4294967295)"},
 		{"an extra argument", "event open 7 8", "event open: unexpected argument '8'"},
 		{"event list with an argument", "event list 7",
-			"event list: unknown option '7' (expected --state, --limit or --after)"},
+			"event list: unexpected argument '7'"},
+		{"event list with a misspelled option", "event list --limt=5",
+			"event list: unknown option '--limt' (expected --state, --limit or "
+			"--after)"},
 		{"event list with a state that is none", "event list --state done",
 			"event list: --state must be draft, preheated, open, closed or archived, "
 			"got done"},
@@ -429,6 +438,10 @@ test_bad(void)
 			"event create 7 --name \"\" --stock 1 --starts-at 1 --ends-at 2 "
 			"--pay-window 1m",
 			"event create: --name is empty: give the sale's name as buyers see it"},
+		{"a name of spaces only",
+			"event create 7 --name \"   \" --stock 1 --starts-at 1 --ends-at 2 "
+			"--pay-window 1m",
+			"event create: --name is only spaces: give the sale's name as buyers see it"},
 		{"a 64-byte name",
 			"event create 7 --name "
 			"0123456789012345678901234567890123456789012345678901234567890123 --stock "
@@ -638,6 +651,7 @@ test_bad(void)
 			"audit: --limit must be 1..1000 commands, got nothing"},
 		{"audit with an extra word", "audit 3 4",
 			"audit: unexpected argument '4' (expected --limit N)"},
+		{"audit --limit twice", "audit --limit 3 --limit=4", "audit: --limit given twice"},
 	};
 	struct admin_req r;
 

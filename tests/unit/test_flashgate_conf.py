@@ -4,7 +4,8 @@
 # flashgate.conf agrees with the programs' own key tables: every key that a program's
 # --help-config lists (common/config_doc.c prints the loader's table) is in flashgate.conf
 # under its section, its commented-out line shows the same default, the comment above it
-# states the same range, and flashgate.conf has no key that no program knows.
+# states the same range, and flashgate.conf has no key that no program knows. Each program's
+# --help lists its own options (the data plane's before "--" too).
 #
 # A key's range, as its comment must state it: "MIN..MAX" for integers, text lengths and
 # bounded durations, exactly as --help-config prints it (e.g. 1..2048, 100ms..10s);
@@ -148,5 +149,15 @@ for sec, keys in conf.items():
     for key in keys:
         fgtest.ok((sec, key) in known, "flashgate.conf: [%s] %s is a key a program knows" % (sec, key))
 fgtest.ok(fgtest.count() > 60, "the programs know %d keys" % len(known))
+
+# --help, typed first as an operator does, names how the settings are given, for every program;
+# the data plane's also where DPDK's options stop ("--") whichever side of it the option is.
+for argv in ([CP, "--help"], [OW, "--help"], [DP, "--help"], [DP, "--", "--help"]):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    name = os.path.basename(argv[0]) + " " + " ".join(argv[1:])
+    fgtest.ok(p.returncode == 0 and "-c, --config FILE" in p.stdout and
+        "--help-config" in p.stdout and (argv[0] != DP or "[EAL options] --" in p.stdout),
+        "%s: exit 0, its own options on stdout" % name,
+        "exit %d; stdout:\n%s" % (p.returncode, p.stdout[:600]))
 
 fgtest.done()

@@ -407,6 +407,11 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
 	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "is empty") != NULL,
 		"no key on standard input is refused: %s", vis(r.err));
+	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "-1"), NULL, &r);
+	tap_ok(r.status == 2 && !f->connected &&
+			strcmp(r.err, "flashgatectl: keys auth-set: key id must be 0..4294967295, "
+				      "got -1\n") == 0,
+		"a wrong key id is refused before the key is read: %s", vis(r.err));
 	ctl_stdin = KEY16 "zz\n";
 	run_ctl(exe, f, ARGS("--socket", sock, "keys", "auth-set", "7"), NULL, &r);
 	tap_ok(r.status == 2 && !f->connected && strstr(r.err, "character 33") != NULL &&
@@ -426,6 +431,49 @@ test_auth_set(const char *exe, struct fake *f, char *sock, const char *dir)
 	unlink(kf);
 	unlink(open_kf);
 	test_no_echo(exe, f, sock);
+}
+
+/*
+ * The commands flashgatectl runs itself (top, report, curve keygen) say which argument is wrong
+ * and what it takes (--name VALUE or --name=VALUE), and send nothing.
+ */
+static void
+test_own_commands(const char *exe, struct fake *f, char *sock)
+{
+	static const struct {
+		char *args[8];
+		const char *said;
+	} bad[] = {
+		{{"top", "--count", "0"}, "top: --count must be 1..1000000 frames, got \"0\""},
+		{{"top", "--count=-1"}, "top: --count must be 1..1000000 frames, got \"-1\""},
+		{{"top", "--count"}, "top: --count needs a value"},
+		{{"top", "--count", "1", "--count", "2"}, "top: --count given twice"},
+		{{"top", "0"}, "top: EVENT_ID must be 1..4294967295, got \"0\""},
+		{{"top", "7", "8"}, "top: unexpected \"8\" after EVENT_ID 7"},
+		{{"top", "--cuont", "1"}, "top: unknown option \"--cuont\""},
+		{{"report"}, "report: missing EVENT_ID"},
+		{{"report", "7", "--out"}, "report: --out needs a value"},
+		{{"report", "7", "--out="}, "report: --out needs a value, got an empty one"},
+		{{"report", "7", "--out", "a", "--out", "b"}, "report: --out given twice"},
+		{{"curve", "keygen", "dp1", "--dir"}, "curve keygen: --dir needs a value"},
+		{{"curve", "keygen", "dp1", "dp2"},
+			"curve keygen: unexpected \"dp2\" after NAME dp1"},
+	};
+	struct run r;
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char *argv[12] = {"--socket", sock};
+		char want[160];
+		int n = 2;
+
+		for (int a = 0; bad[k].args[a] != NULL; a++)
+			argv[n++] = bad[k].args[a];
+		snprintf(want, sizeof(want), "flashgatectl: %s", bad[k].said);
+		run_ctl(exe, f, argv, NULL, &r);
+		tap_ok(r.status == 2 && !f->connected && strncmp(r.err, want, strlen(want)) == 0 &&
+				strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+			"%s: exit 2, one line: %s", bad[k].args[0], vis(r.err));
+	}
 }
 
 static void
@@ -490,6 +538,13 @@ test_flashgatectl(const char *exe)
 				      "20/40, got 20\n") == 0,
 		"a bad command exits 2 with the parser's message and sends nothing: %s",
 		vis(r.err));
+	run_ctl(exe, &f, ARGS("--socket", sock, "event", "show", "7", "--json"), NULL, &r);
+	tap_ok(r.status == 2 && !f.connected &&
+			strstr(r.err,
+				"event show: unexpected argument '--json': --json is an option "
+				"of flashgatectl itself, given before the command") != NULL,
+		"--json after the command: exit 2, saying it goes before the command: %s",
+		vis(r.err));
 	run_ctl(exe, &f, ARGS("--socket", sock, "launch"), NULL, &r);
 	tap_ok(r.status == 2 && !f.connected && strstr(r.err, "unknown command 'launch'") != NULL,
 		"an unknown command exits 2: %s", vis(r.err));
@@ -505,6 +560,9 @@ test_flashgatectl(const char *exe)
 			strstr(r.err, "is flashgate-controlplane running?") != NULL,
 		"no socket: exits 2 naming the path and asking whether the control plane runs: %s",
 		vis(r.err));
+	run_ctl(exe, &f, ARGS("--socket", dir, "stats"), NULL, &r);
+	tap_ok(r.status == 2 && strstr(r.err, "that path is a directory, not a socket") != NULL,
+		"--socket DIRECTORY: exit 2, saying it is a directory: %s", vis(r.err));
 	snprintf(conf, sizeof(conf), "%s/flashgate.conf", dir);
 	cf = fopen(conf, "w");
 	fprintf(cf, "[dataplane]\naddress = 198.18.0.2\n\n[controlplane]\nadmin_socket = \"%s\"\n",
@@ -534,6 +592,7 @@ test_flashgatectl(const char *exe)
 	tap_ok(r.status == 0 && strcmp(r.out, "keys: (none)\n") == 0,
 		"an answer ended by closing instead of a newline still counts: %s", vis(r.out));
 	test_auth_set(exe, &f, sock, dir);
+	test_own_commands(exe, &f, sock);
 
 	run_ctl(exe, &f, ARGS("help"), NULL, &r);
 	tap_ok(r.status == 0 && !f.connected && strstr(r.out, "event create ID") != NULL &&
@@ -541,6 +600,17 @@ test_flashgatectl(const char *exe)
 		"help lists the commands without a control plane");
 	run_ctl(exe, &f, ARGS("--json"), NULL, &r);
 	tap_ok(r.status == 2 && strstr(r.err, "usage:") != NULL, "no command: usage, exit 2");
+	run_ctl(exe, &f, ARGS("--socket", sock, "event", "create", "--help"), NULL, &r);
+	tap_ok(r.status == 0 && !f.connected &&
+			strncmp(r.out, "event create ID --name NAME", 27) == 0 &&
+			strstr(r.out, "event open") == NULL && strstr(r.out, "\nTIME: ") != NULL &&
+			r.err[0] == '\0',
+		"COMMAND --help: that command's help and what TIME is, exit 0, nothing sent: %s",
+		vis(r.out));
+	run_ctl(exe, &f, ARGS("top", "-h"), NULL, &r);
+	tap_ok(r.status == 0 && strncmp(r.out, "top [EVENT_ID] [--count N]", 26) == 0 &&
+			strchr(r.out, '\n') == r.out + strlen(r.out) - 1,
+		"top -h: its one line: %s", vis(r.out));
 
 	/* Offline session tokens verify with the same key (here from standard input). */
 	ctl_stdin = KEY16 "\n";

@@ -55,6 +55,35 @@ test_escapes(void)
 		"quotes, backslashes and control characters escaped; UTF-8 kept");
 }
 
+/* A string that is not UTF-8 (an operator's word quoted back, cut at 48 bytes) still makes a
+ * UTF-8 text: each byte outside a valid sequence becomes \ufffd, valid sequences stay. */
+static void
+test_not_utf8(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+	} t[] = {
+		{"\xff", "\\ufffd", "a byte that starts nothing"},
+		{"a\xc3", "a\\ufffd", "a sequence cut at the end"},
+		{"\xe4\xb8x", "\\ufffd\\ufffdx", "a sequence cut before an ASCII byte"},
+		{"\xc0\xaf", "\\ufffd\\ufffd", "an overlong form"},
+		{"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd", "a surrogate"},
+		{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd", "past U+10FFFF"},
+		{"\xf0\x9f\x98\x80\xe4\xb8\xad\xc3\xa9", "\xf0\x9f\x98\x80\xe4\xb8\xad\xc3\xa9",
+			"4-, 3- and 2-byte sequences kept"},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char buf[64], want[64];
+		struct json_writer j;
+
+		jw_init(&j, buf, sizeof(buf));
+		jw_str(&j, NULL, t[i].in);
+		snprintf(want, sizeof(want), "\"%s\"\n", t[i].want);
+		check_text(buf, jw_end(&j), want, t[i].what);
+	}
+}
+
 static void
 test_numbers(void)
 {
@@ -107,6 +136,7 @@ main(void)
 {
 	test_nesting();
 	test_escapes();
+	test_not_utf8();
 	test_numbers();
 	test_overflow();
 	return tap_done();
