@@ -681,12 +681,12 @@ rate_burst(struct ctx *c, const char *name, const char *val, uint32_t *rate, uin
 	if (parse_u64(r, 0, ADMIN_RATE_MAX, &v) != 0)
 		return admin_fail(c->err, c->errlen, c->cmd,
 			"%s rate must be 0..%u per second (0: no limit), got " ADMIN_SHOW, name,
-			ADMIN_RATE_MAX, r);
+			ADMIN_RATE_MAX, r[0] != '\0' ? r : "nothing before the '/'");
 	*rate = (uint32_t)v;
 	if (parse_u64(slash + 1, 0, ADMIN_BURST_MAX, &v) != 0)
 		return admin_fail(c->err, c->errlen, c->cmd,
 			"%s burst must be 0..%u (0: one second's worth), got " ADMIN_SHOW, name,
-			ADMIN_BURST_MAX, slash + 1);
+			ADMIN_BURST_MAX, slash[1] != '\0' ? slash + 1 : "nothing after the '/'");
 	*burst = (uint32_t)v;
 	return 0;
 }

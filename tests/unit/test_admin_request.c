@@ -586,6 +586,12 @@ test_bad(void)
 			"1000001"},
 		{"a burst above what a table holds", "limits set ip 20/4195",
 			"limits set: ip burst must be 0..4194 (0: one second's worth), got 4195"},
+		{"a limit with nothing after its '/'", "limits set ip 20/",
+			"limits set: ip burst must be 0..4194 (0: one second's worth), got nothing "
+			"after the '/'"},
+		{"a limit with nothing before its '/'", "limits set ip /40",
+			"limits set: ip rate must be 0..1000000 per second (0: no limit), got "
+			"nothing before the '/'"},
 		{"a negative burst", "limits set user 2/-5",
 			"limits set: user burst must be 0..4194 (0: one second's worth), got -5"},
 		{"a forward burst above the most", "limits set forward 100/10000001",
