@@ -49,7 +49,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [options]\n"
 		   "  -c, --config FILE         read settings from FILE (INI; see flashgate.conf)\n"
-		   "  -s, --set SECTION.KEY=V   override one setting (repeatable; after -c)\n"
+		   "  -s, --set SECTION.KEY=V   override one setting (repeatable; applied after -c)\n"
 		   "      --check-config        check the settings and exit\n"
 		   "      --help-config         list every setting with its default and exit\n"
 		   "  -h, --help                this text\n");
