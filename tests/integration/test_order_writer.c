@@ -824,6 +824,44 @@ test_publish_fails(void)
 }
 
 /*
+ * A reservation decided after PostgreSQL said closed (one racing `event close`: decided before
+ * the control plane's SET of the window key, or by a control plane that has not heard of the
+ * close yet) reaches the outbox after the writer found the closed event drained: it still
+ * becomes an order, at the next events refresh.
+ */
+static void
+test_closed_late_entry(void)
+{
+	const uint32_t ev = 11;
+	char cmd[512];
+
+	event_create(ev, 100, 100);
+	tap_eq_int(reserve(ev, 1, 10), 10, "event 11: 10 reservations");
+	write_conf("batch_size = 64");
+	/* At info, the writer logs when it finds a closed event drained. */
+	pid_t w = writer_start(false, "order_writer.log_level=info");
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 10, 20000), 10, "10 orders");
+	q1("UPDATE events SET state = 'closed', updated_at = now() WHERE id = %u", ev);
+	snprintf(cmd, sizeof(cmd), "grep -q 'event %u: closed and its outbox is drained' %s", ev,
+		log_path);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (system(cmd) != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	tap_ok(system(cmd) == 0, "the writer finds the closed event drained");
+	tap_eq_int(reserve(ev, 11, 5), 5, "then 5 reservations racing the close reach the outbox");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 15, 5000), 15, "they become orders too");
+	tap_eq_int(wait_for("SELECT count(*) FROM orders WHERE event_id = %u AND user_id > 10", ev,
+			   5, 1000),
+		5, "  the 5 late ones, once each");
+	sleep_ms(200);
+	tap_eq_int(redis_int("XPENDING fg:{11}:outbox order-writer"), 0, "  and acknowledged");
+	writer_stop(w);
+	invariants(ev, 100, true);
+}
+
+/*
  * A time reads the same in every program: rounded down to the millisecond (pg/pg_row.h). Orders
  * whose deadlines PostgreSQL holds at .9996 s read .999 s wherever the order writer reads them:
  * in a redelivered batch's answer, in the stock release of an expiry and in a paid order's
@@ -919,6 +957,7 @@ main(int argc, char **argv)
 	test_id_blocks();
 	test_publish_fails();
 	test_shared_rid();
+	test_closed_late_entry();
 	test_deadline_ms();
 
 	if (tap_failed) {
