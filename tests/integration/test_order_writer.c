@@ -19,6 +19,7 @@
 #include <zmq.h>
 
 #include "common/now.h"
+#include "order-writer/expiry.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
@@ -862,6 +863,69 @@ test_closed_late_entry(void)
 }
 
 /*
+ * With [redis] wait_replicas, a stock release applied to Redis is marked applied in PostgreSQL
+ * only once the replicas confirmed it: here none does (a Redis without replicas), so the sweep
+ * leaves the releases pending, and a later round applies them again, the stock going back once.
+ */
+static void
+test_release_unconfirmed(void)
+{
+	const uint32_t ev = 12;
+	const uint64_t rid0 = next_rid;
+	struct store_outbox_rec rec[3];
+	struct pg_orders_row out[3];
+	struct pg_orders_batch res;
+	struct expiry_stats st = {0}, st2 = {0};
+	unsigned n = 0;
+	char err[256] = "";
+	struct store_conn_config wc = {
+		.unix_path = rsrv.sock, .wait_replicas = 1, .wait_timeout_ms = 50};
+	struct store *wrs = store_open(&wc, err, sizeof(err));
+	struct pg_orders *os = pg_orders_open(psrv.conninfo, NULL, err, sizeof(err));
+
+	if (!tap_ok(wrs != NULL && os != NULL, "a store with wait_replicas 1, and PostgreSQL: %s",
+		    err)) {
+		store_close(wrs);
+		pg_orders_close(os);
+		return;
+	}
+	event_create(ev, 10, 10);
+	tap_eq_int(reserve(ev, 1, 3), 3, "event 12: 3 reservations");
+	for (unsigned i = 0; i < 3; i++)
+		rec[i] = (struct store_outbox_rec){.id_ms = now_wall_ms(),
+			.user = 1 + i,
+			.reservation_id = rid0 + i,
+			.valid = true};
+	tap_ok(pg_orders_write_batch(os, ev, rec, 3, out, &n, &res, NULL, err, sizeof(err)) == 0 &&
+			res.inserted == 3,
+		"  their 3 orders: %s", err);
+	q1("UPDATE orders SET pay_deadline = now() - interval '1 second' WHERE event_id = %u", ev);
+	int rc = expiry_sweep(os, wrs, NULL, 100, 1, &st);
+
+	tap_ok(rc == -ETIMEDOUT && st.expired == 3 && st.applied == 3,
+		"  expired and applied to Redis, not confirmed by a replica (rc %d, expired "
+		"%" PRIu64 ", applied %" PRIu64 ")",
+		rc, st.expired, st.applied);
+	tap_eq_int(q1("SELECT count(*) FROM stock_releases WHERE event_id = %u AND applied_at IS "
+		      "NULL",
+			   ev),
+		3, "  so the releases are not marked applied");
+	rc = expiry_releases(os, rs, NULL, 100, 1, &st2);
+	tap_ok(rc == 0 && st2.repeated == 3 && st2.applied == 0,
+		"  the next round (no replicas asked for) finds them applied (rc %d, repeated "
+		"%" PRIu64 ")",
+		rc, st2.repeated);
+	tap_eq_int(q1("SELECT count(*) FROM stock_releases WHERE event_id = %u AND applied_at IS "
+		      "NULL",
+			   ev),
+		0, "  and marks them");
+	tap_eq_int(redis_int("GET fg:{12}:stock"), 10, "  Redis got each item back once");
+	store_close(wrs);
+	pg_orders_close(os);
+	invariants(ev, 10, true);
+}
+
+/*
  * A time reads the same in every program: rounded down to the millisecond (pg/pg_row.h). Orders
  * whose deadlines PostgreSQL holds at .9996 s read .999 s wherever the order writer reads them:
  * in a redelivered batch's answer, in the stock release of an expiry and in a paid order's
@@ -958,6 +1022,7 @@ main(int argc, char **argv)
 	test_publish_fails();
 	test_shared_rid();
 	test_closed_late_entry();
+	test_release_unconfirmed();
 	test_deadline_ms();
 
 	if (tap_failed) {
