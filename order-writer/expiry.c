@@ -38,9 +38,8 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 		LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
 		goto out;
 	}
-	struct store_stats before;
+	uint64_t mark = store_wait_mark(rs);
 
-	store_get_stats(rs, &before);
 	for (unsigned i = 0; i < n; i++) {
 		struct store_release_as as = {
 			.verdict = rel[i].cancelled ? WIRE_V_CANCELLED : WIRE_V_EXPIRED,
@@ -98,13 +97,9 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 	 * before"), all on one connection: a failover to a replica without it would otherwise
 	 * never give its stock back to Redis. Unmarked, it is applied again next round, which
 	 * gives the stock once. */
-	if (n_done > 0 && store_wait_wanted(rs) > 0) {
-		struct store_stats after;
-		int w = store_wait_reads(rs);
+	if (n_done > 0) {
+		int w = store_wait_reads_since(rs, mark);
 
-		store_get_stats(rs, &after);
-		if (w == 0 && after.connects != before.connects)
-			w = -ENOTCONN;
 		if (w != 0) {
 			LOG_RL(LOG_LEVEL_WARN, 5000,
 				"expiry: %u release(s) applied to Redis, not confirmed by its "

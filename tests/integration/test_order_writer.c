@@ -20,6 +20,7 @@
 
 #include "common/now.h"
 #include "order-writer/expiry.h"
+#include "order-writer/ow_results.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
@@ -920,6 +921,30 @@ test_release_unconfirmed(void)
 			   ev),
 		0, "  and marks them");
 	tap_eq_int(redis_int("GET fg:{12}:stock"), 10, "  Redis got each item back once");
+
+	/* The same for a paid order's result: its result_changes row stays until confirmed. */
+	struct ow_results_stats ps = {0};
+
+	rec[0] = (struct store_outbox_rec){
+		.id_ms = now_wall_ms(), .user = 4, .reservation_id = next_rid, .valid = true};
+	tap_eq_int(reserve(ev, 4, 1), 1, "  user 4 reserves");
+	tap_ok(pg_orders_write_batch(os, ev, rec, 1, out, &n, &res, NULL, err, sizeof(err)) == 0 &&
+			res.inserted == 1,
+		"  and has an order: %s", err);
+	q1("SELECT flashgate_pay(id) FROM orders WHERE event_id = %u AND user_id = 4", ev);
+	rc = ow_results_paid(os, wrs, NULL, 100, 1, &ps);
+	tap_ok(rc == -ETIMEDOUT && ps.paid == 1,
+		"  paid: its result stored, not confirmed by a replica (rc %d)", rc);
+	tap_eq_int(q1("SELECT count(*) FROM result_changes c JOIN orders o ON o.id = c.order_id "
+		      "WHERE o.event_id = %u",
+			   ev),
+		1, "  so its result_changes row stays");
+	tap_ok(ow_results_paid(os, rs, NULL, 100, 1, &ps) == 0, "  the next round stores it");
+	tap_eq_int(q1("SELECT count(*) FROM result_changes c JOIN orders o ON o.id = c.order_id "
+		      "WHERE o.event_id = %u",
+			   ev),
+		0, "  and deletes the row");
+	tap_eq_int(results_matching(ev, "^P:"), 1, "  user 4's result is paid");
 	store_close(wrs);
 	pg_orders_close(os);
 	invariants(ev, 10, true);
