@@ -864,6 +864,45 @@ test_closed_late_entry(void)
 }
 
 /*
+ * An outbox entry deleted while pending (a writer read it and died, then someone ran XDEL): Redis
+ * drops it from the group when it is claimed, and the writer says so, loudly, with the event.
+ */
+static void
+test_deleted_pending(void)
+{
+	const uint32_t ev = 13;
+	char cmd[512];
+
+	event_create(ev, 10, 10);
+	tap_eq_int(reserve(ev, 1, 3), 3, "event 13: 3 reservations, one outbox entry");
+	redis_int("XGROUP CREATE fg:{13}:outbox order-writer 0 MKSTREAM");
+	redis_int("XREADGROUP GROUP order-writer gone COUNT 1 STREAMS fg:{13}:outbox >");
+	redisContext *c = redisConnectUnix(rsrv.sock);
+	redisReply *r = redisCommand(c, "XRANGE fg:{13}:outbox - +");
+
+	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+		freeReplyObject(
+			redisCommand(c, "XDEL fg:{13}:outbox %s", r->element[0]->element[0]->str));
+	freeReplyObject(r);
+	redisFree(c);
+	tap_eq_int(redis_int("XPENDING fg:{13}:outbox order-writer"), 1,
+		"  read by a writer that died, then deleted: pending, gone from the stream");
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	snprintf(cmd, sizeof(cmd),
+		"grep -q 'event %u: 1 outbox entries were deleted while pending' %s", ev, log_path);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (system(cmd) != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	tap_ok(system(cmd) == 0, "  the writer's claim logs it as an error, naming the event");
+	tap_eq_int(redis_int("XPENDING fg:{13}:outbox order-writer"), 0, "  nothing pending");
+	writer_stop(w);
+	invariants(ev, 10, false);
+}
+
+/*
  * With [redis] wait_replicas, a stock release applied to Redis is marked applied in PostgreSQL
  * only once the replicas confirmed it: here none does (a Redis without replicas), so the sweep
  * leaves the releases pending, and a later round applies them again, the stock going back once.
@@ -1048,6 +1087,7 @@ main(int argc, char **argv)
 	test_shared_rid();
 	test_closed_late_entry();
 	test_release_unconfirmed();
+	test_deleted_pending();
 	test_deadline_ms();
 
 	if (tap_failed) {
