@@ -79,8 +79,10 @@ ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct stor
 	for (unsigned i = 0; i < n; i++) {
 		bool ordered = false;
 
+		/* This buyer's order: a reservation id alone may be another buyer's too. */
 		for (unsigned j = 0; j < n_have && !ordered; j++)
-			ordered = have[j].reservation_id == e[i].reservation_id;
+			ordered = have[j].reservation_id == e[i].reservation_id &&
+				  have[j].user == e[i].user;
 		if (ordered)
 			continue;
 		/* No order was ever made of it: the buyer is told sold out (PostgreSQL had no

@@ -864,6 +864,42 @@ test_closed_late_entry(void)
 }
 
 /*
+ * A batch refused on a stock conflict releases each reservation that has no order, also one whose
+ * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
+ * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
+ */
+static void
+test_conflict_shared_rid(void)
+{
+	const uint32_t ev = 14;
+
+	event_create(ev, 1, 3);
+	tap_eq_int(reserve_ids(ev, 1, 1, 8000001, 1), 1, "event 14: user 1 reserves id 8000001");
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 1, 20000), 1, "  its order takes PostgreSQL's 1 item");
+	sleep_ms(200);
+	/* One read for both entries: user 1's delivered again, user 2's new. */
+	kill(w, SIGSTOP);
+	tap_eq_int(reserve_ids(ev, 2, 1, 8000001, 1), 1,
+		"  user 2 reserves with the same id (Redis had 3)");
+	redis_int("XGROUP SETID fg:{14}:outbox order-writer 0");
+	kill(w, SIGCONT);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (redis_int("XPENDING fg:{14}:outbox order-writer") != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	sleep_ms(300);
+	writer_stop(w);
+	tap_eq_int(q1(ORDERS_SQL, ev), 1, "  the refused batch commits nothing");
+	tap_eq_int(results_matching(ev, "^S:8000001$"), 1,
+		"  user 2's reservation is released: its result sold out");
+	tap_eq_int(redis_int("GET fg:{14}:stock"), 2, "  and its item back in Redis's stock");
+	invariants(ev, 3, false);
+}
+
+/*
  * An outbox entry deleted while pending (a writer read it and died, then someone ran XDEL): Redis
  * drops it from the group when it is claimed, and the writer says so, loudly, with the event.
  */
@@ -1088,6 +1124,7 @@ main(int argc, char **argv)
 	test_closed_late_entry();
 	test_release_unconfirmed();
 	test_deleted_pending();
+	test_conflict_shared_rid();
 	test_deadline_ms();
 
 	if (tap_failed) {
