@@ -136,8 +136,7 @@ outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct st
 	if (!e->grouped || (e->drained && !e->recheck))
 		return 0;
 	n = store_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
-	if (n >= 0)
-		e->recheck = false;
+	e->recheck = false; /* once per refresh, whatever it gave */
 	if (n > 0)
 		outbox_reader_learn(e, out);
 	if (n > 0 && e->drained) {
