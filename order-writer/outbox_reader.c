@@ -124,6 +124,22 @@ outbox_reader_learn(struct outbox_reader_event *e, const struct store_outbox_buf
 		e->per_entry = 1;
 }
 
+/*
+ * After a read or claim that gave rc: a group that is gone (Redis lost the outbox, and
+ * reserve.lua's next XADD made the stream again without it) is made again at the next
+ * outbox_reader_set_events(), from the stream's start (a redelivery makes nothing twice).
+ */
+static void
+outbox_reader_lost_group(struct outbox_reader_event *e, int rc)
+{
+	if (rc != -ENOENT || !e->grouped)
+		return;
+	LOG_WARN("event %" PRIu32 ": the outbox's consumer group is gone (Redis lost it?); "
+		 "making it again",
+		e->id);
+	e->grouped = false;
+}
+
 int
 outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct store_outbox_buf *out)
 {
@@ -137,6 +153,7 @@ outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct st
 		return 0;
 	n = store_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
 	e->recheck = false; /* once per refresh, whatever it gave */
+	outbox_reader_lost_group(e, n);
 	if (n > 0)
 		outbox_reader_learn(e, out);
 	if (n > 0 && e->drained) {
@@ -169,6 +186,7 @@ outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, u
 		return 0;
 	n = store_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
 		sizeof(e->cursor), outbox_reader_count(e, want), out);
+	outbox_reader_lost_group(e, n);
 	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
 	} else {

@@ -69,8 +69,8 @@ int store_outbox_group_create(struct store *rs, uint32_t event, const char *grou
  * Reads at most count (1..RS_BATCH_MAX) entries never delivered to the group (XREADGROUP GROUP
  * group consumer COUNT count STREAMS outbox >, not blocking) and replaces out's records with
  * their reservations (out grows as needed). Returns how many entries (0: none), -EINVAL,
- * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -EIO (e.g. NOGROUP:
- * the group is gone) or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
+ * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -ENOENT (NOGROUP: the
+ * group is gone, Redis lost it; make it again), -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
  * they hold the entries: out is empty, the entries stay pending; docs/ha.md).
  */
 int store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,

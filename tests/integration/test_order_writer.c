@@ -900,6 +900,33 @@ test_conflict_shared_rid(void)
 }
 
 /*
+ * Redis loses an event's outbox with its consumer group during the sale (a failover to a node
+ * that never had them, a restart without its append-only file): reserve.lua's next XADD makes the
+ * stream again, without the group. The writer makes the group again and writes the new
+ * reservations, instead of failing on NOGROUP until it is restarted.
+ */
+static void
+test_group_lost(void)
+{
+	const uint32_t ev = 15;
+
+	event_create(ev, 100, 100);
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(reserve(ev, 1, 5), 5, "event 15: 5 reservations");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 5, 20000), 5, "  5 orders");
+	sleep_ms(200);
+	redis_int("DEL fg:{15}:outbox");
+	tap_eq_int(reserve(ev, 6, 5), 5, "  Redis lost the outbox and its group; 5 more reserve");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 10, 5000), 10, "  the writer makes them orders too");
+	sleep_ms(200);
+	tap_eq_int(redis_int("XPENDING fg:{15}:outbox order-writer"), 0, "  and acknowledges them");
+	writer_stop(w);
+	invariants(ev, 100, true);
+}
+
+/*
  * An outbox entry deleted while pending (a writer read it and died, then someone ran XDEL): Redis
  * drops it from the group when it is claimed, and the writer says so, loudly, with the event.
  */
@@ -1125,6 +1152,7 @@ main(int argc, char **argv)
 	test_release_unconfirmed();
 	test_deleted_pending();
 	test_conflict_shared_rid();
+	test_group_lost();
 	test_deadline_ms();
 
 	if (tap_failed) {
