@@ -900,6 +900,52 @@ test_conflict_shared_rid(void)
 }
 
 /*
+ * Redis restored from an older state (more stock than PostgreSQL, user 1's reservation lost)
+ * decides user 1 again, in a batch that PostgreSQL refuses for want of stock. User 1 holds an
+ * order already: that second reservation is not released (its decrement stands for the order's
+ * item, as when no conflict happens), else the item would go back twice, once now and once
+ * when the order expires.
+ */
+static void
+test_conflict_holder(void)
+{
+	const uint32_t ev = 16;
+
+	event_create(ev, 1, 3);
+	tap_eq_int(reserve_ids(ev, 1, 1, 9000001, 1), 1, "event 16: user 1 reserves");
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 1, 20000), 1, "  its order takes PostgreSQL's 1 item");
+	sleep_ms(200);
+	/* Redis forgets user 1 and its decrement (restored from before it). */
+	redis_int("HDEL fg:{16}:result 1");
+	redis_int("INCR fg:{16}:stock");
+	tap_eq_int(reserve_ids(ev, 1, 2, 9000002, 2), 2,
+		"  users 1 (again) and 2 reserve in one batch");
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (results_matching(ev, "^S:") < 1 && now_mono_ms() < end)
+		sleep_ms(20);
+	sleep_ms(300);
+	tap_eq_int(q1(ORDERS_SQL, ev), 1, "  the batch is refused (no stock for user 2)");
+	tap_eq_int(results_matching(ev, "^S:9000003$"), 1, "  user 2's reservation is released");
+	tap_eq_int(results_matching(ev, "^S:9000002$"), 0,
+		"  user 1's is not: it holds an order, whose item that decrement is");
+	tap_eq_int(redis_int("GET fg:{16}:stock"), 2, "  Redis's stock: 3 - 2 + 1");
+	/* The order expires: its item goes back once. */
+	q1("UPDATE orders SET pay_deadline = now() - interval '1 second' WHERE event_id = %u", ev);
+	tap_eq_int(wait_for("SELECT count(*) FROM stock_releases WHERE event_id = %u AND "
+			    "applied_at IS NOT NULL",
+			   ev, 1, 10000),
+		1, "  user 1's order expires, its release applied");
+	writer_stop(w);
+	tap_eq_int(redis_int("GET fg:{16}:stock"), 3, "  Redis's stock 3, PostgreSQL's item back once");
+	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = %u", ev), 1,
+		"  PostgreSQL's 1");
+}
+
+/*
  * Redis loses an event's outbox with its consumer group during the sale (a failover to a node
  * that never had them, a restart without its append-only file): reserve.lua's next XADD makes the
  * stream again, without the group. The writer makes the group again and writes the new
@@ -1153,6 +1199,7 @@ main(int argc, char **argv)
 	test_deleted_pending();
 	test_conflict_shared_rid();
 	test_group_lost();
+	test_conflict_holder();
 	test_deadline_ms();
 
 	if (tap_failed) {
