@@ -868,18 +868,31 @@ test_closed_late_entry(void)
  * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
  * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
  */
-static void
-test_conflict_shared_rid(void)
+/*
+ * Event ev with 1 item in PostgreSQL and 3 in Redis (Redis restored from an older state): user 1
+ * reserves id rid and a writer started here makes its order, PostgreSQL's last item. Returns the
+ * writer.
+ */
+static pid_t
+conflict_setup(uint32_t ev, uint64_t rid)
 {
-	const uint32_t ev = 14;
-
 	event_create(ev, 1, 3);
-	tap_eq_int(reserve_ids(ev, 1, 1, 8000001, 1), 1, "event 14: user 1 reserves id 8000001");
+	tap_ok(reserve_ids(ev, 1, 1, rid, 1) == 1, "event %u: user 1 reserves id %" PRIu64, ev,
+		rid);
 	write_conf("batch_size = 64");
 	pid_t w = writer_start(false, NULL);
 
 	tap_eq_int(wait_for(ORDERS_SQL, ev, 1, 20000), 1, "  its order takes PostgreSQL's 1 item");
 	sleep_ms(200);
+	return w;
+}
+
+static void
+test_conflict_shared_rid(void)
+{
+	const uint32_t ev = 14;
+	pid_t w = conflict_setup(ev, 8000001);
+
 	/* One read for both entries: user 1's delivered again, user 2's new. */
 	kill(w, SIGSTOP);
 	tap_eq_int(reserve_ids(ev, 2, 1, 8000001, 1), 1,
@@ -910,14 +923,8 @@ static void
 test_conflict_holder(void)
 {
 	const uint32_t ev = 16;
+	pid_t w = conflict_setup(ev, 9000001);
 
-	event_create(ev, 1, 3);
-	tap_eq_int(reserve_ids(ev, 1, 1, 9000001, 1), 1, "event 16: user 1 reserves");
-	write_conf("batch_size = 64");
-	pid_t w = writer_start(false, NULL);
-
-	tap_eq_int(wait_for(ORDERS_SQL, ev, 1, 20000), 1, "  its order takes PostgreSQL's 1 item");
-	sleep_ms(200);
 	/* Redis forgets user 1 and its decrement (restored from before it). */
 	redis_int("HDEL fg:{16}:result 1");
 	redis_int("INCR fg:{16}:stock");
@@ -940,9 +947,10 @@ test_conflict_holder(void)
 			   ev, 1, 10000),
 		1, "  user 1's order expires, its release applied");
 	writer_stop(w);
-	tap_eq_int(redis_int("GET fg:{16}:stock"), 3, "  Redis's stock 3, PostgreSQL's item back once");
-	tap_eq_int(q1("SELECT available FROM stock WHERE event_id = %u", ev), 1,
-		"  PostgreSQL's 1");
+	tap_eq_int(redis_int("GET fg:{16}:stock"), 3,
+		"  Redis's stock 3, PostgreSQL's item back once");
+	tap_eq_int(
+		q1("SELECT available FROM stock WHERE event_id = %u", ev), 1, "  PostgreSQL's 1");
 }
 
 /*
