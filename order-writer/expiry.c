@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "store/store_event.h"
 #include "store/store_release.h"
+#include "store/store_wait.h"
 
 /* The most items of one release handed to the waiting list (the rest goes to the stock). */
 #define EXPIRY_WAITERS_MAX 16
@@ -37,6 +38,8 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 		LOG_RL(LOG_LEVEL_WARN, 5000, "expiry: %s", err);
 		goto out;
 	}
+	uint64_t mark = store_wait_mark(rs);
+
 	for (unsigned i = 0; i < n; i++) {
 		struct store_release_as as = {
 			.verdict = rel[i].cancelled ? WIRE_V_CANCELLED : WIRE_V_EXPIRED,
@@ -88,6 +91,23 @@ expiry_apply(struct pg_orders *os, struct store *rs, struct ow_link *link, unsig
 				restock[n_restock++] = (struct wire_stock){.event = rel[i].event};
 		}
 		done[n_done++] = rel[i].id;
+	}
+	/* With [redis] wait_replicas, a release is marked applied only once the replicas hold
+	 * what this round wrote and read (a release applied by an earlier round reads "released
+	 * before"), all on one connection: a failover to a replica without it would otherwise
+	 * never give its stock back to Redis. Unmarked, it is applied again next round, which
+	 * gives the stock once. */
+	if (n_done > 0) {
+		int w = store_wait_reads_since(rs, mark);
+
+		if (w != 0) {
+			LOG_RL(LOG_LEVEL_WARN, 5000,
+				"expiry: %u release(s) applied to Redis, not confirmed by its "
+				"replicas (%s): applied again next round",
+				n_done, strerror(-w));
+			rc = rc != 0 ? rc : w;
+			n_done = 0;
+		}
 	}
 	if (n_done > 0) {
 		int r = pg_orders_releases_applied(os, done, n_done, err, sizeof(err));

@@ -9,6 +9,7 @@
  * and the mark, or two writers) returns its stock once. Each release applied here also sends a
  * RESULT EXPIRED (or CANCELLED, for an order flashgate_cancel() cancelled), with the order's id
  * and pay deadline, and each event that got stock back a RESTOCK, to the control plane.
+ * With [redis] wait_replicas, releases are marked applied only once the replicas hold them.
  */
 #include <stdint.h>
 

@@ -14,7 +14,9 @@ struct outbox_reader_event {
 	uint32_t id;
 	bool open;
 	bool grouped;	    /* the consumer group exists */
-	bool drained;	    /* closed, nothing new, nothing pending: not read any more */
+	/* Closed, nothing new, nothing pending: read once per events refresh only (recheck). */
+	bool drained;
+	bool recheck;
 	unsigned per_entry; /* reservations per entry in the last read or claim */
 	char cursor[48];
 };
@@ -66,9 +68,13 @@ outbox_reader_set_events(struct outbox_reader *r, const uint32_t *ids, const boo
 		for (unsigned j = 0; j < r->n; j++)
 			if (r->ev[j].id == ids[i])
 				*e = r->ev[j];
-		/* A closed sale that opens again (or an event re-listed) is read again. */
+		/* A closed sale that opens again (or an event re-listed) is read again. A drained
+		 * one gets one more read: a reservation that raced the close (decided before the
+		 * window key said closed, or by a control plane that had not heard yet) can reach
+		 * the outbox after the writer found it drained, and must still become an order. */
 		if (open[i])
 			e->drained = false;
+		e->recheck = e->drained;
 		if (!e->open && open[i])
 			LOG_INFO("event %" PRIu32 ": reading its outbox", e->id);
 		e->open = open[i];
@@ -118,6 +124,22 @@ outbox_reader_learn(struct outbox_reader_event *e, const struct store_outbox_buf
 		e->per_entry = 1;
 }
 
+/*
+ * After a read or claim that gave rc: a group that is gone (Redis lost the outbox, and
+ * reserve.lua's next XADD made the stream again without it) is made again at the next
+ * outbox_reader_set_events(), from the stream's start (a redelivery makes nothing twice).
+ */
+static void
+outbox_reader_lost_group(struct outbox_reader_event *e, int rc)
+{
+	if (rc != -ENOENT || !e->grouped)
+		return;
+	LOG_WARN("event %" PRIu32 ": the outbox's consumer group is gone (Redis lost it?); "
+		 "making it again",
+		e->id);
+	e->grouped = false;
+}
+
 int
 outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct store_outbox_buf *out)
 {
@@ -127,12 +149,21 @@ outbox_reader_read(struct outbox_reader *r, unsigned i, unsigned want, struct st
 
 	out->n = 0;
 	out->entries = 0;
-	if (!e->grouped || e->drained)
+	if (!e->grouped || (e->drained && !e->recheck))
 		return 0;
 	n = store_outbox_read(r->rs, e->id, r->group, r->consumer, outbox_reader_count(e, want), out);
+	e->recheck = false; /* once per refresh, whatever it gave */
+	outbox_reader_lost_group(e, n);
 	if (n > 0)
 		outbox_reader_learn(e, out);
-	if (n == 0 && !e->open &&
+	if (n > 0 && e->drained) {
+		LOG_NOTICE("event %" PRIu32 ": closed, but %u reservation(s) reached its outbox "
+			   "after it was drained (decided while the close was under way); writing "
+			   "them",
+			e->id, out->n);
+		e->drained = false;
+	}
+	if (n == 0 && !e->open && !e->drained &&
 		store_outbox_pending(r->rs, e->id, r->group, &pending, &ms, &seq) == 0 &&
 		pending == 0) {
 		LOG_INFO("event %" PRIu32 ": closed and its outbox is drained", e->id);
@@ -155,6 +186,7 @@ outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, u
 		return 0;
 	n = store_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,
 		sizeof(e->cursor), outbox_reader_count(e, want), out);
+	outbox_reader_lost_group(e, n);
 	if (n < 0) {
 		snprintf(e->cursor, sizeof(e->cursor), "0-0");
 	} else {

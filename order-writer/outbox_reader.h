@@ -8,7 +8,8 @@
  * wants, from the reservations per entry seen last. New entries are read with XREADGROUP;
  * entries pending too long (their writer died, or this one failed to write them) are claimed
  * with XAUTOCLAIM, at start and periodically. A closed event is read until its outbox has
- * nothing new and nothing pending, then left alone.
+ * nothing new and nothing pending, then once per outbox_reader_set_events() call only (a
+ * reservation that raced the close may still come).
  */
 #include <stdbool.h>
 #include <stdint.h>

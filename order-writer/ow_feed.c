@@ -71,6 +71,13 @@ ow_feed_claim(struct ow_ctx *c)
 			int n = outbox_reader_claim(c->reader, i, c->cfg.claim_idle_ms,
 				c->cfg.batch_size, &c->buf, &done);
 
+			if (n >= 0 && c->buf.deleted > 0)
+				LOG_ERR("event %" PRIu32 ": %u outbox entries were deleted while "
+					"pending (XDEL or XTRIM by hand?): Redis dropped them, and "
+					"no order is made of their reservations; run flashgatectl "
+					"reconcile %" PRIu32,
+					outbox_reader_event_id(c->reader, i), c->buf.deleted,
+					outbox_reader_event_id(c->reader, i));
 			if (n <= 0)
 				break;
 			LOG_INFO("event %" PRIu32 ": claimed %d pending outbox entries (%u "

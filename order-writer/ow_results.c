@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "store/store_result.h"
+#include "store/store_wait.h"
 
 /* One batch of rows; *more is set when it was full. */
 static int
@@ -33,6 +34,8 @@ ow_results_round(struct pg_orders *os, struct store *rs, struct ow_link *link, u
 		LOG_RL(LOG_LEVEL_WARN, 5000, "results: %s", err);
 		goto out;
 	}
+	uint64_t mark = store_wait_mark(rs);
+
 	/* One script per event: the rows of each event in turn. */
 	for (unsigned i = 0; i < n; i++) {
 		unsigned k = 0, stored;
@@ -70,6 +73,15 @@ ow_results_round(struct pg_orders *os, struct store *rs, struct ow_link *link, u
 	/* Every Redis result is written: the data planes hear of them, then the rows go. */
 	if (link != NULL && n_res > 0)
 		ow_link_results(link, res, n_res);
+	/* With [redis] wait_replicas, once the replicas hold the results, written on one
+	 * connection: a failover must not lose a paid result whose row is gone. */
+	if (n > 0 && (rc = store_wait_reads_since(rs, mark)) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000,
+			"results: %u paid result(s) stored in Redis, not confirmed by its replicas "
+			"(%s): stored again next round",
+			n, strerror(-rc));
+		goto out;
+	}
 	for (unsigned i = 0; i < n; i++)
 		ids[i] = rows[i].id;
 	rc = pg_orders_paid_done(os, ids, n, err, sizeof(err));

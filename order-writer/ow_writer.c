@@ -69,25 +69,43 @@ struct ow_writer_slots {
 	uint64_t skip_ms, skip_seq;
 };
 
-/* Releases the reservations of a refused batch that have no order. Returns 0 or < 0. */
+/*
+ * Releases the reservations of a refused batch (sent on os) whose user holds no order of the
+ * event. Returns 0 or < 0.
+ */
 static int
-ow_writer_release_refused(struct ow_writer *w, uint32_t event, const struct store_outbox_rec *e,
-	unsigned n, const struct pg_orders_row *have, unsigned n_have, struct wire_result *res,
-	unsigned *n_res)
+ow_writer_release_refused(struct ow_writer *w, struct pg_orders *os, uint32_t event,
+	const struct store_outbox_rec *e, unsigned n, struct wire_result *res, unsigned *n_res)
 {
-	*n_res = 0;
-	for (unsigned i = 0; i < n; i++) {
-		bool ordered = false;
+	uint64_t users[RS_BATCH_MAX];
+	uint8_t holds[RS_BATCH_MAX];
+	char err[512];
+	int rc;
 
-		for (unsigned j = 0; j < n_have && !ordered; j++)
-			ordered = have[j].reservation_id == e[i].reservation_id;
-		if (ordered)
+	*n_res = 0;
+	if (n == 0 || n > RS_BATCH_MAX)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		users[i] = e[i].user;
+	/*
+	 * Not only this reservation's order (a redelivery): a user holding another order of the
+	 * event was decided again by a Redis that lost state (an older one restored, the usual
+	 * cause of a conflict too), and that decrement stands for the order's item, as the
+	 * writer keeps it when no conflict happens; releasing it would give the item back twice,
+	 * now and when the order ends. Reconciliation writes the user's order's field.
+	 */
+	rc = pg_orders_users_holding(os, event, users, n, holds, err, sizeof(err));
+	if (rc != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %s", event, err);
+		return rc;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (holds[i])
 			continue;
 		/* No order was ever made of it: the buyer is told sold out (PostgreSQL had no
 		 * stock left for it), not that an order expired. */
 		static const struct store_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
-		int rc = store_release(w->rs, event, e[i].reservation_id, e[i].user, 1, &unordered);
-
+		rc = store_release(w->rs, event, e[i].reservation_id, e[i].user, 1, &unordered);
 		if (rc == -ENOENT) {
 			LOG_WARN(
 				"event %" PRIu32 ": reservation %" PRIu64 " of user %" PRIu64
@@ -197,12 +215,12 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 		unsigned n_res;
 
 		w->st.conflicts++;
+		rc = ow_writer_release_refused(
+			w, b->os, b->event, b->todo, b->n_todo, b->res, &n_res);
 		LOG_RL(LOG_LEVEL_ERR, 5000,
 			"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
 			"%u reservation(s) released back to Redis (reconcile the event)",
-			b->event, b->n_todo - b->n_orders);
-		rc = ow_writer_release_refused(
-			w, b->event, b->todo, b->n_todo, b->orders, b->n_orders, b->res, &n_res);
+			b->event, n_res);
 		if (rc != 0)
 			return rc;
 		if (w->link != NULL && n_res > 0)

@@ -27,8 +27,9 @@
  * call. ow_writer_flush() completes every batch in flight and waits until all are published.
  *
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
- * nothing of the batch is committed; its new reservations are released in Redis (release.lua:
- * stock back, result "X:<rid>") so that no stock is stranded, and then acknowledged.
+ * nothing of the batch is committed; its reservations whose users hold no order of the event are
+ * released in Redis (release.lua: stock back, result "S:<rid>") so that no stock is stranded,
+ * and then acknowledged.
  */
 #include <stdint.h>
 

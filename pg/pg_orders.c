@@ -734,6 +734,43 @@ pg_orders_select_limit(struct pg_orders *s, const char *sql, unsigned cap, const
 }
 
 int
+pg_orders_users_holding(struct pg_orders *s, uint32_t event, const uint64_t *users, unsigned n,
+	uint8_t *holds, char *err, size_t errlen)
+{
+	char ev[16], *arr;
+	const char *params[2] = {ev};
+	PGresult *r;
+	int rc = pg_orders_connect(s, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	memset(holds, 0, n);
+	if (n == 0)
+		return 0;
+	arr = pg_conn_bigint_array(users, n);
+	if (arr == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(ev, sizeof(ev), "%" PRIu32, event);
+	params[1] = arr;
+	r = PQexecParams(pg_conn_libpq(s->c),
+		"SELECT user_id FROM orders WHERE event_id = $1 AND user_id = ANY($2::bigint[])", 2,
+		NULL, params, NULL, NULL, 0);
+	free(arr);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		return pg_orders_fail(s, r, "reading which users hold an order", err, errlen);
+	for (int i = 0; i < PQntuples(r); i++) {
+		uint64_t u = pg_row_u64(r, i, 0);
+
+		for (unsigned k = 0; k < n; k++)
+			holds[k] |= users[k] == u;
+	}
+	PQclear(r);
+	return 0;
+}
+
+int
 pg_orders_releases_pending(struct pg_orders *s, struct pg_orders_release *out, unsigned cap,
 	unsigned *n, char *err, size_t errlen)
 {

@@ -127,6 +127,13 @@ int pg_orders_active_events(struct pg_orders *s, uint32_t *ids, bool *open, unsi
 int pg_orders_expire(
 	struct pg_orders *s, unsigned limit, unsigned *expired, char *err, size_t errlen);
 
+/*
+ * Which of users[0..n) hold an order of event, in any state: holds[i] set to 1 or 0. Returns 0,
+ * or < 0 with err (-EBUSY while a batch is in flight on s).
+ */
+int pg_orders_users_holding(struct pg_orders *s, uint32_t event, const uint64_t *users, unsigned n,
+	uint8_t *holds, char *err, size_t errlen);
+
 /* Reads at most cap stock releases not applied to Redis yet, oldest first. */
 int pg_orders_releases_pending(struct pg_orders *s, struct pg_orders_release *out, unsigned cap,
 	unsigned *n, char *err, size_t errlen);

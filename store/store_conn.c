@@ -531,8 +531,9 @@ store_command_ok(struct store *rs, int argc, const char **argv, const size_t *le
 		rs->st.errors++;
 		LOG_RL(LOG_LEVEL_WARN, 10000, "redis: %s on event %" PRIu32 " failed: %s", argv[0],
 			event, r->str);
+		/* A stream's consumer group that is gone (Redis lost it): the caller makes it again. */
+		*err = strncmp(r->str, "NOGROUP", 7) == 0 ? -ENOENT : -EIO;
 		freeReplyObject(r);
-		*err = -EIO;
 		return NULL;
 	}
 	return r;

@@ -172,7 +172,7 @@ redisReply *store_command(
 
 /*
  * As store_command(), but an error reply is logged (naming argv[0] and event), counted, freed and
- * becomes NULL with *err = -EIO.
+ * becomes NULL with *err = -EIO, or -ENOENT for NOGROUP (a stream's consumer group is gone).
  */
 redisReply *store_command_ok(struct store *rs, int argc, const char **argv, const size_t *len,
 	int *err, uint32_t event);

@@ -255,10 +255,14 @@ store_outbox_claim(struct store *rs, uint32_t event, const char *group, const ch
 		return err;
 	out->n = 0;
 	out->entries = 0;
+	out->deleted = 0;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
 		r->element[0]->type == REDIS_REPLY_STRING &&
 		store_parse_stream_id(r->element[0]->str, r->element[0]->len, &ms, &seq) == 0) {
 		n = store_take_entries(r->element[1], out);
+		/* Redis 7: the ids of pending entries no longer there, dropped from the group. */
+		if (r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY)
+			out->deleted = (unsigned)r->element[2]->elements;
 		/* Out of memory: the scan goes on from the same place next time. */
 		if (n >= 0)
 			store_format_stream_id(cursor, cursor_cap, ms, seq);

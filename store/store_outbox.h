@@ -39,9 +39,12 @@ store_outbox_rec_last(const struct store_outbox_rec *r)
 /* The records of the entries one read or claim delivered, in stream order. */
 struct store_outbox_buf {
 	struct store_outbox_rec *rec; /* grown as needed; free with store_outbox_buf_free() */
-	unsigned n;		   /* records */
-	unsigned entries;	   /* entries they came from */
+	unsigned n;		      /* records */
+	unsigned entries;	      /* entries they came from */
 	unsigned cap;
+	/* A claim's entries that were deleted while pending (XDEL, XTRIM): Redis drops them from
+	 * the group itself (XAUTOCLAIM, Redis 7), so no order is made of them. */
+	unsigned deleted;
 };
 
 /* Frees b's records and empties it; b itself is the caller's. */
@@ -66,8 +69,8 @@ int store_outbox_group_create(struct store *rs, uint32_t event, const char *grou
  * Reads at most count (1..RS_BATCH_MAX) entries never delivered to the group (XREADGROUP GROUP
  * group consumer COUNT count STREAMS outbox >, not blocking) and replaces out's records with
  * their reservations (out grows as needed). Returns how many entries (0: none), -EINVAL,
- * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -EIO (e.g. NOGROUP:
- * the group is gone) or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
+ * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -ENOENT (NOGROUP: the
+ * group is gone, Redis lost it; make it again), -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
  * they hold the entries: out is empty, the entries stay pending; docs/ha.md).
  */
 int store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
@@ -77,8 +80,9 @@ int store_outbox_read(struct store *rs, uint32_t event, const char *group, const
  * Takes over at most count entries pending for min_idle_ms or longer, whoever they were
  * delivered to (XAUTOCLAIM), into out as store_outbox_read() does. cursor (cap >= 48 bytes) is
  * "0-0" for a scan from the start and receives where the next call goes on ("0-0" again when
- * the scan is complete). Returns how many entries, -EINVAL, -ENOMEM, -ENOTCONN, -EIO or
- * -ETIMEDOUT (as store_outbox_read()).
+ * the scan is complete). out->deleted receives how many of the entries it went over were
+ * deleted while pending (Redis acknowledges those itself; they are not in out). Returns how many
+ * entries, -EINVAL, -ENOMEM, -ENOTCONN, -EIO or -ETIMEDOUT (as store_outbox_read()).
  */
 int store_outbox_claim(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned count,

@@ -89,6 +89,22 @@ store_wait_reads(struct store *rs)
 	return rc;
 }
 
+uint64_t
+store_wait_mark(const struct store *rs)
+{
+	return rs->conn_id;
+}
+
+int
+store_wait_reads_since(struct store *rs, uint64_t mark)
+{
+	if (rs->cfg.wait_replicas == 0)
+		return 0;
+	if (rs->conn_id != mark)
+		return -ENOTCONN;
+	return store_wait_reads(rs);
+}
+
 unsigned
 store_wait_wanted(const struct store *rs)
 {

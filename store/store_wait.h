@@ -8,6 +8,7 @@
  * store_outbox); a batch that does not reach them within wait_timeout is answered retry.
  */
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <hiredis/hiredis.h>
 
@@ -40,6 +41,15 @@ int store_wait_replicas(struct store *rs);
  * 0 (also without wait_replicas), -ETIMEDOUT or -ENOTCONN.
  */
 int store_wait_reads(struct store *rs);
+
+/*
+ * For work of several commands that may each reconnect (store_ensure_connected()): a mark of the
+ * connection now, then store_wait_reads_since() after the work, which is store_wait_reads() when
+ * the connection is still the one marked and -ENOTCONN when the store reconnected since (a WAIT
+ * there would not cover what ran before, perhaps on another primary). 0 without wait_replicas.
+ */
+uint64_t store_wait_mark(const struct store *rs);
+int store_wait_reads_since(struct store *rs, uint64_t mark);
 
 /*
  * Pipelined WAITs (the decider's rounds with wait_replicas, docs/ha.md): Redis blocks a client

@@ -19,6 +19,8 @@
 #include <zmq.h>
 
 #include "common/now.h"
+#include "order-writer/expiry.h"
+#include "order-writer/ow_results.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
@@ -824,6 +826,287 @@ test_publish_fails(void)
 }
 
 /*
+ * A reservation decided after PostgreSQL said closed (one racing `event close`: decided before
+ * the control plane's SET of the window key, or by a control plane that has not heard of the
+ * close yet) reaches the outbox after the writer found the closed event drained: it still
+ * becomes an order, at the next events refresh.
+ */
+static void
+test_closed_late_entry(void)
+{
+	const uint32_t ev = 11;
+	char cmd[512];
+
+	event_create(ev, 100, 100);
+	tap_eq_int(reserve(ev, 1, 10), 10, "event 11: 10 reservations");
+	write_conf("batch_size = 64");
+	/* At info, the writer logs when it finds a closed event drained. */
+	pid_t w = writer_start(false, "order_writer.log_level=info");
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 10, 20000), 10, "10 orders");
+	q1("UPDATE events SET state = 'closed', updated_at = now() WHERE id = %u", ev);
+	snprintf(cmd, sizeof(cmd), "grep -q 'event %u: closed and its outbox is drained' %s", ev,
+		log_path);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (system(cmd) != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	tap_ok(system(cmd) == 0, "the writer finds the closed event drained");
+	tap_eq_int(reserve(ev, 11, 5), 5, "then 5 reservations racing the close reach the outbox");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 15, 5000), 15, "they become orders too");
+	tap_eq_int(wait_for("SELECT count(*) FROM orders WHERE event_id = %u AND user_id > 10", ev,
+			   5, 1000),
+		5, "  the 5 late ones, once each");
+	sleep_ms(200);
+	tap_eq_int(redis_int("XPENDING fg:{11}:outbox order-writer"), 0, "  and acknowledged");
+	writer_stop(w);
+	invariants(ev, 100, true);
+}
+
+/*
+ * A batch refused on a stock conflict releases each reservation that has no order, also one whose
+ * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
+ * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
+ */
+/*
+ * Event ev with 1 item in PostgreSQL and 3 in Redis (Redis restored from an older state): user 1
+ * reserves id rid and a writer started here makes its order, PostgreSQL's last item. Returns the
+ * writer.
+ */
+static pid_t
+conflict_setup(uint32_t ev, uint64_t rid)
+{
+	event_create(ev, 1, 3);
+	tap_ok(reserve_ids(ev, 1, 1, rid, 1) == 1, "event %u: user 1 reserves id %" PRIu64, ev,
+		rid);
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 1, 20000), 1, "  its order takes PostgreSQL's 1 item");
+	sleep_ms(200);
+	return w;
+}
+
+static void
+test_conflict_shared_rid(void)
+{
+	const uint32_t ev = 14;
+	pid_t w = conflict_setup(ev, 8000001);
+
+	/* One read for both entries: user 1's delivered again, user 2's new. */
+	kill(w, SIGSTOP);
+	tap_eq_int(reserve_ids(ev, 2, 1, 8000001, 1), 1,
+		"  user 2 reserves with the same id (Redis had 3)");
+	redis_int("XGROUP SETID fg:{14}:outbox order-writer 0");
+	kill(w, SIGCONT);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (redis_int("XPENDING fg:{14}:outbox order-writer") != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	sleep_ms(300);
+	writer_stop(w);
+	tap_eq_int(q1(ORDERS_SQL, ev), 1, "  the refused batch commits nothing");
+	tap_eq_int(results_matching(ev, "^S:8000001$"), 1,
+		"  user 2's reservation is released: its result sold out");
+	tap_eq_int(redis_int("GET fg:{14}:stock"), 2, "  and its item back in Redis's stock");
+	invariants(ev, 3, false);
+}
+
+/*
+ * Redis restored from an older state (more stock than PostgreSQL, user 1's reservation lost)
+ * decides user 1 again, in a batch that PostgreSQL refuses for want of stock. User 1 holds an
+ * order already: that second reservation is not released (its decrement stands for the order's
+ * item, as when no conflict happens), else the item would go back twice, once now and once
+ * when the order expires.
+ */
+static void
+test_conflict_holder(void)
+{
+	const uint32_t ev = 16;
+	pid_t w = conflict_setup(ev, 9000001);
+
+	/* Redis forgets user 1 and its decrement (restored from before it). */
+	redis_int("HDEL fg:{16}:result 1");
+	redis_int("INCR fg:{16}:stock");
+	tap_eq_int(reserve_ids(ev, 1, 2, 9000002, 2), 2,
+		"  users 1 (again) and 2 reserve in one batch");
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (results_matching(ev, "^S:") < 1 && now_mono_ms() < end)
+		sleep_ms(20);
+	sleep_ms(300);
+	tap_eq_int(q1(ORDERS_SQL, ev), 1, "  the batch is refused (no stock for user 2)");
+	tap_eq_int(results_matching(ev, "^S:9000003$"), 1, "  user 2's reservation is released");
+	tap_eq_int(results_matching(ev, "^S:9000002$"), 0,
+		"  user 1's is not: it holds an order, whose item that decrement is");
+	tap_eq_int(redis_int("GET fg:{16}:stock"), 2, "  Redis's stock: 3 - 2 + 1");
+	/* The order expires: its item goes back once. */
+	q1("UPDATE orders SET pay_deadline = now() - interval '1 second' WHERE event_id = %u", ev);
+	tap_eq_int(wait_for("SELECT count(*) FROM stock_releases WHERE event_id = %u AND "
+			    "applied_at IS NOT NULL",
+			   ev, 1, 10000),
+		1, "  user 1's order expires, its release applied");
+	writer_stop(w);
+	tap_eq_int(redis_int("GET fg:{16}:stock"), 3,
+		"  Redis's stock 3, PostgreSQL's item back once");
+	tap_eq_int(
+		q1("SELECT available FROM stock WHERE event_id = %u", ev), 1, "  PostgreSQL's 1");
+}
+
+/*
+ * Redis loses an event's outbox with its consumer group during the sale (a failover to a node
+ * that never had them, a restart without its append-only file): reserve.lua's next XADD makes the
+ * stream again, without the group. The writer makes the group again and writes the new
+ * reservations, instead of failing on NOGROUP until it is restarted.
+ */
+static void
+test_group_lost(void)
+{
+	const uint32_t ev = 15;
+
+	event_create(ev, 100, 100);
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	tap_eq_int(reserve(ev, 1, 5), 5, "event 15: 5 reservations");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 5, 20000), 5, "  5 orders");
+	sleep_ms(200);
+	redis_int("DEL fg:{15}:outbox");
+	tap_eq_int(reserve(ev, 6, 5), 5, "  Redis lost the outbox and its group; 5 more reserve");
+	tap_eq_int(wait_for(ORDERS_SQL, ev, 10, 5000), 10, "  the writer makes them orders too");
+	sleep_ms(200);
+	tap_eq_int(redis_int("XPENDING fg:{15}:outbox order-writer"), 0, "  and acknowledges them");
+	writer_stop(w);
+	invariants(ev, 100, true);
+}
+
+/*
+ * An outbox entry deleted while pending (a writer read it and died, then someone ran XDEL): Redis
+ * drops it from the group when it is claimed, and the writer says so, loudly, with the event.
+ */
+static void
+test_deleted_pending(void)
+{
+	const uint32_t ev = 13;
+	char cmd[512];
+
+	event_create(ev, 10, 10);
+	tap_eq_int(reserve(ev, 1, 3), 3, "event 13: 3 reservations, one outbox entry");
+	redis_int("XGROUP CREATE fg:{13}:outbox order-writer 0 MKSTREAM");
+	redis_int("XREADGROUP GROUP order-writer gone COUNT 1 STREAMS fg:{13}:outbox >");
+	redisContext *c = redisConnectUnix(rsrv.sock);
+	redisReply *r = redisCommand(c, "XRANGE fg:{13}:outbox - +");
+
+	if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+		freeReplyObject(
+			redisCommand(c, "XDEL fg:{13}:outbox %s", r->element[0]->element[0]->str));
+	freeReplyObject(r);
+	redisFree(c);
+	tap_eq_int(redis_int("XPENDING fg:{13}:outbox order-writer"), 1,
+		"  read by a writer that died, then deleted: pending, gone from the stream");
+	write_conf("batch_size = 64");
+	pid_t w = writer_start(false, NULL);
+
+	snprintf(cmd, sizeof(cmd),
+		"grep -q 'event %u: 1 outbox entries were deleted while pending' %s", ev, log_path);
+	uint64_t end = now_mono_ms() + 10000;
+
+	while (system(cmd) != 0 && now_mono_ms() < end)
+		sleep_ms(20);
+	tap_ok(system(cmd) == 0, "  the writer's claim logs it as an error, naming the event");
+	tap_eq_int(redis_int("XPENDING fg:{13}:outbox order-writer"), 0, "  nothing pending");
+	writer_stop(w);
+	invariants(ev, 10, false);
+}
+
+/*
+ * With [redis] wait_replicas, a stock release applied to Redis is marked applied in PostgreSQL
+ * only once the replicas confirmed it: here none does (a Redis without replicas), so the sweep
+ * leaves the releases pending, and a later round applies them again, the stock going back once.
+ */
+static void
+test_release_unconfirmed(void)
+{
+	const uint32_t ev = 12;
+	const uint64_t rid0 = next_rid;
+	struct store_outbox_rec rec[3];
+	struct pg_orders_row out[3];
+	struct pg_orders_batch res;
+	struct expiry_stats st = {0}, st2 = {0};
+	unsigned n = 0;
+	char err[256] = "";
+	struct store_conn_config wc = {
+		.unix_path = rsrv.sock, .wait_replicas = 1, .wait_timeout_ms = 50};
+	struct store *wrs = store_open(&wc, err, sizeof(err));
+	struct pg_orders *os = pg_orders_open(psrv.conninfo, NULL, err, sizeof(err));
+
+	if (!tap_ok(wrs != NULL && os != NULL, "a store with wait_replicas 1, and PostgreSQL: %s",
+		    err)) {
+		store_close(wrs);
+		pg_orders_close(os);
+		return;
+	}
+	event_create(ev, 10, 10);
+	tap_eq_int(reserve(ev, 1, 3), 3, "event 12: 3 reservations");
+	for (unsigned i = 0; i < 3; i++)
+		rec[i] = (struct store_outbox_rec){.id_ms = now_wall_ms(),
+			.user = 1 + i,
+			.reservation_id = rid0 + i,
+			.valid = true};
+	tap_ok(pg_orders_write_batch(os, ev, rec, 3, out, &n, &res, NULL, err, sizeof(err)) == 0 &&
+			res.inserted == 3,
+		"  their 3 orders: %s", err);
+	q1("UPDATE orders SET pay_deadline = now() - interval '1 second' WHERE event_id = %u", ev);
+	int rc = expiry_sweep(os, wrs, NULL, 100, 1, &st);
+
+	tap_ok(rc == -ETIMEDOUT && st.expired == 3 && st.applied == 3,
+		"  expired and applied to Redis, not confirmed by a replica (rc %d, expired "
+		"%" PRIu64 ", applied %" PRIu64 ")",
+		rc, st.expired, st.applied);
+	tap_eq_int(q1("SELECT count(*) FROM stock_releases WHERE event_id = %u AND applied_at IS "
+		      "NULL",
+			   ev),
+		3, "  so the releases are not marked applied");
+	rc = expiry_releases(os, rs, NULL, 100, 1, &st2);
+	tap_ok(rc == 0 && st2.repeated == 3 && st2.applied == 0,
+		"  the next round (no replicas asked for) finds them applied (rc %d, repeated "
+		"%" PRIu64 ")",
+		rc, st2.repeated);
+	tap_eq_int(q1("SELECT count(*) FROM stock_releases WHERE event_id = %u AND applied_at IS "
+		      "NULL",
+			   ev),
+		0, "  and marks them");
+	tap_eq_int(redis_int("GET fg:{12}:stock"), 10, "  Redis got each item back once");
+
+	/* The same for a paid order's result: its result_changes row stays until confirmed. */
+	struct ow_results_stats ps = {0};
+
+	rec[0] = (struct store_outbox_rec){
+		.id_ms = now_wall_ms(), .user = 4, .reservation_id = next_rid, .valid = true};
+	tap_eq_int(reserve(ev, 4, 1), 1, "  user 4 reserves");
+	tap_ok(pg_orders_write_batch(os, ev, rec, 1, out, &n, &res, NULL, err, sizeof(err)) == 0 &&
+			res.inserted == 1,
+		"  and has an order: %s", err);
+	q1("SELECT flashgate_pay(id) FROM orders WHERE event_id = %u AND user_id = 4", ev);
+	rc = ow_results_paid(os, wrs, NULL, 100, 1, &ps);
+	tap_ok(rc == -ETIMEDOUT && ps.paid == 1,
+		"  paid: its result stored, not confirmed by a replica (rc %d)", rc);
+	tap_eq_int(q1("SELECT count(*) FROM result_changes c JOIN orders o ON o.id = c.order_id "
+		      "WHERE o.event_id = %u",
+			   ev),
+		1, "  so its result_changes row stays");
+	tap_ok(ow_results_paid(os, rs, NULL, 100, 1, &ps) == 0, "  the next round stores it");
+	tap_eq_int(q1("SELECT count(*) FROM result_changes c JOIN orders o ON o.id = c.order_id "
+		      "WHERE o.event_id = %u",
+			   ev),
+		0, "  and deletes the row");
+	tap_eq_int(results_matching(ev, "^P:"), 1, "  user 4's result is paid");
+	store_close(wrs);
+	pg_orders_close(os);
+	invariants(ev, 10, true);
+}
+
+/*
  * A time reads the same in every program: rounded down to the millisecond (pg/pg_row.h). Orders
  * whose deadlines PostgreSQL holds at .9996 s read .999 s wherever the order writer reads them:
  * in a redelivered batch's answer, in the stock release of an expiry and in a paid order's
@@ -919,6 +1202,12 @@ main(int argc, char **argv)
 	test_id_blocks();
 	test_publish_fails();
 	test_shared_rid();
+	test_closed_late_entry();
+	test_release_unconfirmed();
+	test_deleted_pending();
+	test_conflict_shared_rid();
+	test_group_lost();
+	test_conflict_holder();
 	test_deadline_ms();
 
 	if (tap_failed) {

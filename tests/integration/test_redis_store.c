@@ -1475,6 +1475,8 @@ test_outbox_reading(void)
 		"outbox claim: %d entries, %u reservations, %u valid (the deleted entry is gone "
 		"or invalid)",
 		n, b.n, valid);
+	tap_ok(n == 4 && b.deleted == 1,
+		"  the deleted entry, which Redis drops from the group, is counted (%u)", b.deleted);
 	/* Acknowledge by the last record of each entry. */
 	struct store_outbox_rec last[8];
 	unsigned n_last = 0;
