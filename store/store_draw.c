@@ -160,8 +160,11 @@ store_enter(struct store *rs, uint32_t event, const struct wire_reserve *res, un
 	if (verdicts[0] == WIRE_V_RETRY)
 		rs->st.draw_refused += n;
 	*entrants = (uint64_t)r->element[n]->integer;
-	/* A queued verdict is a promise too: answered only once the replicas hold it. */
-	rc = store_wait_replicas(rs);
+	/* A queued verdict is a promise too: answered only once the replicas hold it. A user
+	 * entered already (by another control plane, or on a connection since lost) makes the
+	 * script write nothing: WAIT counts a client's own writes (store_wait.h), so a PUBLISH
+	 * first puts this one's offset after the entry. */
+	rc = store_wait_reads(rs);
 	if (rc != 0)
 		*entrants = 0;
 out:

@@ -11,6 +11,8 @@
  *   - replicas stopped (SIGSTOP): a batch cannot reach them, every verdict is RETRY, nothing is
  *     acknowledged; once they are back, the same users' retry is decided (DUPLICATE for those
  *     the primary kept: the reserve is idempotent per user);
+ *   - a draw's entrant, replicas stopped: retry, also through a second store that finds the
+ *     entry written and writes nothing itself (its WAIT covers the entry all the same);
  *   - the same with the WAIT pipelined (the decider's way): two more batches are decided while
  *     the first one's WAIT is pending and share the next WAIT, none answers early, all retry;
  *   - a failover during a stream of decisions (the primary SIGKILLed with two batches' WAITs
@@ -32,6 +34,7 @@
 
 #include "common/log.h"
 #include "store/store_conn.h"
+#include "store/store_draw.h"
 #include "store/store_event.h"
 #include "store/store_keys.h"
 #include "store/store_outbox.h"
@@ -266,6 +269,99 @@ test_replicas_stopped(void)
 		BATCH, rc, (size_t)ob.n);
 	store_outbox_buf_free(&ob);
 	store_close(rs);
+}
+
+/* A client of the first primary (node 0) subscribed to the store's PUBLISH before WAIT. */
+static redisContext *
+replicated_sub(void)
+{
+	redisContext *c = rha_connect(ha.redis[0].port);
+	redisReply *r = c != NULL ? redisCommand(c, "SUBSCRIBE fg:replicated") : NULL;
+
+	if (r != NULL)
+		freeReplyObject(r);
+	return c;
+}
+
+/* The messages c got (none more within 200 ms); c is freed. */
+static unsigned
+replicated_count(redisContext *c)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+	unsigned n = 0;
+	void *r;
+
+	if (c == NULL)
+		return 0;
+	redisSetTimeout(c, tv);
+	while (redisGetReply(c, &r) == REDIS_OK && r != NULL) {
+		n++;
+		freeReplyObject(r);
+	}
+	redisFree(c);
+	return n;
+}
+
+/* Enters user into event's draw through rs; returns the status, *v the verdict. */
+static int
+enter_one(struct store *rs, uint32_t event, uint64_t user, uint64_t rid, uint8_t *v)
+{
+	struct wire_reserve res = {.event = event, .user = user, .reservation_id = rid};
+	unsigned added;
+	uint64_t entrants;
+
+	return store_enter(rs, event, &res, 1, v, &added, &entrants);
+}
+
+/*
+ * A draw's entrant is told queued only once the replicas hold the entry, also when the store
+ * that tells it did not write it: a second control plane (or the same after a reconnect) finds
+ * the user entered already, writes nothing, and its WAIT must still cover the entry.
+ */
+static void
+test_enter_replicas_stopped(void)
+{
+	const uint32_t ev = 17;
+	char err[512];
+	struct store *cp1 = open_store(ha.sentinels, RHA_MASTER, 1, false, err, sizeof(err));
+	struct store *cp2 =
+		cp1 != NULL ? open_store(ha.sentinels, RHA_MASTER, 1, false, err, sizeof(err))
+			    : NULL;
+	uint8_t v1 = 0, v2 = 0, v3 = 0;
+	int rc1, rc2, rc3;
+
+	if (cp1 == NULL || cp2 == NULL) {
+		tap_ok(0, "two stores for the entrants: %s", err);
+		store_close(cp1);
+		return;
+	}
+	kill(ha.redis[1].pid, SIGSTOP);
+	kill(ha.redis[2].pid, SIGSTOP);
+	rc1 = enter_one(cp1, ev, 910001, 910001, &v1);
+	redisContext *sub = replicated_sub();
+
+	rc2 = enter_one(cp2, ev, 910001, 910002, &v2);
+	unsigned pub = replicated_count(sub);
+	kill(ha.redis[1].pid, SIGCONT);
+	kill(ha.redis[2].pid, SIGCONT);
+	tap_ok(rc1 == -ETIMEDOUT && v1 == WIRE_V_RETRY,
+		"replicas stopped: an entrant written on the primary is answered retry (%d, "
+		"verdict %u)",
+		rc1, v1);
+	/* Redis 7.0 counts a WAIT from the client's last command, whatever it was; later
+	 * versions from its last write, so without the PUBLISH the second store's WAIT would
+	 * count nothing there and answer at once: the PUBLISH is checked, not just the verdict. */
+	tap_ok(rc2 == -ETIMEDOUT && v2 == WIRE_V_RETRY && pub == 1,
+		"and the same user through another store, which finds the entry and writes "
+		"nothing, is not told queued either: its WAIT follows a PUBLISH (%d, verdict %u, "
+		"%u PUBLISH)",
+		rc2, v2, pub);
+	rha_wait_synced(&ha, 0, 2, 10000);
+	rc3 = enter_one(cp2, ev, 910001, 910003, &v3);
+	tap_ok(rc3 == 0 && v3 == WIRE_V_QUEUED,
+		"replicas back: the retry is told queued (%d, verdict %u)", rc3, v3);
+	store_close(cp2);
+	store_close(cp1);
 }
 
 /* The WAITs the first primary (node 0) has run, from INFO commandstats (0: none or unknown). */
@@ -675,6 +771,7 @@ main(void)
 	test_replica_refused();
 	test_min_replicas_checked();
 	test_replicas_stopped();
+	test_enter_replicas_stopped();
 	test_pipelined_replicas_stopped();
 	test_failover();
 	rha_stop(&ha);
