@@ -20,6 +20,7 @@
 
 #include "common/now.h"
 #include "order-writer/expiry.h"
+#include "order-writer/outbox_reader.h"
 #include "order-writer/ow_results.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
@@ -1020,6 +1021,40 @@ test_deleted_pending(void)
 }
 
 /*
+ * A claim's count of entries deleted while pending is that claim's: the claim of an event without
+ * its group (XGROUP CREATE failed, or Redis lost the group) finds nothing and must not hand on the
+ * count of the event claimed before it, which the writer would log as deleted entries of this
+ * one. Events 18 and 19 exist only in Redis, for the reader alone.
+ */
+static void
+test_claim_deleted_own(void)
+{
+	struct outbox_reader *r = outbox_reader_open(rs, "order-writer", "t");
+	struct store_outbox_buf b = {0};
+	const uint32_t ids[2] = {18, 19};
+	const bool open[2] = {true, true};
+	bool done;
+
+	redis_int("XADD fg:{18}:outbox 1-1 u 1 r 1");
+	redis_int("XGROUP CREATE fg:{18}:outbox order-writer 0");
+	redis_int("XREADGROUP GROUP order-writer gone COUNT 1 STREAMS fg:{18}:outbox >");
+	redis_int("XDEL fg:{18}:outbox 1-1");
+	redis_int("SET fg:{19}:outbox not-a-stream"); /* its group cannot be made */
+	tap_ok(r != NULL && outbox_reader_set_events(r, ids, open, 2) != 0,
+		"event 19's group cannot be made (its outbox key is a string)");
+	int n = outbox_reader_claim(r, 0, 0, 64, &b, &done);
+
+	tap_ok(n == 0 && b.deleted == 1, "event 18's claim counts its deleted entry (%d, %u)", n,
+		b.deleted);
+	n = outbox_reader_claim(r, 1, 0, 64, &b, &done);
+	tap_ok(n == 0 && b.deleted == 0,
+		"  event 19's claim (no group) counts none, not event 18's (%d, %u)", n, b.deleted);
+	store_outbox_buf_free(&b);
+	outbox_reader_close(r);
+	redis_int("DEL fg:{18}:outbox fg:{19}:outbox");
+}
+
+/*
  * With [redis] wait_replicas, a stock release applied to Redis is marked applied in PostgreSQL
  * only once the replicas confirmed it: here none does (a Redis without replicas), so the sweep
  * leaves the releases pending, and a later round applies them again, the stock going back once.
@@ -1208,6 +1243,7 @@ main(int argc, char **argv)
 	test_conflict_shared_rid();
 	test_group_lost();
 	test_conflict_holder();
+	test_claim_deleted_own();
 	test_deadline_ms();
 
 	if (tap_failed) {
