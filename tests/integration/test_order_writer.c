@@ -865,11 +865,6 @@ test_closed_late_entry(void)
 }
 
 /*
- * A batch refused on a stock conflict releases each reservation that has no order, also one whose
- * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
- * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
- */
-/*
  * Event ev with 1 item in PostgreSQL and 3 in Redis (Redis restored from an older state): user 1
  * reserves id rid and a writer started here makes its order, PostgreSQL's last item. Returns the
  * writer.
@@ -888,6 +883,11 @@ conflict_setup(uint32_t ev, uint64_t rid)
 	return w;
 }
 
+/*
+ * A batch refused on a stock conflict releases each reservation that has no order, also one whose
+ * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
+ * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
+ */
 static void
 test_conflict_shared_rid(void)
 {
