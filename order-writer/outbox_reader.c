@@ -182,6 +182,7 @@ outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, u
 	*done = true;
 	out->n = 0;
 	out->entries = 0;
+	out->deleted = 0; /* this claim's only: the buffer may hold another event's count */
 	if (!e->grouped)
 		return 0;
 	n = store_outbox_claim(r->rs, e->id, r->group, r->consumer, min_idle_ms, e->cursor,

@@ -51,7 +51,8 @@ int outbox_reader_read(
  * Claims entries of event i pending for min_idle_ms or more into out, as many as
  * outbox_reader_read() would read, going on from where the previous call for this event stopped.
  * *done is set when the scan of event i reached the end (the next call starts again from the
- * beginning). Returns how many entries or a negative errno.
+ * beginning). out->deleted is this claim's count of entries deleted while pending (0 when it
+ * claimed nothing: no group, or a failure). Returns how many entries or a negative errno.
  */
 int outbox_reader_claim(struct outbox_reader *r, unsigned i, uint64_t min_idle_ms, unsigned want,
 	struct store_outbox_buf *out, bool *done);

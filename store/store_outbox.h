@@ -70,8 +70,9 @@ int store_outbox_group_create(struct store *rs, uint32_t event, const char *grou
  * group consumer COUNT count STREAMS outbox >, not blocking) and replaces out's records with
  * their reservations (out grows as needed). Returns how many entries (0: none), -EINVAL,
  * -ENOMEM (the entries stay pending: they are claimed later), -ENOTCONN, -ENOENT (NOGROUP: the
- * group is gone, Redis lost it; make it again), -EIO or -ETIMEDOUT (with [redis] wait_replicas, the replicas did not confirm
- * they hold the entries: out is empty, the entries stay pending; docs/ha.md).
+ * group is gone, Redis lost it; make it again), -EIO or -ETIMEDOUT (with [redis]
+ * wait_replicas, the replicas did not confirm they hold the entries: out is empty, the entries
+ * stay pending; docs/ha.md).
  */
 int store_outbox_read(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	unsigned count, struct store_outbox_buf *out);
@@ -82,7 +83,8 @@ int store_outbox_read(struct store *rs, uint32_t event, const char *group, const
  * "0-0" for a scan from the start and receives where the next call goes on ("0-0" again when
  * the scan is complete). out->deleted receives how many of the entries it went over were
  * deleted while pending (Redis acknowledges those itself; they are not in out). Returns how many
- * entries, -EINVAL, -ENOMEM, -ENOTCONN, -EIO or -ETIMEDOUT (as store_outbox_read()).
+ * entries, -EINVAL, -ENOMEM, -ENOTCONN, -ENOENT (NOGROUP), -EIO or -ETIMEDOUT (as
+ * store_outbox_read()).
  */
 int store_outbox_claim(struct store *rs, uint32_t event, const char *group, const char *consumer,
 	uint64_t min_idle_ms, char *cursor, size_t cursor_cap, unsigned count,

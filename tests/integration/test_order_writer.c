@@ -20,6 +20,7 @@
 
 #include "common/now.h"
 #include "order-writer/expiry.h"
+#include "order-writer/outbox_reader.h"
 #include "order-writer/ow_results.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
@@ -864,11 +865,6 @@ test_closed_late_entry(void)
 }
 
 /*
- * A batch refused on a stock conflict releases each reservation that has no order, also one whose
- * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
- * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
- */
-/*
  * Event ev with 1 item in PostgreSQL and 3 in Redis (Redis restored from an older state): user 1
  * reserves id rid and a writer started here makes its order, PostgreSQL's last item. Returns the
  * writer.
@@ -887,6 +883,11 @@ conflict_setup(uint32_t ev, uint64_t rid)
 	return w;
 }
 
+/*
+ * A batch refused on a stock conflict releases each reservation that has no order, also one whose
+ * reservation id another buyer's order of the batch has (data planes sharing a dp id): user 1's
+ * order of id 8000001 exists, user 2's reservation of the same id is new and finds no stock.
+ */
 static void
 test_conflict_shared_rid(void)
 {
@@ -1017,6 +1018,40 @@ test_deleted_pending(void)
 	tap_eq_int(redis_int("XPENDING fg:{13}:outbox order-writer"), 0, "  nothing pending");
 	writer_stop(w);
 	invariants(ev, 10, false);
+}
+
+/*
+ * A claim's count of entries deleted while pending is that claim's: the claim of an event without
+ * its group (XGROUP CREATE failed, or Redis lost the group) finds nothing and must not hand on the
+ * count of the event claimed before it, which the writer would log as deleted entries of this
+ * one. Events 18 and 19 exist only in Redis, for the reader alone.
+ */
+static void
+test_claim_deleted_own(void)
+{
+	struct outbox_reader *r = outbox_reader_open(rs, "order-writer", "t");
+	struct store_outbox_buf b = {0};
+	const uint32_t ids[2] = {18, 19};
+	const bool open[2] = {true, true};
+	bool done;
+
+	redis_int("XADD fg:{18}:outbox 1-1 u 1 r 1");
+	redis_int("XGROUP CREATE fg:{18}:outbox order-writer 0");
+	redis_int("XREADGROUP GROUP order-writer gone COUNT 1 STREAMS fg:{18}:outbox >");
+	redis_int("XDEL fg:{18}:outbox 1-1");
+	redis_int("SET fg:{19}:outbox not-a-stream"); /* its group cannot be made */
+	tap_ok(r != NULL && outbox_reader_set_events(r, ids, open, 2) != 0,
+		"event 19's group cannot be made (its outbox key is a string)");
+	int n = outbox_reader_claim(r, 0, 0, 64, &b, &done);
+
+	tap_ok(n == 0 && b.deleted == 1, "event 18's claim counts its deleted entry (%d, %u)", n,
+		b.deleted);
+	n = outbox_reader_claim(r, 1, 0, 64, &b, &done);
+	tap_ok(n == 0 && b.deleted == 0,
+		"  event 19's claim (no group) counts none, not event 18's (%d, %u)", n, b.deleted);
+	store_outbox_buf_free(&b);
+	outbox_reader_close(r);
+	redis_int("DEL fg:{18}:outbox fg:{19}:outbox");
 }
 
 /*
@@ -1208,6 +1243,7 @@ main(int argc, char **argv)
 	test_conflict_shared_rid();
 	test_group_lost();
 	test_conflict_holder();
+	test_claim_deleted_own();
 	test_deadline_ms();
 
 	if (tap_failed) {
