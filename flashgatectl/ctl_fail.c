@@ -30,9 +30,11 @@ ctl_option(const char *cmd, int argc, char **argv, int *i, const char *name, con
 		return ctl_fail(cmd, "%s given twice", name);
 	if (a[n] == '=') {
 		*val = a + n + 1;
-	} else if (*i + 1 < argc) {
+	} else if (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
 		*val = argv[++*i];
 	} else {
+		/* The next word an option ("--dir --role x"): the value is missing, as the admin
+		 * socket's parser says; a value that starts with "--" is given as --NAME=VALUE. */
 		return ctl_fail(cmd, "%s needs a value", name);
 	}
 	if (**val == '\0')

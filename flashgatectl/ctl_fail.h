@@ -14,7 +14,8 @@ int ctl_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
  * Whether argv[*i] is the option name ("--out"), as "--out VALUE" or "--out=VALUE": 1 with *val
  * the value and *i on the option's last word; 0 when it is another word (nothing changed).
  * *val must be NULL on the option's first time: when it is not (given twice), when the value is
- * missing or empty, it says so as ctl_fail() does and returns 2.
+ * missing (none follows, or the next word starts with "--": give such a value as
+ * --out=VALUE) or empty, it says so as ctl_fail() does and returns 2.
  */
 int ctl_option(const char *cmd, int argc, char **argv, int *i, const char *name, const char **val);
 

@@ -456,6 +456,8 @@ test_own_commands(const char *exe, struct fake *f, char *sock)
 		{{"report", "7", "--out="}, "report: --out needs a value, got an empty one"},
 		{{"report", "7", "--out", "a", "--out", "b"}, "report: --out given twice"},
 		{{"curve", "keygen", "dp1", "--dir"}, "curve keygen: --dir needs a value"},
+		{{"curve", "keygen", "dp1", "--dir", "--role", "dataplane"},
+			"curve keygen: --dir needs a value"},
 		{{"curve", "keygen", "dp1", "dp2"},
 			"curve keygen: unexpected \"dp2\" after NAME dp1"},
 	};
