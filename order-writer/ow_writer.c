@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "store/store_release.h"
+#include "store/store_wait.h"
 
 /*
  * One batch on its way: read from Redis, sent to PostgreSQL, then published and acknowledged.
@@ -71,7 +72,9 @@ struct ow_writer_slots {
 
 /*
  * Releases the reservations of a refused batch (sent on os) whose user holds no order of the
- * event. Returns 0 or < 0.
+ * event; the SOLD_OUT results of those applied go to res[0..*n_res), also when it fails. With
+ * [redis] wait_replicas, returns 0 only once the replicas hold what the releases wrote and read
+ * on the connection they ran on. Returns 0 or < 0 (the batch's entries must then stay pending).
  */
 static int
 ow_writer_release_refused(struct ow_writer *w, struct pg_orders *os, uint32_t event,
@@ -79,6 +82,8 @@ ow_writer_release_refused(struct ow_writer *w, struct pg_orders *os, uint32_t ev
 {
 	uint64_t users[RS_BATCH_MAX];
 	uint8_t holds[RS_BATCH_MAX];
+	unsigned n_asked = 0;
+	uint64_t mark;
 	char err[512];
 	int rc;
 
@@ -99,9 +104,11 @@ ow_writer_release_refused(struct ow_writer *w, struct pg_orders *os, uint32_t ev
 		LOG_RL(LOG_LEVEL_WARN, 5000, "event %" PRIu32 ": %s", event, err);
 		return rc;
 	}
+	mark = store_wait_mark(w->rs);
 	for (unsigned i = 0; i < n; i++) {
 		if (holds[i])
 			continue;
+		n_asked++;
 		/* No order was ever made of it: the buyer is told sold out (PostgreSQL had no
 		 * stock left for it), not that an order expired. */
 		static const struct store_release_as unordered = {.verdict = WIRE_V_SOLD_OUT};
@@ -124,6 +131,22 @@ ow_writer_release_refused(struct ow_writer *w, struct pg_orders *os, uint32_t ev
 				.verdict = WIRE_V_SOLD_OUT,
 			};
 		}
+	}
+	/*
+	 * The entries are acknowledged next, on the publisher's connection: a failover to a
+	 * replica that lacks these releases (or the earlier one a "released before" read) would
+	 * lose them for good, the buyer's field the bare reservation and its item lost to the
+	 * sale. Unconfirmed, the entries stay pending; their redelivery finds what reached Redis
+	 * released (store_released_check(), release.lua's "released before") and releases again
+	 * only what a failover lost, so each item goes back once.
+	 */
+	if (n_asked > 0 && (rc = store_wait_reads_since(w->rs, mark)) != 0) {
+		LOG_RL(LOG_LEVEL_WARN, 5000,
+			"event %" PRIu32 ": the release of %u reservation(s) of a refused batch "
+			"not confirmed by Redis's replicas (%s): their entries stay pending and "
+			"are released again when delivered again",
+			event, n_asked, strerror(-rc));
+		return rc;
 	}
 	return 0;
 }
@@ -221,10 +244,12 @@ ow_writer_wait(struct ow_writer *w, struct ow_writer_slot *b)
 			"event %" PRIu32 ": PostgreSQL has less stock than Redis handed out; "
 			"%u reservation(s) released back to Redis (reconcile the event)",
 			b->event, n_res);
-		if (rc != 0)
-			return rc;
+		/* Told at once, also when the entries stay pending (rc): their redelivery finds
+		 * these released and tells nothing, as the expiry tells before it marks. */
 		if (w->link != NULL && n_res > 0)
 			ow_link_results(w->link, b->res, n_res);
+		if (rc != 0)
+			return rc;
 	} else {
 		w->st.batches++;
 		w->st.orders += b->br.inserted;

@@ -29,7 +29,8 @@
  * When PostgreSQL refuses the stock decrement (it holds less stock than Redis handed out),
  * nothing of the batch is committed; its reservations whose users hold no order of the event are
  * released in Redis (release.lua: stock back, result "S:<rid>") so that no stock is stranded,
- * and then acknowledged.
+ * and then acknowledged; with [redis] wait_replicas only once the replicas hold the releases
+ * (else the batch fails and its entries stay pending; their redelivery skips what was released).
  */
 #include <stdint.h>
 

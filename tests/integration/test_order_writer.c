@@ -22,6 +22,7 @@
 #include "order-writer/expiry.h"
 #include "order-writer/outbox_reader.h"
 #include "order-writer/ow_results.h"
+#include "order-writer/ow_writer.h"
 #include "pg/pg.h"
 #include "store/store_conn.h"
 #include "store/store_event.h"
@@ -240,8 +241,8 @@ published_matches(uint32_t ev, uint64_t first, unsigned n)
 	return good;
 }
 
-/* RESULT PAID records pull_drain() saw, and those whose order id or deadline was 0. */
-static unsigned paid_recs, recs_without_order;
+/* RESULT PAID and SOLD_OUT records pull_drain() saw, and those whose order id or deadline was 0. */
+static unsigned paid_recs, sold_out_recs, recs_without_order;
 
 /* Counts the fields of event ev's result hash whose value matches the Lua pattern pat. */
 static long long
@@ -288,6 +289,7 @@ pull_drain(unsigned *ordered, unsigned *expired, unsigned *restock)
 				*(r.verdict == WIRE_V_ORDERED ? ordered : expired) +=
 					r.verdict == WIRE_V_ORDERED || r.verdict == WIRE_V_EXPIRED;
 				paid_recs += r.verdict == WIRE_V_PAID;
+				sold_out_recs += r.verdict == WIRE_V_SOLD_OUT;
 				recs_without_order += r.order_id == 0 || r.pay_deadline_ms == 0;
 			}
 		}
@@ -1142,6 +1144,103 @@ test_release_unconfirmed(void)
 }
 
 /*
+ * Delivers what the group has pending or new on event ev's outbox (read on rs, a store without
+ * wait_replicas) to a writer whose releases run on wrs and whose entries are acknowledged on prs
+ * (NULL: on wrs), and completes it. Returns the entries delivered, or -1 with the writer's error
+ * in *wrc.
+ */
+static int
+refused_deliver(uint32_t ev, struct store *wrs, struct store *prs, struct pg_orders *os,
+	struct ow_link *link, bool claim, int *wrc, struct ow_writer_stats *st)
+{
+	struct store_outbox_buf ob = {0};
+	char cursor[48] = "0-0";
+	struct ow_writer w = {
+		.rs = wrs, .publish_rs = prs, .os = os, .link = link, .group = "order-writer"};
+	int n = claim ? store_outbox_claim(rs, ev, "order-writer", "t", 0, cursor, sizeof(cursor),
+				RS_BATCH_MAX, &ob)
+		      : store_outbox_read(rs, ev, "order-writer", "t", RS_BATCH_MAX, &ob);
+
+	*wrc = 0;
+	if (n > 0) {
+		*wrc = ow_writer_write(&w, ev, ob.rec, ob.n);
+		int f = ow_writer_flush(&w);
+
+		*wrc = *wrc != 0 ? *wrc : f;
+		ow_writer_free(&w);
+		*st = w.st;
+	}
+	store_outbox_buf_free(&ob);
+	return n;
+}
+
+/*
+ * With [redis] wait_replicas, a batch PostgreSQL refuses for want of stock has its reservations
+ * released in Redis, and its outbox entries are acknowledged (on another connection, the
+ * publisher's) only once the replicas hold those releases: a failover in between would lose them
+ * for good. Here none confirms (the releases run on a store with wait_replicas 1 on a Redis
+ * without replicas; the outbox is read and acknowledged on stores without it): the entry stays
+ * pending, the buyers told sold out at once; its redelivery through a plain store finds them
+ * released and acknowledges it, each item back in Redis once.
+ */
+static void
+test_refused_unconfirmed(void)
+{
+	const uint32_t ev = 17;
+	unsigned ordered = 0, expired = 0, restock = 0;
+	struct ow_writer_stats st = {0};
+	char err[256] = "";
+	struct store_conn_config wc = {
+		.unix_path = rsrv.sock, .wait_replicas = 1, .wait_timeout_ms = 50};
+	struct store_conn_config pc = {.unix_path = rsrv.sock};
+	struct store *wrs = store_open(&wc, err, sizeof(err));
+	struct store *prs = wrs != NULL ? store_open(&pc, err, sizeof(err)) : NULL;
+	struct pg_orders *os = pg_orders_open(psrv.conninfo, NULL, err, sizeof(err));
+	struct ow_link *link = ow_link_open(
+		pull_ep, 17, 100, &(struct zlink_keys){.curve = false}, err, sizeof(err));
+	int wrc, n;
+
+	if (!tap_ok(wrs != NULL && prs != NULL && os != NULL && link != NULL,
+		    "a store with wait_replicas 1, a plain one, PostgreSQL and a link: %s", err))
+		goto out;
+	event_create(ev, 1, 3);
+	tap_eq_int(
+		reserve(ev, 1, 2), 2, "event 17: 2 reservations in Redis against 1 in PostgreSQL");
+	tap_ok(store_outbox_group_create(rs, ev, "order-writer") == 0, "  the group");
+	pull_drain(&ordered, &expired, &restock);
+	sold_out_recs = 0;
+	n = refused_deliver(ev, wrs, prs, os, link, false, &wrc, &st);
+	tap_ok(n == 1 && st.conflicts == 1 && st.released == 2,
+		"  their entry read, refused by PostgreSQL, both released (entries %d, conflicts "
+		"%" PRIu64 ", released %" PRIu64 ")",
+		n, st.conflicts, st.released);
+	tap_eq_int(wrc, -ETIMEDOUT, "  the releases not confirmed by a replica: the writer fails");
+	tap_eq_int(redis_int("XPENDING fg:{17}:outbox order-writer"), 1,
+		"  so the entry stays pending, not acknowledged");
+	ow_link_close(link); /* sends what it holds */
+	link = NULL;
+	sleep_ms(100);
+	pull_drain(&ordered, &expired, &restock);
+	tap_eq_int(sold_out_recs, 2, "  the 2 buyers are told sold out at once");
+	st = (struct ow_writer_stats){0};
+	n = refused_deliver(ev, rs, NULL, os, NULL, true, &wrc, &st);
+	tap_ok(n == 1 && wrc == 0 && st.skipped == 2 && st.released == 0 && st.conflicts == 0,
+		"  delivered again (no replicas asked for): found released, nothing released again "
+		"(entries %d, rc %d, skipped %" PRIu64 ", released %" PRIu64 ")",
+		n, wrc, st.skipped, st.released);
+	tap_eq_int(redis_int("XPENDING fg:{17}:outbox order-writer"), 0, "  and acknowledged");
+	tap_eq_int(redis_int("GET fg:{17}:stock"), 3, "  Redis got each item back once (1 + 2)");
+	tap_eq_int(results_matching(ev, "^S:%d+$"), 2, "  both results say sold out");
+	tap_eq_int(q1(ORDERS_SQL, ev), 0, "  and no order was made");
+	invariants(ev, 3, false);
+out:
+	ow_link_close(link);
+	pg_orders_close(os);
+	store_close(prs);
+	store_close(wrs);
+}
+
+/*
  * A time reads the same in every program: rounded down to the millisecond (pg/pg_row.h). Orders
  * whose deadlines PostgreSQL holds at .9996 s read .999 s wherever the order writer reads them:
  * in a redelivered batch's answer, in the stock release of an expiry and in a paid order's
@@ -1239,6 +1338,7 @@ main(int argc, char **argv)
 	test_shared_rid();
 	test_closed_late_entry();
 	test_release_unconfirmed();
+	test_refused_unconfirmed();
 	test_deleted_pending();
 	test_conflict_shared_rid();
 	test_group_lost();
