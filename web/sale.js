@@ -393,6 +393,15 @@
 			}
 			const end = { 410: /closed/.test(b.error || "") ? "closed" : "sold_out", 401: "session_bad",
 				403: "blocked", 404: "no_event" }[r.status];
+			if (end === "session_bad") {
+				// Not stored as final: the login is the shop's, not the sale's. Once the buyer
+				// has logged in again, a reload offers the button again.
+				rec.clicked = false;
+				rec.token = null;
+				save();
+				show(end);
+				return false;
+			}
 			if (end) {
 				finish(end);
 				return false;

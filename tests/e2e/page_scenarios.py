@@ -12,6 +12,8 @@ clicking. Sale B (open): buyer 301 clicks while the control plane is stopped (SI
 queued, reloads: the page resumes the same receipt, and no second reserve is sent. Buyer 301
 clicks again in a new tab: the reserve is answered 200 with the order it holds, which the page
 shows (it showed "busy" for ever); the connection lost, the order and its deadline stay shown.
+Buyer 304's login has expired at the click: "log in again"; logged in again, a reload offers
+the button again (the expired login was stored as final) and the click buys.
 
 Sale C (created here with flashgatectl: a line that opens a few seconds later, a draw window and
 a challenge, docs/fairness.md): buyer 401's page counts down to the line, shows "Join the line"
@@ -329,6 +331,31 @@ def sale_b_second_tab():
         b.quit()
 
 
+def sale_b_login_again():
+    """Buyer 304's login has expired when it clicks: "Log in again". Logged in again (a new
+    session cookie), a reload offers the button, and the click buys."""
+    b = fresh("buyer304")
+    try:
+        b.open(url(EV_B), session=mint_token.session(AUTH, 1, 304, int(time.time()) - 60))
+        b.wait_state({"open"}, 20)
+        b.click_buy()
+        st = b.wait_state({"session_bad"}, 20)
+        check(st == "session_bad", "an expired login is told to log in again",
+              "state %s, status %r" % (st, b.status()))
+        b.shot("session-expired")
+        b.open(url(EV_B), session=session(304))
+        st = b.wait_state({"open", "session_bad"}, 20)
+        enabled = b.wait(b.button_enabled, 5)
+        check(st == "open" and enabled, "logged in again, the reload offers the button",
+              "state %s, status %r" % (st, b.status()))
+        if enabled:
+            b.click_buy()
+            st = b.wait_state({"ordered", "reserved"}, 30)
+            check(st in HOLDS, "... and the click buys (%s)" % st)
+    finally:
+        b.quit()
+
+
 def sale_b_chinese():
     b = fresh("buyer302-zh")
     try:
@@ -519,6 +546,7 @@ def main():
         b2 = None
         sale_b_reload_queued()
         sale_b_second_tab()
+        sale_b_login_again()
         sale_b_chinese()
         sale_c_draw()
         sale_a_expired(b1)
