@@ -425,6 +425,9 @@
 				rec.result_path = b.result_path;
 				rec.status = "queued";
 				rec.position = rec.wait_ms = null;
+				// In the line before its draw: the draw's countdown from now, not from the first
+				// poll's answer (until then the page said only "You are in line").
+				rec.draw_at = rec.joined && ev && ev.draw_at > serverNow() ? ev.draw_at : null;
 				save();
 				showQueued();
 				return "queued";
