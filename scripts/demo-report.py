@@ -30,6 +30,19 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
+# The generator's outcomes that are not a result of the API's (docs/loadgen.md,
+# tools/loadgen/lg_stats.h): a reader cannot guess them from their names.
+OUTCOME_MEANS = {
+    "other_result": "a last result the generator does not count as final: waiting (on a draw's "
+                    "waiting list when it stopped polling)",
+    "still_queued": "still queued when its polls ran out",
+    "gave_up": "refused 425, 429 or 503 until its retries ran out",
+    "conn_failed": "one of its connections was reset or timed out, so it never learnt its "
+                   "result (the generator, the floods and the data plane share the machine's "
+                   "cores); some may hold an item unknowing: the invariants count them",
+}
+
+
 def finish(fig, ax, path, heading, ylabel, grid_axis="both", **legend):
     """The parts every plot shares: labels, legend, grid, and the PNG written."""
     ax.set_title(heading)
@@ -121,12 +134,16 @@ def main():
            "<p><b>Verdict: <span class='%s'>%s</span></b></p>"
            % ("PASS" if ok else "FAIL", "every check passed" if ok else "a check failed")]
     users = lg.get("users", {})
-    outcomes = ", ".join("%s %s" % (k, v) for k, v in (lg.get("outcomes") or {}).items() if v)
+    got = {k: v for k, v in (lg.get("outcomes") or {}).items() if v}
+    outcomes = ", ".join("%s %s" % kv for kv in got.items())
     out.append("<p>%s%s buyers played by the generator in %s s; %s requests answered. "
                "Final results: %s.</p>" % (e(a.loadgen_label), e(str(users.get("done", "?"))),
                                            e(str(lg.get("elapsed_s", "?"))),
                                            e(str((lg.get("requests") or {}).get("answered", "?"))),
                                            e(outcomes or "none")))
+    said = ["<li><b>%s</b>: %s</li>" % (k, e(OUTCOME_MEANS[k])) for k in got if k in OUTCOME_MEANS]
+    if said:
+        out.append("<ul>%s</ul>" % "".join(said))
     if a.shares and os.path.exists(a.shares):
         with open(a.shares) as f:
             sh = json.load(f)

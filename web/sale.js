@@ -176,20 +176,24 @@
 			ui.startsAt.textContent = draw ? t("draw_at", { time: localTime(ev.draw_at) }) :
 				t("starts_at", { time: localTime(ev.starts_at) });
 		}
-		ui.line.hidden = state !== "queued";
+		// While the answers do not come (offline, busy), what the buyer holds stays shown: the
+		// place in line, the order, its deadline and "Pay now" (paying is the shop's, not ours).
+		const held = (state === "offline" || state === "busy") && rec.clicked && rec.status ?
+			rec.status : state;
+		ui.line.hidden = held !== "queued";
 		ui.solve.hidden = state !== "solving";
 		// The challenge's cost in this browser, once solved (kept in the record: solve_ms).
 		ui.solved.hidden = !(rec.clicked && rec.solve_ms != null && state !== "solving");
 		if (!ui.solved.hidden) ui.solved.textContent = t("solved_in", { t: seconds1(rec.solve_ms) });
-		const hasOrder = !!rec.order_id && ["ordered", "paid", "expired", "cancelled"].includes(state);
+		const hasOrder = !!rec.order_id && ["ordered", "paid", "expired", "cancelled"].includes(held);
 		ui.order.hidden = !hasOrder;
 		if (hasOrder) ui.order.textContent = t("order_id", { id: rec.order_id });
-		ui.deadline.hidden = !(state === "ordered" && rec.pay_deadline);
-		ui.pay.hidden = !(state === "ordered" && cfg.payUrl && rec.order_id);
+		ui.deadline.hidden = !(held === "ordered" && rec.pay_deadline);
+		ui.pay.hidden = !(held === "ordered" && cfg.payUrl && rec.order_id);
 		if (!ui.pay.hidden) ui.pay.href = String(cfg.payUrl).split("{order_id}").join(rec.order_id);
 		// Once the buyer has an item or a final answer, the greyed button has nothing to say.
 		ui.buy.hidden = ["reserved", "ordered", "paid", "duplicate", "expired", "cancelled"]
-			.includes(state);
+			.includes(held);
 		ui.login.hidden = state !== "login" && state !== "session_bad";
 		if (!ui.login.hidden) {
 			if (cfg.loginUrl) ui.login.href = cfg.loginUrl;
@@ -261,12 +265,12 @@
 			else if (ev.state === "queueing") ui.countdownTime.textContent = hms(ev.draw_at - now);
 		}
 		// Queued before the draw: the time left until it, counting down between polls.
-		if (shown === "queued" && rec.position == null && rec.draw_at) ui.wait.textContent = drawIn(now);
+		if (!ui.line.hidden && rec.position == null && rec.draw_at) ui.wait.textContent = drawIn(now);
 		if (ev && ev.ends_at && now >= ev.ends_at && ev.state !== "closed" && !rec.clicked) {
 			ev.state = "closed";
 			showEventState();
 		}
-		if (shown === "ordered" && rec.pay_deadline) ui.deadlineTime.textContent = hms(rec.pay_deadline - now);
+		if (!ui.deadline.hidden) ui.deadlineTime.textContent = hms(rec.pay_deadline - now);
 	}
 
 	// ---- before the click: the event ----------------------------------------------------
@@ -350,7 +354,7 @@
 	// then the result. "again" from a step means: start over with what is stored.
 	async function purchase() {
 		for (let round = 0; round < 10; round++) {
-			if (!rec.receipt) {
+			if (!rec.receipt && !rec.held) {
 				if (!rec.token || !(rec.token_expires > serverNow() + 5000)) {
 					if (!(await getToken())) return;
 				}
@@ -389,6 +393,15 @@
 			}
 			const end = { 410: /closed/.test(b.error || "") ? "closed" : "sold_out", 401: "session_bad",
 				403: "blocked", 404: "no_event" }[r.status];
+			if (end === "session_bad") {
+				// Not stored as final: the login is the shop's, not the sale's. Once the buyer
+				// has logged in again, a reload offers the button again.
+				rec.clicked = false;
+				rec.token = null;
+				save();
+				show(end);
+				return false;
+			}
 			if (end) {
 				finish(end);
 				return false;
@@ -412,8 +425,20 @@
 				rec.result_path = b.result_path;
 				rec.status = "queued";
 				rec.position = rec.wait_ms = null;
+				// In the line before its draw: the draw's countdown from now, not from the first
+				// poll's answer (until then the page said only "You are in line").
+				rec.draw_at = rec.joined && ev && ev.draw_at > serverNow() ? ev.draw_at : null;
 				save();
 				showQueued();
+				return "queued";
+			}
+			if (r.status === 200 && b.status) {
+				// This data plane already holds the user's result (another tab's click, or a
+				// reserve whose 202 was lost): no receipt comes, the purchase token polls it
+				// (docs/api.md).
+				rec.held = true;
+				rec.status = b.status;
+				save();
 				return "queued";
 			}
 			if (r.status === 410) {
@@ -462,7 +487,7 @@
 		const path = rec.result_path || "/api/v1/events/" + encodeURIComponent(eventId) + "/result";
 		let queued = 0, fails = 0, found = false;
 		for (;;) {
-			const proof = probe ? rec.token : rec.receipt;
+			const proof = probe || !rec.receipt ? rec.token : rec.receipt;
 			const r = await call("GET", path, { "X-Flash-Token": proof });
 			const b = r.body;
 			let wait;
@@ -496,6 +521,7 @@
 					wait = 4000;
 				} else if (st === "retry") {
 					rec.receipt = null;
+					rec.held = false;
 					rec.status = null;
 					save();
 					return "again";
@@ -528,6 +554,14 @@
 				return "again";
 			}
 			if (r.status === 403 && probe) return "none";
+			if (r.status === 403 && !rec.receipt) {
+				// The purchase token that polls a held result expired: a new one, whose reserve
+				// answers the result again.
+				rec.token = null;
+				rec.held = false;
+				save();
+				return "again";
+			}
 			if (r.status === 403 || r.status === 404) {
 				finish(r.status === 404 ? "no_event" : "error", { why: b.error || r.status });
 				return "stop";
@@ -608,9 +642,9 @@
 		if (rec.final) return show(rec.final, { why: rec.why });
 		if (rec.clicked && session) {
 			// A reload: the stored receipt is polled, nothing is reserved again.
-			if (rec.receipt) {
+			if (rec.receipt || rec.held) {
 				if (rec.status === "queued") showQueued();
-				else if (rec.status) show(rec.status);
+				else if (rec.status) show(rec.status, { n: rec.ahead != null ? rec.ahead : "?" });
 			}
 			return purchase();
 		}

@@ -62,7 +62,12 @@ while [ $# -gt 0 ]; do
 	--stock=* | --users=* | --lose=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
 	--keep) keep=1 && shift ;;
 	-h | --help) usage && exit 0 ;;
-	*) usage >&2 && exit 2 ;;
+	*)
+		# Said on one line: the whole usage on stderr would bury what was wrong.
+		printf "error: unknown option or argument '%s' (%s --help lists the options)\n" \
+			"$1" "scripts/demo --cluster" >&2
+		exit 2
+		;;
 	esac
 done
 

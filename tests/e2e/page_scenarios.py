@@ -9,7 +9,11 @@ clicks once at the start (a second click does nothing: one token and one reserve
 edge, one reservation in Redis), is ordered and does not pay: expired. Buyer 202 buys too and
 is paid with flashgate_pay(). Buyer 203 comes after the sell-out and is shown sold out without
 clicking. Sale B (open): buyer 301 clicks while the control plane is stopped (SIGSTOP), is
-queued, reloads: the page resumes the same receipt, and no second reserve is sent.
+queued, reloads: the page resumes the same receipt, and no second reserve is sent. Buyer 301
+clicks again in a new tab: the reserve is answered 200 with the order it holds, which the page
+shows (it showed "busy" for ever); the connection lost, the order and its deadline stay shown.
+Buyer 304's login has expired at the click: "log in again"; logged in again, a reload offers
+the button again (the expired login was stored as final) and the click buys.
 
 Sale C (created here with flashgatectl: a line that opens a few seconds later, a draw window and
 a challenge, docs/fairness.md): buyer 401's page counts down to the line, shows "Join the line"
@@ -290,6 +294,68 @@ def sale_b_reload_queued():
         b.quit()
 
 
+def sale_b_second_tab():
+    """Buyer 301, who holds an item, clicks again in a new tab (its own sessionStorage): the
+    data plane answers the reserve 200 with the held result, no receipt (docs/api.md). The
+    page shows the order, not "busy" forever. Then the connection is lost: the order, its
+    deadline stay shown beside "offline", and the page comes back to "ordered"."""
+    b = fresh("buyer301-tab2")
+    try:
+        b.open(url(EV_B), session=session(301))
+        b.wait_state({"open"}, 20)
+        b.click_buy()
+        st = b.wait_state({"ordered", "reserved", "duplicate"}, 20)
+        check(st == "ordered" and b.shown("order") and b.shown("deadline"),
+              "buyer 301 clicks again in a new tab: the reserve's 200 shows the held order "
+              "(%s, %s)" % (st, b.text("order")),
+              "state %s, status %r, reserves %s" % (b.state(), b.status(),
+                                                    edge_status(301, "reserve")))
+        b.shot("second-tab")
+        b.driver.set_network_conditions(offline=True, latency=0, download_throughput=0,
+                                        upload_throughput=0)
+        try:
+            st = b.wait_state({"offline"}, 40)
+            check(st == "offline" and b.shown("order") and b.shown("deadline") and
+                  not b.shown("buy"), "the connection lost while ordered: \"offline\" with "
+                  "the order and its deadline still shown, no buy button (%s)"
+                  % b.text("deadline-time"),
+                  "state %s, order shown %s, deadline shown %s, buy shown %s"
+                  % (st, b.shown("order"), b.shown("deadline"), b.shown("buy")))
+            b.shot("ordered-offline")
+        finally:
+            b.driver.set_network_conditions(offline=False, latency=0, download_throughput=-1,
+                                            upload_throughput=-1)
+        check(b.wait_state({"ordered"}, 30) == "ordered",
+              "... and the page shows the order again once the connection is back")
+    finally:
+        b.quit()
+
+
+def sale_b_login_again():
+    """Buyer 304's login has expired when it clicks: "Log in again". Logged in again (a new
+    session cookie), a reload offers the button, and the click buys."""
+    b = fresh("buyer304")
+    try:
+        b.open(url(EV_B), session=mint_token.session(AUTH, 1, 304, int(time.time()) - 60))
+        b.wait_state({"open"}, 20)
+        b.click_buy()
+        st = b.wait_state({"session_bad"}, 20)
+        check(st == "session_bad", "an expired login is told to log in again",
+              "state %s, status %r" % (st, b.status()))
+        b.shot("session-expired")
+        b.open(url(EV_B), session=session(304))
+        st = b.wait_state({"open", "session_bad"}, 20)
+        enabled = b.wait(b.button_enabled, 5)
+        check(st == "open" and enabled, "logged in again, the reload offers the button",
+              "state %s, status %r" % (st, b.status()))
+        if enabled:
+            b.click_buy()
+            st = b.wait_state({"ordered", "reserved"}, 30)
+            check(st in HOLDS, "... and the click buys (%s)" % st)
+    finally:
+        b.quit()
+
+
 def sale_b_chinese():
     b = fresh("buyer302-zh")
     try:
@@ -479,6 +545,8 @@ def main():
         b2.quit()
         b2 = None
         sale_b_reload_queued()
+        sale_b_second_tab()
+        sale_b_login_again()
         sale_b_chinese()
         sale_c_draw()
         sale_a_expired(b1)

@@ -5,9 +5,10 @@
 # namespace loads it over https from an nginx edge (scripts/page-edge) that proxies /api/ to the
 # data plane, against the real control plane, order writer, Redis and PostgreSQL. The buyers'
 # scenarios are in page_scenarios.py (countdown, one click, sold out, expired, paid, a reload
-# while queued, a sale with a line, a draw and a challenge: the challenge's time in the browser
-# printed, the place in line shown), all under the edge's Content-Security-Policy (a violation
-# the browser reports fails the test); screenshots of every step go to SHOTS_DIR.
+# while queued, a second tab of a buyer who holds an order, the connection lost while ordered, a
+# login expired then renewed, a sale with a line, a draw and a challenge: the challenge's time in
+# the browser printed, the place in line shown), all under the edge's Content-Security-Policy (a
+# violation the browser reports fails the test); screenshots of every step go to SHOTS_DIR.
 #
 # usage: test_page.sh DATAPLANE CONTROLPLANE FLASHGATECTL ORDER_WRITER SHOTS_DIR
 set -euo pipefail
