@@ -374,6 +374,15 @@ b401=$(flood_answer badkey flood_one_ip 401)
 tap_run "one-ip flood with a wrong key: its 401s ($b401) are all counted unexpected" \
 	test "$b401" -gt 0 -a "$(field badkey flood_one_ip unexpected)" = "$b401"
 
+# --- --flood-max: the floods stop after that many segments and connections in all -----------
+# Healthz clients for ~2 s beside a SYN flood of 20,000/s and a bad-ACK flood of 20,000/s: without
+# the bound ~80,000 segments, with it exactly 1,500 (what the demo's --requests counts on).
+lg_run bounded --mode healthz --connections 200 --rate 100 --duration-s 20 \
+	--flood syn:20000 --flood bad-ack:20000 --flood-max 1500
+b_syn=$(field bounded flood_syn sent) b_ba=$(field bounded flood_bad_ack sent)
+tap_is "$LG_RC/$(answer bounded 200)/$((${b_syn:-0} + ${b_ba:-0}))" "0/200/1500" \
+	"--flood-max 1500: loadgen exits 0, the 200 healthz clients got 200, the floods sent 1500 in all ($b_syn SYNs, $b_ba bad ACKs)"
+
 # --- one reserve per connection with a valid purchase token (minted with the sale key): 202 ---
 N_RES=2000
 rc=0

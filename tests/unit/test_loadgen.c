@@ -1043,6 +1043,10 @@ static const struct {
 	{{"--flood", "one-ip:10"}, -1,
 		"--flood one-ip sends token requests with valid sessions; give --auth-key-hex (and "
 		"--kid)"},
+	{{"--flood-max", "100"}, -1, "--flood-max goes with --flood"},
+	{{"--flood", "syn:10", "--flood-max", "0"}, -1,
+		"bad value '0' for --flood-max: 1 or more flood segments and connections"},
+	{{"--flood", "syn:10", "--flood-max", "100"}, 0, ""},
 	{{"--bogus"}, -1, ""}, /* getopt_long() says it, the usage follows */
 	{{"--users"}, -1, ""},
 };

@@ -413,6 +413,12 @@ static const struct opt_table_entry lg_cli_opts[] = {
 		.bad = "--flood-concurrency: 1..16384",
 		.help = "unsigned and one-ip connections at once, 1..16384\n"
 			"(default 64)"},
+	{.name = "flood-max",
+		OPT_TABLE_UINT_OF(CLI, o.flood_max, 1, UINT64_MAX / 2),
+		.arg = "N",
+		.bad = "--flood-max: 1 or more flood segments and connections",
+		.help = "the floods stop after N segments and connections begun in all\n"
+			"kinds (each SYN, bad ACK or connection one; default: no bound)"},
 	{.name = "linger-s",
 		OPT_TABLE_DOUBLE_OF(CLI, o.linger_s, 0, 86400),
 		.arg = "S",
@@ -583,6 +589,8 @@ check_floods(struct lg_cli *cli, char *err, size_t errlen)
 		return opt_table_fail(err, errlen,
 			"--flood goes with --mode healthz or sale; for SYNs alone use --mode "
 			"syn-flood, or --flood syn beside healthz clients");
+	if (!any_flood && o->flood_max > 0)
+		return opt_table_fail(err, errlen, "--flood-max goes with --flood");
 	if (any_flood && (ranges_meet(o->flood_base, o->n_flood, o->src_base, o->n_src) ||
 				 o->dst_ip - o->flood_base < o->n_flood))
 		return opt_table_fail(

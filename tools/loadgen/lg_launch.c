@@ -145,7 +145,8 @@ launch_flood_conn(struct lg_client *cl, enum lg_flood_kind k, uint64_t now)
 	return 0;
 }
 
-/* Begins flood segments and connections, each kind at its rate (at most a burst a call). */
+/* Begins flood segments and connections, each kind at its rate (at most a burst a call), until
+ * --flood-max of them were begun. */
 static void
 launch_floods(struct lg_client *cl, uint64_t now)
 {
@@ -163,11 +164,14 @@ launch_floods(struct lg_client *cl, uint64_t now)
 		if (cl->flood_credit[k] > cap)
 			cl->flood_credit[k] = cap;
 		for (unsigned n = 0; n < LG_BURST && cl->flood_credit[k] >= 1; n++) {
+			if (o->flood_max > 0 && cl->flood_begun >= o->flood_max)
+				return;
 			if (k == LG_FLOOD_SYN || k == LG_FLOOD_BAD_ACK)
 				launch_stateless(cl, (enum lg_flood_kind)k, now);
 			else if (launch_flood_conn(cl, (enum lg_flood_kind)k, now) != 0)
 				break;
 			cl->flood_credit[k] -= 1;
+			cl->flood_begun++;
 		}
 	}
 }

@@ -102,6 +102,7 @@ struct lg_opts {
 	uint32_t flood_base;	       /* first flood address (host order): the one-ip flood's */
 	uint32_t n_flood;	       /* flood addresses, at least 2 */
 	uint32_t flood_concurrency;    /* unsigned and one-ip connections at once */
+	uint64_t flood_max; /* --flood-max: flood segments and connections begun in all; 0: no bound */
 	uint8_t cookie_secret[16];     /* the blasts: the data plane's syncookie_secret */
 	uint32_t cookie_slot_s;	       /* and its syncookie_slot */
 	uint32_t per_conn;	       /* kept modes: requests per connection */
@@ -150,6 +151,7 @@ struct lg_client {
 	uint16_t stateless_port_lo;
 	bool any_flood;
 	double flood_credit[LG_FLOOD_N];
+	uint64_t flood_begun; /* flood segments and connections begun, all kinds (--flood-max) */
 	uint64_t t_flood_credit;
 	uint64_t one_ip_user; /* the next one-ip session's user */
 	char bad_ack_req[256];
