@@ -363,10 +363,8 @@
 					if (!(await getToken())) return;
 				}
 				const r = await reserve();
-				if (r === "again") {
-					tries++;
-					continue;
-				}
+				if (r === "again") tries++;
+				if (r === "again" || r === "renew") continue;
 				if (r !== "queued") return;
 			}
 			const p = await pollResult(false);
@@ -472,7 +470,7 @@
 				// result with the purchase token before saying sold out (docs/api.md).
 				const probe = await pollResult(true);
 				if (probe === "none") finish(/closed/.test(b.error || "") ? "closed" : "sold_out");
-				return probe === "again" ? "again" : "stop";
+				return probe === "again" || probe === "renew" ? probe : "stop";
 			}
 			if (r.status === 425) {
 				// Too early, or the draw is in progress (Retry-After says when to come back).
@@ -507,8 +505,8 @@
 
 	// Polls the result with the receipt (or, probing after a 410 or for a held result, the
 	// purchase token) until it is final. Returns "again" to reserve again, "renew" when the
-	// purchase token that polled a held result expired after answering, "none" when a probe
-	// found nothing of the user's, "stop" otherwise.
+	// purchase token that polled a held result (or found one) expired after answering, "none"
+	// when a probe found nothing of the user's, "stop" otherwise.
 	async function pollResult(probe) {
 		const retry = backoff(1000, 15000);
 		const path = rec.result_path || "/api/v1/events/" + encodeURIComponent(eventId) + "/result";
@@ -576,10 +574,11 @@
 			}
 			if (r.status === 403 && probe && found) {
 				// The purchase token that found the item expired: a new one, and a reserve that
-				// is decided duplicate and brings a receipt.
+				// is answered the result (or 410 again, once sold out, and found again): a
+				// renewal, as below.
 				rec.token = null;
 				save();
-				return "again";
+				return /expired/.test(b.error || "") ? "renew" : "again";
 			}
 			if (r.status === 403 && probe) return "none";
 			if (r.status === 403 && !rec.receipt) {

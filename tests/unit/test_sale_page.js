@@ -22,9 +22,10 @@ function ok(cond, desc, diag) {
 }
 
 // A stand-in data plane: the user holds an order; its purchase tokens live ttl ms; the session
-// is refused 401 from sessionEnds on (virtual ms).
-// With skewed, the polls take every purchase token for expired (another data plane's clock).
-function dataPlane(clock, ttl, sessionEnds, skewed) {
+// is refused 401 from sessionEnds on (virtual ms). With skewed, the polls take every purchase
+// token for expired (another data plane's clock); with soldOut, a reserve is answered 410
+// before the user's result is looked at (docs/api.md's order of the checks).
+function dataPlane(clock, ttl, sessionEnds, skewed, soldOut) {
 	const dp = { tokens: 0, reserves: 0, polls: 0, lastPoll: 0, issued: new Map() };
 	const deadline = clock.now + 3600000;
 	const held = () => [200, { event: EV, status: "ordered", order_id: ORDER, pay_deadline: deadline,
@@ -45,6 +46,7 @@ function dataPlane(clock, ttl, sessionEnds, skewed) {
 		const live = dp.issued.get(h["X-Flash-Token"]) > t;
 		if (path.includes("/reserve/")) {
 			dp.reserves++;
+			if (soldOut) return [410, { error: "sold out" }];
 			return live ? held() : [403, { error: "the purchase token expired: ask for a new one" }];
 		}
 		if (path.endsWith("/result")) {
@@ -138,9 +140,11 @@ async function clickBuy(clock, p) {
 	await clock.runFor(1);
 }
 
-async function heldOrderLongerThanTenTokens() {
+async function heldOrderLongerThanTenTokens(soldOut) {
+	const how = soldOut ? " (sold out: the reserve answered 410, the result found with the token)" :
+		" (the reserve answered 200 with it)";
 	const clock = virtualClock();
-	const dp = dataPlane(clock, 60000, Infinity);
+	const dp = dataPlane(clock, 60000, Infinity, false, soldOut);
 	const p = openPage(clock, dp, new Map());
 	await clickBuy(clock, p);
 	let hiddenAfter = 0, seenOrder = false;
@@ -149,7 +153,7 @@ async function heldOrderLongerThanTenTokens() {
 		else if (seenOrder && p.els("order").hidden) hiddenAfter++;
 	});
 	ok(p.sale().state() === "ordered" && !p.els("order").hidden,
-		"an order held 15 min, polled with 1-min purchase tokens: still shown ordered",
+		"an order held 15 min, polled with 1-min purchase tokens: still shown ordered" + how,
 		"state " + p.sale().state() + ", status text " + p.els("status").textContent);
 	ok(clock.now - dp.lastPoll < 10000, "... and still polled (the last poll " +
 		Math.round((clock.now - dp.lastPoll) / 1000) + " s ago)");
@@ -215,7 +219,8 @@ async function loginExpiredAtTheClick() {
 }
 
 (async () => {
-	await heldOrderLongerThanTenTokens();
+	await heldOrderLongerThanTenTokens(false);
+	await heldOrderLongerThanTenTokens(true);
 	await tokenRefusedAtOnce();
 	await loginExpiresWhileHolding();
 	await loginExpiredAtTheClick();
