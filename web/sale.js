@@ -178,7 +178,9 @@
 		}
 		// While the answers do not come (offline, busy), what the buyer holds stays shown: the
 		// place in line, the order, its deadline and "Pay now" (paying is the shop's, not ours).
-		const held = (state === "offline" || state === "busy") && rec.clicked && rec.status ?
+		// So too beside "log in again" when the login expired while the purchase token that
+		// polls a held result was renewed: the reload after logging in resumes it.
+		const held = ["offline", "busy", "session_bad"].includes(state) && rec.clicked && rec.status ?
 			rec.status : state;
 		ui.line.hidden = held !== "queued";
 		ui.solve.hidden = state !== "solving";
@@ -352,25 +354,46 @@
 
 	// Until a final state: a purchase token (when none is held or it expired), the reserve,
 	// then the result. "again" from a step means: start over with what is stored.
+	// "renew" is no attempt: a held result is polled with a purchase token, renewed each time
+	// it expires, for as long as the buyer holds it (a pay window, hours on a waiting list).
 	async function purchase() {
-		for (let round = 0; round < 10; round++) {
+		for (let tries = 0; tries < 10; ) {
 			if (!rec.receipt && !rec.held) {
 				if (!rec.token || !(rec.token_expires > serverNow() + 5000)) {
 					if (!(await getToken())) return;
 				}
 				const r = await reserve();
-				if (r === "again") continue;
+				if (r === "again") tries++;
+				if (r === "again" || r === "renew") continue;
 				if (r !== "queued") return;
 			}
-			if ((await pollResult(false)) !== "again") return;
+			const p = await pollResult(false);
+			if (p === "again") tries++;
+			else if (p !== "renew") return;
 		}
 		show("error", { why: "too many attempts" });
+	}
+	// Whether the buyer holds a result while its purchase token is renewed (a new token, whose
+	// reserve is answered 200 with that result): what it holds stays shown meanwhile, not
+	// "Getting your place…" with the order hidden and the greyed button back.
+	const HOLDING = ["queued", "waiting", "reserved", "ordered", "duplicate"];
+	const holding = () => !!rec.clicked && !rec.receipt && HOLDING.includes(rec.status);
+	// What the buyer holds (rec.status), as the last poll showed it.
+	function showHeld() {
+		if (rec.status === "queued") return showQueued();
+		const back = rec.came_back && (rec.status === "reserved" || rec.status === "ordered");
+		show(rec.status, { n: rec.ahead != null ? rec.ahead : "?" }, back ? "came_back" : rec.status);
+	}
+	// A step of the purchase on its way: said, unless the buyer holds a result (above).
+	function showStep(state, vals) {
+		if (holding()) showHeld();
+		else show(state, vals);
 	}
 
 	async function getToken() {
 		const retry = backoff(1000, 10000);
 		for (;;) {
-			show("getting_token");
+			showStep("getting_token");
 			const r = await call("POST", "/api/v1/events/" + encodeURIComponent(eventId) + "/token",
 				{ Authorization: "Bearer " + session });
 			const b = r.body;
@@ -395,8 +418,9 @@
 				403: "blocked", 404: "no_event" }[r.status];
 			if (end === "session_bad") {
 				// Not stored as final: the login is the shop's, not the sale's. Once the buyer
-				// has logged in again, a reload offers the button again.
-				rec.clicked = false;
+				// has logged in again, a reload offers the button again; or, to a buyer who
+				// holds a result (its token being renewed), resumes it.
+				if (!holding()) rec.clicked = false;
 				rec.token = null;
 				save();
 				show(end);
@@ -414,7 +438,7 @@
 	async function reserve() {
 		const retry = backoff(1000, 10000);
 		for (let tries = 0; ; tries++) {
-			show("sending");
+			showStep("sending");
 			const h = { "X-Flash-Token": rec.token };
 			if (cfg.deviceId) h["X-Device-Id"] = String(cfg.deviceId);
 			if (rec.solution) h["X-Flash-Solution"] = String(rec.solution);
@@ -446,7 +470,7 @@
 				// result with the purchase token before saying sold out (docs/api.md).
 				const probe = await pollResult(true);
 				if (probe === "none") finish(/closed/.test(b.error || "") ? "closed" : "sold_out");
-				return probe === "again" ? "again" : "stop";
+				return probe === "again" || probe === "renew" ? probe : "stop";
 			}
 			if (r.status === 425) {
 				// Too early, or the draw is in progress (Retry-After says when to come back).
@@ -479,13 +503,14 @@
 		}
 	}
 
-	// Polls the result with the receipt (or, probing after a 410, the purchase token) until
-	// it is final. Returns "again" to reserve again, "none" when a probe found nothing of the
-	// user's, "stop" otherwise.
+	// Polls the result with the receipt (or, probing after a 410 or for a held result, the
+	// purchase token) until it is final. Returns "again" to reserve again, "renew" when the
+	// purchase token that polled a held result (or found one) expired after answering, "none"
+	// when a probe found nothing of the user's, "stop" otherwise.
 	async function pollResult(probe) {
 		const retry = backoff(1000, 15000);
 		const path = rec.result_path || "/api/v1/events/" + encodeURIComponent(eventId) + "/result";
-		let queued = 0, fails = 0, found = false;
+		let queued = 0, fails = 0, found = false, answered = false;
 		for (;;) {
 			const proof = probe || !rec.receipt ? rec.token : rec.receipt;
 			const r = await call("GET", path, { "X-Flash-Token": proof });
@@ -493,6 +518,7 @@
 			let wait;
 			if (r.status === 200 && b.status) {
 				fails = 0;
+				answered = true;
 				retry.reset();
 				const st = b.status;
 				if (b.order_id) rec.order_id = b.order_id;
@@ -548,19 +574,20 @@
 			}
 			if (r.status === 403 && probe && found) {
 				// The purchase token that found the item expired: a new one, and a reserve that
-				// is decided duplicate and brings a receipt.
+				// is answered the result (or 410 again, once sold out, and found again): a
+				// renewal, as below.
 				rec.token = null;
 				save();
-				return "again";
+				return /expired/.test(b.error || "") ? "renew" : "again";
 			}
 			if (r.status === 403 && probe) return "none";
 			if (r.status === 403 && !rec.receipt) {
 				// The purchase token that polls a held result expired: a new one, whose reserve
-				// answers the result again.
+				// answers the result again. One that had answered lived its life: a renewal.
 				rec.token = null;
 				rec.held = false;
 				save();
-				return "again";
+				return answered && /expired/.test(b.error || "") ? "renew" : "again";
 			}
 			if (r.status === 403 || r.status === 404) {
 				finish(r.status === 404 ? "no_event" : "error", { why: b.error || r.status });
@@ -599,8 +626,10 @@
 	// (pow-worker.js) finds a solution while the page shows its progress; the reserve carries
 	// it in X-Flash-Solution. The time it took here is kept (solve_ms, solve_tries) and shown.
 	function solve(challenge) {
+		// Renewing a held result's token, what the buyer holds stays shown instead.
+		const quiet = holding();
 		return new Promise((done) => {
-			show("solving", { pct: 0 });
+			showStep("solving", { pct: 0 });
 			const t0 = performance.now();
 			let w;
 			try {
@@ -612,7 +641,7 @@
 			w.onmessage = (m) => {
 				if (m.data.progress != null) {
 					ui.solve.value = m.data.progress;
-					ui.status.textContent = t("solving", { pct: Math.floor(m.data.progress) });
+					if (!quiet) ui.status.textContent = t("solving", { pct: Math.floor(m.data.progress) });
 					return;
 				}
 				rec.solve_ms = Math.round(performance.now() - t0);
@@ -642,10 +671,7 @@
 		if (rec.final) return show(rec.final, { why: rec.why });
 		if (rec.clicked && session) {
 			// A reload: the stored receipt is polled, nothing is reserved again.
-			if (rec.receipt || rec.held) {
-				if (rec.status === "queued") showQueued();
-				else if (rec.status) show(rec.status, { n: rec.ahead != null ? rec.ahead : "?" });
-			}
+			if (rec.status && (rec.receipt || rec.held || holding())) showHeld();
 			return purchase();
 		}
 		showEventState();
