@@ -16,17 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = 0
-
-
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n, desc), flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from fgtest import done, ok  # noqa: E402
 
 
 def page(tmp, outcomes):
@@ -64,8 +55,7 @@ def main():
         ok("<ul><li><b>" not in html, "a run with results only: no list of words")
     finally:
         shutil.rmtree(tmp)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    done()
 
 
 if __name__ == "__main__":
